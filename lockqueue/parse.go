@@ -1,0 +1,138 @@
+package lockqueue
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+)
+
+// Name is what a child's name alone says about it.
+type Name struct {
+	Recipe Recipe
+	Mode   Mode
+	Seq    int64 // -1 when the name has no sequence suffix
+	HasSeq bool
+	Prefix string
+	// Kind is the recipe's own marker ("lock", "rlock", "__READ__", "R", ...), kept
+	// so rules can tell e.g. kazoo's __lock__ (exclusive or write) from __rlock__.
+	Kind string
+}
+
+var (
+	curatorPrefix = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-(lock-|latch-|lease-|__READ__|__WRIT__)$`)
+	goZkPrefix    = regexp.MustCompile(`^_c_[0-9a-f]{32}-lock-$`)
+	kazooPrefix   = regexp.MustCompile(`^[0-9a-f]{32}__(lock|rlock)__$`)
+	kazooLease    = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	zkJavaPrefix  = regexp.MustCompile(`^x-(?:[0-9]+|[0-9a-f]{16})-$`)
+	zkDocPrefix   = regexp.MustCompile(`^.+-(lock|read|write)-$`)
+)
+
+// SplitSeq splits a ZooKeeper sequential name into its prefix and sequence.
+// ZooKeeper formats the signed 32-bit counter with %010d, so after it wraps
+// past 2^31-1 the suffix is "-2147483648" (11 characters) and later "-999999999".
+func SplitSeq(name string) (prefix string, seq int64, ok bool) {
+	n := len(name)
+	if n < 10 {
+		return name, -1, false
+	}
+	last := name[n-10:]
+	if allDigits(last) {
+		v, _ := strconv.ParseInt(last, 10, 64)
+		if v > math.MaxInt32 {
+			if n >= 11 && name[n-11] == '-' && v <= -math.MinInt32 {
+				return name[:n-11], -v, true
+			}
+			return name, -1, false
+		}
+		return name[:n-10], v, true
+	}
+	if last[0] == '-' && allDigits(last[1:]) {
+		v, _ := strconv.ParseInt(last[1:], 10, 64)
+		return name[:n-10], -v, true
+	}
+	return name, -1, false
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// ParseName recognises the conventions of recipes.md §1. ok is false for a
+// foreign child: a name no lock recipe makes.
+func ParseName(name string) (Name, bool) {
+	prefix, seq, hasSeq := SplitSeq(name)
+	if !hasSeq {
+		if kazooLease.MatchString(name) {
+			return Name{Recipe: Kazoo, Mode: Lease, Seq: -1, Prefix: name, Kind: "lease"}, true
+		}
+		return Name{Mode: Unknown, Seq: -1, Prefix: name}, false
+	}
+	nm := Name{Seq: seq, HasSeq: true, Prefix: prefix}
+	switch {
+	case prefix == "R_":
+		nm.Recipe, nm.Mode, nm.Kind = SeedRW, Read, "R"
+	case prefix == "W_":
+		nm.Recipe, nm.Mode, nm.Kind = SeedRW, Write, "W"
+	case curatorPrefix.MatchString(prefix):
+		nm.Recipe = Curator
+		nm.Kind = curatorPrefix.FindStringSubmatch(prefix)[1]
+		switch nm.Kind {
+		case "__READ__":
+			nm.Mode = Read
+		case "__WRIT__":
+			nm.Mode = Write
+		case "lease-":
+			nm.Mode = Lease
+		default:
+			nm.Mode = Exclusive
+		}
+	case goZkPrefix.MatchString(prefix):
+		nm.Recipe, nm.Mode, nm.Kind = GoZookeeper, Exclusive, "lock"
+	case kazooPrefix.MatchString(prefix):
+		nm.Recipe = Kazoo
+		nm.Kind = kazooPrefix.FindStringSubmatch(prefix)[1]
+		if nm.Kind == "rlock" {
+			nm.Mode = Read
+		} else {
+			// Lock and WriteLock share "__lock__"; Build decides once it sees the folder.
+			nm.Mode = Exclusive
+		}
+	case zkJavaPrefix.MatchString(prefix):
+		nm.Recipe, nm.Mode, nm.Kind = ZookeeperRecipe, Exclusive, "x"
+	case zkDocPrefix.MatchString(prefix):
+		nm.Recipe = ZookeeperRecipe
+		nm.Kind = zkDocPrefix.FindStringSubmatch(prefix)[1]
+		switch nm.Kind {
+		case "read":
+			nm.Mode = Read
+		case "write":
+			nm.Mode = Write
+		default:
+			nm.Mode = Exclusive
+		}
+	default:
+		nm.Recipe, nm.Mode, nm.Kind = Generic, Exclusive, "seq"
+	}
+	return nm, true
+}
+
+// SeqName formats a sequence the way ZooKeeper does (%010d), for clients that
+// need to predict or print names.
+func SeqName(prefix string, seq int64) string {
+	s := strconv.FormatInt(seq, 10)
+	if seq < 0 {
+		for len(s) < 10 {
+			s = "-0" + s[1:]
+		}
+		return prefix + s
+	}
+	for len(s) < 10 {
+		s = "0" + s
+	}
+	return prefix + s
+}

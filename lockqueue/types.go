@@ -1,0 +1,157 @@
+// Package lockqueue is the lock-queue model: pure functions from a lock parent's
+// children (name, Stat, data) and the server's watch table to a Snapshot. It is
+// the one place that knows each recipe's rules; the watcher, the simulator and
+// the views all go through it. It imports nothing outside the standard library.
+package lockqueue
+
+import "time"
+
+// Mode is what a queue node asks for.
+type Mode string
+
+const (
+	Read      Mode = "read"
+	Write     Mode = "write"
+	Exclusive Mode = "exclusive"
+	Lease     Mode = "lease"
+	Unknown   Mode = "unknown"
+)
+
+// Recipe names the client library convention that made a node or a queue.
+type Recipe string
+
+const (
+	Curator         Recipe = "curator"
+	Kazoo           Recipe = "kazoo"
+	GoZookeeper     Recipe = "go-zookeeper"
+	ZookeeperRecipe Recipe = "zookeeper-recipe"
+	SeedRW          Recipe = "seed-rw"
+	Generic         Recipe = "generic"
+	Mixed           Recipe = "mixed"
+	// NoRecipe is a folder with no recognisable lock children (empty, or foreign only).
+	NoRecipe Recipe = ""
+)
+
+// Connection is the watcher's ZooKeeper connection state. Anything but
+// Connected means the snapshot is not live.
+type Connection string
+
+const (
+	Connected    Connection = "connected"
+	Reconnecting Connection = "reconnecting"
+	Expired      Connection = "expired"
+)
+
+// Edge classifies what a waiter actually watches against what its recipe says.
+type Edge string
+
+const (
+	EdgeNone       Edge = ""
+	EdgeConfirmed  Edge = "confirmed"
+	EdgeMissing    Edge = "missing"
+	EdgeUnexpected Edge = "unexpected"
+	EdgeDangling   Edge = "dangling"
+	EdgeUnknown    Edge = "unknown"  // the server tells nothing (children watches, no 4lw/admin)
+	EdgeChildWatch Edge = "children" // the rule is a children watch on the parent, which the server never lists
+)
+
+// Alert kinds.
+const (
+	AlertDeadlock    = "deadlock"
+	AlertZombie      = "zombie"
+	AlertForeign     = "foreign-child"
+	AlertPersistent  = "persistent-node"
+	AlertSeqWrap     = "seq-wrap"
+	AlertMixed       = "mixed"
+	AlertNotALock    = "not-a-lock"
+	AlertOverLeases  = "over-leases"
+	AlertOrphan      = "orphan"
+	AlertNoParent    = "no-parent"
+	AlertDisconnect  = "disconnected"
+	AlertWatchSource = "watch-source"
+)
+
+// Child is one child znode of a lock parent as read from ZooKeeper.
+type Child struct {
+	Name           string
+	Data           []byte
+	Czxid          int64
+	Ctime          time.Time
+	EphemeralOwner int64 // 0: persistent node
+}
+
+// Node is one queue entry as shown to users and scripts.
+type Node struct {
+	Name       string    `json:"name"`
+	Seq        int64     `json:"seq"` // -1 when the name carries no sequence
+	Mode       Mode      `json:"mode"`
+	Recipe     Recipe    `json:"recipe"`
+	Holding    bool      `json:"holding"`
+	WaitsFor   string    `json:"waitsFor"`          // sibling name the recipe says it waits for
+	WaitsOn    string    `json:"waitsOn,omitempty"` // "children" when the rule is a children watch on the parent
+	Watching   []string  `json:"watching"`          // full paths its session watches; nil when unknown
+	Edge       Edge      `json:"edge"`
+	Session    string    `json:"session"` // 0x<hex>, "0x0" for persistent nodes
+	Data       string    `json:"data"`
+	DataBinary bool      `json:"dataBinary,omitempty"` // Data is base64
+	Ctime      time.Time `json:"ctime"`
+	Czxid      int64     `json:"czxid"`
+	Foreign    bool      `json:"foreign,omitempty"`
+	Zombie     bool      `json:"zombie,omitempty"`
+	// ExpiresInMs is set on zombie nodes when the server tells the session's expiry.
+	ExpiresInMs int64 `json:"expiresInMs,omitempty"`
+
+	owner int64
+}
+
+// Owner is the node's session id (ephemeralOwner).
+func (n Node) Owner() int64 { return n.owner }
+
+// Alert is something a user should look at.
+type Alert struct {
+	Kind    string   `json:"kind"`
+	Nodes   []string `json:"nodes"`
+	Message string   `json:"message"`
+}
+
+// Snapshot is a whole, consistent view of one lock parent.
+type Snapshot struct {
+	Path                  string     `json:"path"`
+	Recipe                Recipe     `json:"recipe"`
+	Revision              int64      `json:"revision"`
+	Connection            Connection `json:"connection"`
+	WatchSource           string     `json:"watchSource"` // "4lw", "admin", "none", "simulator"
+	Exists                bool       `json:"exists"`
+	Leases                int        `json:"leases,omitempty"` // lease limit; 0 unknown or not a semaphore
+	Nodes                 []Node     `json:"nodes"`
+	Alerts                []Alert    `json:"alerts"`
+	InvisibleChildWatches int        `json:"invisibleChildWatches"`
+	UpdatedAt             time.Time  `json:"updatedAt"`
+	// Error is set when the last read failed; the nodes are then the last known ones.
+	Error string `json:"error,omitempty"`
+}
+
+// Live reports whether the snapshot reflects ZooKeeper now.
+func (s Snapshot) Live() bool { return s.Connection == Connected && s.Error == "" }
+
+// Holders returns the names of the holding nodes in queue order.
+func (s Snapshot) Holders() []string {
+	var out []string
+	for _, n := range s.Nodes {
+		if n.Holding {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// Waiters returns the names of the waiting nodes in queue order.
+func (s Snapshot) Waiters() []string {
+	var out []string
+	for _, n := range s.Nodes {
+		if !n.Holding && !n.Foreign {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
