@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Name is what a child's name alone says about it.
@@ -47,8 +48,10 @@ func SplitSeq(name string) (prefix string, seq int64, ok bool) {
 		return name[:n-10], v, true
 	}
 	if last[0] == '-' && allDigits(last[1:]) {
-		v, _ := strconv.ParseInt(last[1:], 10, 64)
-		return name[:n-10], -v, true
+		// "-000000000" is not something %010d writes.
+		if v, _ := strconv.ParseInt(last[1:], 10, 64); v > 0 {
+			return name[:n-10], -v, true
+		}
 	}
 	return name, -1, false
 }
@@ -72,6 +75,18 @@ func ParseName(name string) (Name, bool) {
 		}
 		return Name{Mode: Unknown, Seq: -1, Prefix: name}, false
 	}
+	nm := classifyPrefix(prefix, seq)
+	if nm.Recipe == Generic && seq >= 1000000000 && strings.HasSuffix(prefix, "-") {
+		// "W_-1000000000" reads as prefix "W_-" and a positive sequence, or as "W_" and a
+		// wrapped negative one; a recognised recipe prefix settles it.
+		if neg := classifyPrefix(prefix[:len(prefix)-1], -seq); neg.Recipe != Generic {
+			return neg, true
+		}
+	}
+	return nm, true
+}
+
+func classifyPrefix(prefix string, seq int64) Name {
 	nm := Name{Seq: seq, HasSeq: true, Prefix: prefix}
 	switch {
 	case prefix == "R_":
@@ -118,7 +133,7 @@ func ParseName(name string) (Name, bool) {
 	default:
 		nm.Recipe, nm.Mode, nm.Kind = Generic, Exclusive, "seq"
 	}
-	return nm, true
+	return nm
 }
 
 // SeqName formats a sequence the way ZooKeeper does (%010d), for clients that

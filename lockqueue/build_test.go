@@ -1,0 +1,341 @@
+package lockqueue
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	uuidA = "aaaaaaaa-2fa1-11d2-883f-0016d3cca427"
+	uuidB = "bbbbbbbb-2fa1-11d2-883f-0016d3cca427"
+	hexA  = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	hexB  = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+)
+
+// kids makes children owned by sessions 1, 2, 3, ... in the order given, with
+// czxid growing in the same order.
+func kids(names ...string) []Child {
+	out := make([]Child, len(names))
+	for i, n := range names {
+		out[i] = Child{Name: n, EphemeralOwner: int64(i + 1), Czxid: int64(100 + i)}
+	}
+	return out
+}
+
+type want struct {
+	name     string
+	mode     Mode
+	holding  bool
+	waitsFor string
+	waitsOn  string
+}
+
+func TestBuildRecipes(t *testing.T) {
+	tests := []struct {
+		desc     string
+		children []Child
+		opt      Options
+		recipe   Recipe
+		want     []want // queue order
+		alerts   []string
+	}{
+		{
+			desc:     "seed 000 LOCK1-LOCK5: readers wait for the nearest preceding writer",
+			children: kids("R_0000000005", "W_0000000002", "R_0000000001", "W_0000000003", "R_0000000004"),
+			recipe:   SeedRW,
+			want: []want{
+				{"R_0000000001", Read, true, "", ""},
+				{"W_0000000002", Write, false, "R_0000000001", ""},
+				{"W_0000000003", Write, false, "W_0000000002", ""},
+				{"R_0000000004", Read, false, "W_0000000003", ""},
+				{"R_0000000005", Read, false, "W_0000000003", ""},
+			},
+		},
+		{
+			desc: "Curator read/write: readers all wait for the first writer",
+			children: kids("_c_"+uuidA+"-__WRIT__0000000001", "_c_"+uuidB+"-__WRIT__0000000002",
+				"_c_"+uuidA+"-__READ__0000000003", "_c_"+uuidB+"-__READ__0000000004"),
+			recipe: Curator,
+			want: []want{
+				{"_c_" + uuidA + "-__WRIT__0000000001", Write, true, "", ""},
+				{"_c_" + uuidB + "-__WRIT__0000000002", Write, false, "_c_" + uuidA + "-__WRIT__0000000001", ""},
+				{"_c_" + uuidA + "-__READ__0000000003", Read, false, "_c_" + uuidA + "-__WRIT__0000000001", ""},
+				{"_c_" + uuidB + "-__READ__0000000004", Read, false, "_c_" + uuidA + "-__WRIT__0000000001", ""},
+			},
+		},
+		{
+			desc:     "Curator read/write: readers before any writer all hold",
+			children: kids("_c_"+uuidA+"-__READ__0000000001", "_c_"+uuidB+"-__READ__0000000002", "_c_"+uuidA+"-__WRIT__0000000003"),
+			recipe:   Curator,
+			want: []want{
+				{"_c_" + uuidA + "-__READ__0000000001", Read, true, "", ""},
+				{"_c_" + uuidB + "-__READ__0000000002", Read, true, "", ""},
+				{"_c_" + uuidA + "-__WRIT__0000000003", Write, false, "_c_" + uuidB + "-__READ__0000000002", ""},
+			},
+		},
+		{
+			desc:     "Curator mutex orders by the sequence, not the random prefix",
+			children: kids("_c_"+uuidA+"-lock-0000000002", "_c_"+uuidB+"-lock-0000000001"),
+			recipe:   Curator,
+			want: []want{
+				{"_c_" + uuidB + "-lock-0000000001", Exclusive, true, "", ""},
+				{"_c_" + uuidA + "-lock-0000000002", Exclusive, false, "_c_" + uuidB + "-lock-0000000001", ""},
+			},
+		},
+		{
+			desc:     "kazoo Lock alone: exclusive",
+			children: kids(hexB+"__lock__0000000001", hexA+"__lock__0000000002"),
+			recipe:   Kazoo,
+			want: []want{
+				{hexB + "__lock__0000000001", Exclusive, true, "", ""},
+				{hexA + "__lock__0000000002", Exclusive, false, hexB + "__lock__0000000001", ""},
+			},
+		},
+		{
+			desc:     "kazoo ReadLock/WriteLock: __lock__ is a writer beside __rlock__",
+			children: kids(hexA+"__rlock__0000000000", hexB+"__lock__0000000001", hexA+"__rlock__0000000002"),
+			recipe:   Kazoo,
+			want: []want{
+				{hexA + "__rlock__0000000000", Read, true, "", ""},
+				{hexB + "__lock__0000000001", Write, false, hexA + "__rlock__0000000000", ""},
+				{hexA + "__rlock__0000000002", Read, false, hexB + "__lock__0000000001", ""},
+			},
+		},
+		{
+			desc:     "kazoo Semaphore: unsequenced leases, limit from the parent's data",
+			children: kids(hexA, hexB, "cccccccccccccccccccccccccccccccc"),
+			opt:      Options{ParentData: []byte("2")},
+			recipe:   Kazoo,
+			want: []want{
+				{hexA, Lease, true, "", ""},
+				{hexB, Lease, true, "", ""},
+				{"cccccccccccccccccccccccccccccccc", Lease, false, "", "children"},
+			},
+		},
+		{
+			desc:     "go-zookeeper Lock",
+			children: kids("_c_"+hexA+"-lock-0000000003", "_c_"+hexB+"-lock-0000000004"),
+			recipe:   GoZookeeper,
+			want: []want{
+				{"_c_" + hexA + "-lock-0000000003", Exclusive, true, "", ""},
+				{"_c_" + hexB + "-lock-0000000004", Exclusive, false, "_c_" + hexA + "-lock-0000000003", ""},
+			},
+		},
+		{
+			desc:     "ZooKeeper's Java WriteLock recipe",
+			children: kids("x-72057594037927937-0000000001", "x-72057594037927936-0000000000"),
+			recipe:   ZookeeperRecipe,
+			want: []want{
+				{"x-72057594037927936-0000000000", Exclusive, true, "", ""},
+				{"x-72057594037927937-0000000001", Exclusive, false, "x-72057594037927936-0000000000", ""},
+			},
+		},
+		{
+			desc:     "N-holder queue (seed 001): the first N hold, standbys watch the children",
+			children: kids("lock0000000001", "lock0000000002", "lock0000000003", "lock0000000004"),
+			opt:      Options{Leases: 2},
+			recipe:   Generic,
+			want: []want{
+				{"lock0000000001", Lease, true, "", ""},
+				{"lock0000000002", Lease, true, "", ""},
+				{"lock0000000003", Lease, false, "", "children"},
+				{"lock0000000004", Lease, false, "", "children"},
+			},
+		},
+		{
+			desc:     "foreign children go last and are flagged",
+			children: kids("W_0000000001", "README", "R_0000000002"),
+			recipe:   SeedRW,
+			want: []want{
+				{"W_0000000001", Write, true, "", ""},
+				{"R_0000000002", Read, false, "W_0000000001", ""},
+				{"README", Unknown, false, "", ""},
+			},
+			alerts: []string{AlertForeign},
+		},
+		{
+			desc:     "mixed conventions: one queue by sequence, alert",
+			children: kids("W_0000000001", hexA+"__lock__0000000002"),
+			recipe:   Mixed,
+			want: []want{
+				{"W_0000000001", Write, true, "", ""},
+				{hexA + "__lock__0000000002", Exclusive, false, "W_0000000001", ""},
+			},
+			alerts: []string{AlertMixed},
+		},
+		{
+			desc:     "not a lock at all",
+			children: kids("config", "status"),
+			recipe:   NoRecipe,
+			want: []want{
+				{"config", Unknown, false, "", ""},
+				{"status", Unknown, false, "", ""},
+			},
+			alerts: []string{AlertNotALock},
+		},
+		{
+			desc:     "wrapped sequence numbers",
+			children: kids("W_2147483647", "W_-2147483648"),
+			recipe:   SeedRW,
+			want: []want{
+				{"W_-2147483648", Write, true, "", ""},
+				{"W_2147483647", Write, false, "W_-2147483648", ""},
+			},
+			alerts: []string{AlertSeqWrap},
+		},
+		{
+			desc:     "cversion near 2^31 warns before names wrap",
+			children: kids("W_2147000000"),
+			opt:      Options{CVersion: 2147000001},
+			recipe:   SeedRW,
+			want:     []want{{"W_2147000000", Write, true, "", ""}},
+			alerts:   []string{AlertSeqWrap},
+		},
+		{
+			desc:     "empty folder",
+			children: nil,
+			recipe:   NoRecipe,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			s := Build("/locks/x", tt.children, tt.opt)
+			if s.Recipe != tt.recipe {
+				t.Errorf("recipe = %q, want %q", s.Recipe, tt.recipe)
+			}
+			var got []want
+			for _, n := range s.Nodes {
+				got = append(got, want{n.Name, n.Mode, n.Holding, n.WaitsFor, n.WaitsOn})
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("queue:\n got %+v\nwant %+v", got, tt.want)
+			}
+			var kinds []string
+			for _, a := range s.Alerts {
+				kinds = append(kinds, a.Kind)
+			}
+			if !reflect.DeepEqual(kinds, tt.alerts) {
+				t.Errorf("alerts = %v (%+v), want %v", kinds, s.Alerts, tt.alerts)
+			}
+		})
+	}
+}
+
+func TestBuildPersistentAndBinary(t *testing.T) {
+	s := Build("/l", []Child{
+		{Name: "W_0000000001", EphemeralOwner: 0, Data: []byte{0x12, 0x34, 0xff}},
+		{Name: "W_0000000002", EphemeralOwner: 0x1000008971f0017, Data: []byte("host-a 10.0.0.1")},
+	}, Options{})
+	if s.Alerts[0].Kind != AlertPersistent || !reflect.DeepEqual(s.Alerts[0].Nodes, []string{"W_0000000001"}) {
+		t.Errorf("alerts = %+v, want persistent-node on W_0000000001", s.Alerts)
+	}
+	if n := s.Nodes[0]; !n.DataBinary || n.Data != "EjT/" || n.Session != "0x0" {
+		t.Errorf("binary node = %+v", n)
+	}
+	// Session ids exceed 2^53: they must survive exactly.
+	if n := s.Nodes[1]; n.DataBinary || n.Data != "host-a 10.0.0.1" || n.Session != "0x1000008971f0017" {
+		t.Errorf("text node = %+v", n)
+	}
+}
+
+func TestBuildLargeQueue(t *testing.T) {
+	var cs []Child
+	for i := 10000; i > 0; i-- {
+		cs = append(cs, Child{Name: SeqName("W_", int64(i)), EphemeralOwner: int64(i)})
+	}
+	s := Build("/big", cs, Options{})
+	if len(s.Nodes) != 10000 || !s.Nodes[0].Holding || s.Nodes[9999].WaitsFor != "W_0000009999" {
+		t.Fatalf("large queue built wrong: %d nodes, first %+v, last %+v", len(s.Nodes), s.Nodes[0], s.Nodes[9999])
+	}
+}
+
+func TestJoinWatches(t *testing.T) {
+	now := time.Unix(1000, 0)
+	base := Build("/q", kids("W_0000000001", "W_0000000002", "W_0000000003", "W_0000000004"), Options{})
+	tests := []struct {
+		desc    string
+		table   WatchTable
+		since   map[string]time.Time
+		edges   []Edge
+		alerts  []string
+		zombies []string
+	}{
+		{
+			desc:  "every waiter watches its predecessor",
+			table: WatchTable{Source: "4lw", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000002"}, 4: {"/q/W_0000000003"}}},
+			edges: []Edge{"", EdgeConfirmed, EdgeConfirmed, EdgeConfirmed},
+		},
+		{
+			desc:  "missing is debounced at first sight",
+			table: WatchTable{Source: "4lw", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000002"}}},
+			edges: []Edge{"", EdgeConfirmed, EdgeConfirmed, EdgeNone},
+		},
+		{
+			desc:   "missing after the debounce, and an orphan alert",
+			table:  WatchTable{Source: "4lw", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000002"}}},
+			since:  map[string]time.Time{"W_0000000004": now.Add(-3 * time.Second)},
+			edges:  []Edge{"", EdgeConfirmed, EdgeConfirmed, EdgeMissing},
+			alerts: []string{AlertOrphan},
+		},
+		{
+			desc:  "unexpected and dangling watches",
+			table: WatchTable{Source: "4lw", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000001"}, 4: {"/q/W_0000000000"}}},
+			edges: []Edge{"", EdgeConfirmed, EdgeUnexpected, EdgeDangling},
+		},
+		{
+			desc:   "a watch cycle is a deadlock",
+			table:  WatchTable{Source: "admin", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000004"}, 4: {"/q/W_0000000003"}}},
+			edges:  []Edge{"", EdgeConfirmed, EdgeUnexpected, EdgeConfirmed},
+			alerts: []string{AlertDeadlock},
+		},
+		{
+			desc:    "a session with no connection is a zombie",
+			table:   WatchTable{Source: "4lw", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000002"}, 4: {"/q/W_0000000003"}}, Connected: map[int64]bool{2: true, 3: true, 4: true}, Expiry: map[int64]time.Time{1: now.Add(1500 * time.Millisecond)}},
+			edges:   []Edge{"", EdgeConfirmed, EdgeConfirmed, EdgeConfirmed},
+			alerts:  []string{AlertZombie},
+			zombies: []string{"W_0000000001"},
+		},
+		{
+			desc:  "no source: edges unknown, watching nil",
+			table: NoWatches,
+			edges: []Edge{"", EdgeUnknown, EdgeUnknown, EdgeUnknown},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			s := base
+			s.Nodes = append([]Node(nil), base.Nodes...)
+			s.Alerts = nil
+			JoinWatches(&s, tt.table, tt.since, now)
+			var edges []Edge
+			var zombies []string
+			for _, n := range s.Nodes {
+				edges = append(edges, n.Edge)
+				if n.Zombie {
+					zombies = append(zombies, n.Name)
+				}
+				if tt.table.Source == "none" && n.Watching != nil {
+					t.Errorf("%s: watching = %v with no source", n.Name, n.Watching)
+				}
+			}
+			if !reflect.DeepEqual(edges, tt.edges) {
+				t.Errorf("edges = %q, want %q", edges, tt.edges)
+			}
+			var kinds []string
+			for _, a := range s.Alerts {
+				kinds = append(kinds, a.Kind)
+			}
+			if !reflect.DeepEqual(kinds, tt.alerts) {
+				t.Errorf("alerts = %v, want %v (%+v)", kinds, tt.alerts, s.Alerts)
+			}
+			if !reflect.DeepEqual(zombies, tt.zombies) {
+				t.Errorf("zombies = %v, want %v", zombies, tt.zombies)
+			}
+			if len(tt.zombies) > 0 && !strings.Contains(s.Alerts[0].Message, "expires in 1.5s") {
+				t.Errorf("zombie alert %q does not tell the time left", s.Alerts[0].Message)
+			}
+		})
+	}
+}
