@@ -1,0 +1,179 @@
+package zklocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Ensemble is a ZooKeeper quorum of loopback members sharing one temporary
+// directory.
+type Ensemble struct {
+	dir     string
+	members []*Server
+}
+
+// StartEnsemble launches n members (myid 1..n) and waits until every one of
+// them has joined the quorum as leader or follower. ctx bounds the startup
+// only.
+func StartEnsemble(ctx context.Context, n int, opts Options) (*Ensemble, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("zklocal: ensemble size %d, need at least 1", n)
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dist, err := findDistribution()
+	if err != nil {
+		return nil, err
+	}
+	logw := opts.logSink()
+	for attempt := 1; ; attempt++ {
+		e, err := newEnsemble(dist, opts, logw, n)
+		if err != nil {
+			return nil, err
+		}
+		err = e.Start(ctx)
+		if err == nil {
+			return e, nil
+		}
+		_ = e.Close()
+		if !errors.Is(err, errPortInUse) || attempt == startAttempts || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+func newEnsemble(dist distribution, opts Options, logw *syncWriter, n int) (*Ensemble, error) {
+	dir, err := os.MkdirTemp("", "zklocal-ensemble-*")
+	if err != nil {
+		return nil, fmt.Errorf("zklocal: create temp dir: %w", err)
+	}
+	ports, err := freePorts(4 * n)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	e := &Ensemble{dir: dir}
+	for i := range n {
+		id := i + 1
+		e.members = append(e.members, &Server{
+			id:           id,
+			dir:          filepath.Join(dir, fmt.Sprintf("zk%d", id)),
+			clientPort:   ports[4*i],
+			adminPort:    ports[4*i+1],
+			peerPort:     ports[4*i+2],
+			electionPort: ports[4*i+3],
+			dist:         dist,
+			opts:         opts,
+			out:          &output{log: logw, prefix: fmt.Sprintf("zk%d: ", id)},
+		})
+	}
+	for _, m := range e.members {
+		if err := m.writeFiles(e.members); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Members returns the servers in myid order (index i has myid i+1).
+func (e *Ensemble) Members() []*Server { return e.members }
+
+// Addrs returns every member's client address, the form zk.Connect takes.
+func (e *Ensemble) Addrs() []string {
+	addrs := make([]string, len(e.members))
+	for i, m := range e.members {
+		addrs[i] = m.Addr()
+	}
+	return addrs
+}
+
+// ConnectString is "127.0.0.1:a,127.0.0.1:b,...".
+func (e *Ensemble) ConnectString() string { return strings.Join(e.Addrs(), ",") }
+
+// Start launches every stopped member and waits until all members serve.
+// Restarting members one at a time with Server.Start only works while the
+// others still form a quorum; this starts them together.
+func (e *Ensemble) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for _, m := range e.members {
+		wg.Go(func() {
+			if err := m.Start(ctx); err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+					// One member dying means the others may never
+					// reach a quorum; stop waiting for them.
+					cancel()
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// Leader returns the index in Members of the current leader, asking each
+// running member's `srvr`.
+func (e *Ensemble) Leader() (int, error) {
+	for i, m := range e.members {
+		if !m.Running() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		mode, err := Mode(ctx, m.Addr())
+		cancel()
+		if err == nil && mode == "leader" {
+			return i, nil
+		}
+	}
+	return -1, errors.New("zklocal: no member reports Mode: leader")
+}
+
+// WaitLeader polls Leader until there is one or ctx is done, e.g. after
+// stopping the old leader.
+func (e *Ensemble) WaitLeader(ctx context.Context) (int, error) {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		i, err := e.Leader()
+		if err == nil {
+			return i, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("zklocal: wait for leader: %w (%w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// Close stops every member (in parallel) and removes the ensemble's
+// temporary directory.
+func (e *Ensemble) Close() error {
+	errs := make([]error, len(e.members))
+	var wg sync.WaitGroup
+	for i, m := range e.members {
+		wg.Go(func() { errs[i] = m.Close() })
+	}
+	wg.Wait()
+	if err := os.RemoveAll(e.dir); err != nil {
+		errs = append(errs, fmt.Errorf("zklocal: remove %s: %w", e.dir, err))
+	}
+	return errors.Join(errs...)
+}
