@@ -1,0 +1,23 @@
+# syntax=docker/dockerfile:1
+# A single static binary on distroless, running as non-root.
+#   docker build -t zklockviz .
+#   docker run --rm -p 127.0.0.1:8080:8080 zklockviz serve --zk zk1:2181 --watch-under /locks --insecure
+# (--insecure because the container must listen on 0.0.0.0; publish the port
+# on loopback as above, or set ZKLOCKVIZ_TOKEN instead.)
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+# The *_templ.go files are committed, so no templ step is needed here.
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/zklockviz ./cmd/zklockviz
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/zklockviz /usr/local/bin/zklockviz
+USER nonroot:nonroot
+ENV ZKLOCKVIZ_ADDR=0.0.0.0:8080
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/zklockviz"]
+CMD ["help"]

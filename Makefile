@@ -1,0 +1,74 @@
+# zklockviz. `make demo` to try it, `make test` to check it (what CI runs).
+
+SHELL   := /bin/bash
+GO      ?= go
+ADDR    ?= 127.0.0.1:8080
+BIN     := bin/zklockviz
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# sudo only when not root (containers, CI runners).
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT     := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
+
+# Go files that are ours (./tmp is scratch space, ignored by git).
+GOFILES  = $(shell find . -name '*.go' -not -path './tmp/*' -not -path './.git/*')
+
+.PHONY: all build generate test vet bench deps deps-zookeeper demo clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/zklockviz
+
+# Regenerate templ's *_templ.go (committed) and format the templates.
+generate:
+	$(GO) tool templ generate
+	$(GO) tool templ fmt .
+
+demo: deps-zookeeper build
+	./$(BIN) demo --addr $(ADDR)
+
+# The one check, here and in CI: install what is missing, fail if generated
+# code or template formatting drifted from what is committed, vet, test.
+test: deps
+	@before=$$(find . -name '*_templ.go' -not -path './tmp/*' | sort | xargs -r sha256sum); \
+	$(GO) tool templ generate >/dev/null || exit 1; \
+	after=$$(find . -name '*_templ.go' -not -path './tmp/*' | sort | xargs -r sha256sum); \
+	if [ "$$before" != "$$after" ]; then \
+		echo "generated templ code was stale: run 'make generate' and commit the result"; \
+		diff <(echo "$$before") <(echo "$$after"); exit 1; \
+	fi
+	$(GO) tool templ fmt -fail .
+	@unformatted=$$(gofmt -l $(GOFILES)); \
+	if [ -n "$$unformatted" ]; then echo "not gofmt-ed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test ./...
+
+vet:
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Install the distribution packages the tests use, only those missing, each
+# detected by a file it installs: ZooKeeper to run real servers, kazoo and
+# Curator for real clients of other recipes, Chromium for the browser tests.
+deps:
+	@need=(); \
+	[ -e /usr/share/java/zookeeper.jar ] || need+=(zookeeper); \
+	/usr/bin/python3 -c 'import kazoo' 2>/dev/null || need+=(python3-kazoo); \
+	[ -e /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java); \
+	[ -x /usr/bin/chromium ] || need+=(chromium); \
+	if [ $${#need[@]} -gt 0 ]; then \
+		echo "installing $${need[*]}"; \
+		$(APT) update && $(APT) install -y "$${need[@]}"; \
+	fi
+
+# The demo needs only ZooKeeper.
+deps-zookeeper:
+	@if [ ! -e /usr/share/java/zookeeper.jar ] && [ -z "$$ZOOKEEPER_HOME" ]; then \
+		echo "installing zookeeper"; \
+		$(APT) update && $(APT) install -y zookeeper; \
+	fi
+
+clean:
+	rm -rf bin

@@ -1,0 +1,135 @@
+// Command zklockviz watches ZooKeeper lock queues and shows them live in a
+// browser. See `zklockviz help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// version is set at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// usageError is a mistake in the command line; it exits with status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a subcommand and returns the exit status: 0 fine, 1 failed,
+// 2 bad command line.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainUsage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return exitCode(stderr, "serve", runServe(ctx, rest, stdout, stderr))
+	case "demo":
+		return exitCode(stderr, "demo", runDemo(ctx, rest, stdout, stderr))
+	case "sim":
+		// The simulator's own flags live in sim.go.
+		return runSim(ctx, rest, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "help", "-h", "--help", "-help":
+		return help(rest, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "zklockviz: unknown command %q\n\n%s", cmd, mainUsage)
+		return 2
+	}
+}
+
+// exitCode reports err and maps it to an exit status.
+func exitCode(stderr io.Writer, cmd string, err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, new(*usageError)):
+		fmt.Fprintf(stderr, "zklockviz %s: %v\nRun 'zklockviz %s --help' for usage.\n", cmd, err, cmd)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "zklockviz %s: %v\n", cmd, err)
+		return 1
+	}
+}
+
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, mainUsage)
+		return 0
+	}
+	switch args[0] {
+	case "serve":
+		fmt.Fprint(stdout, serveUsage)
+	case "demo":
+		fmt.Fprint(stdout, demoUsage)
+	case "sim":
+		return runSim(context.Background(), []string{"--help"}, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "zklockviz help: unknown command %q\n\n%s", args[0], mainUsage)
+		return 2
+	}
+	return 0
+}
+
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	return "zklockviz " + v
+}
+
+const mainUsage = `zklockviz shows ZooKeeper lock queues live in a browser: who holds, who waits,
+whom each waiter should watch by its recipe's rule and whom it really watches
+by the server's own watch table.
+
+Usage:
+  zklockviz serve --zk HOST:PORT[,HOST:PORT...][/chroot] [flags]
+  zklockviz demo [--addr 127.0.0.1:8080]
+  zklockviz sim ...
+  zklockviz version
+  zklockviz help [serve|demo|sim]
+
+Commands:
+  serve    watch lock parents on a ZooKeeper ensemble (read-only) and serve the UI
+  demo     start a throwaway local ZooKeeper and serve the UI with the simulator
+  sim      run simulator scenarios from the command line
+  version  print the version
+
+Examples:
+  zklockviz demo
+  zklockviz serve --zk zk1:2181,zk2:2181,zk3:2181 --watch-under /locks
+  zklockviz serve --zk zk1:2181/myapp --watch /locks/orders --leases /locks/pool=3
+
+Run 'zklockviz help serve' for what to whitelist on a production ensemble.
+`

@@ -1,0 +1,387 @@
+// Package e2e drives zklockviz the way a person does: the real binary against
+// a real ZooKeeper, looked at through a real (headless) Chromium.
+//
+// One ZooKeeper and one Chromium serve the whole package; each test starts
+// its own zklockviz server and opens its own tab. Without ZooKeeper or
+// Chromium the tests skip, and fail when CI=true.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/zklocal"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// waitFor bounds every wait for something to show on screen. It is a
+// deadline for a stuck test, not a speed requirement.
+const waitFor = 45 * time.Second
+
+var env struct {
+	once    sync.Once
+	err     error // why the environment could not be set up
+	missing bool  // err is about something not installed
+	zk      *zklocal.Server
+	bin     string
+	browser context.Context
+	close   []func()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for i := len(env.close) - 1; i >= 0; i-- {
+		env.close[i]()
+	}
+	os.Exit(code)
+}
+
+// need sets the environment up on first use and returns nothing: it fails or
+// skips t when something is missing.
+func need(t testing.TB) {
+	t.Helper()
+	env.once.Do(setup)
+	if env.err == nil {
+		return
+	}
+	if env.missing && os.Getenv("CI") != "true" {
+		t.Skip(env.err)
+	}
+	t.Fatal(env.err)
+}
+
+func setup() {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		env.err, env.missing = fmt.Errorf("e2e: chromium not found at %s (Debian/Ubuntu: apt-get install chromium): %w", chromiumPath, err), true
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	dir, err := os.MkdirTemp("", "zklockviz-e2e-")
+	if err != nil {
+		env.err = err
+		return
+	}
+	env.close = append(env.close, func() { os.RemoveAll(dir) })
+
+	// Build the binary while ZooKeeper starts.
+	env.bin = filepath.Join(dir, "zklockviz")
+	built := make(chan error, 1)
+	go func() {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", env.bin, "./cmd/zklockviz")
+		cmd.Dir = ".."
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("e2e: go build ./cmd/zklockviz: %w\n%s", err, out)
+		}
+		built <- err
+	}()
+
+	s, err := zklocal.Start(ctx, zklocal.Options{})
+	if err != nil {
+		env.err, env.missing = fmt.Errorf("e2e: start ZooKeeper: %w", err), errors.Is(err, zklocal.ErrNotInstalled)
+		<-built
+		return
+	}
+	env.zk = s
+	env.close = append(env.close, func() { s.Close() })
+	if err := <-built; err != nil {
+		env.err = err
+		return
+	}
+
+	userData := filepath.Join(dir, "chromium")
+	actx, acancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(userData),
+		chromedp.WindowSize(1440, 900),
+	)
+	bctx, bcancel := chromedp.NewContext(actx)
+	// Start the browser now, so a broken Chromium shows here and not as a
+	// confusing failure in the first test.
+	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
+		bcancel()
+		acancel()
+		env.err = fmt.Errorf("e2e: start chromium: %w", err)
+		return
+	}
+	env.browser = bctx
+	env.close = append(env.close, acancel, bcancel)
+}
+
+// server is one running zklockviz.
+type server struct {
+	URL string
+	cmd *exec.Cmd
+	out *logTail
+}
+
+type logTail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logTail) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, s)
+	if len(l.lines) > 200 {
+		l.lines = l.lines[len(l.lines)-200:]
+	}
+}
+
+func (l *logTail) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+var listening = regexp.MustCompile(`listening on (http://[^\s"]+)`)
+
+// startServer runs `zklockviz serve --zk <zk> --addr 127.0.0.1:0 args...`
+// and waits for the address it prints.
+func startServer(t testing.TB, args ...string) *server {
+	t.Helper()
+	all := append([]string{"serve", "--zk", env.zk.Addr(), "--addr", "127.0.0.1:0"}, args...)
+	cmd := exec.Command(env.bin, all...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", env.bin, err)
+	}
+	s := &server{cmd: cmd, out: &logTail{}}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		pw.Close()
+		close(exited)
+	}()
+	url := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			s.out.add(line)
+			if m := listening.FindStringSubmatch(line); m != nil {
+				select {
+				case url <- strings.TrimSuffix(m[1], "/"):
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("zklockviz %s output:\n%s", strings.Join(all, " "), s.out)
+		}
+	})
+	select {
+	case s.URL = <-url:
+	case <-exited:
+		t.Fatalf("zklockviz %s exited before listening:\n%s", strings.Join(all, " "), s.out)
+	case <-time.After(waitFor):
+		t.Fatalf("zklockviz %s printed no 'listening on' line:\n%s", strings.Join(all, " "), s.out)
+	}
+	return s
+}
+
+// tab opens a fresh browser tab for t and collects its console.
+type tab struct {
+	t       testing.TB
+	ctx     context.Context
+	console *logTail
+}
+
+func newTab(t testing.TB) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(env.browser)
+	ctx, tcancel := context.WithTimeout(ctx, 5*time.Minute)
+	tb := &tab{t: t, ctx: ctx, console: &logTail{}}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			tb.console.add(m.String())
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("browser console:\n%s", tb.console)
+			if txt, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 3000) : ''`)); err == nil {
+				t.Logf("page text:\n%s", txt)
+			}
+		}
+		tcancel()
+		cancel()
+	})
+	return tb
+}
+
+func (tb *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	if err := chromedp.Do(tb.ctx, steps...); err != nil {
+		tb.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (tb *tab) open(url string) {
+	tb.t.Helper()
+	tb.do("open "+url, chromedp.Navigate(url))
+}
+
+// eval runs expr in the page and decodes its value into T.
+func eval[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// evalAwait is eval for an expression that yields a promise.
+func evalAwait[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// run runs a statement in the page.
+func (tb *tab) run(js string) {
+	tb.t.Helper()
+	tb.do(js, chromedp.Evaluate[chromedp.Void](js))
+}
+
+// until waits for expr to be truthy in the page. It polls with plain
+// evaluations, so a navigation in between (a click on a link) only costs a
+// retry.
+func (tb *tab) until(what, expr string) {
+	tb.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	var last error
+	for {
+		ok, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](`!!(`+expr+`)`))
+		if err == nil && ok {
+			return
+		}
+		if err != nil {
+			last = err
+		}
+		if time.Now().After(deadline) || tb.ctx.Err() != nil {
+			tb.t.Fatalf("waiting for %s (%s): gave up after %s (last error: %v)", what, expr, waitFor, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// key types one key (a character, or kb.ArrowRight and friends) into the
+// page, as a person would.
+func (tb *tab) key(k string) {
+	tb.t.Helper()
+	tb.do("press "+k, chromedp.KeyEvent(k))
+}
+
+func (tb *tab) screenshot(file string) {
+	tb.t.Helper()
+	if os.Getenv("ZKLOCKVIZ_SCREENSHOTS") != "1" {
+		return
+	}
+	buf, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Fatalf("screenshot: %v", err)
+	}
+	path := filepath.Join("..", "docs", file)
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		tb.t.Fatalf("write %s: %v", path, err)
+	}
+	tb.t.Logf("wrote %s", path)
+}
+
+// connect opens a ZooKeeper session for an outside client.
+func connect(t testing.TB) *zk.Conn {
+	t.Helper()
+	c, events, err := zk.Connect([]string{env.zk.Addr()}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		t.Fatalf("connect to ZooKeeper: %v", err)
+	}
+	t.Cleanup(c.Close)
+	deadline := time.After(waitFor)
+	for c.State() != zk.StateHasSession {
+		select {
+		case <-events:
+		case <-deadline:
+			t.Fatalf("no ZooKeeper session after %s", waitFor)
+		}
+	}
+	return c
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// ensurePath creates path and its parents as persistent nodes.
+func ensurePath(t testing.TB, c *zk.Conn, path string) {
+	t.Helper()
+	p := ""
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		p += "/" + seg
+		if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatalf("create %s: %v", p, err)
+		}
+	}
+}
+
+// jsString quotes s for a JavaScript expression.
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x2028 || r == 0x2029:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,277 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/proxy"
+	"github.com/zklockviz/zklockviz/views"
+)
+
+// gozkLock takes go-zookeeper's own Lock on path in a session of its own. A
+// waiter blocks inside Lock, watching its predecessor, until the holder goes.
+type gozkLock struct {
+	conn *zk.Conn
+	lock *zk.Lock
+	got  chan error
+}
+
+func takeLock(t *testing.T, path, data string) *gozkLock {
+	t.Helper()
+	c := connect(t)
+	l := &gozkLock{conn: c, lock: zk.NewLock(c, path, zk.WorldACL(zk.PermAll)), got: make(chan error, 1)}
+	go func() { l.got <- l.lock.LockWithData([]byte(data)) }()
+	return l
+}
+
+// queueNames lists the lock's children in sequence order, as ZooKeeper has
+// them (the test's own view, independent of the page).
+func queueNames(t *testing.T, c *zk.Conn, path string) []string {
+	t.Helper()
+	kids, _, err := c.Children(path)
+	if err != nil {
+		t.Fatalf("children of %s: %v", path, err)
+	}
+	slices.SortFunc(kids, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
+	return kids
+}
+
+func node(name, state string) string {
+	return fmt.Sprintf(`document.querySelector('#lane [data-node=%s][data-state=%s]')`, jsString(name), jsString(state))
+}
+
+func arrow(from, to, kind string) string {
+	return fmt.Sprintf(`document.querySelector('#lane [data-from=%s][data-to=%s][data-kind=%s]')`, jsString(from), jsString(to), jsString(kind))
+}
+
+func nodeCount(n int) string {
+	return fmt.Sprintf(`document.querySelectorAll('#lane [data-node]').length === %d`, n)
+}
+
+// An outside client (go-zookeeper's Lock, one session per locker) changes the
+// queue; the open page follows without a reload: holders, the recipe's arrows,
+// the watches the server reports, and the table.
+func TestLockViewFollowsOutsideClients(t *testing.T) {
+	need(t)
+	const path = "/e2e/live"
+	admin := connect(t)
+	ensurePath(t, admin, path)
+	srv := startServer(t, "--watch", path)
+
+	first := takeLock(t, path, "first")
+	if err := <-first.got; err != nil {
+		t.Fatalf("first lock: %v", err)
+	}
+	second := takeLock(t, path, "second")
+	third := takeLock(t, path, "third")
+
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("three queue nodes", nodeCount(3))
+	q := queueNames(t, admin, path)
+	if len(q) != 3 {
+		t.Fatalf("ZooKeeper has %d children, want 3: %v", len(q), q)
+	}
+	tb.until("the first holds", node(q[0], "holding"))
+	tb.until("the second waits", node(q[1], "waiting"))
+	tb.until("the third waits", node(q[2], "waiting"))
+	tb.until("rule arrow second → first", arrow(q[1], q[0], "rule"))
+	tb.until("rule arrow third → second", arrow(q[2], q[1], "rule"))
+	// go-zookeeper's waiters watch their predecessor with GetW: the server's
+	// watch table shows it, and the edge is confirmed.
+	tb.until("second watches first", arrow(q[1], q[0], "actual")+`&& `+arrow(q[1], q[0], "actual")+`.dataset.edge === 'confirmed'`)
+	tb.until("third watches second", arrow(q[2], q[1], "actual")+`&& `+arrow(q[2], q[1], "actual")+`.dataset.edge === 'confirmed'`)
+	tb.until("table row of the holder", fmt.Sprintf(`document.querySelector('tr[data-row=%s]').dataset.state === 'holding'`, jsString(q[0])))
+	tb.until("holder's data labelled", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]').textContent.includes('first')`, jsString(q[0])))
+	tb.run(`window.__sameDocument = true`)
+
+	// A fourth locker joins.
+	fourth := takeLock(t, path, "fourth")
+	tb.until("four queue nodes", nodeCount(4))
+	q = queueNames(t, admin, path)
+	tb.until("rule arrow fourth → third", arrow(q[3], q[2], "rule"))
+
+	// The holder releases: the second acquires.
+	if err := first.lock.Unlock(); err != nil {
+		t.Fatalf("unlock: %v", err)
+	}
+	if err := <-second.got; err != nil {
+		t.Fatalf("second lock: %v", err)
+	}
+	tb.until("three queue nodes after the release", nodeCount(3))
+	tb.until("the second holds", node(q[1], "holding"))
+	tb.until("the first is gone", fmt.Sprintf(`!document.querySelector('#lane [data-node=%s]')`, jsString(q[0])))
+
+	// An outside client deletes a waiter's node by hand.
+	if err := admin.Delete(path+"/"+q[3], -1); err != nil {
+		t.Fatalf("delete %s: %v", q[3], err)
+	}
+	tb.until("the deleted waiter is gone", nodeCount(2))
+	tb.until("the third still waits for the second", arrow(q[2], q[1], "rule"))
+	if !eval[bool](tb, `window.__sameDocument === true`) {
+		t.Error("the page reloaded; it should follow changes in place")
+	}
+
+	second.lock.Unlock()
+	if err := <-third.got; err != nil {
+		t.Fatalf("third lock: %v", err)
+	}
+	tb.until("the third holds", node(q[2], "holding"))
+	third.lock.Unlock()
+	tb.until("empty queue", nodeCount(0))
+	_ = fourth
+}
+
+// Stopping ZooKeeper raises the not-live banner; starting it again clears it.
+func TestBannerWhenZooKeeperStops(t *testing.T) {
+	need(t)
+	const path = "/e2e/banner"
+	admin := connect(t)
+	ensurePath(t, admin, path)
+	l := takeLock(t, path, "holder")
+	if err := <-l.got; err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "--watch", path)
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("live", `document.body.dataset.live === 'true' && document.getElementById('banner').hidden`)
+	tb.until("the holder", nodeCount(1))
+
+	if err := env.zk.Stop(); err != nil {
+		t.Fatalf("stop ZooKeeper: %v", err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			env.zk.Start(t.Context())
+		}
+	})
+	tb.until("the banner", `!document.getElementById('banner').hidden && document.getElementById('banner').textContent.includes('NOT LIVE') && document.body.dataset.live === 'false'`)
+	if txt := eval[string](tb, `document.getElementById('banner').textContent`); !strings.Contains(txt, "ZooKeeper") {
+		t.Errorf("banner %q does not say ZooKeeper is the trouble", txt)
+	}
+	tb.until("the last known queue stays on screen", nodeCount(1))
+
+	if err := env.zk.Start(t.Context()); err != nil {
+		t.Fatalf("restart ZooKeeper: %v", err)
+	}
+	restarted = true
+	tb.until("the banner cleared", `document.getElementById('banner').hidden && document.body.dataset.live === 'true'`)
+}
+
+// The browser's shortName and the server's views.ShortName are one rule.
+func TestShortNameMatchesServer(t *testing.T) {
+	need(t)
+	srv := startServer(t)
+	tb := newTab(t)
+	tb.open(srv.URL + "/")
+	names := []string{
+		"R_0000000001", "W_0000000012",
+		"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003",
+		"_c_8f3a1b2c-1111-2222-3333-444455556666-__WRIT__0000000004",
+		"_c_8f3a1b2c-1111-2222-3333-444455556666-lock-0000000005",
+		"_c_8f3a1b2c-1111-2222-3333-444455556666-lease-0000000006",
+		"_c_0123456789abcdef0123456789abcdef-lock-0000000007",
+		"0123456789abcdef0123456789abcdef__lock__0000000008",
+		"0123456789abcdef0123456789abcdef__rlock__0000000009",
+		"0123456789abcdef0123456789abcdef",
+		"x-72057594037927936-0000000010",
+		"x-0123456789abcdef-0000000011",
+		"a5f2-lock-0000000012", "guid-read-0000000013", "guid-write-0000000014",
+		"W_-2147483648", "W_-000000005", "some-foreign-child-with-a-long-name",
+		"ünïcödé-node-with-long-name-0000000015",
+	}
+	var cases []string
+	var want []string
+	for _, n := range names {
+		nm, _ := lockqueue.ParseName(n)
+		cases = append(cases, fmt.Sprintf(`{name:%s,seq:%d}`, jsString(n), nm.Seq))
+		want = append(want, views.ShortName(n, nm.Seq))
+	}
+	got := evalAwait[[]string](tb, `import('/static/queue.js').then(m => [`+strings.Join(cases, ",")+`].map(m.shortName))`)
+	for i := range names {
+		if i >= len(got) || got[i] != want[i] {
+			g := "(none)"
+			if i < len(got) {
+				g = got[i]
+			}
+			t.Errorf("%s: browser %q, server %q", names[i], g, want[i])
+		}
+	}
+}
+
+// A holder cut off the network (seed 004: a GC pause, a partition) keeps its
+// node until its session expires: the page marks it a zombie and counts down;
+// when ZooKeeper expires the session, the next waiter holds.
+func TestZombieHolder(t *testing.T) {
+	need(t)
+	const path = "/e2e/zombie"
+	admin := connect(t)
+	ensurePath(t, admin, path)
+	px, err := proxy.New(env.zk.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	// The holder talks to ZooKeeper through the proxy, with a session long
+	// enough to see it as a zombie for a while.
+	hc, events, err := zk.Connect([]string{px.Addr()}, 8*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hc.Close)
+	for hc.State() != zk.StateHasSession {
+		<-events
+	}
+	holder := zk.NewLock(hc, path, zk.WorldACL(zk.PermAll))
+	if err := holder.LockWithData([]byte("paused")); err != nil {
+		t.Fatal(err)
+	}
+	next := takeLock(t, path, "next")
+	srv := startServer(t, "--watch", path)
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("two nodes", nodeCount(2))
+	q := queueNames(t, admin, path)
+	tb.until("holder live", node(q[0], "holding")+` && !`+node(q[0], "holding")+`.classList.contains('zombie')`)
+
+	px.Cut()
+	tb.until("zombie marked", node(q[0], "holding")+`.classList.contains('zombie')`)
+	tb.until("zombie alert", `document.querySelector('#alerts [data-kind=zombie]')`)
+	tb.until("countdown", fmt.Sprintf(`/zombie · [0-9.]+s left/.test(document.querySelector('#lane [data-node=%s] .time').textContent)`, jsString(q[0])))
+	if err := <-next.got; err != nil {
+		t.Fatalf("next lock after expiry: %v", err)
+	}
+	tb.until("the next waiter holds", node(q[1], "holding"))
+	tb.until("the zombie is gone", nodeCount(1))
+}
+
+// A lock view opened on a path nobody watches offers to watch it; once
+// watched, the page goes live by itself.
+func TestWatchFromLockView(t *testing.T) {
+	need(t)
+	const path = "/e2e/later"
+	admin := connect(t)
+	ensurePath(t, admin, path)
+	srv := startServer(t)
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("the offer", `document.getElementById('watch-this')`)
+	if live := eval[string](tb, `document.body.dataset.live`); live != "false" {
+		t.Errorf("an unwatched path shows live=%q", live)
+	}
+	tb.do("watch it", chromedp.Click(chromedp.ID("watch-this")))
+	l := takeLock(t, path, "late")
+	if err := <-l.got; err != nil {
+		t.Fatal(err)
+	}
+	tb.until("live", `document.body.dataset.live === 'true'`)
+	tb.until("the holder", `document.querySelector('#lane [data-state=holding]')`)
+}

@@ -1,0 +1,47 @@
+package lockqueue
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Re-sorting a shuffled snapshot must give back Build's order exactly, for
+// every recipe mix, foreign children included.
+func TestSortNodesMatchesBuild(t *testing.T) {
+	folders := map[string][]string{
+		"seed":    {"W_0000000003", "R_0000000001", "R_0000000002", "W_0000000004", "R_0000000005"},
+		"foreign": {"zeta", "_c_0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f-lock-0000000002", "alpha", "_c_0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f-lock-0000000001"},
+		"kazoo":   {"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", "00000000000000000000000000000000"},
+		"mixed":   {"x-72057594037927936-0000000004", "W_0000000001", "junk", "R_-2147483648"},
+	}
+	for name, names := range folders {
+		t.Run(name, func(t *testing.T) {
+			var kids []Child
+			for i, n := range names {
+				// czxid against the name order, so a sort that ignored seq would show.
+				kids = append(kids, Child{Name: n, Czxid: int64(100 - i), EphemeralOwner: int64(i + 1)})
+			}
+			want := Build("/p", kids, Options{}).Nodes
+			got := slices.Clone(want)
+			r := rand.New(rand.NewPCG(1, 2))
+			for range 20 {
+				r.Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
+				SortNodes(got)
+				for i := range want {
+					if got[i].Name != want[i].Name {
+						t.Fatalf("order %v, want Build's %v", nodeNames(got), nodeNames(want))
+					}
+				}
+			}
+		})
+	}
+}
+
+func nodeNames(ns []Node) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Name)
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package simulator
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// TestGCPauseStates follows gc-pause through the Go API: the paused holder
+// shows as a zombie while its session lives on, comes back stale, and its
+// unfenced write is a violation naming the steps.
+func TestGCPauseStates(t *testing.T) {
+	pub := &published{last: map[string]lockqueue.Snapshot{}}
+	var zombies []string
+	m := newManager(t, ManagerConfig{Publish: func(s lockqueue.Snapshot) {
+		for _, n := range s.Nodes {
+			if n.Zombie {
+				zombies = append(zombies, n.Name)
+			}
+		}
+		pub.publish(s)
+	}})
+	off := false
+	r, err := m.Start(Spec{Scenario: "gc-pause", Fencing: &off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Seek(4); err != nil {
+		t.Fatal(err)
+	}
+	s := r.State()
+	if c := clientNamed(s, "LOCK1"); c.State != stStale || c.Since != 4 || c.Token == 0 {
+		t.Errorf("LOCK1 after the pause: %+v", c)
+	}
+	if c := clientNamed(s, "LOCK2"); c.State != stHolding {
+		t.Errorf("LOCK2 after the pause: %+v", c)
+	}
+	if h := s.Snapshot.Holders(); len(s.Snapshot.Nodes) != 1 || len(h) != 1 || h[0] != clientNamed(s, "LOCK2").Node {
+		t.Errorf("snapshot after the pause: %+v", s.Snapshot.Nodes)
+	}
+	// While LOCK1 was cut off its node stayed, owned by a session with no
+	// connection: the mid-step snapshot shows it as a zombie.
+	if !slices.Contains(zombies, clientNamed(s, "LOCK1").Node) {
+		t.Errorf("no zombie snapshot of LOCK1's node was published (zombies %v)", zombies)
+	}
+	if len(s.Violations) != 0 {
+		t.Errorf("violations before the stale write: %v", s.Violations)
+	}
+	runAll(t, r)
+	s = r.State()
+	if len(s.Violations) != 1 || !slices.Equal(s.Violations[0].Steps, []int{4, 6}) {
+		t.Errorf("violations: %+v", s.Violations)
+	}
+	// Scrubbing back before the stale write hides it again.
+	if err := r.Seek(5); err != nil {
+		t.Fatal(err)
+	}
+	if v := r.State().Violations; len(v) != 0 {
+		t.Errorf("violations at step 5: %v", v)
+	}
+	if rep := r.Report(); len(rep.Violations) != 1 || len(rep.Steps) != 7 {
+		t.Errorf("report: %d violations, %d steps", len(rep.Violations), len(rep.Steps))
+	}
+}
+
+// TestHAStandbySnapshot: the lease queue reads as lease nodes under the
+// limit, standbys waiting on the children.
+func TestHAStandbySnapshot(t *testing.T) {
+	m := newManager(t, ManagerConfig{})
+	r, err := m.Start(Spec{Scenario: "ha-standby", Strategy: Herd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Seek(4); err != nil {
+		t.Fatal(err)
+	}
+	s := r.State()
+	if s.Strategy != Children || s.Snapshot.Leases != 2 || len(s.Snapshot.Holders()) != 2 {
+		t.Fatalf("strategy %s, leases %d, holders %v", s.Strategy, s.Snapshot.Leases, s.Snapshot.Holders())
+	}
+	for _, n := range s.Snapshot.Nodes {
+		if n.Mode != lockqueue.Lease {
+			t.Errorf("%s: mode %s", n.Name, n.Mode)
+		}
+		if !n.Holding && (n.WaitsOn != "children" || n.Edge != lockqueue.EdgeChildWatch) {
+			t.Errorf("standby %s: waitsOn %q, edge %q", n.Name, n.WaitsOn, n.Edge)
+		}
+	}
+	runAll(t, r)
+	s = r.State()
+	for _, name := range []string{"APP3", "APP4"} {
+		if c := clientNamed(s, name); c.State != stHolding {
+			t.Errorf("%s not promoted: %+v", name, c)
+		}
+	}
+	if len(s.Violations) != 0 || len(s.Snapshot.Holders()) != 2 {
+		t.Errorf("violations %v, holders %v", s.Violations, s.Snapshot.Holders())
+	}
+}

@@ -1,0 +1,115 @@
+package simulator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Violation is a safety property broken somewhere in a run's history.
+type Violation struct {
+	// Kind is "overlap" (two writers or exclusive holders, or a reader and
+	// a writer, hold at once), "leases" (more holders than leases) or
+	// "unfenced-write" (the resource accepted a write from a client that no
+	// longer held the lock).
+	Kind    string   `json:"kind"`
+	Steps   []int    `json:"steps"`
+	Clients []string `json:"clients"`
+	Message string   `json:"message"`
+}
+
+// checkSafety runs over recorded steps 1..n. A holder is a client whose
+// recipe decided it holds and whose session is still alive; a client back
+// from a pause that outlasted its session only believes it holds, and what
+// matters is whether the resource let it write.
+func checkSafety(recs []record, lock LockKind, leases int) []Violation {
+	var out []Violation
+	for _, rec := range recs {
+		if rec.Step == 0 {
+			continue
+		}
+		var readers, writers []string
+		for _, c := range rec.Clients {
+			if c.State != stHolding {
+				continue
+			}
+			if c.Mode == lockqueue.Read {
+				readers = append(readers, c.Name)
+			} else {
+				writers = append(writers, c.Name)
+			}
+		}
+		switch {
+		case lock == LeaseLock:
+			if len(writers) > leases {
+				out = addViolation(out, Violation{Kind: "leases", Steps: []int{rec.Step}, Clients: writers,
+					Message: fmt.Sprintf("%d clients hold leases (%s), but there are only %d", len(writers), listAnd(writers), leases)})
+			}
+		case len(writers) > 1:
+			out = addViolation(out, Violation{Kind: "overlap", Steps: []int{rec.Step}, Clients: writers,
+				Message: fmt.Sprintf("%s hold the lock at once", listAnd(writers))})
+		case len(writers) == 1 && len(readers) > 0:
+			cl := append(slices.Clone(writers), readers...)
+			out = addViolation(out, Violation{Kind: "overlap", Steps: []int{rec.Step}, Clients: cl,
+				Message: fmt.Sprintf("writer %s and reader %s hold the lock at once", writers[0], listAnd(readers))})
+		}
+		for _, e := range rec.Events {
+			if e.Event != EvWrite {
+				continue
+			}
+			c, ok := rec.client(e.Client)
+			if !ok || c.State == stHolding {
+				continue
+			}
+			steps := []int{e.Step}
+			why := fmt.Sprintf("%s no longer held the lock", e.Client)
+			if c.State == stStale {
+				steps = []int{c.Since, e.Step}
+				why = fmt.Sprintf("%s's session had expired at step %d", e.Client, c.Since)
+			}
+			holders := append(slices.Clone(writers), readers...)
+			if len(holders) > 0 {
+				why += fmt.Sprintf(" and %s held it", listAnd(holders))
+			}
+			out = append(out, Violation{Kind: "unfenced-write", Steps: steps, Clients: append([]string{e.Client}, holders...),
+				Message: fmt.Sprintf("step %d: the protected resource accepted a write from %s with token %s, but %s: two clients acted as the lock holder (fencing is off)",
+					e.Step, e.Client, tokenText(e.Token), why)})
+		}
+	}
+	return out
+}
+
+// addViolation merges a holding violation into the previous one when the
+// same clients go on overlapping in the next step.
+func addViolation(vs []Violation, v Violation) []Violation {
+	if n := len(vs); n > 0 {
+		last := &vs[n-1]
+		if last.Kind == v.Kind && slices.Equal(last.Clients, v.Clients) && last.Steps[len(last.Steps)-1] == v.Steps[0]-1 {
+			last.Steps = append(last.Steps, v.Steps[0])
+			last.Message = fmt.Sprintf("steps %s: %s", stepRange(last.Steps), v.Message)
+			return vs
+		}
+	}
+	v.Message = fmt.Sprintf("step %d: %s", v.Steps[0], v.Message)
+	return append(vs, v)
+}
+
+func stepRange(steps []int) string {
+	if len(steps) == 1 {
+		return fmt.Sprint(steps[0])
+	}
+	return fmt.Sprintf("%d–%d", steps[0], steps[len(steps)-1])
+}
+
+// listAnd writes "A", "A and B", "A, B and C".
+func listAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return "nobody"
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}

@@ -1,0 +1,303 @@
+package simulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The CLI tests run the real binary, built once per test process.
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func zklockviz(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zklockviz-sim-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "zklockviz")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/zklockviz").CombinedOutput()
+		if err != nil {
+			buildErr = errors.New("go build ../cmd/zklockviz: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// sim runs `zklockviz sim` against the shared ZooKeeper, under a root of
+// the test's own.
+func sim(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	base := []string{"sim", "--zk", zkAddr, "--session-timeout", testSessionTimeout.String(), "--sim-root", "/cli/" + safeName(t.Name())}
+	cmd := exec.Command(zklockviz(t), append(base, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("run zklockviz: %v", err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// simJSON runs the CLI with --format json and decodes its report.
+func simJSON(t *testing.T, wantCode int, args ...string) Report {
+	t.Helper()
+	out, errOut, code := sim(t, append(args, "--format", "json")...)
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d\nstderr: %s\nstdout: %s", code, wantCode, errOut, out)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("decode the JSON timeline: %v\n%s", err, out)
+	}
+	return rep
+}
+
+// row is one line of seed 000's table: who, what, and on whom it waits.
+type row struct{ client, event, on string }
+
+// seed000 is the 14-row table of seed 000 (LOCK1–LOCK5).
+var seed000 = []row{
+	{"LOCK1", "lock", ""},
+	{"LOCK2", "wait", "LOCK1"},
+	{"LOCK3", "wait", "LOCK2"},
+	{"LOCK4", "wait", "LOCK3"},
+	{"LOCK5", "wait", "LOCK3"},
+	{"LOCK1", "unlock", ""},
+	{"LOCK2", "lock", ""},
+	{"LOCK2", "unlock", ""},
+	{"LOCK3", "lock", ""},
+	{"LOCK3", "unlock", ""},
+	{"LOCK4", "lock", ""},
+	{"LOCK5", "lock", ""},
+	{"LOCK4", "unlock", ""},
+	{"LOCK5", "unlock", ""},
+}
+
+func rows(events []Event) []row {
+	var out []row
+	for _, e := range events {
+		if e.Event != EvNotify {
+			out = append(out, row{e.Client, e.Event, e.On})
+		}
+	}
+	return out
+}
+
+// notifiedBy lists, for each unlock, whom it woke.
+func notifiedBy(events []Event) map[string][]string {
+	out := map[string][]string{}
+	for _, e := range events {
+		if e.Event == EvUnlock {
+			out[e.Client] = e.Notified
+		}
+	}
+	return out
+}
+
+func TestCLILock15(t *testing.T) {
+	tests := []struct {
+		strategy string
+		// notified is whom each release woke.
+		notified      map[string][]string
+		notifications int
+		wasted        int
+	}{
+		{
+			// Only the node(s) watching the released one hear of it.
+			strategy: "predecessor",
+			notified: map[string][]string{
+				"LOCK1": {"LOCK2"}, "LOCK2": {"LOCK3"}, "LOCK3": {"LOCK4", "LOCK5"}, "LOCK4": nil, "LOCK5": nil,
+			},
+			notifications: 4,
+		},
+		{
+			// Every release wakes every waiter (and a holder whose children
+			// watch is still armed).
+			strategy: "herd",
+			notified: map[string][]string{
+				"LOCK1": {"LOCK2", "LOCK3", "LOCK4", "LOCK5"}, "LOCK2": {"LOCK3", "LOCK4", "LOCK5"},
+				"LOCK3": {"LOCK4", "LOCK5"}, "LOCK4": {"LOCK5"}, "LOCK5": nil,
+			},
+			notifications: 20,
+			wasted:        16,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.strategy, func(t *testing.T) {
+			rep := simJSON(t, 0, "--scenario", "lock1-5", "--strategy", tt.strategy)
+			if got := rows(rep.Events); !slices.Equal(got, seed000) {
+				t.Errorf("timeline rows:\n got %v\nwant %v", got, seed000)
+			}
+			got := notifiedBy(rep.Events)
+			for c, want := range tt.notified {
+				if !slices.Equal(got[c], want) {
+					t.Errorf("%s's unlock notified %v, want %v", c, got[c], want)
+				}
+			}
+			if rep.Stats.Notifications != tt.notifications || rep.Stats.WastedWakeups != tt.wasted {
+				t.Errorf("notifications %d, wasted %d; want %d, %d", rep.Stats.Notifications, rep.Stats.WastedWakeups, tt.notifications, tt.wasted)
+			}
+			if rep.Strategy != Strategy(tt.strategy) || len(rep.Violations) != 0 {
+				t.Errorf("strategy %q, violations %v", rep.Strategy, rep.Violations)
+			}
+			for _, e := range rep.Events {
+				if e.Event == EvNotify && e.Watch != map[string]string{"herd": "children", "predecessor": "exists"}[tt.strategy] {
+					t.Errorf("a %s notify through a %q watch: %+v", tt.strategy, e.Watch, e)
+				}
+			}
+		})
+	}
+}
+
+// TestCLIText: the text timeline is seed 000's table, one row per event.
+func TestCLIText(t *testing.T) {
+	out, errOut, code := sim(t, "--scenario", "lock1-5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	re := regexp.MustCompile(`(?m)^(\d+)\s+(LOCK\d)\s+(\w+)\s+(.*)$`)
+	var got []row
+	for i, m := range re.FindAllStringSubmatch(out, -1) {
+		if m[1] != strconv.Itoa(i+1) {
+			t.Errorf("row %d numbered %s", i+1, m[1])
+		}
+		r := row{m[2], m[3], ""}
+		if r.event == "wait" {
+			if w := regexp.MustCompile(`waits for (LOCK\d)`).FindStringSubmatch(m[4]); w != nil {
+				r.on = w[1]
+			}
+		}
+		got = append(got, r)
+	}
+	if !slices.Equal(got, seed000) {
+		t.Errorf("text rows:\n got %v\nwant %v\n%s", got, seed000, out)
+	}
+	for _, want := range []string{"#", "client", "event", "detail", "notified LOCK4, LOCK5", "safety: no violations"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestCLIHAStandby(t *testing.T) {
+	rep := simJSON(t, 0, "--scenario", "ha-standby")
+	// Two hold, two stand by; each crashed holder's expiry promotes one.
+	want := []row{
+		{"APP1", "lock", ""}, {"APP2", "lock", ""}, {"APP3", "wait", ""}, {"APP4", "wait", ""},
+		{"APP1", "crash", ""}, {"APP1", "expire", ""}, {"APP3", "lock", ""},
+		{"APP2", "crash", ""}, {"APP2", "expire", ""}, {"APP4", "lock", ""},
+	}
+	if got := rows(rep.Events); !slices.Equal(got, want) {
+		t.Errorf("rows:\n got %v\nwant %v", got, want)
+	}
+	if len(rep.Violations) != 0 || rep.Lock != LeaseLock || rep.Leases != 2 {
+		t.Errorf("violations %v, lock %s, leases %d", rep.Violations, rep.Lock, rep.Leases)
+	}
+}
+
+func TestCLISessionExpiry(t *testing.T) {
+	rep := simJSON(t, 0, "--scenario", "session-expiry")
+	var step4 []row
+	for _, e := range rep.Events {
+		if e.Step == 4 {
+			step4 = append(step4, row{e.Client, e.Event, e.On})
+		}
+	}
+	// The crash itself wakes nobody: LOCK2 is notified, and locks, only
+	// once the server expires LOCK1's session.
+	want := []row{{"LOCK1", "crash", ""}, {"LOCK1", "expire", ""}, {"LOCK2", "notify", "LOCK1"}, {"LOCK2", "lock", ""}}
+	if !slices.Equal(step4, want) {
+		t.Errorf("crash step:\n got %v\nwant %v", step4, want)
+	}
+	if len(rep.Violations) != 0 {
+		t.Errorf("violations: %v", rep.Violations)
+	}
+}
+
+func TestCLIGCPause(t *testing.T) {
+	t.Run("fencing on", func(t *testing.T) {
+		rep := simJSON(t, 0, "--scenario", "gc-pause", "--fencing", "on")
+		var fenced, resumed bool
+		for _, e := range rep.Events {
+			fenced = fenced || e.Event == EvFenced && e.Client == "LOCK1" && e.Step == 6
+			resumed = resumed || e.Event == EvResume && e.Client == "LOCK1"
+		}
+		if !fenced || !resumed || len(rep.Violations) != 0 || rep.Stats.Fenced != 1 {
+			t.Errorf("fenced %v, resumed %v, violations %v, stats %+v", fenced, resumed, rep.Violations, rep.Stats)
+		}
+	})
+	t.Run("fencing off", func(t *testing.T) {
+		rep := simJSON(t, 1, "--scenario", "gc-pause", "--fencing", "off")
+		if len(rep.Violations) != 1 {
+			t.Fatalf("violations %v, want one", rep.Violations)
+		}
+		v := rep.Violations[0]
+		// The pause (step 4) and the stale write (step 6).
+		if v.Kind != "unfenced-write" || !slices.Equal(v.Steps, []int{4, 6}) || !slices.Contains(v.Clients, "LOCK2") {
+			t.Errorf("violation %+v", v)
+		}
+		if rep.Stats.Fenced != 0 {
+			t.Errorf("fenced %d with fencing off", rep.Stats.Fenced)
+		}
+	})
+}
+
+func TestCLIUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown action", []string{"--scenario", file("a.json", `{"lock":"rw","steps":[{"client":"A","action":"acquire"}]}`)}, `unknown action "acquire"`},
+		{"unknown client", []string{"--scenario", file("b.json", `{"lock":"rw","steps":[{"client":"A","action":"add-reader"},{"client":"B","action":"release"}]}`)}, "unknown client B"},
+		{"bad mode", []string{"--scenario", file("c.json", `{"lock":"exclusive","steps":[{"client":"A","action":"add-reader"}]}`)}, "has no readers"},
+		{"missing field", []string{"--scenario", file("d.json", `{"lock":"rw","steps":[{"action":"add-reader"}]}`)}, "missing client"},
+		{"release by a waiter", []string{"--scenario", file("e.json", `{"lock":"exclusive","steps":[{"client":"A","action":"add"},{"client":"B","action":"add"},{"client":"B","action":"release"}]}`)}, "B holds nothing: it waits for A"},
+		{"no such file", []string{"--scenario", filepath.Join(dir, "missing.json")}, "no such file"},
+		{"unknown built-in", []string{"--scenario", "lock6"}, `unknown scenario "lock6"`},
+		{"bad strategy", []string{"--scenario", "lock1-5", "--strategy", "fast"}, `bad strategy "fast"`},
+		{"bad fencing", []string{"--scenario", "gc-pause", "--fencing", "maybe"}, `--fencing "maybe"`},
+		{"bad root", []string{"--scenario", "lock1-5", "--sim-root", "relative"}, "--sim-root"},
+		{"missing scenario", nil, "missing --scenario"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := sim(t, tt.args...)
+			if code != 2 || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, tt.want)
+			}
+		})
+	}
+}

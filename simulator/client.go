@@ -1,0 +1,359 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/proxy"
+)
+
+// Client states, as State.clients[].state shows them.
+const (
+	stWaiting  = "waiting"
+	stHolding  = "holding"
+	stReleased = "released"
+	stCrashed  = "crashed" // cut off for good
+	stPaused   = "paused"  // cut off, to be restored
+	stStale    = "stale"   // back from a pause past its session: believes it holds
+	stExpired  = "expired" // lost its session while waiting: out of the queue
+)
+
+// client is one simulated lock user: its own ZooKeeper session, reached
+// through its own proxy so the simulator can cut it off without killing it.
+// Its methods run the recipe; they are called by one goroutine at a time
+// (the world's step, or one settle worker per client).
+type client struct {
+	name  string
+	mode  lockqueue.Mode
+	index int // creation order
+	w     *world
+
+	proxy   *proxy.Proxy
+	conn    *zk.Conn
+	sess    *sessionState
+	session int64
+
+	node     string // lock node name while it has one
+	lastNode string // the node it had, for display after it left
+	token    int64  // fencing token (czxid), once read
+	state    string
+	waitsFor string // node name, while waiting
+	line     int    // pseudocode line it is at
+	joined   int    // step it joined at
+	since    int    // step of the last state change
+	cutAt    time.Time
+	closed   atomic.Bool
+	watches  []*armedWatch
+	stats    Stats
+}
+
+// armedWatch is a watch the client has set and not yet seen fire.
+type armedWatch struct {
+	path string // full server path
+	kind string // "exists" or "children"
+	ch   <-chan zk.Event
+}
+
+// sessionState follows a connection's session events, so a step can wait
+// for "has a session" without a channel that could fill up while the
+// client is cut off and retrying.
+type sessionState struct {
+	mu      sync.Mutex
+	state   zk.State
+	expired bool
+	changed chan struct{}
+}
+
+func newSessionState() *sessionState {
+	return &sessionState{state: zk.StateDisconnected, changed: make(chan struct{})}
+}
+
+func (s *sessionState) set(st zk.State) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = st
+	if st == zk.StateExpired {
+		s.expired = true
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// wait blocks until ok holds or ctx ends.
+func (s *sessionState) wait(ctx context.Context, ok func(st zk.State) bool) error {
+	for {
+		s.mu.Lock()
+		st, ch := s.state, s.changed
+		s.mu.Unlock()
+		if ok(st) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("session state %v: %w", st, context.Cause(ctx))
+		case <-ch:
+		}
+	}
+}
+
+// zkLogger sends go-zookeeper's chatter to slog at debug level.
+type zkLogger struct {
+	log  *slog.Logger
+	name string
+}
+
+func (l zkLogger) Printf(format string, args ...any) {
+	l.log.Debug("zk: "+fmt.Sprintf(format, args...), "client", l.name)
+}
+
+// connect opens the client's proxy and session.
+func (c *client) connect(ctx context.Context, server string) error {
+	p, err := proxy.New(server)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	c.proxy = p
+	c.sess = newSessionState()
+	conn, _, err := zk.Connect([]string{p.Addr()}, c.w.sessionTimeout,
+		zk.WithEventCallback(func(ev zk.Event) {
+			if ev.Type == zk.EventSession {
+				c.sess.set(ev.State)
+			}
+		}),
+		zk.WithLogger(zkLogger{log: c.w.log, name: c.name}),
+		zk.WithLogInfo(false),
+	)
+	if err != nil {
+		p.Close()
+		return fmt.Errorf("%s: connect: %w", c.name, err)
+	}
+	c.conn = conn
+	if err := c.sess.wait(ctx, func(st zk.State) bool { return st == zk.StateHasSession }); err != nil {
+		c.close()
+		return fmt.Errorf("%s: no ZooKeeper session through %s to %s: %w", c.name, p.Addr(), server, err)
+	}
+	c.session = conn.SessionID()
+	return nil
+}
+
+// close ends the session (if the client can still reach the server) and
+// the proxy. Safe to call more than once.
+func (c *client) close() {
+	if c.closed.Swap(true) {
+		return
+	}
+	if c.conn != nil {
+		c.conn.Close()
+	}
+	if c.proxy != nil {
+		c.proxy.Close()
+	}
+}
+
+// live reports whether the client talks to ZooKeeper: not cut off, not closed.
+func (c *client) live() bool {
+	return !c.closed.Load() && c.conn != nil && !c.proxy.Cutting()
+}
+
+func (c *client) nodePath() string { return c.w.zpath + "/" + c.node }
+
+// join creates the client's lock node and runs the recipe once.
+func (c *client) join() (acquired bool, err error) {
+	c.line = c.w.recipe.create
+	p, err := c.conn.Create(c.w.zpath+"/"+nodePrefix(c.mode, c.name), []byte(c.name),
+		zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	c.stats.Create++
+	if err != nil {
+		return false, fmt.Errorf("%s: create under %s: %w", c.name, c.w.path, err)
+	}
+	c.node = path.Base(p)
+	c.lastNode = c.node
+	return c.check()
+}
+
+// check is the recipe's loop from getChildren on: hold, or arm the watch
+// the strategy calls for and wait. Whom to wait for comes from
+// lockqueue.Build, the one place that knows the recipe's rules.
+func (c *client) check() (acquired bool, err error) {
+	r := c.w.recipe
+	for range 100 {
+		c.line = r.children
+		var names []string
+		if c.w.strategy == Predecessor {
+			names, _, err = c.conn.Children(c.w.zpath)
+			c.stats.GetChildren++
+		} else {
+			var ch <-chan zk.Event
+			names, _, ch, err = c.conn.ChildrenW(c.w.zpath)
+			c.stats.GetChildren++
+			if err == nil {
+				c.arm(c.w.zpath, "children", ch)
+			}
+		}
+		if err != nil {
+			return false, fmt.Errorf("%s: getChildren %s: %w", c.name, c.w.path, err)
+		}
+		children := make([]lockqueue.Child, len(names))
+		for i, n := range names {
+			children[i] = lockqueue.Child{Name: n, EphemeralOwner: 1}
+		}
+		q := lockqueue.Build(c.w.path, children, c.w.opts)
+		i := -1
+		for j, n := range q.Nodes {
+			if n.Name == c.node {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return false, fmt.Errorf("%s: its node %s is no longer under %s", c.name, c.node, c.w.path)
+		}
+		me := q.Nodes[i]
+		c.line = r.hold
+		if me.Holding {
+			c.state, c.waitsFor = stHolding, ""
+			return true, nil
+		}
+		c.state, c.waitsFor = stWaiting, me.WaitsFor
+		if c.w.strategy != Predecessor {
+			c.line = r.wait
+			return false, nil
+		}
+		c.line = r.watch
+		target := c.w.zpath + "/" + me.WaitsFor
+		ok, _, ch, err := c.conn.ExistsW(target)
+		c.stats.Exists++
+		if err != nil {
+			return false, fmt.Errorf("%s: exists %s: %w", c.name, target, err)
+		}
+		// exists() sets a watch whether or not the node is there. When it is
+		// gone, the watch waits for a creation that never comes (sequence
+		// numbers are not reused) and the client reads the children again.
+		c.arm(target, "exists", ch)
+		if ok {
+			c.line = r.wait
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("%s: the queue kept changing under it for 100 rounds", c.name)
+}
+
+func (c *client) arm(p, kind string, ch <-chan zk.Event) {
+	c.watches = append(c.watches, &armedWatch{path: p, kind: kind, ch: ch})
+}
+
+// watching reports whether the client has a watch armed on one of paths
+// (a children watch counts for any path under the lock).
+func (c *client) watching(paths []string) bool {
+	for _, w := range c.watches {
+		if w.kind == "children" && len(paths) > 0 {
+			return true
+		}
+		for _, p := range paths {
+			if w.path == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fired takes the watches that have fired. A watch invalidated by a lost
+// session (EventNotWatching) is dropped but is no notification.
+func (c *client) fired() []zk.Event {
+	var out []zk.Event
+	keep := c.watches[:0]
+	for _, w := range c.watches {
+		select {
+		case ev, ok := <-w.ch:
+			if ok && ev.Type != zk.EventNotWatching {
+				out = append(out, ev)
+			}
+		default:
+			keep = append(keep, w)
+		}
+	}
+	clear(c.watches[len(keep):])
+	c.watches = keep
+	return out
+}
+
+// reaction is what one client did about the notifications it found.
+type reaction struct {
+	c        *client
+	events   []zk.Event
+	acquired bool
+	rewait   bool // waits for a different node now
+	err      error
+}
+
+// react handles the client's fired watches: a waiter runs the recipe again;
+// anyone else (a holder's leftover children watch) just wakes for nothing.
+func (c *client) react() reaction {
+	r := reaction{c: c, events: c.fired()}
+	if len(r.events) == 0 {
+		return r
+	}
+	c.stats.Notifications += len(r.events)
+	if c.state != stWaiting {
+		c.stats.WastedWakeups += len(r.events)
+		return r
+	}
+	before := c.waitsFor
+	r.acquired, r.err = c.check()
+	if !r.acquired {
+		c.stats.WastedWakeups += len(r.events)
+		r.rewait = c.waitsFor != before
+	}
+	return r
+}
+
+// release deletes the client's node and ends its session. A stale client
+// finds its node already gone.
+func (c *client) release() (gone bool, self []zk.Event, err error) {
+	c.line = c.w.recipe.release
+	if c.node == "" {
+		return true, nil, nil
+	}
+	err = c.conn.Delete(c.nodePath(), -1)
+	c.stats.Delete++
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		gone = true
+	case err != nil:
+		return false, nil, fmt.Errorf("%s: delete %s: %w", c.name, c.node, err)
+	}
+	// A herd holder still has the children watch of its last getChildren;
+	// its own delete fires it, and the event arrives before the reply.
+	self = c.fired()
+	c.stats.Notifications += len(self)
+	c.stats.WastedWakeups += len(self)
+	c.node = ""
+	return gone, self, nil
+}
+
+// readToken returns the client's fencing token: its node's creation zxid,
+// read once while the node is there. A client that never read it while it
+// held has none (0), and a fencing resource refuses it.
+func (c *client) readToken() (int64, error) {
+	if c.token != 0 || c.node == "" || c.state != stHolding {
+		return c.token, nil
+	}
+	ok, st, err := c.conn.Exists(c.nodePath())
+	c.stats.Exists++
+	if err != nil {
+		return 0, fmt.Errorf("%s: read its token: exists %s: %w", c.name, c.node, err)
+	}
+	if ok {
+		c.token = st.Czxid
+	}
+	return c.token, nil
+}

@@ -1,0 +1,105 @@
+package simulator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// queue starts the herd scenario with n clients and lets all of them queue.
+func queue(t testing.TB, m *Manager, st Strategy, n int) *Run {
+	t.Helper()
+	r, err := m.Start(Spec{Scenario: "herd", Strategy: st, Clients: n})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if err := r.Seek(n); err != nil {
+		t.Fatalf("queue %d clients: %v", n, err)
+	}
+	s := r.State()
+	if !m.noSnapshots && (len(s.Snapshot.Holders()) != 1 || len(s.Snapshot.Waiters()) != n-1) {
+		t.Fatalf("after %d joins: holders %v, %d waiters", n, s.Snapshot.Holders(), len(s.Snapshot.Waiters()))
+	}
+	return r
+}
+
+// drain releases the n queued clients one by one and returns what that
+// alone cost.
+func drain(t testing.TB, r *Run, n int) Stats {
+	t.Helper()
+	before := r.State().Stats
+	if err := r.Seek(2 * n); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	return r.State().Stats.sub(before)
+}
+
+// TestDrainCounts: draining N queued clients costs exactly N−1
+// notifications with predecessor watching, and at least N(N−1)/2 with herd
+// watching. These are counts of real watch events, not timings.
+func TestDrainCounts(t *testing.T) {
+	const n = 10
+	m := newManager(t, ManagerConfig{})
+	tests := []struct {
+		strategy Strategy
+		check    func(s Stats) error
+	}{
+		{Predecessor, func(s Stats) error {
+			if s.Notifications != n-1 || s.WastedWakeups != 0 || s.GetChildren != n-1 {
+				return fmt.Errorf("want %d notifications, %d getChildren, no wasted wake-ups", n-1, n-1)
+			}
+			return nil
+		}},
+		{Herd, func(s Stats) error {
+			if s.Notifications < n*(n-1)/2 || s.GetChildren < n*(n-1)/2 || s.WastedWakeups < (n-1)*(n-2)/2 {
+				return fmt.Errorf("want at least %d notifications and getChildren, %d wasted wake-ups", n*(n-1)/2, (n-1)*(n-2)/2)
+			}
+			return nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.strategy), func(t *testing.T) {
+			r := queue(t, m, tt.strategy, n)
+			s := drain(t, r, n)
+			if err := tt.check(s); err != nil {
+				t.Errorf("drain of %d: %+v: %v", n, s, err)
+			}
+		})
+	}
+}
+
+// BenchmarkDrain measures a full drain of N queued clients, each its own
+// session and proxy, on a real ZooKeeper: herd versus predecessor.
+//
+//	go test ./simulator -run '^$' -bench Drain -benchtime 1x -timeout 60m
+func BenchmarkDrain(b *testing.B) {
+	for _, n := range []int{10, 100, 500} {
+		for _, st := range []Strategy{Herd, Predecessor} {
+			b.Run(fmt.Sprintf("%s/N=%d", st, n), func(b *testing.B) {
+				m := newManager(b, ManagerConfig{MaxClients: n, SessionTimeout: 10 * time.Second})
+				// The snapshot per step is the viewer's cost, not the recipe's.
+				m.noSnapshots = true
+				var total Stats
+				var wall time.Duration
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					r := queue(b, m, st, n)
+					b.StartTimer()
+					start := time.Now()
+					total.add(drain(b, r, n))
+					wall += time.Since(start)
+					b.StopTimer()
+					if err := m.Delete(r.ID()); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				runs := float64(b.N)
+				b.ReportMetric(float64(total.Notifications)/runs, "notifications/drain")
+				b.ReportMetric(float64(total.GetChildren)/runs, "getChildren/drain")
+				b.ReportMetric(float64(total.WastedWakeups)/runs, "wasted/drain")
+				b.ReportMetric(wall.Seconds()*1000/runs, "ms/drain")
+			})
+		}
+	}
+}

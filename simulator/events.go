@@ -1,0 +1,87 @@
+package simulator
+
+// Event kinds, as the CLI's JSON and the classroom name them.
+const (
+	EvLock   = "lock"
+	EvWait   = "wait"
+	EvNotify = "notify"
+	EvUnlock = "unlock"
+	EvCrash  = "crash"
+	EvExpire = "expire"
+	EvPause  = "pause"
+	EvResume = "resume"
+	EvWrite  = "write"
+	EvFenced = "fenced"
+)
+
+// Event is one thing that happened in a step.
+type Event struct {
+	Step   int    `json:"step"`
+	Client string `json:"client"`
+	Event  string `json:"event"`
+	// Kind repeats Event for the browser, which reads "kind".
+	Kind string `json:"kind"`
+	// On is, for a wait, the client waited for; for a notify, the client
+	// whose node's creation or deletion fired the watch.
+	On string `json:"on,omitempty"`
+	// Node is the client's lock node (for a notify: the node that changed).
+	Node string `json:"node,omitempty"`
+	// Watch is the kind of watch involved: "exists" (the predecessor's
+	// node) or "children" (the lock's children).
+	Watch string `json:"watch,omitempty"`
+	// Notified lists the clients a create, delete or expiry woke, in queue
+	// order.
+	Notified []string `json:"notified,omitempty"`
+	// Wasted marks a notify after which the client did not acquire.
+	Wasted bool `json:"wasted,omitempty"`
+	// Token is the fencing token of a write (the writer's node czxid).
+	Token int64 `json:"token,omitempty"`
+	// AfterMs is, on expire and resume, how long the client had been cut off.
+	AfterMs int64 `json:"afterMs,omitempty"`
+	// Text is the row's detail, as the text timeline prints it.
+	Text string `json:"text"`
+	// AtMs is when it happened, in milliseconds since the run started.
+	AtMs int64 `json:"atMs"`
+}
+
+// Stats count what the clients did, summed over all of them. Barrier syncs
+// and the simulator's own reads are not counted: they are not the recipe's.
+type Stats struct {
+	// Notifications is the watch events delivered to clients.
+	Notifications int `json:"notifications"`
+	GetChildren   int `json:"getChildren"`
+	Exists        int `json:"exists"`
+	GetData       int `json:"getData"`
+	Create        int `json:"create"`
+	Delete        int `json:"delete"`
+	// WastedWakeups is notifications after which the client did not acquire.
+	WastedWakeups int `json:"wastedWakeups"`
+	Writes        int `json:"writes"`
+	Fenced        int `json:"fenced"`
+}
+
+func (s *Stats) add(o Stats) {
+	s.Notifications += o.Notifications
+	s.GetChildren += o.GetChildren
+	s.Exists += o.Exists
+	s.GetData += o.GetData
+	s.Create += o.Create
+	s.Delete += o.Delete
+	s.WastedWakeups += o.WastedWakeups
+	s.Writes += o.Writes
+	s.Fenced += o.Fenced
+}
+
+func (s Stats) sub(o Stats) Stats {
+	return Stats{
+		Notifications: s.Notifications - o.Notifications,
+		GetChildren:   s.GetChildren - o.GetChildren,
+		Exists:        s.Exists - o.Exists,
+		GetData:       s.GetData - o.GetData,
+		Create:        s.Create - o.Create,
+		Delete:        s.Delete - o.Delete,
+		WastedWakeups: s.WastedWakeups - o.WastedWakeups,
+		Writes:        s.Writes - o.Writes,
+		Fenced:        s.Fenced - o.Fenced,
+	}
+}

@@ -1,0 +1,154 @@
+package simulator
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// ledger is a dry run of a plan: who is in the queue and who holds, asked of
+// lockqueue.Build over made-up sequence numbers (only their order matters).
+// It catches a plan that would release or write from a client holding
+// nothing before any session is opened, and it checks a teacher's action
+// against the steps before it.
+type ledger struct {
+	lock    LockKind
+	leases  int
+	seq     int64
+	clients map[string]*ledgerClient
+	order   []string
+}
+
+type ledgerClient struct {
+	mode  lockqueue.Mode
+	node  string // while queued
+	state string // queued, stale, released, crashed, expired
+	since int    // step of the last state change
+}
+
+func newLedger(lock LockKind, leases int) *ledger {
+	return &ledger{lock: lock, leases: leases, clients: map[string]*ledgerClient{}}
+}
+
+func dryRun(lock LockKind, leases int, plan []Action) error {
+	l := newLedger(lock, leases)
+	for i, a := range plan {
+		if err := l.apply(i+1, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queue is the lock as Build sees it now.
+func (l *ledger) queue() lockqueue.Snapshot {
+	var ch []lockqueue.Child
+	for _, n := range l.order {
+		if c := l.clients[n]; c.state == "queued" {
+			ch = append(ch, lockqueue.Child{Name: c.node, EphemeralOwner: 1})
+		}
+	}
+	return lockqueue.Build("/dry-run", ch, buildOptions(l.lock, l.leases))
+}
+
+func (l *ledger) owner(node string) string {
+	for n, c := range l.clients {
+		if c.state == "queued" && c.node == node {
+			return n
+		}
+	}
+	return node
+}
+
+// apply checks one step and records its effect.
+func (l *ledger) apply(step int, a Action) error {
+	fail := func(format string, args ...any) error {
+		return invalidf("step %d: %s %s: %s", step, a.Action, a.Client, fmt.Sprintf(format, args...))
+	}
+	if err := checkAction(l.lock, a, false); err != nil {
+		return invalidf("step %d: %v", step, err)
+	}
+	c := l.clients[a.Client]
+	if isAdd(a.Action) {
+		if c != nil {
+			return fail("%s is already in this run", a.Client)
+		}
+		mode, _ := modeOf(l.lock, a.Action)
+		l.seq++
+		l.clients[a.Client] = &ledgerClient{mode: mode, node: lockqueue.SeqName(nodePrefix(mode, a.Client), l.seq), state: "queued", since: step}
+		l.order = append(l.order, a.Client)
+		return nil
+	}
+	if c == nil {
+		return fail("unknown client %s: add it first (%s)", a.Client, strings.Join(addActions(l.lock), " or "))
+	}
+	switch c.state {
+	case "released":
+		return fail("%s has already released (step %d)", a.Client, c.since)
+	case "crashed":
+		return fail("%s crashed at step %d", a.Client, c.since)
+	case "expired":
+		return fail("%s's session expired at step %d; it is out of the queue", a.Client, c.since)
+	}
+	holds, why := l.holds(a.Client)
+	switch a.Action {
+	case ActRelease:
+		if !holds {
+			return fail("%s holds nothing: %s", a.Client, why)
+		}
+		l.leave(c, "released", step)
+	case ActWrite:
+		if !holds {
+			return fail("%s does not hold the lock: %s", a.Client, why)
+		}
+	case ActCrash, ActPause:
+		if c.state == "stale" {
+			return fail("%s's session has already expired (step %d)", a.Client, c.since)
+		}
+		switch {
+		case a.Action == ActCrash:
+			l.leave(c, "crashed", step)
+		case holds:
+			// A paused holder comes back believing it still holds.
+			l.leave(c, "stale", step)
+		default:
+			l.leave(c, "expired", step)
+		}
+	}
+	return nil
+}
+
+func (l *ledger) leave(c *ledgerClient, state string, step int) {
+	c.state, c.since = state, step
+	l.seq++ // a delete bumps the parent's cversion too
+}
+
+// holds reports whether a client holds, or believes it holds, and if not, why.
+func (l *ledger) holds(name string) (bool, string) {
+	c := l.clients[name]
+	if c.state == "stale" {
+		return true, ""
+	}
+	for _, n := range l.queue().Nodes {
+		if n.Name != c.node {
+			continue
+		}
+		switch {
+		case n.Holding:
+			return true, ""
+		case n.WaitsFor != "":
+			return false, "it waits for " + l.owner(n.WaitsFor)
+		default:
+			return false, "it stands by"
+		}
+	}
+	return false, "it is not in the queue"
+}
+
+func addActions(lock LockKind) []string {
+	if lock == RW {
+		return []string{ActAddReader, ActAddWriter}
+	}
+	return []string{ActAdd}
+}

@@ -1,0 +1,468 @@
+// Package simulator replays lock scenarios with real ZooKeeper clients:
+// each client is its own session, reached through its own loopback proxy
+// so it can be cut off (a crash) or cut off and restored (a GC pause). The
+// clients follow their recipe exactly and pick whom to wait for with
+// lockqueue.Build; every step performs one action, waits until every client
+// is at rest, and is recorded with a whole lockqueue.Snapshot, so runs can
+// be stepped, scrubbed and replayed. A safety checker reads the history.
+package simulator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// DefaultRoot is the sandbox the simulator writes under unless told.
+const DefaultRoot = "/zklockviz/sim"
+
+// ManagerConfig configures a Manager.
+type ManagerConfig struct {
+	// Servers are ZooKeeper's host:port addresses.
+	Servers []string
+	// Chroot, when set, is prefixed to every path on the server; paths in
+	// snapshots stay chroot-relative.
+	Chroot string
+	// Root is the sandbox every run's lock lives under (DefaultRoot when empty).
+	Root string
+	// SessionTimeout is each client's session timeout (2s when zero). The
+	// server clamps it to its minSessionTimeout (2 ticks) and maxSessionTimeout.
+	SessionTimeout time.Duration
+	// Publish receives every shown step's snapshot (the live hub); may be nil.
+	Publish func(lockqueue.Snapshot)
+	// Remove is told a run's lock path when the run goes; may be nil.
+	Remove func(path string)
+	Logger *slog.Logger
+	// MaxRuns bounds concurrent runs (16 when zero).
+	MaxRuns int
+	// MaxClients bounds the clients of one run (MaxClients when zero).
+	MaxClients int
+	// IdleTimeout closes runs nobody has touched or watched for this long
+	// (30 minutes when zero; negative: never).
+	IdleTimeout time.Duration
+}
+
+// Spec is what starts a run (POST /runs).
+type Spec struct {
+	// Scenario names a built-in scenario.
+	Scenario string `json:"scenario"`
+	// Definition is a whole scenario instead of a built-in name.
+	Definition *Scenario `json:"definition,omitempty"`
+	// Strategy is herd or predecessor; the scenario's own when empty.
+	Strategy Strategy `json:"strategy,omitempty"`
+	// Clients is how many clients a "*" step stands for; the scenario's own when zero.
+	Clients int `json:"clients,omitempty"`
+	// Fencing says whether the protected resource checks tokens; the scenario's own when nil.
+	Fencing *bool `json:"fencing,omitempty"`
+}
+
+// Manager owns the simulator's runs and its own ZooKeeper session.
+type Manager struct {
+	cfg    ManagerConfig
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	connMu  sync.Mutex
+	obs     *zk.Conn
+	sess    *sessionState
+	created []string // root components this manager created, deepest last
+
+	mu     sync.Mutex
+	runs   map[string]*Run
+	closed bool
+	wg     sync.WaitGroup
+
+	noSnapshots bool // benchmarks
+}
+
+// New checks the configuration; the ZooKeeper session opens with the first run.
+func New(cfg ManagerConfig) (*Manager, error) {
+	if len(cfg.Servers) == 0 {
+		return nil, errors.New("simulator: no ZooKeeper servers")
+	}
+	if cfg.Root == "" {
+		cfg.Root = DefaultRoot
+	}
+	if err := checkRoot(cfg.Root); err != nil {
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	if cfg.Chroot == "/" {
+		cfg.Chroot = ""
+	}
+	if cfg.Chroot != "" {
+		if err := checkRoot(cfg.Chroot); err != nil {
+			return nil, fmt.Errorf("simulator: chroot: %w", err)
+		}
+	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = 2 * time.Second
+	}
+	if cfg.SessionTimeout < 100*time.Millisecond || cfg.SessionTimeout > 5*time.Minute {
+		return nil, fmt.Errorf("simulator: session timeout %v: want 100ms to 5m", cfg.SessionTimeout)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxRuns == 0 {
+		cfg.MaxRuns = 16
+	}
+	if cfg.MaxClients == 0 || cfg.MaxClients > MaxClients {
+		cfg.MaxClients = MaxClients
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 30 * time.Minute
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: map[string]*Run{}}
+	if cfg.IdleTimeout > 0 {
+		m.wg.Add(1)
+		go m.reap()
+	}
+	return m, nil
+}
+
+// checkRoot accepts a dedicated absolute znode path: the simulator creates
+// and deletes nodes under it, so "/" and ZooKeeper's own tree are refused.
+func checkRoot(p string) error {
+	switch {
+	case p == "" || p[0] != '/':
+		return invalidf("root %q: want an absolute path such as %s", p, DefaultRoot)
+	case p == "/":
+		return invalidf("root \"/\": want a dedicated path such as %s", DefaultRoot)
+	case strings.HasSuffix(p, "/"):
+		return invalidf("root %q: no trailing slash", p)
+	case p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/"):
+		return invalidf("root %q: /zookeeper is ZooKeeper's own", p)
+	}
+	for _, part := range strings.Split(p[1:], "/") {
+		if part == "" || part == "." || part == ".." {
+			return invalidf("root %q: empty, '.' or '..' component", p)
+		}
+		for _, r := range part {
+			if r < 0x20 || r == 0x7f {
+				return invalidf("root %q: control character", p)
+			}
+		}
+	}
+	return nil
+}
+
+// Root is the sandbox runs live under.
+func (m *Manager) Root() string { return m.cfg.Root }
+
+func (m *Manager) zpath(p string) string { return m.cfg.Chroot + p }
+
+// stepTimeout bounds one step: long enough for a crashed session to expire
+// (the server may round the timeout up to two ticks and expires sessions a
+// tick late) and for a few hundred clients to settle.
+func (m *Manager) stepTimeout() time.Duration {
+	return 3*m.cfg.SessionTimeout + 30*time.Second
+}
+
+// Scenarios lists the built-in scenarios.
+func (m *Manager) Scenarios() []ScenarioInfo {
+	var out []ScenarioInfo
+	for _, n := range BuiltinNames() {
+		sc, _ := Builtin(n)
+		out = append(out, sc.info())
+	}
+	return out
+}
+
+// observer returns the manager's own session, connecting on first use.
+func (m *Manager) observer(ctx context.Context) (*zk.Conn, error) {
+	m.connMu.Lock()
+	defer m.connMu.Unlock()
+	if m.obs == nil {
+		m.sess = newSessionState()
+		conn, _, err := zk.Connect(m.cfg.Servers, max(10*time.Second, m.cfg.SessionTimeout),
+			zk.WithEventCallback(func(ev zk.Event) {
+				if ev.Type == zk.EventSession {
+					m.sess.set(ev.State)
+				}
+			}),
+			zk.WithLogger(zkLogger{log: m.log, name: "simulator"}),
+			zk.WithLogInfo(false),
+		)
+		if err != nil {
+			return nil, unavailablef("simulator: connect to %s: %v", strings.Join(m.cfg.Servers, ","), err)
+		}
+		m.obs = conn
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := m.sess.wait(ctx, func(st zk.State) bool { return st == zk.StateHasSession }); err != nil {
+		return nil, unavailablef("simulator: no ZooKeeper session with %s: %v", strings.Join(m.cfg.Servers, ","), err)
+	}
+	if err := m.ensureRoot(); err != nil {
+		return nil, err
+	}
+	return m.obs, nil
+}
+
+// ensureRoot creates the sandbox's missing components and remembers them,
+// so Close removes exactly what the simulator added.
+func (m *Manager) ensureRoot() error {
+	full := m.zpath(m.cfg.Root)
+	p := m.cfg.Chroot
+	for _, part := range strings.Split(strings.TrimPrefix(full, m.cfg.Chroot+"/"), "/") {
+		p += "/" + part
+		_, err := m.obs.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil:
+			m.created = append(m.created, p)
+		case errors.Is(err, zk.ErrNodeExists):
+		case errors.Is(err, zk.ErrNoNode) && m.cfg.Chroot != "":
+			return unavailablef("simulator: chroot %s does not exist", m.cfg.Chroot)
+		default:
+			return unavailablef("simulator: create %s: %v", p, err)
+		}
+	}
+	return nil
+}
+
+// Start begins a run of a scenario. It opens no client session yet: the
+// scenario's steps do.
+func (m *Manager) Start(spec Spec) (*Run, error) {
+	var sc *Scenario
+	switch {
+	case spec.Definition != nil:
+		sc = spec.Definition.clone()
+		if err := sc.check(); err != nil {
+			return nil, err
+		}
+		if sc.Name == "" {
+			sc.Name = "custom"
+		}
+	case spec.Scenario == "":
+		return nil, invalidf("missing scenario: want one of %s", strings.Join(BuiltinNames(), ", "))
+	default:
+		var ok bool
+		if sc, ok = Builtin(spec.Scenario); !ok {
+			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(BuiltinNames(), ", "))
+		}
+	}
+	strategy := spec.Strategy
+	if strategy == "" {
+		strategy = cmpOrStrategy(sc.Strategy, Predecessor)
+	}
+	if _, err := ParseStrategy(string(strategy)); err != nil {
+		return nil, err
+	}
+	if spec.Clients < 0 {
+		return nil, invalidf("clients %d: want a positive count", spec.Clients)
+	}
+	plan, err := sc.Plan(spec.Clients)
+	if err != nil {
+		return nil, err
+	}
+	adds := 0
+	for _, a := range plan {
+		if isAdd(a.Action) {
+			adds++
+		}
+	}
+	if adds > m.cfg.MaxClients {
+		return nil, invalidf("%d clients: this server allows at most %d per run", adds, m.cfg.MaxClients)
+	}
+	fencing := sc.Fencing == nil || *sc.Fencing
+	if spec.Fencing != nil {
+		fencing = *spec.Fencing
+	}
+
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, unavailablef("simulator: shutting down")
+	}
+	if len(m.runs) >= m.cfg.MaxRuns {
+		m.mu.Unlock()
+		return nil, conflictf("%d runs are open, the most this server allows: delete one first", len(m.runs))
+	}
+	m.mu.Unlock()
+
+	if _, err := m.observer(m.ctx); err != nil {
+		return nil, err
+	}
+	id, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	r := &Run{
+		m: m, id: id, sc: sc, strategy: strategy, fencing: fencing, ctx: ctx, cancel: cancel,
+		plan: plan, speed: 1, changed: make(chan struct{}), lastUsed: time.Now(),
+	}
+	w, err := newWorld(r.worldConfig(r.pathFor(0)))
+	if err != nil {
+		cancel()
+		return nil, unavailablef("simulator: %v", err)
+	}
+	w.noSnapshots = m.noSnapshots
+	r.world = w
+	rec, err := r.initial(w)
+	if err != nil {
+		cancel()
+		w.close()
+		return nil, unavailablef("simulator: %v", err)
+	}
+	r.records = []record{rec}
+
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		cancel()
+		w.close()
+		return nil, unavailablef("simulator: shutting down")
+	}
+	m.runs[id] = r
+	m.mu.Unlock()
+	m.log.Info("simulator: run started", "run", id, "scenario", sc.Name, "strategy", strategy, "path", w.path, "steps", len(plan))
+	r.publish(rec)
+	return r, nil
+}
+
+func cmpOrStrategy(a, b Strategy) Strategy {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func newID() (string, error) {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("simulator: run id: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// Get returns a run by id.
+func (m *Manager) Get(id string) (*Run, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	return r, ok
+}
+
+// Runs lists the open runs' ids, oldest first.
+func (m *Manager) Runs() []*Run {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Run, 0, len(m.runs))
+	for _, r := range m.runs {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *Run) int { return strings.Compare(a.pathFor(0), b.pathFor(0)) })
+	return out
+}
+
+// Delete ends a run: its sessions close and its lock path is removed.
+func (m *Manager) Delete(id string) error {
+	m.mu.Lock()
+	r, ok := m.runs[id]
+	delete(m.runs, id)
+	m.mu.Unlock()
+	if !ok {
+		return notFoundf("no run %q", id)
+	}
+	m.log.Info("simulator: run deleted", "run", id)
+	return r.close()
+}
+
+// retire closes a world replaced by a replay and removes its lock path.
+func (m *Manager) retire(w *world) {
+	if w == nil {
+		return
+	}
+	if m.cfg.Remove != nil {
+		m.cfg.Remove(w.path)
+	}
+	if err := w.close(); err != nil {
+		m.log.Warn("simulator: clean up", "path", w.path, "err", err)
+	}
+}
+
+// reap closes runs nobody has used or watched for IdleTimeout.
+func (m *Manager) reap() {
+	defer m.wg.Done()
+	every := min(m.cfg.IdleTimeout/4, time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, r := range m.Runs() {
+			r.mu.Lock()
+			idle := r.watchers == 0 && !r.playing && time.Since(r.lastUsed) > m.cfg.IdleTimeout
+			r.mu.Unlock()
+			if idle {
+				m.log.Info("simulator: closing an idle run", "run", r.id)
+				if err := m.Delete(r.id); err != nil && !errors.Is(err, ErrNotFound) {
+					m.log.Warn("simulator: close idle run", "run", r.id, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// Close ends every run, removes what the simulator created and closes its
+// session.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	runs := make([]*Run, 0, len(m.runs))
+	for _, r := range m.runs {
+		runs = append(runs, r)
+	}
+	m.runs = map[string]*Run{}
+	m.mu.Unlock()
+
+	var errs []error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.close(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	m.cancel()
+	m.wg.Wait()
+	m.connMu.Lock()
+	defer m.connMu.Unlock()
+	if m.obs != nil {
+		for i := len(m.created) - 1; i >= 0; i-- {
+			err := m.obs.Delete(m.created[i], -1)
+			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
+				errs = append(errs, fmt.Errorf("simulator: remove %s: %w", m.created[i], err))
+			}
+		}
+		m.obs.Close()
+	}
+	return errors.Join(errs...)
+}

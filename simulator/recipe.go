@@ -1,0 +1,99 @@
+package simulator
+
+import (
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Recipe is a strategy's pseudocode as the classroom shows it, with the
+// lines each client state points at (numbered from 1).
+type Recipe struct {
+	Strategy Strategy `json:"strategy"`
+	Lines    []string `json:"lines"`
+
+	create, children, hold, watch, wait, release, write int
+}
+
+// RecipeFor returns the pseudocode a lock kind's clients follow under a
+// strategy. Lease standbys always watch the children (seed 001).
+func RecipeFor(lock LockKind, s Strategy) Recipe {
+	if lock == LeaseLock {
+		return Recipe{
+			Strategy: Children,
+			Lines: []string{
+				"create(P + \"/<me>-lock-\", EPHEMERAL_SEQUENTIAL)",
+				"children = getChildren(P, watch=true)",
+				"if my node is among the N lowest: hold a lease; return",
+				"stand by: wait for any change to P's children",
+				"goto 2",
+				"work: write(resource, token = czxid of my node)",
+				"release: delete(my node)",
+			},
+			create: 1, children: 2, hold: 3, watch: 2, wait: 4, write: 6, release: 7,
+		}
+	}
+	node := "P + \"/<me>-lock-\""
+	holdRule := "if my node is the lowest: hold the lock; return"
+	pick := "pred = the node just below mine"
+	if lock == RW {
+		node = "P + (reader ? \"/R_\" : \"/W_\")"
+		holdRule = "reader: hold if no W_ is below me; writer: hold if nothing is below me"
+		pick = "pred = reader ? the nearest W_ below me : the node just below mine"
+	}
+	if s == Herd {
+		return Recipe{
+			Strategy: Herd,
+			Lines: []string{
+				"create(" + node + ", EPHEMERAL_SEQUENTIAL)",
+				"children = getChildren(P, watch=true)",
+				holdRule,
+				"wait for any change to P's children (every waiter wakes)",
+				"goto 2",
+				"work: write(resource, token = czxid of my node)",
+				"release: delete(my node)",
+			},
+			create: 1, children: 2, hold: 3, watch: 2, wait: 4, write: 6, release: 7,
+		}
+	}
+	// exists() rather than getData(): it is what ZooKeeper's own recipe
+	// uses, and when pred is already gone it answers "no node" (and leaves a
+	// creation watch, which never fires: sequence numbers are not reused)
+	// where getData() fails without setting any watch. Either way the client
+	// must go back to getChildren, which line 5 does.
+	return Recipe{
+		Strategy: Predecessor,
+		Lines: []string{
+			"create(" + node + ", EPHEMERAL_SEQUENTIAL)",
+			"children = getChildren(P)   // no watch",
+			holdRule,
+			pick,
+			"if not exists(P + \"/\" + pred, watch=true): goto 2",
+			"wait for pred's deletion (only this client wakes)",
+			"goto 2",
+			"work: write(resource, token = czxid of my node)",
+			"release: delete(my node)",
+		},
+		create: 1, children: 2, hold: 3, watch: 5, wait: 6, write: 8, release: 9,
+	}
+}
+
+// nodePrefix is the name a client asks ZooKeeper to create under the lock;
+// the server appends the 10-digit sequence. The R_/W_ names are seed 000's,
+// exactly, so lockqueue reads them as recipe "seed-rw"; the others follow the
+// ZooKeeper recipes page's "<guid>-lock-" with the client's name as guid.
+func nodePrefix(mode lockqueue.Mode, client string) string {
+	switch mode {
+	case lockqueue.Read:
+		return "R_"
+	case lockqueue.Write:
+		return "W_"
+	}
+	return client + "-lock-"
+}
+
+// buildOptions are the lockqueue options a lock kind's queue is built with.
+func buildOptions(lock LockKind, leases int) lockqueue.Options {
+	if lock == LeaseLock {
+		return lockqueue.Options{Leases: leases}
+	}
+	return lockqueue.Options{}
+}

@@ -1,0 +1,104 @@
+package simulator
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is a whole run's timeline, as `zklockviz sim` prints it.
+type Report struct {
+	Scenario         string      `json:"scenario"`
+	Title            string      `json:"title"`
+	Strategy         Strategy    `json:"strategy"`
+	Lock             LockKind    `json:"lock"`
+	Leases           int         `json:"leases,omitempty"`
+	Fencing          bool        `json:"fencing"`
+	Path             string      `json:"path"`
+	SessionTimeoutMs int64       `json:"sessionTimeoutMs"`
+	Events           []Event     `json:"events"`
+	Steps            []StepInfo  `json:"steps"`
+	Stats            Stats       `json:"stats"`
+	Violations       []Violation `json:"violations"`
+	Pseudocode       []string    `json:"pseudocode"`
+	Error            string      `json:"error,omitempty"`
+}
+
+// StepInfo is one step of a Report.
+type StepInfo struct {
+	Step      int    `json:"step"`
+	Client    string `json:"client"`
+	Action    string `json:"action"`
+	Narration string `json:"narration"`
+	Line      int    `json:"line"`
+	// Stats is what this step cost.
+	Stats Stats `json:"stats"`
+}
+
+// Report is the run's recorded history, all of it, whatever step is shown.
+func (r *Run) Report() Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rc := RecipeFor(r.sc.Lock, r.strategy)
+	last := r.records[len(r.records)-1]
+	rep := Report{
+		Scenario: r.sc.Name, Title: cmpOr(r.sc.Title, r.sc.Name), Strategy: rc.Strategy, Lock: r.sc.Lock, Leases: r.sc.Leases,
+		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
+		Events: []Event{}, Steps: []StepInfo{}, Stats: last.Stats, Pseudocode: rc.Lines,
+		Violations: checkSafety(r.records, r.sc.Lock, r.sc.Leases),
+	}
+	if rep.Violations == nil {
+		rep.Violations = []Violation{}
+	}
+	if r.failed != nil {
+		rep.Error = r.failed.Error()
+	}
+	for k, rec := range r.records[1:] {
+		rep.Events = append(rep.Events, rec.Events...)
+		rep.Steps = append(rep.Steps, StepInfo{
+			Step: rec.Step, Client: rec.Action.Client, Action: rec.Action.Action, Narration: rec.Narration,
+			Line: rec.Line, Stats: rec.Stats.sub(r.records[k].Stats),
+		})
+	}
+	return rep
+}
+
+// WriteText prints a report as a table like seed 000's: one row per event,
+// a notification folded into the row of the change that caused it.
+func WriteText(w io.Writer, rep Report) error {
+	fencing := "on"
+	if !rep.Fencing {
+		fencing = "off"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
+		rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tclient\tevent\tdetail")
+	row := 0
+	for _, e := range rep.Events {
+		if e.Event == EvNotify {
+			continue
+		}
+		row++
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", row, e.Client, e.Event, e.Text)
+	}
+	tw.Flush()
+	s := rep.Stats
+	fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d)\n",
+		s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced)
+	if len(rep.Violations) == 0 {
+		b.WriteString("safety: no violations\n")
+	} else {
+		fmt.Fprintf(&b, "safety: %d violation(s)\n", len(rep.Violations))
+		for _, v := range rep.Violations {
+			fmt.Fprintf(&b, "  %s: %s\n", v.Kind, v.Message)
+		}
+	}
+	if rep.Error != "" {
+		fmt.Fprintf(&b, "error: %s\n", rep.Error)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

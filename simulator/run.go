@@ -1,0 +1,677 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// record is one recorded step: what was done, what it caused and the
+// whole state after it. records[0] is the empty lock before step 1.
+type record struct {
+	Step       int
+	Action     *Action
+	Events     []Event
+	Snapshot   lockqueue.Snapshot
+	Stats      Stats // cumulative
+	Clients    []ClientInfo
+	Narration  string
+	Line       int
+	LineClient string
+	Path       string
+}
+
+func (r record) client(name string) (ClientInfo, bool) {
+	for _, c := range r.Clients {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return ClientInfo{}, false
+}
+
+// ClientInfo is one client as State shows it.
+type ClientInfo struct {
+	Name string         `json:"name"`
+	Node string         `json:"node"` // its lock node, or the last one it had
+	Path string         `json:"path,omitempty"`
+	Mode lockqueue.Mode `json:"mode"`
+	// State: waiting, holding, released, crashed, paused, stale (back from
+	// a pause that outlasted its session, still believing it holds) or
+	// expired (lost its session while waiting).
+	State    string `json:"state"`
+	Session  string `json:"session"`
+	Token    int64  `json:"token,omitempty"`
+	WaitsFor string `json:"waitsFor,omitempty"` // the client it waits for
+	Line     int    `json:"line"`
+	Joined   int    `json:"joined"`
+	Since    int    `json:"since"`
+}
+
+// Pseudocode is the recipe the run's clients follow and the line the
+// current step is at (numbered from 1; 0 before the first step).
+type Pseudocode struct {
+	Strategy Strategy `json:"strategy"`
+	Lines    []string `json:"lines"`
+	Line     int      `json:"line"`
+	Client   string   `json:"client,omitempty"`
+}
+
+// State is a run as the HTTP API and the websocket show it.
+type State struct {
+	ID               string   `json:"id"`
+	Scenario         string   `json:"scenario"`
+	Title            string   `json:"title"`
+	Lock             LockKind `json:"lock"`
+	Leases           int      `json:"leases,omitempty"`
+	Strategy         Strategy `json:"strategy"`
+	Fencing          bool     `json:"fencing"`
+	Path             string   `json:"path"`
+	SessionTimeoutMs int64    `json:"sessionTimeoutMs"`
+	// Step is the step shown (0: before the first); Steps how many are
+	// recorded; Planned how many the plan has.
+	Step    int     `json:"step"`
+	Steps   int     `json:"steps"`
+	Planned int     `json:"planned"`
+	Playing bool    `json:"playing"`
+	Speed   float64 `json:"speed"`
+	Done    bool    `json:"done"`
+	// Busy is set while a step runs on ZooKeeper (a crash step waits for
+	// the session to expire).
+	Busy  bool   `json:"busy"`
+	Error string `json:"error,omitempty"`
+	// Action is the shown step's action; Next the one a step forward does.
+	Action *Action `json:"action,omitempty"`
+	Next   *Action `json:"next,omitempty"`
+	// Events are those of steps 1..Step (the latest maxStateEvents).
+	Events          []Event            `json:"events"`
+	EventsTruncated int                `json:"eventsTruncated,omitempty"`
+	Stats           Stats              `json:"stats"`
+	LastRelease     *Stats             `json:"lastRelease,omitempty"`
+	Violations      []Violation        `json:"violations"`
+	Clients         []ClientInfo       `json:"clients"`
+	Narration       string             `json:"narration"`
+	Pseudocode      Pseudocode         `json:"pseudocode"`
+	Line            int                `json:"line"`
+	Snapshot        lockqueue.Snapshot `json:"snapshot"`
+}
+
+const (
+	maxStateEvents = 2000
+	playInterval   = 1200 * time.Millisecond
+	minSpeed       = 0.05
+	maxSpeed       = 50
+)
+
+// Run is one scenario being played on a real ZooKeeper.
+type Run struct {
+	m        *Manager
+	id       string
+	sc       *Scenario
+	strategy Strategy
+	fencing  bool
+	ctx      context.Context
+	cancel   context.CancelFunc
+
+	// opMu serialises everything that touches the world or the plan.
+	opMu  sync.Mutex
+	world *world
+	forks int
+
+	// mu guards what State reads, so State answers while a step runs.
+	mu       sync.Mutex
+	plan     []Action
+	records  []record
+	cursor   int
+	playing  bool
+	stopPlay chan struct{}
+	speed    float64
+	busy     bool
+	failed   error
+	closed   bool
+	changed  chan struct{}
+	lastUsed time.Time
+	watchers int
+}
+
+// ID is the run's id.
+func (r *Run) ID() string { return r.id }
+
+func (r *Run) worldConfig(path string) worldConfig {
+	m := r.m
+	return worldConfig{
+		Path: path, ZPath: m.zpath(path), Servers: m.cfg.Servers, Observer: m.obs, Logger: m.log,
+		Lock: r.sc.Lock, Leases: r.sc.Leases, Strategy: r.strategy, Fencing: r.fencing,
+		SessionTimeout: m.cfg.SessionTimeout, Publish: m.cfg.Publish,
+	}
+}
+
+func (r *Run) pathFor(fork int) string {
+	p := r.m.cfg.Root + "/" + r.sc.Name + "-" + r.id
+	if fork > 0 {
+		p += "." + strconv.Itoa(fork)
+	}
+	return p
+}
+
+// initial is record 0: the empty lock.
+func (r *Run) initial(w *world) (record, error) {
+	rec := record{Step: 0, Path: w.path, Clients: []ClientInfo{}, Events: []Event{}}
+	if !w.noSnapshots {
+		snap, err := w.snapshot()
+		if err != nil {
+			return rec, err
+		}
+		rec.Snapshot = snap
+	}
+	rec.Narration = fmt.Sprintf("Ready: %s is empty. Each step performs one action, then waits until every client holds, waits on its watch or is gone.", w.path)
+	return rec, nil
+}
+
+// exec runs plan step k on the world and records it. opMu must be held.
+func (r *Run) exec(k int) error {
+	r.mu.Lock()
+	a := r.plan[k-1]
+	r.busy = true
+	r.mu.Unlock()
+	r.bump()
+	defer func() {
+		r.mu.Lock()
+		r.busy = false
+		r.mu.Unlock()
+		r.bump()
+	}()
+	ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout())
+	defer cancel()
+	events, err := r.world.do(ctx, k, a)
+	if err != nil {
+		r.mu.Lock()
+		r.failed = err
+		r.mu.Unlock()
+		return err
+	}
+	rec, err := r.record(r.world, k, a, events)
+	if err != nil {
+		r.mu.Lock()
+		r.failed = err
+		r.mu.Unlock()
+		return err
+	}
+	r.mu.Lock()
+	r.records = append(r.records[:k], rec)
+	r.cursor = k
+	r.mu.Unlock()
+	r.publish(rec)
+	return nil
+}
+
+func (r *Run) record(w *world, k int, a Action, events []Event) (record, error) {
+	rec := record{Step: k, Action: &a, Events: events, Stats: w.stats(), Path: w.path}
+	if rec.Events == nil {
+		rec.Events = []Event{}
+	}
+	if !w.noSnapshots {
+		snap, err := w.snapshot()
+		if err != nil {
+			return rec, fmt.Errorf("step %d: %w", k, err)
+		}
+		rec.Snapshot = snap
+	}
+	rec.Clients = make([]ClientInfo, 0, len(w.clients))
+	for _, c := range w.clients {
+		ci := ClientInfo{
+			Name: c.name, Node: c.lastNode, Mode: c.mode, State: c.state, Token: c.token,
+			Line: c.line, Joined: c.joined, Since: c.since, Session: lockqueue.SessionHex(c.session),
+		}
+		if c.lastNode != "" {
+			ci.Path = w.path + "/" + c.lastNode
+		}
+		if c.state == stWaiting && c.waitsFor != "" {
+			ci.WaitsFor = w.ownerOf(c.waitsFor)
+		}
+		rec.Clients = append(rec.Clients, ci)
+	}
+	rec.Narration = narrate(a, events, w.lock)
+	// The line to highlight: where the step left the last client it moved.
+	rec.LineClient = a.Client
+	for _, e := range events {
+		if e.Event == EvLock || e.Event == EvWait {
+			rec.LineClient = e.Client
+		}
+	}
+	if c := w.byName[rec.LineClient]; c != nil {
+		rec.Line = c.line
+	}
+	return rec, nil
+}
+
+func (r *Run) publish(rec record) {
+	if r.m.cfg.Publish != nil && rec.Snapshot.Path != "" {
+		r.m.cfg.Publish(rec.Snapshot)
+	}
+}
+
+// bump tells websocket viewers that the state changed.
+func (r *Run) bump() {
+	r.mu.Lock()
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.lastUsed = time.Now()
+	r.mu.Unlock()
+}
+
+// touch marks the run as in use, for the idle reaper.
+func (r *Run) touch() {
+	r.mu.Lock()
+	r.lastUsed = time.Now()
+	r.mu.Unlock()
+}
+
+// Changed returns a channel closed at the next change of State.
+func (r *Run) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+func (r *Run) usable() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return notFoundf("run %s is closed", r.id)
+	}
+	return nil
+}
+
+// Step moves one step forward: through the recorded steps when the view is
+// behind, else by performing the next planned action. It pauses playback.
+func (r *Run) Step() error {
+	r.Pause()
+	return r.step()
+}
+
+func (r *Run) step() error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	r.opMu.Lock()
+	defer r.opMu.Unlock()
+	r.mu.Lock()
+	cursor, last, planned, failed := r.cursor, len(r.records)-1, len(r.plan), r.failed
+	r.mu.Unlock()
+	if cursor < last {
+		r.mu.Lock()
+		r.cursor++
+		rec := r.records[r.cursor]
+		r.mu.Unlock()
+		r.publish(rec)
+		r.bump()
+		return nil
+	}
+	if failed != nil {
+		return conflictf("the run failed (%v): go back and act to replay it on a fresh lock, or start a new run", failed)
+	}
+	if last >= planned {
+		return conflictf("the scenario has no more steps: act on a client to add one")
+	}
+	return r.exec(last + 1)
+}
+
+// Back shows the previous recorded step. It pauses playback.
+func (r *Run) Back() error {
+	r.Pause()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.cursor == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	r.cursor--
+	rec := r.records[r.cursor]
+	r.mu.Unlock()
+	r.publish(rec)
+	r.bump()
+	return nil
+}
+
+// Seek shows step n. Past the recorded steps it performs the planned ones
+// up to n.
+func (r *Run) Seek(n int) error {
+	r.Pause()
+	if err := r.usable(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	last, planned := len(r.records)-1, len(r.plan)
+	r.mu.Unlock()
+	if n < 0 || n > planned {
+		return invalidf("step %d: want 0 to %d", n, planned)
+	}
+	if n <= last {
+		r.mu.Lock()
+		r.cursor = n
+		rec := r.records[n]
+		r.mu.Unlock()
+		r.publish(rec)
+		r.bump()
+		return nil
+	}
+	for {
+		r.mu.Lock()
+		cur := r.cursor
+		r.mu.Unlock()
+		if cur >= n {
+			return nil
+		}
+		if err := r.step(); err != nil {
+			return err
+		}
+	}
+}
+
+// Play steps forward on a timer (playInterval divided by the speed) until
+// the plan ends, a step fails or Pause.
+func (r *Run) Play() error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.playing {
+		return nil
+	}
+	if r.failed != nil && r.cursor == len(r.records)-1 {
+		return conflictf("the run failed (%v)", r.failed)
+	}
+	if r.cursor >= len(r.plan) {
+		return conflictf("the scenario has no more steps: act on a client to add one")
+	}
+	r.playing = true
+	stop := make(chan struct{})
+	r.stopPlay = stop
+	go r.playLoop(stop)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	return nil
+}
+
+func (r *Run) playLoop(stop chan struct{}) {
+	for {
+		r.mu.Lock()
+		wait := time.Duration(float64(playInterval) / r.speed)
+		r.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		err := r.step()
+		r.mu.Lock()
+		done := r.cursor >= len(r.plan)
+		stillMine := r.stopPlay == stop
+		r.mu.Unlock()
+		if err != nil || done {
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				r.m.log.Info("simulator: playback stopped", "run", r.id, "err", err)
+			}
+			if stillMine {
+				r.Pause()
+			}
+			return
+		}
+	}
+}
+
+// Pause stops playback.
+func (r *Run) Pause() error {
+	r.mu.Lock()
+	if !r.playing {
+		r.mu.Unlock()
+		return nil
+	}
+	r.playing = false
+	close(r.stopPlay)
+	r.stopPlay = nil
+	r.mu.Unlock()
+	r.bump()
+	return nil
+}
+
+// SetSpeed sets the playback speed: 1 is a step every 1.2 s.
+func (r *Run) SetSpeed(x float64) error {
+	if !(x >= minSpeed && x <= maxSpeed) {
+		return invalidf("speed %v: want %v to %v", x, minSpeed, maxSpeed)
+	}
+	r.mu.Lock()
+	r.speed = x
+	r.mu.Unlock()
+	r.bump()
+	return nil
+}
+
+// Act has a client do something now, at the shown step. An add without a
+// client name gets the next free one. Acting after going back replays the
+// steps up to the shown one on a fresh lock path first: the recorded
+// future is dropped (the rest of the plan is kept when it still fits).
+func (r *Run) Act(client, action string) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	r.opMu.Lock()
+	defer r.opMu.Unlock()
+	a := Action{Client: client, Action: action}
+	r.mu.Lock()
+	cursor, last := r.cursor, len(r.records)-1
+	plan := slices.Clone(r.plan)
+	failed := r.failed
+	r.mu.Unlock()
+	if a.Client == "" && isAdd(a.Action) {
+		a.Client = r.freeName(plan)
+	}
+	if err := checkAction(r.sc.Lock, a, false); err != nil {
+		return invalidf("%v", err)
+	}
+	prefix := slices.Clone(plan[:cursor])
+	if err := dryRun(r.sc.Lock, r.sc.Leases, append(slices.Clone(prefix), a)); err != nil {
+		return conflictf("%v", err)
+	}
+	next := append(append(slices.Clone(prefix), a), plan[cursor:]...)
+	if dryRun(r.sc.Lock, r.sc.Leases, next) != nil {
+		next = append(prefix, a)
+	}
+	if cursor < last || (failed != nil && cursor == last) {
+		if err := r.fork(cursor); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	r.plan = next
+	r.mu.Unlock()
+	return r.exec(cursor + 1)
+}
+
+// freeName is the next unused <prefix><k>, numbered after the highest
+// one in use and as wide (C21 after C01..C20, LOCK6 after LOCK1..LOCK5).
+func (r *Run) freeName(plan []Action) string {
+	prefix := r.sc.prefix()
+	used := map[string]bool{}
+	top, width := 0, 1
+	for _, a := range plan {
+		used[a.Client] = true
+		digits, ok := strings.CutPrefix(a.Client, prefix)
+		if n, err := strconv.Atoi(digits); ok && err == nil && n >= top {
+			top, width = n, len(digits)
+		}
+	}
+	for k := top + 1; ; k++ {
+		if n := fmt.Sprintf("%s%0*d", prefix, width, k); !used[n] {
+			return n
+		}
+	}
+}
+
+// fork replays steps 1..upto on a fresh lock path and makes it the run's
+// world. The old world is closed and its path removed. opMu must be held.
+func (r *Run) fork(upto int) error {
+	r.mu.Lock()
+	r.busy = true
+	plan := slices.Clone(r.plan[:upto])
+	r.mu.Unlock()
+	r.bump()
+	defer func() {
+		r.mu.Lock()
+		r.busy = false
+		r.mu.Unlock()
+		r.bump()
+	}()
+	r.forks++
+	w, err := newWorld(r.worldConfig(r.pathFor(r.forks)))
+	if err != nil {
+		return unavailablef("replay: %v", err)
+	}
+	w.noSnapshots = r.m.noSnapshots
+	fail := func(err error) error {
+		if cerr := w.close(); cerr != nil {
+			r.m.log.Warn("simulator: clean up a failed replay", "path", w.path, "err", cerr)
+		}
+		return fmt.Errorf("replay on %s: %w", w.path, err)
+	}
+	rec0, err := r.initial(w)
+	if err != nil {
+		return fail(err)
+	}
+	recs := []record{rec0}
+	for k := 1; k <= upto; k++ {
+		ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout())
+		events, err := w.do(ctx, k, plan[k-1])
+		cancel()
+		if err != nil {
+			return fail(err)
+		}
+		rec, err := r.record(w, k, plan[k-1], events)
+		if err != nil {
+			return fail(err)
+		}
+		recs = append(recs, rec)
+	}
+	old := r.world
+	r.mu.Lock()
+	r.world = w
+	r.records = recs
+	r.cursor = upto
+	r.failed = nil
+	r.mu.Unlock()
+	r.m.retire(old)
+	r.publish(recs[upto])
+	return nil
+}
+
+// close stops the run and cleans up its lock path.
+func (r *Run) close() error {
+	r.Pause()
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
+	r.opMu.Lock()
+	defer r.opMu.Unlock()
+	r.bump()
+	if r.world == nil {
+		return nil
+	}
+	if r.m.cfg.Remove != nil {
+		r.m.cfg.Remove(r.world.path)
+	}
+	return r.world.close()
+}
+
+// Done reports whether every planned step is recorded and shown.
+func (r *Run) Done() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cursor == len(r.records)-1 && r.cursor >= len(r.plan)
+}
+
+// Err is the error a failed step left, if any.
+func (r *Run) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
+}
+
+// State is the run as the browser shows it, at the shown step.
+func (r *Run) State() State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.records[r.cursor]
+	rc := RecipeFor(r.sc.Lock, r.strategy)
+	s := State{
+		ID: r.id, Scenario: r.sc.Name, Title: cmpOr(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
+		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
+		Step: r.cursor, Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
+		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
+		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
+		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},
+		Line:       rec.Line, Snapshot: rec.Snapshot, Events: []Event{},
+	}
+	if r.failed != nil {
+		s.Error = r.failed.Error()
+	}
+	if r.cursor < len(r.plan) {
+		next := r.plan[r.cursor]
+		s.Next = &next
+	}
+	for _, rc := range r.records[1 : r.cursor+1] {
+		s.Events = append(s.Events, rc.Events...)
+	}
+	if n := len(s.Events); n > maxStateEvents {
+		s.EventsTruncated = n - maxStateEvents
+		s.Events = s.Events[n-maxStateEvents:]
+	}
+	s.Violations = checkSafety(r.records[:r.cursor+1], r.sc.Lock, r.sc.Leases)
+	if s.Violations == nil {
+		s.Violations = []Violation{}
+	}
+	for k := r.cursor; k >= 1; k-- {
+		if releases(r.records[k].Events) {
+			d := r.records[k].Stats.sub(r.records[k-1].Stats)
+			s.LastRelease = &d
+			break
+		}
+	}
+	return s
+}
+
+func releases(events []Event) bool {
+	for _, e := range events {
+		if e.Event == EvUnlock || e.Event == EvExpire {
+			return true
+		}
+	}
+	return false
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

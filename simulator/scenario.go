@@ -1,0 +1,394 @@
+package simulator
+
+import (
+	"bytes"
+	"cmp"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// LockKind is the recipe family a scenario's clients follow.
+type LockKind string
+
+const (
+	// RW is seed 000's read/write lock: R_/W_ sequential nodes.
+	RW LockKind = "rw"
+	// ExclusiveLock is the plain mutex of seeds 002/003/004.
+	ExclusiveLock LockKind = "exclusive"
+	// LeaseLock is seed 001's N-holder lock: up to N hold, the rest stand by.
+	LeaseLock LockKind = "lease"
+)
+
+// Strategy is how a waiter learns that its turn may have come.
+type Strategy string
+
+const (
+	// Herd: every waiter watches the parent's children (seed 002's first version).
+	Herd Strategy = "herd"
+	// Predecessor: a waiter watches only the node it waits for (seeds 000, 002, 003).
+	Predecessor Strategy = "predecessor"
+	// Children is what lease standbys always do (seed 001), whatever was asked.
+	Children Strategy = "children"
+)
+
+// Actions a scenario step or a teacher can take.
+const (
+	ActAddReader = "add-reader"
+	ActAddWriter = "add-writer"
+	ActAdd       = "add"
+	ActRelease   = "release"
+	ActCrash     = "crash"
+	ActPause     = "pause"
+	ActWrite     = "write"
+)
+
+var actions = []string{ActAddReader, ActAddWriter, ActAdd, ActRelease, ActCrash, ActPause, ActWrite}
+
+// Action is one scenario step: a client and what it does.
+type Action struct {
+	Client string `json:"client"`
+	Action string `json:"action"`
+	// Note is shown next to the step's narration.
+	Note string `json:"note,omitempty"`
+}
+
+// Scenario is a scenario data file (see docs/simulator.md).
+type Scenario struct {
+	Name        string   `json:"name"`
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Lock        LockKind `json:"lock"`
+	// Leases is the number of holders of a lease lock.
+	Leases int `json:"leases,omitempty"`
+	// Strategy is the default strategy (predecessor when empty).
+	Strategy Strategy `json:"strategy,omitempty"`
+	// Fencing is whether the protected resource checks tokens by default (on when empty).
+	Fencing *bool `json:"fencing,omitempty"`
+	// Clients is how many clients a step with client "*" stands for by default.
+	Clients int `json:"clients,omitempty"`
+	// ClientPrefix names "*" clients (<prefix>01, <prefix>02, ...) and
+	// clients added without a name.
+	ClientPrefix string   `json:"clientPrefix,omitempty"`
+	Steps        []Action `json:"steps"`
+}
+
+// ScenarioInfo is what GET /scenarios lists.
+type ScenarioInfo struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Lock        LockKind `json:"lock"`
+	Leases      int      `json:"leases,omitempty"`
+	Strategy    Strategy `json:"strategy"`
+	Fencing     bool     `json:"fencing"`
+	Clients     int      `json:"clients,omitempty"`
+	Steps       int      `json:"steps"`
+}
+
+// Limits on scenarios, so a typo cannot start ten thousand sessions.
+const (
+	MaxClients = 1000
+	maxSteps   = 10000
+)
+
+var (
+	//go:embed scenarios/*.json
+	builtinFS embed.FS
+	builtins  = mustLoadBuiltins()
+)
+
+func mustLoadBuiltins() map[string]*Scenario {
+	entries, err := builtinFS.ReadDir("scenarios")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*Scenario{}
+	for _, e := range entries {
+		b, err := builtinFS.ReadFile("scenarios/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		sc, err := ParseScenario(b)
+		if err != nil {
+			panic(fmt.Sprintf("built-in scenario %s: %v", e.Name(), err))
+		}
+		if want := strings.TrimSuffix(e.Name(), ".json"); sc.Name != want {
+			panic(fmt.Sprintf("built-in scenario %s is named %q", e.Name(), sc.Name))
+		}
+		out[sc.Name] = sc
+	}
+	return out
+}
+
+// Builtin returns a built-in scenario by name.
+func Builtin(name string) (*Scenario, bool) {
+	sc, ok := builtins[name]
+	if !ok {
+		return nil, false
+	}
+	return sc.clone(), true
+}
+
+// BuiltinNames lists the built-in scenarios in a teaching order.
+func BuiltinNames() []string {
+	order := []string{"lock1-5", "herd", "ha-standby", "session-expiry", "gc-pause"}
+	var out []string
+	for _, n := range order {
+		if _, ok := builtins[n]; ok {
+			out = append(out, n)
+		}
+	}
+	var rest []string
+	for n := range builtins {
+		if !slices.Contains(out, n) {
+			rest = append(rest, n)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// LoadScenario resolves a built-in name or reads a scenario file.
+func LoadScenario(nameOrFile string) (*Scenario, error) {
+	if sc, ok := Builtin(nameOrFile); ok {
+		return sc, nil
+	}
+	b, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "/\\.") {
+			return nil, invalidf("unknown scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
+		}
+		return nil, invalidf("read scenario: %v", err)
+	}
+	sc, err := ParseScenario(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
+	}
+	if sc.Name == "" {
+		sc.Name = strings.TrimSuffix(path.Base(strings.ReplaceAll(nameOrFile, "\\", "/")), ".json")
+	}
+	return sc, nil
+}
+
+// ParseScenario decodes and checks a scenario file. Unknown fields are
+// errors: a misspelt "acton" must not silently do nothing.
+func ParseScenario(b []byte) (*Scenario, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var sc Scenario
+	if err := dec.Decode(&sc); err != nil {
+		return nil, invalidf("scenario: %s", jsonError(b, err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, invalidf("scenario: unexpected data after the scenario object")
+	}
+	if err := sc.check(); err != nil {
+		return nil, err
+	}
+	return &sc, nil
+}
+
+// jsonError adds a line number to a decoding error.
+func jsonError(b []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var off int64
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	default:
+		return err.Error()
+	}
+	line := 1 + bytes.Count(b[:min(int(off), len(b))], []byte("\n"))
+	return fmt.Sprintf("line %d: %v", line, err)
+}
+
+var (
+	clientName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,31}$`)
+	scenarioID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+)
+
+// check validates what a scenario says on its own; Plan validates the steps
+// against each other.
+func (sc *Scenario) check() error {
+	if sc.Name != "" && !scenarioID.MatchString(sc.Name) {
+		return invalidf("scenario: name %q: want letters, digits, '.', '_' or '-' (at most 64)", sc.Name)
+	}
+	switch sc.Lock {
+	case RW, ExclusiveLock:
+		if sc.Leases != 0 {
+			return invalidf("scenario: leases is only for a %q lock", LeaseLock)
+		}
+	case LeaseLock:
+		if sc.Leases < 1 {
+			return invalidf("scenario: a lease lock needs leases >= 1")
+		}
+	case "":
+		return invalidf("scenario: missing lock: want %q, %q or %q", RW, ExclusiveLock, LeaseLock)
+	default:
+		return invalidf("scenario: bad lock %q: want %q, %q or %q", sc.Lock, RW, ExclusiveLock, LeaseLock)
+	}
+	if sc.Strategy != "" {
+		if _, err := ParseStrategy(string(sc.Strategy)); err != nil {
+			return err
+		}
+	}
+	if sc.Clients < 0 || sc.Clients > MaxClients {
+		return invalidf("scenario: clients %d: want 1 to %d", sc.Clients, MaxClients)
+	}
+	if sc.ClientPrefix != "" && !clientName.MatchString(sc.ClientPrefix) {
+		return invalidf("scenario: clientPrefix %q: want a letter then letters, digits or '_'", sc.ClientPrefix)
+	}
+	if len(sc.Steps) == 0 {
+		return invalidf("scenario: no steps")
+	}
+	if len(sc.Steps) > maxSteps {
+		return invalidf("scenario: %d steps, at most %d", len(sc.Steps), maxSteps)
+	}
+	for i, a := range sc.Steps {
+		if err := checkAction(sc.Lock, a, true); err != nil {
+			return invalidf("scenario: step %d: %v", i+1, err)
+		}
+	}
+	return nil
+}
+
+func checkAction(lock LockKind, a Action, wildcard bool) error {
+	switch {
+	case a.Action == "":
+		return errors.New("missing action")
+	case !slices.Contains(actions, a.Action):
+		return fmt.Errorf("unknown action %q: want one of %s", a.Action, strings.Join(actions, ", "))
+	case a.Client == "":
+		return fmt.Errorf("%s: missing client", a.Action)
+	case a.Client == "*" && wildcard:
+	case !clientName.MatchString(a.Client):
+		return fmt.Errorf("%s: bad client name %q: want a letter then letters, digits or '_' (at most 32)", a.Action, a.Client)
+	}
+	if _, err := modeOf(lock, a.Action); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ParseStrategy reads a --strategy value.
+func ParseStrategy(s string) (Strategy, error) {
+	switch Strategy(s) {
+	case Herd, Predecessor:
+		return Strategy(s), nil
+	}
+	return "", invalidf("bad strategy %q: want %q or %q", s, Herd, Predecessor)
+}
+
+func (sc *Scenario) clone() *Scenario {
+	c := *sc
+	c.Steps = slices.Clone(sc.Steps)
+	if sc.Fencing != nil {
+		f := *sc.Fencing
+		c.Fencing = &f
+	}
+	return &c
+}
+
+func (sc *Scenario) info() ScenarioInfo {
+	st := sc.Strategy
+	if st == "" {
+		st = Predecessor
+	}
+	return ScenarioInfo{
+		ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
+		Lock: sc.Lock, Leases: sc.Leases, Strategy: st, Fencing: sc.Fencing == nil || *sc.Fencing,
+		Clients: sc.Clients, Steps: len(sc.Steps),
+	}
+}
+
+func (sc *Scenario) prefix() string {
+	if sc.ClientPrefix != "" {
+		return sc.ClientPrefix
+	}
+	return "C"
+}
+
+// Plan expands "*" steps for n clients (0: the scenario's default) and
+// checks the steps against each other by a dry run of the holding logic.
+func (sc *Scenario) Plan(n int) ([]Action, error) {
+	wild := slices.ContainsFunc(sc.Steps, func(a Action) bool { return a.Client == "*" })
+	if n == 0 {
+		n = sc.Clients
+	}
+	if wild && n == 0 {
+		return nil, invalidf("scenario %s: steps with client \"*\" need a client count (clients, or --clients)", sc.Name)
+	}
+	if n < 0 || n > MaxClients {
+		return nil, invalidf("clients %d: want 1 to %d", n, MaxClients)
+	}
+	var out []Action
+	width := len(strconv.Itoa(n))
+	if width < 2 {
+		width = 2
+	}
+	for _, a := range sc.Steps {
+		if a.Client != "*" {
+			out = append(out, a)
+			continue
+		}
+		for i := 1; i <= n; i++ {
+			b := a
+			b.Client = fmt.Sprintf("%s%0*d", sc.prefix(), width, i)
+			out = append(out, b)
+		}
+	}
+	if len(out) > maxSteps {
+		return nil, invalidf("scenario %s: %d steps for %d clients, at most %d", sc.Name, len(out), n, maxSteps)
+	}
+	if err := dryRun(sc.Lock, sc.Leases, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// modeOf is the queue mode an add action asks for in a lock kind.
+func modeOf(lock LockKind, action string) (lockqueue.Mode, error) {
+	switch action {
+	case ActAddReader:
+		if lock != RW {
+			return "", fmt.Errorf("%s: a %s lock has no readers (use %s)", action, lock, ActAdd)
+		}
+		return lockqueue.Read, nil
+	case ActAddWriter:
+		switch lock {
+		case RW:
+			return lockqueue.Write, nil
+		case LeaseLock:
+			return lockqueue.Lease, nil
+		}
+		return lockqueue.Exclusive, nil
+	case ActAdd:
+		switch lock {
+		case RW:
+			return "", fmt.Errorf("%s: a read/write lock needs %s or %s", action, ActAddReader, ActAddWriter)
+		case LeaseLock:
+			return lockqueue.Lease, nil
+		}
+		return lockqueue.Exclusive, nil
+	}
+	return "", nil
+}
+
+func isAdd(action string) bool {
+	return action == ActAdd || action == ActAddReader || action == ActAddWriter
+}

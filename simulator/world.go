@@ -1,0 +1,640 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// world is one lock path on a real ZooKeeper and the clients queuing on it.
+// A run has one world at a time; changing the past replays the run's steps
+// on a fresh world. Steps run one at a time (Run.opMu).
+type world struct {
+	path     string // as users see it (chroot-relative)
+	zpath    string // as the server sees it
+	servers  []string
+	obs      *zk.Conn // the manager's own session: creates the lock node, reads snapshots, sees expiry
+	log      *slog.Logger
+	lock     LockKind
+	leases   int
+	strategy Strategy
+	recipe   Recipe
+	opts     lockqueue.Options
+
+	sessionTimeout time.Duration
+	start          time.Time
+	// publish shows an intermediate snapshot (a crashed holder before its
+	// session expires) while a step is still running; may be nil.
+	publish func(lockqueue.Snapshot)
+	// noSnapshots skips the per-step snapshot (benchmarks of big queues).
+	noSnapshots bool
+
+	clients  []*client
+	byName   map[string]*client
+	resource resource
+	cache    map[string]lockqueue.Child
+
+	step   int
+	events []Event
+}
+
+type worldConfig struct {
+	Path, ZPath    string
+	Servers        []string
+	Observer       *zk.Conn
+	Logger         *slog.Logger
+	Lock           LockKind
+	Leases         int
+	Strategy       Strategy
+	Fencing        bool
+	SessionTimeout time.Duration
+	Publish        func(lockqueue.Snapshot)
+}
+
+// newWorld creates the lock node.
+func newWorld(cfg worldConfig) (*world, error) {
+	st := cfg.Strategy
+	if cfg.Lock == LeaseLock {
+		st = Children
+	}
+	w := &world{
+		path: cfg.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer, log: cfg.Logger,
+		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: RecipeFor(cfg.Lock, cfg.Strategy),
+		opts: buildOptions(cfg.Lock, cfg.Leases), sessionTimeout: cfg.SessionTimeout, start: time.Now(),
+		publish: cfg.Publish, byName: map[string]*client{}, resource: resource{fencing: cfg.Fencing},
+		cache: map[string]lockqueue.Child{},
+	}
+	if _, err := w.obs.Create(w.zpath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		return nil, fmt.Errorf("create lock node %s: %w", w.path, err)
+	}
+	return w, nil
+}
+
+// close ends every session and deletes the lock node and whatever the
+// clients left under it (the ephemeral nodes of cut-off sessions that have
+// not expired yet).
+func (w *world) close() error {
+	var wg sync.WaitGroup
+	for _, c := range w.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.close()
+		}()
+	}
+	wg.Wait()
+	var errs []error
+	names, _, err := w.obs.Children(w.zpath)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("clean up %s: %w", w.path, err)
+	}
+	for _, n := range names {
+		if err := w.obs.Delete(w.zpath+"/"+n, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			errs = append(errs, fmt.Errorf("clean up %s/%s: %w", w.path, n, err))
+		}
+	}
+	if err := w.obs.Delete(w.zpath, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		errs = append(errs, fmt.Errorf("clean up %s: %w", w.path, err))
+	}
+	return errors.Join(errs...)
+}
+
+func (w *world) ms() int64 { return time.Since(w.start).Milliseconds() }
+
+func (w *world) emit(e Event) int {
+	e.Step, e.Kind, e.AtMs = w.step, e.Event, w.ms()
+	w.events = append(w.events, e)
+	return len(w.events) - 1
+}
+
+// ownerOf names the client whose node a name or full path is.
+func (w *world) ownerOf(node string) string {
+	node = path.Base(node)
+	for _, c := range w.clients {
+		if c.lastNode == node {
+			return c.name
+		}
+	}
+	return node
+}
+
+// do performs one action and waits until every client is quiescent: it
+// holds, it waits with its watch armed, or it is gone.
+func (w *world) do(ctx context.Context, step int, a Action) ([]Event, error) {
+	w.step, w.events = step, nil
+	if err := w.act(ctx, a); err != nil {
+		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
+	}
+	if err := w.quiescent(); err != nil {
+		return w.events, fmt.Errorf("step %d: %w", step, err)
+	}
+	return w.events, nil
+}
+
+func (w *world) act(ctx context.Context, a Action) error {
+	if isAdd(a.Action) {
+		return w.add(ctx, a)
+	}
+	c := w.byName[a.Client]
+	if c == nil {
+		return conflictf("unknown client %s", a.Client)
+	}
+	switch a.Action {
+	case ActRelease:
+		return w.release(ctx, c)
+	case ActCrash:
+		return w.crash(ctx, c, false)
+	case ActPause:
+		return w.crash(ctx, c, true)
+	case ActWrite:
+		return w.write(c)
+	}
+	return invalidf("unknown action %q", a.Action)
+}
+
+func (w *world) add(ctx context.Context, a Action) error {
+	if w.byName[a.Client] != nil {
+		return conflictf("%s is already in this run", a.Client)
+	}
+	mode, err := modeOf(w.lock, a.Action)
+	if err != nil {
+		return invalidf("%v", err)
+	}
+	c := &client{name: a.Client, mode: mode, index: len(w.clients), w: w, joined: w.step, since: w.step}
+	if err := c.connect(ctx, w.servers[c.index%len(w.servers)]); err != nil {
+		return unavailablef("%v", err)
+	}
+	w.clients = append(w.clients, c)
+	w.byName[c.name] = c
+	// The node is created by this client's own session; any watch it fires
+	// belongs to sessions that were there before.
+	acquired, err := c.join()
+	if err != nil {
+		return err
+	}
+	i := w.emit(w.joinEvent(c, acquired))
+	return w.settle(ctx, i, []string{c.nodePath()})
+}
+
+func (w *world) joinEvent(c *client, acquired bool) Event {
+	what := map[lockqueue.Mode]string{lockqueue.Read: "a reader", lockqueue.Write: "a writer", lockqueue.Exclusive: "a client", lockqueue.Lease: "an instance"}[c.mode]
+	if acquired {
+		held := "holds the lock"
+		if c.mode == lockqueue.Lease {
+			held = "holds a lease"
+		}
+		return Event{Client: c.name, Event: EvLock, Node: c.node,
+			Text: fmt.Sprintf("%s: created %s and %s", what, c.node, held)}
+	}
+	return w.waitEvent(c, fmt.Sprintf("%s: created %s; ", what, c.node))
+}
+
+// waitEvent describes a client that waits: for whom, and on which watch.
+func (w *world) waitEvent(c *client, lead string) Event {
+	e := Event{Client: c.name, Event: EvWait, Node: c.node}
+	switch {
+	case c.waitsFor == "":
+		e.Watch = "children"
+		e.Text = lead + "stands by (children watch on the lock)"
+	case w.strategy == Predecessor:
+		e.On, e.Watch = w.ownerOf(c.waitsFor), "exists"
+		e.Text = lead + fmt.Sprintf("waits for %s (exists watch on %s)", e.On, c.waitsFor)
+	default:
+		e.On, e.Watch = w.ownerOf(c.waitsFor), "children"
+		e.Text = lead + fmt.Sprintf("waits for %s (children watch on the lock)", e.On)
+	}
+	return e
+}
+
+func (w *world) release(ctx context.Context, c *client) error {
+	if c.state != stHolding && c.state != stStale {
+		return conflictf("%s holds nothing (%s)", c.name, c.state)
+	}
+	node := c.node
+	stale := c.state == stStale
+	gone, self, err := c.release()
+	if err != nil {
+		return err
+	}
+	c.state, c.since = stReleased, w.step
+	text := fmt.Sprintf("deleted %s", node)
+	if gone {
+		text = fmt.Sprintf("its node %s was already gone: its session had expired", c.lastNode)
+		if !stale {
+			text = "it had no node"
+		}
+	}
+	i := w.emit(Event{Client: c.name, Event: EvUnlock, Node: c.lastNode, Text: text})
+	for _, ev := range self {
+		w.emit(Event{Client: c.name, Event: EvNotify, On: c.name, Node: path.Base(ev.Path), Watch: "children", Wasted: true,
+			Text: "woken by its own delete (the children watch left from its last getChildren)"})
+	}
+	c.close()
+	if gone {
+		return nil
+	}
+	return w.settle(ctx, i, []string{w.zpath + "/" + node})
+}
+
+// crash cuts a client off; ZooKeeper deletes its node when the session
+// expires. A pause then restores the connection: the client finds a new
+// session and, if it held, still believes it holds (seed 004).
+func (w *world) crash(ctx context.Context, c *client, pause bool) error {
+	if c.node == "" || !c.live() || c.state == stStale {
+		return conflictf("%s has no session to lose (%s)", c.name, c.state)
+	}
+	held := c.state == stHolding
+	c.proxy.Cut()
+	c.cutAt = time.Now()
+	node := c.node
+	if pause {
+		c.state = stPaused
+		w.emit(Event{Client: c.name, Event: EvPause, Node: node,
+			Text: fmt.Sprintf("stops (a long GC pause): no heartbeats; %s stays until the session expires", node)})
+	} else {
+		c.state = stCrashed
+		w.emit(Event{Client: c.name, Event: EvCrash, Node: node,
+			Text: fmt.Sprintf("crashes (its connection is cut for good); %s stays until the session expires", node)})
+	}
+	c.since = w.step
+	w.show()
+
+	if err := w.awaitExpiry(ctx, c, node); err != nil {
+		return err
+	}
+	after := time.Since(c.cutAt)
+	if !pause || !held {
+		c.node = ""
+	}
+	i := w.emit(Event{Client: c.name, Event: EvExpire, Node: node, AfterMs: after.Milliseconds(),
+		Text: fmt.Sprintf("session 0x%x expired %.1fs after it went silent; ZooKeeper deleted %s", c.session, after.Seconds(), node)})
+	if err := w.settle(ctx, i, []string{w.zpath + "/" + node}); err != nil {
+		return err
+	}
+	if !pause {
+		// Stop its reconnect attempts; the session is gone anyway.
+		go c.close()
+		return nil
+	}
+
+	old := c.session
+	c.proxy.Restore()
+	err := c.sess.wait(ctx, func(st zk.State) bool {
+		return st == zk.StateHasSession && c.conn.SessionID() != old
+	})
+	if err != nil {
+		return fmt.Errorf("%s: no new session after the pause: %w", c.name, err)
+	}
+	c.session = c.conn.SessionID()
+	c.fired() // watches invalidated with the old session: no notifications
+	c.since = w.step
+	if held {
+		c.state = stStale
+		c.line = w.recipe.write
+		w.emit(Event{Client: c.name, Event: EvResume, Node: node, AfterMs: time.Since(c.cutAt).Milliseconds(),
+			Text: fmt.Sprintf("resumes after %.1fs: its session had expired (the new one is 0x%x), but it still believes it holds the lock", time.Since(c.cutAt).Seconds(), c.session)})
+	} else {
+		c.state = stExpired
+		c.waitsFor = ""
+		go c.close()
+		w.emit(Event{Client: c.name, Event: EvResume, Node: node, AfterMs: time.Since(c.cutAt).Milliseconds(),
+			Text: fmt.Sprintf("resumes after %.1fs: its session expired while it waited, its watch went with it; it is out of the queue", time.Since(c.cutAt).Seconds())})
+	}
+	return nil
+}
+
+// awaitExpiry waits for the server to delete a cut-off client's node.
+func (w *world) awaitExpiry(ctx context.Context, c *client, node string) error {
+	p := w.zpath + "/" + node
+	for {
+		ok, _, ch, err := w.obs.ExistsW(p)
+		if err != nil {
+			return fmt.Errorf("watch %s for its session's expiry: %w", node, err)
+		}
+		if !ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s's session did not expire (node %s still there %.1fs after the cut; session timeout %v): %w",
+				c.name, node, time.Since(c.cutAt).Seconds(), w.sessionTimeout, context.Cause(ctx))
+		case <-ch:
+		}
+	}
+}
+
+func (w *world) write(c *client) error {
+	if c.state != stHolding && c.state != stStale {
+		return conflictf("%s does not hold the lock (%s)", c.name, c.state)
+	}
+	token, err := c.readToken()
+	if err != nil {
+		return err
+	}
+	c.line = w.recipe.write
+	c.stats.Writes++
+	ok, why := w.resource.write(c.name, token)
+	if ok {
+		w.emit(Event{Client: c.name, Event: EvWrite, Token: token, Node: c.lastNode,
+			Text: fmt.Sprintf("writes to the protected resource with token %s: %s", tokenText(token), why)})
+		return nil
+	}
+	c.stats.Fenced++
+	w.emit(Event{Client: c.name, Event: EvFenced, Token: token, Node: c.lastNode,
+		Text: fmt.Sprintf("writes with token %s: rejected, %s", tokenText(token), why)})
+	return nil
+}
+
+func tokenText(t int64) string {
+	if t == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("0x%x", t)
+}
+
+// settleWorkers bounds the parallel syncs and re-checks of a big herd.
+const settleWorkers = 16
+
+// settle delivers what a change caused. Only clients with a watch on a
+// changed path (or on the children) can be notified; each of them syncs
+// its own session, after which ZooKeeper's ordering guarantees any watch
+// event for the change has reached it (a client sees the event before any
+// reply that follows the change). Then each handles its events, in
+// parallel; the record is written in queue order, so a step reads the same
+// every time.
+func (w *world) settle(ctx context.Context, cause int, changed []string) error {
+	var targets []*client
+	for _, c := range w.clients {
+		if c.live() && c.watching(changed) {
+			targets = append(targets, c)
+		}
+	}
+	reactions := make([]reaction, len(targets))
+	err := parallel(ctx, len(targets), func(i int) error {
+		c := targets[i]
+		if _, err := c.conn.Sync(w.zpath); err != nil {
+			return fmt.Errorf("%s: sync: %w", c.name, err)
+		}
+		reactions[i] = c.react()
+		return reactions[i].err
+	})
+	if err != nil {
+		return err
+	}
+	var notified []string
+	for _, r := range reactions {
+		for _, ev := range r.events {
+			notified = append(notified, r.c.name)
+			e := Event{Client: r.c.name, Event: EvNotify, Wasted: !r.acquired}
+			if ev.Path == w.zpath {
+				e.Watch = "children"
+				e.On = w.ownerOf(changed[0])
+				e.Node = path.Base(changed[0])
+			} else {
+				e.Watch = "exists"
+				e.On = w.ownerOf(ev.Path)
+				e.Node = path.Base(ev.Path)
+			}
+			e.Text = w.notifyText(r, e)
+			w.emit(e)
+		}
+	}
+	notified = slices.Compact(notified)
+	if cause >= 0 && cause < len(w.events) {
+		w.events[cause].Notified = notified
+		if len(notified) > 0 {
+			w.events[cause].Text += "; notified " + strings.Join(notified, ", ")
+		}
+	}
+	for _, r := range reactions {
+		switch {
+		case r.acquired:
+			r.c.since = w.step
+			held := "holds the lock"
+			if r.c.mode == lockqueue.Lease {
+				held = "holds a lease"
+			}
+			w.emit(Event{Client: r.c.name, Event: EvLock, Node: r.c.node, Text: fmt.Sprintf("re-read the children: %s now %s", r.c.node, held)})
+		case r.rewait:
+			w.emit(w.waitEvent(r.c, "re-read the children: "))
+		}
+	}
+	return nil
+}
+
+func (w *world) notifyText(r reaction, e Event) string {
+	var what string
+	if e.Watch == "children" {
+		what = fmt.Sprintf("children watch on %s fired (%s changed)", w.path, e.Node)
+	} else {
+		what = fmt.Sprintf("exists watch on %s fired (deleted)", e.Node)
+	}
+	switch {
+	case r.acquired:
+		return what + "; it acquires"
+	case r.c.state == stWaiting:
+		return what + "; it re-reads the children and keeps waiting"
+	default:
+		return what + "; it already holds: woken for nothing"
+	}
+}
+
+// quiescent checks that every client has come to rest: it holds, it waits
+// with a watch armed, or it is gone.
+func (w *world) quiescent() error {
+	var stuck []string
+	for _, c := range w.clients {
+		if c.state == stWaiting && (!c.live() || len(c.watches) == 0) {
+			stuck = append(stuck, c.name)
+		}
+	}
+	if len(stuck) > 0 {
+		return fmt.Errorf("%s wait but watch nothing: nothing would ever wake them", strings.Join(stuck, ", "))
+	}
+	return nil
+}
+
+// parallel runs f(0..n-1) on at most settleWorkers goroutines and returns
+// the first error; it gives up when ctx ends.
+func parallel(ctx context.Context, n int, f func(i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	work := make(chan int)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range min(n, settleWorkers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				errs <- f(i)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(work)
+		for i := range n {
+			select {
+			case work <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	finished := make(chan struct{})
+	go func() {
+		<-done
+		wg.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		return fmt.Errorf("clients did not settle: %w", context.Cause(ctx))
+	}
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// show publishes the lock as it is now, in the middle of a step.
+func (w *world) show() {
+	if w.publish == nil || w.noSnapshots {
+		return
+	}
+	if snap, err := w.snapshot(); err == nil {
+		w.publish(snap)
+	} else {
+		w.log.Debug("simulator: mid-step snapshot", "path", w.path, "err", err)
+	}
+}
+
+// snapshot reads the lock as the watcher would and joins the clients' own
+// watch records, which include the children watches a server never lists.
+func (w *world) snapshot() (lockqueue.Snapshot, error) {
+	names, st, err := w.obs.Children(w.zpath)
+	if err != nil {
+		return lockqueue.Snapshot{}, fmt.Errorf("read %s: %w", w.path, err)
+	}
+	children := make([]lockqueue.Child, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		seen[n] = true
+		ch, ok := w.cache[n]
+		if !ok {
+			data, s, err := w.obs.Get(w.zpath + "/" + n)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			}
+			if err != nil {
+				return lockqueue.Snapshot{}, fmt.Errorf("read %s/%s: %w", w.path, n, err)
+			}
+			ch = lockqueue.Child{Name: n, Data: data, Czxid: s.Czxid, Ctime: time.UnixMilli(s.Ctime), EphemeralOwner: s.EphemeralOwner}
+			w.cache[n] = ch
+		}
+		children = append(children, ch)
+	}
+	for n := range w.cache {
+		if !seen[n] {
+			delete(w.cache, n)
+		}
+	}
+	opts := w.opts
+	opts.CVersion = st.Cversion
+	snap := lockqueue.Build(w.path, children, opts)
+	snap.Revision = st.Pzxid
+	snap.Connection = lockqueue.Connected
+	now := time.Now()
+	snap.UpdatedAt = now
+	// The simulator's records are exact, so a missing watch is missing at
+	// once: no debounce.
+	missing := make(map[string]time.Time, len(snap.Nodes))
+	for _, n := range snap.Nodes {
+		missing[n.Name] = time.Time{}
+	}
+	lockqueue.JoinWatches(&snap, w.watchTable(), missing, now)
+	return snap, nil
+}
+
+// watchTable is what the clients know they watch. A cut-off client watches
+// nothing: the server drops a connection's watches when it goes.
+func (w *world) watchTable() lockqueue.WatchTable {
+	t := lockqueue.WatchTable{Source: "simulator", Watches: map[int64][]string{}, Connected: map[int64]bool{}, Expiry: map[int64]time.Time{}}
+	for _, c := range w.clients {
+		if c.session == 0 {
+			continue
+		}
+		if !c.live() {
+			if !c.cutAt.IsZero() {
+				t.Expiry[c.session] = c.cutAt.Add(w.sessionTimeout)
+			}
+			continue
+		}
+		t.Connected[c.session] = true
+		var paths []string
+		for _, aw := range c.watches {
+			p := w.path
+			if aw.kind != "children" {
+				p = w.path + strings.TrimPrefix(aw.path, w.zpath)
+			}
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+		t.Watches[c.session] = paths
+	}
+	return t
+}
+
+// stats sums every client's counters.
+func (w *world) stats() Stats {
+	var s Stats
+	for _, c := range w.clients {
+		s.add(c.stats)
+	}
+	return s
+}
+
+// resource is the protected resource: it checks a fencing token on every
+// write when fencing is on, refusing any token older than one it has seen.
+type resource struct {
+	fencing  bool
+	maxToken int64
+	last     string
+}
+
+func (r *resource) write(client string, token int64) (bool, string) {
+	switch {
+	case !r.fencing:
+		r.note(client, token)
+		return true, "accepted (fencing is off: the resource checks nothing)"
+	case token == 0:
+		return false, "a write without a token"
+	case token < r.maxToken:
+		return false, fmt.Sprintf("the resource has already seen token 0x%x (from %s): this one is stale", r.maxToken, r.last)
+	}
+	r.note(client, token)
+	return true, "accepted"
+}
+
+func (r *resource) note(client string, token int64) {
+	if token >= r.maxToken {
+		r.maxToken, r.last = token, client
+	}
+}

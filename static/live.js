@@ -1,0 +1,121 @@
+// live.js keeps one lock's snapshot current over the /ws websocket: the first
+// message is a whole snapshot, later ones a snapshot or a delta against the
+// revision we hold. A delta against another revision, or a closed socket,
+// means reconnecting (with backoff) and starting from a whole snapshot again.
+
+const HEADER = ['path', 'revision', 'connection', 'watchSource', 'recipe', 'exists', 'leases', 'alerts', 'invisibleChildWatches', 'updatedAt', 'error'];
+
+// nodeLess is lockqueue.NodeLess: lock nodes by (seq, czxid, name), then
+// foreign children by name.
+export function nodeLess(a, b) {
+  const fa = a.foreign ? 1 : 0;
+  const fb = b.foreign ? 1 : 0;
+  if (fa !== fb) return fa - fb;
+  if (fa) return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  if (a.seq !== b.seq) return a.seq - b.seq;
+  if (a.czxid !== b.czxid) return a.czxid - b.czxid;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+// applyDelta returns the snapshot after msg, or null when msg does not apply
+// to snap (its base is another revision).
+export function applyDelta(snap, msg) {
+  if (!snap || msg.base !== snap.revision || (msg.path && msg.path !== snap.path)) return null;
+  const next = { ...snap };
+  for (const k of HEADER) if (k in msg) next[k] = msg[k];
+  const byName = new Map((snap.nodes || []).map((n) => [n.name, n]));
+  for (const name of msg.remove || []) byName.delete(name);
+  for (const n of msg.upsert || []) byName.set(n.name, n);
+  next.nodes = [...byName.values()].sort(nodeLess);
+  return next;
+}
+
+// LiveLock connects to /ws?path= and calls onSnapshot(snap) with every new
+// state and onStatus({socket: "open"|"connecting"|"reconnecting", attempt,
+// retryInMs}) when the socket's state changes.
+export class LiveLock {
+  constructor(path, { onSnapshot, onStatus, base = '' } = {}) {
+    this.path = path;
+    this.onSnapshot = onSnapshot || (() => {});
+    this.onStatus = onStatus || (() => {});
+    this.base = base;
+    this.snap = null;
+    this.attempt = 0;
+    this.closed = false;
+    this.timer = null;
+  }
+
+  start() {
+    this.connect();
+    return this;
+  }
+
+  url() {
+    const u = new URL(this.base + '/ws', location.href);
+    u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+    u.searchParams.set('path', this.path);
+    return u.toString();
+  }
+
+  connect() {
+    if (this.closed) return;
+    this.onStatus({ socket: this.attempt ? 'reconnecting' : 'connecting', attempt: this.attempt });
+    let ws;
+    try {
+      ws = new WebSocket(this.url());
+    } catch (err) {
+      this.retry();
+      return;
+    }
+    this.ws = ws;
+    ws.onopen = () => {
+      this.attempt = 0;
+      this.onStatus({ socket: 'open', attempt: 0 });
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (msg.type === 'snapshot' && msg.snapshot) {
+        this.snap = msg.snapshot;
+        this.snap.nodes = this.snap.nodes || [];
+        this.onSnapshot(this.snap, msg);
+      } else if (msg.type === 'delta') {
+        const next = applyDelta(this.snap, msg);
+        if (!next) {
+          // We missed a revision: only a fresh snapshot can be trusted.
+          ws.close(4000, 'delta base mismatch');
+          return;
+        }
+        this.snap = next;
+        this.onSnapshot(next, msg);
+      }
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.retry();
+    };
+    ws.onerror = () => {};
+  }
+
+  retry() {
+    if (this.closed) return;
+    this.attempt++;
+    // 0.25s, 0.5s, 1s, ... capped at 5s, with jitter so many tabs do not
+    // reconnect in lockstep after a server restart.
+    const wait = Math.min(5000, 250 * 2 ** Math.min(this.attempt - 1, 5)) * (0.8 + Math.random() * 0.4);
+    this.onStatus({ socket: 'reconnecting', attempt: this.attempt, retryInMs: wait });
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.connect(), wait);
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    if (this.ws) this.ws.close(1000, 'page closed');
+  }
+}

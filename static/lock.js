@@ -1,0 +1,223 @@
+// lock.js runs the lock view: one live queue, its alerts, a detail pane and
+// the table, with a banner whenever what is shown is not live.
+
+import { drawQueue, Timing, tick, legend, fmtDur, HEAD, TAIL } from './queue.js';
+import { LiveLock } from './live.js';
+import { QueueTable, snapshotText, describeNode } from './table.js';
+
+const body = document.body;
+const path = body.dataset.path;
+const svg = document.getElementById('lane');
+const banner = document.getElementById('banner');
+const alertsEl = document.getElementById('alerts');
+const details = document.getElementById('details');
+const summary = document.getElementById('summary');
+const foldNote = document.getElementById('fold-note');
+const timing = new Timing();
+let snap = null;
+let socket = { socket: 'connecting', attempt: 0 };
+let selected = new URLSearchParams(location.search).get('node') || '';
+let lastLiveAt = null;
+
+legend(document.getElementById('legend'));
+const table = new QueueTable(document.getElementById('table'), { onSelect: select });
+
+function select(name) {
+  selected = name === selected ? '' : name;
+  const u = new URL(location.href);
+  if (selected) u.searchParams.set('node', selected);
+  else u.searchParams.delete('node');
+  history.replaceState(null, '', u);
+  render();
+  if (selected) table.show(selected);
+}
+
+function isLive() {
+  return socket.socket === 'open' && snap && snap.connection === 'connected' && !snap.error;
+}
+
+function renderBanner() {
+  const live = isLive();
+  body.dataset.live = live ? 'true' : 'false';
+  body.dataset.socket = socket.socket;
+  if (live) {
+    banner.hidden = true;
+    banner.textContent = '';
+    return;
+  }
+  let why;
+  if (socket.socket !== 'open') {
+    why = snap
+      ? `lost the connection to the zklockviz server; reconnecting` + (socket.attempt ? ` (attempt ${socket.attempt})` : '') + '…'
+      : 'connecting to the zklockviz server…';
+  } else if (!snap) {
+    why = 'waiting for the first snapshot…';
+  } else if (snap.connection === 'expired') {
+    why = 'the watcher\'s ZooKeeper session expired; it is starting a new one';
+  } else if (snap.connection !== 'connected') {
+    why = 'ZooKeeper is unreachable; the watcher is reconnecting';
+  } else {
+    why = `the last read from ZooKeeper failed: ${snap.error}`;
+  }
+  const when = lastLiveAt ? ` Showing the state last seen live at ${new Date(lastLiveAt).toLocaleTimeString()}.` : '';
+  banner.hidden = false;
+  banner.textContent = `NOT LIVE — ${why}.${when}`;
+}
+
+function renderAlerts() {
+  alertsEl.replaceChildren();
+  for (const a of snap.alerts || []) {
+    const li = document.createElement('li');
+    li.className = `alert alert-${a.kind}`;
+    li.dataset.kind = a.kind;
+    const k = document.createElement('strong');
+    k.textContent = a.kind;
+    li.append(k, ' ', a.message);
+    if ((a.nodes || []).length) {
+      li.tabIndex = 0;
+      li.title = a.nodes.join('\n');
+      const mark = (on) => {
+        for (const name of a.nodes) {
+          const g = svg.querySelector(`[data-node="${CSS.escape(name)}"]`);
+          if (g) g.classList.toggle('hl', on);
+        }
+      };
+      li.addEventListener('mouseenter', () => mark(true));
+      li.addEventListener('mouseleave', () => mark(false));
+      li.addEventListener('focus', () => mark(true));
+      li.addEventListener('blur', () => mark(false));
+      li.addEventListener('click', () => select(a.nodes[0]));
+    }
+    alertsEl.append(li);
+  }
+  alertsEl.hidden = !(snap.alerts || []).length;
+}
+
+function renderSummary() {
+  const nodes = snap.nodes || [];
+  const holders = nodes.filter((n) => n.holding);
+  const waiters = nodes.filter((n) => !n.holding && !n.foreign);
+  let oldest = null;
+  for (const n of waiters) {
+    const t = Date.parse(n.ctime);
+    if (t && (oldest === null || t < oldest)) oldest = t;
+  }
+  const parts = [
+    ['recipe', snap.recipe || 'none'],
+    ['holding', String(holders.length)],
+    ['waiting', waiters.length.toLocaleString('en-US')],
+    ['watches from', snap.watchSource || 'none'],
+    ['revision', String(snap.revision)],
+  ];
+  if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases)]);
+  summary.replaceChildren();
+  for (const [k, v] of parts) {
+    const d = document.createElement('div');
+    d.className = 'stat';
+    d.dataset.stat = k;
+    const b = document.createElement('b');
+    b.textContent = v;
+    d.append(b, ' ', k);
+    summary.append(d);
+  }
+  if (oldest) {
+    const d = document.createElement('div');
+    d.className = 'stat';
+    d.dataset.stat = 'oldest';
+    const b = document.createElement('b');
+    b.dataset.since = oldest;
+    b.dataset.verb = '';
+    d.append(b, ' oldest wait');
+    summary.append(d);
+  }
+  if (snap.exists === false) {
+    const d = document.createElement('div');
+    d.className = 'stat warn';
+    d.textContent = 'the lock parent does not exist (yet)';
+    summary.append(d);
+  }
+  document.title = `${snap.path} · ${holders.length} holding · ${waiters.length} waiting — zklockviz`;
+}
+
+function render() {
+  renderBanner();
+  if (!snap) return;
+  renderSummary();
+  renderAlerts();
+  drawQueue(svg, snap, { selected, onSelect: select, timing, id: 'lane' });
+  const folded = Number(svg.dataset.folded || 0);
+  foldNote.hidden = !folded;
+  foldNote.textContent = folded
+    ? `${folded.toLocaleString('en-US')} of ${(snap.nodes || []).length.toLocaleString('en-US')} nodes are folded into the “…” group: the first ${HEAD} and last ${TAIL}, every holder and every alerted node are drawn. The table below lists them all.`
+    : '';
+  table.update(snap, timing, selected);
+  describeNode(details, snap, selected, timing);
+  tick(document.body);
+  if (!body.dataset.firstDraw) {
+    body.dataset.firstDraw = String(Math.round(performance.now()));
+    performance.mark('queue-drawn');
+  }
+}
+
+document.getElementById('copy').addEventListener('click', async (e) => {
+  if (!snap) return;
+  const text = snapshotText(snap, timing);
+  const btn = e.currentTarget;
+  try {
+    await navigator.clipboard.writeText(text);
+    btn.textContent = 'copied ✓';
+  } catch {
+    // Without clipboard access (plain http on another host), show it to copy by hand.
+    const out = document.getElementById('copy-out');
+    out.value = text;
+    out.hidden = false;
+    out.select();
+    btn.textContent = 'select and copy ↓';
+  }
+  setTimeout(() => (btn.textContent = 'copy as text'), 2000);
+});
+
+const live = new LiveLock(path, {
+  onSnapshot(s) {
+    snap = s;
+    const now = Date.now();
+    timing.observe(s, now);
+    if (s.connection === 'connected' && !s.error) lastLiveAt = now;
+    render();
+  },
+  onStatus(st) {
+    socket = st;
+    if (st.socket === 'open' && snap && snap.connection === 'connected') lastLiveAt = Date.now();
+    renderBanner();
+  },
+}).start();
+
+const watchThis = document.getElementById('watch-this');
+if (watchThis) {
+  watchThis.addEventListener('click', async () => {
+    watchThis.disabled = true;
+    try {
+      const res = await fetch('/api/v1/watch', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ path }),
+      });
+      const body = await res.json().catch(() => ({}));
+      if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
+      // The socket's next reconnect finds the path watched.
+      watchThis.closest('.card').replaceChildren(Object.assign(document.createElement('p'), { textContent: `Watching ${path}.` }));
+    } catch (err) {
+      watchThis.disabled = false;
+      watchThis.insertAdjacentText('afterend', ` Could not watch: ${err.message}`);
+    }
+  });
+}
+
+window.addEventListener('pagehide', () => live.close());
+setInterval(() => {
+  tick(document.body);
+  if (isLive()) lastLiveAt = Date.now();
+}, 1000);
+
+// Exposed for tests and for poking at in the console.
+window.zklockviz = { get snapshot() { return snap; }, fmtDur };

@@ -1,0 +1,564 @@
+// queue.js draws one lock queue as an SVG lane. The lock view and the
+// classroom both use it, so a queue looks the same wherever it is shown.
+//
+// Layout, top to bottom: the lock parent as a bar (the target of children
+// watches), the arcs each waiter's recipe says it waits for (solid, above the
+// shapes), the nodes in queue order, the watches the server says each session
+// really holds (dashed, below the shapes), then each node's labels.
+//
+// Stable hooks for tests and tooling: every node is <g data-node data-state>,
+// every arrow carries data-from, data-to and data-kind="rule|actual".
+
+const NS = 'http://www.w3.org/2000/svg';
+
+export const COL = 128; // width of one node's column
+const GROUP_COL = 156;
+const PAD = 14;
+const BAR_Y = 6;
+const BAR_H = 22;
+const BAND_TOP = 36;
+const CY = 122; // shape centre
+const R = 20;
+const RULE_Y = CY - R - 5;
+const ACT_Y = CY + R + 5;
+const LABEL_Y = 218;
+const LINE = 16;
+export const HEIGHT = LABEL_Y + 3 * LINE + 14;
+
+// Beyond this many nodes the middle of the queue collapses into a group.
+export const HEAD = 50;
+export const TAIL = 50;
+const MAX_EXTRA = 200; // holders and alerted nodes shown beyond head and tail
+
+const SHAPE_LETTER = { read: 'R', write: 'W', exclusive: 'X', lease: 'L', unknown: '?' };
+
+// shortName keeps what tells nodes apart, the recipe's marker and the
+// sequence, plus a few characters of the random prefix Curator, kazoo and
+// go-zookeeper add: "_c_8f3a…-__READ__0000000003" reads "8f3a…READ#3".
+// views.ShortName is the same rule on the server; the e2e tests hold them equal.
+// node is a Node, or a bare name whose sequence is read from its last 10 digits.
+export function shortName(node) {
+  if (typeof node === 'string') {
+    const m = node.match(/(\d{10})$/);
+    node = { name: node, seq: m ? Number(m[1]) : -1 };
+  }
+  const name = node.name;
+  const chars = Array.from(name);
+  if (chars.length <= 14) return name;
+  const seq = node.seq ?? -1;
+  if (seq === -1) return chars.slice(0, 6).join('') + '…' + chars.slice(-6).join('');
+  const width = seq < 0 ? Math.max(10, String(seq).length) : 10;
+  let prefix = name.slice(0, Math.max(0, name.length - width));
+  let marker = '';
+  const mk = prefix.match(/(__READ__|__WRIT__|__rlock__|__lock__|-lock-|-latch-|-lease-|-read-|-write-)$/);
+  if (mk) {
+    marker = mk[1].replace(/^[-_]+|[-_]+$/g, '');
+    prefix = prefix.slice(0, prefix.length - mk[1].length);
+  }
+  prefix = prefix.replace(/^_c_/, '').replace(/^x-/, '');
+  const p = Array.from(prefix);
+  const head = p.length ? p.slice(0, 4).join('') + '…' : '';
+  return head + marker + '#' + String(seq);
+}
+
+export function shortSession(s) {
+  if (!s || s === '0x0') return s === '0x0' ? 'persistent' : '';
+  return s.length > 8 ? 's …' + s.slice(-5) : 's ' + s;
+}
+
+export function clip(text, n) {
+  if (text.length <= n) return text;
+  return text.slice(0, n - 1) + '…';
+}
+
+// fmtDur formats a duration in ms the way a person reads a stopwatch.
+export function fmtDur(ms) {
+  if (!(ms >= 0)) ms = 0;
+  const s = ms / 1000;
+  if (s < 10) return s.toFixed(1) + 's';
+  if (s < 60) return Math.floor(s) + 's';
+  const m = Math.floor(s / 60);
+  if (m < 60) return m + 'm ' + String(Math.floor(s % 60)).padStart(2, '0') + 's';
+  const h = Math.floor(m / 60);
+  if (h < 48) return h + 'h ' + String(m % 60).padStart(2, '0') + 'm';
+  return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
+}
+
+// Timing remembers when each node was first seen holding: a snapshot tells a
+// node's creation time but not when it acquired.
+export class Timing {
+  constructor() {
+    this.holdSince = new Map();
+    this.first = true;
+  }
+
+  // observe records a new snapshot; receivedAt is when it arrived (ms epoch).
+  observe(snap, receivedAt) {
+    const next = new Map();
+    for (const n of snap.nodes || []) {
+      if (!n.holding) continue;
+      let since = this.holdSince.get(n.name);
+      if (since === undefined) {
+        // A node holding at first sight may have held since it was created.
+        since = this.first ? Date.parse(n.ctime) || receivedAt : receivedAt;
+      }
+      next.set(n.name, since);
+    }
+    this.holdSince = next;
+    this.first = false;
+    this.receivedAt = receivedAt;
+  }
+
+  since(n) {
+    if (n.holding) return this.holdSince.get(n.name) ?? (Date.parse(n.ctime) || Date.now());
+    return Date.parse(n.ctime) || Date.now();
+  }
+}
+
+// alertIndex maps node names to the alerts that name them.
+export function alertIndex(snap) {
+  const idx = new Map();
+  for (const a of snap.alerts || []) {
+    for (const name of a.nodes || []) {
+      if (!idx.has(name)) idx.set(name, []);
+      idx.get(name).push(a);
+    }
+  }
+  return idx;
+}
+
+// columns decides what is drawn: every node of a short queue; for a long one
+// the head, the tail, holders, alerted nodes and the selected one, with each
+// run of hidden nodes folded into a group column.
+export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
+  const n = nodes.length;
+  if (n <= head + tail + 20) return nodes.map((node, i) => ({ node, index: i }));
+  const show = new Uint8Array(n);
+  for (let i = 0; i < head; i++) show[i] = 1;
+  for (let i = n - tail; i < n; i++) show[i] = 1;
+  let extra = 0;
+  for (let i = head; i < n - tail && extra < MAX_EXTRA; i++) {
+    const node = nodes[i];
+    if (node.holding || node.zombie || alerted.has(node.name) || node.name === selected) {
+      show[i] = 1;
+      extra++;
+    }
+  }
+  const out = [];
+  for (let i = 0; i < n; ) {
+    if (show[i]) {
+      out.push({ node: nodes[i], index: i });
+      i++;
+      continue;
+    }
+    let j = i;
+    let holding = 0;
+    while (j < n && !show[j]) {
+      if (nodes[j].holding) holding++;
+      j++;
+    }
+    out.push({ group: true, from: i, to: j - 1, count: j - i, holding });
+    i = j;
+  }
+  return out;
+}
+
+function el(tag, attrs, text) {
+  const e = document.createElementNS(NS, tag);
+  if (attrs) for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function markers(prefix) {
+  const defs = el('defs');
+  for (const kind of ['rule', 'missing', 'confirmed', 'unexpected', 'dangling', 'unknown', 'children', 'deadlock', 'notify']) {
+    const m = el('marker', {
+      id: `${prefix}-ah-${kind}`, viewBox: '0 0 10 10', refX: 9, refY: 5, markerUnits: 'userSpaceOnUse',
+      markerWidth: 11, markerHeight: 11, orient: 'auto-start-reverse', class: `ah ah-${kind}`,
+    });
+    m.append(el('path', { d: 'M0,0 L10,5 L0,10 z' }));
+    defs.append(m);
+  }
+  return defs;
+}
+
+function shapePath(mode, r) {
+  switch (mode) {
+    case 'read':
+      return el('circle', { r });
+    case 'write': {
+      const s = r * 0.9;
+      return el('rect', { x: -s, y: -s, width: 2 * s, height: 2 * s, rx: 2 });
+    }
+    case 'exclusive':
+      return el('path', { d: `M0,${-r * 1.2} L${r * 1.2},0 L0,${r * 1.2} L${-r * 1.2},0 z` });
+    case 'lease': {
+      const pts = [];
+      for (let k = 0; k < 6; k++) {
+        const a = Math.PI / 6 + (k * Math.PI) / 3;
+        pts.push(`${(r * 1.1 * Math.cos(a)).toFixed(1)},${(r * 1.1 * Math.sin(a)).toFixed(1)}`);
+      }
+      return el('polygon', { points: pts.join(' ') });
+    }
+    default:
+      return el('path', { d: `M0,${-r * 1.15} L${r * 1.1},${r * 0.85} L${-r * 1.1},${r * 0.85} z` });
+  }
+}
+
+// arc returns a path from x1 to x2 bowing above (dir -1) or below (dir 1) y.
+function arc(x1, x2, y, dir, maxH) {
+  const dist = Math.abs(x2 - x1) / COL;
+  const h = Math.min(maxH, 26 + 13 * Math.max(0, dist - 1)) * dir;
+  return `M${x1},${y} C${x1},${y + h} ${x2},${y + h} ${x2},${y}`;
+}
+
+// drawQueue renders snap into svg (replacing its content) and returns the
+// centre x of every drawn node, keyed by name, for animations.
+//   opts.selected: name of the selected node
+//   opts.onSelect(name): called when a node is clicked or chosen with Enter
+//   opts.timing: a Timing for "holds 3s" / "waits 12s" labels
+//   opts.id: prefix for marker ids, unique per SVG on a page
+export function drawQueue(svg, snap, opts = {}) {
+  const id = opts.id || 'q';
+  const nodes = snap.nodes || [];
+  const alerted = alertIndex(snap);
+  const cols = columns(nodes, alerted, opts.selected, opts.head, opts.tail);
+  const deadlocked = new Set();
+  for (const a of snap.alerts || []) if (a.kind === 'deadlock') for (const n of a.nodes || []) deadlocked.add(n);
+
+  // Column positions.
+  const pos = new Map(); // node name -> centre x
+  const groupOf = new Array(nodes.length); // hidden index -> group centre x
+  let x = PAD;
+  for (const c of cols) {
+    const w = c.group ? GROUP_COL : COL;
+    c.x = x + w / 2;
+    c.w = w;
+    if (c.group) {
+      for (let i = c.from; i <= c.to; i++) groupOf[i] = c.x;
+    } else {
+      pos.set(c.node.name, c.x);
+    }
+    x += w;
+  }
+  const width = Math.max(x + PAD, 320);
+  const index = new Map();
+  nodes.forEach((n, i) => index.set(n.name, i));
+  const xOf = (name) => {
+    if (pos.has(name)) return pos.get(name);
+    const i = index.get(name);
+    return i === undefined ? undefined : groupOf[i];
+  };
+
+  svg.replaceChildren();
+  svg.setAttribute('viewBox', `0 0 ${width} ${HEIGHT}`);
+  svg.setAttribute('width', width);
+  svg.setAttribute('height', HEIGHT);
+  svg.setAttribute('data-revision', snap.revision ?? '');
+  svg.setAttribute('data-count', nodes.length);
+  svg.append(markers(id));
+
+  // Column bands: a node is its column.
+  const bands = el('g', { class: 'bands' });
+  for (const c of cols) {
+    const cls = c.group ? 'band group' : 'band' + (c.node.holding ? ' holding' : '') + (c.node.name === opts.selected ? ' selected' : '');
+    bands.append(el('rect', { class: cls, x: c.x - c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4, rx: 8 }));
+  }
+  svg.append(bands);
+
+  // The lock parent.
+  const parent = el('g', { class: 'parent', 'data-parent': snap.path });
+  parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
+  const childWatchers = nodes.filter((n) => n.waitsOn === 'children').length;
+  let parentText = snap.path || '';
+  if (snap.exists === false) parentText += '  (does not exist)';
+  else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watches the server cannot list`;
+  else if (childWatchers > 0) parentText += `  · ${childWatchers} waiters wait on its children`;
+  parent.append(el('text', { x: PAD + 8, y: BAR_Y + 15 }, parentText));
+  svg.append(parent);
+
+  const arrows = el('g', { class: 'arrows' });
+  const prefix = snap.path === '/' ? '/' : (snap.path || '') + '/';
+  let drawnNodes = 0;
+  for (const c of cols) {
+    if (c.group) continue;
+    const n = c.node;
+    if (n.holding || n.foreign) continue;
+    // What the recipe says it waits for.
+    const edge = n.edge || '';
+    if (n.waitsOn === 'children') {
+      const p = el('path', {
+        class: `arrow rule edge-${edge || 'none'}`, d: `M${c.x - 6},${RULE_Y} L${c.x - 6},${BAR_Y + BAR_H + 2}`,
+        'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
+        'data-from': n.name, 'data-to': snap.path, 'data-kind': 'rule', 'data-edge': edge,
+      });
+      p.append(el('title', {}, `${n.name} waits on the children of ${snap.path}`));
+      arrows.append(p);
+    } else if (n.waitsFor) {
+      const tx = xOf(n.waitsFor);
+      if (tx !== undefined) {
+        const p = el('path', {
+          class: `arrow rule edge-${edge || 'none'}`, d: arc(c.x - 6, tx + 6, RULE_Y, -1, 68),
+          'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
+          'data-from': n.name, 'data-to': n.waitsFor, 'data-kind': 'rule', 'data-edge': edge,
+        });
+        p.append(el('title', {}, `${n.name} waits for ${n.waitsFor} (recipe rule)` + (edge === 'missing' ? ' — but its session watches nothing there' : '')));
+        arrows.append(p);
+      }
+    }
+  }
+  for (const c of cols) {
+    if (c.group) continue;
+    const n = c.node;
+    if (!n.watching || n.foreign) continue;
+    let k = 0;
+    for (const path of n.watching) {
+      k++;
+      const inCycle = deadlocked.has(n.name);
+      if (path === snap.path) {
+        // A children watch on the parent (only the simulator can list these).
+        const p = el('path', {
+          class: `arrow actual edge-${n.edge || 'none'}` + (n.holding ? ' from-holder' : ''),
+          d: `M${c.x + 6},${CY - R - 2} L${c.x + 6},${BAR_Y + BAR_H + 2}`,
+          'marker-end': `url(#${id}-ah-children)`,
+          'data-from': n.name, 'data-to': snap.path, 'data-kind': 'actual', 'data-edge': n.edge || '',
+        });
+        p.append(el('title', {}, `${n.name}'s session watches the children of ${snap.path}`));
+        arrows.append(p);
+        continue;
+      }
+      if (!path.startsWith(prefix)) continue;
+      const target = path.slice(prefix.length);
+      if (target.includes('/')) continue;
+      const tx = xOf(target);
+      let edgeKind = n.holding ? 'unexpected' : n.edge || 'unknown';
+      if (tx === undefined) edgeKind = 'dangling';
+      if (inCycle) edgeKind = 'deadlock';
+      const cls = `arrow actual edge-${edgeKind}` + (n.holding ? ' from-holder' : '');
+      let d;
+      let marker = `url(#${id}-ah-${edgeKind})`;
+      if (tx === undefined) {
+        // A watch on a node that is gone: a stub to a ghost below the shape.
+        const gx = c.x + 24;
+        const gy = ACT_Y + 40 + 12 * (k - 1);
+        d = `M${c.x + 4},${ACT_Y} Q${c.x + 6},${gy} ${gx - 6},${gy}`;
+        const ghost = el('g', { class: 'ghost', 'data-ghost': target });
+        ghost.append(el('circle', { cx: gx, cy: gy, r: 6 }));
+        ghost.append(el('text', { x: gx + 9, y: gy + 4, class: 'ghost-label' }, 'gone'));
+        ghost.append(el('title', {}, `watched node ${target} no longer exists: a leaked watch`));
+        arrows.append(ghost);
+      } else {
+        // A watch forward in the queue bows deeper, so a pair watching each
+        // other shows two arcs rather than one.
+        d = tx > c.x ? arc(c.x + 6, tx - 6, ACT_Y, 1.45, 46) : arc(c.x + 6, tx - 6, ACT_Y, 1, 66);
+      }
+      const p = el('path', { class: cls, d, 'marker-end': marker, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': edgeKind });
+      p.append(el('title', {}, `${n.name}'s session watches ${target}` + (edgeKind === 'dangling' ? ' (gone: dangling watch)' : edgeKind === 'unexpected' ? ' (not what its recipe says)' : edgeKind === 'deadlock' ? ' (part of a watch cycle)' : '')));
+      arrows.append(p);
+    }
+  }
+  svg.append(arrows);
+
+  const layer = el('g', { class: 'nodes' });
+  for (const c of cols) {
+    if (c.group) {
+      const g = el('g', { class: 'group', 'data-group': `${c.from}-${c.to}`, transform: `translate(${c.x},0)` });
+      g.append(el('rect', { x: -c.w / 2 + 10, y: CY - 26, width: c.w - 20, height: 52, rx: 10 }));
+      const waiting = c.count - c.holding;
+      g.append(el('text', { x: 0, y: CY - 4, class: 'group-count' }, `… ${c.count.toLocaleString('en-US')}`));
+      g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? `${c.holding.toLocaleString('en-US')} hold · ${waiting.toLocaleString('en-US')} wait …` : c.holding ? 'holding …' : 'waiting …'));
+      g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, `#${c.from + 1}–#${c.to + 1}`));
+      g.append(el('title', {}, `${c.count} nodes folded (queue positions ${c.from + 1} to ${c.to + 1}); the table lists them all`));
+      layer.append(g);
+      continue;
+    }
+    drawnNodes++;
+    layer.append(drawNode(c, snap, opts, alerted.get(c.node.name), deadlocked.has(c.node.name)));
+  }
+  svg.append(layer);
+  svg.setAttribute('data-drawn', drawnNodes);
+  svg.setAttribute('data-folded', nodes.length - drawnNodes);
+  tick(svg);
+  return pos;
+}
+
+function drawNode(c, snap, opts, alerts, inCycle) {
+  const n = c.node;
+  const mode = n.foreign ? 'unknown' : n.mode || 'unknown';
+  const state = n.holding ? 'holding' : 'waiting';
+  const cls = ['node', `mode-${mode}`, state];
+  if (n.foreign) cls.push('foreign');
+  if (n.zombie) cls.push('zombie');
+  if (inCycle) cls.push('deadlock');
+  if (n.session === '0x0') cls.push('persistent');
+  if (n.name === opts.selected) cls.push('selected');
+  const g = el('g', {
+    class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
+    transform: `translate(${c.x},0)`, tabindex: 0, role: 'button',
+    'aria-label': `${n.name}: ${mode}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : ''),
+  });
+  const tip = [n.name, `${mode} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
+  if (n.session) tip.push(`session ${n.session}`);
+  for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);
+  g.append(el('title', {}, tip.join('\n')));
+  // The whole column answers clicks, not only the shape's pixels.
+  g.append(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
+
+  if (n.holding) g.append(el('circle', { class: 'halo', cy: CY, r: R + 9 }));
+  if (inCycle) g.append(el('circle', { class: 'cycle-ring', cy: CY, r: R + 12 }));
+  const shape = shapePath(mode, R);
+  shape.setAttribute('class', 'shape');
+  shape.setAttribute('transform', `translate(0,${CY})`);
+  g.append(shape);
+  g.append(el('text', { class: 'glyph', y: CY + 5 }, n.foreign ? '?' : SHAPE_LETTER[mode] || '?'));
+  if (alerts && alerts.length) {
+    const b = el('g', { class: 'badge alert', transform: `translate(${R + 2},${CY - R - 2})` });
+    b.append(el('circle', { r: 8 }));
+    b.append(el('text', { y: 4 }, '!'));
+    b.setAttribute('data-alerts', alerts.map((a) => a.kind).join(' '));
+    g.append(b);
+  }
+  if (n.session === '0x0' && !n.foreign) {
+    const b = el('g', { class: 'badge persistent', transform: `translate(${-R - 2},${CY - R - 2})` });
+    b.append(el('rect', { x: -8, y: -8, width: 16, height: 16, rx: 3 }));
+    b.append(el('text', { y: 4 }, 'P'));
+    g.append(b);
+  }
+
+  const lines = [];
+  lines.push(el('text', { class: 'label name', y: LABEL_Y }, shortName(n)));
+  let data = n.dataBinary ? '‹binary›' : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
+  lines.push(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
+  lines.push(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session)));
+  const t = el('text', { class: 'label time', y: LABEL_Y + 3 * LINE });
+  if (opts.timing) {
+    t.setAttribute('data-since', opts.timing.since(n));
+    t.setAttribute('data-verb', n.foreign ? 'age' : n.holding ? 'holds' : 'waits');
+  }
+  if (n.zombie && n.expiresInMs > 0) {
+    const base = opts.timing && opts.timing.receivedAt ? opts.timing.receivedAt : Date.now();
+    t.setAttribute('data-until', base + n.expiresInMs);
+    t.setAttribute('data-verb', 'zombie');
+    t.setAttribute('class', 'label time zombie');
+  } else if (n.zombie) {
+    t.setAttribute('class', 'label time zombie');
+    t.setAttribute('data-verb', 'zombie');
+  }
+  lines.push(t);
+  for (const l of lines) g.append(l);
+
+  g.addEventListener('click', () => opts.onSelect && opts.onSelect(n.name));
+  g.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      opts.onSelect && opts.onSelect(n.name);
+    }
+  });
+  return g;
+}
+
+// tick refreshes every live duration under root; call it once a second.
+export function tick(root, now = Date.now()) {
+  for (const t of root.querySelectorAll('[data-until]')) {
+    const left = Number(t.getAttribute('data-until')) - now;
+    t.textContent = left > 0 ? `${t.getAttribute('data-verb')} · ${fmtDur(left)} left` : 'zombie · expiry due';
+  }
+  for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
+    const since = Number(t.getAttribute('data-since'));
+    t.textContent = `${t.getAttribute('data-verb')} ${fmtDur(now - since)}`;
+  }
+}
+
+// animateNotify moves a dot from the x of one node to another along the lower
+// arcs, for watch notifications in the classroom.
+export function animateNotify(svg, fromX, toX, ms = 700) {
+  const p = el('path', { d: arc(fromX, toX, ACT_Y, 1, 66), class: 'notify-path' });
+  const dot = el('circle', { r: 6, class: 'notify-dot' });
+  svg.append(p, dot);
+  const len = p.getTotalLength();
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const step = (t) => {
+      const f = Math.min(1, (t - start) / ms);
+      const pt = p.getPointAtLength(len * f);
+      dot.setAttribute('cx', pt.x);
+      dot.setAttribute('cy', pt.y);
+      if (f < 1) requestAnimationFrame(step);
+      else {
+        p.remove();
+        dot.remove();
+        resolve();
+      }
+    };
+    requestAnimationFrame(step);
+  });
+}
+
+// animateNotifyParent drops a dot from the parent bar down to a node: the
+// notification a children watch delivers.
+export function animateNotifyParent(svg, toX, ms = 700) {
+  const p = el('path', { d: `M${toX + 6},${BAR_Y + BAR_H} L${toX + 6},${CY - R - 2}`, class: 'notify-path' });
+  const dot = el('circle', { r: 6, class: 'notify-dot' });
+  svg.append(p, dot);
+  const len = p.getTotalLength();
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const step = (t) => {
+      const f = Math.min(1, (t - start) / ms);
+      const pt = p.getPointAtLength(len * f);
+      dot.setAttribute('cx', pt.x);
+      dot.setAttribute('cy', pt.y);
+      if (f < 1) requestAnimationFrame(step);
+      else {
+        p.remove();
+        dot.remove();
+        resolve();
+      }
+    };
+    requestAnimationFrame(step);
+  });
+}
+
+// legend draws the key to shapes and arrows once, into an SVG element.
+export function legend(svg) {
+  svg.replaceChildren();
+  const items = [
+    ['read', 'reader'], ['write', 'writer'], ['exclusive', 'exclusive'], ['lease', 'lease'], ['unknown', 'foreign / unknown'],
+  ];
+  let x = 14;
+  const defs = markers('lg');
+  svg.append(defs);
+  for (const [mode, label] of items) {
+    const g = el('g', { class: `node mode-${mode} waiting`, transform: `translate(${x},14)` });
+    const s = shapePath(mode, 8);
+    s.setAttribute('class', 'shape');
+    g.append(s);
+    g.append(el('text', { x: 14, y: 4, class: 'legend-text' }, label));
+    svg.append(g);
+    x += 30 + label.length * 6.6;
+  }
+  const hold = el('g', { class: 'node mode-write holding', transform: `translate(${x},14)` });
+  hold.append(el('circle', { class: 'halo', r: 12 }));
+  const hs = shapePath('write', 8);
+  hs.setAttribute('class', 'shape');
+  hold.append(hs);
+  hold.append(el('text', { x: 18, y: 4, class: 'legend-text' }, 'holds the lock'));
+  svg.append(hold);
+  x += 120;
+  const arrows = [
+    ['rule', 'rule', 'recipe: waits for'],
+    ['actual', 'confirmed', 'watches (as it should)'],
+    ['actual', 'unexpected', 'watches something else'],
+    ['rule', 'missing', 'should watch, does not'],
+    ['actual', 'dangling', 'watches a gone node'],
+  ];
+  for (const [kind, edge, label] of arrows) {
+    svg.append(el('path', { class: `arrow ${kind} edge-${edge}`, d: `M${x},14 L${x + 30},14`, 'marker-end': `url(#lg-ah-${edge})` }));
+    svg.append(el('text', { x: x + 36, y: 18, class: 'legend-text' }, label));
+    x += 52 + label.length * 6.4;
+  }
+  svg.setAttribute('viewBox', `0 0 ${x} 28`);
+  svg.setAttribute('width', x);
+  svg.setAttribute('height', 28);
+}

@@ -1,0 +1,710 @@
+// sim.js runs the classroom: it starts simulator runs (one, or a herd run and
+// a predecessor run side by side on the same scenario), follows each over its
+// websocket, and sends the teacher's commands (play, step, scrub, act on a
+// client) as plain HTTP POSTs. All the lock logic is the server's; this file
+// only shows states and forwards intentions.
+
+import { drawQueue, Timing, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend } from './queue.js';
+import { QueueTable, describeNode } from './table.js';
+
+const API = '/api/v1/sim';
+const $ = (id) => document.getElementById(id);
+const ui = {
+  scenario: $('scenario'), strategy: $('strategy'), clients: $('clients'), fencing: $('fencing'),
+  restart: $('restart'), back: $('back'), play: $('play'), step: $('step'), speed: $('speed'),
+  speedOut: $('speed-out'), addReader: $('add-reader'), addWriter: $('add-writer'), share: $('share'),
+  scrub: $('scrub'), ticks: $('ticks'), stepInfo: $('step-info'), runs: $('runs'), error: $('sim-error'),
+  shortcuts: $('shortcuts'),
+};
+
+let scenarios = [];
+let panels = []; // one per run
+let showTable = false;
+let wantStep = null; // a step asked for by the URL, reached once the runs exist
+let generation = 0; // bumps on restart, so late answers of old runs are dropped
+
+// ---- State shape --------------------------------------------------------
+// The simulator documents its State in simulator/http.go; normalize keeps the
+// rest of this file independent of small naming differences.
+export function normalize(raw) {
+  const s = raw || {};
+  const pseudo = s.pseudocode || {};
+  const lines = Array.isArray(pseudo) ? pseudo : pseudo.lines || [];
+  const line = s.line ?? pseudo.line ?? 0;
+  const events = (s.events || []).map((e) => ({ ...e, kind: e.kind || e.event || 'event', text: e.text || '' }));
+  const steps = s.steps ?? 0;
+  const planned = s.planned ?? steps;
+  return {
+    id: s.id, scenario: s.scenario, title: s.title || s.scenario, lock: s.lock || 'rw', strategy: s.strategy,
+    path: s.path || (s.snapshot && s.snapshot.path), step: s.step ?? 0, steps, planned, total: Math.max(steps, planned),
+    playing: !!s.playing, speed: s.speed || 1, done: !!s.done, busy: !!s.busy, error: s.error || '',
+    action: s.action || null, next: s.next || null, fencing: !!s.fencing, sessionTimeoutMs: s.sessionTimeoutMs || 0,
+    events, stats: s.stats || {}, lastRelease: s.lastRelease || null,
+    violations: s.violations || [], clients: s.clients || [], narration: s.narration || '',
+    lines, line: typeof line === 'number' ? line : 0, snapshot: s.snapshot || null,
+  };
+}
+
+// ---- HTTP ---------------------------------------------------------------
+async function call(method, path, body) {
+  const res = await fetch(API + path, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  const text = await res.text();
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = { error: text };
+    }
+  }
+  if (!res.ok) throw new Error((data && (data.error || data.message)) || `${res.status} ${res.statusText}`);
+  return data;
+}
+
+function showError(err) {
+  if (!err) {
+    ui.error.hidden = true;
+    ui.error.textContent = '';
+    return;
+  }
+  ui.error.hidden = false;
+  ui.error.textContent = String(err.message || err);
+}
+
+// ---- One run ------------------------------------------------------------
+class Panel {
+  constructor(strategy, compare) {
+    this.strategy = strategy;
+    this.state = null;
+    this.prev = null;
+    this.timing = new Timing();
+    this.selectedClient = '';
+    this.selectedNode = '';
+    this.queue = [];
+    this.animating = false;
+    this.el = document.createElement('section');
+    this.el.className = 'run card';
+    this.el.dataset.strategy = strategy;
+    this.el.setAttribute('aria-label', `run: ${strategy}`);
+    const title = strategy === 'herd' ? 'herd: every waiter watches all children' : 'predecessor: each waiter watches one node';
+    this.el.innerHTML = `
+      <h2><span class="strategy"></span><span class="run-title dim"></span></h2>
+      <div class="narration" aria-live="polite"></div>
+      <div class="herd" aria-label="herd meter"></div>
+      <div class="lane-scroll"><svg class="lane" role="group" aria-label="lock queue"></svg></div>
+      <div class="clients" role="list" aria-label="clients"></div>
+      <div class="client-pane details" aria-live="polite"></div>
+      <details class="more pseudo-box" open><summary>recipe pseudocode</summary><ol class="pseudo"></ol></details>
+      <details class="more"><summary>events</summary><ol class="events"></ol></details>
+      <div class="run-table" ${showTable ? '' : 'hidden'}></div>`;
+    this.el.querySelector('.strategy').textContent = strategy;
+    this.el.querySelector('.run-title').textContent = title;
+    this.narration = this.el.querySelector('.narration');
+    this.herd = this.el.querySelector('.herd');
+    this.svg = this.el.querySelector('svg.lane');
+    this.clientsEl = this.el.querySelector('.clients');
+    this.pane = this.el.querySelector('.client-pane');
+    this.pseudo = this.el.querySelector('.pseudo');
+    this.eventsEl = this.el.querySelector('.events');
+    this.tableEl = this.el.querySelector('.run-table');
+    this.table = new QueueTable(this.tableEl, { pageSize: 50, onSelect: (n) => this.selectNode(n) });
+    this.compare = compare;
+  }
+
+  async start(scenario, clients, fencing, gen) {
+    const body = { scenario, strategy: this.strategy, fencing };
+    if (clients > 0) body.clients = clients;
+    const raw = await call('POST', '/runs', body);
+    if (gen !== generation) {
+      call('DELETE', `/runs/${encodeURIComponent(raw.id)}`).catch(() => {});
+      return;
+    }
+    this.id = raw.id;
+    this.el.dataset.run = this.id;
+    this.accept(raw);
+    this.connect(gen);
+  }
+
+  connect(gen) {
+    if (gen !== generation || !this.id) return;
+    const u = new URL(`${API}/runs/${encodeURIComponent(this.id)}/ws`, location.href);
+    u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(u);
+    this.ws = ws;
+    ws.onmessage = (ev) => {
+      try {
+        this.accept(JSON.parse(ev.data));
+      } catch (err) {
+        console.error('sim: bad message', err);
+      }
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws || gen !== generation || this.closed) return;
+      this.el.dataset.socket = 'closed';
+      setTimeout(() => this.connect(gen), 1000);
+    };
+    ws.onopen = () => (this.el.dataset.socket = 'open');
+  }
+
+  // accept takes a State from the socket or from a command's answer.
+  accept(raw) {
+    if (!raw || typeof raw !== 'object' || raw.id === undefined) return;
+    if (this.id && raw.id !== this.id) return;
+    this.queue.push(normalize(raw));
+    this.drain();
+  }
+
+  async drain() {
+    if (this.animating) return;
+    while (this.queue.length) {
+      // Skip to the newest state when several are waiting: never lag behind.
+      const s = this.queue.pop();
+      this.queue.length = 0;
+      const prev = this.state;
+      if (prev && s.step === prev.step + 1 && !document.hidden) {
+        this.animating = true;
+        try {
+          await this.animate(prev, s);
+        } finally {
+          this.animating = false;
+        }
+      }
+      this.state = s;
+      this.render();
+      syncControls();
+    }
+  }
+
+  // animate shows the notifications the new step delivered, on the old
+  // drawing: a dot runs from the node whose deletion fired an exists watch to
+  // the watcher, or drops from the parent bar for a children watch (the herd).
+  async animate(before, after) {
+    const pos = this.positions;
+    if (!pos) return;
+    const nodeOf = new Map(before.clients.map((c) => [c.name, c.node]));
+    const ms = Math.max(150, Math.min(900, 650 / (after.speed || 1)));
+    const jobs = [];
+    for (const e of after.events) {
+      if (e.step !== after.step || e.kind !== 'notify') continue;
+      const to = pos.get(nodeOf.get(e.client));
+      if (to === undefined) continue;
+      if (e.watch === 'children') jobs.push(animateNotifyParent(this.svg, to, ms));
+      else if (pos.has(e.node)) jobs.push(animateNotify(this.svg, pos.get(e.node), to, ms));
+    }
+    if (!jobs.length) return;
+    this.svg.dataset.notifying = String(jobs.length);
+    await Promise.all(jobs);
+    delete this.svg.dataset.notifying;
+  }
+
+  selectClient(name) {
+    this.selectedClient = this.selectedClient === name ? '' : name;
+    const c = this.state && this.state.clients.find((x) => x.name === this.selectedClient);
+    this.selectedNode = c ? c.node || '' : '';
+    this.render();
+  }
+
+  selectNode(name) {
+    const c = this.state && this.state.clients.find((x) => x.node === name || (x.path && x.path.endsWith('/' + name)));
+    this.selectedNode = this.selectedNode === name ? '' : name;
+    this.selectedClient = this.selectedNode && c ? c.name : '';
+    this.render();
+  }
+
+  async act(client, action) {
+    try {
+      showError(null);
+      const body = { action };
+      if (client) body.client = client;
+      this.accept(await call('POST', `/runs/${encodeURIComponent(this.id)}/act`, body));
+    } catch (err) {
+      showError(`${this.strategy}: ${action}${client ? ' ' + client : ''}: ${err.message}`);
+    }
+  }
+
+  renderMeta() {
+    this.el.dataset.step = this.state.step;
+    this.el.dataset.steps = this.state.steps;
+    this.el.dataset.playing = String(this.state.playing);
+  }
+
+  render() {
+    const s = this.state;
+    if (!s) return;
+    this.renderMeta();
+    this.el.dataset.path = s.path || '';
+    // Narration and violations.
+    this.narration.replaceChildren();
+    this.narration.append(s.narration || (s.step === 0 ? 'Ready. Press Space to play or → to take one step.' : ''));
+    for (const v of s.violations) {
+      const b = document.createElement('span');
+      b.className = 'violation';
+      b.dataset.kind = v.kind || '';
+      b.textContent = '⚠ ' + (v.message || v.kind || String(v));
+      this.narration.append(b);
+    }
+    if (s.error) {
+      const b = document.createElement('span');
+      b.className = 'violation';
+      b.textContent = '⚠ ' + s.error;
+      this.narration.append(b);
+    }
+    this.el.dataset.busy = String(s.busy);
+    this.renderHerd();
+    if (s.snapshot) {
+      this.timing.observe(s.snapshot, Date.now());
+      this.positions = drawQueue(this.svg, s.snapshot, {
+        selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.strategy,
+      });
+      if (!this.tableEl.hidden) this.table.update(s.snapshot, this.timing, this.selectedNode);
+    }
+    this.renderClients();
+    this.renderPane();
+    this.renderPseudo();
+    this.renderEvents();
+  }
+
+  renderHerd() {
+    const s = this.state;
+    const st = s.stats || {};
+    const last = s.lastRelease;
+    const meters = [
+      ['notifications', 'notifications', 'watch events delivered'],
+      ['getChildren', 'getChildren', 'calls: each woken waiter re-reads the queue'],
+      ['wastedWakeups', 'wasted wake-ups', 'woken, but did not acquire'],
+      ['exists', 'exists / getData', 'watches set on one node'],
+    ];
+    const peers = panels.filter((p) => p.state);
+    this.herd.replaceChildren();
+    for (const [key, label, help] of meters) {
+      let v = st[key] ?? 0;
+      if (key === 'exists') v = (st.exists ?? 0) + (st.getData ?? 0);
+      const max = Math.max(1, ...peers.map((p) => (key === 'exists' ? (p.state.stats.exists ?? 0) + (p.state.stats.getData ?? 0) : p.state.stats[key] ?? 0)));
+      const m = document.createElement('div');
+      m.className = 'meter' + (key === 'wastedWakeups' && v === 0 ? ' good' : key === 'exists' ? ' good' : '');
+      m.dataset.meter = key;
+      m.dataset.value = v;
+      const lastV = last ? (key === 'exists' ? (last.exists ?? 0) + (last.getData ?? 0) : last[key] ?? 0) : null;
+      m.innerHTML = `<small></small><b></b><small class="last"></small><div class="bar"><i></i></div>`;
+      m.children[0].textContent = label;
+      m.children[1].textContent = String(v);
+      m.children[2].textContent = lastV === null ? help : `last release: ${lastV} · ${help}`;
+      m.querySelector('i').style.width = `${Math.round((100 * v) / max)}%`;
+      this.herd.append(m);
+    }
+  }
+
+  renderClients() {
+    const s = this.state;
+    this.clientsEl.replaceChildren();
+    for (const c of s.clients) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'client' + (c.name === this.selectedClient ? ' selected' : '');
+      b.dataset.client = c.name;
+      b.dataset.state = c.state || '';
+      b.setAttribute('role', 'listitem');
+      b.setAttribute('aria-pressed', String(c.name === this.selectedClient));
+      const name = document.createElement('strong');
+      name.textContent = c.name;
+      const st = document.createElement('span');
+      st.className = 'cstate';
+      st.textContent = [c.mode, c.state].filter(Boolean).join(' · ');
+      b.append(name, st);
+      b.addEventListener('click', () => this.selectClient(c.name));
+      this.clientsEl.append(b);
+    }
+  }
+
+  renderPane() {
+    const s = this.state;
+    const c = s.clients.find((x) => x.name === this.selectedClient);
+    this.pane.replaceChildren();
+    if (!c) {
+      if (this.selectedNode && s.snapshot) {
+        describeNode(this.pane, s.snapshot, this.selectedNode, this.timing);
+        return;
+      }
+      const p = document.createElement('p');
+      p.className = 'dim';
+      p.textContent = 'Click a client or a node to see its session, node, data and wait, and to release, crash or pause it.';
+      this.pane.append(p);
+      return;
+    }
+    const node = s.snapshot && c.node ? (s.snapshot.nodes || []).find((n) => n.name === c.node) : null;
+    const dl = document.createElement('dl');
+    const add = (k, v, cls) => {
+      const dt = document.createElement('dt');
+      dt.textContent = k;
+      const dd = document.createElement('dd');
+      dd.textContent = v;
+      if (cls) dd.className = cls;
+      dl.append(dt, dd);
+      return dd;
+    };
+    add('client', c.name);
+    add('state', (c.state || '') + (c.state === 'stale' ? ': back from a pause that outlasted its session, it still believes it holds' : ''));
+    add('session', c.session || (node && node.session) || '—', 'mono');
+    add('node', c.node || '—', 'mono');
+    if (c.waitsFor) add('waits for client', c.waitsFor);
+    if (node) {
+      add('mode', node.mode);
+      add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
+      if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
+      add('watches', (node.watching || []).map((p) => p.replace(s.snapshot.path + '/', '')).join(', ') || 'nothing', 'mono');
+      const t = add(node.holding ? 'holding for' : 'waiting for', '', 'time');
+      t.dataset.since = this.timing.since(node);
+      t.dataset.verb = '';
+    }
+    if (c.token) add('fencing token', String(c.token));
+    const acts = document.createElement('div');
+    acts.className = 'acts';
+    for (const [action, label, help] of [
+      ['release', 'release', 'delete its node: the lock passes on'],
+      ['crash', 'crash', 'close its session: ZooKeeper deletes its node at once'],
+      ['pause', 'pause', 'stop its heartbeats (a GC pause): its session expires later'],
+      ['write', 'write', 'write to the protected resource' + (s.fencing ? ' (it checks the fencing token)' : '')],
+    ]) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = label;
+      b.title = help;
+      b.dataset.action = action;
+      b.disabled = !['waiting', 'holding', 'stale', 'paused'].includes(c.state) || (action === 'pause' && c.state === 'paused');
+      b.addEventListener('click', () => forEachPanel((p) => p.act(c.name, action), this));
+      acts.append(b);
+    }
+    this.pane.append(dl, acts);
+    tick(this.pane);
+  }
+
+  renderPseudo() {
+    const s = this.state;
+    this.pseudo.replaceChildren();
+    s.lines.forEach((text, i) => {
+      const li = document.createElement('li');
+      li.textContent = typeof text === 'string' ? text : text.text || '';
+      // The simulator numbers pseudocode lines from 1.
+      if (i + 1 === s.line) {
+        li.className = 'current';
+        li.setAttribute('aria-current', 'step');
+      }
+      this.pseudo.append(li);
+    });
+    this.el.querySelector('.pseudo-box').hidden = !s.lines.length;
+  }
+
+  renderEvents() {
+    const s = this.state;
+    this.eventsEl.replaceChildren();
+    for (const e of s.events) {
+      if (e.step > s.step) break;
+      const li = document.createElement('li');
+      li.textContent = e.text || e.kind;
+      li.dataset.step = e.step;
+      if (e.step === s.step) li.className = 'current';
+      this.eventsEl.append(li);
+    }
+    const cur = this.eventsEl.querySelector('li.current');
+    if (cur) cur.scrollIntoView({ block: 'nearest' });
+  }
+
+  close() {
+    this.closed = true;
+    if (this.ws) this.ws.close(1000, 'done');
+    if (this.id) call('DELETE', `/runs/${encodeURIComponent(this.id)}`).catch(() => {});
+  }
+}
+
+// forEachPanel sends a client action to every run: in a comparison both runs
+// must see the same workload. Clients are matched by name.
+function forEachPanel(fn, origin) {
+  for (const p of panels) if (p === origin || p.state) fn(p);
+}
+
+// ---- Controls -----------------------------------------------------------
+function lead() {
+  return panels[0] && panels[0].state;
+}
+
+function syncControls() {
+  const s = lead();
+  const total = s ? s.total : 0;
+  ui.scrub.max = String(total);
+  ui.scrub.value = String(s ? s.step : 0);
+  ui.scrub.setAttribute('aria-valuetext', s ? `step ${s.step} of ${total}` : 'no run');
+  const busy = panels.some((p) => p.state && p.state.busy);
+  let info = s ? `step ${s.step} of ${total}` : 'starting…';
+  if (s && s.done) info += ' · done';
+  if (s && s.playing) info += ' · playing';
+  if (busy) info += ' · working on ZooKeeper…';
+  if (s && s.next && !s.playing) info += ` · next: ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}`;
+  ui.stepInfo.textContent = info;
+  ui.stepInfo.dataset.step = s ? s.step : 0;
+  document.body.dataset.step = s ? s.step : '';
+  document.body.dataset.busy = String(busy);
+  const playing = panels.some((p) => p.state && p.state.playing);
+  ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
+  ui.play.setAttribute('aria-label', playing ? 'pause' : 'play');
+  ui.play.setAttribute('aria-pressed', String(playing));
+  document.body.dataset.playing = String(playing);
+  ui.back.disabled = !s || s.step <= 0;
+  ui.step.disabled = !s || s.done;
+  ui.step.title = s && s.next ? `step forward (→): ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}` : 'step forward (→)';
+  const rw = !s || s.lock === 'rw';
+  ui.addReader.textContent = rw ? '+ reader' : '+ client';
+  ui.addReader.dataset.action = rw ? 'add-reader' : 'add';
+  ui.addWriter.hidden = !rw;
+  renderTicks();
+  for (const p of panels) if (p.state) p.renderHerd();
+  updateURL();
+  if (wantStep !== null && panels.length && panels.every((p) => p.state)) {
+    const target = wantStep;
+    wantStep = null;
+    if (target > 0) seek(target);
+  }
+}
+
+// renderTicks marks every step on the timeline: coloured by what happened
+// for the steps shown so far, outlined for recorded or planned ones ahead.
+function renderTicks() {
+  const s = lead();
+  ui.ticks.replaceChildren();
+  if (!s || !s.total) return;
+  const first = new Map();
+  for (const e of s.events) if (!first.has(e.step)) first.set(e.step, e);
+  for (let k = 1; k <= s.total; k++) {
+    const e = first.get(k);
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.tabIndex = -1;
+    b.className = (e ? 'k-' + String(e.kind).toLowerCase().replace(/[^a-z]/g, '') : k <= s.steps ? 'recorded' : 'planned') + (k === s.step ? ' current' : '');
+    b.style.left = `${(100 * k) / s.total}%`;
+    b.title = e ? `step ${k}: ${e.client ? e.client + ' ' : ''}${e.text || e.kind}` : `step ${k}` + (k <= s.steps ? ' (recorded)' : ' (not played yet)');
+    b.dataset.step = k;
+    b.addEventListener('click', () => seek(k));
+    ui.ticks.append(b);
+  }
+}
+
+function updateURL() {
+  const s = lead();
+  const u = new URL(location.href);
+  u.searchParams.set('scenario', ui.scenario.value);
+  u.searchParams.set('strategy', ui.strategy.value);
+  if (s && s.step) u.searchParams.set('step', s.step);
+  else u.searchParams.delete('step');
+  history.replaceState(null, '', u);
+}
+
+async function command(path, body) {
+  showError(null);
+  const gen = generation;
+  await Promise.all(
+    panels.map(async (p) => {
+      if (!p.id) return;
+      try {
+        const raw = await call('POST', `/runs/${encodeURIComponent(p.id)}${path}`, body);
+        if (gen === generation && raw) p.accept(raw);
+      } catch (err) {
+        showError(`${p.strategy}: ${path.slice(1)}: ${err.message}`);
+      }
+    }),
+  );
+}
+
+function playing() {
+  return panels.some((p) => p.state && p.state.playing);
+}
+
+const actions = {
+  toggle: () => command(playing() ? '/pause' : '/play'),
+  step: () => command('/step'),
+  back: () => command('/back'),
+  first: () => seek(0),
+  last: () => seek(Number(ui.scrub.max)),
+  slower: () => setSpeed(Number(ui.speed.value) - 0.5),
+  faster: () => setSpeed(Number(ui.speed.value) + 0.5),
+  reader: () => forEachPanel((p) => p.act('', ui.addReader.dataset.action || 'add-reader')),
+  writer: () => {
+    if (!ui.addWriter.hidden) forEachPanel((p) => p.act('', 'add-writer'));
+  },
+};
+
+function seek(step) {
+  return command('/seek', { step: Math.max(0, step) });
+}
+
+function speedOf(v) {
+  return Math.round(2 ** v * 1000) / 1000;
+}
+
+function setSpeed(v) {
+  v = Math.min(Number(ui.speed.max), Math.max(Number(ui.speed.min), v));
+  ui.speed.value = String(v);
+  const sp = speedOf(v);
+  ui.speedOut.textContent = (sp < 1 ? sp.toFixed(sp < 0.25 ? 3 : 2).replace(/0+$/, '') : String(sp)) + '×';
+  return command('/speed', { speed: sp });
+}
+
+async function loadScenarios() {
+  const data = await call('GET', '/scenarios');
+  scenarios = Array.isArray(data) ? data : data.scenarios || [];
+  ui.scenario.replaceChildren();
+  for (const sc of scenarios) {
+    const o = document.createElement('option');
+    o.value = sc.id || sc.name;
+    o.textContent = sc.title || sc.name || sc.id;
+    if (sc.description) o.title = sc.description;
+    ui.scenario.append(o);
+  }
+  const want = ui.scenario.dataset.initial;
+  if (want && scenarios.some((s) => (s.id || s.name) === want)) ui.scenario.value = want;
+  else if (want) showError(`unknown scenario "${want}"; showing ${ui.scenario.value || 'none'}`);
+}
+
+function scenarioInfo() {
+  return scenarios.find((s) => (s.id || s.name) === ui.scenario.value) || {};
+}
+
+async function restart() {
+  generation++;
+  const gen = generation;
+  for (const p of panels) p.close();
+  panels = [];
+  ui.runs.replaceChildren();
+  showError(null);
+  const compare = ui.strategy.value === 'compare';
+  ui.runs.classList.toggle('compare', compare);
+  const strategies = compare ? ['herd', 'predecessor'] : [ui.strategy.value];
+  panels = strategies.map((st) => new Panel(st, compare));
+  for (const p of panels) ui.runs.append(p.el);
+  const info = scenarioInfo();
+  // Only scenarios with a "*" step take a client count; the others name theirs.
+  ui.clients.closest('label').hidden = !info.clients;
+  if (info.clients && !ui.clients.dataset.touched) ui.clients.value = info.clients;
+  if (!ui.fencing.dataset.touched) ui.fencing.checked = !!info.fencing;
+  const clients = info.clients ? Number(ui.clients.value) || 0 : 0;
+  try {
+    await Promise.all(panels.map((p) => p.start(ui.scenario.value, clients, ui.fencing.checked, gen)));
+  } catch (err) {
+    showError(`could not start the run: ${err.message}`);
+  }
+  if (gen === generation) {
+    const sp = speedOf(Number(ui.speed.value));
+    if (sp !== 1) command('/speed', { speed: sp });
+    syncControls();
+  }
+}
+
+// ---- Wiring -------------------------------------------------------------
+ui.play.addEventListener('click', actions.toggle);
+ui.step.addEventListener('click', actions.step);
+ui.back.addEventListener('click', actions.back);
+ui.restart.addEventListener('click', restart);
+ui.addReader.addEventListener('click', actions.reader);
+ui.addWriter.addEventListener('click', actions.writer);
+ui.scenario.addEventListener('change', () => {
+  delete ui.clients.dataset.touched;
+  delete ui.fencing.dataset.touched;
+  restart();
+});
+ui.strategy.addEventListener('change', restart);
+ui.fencing.addEventListener('change', () => {
+  ui.fencing.dataset.touched = '1';
+  restart();
+});
+ui.clients.addEventListener('change', () => {
+  ui.clients.dataset.touched = '1';
+  restart();
+});
+ui.speed.addEventListener('input', () => setSpeed(Number(ui.speed.value)));
+ui.scrub.addEventListener('change', () => seek(Number(ui.scrub.value)));
+ui.share.addEventListener('click', async () => {
+  updateURL();
+  try {
+    await navigator.clipboard.writeText(location.href);
+    ui.share.textContent = 'link copied ✓';
+  } catch {
+    ui.share.textContent = 'link in the address bar';
+  }
+  setTimeout(() => (ui.share.textContent = 'share link'), 2000);
+});
+$('shortcuts-close').addEventListener('click', () => (ui.shortcuts.hidden = true));
+ui.shortcuts.addEventListener('click', (e) => {
+  if (e.target === ui.shortcuts) ui.shortcuts.hidden = true;
+});
+
+function toggleTable() {
+  showTable = !showTable;
+  for (const p of panels) {
+    p.tableEl.hidden = !showTable;
+    if (showTable && p.state && p.state.snapshot) p.table.update(p.state.snapshot, p.timing, p.selectedNode);
+  }
+}
+
+document.addEventListener('keydown', (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const t = e.target;
+  const typing = t && (t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && !['range', 'checkbox'].includes(t.type)) || t.isContentEditable);
+  if (typing || (t && t.id === 'speed')) return;
+  if (!ui.shortcuts.hidden) {
+    if (e.key === 'Escape' || e.key === '?') {
+      ui.shortcuts.hidden = true;
+      e.preventDefault();
+    }
+    return;
+  }
+  const keys = {
+    ' ': actions.toggle, ArrowRight: actions.step, ArrowLeft: actions.back, Home: actions.first, End: actions.last,
+    '[': actions.slower, ']': actions.faster, r: actions.reader, w: actions.writer, t: toggleTable,
+    c: () => {
+      ui.strategy.value = ui.strategy.value === 'compare' ? 'predecessor' : 'compare';
+      restart();
+    },
+    '?': () => (ui.shortcuts.hidden = false),
+    Escape: () => {
+      for (const p of panels) {
+        p.selectedClient = '';
+        p.selectedNode = '';
+        p.render();
+      }
+    },
+  };
+  const fn = keys[e.key];
+  if (!fn) return;
+  // Space and the arrows would also press the focused button or move the
+  // focused slider: the shortcut replaces that.
+  e.preventDefault();
+  fn();
+});
+
+window.addEventListener('pagehide', () => {
+  for (const p of panels) {
+    if (p.id) fetch(`${API}/runs/${encodeURIComponent(p.id)}`, { method: 'DELETE', keepalive: true }).catch(() => {});
+  }
+});
+setInterval(() => tick(ui.runs), 1000);
+
+async function main() {
+  legend($('legend'));
+  const strategy = ui.strategy.dataset.initial;
+  if (strategy) ui.strategy.value = strategy;
+  const step = Number($('step-info').dataset.step || 0);
+  wantStep = step > 0 ? step : null;
+  ui.speedOut.textContent = speedOf(Number(ui.speed.value)) + '×';
+  try {
+    await loadScenarios();
+  } catch (err) {
+    showError(`could not load the scenarios: ${err.message}`);
+    return;
+  }
+  await restart();
+}
+
+window.zklockvizSim = { get panels() { return panels; }, normalize, shortName, fmtDur };
+main();

@@ -1,0 +1,253 @@
+// table.js shows a queue as a table (for screen readers, and for copying into
+// a bug report) and as plain text. Long queues are paged, so a 10,000-node
+// lock costs one page of rows in the DOM.
+
+import { alertIndex, fmtDur, tick } from './queue.js';
+
+function td(text, cls) {
+  const c = document.createElement('td');
+  c.textContent = text;
+  if (cls) c.className = cls;
+  return c;
+}
+
+function watchText(n, prefix) {
+  if (n.watching === null || n.watching === undefined) return n.foreign ? '' : 'unknown';
+  if (!n.watching.length) return 'nothing';
+  return n.watching.map((p) => (p.startsWith(prefix) && !p.slice(prefix.length).includes('/') ? p.slice(prefix.length) : p)).join(', ');
+}
+
+function stateText(n) {
+  if (n.foreign) return 'foreign';
+  return n.holding ? 'holding' : 'waiting';
+}
+
+function waitsText(n) {
+  if (n.waitsOn === 'children') return 'children of parent';
+  return n.waitsFor || '';
+}
+
+function dataText(n) {
+  if (n.dataBinary) return 'base64:' + n.data;
+  return n.data || '';
+}
+
+export class QueueTable {
+  // root holds the table; opts.pageSize rows per page; opts.onSelect(name).
+  constructor(root, opts = {}) {
+    this.root = root;
+    this.pageSize = opts.pageSize || 100;
+    this.onSelect = opts.onSelect;
+    this.page = 0;
+    this.filter = '';
+    this.snap = null;
+    this.build();
+  }
+
+  build() {
+    this.root.replaceChildren();
+    const bar = document.createElement('div');
+    bar.className = 'table-bar';
+    this.filterInput = document.createElement('input');
+    this.filterInput.type = 'search';
+    this.filterInput.placeholder = 'filter by name, session or data';
+    this.filterInput.setAttribute('aria-label', 'filter rows');
+    this.filterInput.addEventListener('input', () => {
+      this.filter = this.filterInput.value.trim().toLowerCase();
+      this.page = 0;
+      this.render();
+    });
+    this.prev = button('‹ prev', () => this.go(this.page - 1));
+    this.next = button('next ›', () => this.go(this.page + 1));
+    this.info = document.createElement('span');
+    this.info.className = 'page-info';
+    this.info.setAttribute('aria-live', 'polite');
+    bar.append(this.filterInput, this.prev, this.info, this.next);
+
+    this.table = document.createElement('table');
+    this.table.className = 'queue-table';
+    this.caption = document.createElement('caption');
+    const head = document.createElement('thead');
+    const hr = document.createElement('tr');
+    for (const h of ['#', 'node', 'mode', 'state', 'waits for', 'watches', 'edge', 'session', 'data', 'time', 'alerts']) {
+      const th = document.createElement('th');
+      th.scope = 'col';
+      th.textContent = h;
+      hr.append(th);
+    }
+    head.append(hr);
+    this.body = document.createElement('tbody');
+    this.table.append(this.caption, head, this.body);
+    const wrap = document.createElement('div');
+    wrap.className = 'table-wrap';
+    wrap.append(this.table);
+    this.root.append(bar, wrap);
+  }
+
+  go(page) {
+    this.page = page;
+    this.render();
+  }
+
+  // show jumps to the page holding name.
+  show(name) {
+    if (!this.snap) return;
+    const rows = this.rows();
+    const i = rows.findIndex((r) => r.n.name === name);
+    if (i >= 0) this.go(Math.floor(i / this.pageSize));
+    const tr = this.body.querySelector(`tr[data-row="${CSS.escape(name)}"]`);
+    if (tr) tr.scrollIntoView({ block: 'nearest' });
+  }
+
+  update(snap, timing, selected) {
+    this.snap = snap;
+    this.timing = timing;
+    this.selected = selected;
+    this.render();
+  }
+
+  rows() {
+    const nodes = this.snap.nodes || [];
+    const all = nodes.map((n, i) => ({ n, i }));
+    if (!this.filter) return all;
+    const f = this.filter;
+    return all.filter(({ n }) => n.name.toLowerCase().includes(f) || (n.session || '').includes(f) || (n.data || '').toLowerCase().includes(f));
+  }
+
+  render() {
+    const snap = this.snap;
+    if (!snap) return;
+    const rows = this.rows();
+    const pages = Math.max(1, Math.ceil(rows.length / this.pageSize));
+    this.page = Math.min(Math.max(0, this.page), pages - 1);
+    const from = this.page * this.pageSize;
+    const slice = rows.slice(from, from + this.pageSize);
+    const alerts = alertIndex(snap);
+    const prefix = snap.path === '/' ? '/' : snap.path + '/';
+    const holders = (snap.nodes || []).filter((n) => n.holding).length;
+    this.caption.textContent = `${snap.path}: ${holders} holding, ${(snap.nodes || []).length - holders} other nodes` + (this.filter ? ` (${rows.length} match the filter)` : '');
+    const frag = document.createDocumentFragment();
+    for (const { n, i } of slice) {
+      const tr = document.createElement('tr');
+      tr.dataset.row = n.name;
+      tr.dataset.state = stateText(n);
+      if (n.name === this.selected) tr.className = 'selected';
+      tr.append(td(String(i + 1), 'num'));
+      const name = td(n.name, 'name');
+      const link = document.createElement('button');
+      link.type = 'button';
+      link.className = 'linkish';
+      link.textContent = n.name;
+      link.addEventListener('click', () => this.onSelect && this.onSelect(n.name));
+      name.replaceChildren(link);
+      tr.append(name);
+      tr.append(td(n.mode, 'mode mode-' + n.mode));
+      tr.append(td(stateText(n) + (n.zombie ? ' (zombie)' : ''), 'state ' + stateText(n)));
+      tr.append(td(waitsText(n)));
+      tr.append(td(watchText(n, prefix)));
+      tr.append(td(n.edge || '', n.edge ? 'edge edge-' + n.edge : ''));
+      tr.append(td(n.session || ''));
+      tr.append(td(dataText(n), 'data'));
+      const t = td('', 'time');
+      if (this.timing) {
+        t.dataset.since = this.timing.since(n);
+        t.dataset.verb = n.holding ? 'holds' : n.foreign ? 'age' : 'waits';
+      }
+      tr.append(t);
+      tr.append(td((alerts.get(n.name) || []).map((a) => a.kind).join(', '), 'alerts'));
+      frag.append(tr);
+    }
+    this.body.replaceChildren(frag);
+    this.info.textContent = rows.length ? `rows ${from + 1}–${from + slice.length} of ${rows.length.toLocaleString('en-US')} · page ${this.page + 1}/${pages}` : 'no rows';
+    this.prev.disabled = this.page === 0;
+    this.next.disabled = this.page >= pages - 1;
+    tick(this.body);
+  }
+}
+
+function button(text, fn) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.textContent = text;
+  b.addEventListener('click', fn);
+  return b;
+}
+
+function pad(rows) {
+  const widths = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] || 0, c.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()).join('\n');
+}
+
+// snapshotText is the whole state as plain text, for a bug report.
+export function snapshotText(snap, timing, now = Date.now()) {
+  const out = [];
+  out.push(`lock ${snap.path}`);
+  out.push(`recipe ${snap.recipe || '(none)'} · revision ${snap.revision} · connection ${snap.connection} · watches from ${snap.watchSource || 'none'}` + (snap.leases ? ` · leases ${snap.leases}` : '') + ` · updated ${snap.updatedAt}`);
+  if (snap.exists === false) out.push('the lock parent does not exist');
+  if (snap.error) out.push(`error: ${snap.error}`);
+  if (snap.invisibleChildWatches > 0) out.push(`children watches the server cannot list: ${snap.invisibleChildWatches}`);
+  const prefix = snap.path === '/' ? '/' : snap.path + '/';
+  const alerts = alertIndex(snap);
+  const rows = [['#', 'node', 'mode', 'state', 'waits-for', 'watches', 'edge', 'session', 'data', 'time', 'alerts']];
+  (snap.nodes || []).forEach((n, i) => {
+    const since = timing ? timing.since(n) : Date.parse(n.ctime);
+    rows.push([
+      String(i + 1), n.name, n.mode, stateText(n) + (n.zombie ? '(zombie)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
+      n.edge || '-', n.session || '-', JSON.stringify(dataText(n)), (n.holding ? 'holds ' : 'waits ') + fmtDur(now - since),
+      (alerts.get(n.name) || []).map((a) => a.kind).join(',') || '-',
+    ]);
+  });
+  out.push('');
+  out.push(pad(rows));
+  if ((snap.alerts || []).length) {
+    out.push('');
+    out.push('alerts:');
+    for (const a of snap.alerts) out.push(`- ${a.kind}: ${a.message}` + (a.nodes && a.nodes.length ? ` [${a.nodes.join(', ')}]` : ''));
+  }
+  return out.join('\n') + '\n';
+}
+
+// describeNode fills a detail pane with everything known about one node.
+export function describeNode(root, snap, name, timing) {
+  const n = (snap.nodes || []).find((x) => x.name === name);
+  root.replaceChildren();
+  if (!n) {
+    const p = document.createElement('p');
+    p.className = 'dim';
+    p.textContent = name ? `${name} is gone from the queue.` : 'Click a node to see its details.';
+    root.append(p);
+    return;
+  }
+  const prefix = snap.path === '/' ? '/' : snap.path + '/';
+  const alerts = alertIndex(snap).get(n.name) || [];
+  const dl = document.createElement('dl');
+  const add = (k, v, cls) => {
+    const dt = document.createElement('dt');
+    dt.textContent = k;
+    const dd = document.createElement('dd');
+    dd.textContent = v;
+    if (cls) dd.className = cls;
+    dl.append(dt, dd);
+    return dd;
+  };
+  add('node', n.name, 'mono');
+  add('full path', prefix + n.name, 'mono');
+  add('mode', n.mode + (n.recipe ? ` (${n.recipe})` : ''));
+  add('state', stateText(n) + (n.zombie ? ', zombie: its session has no live connection' : ''));
+  if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');
+  add('its session watches', watchText(n, prefix), 'mono');
+  if (n.edge) add('edge', n.edge, 'edge-' + n.edge);
+  add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');
+  add('data', n.dataBinary ? `base64 ${n.data}` : n.data || '(empty)', 'mono');
+  add('created', n.ctime + ` (czxid 0x${Number(n.czxid).toString(16)}, seq ${n.seq})`);
+  const t = add(n.holding ? 'holding for' : 'waiting for', '', 'time');
+  if (timing) {
+    t.dataset.since = timing.since(n);
+    t.dataset.verb = '';
+  }
+  if (n.zombie && n.expiresInMs > 0) add('session expires in', fmtDur(n.expiresInMs) + ' (at the last update)');
+  for (const a of alerts) add('⚠ ' + a.kind, a.message, 'alert-text');
+  root.append(dl);
+  tick(root);
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Join kazoo lock queues and block, for zkwatch's cross-library tests.
+
+usage: kazoo_lock.py HOSTS PATH TIMEOUT_SECONDS KIND...
+
+KIND is lock, read or write (kazoo's Lock, ReadLock, WriteLock). Each KIND is
+one participant with its own KazooClient (its own session), joining in the
+order given: a participant joins only once the previous one's node exists.
+
+Prints, one line each, flushed:
+  queued <i> <node>     participant i's node exists (it may hold or wait)
+  acquired <i> <node>   participant i holds the lock
+  released <i>          after a "release <i>" command
+Reads commands from stdin: "release <i>". Exits cleanly on EOF.
+"""
+import sys
+import threading
+import time
+
+from kazoo.client import KazooClient
+
+
+def say(*words):
+    print(*words, flush=True)
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    hosts, path, timeout, kinds = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+    clients, locks, release = [], [], []
+    stopping = threading.Event()
+    for i, kind in enumerate(kinds):
+        zk = KazooClient(hosts=hosts, timeout=timeout)
+        zk.start(timeout=30)
+        clients.append(zk)
+        if kind == "lock":
+            lk = zk.Lock(path, identifier="p%d" % i)
+        elif kind == "read":
+            lk = zk.ReadLock(path, identifier="p%d" % i)
+        elif kind == "write":
+            lk = zk.WriteLock(path, identifier="p%d" % i)
+        else:
+            sys.exit("unknown kind %r" % kind)
+        locks.append(lk)
+        ev = threading.Event()
+        release.append(ev)
+
+        def hold(i=i, lk=lk, ev=ev):
+            try:
+                lk.acquire()
+                say("acquired", i, lk.node)
+                ev.wait()
+                lk.release()
+                say("released", i)
+            except Exception as e:  # pylint: disable=broad-except
+                if not stopping.is_set():
+                    say("error", i, repr(e))
+
+        threading.Thread(target=hold, daemon=True).start()
+        deadline = time.time() + 30
+        while lk.node is None:
+            if time.time() > deadline:
+                sys.exit("participant %d: no node after 30s" % i)
+            time.sleep(0.01)
+        say("queued", i, lk.node)
+
+    for line in sys.stdin:
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "release":
+            release[int(parts[1])].set()
+    stopping.set()
+    for zk in clients:
+        zk.stop()
+        zk.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,397 @@
+// Package views renders zklockviz's pages with templ. Each page takes a
+// view-model shaped like the screen; the builders here turn lockqueue
+// Snapshots into those models, so templates only lay things out. The pages'
+// first paint comes from here, then the scripts in package static take over.
+package views
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/a-h/templ"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// FirstPageRows is how many table rows a lock page renders on the server; the
+// browser pages through the rest.
+const FirstPageRows = 100
+
+// Page is what every page shares.
+type Page struct {
+	Title string
+	// Active names the nav entry to mark: "dashboard", "lock" or "sim".
+	Active     string
+	SimEnabled bool
+	// Version tags asset URLs so browsers may cache them for good.
+	Version string
+	Body    templ.Attributes
+}
+
+// Asset is the URL of a static file.
+func (p Page) Asset(name string) string {
+	if p.Version == "" {
+		return "/static/" + name
+	}
+	return "/static/" + name + "?v=" + p.Version
+}
+
+// Dashboard is the list of watched locks.
+type Dashboard struct {
+	Page
+	Connection     string
+	ConnectionText string
+	Locks          []LockRow
+}
+
+// LockRow is one watched lock on the dashboard.
+type LockRow struct {
+	Path    string
+	Href    string
+	Recipe  string
+	Holders string
+	// HoldersTitle lists the holders' full names, for a tooltip.
+	HoldersTitle string
+	Waiting      int
+	OldestWait   string
+	Alerts       string
+	AlertTitle   string
+	Connection   string
+}
+
+// Lock is the lock view's first paint.
+type Lock struct {
+	Page
+	Path string
+	// Known is false when no snapshot of the path exists yet (not watched).
+	Known  bool
+	Live   bool
+	Banner string
+	Stats  []Stat
+	Alerts []Alert
+	Rows   []Row
+	Total  int
+}
+
+// Stat is one figure in a summary line.
+type Stat struct {
+	Name  string
+	Value string
+}
+
+// Alert is an alert as listed above the queue.
+type Alert struct {
+	Kind    string
+	Message string
+	Nodes   string
+}
+
+// Row is one queue node as a table row.
+type Row struct {
+	Index    int
+	Name     string
+	Mode     string
+	State    string
+	WaitsFor string
+	Watches  string
+	Edge     string
+	Session  string
+	Data     string
+	Time     string
+	Alerts   string
+}
+
+// Sim is the classroom's first paint; the script fetches scenarios and runs.
+type Sim struct {
+	Page
+	Enabled  bool
+	Scenario string
+	Strategy string
+	Step     int
+}
+
+// LockHref is the lock view's URL for a path.
+func LockHref(path string) string { return "/lock?path=" + url.QueryEscape(path) }
+
+// ConnectionText says what a connection state means for what is on screen.
+func ConnectionText(c string) string {
+	switch c {
+	case string(lockqueue.Connected):
+		return "ZooKeeper: connected"
+	case string(lockqueue.Reconnecting):
+		return "ZooKeeper: unreachable, reconnecting — lock states below are NOT live"
+	case string(lockqueue.Expired):
+		return "ZooKeeper: session expired — lock states below are NOT live"
+	case "mixed":
+		return "ZooKeeper: some locks are not live"
+	case "":
+		return "ZooKeeper: no lock watched yet"
+	}
+	return "ZooKeeper: " + c
+}
+
+// NewDashboard builds the dashboard from every watched lock.
+func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
+	d := Dashboard{Page: p}
+	states := map[string]bool{}
+	for _, s := range snaps {
+		states[string(s.Connection)] = true
+		row := LockRow{
+			Path: s.Path, Href: LockHref(s.Path), Recipe: string(s.Recipe),
+			Connection: string(s.Connection), Holders: "none", OldestWait: "—", Alerts: "—",
+		}
+		if row.Recipe == "" {
+			row.Recipe = "—"
+		}
+		var short, full []string
+		for _, n := range s.Nodes {
+			if n.Holding {
+				short = append(short, ShortName(n.Name, n.Seq))
+				full = append(full, n.Name)
+			}
+		}
+		if len(short) > 0 {
+			row.Holders = strings.Join(short[:min(3, len(short))], ", ")
+			if len(short) > 3 {
+				row.Holders += fmt.Sprintf(" +%d", len(short)-3)
+			}
+			row.HoldersTitle = strings.Join(full[:min(50, len(full))], "\n")
+		}
+		var oldest time.Time
+		for _, n := range s.Nodes {
+			if n.Holding || n.Foreign {
+				continue
+			}
+			row.Waiting++
+			if !n.Ctime.IsZero() && (oldest.IsZero() || n.Ctime.Before(oldest)) {
+				oldest = n.Ctime
+			}
+		}
+		if !oldest.IsZero() {
+			row.OldestWait = Duration(now.Sub(oldest))
+		}
+		if len(s.Alerts) > 0 {
+			var kinds, msgs []string
+			for _, a := range s.Alerts {
+				kinds = append(kinds, a.Kind)
+				msgs = append(msgs, a.Message)
+			}
+			row.Alerts = strings.Join(kinds, ", ")
+			row.AlertTitle = strings.Join(msgs, "\n")
+		}
+		d.Locks = append(d.Locks, row)
+	}
+	switch len(states) {
+	case 0:
+	case 1:
+		for c := range states {
+			d.Connection = c
+		}
+	default:
+		d.Connection = "mixed"
+	}
+	d.ConnectionText = ConnectionText(d.Connection)
+	return d
+}
+
+// NewLock builds the lock view's first paint; known is false when there is no
+// snapshot of path yet.
+func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Time) Lock {
+	l := Lock{Page: p, Path: path, Known: known}
+	if !known {
+		l.Banner = "NOT LIVE — " + path + " is not watched yet."
+		return l
+	}
+	l.Live = s.Live()
+	switch {
+	case l.Live:
+	case s.Error != "":
+		l.Banner = "NOT LIVE — the last read from ZooKeeper failed: " + s.Error + "."
+	case s.Connection == lockqueue.Expired:
+		l.Banner = "NOT LIVE — the watcher's ZooKeeper session expired; it is starting a new one."
+	default:
+		l.Banner = "NOT LIVE — ZooKeeper is unreachable; the watcher is reconnecting."
+	}
+	holding, waiting := 0, 0
+	for _, n := range s.Nodes {
+		switch {
+		case n.Holding:
+			holding++
+		case !n.Foreign:
+			waiting++
+		}
+	}
+	recipe := string(s.Recipe)
+	if recipe == "" {
+		recipe = "none"
+	}
+	l.Stats = []Stat{{"recipe", recipe}, {"holding", fmt.Sprint(holding)}, {"waiting", fmt.Sprint(waiting)}}
+	if s.Leases > 0 {
+		l.Stats = append(l.Stats, Stat{"leases", fmt.Sprint(s.Leases)})
+	}
+	ws := s.WatchSource
+	if ws == "" {
+		ws = "none"
+	}
+	l.Stats = append(l.Stats, Stat{"watches from", ws}, Stat{"revision", fmt.Sprint(s.Revision)})
+	byNode := map[string][]string{}
+	for _, a := range s.Alerts {
+		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
+		for _, n := range a.Nodes {
+			byNode[n] = append(byNode[n], a.Kind)
+		}
+	}
+	l.Total = len(s.Nodes)
+	prefix := s.Path + "/"
+	if s.Path == "/" {
+		prefix = "/"
+	}
+	for i, n := range s.Nodes[:min(FirstPageRows, len(s.Nodes))] {
+		l.Rows = append(l.Rows, Row{
+			Index: i + 1, Name: n.Name, Mode: string(n.Mode), State: NodeState(n),
+			WaitsFor: WaitsText(n), Watches: WatchText(n, prefix), Edge: string(n.Edge),
+			Session: n.Session, Data: DataText(n), Time: nodeAge(n, now),
+			Alerts: strings.Join(byNode[n.Name], ", "),
+		})
+	}
+	return l
+}
+
+// NodeState is how a node's state reads in a table.
+func NodeState(n lockqueue.Node) string {
+	switch {
+	case n.Foreign:
+		return "foreign"
+	case n.Holding && n.Zombie:
+		return "holding (zombie)"
+	case n.Holding:
+		return "holding"
+	case n.Zombie:
+		return "waiting (zombie)"
+	}
+	return "waiting"
+}
+
+// WaitsText is what the recipe says a node waits for.
+func WaitsText(n lockqueue.Node) string {
+	if n.WaitsOn == "children" {
+		return "children of parent"
+	}
+	return n.WaitsFor
+}
+
+// WatchText lists what a node's session watches, siblings by name.
+func WatchText(n lockqueue.Node, prefix string) string {
+	if n.Watching == nil {
+		if n.Foreign {
+			return ""
+		}
+		return "unknown"
+	}
+	if len(n.Watching) == 0 {
+		return "nothing"
+	}
+	out := make([]string, 0, len(n.Watching))
+	for _, p := range n.Watching {
+		if rest, ok := strings.CutPrefix(p, prefix); ok && !strings.Contains(rest, "/") {
+			p = rest
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ", ")
+}
+
+// DataText is a node's data as shown; binary data stays base64.
+func DataText(n lockqueue.Node) string {
+	if n.DataBinary {
+		return "base64:" + n.Data
+	}
+	return n.Data
+}
+
+func nodeAge(n lockqueue.Node, now time.Time) string {
+	if n.Ctime.IsZero() {
+		return ""
+	}
+	verb := "waits"
+	if n.Holding {
+		// A snapshot tells when a node was created, not when it acquired.
+		verb = "age"
+	}
+	return verb + " " + Duration(now.Sub(n.Ctime))
+}
+
+// Duration formats a wait like a stopwatch: 4.2s, 37s, 3m 04s, 2h 05m, 3d 4h.
+func Duration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := d.Seconds()
+	switch {
+	case s < 10:
+		return fmt.Sprintf("%.1fs", s)
+	case s < 60:
+		return fmt.Sprintf("%ds", int(s))
+	}
+	m := int(s) / 60
+	if m < 60 {
+		return fmt.Sprintf("%dm %02ds", m, int(s)%60)
+	}
+	h := m / 60
+	if h < 48 {
+		return fmt.Sprintf("%dh %02dm", h, m%60)
+	}
+	return fmt.Sprintf("%dd %dh", h/24, h%24)
+}
+
+func httpStatusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("%d %s", code, t)
+	}
+	return fmt.Sprint(code)
+}
+
+var (
+	seqMarkers = []string{"__READ__", "__WRIT__", "__rlock__", "__lock__", "-lock-", "-latch-", "-lease-", "-read-", "-write-"}
+)
+
+// ShortName keeps what tells lock nodes apart, the recipe's marker and the
+// sequence, plus a few characters of the random prefix Curator, kazoo and
+// go-zookeeper add: "_c_8f3a…-__READ__0000000003" reads "8f3a…READ#3". seq is
+// the node's parsed sequence, -1 when it has none. static/queue.js's
+// shortName is the same rule for the browser; the e2e tests hold them equal.
+func ShortName(name string, seq int64) string {
+	if utf8.RuneCountInString(name) <= 14 {
+		return name
+	}
+	if seq == -1 {
+		r := []rune(name)
+		return string(r[:6]) + "…" + string(r[len(r)-6:])
+	}
+	width := 10
+	if s := strconv.FormatInt(seq, 10); seq < 0 && len(s) > width {
+		width = len(s)
+	}
+	prefix := name[:max(0, len(name)-width)]
+	marker := ""
+	for _, m := range seqMarkers {
+		if strings.HasSuffix(prefix, m) {
+			marker = strings.Trim(m, "-_")
+			prefix = strings.TrimSuffix(prefix, m)
+			break
+		}
+	}
+	prefix = strings.TrimPrefix(strings.TrimPrefix(prefix, "_c_"), "x-")
+	head := ""
+	if r := []rune(prefix); len(r) > 0 {
+		head = string(r[:min(4, len(r))]) + "…"
+	}
+	if marker == "" {
+		return head + "#" + strconv.FormatInt(seq, 10)
+	}
+	return head + marker + "#" + strconv.FormatInt(seq, 10)
+}

@@ -1,0 +1,92 @@
+package views
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+func TestShortName(t *testing.T) {
+	tests := []struct {
+		name string
+		want string
+	}{
+		{"R_0000000001", "R_0000000001"},
+		{"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003", "8f3a…READ#3"},
+		{"_c_8f3a1b2c-1111-2222-3333-444455556666-__WRIT__0000000010", "8f3a…WRIT#10"},
+		{"_c_0123456789abcdef0123456789abcdef-lock-0000000007", "0123…lock#7"},
+		{"0123456789abcdef0123456789abcdef__rlock__0000000009", "0123…rlock#9"},
+		{"x-72057594037927936-0000000010", "7205…#10"},
+		{"guid-read-0000000013", "guid…read#13"},
+		{"0123456789abcdef0123456789abcdef", "012345…abcdef"},
+		{"some-foreign-child-with-a-long-name", "some-f…g-name"},
+		{"lock-2147483648-2147483648", "lock…#-2147483648"},
+	}
+	for _, tc := range tests {
+		nm, _ := lockqueue.ParseName(tc.name)
+		if got := ShortName(tc.name, nm.Seq); got != tc.want {
+			t.Errorf("ShortName(%q, %d) = %q, want %q", tc.name, nm.Seq, got, tc.want)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0.0s"},
+		{4200 * time.Millisecond, "4.2s"},
+		{37 * time.Second, "37s"},
+		{3*time.Minute + 4*time.Second, "3m 04s"},
+		{2*time.Hour + 5*time.Minute, "2h 05m"},
+		{76 * time.Hour, "3d 4h"},
+	}
+	for _, tc := range tests {
+		if got := Duration(tc.d); got != tc.want {
+			t.Errorf("Duration(%s) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestNewLockAndDashboard(t *testing.T) {
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	kids := []lockqueue.Child{
+		{Name: "R_0000000001", Data: []byte("LOCK1"), Ctime: now.Add(-time.Minute), EphemeralOwner: 1},
+		{Name: "W_0000000002", Data: []byte{0, 1, 2}, Ctime: now.Add(-50 * time.Second), EphemeralOwner: 2},
+		{Name: "W_0000000003", Ctime: now.Add(-40 * time.Second), EphemeralOwner: 0},
+	}
+	live := lockqueue.Build("/a", kids, lockqueue.Options{})
+	live.Connection = lockqueue.Connected
+	down := lockqueue.Build("/b", kids[:1], lockqueue.Options{})
+	down.Connection = lockqueue.Reconnecting
+
+	l := NewLock(Page{}, "/a", live, true, now)
+	if !l.Live || l.Banner != "" {
+		t.Errorf("live lock: Live %v, banner %q", l.Live, l.Banner)
+	}
+	if len(l.Rows) != 3 || l.Rows[0].State != "holding" || l.Rows[1].WaitsFor != "R_0000000001" || l.Rows[1].Data != "base64:AAEC" {
+		t.Errorf("rows %+v", l.Rows)
+	}
+	if l.Rows[2].Alerts != "persistent-node" {
+		t.Errorf("persistent node's alerts %q", l.Rows[2].Alerts)
+	}
+	if l.Rows[1].Time != "waits 50s" {
+		t.Errorf("time %q", l.Rows[1].Time)
+	}
+	if b := NewLock(Page{}, "/b", down, true, now).Banner; b == "" {
+		t.Error("no banner on a lock whose watcher is reconnecting")
+	}
+	if b := NewLock(Page{}, "/c", lockqueue.Snapshot{}, false, now).Banner; b == "" {
+		t.Error("no banner on an unwatched lock")
+	}
+
+	d := NewDashboard(Page{}, []lockqueue.Snapshot{live, down}, now)
+	if d.Connection != "mixed" || len(d.Locks) != 2 {
+		t.Fatalf("dashboard %+v", d)
+	}
+	if r := d.Locks[0]; r.Holders != "R_0000000001" || r.Waiting != 2 || r.OldestWait != "50s" || r.Alerts != "persistent-node" {
+		t.Errorf("row %+v", r)
+	}
+}

@@ -1,0 +1,222 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/zkwatch"
+)
+
+// maxBody bounds request bodies of the JSON API.
+const maxBody = 64 << 10
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte("ok"))
+}
+
+// LockSummary is one entry of GET /api/v1/locks.
+type LockSummary struct {
+	Path       string               `json:"path"`
+	Recipe     lockqueue.Recipe     `json:"recipe"`
+	Holders    []string             `json:"holders"`
+	Waiters    []string             `json:"waiters"`
+	Alerts     []lockqueue.Alert    `json:"alerts"`
+	Connection lockqueue.Connection `json:"connection"`
+	// QueueLength counts lock nodes (holders and waiters), not foreign children.
+	QueueLength int `json:"queueLength"`
+	// OldestWaitMs is how long the longest-waiting waiter has waited, by its
+	// node's ctime; 0 with no waiters.
+	OldestWaitMs int64     `json:"oldestWaitMs"`
+	Exists       bool      `json:"exists"`
+	Revision     int64     `json:"revision"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+	Error        string    `json:"error,omitempty"`
+	// Pending marks a watched path whose first read has not landed yet.
+	Pending bool `json:"pending,omitempty"`
+}
+
+// LocksResponse is the body of GET /api/v1/locks.
+type LocksResponse struct {
+	Locks []LockSummary `json:"locks"`
+}
+
+func summarize(snap lockqueue.Snapshot, now time.Time) LockSummary {
+	sum := LockSummary{
+		Path: snap.Path, Recipe: snap.Recipe, Connection: snap.Connection,
+		Holders: nonNil(snap.Holders()), Waiters: nonNil(snap.Waiters()), Alerts: snap.Alerts,
+		Exists: snap.Exists, Revision: snap.Revision, UpdatedAt: snap.UpdatedAt, Error: snap.Error,
+	}
+	if sum.Alerts == nil {
+		sum.Alerts = []lockqueue.Alert{}
+	}
+	sum.QueueLength = len(sum.Holders) + len(sum.Waiters)
+	var oldest time.Time
+	for _, n := range snap.Nodes {
+		if !n.Holding && !n.Foreign && !n.Ctime.IsZero() && (oldest.IsZero() || n.Ctime.Before(oldest)) {
+			oldest = n.Ctime
+		}
+	}
+	if !oldest.IsZero() && now.After(oldest) {
+		sum.OldestWaitMs = now.Sub(oldest).Milliseconds()
+	}
+	return sum
+}
+
+func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	resp := LocksResponse{Locks: []LockSummary{}}
+	seen := map[string]bool{}
+	for _, snap := range s.cfg.Hub.List() {
+		resp.Locks = append(resp.Locks, summarize(snap, now))
+		seen[snap.Path] = true
+	}
+	if s.cfg.Watcher != nil {
+		added := false
+		for _, p := range s.cfg.Watcher.Paths() {
+			if !seen[p] {
+				resp.Locks = append(resp.Locks, LockSummary{Path: p, Holders: []string{}, Waiters: []string{},
+					Alerts: []lockqueue.Alert{}, Pending: true})
+				added = true
+			}
+		}
+		if added {
+			slices.SortFunc(resp.Locks, func(a, b LockSummary) int { return strings.Compare(a.Path, b.Path) })
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) handleLock(w http.ResponseWriter, r *http.Request) {
+	p, err := s.lockPath(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	snap, ok := s.cfg.Hub.Latest(p)
+	if !ok {
+		if s.watched(p) {
+			writeError(w, r, s.log, errorf(ErrUnavailable, "%s is watched but not read yet; retry shortly", p))
+			return
+		}
+		writeError(w, r, s.log, errorf(ErrNotFound, "%s is not watched (POST /api/v1/watch to add it)", p))
+		return
+	}
+	writeJSON(w, http.StatusOK, wireSnapshot(snap))
+}
+
+// WatchRequest is the body of POST /api/v1/watch.
+type WatchRequest struct {
+	Path string `json:"path"`
+}
+
+// WatchResponse answers POST /api/v1/watch.
+type WatchResponse struct {
+	Path     string `json:"path"`
+	Watching bool   `json:"watching"`
+}
+
+func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
+	var req WatchRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if err := zkwatch.ValidatePath(req.Path); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if s.cfg.Watcher == nil {
+		writeError(w, r, s.log, errorf(ErrUnavailable, "no ZooKeeper watcher is running (serve with --zk)"))
+		return
+	}
+	if err := s.cfg.Watcher.AddPath(req.Path); err != nil {
+		if !errors.Is(err, zkwatch.ErrBadPath) {
+			err = errorf(ErrUnavailable, "cannot watch %s: %v", req.Path, err)
+		}
+		writeError(w, r, s.log, err)
+		return
+	}
+	s.log.Info("watch added", "path", req.Path, "remote", r.RemoteAddr)
+	writeJSON(w, http.StatusOK, WatchResponse{Path: req.Path, Watching: true})
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	st := s.cfg.Hub.Stats()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, "# HELP zklockviz_locks Lock paths with a snapshot.\n# TYPE zklockviz_locks gauge\nzklockviz_locks %d\n", st.Topics)
+	fmt.Fprintf(w, "# HELP zklockviz_viewers Open live subscriptions (websockets).\n# TYPE zklockviz_viewers gauge\nzklockviz_viewers %d\n", st.Viewers)
+	fmt.Fprintf(w, "# HELP zklockviz_snapshots_published_total Snapshots published to the hub.\n# TYPE zklockviz_snapshots_published_total counter\nzklockviz_snapshots_published_total %d\n", st.Published)
+	fmt.Fprintf(w, "# HELP zklockviz_snapshots_coalesced_total Snapshots a slow viewer skipped for a newer one.\n# TYPE zklockviz_snapshots_coalesced_total counter\nzklockviz_snapshots_coalesced_total %d\n", st.Coalesced)
+}
+
+var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
+<html lang="en"><meta charset="utf-8"><title>zklockviz</title>
+<h1>zklockviz</h1>
+<p>The browser views are not built into this binary. The API:</p>
+<ul>
+<li><a href="/api/v1/locks">/api/v1/locks</a>: every lock path
+{{range .}}<li><a href="/api/v1/lock?path={{.}}">{{.}}</a>{{end}}
+</ul>`))
+
+// handleIndex stands in for the pages when none are plugged in.
+func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
+	var paths []string
+	for _, snap := range s.cfg.Hub.List() {
+		paths = append(paths, snap.Path)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := indexPage.Execute(w, paths); err != nil {
+		s.log.Debug("index page", "err", err)
+	}
+}
+
+// lockPath reads and checks the ?path= query parameter.
+func (s *Server) lockPath(r *http.Request) (string, error) {
+	q := r.URL.Query()
+	if !q.Has("path") {
+		return "", errorf(ErrInvalid, "missing ?path= (a lock parent such as /locks/orders)")
+	}
+	p := q.Get("path")
+	if err := zkwatch.ValidatePath(p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// watched reports whether the watcher follows p.
+func (s *Server) watched(p string) bool {
+	return s.cfg.Watcher != nil && slices.Contains(s.cfg.Watcher.Paths(), p)
+}
+
+// decodeBody reads one JSON object from a bounded body.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return errorf(ErrTooLarge, "body larger than %d bytes", maxBody)
+		}
+		return errorf(ErrInvalid, "bad JSON body: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errorf(ErrInvalid, "bad JSON body: more than one value")
+	}
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,95 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/zklockviz/zklockviz/zkwatch"
+)
+
+// The error vocabulary of the HTTP API. Handlers return errors wrapping one
+// of these; statusOf is the one place that turns them into status codes.
+var (
+	ErrInvalid      = errors.New("invalid request")
+	ErrNotFound     = errors.New("not found")
+	ErrUnavailable  = errors.New("unavailable")
+	ErrUnauthorized = errors.New("unauthorized")
+	ErrForbidden    = errors.New("forbidden")
+	ErrTooLarge     = errors.New("request too large")
+	ErrMethod       = errors.New("method not allowed")
+)
+
+// apiError carries a message meant for the client next to its kind.
+type apiError struct {
+	kind error
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+func (e *apiError) Unwrap() error { return e.kind }
+
+// errorf makes a client-facing error of the given kind.
+func errorf(kind error, format string, args ...any) error {
+	return &apiError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// statusOf maps an error to its HTTP status.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrInvalid), errors.Is(err, zkwatch.ErrBadPath):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrUnauthorized):
+		return http.StatusUnauthorized
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrMethod):
+		return http.StatusMethodNotAllowed
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// errorBody is every error response: {"error": "..."}.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// writeError answers with err's status and message. Errors outside the
+// vocabulary are logged and hidden behind a generic message.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code := statusOf(err)
+	msg := err.Error()
+	if code == http.StatusInternalServerError {
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		msg = "internal error"
+	}
+	switch code {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Basic realm="zklockviz", charset="UTF-8"`)
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a programming error gets here: every body is a plain struct.
+		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}

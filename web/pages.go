@@ -1,0 +1,213 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/go-chi/chi/v5"
+	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/static"
+	"github.com/zklockviz/zklockviz/views"
+	"github.com/zklockviz/zklockviz/zkwatch"
+)
+
+// Snapshots is the part of the hub the pages read for their first paint.
+type Snapshots interface {
+	Latest(path string) (lockqueue.Snapshot, bool)
+	List() []lockqueue.Snapshot
+}
+
+var _ Snapshots = (*hub.Hub)(nil)
+
+// PageRoutes registers the browser pages: the dashboard (/), the lock view
+// (/lock?path=), the classroom (/sim) and their assets (/static/*). Pages
+// render a first paint from the hub; the scripts then follow the websocket
+// and the JSON API.
+func PageRoutes(h Snapshots, simEnabled bool) func(chi.Router) {
+	a, err := loadAssets(static.FS)
+	if err != nil {
+		// The assets are compiled in; failing here is a build mistake.
+		panic(fmt.Sprintf("web: static assets: %v", err))
+	}
+	p := &pages{snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages")}
+	return func(r chi.Router) {
+		r.Get("/", p.dashboard)
+		r.Get("/lock", p.lock)
+		r.Get("/sim", p.classroom)
+		r.Get("/static/*", p.static)
+	}
+}
+
+type pages struct {
+	snaps  Snapshots
+	sim    bool
+	assets *assets
+	log    *slog.Logger
+}
+
+func (p *pages) page(title, active string) views.Page {
+	return views.Page{Title: title, Active: active, SimEnabled: p.sim, Version: p.assets.version}
+}
+
+func (p *pages) dashboard(w http.ResponseWriter, r *http.Request) {
+	d := views.NewDashboard(p.page("Locks", "dashboard"), p.snaps.List(), time.Now())
+	p.render(w, r, http.StatusOK, views.DashboardPage(d))
+}
+
+func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if !q.Has("path") {
+		p.fail(w, r, http.StatusBadRequest, "The lock view needs a lock parent path: /lock?path=/locks/orders")
+		return
+	}
+	lp := q.Get("path")
+	if err := zkwatch.ValidatePath(lp); err != nil {
+		p.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	snap, ok := p.snaps.Latest(lp)
+	pg := p.page(lp, "lock")
+	pg.Body = templ.Attributes{"data-path": lp, "data-live": "false"}
+	p.render(w, r, http.StatusOK, views.LockPage(views.NewLock(pg, lp, snap, ok, time.Now())))
+}
+
+// simStrategies are the classroom's strategy choices: one run of either, or
+// both side by side.
+var simStrategies = map[string]bool{"predecessor": true, "herd": true, "compare": true}
+
+func (p *pages) classroom(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s := views.Sim{Page: p.page("Classroom", "sim"), Enabled: p.sim, Scenario: q.Get("scenario"), Strategy: q.Get("strategy")}
+	if s.Strategy == "" {
+		s.Strategy = "predecessor"
+	}
+	if !simStrategies[s.Strategy] {
+		p.fail(w, r, http.StatusBadRequest, fmt.Sprintf("unknown strategy %q: use predecessor, herd or compare", s.Strategy))
+		return
+	}
+	if len(s.Scenario) > 100 {
+		p.fail(w, r, http.StatusBadRequest, "scenario name too long")
+		return
+	}
+	if v := q.Get("step"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			p.fail(w, r, http.StatusBadRequest, fmt.Sprintf("step %q is not a step number (0, 1, 2, …)", v))
+			return
+		}
+		s.Step = n
+	}
+	s.Body = templ.Attributes{"data-sim": strconv.FormatBool(p.sim)}
+	status := http.StatusOK
+	if !p.sim {
+		status = http.StatusNotFound
+	}
+	p.render(w, r, status, views.SimPage(s))
+}
+
+func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	p.render(w, r, status, views.ErrorPage(p.page(http.StatusText(status), ""), status, msg))
+}
+
+// render writes c whole or not at all, so a template error cannot leave half a
+// page behind a 200.
+func (p *pages) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		p.log.Error("render page", "path", r.URL.Path, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// assets are the static files with their content hashes. A URL carrying the
+// current version (?v=) may be cached for good; any other is revalidated by
+// ETag, which is what module imports between the scripts get.
+type assets struct {
+	files   map[string]asset
+	version string
+}
+
+type asset struct {
+	body  []byte
+	etag  string
+	ctype string
+}
+
+func loadAssets(fsys fs.FS) (*assets, error) {
+	a := &assets{files: map[string]asset{}}
+	all := sha256.New()
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(name, ".go") {
+			return err
+		}
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		sum := sha256.Sum256(body)
+		ctype := mime.TypeByExtension(path.Ext(name))
+		switch path.Ext(name) {
+		case ".js":
+			ctype = "text/javascript; charset=utf-8"
+		case ".css":
+			ctype = "text/css; charset=utf-8"
+		case ".svg":
+			ctype = "image/svg+xml"
+		}
+		if ctype == "" {
+			ctype = "application/octet-stream"
+		}
+		a.files[name] = asset{body: body, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: ctype}
+		all.Write([]byte(name))
+		all.Write(sum[:])
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(a.files) == 0 {
+		return nil, errors.New("no static files embedded")
+	}
+	a.version = hex.EncodeToString(all.Sum(nil)[:6])
+	return a, nil
+}
+
+func (p *pages) static(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "*")
+	f, ok := p.assets.files[name]
+	if !ok {
+		http.Error(w, "no such file: /static/"+name, http.StatusNotFound)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", f.ctype)
+	h.Set("ETag", f.etag)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if v := r.URL.Query().Get("v"); v != "" && v == p.assets.version {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(f.body))
+}

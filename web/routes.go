@@ -1,0 +1,42 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// routes is the one place that maps URLs to handlers.
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer, s.logRequests)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, s.log, errorf(ErrNotFound, "no such endpoint: %s", r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, s.log, errorf(ErrMethod, "%s is not allowed on %s", r.Method, r.URL.Path))
+	})
+
+	// Probes carry no token.
+	r.Get("/healthz", s.handleHealth)
+
+	r.Group(func(r chi.Router) {
+		r.Use(s.requireAuth, s.checkOrigin)
+		r.Get("/metrics", s.handleMetrics)
+		r.Get("/api/v1/locks", s.handleLocks)
+		r.Get("/api/v1/lock", s.handleLock)
+		r.Post("/api/v1/watch", s.handleWatch)
+		// No timeout middleware here: a websocket lives as long as its viewer.
+		r.Get("/ws", s.handleWS)
+		if s.cfg.Sim != nil {
+			r.Mount("/api/v1/sim", s.cfg.Sim)
+		}
+		if s.cfg.Pages != nil {
+			s.cfg.Pages(r)
+		} else {
+			r.Get("/", s.handleIndex)
+		}
+	})
+	return r
+}

@@ -1,0 +1,168 @@
+// Package web serves zklockviz over HTTP: the JSON API, the live websocket
+// feed of lock-queue snapshots, and whatever pages and simulator handlers
+// the caller plugs in. Routes live in routes.go, errors in errors.go.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/go-chi/chi/v5"
+	"github.com/zklockviz/zklockviz/hub"
+)
+
+// Watcher is the part of zkwatch.Watcher the web layer uses.
+type Watcher interface {
+	AddPath(string) error
+	Paths() []string
+}
+
+// Config configures a Server.
+type Config struct {
+	Hub *hub.Hub
+	// Watcher, when set, lets POST /api/v1/watch add lock paths, and makes
+	// watched paths known before their first snapshot.
+	Watcher Watcher
+	// Sim, when set, is mounted at /api/v1/sim with chi's Mount: a chi
+	// router sees paths relative to /api/v1/sim, a plain handler the full
+	// URL path.
+	Sim http.Handler
+	// Pages, when set, registers the HTML pages (/, /lock, /sim,
+	// /static/*) on the router.
+	Pages func(r chi.Router)
+	// AllowedOrigins are extra origins allowed to open websockets and send
+	// POSTs, as host patterns ("viz.example.com", "*.example.com") or with
+	// a scheme ("https://viz.example.com"). The page's own host is always
+	// allowed.
+	AllowedOrigins []string
+	// AuthToken, when set, is required on every request but /healthz, as
+	// "Authorization: Bearer <token>" or as the password of HTTP basic auth
+	// (any user name; browsers prompt for it).
+	AuthToken string
+	// WriteTimeout bounds one websocket write. Default 10s.
+	WriteTimeout time.Duration
+	// PingInterval is how often websockets are pinged to find dead
+	// viewers. Default 30s.
+	PingInterval time.Duration
+	Logger       *slog.Logger
+}
+
+// Server is the HTTP side of zklockviz. It is an http.Handler.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	handler http.Handler
+
+	mu       sync.Mutex
+	conns    map[*websocket.Conn]struct{}
+	closing  bool
+	shutdown chan struct{} // closed when websockets must go
+	streams  sync.WaitGroup
+}
+
+// New checks cfg and builds the Server's routes.
+func New(cfg Config) (*Server, error) {
+	if cfg.Hub == nil {
+		return nil, errors.New("web: Config.Hub is required")
+	}
+	for _, p := range cfg.AllowedOrigins {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("web: allowed origin %q: %w", p, err)
+		}
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "web"),
+		conns:    map[*websocket.Conn]struct{}{},
+		shutdown: make(chan struct{}),
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+// Viewers is the number of open websockets.
+func (s *Server) Viewers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// CloseWebsockets tells every websocket to close with StatusGoingAway and
+// refuses new ones. http.Server.Shutdown does not touch hijacked
+// connections, so pass this to http.Server.RegisterOnShutdown.
+func (s *Server) CloseWebsockets() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closing {
+		s.closing = true
+		close(s.shutdown)
+	}
+}
+
+// Shutdown closes every websocket (see CloseWebsockets) and waits for them
+// to go. When ctx ends first, the rest are dropped without a close
+// handshake and ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.CloseWebsockets()
+	done := make(chan struct{})
+	go func() { s.streams.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		conns := slices.Collect(maps.Keys(s.conns))
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.CloseNow()
+		}
+		return fmt.Errorf("web: closing websockets: %w", ctx.Err())
+	}
+}
+
+// track registers a websocket; it fails once shutdown has begun.
+func (s *Server) track(c *websocket.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.streams.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c *websocket.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.streams.Done()
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}

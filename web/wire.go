@@ -1,0 +1,193 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Frame is one websocket message. Type "snapshot" carries a whole Snapshot;
+// type "delta" carries the Delta fields at the top level.
+type Frame struct {
+	Type     string              `json:"type"`
+	Snapshot *lockqueue.Snapshot `json:"snapshot,omitempty"`
+	*Delta
+}
+
+// Frame types.
+const (
+	FrameSnapshot = "snapshot"
+	FrameDelta    = "delta"
+)
+
+// Delta turns the snapshot with revision Base, the last one sent on this
+// socket, into the next one. Every folder-level field is sent whole; nodes
+// are patched: Upsert holds the nodes that are new or changed in any field,
+// Remove the names that are gone. The patched node list is then re-sorted
+// with lockqueue.NodeLess (lock nodes by seq, czxid, name; foreign children
+// last, by name). Order is always null, kept so a future server could send
+// an explicit order.
+type Delta struct {
+	Path                  string               `json:"path"`
+	Base                  int64                `json:"base"`
+	Revision              int64                `json:"revision"`
+	Connection            lockqueue.Connection `json:"connection"`
+	WatchSource           string               `json:"watchSource"`
+	Recipe                lockqueue.Recipe     `json:"recipe"`
+	Exists                bool                 `json:"exists"`
+	Leases                int                  `json:"leases"`
+	Alerts                []lockqueue.Alert    `json:"alerts"`
+	InvisibleChildWatches int                  `json:"invisibleChildWatches"`
+	UpdatedAt             time.Time            `json:"updatedAt"`
+	Error                 string               `json:"error"`
+	Upsert                []lockqueue.Node     `json:"upsert"`
+	Remove                []string             `json:"remove"`
+	Order                 []string             `json:"order"`
+}
+
+// ApplyDelta patches prev with d the way a client must. It fails when d was
+// computed against another snapshot: the client has missed a frame and
+// should reconnect for a fresh snapshot.
+func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
+	if d.Path != prev.Path || d.Base != prev.Revision {
+		return prev, fmt.Errorf("delta for %s@%d does not apply to %s@%d", d.Path, d.Base, prev.Path, prev.Revision)
+	}
+	gone := make(map[string]bool, len(d.Remove))
+	for _, name := range d.Remove {
+		gone[name] = true
+	}
+	up := make(map[string]lockqueue.Node, len(d.Upsert))
+	for _, n := range d.Upsert {
+		up[n.Name] = n
+	}
+	nodes := make([]lockqueue.Node, 0, len(prev.Nodes)+len(d.Upsert))
+	for _, n := range prev.Nodes {
+		if gone[n.Name] {
+			continue
+		}
+		if u, ok := up[n.Name]; ok {
+			n = u
+			delete(up, n.Name)
+		}
+		nodes = append(nodes, n)
+	}
+	for _, n := range d.Upsert {
+		if _, ok := up[n.Name]; ok {
+			nodes = append(nodes, n)
+		}
+	}
+	lockqueue.SortNodes(nodes)
+	return lockqueue.Snapshot{
+		Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
+		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, Nodes: nodes,
+		Alerts: d.Alerts, InvisibleChildWatches: d.InvisibleChildWatches, UpdatedAt: d.UpdatedAt,
+		Error: d.Error,
+	}, nil
+}
+
+// wireSnapshot gives empty lists as [] rather than null, so scripts can
+// iterate without checks.
+func wireSnapshot(s lockqueue.Snapshot) lockqueue.Snapshot {
+	s.Nodes = nonNil(s.Nodes)
+	s.Alerts = nonNil(s.Alerts)
+	return s
+}
+
+// exactCutoff: up to this many nodes both encodings are built and the
+// smaller sent; above it the cost of encoding a big snapshot per change per
+// viewer is avoided and the node counts decide.
+const exactCutoff = 256
+
+// encoder turns each socket's sequence of snapshots into frames.
+type encoder struct {
+	prev  lockqueue.Snapshot
+	index map[string]int // prev's node names → position
+	sent  bool
+}
+
+// frame encodes s as a delta against the last snapshot sent, or whole when
+// that is smaller or there is nothing to patch.
+func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
+	s = wireSnapshot(s)
+	index := make(map[string]int, len(s.Nodes))
+	for i, n := range s.Nodes {
+		index[n.Name] = i
+	}
+	whole := func() ([]byte, string, error) {
+		b, err := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s})
+		return b, FrameSnapshot, err
+	}
+	var b []byte
+	kind := FrameSnapshot
+	var err error
+	if !e.sent || e.prev.Path != s.Path || len(index) != len(s.Nodes) || len(e.index) != len(e.prev.Nodes) {
+		// First frame, or duplicate names the patch could not express.
+		b, kind, err = whole()
+	} else {
+		d := e.delta(s, index)
+		switch {
+		case len(s.Nodes) <= exactCutoff:
+			db, derr := json.Marshal(Frame{Type: FrameDelta, Delta: d})
+			wb, werr := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s})
+			if err = cmpErr(derr, werr); err == nil {
+				b, kind = db, FrameDelta
+				if len(wb) <= len(db) {
+					b, kind = wb, FrameSnapshot
+				}
+			}
+		case len(d.Upsert)+len(d.Remove) < len(s.Nodes):
+			b, err = json.Marshal(Frame{Type: FrameDelta, Delta: d})
+			kind = FrameDelta
+		default:
+			b, kind, err = whole()
+		}
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("encode %s frame for %s: %w", kind, s.Path, err)
+	}
+	e.prev, e.index, e.sent = s, index, true
+	return b, kind, nil
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func (e *encoder) delta(s lockqueue.Snapshot, index map[string]int) *Delta {
+	d := &Delta{
+		Path: s.Path, Base: e.prev.Revision, Revision: s.Revision, Connection: s.Connection,
+		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases,
+		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
+		Error: s.Error, Upsert: []lockqueue.Node{}, Remove: []string{},
+	}
+	for _, n := range e.prev.Nodes {
+		if _, ok := index[n.Name]; !ok {
+			d.Remove = append(d.Remove, n.Name)
+		}
+	}
+	for _, n := range s.Nodes {
+		if i, ok := e.index[n.Name]; !ok || !nodeEqual(e.prev.Nodes[i], n) {
+			d.Upsert = append(d.Upsert, n)
+		}
+	}
+	return d
+}
+
+// nodeEqual compares every field of two nodes. It is spelled out rather
+// than reflect.DeepEqual because it runs per node per change per viewer;
+// TestNodeEqualCoversEveryField fails when Node grows a field this misses.
+func nodeEqual(a, b lockqueue.Node) bool {
+	return a.Name == b.Name && a.Seq == b.Seq && a.Mode == b.Mode && a.Recipe == b.Recipe &&
+		a.Holding == b.Holding && a.WaitsFor == b.WaitsFor && a.WaitsOn == b.WaitsOn &&
+		slices.Equal(a.Watching, b.Watching) && (a.Watching == nil) == (b.Watching == nil) &&
+		a.Edge == b.Edge && a.Session == b.Session && a.Data == b.Data &&
+		a.DataBinary == b.DataBinary && a.Ctime.Equal(b.Ctime) && a.Czxid == b.Czxid &&
+		a.Foreign == b.Foreign && a.Zombie == b.Zombie && a.ExpiresInMs == b.ExpiresInMs &&
+		a.Owner() == b.Owner()
+}

@@ -1,0 +1,303 @@
+package zkwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// lock is one watched lock parent.
+type lock struct {
+	path, full string
+	kick       chan struct{}
+
+	// Guarded by Watcher.mu.
+	discovered bool // found under a prefix rather than configured
+	stop       context.CancelFunc
+	base       lockqueue.Snapshot // Build's output for the last read, before the watch join
+	epoch      uint64             // the connection epoch of that read
+	missing    map[string]time.Time
+	last       lockqueue.Snapshot // last published
+	published  bool
+	armed      bool // a children watch is set and has not fired
+	removed    bool
+	final      bool
+	stateSeq   uint64 // the connection state its last publish showed
+
+	// Owned by the lock's goroutine.
+	cache       map[string]lockqueue.Child // by name, for the current parent incarnation
+	parentCzxid int64
+	parentKey   [2]int64 // czxid, data version of the data in parentData
+	parentData  []byte
+	lastErr     string
+}
+
+func (l *lock) poke() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Watcher) addLockLocked(p string, discovered bool) *lock {
+	full := w.root.full(p)
+	l := &lock{path: p, full: full, discovered: discovered, kick: make(chan struct{}, 1),
+		cache: map[string]lockqueue.Child{}}
+	l.base = lockqueue.Build(p, nil, lockqueue.Options{})
+	l.base.Exists = false
+	l.base.Error = "not read yet: waiting for a ZooKeeper session"
+	w.locks[p] = l
+	w.byFull[full] = l
+	return l
+}
+
+// startLockLocked starts l's goroutine once Run is under way.
+func (w *Watcher) startLockLocked(l *lock) bool {
+	if !w.running || w.stopping || l.stop != nil || l.removed {
+		return false
+	}
+	ctx, cancel := context.WithCancel(w.runCtx)
+	l.stop = cancel
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.lockLoop(ctx, l)
+	}()
+	return true
+}
+
+// lockLoop re-reads the parent after each poke, at most once per settle.
+// Every read re-arms the children watch, so events during a read cause
+// one more read: the last state is always read.
+func (w *Watcher) lockLoop(ctx context.Context, l *lock) {
+	// Views learn of the path at once, even with no session to read it.
+	if _, _, ok := w.sessionReader(); !ok {
+		w.emit(l)
+	}
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.kick:
+		}
+		if !sleep(ctx, time.Until(last.Add(settle))) {
+			return
+		}
+		select {
+		case <-l.kick:
+		default:
+		}
+		r, epoch, ok := w.sessionReader()
+		if !ok {
+			continue // the next session pokes every lock
+		}
+		last = time.Now()
+		err := w.readLock(ctx, r, epoch, l)
+		switch {
+		case err == nil:
+			l.lastErr = ""
+		case ctx.Err() != nil:
+			return
+		default:
+			if msg := err.Error(); msg != l.lastErr {
+				l.lastErr = msg
+				w.log.Warn("read failed; retrying", "path", l.path, "err", err)
+			}
+			time.AfterFunc(retryDelay, l.poke)
+		}
+	}
+}
+
+// connectionErr: the connection state already says what happened.
+func connectionErr(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing) ||
+		errors.Is(err, zk.ErrSessionMoved)
+}
+
+func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock) error {
+	names, stat, _, err := r.ChildrenW(l.full)
+	if errors.Is(err, zk.ErrNoNode) {
+		return w.readMissing(r, epoch, l)
+	}
+	if err != nil {
+		return w.readFailed(l, fmt.Errorf("children of %s: %w", l.full, err))
+	}
+	w.mu.Lock()
+	l.armed = true
+	w.mu.Unlock()
+
+	if stat.Czxid != l.parentCzxid {
+		// A new incarnation of the parent restarts its sequence counter,
+		// so old names may come back as different nodes.
+		l.cache = map[string]lockqueue.Child{}
+		l.parentCzxid = stat.Czxid
+	}
+	// Parent data only matters for kazoo's Semaphore (its lease limit);
+	// read it again only when it changed.
+	if key := [2]int64{stat.Czxid, int64(stat.Version)}; l.parentData == nil || key != l.parentKey {
+		data, pstat, err := r.Get(l.full)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil // deleted since: the children watch fires and we read again
+		}
+		if err != nil {
+			return w.readFailed(l, fmt.Errorf("data of %s: %w", l.full, err))
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		l.parentData, l.parentKey = data, [2]int64{pstat.Czxid, int64(pstat.Version)}
+	}
+
+	var fresh []string
+	for _, n := range names {
+		if _, ok := l.cache[n]; !ok {
+			fresh = append(fresh, n)
+		}
+	}
+	got, err := w.getChildren(ctx, r, l.full, fresh)
+	if err != nil {
+		return w.readFailed(l, err)
+	}
+	next := make(map[string]lockqueue.Child, len(names))
+	children := make([]lockqueue.Child, 0, len(names))
+	for _, n := range names {
+		c, ok := l.cache[n]
+		if !ok {
+			// Absent from got: deleted between the listing and the read;
+			// its deletion fires the children watch.
+			c, ok = got[n]
+		}
+		if ok {
+			next[n] = c
+			children = append(children, c)
+		}
+	}
+	l.cache = next
+
+	w.mu.Lock()
+	leases := w.cfg.Leases[l.path]
+	w.mu.Unlock()
+	s := lockqueue.Build(l.path, children, lockqueue.Options{Leases: leases, ParentData: l.parentData, CVersion: stat.Cversion})
+	s.Revision = stat.Pzxid
+	w.setBase(l, s, epoch)
+	return nil
+}
+
+// readMissing handles a parent that does not exist: watch for it to appear
+// (Curator deletes empty container parents and makes them again later).
+func (w *Watcher) readMissing(r Reader, epoch uint64, l *lock) error {
+	w.mu.Lock()
+	l.armed = false
+	discovered := l.discovered
+	w.mu.Unlock()
+	if !discovered {
+		// A discovered lock goes away with its listing instead, so it
+		// leaves no exists watch behind.
+		ok, _, _, err := r.ExistsW(l.full)
+		if err != nil {
+			return w.readFailed(l, fmt.Errorf("exists %s: %w", l.full, err))
+		}
+		if ok {
+			l.poke() // created in between: read it
+			return nil
+		}
+	}
+	l.cache = map[string]lockqueue.Child{}
+	l.parentCzxid, l.parentData = 0, nil
+	w.setBase(l, missingSnapshot(l.path), epoch)
+	return nil
+}
+
+func missingSnapshot(p string) lockqueue.Snapshot {
+	s := lockqueue.Build(p, nil, lockqueue.Options{})
+	s.Exists = false
+	s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertNoParent, Nodes: []string{},
+		Message: p + " does not exist (yet); watching for it to appear (Curator deletes empty lock parents and makes them again on the next acquire)"})
+	return s
+}
+
+func (w *Watcher) setBase(l *lock, s lockqueue.Snapshot, epoch uint64) {
+	w.mu.Lock()
+	if l.removed {
+		w.mu.Unlock()
+		return
+	}
+	l.base, l.epoch = s, epoch
+	w.mu.Unlock()
+	w.emit(l)
+}
+
+// readFailed keeps the last known nodes, marks them with the error and
+// publishes; connection errors are left to the connection state.
+func (w *Watcher) readFailed(l *lock, err error) error {
+	if connectionErr(err) {
+		return err
+	}
+	w.mu.Lock()
+	l.base.Error = err.Error()
+	w.mu.Unlock()
+	w.emit(l)
+	return err
+}
+
+// getChildren reads data and Stat of the named children, readParallel at a
+// time (go-zookeeper pipelines concurrent requests on its one connection).
+// Children deleted meanwhile are left out.
+func (w *Watcher) getChildren(ctx context.Context, r Reader, parent string, names []string) (map[string]lockqueue.Child, error) {
+	out := make(map[string]lockqueue.Child, len(names))
+	if len(names) == 0 {
+		return out, nil
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	ch := make(chan string)
+	for range min(readParallel, len(names)) {
+		wg.Go(func() {
+			for n := range ch {
+				data, st, err := r.Get(join(parent, n))
+				mu.Lock()
+				switch {
+				case errors.Is(err, zk.ErrNoNode):
+				case err != nil:
+					if firstErr == nil {
+						firstErr = fmt.Errorf("data of %s: %w", join(parent, n), err)
+					}
+				default:
+					out[n] = lockqueue.Child{Name: n, Data: data, Czxid: st.Czxid,
+						Ctime: time.UnixMilli(st.Ctime), EphemeralOwner: st.EphemeralOwner}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for _, n := range names {
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
+		select {
+		case ch <- n:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(ch)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return out, firstErr
+}

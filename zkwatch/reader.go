@@ -1,0 +1,67 @@
+package zkwatch
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Reader is everything the watcher may ask of ZooKeeper. It has no write
+// method, so the watcher cannot write by construction; *zk.Conn satisfies it.
+type Reader interface {
+	Children(path string) ([]string, *zk.Stat, error)
+	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	Get(path string) ([]byte, *zk.Stat, error)
+	Exists(path string) (bool, *zk.Stat, error)
+	ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error)
+	State() zk.State
+	SessionID() int64
+}
+
+var _ Reader = (*zk.Conn)(nil)
+
+// countingReader counts the requests sent to ZooKeeper, so tests and the
+// benchmark can show that reads follow changes, not viewers.
+type countingReader struct {
+	r Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Children(p string) ([]string, *zk.Stat, error) {
+	c.n.Add(1)
+	return c.r.Children(p)
+}
+
+func (c countingReader) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	c.n.Add(1)
+	return c.r.ChildrenW(p)
+}
+
+func (c countingReader) Get(p string) ([]byte, *zk.Stat, error) {
+	c.n.Add(1)
+	return c.r.Get(p)
+}
+
+func (c countingReader) Exists(p string) (bool, *zk.Stat, error) {
+	c.n.Add(1)
+	return c.r.Exists(p)
+}
+
+func (c countingReader) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	c.n.Add(1)
+	return c.r.ExistsW(p)
+}
+
+func (c countingReader) State() zk.State  { return c.r.State() }
+func (c countingReader) SessionID() int64 { return c.r.SessionID() }
+
+// zkLogger sends go-zookeeper's chatter (every reconnect attempt) to debug;
+// the watcher logs the state changes that matter itself.
+type zkLogger struct{ log *slog.Logger }
+
+func (l zkLogger) Printf(format string, args ...any) {
+	l.log.Debug("zookeeper client: " + strings.TrimSpace(fmt.Sprintf(format, args...)))
+}

@@ -1,0 +1,538 @@
+package zkwatch
+
+// What the server itself tells about watches and sessions: the four-letter
+// words on the client port and the AdminServer's JSON. Fetching and parsing
+// only; merging over members and joining with the queues is in actual.go.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// memberInfo is what one ensemble member told in one poll.
+type memberInfo struct {
+	// Down: the member refused the connection or is not serving (no quorum):
+	// it holds no client connections and no watches, so it adds nothing.
+	Down bool
+	// Watches maps a session to the paths it holds data watches on; nil when
+	// the member would not tell.
+	Watches map[int64][]string
+	// Connected is the set of sessions connected to this member; nil unknown.
+	Connected map[int64]bool
+	// Expiry is when sessions expire; nil when the member does not tell
+	// (followers, or no dump).
+	Expiry map[int64]time.Time
+	// WatchCount is mntr's zk_watch_count (data and children watches); -1 unknown.
+	WatchCount int
+	// Errs are what went wrong, for the log.
+	Errs []error
+}
+
+// dataWatchTotal counts listed (session, path) pairs, before any filtering:
+// it is what zk_watch_count counts for data watches.
+func (m memberInfo) dataWatchTotal() int {
+	n := 0
+	for _, ps := range m.Watches {
+		n += len(ps)
+	}
+	return n
+}
+
+// errNotWhitelisted: the four-letter word is off on this server
+// (4lw.commands.whitelist).
+var errNotWhitelisted = errors.New("four-letter word not in 4lw.commands.whitelist")
+
+// errNotServing: a member without a quorum, or still loading.
+var errNotServing = errors.New("server is not currently serving requests")
+
+// fourLetter sends cmd to the client port at addr and returns the reply.
+func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("%s to %s: %w", cmd, addr, err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	if _, err := io.WriteString(conn, cmd); err != nil {
+		return "", fmt.Errorf("%s to %s: write: %w", cmd, addr, err)
+	}
+	// The server closes the connection after the reply; wchp on a big
+	// server is large, but bound it anyway.
+	b, err := io.ReadAll(io.LimitReader(conn, 64<<20))
+	if err != nil {
+		return "", fmt.Errorf("%s to %s: read: %w", cmd, addr, err)
+	}
+	return checkReply(cmd, addr, string(b))
+}
+
+// checkReply turns the server's refusals into errors.
+func checkReply(cmd, addr, reply string) (string, error) {
+	switch {
+	case reply == "":
+		// Every real reply has at least a newline; nothing at all means
+		// the connection was closed on us (a proxy, a dying server).
+		return "", fmt.Errorf("%s to %s: empty reply", cmd, addr)
+	case strings.Contains(reply, "is not executed because it is not in the whitelist"):
+		return "", fmt.Errorf("%s to %s: %w", cmd, addr, errNotWhitelisted)
+	case strings.HasPrefix(reply, "This ZooKeeper instance is not currently serving requests"):
+		return "", fmt.Errorf("%s to %s: %w", cmd, addr, errNotServing)
+	}
+	return reply, nil
+}
+
+// memberDown reports whether err means the member holds no clients: nothing
+// listens there, or it is not serving.
+func memberDown(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, errNotServing)
+}
+
+// fetch4lw asks one member's client port with wchp (wchc when wchp is off),
+// cons, dump and mntr.
+func fetch4lw(ctx context.Context, addr string) memberInfo {
+	m := memberInfo{WatchCount: -1}
+	note := func(err error) bool {
+		if err == nil {
+			return false
+		}
+		if memberDown(err) {
+			m.Down = true
+		}
+		m.Errs = append(m.Errs, err)
+		return true
+	}
+
+	reply, err := fourLetter(ctx, addr, "wchp")
+	if errors.Is(err, errNotWhitelisted) {
+		if reply, err = fourLetter(ctx, addr, "wchc"); err == nil {
+			m.Watches, err = parseWchc(reply)
+		}
+	} else if err == nil {
+		m.Watches, err = parseWchp(reply)
+	}
+	note(err)
+	if m.Down {
+		return memberInfo{Down: true, WatchCount: -1, Errs: m.Errs}
+	}
+	if reply, err := fourLetter(ctx, addr, "cons"); !note(err) {
+		m.Connected, err = parseCons(reply)
+		note(err)
+	}
+	if reply, err := fourLetter(ctx, addr, "dump"); !note(err) {
+		m.Expiry, err = parseDump(reply, time.Local)
+		note(err)
+	}
+	if reply, err := fourLetter(ctx, addr, "mntr"); !note(err) {
+		var kv map[string]string
+		if kv, err = parseMntr(reply); !note(err) {
+			if n, err := strconv.Atoi(kv["zk_watch_count"]); err == nil {
+				m.WatchCount = n
+			}
+		}
+	}
+	if m.Down {
+		return memberInfo{Down: true, WatchCount: -1, Errs: m.Errs}
+	}
+	return m
+}
+
+// parseSession reads "0x1000008971f0017" (Long.toHexString, so unsigned).
+func parseSession(s string) (int64, error) {
+	h, ok := strings.CutPrefix(strings.TrimSpace(s), "0x")
+	if !ok {
+		return 0, fmt.Errorf("session id %q: want 0x<hex>", s)
+	}
+	v, err := strconv.ParseUint(h, 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("session id %q: %w", s, err)
+	}
+	return int64(v), nil
+}
+
+// parseWchp reads wchp: each watched path on its own line, then the sessions
+// watching it, tab-indented.
+func parseWchp(reply string) (map[int64][]string, error) {
+	out := map[int64][]string{}
+	path := ""
+	sc := bufio.NewScanner(strings.NewReader(reply))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.TrimSpace(line) == "":
+		case line[0] == '\t':
+			if path == "" {
+				return nil, fmt.Errorf("wchp: session line %q before any path", line)
+			}
+			id, err := parseSession(line)
+			if err != nil {
+				return nil, fmt.Errorf("wchp: %w", err)
+			}
+			out[id] = append(out[id], path)
+		case line[0] == '/':
+			path = line
+		default:
+			return nil, fmt.Errorf("wchp: unexpected line %q", line)
+		}
+	}
+	return out, sc.Err()
+}
+
+// parseWchc reads wchc: each session, then its watched paths, tab-indented.
+func parseWchc(reply string) (map[int64][]string, error) {
+	out := map[int64][]string{}
+	var id int64
+	have := false
+	sc := bufio.NewScanner(strings.NewReader(reply))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.TrimSpace(line) == "":
+		case line[0] == '\t':
+			if !have {
+				return nil, fmt.Errorf("wchc: path line %q before any session", line)
+			}
+			out[id] = append(out[id], line[1:])
+		default:
+			v, err := parseSession(line)
+			if err != nil {
+				return nil, fmt.Errorf("wchc: %w", err)
+			}
+			id, have = v, true
+		}
+	}
+	return out, sc.Err()
+}
+
+// parseCons reads cons: one line per connection; those with a session carry
+// "sid=0x…". Connections still handshaking have none.
+func parseCons(reply string) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	lines := 0
+	sc := bufio.NewScanner(strings.NewReader(reply))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if !strings.HasPrefix(line, "/") || !strings.Contains(line, "(") {
+			return nil, fmt.Errorf("cons: unexpected line %q", line)
+		}
+		lines++
+		_, rest, ok := strings.Cut(line, "sid=")
+		if !ok {
+			continue
+		}
+		sid, _, _ := strings.Cut(rest, ",")
+		sid, _, _ = strings.Cut(sid, ")")
+		id, err := parseSession(sid)
+		if err != nil {
+			return nil, fmt.Errorf("cons: %w", err)
+		}
+		if id != 0 {
+			out[id] = true
+		}
+	}
+	if lines == 0 {
+		// cons always lists the connection asking it.
+		return nil, errors.New("cons: no connections listed, not even this one")
+	}
+	return out, sc.Err()
+}
+
+// dumpTime is java.util.Date.toString's layout.
+const dumpTime = "Mon Jan 02 15:04:05 MST 2006"
+
+// parseDump reads the "Session Sets" part of dump: groups headed by
+// "<n> expire at <date>:" followed by tab-indented session ids. It stops at
+// the ephemeral-nodes part (whose "Connections dump" section has look-alike
+// headers for connections, not sessions). Followers print no expiry sets;
+// they yield an empty map. loc resolves zone abbreviations Go does not know.
+func parseDump(reply string, loc *time.Location) (map[int64]time.Time, error) {
+	out := map[int64]time.Time{}
+	var at time.Time
+	inSets := false
+	sc := bufio.NewScanner(strings.NewReader(reply))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "Session Sets"):
+			inSets = true
+		case strings.HasPrefix(line, "ephemeral nodes dump"), strings.HasPrefix(line, "Connections dump"):
+			return out, nil
+		case !inSets || trimmed == "":
+		case line[0] == '\t' || line[0] == ' ':
+			if at.IsZero() {
+				return nil, fmt.Errorf("dump: session %q before any expiry line", trimmed)
+			}
+			id, err := parseSession(trimmed)
+			if err != nil {
+				return nil, fmt.Errorf("dump: %w", err)
+			}
+			out[id] = at
+		default:
+			_, date, ok := strings.Cut(trimmed, " expire at ")
+			if !ok {
+				// Other trackers (followers' learner trackers) print
+				// other things here; they tell no expiry.
+				inSets = false
+				continue
+			}
+			t, err := time.ParseInLocation(dumpTime, strings.TrimSuffix(date, ":"), loc)
+			if err != nil {
+				return nil, fmt.Errorf("dump: expiry line %q: %w", line, err)
+			}
+			at = t
+		}
+	}
+	return out, sc.Err()
+}
+
+// parseMntr reads mntr's "key<TAB>value" lines.
+func parseMntr(reply string) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(reply))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "\t")
+		if !ok {
+			return nil, fmt.Errorf("mntr: unexpected line %q", line)
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil, errors.New("mntr: empty reply")
+	}
+	return out, sc.Err()
+}
+
+// The AdminServer's JSON. Session ids exceed 2^53, so they are decoded as
+// json.Number and parsed as int64; a float64 would corrupt them.
+
+type adminWatches struct {
+	SessionToPaths map[string][]string `json:"session_id_to_watched_paths"`
+	Error          *string             `json:"error"`
+}
+
+type adminConnections struct {
+	Connections       []adminConnection `json:"connections"`
+	SecureConnections []adminConnection `json:"secure_connections"`
+	Error             *string           `json:"error"`
+}
+
+type adminConnection struct {
+	SessionID json.Number `json:"session_id"`
+	// LastResponseTime is on the server's elapsed-time clock, the same clock
+	// as dump's expiry times.
+	LastResponseTime json.Number `json:"last_response_time"`
+}
+
+type adminDump struct {
+	ExpiryToSessions map[string][]json.Number `json:"expiry_time_to_session_ids"`
+	Error            *string                  `json:"error"`
+}
+
+type adminMonitor struct {
+	WatchCount *json.Number `json:"watch_count"`
+	Error      *string      `json:"error"`
+}
+
+func decodeAdmin(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	return nil
+}
+
+func adminError(e *string) error {
+	if e != nil && *e != "" {
+		if strings.Contains(*e, "not currently serving requests") {
+			return errNotServing
+		}
+		return fmt.Errorf("server error: %s", *e)
+	}
+	return nil
+}
+
+func parseAdminWatches(r io.Reader) (map[int64][]string, error) {
+	var v adminWatches
+	if err := decodeAdmin(r, &v); err != nil {
+		return nil, fmt.Errorf("watches: %w", err)
+	}
+	if err := adminError(v.Error); err != nil {
+		return nil, fmt.Errorf("watches: %w", err)
+	}
+	if v.SessionToPaths == nil {
+		return nil, errors.New("watches: no session_id_to_watched_paths")
+	}
+	out := make(map[int64][]string, len(v.SessionToPaths))
+	for k, paths := range v.SessionToPaths {
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("watches: session id %q: %w", k, err)
+		}
+		out[id] = paths
+	}
+	return out, nil
+}
+
+// parseAdminConnections returns the connected sessions and the newest
+// last_response_time, the best reading of the server's elapsed-time clock
+// the AdminServer offers (-1 when there is none).
+func parseAdminConnections(r io.Reader) (map[int64]bool, int64, error) {
+	var v adminConnections
+	if err := decodeAdmin(r, &v); err != nil {
+		return nil, -1, fmt.Errorf("connections: %w", err)
+	}
+	if err := adminError(v.Error); err != nil {
+		return nil, -1, fmt.Errorf("connections: %w", err)
+	}
+	if v.Connections == nil {
+		return nil, -1, errors.New("connections: no connections list")
+	}
+	out := map[int64]bool{}
+	clock := int64(-1)
+	for _, c := range append(v.Connections, v.SecureConnections...) {
+		if c.SessionID != "" {
+			id, err := strconv.ParseInt(c.SessionID.String(), 10, 64)
+			if err != nil {
+				return nil, -1, fmt.Errorf("connections: session id %q: %w", c.SessionID, err)
+			}
+			if id != 0 {
+				out[id] = true
+			}
+		}
+		if t, err := c.LastResponseTime.Int64(); err == nil && t > clock {
+			clock = t
+		}
+	}
+	return out, clock, nil
+}
+
+// parseAdminDump returns session expiry times. The AdminServer gives them on
+// the server's elapsed-time clock (not wall time); serverNow is a reading of
+// that clock taken at now, or -1 when unknown, in which case the expiry is
+// unknown too.
+func parseAdminDump(r io.Reader, serverNow int64, now time.Time) (map[int64]time.Time, error) {
+	var v adminDump
+	if err := decodeAdmin(r, &v); err != nil {
+		return nil, fmt.Errorf("dump: %w", err)
+	}
+	if err := adminError(v.Error); err != nil {
+		return nil, fmt.Errorf("dump: %w", err)
+	}
+	if serverNow < 0 || v.ExpiryToSessions == nil {
+		return nil, nil
+	}
+	out := map[int64]time.Time{}
+	for k, ids := range v.ExpiryToSessions {
+		at, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("dump: expiry %q: %w", k, err)
+		}
+		when := now.Add(time.Duration(at-serverNow) * time.Millisecond)
+		for _, n := range ids {
+			id, err := strconv.ParseInt(n.String(), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("dump: session id %q: %w", n, err)
+			}
+			out[id] = when
+		}
+	}
+	return out, nil
+}
+
+func parseAdminMonitor(r io.Reader) (int, error) {
+	var v adminMonitor
+	if err := decodeAdmin(r, &v); err != nil {
+		return -1, fmt.Errorf("monitor: %w", err)
+	}
+	if err := adminError(v.Error); err != nil {
+		return -1, fmt.Errorf("monitor: %w", err)
+	}
+	if v.WatchCount == nil {
+		return -1, errors.New("monitor: no watch_count")
+	}
+	n, err := v.WatchCount.Int64()
+	if err != nil {
+		return -1, fmt.Errorf("monitor: watch_count: %w", err)
+	}
+	return int(n), nil
+}
+
+// fetchAdmin asks one member's AdminServer at base ("http://host:port").
+func fetchAdmin(ctx context.Context, client *http.Client, base string) memberInfo {
+	m := memberInfo{WatchCount: -1}
+	get := func(cmd string, parse func(io.Reader) error) {
+		if m.Down {
+			return
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/commands/"+cmd, nil)
+		if err != nil {
+			m.Errs = append(m.Errs, fmt.Errorf("admin %s: %w", cmd, err))
+			return
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				m.Down = true
+			}
+			m.Errs = append(m.Errs, fmt.Errorf("admin %s at %s: %w", cmd, base, err))
+			return
+		}
+		defer resp.Body.Close()
+		body := io.LimitReader(resp.Body, 64<<20)
+		if resp.StatusCode != http.StatusOK {
+			msg, _ := io.ReadAll(io.LimitReader(body, 512))
+			// A member without quorum answers commands that need the
+			// database with 500 and this text.
+			if strings.Contains(string(msg), "not currently serving requests") {
+				m.Down = true
+			}
+			m.Errs = append(m.Errs, fmt.Errorf("admin %s at %s: HTTP %d: %s", cmd, base, resp.StatusCode, strings.TrimSpace(string(msg))))
+			return
+		}
+		if err := parse(body); err != nil {
+			if errors.Is(err, errNotServing) {
+				m.Down = true
+			}
+			m.Errs = append(m.Errs, fmt.Errorf("admin %s at %s: %w", cmd, base, err))
+		}
+	}
+	var clock int64 = -1
+	var clockAt time.Time
+	get("watches", func(r io.Reader) (err error) { m.Watches, err = parseAdminWatches(r); return err })
+	get("connections", func(r io.Reader) (err error) {
+		m.Connected, clock, err = parseAdminConnections(r)
+		clockAt = time.Now()
+		return err
+	})
+	get("dump", func(r io.Reader) (err error) { m.Expiry, err = parseAdminDump(r, clock, clockAt); return err })
+	get("monitor", func(r io.Reader) (err error) { m.WatchCount, err = parseAdminMonitor(r); return err })
+	if m.Down {
+		return memberInfo{Down: true, WatchCount: -1, Errs: m.Errs}
+	}
+	return m
+}
