@@ -145,6 +145,25 @@ func (s Snapshot) Holders() []string {
 	return out
 }
 
+// Oldest returns the earliest creation time among the holders and among the
+// waiters (zero when there are none): the start of the longest hold and of
+// the longest wait. Foreign children neither hold nor wait.
+func (s Snapshot) Oldest() (holder, waiter time.Time) {
+	for _, n := range s.Nodes {
+		if n.Foreign || n.Ctime.IsZero() {
+			continue
+		}
+		t := &waiter
+		if n.Holding {
+			t = &holder
+		}
+		if t.IsZero() || n.Ctime.Before(*t) {
+			*t = n.Ctime
+		}
+	}
+	return holder, waiter
+}
+
 // Waiters returns the names of the waiting nodes in queue order.
 func (s Snapshot) Waiters() []string {
 	var out []string

@@ -161,17 +161,8 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 			}
 			row.HoldersTitle = strings.Join(full[:min(50, len(full))], "\n")
 		}
-		var oldest time.Time
-		for _, n := range s.Nodes {
-			if n.Holding || n.Foreign {
-				continue
-			}
-			row.Waiting++
-			if !n.Ctime.IsZero() && (oldest.IsZero() || n.Ctime.Before(oldest)) {
-				oldest = n.Ctime
-			}
-		}
-		if !oldest.IsZero() {
+		row.Waiting = len(s.Waiters())
+		if _, oldest := s.Oldest(); !oldest.IsZero() {
 			row.OldestWait = Duration(now.Sub(oldest))
 		}
 		if len(s.Alerts) > 0 {

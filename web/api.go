@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -59,12 +58,7 @@ func summarize(snap lockqueue.Snapshot, now time.Time) LockSummary {
 		sum.Alerts = []lockqueue.Alert{}
 	}
 	sum.QueueLength = len(sum.Holders) + len(sum.Waiters)
-	var oldest time.Time
-	for _, n := range snap.Nodes {
-		if !n.Holding && !n.Foreign && !n.Ctime.IsZero() && (oldest.IsZero() || n.Ctime.Before(oldest)) {
-			oldest = n.Ctime
-		}
-	}
+	_, oldest := snap.Oldest()
 	if !oldest.IsZero() && now.After(oldest) {
 		sum.OldestWaitMs = now.Sub(oldest).Milliseconds()
 	}
@@ -147,15 +141,6 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("watch added", "path", req.Path, "remote", r.RemoteAddr)
 	writeJSON(w, http.StatusOK, WatchResponse{Path: req.Path, Watching: true})
-}
-
-func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	st := s.cfg.Hub.Stats()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	fmt.Fprintf(w, "# HELP zklockviz_locks Lock paths with a snapshot.\n# TYPE zklockviz_locks gauge\nzklockviz_locks %d\n", st.Topics)
-	fmt.Fprintf(w, "# HELP zklockviz_viewers Open live subscriptions (websockets).\n# TYPE zklockviz_viewers gauge\nzklockviz_viewers %d\n", st.Viewers)
-	fmt.Fprintf(w, "# HELP zklockviz_snapshots_published_total Snapshots published to the hub.\n# TYPE zklockviz_snapshots_published_total counter\nzklockviz_snapshots_published_total %d\n", st.Published)
-	fmt.Fprintf(w, "# HELP zklockviz_snapshots_coalesced_total Snapshots a slow viewer skipped for a newer one.\n# TYPE zklockviz_snapshots_coalesced_total counter\nzklockviz_snapshots_coalesced_total %d\n", st.Coalesced)
 }
 
 var indexPage = template.Must(template.New("index").Parse(`<!doctype html>

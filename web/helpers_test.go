@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/metrics"
 	"github.com/zklockviz/zklockviz/zkwatch"
 )
 
@@ -103,6 +104,9 @@ func newEnv(t testing.TB, cfg Config) *testEnv {
 	t.Helper()
 	h := hub.New()
 	cfg.Hub = h
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.Handler(metrics.Config{Hub: h})
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}

@@ -23,7 +23,9 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.requireAuth, s.checkOrigin)
-		r.Get("/metrics", s.handleMetrics)
+		if s.cfg.Metrics != nil {
+			r.Method(http.MethodGet, "/metrics", s.cfg.Metrics)
+		}
 		r.Get("/api/v1/locks", s.handleLocks)
 		r.Get("/api/v1/lock", s.handleLock)
 		r.Post("/api/v1/watch", s.handleWatch)

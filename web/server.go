@@ -36,6 +36,8 @@ type Config struct {
 	// router sees paths relative to /api/v1/sim, a plain handler the full
 	// URL path.
 	Sim http.Handler
+	// Metrics, when set, serves /metrics (the Prometheus text format).
+	Metrics http.Handler
 	// Pages, when set, registers the HTML pages (/, /lock, /sim,
 	// /static/*) on the router.
 	Pages func(r chi.Router)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/metrics"
 	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/zkwatch"
 )
@@ -368,6 +369,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 	srv, err := web.New(web.Config{
 		Hub: m.hub, Watcher: w, Sim: simHandler, Pages: web.PageRoutes(m.hub, c.Sim),
+		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: w.Connection}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
 	if err != nil {

@@ -1,0 +1,144 @@
+// Package metrics exposes zklockviz's lock queues to Prometheus. It is the
+// one package that knows client_golang.
+//
+// The figures are read from the hub when Prometheus scrapes, not kept up to
+// date on every change: a scrape every 15s costs one pass over the newest
+// snapshots, and a busy queue costs nothing extra between scrapes.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Source is what the collector reads: the hub's newest snapshots and counters.
+type Source interface {
+	List() []lockqueue.Snapshot
+	Stats() hub.Stats
+}
+
+// Config says where the figures come from.
+type Config struct {
+	Hub Source
+	// Connection, when set, reports the watcher's ZooKeeper session state.
+	// Nil when no watcher runs (a simulator-only server).
+	Connection func() lockqueue.Connection
+	// Now is the clock for ages; time.Now when nil.
+	Now func() time.Time
+}
+
+// Handler serves the Prometheus text format: the lock figures, the Go
+// runtime's and the process's.
+func Handler(cfg Config) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		newCollector(cfg),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+var connections = []lockqueue.Connection{lockqueue.Connected, lockqueue.Reconnecting, lockqueue.Expired}
+
+type collector struct {
+	cfg Config
+
+	queueLength, holders, waiters, oldestWait, holderAge, live, alerts *prometheus.Desc
+	zkConnection, locks, viewers, published, coalesced                 *prometheus.Desc
+}
+
+func newCollector(cfg Config) *collector {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	path := []string{"path"}
+	return &collector{
+		cfg: cfg,
+		queueLength: prometheus.NewDesc("zklockviz_lock_queue_length",
+			"Lock nodes under the lock parent, holders and waiters (foreign children not counted).", path, nil),
+		holders: prometheus.NewDesc("zklockviz_lock_holders",
+			"Nodes that hold the lock by their recipe's rule.", path, nil),
+		waiters: prometheus.NewDesc("zklockviz_lock_waiters",
+			"Nodes that wait for the lock.", path, nil),
+		oldestWait: prometheus.NewDesc("zklockviz_lock_oldest_wait_seconds",
+			"Age of the oldest waiter's node; 0 with no waiters.", path, nil),
+		holderAge: prometheus.NewDesc("zklockviz_lock_holder_age_seconds",
+			"Age of the oldest holder's node: how long the lock has been held; 0 when free.", path, nil),
+		live: prometheus.NewDesc("zklockviz_lock_live",
+			"1 when the lock's state is live, 0 when it is the last known state (ZooKeeper unreachable or a read failed).", path, nil),
+		alerts: prometheus.NewDesc("zklockviz_lock_alerts",
+			"Alerts on the lock by kind (deadlock, zombie, foreign-child, persistent-node, ...).", []string{"path", "kind"}, nil),
+		zkConnection: prometheus.NewDesc("zklockviz_zookeeper_connection",
+			"1 for the watcher's current ZooKeeper session state, 0 for the others.", []string{"state"}, nil),
+		locks: prometheus.NewDesc("zklockviz_locks",
+			"Lock paths with a snapshot (watched locks and simulator runs).", nil, nil),
+		viewers: prometheus.NewDesc("zklockviz_viewers",
+			"Open live subscriptions: websocket viewers.", nil, nil),
+		published: prometheus.NewDesc("zklockviz_snapshots_published_total",
+			"Snapshots published to viewers (one per change of a lock's state).", nil, nil),
+		coalesced: prometheus.NewDesc("zklockviz_snapshots_coalesced_total",
+			"Snapshots a slow viewer skipped because a newer one replaced them.", nil, nil),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.queueLength, c.holders, c.waiters, c.oldestWait, c.holderAge,
+		c.live, c.alerts, c.zkConnection, c.locks, c.viewers, c.published, c.coalesced} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	now := c.cfg.Now()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	age := func(since time.Time) float64 {
+		if since.IsZero() || !now.After(since) {
+			return 0
+		}
+		return now.Sub(since).Seconds()
+	}
+	for _, s := range c.cfg.Hub.List() {
+		holders, waiters := len(s.Holders()), len(s.Waiters())
+		gauge(c.queueLength, float64(holders+waiters), s.Path)
+		gauge(c.holders, float64(holders), s.Path)
+		gauge(c.waiters, float64(waiters), s.Path)
+		heldSince, waitingSince := s.Oldest()
+		gauge(c.oldestWait, age(waitingSince), s.Path)
+		gauge(c.holderAge, age(heldSince), s.Path)
+		gauge(c.live, boolFloat(s.Live()), s.Path)
+		kinds := map[string]int{}
+		for _, a := range s.Alerts {
+			kinds[a.Kind]++
+		}
+		for kind, n := range kinds {
+			gauge(c.alerts, float64(n), s.Path, kind)
+		}
+	}
+	if c.cfg.Connection != nil {
+		state := c.cfg.Connection()
+		for _, st := range connections {
+			gauge(c.zkConnection, boolFloat(st == state), string(st))
+		}
+	}
+	st := c.cfg.Hub.Stats()
+	gauge(c.locks, float64(st.Topics))
+	gauge(c.viewers, float64(st.Viewers))
+	ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(st.Published))
+	ch <- prometheus.MustNewConstMetric(c.coalesced, prometheus.CounterValue, float64(st.Coalesced))
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

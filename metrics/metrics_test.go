@@ -1,0 +1,151 @@
+package metrics_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/metrics"
+)
+
+// scrape serves the handler and parses what Prometheus would read.
+func scrape(t *testing.T, h http.Handler) map[string][]sample {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	resp, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("not the Prometheus text format: %v", err)
+	}
+	out := map[string][]sample{}
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			s := sample{labels: map[string]string{}}
+			for _, l := range m.GetLabel() {
+				s.labels[l.GetName()] = l.GetValue()
+			}
+			switch {
+			case m.Gauge != nil:
+				s.value = m.GetGauge().GetValue()
+			case m.Counter != nil:
+				s.value = m.GetCounter().GetValue()
+			}
+			out[name] = append(out[name], s)
+		}
+	}
+	return out
+}
+
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+func value(t *testing.T, got map[string][]sample, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+next:
+	for _, s := range got[name] {
+		for k, v := range labels {
+			if s.labels[k] != v {
+				continue next
+			}
+		}
+		return s.value, true
+	}
+	return 0, false
+}
+
+func TestLockMetrics(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := hub.New()
+	h.Publish(lockqueue.Snapshot{
+		Path: "/locks/orders", Connection: lockqueue.Connected,
+		Nodes: []lockqueue.Node{
+			{Name: "W_0000000001", Holding: true, Ctime: now.Add(-90 * time.Second)},
+			{Name: "W_0000000002", Ctime: now.Add(-60 * time.Second)},
+			{Name: "R_0000000003", Ctime: now.Add(-10 * time.Second)},
+			{Name: "junk", Foreign: true, Ctime: now.Add(-time.Hour)},
+		},
+		Alerts: []lockqueue.Alert{
+			{Kind: lockqueue.AlertZombie, Nodes: []string{"W_0000000001"}},
+			{Kind: lockqueue.AlertZombie, Nodes: []string{"W_0000000002"}},
+			{Kind: lockqueue.AlertForeign, Nodes: []string{"junk"}},
+		},
+	})
+	h.Publish(lockqueue.Snapshot{Path: "/locks/idle", Connection: lockqueue.Reconnecting})
+	sub := h.Subscribe("/locks/orders")
+	defer sub.Close()
+
+	got := scrape(t, metrics.Handler(metrics.Config{
+		Hub: h, Now: func() time.Time { return now },
+		Connection: func() lockqueue.Connection { return lockqueue.Reconnecting },
+	}))
+
+	orders := map[string]string{"path": "/locks/orders"}
+	idle := map[string]string{"path": "/locks/idle"}
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"zklockviz_lock_queue_length", orders, 3},
+		{"zklockviz_lock_holders", orders, 1},
+		{"zklockviz_lock_waiters", orders, 2},
+		{"zklockviz_lock_oldest_wait_seconds", orders, 60},
+		{"zklockviz_lock_holder_age_seconds", orders, 90},
+		{"zklockviz_lock_live", orders, 1},
+		{"zklockviz_lock_alerts", map[string]string{"path": "/locks/orders", "kind": "zombie"}, 2},
+		{"zklockviz_lock_alerts", map[string]string{"path": "/locks/orders", "kind": "foreign-child"}, 1},
+		{"zklockviz_lock_queue_length", idle, 0},
+		{"zklockviz_lock_oldest_wait_seconds", idle, 0},
+		{"zklockviz_lock_holder_age_seconds", idle, 0},
+		{"zklockviz_lock_live", idle, 0},
+		{"zklockviz_zookeeper_connection", map[string]string{"state": "reconnecting"}, 1},
+		{"zklockviz_zookeeper_connection", map[string]string{"state": "connected"}, 0},
+		{"zklockviz_zookeeper_connection", map[string]string{"state": "expired"}, 0},
+		{"zklockviz_locks", nil, 2},
+		{"zklockviz_viewers", nil, 1},
+		{"zklockviz_snapshots_published_total", nil, 2},
+		{"zklockviz_snapshots_coalesced_total", nil, 0},
+	}
+	for _, tc := range tests {
+		v, ok := value(t, got, tc.name, tc.labels)
+		if !ok {
+			t.Errorf("%s%v missing", tc.name, tc.labels)
+			continue
+		}
+		if v != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
+		}
+	}
+	if _, ok := value(t, got, "zklockviz_lock_alerts", idle); ok {
+		t.Error("a lock without alerts has an alerts series")
+	}
+	if len(got["go_goroutines"]) == 0 || len(got["process_resident_memory_bytes"]) == 0 {
+		t.Error("the Go runtime and process collectors are missing")
+	}
+}
+
+func TestNoWatcherNoConnectionSeries(t *testing.T) {
+	got := scrape(t, metrics.Handler(metrics.Config{Hub: hub.New()}))
+	if n := len(got["zklockviz_zookeeper_connection"]); n != 0 {
+		t.Errorf("%d connection series without a watcher, want none", n)
+	}
+	if v, ok := value(t, got, "zklockviz_locks", nil); !ok || v != 0 {
+		t.Errorf("zklockviz_locks = %v, %v; want 0", v, ok)
+	}
+}
