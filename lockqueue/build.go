@@ -18,6 +18,11 @@ type Options struct {
 	ParentData []byte
 	// CVersion is the parent's child-change counter, the source of sequence numbers.
 	CVersion int32
+	// WatchChildren says the clients use the naive recipe (seed 002's first
+	// version): every waiter watches the parent's children, not one node. Their
+	// rule is then a children watch, and each waiter still names the node that
+	// blocks it in WaitsFor. Nothing in ZooKeeper tells this; the simulator does.
+	WatchChildren bool
 }
 
 // MaxData bounds how much of a node's data a Snapshot carries.
@@ -74,6 +79,13 @@ func Build(path string, children []Child, opt Options) Snapshot {
 		}
 	}
 	assign(lock, s.Leases)
+	if opt.WatchChildren {
+		for i := range lock {
+			if !lock[i].Holding {
+				lock[i].WaitsOn = "children"
+			}
+		}
+	}
 
 	s.Nodes = append(append(s.Nodes, lock...), foreign...)
 	s.Alerts = folderAlerts(s, names, recipes, foreign, opt)
