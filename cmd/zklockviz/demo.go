@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 
@@ -42,10 +43,25 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 
+	// Find a taken --addr now, not after half a minute of ZooKeeper start.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (pick another with --addr, or make demo ADDR=...): %w", *addr, err)
+	}
+	ln.Close()
+
 	fmt.Fprintln(stderr, "starting a local ZooKeeper...")
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	zks, err := zklocal.Start(startCtx, zklocal.Options{})
 	cancel()
+	if ctx.Err() != nil {
+		// Ctrl-C while ZooKeeper was starting.
+		if err == nil {
+			zks.Close()
+		}
+		fmt.Fprintln(stderr, "interrupted")
+		return nil
+	}
 	if errors.Is(err, zklocal.ErrNotInstalled) {
 		return fmt.Errorf("ZooKeeper is not installed: run `sudo apt-get install zookeeper` (or `make deps`), or set ZOOKEEPER_HOME: %w", err)
 	}
