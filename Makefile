@@ -12,7 +12,10 @@ APT     := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 # Go files that are ours (./tmp is scratch space, ignored by git).
 GOFILES  = $(shell find . -name '*.go' -not -path './tmp/*' -not -path './.git/*')
 
-.PHONY: all build generate test vet bench deps deps-zookeeper demo clean
+# How long `make fuzz` runs each fuzz target (CI runs it after the tests).
+FUZZTIME ?= 20s
+
+.PHONY: all build generate test check fuzz vet bench deps deps-zookeeper demo clean
 
 all: build
 
@@ -28,8 +31,11 @@ demo: deps-zookeeper build
 	./$(BIN) demo --addr $(ADDR)
 
 # The one check, here and in CI: install what is missing, fail if generated
-# code or template formatting drifted from what is committed, vet, test.
-test: deps
+# code or template formatting drifted from what is committed, vet, test,
+# then fuzz every fuzz target for FUZZTIME.
+test: check fuzz
+
+check: deps
 	@before=$$(find . -name '*_templ.go' -not -path './tmp/*' | sort | xargs -r sha256sum); \
 	$(GO) tool templ generate >/dev/null || exit 1; \
 	after=$$(find . -name '*_templ.go' -not -path './tmp/*' | sort | xargs -r sha256sum); \
@@ -43,11 +49,25 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test ./...
 
+# Every Fuzz function in the module, each for FUZZTIME (go test -fuzz takes
+# one target at a time). The seed corpora already ran in `go test ./...`.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$f for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
 vet:
 	$(GO) vet ./...
 
+# Benchmarks run against real ZooKeeper servers; the herd drain of 500
+# clients alone takes minutes, hence -benchtime 1x and the long timeout.
+# `make bench BENCH=Drain` runs one.
+BENCH ?= .
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -benchmem -timeout 60m ./...
 
 # Install the distribution packages the tests use, only those missing, each
 # detected by a file it installs: ZooKeeper to run real servers, kazoo and
