@@ -280,15 +280,34 @@ func TestJoinWatches(t *testing.T) {
 			alerts: []string{AlertOrphan},
 		},
 		{
-			desc:  "unexpected and dangling watches",
+			desc:  "unexpected and dangling are debounced at first sight (the table may be a poll older than the listing)",
 			table: WatchTable{Source: "4lw", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000001"}, 4: {"/q/W_0000000000"}}},
+			edges: []Edge{"", EdgeConfirmed, EdgeNone, EdgeNone},
+		},
+		{
+			desc:  "unexpected and dangling watches after the debounce",
+			table: WatchTable{Source: "4lw", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000001"}, 4: {"/q/W_0000000000"}}},
+			since: map[string]time.Time{"W_0000000003": now.Add(-3 * time.Second), "W_0000000004": now.Add(-3 * time.Second)},
 			edges: []Edge{"", EdgeConfirmed, EdgeUnexpected, EdgeDangling},
 		},
 		{
-			desc:   "a watch cycle is a deadlock",
+			desc:  "a fresh watch cycle is not a deadlock yet",
+			table: WatchTable{Source: "admin", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000004"}, 4: {"/q/W_0000000003"}}},
+			edges: []Edge{"", EdgeConfirmed, EdgeNone, EdgeConfirmed},
+		},
+		{
+			desc:   "a watch cycle that outlives the debounce is a deadlock",
 			table:  WatchTable{Source: "admin", Watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000004"}, 4: {"/q/W_0000000003"}}},
+			since:  map[string]time.Time{"W_0000000003": now.Add(-3 * time.Second)},
 			edges:  []Edge{"", EdgeConfirmed, EdgeUnexpected, EdgeConfirmed},
 			alerts: []string{AlertDeadlock},
+		},
+		{
+			desc: "only some members asked: sessions seen on none are neither zombies nor orphans, their watches unknown",
+			table: WatchTable{Source: "4lw", Partial: true, Watches: map[int64][]string{2: {"/q/W_0000000001"}},
+				Connected: map[int64]bool{2: true}, Expiry: map[int64]time.Time{1: now.Add(time.Second)}},
+			since: map[string]time.Time{"W_0000000003": now.Add(-3 * time.Second), "W_0000000004": now.Add(-3 * time.Second)},
+			edges: []Edge{"", EdgeConfirmed, EdgeUnknown, EdgeUnknown},
 		},
 		{
 			desc:    "a session with no connection is a zombie",
@@ -316,7 +335,7 @@ func TestJoinWatches(t *testing.T) {
 				if n.Zombie {
 					zombies = append(zombies, n.Name)
 				}
-				if tt.table.Source == "none" && n.Watching != nil {
+				if (tt.table.Source == "none" || tt.table.Partial && !tt.table.Connected[n.Owner()]) && n.Watching != nil {
 					t.Errorf("%s: watching = %v with no source", n.Name, n.Watching)
 				}
 			}
@@ -335,6 +354,97 @@ func TestJoinWatches(t *testing.T) {
 			}
 			if len(tt.zombies) > 0 && !strings.Contains(s.Alerts[0].Message, "expires in 1.5s") {
 				t.Errorf("zombie alert %q does not tell the time left", s.Alerts[0].Message)
+			}
+		})
+	}
+}
+
+// One session owning several waiters (threads sharing a client): the server
+// lists the session's watches, and each must be given to the right node.
+func TestJoinWatchesSharedSession(t *testing.T) {
+	now := time.Unix(1000, 0)
+	long := now.Add(-3 * time.Second) // past the debounce
+	tests := []struct {
+		desc     string
+		owners   []int64 // of W_1 ... W_5
+		watches  map[int64][]string
+		edges    []Edge
+		watching [][]string
+		alerts   []string
+	}{
+		{
+			desc:   "each of the session's waiters watches its predecessor: no cycle through a sibling's watch",
+			owners: []int64{1, 7, 3, 7, 7},
+			// The old join gave W2 also W4's watch on W3, and W3 watches W2: a false deadlock.
+			watches: map[int64][]string{7: {"/q/W_0000000001", "/q/W_0000000003", "/q/W_0000000004"}, 3: {"/q/W_0000000002"}},
+			edges:   []Edge{"", EdgeConfirmed, EdgeConfirmed, EdgeConfirmed, EdgeConfirmed},
+			watching: [][]string{{}, {"/q/W_0000000001"}, {"/q/W_0000000002"}, {"/q/W_0000000003"},
+				{"/q/W_0000000004"}},
+		},
+		{
+			desc:   "one waiter of the session lacks its watch: its siblings' watches do not make it unexpected",
+			owners: []int64{1, 7, 3, 7, 7},
+			// The old join called W2 unexpected (it watched W3, W4) instead of missing.
+			watches:  map[int64][]string{7: {"/q/W_0000000003", "/q/W_0000000004"}, 3: {"/q/W_0000000002"}},
+			edges:    []Edge{"", EdgeMissing, EdgeConfirmed, EdgeConfirmed, EdgeConfirmed},
+			watching: [][]string{{}, {}, {"/q/W_0000000002"}, {"/q/W_0000000003"}, {"/q/W_0000000004"}},
+			alerts:   []string{AlertOrphan},
+		},
+		{
+			desc:     "the one waiter without its target owns the session's other watch",
+			owners:   []int64{1, 7, 3, 7, 7},
+			watches:  map[int64][]string{7: {"/q/W_0000000003", "/q/W_0000000004", "/q/W_0000000009"}, 3: {"/q/W_0000000002"}},
+			edges:    []Edge{"", EdgeDangling, EdgeConfirmed, EdgeConfirmed, EdgeConfirmed},
+			watching: [][]string{{}, {"/q/W_0000000009"}, {"/q/W_0000000002"}, {"/q/W_0000000003"}, {"/q/W_0000000004"}},
+		},
+		{
+			desc:   "a real cycle through the one unresolved waiter of a shared session is found",
+			owners: []int64{1, 7, 3, 7, 7},
+			// W2 → W5 → W4 → W3 → W2.
+			watches:  map[int64][]string{7: {"/q/W_0000000003", "/q/W_0000000004", "/q/W_0000000005"}, 3: {"/q/W_0000000002"}},
+			edges:    []Edge{"", EdgeUnexpected, EdgeConfirmed, EdgeConfirmed, EdgeConfirmed},
+			watching: [][]string{{}, {"/q/W_0000000005"}, {"/q/W_0000000002"}, {"/q/W_0000000003"}, {"/q/W_0000000004"}},
+			alerts:   []string{AlertDeadlock},
+		},
+		{
+			desc:   "two waiters without their target and another watch: unknown, and no cycle from it",
+			owners: []int64{1, 7, 3, 4, 7},
+			// Session 7's watch on W3 is W2's (a cycle with W3) or W5's (no
+			// cycle): it must not make a deadlock, nor an orphan.
+			watches:  map[int64][]string{7: {"/q/W_0000000003"}, 3: {"/q/W_0000000002"}, 4: {"/q/W_0000000003"}},
+			edges:    []Edge{"", EdgeUnknown, EdgeConfirmed, EdgeConfirmed, EdgeUnknown},
+			watching: [][]string{{}, {"/q/W_0000000003"}, {"/q/W_0000000002"}, {"/q/W_0000000003"}, {"/q/W_0000000003"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			var children []Child
+			since := map[string]time.Time{}
+			for i, o := range tt.owners {
+				name := SeqName("W_", int64(i+1))
+				children = append(children, Child{Name: name, EphemeralOwner: o, Czxid: int64(101 + i)})
+				since[name] = long
+			}
+			s := Build("/q", children, Options{})
+			JoinWatches(&s, WatchTable{Source: "4lw", Watches: tt.watches, ChildWatches: -1}, since, now)
+			var edges []Edge
+			var watching [][]string
+			for _, n := range s.Nodes {
+				edges = append(edges, n.Edge)
+				watching = append(watching, n.Watching)
+			}
+			if !reflect.DeepEqual(edges, tt.edges) {
+				t.Errorf("edges = %q, want %q", edges, tt.edges)
+			}
+			if !reflect.DeepEqual(watching, tt.watching) {
+				t.Errorf("watching = %q, want %q", watching, tt.watching)
+			}
+			var kinds []string
+			for _, a := range s.Alerts {
+				kinds = append(kinds, a.Kind)
+			}
+			if !reflect.DeepEqual(kinds, tt.alerts) {
+				t.Errorf("alerts = %v, want %v (%+v)", kinds, tt.alerts, s.Alerts)
 			}
 		})
 	}

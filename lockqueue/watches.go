@@ -19,6 +19,12 @@ type WatchTable struct {
 	// Connected is the set of sessions with a live connection on some member;
 	// nil when unknown.
 	Connected map[int64]bool
+	// Partial says that not every ensemble member was asked: Connected and
+	// Watches then cover only the sessions connected to the members asked.
+	// A session absent from Connected may be connected to another member, so
+	// it is neither a zombie nor known to watch nothing: its watches are
+	// unknown.
+	Partial bool
 	// Expiry is when a session expires, when the server tells.
 	Expiry map[int64]time.Time
 	// ChildWatches counts children watches the server holds but cannot list; -1 unknown.
@@ -28,13 +34,28 @@ type WatchTable struct {
 // NoWatches is the table used when the server tells nothing.
 var NoWatches = WatchTable{Source: "none", ChildWatches: -1}
 
-// Debounce is how long a waiter may show no watch before it counts as missing:
-// a watch is absent for a moment between firing and being re-armed.
+// Debounce is how long a waiter may show a suspect edge (missing,
+// unexpected or dangling) before it counts: a watch is absent for a moment
+// between firing and being re-armed, and the watch table joined with a fresh
+// child listing can be up to one poll older than the listing, so for a moment
+// a waiter may seem to watch a node that has just gone (dangling) or a node
+// that is no longer its predecessor (unexpected).
 const Debounce = 2 * time.Second
 
-// JoinWatches fills each node's actual watches and edge, and adds deadlock and
-// zombie alerts. missingSince carries, from one call to the next, when each
-// node was first seen without its watch; the returned map replaces it.
+// JoinWatches fills each node's actual watches and edge, and adds deadlock,
+// zombie and orphan alerts. missingSince carries, from one call to the next,
+// when each node was first seen with a suspect edge; the returned map
+// replaces it. A caller whose table is exact (the simulator) passes a zero
+// time for every node to skip the debounce.
+//
+// The server lists watches per session, not per node, and one session may own
+// several nodes of a queue (threads sharing a client). A session's watch is
+// attributed to one of its nodes only when that is unambiguous: a watch on a
+// node's own rule target belongs to that node, and what remains belongs to
+// the session's one waiter whose target is not watched, if there is exactly
+// one. Waiters of a session left with unattributable watches get the edge
+// "unknown", and only attributed watches become edges of the wait-for graph,
+// so a watch of one thread never makes a cycle through its sibling.
 func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time.Time) map[string]time.Time {
 	s.WatchSource = w.Source
 	s.InvisibleChildWatches = w.ChildWatches
@@ -48,6 +69,7 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 		prefix = "/"
 	}
 	known := w.Source != "none" && w.Source != ""
+	attributed := attribute(s, w, prefix, known)
 
 	var zombies []string
 	for i := range s.Nodes {
@@ -56,11 +78,14 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 		if n.Foreign || n.owner == 0 {
 			continue
 		}
-		if known {
-			n.Watching = append([]string{}, w.Watches[n.owner]...)
-			sort.Strings(n.Watching)
+		// With only some members asked, a session seen on none of them
+		// may be connected elsewhere: its liveness and watches are unknown.
+		unseen := w.Partial && !w.Connected[n.owner]
+		a := attributed[i]
+		if known && !unseen {
+			n.Watching = a.watching
 		}
-		if w.Connected != nil && !w.Connected[n.owner] {
+		if w.Connected != nil && !w.Connected[n.owner] && !w.Partial {
 			n.Zombie = true
 			if exp, ok := w.Expiry[n.owner]; ok && exp.After(now) {
 				n.ExpiresInMs = exp.Sub(now).Milliseconds()
@@ -71,17 +96,19 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 			continue
 		}
 		switch {
-		case !known:
+		case !known || unseen:
 			n.Edge = EdgeUnknown
 		case n.WaitsOn == "children":
 			n.Edge = EdgeChildWatch
 			if w.Source == "simulator" && !contains(n.Watching, s.Path) {
 				n.Edge = EdgeMissing
 			}
+		case a.ambiguous:
+			n.Edge = EdgeUnknown
 		default:
 			n.Edge = classify(n, s.Path, prefix, present)
 		}
-		if n.Edge == EdgeMissing && !n.Zombie {
+		if suspect(n.Edge) && !n.Zombie {
 			since, ok := missingSince[n.Name]
 			if !ok {
 				since = now
@@ -112,6 +139,99 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 		}
 	}
 	return next
+}
+
+// suspect edges are debounced before they show.
+func suspect(e Edge) bool {
+	return e == EdgeMissing || e == EdgeUnexpected || e == EdgeDangling
+}
+
+// attribution is what a session's watches say about one of its nodes.
+type attribution struct {
+	watching []string // sorted; shown as the node's Watching
+	// ambiguous: the watches are the session's, and which of its waiters
+	// holds which cannot be told.
+	ambiguous bool
+}
+
+// attribute splits each session's watches among the session's nodes (see
+// JoinWatches). The result has an entry, by index into s.Nodes, for every
+// node of a session; ambiguous marks waiters whose watches cannot be told
+// apart from their siblings'.
+func attribute(s *Snapshot, w WatchTable, prefix string, known bool) map[int]attribution {
+	out := make(map[int]attribution, len(s.Nodes))
+	if !known {
+		return out
+	}
+	bySession := map[int64][]int{}
+	for i, n := range s.Nodes {
+		if n.Foreign || n.owner == 0 {
+			continue
+		}
+		bySession[n.owner] = append(bySession[n.owner], i)
+	}
+	for id, idx := range bySession {
+		watches := w.Watches[id]
+		if len(idx) == 1 {
+			// One node, one session: everything it watches is its own.
+			ws := append([]string{}, watches...)
+			sort.Strings(ws)
+			out[idx[0]] = attribution{watching: ws}
+			continue
+		}
+		claimed := map[string]bool{}
+		var unresolved []int
+		for _, i := range idx {
+			n := &s.Nodes[i]
+			if n.Holding {
+				out[i] = attribution{watching: []string{}}
+				continue
+			}
+			target := ""
+			if n.WaitsOn == "children" {
+				target = s.Path
+			} else if n.WaitsFor != "" {
+				target = prefix + n.WaitsFor
+			}
+			if target != "" && contains(watches, target) {
+				claimed[target] = true
+				out[i] = attribution{watching: []string{target}}
+				continue
+			}
+			unresolved = append(unresolved, i)
+		}
+		var rest []string
+		for _, p := range watches {
+			if !claimed[p] {
+				rest = append(rest, p)
+			}
+		}
+		sort.Strings(rest)
+		switch {
+		case len(unresolved) == 1:
+			// The only waiter of the session without its target watched:
+			// whatever else the session watches can only be its.
+			if rest == nil {
+				rest = []string{}
+			}
+			out[unresolved[0]] = attribution{watching: rest}
+		case len(rest) == 0:
+			// Several waiters, none watching its target, and nothing else
+			// watched: each one watches nothing.
+			for _, i := range unresolved {
+				out[i] = attribution{watching: []string{}}
+			}
+		default:
+			// Several waiters miss their target and the session watches
+			// other things: which waiter holds which watch is unknowable.
+			// They are left unattributed (edge unknown, no graph edge); the
+			// watches are still shown, as the session's.
+			for _, i := range unresolved {
+				out[i] = attribution{watching: rest, ambiguous: true}
+			}
+		}
+	}
+	return out
 }
 
 func classify(n *Node, parent, prefix string, present map[string]bool) Edge {
@@ -158,11 +278,14 @@ func zombieAlert(s *Snapshot, names []string) Alert {
 }
 
 // findCycle looks for a cycle in the actual wait-for graph: an edge from a
-// waiting node to each sibling its session watches.
+// waiting node to each sibling it watches. Only waiters whose watches are
+// attributed to them and whose edge has outlived the debounce (confirmed or
+// unexpected) give edges: a sibling's watch, or a table older than the
+// listing, must not make a deadlock.
 func findCycle(s *Snapshot, prefix string, present map[string]bool) []string {
 	adj := map[string][]string{}
 	for _, n := range s.Nodes {
-		if n.Holding || n.Foreign {
+		if n.Holding || n.Foreign || (n.Edge != EdgeConfirmed && n.Edge != EdgeUnexpected) {
 			continue
 		}
 		for _, p := range n.Watching {
