@@ -28,6 +28,7 @@ type Hub struct {
 
 type topic struct {
 	latest lockqueue.Snapshot
+	seq    uint64 // latest's publish sequence number
 	has    bool
 	subs   map[*Sub]struct{}
 }
@@ -66,10 +67,10 @@ func (h *Hub) Publish(s lockqueue.Snapshot) {
 		t = &topic{subs: map[*Sub]struct{}{}}
 		h.topics[s.Path] = t
 	}
-	t.latest, t.has = s, true
 	h.published++
+	t.latest, t.seq, t.has = s, uint64(h.published), true
 	for sub := range t.subs {
-		if sub.offer(s) {
+		if sub.offer(s, t.seq) {
 			h.coalesced++
 		}
 	}
@@ -132,7 +133,7 @@ func (h *Hub) Subscribe(path string) *Sub {
 	t.subs[sub] = struct{}{}
 	h.viewers++
 	if t.has {
-		sub.offer(t.latest)
+		sub.offer(t.latest, t.seq)
 	}
 	return sub
 }
@@ -183,6 +184,7 @@ type Sub struct {
 
 	mu      sync.Mutex
 	pending lockqueue.Snapshot
+	seq     uint64
 	has     bool
 	ended   bool
 }
@@ -198,11 +200,20 @@ func (s *Sub) Done() <-chan struct{} { return s.done }
 // Next takes the newest snapshot from the mailbox; ok is false when it is
 // empty.
 func (s *Sub) Next() (snap lockqueue.Snapshot, ok bool) {
+	snap, _, ok = s.NextSeq()
+	return snap, ok
+}
+
+// NextSeq is Next with the snapshot's publish sequence number: unique per
+// Publish across the hub, growing, never 0. Two subscribers taking the same
+// number hold the very same snapshot, so work derived from it (an encoded
+// frame) can be shared between them.
+func (s *Sub) NextSeq() (snap lockqueue.Snapshot, seq uint64, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap, ok = s.pending, s.has
-	s.pending, s.has = lockqueue.Snapshot{}, false
-	return snap, ok
+	snap, seq, ok = s.pending, s.seq, s.has
+	s.pending, s.seq, s.has = lockqueue.Snapshot{}, 0, false
+	return snap, seq, ok
 }
 
 // Path is the subscribed lock path.
@@ -216,10 +227,10 @@ func (s *Sub) Close() {
 
 // offer puts snap in the mailbox, replacing what was there; it reports
 // whether an untaken snapshot was replaced. Called with the hub's lock held.
-func (s *Sub) offer(snap lockqueue.Snapshot) (replaced bool) {
+func (s *Sub) offer(snap lockqueue.Snapshot, seq uint64) (replaced bool) {
 	s.mu.Lock()
 	replaced = s.has
-	s.pending, s.has = snap, true
+	s.pending, s.seq, s.has = snap, seq, true
 	s.mu.Unlock()
 	select {
 	case s.c <- struct{}{}:
@@ -233,7 +244,7 @@ func (s *Sub) end() {
 	defer s.mu.Unlock()
 	if !s.ended {
 		s.ended = true
-		s.pending, s.has = lockqueue.Snapshot{}, false
+		s.pending, s.seq, s.has = lockqueue.Snapshot{}, 0, false
 		close(s.done)
 	}
 }

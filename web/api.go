@@ -46,6 +46,10 @@ type LockSummary struct {
 // LocksResponse is the body of GET /api/v1/locks.
 type LocksResponse struct {
 	Locks []LockSummary `json:"locks"`
+	// Connection is the watcher's own ZooKeeper session state: connected,
+	// reconnecting or expired; left out when no watcher runs (a simulator
+	// only server).
+	Connection lockqueue.Connection `json:"connection,omitempty"`
 }
 
 func summarize(snap lockqueue.Snapshot, now time.Time) LockSummary {
@@ -74,6 +78,7 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 		seen[snap.Path] = true
 	}
 	if s.cfg.Watcher != nil {
+		resp.Connection = s.cfg.Watcher.Connection()
 		added := false
 		for _, p := range s.cfg.Watcher.Paths() {
 			if !seen[p] {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"crypto/subtle"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -46,6 +47,66 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkHost refuses, when no token is set, requests whose Host header is
+// not a loopback name or address, the address the request came in on, or a
+// host allowed by Config.AllowedOrigins. Without it a web page could rebind
+// its own DNS name to 127.0.0.1 and read or drive this server as
+// same-origin (DNS rebinding). With a token the page would need the token.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	if s.cfg.AuthToken != "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hostAllowed(r) {
+			writeError(w, r, s.log, errorf(ErrForbidden, "host %q refused: without --auth-token only loopback hosts (localhost, 127.0.0.1, [::1]) are served; add other names with --allowed-origin", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostAllowed applies checkHost's rule to r.Host.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	hostport := strings.ToLower(r.Host)
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
+	if host == "" {
+		return false
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		if ip.IsLoopback() {
+			return true
+		}
+		// A literal address cannot be rebound; the one this request came
+		// in on is the server itself (a LAN bind with --insecure).
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			if ta, ok := la.(*net.TCPAddr); ok && ta.IP.Equal(ip) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range s.cfg.AllowedOrigins {
+		if _, rest, ok := strings.Cut(p, "://"); ok {
+			p = rest
+		}
+		p = strings.ToLower(p)
+		if ok, _ := path.Match(p, hostport); ok {
+			return true
+		}
+		if ok, _ := path.Match(p, host); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // checkOrigin refuses cross-site requests that change state, so a web page

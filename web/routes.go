@@ -22,7 +22,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/healthz", s.handleHealth)
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.requireAuth, s.checkOrigin)
+		r.Use(s.checkHost, s.requireAuth, s.checkOrigin)
 		if s.cfg.Metrics != nil {
 			r.Method(http.MethodGet, "/metrics", s.cfg.Metrics)
 		}

@@ -9,21 +9,24 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"path"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/go-chi/chi/v5"
 	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // Watcher is the part of zkwatch.Watcher the web layer uses.
 type Watcher interface {
 	AddPath(string) error
 	Paths() []string
+	// Connection is the watcher's own ZooKeeper session state.
+	Connection() lockqueue.Connection
 }
 
 // Config configures a Server.
@@ -65,10 +68,13 @@ type Server struct {
 	handler http.Handler
 
 	mu       sync.Mutex
-	conns    map[*websocket.Conn]struct{}
+	conns    map[*websocket.Conn]net.Conn // each websocket and its hijacked connection
 	closing  bool
 	shutdown chan struct{} // closed when websockets must go
 	streams  sync.WaitGroup
+
+	fmu    sync.Mutex
+	caches map[string]*frameCache // frames shared by the sockets of a path
 }
 
 // New checks cfg and builds the Server's routes.
@@ -93,8 +99,9 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger.With("component", "web"),
-		conns:    map[*websocket.Conn]struct{}{},
+		conns:    map[*websocket.Conn]net.Conn{},
 		shutdown: make(chan struct{}),
+		caches:   map[string]*frameCache{},
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -112,8 +119,9 @@ func (s *Server) Viewers() int {
 }
 
 // CloseWebsockets tells every websocket to close with StatusGoingAway and
-// refuses new ones. http.Server.Shutdown does not touch hijacked
-// connections, so pass this to http.Server.RegisterOnShutdown.
+// refuses new ones; it does not wait. Each socket says goodbye from its own
+// goroutine, so they close concurrently. http.Server.Shutdown does not touch
+// hijacked connections, so pass this to http.Server.RegisterOnShutdown.
 func (s *Server) CloseWebsockets() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -124,8 +132,10 @@ func (s *Server) CloseWebsockets() {
 }
 
 // Shutdown closes every websocket (see CloseWebsockets) and waits for them
-// to go. When ctx ends first, the rest are dropped without a close
-// handshake and ctx's error is returned.
+// to go. When ctx ends first, the rest are cut off at once, without waiting
+// for their close handshakes (a viewer that never answers would hold each
+// for 5s) or stuck writes, and ctx's error is returned: Shutdown returns
+// when ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.CloseWebsockets()
 	done := make(chan struct{})
@@ -135,23 +145,29 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		s.mu.Lock()
-		conns := slices.Collect(maps.Keys(s.conns))
+		conns := maps.Clone(s.conns)
 		s.mu.Unlock()
-		for _, c := range conns {
-			c.CloseNow()
+		for c, nc := range conns {
+			// Closing the TCP connection under the websocket ends its
+			// pending close handshake and writes at once; CloseNow then
+			// only tidies up, off this goroutine.
+			if nc != nil {
+				nc.Close()
+			}
+			go c.CloseNow()
 		}
 		return fmt.Errorf("web: closing websockets: %w", ctx.Err())
 	}
 }
 
 // track registers a websocket; it fails once shutdown has begun.
-func (s *Server) track(c *websocket.Conn) bool {
+func (s *Server) track(c *websocket.Conn, nc net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return false
 	}
-	s.conns[c] = struct{}{}
+	s.conns[c] = nc
 	s.streams.Add(1)
 	return true
 }

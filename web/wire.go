@@ -97,25 +97,39 @@ func wireSnapshot(s lockqueue.Snapshot) lockqueue.Snapshot {
 }
 
 // exactCutoff: up to this many nodes both encodings are built and the
-// smaller sent; above it the cost of encoding a big snapshot per change per
-// viewer is avoided and the node counts decide.
+// smaller sent; above it the cost of encoding a big snapshot per change is
+// avoided and the node counts decide.
 const exactCutoff = 256
 
-// encoder turns each socket's sequence of snapshots into frames.
+// encoder turns one socket's sequence of snapshots into frames, each
+// computed from scratch. The websocket handler shares frames between
+// sockets instead (frames.go); encoder is the reference it must agree with.
 type encoder struct {
-	prev  lockqueue.Snapshot
-	index map[string]int // prev's node names → position
-	sent  bool
+	prev lockqueue.Snapshot
+	sent bool
 }
 
 // frame encodes s as a delta against the last snapshot sent, or whole when
 // that is smaller or there is nothing to patch.
 func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
-	s = wireSnapshot(s)
-	index := make(map[string]int, len(s.Nodes))
-	for i, n := range s.Nodes {
-		index[n.Name] = i
+	var prev *lockqueue.Snapshot
+	if e.sent {
+		prev = &e.prev
 	}
+	b, kind, err := encodeFrame(prev, s)
+	if err != nil {
+		return nil, "", err
+	}
+	e.prev, e.sent = wireSnapshot(s), true
+	return b, kind, nil
+}
+
+// encodeFrame encodes s as a delta against prev (the last snapshot sent on
+// a socket; nil for none), or whole when that is smaller or there is
+// nothing to patch. It depends on nothing but prev and s, so sockets that
+// hold the same prev and get the same s can share its result.
+func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot) ([]byte, string, error) {
+	s = wireSnapshot(s)
 	whole := func() ([]byte, string, error) {
 		b, err := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s})
 		return b, FrameSnapshot, err
@@ -123,11 +137,12 @@ func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
 	var b []byte
 	kind := FrameSnapshot
 	var err error
-	if !e.sent || e.prev.Path != s.Path || len(index) != len(s.Nodes) || len(e.index) != len(e.prev.Nodes) {
-		// First frame, or duplicate names the patch could not express.
+	if prev == nil || prev.Path != s.Path {
+		b, kind, err = whole()
+	} else if d, ok := delta(*prev, s); !ok {
+		// Duplicate names the patch could not express.
 		b, kind, err = whole()
 	} else {
-		d := e.delta(s, index)
 		switch {
 		case len(s.Nodes) <= exactCutoff:
 			db, derr := json.Marshal(Frame{Type: FrameDelta, Delta: d})
@@ -148,7 +163,6 @@ func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("encode %s frame for %s: %w", kind, s.Path, err)
 	}
-	e.prev, e.index, e.sent = s, index, true
 	return b, kind, nil
 }
 
@@ -159,24 +173,39 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-func (e *encoder) delta(s lockqueue.Snapshot, index map[string]int) *Delta {
+// nameIndex maps node names to positions; ok is false when a name repeats.
+func nameIndex(nodes []lockqueue.Node) (map[string]int, bool) {
+	index := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		index[n.Name] = i
+	}
+	return index, len(index) == len(nodes)
+}
+
+// delta patches prev into s; ok is false when either repeats a node name.
+func delta(prev, s lockqueue.Snapshot) (*Delta, bool) {
+	pindex, ok1 := nameIndex(prev.Nodes)
+	index, ok2 := nameIndex(s.Nodes)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
 	d := &Delta{
-		Path: s.Path, Base: e.prev.Revision, Revision: s.Revision, Connection: s.Connection,
+		Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
 		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases,
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
 		Error: s.Error, Upsert: []lockqueue.Node{}, Remove: []string{},
 	}
-	for _, n := range e.prev.Nodes {
+	for _, n := range prev.Nodes {
 		if _, ok := index[n.Name]; !ok {
 			d.Remove = append(d.Remove, n.Name)
 		}
 	}
 	for _, n := range s.Nodes {
-		if i, ok := e.index[n.Name]; !ok || !nodeEqual(e.prev.Nodes[i], n) {
+		if i, ok := pindex[n.Name]; !ok || !nodeEqual(prev.Nodes[i], n) {
 			d.Upsert = append(d.Upsert, n)
 		}
 	}
-	return d
+	return d, true
 }
 
 // nodeEqual compares every field of two nodes. It is spelled out rather

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
@@ -33,7 +35,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, errorf(ErrUnavailable, "server is shutting down"))
 		return
 	}
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	hj := &hijackRecorder{ResponseWriter: w}
+	c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		OriginPatterns: s.cfg.AllowedOrigins,
 		// Each message compressed on its own: a 10,000-node snapshot shrinks
 		// several times, and no per-socket compression window is kept.
@@ -44,7 +47,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("websocket refused", "path", p, "origin", r.Header.Get("Origin"), "err", err)
 		return
 	}
-	if !s.track(c) {
+	if !s.track(c, hj.conn) {
 		c.Close(websocket.StatusGoingAway, errShutdown.Error())
 		return
 	}
@@ -55,8 +58,10 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	ctx := c.CloseRead(r.Context())
 	sub := s.cfg.Hub.Subscribe(p)
 	defer sub.Close()
+	frames := s.frames(p)
+	defer s.releaseFrames(p, frames)
 
-	err = s.stream(ctx, c, sub)
+	err = s.stream(ctx, c, sub, frames)
 	switch {
 	case errors.Is(err, errShutdown):
 		c.Close(websocket.StatusGoingAway, errShutdown.Error())
@@ -73,10 +78,10 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 // stream writes frames until the viewer goes, the path is removed or the
 // server shuts down. A ping on a timer finds viewers that vanished without
 // closing their TCP connection.
-func (s *Server) stream(ctx context.Context, c *websocket.Conn, sub *hub.Sub) error {
+func (s *Server) stream(ctx context.Context, c *websocket.Conn, sub *hub.Sub, cache *frameCache) error {
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
-	var enc encoder
+	frames := sockFrames{cache: cache}
 	for {
 		select {
 		case <-ctx.Done():
@@ -90,11 +95,11 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, sub *hub.Sub) er
 				return err
 			}
 		case <-sub.C():
-			snap, ok := sub.Next()
+			snap, seq, ok := sub.NextSeq()
 			if !ok {
 				continue
 			}
-			b, _, err := enc.frame(snap)
+			b, _, err := frames.next(snap, seq)
 			if err != nil {
 				return err
 			}
@@ -113,3 +118,19 @@ func (s *Server) ping(ctx context.Context, c *websocket.Conn) error {
 	defer cancel()
 	return c.Ping(ctx)
 }
+
+// hijackRecorder keeps the connection websocket.Accept hijacks, so that
+// Shutdown can cut it off under a websocket stuck in a close handshake or
+// a write.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	h.conn = c
+	return c, brw, err
+}
+
+func (h *hijackRecorder) Unwrap() http.ResponseWriter { return h.ResponseWriter }
