@@ -59,20 +59,25 @@ function render(locks) {
   tbody.replaceChildren(frag);
 }
 
+// connectionText says what the watcher's session state means for the table.
+const connectionText = {
+  connected: 'ZooKeeper: connected',
+  reconnecting: 'ZooKeeper: unreachable, reconnecting — lock states below are NOT live',
+  expired: 'ZooKeeper: session expired — lock states below are NOT live',
+  none: 'ZooKeeper: this server has no watcher',
+  'server-unreachable': 'zklockviz server unreachable — retrying; nothing below is live',
+};
+
+// renderConnection shows the watcher's own session state (the API's
+// top-level "connection"; empty when the server has no watcher), which holds
+// whether or not any lock is watched.
 function renderConnection(data) {
-  const states = new Set((data.locks || []).map((l) => l.connection).filter(Boolean));
-  let state = data.connection || (states.size === 1 ? [...states][0] : states.size ? 'mixed' : 'unknown');
-  if (failures > 0) state = 'server-unreachable';
+  let state = failures > 0 ? 'server-unreachable' : data.connection || 'none';
   conn.dataset.state = state;
-  const text = {
-    connected: 'ZooKeeper: connected',
-    reconnecting: 'ZooKeeper: unreachable, reconnecting — lock states below are NOT live',
-    expired: 'ZooKeeper: session expired — lock states below are NOT live',
-    mixed: 'ZooKeeper: some locks are not live',
-    unknown: 'ZooKeeper: no lock watched yet',
-    'server-unreachable': 'zklockviz server unreachable — retrying; nothing below is live',
-  }[state] || `ZooKeeper: ${state}`;
-  conn.textContent = text + (data.ensemble ? ` (${data.ensemble})` : '');
+  document.body.dataset.live = String(state === 'connected');
+  let text = connectionText[state] || `ZooKeeper: ${state}`;
+  if (state === 'connected' && !(data.locks || []).length) text += ' · no lock watched yet';
+  conn.textContent = text;
 }
 
 async function poll() {

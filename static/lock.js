@@ -1,7 +1,10 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, fmtDur, HEAD, TAIL } from './queue.js';
+import { drawQueue, Timing, tick, legend, fmtDur, HEAD, TAIL, MAX_EXTRA } from './queue.js';
+
+// ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
+const ALERT_NAMES = 50;
 import { LiveLock } from './live.js';
 import { QueueTable, snapshotText, describeNode } from './table.js';
 
@@ -147,9 +150,18 @@ function render() {
   drawQueue(svg, snap, { selected, onSelect: select, timing, id: 'lane' });
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
-  foldNote.textContent = folded
-    ? `${folded.toLocaleString('en-US')} of ${(snap.nodes || []).length.toLocaleString('en-US')} nodes are folded into the “…” group: the first ${HEAD} and last ${TAIL}, every holder and every alerted node are drawn. The table below lists them all.`
-    : '';
+  foldNote.dataset.folded = String(folded);
+  if (folded) {
+    const extra = Number(svg.dataset.extra || 0);
+    const capped = svg.dataset.capped === 'true';
+    foldNote.textContent =
+      `${folded.toLocaleString('en-US')} of ${(snap.nodes || []).length.toLocaleString('en-US')} nodes are folded into “…” groups. ` +
+      `Drawn: the first ${HEAD} and the last ${TAIL}, and from the middle ${extra} holder${extra === 1 ? '' : 's'}, zombies, selected or alerted nodes` +
+      (capped ? ` (at most ${MAX_EXTRA}: more are folded)` : '') +
+      `. An alert names at most ${ALERT_NAMES} nodes, so nodes past that are not marked. The table below lists every node.`;
+  } else {
+    foldNote.textContent = '';
+  }
   table.update(snap, timing, selected);
   describeNode(details, snap, selected, timing);
   tick(document.body);

@@ -21,6 +21,7 @@ const CY = 122; // shape centre
 const R = 20;
 const RULE_Y = CY - R - 5;
 const ACT_Y = CY + R + 5;
+const DEADLOCK_Y = CY + R + 15; // below a cycle ring (radius R + 12)
 const LABEL_Y = 218;
 const LINE = 16;
 export const HEIGHT = LABEL_Y + 3 * LINE + 14;
@@ -28,7 +29,7 @@ export const HEIGHT = LABEL_Y + 3 * LINE + 14;
 // Beyond this many nodes the middle of the queue collapses into a group.
 export const HEAD = 50;
 export const TAIL = 50;
-const MAX_EXTRA = 200; // holders and alerted nodes shown beyond head and tail
+export const MAX_EXTRA = 200; // holders, zombies and alerted nodes shown beyond head and tail
 
 const SHAPE_LETTER = { read: 'R', write: 'W', exclusive: 'X', lease: 'L', unknown: '?' };
 
@@ -85,10 +86,13 @@ export function fmtDur(ms) {
 }
 
 // Timing remembers when each node was first seen holding: a snapshot tells a
-// node's creation time but not when it acquired.
+// node's creation time but not when it acquired. A node already holding in the
+// first snapshot this page saw has held at least since then; when it acquired
+// is unknown, and its label says so ("holds ≥ 12s") rather than counting its
+// wait as holding.
 export class Timing {
   constructor() {
-    this.holdSince = new Map();
+    this.holdSince = new Map(); // name -> {at, known}
     this.first = true;
   }
 
@@ -98,10 +102,7 @@ export class Timing {
     for (const n of snap.nodes || []) {
       if (!n.holding) continue;
       let since = this.holdSince.get(n.name);
-      if (since === undefined) {
-        // A node holding at first sight may have held since it was created.
-        since = this.first ? Date.parse(n.ctime) || receivedAt : receivedAt;
-      }
+      if (since === undefined) since = { at: receivedAt, known: !this.first };
       next.set(n.name, since);
     }
     this.holdSince = next;
@@ -109,11 +110,28 @@ export class Timing {
     this.receivedAt = receivedAt;
   }
 
+  // since is when n's clock starts: when it was first seen holding, or its
+  // creation for a waiter.
   since(n) {
-    if (n.holding) return this.holdSince.get(n.name) ?? (Date.parse(n.ctime) || Date.now());
+    if (n.holding) {
+      const h = this.holdSince.get(n.name);
+      return h ? h.at : this.receivedAt || Date.now();
+    }
     return Date.parse(n.ctime) || Date.now();
   }
+
+  // verb labels the clock: "holds", or "holds ≥" when the node already held
+  // when this page first saw it.
+  verb(n) {
+    if (n.foreign) return 'age';
+    if (!n.holding) return 'waits';
+    const h = this.holdSince.get(n.name);
+    return h && h.known ? 'holds' : 'holds ≥';
+  }
 }
+
+// HOLD_UNKNOWN explains a "holds ≥" clock.
+export const HOLD_UNKNOWN = 'already holding when this page opened: held at least this long; when it acquired is unknown';
 
 // alertIndex maps node names to the alerts that name them.
 export function alertIndex(snap) {
@@ -132,14 +150,19 @@ export function alertIndex(snap) {
 // run of hidden nodes folded into a group column.
 export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
   const n = nodes.length;
-  if (n <= head + tail + 20) return nodes.map((node, i) => ({ node, index: i }));
+  if (n <= head + tail + 20) return Object.assign(nodes.map((node, i) => ({ node, index: i })), { extra: 0, capped: false });
   const show = new Uint8Array(n);
   for (let i = 0; i < head; i++) show[i] = 1;
   for (let i = n - tail; i < n; i++) show[i] = 1;
   let extra = 0;
-  for (let i = head; i < n - tail && extra < MAX_EXTRA; i++) {
+  let capped = false;
+  for (let i = head; i < n - tail; i++) {
     const node = nodes[i];
     if (node.holding || node.zombie || alerted.has(node.name) || node.name === selected) {
+      if (extra >= MAX_EXTRA) {
+        capped = true;
+        break;
+      }
       show[i] = 1;
       extra++;
     }
@@ -160,6 +183,8 @@ export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
     out.push({ group: true, from: i, to: j - 1, count: j - i, holding });
     i = j;
   }
+  out.extra = extra;
+  out.capped = capped;
   return out;
 }
 
@@ -268,13 +293,13 @@ export function drawQueue(svg, snap, opts = {}) {
   svg.append(bands);
 
   // The lock parent.
-  const parent = el('g', { class: 'parent', 'data-parent': snap.path });
-  parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
   const childWatchers = nodes.filter((n) => n.waitsOn === 'children').length;
+  const parent = el('g', { class: 'parent' + (childWatchers ? ' herd' : ''), 'data-parent': snap.path, 'data-children-watchers': childWatchers });
+  parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
   let parentText = snap.path || '';
   if (snap.exists === false) parentText += '  (does not exist)';
   else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watches the server cannot list`;
-  else if (childWatchers > 0) parentText += `  · ${childWatchers} waiters wait on its children`;
+  else if (childWatchers > 0) parentText += `  · ${childWatchers} ${childWatchers === 1 ? 'waiter watches' : 'waiters watch'} all its children (herd): every change wakes them all`;
   parent.append(el('text', { x: PAD + 8, y: BAR_Y + 15 }, parentText));
   svg.append(parent);
 
@@ -290,7 +315,7 @@ export function drawQueue(svg, snap, opts = {}) {
     if (n.waitsOn === 'children') {
       const p = el('path', {
         class: `arrow rule edge-${edge || 'none'}`, d: `M${c.x - 6},${RULE_Y} L${c.x - 6},${BAR_Y + BAR_H + 2}`,
-        'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
+        'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'children'})`,
         'data-from': n.name, 'data-to': snap.path, 'data-kind': 'rule', 'data-edge': edge,
       });
       p.append(el('title', {}, `${n.name} waits on the children of ${snap.path}`));
@@ -349,9 +374,13 @@ export function drawQueue(svg, snap, opts = {}) {
         ghost.append(el('title', {}, `watched node ${target} no longer exists: a leaked watch`));
         arrows.append(ghost);
       } else {
-        // A watch forward in the queue bows deeper, so a pair watching each
-        // other shows two arcs rather than one.
-        d = tx > c.x ? arc(c.x + 6, tx - 6, ACT_Y, 1.45, 46) : arc(c.x + 6, tx - 6, ACT_Y, 1, 66);
+        // A watch forward in the queue leaves and lands inside the pair's
+        // columns and bows shallow; a watch back leaves and lands outside and
+        // bows deeper. A pair watching each other (a deadlock) shows two
+        // nested arcs that never cross, started below the cycle rings so
+        // the arrowheads stay clear of the shapes and their badges.
+        const y = inCycle ? DEADLOCK_Y : ACT_Y;
+        d = tx > c.x ? arc(c.x + 10, tx - 10, y, 1, 46) : arc(c.x - 2, tx + 2, y, 1.6, 66);
       }
       const p = el('path', { class: cls, d, 'marker-end': marker, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': edgeKind });
       p.append(el('title', {}, `${n.name}'s session watches ${target}` + (edgeKind === 'dangling' ? ' (gone: dangling watch)' : edgeKind === 'unexpected' ? ' (not what its recipe says)' : edgeKind === 'deadlock' ? ' (part of a watch cycle)' : '')));
@@ -379,6 +408,8 @@ export function drawQueue(svg, snap, opts = {}) {
   svg.append(layer);
   svg.setAttribute('data-drawn', drawnNodes);
   svg.setAttribute('data-folded', nodes.length - drawnNodes);
+  svg.setAttribute('data-extra', cols.extra || 0);
+  svg.setAttribute('data-capped', cols.capped ? 'true' : 'false');
   tick(svg);
   return pos;
 }
@@ -400,6 +431,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   });
   const tip = [n.name, `${mode} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
   if (n.session) tip.push(`session ${n.session}`);
+  if (opts.timing && opts.timing.verb(n) === 'holds ≥') tip.push(HOLD_UNKNOWN);
   for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);
   g.append(el('title', {}, tip.join('\n')));
   // The whole column answers clicks, not only the shape's pixels.
@@ -413,14 +445,14 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   g.append(shape);
   g.append(el('text', { class: 'glyph', y: CY + 5 }, n.foreign ? '?' : SHAPE_LETTER[mode] || '?'));
   if (alerts && alerts.length) {
-    const b = el('g', { class: 'badge alert', transform: `translate(${R + 2},${CY - R - 2})` });
+    const b = el('g', { class: 'badge alert', transform: `translate(${R + 7},${CY - R + 4})` });
     b.append(el('circle', { r: 8 }));
     b.append(el('text', { y: 4 }, '!'));
     b.setAttribute('data-alerts', alerts.map((a) => a.kind).join(' '));
     g.append(b);
   }
   if (n.session === '0x0' && !n.foreign) {
-    const b = el('g', { class: 'badge persistent', transform: `translate(${-R - 2},${CY - R - 2})` });
+    const b = el('g', { class: 'badge persistent', transform: `translate(${-R - 7},${CY - R + 4})` });
     b.append(el('rect', { x: -8, y: -8, width: 16, height: 16, rx: 3 }));
     b.append(el('text', { y: 4 }, 'P'));
     g.append(b);
@@ -434,7 +466,8 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   const t = el('text', { class: 'label time', y: LABEL_Y + 3 * LINE });
   if (opts.timing) {
     t.setAttribute('data-since', opts.timing.since(n));
-    t.setAttribute('data-verb', n.foreign ? 'age' : n.holding ? 'holds' : 'waits');
+    const verb = opts.timing.verb(n);
+    t.setAttribute('data-verb', verb);
   }
   if (n.zombie && n.expiresInMs > 0) {
     const base = opts.timing && opts.timing.receivedAt ? opts.timing.receivedAt : Date.now();
@@ -466,7 +499,7 @@ export function tick(root, now = Date.now()) {
   }
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
     const since = Number(t.getAttribute('data-since'));
-    t.textContent = `${t.getAttribute('data-verb')} ${fmtDur(now - since)}`;
+    t.textContent = [t.getAttribute('data-verb'), fmtDur(now - since)].filter(Boolean).join(' ');
   }
 }
 
@@ -520,45 +553,53 @@ export function animateNotifyParent(svg, toX, ms = 700) {
   });
 }
 
-// legend draws the key to shapes and arrows once, into an SVG element.
-export function legend(svg) {
-  svg.replaceChildren();
-  const items = [
-    ['read', 'reader'], ['write', 'writer'], ['exclusive', 'exclusive'], ['lease', 'lease'], ['unknown', 'foreign / unknown'],
-  ];
-  let x = 14;
-  const defs = markers('lg');
-  svg.append(defs);
-  for (const [mode, label] of items) {
-    const g = el('g', { class: `node mode-${mode} waiting`, transform: `translate(${x},14)` });
-    const s = shapePath(mode, 8);
-    s.setAttribute('class', 'shape');
-    g.append(s);
-    g.append(el('text', { x: 14, y: 4, class: 'legend-text' }, label));
-    svg.append(g);
-    x += 30 + label.length * 6.6;
+// legend writes the key to shapes and arrows into an HTML element: each entry
+// is a small SVG swatch and a text label, and the entries wrap like words, so
+// the key stays at the page's text size at any width.
+export function legend(root) {
+  root.replaceChildren();
+  const item = (key, swatch, label, title) => {
+    const li = document.createElement('li');
+    li.dataset.legend = key;
+    if (title) li.title = title;
+    const span = document.createElement('span');
+    span.textContent = label;
+    li.append(swatch, span);
+    root.append(li);
+  };
+  const svgOf = (w, h) => el('svg', { class: 'swatch', width: w, height: h, viewBox: `0 0 ${w} ${h}`, 'aria-hidden': 'true' });
+  for (const [mode, label] of [['read', 'reader'], ['write', 'writer'], ['exclusive', 'exclusive'], ['lease', 'lease'], ['unknown', 'foreign / unknown']]) {
+    const sv = svgOf(22, 22);
+    const g = el('g', { class: `node mode-${mode} waiting`, transform: 'translate(11,11)' });
+    const sh = shapePath(mode, 7);
+    sh.setAttribute('class', 'shape');
+    g.append(sh);
+    sv.append(g);
+    item(mode, sv, label);
   }
-  const hold = el('g', { class: 'node mode-write holding', transform: `translate(${x},14)` });
-  hold.append(el('circle', { class: 'halo', r: 12 }));
-  const hs = shapePath('write', 8);
-  hs.setAttribute('class', 'shape');
-  hold.append(hs);
-  hold.append(el('text', { x: 18, y: 4, class: 'legend-text' }, 'holds the lock'));
-  svg.append(hold);
-  x += 120;
+  {
+    const sv = svgOf(26, 26);
+    const g = el('g', { class: 'node mode-write holding', transform: 'translate(13,13)' });
+    g.append(el('circle', { class: 'halo', r: 12 }));
+    const sh = shapePath('write', 7);
+    sh.setAttribute('class', 'shape');
+    g.append(sh);
+    sv.append(g);
+    item('holding', sv, 'holds the lock (yellow halo)');
+  }
   const arrows = [
-    ['rule', 'rule', 'recipe: waits for'],
-    ['actual', 'confirmed', 'watches (as it should)'],
-    ['actual', 'unexpected', 'watches something else'],
-    ['rule', 'missing', 'should watch, does not'],
-    ['actual', 'dangling', 'watches a gone node'],
+    ['rule', 'rule', 'recipe: waits for', 'solid, above the lane: what its recipe says it waits for'],
+    ['actual', 'confirmed', 'watches (as it should)', 'dashed, below the lane: the watch its session holds, as the recipe says'],
+    ['actual', 'children', 'watches all children (herd)', 'dashed up into the parent bar: a children watch; every waiter is woken by every change'],
+    ['actual', 'unexpected', 'watches something else', 'dashed: its session watches a node the recipe does not say'],
+    ['rule', 'missing', 'should watch, does not', 'the recipe says it waits for this node, but its session watches nothing'],
+    ['actual', 'dangling', 'watches a gone node', 'dashed into a small ghost: a leaked watch on a deleted node'],
+    ['actual', 'deadlock', 'watch cycle (deadlock)', 'heavy red: waiters that wait on each other'],
   ];
-  for (const [kind, edge, label] of arrows) {
-    svg.append(el('path', { class: `arrow ${kind} edge-${edge}`, d: `M${x},14 L${x + 30},14`, 'marker-end': `url(#lg-ah-${edge})` }));
-    svg.append(el('text', { x: x + 36, y: 18, class: 'legend-text' }, label));
-    x += 52 + label.length * 6.4;
+  for (const [kind, edge, label, title] of arrows) {
+    const sv = svgOf(34, 14);
+    sv.append(markers(`lg-${edge}`));
+    sv.append(el('path', { class: `arrow ${kind} edge-${edge}`, d: 'M2,7 L30,7', 'marker-end': `url(#lg-${edge}-ah-${edge === 'rule' ? 'rule' : edge})` }));
+    item(edge, sv, label, title);
   }
-  svg.setAttribute('viewBox', `0 0 ${x} 28`);
-  svg.setAttribute('width', x);
-  svg.setAttribute('height', 28);
 }

@@ -20,7 +20,11 @@ const ui = {
 let scenarios = [];
 let panels = []; // one per run
 let showTable = false;
-let wantStep = null; // a step asked for by the URL, reached once the runs exist
+// The run's interventions, in order: each a client action taken at a step
+// (the step shown when it was taken). The URL carries them, so a shared link
+// replays the same run: same scenario, clients, fencing and actions.
+let acts = [];
+let replaying = null; // {acts, step} from the URL, applied once the runs exist
 let generation = 0; // bumps on restart, so late answers of old runs are dropped
 
 // ---- State shape --------------------------------------------------------
@@ -215,14 +219,19 @@ class Panel {
     this.render();
   }
 
+  // act asks the simulator to act on a client; it answers the new state, or
+  // null when the simulator refused.
   async act(client, action) {
     try {
       showError(null);
       const body = { action };
       if (client) body.client = client;
-      this.accept(await call('POST', `/runs/${encodeURIComponent(this.id)}/act`, body));
+      const raw = await call('POST', `/runs/${encodeURIComponent(this.id)}/act`, body);
+      this.accept(raw);
+      return normalize(raw);
     } catch (err) {
       showError(`${this.strategy}: ${action}${client ? ' ' + client : ''}: ${err.message}`);
+      return null;
     }
   }
 
@@ -279,11 +288,17 @@ class Panel {
       ['exists', 'exists / getData', 'watches set on one node'],
     ];
     const peers = panels.filter((p) => p.state);
+    // Bars are scaled to what a herd of this many clients costs at worst,
+    // every release waking every waiter: N(N−1)/2 (or to the larger run's
+    // figure, should that exceed it). One run's bars mean something alone.
+    const n = s.clients.length;
+    const worst = (n * (n - 1)) / 2;
     this.herd.replaceChildren();
     for (const [key, label, help] of meters) {
       let v = st[key] ?? 0;
       if (key === 'exists') v = (st.exists ?? 0) + (st.getData ?? 0);
-      const max = Math.max(1, ...peers.map((p) => (key === 'exists' ? (p.state.stats.exists ?? 0) + (p.state.stats.getData ?? 0) : p.state.stats[key] ?? 0)));
+      const most = Math.max(0, ...peers.map((p) => (key === 'exists' ? (p.state.stats.exists ?? 0) + (p.state.stats.getData ?? 0) : p.state.stats[key] ?? 0)));
+      const max = Math.max(1, worst, most);
       const m = document.createElement('div');
       m.className = 'meter' + (key === 'wastedWakeups' && v === 0 ? ' good' : key === 'exists' ? ' good' : '');
       m.dataset.meter = key;
@@ -294,6 +309,11 @@ class Panel {
       m.children[1].textContent = String(v);
       m.children[2].textContent = lastV === null ? help : `last release: ${lastV} · ${help}`;
       m.querySelector('i').style.width = `${Math.round((100 * v) / max)}%`;
+      const bar = m.querySelector('.bar');
+      bar.dataset.max = max;
+      bar.title = `${v} of ${max}: ` + (max === worst && worst > 0
+        ? `the bar's end is N(N−1)/2 = ${worst}, what ${n} clients cost at worst if every release woke every waiter`
+        : `the bar's end is the larger run's figure, ${max}`);
       this.herd.append(m);
     }
   }
@@ -356,7 +376,7 @@ class Panel {
       add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
       if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
       add('watches', (node.watching || []).map((p) => p.replace(s.snapshot.path + '/', '')).join(', ') || 'nothing', 'mono');
-      const t = add(node.holding ? 'holding for' : 'waiting for', '', 'time');
+      const t = add(node.holding ? (this.timing.verb(node) === 'holds ≥' ? 'holding for at least' : 'holding for') : 'waiting for', '', 'time');
       t.dataset.since = this.timing.since(node);
       t.dataset.verb = '';
     }
@@ -375,7 +395,7 @@ class Panel {
       b.title = help;
       b.dataset.action = action;
       b.disabled = !['waiting', 'holding', 'stale', 'paused'].includes(c.state) || (action === 'pause' && c.state === 'paused');
-      b.addEventListener('click', () => forEachPanel((p) => p.act(c.name, action), this));
+      b.addEventListener('click', () => userAct(c.name, action));
       acts.append(b);
     }
     this.pane.append(dl, acts);
@@ -420,10 +440,32 @@ class Panel {
   }
 }
 
-// forEachPanel sends a client action to every run: in a comparison both runs
-// must see the same workload. Clients are matched by name.
-function forEachPanel(fn, origin) {
-  for (const p of panels) if (p === origin || p.state) fn(p);
+// userAct sends a client action to every run (in a comparison both runs must
+// see the same workload; clients are matched by name) and records it for the
+// shareable URL at the step where the lead run took it.
+async function userAct(client, action) {
+  const gen = generation;
+  const results = await Promise.all(panels.filter((p) => p.state).map((p) => p.act(client, action)));
+  const lead = results[0];
+  if (gen !== generation || !lead) return;
+  acts.push({ step: Math.max(0, lead.step - 1), client, action });
+  updateURL();
+}
+
+// encodeActs writes acts as "step:client:action,…" (client empty for an added
+// reader or writer: the simulator names it, the same way on every replay).
+export function encodeActs(list) {
+  return list.map((a) => `${a.step}:${a.client || ''}:${a.action}`).join(',');
+}
+
+export function decodeActs(text) {
+  if (!text) return [];
+  const out = [];
+  for (const part of text.split(',')) {
+    const m = part.match(/^(\d+):([A-Za-z0-9_.-]*):([a-z-]+)$/);
+    if (m) out.push({ step: Number(m[1]), client: m[2], action: m[3] });
+  }
+  return out;
 }
 
 // ---- Controls -----------------------------------------------------------
@@ -462,11 +504,6 @@ function syncControls() {
   renderTicks();
   for (const p of panels) if (p.state) p.renderHerd();
   updateURL();
-  if (wantStep !== null && panels.length && panels.every((p) => p.state)) {
-    const target = wantStep;
-    wantStep = null;
-    if (target > 0) seek(target);
-  }
 }
 
 // renderTicks marks every step on the timeline: coloured by what happened
@@ -491,11 +528,22 @@ function renderTicks() {
   }
 }
 
+// updateURL makes the address say everything needed to replay what is shown:
+// scenario, strategy, the client count and fencing when they differ from the
+// scenario's own, the actions taken, and the step.
 function updateURL() {
+  if (replaying) return; // the URL still says where the replay is going
   const s = lead();
   const u = new URL(location.href);
+  const info = scenarioInfo();
   u.searchParams.set('scenario', ui.scenario.value);
   u.searchParams.set('strategy', ui.strategy.value);
+  if (info.clients && Number(ui.clients.value) !== info.clients) u.searchParams.set('clients', ui.clients.value);
+  else u.searchParams.delete('clients');
+  if (ui.fencing.checked !== !!info.fencing) u.searchParams.set('fencing', ui.fencing.checked ? '1' : '0');
+  else u.searchParams.delete('fencing');
+  if (acts.length) u.searchParams.set('acts', encodeActs(acts));
+  else u.searchParams.delete('acts');
   if (s && s.step) u.searchParams.set('step', s.step);
   else u.searchParams.delete('step');
   history.replaceState(null, '', u);
@@ -529,9 +577,9 @@ const actions = {
   last: () => seek(Number(ui.scrub.max)),
   slower: () => setSpeed(Number(ui.speed.value) - 0.5),
   faster: () => setSpeed(Number(ui.speed.value) + 0.5),
-  reader: () => forEachPanel((p) => p.act('', ui.addReader.dataset.action || 'add-reader')),
+  reader: () => userAct('', ui.addReader.dataset.action || 'add-reader'),
   writer: () => {
-    if (!ui.addWriter.hidden) forEachPanel((p) => p.act('', 'add-writer'));
+    if (!ui.addWriter.hidden) userAct('', 'add-writer');
   },
 };
 
@@ -574,6 +622,7 @@ function scenarioInfo() {
 async function restart() {
   generation++;
   const gen = generation;
+  acts = [];
   for (const p of panels) p.close();
   panels = [];
   ui.runs.replaceChildren();
@@ -597,7 +646,27 @@ async function restart() {
   if (gen === generation) {
     const sp = speedOf(Number(ui.speed.value));
     if (sp !== 1) command('/speed', { speed: sp });
+    if (replaying) await replay(gen);
     syncControls();
+  }
+}
+
+// replay takes a shared link's actions, each at its step, then shows its step.
+async function replay(gen) {
+  const want = replaying;
+  try {
+    for (const a of want.acts) {
+      if (gen !== generation) return;
+      await seek(a.step);
+      const results = await Promise.all(panels.map((p) => p.act(a.client, a.action)));
+      if (!results[0]) throw new Error(`could not replay ${a.client ? a.client + ' ' : ''}${a.action} at step ${a.step}`);
+      acts.push(a);
+    }
+    if (gen === generation && want.step > 0) await seek(want.step);
+  } catch (err) {
+    showError(`shared link: ${err.message}`);
+  } finally {
+    if (gen === generation) replaying = null;
   }
 }
 
@@ -608,12 +677,22 @@ ui.back.addEventListener('click', actions.back);
 ui.restart.addEventListener('click', restart);
 ui.addReader.addEventListener('click', actions.reader);
 ui.addWriter.addEventListener('click', actions.writer);
+// A select or number field keeps the focus after a change, and the page's
+// keys (Space, the arrows) would go to it: hand the focus back to the page.
+for (const el of [ui.scenario, ui.strategy, ui.clients]) el.addEventListener('change', () => el.blur());
 ui.scenario.addEventListener('change', () => {
   delete ui.clients.dataset.touched;
   delete ui.fencing.dataset.touched;
   restart();
 });
-ui.strategy.addEventListener('change', restart);
+// Changing the strategy replays the same actions to the same step, so the
+// comparison is on the same workload.
+function restartKeeping() {
+  const s = lead();
+  if (acts.length || (s && s.step)) replaying = { acts: acts.slice(), step: s ? s.step : 0 };
+  return restart();
+}
+ui.strategy.addEventListener('change', restartKeeping);
 ui.fencing.addEventListener('change', () => {
   ui.fencing.dataset.touched = '1';
   restart();
@@ -664,7 +743,7 @@ document.addEventListener('keydown', (e) => {
     '[': actions.slower, ']': actions.faster, r: actions.reader, w: actions.writer, t: toggleTable,
     c: () => {
       ui.strategy.value = ui.strategy.value === 'compare' ? 'predecessor' : 'compare';
-      restart();
+      restartKeeping();
     },
     '?': () => (ui.shortcuts.hidden = false),
     Escape: () => {
@@ -695,7 +774,17 @@ async function main() {
   const strategy = ui.strategy.dataset.initial;
   if (strategy) ui.strategy.value = strategy;
   const step = Number($('step-info').dataset.step || 0);
-  wantStep = step > 0 ? step : null;
+  const q = new URLSearchParams(location.search);
+  const wantActs = decodeActs(q.get('acts') || '');
+  if (step > 0 || wantActs.length) replaying = { step, acts: wantActs };
+  if (q.has('clients') && Number(q.get('clients')) > 0) {
+    ui.clients.value = String(Number(q.get('clients')));
+    ui.clients.dataset.touched = '1';
+  }
+  if (q.has('fencing')) {
+    ui.fencing.checked = q.get('fencing') === '1';
+    ui.fencing.dataset.touched = '1';
+  }
   ui.speedOut.textContent = speedOf(Number(ui.speed.value)) + '×';
   try {
     await loadScenarios();

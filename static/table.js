@@ -2,7 +2,29 @@
 // a bug report) and as plain text. Long queues are paged, so a 10,000-node
 // lock costs one page of rows in the DOM.
 
-import { alertIndex, fmtDur, tick } from './queue.js';
+import { alertIndex, fmtDur, tick, HOLD_UNKNOWN } from './queue.js';
+
+// nameParts splits a znode name where a line may break without hiding what
+// matters: after each run of "-" or "_" and before the 10-digit sequence, so
+// "_c_8f3a…-__READ__0000000003" wraps between its parts, never mid-part.
+// views.NameParts is the same rule for the server-rendered first page.
+export function nameParts(name) {
+  const parts = name.match(/[^-_]*[-_]+|[^-_]+$/g) || [name];
+  const last = parts[parts.length - 1];
+  const m = last.match(/^(.*[^0-9])(\d{10})$/);
+  if (m) parts.splice(parts.length - 1, 1, m[1], m[2]);
+  return parts.filter(Boolean);
+}
+
+// breakable fills el with name, with a line-break opportunity between parts.
+export function breakable(el, name) {
+  el.replaceChildren();
+  nameParts(name).forEach((p, i) => {
+    if (i) el.append(document.createElement('wbr'));
+    el.append(p);
+  });
+  return el;
+}
 
 function td(text, cls) {
   const c = document.createElement('td');
@@ -137,7 +159,7 @@ export class QueueTable {
       const link = document.createElement('button');
       link.type = 'button';
       link.className = 'linkish';
-      link.textContent = n.name;
+      breakable(link, n.name);
       link.addEventListener('click', () => this.onSelect && this.onSelect(n.name));
       name.replaceChildren(link);
       tr.append(name);
@@ -151,7 +173,8 @@ export class QueueTable {
       const t = td('', 'time');
       if (this.timing) {
         t.dataset.since = this.timing.since(n);
-        t.dataset.verb = n.holding ? 'holds' : n.foreign ? 'age' : 'waits';
+        t.dataset.verb = this.timing.verb(n);
+        if (t.dataset.verb === 'holds ≥') t.title = HOLD_UNKNOWN;
       }
       tr.append(t);
       tr.append(td((alerts.get(n.name) || []).map((a) => a.kind).join(', '), 'alerts'));
@@ -194,7 +217,7 @@ export function snapshotText(snap, timing, now = Date.now()) {
     const since = timing ? timing.since(n) : Date.parse(n.ctime);
     rows.push([
       String(i + 1), n.name, n.mode, stateText(n) + (n.zombie ? '(zombie)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
-      n.edge || '-', n.session || '-', JSON.stringify(dataText(n)), (n.holding ? 'holds ' : 'waits ') + fmtDur(now - since),
+      n.edge || '-', n.session || '-', JSON.stringify(dataText(n)), (timing ? timing.verb(n) : n.holding ? 'age' : 'waits') + ' ' + fmtDur(now - since),
       (alerts.get(n.name) || []).map((a) => a.kind).join(',') || '-',
     ]);
   });
@@ -241,10 +264,12 @@ export function describeNode(root, snap, name, timing) {
   add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');
   add('data', n.dataBinary ? `base64 ${n.data}` : n.data || '(empty)', 'mono');
   add('created', n.ctime + ` (czxid 0x${Number(n.czxid).toString(16)}, seq ${n.seq})`);
-  const t = add(n.holding ? 'holding for' : 'waiting for', '', 'time');
+  const unknown = timing && timing.verb(n) === 'holds ≥';
+  const t = add(n.foreign ? 'age' : n.holding ? (unknown ? 'holding for at least' : 'holding for') : 'waiting for', '', 'time');
   if (timing) {
     t.dataset.since = timing.since(n);
     t.dataset.verb = '';
+    if (unknown) t.title = HOLD_UNKNOWN;
   }
   if (n.zombie && n.expiresInMs > 0) add('session expires in', fmtDur(n.expiresInMs) + ' (at the last update)');
   for (const a of alerts) add('⚠ ' + a.kind, a.message, 'alert-text');

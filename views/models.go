@@ -114,6 +114,45 @@ type Sim struct {
 	Step     int
 }
 
+// NameParts splits a znode name where a line may break: after each run of
+// "-" or "_" and before a 10-digit sequence. The table puts a <wbr> between
+// parts, so a long Curator name wraps between its parts, never mid-part.
+// static/table.js nameParts is the same rule.
+func NameParts(name string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i < len(name); i++ {
+		if name[i] != '-' && name[i] != '_' {
+			continue
+		}
+		for i+1 < len(name) && (name[i+1] == '-' || name[i+1] == '_') {
+			i++
+		}
+		parts = append(parts, name[start:i+1])
+		start = i + 1
+	}
+	if start < len(name) {
+		last := name[start:]
+		if n := len(last); n > 10 && allDigits(last[n-10:]) && !isDigit(last[n-11]) {
+			parts = append(parts, last[:n-10], last[n-10:])
+		} else {
+			parts = append(parts, last)
+		}
+	}
+	return parts
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // LockHref is the lock view's URL for a path.
 func LockHref(path string) string { return "/lock?path=" + url.QueryEscape(path) }
 
@@ -132,6 +171,25 @@ func ConnectionText(c string) string {
 		return "ZooKeeper: no lock watched yet"
 	}
 	return "ZooKeeper: " + c
+}
+
+// SetWatcherConnection shows the watcher's own session state, which is known
+// whether or not a lock is watched ("" when the server runs no watcher).
+// dashboard.js words it the same way.
+func (d *Dashboard) SetWatcherConnection(c string) {
+	d.Connection = c
+	switch c {
+	case "":
+		d.Connection = "none"
+		d.ConnectionText = "ZooKeeper: this server has no watcher"
+	case string(lockqueue.Connected):
+		d.ConnectionText = ConnectionText(c)
+		if len(d.Locks) == 0 {
+			d.ConnectionText += " · no lock watched yet"
+		}
+	default:
+		d.ConnectionText = ConnectionText(c)
+	}
 }
 
 // NewDashboard builds the dashboard from every watched lock.

@@ -36,13 +36,16 @@ var _ Snapshots = (*hub.Hub)(nil)
 // (/lock?path=), the classroom (/sim) and their assets (/static/*). Pages
 // render a first paint from the hub; the scripts then follow the websocket
 // and the JSON API.
-func PageRoutes(h Snapshots, simEnabled bool) func(chi.Router) {
+func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Router) {
 	a, err := loadAssets(static.FS)
 	if err != nil {
 		// The assets are compiled in; failing here is a build mistake.
 		panic(fmt.Sprintf("web: static assets: %v", err))
 	}
 	p := &pages{snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages")}
+	for _, o := range opts {
+		o(p)
+	}
 	return func(r chi.Router) {
 		r.Get("/", p.dashboard)
 		r.Get("/lock", p.lock)
@@ -51,11 +54,23 @@ func PageRoutes(h Snapshots, simEnabled bool) func(chi.Router) {
 	}
 }
 
+// PageOption configures PageRoutes.
+type PageOption func(*pages)
+
+// WithConnection gives the dashboard's first paint the watcher's own
+// ZooKeeper session state (zkwatch.Watcher.Connection), the same state GET
+// /api/v1/locks reports as "connection". Without it the first paint infers
+// the state from the watched locks, and says nothing when none is watched.
+func WithConnection(state func() lockqueue.Connection) PageOption {
+	return func(p *pages) { p.conn = state }
+}
+
 type pages struct {
 	snaps  Snapshots
 	sim    bool
 	assets *assets
 	log    *slog.Logger
+	conn   func() lockqueue.Connection
 }
 
 func (p *pages) page(title, active string) views.Page {
@@ -64,6 +79,9 @@ func (p *pages) page(title, active string) views.Page {
 
 func (p *pages) dashboard(w http.ResponseWriter, r *http.Request) {
 	d := views.NewDashboard(p.page("Locks", "dashboard"), p.snaps.List(), time.Now())
+	if p.conn != nil {
+		d.SetWatcherConnection(string(p.conn()))
+	}
 	p.render(w, r, http.StatusOK, views.DashboardPage(d))
 }
 
