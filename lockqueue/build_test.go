@@ -133,6 +133,88 @@ func TestBuildRecipes(t *testing.T) {
 			},
 		},
 		{
+			desc:     "ZooKeeper's Java WriteLock recipe with a negative session id (server id >= 128)",
+			children: kids("x--8070450532247928831-0000000006", "x-72057594037927936-0000000005"),
+			recipe:   ZookeeperRecipe,
+			want: []want{
+				{"x-72057594037927936-0000000005", Exclusive, true, "", ""},
+				{"x--8070450532247928831-0000000006", Exclusive, false, "x-72057594037927936-0000000005", ""},
+			},
+		},
+		{
+			desc:     "ZooKeeper's C recipe: x-<16 hex>-<seq>",
+			children: kids("x-0123456789abcdef-0000000002", "x-fedcba9876543210-0000000001"),
+			recipe:   ZookeeperRecipe,
+			want: []want{
+				{"x-fedcba9876543210-0000000001", Exclusive, true, "", ""},
+				{"x-0123456789abcdef-0000000002", Exclusive, false, "x-fedcba9876543210-0000000001", ""},
+			},
+		},
+		{
+			desc: "ZooKeeper docs shared lock: a reader waits for the nearest lower write-, a writer for the next lower node",
+			children: kids("g5-read-0000000005", "g4-write-0000000004", "g3-read-0000000003",
+				"g2-write-0000000002", "g1-read-0000000001"),
+			recipe: ZookeeperRecipe,
+			want: []want{
+				{"g1-read-0000000001", Read, true, "", ""},
+				{"g2-write-0000000002", Write, false, "g1-read-0000000001", ""},
+				{"g3-read-0000000003", Read, false, "g2-write-0000000002", ""},
+				{"g4-write-0000000004", Write, false, "g3-read-0000000003", ""},
+				{"g5-read-0000000005", Read, false, "g4-write-0000000004", ""},
+			},
+		},
+		{
+			desc:     "ZooKeeper docs exclusive lock: <guid>-lock-<seq>",
+			children: kids("g2-lock-0000000008", "g1-lock-0000000007"),
+			recipe:   ZookeeperRecipe,
+			want: []want{
+				{"g1-lock-0000000007", Exclusive, true, "", ""},
+				{"g2-lock-0000000008", Exclusive, false, "g1-lock-0000000007", ""},
+			},
+		},
+		{
+			desc:     "Curator LeaderLatch: the first latch node leads, each other watches its predecessor",
+			children: kids("_c_"+uuidA+"-latch-0000000001", "_c_"+uuidB+"-latch-0000000000", "_c_"+uuidA+"-latch-0000000003"),
+			recipe:   Curator,
+			want: []want{
+				{"_c_" + uuidB + "-latch-0000000000", Exclusive, true, "", ""},
+				{"_c_" + uuidA + "-latch-0000000001", Exclusive, false, "_c_" + uuidB + "-latch-0000000000", ""},
+				{"_c_" + uuidA + "-latch-0000000003", Exclusive, false, "_c_" + uuidA + "-latch-0000000001", ""},
+			},
+		},
+		{
+			desc: "Curator semaphore leases with --leases 2: the newest lease beyond the limit is the pending acquirer on a children watch",
+			children: kids("_c_"+uuidA+"-lease-0000000003", "_c_"+uuidB+"-lease-0000000001",
+				"_c_"+uuidA+"-lease-0000000002"),
+			opt:    Options{Leases: 2},
+			recipe: Curator,
+			want: []want{
+				{"_c_" + uuidB + "-lease-0000000001", Lease, true, "", ""},
+				{"_c_" + uuidA + "-lease-0000000002", Lease, true, "", ""},
+				{"_c_" + uuidA + "-lease-0000000003", Lease, false, "", "children"},
+			},
+		},
+		{
+			desc:     "Curator semaphore leases, limit unknown: every lease is held",
+			children: kids("_c_"+uuidA+"-lease-0000000002", "_c_"+uuidB+"-lease-0000000001"),
+			recipe:   Curator,
+			want: []want{
+				{"_c_" + uuidB + "-lease-0000000001", Lease, true, "", ""},
+				{"_c_" + uuidA + "-lease-0000000002", Lease, true, "", ""},
+			},
+		},
+		{
+			desc:     "WatchChildren (the naive recipe): waiters still name the blocking node, but wait on the parent's children",
+			children: kids("R_0000000003", "W_0000000001", "W_0000000002"),
+			opt:      Options{WatchChildren: true},
+			recipe:   SeedRW,
+			want: []want{
+				{"W_0000000001", Write, true, "", ""},
+				{"W_0000000002", Write, false, "W_0000000001", "children"},
+				{"R_0000000003", Read, false, "W_0000000002", "children"},
+			},
+		},
+		{
 			desc:     "N-holder queue (seed 001): the first N hold, standbys watch the children",
 			children: kids("lock0000000001", "lock0000000002", "lock0000000003", "lock0000000004"),
 			opt:      Options{Leases: 2},

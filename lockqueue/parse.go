@@ -24,8 +24,11 @@ var (
 	goZkPrefix    = regexp.MustCompile(`^_c_[0-9a-f]{32}-lock-$`)
 	kazooPrefix   = regexp.MustCompile(`^[0-9a-f]{32}__(lock|rlock)__$`)
 	kazooLease    = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	zkJavaPrefix  = regexp.MustCompile(`^x-(?:[0-9]+|[0-9a-f]{16})-$`)
-	zkDocPrefix   = regexp.MustCompile(`^.+-(lock|read|write)-$`)
+	// ZooKeeper's Java WriteLock writes "x-" + sessionId + "-": a Java long in
+	// decimal, negative when the session id's top bit is set (server ids of
+	// 128 and up). The C recipe writes the id as 16 hex digits.
+	zkJavaPrefix = regexp.MustCompile(`^x-(?:-?[0-9]+|[0-9a-f]{16})-$`)
+	zkDocPrefix  = regexp.MustCompile(`^.+-(lock|read|write)-$`)
 )
 
 // SplitSeq splits a ZooKeeper sequential name into its prefix and sequence.

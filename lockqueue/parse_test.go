@@ -28,6 +28,8 @@ func TestParseName(t *testing.T) {
 		{hex32, true, Kazoo, Lease, -1},
 		{"x-72057594037927936-0000000000", true, ZookeeperRecipe, Exclusive, 0},
 		{"x-0123456789abcdef-0000000009", true, ZookeeperRecipe, Exclusive, 9},
+		{"x--8070450532247928831-0000000003", true, ZookeeperRecipe, Exclusive, 3}, // session id with the top bit set
+		{"x--1-0000000004", true, ZookeeperRecipe, Exclusive, 4},
 		{"guid-read-0000000020", true, ZookeeperRecipe, Read, 20},
 		{"guid-write-0000000021", true, ZookeeperRecipe, Write, 21},
 		{"guid-lock-0000000022", true, ZookeeperRecipe, Exclusive, 22},
