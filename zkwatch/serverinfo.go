@@ -133,7 +133,7 @@ func fetch4lw(ctx context.Context, addr string) memberInfo {
 		note(err)
 	}
 	if reply, err := fourLetter(ctx, addr, "dump"); !note(err) {
-		m.Expiry, err = parseDump(reply, time.Local)
+		m.Expiry, err = parseDump(reply, time.Now())
 		note(err)
 	}
 	if reply, err := fourLetter(ctx, addr, "mntr"); !note(err) {
@@ -258,17 +258,39 @@ func parseCons(reply string) (map[int64]bool, error) {
 // dumpTime is java.util.Date.toString's layout.
 const dumpTime = "Mon Jan 02 15:04:05 MST 2006"
 
+// dumpTimeNoZone is dumpTime without the zone, which parseDump drops.
+const dumpTimeNoZone = "Mon Jan 02 15:04:05 2006"
+
+// zoneStep: every time zone's UTC offset in use is a multiple of 15 minutes.
+const zoneStep = 15 * time.Minute
+
 // parseDump reads the "Session Sets" part of dump: groups headed by
 // "<n> expire at <date>:" followed by tab-indented session ids. It stops at
 // the ephemeral-nodes part (whose "Connections dump" section has look-alike
 // headers for connections, not sessions). Followers print no expiry sets;
-// they yield an empty map. loc resolves zone abbreviations Go does not know.
-func parseDump(reply string, loc *time.Location) (map[int64]time.Time, error) {
-	out := map[int64]time.Time{}
-	var at time.Time
+// they yield an empty map. now is the watcher's clock when the dump was read.
+//
+// The dates are java.util.Date.toString in the server JVM's default zone,
+// named by an abbreviation that is ambiguous (IST, CST, BST are each several
+// zones) and that Go resolves only when it happens to be the watcher's own
+// zone: any other was read as UTC, an error of the zone's whole offset in
+// "expires in". So the zone is ignored, and its offset is inferred instead:
+// the soonest expiry set is due within a session timeout (ZooKeeper's
+// default maximum is 20 ticks, well under the 7.5 minutes that would make
+// the rounding ambiguous), so the difference between its zone-less reading
+// and now, rounded to a multiple of 15 minutes, is the server's UTC offset.
+// What remains is the clock skew between the hosts, which no 4lw reading can
+// remove (the AdminServer's dump is zone-free: see parseAdminDump).
+func parseDump(reply string, now time.Time) (map[int64]time.Time, error) {
+	type set struct {
+		at  time.Time // the expiry read as if the server's zone were UTC
+		ids []int64
+	}
+	var sets []set
 	inSets := false
 	sc := bufio.NewScanner(strings.NewReader(reply))
 	sc.Buffer(nil, 1<<20)
+scan:
 	for sc.Scan() {
 		line := sc.Text()
 		trimmed := strings.TrimSpace(line)
@@ -276,17 +298,17 @@ func parseDump(reply string, loc *time.Location) (map[int64]time.Time, error) {
 		case strings.HasPrefix(line, "Session Sets"):
 			inSets = true
 		case strings.HasPrefix(line, "ephemeral nodes dump"), strings.HasPrefix(line, "Connections dump"):
-			return out, nil
+			break scan
 		case !inSets || trimmed == "":
 		case line[0] == '\t' || line[0] == ' ':
-			if at.IsZero() {
+			if len(sets) == 0 {
 				return nil, fmt.Errorf("dump: session %q before any expiry line", trimmed)
 			}
 			id, err := parseSession(trimmed)
 			if err != nil {
 				return nil, fmt.Errorf("dump: %w", err)
 			}
-			out[id] = at
+			sets[len(sets)-1].ids = append(sets[len(sets)-1].ids, id)
 		default:
 			_, date, ok := strings.Cut(trimmed, " expire at ")
 			if !ok {
@@ -295,14 +317,43 @@ func parseDump(reply string, loc *time.Location) (map[int64]time.Time, error) {
 				inSets = false
 				continue
 			}
-			t, err := time.ParseInLocation(dumpTime, strings.TrimSuffix(date, ":"), loc)
+			t, err := parseJavaDate(strings.TrimSuffix(date, ":"))
 			if err != nil {
 				return nil, fmt.Errorf("dump: expiry line %q: %w", line, err)
 			}
-			at = t
+			sets = append(sets, set{at: t})
 		}
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("dump: %w", err)
+	}
+	out := map[int64]time.Time{}
+	var soonest time.Time
+	for _, st := range sets {
+		if len(st.ids) > 0 && (soonest.IsZero() || st.at.Before(soonest)) {
+			soonest = st.at
+		}
+	}
+	if soonest.IsZero() {
+		return out, nil
+	}
+	offset := soonest.Sub(now).Round(zoneStep)
+	for _, st := range sets {
+		for _, id := range st.ids {
+			out[id] = st.at.Add(-offset)
+		}
+	}
+	return out, nil
+}
+
+// parseJavaDate reads Date.toString ("Sun Nov 22 09:32:54 UTC 2026") with
+// the zone dropped, as if it were UTC.
+func parseJavaDate(s string) (time.Time, error) {
+	f := strings.Fields(s)
+	if len(f) != 6 {
+		return time.Time{}, fmt.Errorf("date %q: want %q", s, dumpTime)
+	}
+	return time.Parse(dumpTimeNoZone, strings.Join(append(f[:4:4], f[5]), " "))
 }
 
 // parseMntr reads mntr's "key<TAB>value" lines.

@@ -3,6 +3,7 @@ package zkwatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -88,9 +89,9 @@ func TestParseSamples(t *testing.T) {
 		{"wchc", func() (any, error) { return parseWchc(sampleWchc) }, watches},
 		{"wchp empty", func() (any, error) { return parseWchp("\n\n") }, map[int64][]string{}},
 		{"cons", func() (any, error) { return parseCons(sampleCons) }, map[int64]bool{sessA: true, sessB: true}},
-		{"dump leader", func() (any, error) { return parseDump(sampleDumpLeader, time.UTC) },
+		{"dump leader", func() (any, error) { return parseDump(sampleDumpLeader, at("Sun Nov 22 09:32:50 UTC 2026")) },
 			map[int64]time.Time{sessA: at("Sun Nov 22 09:32:55 UTC 2026"), sessB: at("Sun Nov 22 09:32:55 UTC 2026")}},
-		{"dump follower tells no expiry", func() (any, error) { return parseDump(sampleDumpFollower, time.UTC) }, map[int64]time.Time{}},
+		{"dump follower tells no expiry", func() (any, error) { return parseDump(sampleDumpFollower, at("Sun Nov 22 09:32:50 UTC 2026")) }, map[int64]time.Time{}},
 		{"mntr watch count", func() (any, error) {
 			kv, err := parseMntr(sampleMntr)
 			return kv["zk_watch_count"], err
@@ -131,7 +132,7 @@ func TestParseRejectsGarbage(t *testing.T) {
 		{"wchc path before session", func() error { _, err := parseWchc("\t/a\n"); return err }},
 		{"cons garbage", func() error { _, err := parseCons("hello\n"); return err }},
 		{"dump bad date", func() error {
-			_, err := parseDump("Session Sets (1)/(1):\n1 expire at yesterday:\n\t0x1\n", time.UTC)
+			_, err := parseDump("Session Sets (1)/(1):\n1 expire at yesterday:\n\t0x1\n", time.Now())
 			return err
 		}},
 		{"mntr empty", func() error { _, err := parseMntr(""); return err }},
@@ -251,7 +252,7 @@ func TestParseCaptured(t *testing.T) {
 		t.Errorf("admin connections: no last_response_time")
 	}
 
-	dump, err := parseDump(get4("dump"), time.Local)
+	dump, err := parseDump(get4("dump"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,3 +366,48 @@ func TestMergeTable(t *testing.T) {
 }
 
 type tableT = lockqueue.WatchTable
+
+// dump prints expiry dates in the server JVM's zone, by an abbreviation Go
+// may not know or may read as another zone: "expires in" must not be off by
+// the zone's offset whatever the server's zone.
+func TestParseDumpZones(t *testing.T) {
+	now := time.Date(2026, 11, 22, 9, 32, 50, 0, time.UTC)
+	expA := now.Add(4 * time.Second)  // a session about to expire
+	expB := now.Add(35 * time.Second) // a longer timeout
+	tests := []struct {
+		zone   string
+		offset time.Duration
+	}{
+		{"UTC", 0},
+		{"CET", time.Hour},
+		{"IST", 5*time.Hour + 30*time.Minute}, // India; also Ireland and Israel
+		{"PDT", -7 * time.Hour},
+		{"NPT", 5*time.Hour + 45*time.Minute},
+		{"GMT+05:30", 5*time.Hour + 30*time.Minute},
+		{"CST", -6 * time.Hour}, // US Central; also China (+8) and Cuba
+		{"CST", 8 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s%+v", tt.zone, tt.offset), func(t *testing.T) {
+			java := func(at time.Time) string {
+				l := at.Add(tt.offset).UTC()
+				return l.Format("Mon Jan 02 15:04:05") + " " + tt.zone + " " + l.Format("2006")
+			}
+			reply := "SessionTracker dump:\nSession Sets (2)/(2):\n" +
+				"1 expire at " + java(expA) + ":\n\t0x10000914f2e0000\n" +
+				"1 expire at " + java(expB) + ":\n\t0x10000914f2e0001\n" +
+				"ephemeral nodes dump:\n"
+			got, err := parseDump(reply, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Date.toString has whole seconds; the test's times are whole.
+			want := map[int64]time.Time{sessA: expA, sessB: expB}
+			for id, w := range want {
+				if !got[id].Equal(w) {
+					t.Errorf("session 0x%x expires %v (in %v), want %v (in %v)", id, got[id], got[id].Sub(now), w, w.Sub(now))
+				}
+			}
+		})
+	}
+}
