@@ -18,13 +18,19 @@ type Violation struct {
 	Steps   []int    `json:"steps"`
 	Clients []string `json:"clients"`
 	Message string   `json:"message"`
+
+	// what is the message without its "step n:" lead; consecutive steps
+	// merge only when it is the same, so a writer/writer overlap and a
+	// reader/writer one (both Kind "overlap") stay apart.
+	what string
 }
 
 // checkSafety runs over recorded steps 1..n. A holder is a client whose
 // recipe decided it holds and whose session is still alive; a client back
 // from a pause that outlasted its session only believes it holds, and what
-// matters is whether the resource let it write.
-func checkSafety(recs []record, lock LockKind, leases int) []Violation {
+// matters is whether the resource let it write. fencing is whether the
+// resource checked tokens: it only says why a stale write got through.
+func checkSafety(recs []record, lock LockKind, leases int, fencing bool) []Violation {
 	var out []Violation
 	for _, rec := range recs {
 		if rec.Step == 0 {
@@ -45,15 +51,15 @@ func checkSafety(recs []record, lock LockKind, leases int) []Violation {
 		case lock == LeaseLock:
 			if len(writers) > leases {
 				out = addViolation(out, Violation{Kind: "leases", Steps: []int{rec.Step}, Clients: writers,
-					Message: fmt.Sprintf("%d clients hold leases (%s), but there are only %d", len(writers), listAnd(writers), leases)})
+					what: fmt.Sprintf("%d clients hold leases (%s), but there are only %d", len(writers), listAnd(writers), leases)})
 			}
 		case len(writers) > 1:
 			out = addViolation(out, Violation{Kind: "overlap", Steps: []int{rec.Step}, Clients: writers,
-				Message: fmt.Sprintf("%s hold the lock at once", listAnd(writers))})
+				what: fmt.Sprintf("%s hold the lock at once", listAnd(writers))})
 		case len(writers) == 1 && len(readers) > 0:
 			cl := append(slices.Clone(writers), readers...)
 			out = addViolation(out, Violation{Kind: "overlap", Steps: []int{rec.Step}, Clients: cl,
-				Message: fmt.Sprintf("writer %s and reader %s hold the lock at once", writers[0], listAnd(readers))})
+				what: fmt.Sprintf("writer %s and reader %s hold the lock at once", writers[0], listAnd(readers))})
 		}
 		for _, e := range rec.Events {
 			if e.Event != EvWrite {
@@ -74,25 +80,43 @@ func checkSafety(recs []record, lock LockKind, leases int) []Violation {
 				why += fmt.Sprintf(" and %s held it", listAnd(holders))
 			}
 			out = append(out, Violation{Kind: "unfenced-write", Steps: steps, Clients: append([]string{e.Client}, holders...),
-				Message: fmt.Sprintf("step %d: the protected resource accepted a write from %s with token %s, but %s: two clients acted as the lock holder (fencing is off)",
-					e.Step, e.Client, tokenText(e.Token), why)})
+				Message: fmt.Sprintf("step %d: the protected resource accepted a write from %s with token %s, but %s: two clients acted as the lock holder (%s)",
+					e.Step, e.Client, tokenText(e.Token), why, fencingWhy(fencing, e.Token, holders))})
 		}
 	}
 	return out
 }
 
-// addViolation merges a holding violation into the previous one when the
-// same clients go on overlapping in the next step.
+// fencingWhy says why the resource let a stale write through.
+func fencingWhy(fencing bool, token int64, holders []string) string {
+	if !fencing {
+		return "fencing is off: the resource checks nothing"
+	}
+	newer := "nobody with a newer token had written yet"
+	if len(holders) > 0 {
+		newer = fmt.Sprintf("%s had not written yet", listAnd(holders))
+	}
+	return fmt.Sprintf("fencing is on, but the resource had not yet seen a token newer than %s (%s), so it could not tell this one was stale",
+		tokenText(token), newer)
+}
+
+// addViolation records a holding violation, merging it into the latest one
+// of its kind when the same clients go on overlapping the same way in the
+// next step. Unfenced writes in between do not break a run of steps.
 func addViolation(vs []Violation, v Violation) []Violation {
-	if n := len(vs); n > 0 {
-		last := &vs[n-1]
-		if last.Kind == v.Kind && slices.Equal(last.Clients, v.Clients) && last.Steps[len(last.Steps)-1] == v.Steps[0]-1 {
+	for i := len(vs) - 1; i >= 0; i-- {
+		last := &vs[i]
+		if last.Kind == "unfenced-write" {
+			continue
+		}
+		if last.Kind == v.Kind && last.what == v.what && slices.Equal(last.Clients, v.Clients) && last.Steps[len(last.Steps)-1] == v.Steps[0]-1 {
 			last.Steps = append(last.Steps, v.Steps[0])
-			last.Message = fmt.Sprintf("steps %s: %s", stepRange(last.Steps), v.Message)
+			last.Message = fmt.Sprintf("steps %s: %s", stepRange(last.Steps), last.what)
 			return vs
 		}
+		break
 	}
-	v.Message = fmt.Sprintf("step %d: %s", v.Steps[0], v.Message)
+	v.Message = fmt.Sprintf("step %d: %s", v.Steps[0], v.what)
 	return append(vs, v)
 }
 

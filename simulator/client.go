@@ -60,6 +60,12 @@ type armedWatch struct {
 	path string // full server path
 	kind string // "exists" or "children"
 	ch   <-chan zk.Event
+	// creation marks an exists watch set on a node that was already gone:
+	// ZooKeeper keeps it as a watch for the node's creation, which never
+	// comes (sequence numbers are not reused). It stays armed on the
+	// server until the session ends, but it can wake nobody, so the
+	// simulator's watch table leaves it out once the client has moved on.
+	creation bool
 }
 
 // sessionState follows a connection's session events, so a step can wait
@@ -220,6 +226,9 @@ func (c *client) check() (acquired bool, err error) {
 		c.line = r.hold
 		if me.Holding {
 			c.state, c.waitsFor = stHolding, ""
+			if err := c.readToken(); err != nil {
+				return false, err
+			}
 			return true, nil
 		}
 		c.state, c.waitsFor = stWaiting, me.WaitsFor
@@ -229,6 +238,9 @@ func (c *client) check() (acquired bool, err error) {
 		}
 		c.line = r.watch
 		target := c.w.zpath + "/" + me.WaitsFor
+		if c.w.beforeExists != nil {
+			c.w.beforeExists(c.name, target)
+		}
 		ok, _, ch, err := c.conn.ExistsW(target)
 		c.stats.Exists++
 		if err != nil {
@@ -237,7 +249,9 @@ func (c *client) check() (acquired bool, err error) {
 		// exists() sets a watch whether or not the node is there. When it is
 		// gone, the watch waits for a creation that never comes (sequence
 		// numbers are not reused) and the client reads the children again.
+		// ZooKeeper's own lock recipe (WriteLock) behaves the same way.
 		c.arm(target, "exists", ch)
+		c.watches[len(c.watches)-1].creation = !ok
 		if ok {
 			c.line = r.wait
 			return false, nil
@@ -340,20 +354,23 @@ func (c *client) release() (gone bool, self []zk.Event, err error) {
 	return gone, self, nil
 }
 
-// readToken returns the client's fencing token: its node's creation zxid,
-// read once while the node is there. A client that never read it while it
-// held has none (0), and a fencing resource refuses it.
-func (c *client) readToken() (int64, error) {
-	if c.token != 0 || c.node == "" || c.state != stHolding {
-		return c.token, nil
+// readToken reads the client's fencing token, its node's creation zxid, as
+// it acquires: go-zookeeper's Create answers only the path, and a
+// getChildren's Stat is the parent's, so it takes one exists() on its own
+// node. That read is the simulator's bookkeeping, not a step of the recipe
+// being taught: it is counted in TokenReads, never in Exists. A holder that
+// later pauses before it ever wrote still comes back with its real token.
+func (c *client) readToken() error {
+	if c.token != 0 || c.node == "" {
+		return nil
 	}
 	ok, st, err := c.conn.Exists(c.nodePath())
-	c.stats.Exists++
+	c.stats.TokenReads++
 	if err != nil {
-		return 0, fmt.Errorf("%s: read its token: exists %s: %w", c.name, c.node, err)
+		return fmt.Errorf("%s: read its fencing token: exists %s: %w", c.name, c.node, err)
 	}
 	if ok {
 		c.token = st.Czxid
 	}
-	return c.token, nil
+	return nil
 }

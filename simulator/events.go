@@ -58,6 +58,10 @@ type Stats struct {
 	WastedWakeups int `json:"wastedWakeups"`
 	Writes        int `json:"writes"`
 	Fenced        int `json:"fenced"`
+	// TokenReads is the simulator's own exists() on a client's node as it
+	// acquires, to learn its fencing token (czxid); not part of the recipe,
+	// so not in Exists.
+	TokenReads int `json:"tokenReads"`
 }
 
 func (s *Stats) add(o Stats) {
@@ -70,6 +74,7 @@ func (s *Stats) add(o Stats) {
 	s.WastedWakeups += o.WastedWakeups
 	s.Writes += o.Writes
 	s.Fenced += o.Fenced
+	s.TokenReads += o.TokenReads
 }
 
 func (s Stats) sub(o Stats) Stats {
@@ -83,5 +88,6 @@ func (s Stats) sub(o Stats) Stats {
 		WastedWakeups: s.WastedWakeups - o.WastedWakeups,
 		Writes:        s.Writes - o.Writes,
 		Fenced:        s.Fenced - o.Fenced,
+		TokenReads:    s.TokenReads - o.TokenReads,
 	}
 }

@@ -49,7 +49,7 @@ func (l *ledger) queue() lockqueue.Snapshot {
 			ch = append(ch, lockqueue.Child{Name: c.node, EphemeralOwner: 1})
 		}
 	}
-	return lockqueue.Build("/dry-run", ch, buildOptions(l.lock, l.leases))
+	return lockqueue.Build("/dry-run", ch, buildOptions(l.lock, l.leases, Predecessor))
 }
 
 func (l *ledger) owner(node string) string {

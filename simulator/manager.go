@@ -94,14 +94,14 @@ func New(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Root == "" {
 		cfg.Root = DefaultRoot
 	}
-	if err := checkRoot(cfg.Root); err != nil {
-		return nil, fmt.Errorf("simulator: %w", err)
+	if err := CheckRoot(cfg.Root); err != nil {
+		return nil, fmt.Errorf("simulator: root %w", err)
 	}
 	if cfg.Chroot == "/" {
 		cfg.Chroot = ""
 	}
 	if cfg.Chroot != "" {
-		if err := checkRoot(cfg.Chroot); err != nil {
+		if err := CheckRoot(cfg.Chroot); err != nil {
 			return nil, fmt.Errorf("simulator: chroot: %w", err)
 		}
 	}
@@ -132,26 +132,28 @@ func New(cfg ManagerConfig) (*Manager, error) {
 	return m, nil
 }
 
-// checkRoot accepts a dedicated absolute znode path: the simulator creates
-// and deletes nodes under it, so "/" and ZooKeeper's own tree are refused.
-func checkRoot(p string) error {
+// CheckRoot accepts a dedicated absolute znode path for the sandbox: the
+// simulator creates and deletes nodes under it, so "/" and ZooKeeper's own
+// tree are refused. The command line checks --sim-root with it at flag
+// time; New checks again.
+func CheckRoot(p string) error {
 	switch {
 	case p == "" || p[0] != '/':
-		return invalidf("root %q: want an absolute path such as %s", p, DefaultRoot)
+		return invalidf("%q: want an absolute path such as %s", p, DefaultRoot)
 	case p == "/":
-		return invalidf("root \"/\": want a dedicated path such as %s", DefaultRoot)
+		return invalidf("\"/\": want a dedicated path such as %s", DefaultRoot)
 	case strings.HasSuffix(p, "/"):
-		return invalidf("root %q: no trailing slash", p)
+		return invalidf("%q: no trailing slash", p)
 	case p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/"):
-		return invalidf("root %q: /zookeeper is ZooKeeper's own", p)
+		return invalidf("%q: /zookeeper is ZooKeeper's own", p)
 	}
 	for _, part := range strings.Split(p[1:], "/") {
 		if part == "" || part == "." || part == ".." {
-			return invalidf("root %q: empty, '.' or '..' component", p)
+			return invalidf("%q: empty, '.' or '..' component", p)
 		}
 		for _, r := range part {
 			if r < 0x20 || r == 0x7f {
-				return invalidf("root %q: control character", p)
+				return invalidf("%q: control character", p)
 			}
 		}
 	}

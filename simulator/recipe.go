@@ -80,6 +80,10 @@ func RecipeFor(lock LockKind, s Strategy) Recipe {
 // the server appends the 10-digit sequence. The R_/W_ names are seed 000's,
 // exactly, so lockqueue reads them as recipe "seed-rw"; the others follow the
 // ZooKeeper recipes page's "<guid>-lock-" with the client's name as guid.
+// lockqueue/parse.go knows these markers but does not export them (its
+// patterns are unexported regexps), so they are spelt here;
+// TestNodePrefixParses checks that lockqueue.ParseName reads each back as
+// the mode it was made for.
 func nodePrefix(mode lockqueue.Mode, client string) string {
 	switch mode {
 	case lockqueue.Read:
@@ -90,10 +94,16 @@ func nodePrefix(mode lockqueue.Mode, client string) string {
 	return client + "-lock-"
 }
 
-// buildOptions are the lockqueue options a lock kind's queue is built with.
-func buildOptions(lock LockKind, leases int) lockqueue.Options {
+// buildOptions are the lockqueue options a lock kind's queue is built with
+// under a strategy. Herd waiters watch the parent's children, not one node:
+// WatchChildren makes their rule a children watch (edge "children", or
+// "missing" when the client's record shows none) instead of an exists
+// watch their children watch would be judged "unexpected" against.
+// WaitsFor still names the node that blocks each waiter, which is what the
+// clients read to decide.
+func buildOptions(lock LockKind, leases int, s Strategy) lockqueue.Options {
 	if lock == LeaseLock {
 		return lockqueue.Options{Leases: leases}
 	}
-	return lockqueue.Options{}
+	return lockqueue.Options{WatchChildren: s == Herd}
 }

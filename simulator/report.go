@@ -46,7 +46,7 @@ func (r *Run) Report() Report {
 		Scenario: r.sc.Name, Title: cmpOr(r.sc.Title, r.sc.Name), Strategy: rc.Strategy, Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
 		Events: []Event{}, Steps: []StepInfo{}, Stats: last.Stats, Pseudocode: rc.Lines,
-		Violations: checkSafety(r.records, r.sc.Lock, r.sc.Leases),
+		Violations: checkSafety(r.records, r.sc.Lock, r.sc.Leases, r.fencing),
 	}
 	if rep.Violations == nil {
 		rep.Violations = []Violation{}
@@ -75,19 +75,22 @@ func WriteText(w io.Writer, rep Report) error {
 	fmt.Fprintf(&b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
 		rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tclient\tevent\tdetail")
+	// "#" numbers the rows as seed 000's table does; "step" is the scenario
+	// step the event belongs to, the number violations and the classroom
+	// use (a crash step has several rows: crash, expire, the next lock).
+	fmt.Fprintln(tw, "#\tstep\tclient\tevent\tdetail")
 	row := 0
 	for _, e := range rep.Events {
 		if e.Event == EvNotify {
 			continue
 		}
 		row++
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", row, e.Client, e.Event, e.Text)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", row, e.Step, e.Client, e.Event, e.Text)
 	}
 	tw.Flush()
 	s := rep.Stats
-	fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d)\n",
-		s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced)
+	fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
+		s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
 	if len(rep.Violations) == 0 {
 		b.WriteString("safety: no violations\n")
 	} else {

@@ -646,7 +646,7 @@ func (r *Run) State() State {
 		s.EventsTruncated = n - maxStateEvents
 		s.Events = s.Events[n-maxStateEvents:]
 	}
-	s.Violations = checkSafety(r.records[:r.cursor+1], r.sc.Lock, r.sc.Leases)
+	s.Violations = checkSafety(r.records[:r.cursor+1], r.sc.Lock, r.sc.Leases, r.fencing)
 	if s.Violations == nil {
 		s.Violations = []Violation{}
 	}

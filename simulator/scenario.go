@@ -165,6 +165,12 @@ func LoadScenario(nameOrFile string) (*Scenario, error) {
 	if sc, ok := Builtin(nameOrFile); ok {
 		return sc, nil
 	}
+	switch strings.ToLower(path.Ext(nameOrFile)) {
+	case ".yaml", ".yml":
+		// The issue allowed YAML too; a YAML library is one more dependency
+		// for a format JSON already covers, so files are JSON only.
+		return nil, invalidf("%s: scenario files are JSON (.json), not YAML: write the same fields as a JSON object (see docs/simulator.md)", nameOrFile)
+	}
 	b, err := os.ReadFile(nameOrFile)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "/\\.") {
@@ -323,10 +329,16 @@ func (sc *Scenario) prefix() string {
 	return "C"
 }
 
+// Wildcard reports whether the scenario has steps with client "*", the only
+// ones a client count (--clients) changes.
+func (sc *Scenario) Wildcard() bool {
+	return slices.ContainsFunc(sc.Steps, func(a Action) bool { return a.Client == "*" })
+}
+
 // Plan expands "*" steps for n clients (0: the scenario's default) and
 // checks the steps against each other by a dry run of the holding logic.
 func (sc *Scenario) Plan(n int) ([]Action, error) {
-	wild := slices.ContainsFunc(sc.Steps, func(a Action) bool { return a.Client == "*" })
+	wild := sc.Wildcard()
 	if n == 0 {
 		n = sc.Clients
 	}
@@ -335,6 +347,17 @@ func (sc *Scenario) Plan(n int) ([]Action, error) {
 	}
 	if n < 0 || n > MaxClients {
 		return nil, invalidf("clients %d: want 1 to %d", n, MaxClients)
+	}
+	stars := 0
+	for _, a := range sc.Steps {
+		if a.Client == "*" {
+			stars++
+		}
+	}
+	// Count before expanding: 10,000 "*" steps for 1,000 clients must not
+	// build ten million actions first.
+	if total := len(sc.Steps) - stars + stars*n; total > maxSteps {
+		return nil, invalidf("scenario %s: %d steps for %d clients, at most %d", sc.Name, total, n, maxSteps)
 	}
 	var out []Action
 	width := len(strconv.Itoa(n))
@@ -351,9 +374,6 @@ func (sc *Scenario) Plan(n int) ([]Action, error) {
 			b.Client = fmt.Sprintf("%s%0*d", sc.prefix(), width, i)
 			out = append(out, b)
 		}
-	}
-	if len(out) > maxSteps {
-		return nil, invalidf("scenario %s: %d steps for %d clients, at most %d", sc.Name, len(out), n, maxSteps)
 	}
 	if err := dryRun(sc.Lock, sc.Leases, out); err != nil {
 		return nil, err

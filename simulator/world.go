@@ -37,6 +37,10 @@ type world struct {
 	publish func(lockqueue.Snapshot)
 	// noSnapshots skips the per-step snapshot (benchmarks of big queues).
 	noSnapshots bool
+	// beforeExists, in tests, runs just before a client's exists() on the
+	// node it waits for (to delete that node first: the race the recipe's
+	// "if not exists: goto 2" line is for).
+	beforeExists func(client, target string)
 
 	clients  []*client
 	byName   map[string]*client
@@ -69,7 +73,7 @@ func newWorld(cfg worldConfig) (*world, error) {
 	w := &world{
 		path: cfg.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer, log: cfg.Logger,
 		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: RecipeFor(cfg.Lock, cfg.Strategy),
-		opts: buildOptions(cfg.Lock, cfg.Leases), sessionTimeout: cfg.SessionTimeout, start: time.Now(),
+		opts: buildOptions(cfg.Lock, cfg.Leases, st), sessionTimeout: cfg.SessionTimeout, start: time.Now(),
 		publish: cfg.Publish, byName: map[string]*client{}, resource: resource{fencing: cfg.Fencing},
 		cache: map[string]lockqueue.Child{},
 	}
@@ -336,10 +340,7 @@ func (w *world) write(c *client) error {
 	if c.state != stHolding && c.state != stStale {
 		return conflictf("%s does not hold the lock (%s)", c.name, c.state)
 	}
-	token, err := c.readToken()
-	if err != nil {
-		return err
-	}
+	token := c.token // read when it acquired
 	c.line = w.recipe.write
 	c.stats.Writes++
 	ok, why := w.resource.write(c.name, token)
@@ -589,6 +590,12 @@ func (w *world) watchTable() lockqueue.WatchTable {
 		t.Connected[c.session] = true
 		var paths []string
 		for _, aw := range c.watches {
+			if aw.creation {
+				// A creation watch on a predecessor that was already gone:
+				// still on the server, but it will never fire and the
+				// client has gone back to getChildren.
+				continue
+			}
 			p := w.path
 			if aw.kind != "children" {
 				p = w.path + strings.TrimPrefix(aw.path, w.zpath)

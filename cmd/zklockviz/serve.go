@@ -22,10 +22,7 @@ import (
 	"github.com/zklockviz/zklockviz/zkwatch"
 )
 
-const (
-	defaultAddr    = "127.0.0.1:8080"
-	defaultSimRoot = "/zklockviz/sim"
-)
+const defaultAddr = "127.0.0.1:8080"
 
 // errHelp is returned when --help was asked for and answered.
 var errHelp = errors.New("help shown")
@@ -241,8 +238,8 @@ func (m *Main) ParseFlags(args []string) error {
 	if shutdownTimeout <= 0 {
 		return bad("--shutdown-timeout %v: must be positive", shutdownTimeout)
 	}
-	if err := zkwatch.ValidatePath(simRoot); err != nil || simRoot == "/" {
-		return bad("--sim-root %q: want a dedicated absolute path such as %s", simRoot, defaultSimRoot)
+	if err := checkSimRoot(simRoot); err != nil {
+		return bad("%v", err)
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return bad("--log-level %q: want debug, info, warn or error", level)
@@ -357,13 +354,9 @@ func (m *Main) Run(ctx context.Context) error {
 		simHandler, m.stopSim, err = newSim(runCtx, simDeps{
 			Servers: c.Servers, Chroot: c.Chroot, Root: c.SimRoot, Hub: m.hub, Logger: m.log,
 		})
-		switch {
-		case errors.Is(err, errSimNotBuilt):
-			m.log.Warn("--sim: the simulator is not part of this build; serving without it")
-			simHandler, c.Sim = nil, false
-		case err != nil:
+		if err != nil {
 			cancel()
-			return fmt.Errorf("simulator: %w", err)
+			return err // newSim's errors say "simulator: " already
 		}
 	}
 

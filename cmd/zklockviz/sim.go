@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/simulator"
-	"github.com/zklockviz/zklockviz/zkwatch"
 )
 
 const simUsage = `Usage: zklockviz sim --zk HOST:PORT[,HOST:PORT...][/chroot] --scenario NAME|FILE [flags]
@@ -44,9 +43,17 @@ Examples:
   zklockviz sim --zk 127.0.0.1:2181 --scenario gc-pause --fencing off --format json
 `
 
-// errSimNotBuilt is what newSim returned before the simulator existed; serve
-// still checks for it, so builds without the simulator stay possible.
-var errSimNotBuilt = errors.New("the simulator is not built")
+// defaultSimRoot is serve's --sim-root default: the simulator's own.
+const defaultSimRoot = simulator.DefaultRoot
+
+// checkSimRoot checks a --sim-root value with the simulator's own rules, so
+// a bad one is a usage error at flag time (exit 2), not a failure later.
+func checkSimRoot(root string) error {
+	if err := simulator.CheckRoot(root); err != nil {
+		return fmt.Errorf("--sim-root %w", err)
+	}
+	return nil
+}
 
 // runSim runs `zklockviz sim ...` and returns the exit status.
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -126,8 +133,8 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	if sessionTimeout <= 0 {
 		return 0, usagef("--session-timeout %v: must be positive", sessionTimeout)
 	}
-	if err := zkwatch.ValidatePath(root); err != nil || root == "/" {
-		return 0, usagef("--sim-root %q: want a dedicated absolute path such as %s", root, simulator.DefaultRoot)
+	if err := checkSimRoot(root); err != nil {
+		return 0, usagef("%v", err)
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
@@ -136,6 +143,9 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	sc, err := simulator.LoadScenario(scenario)
 	if err != nil {
 		return 0, err
+	}
+	if clients != 0 && !sc.Wildcard() {
+		return 0, usagef("--clients %d: scenario %s has no steps with client \"*\", so its clients are the ones its steps name; drop --clients", clients, sc.Name)
 	}
 	spec.Definition = sc
 
@@ -198,7 +208,7 @@ func newSim(ctx context.Context, d simDeps) (http.Handler, func() error, error) 
 		Publish: d.Hub.Publish, Remove: d.Hub.Remove,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, err // New's errors start with "simulator: "
 	}
 	return simulator.NewHandler(m), m.Close, nil
 }
