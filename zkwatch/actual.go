@@ -77,6 +77,11 @@ func (w *Watcher) pollOnce(ctx context.Context) {
 	isOwn := func(id int64) bool { return w.ownSessions[id] }
 	table := mergeTable(infos, source, isOwn, w.root, own)
 	note := tableNote(targets, infos)
+	partial := partialNote(infos)
+	if partial != "" && partial != w.partialNote {
+		w.log.Warn("not every ensemble member is listed", "asked", targets, "why", partial)
+	}
+	w.partialNote = partial
 	if table.Source != w.table.Source || note != w.tableNote {
 		w.log.Info("watch table source", "source", table.Source, "note", note)
 	}
@@ -168,7 +173,56 @@ func mergeTable(infos []memberInfo, source string, isOwn func(int64) bool, root 
 	if countKnown && watchesKnown {
 		t.ChildWatches = max(0, total-data-ownChildWatches)
 	}
+	if asked, members := coverage(infos); asked < members {
+		t.Partial = true
+	}
 	return t
+}
+
+// coverage tells how many ensemble members answered and how many the
+// ensemble has, as far as the answers tell. A standalone server is the
+// whole ensemble. A leader counts its learners (zk_learners: the followers
+// and observers connected to it), so the ensemble has learners+1 serving
+// members. Followers alone prove a leader that was not asked. With nothing
+// to go on (mntr not whitelisted) members is asked: no claim is made.
+func coverage(infos []memberInfo) (asked, members int) {
+	follower := false
+	members = -1
+	for _, m := range infos {
+		if m.Down {
+			continue
+		}
+		asked++
+		switch m.State {
+		case "standalone":
+			members = max(members, 1)
+		case "leader":
+			if m.Learners >= 0 {
+				members = max(members, m.Learners+1)
+			}
+		case "follower", "observer":
+			follower = true
+		}
+	}
+	if members < 0 {
+		members = asked
+		if follower {
+			members = asked + 1 // its leader, not asked
+		}
+	}
+	return asked, members
+}
+
+// partialNote is the watch-source alert's message when not every member
+// was asked.
+func partialNote(infos []memberInfo) string {
+	asked, members := coverage(infos)
+	if asked >= members {
+		return ""
+	}
+	return fmt.Sprintf("only %d of the ensemble's %d or more serving members were asked for their watch tables and connections; "+
+		"clients connected to the others look like they watch nothing and have no connection, so zombies, orphans and missing "+
+		"watches are not shown for them: list every member in --zk (or one --zk-admin per member)", asked, members)
 }
 
 func compactStrings(s []string) []string {

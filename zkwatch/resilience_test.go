@@ -335,3 +335,55 @@ func TestWhitelistOff(t *testing.T) {
 		}
 	}
 }
+
+// --zk names one follower of a 3-member ensemble: clients connected to the
+// other members are invisible to its cons and watch table. They must not be
+// shown as zombies or orphans; a watch-source alert tells the user to list
+// every member, and the client on the member asked is still confirmed.
+func TestPartialEnsemble(t *testing.T) {
+	e := zklocal.EnsembleForTest(t, 3)
+	leader, err := e.Leader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := e.Addrs()
+	var followers []int
+	for i := range addrs {
+		if i != leader {
+			followers = append(followers, i)
+		}
+	}
+	on := func(i int) *orderedHosts { return newOrderedHosts([]string{addrs[i]}) }
+	asked, other := followers[0], followers[1]
+
+	path := fresh("/partial/lock")
+	_, rec := startWatcher(t, Config{Servers: []string{addrs[asked]}, Paths: []string{path}})
+	lockAsync(t, rec, connectVia(t, addrs, 20*time.Second, on(other)), path, 1)
+	lockAsync(t, rec, connectVia(t, addrs, 20*time.Second, on(leader)), path, 2)
+	lockAsync(t, rec, connectVia(t, addrs, 20*time.Second, on(asked)), path, 3)
+
+	snap := rec.wait(t, path, 0, "queue of 3, the client on the member asked confirmed, a watch-source alert", func(s lockqueue.Snapshot) bool {
+		return s.Live() && len(s.Nodes) == 3 && s.Nodes[2].Edge == lockqueue.EdgeConfirmed && hasAlert(s, lockqueue.AlertWatchSource)
+	})
+	// Past the debounce, several polls later: still no zombie, orphan or missing.
+	time.Sleep(lockqueue.Debounce + time.Second)
+	snap = rec.wait(t, path, rec.mark(path)-1, "live", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 3 })
+	for _, n := range snap.Nodes {
+		if n.Zombie || n.Edge == lockqueue.EdgeMissing {
+			t.Errorf("node %s zombie=%t edge=%q: a client on a member not asked is not a zombie or missing its watch", n.Name, n.Zombie, n.Edge)
+		}
+	}
+	if n := snap.Nodes[1]; n.Edge != lockqueue.EdgeUnknown || n.Watching != nil {
+		t.Errorf("waiter on the leader (not asked): edge %q watching %v, want unknown, nil", n.Edge, n.Watching)
+	}
+	for _, kind := range []string{lockqueue.AlertZombie, lockqueue.AlertOrphan} {
+		if hasAlert(snap, kind) {
+			t.Errorf("%s alert with only one member asked: %s", kind, describe(snap))
+		}
+	}
+	for _, a := range snap.Alerts {
+		if a.Kind == lockqueue.AlertWatchSource && !strings.Contains(a.Message, "--zk") {
+			t.Errorf("watch-source alert does not say to list every member in --zk: %q", a.Message)
+		}
+	}
+}

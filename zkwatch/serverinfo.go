@@ -34,6 +34,12 @@ type memberInfo struct {
 	Expiry map[int64]time.Time
 	// WatchCount is mntr's zk_watch_count (data and children watches); -1 unknown.
 	WatchCount int
+	// State is mntr's zk_server_state: "leader", "follower", "observer" or
+	// "standalone"; "" unknown.
+	State string
+	// Learners is, on a leader, the number of followers and observers
+	// connected to it (mntr's zk_learners); -1 unknown.
+	Learners int
 	// Errs are what went wrong, for the log.
 	Errs []error
 }
@@ -104,7 +110,7 @@ func memberDown(err error) bool {
 // fetch4lw asks one member's client port with wchp (wchc when wchp is off),
 // cons, dump and mntr.
 func fetch4lw(ctx context.Context, addr string) memberInfo {
-	m := memberInfo{WatchCount: -1}
+	m := memberInfo{WatchCount: -1, Learners: -1}
 	note := func(err error) bool {
 		if err == nil {
 			return false
@@ -126,7 +132,7 @@ func fetch4lw(ctx context.Context, addr string) memberInfo {
 	}
 	note(err)
 	if m.Down {
-		return memberInfo{Down: true, WatchCount: -1, Errs: m.Errs}
+		return memberInfo{Down: true, WatchCount: -1, Learners: -1, Errs: m.Errs}
 	}
 	if reply, err := fourLetter(ctx, addr, "cons"); !note(err) {
 		m.Connected, err = parseCons(reply)
@@ -142,10 +148,14 @@ func fetch4lw(ctx context.Context, addr string) memberInfo {
 			if n, err := strconv.Atoi(kv["zk_watch_count"]); err == nil {
 				m.WatchCount = n
 			}
+			m.State = kv["zk_server_state"]
+			if n, err := strconv.Atoi(kv["zk_learners"]); err == nil {
+				m.Learners = n
+			}
 		}
 	}
 	if m.Down {
-		return memberInfo{Down: true, WatchCount: -1, Errs: m.Errs}
+		return memberInfo{Down: true, WatchCount: -1, Learners: -1, Errs: m.Errs}
 	}
 	return m
 }
@@ -404,8 +414,10 @@ type adminDump struct {
 }
 
 type adminMonitor struct {
-	WatchCount *json.Number `json:"watch_count"`
-	Error      *string      `json:"error"`
+	WatchCount  *json.Number `json:"watch_count"`
+	ServerState string       `json:"server_state"`
+	Learners    *json.Number `json:"learners"`
+	Error       *string      `json:"error"`
 }
 
 func decodeAdmin(r io.Reader, v any) error {
@@ -515,27 +527,33 @@ func parseAdminDump(r io.Reader, serverNow int64, now time.Time) (map[int64]time
 	return out, nil
 }
 
-func parseAdminMonitor(r io.Reader) (int, error) {
+func parseAdminMonitor(r io.Reader) (watchCount int, state string, learners int, err error) {
 	var v adminMonitor
 	if err := decodeAdmin(r, &v); err != nil {
-		return -1, fmt.Errorf("monitor: %w", err)
+		return -1, "", -1, fmt.Errorf("monitor: %w", err)
 	}
 	if err := adminError(v.Error); err != nil {
-		return -1, fmt.Errorf("monitor: %w", err)
+		return -1, "", -1, fmt.Errorf("monitor: %w", err)
+	}
+	learners = -1
+	if v.Learners != nil {
+		if n, err := v.Learners.Int64(); err == nil {
+			learners = int(n)
+		}
 	}
 	if v.WatchCount == nil {
-		return -1, errors.New("monitor: no watch_count")
+		return -1, v.ServerState, learners, errors.New("monitor: no watch_count")
 	}
 	n, err := v.WatchCount.Int64()
 	if err != nil {
-		return -1, fmt.Errorf("monitor: watch_count: %w", err)
+		return -1, v.ServerState, learners, fmt.Errorf("monitor: watch_count: %w", err)
 	}
-	return int(n), nil
+	return int(n), v.ServerState, learners, nil
 }
 
 // fetchAdmin asks one member's AdminServer at base ("http://host:port").
 func fetchAdmin(ctx context.Context, client *http.Client, base string) memberInfo {
-	m := memberInfo{WatchCount: -1}
+	m := memberInfo{WatchCount: -1, Learners: -1}
 	get := func(cmd string, parse func(io.Reader) error) {
 		if m.Down {
 			return
@@ -581,9 +599,12 @@ func fetchAdmin(ctx context.Context, client *http.Client, base string) memberInf
 		return err
 	})
 	get("dump", func(r io.Reader) (err error) { m.Expiry, err = parseAdminDump(r, clock, clockAt); return err })
-	get("monitor", func(r io.Reader) (err error) { m.WatchCount, err = parseAdminMonitor(r); return err })
+	get("monitor", func(r io.Reader) (err error) {
+		m.WatchCount, m.State, m.Learners, err = parseAdminMonitor(r)
+		return err
+	})
 	if m.Down {
-		return memberInfo{Down: true, WatchCount: -1, Errs: m.Errs}
+		return memberInfo{Down: true, WatchCount: -1, Learners: -1, Errs: m.Errs}
 	}
 	return m
 }

@@ -106,7 +106,10 @@ func TestParseSamples(t *testing.T) {
 			d, err := parseAdminDump(strings.NewReader(sampleAdminDump), 9685469, now)
 			return d[sessB].Sub(now), err
 		}, 5131 * time.Millisecond},
-		{"admin monitor", func() (any, error) { return parseAdminMonitor(strings.NewReader(sampleAdminMonitor)) }, 4},
+		{"admin monitor", func() (any, error) {
+			n, _, _, err := parseAdminMonitor(strings.NewReader(sampleAdminMonitor))
+			return n, err
+		}, 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,7 +162,7 @@ func TestParseRejectsGarbage(t *testing.T) {
 			}
 			return err
 		}},
-		{"admin monitor without watch_count", func() error { _, err := parseAdminMonitor(strings.NewReader(`{"error":null}`)); return err }},
+		{"admin monitor without watch_count", func() error { _, _, _, err := parseAdminMonitor(strings.NewReader(`{"error":null}`)); return err }},
 	}
 	for _, tc := range tests {
 		if err := tc.parse(); err == nil {
@@ -279,7 +282,7 @@ func TestParseCaptured(t *testing.T) {
 	if _, ok := kv["zk_watch_count"]; !ok {
 		t.Errorf("mntr has no zk_watch_count")
 	}
-	if _, err := parseAdminMonitor(getAdmin("monitor")); err != nil {
+	if _, _, _, err := parseAdminMonitor(getAdmin("monitor")); err != nil {
 		t.Error(err)
 	}
 
@@ -311,6 +314,12 @@ func sortedPaths(p []string) []string {
 		}
 	}
 	return out
+}
+
+// with sets what mntr told of a member's role.
+func with(m memberInfo, state string, learners int) memberInfo {
+	m.State, m.Learners = state, learners
+	return m
 }
 
 // mergeTable over members: unions, member-down handling, chroot, filters.
@@ -355,6 +364,36 @@ func TestMergeTable(t *testing.T) {
 		{"a member without cons: connections unknown", []memberInfo{up1, noCons}, func(t *testing.T, tb tableT) {
 			if tb.Connected != nil {
 				t.Errorf("connected %v, want unknown", tb.Connected)
+			}
+		}},
+		{"states unknown (no mntr): no claim of a partial table", []memberInfo{up1, up2}, func(t *testing.T, tb tableT) {
+			if tb.Partial {
+				t.Errorf("partial with nothing to tell")
+			}
+		}},
+		{"a standalone server is the whole ensemble", []memberInfo{with(up1, "standalone", -1)}, func(t *testing.T, tb tableT) {
+			if tb.Partial {
+				t.Errorf("partial for a standalone server")
+			}
+		}},
+		{"leader and both its learners asked: whole", []memberInfo{with(up1, "leader", 2), with(up2, "follower", -1), with(noCons, "observer", -1)}, func(t *testing.T, tb tableT) {
+			if tb.Partial {
+				t.Errorf("partial with every member asked")
+			}
+		}},
+		{"leader with two learners, one asked: partial", []memberInfo{with(up1, "leader", 2), with(up2, "follower", -1)}, func(t *testing.T, tb tableT) {
+			if !tb.Partial || tb.Connected == nil {
+				t.Errorf("partial %t connected %v, want a partial table that still lists who it saw", tb.Partial, tb.Connected)
+			}
+		}},
+		{"followers only: their leader was not asked", []memberInfo{with(up2, "follower", -1)}, func(t *testing.T, tb tableT) {
+			if !tb.Partial {
+				t.Errorf("not partial with only a follower asked")
+			}
+		}},
+		{"a stopped leader and its two followers: whole", []memberInfo{down, with(up1, "leader", 1), with(up2, "follower", -1)}, func(t *testing.T, tb tableT) {
+			if tb.Partial {
+				t.Errorf("partial: a member that is down holds no clients")
 			}
 		}},
 	}

@@ -100,6 +100,7 @@ type Watcher struct {
 	table       lockqueue.WatchTable
 	tableAt     time.Time
 	tableNote   string // why the table is empty, when it is
+	partialNote string // why the table covers only some members, when it does
 	levelCapLog bool
 	running     bool
 	stopping    bool
@@ -525,6 +526,9 @@ func (w *Watcher) joinLocked(l *lock, now time.Time, conn lockqueue.Connection) 
 	if w.table.Source == "none" && s.Exists {
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertWatchSource, Nodes: []string{},
 			Message: "actual watches unknown: " + w.tableNote})
+	} else if w.table.Partial && s.Exists {
+		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertWatchSource, Nodes: []string{},
+			Message: w.partialNote})
 	}
 	if s.Connection != lockqueue.Connected {
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{},
@@ -536,7 +540,9 @@ func (w *Watcher) joinLocked(l *lock, now time.Time, conn lockqueue.Connection) 
 // tableFor marks sessions younger than the watch table as connected: the
 // table could not have seen them, and calling them zombies would be wrong.
 func tableFor(s *lockqueue.Snapshot, t lockqueue.WatchTable, at time.Time) lockqueue.WatchTable {
-	if t.Connected == nil {
+	if t.Connected == nil || t.Partial {
+		// A partial table calls no one a zombie anyway, and marking a young
+		// session seen would claim its watches known (none).
 		return t
 	}
 	var young []int64
