@@ -262,6 +262,10 @@ func TestDiscoverUnderPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.wait(t, apps+"/svc2/b", mark, "exists=false", func(s lockqueue.Snapshot) bool { return !s.Exists })
+	// The hub behind Publish is told to forget it, after that last snapshot.
+	if n := rec.forgotten(t, apps+"/svc2/b"); n == 0 || rec.all(apps + "/svc2/b")[n-1].Exists {
+		t.Errorf("Forget called after %d snapshots, want after the last one (exists=false)", n)
+	}
 	deadline := time.Now().Add(waitTimeout)
 	for slices.Contains(w.Paths(), apps+"/svc2/b") {
 		if time.Now().After(deadline) {
@@ -275,4 +279,12 @@ func TestDiscoverUnderPrefix(t *testing.T) {
 	rec.wait(t, apps+"/svc2/b", mark, "watched again, exists=false with a no-parent alert", func(s lockqueue.Snapshot) bool {
 		return s.Live() && !s.Exists && hasAlert(s, lockqueue.AlertNoParent)
 	})
+	rec.mu.Lock()
+	forgot := rec.forgot
+	rec.mu.Unlock()
+	for p := range forgot {
+		if p != apps+"/svc2/b" {
+			t.Errorf("Forget(%s), which is still watched", p)
+		}
+	}
 }

@@ -203,10 +203,25 @@ func (w *Watcher) dropBelowLocked(full string, self bool) []*lock {
 	return out
 }
 
-// finishRemoved publishes each dropped lock's last snapshot (Exists:false).
+// finishRemoved publishes each dropped lock's last snapshot (Exists:false),
+// then tells Config.Forget.
 func (w *Watcher) finishRemoved(ls []*lock) {
 	for _, l := range ls {
 		w.log.Info("lock parent gone", "path", l.path)
 		w.emit(l)
+		if w.cfg.Forget == nil {
+			continue
+		}
+		// Under pubMu no publish of a lock watched again at the same path
+		// can come between the check and the call: if it published first,
+		// the path is not forgotten; if later, it makes the path anew.
+		w.pubMu.Lock()
+		w.mu.Lock()
+		again := w.locks[l.path] != nil
+		w.mu.Unlock()
+		if !again {
+			w.cfg.Forget(l.path)
+		}
+		w.pubMu.Unlock()
 	}
 }

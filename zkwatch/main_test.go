@@ -99,10 +99,42 @@ type recorder struct {
 	mu      sync.Mutex
 	snaps   map[string][]lockqueue.Snapshot
 	changed chan struct{}
+	// forgot is, per path Config.Forget was called with, how many
+	// snapshots of it had been published at each call.
+	forgot map[string][]int
 }
 
 func newRecorder() *recorder {
-	return &recorder{snaps: map[string][]lockqueue.Snapshot{}, changed: make(chan struct{})}
+	return &recorder{snaps: map[string][]lockqueue.Snapshot{}, changed: make(chan struct{}), forgot: map[string][]int{}}
+}
+
+func (r *recorder) forget(path string) {
+	r.mu.Lock()
+	r.forgot[path] = append(r.forgot[path], len(r.snaps[path]))
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// forgotten waits until Forget was called with path and returns how many
+// snapshots of it had been published then.
+func (r *recorder) forgotten(t testing.TB, path string) int {
+	t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		f, ch := r.forgot[path], r.changed
+		r.mu.Unlock()
+		if len(f) > 0 {
+			return f[0]
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("Forget(%s) never called", path)
+		}
+	}
 }
 
 func (r *recorder) publish(s lockqueue.Snapshot) {
@@ -186,6 +218,9 @@ func startWatcher(t testing.TB, cfg Config) (*Watcher, *recorder) {
 	rec := newRecorder()
 	if cfg.Publish == nil {
 		cfg.Publish = rec.publish
+	}
+	if cfg.Forget == nil {
+		cfg.Forget = rec.forget
 	}
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 4 * time.Second

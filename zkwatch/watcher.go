@@ -66,6 +66,12 @@ type Config struct {
 	// watcher's goroutines, one call at a time, and must not block long
 	// (a hub behind it coalesces) nor call AddPath.
 	Publish func(lockqueue.Snapshot)
+	// Forget, when set, is called with a lock parent's path once the watcher
+	// stops watching it (a discovered parent that went away), after its last
+	// snapshot (Exists:false) was published: a hub behind Publish should drop
+	// the path, or it keeps serving it as if it were watched. Called like
+	// Publish, one call at a time, and never for a path watched again since.
+	Forget func(path string)
 	// Poll is how often the server's watch table is read. Default 1s.
 	Poll time.Duration
 	// AdminURLs are AdminServer base URLs, one per member (--zk-admin);
