@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -38,9 +39,37 @@ func nodesJS(scope string) string {
 	return `Object.fromEntries([...document.querySelectorAll(` + jsString(scope+` svg.lane [data-node]`) + `)].map(g => [g.querySelector('.label.data').textContent.replace(/[“”]/g, ''), g.dataset.node]))`
 }
 
+// watching says where a strategy's arrows go: the recipe's rule and the
+// actual watch of a waiter, given the znode names of the waiter and of the
+// node the seed's table says it waits for, and the edge kind both carry.
+type watching struct {
+	rule, actual func(waiter, target string) string
+	edge         string
+}
+
+// predecessorWatch: each waiter waits for and watches one node, as its
+// recipe says (confirmed).
+var predecessorWatch = watching{
+	rule:   func(_, target string) string { return target },
+	actual: func(_, target string) string { return target },
+	edge:   "confirmed",
+}
+
+// herdWatch: every waiter waits on, and watches, all the lock's children:
+// both arrows go into the parent bar.
+func herdWatch(path string) watching {
+	to := func(_, _ string) string { return path }
+	return watching{rule: to, actual: to, edge: "children"}
+}
+
+// vermilion is --alert in app.css: "watches something else". Herd arrows
+// must not be drawn in it: the herd does what its recipe says.
+const vermilion = "rgb(213, 94, 0)"
+
 // checkStep waits until the run shows step k, then checks every node's state
-// and both arrows of every waiter against the seed's table.
-func checkStep(t *testing.T, tb *tab, scope string, k int, actualTo func(waiter, target string) string) {
+// and both arrows of every waiter against the seed's table: where they go,
+// their edge kind, and that no other arrow is drawn.
+func checkStep(t *testing.T, tb *tab, scope string, k int, how watching) {
 	t.Helper()
 	want := lock15[k]
 	tb.until(fmt.Sprintf("step %d shown", k), fmt.Sprintf(`document.querySelector(%s).dataset.step === '%d' && document.querySelector(%s).dataset.busy === 'false' && document.querySelectorAll(%s).length === %d`,
@@ -61,12 +90,47 @@ func checkStep(t *testing.T, tb *tab, scope string, k int, actualTo func(waiter,
 		if st := eval[string](tb, fmt.Sprintf(`(document.querySelector(%s) || {dataset: {}}).dataset.state`, jsString(fmt.Sprintf(`%s svg.lane [data-node=%q]`, scope, nodes[w])))); st != "waiting" {
 			t.Errorf("step %d: %s is %q, want waiting", k, w, st)
 		}
-		if !eval[bool](tb, fmt.Sprintf(`!!document.querySelector(%s)`, jsString(sel("rule", nodes[target])))) {
-			t.Errorf("step %d: no rule arrow %s → %s", k, w, target)
+		for _, kind := range []string{"rule", "actual"} {
+			to := how.rule(nodes[w], nodes[target])
+			if kind == "actual" {
+				to = how.actual(nodes[w], nodes[target])
+			}
+			a := `document.querySelector(` + jsString(sel(kind, to)) + `)`
+			tb.until(fmt.Sprintf("step %d: %s's %s arrow to %s, %s", k, w, kind, to, how.edge),
+				fmt.Sprintf(`%s && %s.dataset.edge === %q && %s.classList.contains(%q)`, a, a, how.edge, a, "edge-"+how.edge))
+			if how.edge == "children" {
+				if c := eval[string](tb, `getComputedStyle(`+a+`).stroke`); c == vermilion {
+					t.Errorf("step %d: %s's herd %s arrow is vermilion, the colour of a wrong watch", k, w, kind)
+				}
+			}
 		}
-		to := actualTo(nodes[w], nodes[target])
-		tb.until(fmt.Sprintf("step %d: %s's watch arrow to %s", k, w, to), fmt.Sprintf(`!!document.querySelector(%s)`, jsString(sel("actual", to))))
 	}
+	// Nothing else: a rule and a watch per waiter, none from a holder.
+	if n := eval[int](tb, `document.querySelectorAll(`+jsString(scope+" svg.lane [data-kind]")+`).length`); n != 2*len(want.waits) {
+		got := eval[[]string](tb, `[...document.querySelectorAll(`+jsString(scope+" svg.lane [data-kind]")+`)].map(a => a.dataset.from + ' → ' + a.dataset.to + ' ' + a.dataset.kind + '/' + a.dataset.edge)`)
+		t.Errorf("step %d: %d arrows drawn, want %d (a rule and a watch per waiter): %v", k, n, 2*len(want.waits), got)
+	}
+}
+
+// stays fails t if expr's value changes within d, polling all along.
+func (tb *tab) stays(what, expr string, d time.Duration) {
+	tb.t.Helper()
+	first := eval[string](tb, `String(`+expr+`)`)
+	checks := 0
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if got := eval[string](tb, `String(`+expr+`)`); got != first {
+			tb.t.Fatalf("%s: %s changed from %q to %q", what, expr, first, got)
+		}
+		checks++
+	}
+	if checks < 2 {
+		tb.t.Fatalf("%s: checked only %d times", what, checks)
+	}
+}
+
+// narration is the text narrating the current step of a run.
+func narration(tb *tab, scope string) string {
+	return eval[string](tb, `document.querySelector(`+jsString(scope+" .narration")+`).textContent`)
 }
 
 // The LOCK1–LOCK5 walkthrough, stepped with the arrow keys, shows the seed's
@@ -79,11 +143,17 @@ func TestClassroomLock1to5(t *testing.T) {
 	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
 	scope := run("predecessor")
 	tb.until("the run", `document.querySelector(`+jsString(scope)+`) && document.querySelector(`+jsString(scope)+`).dataset.step === '0'`)
-	predecessor := func(waiter, target string) string { return target }
+	predecessor := predecessorWatch
 
 	for k := 1; k <= 10; k++ {
 		tb.key(kb.ArrowRight)
 		checkStep(t, tb, scope, k, predecessor)
+		if k == 6 {
+			// LOCK1 released: only LOCK2, which watched it, heard of it.
+			if got := narration(tb, scope); !strings.Contains(got, "LOCK1 released") || !strings.Contains(got, "only LOCK2, which watched it, was notified") {
+				t.Errorf("step 6 narration %q should say LOCK1 released and only LOCK2 was notified", got)
+			}
+		}
 		if k == 3 {
 			if got := eval[string](tb, `document.querySelector(`+jsString(scope+" .narration")+`).textContent`); !strings.Contains(got, "LOCK3") {
 				t.Errorf("step 3 narration %q does not name LOCK3", got)
@@ -104,13 +174,20 @@ func TestClassroomLock1to5(t *testing.T) {
 	checkStep(t, tb, scope, 8, predecessor)
 	tb.until("the URL says where we are", `location.search.includes('step=8')`)
 
-	// Space plays from the start, Space again pauses.
+	// Space plays from the start, Space again pauses, and paused it stays:
+	// the step does not move while steps remain.
 	tb.key(kb.Home)
 	checkStep(t, tb, scope, 0, predecessor)
 	tb.key(" ")
 	tb.until("playing", `document.body.dataset.playing === 'true'`)
+	tb.until("a step played", `Number(document.body.dataset.step) >= 1`)
 	tb.key(" ")
-	tb.until("paused", `document.body.dataset.playing === 'false'`)
+	tb.until("paused", `document.body.dataset.playing === 'false' && document.body.dataset.busy === 'false'`)
+	if k, total := eval[int](tb, `Number(document.body.dataset.step)`), eval[int](tb, `Number(document.getElementById('scrub').max)`); k >= total {
+		t.Fatalf("paused at step %d of %d: nothing left to play, so the pause proves nothing", k, total)
+	}
+	// Two play intervals (1.2 s each at 1×) and more.
+	tb.stays("paused", `document.body.dataset.step + '/' + document.body.dataset.playing`, 3*time.Second)
 
 	// The help lists the keys.
 	tb.key("?")
@@ -131,16 +208,25 @@ func TestClassroomCompare(t *testing.T) {
 	tb := newTab(t)
 	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=compare&step=5")
 	herd, pred := run("herd"), run("predecessor")
-	checkStep(t, tb, pred, 5, func(_, target string) string { return target })
+	checkStep(t, tb, pred, 5, predecessorWatch)
 	path := eval[string](tb, `document.querySelector(`+jsString(herd)+`).dataset.path`)
-	checkStep(t, tb, herd, 5, func(_, _ string) string { return path })
+	checkStep(t, tb, herd, 5, herdWatch(path))
+	// The fan-in is named on the parent bar; the legend explains it.
+	tb.until("the parent bar counts the herd", `document.querySelector(`+jsString(herd+" svg.lane .parent.herd")+`).dataset.childrenWatchers === '4'`)
+	tb.until("the legend explains the herd", `/watches all children \(herd\)/.test(document.querySelector('#legend [data-legend=children]').textContent)`)
 
 	// Count the notifications animated along the watch arrows: every dot
 	// that enters each lane.
 	tb.run(`window.__dots = {herd: 0, predecessor: 0}; for (const s of ['herd', 'predecessor']) new MutationObserver(ms => { for (const m of ms) for (const n of m.addedNodes) if (n.classList && n.classList.contains('notify-dot')) window.__dots[s]++; }).observe(document.querySelector('.run[data-strategy=' + s + '] svg.lane'), {childList: true});`)
 	tb.key(kb.ArrowRight)
-	checkStep(t, tb, pred, 6, func(_, target string) string { return target })
-	checkStep(t, tb, herd, 6, func(_, _ string) string { return path })
+	checkStep(t, tb, pred, 6, predecessorWatch)
+	checkStep(t, tb, herd, 6, herdWatch(path))
+	if got := narration(tb, pred); !strings.Contains(got, "only LOCK2, which watched it, was notified") {
+		t.Errorf("predecessor step 6 narration %q: only LOCK2 should be notified", got)
+	}
+	if got := narration(tb, herd); !strings.Contains(got, "every client watching the children was notified") {
+		t.Errorf("herd step 6 narration %q: every waiter should be notified", got)
+	}
 	meter := func(scope, m string) int {
 		return eval[int](tb, `Number(document.querySelector(`+jsString(scope+` .meter[data-meter=`+m+`]`)+`).dataset.value)`)
 	}
@@ -155,6 +241,26 @@ func TestClassroomCompare(t *testing.T) {
 	if dots := eval[map[string]int](tb, `window.__dots`); dots["herd"] != 4 || dots["predecessor"] != 1 {
 		t.Errorf("notifications animated: %v, want herd 4, predecessor 1", dots)
 	}
+	// The meters' bars are scaled to N(N−1)/2 = 10 for five clients (or to
+	// the larger run's figure), not each to its own value: one release to
+	// one waiter is a short bar, not a full one.
+	hv, pv := meter(herd, "notifications"), meter(pred, "notifications")
+	for _, tc := range []struct {
+		scope string
+		v     int
+	}{{herd, hv}, {pred, pv}} {
+		bar := `document.querySelector(` + jsString(tc.scope+" .meter[data-meter=notifications] .bar") + `)`
+		want := fmt.Sprintf("%d %d%%", max(10, hv, pv), int(100*float64(tc.v)/float64(max(10, hv, pv))+0.5))
+		if got := eval[string](tb, bar+`.dataset.max + ' ' + `+bar+`.firstElementChild.style.width`); got != want {
+			t.Errorf("%s notifications bar (value %d): max and width %q, want %q", tc.scope, tc.v, got, want)
+		}
+		if title := eval[string](tb, bar+`.title`); !strings.Contains(title, "of") {
+			t.Errorf("%s bar title %q does not say what it is scaled to", tc.scope, title)
+		}
+	}
+	if pv != 1 {
+		t.Errorf("predecessor notifications after one release: %d, want 1", pv)
+	}
 	tb.screenshot("classroom.png")
 }
 
@@ -167,7 +273,7 @@ func TestClassroomActOnClient(t *testing.T) {
 	tb := newTab(t)
 	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor&step=2")
 	scope := run("predecessor")
-	checkStep(t, tb, scope, 2, func(_, target string) string { return target })
+	checkStep(t, tb, scope, 2, predecessorWatch)
 	nodes := eval[map[string]string](tb, nodesJS(scope))
 
 	tb.do("click LOCK1", chromedp.Click(chromedp.CSS(scope+` .client[data-client="LOCK1"]`)))

@@ -94,6 +94,13 @@ func TestReadWriteLockView(t *testing.T) {
 
 	// The table has every node; copy-as-text carries the queue as text.
 	tb.until("table rows", `document.querySelectorAll('#table tbody tr').length === 6`)
+	// Names wrap between their parts (R_ | 0000000001), never mid-part.
+	if got := eval[string](tb, `document.querySelector('#table tbody td.name button').innerHTML`); got != "R_<wbr>"+lock[0].name[2:] {
+		t.Errorf("table name cell %q, want R_<wbr>%s", got, lock[0].name[2:])
+	}
+	if got := eval[string](tb, `getComputedStyle(document.querySelector('#table tbody td.name button')).wordBreak`); got == "break-all" {
+		t.Error("table names still break anywhere (word-break: break-all)")
+	}
 	text := evalAwait[string](tb, `import('/static/table.js').then(m => m.snapshotText(window.zklockviz.snapshot))`)
 	for _, want := range []string{path, lock[0].name + "  read   holding", "unexpected", "LOCK6"} {
 		if !strings.Contains(text, want) {
@@ -189,6 +196,12 @@ func TestDeadlockAndDanglingWatch(t *testing.T) {
 	}
 	tb.until("dangling watch", arrow(w[3].name, "W_0000009999", "actual")+`.dataset.edge === 'dangling'`)
 	tb.until("its ghost", `document.querySelector('#lane [data-ghost="W_0000009999"]')`)
+	// The two arcs of the cycle nest, one inside the other, and start below
+	// the cycle rings (centre 122 + radius 32), clear of the shapes.
+	fw, bw := arrow(w[1].name, w[2].name, "actual"), arrow(w[2].name, w[1].name, "actual")
+	if got := eval[string](tb, `(() => { const f = `+fw+`.getBBox(), b = `+bw+`.getBBox(), ring = 122 + 32; return [f.x > b.x, f.x + f.width < b.x + b.width, f.y >= ring, b.y >= ring, b.height > f.height].join(); })()`); got != "true,true,true,true,true" {
+		t.Errorf("deadlock arcs: inside left, inside right, below ring ×2, deeper = %s; want all true", got)
+	}
 	if os.Getenv("ZKLOCKVIZ_SCREENSHOTS") == "1" {
 		tb.screenshot("lock-deadlock.png")
 	}

@@ -6,6 +6,7 @@ package views
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -140,6 +141,15 @@ func NameParts(name string) []string {
 		}
 	}
 	return parts
+}
+
+// nameWithBreaks is name as HTML with a <wbr> between its NameParts.
+func nameWithBreaks(name string) templ.Component {
+	parts := NameParts(name)
+	for i, p := range parts {
+		parts[i] = html.EscapeString(p)
+	}
+	return templ.Raw(strings.Join(parts, "<wbr>"))
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }

@@ -88,7 +88,7 @@ func TestPages(t *testing.T) {
 		}},
 		{name: "lock view paints the queue table", url: "/lock?path=/seeds/share", status: 200, want: []string{
 			`data-path="/seeds/share"`, `data-row="R_0000000001" data-state="holding"`,
-			`data-row="W_0000000002" data-state="waiting"`, `<td>R_0000000001</td>`, `id="lane"`, `id="copy"`,
+			`data-row="W_0000000002" data-state="waiting"`, `<td>R_0000000001</td>`, `<td class="name">R_<wbr>0000000001</td>`, `id="lane"`, `id="copy"`,
 			`id="banner" class="banner" role="alert" hidden`, `<b>1</b> holding`, `<b>4</b> waiting`, `/static/lock.js?v=`,
 		}},
 		{name: "not live lock shows the banner", url: "/lock?path=/down/lock", status: 200, want: []string{
@@ -130,6 +130,43 @@ func TestPages(t *testing.T) {
 			for _, a := range tc.absent {
 				if strings.Contains(body, a) {
 					t.Errorf("body has %q", a)
+				}
+			}
+		})
+	}
+}
+
+// The dashboard's first paint shows the watcher's own session state, which is
+// known with no lock watched; without WithConnection it is inferred from the
+// locks.
+func TestDashboardConnection(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state lockqueue.Connection
+		set   bool
+		want  []string
+	}{
+		{"connected, nothing watched", lockqueue.Connected, true, []string{`data-state="connected"`, `ZooKeeper: connected · no lock watched yet`}},
+		{"reconnecting", lockqueue.Reconnecting, true, []string{`data-state="reconnecting"`, `NOT live`}},
+		{"no watcher", "", true, []string{`data-state="none"`, `this server has no watcher`}},
+		{"not told", "", false, []string{`ZooKeeper: no lock watched yet`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := hub.New()
+			var opts []PageOption
+			if tc.set {
+				opts = append(opts, WithConnection(func() lockqueue.Connection { return tc.state }))
+			}
+			srv, err := New(Config{Hub: h, Pages: PageRoutes(h, false, opts...), Logger: testLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			_, body := pageGet(t, ts.URL+"/", nil)
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("body lacks %q", w)
 				}
 			}
 		})

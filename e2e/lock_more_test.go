@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/go-zookeeper/zk"
+)
+
+// The legend is page text that wraps, not a wide drawing shrunk to fit: at
+// 1440 px and at a phone's width its labels are as large as the page's small
+// print and it stays inside its card.
+func TestLegendReadable(t *testing.T) {
+	need(t)
+	const path = "/e2e/legend"
+	admin := connect(t)
+	ensurePath(t, admin, path)
+	l := takeLock(t, path, "holder")
+	if err := <-l.got; err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "--watch", path)
+	tb := newTab(t)
+	for _, width := range []int64{1440, 1000, 390} {
+		tb.do(fmt.Sprintf("viewport %d", width), chromedp.EmulateViewport(width, 900))
+		tb.open(srv.URL + "/lock?path=" + path)
+		tb.until("the legend", `document.querySelectorAll('#legend li').length >= 10`)
+		// Every label's rendered text height, and how far the legend sticks
+		// out of its card.
+		got := eval[map[string]float64](tb, `(() => {
+			const spans = [...document.querySelectorAll('#legend li span')];
+			const card = document.querySelector('.lane-card').getBoundingClientRect();
+			const leg = document.getElementById('legend').getBoundingClientRect();
+			return {
+				minFont: Math.min(...spans.map(s => parseFloat(getComputedStyle(s).fontSize))),
+				minHeight: Math.min(...spans.map(s => s.getBoundingClientRect().height)),
+				overflow: Math.max(0, leg.right - card.right, document.getElementById('legend').scrollWidth - document.getElementById('legend').clientWidth),
+			};
+		})()`)
+		if got["minFont"] < 12 || got["minHeight"] < 12 {
+			t.Errorf("at %d px the legend's text is %.1f px (boxes %.1f px high), want ≥ 12", width, got["minFont"], got["minHeight"])
+		}
+		if got["overflow"] > 0 {
+			t.Errorf("at %d px the legend sticks out of its card by %.0f px", width, got["overflow"])
+		}
+	}
+	tb.do("viewport back", chromedp.EmulateViewport(1440, 900))
+	for _, key := range []string{"children", "unexpected", "dangling", "deadlock", "holding"} {
+		if !eval[bool](tb, fmt.Sprintf(`!!document.querySelector('#legend [data-legend=%s]')`, key)) {
+			t.Errorf("the legend has no %s entry", key)
+		}
+	}
+}
+
+// A holder already holding when the page opens has held for an unknown time:
+// its clock says "holds ≥"; one seen acquiring says "holds".
+func TestHoldClockIsHonest(t *testing.T) {
+	need(t)
+	const path = "/e2e/holdclock"
+	admin := connect(t)
+	ensurePath(t, admin, path)
+	first := takeLock(t, path, "first")
+	if err := <-first.got; err != nil {
+		t.Fatal(err)
+	}
+	second := takeLock(t, path, "second")
+	srv := startServer(t, "--watch", path)
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("two nodes", nodeCount(2))
+	q := queueNames(t, admin, path)
+	clock := func(name string) string {
+		return fmt.Sprintf(`document.querySelector('#lane [data-node=%s] .time').textContent`, jsString(name))
+	}
+	tb.until("the first holds, since at least the page opened", clock(q[0])+`.startsWith('holds ≥ ')`)
+	tb.until("the table says the same", fmt.Sprintf(`document.querySelector('tr[data-row=%s] td.time').textContent.startsWith('holds ≥ ')`, jsString(q[0])))
+	tb.until("the second waits", clock(q[1])+`.startsWith('waits ')`)
+
+	if err := first.lock.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second.got; err != nil {
+		t.Fatal(err)
+	}
+	tb.until("the second holds, seen acquiring", node(q[1], "holding")+` && /^holds [0-9]/.test(`+clock(q[1])+`)`)
+}
+
+// A 10,000-node lock made by a real client first paints with its middle
+// folded (what is drawn says how much), and its table pages.
+func TestTenThousandNodeLock(t *testing.T) {
+	need(t)
+	const path, n = "/e2e/big10k", 10000
+	c := connect(t)
+	ensurePath(t, c, path)
+	acl := zk.WorldACL(zk.PermAll)
+	for start := 0; start < n; start += 500 {
+		var ops []any
+		for i := start; i < start+500; i++ {
+			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("%s/_c_%032x-lock-", path, i*7919+1), Data: []byte(fmt.Sprintf("worker-%d", i)), Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence})
+		}
+		if _, err := c.Multi(ops...); err != nil {
+			t.Fatalf("create children: %v", err)
+		}
+	}
+	srv := startServer(t, "--watch", path)
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("10,000 nodes read", fmt.Sprintf(`document.getElementById('lane').dataset.count === '%d'`, n))
+	tb.until("first painted", `document.body.dataset.firstDraw`)
+
+	lane := eval[map[string]string](tb, `({...document.getElementById('lane').dataset})`)
+	drawn, folded := 0, 0
+	fmt.Sscan(lane["drawn"], &drawn)
+	fmt.Sscan(lane["folded"], &folded)
+	if drawn+folded != n || drawn > 100+200 || drawn < 100 {
+		t.Errorf("drawn %d + folded %d: want 10,000 with 100–300 drawn", drawn, folded)
+	}
+	if got := eval[int](tb, `document.querySelectorAll('#lane [data-node]').length`); got != drawn {
+		t.Errorf("%d node elements, data-drawn says %d", got, drawn)
+	}
+	if got := eval[int](tb, `document.querySelectorAll('#lane [data-group]').length`); got < 1 {
+		t.Error("no folded group drawn")
+	}
+	tb.until("the holder is drawn", `document.querySelector('#lane [data-node][data-state=holding]')`)
+	note := eval[string](tb, `document.getElementById('fold-note').hidden ? '' : document.getElementById('fold-note').textContent`)
+	for _, want := range []string{fmt.Sprintf("%s of 10,000 nodes are folded", formatThousands(folded)), "first 50", "last 50", "at most 50 nodes", "lists every node"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("fold note %q lacks %q", note, want)
+		}
+	}
+
+	tb.until("table page 1", `document.querySelector('#table .page-info').textContent.startsWith('rows 1–100 of 10,000')`)
+	tb.do("next page", chromedp.Click(chromedp.CSS(`#table .table-bar button:last-of-type`)))
+	tb.until("table page 2", `document.querySelector('#table .page-info').textContent.startsWith('rows 101–200 of 10,000') && document.querySelectorAll('#table tbody tr').length === 100`)
+	tb.until("row 101", `document.querySelector('#table tbody tr td.num').textContent === '101'`)
+}
+
+func formatThousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// The dashboard says whether the watcher's own session is up, with no lock
+// watched at all, and says NOT live while ZooKeeper is down.
+func TestDashboardWhenZooKeeperStops(t *testing.T) {
+	need(t)
+	srv := startServer(t)
+	tb := newTab(t)
+	tb.open(srv.URL + "/")
+	ens := `document.getElementById('ensemble')`
+	tb.until("connected, no lock watched", ens+`.dataset.state === 'connected' && `+ens+`.textContent.includes('connected') && `+ens+`.textContent.includes('no lock watched yet')`)
+
+	if err := env.zk.Stop(); err != nil {
+		t.Fatalf("stop ZooKeeper: %v", err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			env.zk.Start(t.Context())
+		}
+	})
+	tb.until("not live", ens+`.dataset.state === 'reconnecting' && `+ens+`.textContent.includes('NOT live') && document.body.dataset.live === 'false'`)
+
+	if err := env.zk.Start(t.Context()); err != nil {
+		t.Fatalf("restart ZooKeeper: %v", err)
+	}
+	restarted = true
+	tb.until("connected again", ens+`.dataset.state === 'connected' && document.body.dataset.live === 'true'`)
+}
