@@ -12,6 +12,9 @@ import (
 	"github.com/zklockviz/zklockviz/hub"
 )
 
+// compressionThreshold: frames smaller than this are sent uncompressed.
+const compressionThreshold = 2048
+
 var (
 	errShutdown = errors.New("server shutting down")
 	errRemoved  = errors.New("lock removed")
@@ -41,6 +44,11 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		// Each message compressed on its own: a 10,000-node snapshot shrinks
 		// several times, and no per-socket compression window is kept.
 		CompressionMode: websocket.CompressionNoContextTakeover,
+		// Compression runs per socket (the same frame is deflated once for
+		// every viewer), so small frames, the common one-node deltas, go
+		// plain: they cost more CPU to squeeze, on both ends, than the
+		// few hundred bytes are worth.
+		CompressionThreshold: compressionThreshold,
 	})
 	if err != nil {
 		// Accept has answered already (403 for a foreign origin).

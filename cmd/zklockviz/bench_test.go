@@ -1,0 +1,574 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/web"
+)
+
+// The end-to-end benchmarks: a real ZooKeeper (zklocal), the real serve
+// path, real websocket viewers (coder/websocket clients offering
+// permessage-deflate, as browsers do).
+//
+//	go test ./cmd/zklockviz -run '^$' -bench BenchmarkChangeToFrame -benchtime 200x
+//	go test ./cmd/zklockviz -run '^$' -bench BenchmarkMemory -benchtime 5x
+
+var benchRun = strconv.FormatInt(time.Now().UnixNano()%1e9, 36) // fresh paths per process
+
+// lockName is a go-zookeeper lock node prefix for client i; ZooKeeper adds
+// the sequence number.
+func lockName(i int) string { return fmt.Sprintf("_c_%032x-lock-", i) }
+
+// fillQueue creates n go-zookeeper lock nodes under path, owned by c's
+// session.
+func fillQueue(b testing.TB, c *zk.Conn, path string, n, first int) {
+	b.Helper()
+	acl := zk.WorldACL(zk.PermAll)
+	p := ""
+	for _, part := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		p += "/" + part
+		if _, err := c.Create(p, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
+			b.Fatalf("create %s: %v", p, err)
+		}
+	}
+	for start := 0; start < n; start += 500 {
+		var ops []any
+		for i := start; i < min(n, start+500); i++ {
+			ops = append(ops, &zk.CreateRequest{Path: path + "/" + lockName(first+i), Data: []byte(fmt.Sprintf("worker-%d", i)),
+				Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence})
+		}
+		if _, err := c.Multi(ops...); err != nil {
+			b.Fatalf("create children of %s: %v", path, err)
+		}
+	}
+}
+
+// startMain runs the serve command in-process on a free loopback port.
+func startMain(b testing.TB, args ...string) *Main {
+	b.Helper()
+	m := NewMain(io.Discard, io.Discard)
+	m.Getenv = func(string) string { return "" }
+	if err := m.ParseFlags(append([]string{"--addr", "127.0.0.1:0", "--log-level", "error"}, args...)); err != nil {
+		b.Fatalf("ParseFlags: %v", err)
+	}
+	if err := m.Run(context.Background()); err != nil {
+		b.Fatalf("Run: %v", err)
+	}
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
+// waitQueues waits until every path is served with n nodes.
+func waitQueues(b testing.TB, base string, paths []string, n int) {
+	b.Helper()
+	deadline := time.Now().Add(5 * waitTimeout)
+	for {
+		resp, err := http.Get(base + "/api/v1/locks")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var list web.LocksResponse
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ready := 0
+		for _, l := range list.Locks {
+			if slices.Contains(paths, l.Path) && l.QueueLength == n && l.Connection == "connected" {
+				ready++
+			}
+		}
+		if ready == len(paths) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d queues read with %d nodes", ready, len(paths), n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// benchViewer is one websocket viewer. It waits for a frame that shows a
+// change: the creation of a node whose name starts with a prefix, or the
+// removal of a node.
+type benchViewer struct {
+	c      *websocket.Conn
+	frames atomic.Int64
+
+	mu      sync.Mutex
+	created []byte // awaiting a frame that names this prefix
+	removed string // awaiting a frame without this node
+	since   time.Time
+	done    func(time.Duration)
+}
+
+func dialViewer(b testing.TB, base, path string, wg *sync.WaitGroup) *benchViewer {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws?path="+path,
+		&websocket.DialOptions{CompressionMode: websocket.CompressionNoContextTakeover})
+	if err != nil {
+		b.Fatalf("dial %s: %v", path, err)
+	}
+	c.SetReadLimit(64 << 20)
+	v := &benchViewer{c: c}
+	wg.Go(v.loop)
+	return v
+}
+
+// expect arms the viewer; done gets the time from since to the frame.
+func (v *benchViewer) expect(created []byte, removed string, since time.Time, done func(time.Duration)) {
+	v.mu.Lock()
+	v.created, v.removed, v.since, v.done = created, removed, since, done
+	v.mu.Unlock()
+}
+
+func (v *benchViewer) loop() {
+	var buf bytes.Buffer
+	for {
+		typ, r, err := v.c.Reader(context.Background())
+		if err != nil {
+			return
+		}
+		buf.Reset()
+		if _, err := buf.ReadFrom(r); err != nil || typ != websocket.MessageText {
+			return
+		}
+		at := time.Now()
+		v.frames.Add(1)
+		v.mu.Lock()
+		var hit bool
+		switch {
+		case v.created != nil:
+			// The prefix is new, so the first frame naming it is the one
+			// that carries the creation.
+			hit = bytes.Contains(buf.Bytes(), v.created)
+		case v.removed != "":
+			hit = !showsNode(buf.Bytes(), v.removed)
+		}
+		var done func(time.Duration)
+		if hit {
+			done = v.done
+			v.created, v.removed, v.done = nil, "", nil
+		}
+		since := v.since
+		v.mu.Unlock()
+		if done != nil {
+			done(at.Sub(since))
+		}
+	}
+}
+
+// showsNode reports whether a frame may still show name: a snapshot that
+// lists it, or a delta that does not remove it.
+func showsNode(b []byte, name string) bool {
+	var f web.Frame
+	if json.Unmarshal(b, &f) != nil {
+		return true
+	}
+	if f.Snapshot != nil {
+		return slices.ContainsFunc(f.Snapshot.Nodes, func(n lockqueue.Node) bool { return n.Name == name })
+	}
+	return f.Delta == nil || !slices.Contains(f.Remove, name)
+}
+
+func percentile(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return float64(sorted[i]) / float64(time.Millisecond)
+}
+
+// change creates one node per queue (viewers[i] watches paths[i]), waits
+// until every viewer has the frame showing it, then deletes them and waits
+// the same way. It returns the latencies of the creation, one per viewer.
+func change(b testing.TB, c *zk.Conn, paths []string, viewers [][]*benchViewer, id int, probe *hubProbe) []time.Duration {
+	b.Helper()
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	n := 0
+	for _, vs := range viewers {
+		n += len(vs)
+	}
+	wg.Add(n)
+	record := func(d time.Duration) {
+		mu.Lock()
+		lat = append(lat, d)
+		mu.Unlock()
+		wg.Done()
+	}
+	prefix := lockName(0xbe000000 + id)
+	start := time.Now()
+	if probe != nil {
+		probe.expect(prefix, start)
+	}
+	for _, vs := range viewers {
+		for _, v := range vs {
+			v.expect([]byte(prefix), "", start, record)
+		}
+	}
+	created := make([]string, len(paths))
+	for i, p := range paths {
+		full, err := c.Create(p+"/"+prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			b.Fatalf("create: %v", err)
+		}
+		created[i] = full
+	}
+	waitGroup(b, &wg, "every viewer to see the new node")
+	if probe != nil {
+		probe.wait(b)
+	}
+
+	wg.Add(n)
+	for i, vs := range viewers {
+		name := created[i][strings.LastIndex(created[i], "/")+1:]
+		for _, v := range vs {
+			v.expect(nil, name, time.Now(), func(time.Duration) { wg.Done() })
+		}
+	}
+	for _, full := range created {
+		if err := c.Delete(full, -1); err != nil {
+			b.Fatalf("delete: %v", err)
+		}
+	}
+	waitGroup(b, &wg, "every viewer to see the node go")
+	return lat
+}
+
+func waitGroup(b testing.TB, wg *sync.WaitGroup, what string) {
+	b.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(waitTimeout):
+		b.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// hubProbe subscribes to the hub directly and times the publish of a
+// snapshot with a new node: the watcher's share of the latency.
+type hubProbe struct {
+	sub *hub.Sub
+	mu  sync.Mutex
+	pre string
+	at  time.Time
+	hit chan struct{}
+	lat []time.Duration
+}
+
+func newHubProbe(sub *hub.Sub) *hubProbe {
+	p := &hubProbe{sub: sub}
+	go func() {
+		for {
+			select {
+			case <-sub.Done():
+				return
+			case <-sub.C():
+			}
+			snap, ok := sub.Next()
+			now := time.Now()
+			if !ok {
+				continue
+			}
+			p.mu.Lock()
+			if p.pre != "" && slices.ContainsFunc(snap.Nodes, func(n lockqueue.Node) bool { return strings.HasPrefix(n.Name, p.pre) }) {
+				p.lat = append(p.lat, now.Sub(p.at))
+				p.pre = ""
+				close(p.hit)
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+func (p *hubProbe) expect(prefix string, since time.Time) {
+	p.mu.Lock()
+	p.pre, p.at, p.hit = prefix, since, make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *hubProbe) wait(b testing.TB) {
+	p.mu.Lock()
+	hit := p.hit
+	p.mu.Unlock()
+	select {
+	case <-hit:
+	case <-time.After(waitTimeout):
+		b.Fatal("the hub never published the new node")
+	}
+}
+
+// BenchmarkChangeToFrame measures a one-node change (a waiter joining) in a
+// 1,000-node go-zookeeper queue, from the create sent to ZooKeeper to the
+// frame showing it read at each viewer: p50-ms and p99-ms over every
+// (change, viewer) pair. reads/change is the ZooKeeper reads the watcher
+// sent per change (the join and the leave both count), which must not grow
+// with viewers. publish-p50-ms and publish-p99-ms time the same changes to
+// the snapshot's publish in the hub: the watcher's share, before any
+// viewer. ns/op is not meaningful and reported as 0.
+//
+//	go test ./cmd/zklockviz -run '^$' -bench BenchmarkChangeToFrame -benchtime 200x
+func BenchmarkChangeToFrame(b *testing.B) {
+	zks := sharedZK(b)
+	for _, viewers := range []int{1, 100} {
+		b.Run(fmt.Sprintf("viewers=%d", viewers), func(b *testing.B) {
+			path := fmt.Sprintf("/bench-%s/latency-%d", benchRun, viewers)
+			c := connect(b, zks.Addr())
+			fillQueue(b, c, path, 1000, 0)
+			m := startMain(b, "--zk", zks.Addr(), "--watch", path)
+			waitQueues(b, m.URL(), []string{path}, 1000)
+
+			var wg sync.WaitGroup
+			vs := make([]*benchViewer, viewers)
+			for i := range vs {
+				vs[i] = dialViewer(b, m.URL(), path, &wg)
+			}
+			b.Cleanup(func() {
+				for _, v := range vs {
+					v.c.CloseNow()
+				}
+				wg.Wait()
+			})
+			for _, v := range vs {
+				for v.frames.Load() == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+
+			probe := newHubProbe(m.hub.Subscribe(path))
+			b.Cleanup(probe.sub.Close)
+			var all []time.Duration
+			var reads int64
+			changes := 0
+			for b.Loop() {
+				before := m.watcher.Reads()
+				all = append(all, change(b, c, []string{path}, [][]*benchViewer{vs}, changes, probe)...)
+				reads += m.watcher.Reads() - before
+				changes++
+				// An isolated change, not the watcher's rate limit on
+				// bursts (zkwatch settle, 10ms).
+				time.Sleep(20 * time.Millisecond)
+			}
+			slices.Sort(all)
+			b.ReportMetric(percentile(all, 0.50), "p50-ms")
+			b.ReportMetric(percentile(all, 0.99), "p99-ms")
+			slices.Sort(probe.lat)
+			b.ReportMetric(percentile(probe.lat, 0.50), "publish-p50-ms")
+			b.ReportMetric(percentile(probe.lat, 0.99), "publish-p99-ms")
+			b.ReportMetric(float64(reads)/float64(2*changes), "reads/change")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// procStatus reads kB fields of /proc/<pid>/status as MB.
+func procStatus(pid string, keys ...string) map[string]float64 {
+	out := map[string]float64{}
+	f, err := os.Open("/proc/" + pid + "/status")
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || !slices.Contains(keys, k) {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		out[k] = kb / 1024
+	}
+	return out
+}
+
+// BenchmarkMemory serves 100 locks of 1,000 nodes each to 100 viewers (one
+// per lock), and each op changes every lock once (a node joins and leaves).
+// The in-process variant runs Main in this process and reports the peak
+// heap in use (sampled), the live heap after a GC at the end, and VmRSS and
+// VmHWM; the viewers' side is in the same process and included. The
+// binary variant runs `zklockviz serve` as its own process and reports its
+// VmHWM and peak heap in use (from its /metrics), the server alone. The
+// target is 200 MB.
+//
+//	go test ./cmd/zklockviz -run '^$' -bench BenchmarkMemory -benchtime 5x
+func BenchmarkMemory(b *testing.B) {
+	zks := sharedZK(b)
+	const locks, nodes = 100, 1000
+	root := fmt.Sprintf("/bench-%s/mem", benchRun)
+	paths := make([]string, locks)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("%s/lock-%03d", root, i)
+	}
+	c := connect(b, zks.Addr())
+	for i, p := range paths {
+		fillQueue(b, c, p, nodes, i*nodes)
+	}
+	args := []string{"--zk", zks.Addr()}
+	for _, p := range paths {
+		args = append(args, "--watch", p)
+	}
+
+	run := func(b *testing.B, base string, sample func()) {
+		waitQueues(b, base, paths, nodes)
+		var wg sync.WaitGroup
+		vs := make([][]*benchViewer, locks)
+		for i, p := range paths {
+			vs[i] = []*benchViewer{dialViewer(b, base, p, &wg)}
+		}
+		defer func() {
+			for _, v := range vs {
+				v[0].c.CloseNow()
+			}
+			wg.Wait()
+		}()
+		for _, v := range vs {
+			for v[0].frames.Load() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		stop := make(chan struct{})
+		var sampled sync.WaitGroup
+		sampled.Go(func() {
+			t := time.NewTicker(50 * time.Millisecond)
+			defer t.Stop()
+			for {
+				sample()
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+			}
+		})
+		i := 0
+		for b.Loop() {
+			change(b, c, paths, vs, 1_000_000+i, nil)
+			i++
+		}
+		close(stop)
+		sampled.Wait()
+		b.ReportMetric(0, "ns/op")
+	}
+
+	b.Run("in-process", func(b *testing.B) {
+		m := startMain(b, args...)
+		var peak uint64
+		var ms runtime.MemStats
+		run(b, m.URL(), func() {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		})
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		st := procStatus("self", "VmRSS", "VmHWM")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-inuse-MB")
+		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MB")
+		b.ReportMetric(st["VmRSS"], "rss-MB")
+		b.ReportMetric(st["VmHWM"], "hwm-MB")
+	})
+
+	b.Run("binary", func(b *testing.B) {
+		s := startServeB(b, append(args, "--addr", "127.0.0.1:0", "--log-level", "error")...)
+		pid := strconv.Itoa(s.cmd.Process.Pid)
+		var peak float64
+		run(b, s.url, func() {
+			if v := metricValue(s.url, "go_memstats_heap_inuse_bytes"); v > peak {
+				peak = v
+			}
+		})
+		st := procStatus(pid, "VmRSS", "VmHWM")
+		b.ReportMetric(peak/(1<<20), "peak-heap-inuse-MB")
+		b.ReportMetric(st["VmRSS"], "rss-MB")
+		b.ReportMetric(st["VmHWM"], "hwm-MB")
+	})
+}
+
+// metricValue reads one unlabelled metric from /metrics; 0 when missing.
+func metricValue(base, name string) float64 {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
+
+// startServeB runs the built binary (see TestMain) for a benchmark.
+func startServeB(b testing.TB, args ...string) *server {
+	b.Helper()
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
+	cmd.Env = append(os.Environ(), "ZKLOCKVIZ_TOKEN=", "ZKLOCKVIZ_ADDR=", "ZKLOCKVIZ_ZK=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start serve: %v", err)
+	}
+	s := &server{cmd: cmd, done: make(chan error, 1)}
+	listening := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.logs.WriteString(line + "\n")
+			s.mu.Unlock()
+			if u, ok := strings.CutPrefix(line, "listening on "); ok {
+				listening <- u
+			}
+		}
+		s.done <- cmd.Wait()
+	}()
+	b.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-s.done:
+		case <-time.After(waitTimeout):
+			cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	select {
+	case s.url = <-listening:
+	case err := <-s.done:
+		b.Fatalf("serve exited before listening: %v\n%s", err, s.output())
+	case <-time.After(waitTimeout):
+		b.Fatalf("serve did not print its address\n%s", s.output())
+	}
+	return s
+}
