@@ -179,15 +179,20 @@ func TestCLIText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	re := regexp.MustCompile(`(?m)^(\d+)\s+(LOCK\d)\s+(\w+)\s+(.*)$`)
+	// #, step, client, event, detail: the step column is the number
+	// violations name ("step 6"), the # column counts rows.
+	re := regexp.MustCompile(`(?m)^(\d+)\s+(\d+)\s+(LOCK\d)\s+(\w+)\s+(.*)$`)
 	var got []row
+	var steps []int
 	for i, m := range re.FindAllStringSubmatch(out, -1) {
 		if m[1] != strconv.Itoa(i+1) {
 			t.Errorf("row %d numbered %s", i+1, m[1])
 		}
-		r := row{m[2], m[3], ""}
+		st, _ := strconv.Atoi(m[2])
+		steps = append(steps, st)
+		r := row{m[3], m[4], ""}
 		if r.event == "wait" {
-			if w := regexp.MustCompile(`waits for (LOCK\d)`).FindStringSubmatch(m[4]); w != nil {
+			if w := regexp.MustCompile(`waits for (LOCK\d)`).FindStringSubmatch(m[5]); w != nil {
 				r.on = w[1]
 			}
 		}
@@ -196,7 +201,12 @@ func TestCLIText(t *testing.T) {
 	if !slices.Equal(got, seed000) {
 		t.Errorf("text rows:\n got %v\nwant %v\n%s", got, seed000, out)
 	}
-	for _, want := range []string{"#", "client", "event", "detail", "notified LOCK4, LOCK5", "safety: no violations"} {
+	// Steps 1–5 join; 6–10 release LOCK1..LOCK5, and a release's row is
+	// followed by the lock(s) it caused, in the same step.
+	if want := []int{1, 2, 3, 4, 5, 6, 6, 7, 7, 8, 8, 8, 9, 10}; !slices.Equal(steps, want) {
+		t.Errorf("step column %v, want %v\n%s", steps, want, out)
+	}
+	for _, want := range []string{"#", "step", "client", "event", "detail", "notified LOCK4, LOCK5", "safety: no violations"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
@@ -233,6 +243,34 @@ func TestCLISessionExpiry(t *testing.T) {
 	if !slices.Equal(step4, want) {
 		t.Errorf("crash step:\n got %v\nwant %v", step4, want)
 	}
+	// The expiry came at least one session timeout after the crash, by
+	// the run's own clock (atMs, afterMs), not by a sleep here. (Measured on
+	// zklocal, tick 200ms, timeout 1s: 1018–1160ms over 11 runs; the server
+	// rounds a session's deadline up to the next tick, so expiry is up to a
+	// tick late.)
+	var crash, expire, lock Event
+	for _, e := range rep.Events {
+		switch {
+		case e.Step == 4 && e.Event == EvCrash:
+			crash = e
+		case e.Step == 4 && e.Event == EvExpire:
+			expire = e
+		case e.Step == 4 && e.Event == EvLock:
+			lock = e
+		}
+	}
+	timeout := rep.SessionTimeoutMs
+	if timeout != testSessionTimeout.Milliseconds() {
+		t.Errorf("sessionTimeoutMs %d, want %d", timeout, testSessionTimeout.Milliseconds())
+	}
+	if expire.AfterMs < timeout || expire.AtMs-crash.AtMs < timeout {
+		t.Errorf("expired %dms after the crash (afterMs %d; crash at %dms, expire at %dms); want at least the session timeout, %dms",
+			expire.AtMs-crash.AtMs, expire.AfterMs, crash.AtMs, expire.AtMs, timeout)
+	}
+	if lock.AtMs < expire.AtMs {
+		t.Errorf("LOCK2 locked at %dms, before the expiry at %dms", lock.AtMs, expire.AtMs)
+	}
+	t.Logf("session timeout %dms: expired %dms after the crash (afterMs %d)", timeout, expire.AtMs-crash.AtMs, expire.AfterMs)
 	if len(rep.Violations) != 0 {
 		t.Errorf("violations: %v", rep.Violations)
 	}
@@ -263,6 +301,14 @@ func TestCLIGCPause(t *testing.T) {
 		if rep.Stats.Fenced != 0 {
 			t.Errorf("fenced %d with fencing off", rep.Stats.Fenced)
 		}
+		if !strings.Contains(v.Message, "fencing is off") {
+			t.Errorf("message %q does not say fencing is off", v.Message)
+		}
+		// The recipe's only exists() is LOCK2's watch on LOCK1; the token
+		// reads as each acquires are counted apart.
+		if rep.Stats.Exists != 1 || rep.Stats.TokenReads != 2 {
+			t.Errorf("stats %+v: want exists 1, tokenReads 2", rep.Stats)
+		}
 	})
 }
 
@@ -291,6 +337,9 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"bad fencing", []string{"--scenario", "gc-pause", "--fencing", "maybe"}, `--fencing "maybe"`},
 		{"bad root", []string{"--scenario", "lock1-5", "--sim-root", "relative"}, "--sim-root"},
 		{"missing scenario", nil, "missing --scenario"},
+		{"--clients without * steps", []string{"--scenario", "lock1-5", "--clients", "3"}, `--clients 3: scenario lock1-5 has no steps with client "*"`},
+		{"YAML file", []string{"--scenario", file("f.yaml", "lock: rw\n")}, "scenario files are JSON (.json), not YAML"},
+		{"root under /zookeeper", []string{"--scenario", "lock1-5", "--sim-root", "/zookeeper/sim"}, `--sim-root "/zookeeper/sim": /zookeeper is ZooKeeper's own`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

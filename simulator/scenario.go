@@ -250,7 +250,7 @@ func (sc *Scenario) check() error {
 	}
 	if sc.Strategy != "" {
 		if _, err := ParseStrategy(string(sc.Strategy)); err != nil {
-			return err
+			return invalidf("scenario: %v", err)
 		}
 	}
 	if sc.Clients < 0 || sc.Clients > MaxClients {
