@@ -288,3 +288,56 @@ func TestDiscoverUnderPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A kazoo semaphore lease (a non-sequential name) deleted and made again
+// by another session between two listings: the listing shows the same
+// names, but the node is new and must be read again (its owner changed).
+func TestRecreatedLeaseReRead(t *testing.T) {
+	s := sharedServer(t)
+	path := fresh("/lease/sem")
+	const lease = "0123456789abcdef0123456789abcdef"
+	c1 := connect(t, []string{s.Addr()}, 10*time.Second)
+	c2 := connect(t, []string{s.Addr()}, 10*time.Second)
+	mkdirs(t, c1, path)
+	if _, err := c1.Set(path, []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c1.Create(path+"/"+lease, []byte("client one"), zk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	w, rec := startWatcher(t, Config{Servers: []string{s.Addr()}, Paths: []string{path}})
+	rec.wait(t, path, 0, "the lease, owned by client one", func(s lockqueue.Snapshot) bool {
+		return s.Live() && len(s.Nodes) == 1 && s.Nodes[0].Session == lockqueue.SessionHex(c1.SessionID())
+	})
+	// Also a sequential node, so that the check below sees the budget:
+	// the lease is read again, never a sequence node.
+	if _, err := c1.Create(path+"/W_", nil, zk.FlagEphemeral|zk.FlagSequence, acl); err != nil {
+		t.Fatal(err)
+	}
+	rec.wait(t, path, 0, "two children", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 2 })
+	before := w.Reads()
+	if _, err := c2.Multi(
+		&zk.DeleteRequest{Path: path + "/" + lease, Version: -1},
+		&zk.CreateRequest{Path: path + "/" + lease, Data: []byte("client two"), Acl: acl, Flags: zk.FlagEphemeral},
+	); err != nil {
+		t.Fatal(err)
+	}
+	snap := rec.wait(t, path, 0, "the lease, now owned by client two", func(s lockqueue.Snapshot) bool {
+		for _, n := range s.Nodes {
+			if n.Name == lease {
+				return s.Live() && n.Session == lockqueue.SessionHex(c2.SessionID())
+			}
+		}
+		return false
+	})
+	for _, n := range snap.Nodes {
+		if n.Name == lease && n.Data != "client two" {
+			t.Errorf("lease data %q, want the new node's %q", n.Data, "client two")
+		}
+	}
+	// A getChildren and a getData of the lease per read; a second read
+	// at most, when the events of the multi came apart.
+	if reads := w.Reads() - before; reads > 2*2 {
+		t.Errorf("%d reads for one re-created lease", reads)
+	}
+}

@@ -31,6 +31,7 @@ type lock struct {
 
 	// Owned by the lock's goroutine.
 	cache       map[string]lockqueue.Child // by name, for the current parent incarnation
+	cversion    int32                      // the parent's cversion at the listing cache holds
 	parentCzxid int64
 	parentKey   [2]int64 // czxid, data version of the data in parentData
 	parentData  []byte
@@ -156,9 +157,32 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	}
 
 	var fresh []string
+	kept := 0
 	for _, n := range names {
 		if _, ok := l.cache[n]; !ok {
 			fresh = append(fresh, n)
+		} else {
+			kept++
+		}
+	}
+	// Data is read only for names not seen before, but a name seen before
+	// may be a new node: non-sequential children (kazoo's semaphore leases,
+	// named by a client's fixed id) can be deleted and made again between
+	// two listings. Each create and delete bumps the parent's cversion, so
+	// when it moved by more than the names that came and went explain,
+	// something came and went unseen: re-read the non-sequential children.
+	// Sequential names never come back within one parent incarnation, so
+	// the budget of one read per new sequence node holds.
+	changes := len(fresh) + (len(l.cache) - kept)
+	if moved := stat.Cversion - l.cversion; len(l.cache) > 0 && (moved < 0 || int(moved) > changes) {
+		for _, n := range names {
+			if _, ok := l.cache[n]; !ok {
+				continue
+			}
+			if _, _, seq := lockqueue.SplitSeq(n); !seq {
+				fresh = append(fresh, n)
+				delete(l.cache, n)
+			}
 		}
 	}
 	got, err := w.getChildren(ctx, r, l.full, fresh)
@@ -179,7 +203,7 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 			children = append(children, c)
 		}
 	}
-	l.cache = next
+	l.cache, l.cversion = next, stat.Cversion
 
 	w.mu.Lock()
 	leases := w.cfg.Leases[l.path]
