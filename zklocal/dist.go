@@ -80,7 +80,9 @@ func debianJars(dir string) []string {
 		return nil
 	}
 	cp := []string{main}
-	for _, name := range []string{"zookeeper-jute.jar", "servlet-api.jar"} {
+	// netty-codec and netty-resolver: the TLS client port (Netty's
+	// SslHandler) needs them and the manifest leaves them out.
+	for _, name := range []string{"zookeeper-jute.jar", "servlet-api.jar", "netty-codec.jar", "netty-resolver.jar"} {
 		if p := filepath.Join(dir, name); exists(p) {
 			cp = append(cp, p)
 		}

@@ -51,6 +51,10 @@ type Options struct {
 	ExtraConfig map[string]string
 	// JVMFlags are appended to the default JVM flags.
 	JVMFlags []string
+	// TLS adds a TLS client port (secureClientPort, Netty) beside the plain
+	// one, with a throwaway CA: see Server.SecureAddr and Server.ClientTLS.
+	// Standalone servers only.
+	TLS bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -110,6 +114,8 @@ type Server struct {
 	adminPort    int
 	peerPort     int
 	electionPort int
+	securePort   int      // 0 without Options.TLS
+	tls          tlsFiles // with Options.TLS
 	dist         distribution
 	opts         Options
 	out          *output
@@ -153,7 +159,7 @@ func newStandalone(dist distribution, opts Options, logw *syncWriter) (*Server, 
 	if err != nil {
 		return nil, fmt.Errorf("zklocal: create temp dir: %w", err)
 	}
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -165,6 +171,13 @@ func newStandalone(dist distribution, opts Options, logw *syncWriter) (*Server, 
 		dist:       dist,
 		opts:       opts,
 		out:        &output{log: logw},
+	}
+	if opts.TLS {
+		s.securePort = ports[2]
+		if s.tls, err = writeTLSFiles(dir); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 	}
 	if err := s.writeFiles(nil); err != nil {
 		os.RemoveAll(dir)
@@ -390,6 +403,9 @@ func (s *Server) writeFiles(peers []*Server) error {
 		{"admin.enableServer", "true"},
 		{"admin.serverAddress", "127.0.0.1"},
 		{"admin.serverPort", strconv.Itoa(s.adminPort)},
+	}
+	if s.securePort != 0 {
+		cfg = append(cfg, s.tls.config(s.securePort)...)
 	}
 	if peers != nil {
 		cfg = append(cfg,

@@ -1,0 +1,60 @@
+package zklocal
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// A TLS client port: the handshake verifies against the throwaway CA,
+// four-letter words work over it, and go-zookeeper gets a session through a
+// TLS dialer.
+func TestTLS(t *testing.T) {
+	s := ForTestWith(t, Options{TLS: true})
+	if s.SecureAddr() == "" || len(s.CAPEM()) == 0 {
+		t.Fatalf("no secure address or CA: %q", s.SecureAddr())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d := tls.Dialer{Config: s.ClientTLS()}
+	c, err := d.DialContext(ctx, "tcp", s.SecureAddr())
+	if err != nil {
+		t.Fatalf("TLS handshake with %s: %v\n%s", s.SecureAddr(), err, s.Output())
+	}
+	if _, err := io.WriteString(c, "ruok"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	c.Close()
+	if string(b) != "imok" {
+		t.Errorf("ruok over TLS = %q, want imok", b)
+	}
+
+	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, addr, s.ClientTLS())
+	}
+	conn, events, err := zk.Connect([]string{s.SecureAddr()}, 5*time.Second, zk.WithLogger(nopLogger{}), zk.WithDialer(dialer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				if _, _, err := conn.Children("/"); err != nil {
+					t.Fatalf("children over TLS: %v", err)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no session over TLS (state %v)\n%s", conn.State(), s.Output())
+		}
+	}
+}
