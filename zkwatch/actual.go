@@ -48,7 +48,7 @@ func (w *Watcher) pollOnce(ctx context.Context) {
 			if source == "admin" {
 				infos[i] = fetchAdmin(pctx, w.http, t)
 			} else {
-				infos[i] = fetch4lw(pctx, t)
+				infos[i] = fetch4lw(pctx, t, w.cfg.TLS)
 			}
 		})
 	}

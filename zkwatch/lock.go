@@ -264,6 +264,9 @@ func (w *Watcher) readFailed(l *lock, err error) error {
 	if connectionErr(err) {
 		return err
 	}
+	if errors.Is(err, zk.ErrNoAuth) {
+		err = fmt.Errorf("%w (the ACL does not let the watcher read it: pass credentials with --zk-auth digest:user:password)", err)
+	}
 	w.mu.Lock()
 	l.base.Error = err.Error()
 	w.mu.Unlock()

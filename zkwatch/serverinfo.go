@@ -7,6 +7,7 @@ package zkwatch
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,9 +63,18 @@ var errNotWhitelisted = errors.New("four-letter word not in 4lw.commands.whiteli
 var errNotServing = errors.New("server is not currently serving requests")
 
 // fourLetter sends cmd to the client port at addr and returns the reply.
-func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+// With tlsCfg it speaks TLS: members answer four-letter words on their
+// secureClientPort too.
+func fourLetter(ctx context.Context, addr, cmd string, tlsCfg ...*tls.Config) (string, error) {
+	var conn net.Conn
+	var err error
+	if len(tlsCfg) > 0 && tlsCfg[0] != nil {
+		d := tls.Dialer{Config: tlsCfg[0]}
+		conn, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		var d net.Dialer
+		conn, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s to %s: %w", cmd, addr, err)
 	}
@@ -109,7 +119,7 @@ func memberDown(err error) bool {
 
 // fetch4lw asks one member's client port with wchp (wchc when wchp is off),
 // cons, dump and mntr.
-func fetch4lw(ctx context.Context, addr string) memberInfo {
+func fetch4lw(ctx context.Context, addr string, tlsCfg *tls.Config) memberInfo {
 	m := memberInfo{WatchCount: -1, Learners: -1}
 	note := func(err error) bool {
 		if err == nil {
@@ -122,9 +132,9 @@ func fetch4lw(ctx context.Context, addr string) memberInfo {
 		return true
 	}
 
-	reply, err := fourLetter(ctx, addr, "wchp")
+	reply, err := fourLetter(ctx, addr, "wchp", tlsCfg)
 	if errors.Is(err, errNotWhitelisted) {
-		if reply, err = fourLetter(ctx, addr, "wchc"); err == nil {
+		if reply, err = fourLetter(ctx, addr, "wchc", tlsCfg); err == nil {
 			m.Watches, err = parseWchc(reply)
 		}
 	} else if err == nil {
@@ -134,15 +144,15 @@ func fetch4lw(ctx context.Context, addr string) memberInfo {
 	if m.Down {
 		return memberInfo{Down: true, WatchCount: -1, Learners: -1, Errs: m.Errs}
 	}
-	if reply, err := fourLetter(ctx, addr, "cons"); !note(err) {
+	if reply, err := fourLetter(ctx, addr, "cons", tlsCfg); !note(err) {
 		m.Connected, err = parseCons(reply)
 		note(err)
 	}
-	if reply, err := fourLetter(ctx, addr, "dump"); !note(err) {
+	if reply, err := fourLetter(ctx, addr, "dump", tlsCfg); !note(err) {
 		m.Expiry, err = parseDump(reply, time.Now())
 		note(err)
 	}
-	if reply, err := fourLetter(ctx, addr, "mntr"); !note(err) {
+	if reply, err := fourLetter(ctx, addr, "mntr", tlsCfg); !note(err) {
 		var kv map[string]string
 		if kv, err = parseMntr(reply); !note(err) {
 			if n, err := strconv.Atoi(kv["zk_watch_count"]); err == nil {

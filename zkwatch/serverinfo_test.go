@@ -287,7 +287,7 @@ func TestParseCaptured(t *testing.T) {
 	}
 
 	// The merged table of both sources, as the poller builds it.
-	for _, info := range []memberInfo{fetch4lw(ctx, s.Addr()), fetchAdmin(ctx, http.DefaultClient, s.AdminURL())} {
+	for _, info := range []memberInfo{fetch4lw(ctx, s.Addr(), nil), fetchAdmin(ctx, http.DefaultClient, s.AdminURL())} {
 		if len(info.Errs) > 0 || info.Down {
 			t.Fatalf("fetch: down=%t errs=%v", info.Down, info.Errs)
 		}

@@ -6,10 +6,12 @@ package zkwatch
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -77,7 +79,23 @@ type Config struct {
 	// AdminURLs are AdminServer base URLs, one per member (--zk-admin);
 	// when empty the four-letter words on each member's client port are used.
 	AdminURLs []string
-	Logger    *slog.Logger
+	// Auth are credentials sent on every session (go-zookeeper's AddAuth,
+	// which it sends again after each reconnect), e.g. {Scheme: "digest",
+	// Credential: "user:password"}, for lock parents whose ACL needs them.
+	Auth []Auth
+	// TLS, when set, is used for every connection to the members: the
+	// ZooKeeper sessions (through zk.WithDialer) and the four-letter words,
+	// which the members answer on their TLS client port as well. --zk must
+	// then name each member's secureClientPort. AdminServer URLs are
+	// fetched with https when they say so, trusting TLS.RootCAs.
+	TLS    *tls.Config
+	Logger *slog.Logger
+}
+
+// Auth is one credential for ZooKeeper's auth providers.
+type Auth struct {
+	Scheme     string // "digest"
+	Credential string // for digest, "user:password"
 }
 
 // Watcher watches lock parents. Create it with New, start it with Run.
@@ -99,6 +117,7 @@ type Watcher struct {
 	state       lockqueue.Connection
 	epoch       uint64 // bumped on every new session connection
 	hasSession  bool
+	authed      bool // credentials sent (or none to send)
 	ownSessions map[int64]bool
 	locks       map[string]*lock // by user path
 	byFull      map[string]*lock // by server path
@@ -161,6 +180,14 @@ func New(cfg Config) (*Watcher, error) {
 			return nil, fmt.Errorf("zkwatch: bad AdminServer URL %q: want http://host:port", u)
 		}
 	}
+	for _, a := range cfg.Auth {
+		if a.Scheme == "" || a.Credential == "" {
+			return nil, errors.New("zkwatch: auth: want a scheme and a credential, e.g. digest and user:password")
+		}
+		if a.Scheme == "digest" && !strings.Contains(a.Credential, ":") {
+			return nil, errors.New("zkwatch: auth: a digest credential is user:password")
+		}
+	}
 	leases := map[string]int{}
 	for p, n := range cfg.Leases {
 		if err := ValidatePath(p); err != nil {
@@ -180,7 +207,7 @@ func New(cfg Config) (*Watcher, error) {
 		root:        root,
 		log:         cfg.Logger.With("component", "zkwatch"),
 		servers:     servers,
-		http:        &http.Client{Timeout: 5 * time.Second},
+		http:        &http.Client{Timeout: 5 * time.Second, Transport: adminTransport(cfg.TLS)},
 		state:       lockqueue.Reconnecting,
 		ownSessions: map[int64]bool{},
 		locks:       map[string]*lock{},
@@ -224,17 +251,38 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer close(w.done)
 	defer cancel()
 
+	w.mu.Lock()
+	w.authed = len(w.cfg.Auth) == 0
+	w.mu.Unlock()
+	// go-zookeeper's default dialer, unless TLS.
+	dialer := zk.Dialer(net.DialTimeout)
+	if w.cfg.TLS != nil {
+		dialer = tlsDialer(w.cfg.TLS)
+	}
 	conn, _, err := zk.Connect(w.servers, w.cfg.SessionTimeout,
 		zk.WithEventCallback(w.onEvent),
 		zk.WithLogger(zkLogger{w.log}),
 		zk.WithLogInfo(false),
+		zk.WithDialer(dialer),
 		// go-zookeeper's default is unbounded; 16 MiB still holds the
 		// listing of a folder with a few hundred thousand children.
 		zk.WithMaxBufferSize(16<<20))
 	if err != nil {
 		return fmt.Errorf("zkwatch: connect to %s: %w", strings.Join(w.servers, ","), err)
 	}
-	w.log.Info("connecting", "servers", w.servers, "chroot", string(w.root), "sessionTimeout", w.cfg.SessionTimeout)
+	w.log.Info("connecting", "servers", w.servers, "chroot", string(w.root), "sessionTimeout", w.cfg.SessionTimeout,
+		"tls", w.cfg.TLS != nil, "auth", len(w.cfg.Auth) > 0)
+	if len(w.cfg.Auth) > 0 {
+		// No read goes out before the credentials: AddAuth waits for the
+		// first session, and the locks wait for authed (sessionReader).
+		// go-zookeeper sends them again itself before any request on a
+		// later connection.
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			w.addAuth(conn)
+		}()
+	}
 
 	w.mu.Lock()
 	w.reader = countingReader{r: conn, n: &w.reads}
@@ -598,7 +646,60 @@ func (w *Watcher) pokeDiscovery() {
 func (w *Watcher) sessionReader() (Reader, uint64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.reader, w.epoch, w.hasSession && w.reader != nil
+	return w.reader, w.epoch, w.hasSession && w.authed && w.reader != nil
+}
+
+// addAuth sends the configured credentials once, then lets the reads go.
+// A failure is logged and the reads go anyway: nodes the ACLs protect then
+// fail with a clear error in their snapshots.
+func (w *Watcher) addAuth(conn *zk.Conn) {
+	for _, a := range w.cfg.Auth {
+		if err := conn.AddAuth(a.Scheme, []byte(a.Credential)); err != nil {
+			w.mu.Lock()
+			stopping := w.stopping
+			w.mu.Unlock()
+			if stopping {
+				return
+			}
+			w.log.Error("ZooKeeper authentication failed", "scheme", a.Scheme, "err", err)
+		}
+	}
+	w.mu.Lock()
+	w.authed = true
+	for _, l := range w.locks {
+		l.poke()
+	}
+	for _, lv := range w.levels {
+		lv.dirty = true
+	}
+	w.mu.Unlock()
+	w.pokeDiscovery()
+	w.log.Info("credentials sent", "count", len(w.cfg.Auth))
+}
+
+// tlsDialer dials members with TLS for go-zookeeper.
+func tlsDialer(cfg *tls.Config) zk.Dialer {
+	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: cfg}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, fmt.Errorf("TLS to %s: %w", addr, err)
+		}
+		return c, nil
+	}
+}
+
+// adminTransport trusts the TLS configuration's CAs for https AdminServer
+// URLs; nil (the default transport) without TLS.
+func adminTransport(cfg *tls.Config) http.RoundTripper {
+	if cfg == nil {
+		return nil
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, InsecureSkipVerify: cfg.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
+	return t
 }
 
 // sleep waits for d or ctx, reporting whether ctx is still live.
