@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,6 +46,20 @@ Flags (repeatable ones may be given many times):
   --zk-admin URL                 AdminServer base URL of a member, e.g.
                                  http://zk1:8080 (repeatable, one per member);
                                  used instead of four-letter words
+  --zk-auth SCHEME:CREDENTIAL    ZooKeeper credentials for lock parents whose
+                                 ACL needs them, e.g. digest:user:password
+                                 (env ZKLOCKVIZ_ZK_AUTH; sent again on every
+                                 reconnect)
+  --zk-tls                       connect to ZooKeeper with TLS: --zk then names
+                                 each member's secureClientPort; the
+                                 four-letter words go over TLS too
+  --zk-tls-ca FILE               PEM CA certificates to trust (default: the
+                                 system's); implies --zk-tls
+  --zk-tls-cert FILE --zk-tls-key FILE
+                                 PEM client certificate and key, for members
+                                 with ssl.clientAuth=need; imply --zk-tls
+  --zk-tls-insecure-skip-verify  do not verify the members' certificates
+                                 (testing only); implies --zk-tls
   --leases /path=N               lease limit of an N-holder queue or Curator
                                  semaphore, which ZooKeeper does not store
                                  (repeatable)
@@ -107,6 +122,8 @@ type serveConfig struct {
 	Watch           []string
 	WatchUnder      []string
 	AdminURLs       []string
+	ZKAuth          []zkwatch.Auth
+	ZKTLS           *tls.Config
 	Leases          map[string]int
 	Poll            time.Duration
 	SessionTimeout  time.Duration
@@ -168,6 +185,14 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Var(&under, "watch-under", "")
 	fs.Var(&admin, "zk-admin", "")
 	fs.Var(&leases, "leases", "")
+	var zkAuth string
+	var zkTLS zkTLSFlags
+	fs.StringVar(&zkAuth, "zk-auth", getenv("ZKLOCKVIZ_ZK_AUTH"), "")
+	fs.BoolVar(&zkTLS.on, "zk-tls", false, "")
+	fs.StringVar(&zkTLS.ca, "zk-tls-ca", "", "")
+	fs.StringVar(&zkTLS.cert, "zk-tls-cert", "", "")
+	fs.StringVar(&zkTLS.key, "zk-tls-key", "", "")
+	fs.BoolVar(&zkTLS.skipVerify, "zk-tls-insecure-skip-verify", false, "")
 	fs.DurationVar(&poll, "poll", zkwatch.DefaultPoll, "")
 	fs.DurationVar(&sessionTimeout, "session-timeout", zkwatch.DefaultSessionTimeout, "")
 	fs.BoolVar(&sim, "sim", false, "")
@@ -228,6 +253,12 @@ func (m *Main) ParseFlags(args []string) error {
 			return bad("--leases: %v", err)
 		}
 		c.Leases[p] = limit
+	}
+	if c.ZKAuth, err = parseZKAuth(zkAuth); err != nil {
+		return bad("--zk-auth: %v", err)
+	}
+	if c.ZKTLS, err = zkTLS.config(); err != nil {
+		return bad("%v", err)
 	}
 	if poll <= 0 {
 		return bad("--poll %v: must be positive", poll)
@@ -340,6 +371,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
 		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
 		Poll: c.Poll, AdminURLs: c.AdminURLs, Logger: m.log,
+		Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
 	})
 	if err != nil {
 		return fmt.Errorf("watcher: %w", err)

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/zklockviz/zklockviz/zkwatch"
+)
+
+// parseZKAuth reads --zk-auth SCHEME:CREDENTIAL, e.g. digest:user:password
+// (the credential keeps every colon after the scheme's).
+func parseZKAuth(s string) ([]zkwatch.Auth, error) {
+	if s == "" {
+		return nil, nil
+	}
+	scheme, cred, ok := strings.Cut(s, ":")
+	if !ok || scheme == "" || cred == "" {
+		return nil, errors.New("want SCHEME:CREDENTIAL, e.g. digest:user:password")
+	}
+	if scheme == "digest" && !strings.Contains(cred, ":") {
+		return nil, errors.New("a digest credential is user:password: want digest:user:password")
+	}
+	return []zkwatch.Auth{{Scheme: scheme, Credential: cred}}, nil
+}
+
+// zkTLSFlags are the --zk-tls* flags.
+type zkTLSFlags struct {
+	on, skipVerify bool
+	ca, cert, key  string
+}
+
+// config builds the TLS configuration for the watcher's connections to
+// ZooKeeper, or nil when TLS is off. Any --zk-tls-* flag turns it on.
+func (f zkTLSFlags) config() (*tls.Config, error) {
+	if !f.on && !f.skipVerify && f.ca == "" && f.cert == "" && f.key == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.skipVerify}
+	if f.ca != "" {
+		pem, err := os.ReadFile(f.ca)
+		if err != nil {
+			return nil, fmt.Errorf("--zk-tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--zk-tls-ca %s: no PEM certificate in it", f.ca)
+		}
+		cfg.RootCAs = pool
+	}
+	if (f.cert == "") != (f.key == "") {
+		return nil, errors.New("--zk-tls-cert and --zk-tls-key go together")
+	}
+	if f.cert != "" {
+		pair, err := tls.LoadX509KeyPair(f.cert, f.key)
+		if err != nil {
+			return nil, fmt.Errorf("--zk-tls-cert/--zk-tls-key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
