@@ -238,6 +238,28 @@ func TestEnsembleLeaderLoss(t *testing.T) {
 	if after.WatchSource != "4lw" {
 		t.Errorf("watch source %q after losing a member, want 4lw from the others", after.WatchSource)
 	}
+	// The queue itself never changed (sessions outlive the election), so
+	// the truth is known throughout: every snapshot published from the
+	// leader's loss on either is marked not live (reconnecting, or with a
+	// read error) or shows exactly the true queue. A stale queue shown as
+	// live would break this; a stale one marked reconnecting does not.
+	for i, snap := range rec.all(path)[mark:] {
+		if !snap.Live() {
+			continue
+		}
+		same := len(snap.Nodes) == len(before.Nodes)
+		for j := 0; same && j < len(snap.Nodes); j++ {
+			same = snap.Nodes[j].Name == before.Nodes[j].Name && snap.Nodes[j].Holding == before.Nodes[j].Holding &&
+				snap.Nodes[j].WaitsFor == before.Nodes[j].WaitsFor
+		}
+		if !same {
+			t.Errorf("snapshot %d after the leader's loss is live but not the true queue: %s", i, describe(snap))
+		}
+	}
+	// And the last one published is live: the watcher did not stay stale.
+	if all := rec.all(path); !all[len(all)-1].Live() {
+		t.Errorf("the last snapshot is not live: %s", describe(all[len(all)-1]))
+	}
 }
 
 // The watcher's own session expires while it is cut off: "reconnecting",
