@@ -25,9 +25,10 @@ or is gone. Writes only under --sim-root, and removes what it created.
 
 Flags:
   --zk HOST:PORT[,...][/chroot]  the ensemble (or ZKLOCKVIZ_ZK)
-  --scenario NAME|FILE           a built-in (%s) or a scenario .json file
+  --scenario NAME|FILE           a built-in (%s) or a scenario .json file (JSON only)
   --strategy herd|predecessor    how waiters watch (default: the scenario's)
-  --clients N                    clients for the scenario's "*" steps (herd: 20)
+  --clients N                    clients for the scenario's "*" steps (herd: 20); an
+                                 error for a scenario without "*" steps
   --fencing on|off               the protected resource checks fencing tokens (default: the scenario's)
   --format text|json             output (default text)
   --sim-root /path               the sandbox (default /zklockviz/sim)
