@@ -243,7 +243,7 @@ func TestCLISessionExpiry(t *testing.T) {
 	if !slices.Equal(step4, want) {
 		t.Errorf("crash step:\n got %v\nwant %v", step4, want)
 	}
-	// The expiry came at least one session timeout after the crash, by
+	// The expiry came a session timeout after the crash, by
 	// the run's own clock (atMs, afterMs), not by a sleep here. (Measured on
 	// zklocal, tick 200ms, timeout 1s: 1018–1160ms over 11 runs; the server
 	// rounds a session's deadline up to the next tick, so expiry is up to a
@@ -263,9 +263,13 @@ func TestCLISessionExpiry(t *testing.T) {
 	if timeout != testSessionTimeout.Milliseconds() {
 		t.Errorf("sessionTimeoutMs %d, want %d", timeout, testSessionTimeout.Milliseconds())
 	}
-	if expire.AfterMs < timeout || expire.AtMs-crash.AtMs < timeout {
-		t.Errorf("expired %dms after the crash (afterMs %d; crash at %dms, expire at %dms); want at least the session timeout, %dms",
-			expire.AtMs-crash.AtMs, expire.AfterMs, crash.AtMs, expire.AtMs, timeout)
+	// The server counts the timeout from the last packet it heard, and an
+	// idle go-zookeeper client pings every third of the timeout, so the
+	// deadline can fall up to a third of the timeout before crash+timeout.
+	floor := timeout * 2 / 3
+	if expire.AfterMs < floor || expire.AtMs-crash.AtMs < floor {
+		t.Errorf("expired %dms after the crash (afterMs %d; crash at %dms, expire at %dms); want at least two thirds of the session timeout, %dms",
+			expire.AtMs-crash.AtMs, expire.AfterMs, crash.AtMs, expire.AtMs, floor)
 	}
 	if lock.AtMs < expire.AtMs {
 		t.Errorf("LOCK2 locked at %dms, before the expiry at %dms", lock.AtMs, expire.AtMs)
