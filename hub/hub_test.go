@@ -254,3 +254,27 @@ func BenchmarkPublish(b *testing.B) {
 		})
 	}
 }
+
+// NextSeq numbers publishes: the same number for every subscriber of one
+// publish, growing, never 0.
+func TestNextSeq(t *testing.T) {
+	h := New()
+	h.Publish(queue("/a", 1, 1))
+	a, b := h.Subscribe("/a"), h.Subscribe("/a")
+	defer a.Close()
+	defer b.Close()
+	_, sa, _ := a.NextSeq()
+	_, sb, _ := b.NextSeq()
+	if sa == 0 || sa != sb {
+		t.Fatalf("seqs %d and %d for the same snapshot, want equal and non-zero", sa, sb)
+	}
+	h.Publish(queue("/other", 1, 1))
+	h.Publish(queue("/a", 1, 1)) // same revision, new publish
+	snap, s2, ok := a.NextSeq()
+	if !ok || s2 <= sa || snap.Revision != 1 {
+		t.Fatalf("after a republish: seq %d (was %d) ok %v", s2, sa, ok)
+	}
+	if _, s, ok := a.NextSeq(); ok || s != 0 {
+		t.Fatalf("empty mailbox gave seq %d ok %v", s, ok)
+	}
+}
