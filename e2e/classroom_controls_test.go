@@ -39,22 +39,29 @@ func TestClassroomShareLinkReplaysActions(t *testing.T) {
 	tb.do("crash it", chromedp.Click(chromedp.CSS(scope+` .client-pane button[data-action=crash]`)))
 	tb.until("LOCK1 crashed", `document.querySelector(`+jsString(scope+` .client[data-client="LOCK1"]`)+`).dataset.state === 'crashed'`)
 	tb.until("after the crash", settled(scope, 3))
+	// The crash cut the rest of the plan (LOCK1 can no longer release), so
+	// each added writer takes the next free name: LOCK3, then LOCK4.
 	tb.key("w")
-	tb.until("a writer added", settled(scope, 4)+` && document.querySelectorAll(`+jsString(scope+" .client")+`).length === 6`)
-	tb.key(kb.ArrowRight)
-	tb.until("one more step", settled(scope, 5))
+	tb.until("a writer added", settled(scope, 4)+` && document.querySelectorAll(`+jsString(scope+" .client")+`).length === 3`)
+	tb.key("w")
+	tb.until("another", settled(scope, 5)+` && document.querySelectorAll(`+jsString(scope+" .client")+`).length === 4`)
+	tb.key(kb.ArrowLeft)
+	tb.until("one step back", settled(scope, 4))
 
 	step := eval[int](tb, `Number(document.querySelector(`+jsString(scope)+`).dataset.step)`)
 	states := clientStates(tb, scope)
 	holders := eval[string](tb, holdersJS(scope))
 	nodes := eval[int](tb, `document.querySelectorAll(`+jsString(scope+" svg.lane [data-node]")+`).length`)
-	tb.until("the URL carries the actions", `new URLSearchParams(location.search).get('acts') === '2:LOCK1:crash,3::add-writer' && new URLSearchParams(location.search).get('step') === '5'`)
+	tb.until("the URL carries the actions", `new URLSearchParams(location.search).get('acts') === '2:LOCK1:crash,3::add-writer,4::add-writer' && new URLSearchParams(location.search).get('step') === '4'`)
 	url := eval[string](tb, `location.href`)
 
 	// Share: open the link in a new tab.
 	tb2 := newTab(t)
 	tb2.open(url)
-	tb2.until("the replay reaches the step", settled(scope, step)+` && document.querySelectorAll(`+jsString(scope+" .client")+`).length === 6`)
+	tb2.until("the replay reaches the step", settled(scope, step)+fmt.Sprintf(` && document.querySelectorAll(%s).length === %d`, jsString(scope+" .client"), len(states)))
+	if holders != "“LOCK2”" || len(states) != 3 || states["LOCK1"] != "crashed" || states["LOCK3"] != "waiting" {
+		t.Fatalf("before sharing: holders %s, clients %v; want LOCK2 holding, LOCK1 crashed, LOCK3 waiting", holders, states)
+	}
 	if got := clientStates(tb2, scope); fmt.Sprint(got) != fmt.Sprint(states) {
 		t.Errorf("shared link: clients %v, the original shows %v", got, states)
 	}
@@ -68,6 +75,10 @@ func TestClassroomShareLinkReplaysActions(t *testing.T) {
 		t.Errorf("shared link: error %q", msg)
 	}
 	tb2.until("its URL is the same", `location.href === `+jsString(url))
+	// And the replayed run goes on from there like the original: one step on
+	// is the second added writer.
+	tb2.key(kb.ArrowRight)
+	tb2.until("step 5 on the replay", settled(scope, 5)+` && document.querySelector(`+jsString(scope+` .client[data-client="LOCK4"]`)+`).dataset.state === 'waiting'`)
 }
 
 // The keys keep working after a select was used: changing the strategy with
@@ -130,7 +141,8 @@ func TestClassroomScrubAndSpeed(t *testing.T) {
 	tb.until("¼× shown", `document.getElementById('speed-out').textContent === '0.25×'`)
 	tb.until("¼× sent", `window.zklockvizSim.panels[0].state.speed === 0.25`)
 	tb.key("[")
-	tb.until("⅛×", `window.zklockvizSim.panels[0].state.speed === 0.125`)
+	tb.key("[")
+	tb.until("⅛×", `window.zklockvizSim.panels[0].state.speed === 0.125 && document.getElementById('speed-out').textContent === '0.125×'`)
 	if s := speed(); s != 0.125 {
 		t.Errorf("speed %v, want 0.125", s)
 	}
@@ -162,11 +174,11 @@ func TestClassroomReleaseAndPause(t *testing.T) {
 	tb.do("click LOCK2", chromedp.Click(chromedp.CSS(scope+` .client[data-client="LOCK2"]`)))
 	tb.until("its pane", `document.querySelector(`+jsString(scope+` .client-pane`)+`).textContent.includes('LOCK2')`)
 	tb.do("pause it", chromedp.Click(chromedp.CSS(scope+` .client-pane button[data-action=pause]`)))
-	// While its session lives on the server, it still holds: paused.
-	tb.until("LOCK2 paused, still holding", `document.querySelector(`+jsString(scope+` .client[data-client="LOCK2"]`)+`).dataset.state === 'paused' && `+holdersJS(scope)+` === '“LOCK2”'`)
-	// Then its session expires: LOCK3 holds, and LOCK2, back from its pause,
-	// still believes it holds (stale).
+	// The step lasts until its session expires (the State shows it busy
+	// meanwhile); then LOCK3 holds, and LOCK2, back from its pause, still
+	// believes it holds (stale).
 	tb.until("the session expired", settled(scope, 5)+` && `+holdersJS(scope)+` === '“LOCK3”'`)
+	tb.until("the pause is in the events", `[...document.querySelectorAll(`+jsString(scope+` .events li[data-step="5"]`)+`)].some(li => li.textContent.includes('pause'))`)
 	if st := clientStates(tb, scope)["LOCK2"]; st != "stale" {
 		t.Errorf("LOCK2 after its pause outlasted its session: %q, want stale", st)
 	}
