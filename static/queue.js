@@ -299,8 +299,13 @@ export function drawQueue(svg, snap, opts = {}) {
   let parentText = snap.path || '';
   if (snap.exists === false) parentText += '  (does not exist)';
   else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watches the server cannot list`;
-  else if (childWatchers > 0) parentText += `  · ${childWatchers} ${childWatchers === 1 ? 'waiter watches' : 'waiters watch'} all its children (herd): every change wakes them all`;
-  parent.append(el('text', { x: PAD + 8, y: BAR_Y + 15 }, parentText));
+  else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch all children`;
+  // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
+  // a character in the 12 px monospace), with the whole in the tooltip.
+  const fits = Math.max(12, Math.floor((width - 2 * PAD - 16) / 7.3));
+  parent.append(el('text', { x: PAD + 8, y: BAR_Y + 15 }, clip(parentText, fits)));
+  if (childWatchers > 0) parentText += ': every change to the children wakes every one of them';
+  parent.append(el('title', {}, parentText));
   svg.append(parent);
 
   const arrows = el('g', { class: 'arrows' });
@@ -380,7 +385,7 @@ export function drawQueue(svg, snap, opts = {}) {
         // nested arcs that never cross, started below the cycle rings so
         // the arrowheads stay clear of the shapes and their badges.
         const y = inCycle ? DEADLOCK_Y : ACT_Y;
-        d = tx > c.x ? arc(c.x + 10, tx - 10, y, 1, 46) : arc(c.x - 2, tx + 2, y, 1.6, 66);
+        d = tx > c.x ? arc(c.x + 16, tx - 16, y, 1, 46) : arc(c.x, tx, y, 1.6, 66);
       }
       const p = el('path', { class: cls, d, 'marker-end': marker, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': edgeKind });
       p.append(el('title', {}, `${n.name}'s session watches ${target}` + (edgeKind === 'dangling' ? ' (gone: dangling watch)' : edgeKind === 'unexpected' ? ' (not what its recipe says)' : edgeKind === 'deadlock' ? ' (part of a watch cycle)' : '')));
