@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,6 +178,9 @@ func (v *benchViewer) loop() {
 		v.mu.Unlock()
 		if done != nil {
 			done(at.Sub(since))
+		}
+		if buf.Cap() > 64<<10 {
+			buf = bytes.Buffer{} // a whole snapshot: do not keep its room
 		}
 	}
 }
@@ -481,8 +485,15 @@ func BenchmarkMemory(b *testing.B) {
 		m := startMain(b, args...)
 		var peak uint64
 		var ms runtime.MemStats
+		prof := os.Getenv("ZKLOCKVIZ_BENCH_HEAPPROFILE") // where to write a heap profile at the peak
 		run(b, m.URL(), func() {
 			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak && prof != "" {
+				if f, err := os.Create(prof); err == nil {
+					pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+			}
 			peak = max(peak, ms.HeapInuse)
 		})
 		runtime.GC()
