@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -35,17 +36,20 @@ const seqWrapMargin = 1 << 24
 // Build works out the queue under path from its children. It never fails:
 // whatever does not fit a recipe becomes an alert.
 func Build(path string, children []Child, opt Options) Snapshot {
-	s := Snapshot{Path: path, Exists: true, Nodes: make([]Node, 0, len(children)), Alerts: []Alert{}}
-	var lock, foreign []Node
+	s := Snapshot{Path: path, Exists: true, Alerts: []Alert{}}
+	// One allocation for every node: lock nodes fill it from the front and
+	// foreign children go after them, so it becomes s.Nodes as it is.
+	lock := make([]Node, 0, len(children))
+	var foreign []Node
 	recipes := map[Recipe]bool{}
 	hasRlock := false
-	names := make(map[string]Name, len(children))
 	for _, c := range children {
 		nm, ok := ParseName(c.Name)
 		n := Node{
 			Name: c.Name, Seq: nm.Seq, Mode: nm.Mode, Recipe: nm.Recipe,
 			Session: SessionHex(c.EphemeralOwner), Ctime: c.Ctime, Czxid: c.Czxid,
-			owner: c.EphemeralOwner,
+			owner: c.EphemeralOwner, wrapped: ok && nm.HasSeq && nm.Seq < 0,
+			kazooLock: ok && nm.Recipe == Kazoo && nm.Kind == "lock",
 		}
 		n.Data, n.DataBinary = EncodeData(c.Data)
 		if !ok {
@@ -53,7 +57,6 @@ func Build(path string, children []Child, opt Options) Snapshot {
 			foreign = append(foreign, n)
 			continue
 		}
-		names[c.Name] = nm
 		recipes[nm.Recipe] = true
 		if nm.Recipe == Kazoo && nm.Kind == "rlock" {
 			hasRlock = true
@@ -63,8 +66,7 @@ func Build(path string, children []Child, opt Options) Snapshot {
 
 	s.Recipe = folderRecipe(recipes)
 	for i := range lock {
-		nm := names[lock[i].Name]
-		if nm.Recipe == Kazoo && nm.Kind == "lock" && hasRlock {
+		if lock[i].kazooLock && hasRlock {
 			lock[i].Mode = Write
 		}
 	}
@@ -87,8 +89,8 @@ func Build(path string, children []Child, opt Options) Snapshot {
 		}
 	}
 
-	s.Nodes = append(append(s.Nodes, lock...), foreign...)
-	s.Alerts = folderAlerts(s, names, recipes, foreign, opt)
+	s.Nodes = append(lock, foreign...)
+	s.Alerts = folderAlerts(s, recipes, foreign, opt)
 	return s
 }
 
@@ -184,7 +186,7 @@ func assign(q []Node, leases int) {
 	}
 }
 
-func folderAlerts(s Snapshot, names map[string]Name, recipes map[Recipe]bool, foreign []Node, opt Options) []Alert {
+func folderAlerts(s Snapshot, recipes map[Recipe]bool, foreign []Node, opt Options) []Alert {
 	alerts := []Alert{}
 	if len(foreign) > 0 {
 		var names []string
@@ -213,7 +215,7 @@ func folderAlerts(s Snapshot, names map[string]Name, recipes map[Recipe]bool, fo
 		if n.owner == 0 {
 			persistent = append(persistent, n.Name)
 		}
-		if nm := names[n.Name]; nm.HasSeq && nm.Seq < 0 {
+		if n.wrapped {
 			wrapped = append(wrapped, n.Name)
 		}
 	}
@@ -250,7 +252,7 @@ func clip(names []string) []string {
 }
 
 // SessionHex formats a session id as zkCli does.
-func SessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
+func SessionHex(id int64) string { return "0x" + strconv.FormatUint(uint64(id), 16) }
 
 // EncodeData returns node data as text when it is printable UTF-8, else base64.
 // At most MaxData bytes are kept.

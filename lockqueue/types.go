@@ -102,6 +102,11 @@ type Node struct {
 	ExpiresInMs int64 `json:"expiresInMs,omitempty"`
 
 	owner int64
+	// kazooLock: kazoo's "__lock__", exclusive alone, a writer beside
+	// "__rlock__" (Build decides once it sees the folder).
+	kazooLock bool
+	// wrapped: the name carries a sequence past 2^31 (negative).
+	wrapped bool
 }
 
 // Owner is the node's session id (ephemeralOwner).

@@ -45,8 +45,10 @@ const Debounce = 2 * time.Second
 // JoinWatches fills each node's actual watches and edge, and adds deadlock,
 // zombie and orphan alerts. missingSince carries, from one call to the next,
 // when each node was first seen with a suspect edge; the returned map
-// replaces it. A caller whose table is exact (the simulator) passes a zero
-// time for every node to skip the debounce.
+// replaces it (it is missingSince itself, updated, when that is not nil: a
+// rebuild of a big queue then allocates no new map). A caller whose table
+// is exact (the simulator) passes a zero time for every node to skip the
+// debounce.
 //
 // The server lists watches per session, not per node, and one session may own
 // several nodes of a queue (threads sharing a client). A session's watch is
@@ -59,7 +61,10 @@ const Debounce = 2 * time.Second
 func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time.Time) map[string]time.Time {
 	s.WatchSource = w.Source
 	s.InvisibleChildWatches = w.ChildWatches
-	next := map[string]time.Time{}
+	next := missingSince
+	if next == nil {
+		next = map[string]time.Time{}
+	}
 	present := make(map[string]bool, len(s.Nodes))
 	for _, n := range s.Nodes {
 		present[n.Name] = true
@@ -76,12 +81,16 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 		n := &s.Nodes[i]
 		n.Watching, n.Edge = nil, EdgeNone
 		if n.Foreign || n.owner == 0 {
+			delete(next, n.Name)
 			continue
 		}
 		// With only some members asked, a session seen on none of them
 		// may be connected elsewhere: its liveness and watches are unknown.
 		unseen := w.Partial && !w.Connected[n.owner]
-		a := attributed[i]
+		var a attribution
+		if attributed != nil {
+			a = attributed[i]
+		}
 		if known && !unseen {
 			n.Watching = a.watching
 		}
@@ -93,6 +102,7 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 			zombies = append(zombies, n.Name)
 		}
 		if n.Holding {
+			delete(next, n.Name)
 			continue
 		}
 		switch {
@@ -109,14 +119,21 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 			n.Edge = classify(n, s.Path, prefix, present)
 		}
 		if suspect(n.Edge) && !n.Zombie {
-			since, ok := missingSince[n.Name]
+			since, ok := next[n.Name]
 			if !ok {
 				since = now
+				next[n.Name] = since
 			}
-			next[n.Name] = since
 			if now.Sub(since) < Debounce {
 				n.Edge = EdgeNone
 			}
+		} else {
+			delete(next, n.Name)
+		}
+	}
+	for name := range next {
+		if !present[name] {
+			delete(next, name)
 		}
 	}
 	if len(zombies) > 0 {
@@ -158,11 +175,11 @@ type attribution struct {
 // JoinWatches). The result has an entry, by index into s.Nodes, for every
 // node of a session; ambiguous marks waiters whose watches cannot be told
 // apart from their siblings'.
-func attribute(s *Snapshot, w WatchTable, prefix string, known bool) map[int]attribution {
-	out := make(map[int]attribution, len(s.Nodes))
+func attribute(s *Snapshot, w WatchTable, prefix string, known bool) []attribution {
 	if !known {
-		return out
+		return nil
 	}
+	out := make([]attribution, len(s.Nodes))
 	bySession := map[int64][]int{}
 	for i, n := range s.Nodes {
 		if n.Foreign || n.owner == 0 {

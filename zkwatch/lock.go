@@ -23,6 +23,7 @@ type lock struct {
 	epoch      uint64             // the connection epoch of that read
 	missing    map[string]time.Time
 	last       lockqueue.Snapshot // last published
+	spare      []lockqueue.Node   // a node buffer no snapshot uses, for the next join
 	published  bool
 	armed      bool // a children watch is set and has not fired
 	removed    bool
@@ -30,12 +31,21 @@ type lock struct {
 	stateSeq   uint64 // the connection state its last publish showed
 
 	// Owned by the lock's goroutine.
-	cache       map[string]lockqueue.Child // by name, for the current parent incarnation
-	cversion    int32                      // the parent's cversion at the listing cache holds
+	cache       map[string]cachedChild // by name, for the current parent incarnation
+	cversion    int32                  // the parent's cversion at the listing cache holds
+	gen         uint64                 // bumped per read; cache entries not stamped with it are gone
+	kids        []lockqueue.Child      // reused for each read's Build input
 	parentCzxid int64
 	parentKey   [2]int64 // czxid, data version of the data in parentData
 	parentData  []byte
 	lastErr     string
+}
+
+// cachedChild is a child as last read, stamped with the read that last
+// listed it.
+type cachedChild struct {
+	lockqueue.Child
+	gen uint64
 }
 
 func (l *lock) poke() {
@@ -48,7 +58,7 @@ func (l *lock) poke() {
 func (w *Watcher) addLockLocked(p string, discovered bool) *lock {
 	full := w.root.full(p)
 	l := &lock{path: p, full: full, discovered: discovered, kick: make(chan struct{}, 1),
-		cache: map[string]lockqueue.Child{}}
+		cache: map[string]cachedChild{}}
 	l.base = lockqueue.Build(p, nil, lockqueue.Options{})
 	l.base.Exists = false
 	l.base.Error = "not read yet: waiting for a ZooKeeper session"
@@ -137,7 +147,7 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	if stat.Czxid != l.parentCzxid {
 		// A new incarnation of the parent restarts its sequence counter,
 		// so old names may come back as different nodes.
-		l.cache = map[string]lockqueue.Child{}
+		l.cache = map[string]cachedChild{}
 		l.parentCzxid = stat.Czxid
 	}
 	// Parent data only matters for kazoo's Semaphore (its lease limit);
@@ -189,21 +199,34 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	if err != nil {
 		return w.readFailed(l, err)
 	}
-	next := make(map[string]lockqueue.Child, len(names))
-	children := make([]lockqueue.Child, 0, len(names))
+	// The cache is updated in place, and the Build input reuses the last
+	// read's slice: on a 1,000-node queue a fresh map and slice per change
+	// were a good part of what a change cost in memory.
+	l.gen++
+	children := l.kids[:0]
 	for _, n := range names {
-		c, ok := l.cache[n]
+		e, ok := l.cache[n]
 		if !ok {
 			// Absent from got: deleted between the listing and the read;
 			// its deletion fires the children watch.
-			c, ok = got[n]
+			var c lockqueue.Child
+			if c, ok = got[n]; !ok {
+				continue
+			}
+			e = cachedChild{Child: c}
 		}
-		if ok {
-			next[n] = c
-			children = append(children, c)
+		e.gen = l.gen
+		l.cache[n] = e
+		children = append(children, e.Child)
+	}
+	if len(l.cache) > len(children) {
+		for n, e := range l.cache {
+			if e.gen != l.gen {
+				delete(l.cache, n)
+			}
 		}
 	}
-	l.cache, l.cversion = next, stat.Cversion
+	l.kids, l.cversion = children, stat.Cversion
 
 	w.mu.Lock()
 	leases := w.cfg.Leases[l.path]
@@ -233,7 +256,7 @@ func (w *Watcher) readMissing(r Reader, epoch uint64, l *lock) error {
 			return nil
 		}
 	}
-	l.cache = map[string]lockqueue.Child{}
+	l.cache = map[string]cachedChild{}
 	l.parentCzxid, l.parentData = 0, nil
 	w.setBase(l, missingSnapshot(l.path), epoch)
 	return nil

@@ -553,7 +553,12 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	s := w.joinLocked(l, time.Now(), conn)
 	changed := !l.published || !sameSnapshot(l.last, s)
 	if changed {
+		// The replaced snapshot's nodes are referenced nowhere else (views
+		// get clones), so the next join builds in them.
+		l.spare = l.last.Nodes
 		l.last, l.published = s, true
+	} else {
+		l.spare = s.Nodes
 	}
 	if tr != nil {
 		l.stateSeq = tr.seq
@@ -570,7 +575,16 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 // joinLocked builds the snapshot to publish; conn overrides the connection
 // state when set.
 func (w *Watcher) joinLocked(l *lock, now time.Time, conn lockqueue.Connection) lockqueue.Snapshot {
-	s := cloneSnapshot(l.base)
+	// A copy of the base for JoinWatches to fill in, in the spare node
+	// buffer (see publishLock). Node Watching slices need no copy: the join
+	// replaces them; Alerts does, as the join appends to it.
+	s := l.base
+	s.Nodes = append(l.spare[:0], l.base.Nodes...)
+	if s.Nodes == nil && l.base.Nodes != nil {
+		s.Nodes = []lockqueue.Node{} // "nodes":[], not null
+	}
+	l.spare = nil
+	s.Alerts = slices.Clone(l.base.Alerts)
 	s.Connection = w.connFor(l)
 	if conn != "" {
 		s.Connection = conn
