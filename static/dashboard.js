@@ -136,4 +136,6 @@ async function poll0() {
   } catch {}
 }
 
-setTimeout(poll, 2000);
+// Poll at once: the first paint may lack what only the API says (the
+// watcher's own session state when the server was not given it).
+poll();
