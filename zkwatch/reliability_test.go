@@ -95,8 +95,21 @@ func TestOneChildrenWatchPerParent(t *testing.T) {
 	if st := h.Stats(); st.Viewers < 200 {
 		t.Fatalf("%d viewers, want 200", st.Viewers)
 	}
-	if n := childWatches(t, s.Addr()); n != len(paths) {
-		t.Errorf("the server holds %d children watches for %d lock parents and 200 viewers, want %d", n, len(paths), len(paths))
+	// A watch is briefly absent between firing and the re-read that
+	// re-arms it, so sample a while: never more than one per parent, and
+	// one per parent once quiet.
+	seen := map[int]bool{}
+	for range 10 {
+		seen[childWatches(t, s.Addr())] = true
+		time.Sleep(100 * time.Millisecond)
+	}
+	for n := range seen {
+		if n > len(paths) {
+			t.Errorf("the server held %d children watches for %d lock parents and 200 viewers, want at most %d", n, len(paths), len(paths))
+		}
+	}
+	if !seen[len(paths)] {
+		t.Errorf("children watches seen: %v, want %d (one per lock parent)", seen, len(paths))
 	}
 	t.Logf("%d children watches, %d reads, 200 viewers", childWatches(t, s.Addr()), w.Reads())
 }
