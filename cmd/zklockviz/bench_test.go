@@ -32,9 +32,15 @@ import (
 // permessage-deflate, as browsers do).
 //
 //	go test ./cmd/zklockviz -run '^$' -bench BenchmarkChangeToFrame -benchtime 200x
-//	go test ./cmd/zklockviz -run '^$' -bench BenchmarkMemory -benchtime 5x
+//	go test ./cmd/zklockviz -run '^$' -bench BenchmarkMemory -benchtime 3x
 
-var benchRun = strconv.FormatInt(time.Now().UnixNano()%1e9, 36) // fresh paths per process
+var (
+	benchRun = strconv.FormatInt(time.Now().UnixNano()%1e9, 36) // fresh paths per process
+	benchSeq atomic.Int64                                        // and per invocation (-count)
+)
+
+// benchRoot is a fresh parent path for one benchmark invocation.
+func benchRoot() string { return fmt.Sprintf("/bench-%s-%d", benchRun, benchSeq.Add(1)) }
 
 // lockName is a go-zookeeper lock node prefix for client i; ZooKeeper adds
 // the sequence number.
@@ -343,7 +349,7 @@ func BenchmarkChangeToFrame(b *testing.B) {
 	zks := sharedZK(b)
 	for _, viewers := range []int{1, 100} {
 		b.Run(fmt.Sprintf("viewers=%d", viewers), func(b *testing.B) {
-			path := fmt.Sprintf("/bench-%s/latency-%d", benchRun, viewers)
+			path := fmt.Sprintf("%s/latency-%d", benchRoot(), viewers)
 			c := connect(b, zks.Addr())
 			fillQueue(b, c, path, 1000, 0)
 			m := startMain(b, "--zk", zks.Addr(), "--watch", path)
@@ -419,13 +425,14 @@ func procStatus(pid string, keys ...string) map[string]float64 {
 // VmHWM; the viewers' side is in the same process and included. The
 // binary variant runs `zklockviz serve` as its own process and reports its
 // VmHWM and peak heap in use (from its /metrics), the server alone. The
-// target is 200 MB.
+// target is 200 MB. The in-process figures are only clean for the first
+// run in a process: run it with -count 1.
 //
-//	go test ./cmd/zklockviz -run '^$' -bench BenchmarkMemory -benchtime 5x
+//	go test ./cmd/zklockviz -run '^$' -bench BenchmarkMemory -benchtime 3x
 func BenchmarkMemory(b *testing.B) {
 	zks := sharedZK(b)
 	const locks, nodes = 100, 1000
-	root := fmt.Sprintf("/bench-%s/mem", benchRun)
+	root := benchRoot() + "/mem"
 	paths := make([]string, locks)
 	for i := range paths {
 		paths[i] = fmt.Sprintf("%s/lock-%03d", root, i)
