@@ -36,7 +36,7 @@ import (
 
 var (
 	benchRun = strconv.FormatInt(time.Now().UnixNano()%1e9, 36) // fresh paths per process
-	benchSeq atomic.Int64                                        // and per invocation (-count)
+	benchSeq atomic.Int64                                       // and per invocation (-count)
 )
 
 // benchRoot is a fresh parent path for one benchmark invocation.
