@@ -10,6 +10,8 @@ import { alertIndex, fmtDur, tick, HOLD_UNKNOWN } from './queue.js';
 // views.NameParts is the same rule for the server-rendered first page.
 export function nameParts(name) {
   const parts = name.match(/[^-_]*[-_]+|[^-_]+$/g) || [name];
+  // A leading run of separators ("_c_…") stays with what follows it.
+  if (parts.length > 1 && /^[-_]+$/.test(parts[0])) parts.splice(0, 2, parts[0] + parts[1]);
   const last = parts[parts.length - 1];
   const m = last.match(/^(.*[^0-9])(\d{10})$/);
   if (m) parts.splice(parts.length - 1, 1, m[1], m[2]);

@@ -140,6 +140,10 @@ func NameParts(name string) []string {
 			parts = append(parts, last)
 		}
 	}
+	// A leading run of separators ("_c_…") stays with what follows it.
+	if len(parts) > 1 && strings.Trim(parts[0], "-_") == "" {
+		parts = append([]string{parts[0] + parts[1]}, parts[2:]...)
+	}
 	return parts
 }
 

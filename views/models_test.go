@@ -95,13 +95,15 @@ func TestNewLockAndDashboard(t *testing.T) {
 // NameParts splits where static/table.js nameParts does.
 func TestNameParts(t *testing.T) {
 	for name, want := range map[string]string{
-		"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003": "_|c_|8f3a1b2c-|1111-|2222-|3333-|444455556666-__|READ__|0000000003",
+		"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003": "_c_|8f3a1b2c-|1111-|2222-|3333-|444455556666-__|READ__|0000000003",
 		"R_0000000001": "R_|0000000001",
 		"0123456789abcdef0123456789abcdef__lock__0000000008": "0123456789abcdef0123456789abcdef__|lock__|0000000008",
 		"x-72057594037927936-0000000010":                     "x-|72057594037927936-|0000000010",
 		"config":                                             "config",
 		"W_-2147483648":                                      "W_-|2147483648",
 		"abc0000000012":                                      "abc|0000000012",
+		"-x":                                                 "-x",
+		"__":                                                 "__",
 	} {
 		if got := strings.Join(NameParts(name), "|"); got != want {
 			t.Errorf("NameParts(%q) = %s, want %s", name, got, want)
