@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -220,4 +221,57 @@ func TestStuckViewerDropped(t *testing.T) {
 		}
 	}
 	t.Logf("stuck viewer dropped after %v and %d revisions (write timeout 300ms); %+v", dropped, rev, e.hub.Stats())
+}
+
+// BenchmarkFanout is the web side of a change alone: from a one-node change
+// published to a 1,000-node queue to the frame read by every one of 100
+// websocket viewers (offering permessage-deflate, as browsers do). ms/op is
+// the time until the last viewer has it.
+//
+//	go test ./web -run '^$' -bench BenchmarkFanout
+func BenchmarkFanout(b *testing.B) {
+	const viewers = 100
+	e := newEnv(b, Config{Logger: slog.New(slog.DiscardHandler)})
+	f := gozkFolder("/fan", 1000)
+	f.watchPred = true
+	e.hub.Publish(f.snapshot())
+	var got sync.WaitGroup
+	var wg sync.WaitGroup
+	for range viewers {
+		v, resp, err := e.dial(b, "/fan", &websocket.DialOptions{CompressionMode: websocket.CompressionNoContextTakeover})
+		if err != nil {
+			b.Fatalf("dial: %v (%s)", err, statusOfResp(resp))
+		}
+		if _, _, err := v.c.Read(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		wg.Go(func() {
+			for {
+				if _, _, err := v.c.Read(context.Background()); err != nil {
+					return
+				}
+				got.Done()
+			}
+		})
+	}
+	next := 1000
+	var total time.Duration
+	for b.Loop() {
+		if next%2 == 0 {
+			f.add(next)
+		} else {
+			f.remove(f.kids[len(f.kids)-1].Name)
+		}
+		next++
+		f.rev++
+		snap := f.snapshot()
+		got.Add(viewers)
+		start := time.Now()
+		e.hub.Publish(snap)
+		got.Wait()
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total)/float64(b.N)/1e6, "ms/op")
+	e.srv.CloseWebsockets()
+	wg.Wait()
 }
