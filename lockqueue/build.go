@@ -3,6 +3,7 @@ package lockqueue
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,33 +37,74 @@ const seqWrapMargin = 1 << 24
 // Build works out the queue under path from its children. It never fails:
 // whatever does not fit a recipe becomes an alert.
 func Build(path string, children []Child, opt Options) Snapshot {
+	// One allocation for every node: it becomes s.Nodes as it is.
+	nodes := make([]Node, len(children))
+	for i, c := range children {
+		nodes[i] = NewNode(c)
+	}
+	return BuildNodes(path, nodes, opt)
+}
+
+// NewNode is what a child says about itself alone: its name parsed, its
+// session and data formatted. Build makes one per child each time; a caller
+// that rebuilds a queue after each change (the watcher) keeps the nodes of
+// the last build and passes them again to BuildNodes, so a child's name is
+// parsed and its data encoded once.
+func NewNode(c Child) Node {
+	nm, ok := ParseName(c.Name)
+	n := Node{
+		Name: c.Name, Seq: nm.Seq, Mode: nm.Mode, Recipe: nm.Recipe,
+		Session: SessionHex(c.EphemeralOwner), Ctime: c.Ctime, Czxid: c.Czxid,
+		Foreign: !ok, owner: c.EphemeralOwner, parsedMode: nm.Mode,
+		wrapped:   ok && nm.HasSeq && nm.Seq < 0,
+		kazooLock: ok && nm.Recipe == Kazoo && nm.Kind == "lock",
+	}
+	n.Data, n.DataBinary = EncodeData(c.Data)
+	return n
+}
+
+// BuildNodes is Build over nodes made by NewNode, in any order: either
+// fresh, or taken from an earlier Snapshot (Build's or JoinWatches' output;
+// what they worked out is reset). It takes nodes over: they are reordered
+// and filled in place and become s.Nodes, so a caller passes a slice no
+// one else uses. Input already in queue order (an earlier snapshot's nodes,
+// new ones after them) is not sorted again.
+func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 	s := Snapshot{Path: path, Exists: true, Alerts: []Alert{}}
-	// One allocation for every node: lock nodes fill it from the front and
-	// foreign children go after them, so it becomes s.Nodes as it is.
-	lock := make([]Node, 0, len(children))
-	var foreign []Node
+	if nodes == nil {
+		nodes = []Node{}
+	}
 	recipes := map[Recipe]bool{}
 	hasRlock := false
-	for _, c := range children {
-		nm, ok := ParseName(c.Name)
-		n := Node{
-			Name: c.Name, Seq: nm.Seq, Mode: nm.Mode, Recipe: nm.Recipe,
-			Session: SessionHex(c.EphemeralOwner), Ctime: c.Ctime, Czxid: c.Czxid,
-			owner: c.EphemeralOwner, wrapped: ok && nm.HasSeq && nm.Seq < 0,
-			kazooLock: ok && nm.Recipe == Kazoo && nm.Kind == "lock",
-		}
-		n.Data, n.DataBinary = EncodeData(c.Data)
-		if !ok {
-			n.Foreign = true
-			foreign = append(foreign, n)
+	nforeign := 0
+	for i := range nodes {
+		n := &nodes[i]
+		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn = n.parsedMode, false, "", ""
+		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
+		if n.Foreign {
+			nforeign++
 			continue
 		}
-		recipes[nm.Recipe] = true
-		if nm.Recipe == Kazoo && nm.Kind == "rlock" {
-			hasRlock = true
+		recipes[n.Recipe] = true
+		if n.Recipe == Kazoo && n.Mode == Read {
+			hasRlock = true // kazoo's "__rlock__"
 		}
-		lock = append(lock, n)
 	}
+	if nforeign > 0 {
+		// Lock nodes first, foreign children after them.
+		foreign := make([]Node, 0, nforeign)
+		j := 0
+		for _, n := range nodes {
+			if n.Foreign {
+				foreign = append(foreign, n)
+			} else {
+				nodes[j] = n
+				j++
+			}
+		}
+		copy(nodes[j:], foreign)
+	}
+	lock, foreign := nodes[:len(nodes)-nforeign], nodes[len(nodes)-nforeign:]
 
 	s.Recipe = folderRecipe(recipes)
 	for i := range lock {
@@ -70,8 +112,8 @@ func Build(path string, children []Child, opt Options) Snapshot {
 			lock[i].Mode = Write
 		}
 	}
-	sort.SliceStable(lock, func(i, j int) bool { return queueLess(lock[i], lock[j]) })
-	sort.SliceStable(foreign, func(i, j int) bool { return foreign[i].Name < foreign[j].Name })
+	sortNodes(lock, func(a, b *Node) bool { return queueLess(a, b) })
+	sortNodes(foreign, func(a, b *Node) bool { return a.Name < b.Name })
 
 	s.Leases = opt.Leases
 	if s.Recipe == Kazoo && onlyMode(lock, Lease) {
@@ -89,9 +131,41 @@ func Build(path string, children []Child, opt Options) Snapshot {
 		}
 	}
 
-	s.Nodes = append(lock, foreign...)
+	s.Nodes = nodes
 	s.Alerts = folderAlerts(s, recipes, foreign, opt)
 	return s
+}
+
+// sortNodes sorts nodes stably by less, unless they are sorted already. It
+// sorts indexes and moves each node once: nodes are big.
+func sortNodes(nodes []Node, less func(a, b *Node) bool) {
+	sorted := true
+	for i := 1; i < len(nodes); i++ {
+		if less(&nodes[i], &nodes[i-1]) {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	idx := make([]int32, len(nodes))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int {
+		switch {
+		case less(&nodes[a], &nodes[b]):
+			return -1
+		case less(&nodes[b], &nodes[a]):
+			return 1
+		}
+		return 0
+	})
+	old := slices.Clone(nodes)
+	for i, k := range idx {
+		nodes[i] = old[k]
+	}
 }
 
 func folderRecipe(recipes map[Recipe]bool) Recipe {
@@ -116,7 +190,7 @@ func onlyMode(nodes []Node, m Mode) bool {
 }
 
 // queueLess orders by sequence, then by creation (unsequenced lease nodes), then name.
-func queueLess(a, b Node) bool {
+func queueLess(a, b *Node) bool {
 	if a.Seq != b.Seq {
 		return a.Seq < b.Seq
 	}

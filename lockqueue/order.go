@@ -13,7 +13,7 @@ func NodeLess(a, b Node) bool {
 	if a.Foreign {
 		return a.Name < b.Name
 	}
-	return queueLess(a, b)
+	return queueLess(&a, &b)
 }
 
 // SortNodes puts nodes in queue order (see NodeLess).

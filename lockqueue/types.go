@@ -102,6 +102,9 @@ type Node struct {
 	ExpiresInMs int64 `json:"expiresInMs,omitempty"`
 
 	owner int64
+	// parsedMode is Mode as the name alone says it, before Build's rules
+	// (kazoo's writers, N-holder queues) change it.
+	parsedMode Mode
 	// kazooLock: kazoo's "__lock__", exclusive alone, a writer beside
 	// "__rlock__" (Build decides once it sees the folder).
 	kazooLock bool

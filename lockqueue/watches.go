@@ -79,7 +79,10 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 	var zombies []string
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		n.Watching, n.Edge = nil, EdgeNone
+		// Reset everything a join sets, so a joined snapshot's nodes can
+		// be joined again (the watcher joins its last published nodes with
+		// each new watch table).
+		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
 		if n.Foreign || n.owner == 0 {
 			delete(next, n.Name)
 			continue
@@ -252,9 +255,10 @@ func attribute(s *Snapshot, w WatchTable, prefix string, known bool) []attributi
 }
 
 func classify(n *Node, parent, prefix string, present map[string]bool) Edge {
-	target := prefix + n.WaitsFor
-	if contains(n.Watching, target) {
-		return EdgeConfirmed
+	for _, p := range n.Watching {
+		if isChild(p, prefix, n.WaitsFor) {
+			return EdgeConfirmed
+		}
 	}
 	edge := EdgeMissing
 	for _, p := range n.Watching {
@@ -272,6 +276,11 @@ func classify(n *Node, parent, prefix string, present map[string]bool) Edge {
 		edge = EdgeUnexpected
 	}
 	return edge
+}
+
+// isChild reports whether p is prefix+name, without building it.
+func isChild(p, prefix, name string) bool {
+	return len(p) == len(prefix)+len(name) && p[:len(prefix)] == prefix && p[len(prefix):] == name
 }
 
 func contains(xs []string, x string) bool {

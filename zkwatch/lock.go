@@ -19,33 +19,31 @@ type lock struct {
 	// Guarded by Watcher.mu.
 	discovered bool // found under a prefix rather than configured
 	stop       context.CancelFunc
-	base       lockqueue.Snapshot // Build's output for the last read, before the watch join
-	epoch      uint64             // the connection epoch of that read
-	missing    map[string]time.Time
-	last       lockqueue.Snapshot // last published
-	spare      []lockqueue.Node   // a node buffer no snapshot uses, for the next join
-	published  bool
-	armed      bool // a children watch is set and has not fired
-	removed    bool
-	final      bool
-	stateSeq   uint64 // the connection state its last publish showed
+	// base is Build's output for the last read, before the watch join.
+	// Its nodes are never modified: once a join of them is published,
+	// base.Nodes becomes the published nodes (the same nodes in the same
+	// order, joined; JoinWatches resets what it sets), so a lock's nodes
+	// are kept once, shared by base, last and the views.
+	base lockqueue.Snapshot
+	// index maps each name in base.Nodes to its position; nil when
+	// base.Nodes holds no read children.
+	index     map[string]int32
+	epoch     uint64 // the connection epoch of that read
+	missing   map[string]time.Time
+	last      lockqueue.Snapshot // last published; never modified
+	published bool
+	armed     bool // a children watch is set and has not fired
+	removed   bool
+	final     bool
+	stateSeq  uint64 // the connection state its last publish showed
 
 	// Owned by the lock's goroutine.
-	cache       map[string]cachedChild // by name, for the current parent incarnation
-	cversion    int32                  // the parent's cversion at the listing cache holds
-	gen         uint64                 // bumped per read; cache entries not stamped with it are gone
-	kids        []lockqueue.Child      // reused for each read's Build input
+	cversion    int32 // the parent's cversion at the listing base holds
 	parentCzxid int64
 	parentKey   [2]int64 // czxid, data version of the data in parentData
 	parentData  []byte
+	sessions    map[int64]string // session ids as text, shared by the nodes
 	lastErr     string
-}
-
-// cachedChild is a child as last read, stamped with the read that last
-// listed it.
-type cachedChild struct {
-	lockqueue.Child
-	gen uint64
 }
 
 func (l *lock) poke() {
@@ -57,8 +55,7 @@ func (l *lock) poke() {
 
 func (w *Watcher) addLockLocked(p string, discovered bool) *lock {
 	full := w.root.full(p)
-	l := &lock{path: p, full: full, discovered: discovered, kick: make(chan struct{}, 1),
-		cache: map[string]cachedChild{}}
+	l := &lock{path: p, full: full, discovered: discovered, kick: make(chan struct{}, 1)}
 	l.base = lockqueue.Build(p, nil, lockqueue.Options{})
 	l.base.Exists = false
 	l.base.Error = "not read yet: waiting for a ZooKeeper session"
@@ -142,12 +139,15 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	}
 	w.mu.Lock()
 	l.armed = true
+	// The last read's nodes and their index: never modified, so they are
+	// read without the lock from here on.
+	prev, index := l.base.Nodes, l.index
 	w.mu.Unlock()
 
 	if stat.Czxid != l.parentCzxid {
 		// A new incarnation of the parent restarts its sequence counter,
 		// so old names may come back as different nodes.
-		l.cache = map[string]cachedChild{}
+		prev, index = nil, nil
 		l.parentCzxid = stat.Czxid
 	}
 	// Parent data only matters for kazoo's Semaphore (its lease limit);
@@ -166,13 +166,16 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 		l.parentData, l.parentKey = data, [2]int64{pstat.Czxid, int64(pstat.Version)}
 	}
 
+	// keep marks the last read's nodes listed again.
+	keep := make([]bool, len(prev))
 	var fresh []string
 	kept := 0
 	for _, n := range names {
-		if _, ok := l.cache[n]; !ok {
-			fresh = append(fresh, n)
-		} else {
+		if i, ok := index[n]; ok {
+			keep[i] = true
 			kept++
+		} else {
+			fresh = append(fresh, n)
 		}
 	}
 	// Data is read only for names not seen before, but a name seen before
@@ -183,15 +186,12 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	// something came and went unseen: re-read the non-sequential children.
 	// Sequential names never come back within one parent incarnation, so
 	// the budget of one read per new sequence node holds.
-	changes := len(fresh) + (len(l.cache) - kept)
-	if moved := stat.Cversion - l.cversion; len(l.cache) > 0 && (moved < 0 || int(moved) > changes) {
-		for _, n := range names {
-			if _, ok := l.cache[n]; !ok {
-				continue
-			}
-			if _, _, seq := lockqueue.SplitSeq(n); !seq {
-				fresh = append(fresh, n)
-				delete(l.cache, n)
+	changes := len(fresh) + (len(index) - kept)
+	if moved := stat.Cversion - l.cversion; len(index) > 0 && (moved < 0 || int(moved) > changes) {
+		for i := range prev {
+			if _, _, seq := lockqueue.SplitSeq(prev[i].Name); keep[i] && !seq {
+				keep[i] = false
+				fresh = append(fresh, prev[i].Name)
 			}
 		}
 	}
@@ -199,42 +199,68 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	if err != nil {
 		return w.readFailed(l, err)
 	}
-	// The cache is updated in place, and the Build input reuses the last
-	// read's slice: on a 1,000-node queue a fresh map and slice per change
-	// were a good part of what a change cost in memory.
-	l.gen++
-	children := l.kids[:0]
-	for _, n := range names {
-		e, ok := l.cache[n]
-		if !ok {
-			// Absent from got: deleted between the listing and the read;
-			// its deletion fires the children watch.
-			var c lockqueue.Child
-			if c, ok = got[n]; !ok {
-				continue
-			}
-			e = cachedChild{Child: c}
-		}
-		e.gen = l.gen
-		l.cache[n] = e
-		children = append(children, e.Child)
-	}
-	if len(l.cache) > len(children) {
-		for n, e := range l.cache {
-			if e.gen != l.gen {
-				delete(l.cache, n)
-			}
+	// The Build input: the nodes kept, in the last read's queue order, then
+	// the new ones, so that a join (the common change) needs no sort. A
+	// kept node's name is not parsed again nor its data encoded again.
+	nodes := make([]lockqueue.Node, 0, len(names))
+	for i := range prev {
+		if keep[i] {
+			nodes = append(nodes, prev[i])
 		}
 	}
-	l.kids, l.cversion = children, stat.Cversion
+	for _, n := range fresh {
+		// Absent from got: deleted between the listing and the read; its
+		// deletion fires the children watch.
+		if c, ok := got[n]; ok {
+			node := lockqueue.NewNode(c)
+			node.Session = l.session(node.Owner(), node.Session)
+			nodes = append(nodes, node)
+		}
+	}
+	l.cversion = stat.Cversion
 
 	w.mu.Lock()
 	leases := w.cfg.Leases[l.path]
 	w.mu.Unlock()
-	s := lockqueue.Build(l.path, children, lockqueue.Options{Leases: leases, ParentData: l.parentData, CVersion: stat.Cversion})
+	s := lockqueue.BuildNodes(l.path, nodes, lockqueue.Options{Leases: leases, ParentData: l.parentData, CVersion: stat.Cversion})
 	s.Revision = stat.Pzxid
-	w.setBase(l, s, epoch)
+	l.pruneSessions(s.Nodes)
+	w.setBase(l, s, indexNodes(s.Nodes), epoch)
 	return nil
+}
+
+// indexNodes maps each node's name to its position.
+func indexNodes(nodes []lockqueue.Node) map[string]int32 {
+	index := make(map[string]int32, len(nodes))
+	for i, n := range nodes {
+		index[n.Name] = int32(i)
+	}
+	return index
+}
+
+// session returns the text of session id, the same string for every node
+// of the session (a queue's nodes often share a few sessions).
+func (l *lock) session(id int64, text string) string {
+	if s, ok := l.sessions[id]; ok {
+		return s
+	}
+	if l.sessions == nil {
+		l.sessions = map[int64]string{}
+	}
+	l.sessions[id] = text
+	return text
+}
+
+// pruneSessions forgets sessions no node has, once they are many.
+func (l *lock) pruneSessions(nodes []lockqueue.Node) {
+	if len(l.sessions) <= 2*len(nodes)+64 {
+		return
+	}
+	live := make(map[int64]string, len(l.sessions))
+	for _, n := range nodes {
+		live[n.Owner()] = n.Session
+	}
+	l.sessions = live
 }
 
 // readMissing handles a parent that does not exist: watch for it to appear
@@ -256,9 +282,8 @@ func (w *Watcher) readMissing(r Reader, epoch uint64, l *lock) error {
 			return nil
 		}
 	}
-	l.cache = map[string]cachedChild{}
-	l.parentCzxid, l.parentData = 0, nil
-	w.setBase(l, missingSnapshot(l.path), epoch)
+	l.parentCzxid, l.parentData, l.sessions = 0, nil, nil
+	w.setBase(l, missingSnapshot(l.path), nil, epoch)
 	return nil
 }
 
@@ -270,13 +295,13 @@ func missingSnapshot(p string) lockqueue.Snapshot {
 	return s
 }
 
-func (w *Watcher) setBase(l *lock, s lockqueue.Snapshot, epoch uint64) {
+func (w *Watcher) setBase(l *lock, s lockqueue.Snapshot, index map[string]int32, epoch uint64) {
 	w.mu.Lock()
 	if l.removed {
 		w.mu.Unlock()
 		return
 	}
-	l.base, l.epoch = s, epoch
+	l.base, l.index, l.epoch = s, index, epoch
 	w.mu.Unlock()
 	w.emit(l)
 }

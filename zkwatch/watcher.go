@@ -553,12 +553,11 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	s := w.joinLocked(l, time.Now(), conn)
 	changed := !l.published || !sameSnapshot(l.last, s)
 	if changed {
-		// The replaced snapshot's nodes are referenced nowhere else (views
-		// get clones), so the next join builds in them.
-		l.spare = l.last.Nodes
+		// Published snapshots are never modified (copy on write: each join
+		// builds new nodes), so views get s itself, and base shares its
+		// nodes: the same nodes, in the same order, joined.
 		l.last, l.published = s, true
-	} else {
-		l.spare = s.Nodes
+		l.base.Nodes = s.Nodes
 	}
 	if tr != nil {
 		l.stateSeq = tr.seq
@@ -568,22 +567,18 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	}
 	w.mu.Unlock()
 	if changed && w.cfg.Publish != nil {
-		w.cfg.Publish(cloneSnapshot(s))
+		w.cfg.Publish(s)
 	}
 }
 
 // joinLocked builds the snapshot to publish; conn overrides the connection
 // state when set.
 func (w *Watcher) joinLocked(l *lock, now time.Time, conn lockqueue.Connection) lockqueue.Snapshot {
-	// A copy of the base for JoinWatches to fill in, in the spare node
-	// buffer (see publishLock). Node Watching slices need no copy: the join
-	// replaces them; Alerts does, as the join appends to it.
+	// A copy of the base for JoinWatches to fill in. Node Watching slices
+	// need no copy: the join replaces them; Alerts does, as the join
+	// appends to it.
 	s := l.base
-	s.Nodes = append(l.spare[:0], l.base.Nodes...)
-	if s.Nodes == nil && l.base.Nodes != nil {
-		s.Nodes = []lockqueue.Node{} // "nodes":[], not null
-	}
-	l.spare = nil
+	s.Nodes = slices.Clone(l.base.Nodes) // nil stays nil, [] stays []
 	s.Alerts = slices.Clone(l.base.Alerts)
 	s.Connection = w.connFor(l)
 	if conn != "" {
@@ -600,7 +595,7 @@ func (w *Watcher) joinLocked(l *lock, now time.Time, conn lockqueue.Connection) 
 	}
 	if s.Connection != lockqueue.Connected {
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{},
-			Message: fmt.Sprintf("the watcher's ZooKeeper connection is %s: this is the last known state, not live", s.Connection)})
+			Message: "the watcher's ZooKeeper connection is " + string(s.Connection) + ": this is the last known state, not live"})
 	}
 	return s
 }
