@@ -65,9 +65,16 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 	if next == nil {
 		next = map[string]time.Time{}
 	}
-	present := make(map[string]bool, len(s.Nodes))
-	for _, n := range s.Nodes {
-		present[n.Name] = true
+	// The set of names, made only when needed: most joins never ask.
+	var presentSet map[string]bool
+	present := func() map[string]bool {
+		if presentSet == nil {
+			presentSet = make(map[string]bool, len(s.Nodes))
+			for _, n := range s.Nodes {
+				presentSet[n.Name] = true
+			}
+		}
+		return presentSet
 	}
 	prefix := s.Path + "/"
 	if s.Path == "/" {
@@ -77,6 +84,7 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 	attributed := attribute(s, w, prefix, known)
 
 	var zombies []string
+	pending := 0 // entries of next for nodes of s
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		// Reset everything a join sets, so a joined snapshot's nodes can
@@ -127,6 +135,7 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 				since = now
 				next[n.Name] = since
 			}
+			pending++
 			if now.Sub(since) < Debounce {
 				n.Edge = EdgeNone
 			}
@@ -134,9 +143,11 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 			delete(next, n.Name)
 		}
 	}
-	for name := range next {
-		if !present[name] {
-			delete(next, name)
+	if len(next) > pending {
+		for name := range next {
+			if !present()[name] {
+				delete(next, name)
+			}
 		}
 	}
 	if len(zombies) > 0 {
@@ -209,11 +220,18 @@ func attribute(s *Snapshot, w WatchTable, prefix string, known bool) []attributi
 			}
 			target := ""
 			if n.WaitsOn == "children" {
-				target = s.Path
+				if contains(watches, s.Path) {
+					target = s.Path
+				}
 			} else if n.WaitsFor != "" {
-				target = prefix + n.WaitsFor
+				for _, p := range watches {
+					if isChild(p, prefix, n.WaitsFor) {
+						target = p
+						break
+					}
+				}
 			}
-			if target != "" && contains(watches, target) {
+			if target != "" {
 				claimed[target] = true
 				out[i] = attribution{watching: []string{target}}
 				continue
@@ -254,7 +272,7 @@ func attribute(s *Snapshot, w WatchTable, prefix string, known bool) []attributi
 	return out
 }
 
-func classify(n *Node, parent, prefix string, present map[string]bool) Edge {
+func classify(n *Node, parent, prefix string, present func() map[string]bool) Edge {
 	for _, p := range n.Watching {
 		if isChild(p, prefix, n.WaitsFor) {
 			return EdgeConfirmed
@@ -270,7 +288,7 @@ func classify(n *Node, parent, prefix string, present map[string]bool) Edge {
 		if !strings.HasPrefix(p, prefix) || strings.Contains(p[len(prefix):], "/") {
 			continue
 		}
-		if !present[p[len(prefix):]] {
+		if !present()[p[len(prefix):]] {
 			return EdgeDangling
 		}
 		edge = EdgeUnexpected
@@ -308,7 +326,7 @@ func zombieAlert(s *Snapshot, names []string) Alert {
 // attributed to them and whose edge has outlived the debounce (confirmed or
 // unexpected) give edges: a sibling's watch, or a table older than the
 // listing, must not make a deadlock.
-func findCycle(s *Snapshot, prefix string, present map[string]bool) []string {
+func findCycle(s *Snapshot, prefix string, present func() map[string]bool) []string {
 	adj := map[string][]string{}
 	for _, n := range s.Nodes {
 		if n.Holding || n.Foreign || (n.Edge != EdgeConfirmed && n.Edge != EdgeUnexpected) {
@@ -316,7 +334,7 @@ func findCycle(s *Snapshot, prefix string, present map[string]bool) []string {
 		}
 		for _, p := range n.Watching {
 			if strings.HasPrefix(p, prefix) {
-				if m := p[len(prefix):]; present[m] && m != n.Name {
+				if m := p[len(prefix):]; m != n.Name && present()[m] {
 					adj[n.Name] = append(adj[n.Name], m)
 				}
 			}

@@ -191,7 +191,7 @@ func (w *Watcher) dropBelowLocked(full string, self bool) []*lock {
 			delete(w.byFull, p)
 			delete(w.locks, l.path)
 			l.removed = true
-			l.base, l.index = missingSnapshot(l.path), nil
+			l.base, l.index, l.fresh = missingSnapshot(l.path), nil, false
 			l.base.Alerts = []lockqueue.Alert{}
 			l.epoch = w.epoch
 			if l.stop != nil {

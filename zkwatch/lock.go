@@ -27,7 +27,10 @@ type lock struct {
 	base lockqueue.Snapshot
 	// index maps each name in base.Nodes to its position; nil when
 	// base.Nodes holds no read children.
-	index     map[string]int32
+	index map[string]int32
+	// fresh: base.Nodes is a read's Build output that no join has used
+	// yet, referenced nowhere else, so the next join fills it in place.
+	fresh     bool
 	epoch     uint64 // the connection epoch of that read
 	missing   map[string]time.Time
 	last      lockqueue.Snapshot // last published; never modified
@@ -146,9 +149,9 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 
 	if stat.Czxid != l.parentCzxid {
 		// A new incarnation of the parent restarts its sequence counter,
-		// so old names may come back as different nodes.
+		// so old names may come back as different nodes. (parentCzxid
+		// moves on once the read succeeds.)
 		prev, index = nil, nil
-		l.parentCzxid = stat.Czxid
 	}
 	// Parent data only matters for kazoo's Semaphore (its lease limit);
 	// read it again only when it changed.
@@ -217,7 +220,7 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 			nodes = append(nodes, node)
 		}
 	}
-	l.cversion = stat.Cversion
+	l.cversion, l.parentCzxid = stat.Cversion, stat.Czxid
 
 	w.mu.Lock()
 	leases := w.cfg.Leases[l.path]
@@ -225,15 +228,27 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	s := lockqueue.BuildNodes(l.path, nodes, lockqueue.Options{Leases: leases, ParentData: l.parentData, CVersion: stat.Cversion})
 	s.Revision = stat.Pzxid
 	l.pruneSessions(s.Nodes)
-	w.setBase(l, s, indexNodes(s.Nodes), epoch)
+	w.setBase(l, s, reindex(index, prev, keep, s.Nodes), epoch)
 	return nil
 }
 
-// indexNodes maps each node's name to its position.
-func indexNodes(nodes []lockqueue.Node) map[string]int32 {
-	index := make(map[string]int32, len(nodes))
-	for i, n := range nodes {
-		index[n.Name] = int32(i)
+// reindex updates index, the positions of prev's nodes, to those of nodes:
+// prev's nodes not kept are gone, and the others may have moved. It
+// updates in place (only the lock's goroutine reads index's contents) and
+// makes a new map when there is none.
+func reindex(index map[string]int32, prev []lockqueue.Node, keep []bool, nodes []lockqueue.Node) map[string]int32 {
+	if index == nil {
+		index = make(map[string]int32, len(nodes))
+	}
+	for i := range prev {
+		if !keep[i] {
+			delete(index, prev[i].Name)
+		}
+	}
+	for i := range nodes {
+		if at, ok := index[nodes[i].Name]; !ok || at != int32(i) {
+			index[nodes[i].Name] = int32(i)
+		}
 	}
 	return index
 }
@@ -301,7 +316,7 @@ func (w *Watcher) setBase(l *lock, s lockqueue.Snapshot, index map[string]int32,
 		w.mu.Unlock()
 		return
 	}
-	l.base, l.index, l.epoch = s, index, epoch
+	l.base, l.index, l.epoch, l.fresh = s, index, epoch, true
 	w.mu.Unlock()
 	w.emit(l)
 }
@@ -329,6 +344,20 @@ func (w *Watcher) getChildren(ctx context.Context, r Reader, parent string, name
 	out := make(map[string]lockqueue.Child, len(names))
 	if len(names) == 0 {
 		return out, nil
+	}
+	if len(names) == 1 {
+		// The usual change, one new node: no workers for it.
+		n := names[0]
+		data, st, err := r.Get(join(parent, n))
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+		case err != nil:
+			return out, fmt.Errorf("data of %s: %w", join(parent, n), err)
+		default:
+			out[n] = lockqueue.Child{Name: n, Data: data, Czxid: st.Czxid,
+				Ctime: time.UnixMilli(st.Ctime), EphemeralOwner: st.EphemeralOwner}
+		}
+		return out, ctx.Err()
 	}
 	var (
 		mu       sync.Mutex

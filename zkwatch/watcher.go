@@ -574,11 +574,19 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 // joinLocked builds the snapshot to publish; conn overrides the connection
 // state when set.
 func (w *Watcher) joinLocked(l *lock, now time.Time, conn lockqueue.Connection) lockqueue.Snapshot {
-	// A copy of the base for JoinWatches to fill in. Node Watching slices
-	// need no copy: the join replaces them; Alerts does, as the join
-	// appends to it.
+	// A copy of the base for JoinWatches to fill in: its nodes are shared
+	// with the last published snapshot, unless a read has just built
+	// them, when no one else has them yet and the join fills them in
+	// place (JoinWatches resets all it sets, so they stay a valid base;
+	// readLock reads base nodes without the lock only after this join,
+	// which its own emit waits for). Node Watching slices need no copy:
+	// the join replaces them; Alerts does, as the join appends to it.
 	s := l.base
-	s.Nodes = slices.Clone(l.base.Nodes) // nil stays nil, [] stays []
+	if l.fresh {
+		l.fresh = false
+	} else {
+		s.Nodes = slices.Clone(l.base.Nodes) // nil stays nil, [] stays []
+	}
 	s.Alerts = slices.Clone(l.base.Alerts)
 	s.Connection = w.connFor(l)
 	if conn != "" {
