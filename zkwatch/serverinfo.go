@@ -66,6 +66,14 @@ var errNotServing = errors.New("server is not currently serving requests")
 // With tlsCfg it speaks TLS: members answer four-letter words on their
 // secureClientPort too.
 func fourLetter(ctx context.Context, addr, cmd string, tlsCfg ...*tls.Config) (string, error) {
+	return fourLetterUntil(ctx, addr, cmd, nil, tlsCfg...)
+}
+
+// fourLetterUntil is fourLetter that stops reading at the first line for
+// which until is true, and leaves that line and the rest out: dump goes on
+// to list every ephemeral node, megabytes on a big server, which nothing
+// here reads.
+func fourLetterUntil(ctx context.Context, addr, cmd string, until func(line string) bool, tlsCfg ...*tls.Config) (string, error) {
 	var conn net.Conn
 	var err error
 	if len(tlsCfg) > 0 && tlsCfg[0] != nil {
@@ -89,11 +97,36 @@ func fourLetter(ctx context.Context, addr, cmd string, tlsCfg ...*tls.Config) (s
 	}
 	// The server closes the connection after the reply; wchp on a big
 	// server is large, but bound it anyway.
-	b, err := io.ReadAll(io.LimitReader(conn, 64<<20))
-	if err != nil {
-		return "", fmt.Errorf("%s to %s: read: %w", cmd, addr, err)
+	// Read into a strings.Builder: its String is the bytes read, not a
+	// copy of them.
+	var sb strings.Builder
+	lr := io.LimitReader(conn, 64<<20)
+	if until == nil {
+		if _, err := io.Copy(&sb, lr); err != nil {
+			return "", fmt.Errorf("%s to %s: read: %w", cmd, addr, err)
+		}
+		return checkReply(cmd, addr, sb.String())
 	}
-	return checkReply(cmd, addr, string(b))
+	br := bufio.NewReader(lr)
+	for {
+		line, err := br.ReadString('\n')
+		if until(line) {
+			break
+		}
+		sb.WriteString(line)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s to %s: read: %w", cmd, addr, err)
+		}
+	}
+	return checkReply(cmd, addr, sb.String())
+}
+
+// dumpEnd is where what parseDump reads of a dump ends.
+func dumpEnd(line string) bool {
+	return strings.HasPrefix(line, "ephemeral nodes dump") || strings.HasPrefix(line, "Connections dump")
 }
 
 // checkReply turns the server's refusals into errors.
@@ -148,7 +181,7 @@ func fetch4lw(ctx context.Context, addr string, tlsCfg *tls.Config) memberInfo {
 		m.Connected, err = parseCons(reply)
 		note(err)
 	}
-	if reply, err := fourLetter(ctx, addr, "dump", tlsCfg); !note(err) {
+	if reply, err := fourLetterUntil(ctx, addr, "dump", dumpEnd, tlsCfg); !note(err) {
 		m.Expiry, err = parseDump(reply, time.Now())
 		note(err)
 	}
