@@ -511,7 +511,11 @@ func startProcess(java string, args []string, out io.Writer) (*process, error) {
 		cmd := exec.Command(java, args...)
 		cmd.Stdout = out
 		cmd.Stderr = out
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		// Its own process group: a Ctrl-C in the terminal goes to the
+		// foreground group, and the JVM must outlive it until the Go side
+		// has cleaned up (the simulator deletes its sandbox on the way out).
+		// Pdeathsig still takes it down if the Go side dies first.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 		// Don't hang in Wait if something inherited the output pipe.
 		cmd.WaitDelay = time.Second
 		if err := cmd.Start(); err != nil {
