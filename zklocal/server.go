@@ -13,6 +13,7 @@ package zklocal
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -296,10 +297,24 @@ func (s *Server) ready(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
+	serving := mode == "leader" || mode == "follower" || mode == "observer"
 	if s.id == 0 {
-		return mode == "standalone"
+		serving = mode == "standalone"
 	}
-	return mode == "leader" || mode == "follower" || mode == "observer"
+	if !serving {
+		return false
+	}
+	if s.securePort != 0 {
+		// The secure port is a second factory (Netty) that binds after the
+		// plain one answers: wait until it accepts a TLS handshake too.
+		d := tls.Dialer{Config: s.ClientTLS()}
+		c, err := d.DialContext(ctx, "tcp", s.SecureAddr())
+		if err != nil {
+			return false
+		}
+		c.Close()
+	}
+	return true
 }
 
 // Stop terminates the JVM (SIGTERM, then SIGKILL after a grace period) and
