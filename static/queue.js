@@ -511,32 +511,18 @@ export function tick(root, now = Date.now()) {
 // animateNotify moves a dot from the x of one node to another along the lower
 // arcs, for watch notifications in the classroom.
 export function animateNotify(svg, fromX, toX, ms = 700) {
-  const p = el('path', { d: arc(fromX, toX, ACT_Y, 1, 66), class: 'notify-path' });
-  const dot = el('circle', { r: 6, class: 'notify-dot' });
-  svg.append(p, dot);
-  const len = p.getTotalLength();
-  const start = performance.now();
-  return new Promise((resolve) => {
-    const step = (t) => {
-      const f = Math.min(1, (t - start) / ms);
-      const pt = p.getPointAtLength(len * f);
-      dot.setAttribute('cx', pt.x);
-      dot.setAttribute('cy', pt.y);
-      if (f < 1) requestAnimationFrame(step);
-      else {
-        p.remove();
-        dot.remove();
-        resolve();
-      }
-    };
-    requestAnimationFrame(step);
-  });
+  return animateDot(svg, arc(fromX, toX, ACT_Y, 1, 66), ms);
 }
 
 // animateNotifyParent drops a dot from the parent bar down to a node: the
 // notification a children watch delivers.
 export function animateNotifyParent(svg, toX, ms = 700) {
-  const p = el('path', { d: `M${toX + 6},${BAR_Y + BAR_H} L${toX + 6},${CY - R - 2}`, class: 'notify-path' });
+  return animateDot(svg, `M${toX + 6},${BAR_Y + BAR_H} L${toX + 6},${CY - R - 2}`, ms);
+}
+
+// animateDot moves a dot along path d over ms, then removes both.
+function animateDot(svg, d, ms) {
+  const p = el('path', { d, class: 'notify-path' });
   const dot = el('circle', { r: 6, class: 'notify-dot' });
   svg.append(p, dot);
   const len = p.getTotalLength();
