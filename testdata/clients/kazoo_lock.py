@@ -20,8 +20,17 @@ import time
 from kazoo.client import KazooClient
 
 
+_say_lock = threading.Lock()
+
+
 def say(*words):
-    print(*words, flush=True)
+    # One write per line under a lock: the participants' threads and the
+    # main thread print at once, and print() writes each word separately,
+    # which once interleaved into "queuedacquired 0 ...".
+    line = " ".join(str(w) for w in words) + "\n"
+    with _say_lock:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def main():
