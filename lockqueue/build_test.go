@@ -289,7 +289,7 @@ func TestBuildRecipes(t *testing.T) {
 			}
 			var got []want
 			for _, n := range s.Nodes {
-				got = append(got, want{n.Name, n.Mode, n.Holding, n.WaitsFor, n.WaitsOn})
+				got = append(got, want{n.Name, n.Mode, n.Holding, n.WaitsFor, string(n.WaitsOn)})
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("queue:\n got %+v\nwant %+v", got, tt.want)

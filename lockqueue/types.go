@@ -55,6 +55,17 @@ const (
 	EdgeChildWatch Edge = "children" // the rule is a children watch on the parent, which the server never lists
 )
 
+// WaitOn is what a waiter's rule watches when it is not one sibling node.
+type WaitOn string
+
+const (
+	// OnNode: the rule watches the sibling named in WaitsFor.
+	OnNode WaitOn = ""
+	// OnChildren: the rule is a children watch on the lock parent (herd
+	// waiters, semaphore and N-holder standbys), which the server never lists.
+	OnChildren WaitOn = "children"
+)
+
 // Alert kinds.
 const (
 	AlertDeadlock    = "deadlock"
@@ -69,6 +80,10 @@ const (
 	AlertNoParent    = "no-parent"
 	AlertDisconnect  = "disconnected"
 	AlertWatchSource = "watch-source"
+	// AlertStalled: a node holds by its recipe's rule, but its session
+	// still watches another node of the queue: its client missed the
+	// wake-up and does not know it holds.
+	AlertStalled = "stalled-holder"
 )
 
 // Child is one child znode of a lock parent as read from ZooKeeper.
@@ -88,7 +103,7 @@ type Node struct {
 	Recipe     Recipe    `json:"recipe"`
 	Holding    bool      `json:"holding"`
 	WaitsFor   string    `json:"waitsFor"`          // sibling name the recipe says it waits for
-	WaitsOn    string    `json:"waitsOn,omitempty"` // "children" when the rule is a children watch on the parent
+	WaitsOn    WaitOn    `json:"waitsOn,omitempty"` // OnChildren when the rule is a children watch on the parent
 	Watching   []string  `json:"watching"`          // full paths its session watches; nil when unknown
 	Edge       Edge      `json:"edge"`
 	Session    string    `json:"session"` // 0x<hex>, "0x0" for persistent nodes
@@ -100,6 +115,12 @@ type Node struct {
 	Zombie     bool      `json:"zombie,omitempty"`
 	// ExpiresInMs is set on zombie nodes when the server tells the session's expiry.
 	ExpiresInMs int64 `json:"expiresInMs,omitempty"`
+	// StalledOn is set on a holder whose session has kept a data watch on
+	// this sibling for longer than the stall grace: the server says it
+	// holds, its client still waits (see AlertStalled).
+	StalledOn string `json:"stalledOn,omitempty"`
+	// StalledSince is when the stall was first seen.
+	StalledSince time.Time `json:"stalledSince,omitzero"`
 
 	owner int64
 	// parsedMode is Mode as the name alone says it, before Build's rules

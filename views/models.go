@@ -341,7 +341,7 @@ func NodeState(n lockqueue.Node) string {
 
 // WaitsText is what the recipe says a node waits for.
 func WaitsText(n lockqueue.Node) string {
-	if n.WaitsOn == "children" {
+	if n.WaitsOn == lockqueue.OnChildren {
 		return "children of parent"
 	}
 	return n.WaitsFor

@@ -218,5 +218,6 @@ func nodeEqual(a, b lockqueue.Node) bool {
 		a.Edge == b.Edge && a.Session == b.Session && a.Data == b.Data &&
 		a.DataBinary == b.DataBinary && a.Ctime.Equal(b.Ctime) && a.Czxid == b.Czxid &&
 		a.Foreign == b.Foreign && a.Zombie == b.Zombie && a.ExpiresInMs == b.ExpiresInMs &&
+		a.StalledOn == b.StalledOn && a.StalledSince.Equal(b.StalledSince) &&
 		a.Owner() == b.Owner()
 }

@@ -1,0 +1,247 @@
+package lockqueue
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The join's rules, each a function over plain data: what one node's
+// watches say about it, and what the queue as a whole must be told.
+
+// waiterEdge classifies what a waiter's session watches (n.Watching,
+// attributed to it) against its rule.
+func waiterEdge(n *Node, source string, q *queueView) Edge {
+	if n.WaitsOn == OnChildren {
+		return childrenRuleEdge(n, source, q)
+	}
+	return nodeRuleEdge(n, q)
+}
+
+// childrenRuleEdge: the server never lists children watches, so a
+// children-watch rule can be confirmed only by a table that lists them
+// (the simulator's).
+func childrenRuleEdge(n *Node, source string, q *queueView) Edge {
+	if source == "simulator" && !slices.Contains(n.Watching, q.parent) {
+		return EdgeMissing
+	}
+	return EdgeChildWatch
+}
+
+// nodeRuleEdge: a watch on the rule's node confirms it; otherwise a watch
+// on a node that is gone is dangling, one on anything else of the lock
+// unexpected, and nothing of the lock watched is missing.
+func nodeRuleEdge(n *Node, q *queueView) Edge {
+	for _, p := range n.Watching {
+		if q.isChild(p, n.WaitsFor) {
+			return EdgeConfirmed
+		}
+	}
+	edge := EdgeMissing
+	for _, p := range n.Watching {
+		switch q.target(p).kind {
+		case watchGone:
+			return EdgeDangling
+		case watchParent, watchSibling:
+			edge = EdgeUnexpected
+		}
+	}
+	return edge
+}
+
+// suspect edges are debounced before they show.
+func suspect(e Edge) bool {
+	return e == EdgeMissing || e == EdgeUnexpected || e == EdgeDangling
+}
+
+// stalledOn is the lock node a holder's session still watches, the first
+// in queue order; "" when none. Only a data watch on a node of the queue
+// that is there counts: a children watch on the parent is what a
+// herd-style acquire leaves behind, and a watch on a node that is gone is
+// the predecessor whose deletion woke it, seen in a table older than the
+// listing (or a leaked exists watch): neither keeps a client waiting.
+func stalledOn(n *Node, q *queueView) string {
+	best := -1
+	for _, p := range n.Watching {
+		t := q.target(p)
+		if t.kind != watchSibling || t.name == n.Name {
+			continue
+		}
+		i, _ := q.lookup(t.name)
+		if q.nodes[i].Foreign {
+			continue
+		}
+		if best < 0 || i < best {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return q.nodes[best].Name
+}
+
+// waitGraph is the actual wait-for graph: an edge from a node to each
+// node of the lock its session watches, from waiters whose edge has
+// outlived the debounce (confirmed or unexpected) and from stalled
+// holders. Attributed watches only: a sibling's watch, or a table older
+// than the listing, must not make a deadlock.
+func waitGraph(s *Snapshot, q *queueView) map[string][]string {
+	adj := map[string][]string{}
+	for _, n := range s.Nodes {
+		if n.Foreign || !waitsInFact(n) {
+			continue
+		}
+		for _, p := range n.Watching {
+			if t := q.target(p); t.kind == watchSibling && t.name != n.Name {
+				adj[n.Name] = append(adj[n.Name], t.name)
+			}
+		}
+	}
+	return adj
+}
+
+// waitsInFact reports whether a node's client is known to be waiting on
+// what its session watches.
+func waitsInFact(n Node) bool {
+	if n.Holding {
+		return n.StalledOn != ""
+	}
+	return n.Edge == EdgeConfirmed || n.Edge == EdgeUnexpected
+}
+
+// findCycle returns a cycle of adj in edge order, starting where a depth
+// first search from the nodes in order meets it; nil when there is none.
+func findCycle(adj map[string][]string, order []string) []string {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack, found []string
+	var visit func(string) bool
+	visit = func(u string) bool {
+		color[u] = grey
+		stack = append(stack, u)
+		for _, v := range adj[u] {
+			switch color[v] {
+			case grey:
+				i := slices.Index(stack, v)
+				found = slices.Clone(stack[i:])
+				return true
+			case white:
+				if visit(v) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[u] = black
+		return false
+	}
+	for _, u := range order {
+		if color[u] == white && len(adj[u]) > 0 && visit(u) {
+			return found
+		}
+	}
+	return nil
+}
+
+// queueCycle finds a cycle in the lock's wait-for graph and starts it at
+// its first node in queue order, so the same cycle always reads the same.
+func queueCycle(s *Snapshot, q *queueView) []string {
+	adj := waitGraph(s, q)
+	if len(adj) == 0 {
+		return nil
+	}
+	var order []string
+	for _, n := range s.Nodes {
+		if len(adj[n.Name]) > 0 {
+			order = append(order, n.Name)
+		}
+	}
+	cyc := findCycle(adj, order)
+	if len(cyc) == 0 {
+		return nil
+	}
+	first := 0
+	for i, name := range cyc {
+		a, _ := q.lookup(name)
+		b, _ := q.lookup(cyc[first])
+		if a < b {
+			first = i
+		}
+	}
+	return append(slices.Clone(cyc[first:]), cyc[:first]...)
+}
+
+// deadlockAlert names a cycle of waits in order.
+func deadlockAlert(s *Snapshot, q *queueView, cyc []string) Alert {
+	path := strings.Join(append(slices.Clone(cyc), cyc[0]), " → ")
+	var holders []string
+	for _, name := range cyc {
+		if i, _ := q.lookup(name); s.Nodes[i].Holding {
+			holders = append(holders, name)
+		}
+	}
+	msg := "waiters watch each other in a cycle: " + path + "; no release will ever wake them"
+	if len(holders) > 0 {
+		msg = "a cycle of waits: " + path + "; " + strings.Join(holders, ", ") +
+			" holds by the recipe's rule but its client still waits, so no one in the cycle will ever move"
+	}
+	return Alert{Kind: AlertDeadlock, Nodes: cyc, Message: msg}
+}
+
+func zombieAlert(s *Snapshot, names []string) Alert {
+	msg := fmt.Sprintf("%d nodes belong to sessions with no live connection: their clients are gone or cut off, but the nodes stay until the session expires", len(names))
+	for _, n := range s.Nodes {
+		if n.Zombie && n.ExpiresInMs > 0 {
+			msg += fmt.Sprintf(" (%s expires in %.1fs)", n.Name, float64(n.ExpiresInMs)/1000)
+			break
+		}
+	}
+	return Alert{Kind: AlertZombie, Nodes: clip(names), Message: msg}
+}
+
+// orphanAlert: waiters of live sessions that watch nothing at all.
+func orphanAlert(s *Snapshot) (Alert, bool) {
+	var orphans []string
+	for _, n := range s.Nodes {
+		if n.Edge == EdgeMissing && len(n.Watching) == 0 {
+			orphans = append(orphans, n.Name)
+		}
+	}
+	if len(orphans) == 0 {
+		return Alert{}, false
+	}
+	return Alert{Kind: AlertOrphan, Nodes: clip(orphans),
+		Message: fmt.Sprintf("%d waiters in live sessions watch nothing: nothing will wake them (an interrupted acquire or release leaves such nodes)", len(orphans))}, true
+}
+
+// maxStallAlerts bounds the stalled-holder alerts of one lock: beyond it
+// (a buggy reader implementation stalls every reader) one more alert
+// names the rest.
+const maxStallAlerts = 10
+
+// stalledAlerts is one alert per stalled holder, naming the holder and
+// the node its client still waits for.
+func stalledAlerts(s *Snapshot, q *queueView, names []string) []Alert {
+	var out []Alert
+	for k, name := range names {
+		if k == maxStallAlerts {
+			rest := names[k:]
+			out = append(out, Alert{Kind: AlertStalled, Nodes: clip(rest),
+				Message: fmt.Sprintf("%d more holders by the recipe's rule whose clients still wait on another node of the lock", len(rest))})
+			break
+		}
+		i, _ := q.lookup(name)
+		n := s.Nodes[i]
+		out = append(out, Alert{Kind: AlertStalled, Nodes: []string{n.Name, n.StalledOn},
+			Message: fmt.Sprintf("%s holds by the recipe's rule, but its client still waits: its session has watched %s since %s. "+
+				"The client missed its wake-up and does not know it holds; everyone queued behind it waits too. "+
+				"Take a thread dump of that client", n.Name, n.StalledOn, n.StalledSince.UTC().Format(time.RFC3339))})
+	}
+	return out
+}
