@@ -76,6 +76,12 @@ type Config struct {
 	Forget func(path string)
 	// Poll is how often the server's watch table is read. Default 1s.
 	Poll time.Duration
+	// StallGrace is how long a holder's session may keep watching another
+	// node of its lock before the holder counts as stalled (its client
+	// missed the wake-up). Default two polls: the table can be a poll
+	// older than the listing, so a new holder may seem for a poll to still
+	// watch its old predecessor.
+	StallGrace time.Duration
 	// AdminURLs are AdminServer base URLs, one per member (--zk-admin);
 	// when empty the four-letter words on each member's client port are used.
 	AdminURLs []string
@@ -173,6 +179,12 @@ func New(cfg Config) (*Watcher, error) {
 	}
 	if cfg.Poll < 0 {
 		return nil, fmt.Errorf("zkwatch: negative poll interval %v", cfg.Poll)
+	}
+	if cfg.StallGrace == 0 {
+		cfg.StallGrace = 2 * cfg.Poll
+	}
+	if cfg.StallGrace < 0 {
+		return nil, fmt.Errorf("zkwatch: negative stall grace %v", cfg.StallGrace)
 	}
 	for _, u := range cfg.AdminURLs {
 		pu, err := url.Parse(u)
@@ -593,7 +605,7 @@ func (w *Watcher) joinLocked(l *lock, now time.Time, conn lockqueue.Connection) 
 		s.Connection = conn
 	}
 	s.UpdatedAt = now
-	l.missing = lockqueue.JoinWatches(&s, tableFor(&s, w.table, w.tableAt), l.missing, now)
+	l.missing = lockqueue.Join(&s, tableFor(&s, w.table, w.tableAt), l.missing, now, lockqueue.JoinOptions{StallGrace: w.cfg.StallGrace})
 	if w.table.Source == "none" && s.Exists {
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertWatchSource, Nodes: []string{},
 			Message: "actual watches unknown: " + w.tableNote})

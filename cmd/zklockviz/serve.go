@@ -66,6 +66,10 @@ Flags (repeatable ones may be given many times):
   --poll DURATION                how often the servers' watch tables are read
                                  (default 1s; wchp/wchc cost the server, so
                                  keep it modest on big ensembles)
+  --stall-grace DURATION         how long a holder's session may keep watching
+                                 another node of its lock before it is a
+                                 stalled holder (default two --poll; env
+                                 ZKLOCKVIZ_STALL_GRACE)
   --session-timeout DURATION     the watcher's ZooKeeper session timeout
                                  (default 10s)
   --sim                          enable the simulator (writes under --sim-root)
@@ -126,6 +130,7 @@ type serveConfig struct {
 	ZKTLS           *tls.Config
 	Leases          map[string]int
 	Poll            time.Duration
+	StallGrace      time.Duration
 	SessionTimeout  time.Duration
 	Sim             bool
 	SimRoot         string
@@ -194,6 +199,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&zkTLS.key, "zk-tls-key", "", "")
 	fs.BoolVar(&zkTLS.skipVerify, "zk-tls-insecure-skip-verify", false, "")
 	fs.DurationVar(&poll, "poll", zkwatch.DefaultPoll, "")
+	stallGrace := getenv("ZKLOCKVIZ_STALL_GRACE")
+	fs.StringVar(&stallGrace, "stall-grace", stallGrace, "")
 	fs.DurationVar(&sessionTimeout, "session-timeout", zkwatch.DefaultSessionTimeout, "")
 	fs.BoolVar(&sim, "sim", false, "")
 	fs.StringVar(&simRoot, "sim-root", defaultSimRoot, "")
@@ -262,6 +269,11 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if poll <= 0 {
 		return bad("--poll %v: must be positive", poll)
+	}
+	if stallGrace != "" {
+		if c.StallGrace, err = time.ParseDuration(stallGrace); err != nil || c.StallGrace <= 0 {
+			return bad("--stall-grace %q: want a positive duration such as 2s", stallGrace)
+		}
 	}
 	if sessionTimeout <= 0 {
 		return bad("--session-timeout %v: must be positive", sessionTimeout)
@@ -370,7 +382,7 @@ func (m *Main) Run(ctx context.Context) error {
 	w, err := zkwatch.New(zkwatch.Config{
 		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
 		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
-		Poll: c.Poll, AdminURLs: c.AdminURLs, Logger: m.log,
+		Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
 		Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
 	})
 	if err != nil {
