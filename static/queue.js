@@ -188,6 +188,9 @@ export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
   return out;
 }
 
+// STALLED is how a stalled holder's state reads.
+export const STALLED = 'holds by rule, client still waiting for';
+
 function el(tag, attrs, text) {
   const e = document.createElementNS(NS, tag);
   if (attrs) for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, v);
@@ -197,7 +200,7 @@ function el(tag, attrs, text) {
 
 function markers(prefix) {
   const defs = el('defs');
-  for (const kind of ['rule', 'missing', 'confirmed', 'unexpected', 'dangling', 'unknown', 'children', 'deadlock', 'notify']) {
+  for (const kind of ['rule', 'missing', 'confirmed', 'unexpected', 'dangling', 'unknown', 'children', 'deadlock', 'stalled', 'notify']) {
     const m = el('marker', {
       id: `${prefix}-ah-${kind}`, viewBox: '0 0 10 10', refX: 9, refY: 5, markerUnits: 'userSpaceOnUse',
       markerWidth: 11, markerHeight: 11, orient: 'auto-start-reverse', class: `ah ah-${kind}`,
@@ -362,10 +365,13 @@ export function drawQueue(svg, snap, opts = {}) {
       const target = path.slice(prefix.length);
       if (target.includes('/')) continue;
       const tx = xOf(target);
-      let edgeKind = n.holding ? 'unexpected' : n.edge || 'unknown';
+      // A stalled holder's watch is what keeps its client waiting: the
+      // stuck edge.
+      const stuck = n.holding && n.stalledOn === target;
+      let edgeKind = stuck ? 'stalled' : n.holding ? 'unexpected' : n.edge || 'unknown';
       if (tx === undefined) edgeKind = 'dangling';
       if (inCycle) edgeKind = 'deadlock';
-      const cls = `arrow actual edge-${edgeKind}` + (n.holding ? ' from-holder' : '');
+      const cls = `arrow actual edge-${edgeKind}` + (n.holding ? ' from-holder' : '') + (stuck ? ' stuck' : '');
       let d;
       let marker = `url(#${id}-ah-${edgeKind})`;
       if (tx === undefined) {
@@ -387,8 +393,10 @@ export function drawQueue(svg, snap, opts = {}) {
         const y = inCycle ? DEADLOCK_Y : ACT_Y;
         d = tx > c.x ? arc(c.x + 16, tx - 16, y, 1, 46) : arc(c.x, tx, y, 1.6, 66);
       }
-      const p = el('path', { class: cls, d, 'marker-end': marker, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': edgeKind });
-      p.append(el('title', {}, `${n.name}'s session watches ${target}` + (edgeKind === 'dangling' ? ' (gone: dangling watch)' : edgeKind === 'unexpected' ? ' (not what its recipe says)' : edgeKind === 'deadlock' ? ' (part of a watch cycle)' : '')));
+      const p = el('path', { class: cls, d, 'marker-end': marker, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': edgeKind, 'data-stuck': stuck ? 'true' : undefined });
+      let why = edgeKind === 'dangling' ? ' (gone: dangling watch)' : edgeKind === 'unexpected' ? ' (not what its recipe says)' : edgeKind === 'deadlock' ? ' (part of a watch cycle)' : '';
+      if (stuck) why = ` (${n.name} holds by its recipe's rule, but its client still waits for this node: a stalled holder` + (inCycle ? ', in a deadlock cycle)' : ')');
+      p.append(el('title', {}, `${n.name}'s session watches ${target}` + why));
       arrows.append(p);
     }
   }
@@ -427,14 +435,16 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   if (n.foreign) cls.push('foreign');
   if (n.zombie) cls.push('zombie');
   if (inCycle) cls.push('deadlock');
+  if (n.stalledOn) cls.push('stalled');
   if (n.session === '0x0') cls.push('persistent');
   if (n.name === opts.selected) cls.push('selected');
   const g = el('g', {
     class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
-    transform: `translate(${c.x},0)`, tabindex: 0, role: 'button',
-    'aria-label': `${n.name}: ${mode}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : ''),
+    transform: `translate(${c.x},0)`, tabindex: 0, role: 'button', 'data-stalled-on': n.stalledOn || undefined,
+    'aria-label': `${n.name}: ${mode}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${STALLED} ${n.stalledOn}` : ''),
   });
   const tip = [n.name, `${mode} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
+  if (n.stalledOn) tip.push(`${STALLED} ${n.stalledOn} (since ${n.stalledSince})`);
   if (n.session) tip.push(`session ${n.session}`);
   if (opts.timing && opts.timing.verb(n) === 'holds ≥') tip.push(HOLD_UNKNOWN);
   for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);
@@ -443,6 +453,9 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   g.append(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
 
   if (n.holding) g.append(el('circle', { class: 'halo', cy: CY, r: R + 9 }));
+  // Held by the rule, but its client does not know: the halo is broken by
+  // a dashed ring, and an hourglass says it still waits.
+  if (n.stalledOn) g.append(el('circle', { class: 'stall-ring', cy: CY, r: R + 9 }));
   if (inCycle) g.append(el('circle', { class: 'cycle-ring', cy: CY, r: R + 12 }));
   const shape = shapePath(mode, R);
   shape.setAttribute('class', 'shape');
@@ -454,6 +467,12 @@ function drawNode(c, snap, opts, alerts, inCycle) {
     b.append(el('circle', { r: 8 }));
     b.append(el('text', { y: 4 }, '!'));
     b.setAttribute('data-alerts', alerts.map((a) => a.kind).join(' '));
+    g.append(b);
+  }
+  if (n.stalledOn) {
+    const b = el('g', { class: 'badge stalled', transform: `translate(${-R - 7},${CY + R - 4})` });
+    b.append(el('circle', { r: 8 }));
+    b.append(el('text', { y: 4 }, '⧗'));
     g.append(b);
   }
   if (n.session === '0x0' && !n.foreign) {
@@ -578,6 +597,17 @@ export function legend(root) {
     sv.append(g);
     item('holding', sv, 'holds the lock (yellow halo)');
   }
+  {
+    const sv = svgOf(26, 26);
+    const g = el('g', { class: 'node mode-read holding stalled', transform: 'translate(13,13)' });
+    g.append(el('circle', { class: 'halo', r: 12 }));
+    g.append(el('circle', { class: 'stall-ring', r: 12 }));
+    const sh = shapePath('read', 7);
+    sh.setAttribute('class', 'shape');
+    g.append(sh);
+    sv.append(g);
+    item('stalled-holder', sv, 'holds by rule, client still waiting (stalled)', 'dashed red ring and ⧗: the recipe says it holds, but its session still watches another node of the lock: its client missed the wake-up');
+  }
   const arrows = [
     ['rule', 'rule', 'recipe: waits for', 'solid, above the lane: what its recipe says it waits for'],
     ['actual', 'confirmed', 'watches (as it should)', 'dashed, below the lane: the watch its session holds, as the recipe says'],
@@ -585,7 +615,8 @@ export function legend(root) {
     ['actual', 'unexpected', 'watches something else', 'dashed: its session watches a node the recipe does not say'],
     ['rule', 'missing', 'should watch, does not', 'the recipe says it waits for this node, but its session watches nothing'],
     ['actual', 'dangling', 'watches a gone node', 'dashed into a small ghost: a leaked watch on a deleted node'],
-    ['actual', 'deadlock', 'watch cycle (deadlock)', 'heavy red: waiters that wait on each other'],
+    ['actual', 'deadlock', 'watch cycle (deadlock)', 'heavy red: nodes that wait on each other, a stalled holder included'],
+    ['actual', 'stalled', 'what a stalled holder still waits for', 'heavy dashed red from a holder: the watch its client is stuck on'],
   ];
   for (const [kind, edge, label, title] of arrows) {
     const sv = svgOf(34, 14);

@@ -2,7 +2,7 @@
 // a bug report) and as plain text. Long queues are paged, so a 10,000-node
 // lock costs one page of rows in the DOM.
 
-import { alertIndex, fmtDur, tick, HOLD_UNKNOWN } from './queue.js';
+import { alertIndex, fmtDur, tick, HOLD_UNKNOWN, STALLED } from './queue.js';
 
 // nameParts splits a znode name where a line may break without hiding what
 // matters: after each run of "-" or "_" and before the 10-digit sequence, so
@@ -44,6 +44,20 @@ function watchText(n, prefix) {
 function stateText(n) {
   if (n.foreign) return 'foreign';
   return n.holding ? 'holding' : 'waiting';
+}
+
+// stateLabel is the state column: views.NodeState is the same for the
+// server-rendered first page.
+function stateLabel(n) {
+  if (n.holding && n.zombie) return 'holding (zombie)';
+  if (n.stalledOn) return 'holding (stalled: client still waits)';
+  return stateText(n) + (n.zombie ? ' (zombie)' : '');
+}
+
+// edgeText is the edge column: a stalled holder's is "stalled"
+// (views.EdgeText).
+function edgeText(n) {
+  return n.stalledOn ? 'stalled' : n.edge || '';
 }
 
 function waitsText(n) {
@@ -155,6 +169,7 @@ export class QueueTable {
       const tr = document.createElement('tr');
       tr.dataset.row = n.name;
       tr.dataset.state = stateText(n);
+      if (n.stalledOn) tr.dataset.stalled = '';
       if (n.name === this.selected) tr.className = 'selected';
       tr.append(td(String(i + 1), 'num'));
       const name = td(n.name, 'name');
@@ -166,10 +181,11 @@ export class QueueTable {
       name.replaceChildren(link);
       tr.append(name);
       tr.append(td(n.mode, 'mode mode-' + n.mode));
-      tr.append(td(stateText(n) + (n.zombie ? ' (zombie)' : ''), 'state ' + stateText(n)));
+      tr.append(td(stateLabel(n), 'state ' + stateText(n)));
       tr.append(td(waitsText(n)));
       tr.append(td(watchText(n, prefix)));
-      tr.append(td(n.edge || '', n.edge ? 'edge edge-' + n.edge : ''));
+      const edge = edgeText(n);
+      tr.append(td(edge, edge ? 'edge edge-' + edge : ''));
       tr.append(td(n.session || ''));
       tr.append(td(dataText(n), 'data'));
       const t = td('', 'time');
@@ -218,8 +234,8 @@ export function snapshotText(snap, timing, now = Date.now()) {
   (snap.nodes || []).forEach((n, i) => {
     const since = timing ? timing.since(n) : Date.parse(n.ctime);
     rows.push([
-      String(i + 1), n.name, n.mode, stateText(n) + (n.zombie ? '(zombie)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
-      n.edge || '-', n.session || '-', JSON.stringify(dataText(n)), (timing ? timing.verb(n) : n.holding ? 'age' : 'waits') + ' ' + fmtDur(now - since),
+      String(i + 1), n.name, n.mode, stateText(n) + (n.zombie ? '(zombie)' : '') + (n.stalledOn ? '(stalled)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
+      edgeText(n) || '-', n.session || '-', JSON.stringify(dataText(n)), (timing ? timing.verb(n) : n.holding ? 'age' : 'waits') + ' ' + fmtDur(now - since),
       (alerts.get(n.name) || []).map((a) => a.kind).join(',') || '-',
     ]);
   });
@@ -261,6 +277,7 @@ export function describeNode(root, snap, name, timing) {
   add('mode', n.mode + (n.recipe ? ` (${n.recipe})` : ''));
   add('state', stateText(n) + (n.zombie ? ', zombie: its session has no live connection' : ''));
   if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');
+  if (n.stalledOn) add('stalled', `${STALLED} ${n.stalledOn}, since ${n.stalledSince}: its client missed the wake-up and does not know it holds`, 'edge-stalled');
   add('its session watches', watchText(n, prefix), 'mono');
   if (n.edge) add('edge', n.edge, 'edge-' + n.edge);
   add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');

@@ -104,6 +104,8 @@ type Row struct {
 	Data     string
 	Time     string
 	Alerts   string
+	// StalledOn: the node a stalled holder's client still waits for.
+	StalledOn string
 }
 
 // Sim is the classroom's first paint; the script fetches scenarios and runs.
@@ -316,9 +318,9 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	for i, n := range s.Nodes[:min(FirstPageRows, len(s.Nodes))] {
 		l.Rows = append(l.Rows, Row{
 			Index: i + 1, Name: n.Name, Mode: string(n.Mode), State: NodeState(n),
-			WaitsFor: WaitsText(n), Watches: WatchText(n, prefix), Edge: string(n.Edge),
+			WaitsFor: WaitsText(n), Watches: WatchText(n, prefix), Edge: EdgeText(n),
 			Session: n.Session, Data: DataText(n), Time: nodeAge(n, now),
-			Alerts: strings.Join(byNode[n.Name], ", "),
+			Alerts: strings.Join(byNode[n.Name], ", "), StalledOn: n.StalledOn,
 		})
 	}
 	return l
@@ -331,12 +333,23 @@ func NodeState(n lockqueue.Node) string {
 		return "foreign"
 	case n.Holding && n.Zombie:
 		return "holding (zombie)"
+	case n.StalledOn != "":
+		return "holding (stalled: client still waits)"
 	case n.Holding:
 		return "holding"
 	case n.Zombie:
 		return "waiting (zombie)"
 	}
 	return "waiting"
+}
+
+// EdgeText is a node's edge as the table shows it: a stalled holder's is
+// "stalled" (its session still watches StalledOn).
+func EdgeText(n lockqueue.Node) string {
+	if n.StalledOn != "" {
+		return "stalled"
+	}
+	return string(n.Edge)
 }
 
 // WaitsText is what the recipe says a node waits for.
