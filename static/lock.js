@@ -113,10 +113,13 @@ function renderSummary() {
     ['revision', String(snap.revision)],
   ];
   if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases)]);
+  // Holders whose clients still wait: the count views.NewLock paints first.
+  const stalled = holders.filter((n) => n.stalledOn).length;
+  if (stalled) parts.splice(2, 0, ['stalled', String(stalled)]);
   summary.replaceChildren();
   for (const [k, v] of parts) {
     const d = document.createElement('div');
-    d.className = 'stat';
+    d.className = k === 'stalled' ? 'stat warn' : 'stat';
     d.dataset.stat = k;
     const b = document.createElement('b');
     b.textContent = v;

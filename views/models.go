@@ -281,11 +281,14 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	default:
 		l.Banner = "NOT LIVE — ZooKeeper is unreachable; the watcher is reconnecting."
 	}
-	holding, waiting := 0, 0
+	holding, waiting, stalled := 0, 0, 0
 	for _, n := range s.Nodes {
 		switch {
 		case n.Holding:
 			holding++
+			if n.StalledOn != "" {
+				stalled++
+			}
 		case !n.Foreign:
 			waiting++
 		}
@@ -294,7 +297,11 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	if recipe == "" {
 		recipe = "none"
 	}
-	l.Stats = []Stat{{"recipe", recipe}, {"holding", fmt.Sprint(holding)}, {"waiting", fmt.Sprint(waiting)}}
+	l.Stats = []Stat{{"recipe", recipe}, {"holding", fmt.Sprint(holding)}}
+	if stalled > 0 {
+		l.Stats = append(l.Stats, Stat{"stalled", fmt.Sprint(stalled)})
+	}
+	l.Stats = append(l.Stats, Stat{"waiting", fmt.Sprint(waiting)})
 	if s.Leases > 0 {
 		l.Stats = append(l.Stats, Stat{"leases", fmt.Sprint(s.Leases)})
 	}
