@@ -78,85 +78,102 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 func Join(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time.Time, opt JoinOptions) map[string]time.Time {
 	s.WatchSource = w.Source
 	s.InvisibleChildWatches = w.ChildWatches
-	grace := opt.StallGrace
-	if grace <= 0 {
-		grace = DefaultStallGrace
+	j := joiner{w: w, q: newQueueView(s), known: w.known(), grace: opt.StallGrace,
+		f: findings{since: missingSince, now: now}}
+	if j.grace <= 0 {
+		j.grace = DefaultStallGrace
 	}
-	q := newQueueView(s)
-	known := w.known()
-	attributed := attribute(s, w, q)
-	f := findings{since: missingSince, now: now}
-	if f.since == nil {
-		f.since = map[string]time.Time{}
+	if j.f.since == nil {
+		j.f.since = map[string]time.Time{}
 	}
-
-	var zombies, stalled []string
+	attributed := attribute(s, w, j.q)
 	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		// Reset everything a join sets, so a joined snapshot's nodes can
-		// be joined again (the watcher joins its last published nodes with
-		// each new watch table).
-		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
-		n.StalledOn, n.StalledSince = "", time.Time{}
-		if n.Foreign || n.owner == 0 {
-			continue
-		}
-		// With only some members asked, a session seen on none of them
-		// may be connected elsewhere: its liveness and watches are unknown.
-		unseen := w.Partial && !w.Connected[n.owner]
 		var a attribution
 		if attributed != nil {
 			a = attributed[i]
 		}
-		if known && !unseen {
-			n.Watching = a.watching
-		}
-		if zombie(w, n.owner) {
-			n.Zombie = true
-			if exp, ok := w.Expiry[n.owner]; ok && exp.After(now) {
-				n.ExpiresInMs = exp.Sub(now).Milliseconds()
-			}
-			zombies = append(zombies, n.Name)
-		}
-		if n.Holding {
-			if known && !unseen && !a.ambiguous {
-				if on := stalledOn(n, q); on != "" {
-					if since, ok := f.lasted(stallKey(n.Name), n.Name, grace); ok {
-						n.StalledOn, n.StalledSince = on, since
-						stalled = append(stalled, n.Name)
-					}
-				}
-			}
-			continue
-		}
-		switch {
-		case !known || unseen:
-			n.Edge = EdgeUnknown
-		case a.ambiguous:
-			n.Edge = EdgeUnknown
-		default:
-			n.Edge = waiterEdge(n, w.Source, q)
-		}
-		if suspect(n.Edge) && !n.Zombie {
-			if _, ok := f.lasted(n.Name, n.Name, Debounce); !ok {
-				n.Edge = EdgeNone
-			}
-		}
+		j.node(&s.Nodes[i], a)
 	}
-	f.forgetGone(q)
-	if len(zombies) > 0 {
-		s.Alerts = append(s.Alerts, zombieAlert(s, zombies))
+	j.f.forgetGone(j.q)
+	if len(j.zombies) > 0 {
+		s.Alerts = append(s.Alerts, zombieAlert(s, j.zombies))
 	}
-	if known {
-		if cyc := queueCycle(s, q); len(cyc) > 0 {
-			s.Alerts = append(s.Alerts, deadlockAlert(s, q, cyc))
+	if j.known {
+		if cyc := queueCycle(s, j.q); len(cyc) > 0 {
+			s.Alerts = append(s.Alerts, deadlockAlert(s, j.q, cyc))
 		}
 		if a, ok := orphanAlert(s); ok {
 			s.Alerts = append(s.Alerts, a)
 		}
-		s.Alerts = append(s.Alerts, stalledAlerts(s, q, stalled)...)
+		s.Alerts = append(s.Alerts, stalledAlerts(s, j.q, j.stalled)...)
 	}
-	return f.since
+	return j.f.since
+}
+
+// joiner is one join's state.
+type joiner struct {
+	w       WatchTable
+	q       *queueView
+	known   bool
+	grace   time.Duration
+	f       findings
+	zombies []string
+	stalled []string
+}
+
+// node fills in what the table says about one node, given the watches
+// attributed to it.
+func (j *joiner) node(n *Node, a attribution) {
+	// Reset everything a join sets, so a joined snapshot's nodes can be
+	// joined again (the watcher joins its last published nodes with each
+	// new watch table).
+	n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
+	n.StalledOn, n.StalledSince = "", time.Time{}
+	if n.Foreign || n.owner == 0 {
+		return
+	}
+	// With only some members asked, a session seen on none of them may be
+	// connected elsewhere: its liveness and watches are unknown.
+	unseen := j.w.Partial && !j.w.Connected[n.owner]
+	if j.known && !unseen {
+		n.Watching = a.watching
+	}
+	if zombie(j.w, n.owner) {
+		n.Zombie = true
+		if exp, ok := j.w.Expiry[n.owner]; ok && exp.After(j.f.now) {
+			n.ExpiresInMs = exp.Sub(j.f.now).Milliseconds()
+		}
+		j.zombies = append(j.zombies, n.Name)
+	}
+	switch {
+	case n.Holding:
+		if j.known && !unseen && !a.ambiguous {
+			j.holder(n)
+		}
+		return
+	case !j.known || unseen || a.ambiguous:
+		n.Edge = EdgeUnknown
+	default:
+		n.Edge = waiterEdge(n, j.w.Source, j.q)
+	}
+	if suspect(n.Edge) && !n.Zombie {
+		if _, ok := j.f.lasted(n.Name, n.Name, Debounce); !ok {
+			n.Edge = EdgeNone
+		}
+	}
+}
+
+// holder marks a holder stalled once its session has watched another node
+// of the lock for the grace.
+func (j *joiner) holder(n *Node) {
+	on := stalledOn(n, j.q)
+	if on == "" {
+		return
+	}
+	if since, ok := j.f.lasted(stallKey(n.Name), n.Name, j.grace); ok {
+		n.StalledOn, n.StalledSince = on, since
+		j.stalled = append(j.stalled, n.Name)
+	}
 }
 
 // zombie reports whether a session owns nodes but has no live connection on
