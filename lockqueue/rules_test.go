@@ -1,6 +1,7 @@
 package lockqueue
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -279,5 +280,27 @@ func TestJoinSharedSessionHolderNotStalled(t *testing.T) {
 	}
 	if s.Nodes[1].Edge != EdgeConfirmed {
 		t.Errorf("waiter edge %q, want confirmed", s.Nodes[1].Edge)
+	}
+}
+
+// Scripts read a stall from the JSON snapshot; a healthy node carries
+// neither field.
+func TestStalledJSON(t *testing.T) {
+	healthy, err := json.Marshal(Node{Name: "R_0000000001", Holding: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(healthy), "stalled") {
+		t.Errorf("a healthy node's JSON mentions a stall: %s", healthy)
+	}
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stalled, err := json.Marshal(Node{Name: "R_0000000001", Holding: true, StalledOn: "W_0000000002", StalledSince: since})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"stalledOn":"W_0000000002"`, `"stalledSince":"2026-01-02T03:04:05Z"`} {
+		if !strings.Contains(string(stalled), want) {
+			t.Errorf("JSON %s lacks %s", stalled, want)
+		}
 	}
 }
