@@ -49,6 +49,8 @@ func TestStalledHolderView(t *testing.T) {
 	tb.run(g + `.dispatchEvent(new MouseEvent('click', { bubbles: true }))`)
 	tb.until("the detail pane says it", `document.getElementById('details').textContent.includes('client still waiting for '+`+jsString(writer.name)+`)`)
 
+	tb.screenshot("lock-stalled.png")
+
 	tb.open(srv.URL + "/")
 	dash := fmt.Sprintf(`document.querySelector('tr[data-lock=%s] td.alerts')`, jsString(path))
 	tb.until("the dashboard counts it", dash+` && `+dash+`.textContent.includes('stalled-holder') && `+dash+`.textContent.includes('deadlock')`)

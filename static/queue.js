@@ -454,7 +454,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
 
   if (n.holding) g.append(el('circle', { class: 'halo', cy: CY, r: R + 9 }));
   // Held by the rule, but its client does not know: the halo is broken by
-  // a dashed ring, and an hourglass says it still waits.
+  // a dashed ring, and an hourglass badge says it still waits.
   if (n.stalledOn) g.append(el('circle', { class: 'stall-ring', cy: CY, r: R + 9 }));
   if (inCycle) g.append(el('circle', { class: 'cycle-ring', cy: CY, r: R + 12 }));
   const shape = shapePath(mode, R);
@@ -472,7 +472,9 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   if (n.stalledOn) {
     const b = el('g', { class: 'badge stalled', transform: `translate(${-R - 7},${CY + R - 4})` });
     b.append(el('circle', { r: 8 }));
-    b.append(el('text', { y: 4 }, '⧗'));
+    // An hourglass, drawn: not every font has the glyph.
+    b.append(el('path', { class: 'hourglass', d: 'M-4,-5 L4,-5 L0,0 L4,5 L-4,5 L0,0 z' }));
+    b.append(el('title', {}, 'its client still waits'));
     g.append(b);
   }
   if (n.session === '0x0' && !n.foreign) {
@@ -606,7 +608,7 @@ export function legend(root) {
     sh.setAttribute('class', 'shape');
     g.append(sh);
     sv.append(g);
-    item('stalled-holder', sv, 'holds by rule, client still waiting (stalled)', 'dashed red ring and ⧗: the recipe says it holds, but its session still watches another node of the lock: its client missed the wake-up');
+    item('stalled-holder', sv, 'holds by rule, client still waiting (stalled)', 'dashed red ring and an hourglass: the recipe says it holds, but its session still watches another node of the lock: its client missed the wake-up');
   }
   const arrows = [
     ['rule', 'rule', 'recipe: waits for', 'solid, above the lane: what its recipe says it waits for'],
