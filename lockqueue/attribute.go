@@ -60,14 +60,19 @@ func (q *queueView) target(p string) watchTarget {
 	if p == q.parent {
 		return watchTarget{kind: watchParent}
 	}
-	if !strings.HasPrefix(p, q.prefix) || strings.Contains(p[len(q.prefix):], "/") {
+	if !strings.HasPrefix(p, q.prefix) {
 		return watchTarget{kind: watchElsewhere}
 	}
+	// A node of the lock is named by its path below the parent: a direct
+	// child, or one in a folder of the lock's own layout (a semaphore's).
 	name := p[len(q.prefix):]
-	if !q.has(name) {
-		return watchTarget{kind: watchGone, name: name}
+	switch {
+	case q.has(name):
+		return watchTarget{kind: watchSibling, name: name}
+	case strings.Contains(name, "/"):
+		return watchTarget{kind: watchElsewhere}
 	}
-	return watchTarget{kind: watchSibling, name: name}
+	return watchTarget{kind: watchGone, name: name}
 }
 
 // isChild reports whether p is prefix+name, without building it.

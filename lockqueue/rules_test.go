@@ -304,3 +304,25 @@ func TestStalledJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestWatchTarget(t *testing.T) {
+	s := Snapshot{Path: "/q", Nodes: []Node{{Name: "W_0000000001"}, {Name: "leases/L_0000000002"}}}
+	q := newQueueView(&s)
+	tests := []struct {
+		path string
+		want watchTarget
+	}{
+		{"/q", watchTarget{kind: watchParent}},
+		{"/q/W_0000000001", watchTarget{kind: watchSibling, name: "W_0000000001"}},
+		{"/q/W_0000000009", watchTarget{kind: watchGone, name: "W_0000000009"}},
+		{"/q/leases/L_0000000002", watchTarget{kind: watchSibling, name: "leases/L_0000000002"}},
+		{"/q/leases/L_0000000009", watchTarget{kind: watchElsewhere}},
+		{"/qq/W_0000000001", watchTarget{kind: watchElsewhere}},
+		{"/other", watchTarget{kind: watchElsewhere}},
+	}
+	for _, tt := range tests {
+		if got := q.target(tt.path); got != tt.want {
+			t.Errorf("target(%s) = %+v, want %+v", tt.path, got, tt.want)
+		}
+	}
+}
