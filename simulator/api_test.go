@@ -98,3 +98,38 @@ func TestHAStandbySnapshot(t *testing.T) {
 		t.Errorf("violations %v, holders %v", s.Violations, s.Snapshot.Holders())
 	}
 }
+
+// TestManagerClose: closing the manager ends every run and removes all it
+// created, the sandbox included.
+func TestManagerClose(t *testing.T) {
+	m, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/closetest/sim", SessionTimeout: testSessionTimeout, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Start(Spec{Scenario: "session-expiry"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Leave a crashed holder behind: its node outlives its client.
+	for range 4 {
+		if err := r.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	conn := observe(t)
+	if ok, _, err := conn.Exists("/closetest"); err != nil || ok {
+		t.Errorf("/closetest still exists after Close (%v)", err)
+	}
+	if _, err := m.Start(Spec{Scenario: "lock1-5"}); err == nil {
+		t.Error("Start after Close worked")
+	}
+	if _, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/"}); err == nil {
+		t.Error(`New with root "/" worked`)
+	}
+	if _, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/zookeeper/x"}); err == nil {
+		t.Error("New with a root under /zookeeper worked")
+	}
+}

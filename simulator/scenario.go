@@ -55,6 +55,9 @@ const (
 
 var actions = []string{ActAddReader, ActAddWriter, ActAdd, ActRelease, ActCrash, ActPause, ActWrite}
 
+// Actions lists every action a client can take, for messages and forms.
+func Actions() []string { return slices.Clone(actions) }
+
 // Action is one scenario step: a client and what it does.
 type Action struct {
 	Client string `json:"client"`
@@ -191,6 +194,9 @@ func LoadScenario(nameOrFile string) (*Scenario, error) {
 // ParseScenario decodes and checks a scenario file. Unknown fields are
 // errors: a misspelt "acton" must not silently do nothing.
 func ParseScenario(b []byte) (*Scenario, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, invalidf("scenario: the file is empty: want a JSON object with lock and steps (see docs/simulator.md)")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var sc Scenario
