@@ -29,7 +29,7 @@ let replaying = null; // {acts, step} from the URL, applied once the runs exist
 let generation = 0; // bumps on restart, so late answers of old runs are dropped
 
 // ---- State shape --------------------------------------------------------
-// The simulator documents its State in simulator/http.go; normalize keeps the
+// The simulator documents its State in simulator/run.go; normalize keeps the
 // rest of this file independent of small naming differences.
 export function normalize(raw) {
   const s = raw || {};
