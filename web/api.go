@@ -129,6 +129,10 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	if req.Path == "" {
+		writeError(w, r, s.log, errorf(ErrInvalid, `missing path: want {"path": "/locks/orders"}, a lock parent`))
+		return
+	}
 	if err := zkwatch.ValidatePath(req.Path); err != nil {
 		writeError(w, r, s.log, err)
 		return
