@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // The classroom lists the server's open runs: this tab's marked, another's
@@ -76,4 +77,24 @@ func TestClassroomFixedStrategy(t *testing.T) {
 	// Back to a scenario with a choice: the control comes back.
 	tb.run(`{ const s = document.getElementById('scenario'); s.value = 'lock1-5'; s.dispatchEvent(new Event('change', {bubbles: true})); }`)
 	tb.until("the strategy control again", `!document.getElementById('strategy').disabled && document.getElementById('strategy-fixed').hidden && document.querySelector(`+jsString(run("herd"))+`)`)
+}
+
+// Play at the end of a run starts it again from the beginning, as a media
+// player does, instead of answering with an error.
+func TestClassroomPlayAtEnd(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
+	scope := run("predecessor")
+	tb.until("the run", settled(scope, 0))
+	tb.key(kb.End)
+	tb.until("the end", settled(scope, 10)+` && document.getElementById('step-info').textContent.includes('done')`)
+	tb.key(" ")
+	tb.until("playing again from the start", `document.body.dataset.playing === 'true' && Number(document.querySelector(`+jsString(scope)+`).dataset.step) < 10`)
+	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {
+		t.Errorf("play at the end: error %q", msg)
+	}
+	tb.key(" ")
+	tb.until("paused", `document.body.dataset.playing === 'false'`)
 }
