@@ -5,6 +5,13 @@
 // lockqueue.Build; every step performs one action, waits until every client
 // is at rest, and is recorded with a whole lockqueue.Snapshot, so runs can
 // be stepped, scrubbed and replayed. A safety checker reads the history.
+//
+// The package is an engine behind a Go API: a Manager starts runs
+// (Manager.Start), a Run is stepped, played, sought and acted on, and a
+// viewer follows it with Run.Subscribe. It has no routes, statuses or
+// sockets: the web package serves the classroom over this API, and
+// TestEngineHasNoWeb keeps net/http, chi and websockets out of its build.
+// Errors wrap the kinds of package fault.
 package simulator
 
 import (
