@@ -1,8 +1,10 @@
 package simulator
 
 import (
+	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
@@ -96,5 +98,96 @@ func TestHAStandbySnapshot(t *testing.T) {
 	}
 	if len(s.Violations) != 0 || len(s.Snapshot.Holders()) != 2 {
 		t.Errorf("violations %v, holders %v", s.Violations, s.Snapshot.Holders())
+	}
+}
+
+// TestManagerClose: closing the manager ends every run and removes all it
+// created, the sandbox included.
+func TestManagerClose(t *testing.T) {
+	m, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/closetest/sim", SessionTimeout: testSessionTimeout, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Start(Spec{Scenario: "session-expiry"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Leave a crashed holder behind: its node outlives its client.
+	for range 4 {
+		if err := r.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	conn := observe(t)
+	if ok, _, err := conn.Exists("/closetest"); err != nil || ok {
+		t.Errorf("/closetest still exists after Close (%v)", err)
+	}
+	if _, err := m.Start(Spec{Scenario: "lock1-5"}); err == nil {
+		t.Error("Start after Close worked")
+	}
+	if _, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/"}); err == nil {
+		t.Error(`New with root "/" worked`)
+	}
+	if _, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/zookeeper/x"}); err == nil {
+		t.Error("New with a root under /zookeeper worked")
+	}
+}
+
+// TestSubscribe: a viewer is signalled at once and after each change, sees
+// the newest state however many changes it missed, and learns when the run
+// ends; a run closes a grace period after its last viewer leaves.
+func TestSubscribe(t *testing.T) {
+	m := newManager(t, ManagerConfig{ViewerGrace: 200 * time.Millisecond})
+	r, err := m.Start(Spec{Scenario: "lock1-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := r.Subscribe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(c <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(time.Minute):
+			t.Fatalf("no %s", what)
+		}
+	}
+	wait(sub.C(), "first signal")
+	if s := sub.State(); s.ID != r.ID() || s.Step != 0 {
+		t.Fatalf("first state: id %s step %d", s.ID, s.Step)
+	}
+	// Three steps unread: one signal pending, and the newest state.
+	for range 3 {
+		if err := r.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait(sub.C(), "signal after the steps")
+	if s := sub.State(); s.Step != 3 {
+		t.Errorf("state after 3 steps: step %d", s.Step)
+	}
+	if r.Viewers() != 1 {
+		t.Errorf("viewers %d, want 1", r.Viewers())
+	}
+	// The viewers leave: the run closes once the grace period is over, and
+	// Done says so even to a subscription already closed.
+	other, err := r.Subscribe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Close()
+	sub.Close() // twice is harmless
+	other.Close()
+	wait(other.Done(), "end of the run after its viewers left")
+	if _, ok := m.Get(r.ID()); ok {
+		t.Error("the run is still open")
+	}
+	if _, err := r.Subscribe(); !errors.Is(err, ErrNotFound) {
+		t.Errorf("subscribe to a closed run: %v, want ErrNotFound", err)
 	}
 }

@@ -342,6 +342,10 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"bad root", []string{"--scenario", "lock1-5", "--sim-root", "relative"}, "--sim-root"},
 		{"missing scenario", nil, "missing --scenario"},
 		{"--clients without * steps", []string{"--scenario", "lock1-5", "--clients", "3"}, `--clients 3: scenario lock1-5 has no steps with client "*"`},
+		{"--clients 0", []string{"--scenario", "herd", "--clients", "0"}, "--clients 0: want 1 to 1000"},
+		{"--clients negative", []string{"--scenario", "herd", "--clients", "-2"}, "--clients -2: want 1 to 1000"},
+		{"--clients too many", []string{"--scenario", "herd", "--clients", "1001"}, "--clients 1001: want 1 to 1000"},
+		{"empty file", []string{"--scenario", file("empty.json", "")}, "the file is empty: want a JSON object"},
 		{"YAML file", []string{"--scenario", file("f.yaml", "lock: rw\n")}, "scenario files are JSON (.json), not YAML"},
 		{"root under /zookeeper", []string{"--scenario", "lock1-5", "--sim-root", "/zookeeper/sim"}, `--sim-root "/zookeeper/sim": /zookeeper is ZooKeeper's own`},
 	}

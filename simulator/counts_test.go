@@ -9,7 +9,7 @@ import (
 // queue starts the herd scenario with n clients and lets all of them queue.
 func queue(t testing.TB, m *Manager, st Strategy, n int) *Run {
 	t.Helper()
-	r, err := m.Start(Spec{Scenario: "herd", Strategy: st, Clients: n})
+	r, err := m.Start(Spec{Scenario: "herd", Strategy: st, Clients: &n})
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}

@@ -1,44 +1,33 @@
 package simulator
 
-import (
-	"errors"
-	"fmt"
-)
+import "github.com/zklockviz/zklockviz/fault"
 
-// The simulator's error vocabulary; the HTTP handler maps each to a status
-// (statusOf) and the CLI to an exit code.
+// The simulator's errors are fault's kinds: web turns them into HTTP
+// statuses and the CLI into exit codes, each in one place.
 var (
-	// ErrInvalid: a bad scenario, spec or action (400, exit 2).
-	ErrInvalid = errors.New("invalid")
-	// ErrNotFound: no such run (404).
-	ErrNotFound = errors.New("not found")
+	// ErrInvalid: a bad scenario, spec or action.
+	ErrInvalid = fault.Invalid
+	// ErrNotFound: no such run.
+	ErrNotFound = fault.NotFound
 	// ErrConflict: the request does not fit the run's state: a release by a
-	// client holding nothing, a step past the end, a failed run (409).
-	ErrConflict = errors.New("conflict")
-	// ErrUnavailable: ZooKeeper cannot be reached, or the manager is closed (503).
-	ErrUnavailable = errors.New("unavailable")
+	// client holding nothing, a step past the end, a failed run, too many runs.
+	ErrConflict = fault.Conflict
+	// ErrUnavailable: ZooKeeper cannot be reached, or the manager is closed.
+	ErrUnavailable = fault.Unavailable
 )
-
-type kindError struct {
-	kind error
-	msg  string
-}
-
-func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.kind }
 
 func invalidf(format string, args ...any) error {
-	return &kindError{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
+	return fault.Errorf(fault.Invalid, format, args...)
 }
 
 func conflictf(format string, args ...any) error {
-	return &kindError{kind: ErrConflict, msg: fmt.Sprintf(format, args...)}
+	return fault.Errorf(fault.Conflict, format, args...)
 }
 
 func notFoundf(format string, args ...any) error {
-	return &kindError{kind: ErrNotFound, msg: fmt.Sprintf(format, args...)}
+	return fault.Errorf(fault.NotFound, format, args...)
 }
 
 func unavailablef(format string, args ...any) error {
-	return &kindError{kind: ErrUnavailable, msg: fmt.Sprintf(format, args...)}
+	return fault.Errorf(fault.Unavailable, format, args...)
 }

@@ -5,6 +5,13 @@
 // lockqueue.Build; every step performs one action, waits until every client
 // is at rest, and is recorded with a whole lockqueue.Snapshot, so runs can
 // be stepped, scrubbed and replayed. A safety checker reads the history.
+//
+// The package is an engine behind a Go API: a Manager starts runs
+// (Manager.Start), a Run is stepped, played, sought and acted on, and a
+// viewer follows it with Run.Subscribe. It has no routes, statuses or
+// sockets: the web package serves the classroom over this API, and
+// TestEngineHasNoWeb keeps net/http, chi and websockets out of its build.
+// Errors wrap the kinds of package fault.
 package simulator
 
 import (
@@ -50,7 +57,18 @@ type ManagerConfig struct {
 	// IdleTimeout closes runs nobody has touched or watched for this long
 	// (30 minutes when zero; negative: never).
 	IdleTimeout time.Duration
+	// ViewerGrace closes a run this long after its last viewer left (a
+	// closed or killed tab), unless a viewer comes back or a command uses
+	// it first (DefaultViewerGrace when zero; negative: never). Runs that
+	// never had a viewer (scripts, the CLI) answer to IdleTimeout only.
+	ViewerGrace time.Duration
 }
+
+// DefaultViewerGrace outlasts a page reload or a socket's reconnect.
+const DefaultViewerGrace = 15 * time.Second
+
+// DefaultMaxRuns is how many runs may be open at once unless configured.
+const DefaultMaxRuns = 16
 
 // Spec is what starts a run (POST /runs).
 type Spec struct {
@@ -60,8 +78,9 @@ type Spec struct {
 	Definition *Scenario `json:"definition,omitempty"`
 	// Strategy is herd or predecessor; the scenario's own when empty.
 	Strategy Strategy `json:"strategy,omitempty"`
-	// Clients is how many clients a "*" step stands for; the scenario's own when zero.
-	Clients int `json:"clients,omitempty"`
+	// Clients is how many clients a "*" step stands for; the scenario's own
+	// when nil. A scenario without "*" steps has a fixed cast and takes none.
+	Clients *int `json:"clients,omitempty"`
 	// Fencing says whether the protected resource checks tokens; the scenario's own when nil.
 	Fencing *bool `json:"fencing,omitempty"`
 }
@@ -78,10 +97,11 @@ type Manager struct {
 	sess    *sessionState
 	created []string // root components this manager created, deepest last
 
-	mu     sync.Mutex
-	runs   map[string]*Run
-	closed bool
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	runs     map[string]*Run
+	starting int // runs being started: they count against MaxRuns
+	closed   bool
+	wg       sync.WaitGroup
 
 	noSnapshots bool // benchmarks
 }
@@ -115,7 +135,7 @@ func New(cfg ManagerConfig) (*Manager, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.MaxRuns == 0 {
-		cfg.MaxRuns = 16
+		cfg.MaxRuns = DefaultMaxRuns
 	}
 	if cfg.MaxClients == 0 || cfg.MaxClients > MaxClients {
 		cfg.MaxClients = MaxClients
@@ -123,9 +143,12 @@ func New(cfg ManagerConfig) (*Manager, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = 30 * time.Minute
 	}
+	if cfg.ViewerGrace == 0 {
+		cfg.ViewerGrace = DefaultViewerGrace
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: map[string]*Run{}}
-	if cfg.IdleTimeout > 0 {
+	if cfg.IdleTimeout > 0 || cfg.ViewerGrace > 0 {
 		m.wg.Add(1)
 		go m.reap()
 	}
@@ -162,6 +185,9 @@ func CheckRoot(p string) error {
 
 // Root is the sandbox runs live under.
 func (m *Manager) Root() string { return m.cfg.Root }
+
+// MaxRuns is how many runs may be open at once.
+func (m *Manager) MaxRuns() int { return m.cfg.MaxRuns }
 
 func (m *Manager) zpath(p string) string { return m.cfg.Chroot + p }
 
@@ -262,10 +288,11 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	if _, err := ParseStrategy(string(strategy)); err != nil {
 		return nil, err
 	}
-	if spec.Clients < 0 {
-		return nil, invalidf("clients %d: want a positive count", spec.Clients)
+	clients, err := m.clients(sc, spec.Clients)
+	if err != nil {
+		return nil, err
 	}
-	plan, err := sc.Plan(spec.Clients)
+	plan, err := sc.Plan(clients)
 	if err != nil {
 		return nil, err
 	}
@@ -283,16 +310,16 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 		fencing = *spec.Fencing
 	}
 
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, unavailablef("simulator: shutting down")
+	if err := m.reserve(); err != nil {
+		return nil, err
 	}
-	if len(m.runs) >= m.cfg.MaxRuns {
+	// The slot is taken until the run is in m.runs or has failed to start,
+	// so runs started at once cannot pass the limit together.
+	defer func() {
+		m.mu.Lock()
+		m.starting--
 		m.mu.Unlock()
-		return nil, conflictf("%d runs are open, the most this server allows: delete one first", len(m.runs))
-	}
-	m.mu.Unlock()
+	}()
 
 	if _, err := m.observer(m.ctx); err != nil {
 		return nil, err
@@ -304,7 +331,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	ctx, cancel := context.WithCancel(m.ctx)
 	r := &Run{
 		m: m, id: id, sc: sc, strategy: strategy, fencing: fencing, ctx: ctx, cancel: cancel,
-		plan: plan, speed: 1, changed: make(chan struct{}), lastUsed: time.Now(),
+		plan: plan, speed: 1, lastUsed: time.Now(), subs: map[*Subscription]struct{}{},
 	}
 	w, err := newWorld(r.worldConfig(r.pathFor(0)))
 	if err != nil {
@@ -335,6 +362,37 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	return r, nil
 }
 
+// clients checks a requested client count against the scenario: only a
+// scenario with "*" steps takes one, from 1 to the server's limit. Zero is
+// the scenario's own count.
+func (m *Manager) clients(sc *Scenario, n *int) (int, error) {
+	if n == nil {
+		return 0, nil
+	}
+	if !sc.Wildcard() {
+		return 0, invalidf("clients %d: scenario %s has a fixed cast (its clients are the ones its steps name): leave clients out", *n, sc.Name)
+	}
+	if *n < 1 || *n > m.cfg.MaxClients {
+		return 0, invalidf("clients %d: want 1 to %d", *n, m.cfg.MaxClients)
+	}
+	return *n, nil
+}
+
+// reserve takes a run slot, or says why there is none.
+func (m *Manager) reserve() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return unavailablef("simulator: shutting down")
+	}
+	if n := len(m.runs) + m.starting; n >= m.cfg.MaxRuns {
+		return conflictf("%d runs are open, the most this server allows: delete one (the classroom's run list, or DELETE /api/v1/sim/runs/{id}); a run also closes %s after its last viewer leaves",
+			n, m.cfg.ViewerGrace)
+	}
+	m.starting++
+	return nil
+}
+
 func cmpOrStrategy(a, b Strategy) Strategy {
 	if a != "" {
 		return a
@@ -350,11 +408,15 @@ func newID() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// Get returns a run by id.
+// Get returns a run by id and marks it in use, which keeps the reaper off
+// it for a while.
 func (m *Manager) Get(id string) (*Run, bool) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	r, ok := m.runs[id]
+	m.mu.Unlock()
+	if ok {
+		r.touch()
+	}
 	return r, ok
 }
 
@@ -396,10 +458,17 @@ func (m *Manager) retire(w *world) {
 	}
 }
 
-// reap closes runs nobody has used or watched for IdleTimeout.
+// reap closes runs whose viewers left ViewerGrace ago (a closed tab) and
+// runs nobody has used or watched for IdleTimeout.
 func (m *Manager) reap() {
 	defer m.wg.Done()
-	every := min(m.cfg.IdleTimeout/4, time.Minute)
+	every := time.Minute
+	if m.cfg.IdleTimeout > 0 {
+		every = min(every, m.cfg.IdleTimeout/4)
+	}
+	if m.cfg.ViewerGrace > 0 {
+		every = min(every, m.cfg.ViewerGrace/4)
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -409,17 +478,31 @@ func (m *Manager) reap() {
 		case <-t.C:
 		}
 		for _, r := range m.Runs() {
-			r.mu.Lock()
-			idle := r.watchers == 0 && !r.playing && time.Since(r.lastUsed) > m.cfg.IdleTimeout
-			r.mu.Unlock()
-			if idle {
-				m.log.Info("simulator: closing an idle run", "run", r.id)
+			if why := m.reapable(r); why != "" {
+				m.log.Info("simulator: closing a run", "run", r.id, "why", why)
 				if err := m.Delete(r.id); err != nil && !errors.Is(err, ErrNotFound) {
-					m.log.Warn("simulator: close idle run", "run", r.id, "err", err)
+					m.log.Warn("simulator: close a run", "run", r.id, "err", err)
 				}
 			}
 		}
 	}
+}
+
+// reapable says why r should be closed now, or "".
+func (m *Manager) reapable(r *Run) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.subs) > 0 {
+		return ""
+	}
+	idle := time.Since(r.lastUsed)
+	switch {
+	case r.viewed && m.cfg.ViewerGrace > 0 && idle > m.cfg.ViewerGrace:
+		return "its viewers left"
+	case !r.playing && m.cfg.IdleTimeout > 0 && idle > m.cfg.IdleTimeout:
+		return "idle"
+	}
+	return ""
 }
 
 // Close ends every run, removes what the simulator created and closes its

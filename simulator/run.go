@@ -136,9 +136,11 @@ type Run struct {
 	busy     bool
 	failed   error
 	closed   bool
-	changed  chan struct{}
+	// lastUsed is the last command or the last viewer leaving, for the
+	// reaper; viewed says whether the run ever had a viewer.
 	lastUsed time.Time
-	watchers int
+	subs     map[*Subscription]struct{}
+	viewed   bool
 }
 
 // ID is the run's id.
@@ -258,27 +260,18 @@ func (r *Run) publish(rec record) {
 	}
 }
 
-// bump tells websocket viewers that the state changed.
+// bump tells the subscribers that the state changed.
 func (r *Run) bump() {
 	r.mu.Lock()
-	close(r.changed)
-	r.changed = make(chan struct{})
-	r.lastUsed = time.Now()
+	r.signal()
 	r.mu.Unlock()
 }
 
-// touch marks the run as in use, for the idle reaper.
+// touch marks the run as in use, for the reaper.
 func (r *Run) touch() {
 	r.mu.Lock()
 	r.lastUsed = time.Now()
 	r.mu.Unlock()
-}
-
-// Changed returns a channel closed at the next change of State.
-func (r *Run) Changed() <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.changed
 }
 
 func (r *Run) usable() error {
@@ -379,28 +372,39 @@ func (r *Run) Seek(n int) error {
 }
 
 // Play steps forward on a timer (playInterval divided by the speed) until
-// the plan ends, a step fails or Pause.
+// the plan ends, a step fails or Pause. At the end of the plan it starts
+// again from step 0, as a media player does: the recorded steps play back.
 func (r *Run) Play() error {
 	if err := r.usable(); err != nil {
 		return err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.playing {
+		r.mu.Unlock()
 		return nil
 	}
 	if r.failed != nil && r.cursor == len(r.records)-1 {
+		r.mu.Unlock()
 		return conflictf("the run failed (%v)", r.failed)
 	}
-	if r.cursor >= len(r.plan) {
-		return conflictf("the scenario has no more steps: act on a client to add one")
+	if len(r.plan) == 0 {
+		r.mu.Unlock()
+		return conflictf("the scenario has no steps: act on a client to add one")
 	}
+	rewind := r.cursor >= len(r.plan)
+	if rewind {
+		r.cursor = 0
+	}
+	first := r.records[0]
 	r.playing = true
 	stop := make(chan struct{})
 	r.stopPlay = stop
 	go r.playLoop(stop)
-	close(r.changed)
-	r.changed = make(chan struct{})
+	r.signal()
+	r.mu.Unlock()
+	if rewind {
+		r.publish(first)
+	}
 	return nil
 }
 
@@ -425,6 +429,7 @@ func (r *Run) playLoop(stop chan struct{}) {
 		stillMine := r.stopPlay == stop
 		r.mu.Unlock()
 		if err != nil || done {
+			r.touch() // the reaper counts idle time from the end of playback
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				r.m.log.Info("simulator: playback stopped", "run", r.id, "err", err)
 			}

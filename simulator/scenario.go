@@ -55,6 +55,9 @@ const (
 
 var actions = []string{ActAddReader, ActAddWriter, ActAdd, ActRelease, ActCrash, ActPause, ActWrite}
 
+// Actions lists every action a client can take, for messages and forms.
+func Actions() []string { return slices.Clone(actions) }
+
 // Action is one scenario step: a client and what it does.
 type Action struct {
 	Client string `json:"client"`
@@ -92,9 +95,13 @@ type ScenarioInfo struct {
 	Lock        LockKind `json:"lock"`
 	Leases      int      `json:"leases,omitempty"`
 	Strategy    Strategy `json:"strategy"`
-	Fencing     bool     `json:"fencing"`
-	Clients     int      `json:"clients,omitempty"`
-	Steps       int      `json:"steps"`
+	// StrategyFixed, when set, says why the scenario ignores a strategy
+	// (a lease lock's standbys always watch the children), for the
+	// classroom to show beside its disabled strategy control.
+	StrategyFixed string `json:"strategyFixed,omitempty"`
+	Fencing       bool   `json:"fencing"`
+	Clients       int    `json:"clients,omitempty"`
+	Steps         int    `json:"steps"`
 }
 
 // Limits on scenarios, so a typo cannot start ten thousand sessions.
@@ -191,6 +198,9 @@ func LoadScenario(nameOrFile string) (*Scenario, error) {
 // ParseScenario decodes and checks a scenario file. Unknown fields are
 // errors: a misspelt "acton" must not silently do nothing.
 func ParseScenario(b []byte) (*Scenario, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, invalidf("scenario: the file is empty: want a JSON object with lock and steps (see docs/simulator.md)")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var sc Scenario
@@ -315,11 +325,16 @@ func (sc *Scenario) info() ScenarioInfo {
 	if st == "" {
 		st = Predecessor
 	}
-	return ScenarioInfo{
+	info := ScenarioInfo{
 		ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
 		Lock: sc.Lock, Leases: sc.Leases, Strategy: st, Fencing: sc.Fencing == nil || *sc.Fencing,
 		Clients: sc.Clients, Steps: len(sc.Steps),
 	}
+	if sc.Lock == LeaseLock {
+		info.Strategy = Children
+		info.StrategyFixed = "a lease lock's standbys always keep a children watch on the lock (each freed lease wakes them all), so herd and predecessor do not apply"
+	}
+	return info
 }
 
 func (sc *Scenario) prefix() string {

@@ -14,7 +14,8 @@ const ui = {
   restart: $('restart'), back: $('back'), play: $('play'), step: $('step'), speed: $('speed'),
   speedOut: $('speed-out'), addReader: $('add-reader'), addWriter: $('add-writer'), share: $('share'),
   scrub: $('scrub'), ticks: $('ticks'), stepInfo: $('step-info'), runs: $('runs'), error: $('sim-error'),
-  shortcuts: $('shortcuts'),
+  shortcuts: $('shortcuts'), strategyFixed: $('strategy-fixed'), runList: $('run-list'), runCount: $('run-count'),
+  runItems: $('run-items'),
 };
 
 let scenarios = [];
@@ -28,7 +29,7 @@ let replaying = null; // {acts, step} from the URL, applied once the runs exist
 let generation = 0; // bumps on restart, so late answers of old runs are dropped
 
 // ---- State shape --------------------------------------------------------
-// The simulator documents its State in simulator/http.go; normalize keeps the
+// The simulator documents its State in simulator/run.go; normalize keeps the
 // rest of this file independent of small naming differences.
 export function normalize(raw) {
   const s = raw || {};
@@ -94,7 +95,11 @@ class Panel {
     this.el.className = 'run card';
     this.el.dataset.strategy = strategy;
     this.el.setAttribute('aria-label', `run: ${strategy}`);
-    const title = strategy === 'herd' ? 'herd: every waiter watches all children' : 'predecessor: each waiter watches one node';
+    const titles = {
+      herd: 'herd: every waiter watches all children',
+      children: 'children: every standby watches the lock\'s children',
+    };
+    const title = titles[strategy] || 'predecessor: each waiter watches one node';
     this.el.innerHTML = `
       <h2><span class="strategy"></span><span class="run-title dim"></span></h2>
       <div class="narration" aria-live="polite"></div>
@@ -120,7 +125,9 @@ class Panel {
   }
 
   async start(scenario, clients, fencing, gen) {
-    const body = { scenario, strategy: this.strategy, fencing };
+    // A lease scenario has no strategy to choose ("children" is its own).
+    const body = { scenario, fencing };
+    if (this.strategy !== 'children') body.strategy = this.strategy;
     if (clients > 0) body.clients = clients;
     const raw = await call('POST', '/runs', body);
     if (gen !== generation) {
@@ -433,10 +440,13 @@ class Panel {
     if (cur) cur.scrollIntoView({ block: 'nearest' });
   }
 
+  // close ends the panel's run; the promise settles once the server has
+  // deleted it.
   close() {
     this.closed = true;
     if (this.ws) this.ws.close(1000, 'done');
-    if (this.id) call('DELETE', `/runs/${encodeURIComponent(this.id)}`).catch(() => {});
+    if (!this.id) return Promise.resolve();
+    return call('DELETE', `/runs/${encodeURIComponent(this.id)}`).catch(() => {});
   }
 }
 
@@ -623,16 +633,27 @@ async function restart() {
   generation++;
   const gen = generation;
   acts = [];
-  for (const p of panels) p.close();
+  const old = panels;
   panels = [];
   ui.runs.replaceChildren();
   showError(null);
-  const compare = ui.strategy.value === 'compare';
+  // The old runs go first: at the server's run limit a new one would be
+  // refused while they live.
+  await Promise.all(old.map((p) => p.close()));
+  if (gen !== generation) return;
+  const info = scenarioInfo();
+  // A scenario whose recipe has no strategy to choose says why, beside the
+  // control it disables.
+  const fixed = info.strategyFixed || '';
+  ui.strategy.disabled = !!fixed;
+  ui.strategy.title = fixed;
+  ui.strategyFixed.hidden = !fixed;
+  ui.strategyFixed.textContent = fixed ? `${info.strategy}: ${fixed}` : '';
+  const compare = !fixed && ui.strategy.value === 'compare';
   ui.runs.classList.toggle('compare', compare);
-  const strategies = compare ? ['herd', 'predecessor'] : [ui.strategy.value];
+  const strategies = fixed ? [info.strategy] : compare ? ['herd', 'predecessor'] : [ui.strategy.value];
   panels = strategies.map((st) => new Panel(st, compare));
   for (const p of panels) ui.runs.append(p.el);
-  const info = scenarioInfo();
   // Only scenarios with a "*" step take a client count; the others name theirs.
   ui.clients.closest('label').hidden = !info.clients;
   if (info.clients && !ui.clients.dataset.touched) ui.clients.value = info.clients;
@@ -642,7 +663,10 @@ async function restart() {
     await Promise.all(panels.map((p) => p.start(ui.scenario.value, clients, ui.fencing.checked, gen)));
   } catch (err) {
     showError(`could not start the run: ${err.message}`);
+    // At the run limit the list shows what to delete.
+    ui.runList.open = true;
   }
+  refreshRuns();
   if (gen === generation) {
     const sp = speedOf(Number(ui.speed.value));
     if (sp !== 1) command('/speed', { speed: sp });
@@ -669,6 +693,57 @@ async function replay(gen) {
     if (gen === generation) replaying = null;
   }
 }
+
+// ---- Open runs ----------------------------------------------------------
+// refreshRuns lists the server's open runs, so a teacher sees what holds
+// ZooKeeper sessions and can delete what another tab left. This tab's own
+// runs are marked, not offered for deletion: restart replaces them.
+async function refreshRuns() {
+  let runs;
+  try {
+    runs = await call('GET', '/runs');
+  } catch (err) {
+    ui.runCount.textContent = `(could not list: ${err.message})`;
+    return;
+  }
+  const mine = new Set(panels.map((p) => p.id).filter(Boolean));
+  ui.runCount.textContent = `(${runs.length})`;
+  ui.runItems.replaceChildren();
+  for (const r of runs) {
+    const li = document.createElement('li');
+    li.dataset.run = r.id;
+    const what = document.createElement('span');
+    what.textContent = `${r.title || r.scenario} · ${r.strategy} · step ${r.step} of ${Math.max(r.steps, r.planned)}${r.playing ? ' · playing' : ''}`;
+    li.append(what, ' ');
+    if (mine.has(r.id)) {
+      const tag = document.createElement('span');
+      tag.className = 'dim';
+      tag.textContent = '(this tab)';
+      li.append(tag);
+    } else {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = 'delete';
+      b.dataset.delete = r.id;
+      b.setAttribute('aria-label', `delete run ${r.id} (${r.title || r.scenario})`);
+      b.addEventListener('click', async () => {
+        b.disabled = true;
+        // A run gone already (closed by its own tab) is what was wanted.
+        await call('DELETE', `/runs/${encodeURIComponent(r.id)}`).catch(() => {});
+        refreshRuns();
+      });
+      li.append(b);
+    }
+    ui.runItems.append(li);
+  }
+}
+
+ui.runList.addEventListener('toggle', () => {
+  if (ui.runList.open) refreshRuns();
+});
+setInterval(() => {
+  if (ui.runList.open && !document.hidden) refreshRuns();
+}, 5000);
 
 // ---- Wiring -------------------------------------------------------------
 ui.play.addEventListener('click', actions.toggle);
@@ -742,6 +817,7 @@ document.addEventListener('keydown', (e) => {
     ' ': actions.toggle, ArrowRight: actions.step, ArrowLeft: actions.back, Home: actions.first, End: actions.last,
     '[': actions.slower, ']': actions.faster, r: actions.reader, w: actions.writer, t: toggleTable,
     c: () => {
+      if (ui.strategy.disabled) return;
       ui.strategy.value = ui.strategy.value === 'compare' ? 'predecessor' : 'compare';
       restartKeeping();
     },

@@ -129,6 +129,10 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	if req.Path == "" {
+		writeError(w, r, s.log, errorf(ErrInvalid, `missing path: want {"path": "/locks/orders"}, a lock parent`))
+		return
+	}
 	if err := zkwatch.ValidatePath(req.Path); err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -187,21 +191,50 @@ func (s *Server) watched(p string) bool {
 	return s.cfg.Watcher != nil && slices.Contains(s.cfg.Watcher.Paths(), p)
 }
 
-// decodeBody reads one JSON object from a bounded body.
+// decodeBody reads one JSON object from a bounded body. An empty body is
+// an empty object, so the handler's own check names the missing field
+// ("missing scenario: want one of …") instead of the decoder saying EOF. A
+// malformed one is answered with the field at fault and what it wants.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var typ *json.UnmarshalTypeError
+		var syntax *json.SyntaxError
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.As(err, &tooBig):
 			return errorf(ErrTooLarge, "body larger than %d bytes", maxBody)
+		case errors.As(err, &typ) && typ.Field != "":
+			return errorf(ErrInvalid, "bad JSON body: %s: want %s, got %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+		case errors.As(err, &typ):
+			return errorf(ErrInvalid, "bad JSON body: want a JSON object, got %s", typ.Value)
+		case errors.As(err, &syntax):
+			return errorf(ErrInvalid, "bad JSON body: %v (at byte %d)", syntax, syntax.Offset)
 		}
-		return errorf(ErrInvalid, "bad JSON body: %v", err)
+		return errorf(ErrInvalid, "bad JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errorf(ErrInvalid, "bad JSON body: more than one value")
 	}
 	return nil
+}
+
+// jsonKind names a Go kind the way a JSON body's author thinks of it.
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "struct", "map", "ptr":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	}
+	return "a number"
 }
 
 func nonNil[T any](s []T) []T {

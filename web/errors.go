@@ -3,37 +3,30 @@ package web
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
+	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/zkwatch"
 )
 
-// The error vocabulary of the HTTP API. Handlers return errors wrapping one
-// of these; statusOf is the one place that turns them into status codes.
+// The error vocabulary is fault's, shared with the simulator; these names
+// keep the handlers short. Handlers return errors wrapping one of them;
+// statusOf is the one place that turns them into status codes.
 var (
-	ErrInvalid      = errors.New("invalid request")
-	ErrNotFound     = errors.New("not found")
-	ErrUnavailable  = errors.New("unavailable")
-	ErrUnauthorized = errors.New("unauthorized")
-	ErrForbidden    = errors.New("forbidden")
-	ErrTooLarge     = errors.New("request too large")
-	ErrMethod       = errors.New("method not allowed")
+	ErrInvalid      = fault.Invalid
+	ErrNotFound     = fault.NotFound
+	ErrConflict     = fault.Conflict
+	ErrUnavailable  = fault.Unavailable
+	ErrUnauthorized = fault.Unauthorized
+	ErrForbidden    = fault.Forbidden
+	ErrTooLarge     = fault.TooLarge
+	ErrMethod       = fault.Method
 )
-
-// apiError carries a message meant for the client next to its kind.
-type apiError struct {
-	kind error
-	msg  string
-}
-
-func (e *apiError) Error() string { return e.msg }
-func (e *apiError) Unwrap() error { return e.kind }
 
 // errorf makes a client-facing error of the given kind.
 func errorf(kind error, format string, args ...any) error {
-	return &apiError{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return fault.Errorf(kind, format, args...)
 }
 
 // statusOf maps an error to its HTTP status.
@@ -43,6 +36,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict
 	case errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, ErrUnauthorized):

@@ -132,8 +132,7 @@ func hostRequest(t *testing.T, method, url, host, body string, header http.Heade
 // name to 127.0.0.1 reaches the server with Host: evil.example. Every route
 // but /healthz must refuse it; loopback names and allowed hosts work.
 func TestHostCheck(t *testing.T) {
-	sim := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]bool{"sim": true}) })
-	e := newEnv(t, Config{Watcher: &stubWatcher{}, Sim: sim, AllowedOrigins: []string{"viz.example.com", "https://*.corp.example"}})
+	e := newEnv(t, Config{Watcher: &stubWatcher{}, Sim: idleSim(t), AllowedOrigins: []string{"viz.example.com", "https://*.corp.example"}})
 	e.hub.Publish(gozkFolder("/l", 2).snapshot())
 	_, port, _ := strings.Cut(strings.TrimPrefix(e.ts.URL, "http://127.0.0.1"), ":")
 	upgrade := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"},

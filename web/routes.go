@@ -32,7 +32,23 @@ func (s *Server) routes() http.Handler {
 		// No timeout middleware here: a websocket lives as long as its viewer.
 		r.Get("/ws", s.handleWS)
 		if s.cfg.Sim != nil {
-			r.Mount("/api/v1/sim", s.cfg.Sim)
+			r.Route("/api/v1/sim", func(r chi.Router) {
+				r.Get("/scenarios", s.simScenarios)
+				r.Post("/runs", s.simStart)
+				r.Get("/runs", s.simList)
+				r.Route("/runs/{id}", func(r chi.Router) {
+					r.Get("/", s.simState)
+					r.Delete("/", s.simDelete)
+					r.Post("/step", s.simCommand(simStep))
+					r.Post("/back", s.simCommand(simBack))
+					r.Post("/seek", s.simCommand(simSeek))
+					r.Post("/play", s.simCommand(simPlay))
+					r.Post("/pause", s.simCommand(simPause))
+					r.Post("/speed", s.simCommand(simSpeed))
+					r.Post("/act", s.simCommand(simAct))
+					r.Get("/ws", s.handleSimWS)
+				})
+			})
 		}
 		if s.cfg.Pages != nil {
 			s.cfg.Pages(r)

@@ -1,6 +1,8 @@
 // Package web serves zklockviz over HTTP: the JSON API, the live websocket
-// feed of lock-queue snapshots, and whatever pages and simulator handlers
-// the caller plugs in. Routes live in routes.go, errors in errors.go.
+// feed of lock-queue snapshots, the classroom's API over the simulator
+// engine with each run's websocket, and whatever pages the caller plugs in.
+// Routes live in routes.go, errors in errors.go, the one socket writer in
+// ws.go.
 package web
 
 import (
@@ -19,6 +21,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/simulator"
 )
 
 // Watcher is the part of zkwatch.Watcher the web layer uses.
@@ -35,10 +38,9 @@ type Config struct {
 	// Watcher, when set, lets POST /api/v1/watch add lock paths, and makes
 	// watched paths known before their first snapshot.
 	Watcher Watcher
-	// Sim, when set, is mounted at /api/v1/sim with chi's Mount: a chi
-	// router sees paths relative to /api/v1/sim, a plain handler the full
-	// URL path.
-	Sim http.Handler
+	// Sim, when set, is the classroom's simulator, served at /api/v1/sim
+	// (its JSON API and each run's websocket).
+	Sim *simulator.Manager
 	// Metrics, when set, serves /metrics (the Prometheus text format).
 	Metrics http.Handler
 	// Pages, when set, registers the HTML pages (/, /lock, /sim,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -17,13 +18,26 @@ const compressionThreshold = 2048
 
 var (
 	errShutdown = errors.New("server shutting down")
-	errRemoved  = errors.New("lock removed")
+	errGone     = errors.New("source gone")
 )
+
+// A feed is what one socket writes: the hub's snapshots of a lock, or a
+// classroom run's states. Ready is signalled when Frame may have something
+// new (at most one signal is pending: a slow viewer skips to the newest);
+// Gone is closed when the source ends, with the reason said in the close
+// frame.
+type feed interface {
+	Ready() <-chan struct{}
+	Gone() <-chan struct{}
+	GoneReason() string
+	// Frame is the message to write now; ok is false when there is none.
+	Frame() (b []byte, ok bool, err error)
+	Close()
+}
 
 // handleWS streams one lock path's snapshots: the current state at once (or
 // the first one, for a watched path not read yet), then every change as a
-// delta or a whole snapshot. The socket is write-only. A viewer slower than
-// the changes gets the newest state and skips the rest.
+// delta or a whole snapshot.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	p, err := s.lockPath(r)
 	if err != nil {
@@ -34,10 +48,30 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, errorf(ErrNotFound, "%s is not watched (POST /api/v1/watch to add it)", p))
 		return
 	}
+	s.serveSocket(w, r, s.log.With("path", p, "remote", r.RemoteAddr), func() (feed, error) {
+		return &hubFeed{sub: s.cfg.Hub.Subscribe(p), frames: sockFrames{cache: s.frames(p)}, release: func(fc *frameCache) { s.releaseFrames(p, fc) }}, nil
+	})
+}
+
+// serveSocket is every websocket's writer. It refuses a socket during
+// shutdown, accepts it under the server's origin rule (the Host and token
+// checks ran as middleware), opens its feed and writes the feed's frames
+// until the viewer goes, the feed ends or the server shuts down. The socket
+// is write-only: commands are plain POSTs. Each write has a deadline, so a
+// viewer that stops reading is closed instead of holding a goroutine, and a
+// ping on a timer finds viewers that vanished without closing their TCP
+// connection.
+func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request, log *slog.Logger, open func() (feed, error)) {
 	if s.isClosing() {
 		writeError(w, r, s.log, errorf(ErrUnavailable, "server is shutting down"))
 		return
 	}
+	f, err := open()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	defer f.Close()
 	hj := &hijackRecorder{ResponseWriter: w}
 	c, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		OriginPatterns: s.cfg.AllowedOrigins,
@@ -52,7 +86,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		// Accept has answered already (403 for a foreign origin).
-		s.log.Info("websocket refused", "path", p, "origin", r.Header.Get("Origin"), "err", err)
+		log.Info("websocket refused", "origin", r.Header.Get("Origin"), "err", err)
 		return
 	}
 	if !s.track(c, hj.conn) {
@@ -61,20 +95,14 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.untrack(c)
 
-	log := s.log.With("path", p, "remote", r.RemoteAddr)
 	log.Debug("viewer connected")
 	ctx := c.CloseRead(r.Context())
-	sub := s.cfg.Hub.Subscribe(p)
-	defer sub.Close()
-	frames := s.frames(p)
-	defer s.releaseFrames(p, frames)
-
-	err = s.stream(ctx, c, sub, frames)
+	err = s.stream(ctx, c, f)
 	switch {
 	case errors.Is(err, errShutdown):
 		c.Close(websocket.StatusGoingAway, errShutdown.Error())
-	case errors.Is(err, errRemoved):
-		c.Close(websocket.StatusNormalClosure, errRemoved.Error())
+	case errors.Is(err, errGone):
+		c.Close(websocket.StatusNormalClosure, f.GoneReason())
 	default:
 		// The viewer left, or a write failed or timed out: nobody to say
 		// goodbye to.
@@ -83,33 +111,30 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	log.Debug("viewer gone", "reason", err)
 }
 
-// stream writes frames until the viewer goes, the path is removed or the
-// server shuts down. A ping on a timer finds viewers that vanished without
-// closing their TCP connection.
-func (s *Server) stream(ctx context.Context, c *websocket.Conn, sub *hub.Sub, cache *frameCache) error {
+// stream writes the feed's frames until the viewer goes, the feed ends or
+// the server shuts down.
+func (s *Server) stream(ctx context.Context, c *websocket.Conn, f feed) error {
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
-	frames := sockFrames{cache: cache}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.shutdown:
 			return errShutdown
-		case <-sub.Done():
-			return errRemoved
+		case <-f.Gone():
+			return errGone
 		case <-ping.C:
 			if err := s.ping(ctx, c); err != nil {
 				return err
 			}
-		case <-sub.C():
-			snap, seq, ok := sub.NextSeq()
-			if !ok {
-				continue
-			}
-			b, _, err := frames.next(snap, seq)
+		case <-f.Ready():
+			b, ok, err := f.Frame()
 			if err != nil {
 				return err
+			}
+			if !ok {
+				continue
 			}
 			wctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
 			err = c.Write(wctx, websocket.MessageText, b)
@@ -125,6 +150,31 @@ func (s *Server) ping(ctx context.Context, c *websocket.Conn) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WriteTimeout)
 	defer cancel()
 	return c.Ping(ctx)
+}
+
+// hubFeed is a lock's snapshots from the hub, as shared frames.
+type hubFeed struct {
+	sub     *hub.Sub
+	frames  sockFrames
+	release func(*frameCache)
+}
+
+func (h *hubFeed) Ready() <-chan struct{} { return h.sub.C() }
+func (h *hubFeed) Gone() <-chan struct{}  { return h.sub.Done() }
+func (h *hubFeed) GoneReason() string     { return "lock removed" }
+
+func (h *hubFeed) Frame() ([]byte, bool, error) {
+	snap, seq, ok := h.sub.NextSeq()
+	if !ok {
+		return nil, false, nil
+	}
+	b, _, err := h.frames.next(snap, seq)
+	return b, err == nil, err
+}
+
+func (h *hubFeed) Close() {
+	h.sub.Close()
+	h.release(h.frames.cache)
 }
 
 // hijackRecorder keeps the connection websocket.Accept hijacks, so that

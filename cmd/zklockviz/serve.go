@@ -19,6 +19,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/metrics"
+	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/zkwatch"
 )
@@ -393,9 +394,9 @@ func (m *Main) Run(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
 
-	var simHandler http.Handler
+	var sim *simulator.Manager
 	if c.Sim {
-		simHandler, m.stopSim, err = newSim(runCtx, simDeps{
+		sim, m.stopSim, err = newSim(runCtx, simDeps{
 			Servers: c.Servers, Chroot: c.Chroot, Root: c.SimRoot, Hub: m.hub, Logger: m.log,
 		})
 		if err != nil {
@@ -405,7 +406,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Watcher: w, Sim: simHandler, Pages: web.PageRoutes(m.hub, c.Sim, web.WithConnection(w.Connection)),
+		Hub: m.hub, Watcher: w, Sim: sim, Pages: web.PageRoutes(m.hub, c.Sim, web.WithConnection(w.Connection)),
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: w.Connection}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})

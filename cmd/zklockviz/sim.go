@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -106,7 +105,12 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	if scenario == "" {
 		return 0, usagef("missing --scenario: a built-in (%s) or a .json file", strings.Join(simulator.BuiltinNames(), ", "))
 	}
-	spec := simulator.Spec{Clients: clients}
+	spec := simulator.Spec{}
+	clientsSet := false
+	fs.Visit(func(f *flag.Flag) { clientsSet = clientsSet || f.Name == "clients" })
+	if clientsSet {
+		spec.Clients = &clients
+	}
 	if strategy != "" {
 		st, err := simulator.ParseStrategy(strategy)
 		if err != nil {
@@ -128,7 +132,7 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	if format != "text" && format != "json" {
 		return 0, usagef("--format %q: want text or json", format)
 	}
-	if clients < 0 || clients > simulator.MaxClients {
+	if clientsSet && (clients < 1 || clients > simulator.MaxClients) {
 		return 0, usagef("--clients %d: want 1 to %d", clients, simulator.MaxClients)
 	}
 	if sessionTimeout <= 0 {
@@ -145,7 +149,7 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	if err != nil {
 		return 0, err
 	}
-	if clients != 0 && !sc.Wildcard() {
+	if clientsSet && !sc.Wildcard() {
 		return 0, usagef("--clients %d: scenario %s has no steps with client \"*\", so its clients are the ones its steps name; drop --clients", clients, sc.Name)
 	}
 	spec.Definition = sc
@@ -201,9 +205,9 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	return 0, nil
 }
 
-// newSim starts the simulator for serve --sim and returns its HTTP API
-// (mounted at /api/v1/sim) and a function that stops it.
-func newSim(ctx context.Context, d simDeps) (http.Handler, func() error, error) {
+// newSim starts the simulator for serve --sim (web serves it at
+// /api/v1/sim) and returns it with a function that stops it.
+func newSim(ctx context.Context, d simDeps) (*simulator.Manager, func() error, error) {
 	m, err := simulator.New(simulator.ManagerConfig{
 		Servers: d.Servers, Chroot: d.Chroot, Root: d.Root, Logger: d.Logger,
 		Publish: d.Hub.Publish, Remove: d.Hub.Remove,
@@ -211,5 +215,5 @@ func newSim(ctx context.Context, d simDeps) (http.Handler, func() error, error) 
 	if err != nil {
 		return nil, nil, err // New's errors start with "simulator: "
 	}
-	return simulator.NewHandler(m), m.Close, nil
+	return m, m.Close, nil
 }

@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// The classroom lists the server's open runs: this tab's marked, another's
+// with a delete button that ends it on the server.
+func TestClassroomRunList(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
+	scope := run("predecessor")
+	tb.until("the run", `document.querySelector(`+jsString(scope)+`) && document.querySelector(`+jsString(scope)+`).dataset.run`)
+	mine := eval[string](tb, `document.querySelector(`+jsString(scope)+`).dataset.run`)
+
+	// Another run, as a closed tab or a script leaves one.
+	res, err := http.Post(srv.URL+"/api/v1/sim/runs", "application/json", strings.NewReader(`{"scenario":"herd","clients":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var other struct{ ID string }
+	err = json.NewDecoder(res.Body).Decode(&other)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("start another run: %d %v", res.StatusCode, err)
+	}
+
+	tb.do("open the run list", chromedp.Click(chromedp.CSS(`#run-list summary`)))
+	item := func(id string) string { return `#run-items li[data-run=` + jsString(id) + `]` }
+	tb.until("both runs listed", `document.querySelector(`+jsString(item(other.ID)+` button[data-delete]`)+`) && document.querySelector(`+jsString(item(mine))+`)`)
+	if got := eval[string](tb, `document.querySelector(`+jsString(item(mine))+`).textContent`); !strings.Contains(got, "(this tab)") || !strings.Contains(got, "predecessor") {
+		t.Errorf("this tab's run reads %q", got)
+	}
+	if n := eval[int](tb, `document.querySelectorAll(`+jsString(item(mine)+` button`)+`).length`); n != 0 {
+		t.Errorf("this tab's run offers %d buttons, want none", n)
+	}
+	tb.do("delete the other run", chromedp.Click(chromedp.CSS(item(other.ID)+` button[data-delete]`)))
+	tb.until("it leaves the list", `!document.querySelector(`+jsString(item(other.ID))+`) && document.getElementById('run-count').textContent === '(1)'`)
+	res, err = http.Get(srv.URL + "/api/v1/sim/runs/" + other.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("the deleted run answers %d, want 404", res.StatusCode)
+	}
+	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {
+		t.Errorf("error shown: %q", msg)
+	}
+}
+
+// ha-standby's lease lock has no strategy to choose: the control is
+// disabled and says why, and the run shows the children strategy it uses.
+func TestClassroomFixedStrategy(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=ha-standby&strategy=herd")
+	tb.until("the lease run", `document.querySelector(`+jsString(run("children"))+`) && document.querySelector(`+jsString(run("children"))+`).dataset.run`)
+	if !eval[bool](tb, `document.getElementById('strategy').disabled`) {
+		t.Error("the strategy control is enabled for a lease lock")
+	}
+	if got := eval[string](tb, `document.getElementById('strategy-fixed').hidden ? '' : document.getElementById('strategy-fixed').textContent`); !strings.Contains(got, "children watch") {
+		t.Errorf("the reason shown: %q", got)
+	}
+	if n := eval[int](tb, `document.querySelectorAll('#runs .run').length`); n != 1 {
+		t.Errorf("%d runs shown, want the one lease run", n)
+	}
+	// Back to a scenario with a choice: the control comes back.
+	tb.run(`{ const s = document.getElementById('scenario'); s.value = 'lock1-5'; s.dispatchEvent(new Event('change', {bubbles: true})); }`)
+	tb.until("the strategy control again", `!document.getElementById('strategy').disabled && document.getElementById('strategy-fixed').hidden && document.querySelector(`+jsString(run("herd"))+`)`)
+}
+
+// Play at the end of a run starts it again from the beginning, as a media
+// player does, instead of answering with an error.
+func TestClassroomPlayAtEnd(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
+	scope := run("predecessor")
+	tb.until("the run", settled(scope, 0))
+	tb.key(kb.End)
+	tb.until("the end", settled(scope, 10)+` && document.getElementById('step-info').textContent.includes('done')`)
+	tb.key(" ")
+	tb.until("playing again from the start", `document.body.dataset.playing === 'true' && Number(document.querySelector(`+jsString(scope)+`).dataset.step) < 10`)
+	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {
+		t.Errorf("play at the end: error %q", msg)
+	}
+	tb.key(" ")
+	tb.until("paused", `document.body.dataset.playing === 'false'`)
+}

@@ -1,0 +1,67 @@
+package simulator
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+type published struct {
+	mu    sync.Mutex
+	last  map[string]lockqueue.Snapshot
+	gone  []string
+	count int
+}
+
+func (p *published) publish(s lockqueue.Snapshot) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last[s.Path] = s
+	p.count++
+}
+
+func (p *published) remove(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.gone = append(p.gone, path)
+}
+
+func (p *published) get(path string) (lockqueue.Snapshot, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.last[path]
+	return s, ok
+}
+
+func clientNamed(s State, name string) ClientInfo {
+	for _, c := range s.Clients {
+		if c.Name == name {
+			return c
+		}
+	}
+	return ClientInfo{}
+}
+
+// observe opens a plain session to look at the tree.
+func observe(t *testing.T) *zk.Conn {
+	t.Helper()
+	conn, events, err := zk.Connect([]string{zkAddr}, 10*time.Second, zk.WithLogger(zkLogger{log: quietLogger()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return conn
+			}
+		case <-timeout:
+			t.Fatal("no ZooKeeper session")
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// The classroom's HTTP API, at /api/v1/sim (routes.go), over the
+// simulator's Go API. Every answer is JSON; errors are {"error": "..."}
+// with the status statusOf gives their kind. The State a run answers with
+// is documented on simulator.State and in docs/simulator.md.
+
+func (s *Server) simScenarios(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.cfg.Sim.Scenarios())
+}
+
+func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
+	var spec simulator.Spec
+	if err := decodeBody(w, r, &spec); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	run, err := s.cfg.Sim.Start(spec)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, run.State())
+}
+
+// simList answers every open run's State, oldest first.
+func (s *Server) simList(w http.ResponseWriter, r *http.Request) {
+	out := []simulator.State{}
+	for _, run := range s.cfg.Sim.Runs() {
+		out = append(out, run.State())
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// simRun finds the run the URL names.
+func (s *Server) simRun(r *http.Request) (*simulator.Run, error) {
+	id := chi.URLParam(r, "id")
+	run, ok := s.cfg.Sim.Get(id)
+	if !ok {
+		return nil, errorf(ErrNotFound, "no run %q (it may have ended, been deleted, or closed after its last viewer left)", id)
+	}
+	return run, nil
+}
+
+func (s *Server) simState(w http.ResponseWriter, r *http.Request) {
+	run, err := s.simRun(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, run.State())
+}
+
+func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if err := s.cfg.Sim.Delete(id); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// simCommand runs do on the run the URL names and answers with its new
+// State.
+func (s *Server) simCommand(do func(*simulator.Run, http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		run, err := s.simRun(r)
+		if err == nil {
+			err = do(run, w, r)
+		}
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, run.State())
+	}
+}
+
+// The commands without a body.
+var (
+	simStep  = func(run *simulator.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Step() }
+	simBack  = func(run *simulator.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Back() }
+	simPlay  = func(run *simulator.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Play() }
+	simPause = func(run *simulator.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Pause() }
+)
+
+func simSeek(run *simulator.Run, w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Step *int `json:"step"`
+	}
+	if err := decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	if body.Step == nil {
+		return errorf(ErrInvalid, `missing step: want {"step": n}, n from 0 to the planned steps`)
+	}
+	return run.Seek(*body.Step)
+}
+
+func simSpeed(run *simulator.Run, w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Speed *float64 `json:"speed"`
+	}
+	if err := decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	if body.Speed == nil {
+		return errorf(ErrInvalid, `missing speed: want {"speed": x}, 1 being a step every 1.2s`)
+	}
+	return run.SetSpeed(*body.Speed)
+}
+
+func simAct(run *simulator.Run, w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Client string `json:"client"`
+		Action string `json:"action"`
+	}
+	if err := decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	if body.Action == "" {
+		return errorf(ErrInvalid, "missing action: want one of %s", strings.Join(simulator.Actions(), ", "))
+	}
+	return run.Act(body.Client, body.Action)
+}
+
+// handleSimWS streams a run's State: now, then after every change. It is
+// the same socket as a lock's (serveSocket): the same Host, Origin and
+// token checks, tracked and closed at shutdown.
+func (s *Server) handleSimWS(w http.ResponseWriter, r *http.Request) {
+	run, err := s.simRun(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	s.serveSocket(w, r, s.log.With("run", run.ID(), "remote", r.RemoteAddr), func() (feed, error) {
+		sub, err := run.Subscribe()
+		if err != nil {
+			return nil, err
+		}
+		return runFeed{sub}, nil
+	})
+}
+
+// runFeed is a run's states, each a whole State: a run's state is small
+// next to a lock's snapshot stream, and the browser keeps no base to patch.
+type runFeed struct{ *simulator.Subscription }
+
+func (f runFeed) Ready() <-chan struct{} { return f.C() }
+func (f runFeed) Gone() <-chan struct{}  { return f.Done() }
+func (f runFeed) GoneReason() string     { return "run ended" }
+
+func (f runFeed) Frame() ([]byte, bool, error) {
+	b, err := json.Marshal(f.State())
+	if err != nil {
+		return nil, false, fmt.Errorf("encode a run's state: %w", err)
+	}
+	return b, true, nil
+}
