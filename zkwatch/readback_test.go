@@ -57,14 +57,17 @@ func TestReadBack(t *testing.T) {
 		curatorLatch = readbackLock{lockqueue.Curator, curatorContenders("latch", "latch", "latch", "latch"), "X X X X", "0* 1>0 2>1 3>2"}
 		// Curator's readers all wait for the FIRST writer (recipes.md §1).
 		curatorRW = readbackLock{lockqueue.Curator, curatorContenders("write", "read", "write", "read"), "W R W R", "0* 1>0 2>1 3>0"}
+		curatorRR = readbackLock{lockqueue.Curator, curatorContenders("read", "read", "write", "read"), "R R W R", "0* 1* 2>1 3>2"}
 		kazooLock = readbackLock{lockqueue.Kazoo, kazooContenders("lock", "lock", "lock", "lock"), "X X X X", "0* 1>0 2>1 3>2"}
 		// kazoo's readers, like the seed's, wait for the nearest lower
 		// writer. Modes are not checked: whether a WriteLock's __lock__
 		// reads as write or as exclusive is being settled on another branch.
 		kazooRW     = readbackLock{lockqueue.Kazoo, kazooContenders("write", "read", "write", "read"), "", "0* 1>0 2>1 3>2"}
+		kazooRR     = readbackLock{lockqueue.Kazoo, kazooContenders("read", "read", "write", "read"), "", "0* 1* 2>1 3>2"}
 		gozkLock    = readbackLock{lockqueue.GoZookeeper, gozkContenders(4), "X X X X", "0* 1>0 2>1 3>2"}
 		recipeWrite = readbackLock{lockqueue.ZookeeperRecipe, recipeContenders(4), "X X X X", "0* 1>0 2>1 3>2"}
 		seedRW      = readbackLock{lockqueue.SeedRW, seedContenders("W_", "R_", "W_", "R_"), "W R W R", "0* 1>0 2>1 3>2"}
+		seedRR      = readbackLock{lockqueue.SeedRW, seedContenders("R_", "R_", "W_", "R_"), "R R W R", "0* 1* 2>1 3>2"}
 		// The real kazoo bug (kazoo issue #649, fixed by kazoo PR #650) that
 		// the first row of kazoo's read/write lock meets.
 		stalledAfter = "issue #9 §1: kazoo 2.8.0's ReadLock, woken, watches the highest __lock__ in the folder, " +
@@ -77,7 +80,7 @@ func TestReadBack(t *testing.T) {
 	exclFirst := []readbackStep{{0, "1* 2>1 3>2", nil}, {1, "2* 3>2", nil}, {2, "3*", nil}, {3, "", nil}}
 	exclMiddle := []readbackStep{{2, "0* 1>0 3>1", nil}, {0, "1* 3>1", nil}, {3, "1*", nil}, {1, "", nil}}
 	exclLast := []readbackStep{{3, "0* 1>0 2>1", nil}, {2, "0* 1>0", nil}, {1, "0*", nil}, {0, "", nil}}
-	// The read/write locks all queue W0 R1 W2 R3. In middle, the two
+	// curatorRW, kazooRW and seedRW queue W0 R1 W2 R3. In middle, the two
 	// readers end up holding together; mixed alternates readers and writers.
 	rwFirst := []readbackStep{{0, "1* 2>1 3>2", nil}, {1, "2* 3>2", nil}, {2, "3*", nil}, {3, "", nil}}
 	rwMiddle := []readbackStep{{2, "0* 1>0 3>0", nil}, {0, "1* 3*", nil}, {1, "3*", nil}, {3, "", nil}}
@@ -85,6 +88,11 @@ func TestReadBack(t *testing.T) {
 	rwMixed := []readbackStep{{1, "0* 2>0 3>2", nil}, {0, "2* 3>2", nil}, {3, "2*", nil}, {2, "", nil}}
 	// Curator's reader 3 still waits for the first writer, 0, once 1 left.
 	curatorRWMixed := []readbackStep{{1, "0* 2>0 3>0", nil}, {0, "2* 3>2", nil}, {3, "2*", nil}, {2, "", nil}}
+	// The readers-first locks queue R0 R1 W2 R3: the holder that is not
+	// first releases first (holders); the writer gives up, which lets the
+	// reader behind it join the holders (writer leaves).
+	rrHolders := []readbackStep{{1, "0* 2>0 3>2", nil}, {0, "2* 3>2", nil}, {2, "3*", nil}, {3, "", nil}}
+	rrWriterLeaves := []readbackStep{{2, "0* 1* 3*", nil}, {0, "1* 3*", nil}, {3, "1*", nil}, {1, "", nil}}
 	// kazoo 2.8.0: reader 1, woken by 0's release, watches 2 (see stalledAfter).
 	kazooRWFirst := []readbackStep{{0, "1*>2 2>1 3>2", []string{"stalled-holder 1 2", "deadlock 1 2"}}, {1, "2* 3>2", nil}, {2, "3*", nil}, {3, "", nil}}
 
@@ -105,6 +113,8 @@ func TestReadBack(t *testing.T) {
 		{"curator InterProcessReadWriteLock middle", curatorRW, rwMiddle, ""},
 		{"curator InterProcessReadWriteLock last", curatorRW, rwLast, ""},
 		{"curator InterProcessReadWriteLock mixed", curatorRW, curatorRWMixed, ""},
+		{"curator InterProcessReadWriteLock readers first holders", curatorRR, rrHolders, ""},
+		{"curator InterProcessReadWriteLock readers first writer leaves", curatorRR, rrWriterLeaves, ""},
 
 		{"kazoo Lock first", kazooLock, exclFirst, ""},
 		{"kazoo Lock middle", kazooLock, exclMiddle, ""},
@@ -113,6 +123,8 @@ func TestReadBack(t *testing.T) {
 		{"kazoo ReadLock WriteLock middle", kazooRW, rwMiddle, ""},
 		{"kazoo ReadLock WriteLock last", kazooRW, rwLast, ""},
 		{"kazoo ReadLock WriteLock mixed", kazooRW, rwMixed, ""},
+		{"kazoo ReadLock WriteLock readers first holders", kazooRR, rrHolders, ""},
+		{"kazoo ReadLock WriteLock readers first writer leaves", kazooRR, rrWriterLeaves, ""},
 
 		{"go-zookeeper Lock first", gozkLock, exclFirst, ""},
 		{"go-zookeeper Lock middle", gozkLock, exclMiddle, ""},
@@ -126,6 +138,8 @@ func TestReadBack(t *testing.T) {
 		{"seed R_ W_ middle", seedRW, rwMiddle, ""},
 		{"seed R_ W_ last", seedRW, rwLast, ""},
 		{"seed R_ W_ mixed", seedRW, rwMixed, ""},
+		{"seed R_ W_ readers first holders", seedRR, rrHolders, ""},
+		{"seed R_ W_ readers first writer leaves", seedRR, rrWriterLeaves, ""},
 
 		// Semaphores (issue #9 §2) go here: Curator InterProcessSemaphoreV2
 		// and kazoo Semaphore, read at the semaphore's own path, as a
