@@ -141,9 +141,13 @@ func TestReadBack(t *testing.T) {
 		{"seed R_ W_ readers first holders", seedRR, rrHolders, ""},
 		{"seed R_ W_ readers first writer leaves", seedRR, rrWriterLeaves, ""},
 
-		// Semaphores (issue #9 §2) go here: Curator InterProcessSemaphoreV2
-		// and kazoo Semaphore, read at the semaphore's own path, as a
-		// readbackLock whose contenders come from their drivers.
+		// Semaphores (issue #9 §2) go here, one row per library × order:
+		// Curator's InterProcessSemaphoreV2 and kazoo's Semaphore, read at
+		// the semaphore's own path. Their drivers (CuratorSemaphore.java,
+		// kazoo_semaphore.py) come with that work; wrapped as contenders,
+		// with nodes() named as the snapshot names them, they need only a
+		// queue token for a wait on a folder's children (which the server
+		// never lists), beside "k*" and "k>j".
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
