@@ -172,8 +172,8 @@ func TestReadBack(t *testing.T) {
 	}
 }
 
-// readbackLock is one lock kind of one library, with its contenders
-// joined.
+// readbackLock is one lock kind of one library: how its contenders join,
+// and what the server must show once they have.
 type readbackLock struct {
 	recipe lockqueue.Recipe
 	start  func(t *testing.T, servers, path string) contenders
