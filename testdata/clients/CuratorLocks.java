@@ -3,20 +3,27 @@
 // usage: java CuratorLocks CONNECT PATH SESSION_TIMEOUT_MS KIND...
 //
 // KIND is mutex (InterProcessMutex), read or write (the two sides of one
-// InterProcessReadWriteLock at PATH). Each KIND is one participant with its
-// own CuratorFramework (its own session), joining in the order given: a
-// participant joins only once the previous one's node exists.
+// InterProcessReadWriteLock at PATH), or latch (LeaderLatch, whose leader
+// holds). Each KIND is one participant with its own CuratorFramework (its own
+// session), joining in the order given: a participant joins only once the
+// previous one's node exists.
 //
-// Prints "queued <i>", "acquired <i>", "released <i>" lines; reads
-// "release <i>" commands from stdin; exits on EOF.
+// Prints "queued <i> <node>", "acquired <i>", and after a "release <i>"
+// command on stdin "released <i>" (it held) or "cancelled <i>" (it was still
+// waiting and gave up: an interrupted acquire, or a closed latch, which is how
+// Curator lets a waiter leave the queue). Exits on EOF.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
@@ -30,6 +37,83 @@ public class CuratorLocks {
         System.out.flush();
     }
 
+    // One participant: its thread acquires, holds until released, and
+    // tells which of the two ways it left.
+    static class Participant {
+        final int id;
+        final InterProcessLock lock; // null for a latch
+        final LeaderLatch latch;     // null for a lock
+        final CountDownLatch release = new CountDownLatch(1);
+        final AtomicBoolean acquired = new AtomicBoolean();
+        final AtomicBoolean leaving = new AtomicBoolean();
+        Thread thread;
+
+        Participant(int id, InterProcessLock lock, LeaderLatch latch) {
+            this.id = id;
+            this.lock = lock;
+            this.latch = latch;
+        }
+
+        void run() {
+            try {
+                if (lock != null) {
+                    lock.acquire();
+                } else {
+                    latch.start();
+                    latch.await();
+                }
+            } catch (Exception e) {
+                // A waiter told to leave ends here: InterruptedException
+                // from a lock (Curator deletes its node), EOFException from
+                // a closed latch.
+                if (leaving.get()) {
+                    say("cancelled " + id);
+                } else if (!stopping) {
+                    say("error " + id + " " + e);
+                }
+                return;
+            }
+            acquired.set(true);
+            say("acquired " + id);
+            // A release that raced the acquire interrupted this thread: it
+            // still holds, so it must still release.
+            while (true) {
+                try {
+                    release.await();
+                    break;
+                } catch (InterruptedException e) {
+                    // go on waiting for the release command
+                }
+            }
+            Thread.interrupted();
+            try {
+                if (lock != null) {
+                    lock.release();
+                } else {
+                    latch.close();
+                }
+                say("released " + id);
+            } catch (Exception e) {
+                if (!stopping) {
+                    say("error " + id + " " + e);
+                }
+            }
+        }
+
+        // leave releases a holder, and makes a waiter give up.
+        void leave() throws Exception {
+            leaving.set(true);
+            release.countDown();
+            if (!acquired.get()) {
+                if (lock != null) {
+                    thread.interrupt();
+                } else {
+                    latch.close();
+                }
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length < 4) {
             System.err.println("usage: CuratorLocks CONNECT PATH SESSION_TIMEOUT_MS KIND...");
@@ -38,41 +122,41 @@ public class CuratorLocks {
         String connect = args[0], path = args[1];
         int timeout = Integer.parseInt(args[2]);
         List<CuratorFramework> clients = new ArrayList<>();
-        List<CountDownLatch> releases = new ArrayList<>();
+        List<Participant> participants = new ArrayList<>();
         for (int i = 3; i < args.length; i++) {
             final int id = i - 3;
             CuratorFramework c = CuratorFrameworkFactory.newClient(connect, timeout, 15000, new RetryOneTime(200));
             c.start();
             c.blockUntilConnected();
             clients.add(c);
-            final InterProcessLock lock;
+            Set<String> before = new HashSet<>();
+            if (c.checkExists().forPath(path) != null) {
+                before.addAll(c.getChildren().forPath(path));
+            }
+            final Participant p;
             switch (args[i]) {
-                case "mutex": lock = new InterProcessMutex(c, path); break;
-                case "read": lock = new InterProcessReadWriteLock(c, path).readLock(); break;
-                case "write": lock = new InterProcessReadWriteLock(c, path).writeLock(); break;
+                case "mutex": p = new Participant(id, new InterProcessMutex(c, path), null); break;
+                case "read": p = new Participant(id, new InterProcessReadWriteLock(c, path).readLock(), null); break;
+                case "write": p = new Participant(id, new InterProcessReadWriteLock(c, path).writeLock(), null); break;
+                case "latch": p = new Participant(id, null, new LeaderLatch(c, path, "p" + id)); break;
                 default: throw new IllegalArgumentException("unknown kind " + args[i]);
             }
-            final CountDownLatch release = new CountDownLatch(1);
-            releases.add(release);
+            participants.add(p);
             // Curator's locks belong to the thread that acquired them.
-            Thread t = new Thread(() -> {
-                try {
-                    lock.acquire();
-                    say("acquired " + id);
-                    release.await();
-                    lock.release();
-                    say("released " + id);
-                } catch (Exception e) {
-                    if (!stopping) {
-                        say("error " + id + " " + e);
+            p.thread = new Thread(p::run);
+            p.thread.setDaemon(true);
+            p.thread.start();
+            long deadline = System.currentTimeMillis() + 30000;
+            String node = null;
+            while (node == null) {
+                if (c.checkExists().forPath(path) != null) {
+                    for (String child : c.getChildren().forPath(path)) {
+                        if (!before.contains(child)) {
+                            node = child;
+                        }
                     }
                 }
-            });
-            t.setDaemon(true);
-            t.start();
-            long deadline = System.currentTimeMillis() + 30000;
-            while (true) {
-                if (c.checkExists().forPath(path) != null && c.getChildren().forPath(path).size() > id) {
+                if (node != null) {
                     break;
                 }
                 if (System.currentTimeMillis() > deadline) {
@@ -80,13 +164,13 @@ public class CuratorLocks {
                 }
                 Thread.sleep(10);
             }
-            say("queued " + id);
+            say("queued " + id + " " + node);
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = in.readLine()) != null; ) {
             String[] parts = line.trim().split("\\s+");
             if (parts.length == 2 && parts[0].equals("release")) {
-                releases.get(Integer.parseInt(parts[1])).countDown();
+                participants.get(Integer.parseInt(parts[1])).leave();
             }
         }
         stopping = true;

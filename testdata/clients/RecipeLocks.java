@@ -4,13 +4,15 @@
 // usage: java RecipeLocks CONNECT PATH SESSION_TIMEOUT_MS COUNT
 //
 // COUNT participants, each with its own ZooKeeper handle (its own session),
-// join in order. Prints "queued <i> <node>", "acquired <i>", "released <i>";
-// reads "release <i>" from stdin; exits on EOF.
+// join in order. Prints "queued <i> <node>", "acquired <i>"; reads
+// "release <i>" from stdin, after which a holder prints "released <i>" and a
+// waiter that gave up "cancelled <i>"; exits on EOF.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -35,6 +37,7 @@ public class RecipeLocks {
         int timeout = Integer.parseInt(args[2]), count = Integer.parseInt(args[3]);
         List<ZooKeeper> handles = new ArrayList<>();
         List<WriteLock> locks = new ArrayList<>();
+        List<AtomicBoolean> acquired = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             final int id = i;
             CountDownLatch connected = new CountDownLatch(1);
@@ -58,9 +61,19 @@ public class RecipeLocks {
                     }
                 }
             }
+            AtomicBoolean held = new AtomicBoolean();
+            acquired.add(held);
             WriteLock lock = new WriteLock(zk, path, null, new LockListener() {
-                public void lockAcquired() { say("acquired " + id); }
-                public void lockReleased() { say("released " + id); }
+                public void lockAcquired() {
+                    held.set(true);
+                    say("acquired " + id);
+                }
+                // unlock() calls this for a waiter too.
+                public void lockReleased() {
+                    if (held.get()) {
+                        say("released " + id);
+                    }
+                }
             });
             locks.add(lock);
             // lock() creates the node and returns at once; it watches the
@@ -72,7 +85,18 @@ public class RecipeLocks {
         for (String line; (line = in.readLine()) != null; ) {
             String[] parts = line.trim().split("\\s+");
             if (parts.length == 2 && parts[0].equals("release")) {
-                locks.get(Integer.parseInt(parts[1])).unlock();
+                int i = Integer.parseInt(parts[1]);
+                WriteLock lock = locks.get(i);
+                // unlock() deletes the node of a holder and of a waiter
+                // alike. close() after it (before, unlock() would do
+                // nothing) keeps a waiter's exists() watch, still armed on
+                // its predecessor, from running lock() again and rejoining
+                // the queue when it fires.
+                lock.unlock();
+                lock.close();
+                if (!acquired.get(i).get()) {
+                    say("cancelled " + i);
+                }
             }
         }
         for (ZooKeeper zk : handles) {

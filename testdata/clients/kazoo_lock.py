@@ -10,7 +10,9 @@ order given: a participant joins only once the previous one's node exists.
 Prints, one line each, flushed:
   queued <i> <node>     participant i's node exists (it may hold or wait)
   acquired <i> <node>   participant i holds the lock
-  released <i>          after a "release <i>" command
+  released <i>          after a "release <i>" command, if it held
+  cancelled <i>         after a "release <i>" command, if it was still
+                        waiting: Lock.cancel(), and kazoo deletes its node
 Reads commands from stdin: "release <i>". Exits cleanly on EOF.
 """
 import sys
@@ -18,6 +20,7 @@ import threading
 import time
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import CancelledError
 
 
 _say_lock = threading.Lock()
@@ -37,7 +40,7 @@ def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
     hosts, path, timeout, kinds = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
-    clients, locks, release = [], [], []
+    clients, locks, release, acquired = [], [], [], []
     stopping = threading.Event()
     for i, kind in enumerate(kinds):
         zk = KazooClient(hosts=hosts, timeout=timeout)
@@ -54,10 +57,17 @@ def main():
         locks.append(lk)
         ev = threading.Event()
         release.append(ev)
+        got = threading.Event()
+        acquired.append(got)
 
-        def hold(i=i, lk=lk, ev=ev):
+        def hold(i=i, lk=lk, ev=ev, got=got):
             try:
-                lk.acquire()
+                try:
+                    lk.acquire()
+                except CancelledError:
+                    say("cancelled", i)
+                    return
+                got.set()
                 say("acquired", i, lk.node)
                 ev.wait()
                 lk.release()
@@ -77,7 +87,12 @@ def main():
     for line in sys.stdin:
         parts = line.split()
         if len(parts) == 2 and parts[0] == "release":
-            release[int(parts[1])].set()
+            i = int(parts[1])
+            release[i].set()
+            if not acquired[i].is_set():
+                # Still waiting: give up. Had the acquire won the race,
+                # the release event set above makes it release at once.
+                locks[i].cancel()
     stopping.set()
     for zk in clients:
         zk.stop()
