@@ -504,7 +504,11 @@ export function tick(root, now = Date.now()) {
   }
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
     const since = Number(t.getAttribute('data-since'));
-    t.textContent = [t.getAttribute('data-verb'), fmtDur(now - since)].filter(Boolean).join(' ');
+    // A data-clock-at around it freezes the clock: the classroom shows a step
+    // as of the run's clock at that step, not as of now.
+    const frozen = t.closest('[data-clock-at]');
+    const at = frozen ? Number(frozen.getAttribute('data-clock-at')) : now;
+    t.textContent = [t.getAttribute('data-verb'), fmtDur(at - since)].filter(Boolean).join(' ');
   }
 }
 

@@ -4,7 +4,7 @@
 // client) as plain HTTP POSTs. All the lock logic is the server's; this file
 // only shows states and forwards intentions.
 
-import { drawQueue, Timing, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend } from './queue.js';
+import { drawQueue, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend } from './queue.js';
 import { QueueTable, describeNode } from './table.js';
 
 const API = '/api/v1/sim';
@@ -43,10 +43,40 @@ export function normalize(raw) {
     path: s.path || (s.snapshot && s.snapshot.path), step: s.step ?? 0, steps, planned, total: Math.max(steps, planned),
     playing: !!s.playing, speed: s.speed || 1, done: !!s.done, busy: !!s.busy, error: s.error || '',
     action: s.action || null, next: s.next || null, fencing: !!s.fencing, sessionTimeoutMs: s.sessionTimeoutMs || 0,
-    events, stats: s.stats || {}, lastRelease: s.lastRelease || null,
+    clockMs: s.clockMs || 0, events, stats: s.stats || {}, lastRelease: s.lastRelease || null,
     violations: s.violations || [], clients: s.clients || [], narration: s.narration || '',
     lines, line: typeof line === 'number' ? line : 0, snapshot: s.snapshot || null,
   };
+}
+
+// RunClock gives the queue, the table and the client pane their times from
+// the run's clock at the shown step (State.clockMs; a client's joinedMs and
+// sinceMs), never from this page's clock: a step reads the same live, after
+// scrubbing, and opened from a shared link. It has Timing's interface
+// (queue.js); the run's panel carries data-clock-at, which stops tick() at
+// the step's clock.
+export class RunClock {
+  constructor() {
+    this.at = 0;
+    this.byNode = new Map();
+  }
+
+  observe(state) {
+    this.at = state.clockMs || 0;
+    this.byNode = new Map(state.clients.filter((c) => c.node).map((c) => [c.node, c]));
+  }
+
+  since(n) {
+    const c = this.byNode.get(n.name);
+    if (!c) return this.at;
+    return n.holding ? c.sinceMs ?? this.at : c.joinedMs ?? this.at;
+  }
+
+  verb(n) {
+    if (n.foreign) return 'age';
+    return n.holding ? 'holds' : 'waits';
+  }
+
 }
 
 // ---- HTTP ---------------------------------------------------------------
@@ -85,7 +115,7 @@ class Panel {
     this.strategy = strategy;
     this.state = null;
     this.prev = null;
-    this.timing = new Timing();
+    this.timing = new RunClock();
     this.selectedClient = '';
     this.selectedNode = '';
     this.queue = [];
@@ -264,8 +294,9 @@ class Panel {
     }
     this.el.dataset.busy = String(s.busy);
     this.renderHerd();
+    this.timing.observe(s);
+    this.el.dataset.clockAt = String(this.timing.at);
     if (s.snapshot) {
-      this.timing.observe(s.snapshot, Date.now());
       this.positions = drawQueue(this.svg, s.snapshot, {
         selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.strategy,
       });
@@ -376,7 +407,7 @@ class Panel {
       add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
       if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
       add('watches', (node.watching || []).map((p) => p.replace(s.snapshot.path + '/', '')).join(', ') || 'nothing', 'mono');
-      const t = add(node.holding ? (this.timing.verb(node) === 'holds ≥' ? 'holding for at least' : 'holding for') : 'waiting for', '', 'time');
+      const t = add(node.holding ? 'holding for' : 'waiting for', '', 'time');
       t.dataset.since = this.timing.since(node);
       t.dataset.verb = '';
     }
