@@ -166,7 +166,7 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 		}
 		if len(orphans) > 0 {
 			s.Alerts = append(s.Alerts, Alert{Kind: AlertOrphan, Nodes: clip(orphans),
-				Message: fmt.Sprintf("%d waiters in live sessions watch nothing: nothing will wake them (an interrupted acquire or release leaves such nodes)", len(orphans))})
+				Message: Count(len(orphans), "waiter in a live session watches", "waiters in live sessions watch") + " nothing: nothing will wake " + agree(len(orphans), "it", "them") + " (an interrupted acquire or release leaves such nodes)"})
 		}
 	}
 	return next
@@ -311,7 +311,9 @@ func contains(xs []string, x string) bool {
 }
 
 func zombieAlert(s *Snapshot, names []string) Alert {
-	msg := fmt.Sprintf("%d nodes belong to sessions with no live connection: their clients are gone or cut off, but the nodes stay until the session expires", len(names))
+	msg := Count(len(names), "node belongs to a session", "nodes belong to sessions") + " with no live connection: " +
+		agree(len(names), "its client is gone or cut off, but the node stays", "their clients are gone or cut off, but the nodes stay") +
+		" until the session expires"
 	for _, n := range s.Nodes {
 		if n.Zombie && n.ExpiresInMs > 0 {
 			msg += fmt.Sprintf(" (%s expires in %.1fs)", n.Name, float64(n.ExpiresInMs)/1000)

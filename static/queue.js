@@ -33,6 +33,15 @@ export const MAX_EXTRA = 200; // holders, zombies and alerted nodes shown beyond
 
 const SHAPE_LETTER = { read: 'R', write: 'W', exclusive: 'X', lease: 'L', unknown: '?' };
 
+// MODE_LABELS is how each node mode reads everywhere: the legend, the tables,
+// the tooltips and the classroom. views.ModeLabel is the same on the server;
+// the e2e tests hold them equal.
+export const MODE_LABELS = { read: 'reader', write: 'writer', exclusive: 'exclusive', lease: 'lease', unknown: 'foreign / unknown' };
+
+export function modeLabel(mode) {
+  return MODE_LABELS[mode] || MODE_LABELS.unknown;
+}
+
 // shortName keeps what tells nodes apart, the recipe's marker and the
 // sequence, plus a few characters of the random prefix Curator, kazoo and
 // go-zookeeper add: "_c_8f3a…-__READ__0000000003" reads "8f3a…READ#3".
@@ -298,8 +307,8 @@ export function drawQueue(svg, snap, opts = {}) {
   parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
   let parentText = snap.path || '';
   if (snap.exists === false) parentText += '  (does not exist)';
-  else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watches the server cannot list`;
-  else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch all children`;
+  else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watch${snap.invisibleChildWatches === 1 ? '' : 'es'} the server cannot list`;
+  else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch${childWatchers === 1 ? 'es' : ''} all children`;
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.
   const fits = Math.max(12, Math.floor((width - 2 * PAD - 16) / 7.3));
@@ -432,9 +441,9 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   const g = el('g', {
     class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
     transform: `translate(${c.x},0)`, tabindex: 0, role: 'button',
-    'aria-label': `${n.name}: ${mode}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : ''),
+    'aria-label': `${n.name}: ${modeLabel(mode)}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : ''),
   });
-  const tip = [n.name, `${mode} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
+  const tip = [n.name, `${modeLabel(mode)} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
   if (n.session) tip.push(`session ${n.session}`);
   if (opts.timing && opts.timing.verb(n) === 'holds ≥') tip.push(HOLD_UNKNOWN);
   for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);
@@ -563,7 +572,7 @@ export function legend(root) {
     root.append(li);
   };
   const svgOf = (w, h) => el('svg', { class: 'swatch', width: w, height: h, viewBox: `0 0 ${w} ${h}`, 'aria-hidden': 'true' });
-  for (const [mode, label] of [['read', 'reader'], ['write', 'writer'], ['exclusive', 'exclusive'], ['lease', 'lease'], ['unknown', 'foreign / unknown']]) {
+  for (const [mode, label] of Object.entries(MODE_LABELS)) {
     const sv = svgOf(22, 22);
     const g = el('g', { class: `node mode-${mode} waiting`, transform: 'translate(11,11)' });
     const sh = shapePath(mode, 7);

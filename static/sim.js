@@ -4,7 +4,7 @@
 // client) as plain HTTP POSTs. All the lock logic is the server's; this file
 // only shows states and forwards intentions.
 
-import { drawQueue, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend } from './queue.js';
+import { drawQueue, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend, modeLabel } from './queue.js';
 import { QueueTable, describeNode } from './table.js';
 
 const API = '/api/v1/sim';
@@ -364,7 +364,7 @@ class Panel {
       name.textContent = c.name;
       const st = document.createElement('span');
       st.className = 'cstate';
-      st.textContent = [c.mode, c.state].filter(Boolean).join(' · ');
+      st.textContent = [c.mode && modeLabel(c.mode), c.state].filter(Boolean).join(' · ');
       b.append(name, st);
       b.addEventListener('click', () => this.selectClient(c.name));
       this.clientsEl.append(b);
@@ -403,7 +403,7 @@ class Panel {
     add('node', c.node || '—', 'mono');
     if (c.waitsFor) add('waits for client', c.waitsFor);
     if (node) {
-      add('mode', node.mode);
+      add('mode', modeLabel(node.mode));
       add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
       if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
       add('watches', (node.watching || []).map((p) => p.replace(s.snapshot.path + '/', '')).join(', ') || 'nothing', 'mono');

@@ -2,7 +2,7 @@
 // a bug report) and as plain text. Long queues are paged, so a 10,000-node
 // lock costs one page of rows in the DOM.
 
-import { alertIndex, fmtDur, tick, HOLD_UNKNOWN } from './queue.js';
+import { alertIndex, fmtDur, tick, HOLD_UNKNOWN, modeLabel } from './queue.js';
 
 // nameParts splits a znode name where a line may break without hiding what
 // matters: after each run of "-" or "_" and before the 10-digit sequence, so
@@ -149,7 +149,8 @@ export class QueueTable {
     const alerts = alertIndex(snap);
     const prefix = snap.path === '/' ? '/' : snap.path + '/';
     const holders = (snap.nodes || []).filter((n) => n.holding).length;
-    this.caption.textContent = `${snap.path}: ${holders} holding, ${(snap.nodes || []).length - holders} other nodes` + (this.filter ? ` (${rows.length} match the filter)` : '');
+    const others = (snap.nodes || []).length - holders;
+    this.caption.textContent = `${snap.path}: ${holders} holding, ${others} other node${others === 1 ? '' : 's'}` + (this.filter ? ` (${rows.length} match the filter)` : '');
     const frag = document.createDocumentFragment();
     for (const { n, i } of slice) {
       const tr = document.createElement('tr');
@@ -165,7 +166,7 @@ export class QueueTable {
       link.addEventListener('click', () => this.onSelect && this.onSelect(n.name));
       name.replaceChildren(link);
       tr.append(name);
-      tr.append(td(n.mode, 'mode mode-' + n.mode));
+      tr.append(td(modeLabel(n.mode), 'mode mode-' + n.mode));
       tr.append(td(stateText(n) + (n.zombie ? ' (zombie)' : ''), 'state ' + stateText(n)));
       tr.append(td(waitsText(n)));
       tr.append(td(watchText(n, prefix)));
@@ -218,7 +219,7 @@ export function snapshotText(snap, timing, now = Date.now()) {
   (snap.nodes || []).forEach((n, i) => {
     const since = timing ? timing.since(n) : Date.parse(n.ctime);
     rows.push([
-      String(i + 1), n.name, n.mode, stateText(n) + (n.zombie ? '(zombie)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
+      String(i + 1), n.name, modeLabel(n.mode), stateText(n) + (n.zombie ? '(zombie)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
       n.edge || '-', n.session || '-', JSON.stringify(dataText(n)), (timing ? timing.verb(n) : n.holding ? 'age' : 'waits') + ' ' + fmtDur(now - since),
       (alerts.get(n.name) || []).map((a) => a.kind).join(',') || '-',
     ]);
@@ -258,7 +259,7 @@ export function describeNode(root, snap, name, timing) {
   };
   add('node', n.name, 'mono');
   add('full path', prefix + n.name, 'mono');
-  add('mode', n.mode + (n.recipe ? ` (${n.recipe})` : ''));
+  add('mode', modeLabel(n.mode) + (n.recipe ? ` (${n.recipe})` : ''));
   add('state', stateText(n) + (n.zombie ? ', zombie: its session has no live connection' : ''));
   if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');
   add('its session watches', watchText(n, prefix), 'mono');
