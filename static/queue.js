@@ -96,9 +96,10 @@ export function fmtDur(ms) {
 
 // Timing remembers when each node was first seen holding: a snapshot tells a
 // node's creation time but not when it acquired. A node already holding in the
-// first snapshot this page saw has held at least since then; when it acquired
-// is unknown, and its label says so ("holds ≥ 12s") rather than counting its
-// wait as holding.
+// first snapshot this page saw acquired at or after its creation (its ctime,
+// which the watcher puts on its own clock when ZooKeeper's measurably
+// differs): its label says so ("holds ≤ 26s") and grows from there. Without a
+// ctime it has held at least since the page saw it ("holds ≥ 12s").
 export class Timing {
   constructor() {
     this.holdSince = new Map(); // name -> {at, known}
@@ -111,7 +112,10 @@ export class Timing {
     for (const n of snap.nodes || []) {
       if (!n.holding) continue;
       let since = this.holdSince.get(n.name);
-      if (since === undefined) since = { at: receivedAt, known: !this.first };
+      if (since === undefined) {
+        const created = Date.parse(n.ctime);
+        since = this.first && created > 0 ? { at: created, created: true } : { at: receivedAt, known: !this.first };
+      }
       next.set(n.name, since);
     }
     this.holdSince = next;
@@ -129,18 +133,26 @@ export class Timing {
     return Date.parse(n.ctime) || Date.now();
   }
 
-  // verb labels the clock: "holds", or "holds ≥" when the node already held
-  // when this page first saw it.
+  // verb labels the clock: "holds" from a hand-off this page saw; for a node
+  // already holding when it opened, "holds ≤" from its creation, or "holds ≥"
+  // from when the page saw it.
   verb(n) {
     if (n.foreign) return 'age';
     if (!n.holding) return 'waits';
     const h = this.holdSince.get(n.name);
-    return h && h.known ? 'holds' : 'holds ≥';
+    if (h && h.known) return 'holds';
+    return h && h.created ? 'holds ≤' : 'holds ≥';
   }
 }
 
-// HOLD_UNKNOWN explains a "holds ≥" clock.
+// HOLD_UNKNOWN explains a "holds ≥" clock, HOLD_SINCE_CREATED a "holds ≤" one.
 export const HOLD_UNKNOWN = 'already holding when this page opened: held at least this long; when it acquired is unknown';
+export const HOLD_SINCE_CREATED = 'already holding when this page opened: the time since its node was created (ZooKeeper\'s ctime, corrected for the server\'s measured clock offset); it acquired at or after that, when exactly is unknown';
+
+// holdHint explains a clock whose start is not a hand-off seen live.
+export function holdHint(verb) {
+  return verb === 'holds ≥' ? HOLD_UNKNOWN : verb === 'holds ≤' ? HOLD_SINCE_CREATED : '';
+}
 
 // alertIndex maps node names to the alerts that name them.
 export function alertIndex(snap) {
@@ -445,7 +457,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   });
   const tip = [n.name, `${modeLabel(mode)} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
   if (n.session) tip.push(`session ${n.session}`);
-  if (opts.timing && opts.timing.verb(n) === 'holds ≥') tip.push(HOLD_UNKNOWN);
+  if (opts.timing && holdHint(opts.timing.verb(n))) tip.push(holdHint(opts.timing.verb(n)));
   for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);
   g.append(el('title', {}, tip.join('\n')));
   // The whole column answers clicks, not only the shape's pixels.

@@ -2,7 +2,7 @@
 // a bug report) and as plain text. Long queues are paged, so a 10,000-node
 // lock costs one page of rows in the DOM.
 
-import { alertIndex, fmtDur, tick, HOLD_UNKNOWN, modeLabel } from './queue.js';
+import { alertIndex, fmtDur, tick, holdHint, modeLabel } from './queue.js';
 
 // nameParts splits a znode name where a line may break without hiding what
 // matters: after each run of "-" or "_" and before the 10-digit sequence, so
@@ -177,7 +177,7 @@ export class QueueTable {
       if (this.timing) {
         t.dataset.since = this.timing.since(n);
         t.dataset.verb = this.timing.verb(n);
-        if (t.dataset.verb === 'holds ≥') t.title = HOLD_UNKNOWN;
+        if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
       }
       tr.append(t);
       tr.append(td((alerts.get(n.name) || []).map((a) => a.kind).join(', '), 'alerts'));
@@ -267,12 +267,13 @@ export function describeNode(root, snap, name, timing) {
   add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');
   add('data', n.dataBinary ? `base64 ${n.data}` : n.data || '(empty)', 'mono');
   add('created', n.ctime + ` (czxid 0x${Number(n.czxid).toString(16)}, seq ${n.seq})`);
-  const unknown = timing && timing.verb(n) === 'holds ≥';
-  const t = add(n.foreign ? 'age' : n.holding ? (unknown ? 'holding for at least' : 'holding for') : 'waiting for', '', 'time');
+  const verb = timing ? timing.verb(n) : '';
+  const held = verb === 'holds ≥' ? 'holding for at least' : verb === 'holds ≤' ? 'holding for at most (since created)' : 'holding for';
+  const t = add(n.foreign ? 'age' : n.holding ? held : 'waiting for', '', 'time');
   if (timing) {
     t.dataset.since = timing.since(n);
     t.dataset.verb = '';
-    if (unknown) t.title = HOLD_UNKNOWN;
+    if (holdHint(verb)) t.title = holdHint(verb);
   }
   if (n.zombie && n.expiresInMs > 0) add('session expires in', fmtDur(n.expiresInMs) + ' (at the last update)');
   for (const a of alerts) add('⚠ ' + a.kind, a.message, 'alert-text');
