@@ -28,9 +28,9 @@ func narratedCount(narration string) (int, bool) {
 
 // TestNarrationMatchesMeters replays every built-in scenario under both
 // strategies through the CLI and checks, step by step, that the narration,
-// the event log and the notifications meter tell the same story: the count
-// the narration states is the meter's change, which is the number of notify
-// events, and every notified client is named.
+// the event log, the text timeline's rows and the notifications meter tell
+// the same story: the count the narration states is the meter's change,
+// which is the number of notify events, and every notified client is named.
 func TestNarrationMatchesMeters(t *testing.T) {
 	files, err := filepath.Glob("scenarios/*.json")
 	if err != nil || len(files) == 0 {
@@ -51,15 +51,23 @@ func TestNarrationMatchesMeters(t *testing.T) {
 				total := 0
 				for _, step := range rep.Steps {
 					var evs []Event
+					rows := 0 // notifications the text timeline's rows tell
 					for _, e := range rep.Events {
-						if e.Step == step.Step && e.Event == EvNotify {
+						switch {
+						case e.Step != step.Step:
+						case e.Event == EvNotify:
 							evs = append(evs, e)
+						default:
+							rows += len(e.Notified) + strings.Count(e.Text, "its own children watch fired")
 						}
 					}
 					meter := step.Stats.Notifications
 					total += meter
 					if len(evs) != meter {
 						t.Errorf("step %d: %d notify events in the log, the meter moved by %d", step.Step, len(evs), meter)
+					}
+					if rows != meter {
+						t.Errorf("step %d: the text timeline's rows tell %d notifications, the meter moved by %d", step.Step, rows, meter)
 					}
 					said, stated := narratedCount(step.Narration)
 					if said != meter {

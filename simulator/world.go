@@ -261,6 +261,11 @@ func (w *world) release(ctx context.Context, c *client) error {
 			text = "it had no node"
 		}
 	}
+	if len(self) > 0 {
+		// The text timeline folds notify rows into their cause: this
+		// wake-up is counted too, so the row says so.
+		text += "; its own children watch fired (left from its last getChildren)"
+	}
 	i := w.emit(Event{Client: c.name, Event: EvUnlock, Node: c.lastNode, Text: text})
 	for _, ev := range self {
 		w.emit(Event{Client: c.name, Event: EvNotify, On: c.name, Node: path.Base(ev.Path), Watch: "children", Wasted: true,
