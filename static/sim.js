@@ -319,9 +319,10 @@ class Panel {
       ['exists', 'exists / getData', 'watches set on one node'],
     ];
     const peers = panels.filter((p) => p.state);
-    // Bars are scaled to what a herd of this many clients costs at worst,
-    // every release waking every waiter: N(N−1)/2 (or to the larger run's
-    // figure, should that exceed it). One run's bars mean something alone.
+    // Bars are scaled to N(N−1)/2, the waiters' wake-ups when every release
+    // wakes every remaining waiter (or to the larger run's figure, should
+    // that exceed it: the herd scenario's joins and the holders' own
+    // leftover watches add more). One run's bars mean something alone.
     const n = s.clients.length;
     const worst = (n * (n - 1)) / 2;
     this.herd.replaceChildren();
@@ -343,7 +344,7 @@ class Panel {
       const bar = m.querySelector('.bar');
       bar.dataset.max = max;
       bar.title = `${v} of ${max}: ` + (max === worst && worst > 0
-        ? `the bar's end is N(N−1)/2 = ${worst}, what ${n} clients cost at worst if every release woke every waiter`
+        ? `the bar's end is N(N−1)/2 = ${worst}: the waiters' wake-ups when each of ${n} clients' releases wakes every remaining waiter`
         : `the bar's end is the larger run's figure, ${max}`);
       this.herd.append(m);
     }
