@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
-// narrate tells a step in one or two sentences, from its events.
-func narrate(a Action, events []Event, lock LockKind) string {
+// narrate tells a step in one or two sentences, from its events. Its times
+// are the run's clock's (an expiry takes the session timeout), never what
+// this machine measured, so a step reads the same on every replay.
+func narrate(a Action, events []Event, lock LockKind, sessionTimeout time.Duration) string {
 	var parts []string
 	for i, e := range events {
 		switch e.Event {
@@ -45,9 +48,13 @@ func narrate(a Action, events []Event, lock LockKind) string {
 		case EvPause:
 			parts = append(parts, fmt.Sprintf("%s stops in a long GC pause; its node stays until the session expires", e.Client))
 		case EvExpire:
-			parts = append(parts, fmt.Sprintf("%.1fs later its session expired and ZooKeeper deleted its node", float64(e.AfterMs)/1000)+notifiedPhrase(events, e, lock))
+			parts = append(parts, fmt.Sprintf("a session timeout (%.1fs) later its session expired and ZooKeeper deleted its node", sessionTimeout.Seconds())+notifiedPhrase(events, e, lock))
 		case EvResume:
-			parts = append(parts, e.Client+" "+e.Text)
+			if strings.Contains(e.Text, "still believes") {
+				parts = append(parts, e.Client+" resumes: its session had expired during the pause and it has a new one, but it still believes it holds the lock")
+			} else {
+				parts = append(parts, e.Client+" resumes: its session expired while it waited, its watch went with it; it is out of the queue")
+			}
 		case EvWrite, EvFenced:
 			parts = append(parts, e.Client+" "+e.Text)
 		}

@@ -250,7 +250,7 @@ func (r *Run) record(w *world, k int, a Action, events []Event) (record, error) 
 		}
 		rec.Clients = append(rec.Clients, ci)
 	}
-	rec.Narration = narrate(a, events, w.lock)
+	rec.Narration = narrate(a, events, w.lock, w.sessionTimeout)
 	// The line to highlight: where the step left the last client it moved.
 	rec.LineClient = a.Client
 	for _, e := range events {
