@@ -77,6 +77,9 @@ func TestHoldClockIsHonest(t *testing.T) {
 	}
 	tb.until("the first holds, at most since its node was created", clock(q[0])+`.startsWith('holds ≤ ')`)
 	tb.until("the table says the same", fmt.Sprintf(`document.querySelector('tr[data-row=%s] td.time').textContent.startsWith('holds ≤ ')`, jsString(q[0])))
+	if page := get(t, srv.URL+"/lock?path="+path); !strings.Contains(page, "holds ≤ ") {
+		t.Errorf("the server's first paint does not say the holder holds at most since its creation (holds ≤)")
+	}
 	// Its clock starts at the node's ctime, not when the page opened.
 	ctime := fmt.Sprintf(`Date.parse(window.zklockviz.snapshot.nodes.find(n => n.name === %s).ctime)`, jsString(q[0]))
 	if since, want := eval[float64](tb, fmt.Sprintf(`Number(document.querySelector('#lane [data-node=%s] .time').dataset.since)`, jsString(q[0]))), eval[float64](tb, ctime); since != want {

@@ -407,9 +407,13 @@ func nodeAge(n lockqueue.Node, now time.Time) string {
 		return ""
 	}
 	verb := "waits"
-	if n.Holding {
-		// A snapshot tells when a node was created, not when it acquired.
+	switch {
+	case n.Foreign:
 		verb = "age"
+	case n.Holding:
+		// A snapshot tells when a node was created, not when it acquired:
+		// it has held at most since then. static/queue.js says the same.
+		verb = "holds ≤"
 	}
 	return verb + " " + Duration(now.Sub(n.Ctime))
 }
