@@ -71,13 +71,15 @@ bench:
 
 # Install the distribution packages the tests use, only those missing, each
 # detected by a file it installs: ZooKeeper to run real servers, kazoo and
-# Curator for real clients of other recipes, Chromium for the browser tests.
+# Curator for real clients of other recipes, Chromium for the browser tests,
+# libfaketime for a ZooKeeper whose clock is skewed.
 deps:
 	@need=(); \
 	[ -e /usr/share/java/zookeeper.jar ] || need+=(zookeeper); \
 	/usr/bin/python3 -c 'import kazoo' 2>/dev/null || need+=(python3-kazoo); \
 	[ -e /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java); \
 	[ -x /usr/bin/chromium ] || need+=(chromium); \
+	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need+=(faketime); \
 	if [ $${#need[@]} -gt 0 ]; then \
 		echo "installing $${need[*]}"; \
 		$(APT) update && $(APT) install -y "$${need[@]}"; \

@@ -102,7 +102,7 @@ func TestReadWriteLockView(t *testing.T) {
 		t.Error("table names still break anywhere (word-break: break-all)")
 	}
 	text := evalAwait[string](tb, `import('/static/table.js').then(m => m.snapshotText(window.zklockviz.snapshot))`)
-	for _, want := range []string{path, lock[0].name + "  read   holding", "unexpected", "LOCK6"} {
+	for _, want := range []string{path, lock[0].name + "  reader  holding", "unexpected", "LOCK6"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("copied text lacks %q:\n%s", want, text)
 		}

@@ -54,8 +54,9 @@ func TestLegendReadable(t *testing.T) {
 	}
 }
 
-// A holder already holding when the page opens has held for an unknown time:
-// its clock says "holds ≥"; one seen acquiring says "holds".
+// A holder already holding when the page opens acquired at or after its
+// node's creation: its clock counts from the node's ctime and says so
+// ("holds ≤", with why in its tooltip); one seen acquiring says "holds".
 func TestHoldClockIsHonest(t *testing.T) {
 	need(t)
 	const path = "/e2e/holdclock"
@@ -74,8 +75,19 @@ func TestHoldClockIsHonest(t *testing.T) {
 	clock := func(name string) string {
 		return fmt.Sprintf(`document.querySelector('#lane [data-node=%s] .time').textContent`, jsString(name))
 	}
-	tb.until("the first holds, since at least the page opened", clock(q[0])+`.startsWith('holds ≥ ')`)
-	tb.until("the table says the same", fmt.Sprintf(`document.querySelector('tr[data-row=%s] td.time').textContent.startsWith('holds ≥ ')`, jsString(q[0])))
+	tb.until("the first holds, at most since its node was created", clock(q[0])+`.startsWith('holds ≤ ')`)
+	tb.until("the table says the same", fmt.Sprintf(`document.querySelector('tr[data-row=%s] td.time').textContent.startsWith('holds ≤ ')`, jsString(q[0])))
+	if page := get(t, srv.URL+"/lock?path="+path); !strings.Contains(page, "holds ≤ ") {
+		t.Errorf("the server's first paint does not say the holder holds at most since its creation (holds ≤)")
+	}
+	// Its clock starts at the node's ctime, not when the page opened.
+	ctime := fmt.Sprintf(`Date.parse(window.zklockviz.snapshot.nodes.find(n => n.name === %s).ctime)`, jsString(q[0]))
+	if since, want := eval[float64](tb, fmt.Sprintf(`Number(document.querySelector('#lane [data-node=%s] .time').dataset.since)`, jsString(q[0]))), eval[float64](tb, ctime); since != want {
+		t.Errorf("the first holder's clock starts at %v, its node's ctime is %v", since, want)
+	}
+	if tip := eval[string](tb, fmt.Sprintf(`document.querySelector('#lane [data-node=%s] > title').textContent`, jsString(q[0]))); !strings.Contains(tip, "since its node was created") {
+		t.Errorf("the first holder's tooltip %q does not say its clock counts from its creation", tip)
+	}
 	tb.until("the second waits", clock(q[1])+`.startsWith('waits ')`)
 
 	if err := first.lock.Unlock(); err != nil {

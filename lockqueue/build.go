@@ -56,8 +56,7 @@ func NewNode(c Child) Node {
 		Name: c.Name, Seq: nm.Seq, Mode: nm.Mode, Recipe: nm.Recipe,
 		Session: SessionHex(c.EphemeralOwner), Ctime: c.Ctime, Czxid: c.Czxid,
 		Foreign: !ok, owner: c.EphemeralOwner, parsedMode: nm.Mode,
-		wrapped:   ok && nm.HasSeq && nm.Seq < 0,
-		kazooLock: ok && nm.Recipe == Kazoo && nm.Kind == "lock",
+		wrapped: ok && nm.HasSeq && nm.Seq < 0,
 	}
 	n.Data, n.DataBinary = EncodeData(c.Data)
 	return n
@@ -75,7 +74,6 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 		nodes = []Node{}
 	}
 	recipes := map[Recipe]bool{}
-	hasRlock := false
 	nforeign := 0
 	for i := range nodes {
 		n := &nodes[i]
@@ -86,9 +84,6 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 			continue
 		}
 		recipes[n.Recipe] = true
-		if n.Recipe == Kazoo && n.Mode == Read {
-			hasRlock = true // kazoo's "__rlock__"
-		}
 	}
 	if nforeign > 0 {
 		// Lock nodes first, foreign children after them.
@@ -107,11 +102,6 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 	lock, foreign := nodes[:len(nodes)-nforeign], nodes[len(nodes)-nforeign:]
 
 	s.Recipe = folderRecipe(recipes)
-	for i := range lock {
-		if lock[i].kazooLock && hasRlock {
-			lock[i].Mode = Write
-		}
-	}
 	sortNodes(lock, func(a, b *Node) bool { return queueLess(a, b) })
 	sortNodes(foreign, func(a, b *Node) bool { return a.Name < b.Name })
 
@@ -269,10 +259,10 @@ func folderAlerts(s Snapshot, recipes map[Recipe]bool, foreign []Node, opt Optio
 		}
 		if len(foreign) == len(s.Nodes) {
 			alerts = append(alerts, Alert{Kind: AlertNotALock, Nodes: clip(names),
-				Message: fmt.Sprintf("%s has %d children and none is a lock node of a known recipe", s.Path, len(names))})
+				Message: fmt.Sprintf("%s has %s and %s a lock node of a known recipe", s.Path, Count(len(names), "child", "children"), agree(len(names), "it is not", "none is"))})
 		} else {
 			alerts = append(alerts, Alert{Kind: AlertForeign, Nodes: clip(names),
-				Message: fmt.Sprintf("%d children match no lock recipe; go-zookeeper's Lock fails on them, Curator sorts them by whole name, kazoo ignores them", len(names))})
+				Message: Count(len(names), "child matches", "children match") + " no lock recipe; go-zookeeper's Lock fails on " + agree(len(names), "it", "them") + ", Curator sorts by whole name, kazoo ignores " + agree(len(names), "it", "them")})
 		}
 	}
 	if s.Recipe == Mixed {

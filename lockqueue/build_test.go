@@ -94,12 +94,12 @@ func TestBuildRecipes(t *testing.T) {
 			},
 		},
 		{
-			desc:     "kazoo ReadLock/WriteLock: __lock__ is a writer beside __rlock__",
+			desc:     "kazoo ReadLock/WriteLock: __lock__ is exclusive beside __rlock__ too (one mode, whatever its siblings)",
 			children: kids(hexA+"__rlock__0000000000", hexB+"__lock__0000000001", hexA+"__rlock__0000000002"),
 			recipe:   Kazoo,
 			want: []want{
 				{hexA + "__rlock__0000000000", Read, true, "", ""},
-				{hexB + "__lock__0000000001", Write, false, hexA + "__rlock__0000000000", ""},
+				{hexB + "__lock__0000000001", Exclusive, false, hexA + "__rlock__0000000000", ""},
 				{hexA + "__rlock__0000000002", Read, false, hexB + "__lock__0000000001", ""},
 			},
 		},

@@ -117,7 +117,9 @@ func classifyPrefix(prefix string, seq int64) Name {
 		if nm.Kind == "rlock" {
 			nm.Mode = Read
 		} else {
-			// Lock and WriteLock share "__lock__"; Build decides once it sees the folder.
+			// Lock and WriteLock share "__lock__": exclusive either way, whatever
+			// its siblings, since it excludes readers and writers alike; one
+			// node keeps one mode (and one label) as readers come and go.
 			nm.Mode = Exclusive
 		}
 	case zkJavaPrefix.MatchString(prefix):

@@ -195,7 +195,9 @@ func deadlockAlert(s *Snapshot, q *queueView, cyc []string) Alert {
 }
 
 func zombieAlert(s *Snapshot, names []string) Alert {
-	msg := fmt.Sprintf("%d nodes belong to sessions with no live connection: their clients are gone or cut off, but the nodes stay until the session expires", len(names))
+	msg := Count(len(names), "node belongs to a session", "nodes belong to sessions") + " with no live connection: " +
+		agree(len(names), "its client is gone or cut off, but the node stays", "their clients are gone or cut off, but the nodes stay") +
+		" until the session expires"
 	for _, n := range s.Nodes {
 		if n.Zombie && n.ExpiresInMs > 0 {
 			msg += fmt.Sprintf(" (%s expires in %.1fs)", n.Name, float64(n.ExpiresInMs)/1000)
@@ -217,7 +219,7 @@ func orphanAlert(s *Snapshot) (Alert, bool) {
 		return Alert{}, false
 	}
 	return Alert{Kind: AlertOrphan, Nodes: clip(orphans),
-		Message: fmt.Sprintf("%d waiters in live sessions watch nothing: nothing will wake them (an interrupted acquire or release leaves such nodes)", len(orphans))}, true
+		Message: Count(len(orphans), "waiter in a live session watches", "waiters in live sessions watch") + " nothing: nothing will wake " + agree(len(orphans), "it", "them") + " (an interrupted acquire or release leaves such nodes)"}, true
 }
 
 // maxStallAlerts bounds the stalled-holder alerts of one lock: beyond it

@@ -124,11 +124,8 @@ type Node struct {
 
 	owner int64
 	// parsedMode is Mode as the name alone says it, before Build's rules
-	// (kazoo's writers, N-holder queues) change it.
+	// (N-holder queues) change it.
 	parsedMode Mode
-	// kazooLock: kazoo's "__lock__", exclusive alone, a writer beside
-	// "__rlock__" (Build decides once it sees the folder).
-	kazooLock bool
 	// wrapped: the name carries a sequence past 2^31 (negative).
 	wrapped bool
 }

@@ -2,11 +2,15 @@ package simulator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 )
 
-// narrate tells a step in one or two sentences, from its events.
-func narrate(a Action, events []Event, lock LockKind) string {
+// narrate tells a step in one or two sentences, from its events. Its times
+// are the run's clock's (an expiry takes the session timeout), never what
+// this machine measured, so a step reads the same on every replay.
+func narrate(a Action, events []Event, lock LockKind, sessionTimeout time.Duration) string {
 	var parts []string
 	for i, e := range events {
 		switch e.Event {
@@ -30,8 +34,8 @@ func narrate(a Action, events []Event, lock LockKind) string {
 			} else {
 				parts = append(parts, fmt.Sprintf("%s joins as %s and stands by, %s", e.Client, what, watchPhrase(e.Watch)))
 			}
-			if len(e.Notified) > 0 {
-				parts = append(parts, fmt.Sprintf("its create woke %s for nothing", listAnd(e.Notified)))
+			if ns := notifies(events); len(ns) > 0 {
+				parts = append(parts, fmt.Sprintf("its create woke %s for nothing %s", listAnd(clientsOf(ns)), countPhrase(len(ns))))
 			}
 		case EvUnlock:
 			if len(e.Notified) == 0 && strings.Contains(e.Text, "already gone") {
@@ -44,9 +48,13 @@ func narrate(a Action, events []Event, lock LockKind) string {
 		case EvPause:
 			parts = append(parts, fmt.Sprintf("%s stops in a long GC pause; its node stays until the session expires", e.Client))
 		case EvExpire:
-			parts = append(parts, fmt.Sprintf("%.1fs later its session expired and ZooKeeper deleted its node", float64(e.AfterMs)/1000)+notifiedPhrase(events, e, lock))
+			parts = append(parts, fmt.Sprintf("a session timeout (%.1fs) later its session expired and ZooKeeper deleted its node", sessionTimeout.Seconds())+notifiedPhrase(events, e, lock))
 		case EvResume:
-			parts = append(parts, e.Client+" "+e.Text)
+			if strings.Contains(e.Text, "still believes") {
+				parts = append(parts, e.Client+" resumes: its session had expired during the pause and it has a new one, but it still believes it holds the lock")
+			} else {
+				parts = append(parts, e.Client+" resumes: its session expired while it waited, its watch went with it; it is out of the queue")
+			}
 		case EvWrite, EvFenced:
 			parts = append(parts, e.Client+" "+e.Text)
 		}
@@ -68,37 +76,88 @@ func watchPhrase(w string) string {
 	return "watching only that node"
 }
 
-// notifiedPhrase says who a release or expiry woke and what came of it.
+// notifies is the step's notify events: every watch event a client was
+// delivered, the same events the meters count.
+func notifies(events []Event) []Event {
+	var out []Event
+	for _, e := range events {
+		if e.Event == EvNotify {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// clientsOf names the clients of events once each, in order.
+func clientsOf(events []Event) []string {
+	var out []string
+	for _, e := range events {
+		if !slices.Contains(out, e.Client) {
+			out = append(out, e.Client)
+		}
+	}
+	return out
+}
+
+// countPhrase is how a narration states a step's notification count, the
+// figure the notifications meter moves by; tests read it back.
+func countPhrase(n int) string {
+	if n == 1 {
+		return "(1 notification)"
+	}
+	return fmt.Sprintf("(%d notifications)", n)
+}
+
+// notifiedPhrase says who a release or expiry woke and what came of it. It
+// tells every notify event of the step, the releasing client's own too: a
+// herd holder's leftover children watch fires on its own delete, and the
+// meters count that wake-up like any other.
 func notifiedPhrase(events []Event, cause Event, lock LockKind) string {
-	var locked []string
+	var locked, others []string
+	var self []Event
 	wasted := 0
 	children := false
+	all := notifies(events)
+	for _, e := range all {
+		if e.Client == cause.Client {
+			self = append(self, e)
+			continue
+		}
+		if e.Watch == "children" {
+			children = true
+		}
+		if e.Wasted {
+			wasted++
+		}
+		if !slices.Contains(others, e.Client) {
+			others = append(others, e.Client)
+		}
+	}
 	for _, e := range events {
-		switch {
-		case e.Event == EvNotify && e.Client != cause.Client:
-			if e.Watch == "children" {
-				children = true
-			}
-			if e.Wasted {
-				wasted++
-			}
-		case e.Event == EvLock && e.Client != cause.Client:
+		if e.Event == EvLock && e.Client != cause.Client {
 			locked = append(locked, e.Client)
 		}
 	}
-	n := cause.Notified
 	var s string
 	switch {
-	case len(n) == 0:
+	case len(others) == 0 && len(self) == 0:
 		s = "; nobody was notified"
+	case len(others) == 0:
+		s = "; no other client was notified"
 	case children:
-		s = fmt.Sprintf("; every client watching the children was notified (%s) and re-read them", listAnd(n))
+		s = fmt.Sprintf("; every client watching the children was notified (%s) and re-read them", listAnd(others))
 	default:
 		verb := "were"
-		if len(n) == 1 {
+		if len(others) == 1 {
 			verb = "was"
 		}
-		s = fmt.Sprintf("; only %s, which watched it, %s notified", listAnd(n), verb)
+		s = fmt.Sprintf("; only %s, which watched it, %s notified", listAnd(others), verb)
+	}
+	if len(self) > 0 {
+		s += fmt.Sprintf(", and %s's own leftover children watch fired on its own delete, waking it for nothing", cause.Client)
+	}
+	if len(all) > 0 {
+		s += " " + countPhrase(len(all))
 	}
 	one, many := "locks", "lock"
 	if lock == LeaseLock {

@@ -26,6 +26,8 @@ type record struct {
 	Line       int
 	LineClient string
 	Path       string
+	// Clock is the run's clock at the end of the step (world.clock).
+	Clock time.Duration
 }
 
 func (r record) client(name string) (ClientInfo, bool) {
@@ -53,6 +55,11 @@ type ClientInfo struct {
 	Line     int    `json:"line"`
 	Joined   int    `json:"joined"`
 	Since    int    `json:"since"`
+	// JoinedMs and SinceMs are the run's clock (State.ClockMs) at those
+	// steps: a waiter has waited ClockMs−JoinedMs, a holder held
+	// ClockMs−SinceMs.
+	JoinedMs int64 `json:"joinedMs"`
+	SinceMs  int64 `json:"sinceMs"`
 }
 
 // Pseudocode is the recipe the run's clients follow and the line the
@@ -77,7 +84,11 @@ type State struct {
 	SessionTimeoutMs int64    `json:"sessionTimeoutMs"`
 	// Step is the step shown (0: before the first); Steps how many are
 	// recorded; Planned how many the plan has.
-	Step    int     `json:"step"`
+	Step int `json:"step"`
+	// ClockMs is the run's clock at the shown step: a step moves it 1.2 s
+	// (a step at 1× speed), a session expiry by the session timeout. It is
+	// the same on every replay of the same steps.
+	ClockMs int64   `json:"clockMs"`
 	Steps   int     `json:"steps"`
 	Planned int     `json:"planned"`
 	Playing bool    `json:"playing"`
@@ -215,7 +226,7 @@ func (r *Run) exec(k int) error {
 }
 
 func (r *Run) record(w *world, k int, a Action, events []Event) (record, error) {
-	rec := record{Step: k, Action: &a, Events: events, Stats: w.stats(), Path: w.path}
+	rec := record{Step: k, Action: &a, Events: events, Stats: w.stats(), Path: w.path, Clock: w.clockAt(k)}
 	if rec.Events == nil {
 		rec.Events = []Event{}
 	}
@@ -231,6 +242,7 @@ func (r *Run) record(w *world, k int, a Action, events []Event) (record, error) 
 		ci := ClientInfo{
 			Name: c.name, Node: c.lastNode, Mode: c.mode, State: c.state, Token: c.token,
 			Line: c.line, Joined: c.joined, Since: c.since, Session: lockqueue.SessionHex(c.session),
+			JoinedMs: w.clockAt(c.joined).Milliseconds(), SinceMs: w.clockAt(c.since).Milliseconds(),
 		}
 		if c.lastNode != "" {
 			ci.Path = w.path + "/" + c.lastNode
@@ -240,7 +252,7 @@ func (r *Run) record(w *world, k int, a Action, events []Event) (record, error) 
 		}
 		rec.Clients = append(rec.Clients, ci)
 	}
-	rec.Narration = narrate(a, events, w.lock)
+	rec.Narration = narrate(a, events, w.lock, w.sessionTimeout)
 	// The line to highlight: where the step left the last client it moved.
 	rec.LineClient = a.Client
 	for _, e := range events {
@@ -631,7 +643,7 @@ func (r *Run) State() State {
 	s := State{
 		ID: r.id, Scenario: r.sc.Name, Title: cmpOr(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
-		Step: r.cursor, Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
+		Step: r.cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
 		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
 		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},

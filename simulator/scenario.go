@@ -401,7 +401,7 @@ func modeOf(lock LockKind, action string) (lockqueue.Mode, error) {
 	switch action {
 	case ActAddReader:
 		if lock != RW {
-			return "", fmt.Errorf("%s: a %s lock has no readers (use %s)", action, lock, ActAdd)
+			return "", fmt.Errorf("%s: %s lock has no readers (use %s)", action, article(string(lock)), ActAdd)
 		}
 		return lockqueue.Read, nil
 	case ActAddWriter:
@@ -426,4 +426,12 @@ func modeOf(lock LockKind, action string) (lockqueue.Mode, error) {
 
 func isAdd(action string) bool {
 	return action == ActAdd || action == ActAddReader || action == ActAddWriter
+}
+
+// article puts "a" or "an" before a word: "an exclusive lock", "a lease lock".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
 }

@@ -58,7 +58,7 @@ func TestScenarioErrors(t *testing.T) {
 		{"unknown action", head + `{"client":"A","action":"acquire"}]}`, `step 1: unknown action "acquire"`},
 		{"missing client", head + `{"action":"add-reader"}]}`, "step 1: add-reader: missing client"},
 		{"bad client name", head + `{"client":"a b","action":"add-reader"}]}`, `bad client name "a b"`},
-		{"bad mode", `{"lock":"exclusive","steps":[{"client":"A","action":"add-reader"}]}`, "has no readers"},
+		{"bad mode", `{"lock":"exclusive","steps":[{"client":"A","action":"add-reader"}]}`, "an exclusive lock has no readers"},
 		{"add on rw", head + `{"client":"A","action":"add"}]}`, "needs add-reader or add-writer"},
 	}
 	for _, tt := range tests {

@@ -49,6 +49,25 @@ type world struct {
 
 	step   int
 	events []Event
+	// clock is the run's clock: it moves stepTick a step, plus the session
+	// timeout when a step waits for a session to expire. clocks[k] is its
+	// reading at the end of step k. Every time the classroom shows comes
+	// from it, so a step reads the same live, scrubbed or replayed from a
+	// shared link, whatever the real ZooKeeper took.
+	clock  time.Duration
+	clocks []time.Duration
+}
+
+// stepTick is what one step moves the run's clock by: the pace of playback
+// at 1× (playInterval), so a run played at 1× reads like a stopwatch.
+const stepTick = playInterval
+
+// clockAt is the run's clock at the end of step k (0 before the first).
+func (w *world) clockAt(k int) time.Duration {
+	if k <= 0 || k >= len(w.clocks) {
+		return 0
+	}
+	return w.clocks[k]
 }
 
 type worldConfig struct {
@@ -135,12 +154,17 @@ func (w *world) ownerOf(node string) string {
 // holds, it waits with its watch armed, or it is gone.
 func (w *world) do(ctx context.Context, step int, a Action) ([]Event, error) {
 	w.step, w.events = step, nil
+	w.clock = w.clockAt(step-1) + stepTick
 	if err := w.act(ctx, a); err != nil {
 		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
 	if err := w.quiescent(); err != nil {
 		return w.events, fmt.Errorf("step %d: %w", step, err)
 	}
+	if len(w.clocks) == 0 {
+		w.clocks = []time.Duration{0}
+	}
+	w.clocks = append(w.clocks[:step], w.clock)
 	return w.events, nil
 }
 
@@ -237,6 +261,11 @@ func (w *world) release(ctx context.Context, c *client) error {
 			text = "it had no node"
 		}
 	}
+	if len(self) > 0 {
+		// The text timeline folds notify rows into their cause: this
+		// wake-up is counted too, so the row says so.
+		text += "; its own children watch fired (left from its last getChildren)"
+	}
 	i := w.emit(Event{Client: c.name, Event: EvUnlock, Node: c.lastNode, Text: text})
 	for _, ev := range self {
 		w.emit(Event{Client: c.name, Event: EvNotify, On: c.name, Node: path.Base(ev.Path), Watch: "children", Wasted: true,
@@ -276,6 +305,9 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 		return err
 	}
 	after := time.Since(c.cutAt)
+	// On the run's clock an expiry takes the session timeout, what the
+	// server is configured to wait, not what this machine happened to take.
+	w.clock += w.sessionTimeout
 	if !pause || !held {
 		c.node = ""
 	}

@@ -45,7 +45,7 @@ function render(locks) {
     cell(tr, count(l.waiters).toLocaleString('en-US'), 'num');
     cell(tr, l.oldestWaitMs > 0 ? fmtDur(l.oldestWaitMs) : '—', 'num');
     const alerts = Array.isArray(l.alerts) ? l.alerts : [];
-    const al = cell(tr, alerts.length ? alerts.map((x) => x.kind || x).join(', ') : count(l.alerts) ? `${count(l.alerts)} alerts` : '—', alerts.length || count(l.alerts) ? 'alerts warn' : 'alerts');
+    const al = cell(tr, alerts.length ? alerts.map((x) => x.kind || x).join(', ') : count(l.alerts) ? `${count(l.alerts)} alert${count(l.alerts) === 1 ? '' : 's'}` : '—', alerts.length || count(l.alerts) ? 'alerts warn' : 'alerts');
     if (alerts.length) al.title = alerts.map((x) => x.message || x).join('\n');
     cell(tr, l.connection || '?', 'conn conn-' + (l.connection || 'unknown'));
     frag.append(tr);

@@ -33,6 +33,15 @@ export const MAX_EXTRA = 200; // holders, zombies and alerted nodes shown beyond
 
 const SHAPE_LETTER = { read: 'R', write: 'W', exclusive: 'X', lease: 'L', unknown: '?' };
 
+// MODE_LABELS is how each node mode reads everywhere: the legend, the tables,
+// the tooltips and the classroom. views.ModeLabel is the same on the server;
+// the e2e tests hold them equal.
+export const MODE_LABELS = { read: 'reader', write: 'writer', exclusive: 'exclusive', lease: 'lease', unknown: 'foreign / unknown' };
+
+export function modeLabel(mode) {
+  return MODE_LABELS[mode] || MODE_LABELS.unknown;
+}
+
 // shortName keeps what tells nodes apart, the recipe's marker and the
 // sequence, plus a few characters of the random prefix Curator, kazoo and
 // go-zookeeper add: "_c_8f3a…-__READ__0000000003" reads "8f3a…READ#3".
@@ -87,9 +96,10 @@ export function fmtDur(ms) {
 
 // Timing remembers when each node was first seen holding: a snapshot tells a
 // node's creation time but not when it acquired. A node already holding in the
-// first snapshot this page saw has held at least since then; when it acquired
-// is unknown, and its label says so ("holds ≥ 12s") rather than counting its
-// wait as holding.
+// first snapshot this page saw acquired at or after its creation (its ctime,
+// which the watcher puts on its own clock when ZooKeeper's measurably
+// differs): its label says so ("holds ≤ 26s") and grows from there. Without a
+// ctime it has held at least since the page saw it ("holds ≥ 12s").
 export class Timing {
   constructor() {
     this.holdSince = new Map(); // name -> {at, known}
@@ -102,7 +112,10 @@ export class Timing {
     for (const n of snap.nodes || []) {
       if (!n.holding) continue;
       let since = this.holdSince.get(n.name);
-      if (since === undefined) since = { at: receivedAt, known: !this.first };
+      if (since === undefined) {
+        const created = Date.parse(n.ctime);
+        since = this.first && created > 0 ? { at: created, created: true } : { at: receivedAt, known: !this.first };
+      }
       next.set(n.name, since);
     }
     this.holdSince = next;
@@ -120,18 +133,26 @@ export class Timing {
     return Date.parse(n.ctime) || Date.now();
   }
 
-  // verb labels the clock: "holds", or "holds ≥" when the node already held
-  // when this page first saw it.
+  // verb labels the clock: "holds" from a hand-off this page saw; for a node
+  // already holding when it opened, "holds ≤" from its creation, or "holds ≥"
+  // from when the page saw it.
   verb(n) {
     if (n.foreign) return 'age';
     if (!n.holding) return 'waits';
     const h = this.holdSince.get(n.name);
-    return h && h.known ? 'holds' : 'holds ≥';
+    if (h && h.known) return 'holds';
+    return h && h.created ? 'holds ≤' : 'holds ≥';
   }
 }
 
-// HOLD_UNKNOWN explains a "holds ≥" clock.
+// HOLD_UNKNOWN explains a "holds ≥" clock, HOLD_SINCE_CREATED a "holds ≤" one.
 export const HOLD_UNKNOWN = 'already holding when this page opened: held at least this long; when it acquired is unknown';
+export const HOLD_SINCE_CREATED = 'already holding when this page opened: the time since its node was created (ZooKeeper\'s ctime, corrected for the server\'s measured clock offset); it acquired at or after that, when exactly is unknown';
+
+// holdHint explains a clock whose start is not a hand-off seen live.
+export function holdHint(verb) {
+  return verb === 'holds ≥' ? HOLD_UNKNOWN : verb === 'holds ≤' ? HOLD_SINCE_CREATED : '';
+}
 
 // alertIndex maps node names to the alerts that name them.
 export function alertIndex(snap) {
@@ -301,8 +322,8 @@ export function drawQueue(svg, snap, opts = {}) {
   parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
   let parentText = snap.path || '';
   if (snap.exists === false) parentText += '  (does not exist)';
-  else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watches the server cannot list`;
-  else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch all children`;
+  else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watch${snap.invisibleChildWatches === 1 ? '' : 'es'} the server cannot list`;
+  else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch${childWatchers === 1 ? 'es' : ''} all children`;
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.
   const fits = Math.max(12, Math.floor((width - 2 * PAD - 16) / 7.3));
@@ -441,12 +462,12 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   const g = el('g', {
     class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
     transform: `translate(${c.x},0)`, tabindex: 0, role: 'button', 'data-stalled-on': n.stalledOn || undefined,
-    'aria-label': `${n.name}: ${mode}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${STALLED} ${n.stalledOn}` : ''),
+    'aria-label': `${n.name}: ${modeLabel(mode)}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${STALLED} ${n.stalledOn}` : ''),
   });
-  const tip = [n.name, `${mode} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
+  const tip = [n.name, `${modeLabel(mode)} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
   if (n.stalledOn) tip.push(`${STALLED} ${n.stalledOn} (since ${n.stalledSince})`);
   if (n.session) tip.push(`session ${n.session}`);
-  if (opts.timing && opts.timing.verb(n) === 'holds ≥') tip.push(HOLD_UNKNOWN);
+  if (opts.timing && holdHint(opts.timing.verb(n))) tip.push(holdHint(opts.timing.verb(n)));
   for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);
   g.append(el('title', {}, tip.join('\n')));
   // The whole column answers clicks, not only the shape's pixels.
@@ -525,7 +546,11 @@ export function tick(root, now = Date.now()) {
   }
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
     const since = Number(t.getAttribute('data-since'));
-    t.textContent = [t.getAttribute('data-verb'), fmtDur(now - since)].filter(Boolean).join(' ');
+    // A data-clock-at around it freezes the clock: the classroom shows a step
+    // as of the run's clock at that step, not as of now.
+    const frozen = t.closest('[data-clock-at]');
+    const at = frozen ? Number(frozen.getAttribute('data-clock-at')) : now;
+    t.textContent = [t.getAttribute('data-verb'), fmtDur(at - since)].filter(Boolean).join(' ');
   }
 }
 
@@ -580,7 +605,7 @@ export function legend(root) {
     root.append(li);
   };
   const svgOf = (w, h) => el('svg', { class: 'swatch', width: w, height: h, viewBox: `0 0 ${w} ${h}`, 'aria-hidden': 'true' });
-  for (const [mode, label] of [['read', 'reader'], ['write', 'writer'], ['exclusive', 'exclusive'], ['lease', 'lease'], ['unknown', 'foreign / unknown']]) {
+  for (const [mode, label] of Object.entries(MODE_LABELS)) {
     const sv = svgOf(22, 22);
     const g = el('g', { class: `node mode-${mode} waiting`, transform: 'translate(11,11)' });
     const sh = shapePath(mode, 7);

@@ -4,7 +4,7 @@
 // client) as plain HTTP POSTs. All the lock logic is the server's; this file
 // only shows states and forwards intentions.
 
-import { drawQueue, Timing, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend } from './queue.js';
+import { drawQueue, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend, modeLabel } from './queue.js';
 import { QueueTable, describeNode } from './table.js';
 
 const API = '/api/v1/sim';
@@ -44,10 +44,40 @@ export function normalize(raw) {
     path: s.path || (s.snapshot && s.snapshot.path), step: s.step ?? 0, steps, planned, total: Math.max(steps, planned),
     playing: !!s.playing, speed: s.speed || 1, done: !!s.done, busy: !!s.busy, error: s.error || '',
     action: s.action || null, next: s.next || null, fencing: !!s.fencing, sessionTimeoutMs: s.sessionTimeoutMs || 0,
-    events, stats: s.stats || {}, lastRelease: s.lastRelease || null,
+    clockMs: s.clockMs || 0, events, stats: s.stats || {}, lastRelease: s.lastRelease || null,
     violations: s.violations || [], clients: s.clients || [], narration: s.narration || '',
     lines, line: typeof line === 'number' ? line : 0, snapshot: s.snapshot || null,
   };
+}
+
+// RunClock gives the queue, the table and the client pane their times from
+// the run's clock at the shown step (State.clockMs; a client's joinedMs and
+// sinceMs), never from this page's clock: a step reads the same live, after
+// scrubbing, and opened from a shared link. It has Timing's interface
+// (queue.js); the run's panel carries data-clock-at, which stops tick() at
+// the step's clock.
+export class RunClock {
+  constructor() {
+    this.at = 0;
+    this.byNode = new Map();
+  }
+
+  observe(state) {
+    this.at = state.clockMs || 0;
+    this.byNode = new Map(state.clients.filter((c) => c.node).map((c) => [c.node, c]));
+  }
+
+  since(n) {
+    const c = this.byNode.get(n.name);
+    if (!c) return this.at;
+    return n.holding ? c.sinceMs ?? this.at : c.joinedMs ?? this.at;
+  }
+
+  verb(n) {
+    if (n.foreign) return 'age';
+    return n.holding ? 'holds' : 'waits';
+  }
+
 }
 
 // ---- HTTP ---------------------------------------------------------------
@@ -86,7 +116,7 @@ class Panel {
     this.strategy = strategy;
     this.state = null;
     this.prev = null;
-    this.timing = new Timing();
+    this.timing = new RunClock();
     this.selectedClient = '';
     this.selectedNode = '';
     this.queue = [];
@@ -271,8 +301,9 @@ class Panel {
     }
     this.el.dataset.busy = String(s.busy);
     this.renderHerd();
+    this.timing.observe(s);
+    this.el.dataset.clockAt = String(this.timing.at);
     if (s.snapshot) {
-      this.timing.observe(s.snapshot, Date.now());
       this.positions = drawQueue(this.svg, s.snapshot, {
         selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.strategy,
       });
@@ -295,9 +326,10 @@ class Panel {
       ['exists', 'exists / getData', 'watches set on one node'],
     ];
     const peers = panels.filter((p) => p.state);
-    // Bars are scaled to what a herd of this many clients costs at worst,
-    // every release waking every waiter: N(N−1)/2 (or to the larger run's
-    // figure, should that exceed it). One run's bars mean something alone.
+    // Bars are scaled to N(N−1)/2, the waiters' wake-ups when every release
+    // wakes every remaining waiter (or to the larger run's figure, should
+    // that exceed it: the herd scenario's joins and the holders' own
+    // leftover watches add more). One run's bars mean something alone.
     const n = s.clients.length;
     const worst = (n * (n - 1)) / 2;
     this.herd.replaceChildren();
@@ -319,7 +351,7 @@ class Panel {
       const bar = m.querySelector('.bar');
       bar.dataset.max = max;
       bar.title = `${v} of ${max}: ` + (max === worst && worst > 0
-        ? `the bar's end is N(N−1)/2 = ${worst}, what ${n} clients cost at worst if every release woke every waiter`
+        ? `the bar's end is N(N−1)/2 = ${worst}: the waiters' wake-ups when each of ${n} clients' releases wakes every remaining waiter`
         : `the bar's end is the larger run's figure, ${max}`);
       this.herd.append(m);
     }
@@ -340,7 +372,7 @@ class Panel {
       name.textContent = c.name;
       const st = document.createElement('span');
       st.className = 'cstate';
-      st.textContent = [c.mode, c.state].filter(Boolean).join(' · ');
+      st.textContent = [c.mode && modeLabel(c.mode), c.state].filter(Boolean).join(' · ');
       b.append(name, st);
       b.addEventListener('click', () => this.selectClient(c.name));
       this.clientsEl.append(b);
@@ -379,11 +411,11 @@ class Panel {
     add('node', c.node || '—', 'mono');
     if (c.waitsFor) add('waits for client', c.waitsFor);
     if (node) {
-      add('mode', node.mode);
+      add('mode', modeLabel(node.mode));
       add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
       if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
       add('watches', (node.watching || []).map((p) => p.replace(s.snapshot.path + '/', '')).join(', ') || 'nothing', 'mono');
-      const t = add(node.holding ? (this.timing.verb(node) === 'holds ≥' ? 'holding for at least' : 'holding for') : 'waiting for', '', 'time');
+      const t = add(node.holding ? 'holding for' : 'waiting for', '', 'time');
       t.dataset.since = this.timing.since(node);
       t.dataset.verb = '';
     }

@@ -2,7 +2,7 @@
 // a bug report) and as plain text. Long queues are paged, so a 10,000-node
 // lock costs one page of rows in the DOM.
 
-import { alertIndex, fmtDur, tick, HOLD_UNKNOWN, STALLED } from './queue.js';
+import { alertIndex, fmtDur, tick, holdHint, modeLabel, STALLED } from './queue.js';
 
 // nameParts splits a znode name where a line may break without hiding what
 // matters: after each run of "-" or "_" and before the 10-digit sequence, so
@@ -163,7 +163,8 @@ export class QueueTable {
     const alerts = alertIndex(snap);
     const prefix = snap.path === '/' ? '/' : snap.path + '/';
     const holders = (snap.nodes || []).filter((n) => n.holding).length;
-    this.caption.textContent = `${snap.path}: ${holders} holding, ${(snap.nodes || []).length - holders} other nodes` + (this.filter ? ` (${rows.length} match the filter)` : '');
+    const others = (snap.nodes || []).length - holders;
+    this.caption.textContent = `${snap.path}: ${holders} holding, ${others} other node${others === 1 ? '' : 's'}` + (this.filter ? ` (${rows.length} match the filter)` : '');
     const frag = document.createDocumentFragment();
     for (const { n, i } of slice) {
       const tr = document.createElement('tr');
@@ -180,7 +181,7 @@ export class QueueTable {
       link.addEventListener('click', () => this.onSelect && this.onSelect(n.name));
       name.replaceChildren(link);
       tr.append(name);
-      tr.append(td(n.mode, 'mode mode-' + n.mode));
+      tr.append(td(modeLabel(n.mode), 'mode mode-' + n.mode));
       tr.append(td(stateLabel(n), 'state ' + stateText(n)));
       tr.append(td(waitsText(n)));
       tr.append(td(watchText(n, prefix)));
@@ -192,7 +193,7 @@ export class QueueTable {
       if (this.timing) {
         t.dataset.since = this.timing.since(n);
         t.dataset.verb = this.timing.verb(n);
-        if (t.dataset.verb === 'holds ≥') t.title = HOLD_UNKNOWN;
+        if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
       }
       tr.append(t);
       tr.append(td((alerts.get(n.name) || []).map((a) => a.kind).join(', '), 'alerts'));
@@ -234,7 +235,7 @@ export function snapshotText(snap, timing, now = Date.now()) {
   (snap.nodes || []).forEach((n, i) => {
     const since = timing ? timing.since(n) : Date.parse(n.ctime);
     rows.push([
-      String(i + 1), n.name, n.mode, stateText(n) + (n.zombie ? '(zombie)' : '') + (n.stalledOn ? '(stalled)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
+      String(i + 1), n.name, modeLabel(n.mode), stateText(n) + (n.zombie ? '(zombie)' : '') + (n.stalledOn ? '(stalled)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
       edgeText(n) || '-', n.session || '-', JSON.stringify(dataText(n)), (timing ? timing.verb(n) : n.holding ? 'age' : 'waits') + ' ' + fmtDur(now - since),
       (alerts.get(n.name) || []).map((a) => a.kind).join(',') || '-',
     ]);
@@ -274,7 +275,7 @@ export function describeNode(root, snap, name, timing) {
   };
   add('node', n.name, 'mono');
   add('full path', prefix + n.name, 'mono');
-  add('mode', n.mode + (n.recipe ? ` (${n.recipe})` : ''));
+  add('mode', modeLabel(n.mode) + (n.recipe ? ` (${n.recipe})` : ''));
   add('state', stateText(n) + (n.zombie ? ', zombie: its session has no live connection' : ''));
   if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');
   if (n.stalledOn) add('stalled', `${STALLED} ${n.stalledOn}, since ${n.stalledSince}: its client missed the wake-up and does not know it holds`, 'edge-stalled');
@@ -283,12 +284,13 @@ export function describeNode(root, snap, name, timing) {
   add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');
   add('data', n.dataBinary ? `base64 ${n.data}` : n.data || '(empty)', 'mono');
   add('created', n.ctime + ` (czxid 0x${Number(n.czxid).toString(16)}, seq ${n.seq})`);
-  const unknown = timing && timing.verb(n) === 'holds ≥';
-  const t = add(n.foreign ? 'age' : n.holding ? (unknown ? 'holding for at least' : 'holding for') : 'waiting for', '', 'time');
+  const verb = timing ? timing.verb(n) : '';
+  const held = verb === 'holds ≥' ? 'holding for at least' : verb === 'holds ≤' ? 'holding for at most (since created)' : 'holding for';
+  const t = add(n.foreign ? 'age' : n.holding ? held : 'waiting for', '', 'time');
   if (timing) {
     t.dataset.since = timing.since(n);
     t.dataset.verb = '';
-    if (unknown) t.title = HOLD_UNKNOWN;
+    if (holdHint(verb)) t.title = holdHint(verb);
   }
   if (n.zombie && n.expiresInMs > 0) add('session expires in', fmtDur(n.expiresInMs) + ' (at the last update)');
   for (const a of alerts) add('⚠ ' + a.kind, a.message, 'alert-text');

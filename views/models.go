@@ -324,13 +324,39 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	}
 	for i, n := range s.Nodes[:min(FirstPageRows, len(s.Nodes))] {
 		l.Rows = append(l.Rows, Row{
-			Index: i + 1, Name: n.Name, Mode: string(n.Mode), State: NodeState(n),
+			Index: i + 1, Name: n.Name, Mode: ModeLabel(n.Mode), State: NodeState(n),
 			WaitsFor: WaitsText(n), Watches: WatchText(n, prefix), Edge: EdgeText(n),
 			Session: n.Session, Data: DataText(n), Time: nodeAge(n, now),
 			Alerts: strings.Join(byNode[n.Name], ", "), StalledOn: n.StalledOn,
 		})
 	}
 	return l
+}
+
+// modeLabels is how each node mode reads everywhere: the legend, the tables,
+// the tooltips and the classroom. static/queue.js MODE_LABELS is the same;
+// the e2e tests hold them equal.
+var modeLabels = map[lockqueue.Mode]string{
+	lockqueue.Read: "reader", lockqueue.Write: "writer", lockqueue.Exclusive: "exclusive",
+	lockqueue.Lease: "lease", lockqueue.Unknown: "foreign / unknown",
+}
+
+// ModeLabel is the one label of a node mode.
+func ModeLabel(m lockqueue.Mode) string {
+	if l, ok := modeLabels[m]; ok {
+		return l
+	}
+	return modeLabels[lockqueue.Unknown]
+}
+
+// ModeLabels lists every mode's label, for tests that hold the browser's
+// labels to the server's.
+func ModeLabels() map[lockqueue.Mode]string {
+	out := make(map[lockqueue.Mode]string, len(modeLabels))
+	for m, l := range modeLabels {
+		out[m] = l
+	}
+	return out
 }
 
 // NodeState is how a node's state reads in a table.
@@ -401,9 +427,13 @@ func nodeAge(n lockqueue.Node, now time.Time) string {
 		return ""
 	}
 	verb := "waits"
-	if n.Holding {
-		// A snapshot tells when a node was created, not when it acquired.
+	switch {
+	case n.Foreign:
 		verb = "age"
+	case n.Holding:
+		// A snapshot tells when a node was created, not when it acquired:
+		// it has held at most since then. static/queue.js says the same.
+		verb = "holds ≤"
 	}
 	return verb + " " + Duration(now.Sub(n.Ctime))
 }

@@ -134,6 +134,7 @@ func connectionErr(err error) bool {
 
 func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock) error {
 	names, stat, _, err := r.ChildrenW(l.full)
+	answered := time.Now()
 	if errors.Is(err, zk.ErrNoNode) {
 		return w.readMissing(r, epoch, l)
 	}
@@ -201,6 +202,20 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	got, err := w.getChildren(ctx, r, l.full, fresh)
 	if err != nil {
 		return w.readFailed(l, err)
+	}
+	if index != nil {
+		// Sequential nodes new since the last listing were created live,
+		// just before this listing: they tell ZooKeeper's clock.
+		for _, n := range fresh {
+			if _, ok := index[n]; ok {
+				continue
+			}
+			if _, _, seq := lockqueue.SplitSeq(n); seq {
+				if c, ok := got[n]; ok {
+					w.clock.observe(c.Ctime, answered)
+				}
+			}
+		}
 	}
 	// The Build input: the nodes kept, in the last read's queue order, then
 	// the new ones, so that a join (the common change) needs no sort. A

@@ -113,6 +113,9 @@ type Watcher struct {
 	http    *http.Client
 
 	reads atomic.Int64
+	// clock is the measured offset to ZooKeeper's clock, which ctimes are
+	// corrected by before they are published.
+	clock serverClock
 
 	// pubMu orders publishes, so a snapshot taken before a state change
 	// can never be published after it.
@@ -594,10 +597,17 @@ func (w *Watcher) joinLocked(l *lock, now time.Time, conn lockqueue.Connection) 
 	// which its own emit waits for). Node Watching slices need no copy:
 	// the join replaces them; Alerts does, as the join appends to it.
 	s := l.base
-	if l.fresh {
+	// Corrected ctimes go to the published copy only: the base keeps the
+	// server's, so a correction is never applied twice.
+	by, correct := w.clock.correction()
+	if l.fresh && !correct {
 		l.fresh = false
 	} else {
+		l.fresh = false
 		s.Nodes = slices.Clone(l.base.Nodes) // nil stays nil, [] stays []
+	}
+	if correct {
+		correctCtimes(s.Nodes, by)
 	}
 	s.Alerts = slices.Clone(l.base.Alerts)
 	s.Connection = w.connFor(l)
