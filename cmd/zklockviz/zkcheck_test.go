@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -205,5 +207,32 @@ func TestZKCheckTLS(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An ensemble member that lost its quorum accepts connections and closes
+// them; its four-letter words say why, and so does the check.
+func TestZKCheckNoQuorum(t *testing.T) {
+	e := zklocal.EnsembleForTest(t, 3)
+	m := e.Members()
+	for _, s := range m[1:] {
+		if err := s.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A leader notices the lost quorum a few ticks late.
+	waitFor(t, "the last member to stop serving", func() bool {
+		_, err := zklocal.FourLetter(context.Background(), m[0].Addr(), "srvr")
+		return errors.Is(err, zklocal.ErrNotServing)
+	})
+	code, _, stderr := runBinary(t, []string{"ZKLOCKVIZ_ZK_TIMEOUT="}, "serve", "--zk", m[0].Addr(), "--zk-timeout", "2s", "--addr", "127.0.0.1:0")
+	t.Logf("stderr:\n%s", stderr)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, w := range []string{m[0].Addr() + ": the server is up but not serving", "a majority of the ensemble is up"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q", w)
+		}
 	}
 }
