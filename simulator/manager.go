@@ -8,6 +8,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -257,7 +258,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	}
 	strategy := spec.Strategy
 	if strategy == "" {
-		strategy = cmpOrStrategy(sc.Strategy, Predecessor)
+		strategy = cmp.Or(sc.Strategy, Predecessor)
 	}
 	if _, err := ParseStrategy(string(strategy)); err != nil {
 		return nil, err
@@ -333,13 +334,6 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	m.log.Info("simulator: run started", "run", id, "scenario", sc.Name, "strategy", strategy, "path", w.path, "steps", len(plan))
 	r.publish(rec)
 	return r, nil
-}
-
-func cmpOrStrategy(a, b Strategy) Strategy {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func newID() (string, error) {
