@@ -174,12 +174,18 @@ func probeMember(ctx context.Context, addr string, t zkTarget) probeResult {
 		}
 		conn = tc
 	}
-	if r.Kind, r.Err = zkHandshake(conn, t.Auth); r.Kind == probeClosed {
-		// A member without a quorum closes the connection; its
-		// four-letter words (when whitelisted) say so.
-		if _, err := fourlw.Ask(ctx, addr, "srvr", t.TLS); errors.Is(err, fourlw.ErrNotServing) {
-			r.Kind, r.Err = probeNotServing, err
-		}
+	r.Kind, r.Err = zkHandshake(conn, t.Auth)
+	if r.Kind != probeClosed {
+		return r
+	}
+	// A member without a quorum closes the connection; its four-letter
+	// words (when whitelisted) say so.
+	if _, err := fourlw.Ask(ctx, addr, "srvr", t.TLS); errors.Is(err, fourlw.ErrNotServing) {
+		r.Kind, r.Err = probeNotServing, err
+	} else if t.TLS != nil {
+		// With TLS 1.3 a server verifies the client's certificate after
+		// the client's side of the handshake is done, and may only close.
+		r.Kind, r.Err = probeTLS, fmt.Errorf("the server closed the connection after the handshake (%w)", r.Err)
 	}
 	return r
 }
