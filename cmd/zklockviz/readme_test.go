@@ -152,22 +152,29 @@ func (r *readmeRunner) run(t *testing.T, c readmeCommand) {
 	args := shellWords(t, r.localize(os.ExpandEnv(c.line)))
 	switch {
 	case c.line == "zklockviz help serve":
+		t.Log("run")
 		r.expect(t, 0, exec.Command(binary, args[1:]...))
 	case strings.HasPrefix(c.line, "zklockviz serve "):
+		t.Logf("run as %q --addr 127.0.0.1:0 until it listens, then SIGTERM: exit 0", args)
 		r.untilReady(t, "listening on ", syscall.SIGTERM, append(args[1:], "--addr", "127.0.0.1:0")...)
 	case strings.HasPrefix(c.line, "zklockviz sim "):
 		want := 0
 		if strings.Contains(c.comment, "exit status 1") {
 			want = 1
 		}
+		t.Logf("run as %q: exit %d", args, want)
 		r.expect(t, want, exec.Command(binary, args[1:]...))
 	case strings.HasPrefix(c.line, "make "):
+		t.Log("make -n checks the recipe; build and install run into temporary directories; demo runs bin/zklockviz demo --addr 127.0.0.1:0 until it prints its URL")
 		r.runMake(t, args[1:])
 	case strings.HasPrefix(c.line, "go test ") || strings.HasPrefix(c.line, "CI=true go test "):
+		t.Log("not run (a benchmark or a test CI runs): go test -list checks that the package builds and the pattern names a function")
 		r.goTestList(t, args)
 	case strings.HasPrefix(c.line, "/usr/share/zookeeper/bin/zkCli.sh "):
+		t.Logf("run as %q; the node it creates must exist", args)
 		r.zkCli(t, args)
 	case strings.HasPrefix(c.line, "dpkg "):
+		t.Log("run; it must list " + zkCliPath)
 		if _, err := exec.LookPath("dpkg"); err != nil {
 			t.Skip("not a Debian system")
 		}
