@@ -4,6 +4,8 @@ SHELL   := /bin/bash
 GO      ?= go
 ADDR    ?= 127.0.0.1:8080
 BIN     := bin/zklockviz
+# Where `make install` puts zklockviz (with sudo unless root or writable).
+BINDIR  ?= /usr/local/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # sudo only when not root (containers, CI runners).
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -15,12 +17,21 @@ GOFILES  = $(shell find . -name '*.go' -not -path './tmp/*' -not -path './.git/*
 # How long `make fuzz` runs each fuzz target (CI runs it after the tests).
 FUZZTIME ?= 20s
 
-.PHONY: all build generate test check fuzz vet bench deps deps-zookeeper demo clean
+.PHONY: all build install generate test check fuzz vet bench deps deps-zookeeper demo clean
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/zklockviz
+
+# The README's examples call plain `zklockviz`: this puts it on PATH.
+install: build
+	@if [ -w "$(BINDIR)" ] || [ -z "$(SUDO)" ]; then \
+		install -D -m 0755 $(BIN) $(BINDIR)/zklockviz; \
+	else \
+		$(SUDO) install -D -m 0755 $(BIN) $(BINDIR)/zklockviz; \
+	fi
+	@echo "installed $(BINDIR)/zklockviz"
 
 # Regenerate templ's *_templ.go (committed) and format the templates.
 generate:

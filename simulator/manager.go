@@ -15,6 +15,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -283,7 +284,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	}
 	strategy := spec.Strategy
 	if strategy == "" {
-		strategy = cmpOrStrategy(sc.Strategy, Predecessor)
+		strategy = cmp.Or(sc.Strategy, Predecessor)
 	}
 	if _, err := ParseStrategy(string(strategy)); err != nil {
 		return nil, err
@@ -391,13 +392,6 @@ func (m *Manager) reserve() error {
 	}
 	m.starting++
 	return nil
-}
-
-func cmpOrStrategy(a, b Strategy) Strategy {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func newID() (string, error) {

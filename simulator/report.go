@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -43,7 +44,7 @@ func (r *Run) Report() Report {
 	rc := RecipeFor(r.sc.Lock, r.strategy)
 	last := r.records[len(r.records)-1]
 	rep := Report{
-		Scenario: r.sc.Name, Title: cmpOr(r.sc.Title, r.sc.Name), Strategy: rc.Strategy, Lock: r.sc.Lock, Leases: r.sc.Leases,
+		Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Strategy: rc.Strategy, Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
 		Events: []Event{}, Steps: []StepInfo{}, Stats: last.Stats, Pseudocode: rc.Lines,
 		Violations: checkSafety(r.records, r.sc.Lock, r.sc.Leases, r.fencing),

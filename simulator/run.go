@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -641,7 +642,7 @@ func (r *Run) State() State {
 	rec := r.records[r.cursor]
 	rc := RecipeFor(r.sc.Lock, r.strategy)
 	s := State{
-		ID: r.id, Scenario: r.sc.Name, Title: cmpOr(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
+		ID: r.id, Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
 		Step: r.cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
 		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
@@ -684,11 +685,4 @@ func releases(events []Event) bool {
 		}
 	}
 	return false
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -12,12 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zklockviz/zklockviz/fourlw"
 )
 
 // memberInfo is what one ensemble member told in one poll.
@@ -55,73 +56,26 @@ func (m memberInfo) dataWatchTotal() int {
 	return n
 }
 
-// errNotWhitelisted: the four-letter word is off on this server
-// (4lw.commands.whitelist).
-var errNotWhitelisted = errors.New("four-letter word not in 4lw.commands.whitelist")
+// The four-letter words' refusals, as fourlw reports them.
+var (
+	errNotWhitelisted = fourlw.ErrNotWhitelisted
+	errNotServing     = fourlw.ErrNotServing
+)
 
-// errNotServing: a member without a quorum, or still loading.
-var errNotServing = errors.New("server is not currently serving requests")
-
-// fourLetter sends cmd to the client port at addr and returns the reply.
-// With tlsCfg it speaks TLS: members answer four-letter words on their
-// secureClientPort too.
+// fourLetter sends cmd to the client port at addr and returns the reply,
+// over TLS with a non-nil tlsCfg.
 func fourLetter(ctx context.Context, addr, cmd string, tlsCfg ...*tls.Config) (string, error) {
 	return fourLetterUntil(ctx, addr, cmd, nil, tlsCfg...)
 }
 
 // fourLetterUntil is fourLetter that stops reading at the first line for
-// which until is true, and leaves that line and the rest out: dump goes on
-// to list every ephemeral node, megabytes on a big server, which nothing
-// here reads.
+// which until is true (see fourlw.AskUntil).
 func fourLetterUntil(ctx context.Context, addr, cmd string, until func(line string) bool, tlsCfg ...*tls.Config) (string, error) {
-	var conn net.Conn
-	var err error
-	if len(tlsCfg) > 0 && tlsCfg[0] != nil {
-		d := tls.Dialer{Config: tlsCfg[0]}
-		conn, err = d.DialContext(ctx, "tcp", addr)
-	} else {
-		var d net.Dialer
-		conn, err = d.DialContext(ctx, "tcp", addr)
+	var cfg *tls.Config
+	if len(tlsCfg) > 0 {
+		cfg = tlsCfg[0]
 	}
-	if err != nil {
-		return "", fmt.Errorf("%s to %s: %w", cmd, addr, err)
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	if _, err := io.WriteString(conn, cmd); err != nil {
-		return "", fmt.Errorf("%s to %s: write: %w", cmd, addr, err)
-	}
-	// The server closes the connection after the reply; wchp on a big
-	// server is large, but bound it anyway.
-	// Read into a strings.Builder: its String is the bytes read, not a
-	// copy of them.
-	var sb strings.Builder
-	lr := io.LimitReader(conn, 64<<20)
-	if until == nil {
-		if _, err := io.Copy(&sb, lr); err != nil {
-			return "", fmt.Errorf("%s to %s: read: %w", cmd, addr, err)
-		}
-		return checkReply(cmd, addr, sb.String())
-	}
-	br := bufio.NewReader(lr)
-	for {
-		line, err := br.ReadString('\n')
-		if until(line) {
-			break
-		}
-		sb.WriteString(line)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", fmt.Errorf("%s to %s: read: %w", cmd, addr, err)
-		}
-	}
-	return checkReply(cmd, addr, sb.String())
+	return fourlw.AskUntil(ctx, addr, cmd, cfg, until)
 }
 
 // dumpEnd is where what parseDump reads of a dump ends.
@@ -130,19 +84,7 @@ func dumpEnd(line string) bool {
 }
 
 // checkReply turns the server's refusals into errors.
-func checkReply(cmd, addr, reply string) (string, error) {
-	switch {
-	case reply == "":
-		// Every real reply has at least a newline; nothing at all means
-		// the connection was closed on us (a proxy, a dying server).
-		return "", fmt.Errorf("%s to %s: empty reply", cmd, addr)
-	case strings.Contains(reply, "is not executed because it is not in the whitelist"):
-		return "", fmt.Errorf("%s to %s: %w", cmd, addr, errNotWhitelisted)
-	case strings.HasPrefix(reply, "This ZooKeeper instance is not currently serving requests"):
-		return "", fmt.Errorf("%s to %s: %w", cmd, addr, errNotServing)
-	}
-	return reply, nil
-}
+var checkReply = fourlw.CheckReply
 
 // memberDown reports whether err means the member holds no clients: nothing
 // listens there, or it is not serving.

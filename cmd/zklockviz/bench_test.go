@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -513,7 +512,7 @@ func BenchmarkMemory(b *testing.B) {
 	})
 
 	b.Run("binary", func(b *testing.B) {
-		s := startServeB(b, append(args, "--addr", "127.0.0.1:0", "--log-level", "error")...)
+		s := startServe(b, append(args, "--addr", "127.0.0.1:0", "--log-level", "error")...)
 		pid := strconv.Itoa(s.cmd.Process.Pid)
 		var peak float64
 		run(b, s.url, func() {
@@ -543,50 +542,4 @@ func metricValue(base, name string) float64 {
 		}
 	}
 	return 0
-}
-
-// startServeB runs the built binary (see TestMain) for a benchmark.
-func startServeB(b testing.TB, args ...string) *server {
-	b.Helper()
-	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
-	cmd.Env = append(os.Environ(), "ZKLOCKVIZ_TOKEN=", "ZKLOCKVIZ_ADDR=", "ZKLOCKVIZ_ZK=")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("start serve: %v", err)
-	}
-	s := &server{cmd: cmd, done: make(chan error, 1)}
-	listening := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.logs.WriteString(line + "\n")
-			s.mu.Unlock()
-			if u, ok := strings.CutPrefix(line, "listening on "); ok {
-				listening <- u
-			}
-		}
-		s.done <- cmd.Wait()
-	}()
-	b.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-s.done:
-		case <-time.After(waitTimeout):
-			cmd.Process.Kill()
-			<-s.done
-		}
-	})
-	select {
-	case s.url = <-listening:
-	case err := <-s.done:
-		b.Fatalf("serve exited before listening: %v\n%s", err, s.output())
-	case <-time.After(waitTimeout):
-		b.Fatalf("serve did not print its address\n%s", s.output())
-	}
-	return s
 }

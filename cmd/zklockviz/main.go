@@ -27,14 +27,14 @@ func usagef(format string, args ...any) error {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
 }
 
 // run dispatches a subcommand and returns the exit status: 0 fine, 1 failed,
-// 2 bad command line.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// 2 bad command line. getenv reads the ZKLOCKVIZ_* defaults (envDefaults).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, mainUsage)
 		return 2
@@ -42,17 +42,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "serve":
-		return exitCode(stderr, "serve", runServe(ctx, rest, stdout, stderr))
+		return exitCode(stderr, "serve", runServe(ctx, rest, stdout, stderr, getenv))
 	case "demo":
-		return exitCode(stderr, "demo", runDemo(ctx, rest, stdout, stderr))
+		return exitCode(stderr, "demo", runDemo(ctx, rest, stdout, stderr, getenv))
 	case "sim":
 		// The simulator's own flags live in sim.go.
-		return runSim(ctx, rest, stdout, stderr)
+		return runSim(ctx, rest, stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
 	case "help", "-h", "--help", "-help":
-		return help(rest, stdout, stderr)
+		return help(rest, stdout, stderr, getenv)
 	default:
 		fmt.Fprintf(stderr, "zklockviz: unknown command %q\n\n%s", cmd, mainUsage)
 		return 2
@@ -75,7 +75,7 @@ func exitCode(stderr io.Writer, cmd string, err error) int {
 	}
 }
 
-func help(args []string, stdout, stderr io.Writer) int {
+func help(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
 		fmt.Fprint(stdout, mainUsage)
 		return 0
@@ -86,7 +86,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 	case "demo":
 		fmt.Fprint(stdout, demoUsage)
 	case "sim":
-		return runSim(context.Background(), []string{"--help"}, stdout, stderr)
+		return runSim(context.Background(), []string{"--help"}, stdout, stderr, getenv)
 	default:
 		fmt.Fprintf(stderr, "zklockviz help: unknown command %q\n\n%s", args[0], mainUsage)
 		return 2

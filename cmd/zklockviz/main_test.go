@@ -196,8 +196,9 @@ func (s *server) output() string {
 }
 
 // startServe runs `zklockviz serve args...` and waits for its
-// "listening on" line.
-func startServe(t *testing.T, args ...string) *server {
+// "listening on" line. Cleanup stops it as Ctrl-C would, unless the test
+// stopped it already.
+func startServe(t testing.TB, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), "ZKLOCKVIZ_TOKEN=", "ZKLOCKVIZ_ADDR=", "ZKLOCKVIZ_ZK=")
@@ -226,8 +227,13 @@ func startServe(t *testing.T, args ...string) *server {
 	}()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-s.done
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-s.done:
+			case <-time.After(waitTimeout):
+				cmd.Process.Kill()
+				<-s.done
+			}
 		}
 		if t.Failed() {
 			t.Logf("serve output:\n%s", s.output())

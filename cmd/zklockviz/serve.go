@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -26,9 +27,6 @@ import (
 
 const defaultAddr = "127.0.0.1:8080"
 
-// errHelp is returned when --help was asked for and answered.
-var errHelp = errors.New("help shown")
-
 const serveUsage = `Usage: zklockviz serve --zk HOST:PORT[,HOST:PORT...][/chroot] [flags]
 
 Watches lock parent znodes, read-only, and serves the live view at --addr.
@@ -39,6 +37,10 @@ parent however many browsers look, and never watches the whole tree.
 Flags (repeatable ones may be given many times):
   --zk HOST:PORT[,...][/chroot]  the ensemble; every member, so that the watch
                                  table of each can be read (env ZKLOCKVIZ_ZK)
+  --zk-timeout DURATION          how long each member may take to give a
+                                 session at startup (default 5s; env
+                                 ZKLOCKVIZ_ZK_TIMEOUT); when none does, serve
+                                 exits 1 saying what failed at each address
   --addr HOST:PORT               where to serve (default 127.0.0.1:8080; env
                                  ZKLOCKVIZ_ADDR; port 0 picks a free one)
   --watch /path                  a lock parent to watch (repeatable)
@@ -110,19 +112,11 @@ Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=,
 POST /api/v1/watch {"path":"/x"}, /ws?path= (live), /healthz, /metrics.
 `
 
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error {
-	*l = append(*l, v)
-	return nil
-}
-
 // serveConfig is serve's validated command line.
 type serveConfig struct {
 	Servers         []string
 	Chroot          string
+	ZKTimeout       time.Duration
 	Addr            string
 	Watch           []string
 	WatchUnder      []string
@@ -141,6 +135,84 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
 	LogJSON         bool
+}
+
+// serveFlags is serve's command line as given; config checks it.
+type serveFlags struct {
+	conn                                  zkConnFlags
+	tls                                   zkTLSFlags
+	addr, zkAuth, simRoot, token          string
+	level, format                         string
+	watch, under, admin, leases, origins  listFlag
+	poll, sessionTimeout, shutdownTimeout time.Duration
+	// stallGrace unset: the watcher uses two polls.
+	stallGrace    optDuration
+	sim, insecure bool
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	f.conn.register(fs)
+	f.tls.register(fs)
+	fs.StringVar(&f.addr, "addr", defaultAddr, "")
+	fs.Var(&f.watch, "watch", "")
+	fs.Var(&f.under, "watch-under", "")
+	fs.Var(&f.admin, "zk-admin", "")
+	fs.Var(&f.leases, "leases", "")
+	fs.StringVar(&f.zkAuth, "zk-auth", "", "")
+	fs.DurationVar(&f.poll, "poll", zkwatch.DefaultPoll, "")
+	fs.Var(&f.stallGrace, "stall-grace", "")
+	fs.DurationVar(&f.sessionTimeout, "session-timeout", zkwatch.DefaultSessionTimeout, "")
+	fs.BoolVar(&f.sim, "sim", false, "")
+	fs.StringVar(&f.simRoot, "sim-root", defaultSimRoot, "")
+	fs.Var(&f.origins, "allowed-origin", "")
+	fs.StringVar(&f.token, "auth-token", "", "")
+	fs.BoolVar(&f.insecure, "insecure", false, "")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "")
+	fs.StringVar(&f.level, "log-level", "info", "")
+	fs.StringVar(&f.format, "log-format", "text", "")
+}
+
+// config checks the flags and builds serve's configuration.
+func (f *serveFlags) config() (serveConfig, error) {
+	c := serveConfig{
+		ZKTimeout: f.conn.timeout, Addr: f.addr, Watch: f.watch, WatchUnder: f.under, Poll: f.poll,
+		SessionTimeout: f.sessionTimeout, Sim: f.sim, SimRoot: f.simRoot, AllowedOrigins: f.origins,
+		AuthToken: f.token, Insecure: f.insecure, ShutdownTimeout: f.shutdownTimeout, StallGrace: f.stallGrace.d,
+	}
+	var err error
+	if c.Servers, c.Chroot, err = f.conn.parse(); err != nil {
+		return c, err
+	}
+	if err := checkPaths("--watch", f.watch); err != nil {
+		return c, err
+	}
+	if err := checkPaths("--watch-under", f.under); err != nil {
+		return c, err
+	}
+	if c.AdminURLs, err = parseAdminURLs(f.admin); err != nil {
+		return c, err
+	}
+	if c.Leases, err = parseLeases(f.leases); err != nil {
+		return c, err
+	}
+	if c.ZKAuth, err = parseZKAuth(f.zkAuth); err != nil {
+		return c, fmt.Errorf("--zk-auth: %w", err)
+	}
+	if c.ZKTLS, err = f.tls.config(); err != nil {
+		return c, err
+	}
+	err = errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
+		positive("shutdown-timeout", f.shutdownTimeout), checkSimRoot(f.simRoot))
+	if err != nil {
+		return c, err
+	}
+	if f.stallGrace.set && f.stallGrace.d <= 0 {
+		return c, fmt.Errorf("--stall-grace %v: want a positive duration such as 2s", f.stallGrace.d)
+	}
+	if c.LogLevel, c.LogJSON, err = parseLog(f.level, f.format); err != nil {
+		return c, err
+	}
+	return c, checkExposure(f.addr, f.token, f.insecure)
 }
 
 // Main is the serve command: parse, run, close. Tests drive it in-process
@@ -177,132 +249,85 @@ func (m *Main) ParseFlags(args []string) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	var f serveFlags
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var (
-		zkFlag, addr, simRoot, token, level, format string
-		watch, under, admin, leases, origins        listFlag
-		poll, sessionTimeout, shutdownTimeout       time.Duration
-		sim, insecure                               bool
-	)
-	fs.StringVar(&zkFlag, "zk", getenv("ZKLOCKVIZ_ZK"), "")
-	fs.StringVar(&addr, "addr", cmpOr(getenv("ZKLOCKVIZ_ADDR"), defaultAddr), "")
-	fs.Var(&watch, "watch", "")
-	fs.Var(&under, "watch-under", "")
-	fs.Var(&admin, "zk-admin", "")
-	fs.Var(&leases, "leases", "")
-	var zkAuth string
-	var zkTLS zkTLSFlags
-	fs.StringVar(&zkAuth, "zk-auth", getenv("ZKLOCKVIZ_ZK_AUTH"), "")
-	fs.BoolVar(&zkTLS.on, "zk-tls", false, "")
-	fs.StringVar(&zkTLS.ca, "zk-tls-ca", "", "")
-	fs.StringVar(&zkTLS.cert, "zk-tls-cert", "", "")
-	fs.StringVar(&zkTLS.key, "zk-tls-key", "", "")
-	fs.BoolVar(&zkTLS.skipVerify, "zk-tls-insecure-skip-verify", false, "")
-	fs.DurationVar(&poll, "poll", zkwatch.DefaultPoll, "")
-	stallGrace := getenv("ZKLOCKVIZ_STALL_GRACE")
-	fs.StringVar(&stallGrace, "stall-grace", stallGrace, "")
-	fs.DurationVar(&sessionTimeout, "session-timeout", zkwatch.DefaultSessionTimeout, "")
-	fs.BoolVar(&sim, "sim", false, "")
-	fs.StringVar(&simRoot, "sim-root", defaultSimRoot, "")
-	fs.Var(&origins, "allowed-origin", "")
-	fs.StringVar(&token, "auth-token", getenv("ZKLOCKVIZ_TOKEN"), "")
-	fs.BoolVar(&insecure, "insecure", false, "")
-	fs.DurationVar(&shutdownTimeout, "shutdown-timeout", 10*time.Second, "")
-	fs.StringVar(&level, "log-level", "info", "")
-	fs.StringVar(&format, "log-format", "text", "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(m.Stdout, serveUsage)
-			return errHelp
-		}
+	f.register(fs)
+	if err := parseFlags(fs, args, getenv, serveUsage, m.Stdout); err != nil {
+		return err
+	}
+	c, err := f.config()
+	if err != nil {
 		return usagef("%v", err)
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (flags start with --)", fs.Arg(0))
-	}
+	m.Config = c
+	return nil
+}
 
-	c := serveConfig{
-		Addr: addr, Watch: watch, WatchUnder: under, Poll: poll, SessionTimeout: sessionTimeout,
-		Sim: sim, SimRoot: simRoot, AllowedOrigins: origins, AuthToken: token, Insecure: insecure,
-		ShutdownTimeout: shutdownTimeout, Leases: map[string]int{},
-	}
-	bad := usagef
-	var err error
-	if c.Servers, c.Chroot, err = parseZK(zkFlag); err != nil {
-		return bad("%v", err)
-	}
-	for _, p := range watch {
+func checkPaths(flagName string, paths []string) error {
+	for _, p := range paths {
 		if err := zkwatch.ValidatePath(p); err != nil {
-			return bad("--watch: %v", err)
+			return fmt.Errorf("%s: %w", flagName, err)
 		}
 	}
-	for _, p := range under {
-		if err := zkwatch.ValidatePath(p); err != nil {
-			return bad("--watch-under: %v", err)
-		}
-	}
-	for _, a := range admin {
+	return nil
+}
+
+// parseAdminURLs reads --zk-admin values, each one URL or a comma list.
+func parseAdminURLs(values []string) ([]string, error) {
+	var urls []string
+	for _, a := range values {
 		for u := range strings.SplitSeq(a, ",") {
 			pu, err := url.Parse(u)
 			if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-				return bad("--zk-admin %q: want an AdminServer base URL such as http://zk1:8080", u)
+				return nil, fmt.Errorf("--zk-admin %q: want an AdminServer base URL such as http://zk1:8080", u)
 			}
-			c.AdminURLs = append(c.AdminURLs, strings.TrimSuffix(u, "/"))
+			urls = append(urls, strings.TrimSuffix(u, "/"))
 		}
 	}
-	for _, l := range leases {
+	return urls, nil
+}
+
+// parseLeases reads --leases /path=N values.
+func parseLeases(values []string) (map[string]int, error) {
+	leases := map[string]int{}
+	for _, l := range values {
 		p, n, ok := strings.Cut(l, "=")
 		limit, err := strconv.Atoi(n)
 		if !ok || err != nil || limit < 1 {
-			return bad("--leases %q: want /path=N with N >= 1", l)
+			return nil, fmt.Errorf("--leases %q: want /path=N with N >= 1", l)
 		}
 		if err := zkwatch.ValidatePath(p); err != nil {
-			return bad("--leases: %v", err)
+			return nil, fmt.Errorf("--leases: %w", err)
 		}
-		c.Leases[p] = limit
+		leases[p] = limit
 	}
-	if c.ZKAuth, err = parseZKAuth(zkAuth); err != nil {
-		return bad("--zk-auth: %v", err)
-	}
-	if c.ZKTLS, err = zkTLS.config(); err != nil {
-		return bad("%v", err)
-	}
-	if poll <= 0 {
-		return bad("--poll %v: must be positive", poll)
-	}
-	if stallGrace != "" {
-		if c.StallGrace, err = time.ParseDuration(stallGrace); err != nil || c.StallGrace <= 0 {
-			return bad("--stall-grace %q: want a positive duration such as 2s", stallGrace)
-		}
-	}
-	if sessionTimeout <= 0 {
-		return bad("--session-timeout %v: must be positive", sessionTimeout)
-	}
-	if shutdownTimeout <= 0 {
-		return bad("--shutdown-timeout %v: must be positive", shutdownTimeout)
-	}
-	if err := checkSimRoot(simRoot); err != nil {
-		return bad("%v", err)
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
-		return bad("--log-level %q: want debug, info, warn or error", level)
+	return leases, nil
+}
+
+// parseLog reads --log-level and --log-format.
+func parseLog(level, format string) (lvl slog.Level, json bool, err error) {
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return lvl, false, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
 	switch format {
 	case "text":
+		return lvl, false, nil
 	case "json":
-		c.LogJSON = true
-	default:
-		return bad("--log-format %q: want text or json", format)
+		return lvl, true, nil
 	}
+	return lvl, false, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// checkExposure refuses a non-loopback --addr without a token, unless
+// --insecure says something in front authenticates.
+func checkExposure(addr, token string, insecure bool) error {
 	loopback, err := isLoopback(addr)
 	if err != nil {
-		return bad("--addr %q: %v", addr, err)
+		return fmt.Errorf("--addr %q: %w", addr, err)
 	}
 	if !loopback && token == "" && !insecure {
-		return bad("--addr %s is reachable from other hosts; set --auth-token (or ZKLOCKVIZ_TOKEN), or pass --insecure if something in front authenticates", addr)
+		return fmt.Errorf("--addr %s is reachable from other hosts; set --auth-token (or ZKLOCKVIZ_TOKEN), or pass --insecure if something in front authenticates", addr)
 	}
-	m.Config = c
 	return nil
 }
 
@@ -357,29 +382,17 @@ func isLoopback(addr string) (bool, error) {
 	return ip != nil && ip.IsLoopback(), nil
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// Run starts the watcher and the HTTP server and returns once both are
-// under way; Err reports a failure after that. Call Close to stop.
+// Run checks that ZooKeeper answers, then starts the watcher and the HTTP
+// server and returns once both are under way; Err reports a failure after
+// that. Call Close to stop.
 func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
-	var h slog.Handler
-	opts := &slog.HandlerOptions{Level: c.LogLevel}
-	if c.LogJSON {
-		h = slog.NewJSONHandler(m.Stderr, opts)
-	} else {
-		h = slog.NewTextHandler(m.Stderr, opts)
+	h := m.startLog()
+	if err := m.checkZK(ctx); err != nil {
+		return err
 	}
-	m.log = slog.New(h)
-	slog.SetDefault(m.log)
 	m.hub = hub.New()
 	m.errc = make(chan error, 2)
-
 	w, err := zkwatch.New(zkwatch.Config{
 		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
 		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
@@ -393,44 +406,21 @@ func (m *Main) Run(ctx context.Context) error {
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
-
-	var sim *simulator.Manager
-	if c.Sim {
-		sim, m.stopSim, err = newSim(runCtx, simDeps{
-			Servers: c.Servers, Chroot: c.Chroot, Root: c.SimRoot, Hub: m.hub, Logger: m.log,
-		})
-		if err != nil {
-			cancel()
-			return err // newSim's errors say "simulator: " already
-		}
+	if m.web, err = m.newWeb(runCtx); err != nil {
+		return err
 	}
-
-	srv, err := web.New(web.Config{
-		Hub: m.hub, Watcher: w, Sim: sim, Pages: web.PageRoutes(m.hub, c.Sim, web.WithConnection(w.Connection)),
-		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: w.Connection}),
-		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
-	})
-	if err != nil {
-		cancel()
-		return fmt.Errorf("web: %w", err)
-	}
-	m.web = srv
-
-	ln, err := net.Listen("tcp", c.Addr)
-	if err != nil {
-		cancel()
+	if m.ln, err = net.Listen("tcp", c.Addr); err != nil {
 		return fmt.Errorf("listen on %s: %w", c.Addr, err)
 	}
-	m.ln = ln
 	m.http = &http.Server{
-		Handler:           srv,
+		Handler:           m.web,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(h, slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return runCtx },
 	}
 	// Shutdown does not close hijacked connections: the websockets.
-	m.http.RegisterOnShutdown(srv.CloseWebsockets)
+	m.http.RegisterOnShutdown(m.web.CloseWebsockets)
 
 	go func() {
 		if err := w.Run(runCtx); err != nil {
@@ -438,14 +428,73 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}()
 	go func() {
-		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.errc <- fmt.Errorf("http: %w", err)
 		}
 	}()
-	m.log.Info("serving", "addr", ln.Addr().String(), "zk", strings.Join(c.Servers, ","), "chroot", c.Chroot,
+	m.log.Info("serving", "addr", m.Addr(), "zk", strings.Join(c.Servers, ","), "chroot", c.Chroot,
 		"watch", c.Watch, "watchUnder", c.WatchUnder, "sim", c.Sim, "auth", c.AuthToken != "")
 	fmt.Fprintf(m.Stderr, "listening on %s\n", m.URL())
 	return nil
+}
+
+// startLog sets up the log (the process's default too) and returns its
+// handler.
+func (m *Main) startLog() slog.Handler {
+	var h slog.Handler
+	opts := &slog.HandlerOptions{Level: m.Config.LogLevel}
+	if m.Config.LogJSON {
+		h = slog.NewJSONHandler(m.Stderr, opts)
+	} else {
+		h = slog.NewTextHandler(m.Stderr, opts)
+	}
+	m.log = slog.New(h)
+	slog.SetDefault(m.log)
+	return h
+}
+
+// checkZK fails unless a member gives a session within --zk-timeout, and
+// warns of each member that does not: a member down is an ensemble's
+// normal state, but worth knowing of.
+func (m *Main) checkZK(ctx context.Context) error {
+	c := m.Config
+	timeout := cmp.Or(c.ZKTimeout, defaultZKTimeout)
+	results, err := checkZK(ctx, zkTarget{Servers: c.Servers, TLS: c.ZKTLS, Auth: c.ZKAuth, Timeout: timeout})
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.Kind != probeOK {
+			what, check := r.describe(timeout)
+			m.log.Warn("ZooKeeper member not reachable; serving from the others", "server", r.Server, "problem", what, "check", check)
+		}
+	}
+	return nil
+}
+
+// newWeb builds the web server, with the simulator when --sim is on.
+func (m *Main) newWeb(ctx context.Context) (*web.Server, error) {
+	c := m.Config
+	var sim *simulator.Manager
+	if c.Sim {
+		var err error
+		sim, m.stopSim, err = newSim(ctx, simDeps{
+			Servers: c.Servers, Chroot: c.Chroot, Root: c.SimRoot, Hub: m.hub, Logger: m.log,
+		})
+		if err != nil {
+			return nil, err // newSim's errors say "simulator: " already
+		}
+	}
+	srv, err := web.New(web.Config{
+		Hub: m.hub, Watcher: m.watcher, Sim: sim,
+		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithConnection(m.watcher.Connection)),
+		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: m.watcher.Connection}),
+		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	return srv, nil
 }
 
 // Addr is the address the server listens on, once Run has returned.
@@ -492,8 +541,9 @@ func (m *Main) Close() error {
 }
 
 // runServe is the serve command.
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	m := NewMain(stdout, stderr)
+	m.Getenv = getenv
 	if err := m.ParseFlags(args); err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -24,6 +23,9 @@ or is gone. Writes only under --sim-root, and removes what it created.
 
 Flags:
   --zk HOST:PORT[,...][/chroot]  the ensemble (or ZKLOCKVIZ_ZK)
+  --zk-timeout 5s                how long ZooKeeper may take to give a session
+                                 (or ZKLOCKVIZ_ZK_TIMEOUT); then exit 1, saying
+                                 what failed at each address
   --scenario NAME|FILE           a built-in (%s) or a scenario .json file (JSON only)
   --strategy herd|predecessor    how waiters watch (default: the scenario's)
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
@@ -56,8 +58,8 @@ func checkSimRoot(root string) error {
 }
 
 // runSim runs `zklockviz sim ...` and returns the exit status.
-func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	code, err := sim(ctx, args, stdout, stderr)
+func runSim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	code, err := sim(ctx, args, stdout, stderr, getenv)
 	switch {
 	case errors.Is(err, errHelp):
 		return 0
@@ -71,92 +73,100 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var (
-		zkFlag, scenario, strategy, fencing, format, root, level string
-		clients                                                  int
-		sessionTimeout                                           time.Duration
-	)
-	fs.StringVar(&zkFlag, "zk", os.Getenv("ZKLOCKVIZ_ZK"), "")
-	fs.StringVar(&scenario, "scenario", "", "")
-	fs.StringVar(&strategy, "strategy", "", "")
-	fs.IntVar(&clients, "clients", 0, "")
-	fs.StringVar(&fencing, "fencing", "", "")
-	fs.StringVar(&format, "format", "text", "")
-	fs.StringVar(&root, "sim-root", simulator.DefaultRoot, "")
-	fs.DurationVar(&sessionTimeout, "session-timeout", 2*time.Second, "")
-	fs.StringVar(&level, "log-level", "warn", "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, simUsage, strings.Join(simulator.BuiltinNames(), ", "))
-			return 0, errHelp
-		}
-		return 0, usagef("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef("unexpected argument %q (flags start with --)", fs.Arg(0))
-	}
-	servers, chroot, err := parseZK(zkFlag)
-	if err != nil {
-		return 0, usagef("%v", err)
-	}
-	if scenario == "" {
-		return 0, usagef("missing --scenario: a built-in (%s) or a .json file", strings.Join(simulator.BuiltinNames(), ", "))
-	}
+// simFlags is sim's command line as given; spec checks it.
+type simFlags struct {
+	conn                                             zkConnFlags
+	scenario, strategy, fencing, format, root, level string
+	clients                                          int
+	sessionTimeout                                   time.Duration
+	// clientsSet: --clients was given, so it is checked even when 0.
+	clientsSet bool
+}
+
+func (f *simFlags) register(fs *flag.FlagSet) {
+	f.conn.register(fs)
+	fs.StringVar(&f.scenario, "scenario", "", "")
+	fs.StringVar(&f.strategy, "strategy", "", "")
+	fs.IntVar(&f.clients, "clients", 0, "")
+	fs.StringVar(&f.fencing, "fencing", "", "")
+	fs.StringVar(&f.format, "format", "text", "")
+	fs.StringVar(&f.root, "sim-root", simulator.DefaultRoot, "")
+	fs.DurationVar(&f.sessionTimeout, "session-timeout", 2*time.Second, "")
+	fs.StringVar(&f.level, "log-level", "warn", "")
+}
+
+// spec checks the flags and returns the run they ask for, its scenario
+// loaded. Flag mistakes are *usageError; a bad scenario is
+// simulator.ErrInvalid.
+func (f *simFlags) spec() (simulator.Spec, error) {
 	spec := simulator.Spec{}
-	clientsSet := false
-	fs.Visit(func(f *flag.Flag) { clientsSet = clientsSet || f.Name == "clients" })
-	if clientsSet {
-		spec.Clients = &clients
+	if f.clientsSet {
+		spec.Clients = &f.clients
 	}
-	if strategy != "" {
-		st, err := simulator.ParseStrategy(strategy)
+	if f.scenario == "" {
+		return spec, usagef("missing --scenario: a built-in (%s) or a .json file", strings.Join(simulator.BuiltinNames(), ", "))
+	}
+	if f.strategy != "" {
+		st, err := simulator.ParseStrategy(f.strategy)
 		if err != nil {
-			return 0, usagef("--strategy: %v", err)
+			return spec, usagef("--strategy: %v", err)
 		}
 		spec.Strategy = st
 	}
-	switch fencing {
+	switch f.fencing {
 	case "":
-	case "on", "true":
-		on := true
+	case "on", "true", "off", "false":
+		on := f.fencing == "on" || f.fencing == "true"
 		spec.Fencing = &on
-	case "off", "false":
-		off := false
-		spec.Fencing = &off
 	default:
-		return 0, usagef("--fencing %q: want on or off", fencing)
+		return spec, usagef("--fencing %q: want on or off", f.fencing)
 	}
-	if format != "text" && format != "json" {
-		return 0, usagef("--format %q: want text or json", format)
+	if f.format != "text" && f.format != "json" {
+		return spec, usagef("--format %q: want text or json", f.format)
 	}
-	if clientsSet && (clients < 1 || clients > simulator.MaxClients) {
-		return 0, usagef("--clients %d: want 1 to %d", clients, simulator.MaxClients)
+	if f.clientsSet && (f.clients < 1 || f.clients > simulator.MaxClients) {
+		return spec, usagef("--clients %d: want 1 to %d", f.clients, simulator.MaxClients)
 	}
-	if sessionTimeout <= 0 {
-		return 0, usagef("--session-timeout %v: must be positive", sessionTimeout)
+	if err := errors.Join(positive("session-timeout", f.sessionTimeout), checkSimRoot(f.root)); err != nil {
+		return spec, usagef("%v", err)
 	}
-	if err := checkSimRoot(root); err != nil {
+	sc, err := simulator.LoadScenario(f.scenario)
+	if err != nil {
+		return spec, err
+	}
+	if f.clientsSet && !sc.Wildcard() {
+		return spec, usagef("--clients %d: scenario %s has no steps with client \"*\", so its clients are the ones its steps name; drop --clients", f.clients, sc.Name)
+	}
+	spec.Definition = sc
+	return spec, nil
+}
+
+func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) (int, error) {
+	var f simFlags
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	f.register(fs)
+	if err := parseFlags(fs, args, getenv, fmt.Sprintf(simUsage, strings.Join(simulator.BuiltinNames(), ", ")), stdout); err != nil {
+		return 0, err
+	}
+	fs.Visit(func(fl *flag.Flag) { f.clientsSet = f.clientsSet || fl.Name == "clients" })
+	servers, chroot, err := f.conn.parse()
+	if err != nil {
 		return 0, usagef("%v", err)
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return 0, usagef("--log-level %q: want debug, info, warn or error", level)
-	}
-	sc, err := simulator.LoadScenario(scenario)
+	spec, err := f.spec()
 	if err != nil {
 		return 0, err
 	}
-	if clientsSet && !sc.Wildcard() {
-		return 0, usagef("--clients %d: scenario %s has no steps with client \"*\", so its clients are the ones its steps name; drop --clients", clients, sc.Name)
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(f.level)); err != nil {
+		return 0, usagef("--log-level %q: want debug, info, warn or error", f.level)
 	}
-	spec.Definition = sc
-
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	if _, err := checkZK(ctx, zkTarget{Servers: servers, Timeout: f.conn.timeout}); err != nil {
+		return 0, err
+	}
 	m, err := simulator.New(simulator.ManagerConfig{
-		Servers: servers, Chroot: chroot, Root: root, SessionTimeout: sessionTimeout, Logger: log, IdleTimeout: -1,
+		Servers: servers, Chroot: chroot, Root: f.root, SessionTimeout: f.sessionTimeout, IdleTimeout: -1,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})),
 	})
 	if err != nil {
 		return 0, usagef("%v", err)
@@ -166,11 +176,20 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 			fmt.Fprintf(stderr, "zklockviz sim: clean up: %v\n", err)
 		}
 	}()
-	run, err := m.Start(spec)
+	rep, err := playRun(ctx, m, spec)
 	if err != nil {
 		return 0, err
 	}
-	// Ctrl-C ends the run early; what was recorded is still printed.
+	return writeReport(stdout, rep, f.format)
+}
+
+// playRun steps a run of spec to its end, or until ctx ends (Ctrl-C), and
+// returns what was recorded.
+func playRun(ctx context.Context, m *simulator.Manager, spec simulator.Spec) (simulator.Report, error) {
+	run, err := m.Start(spec)
+	if err != nil {
+		return simulator.Report{}, err
+	}
 	stop := context.AfterFunc(ctx, func() { m.Delete(run.ID()) })
 	defer stop()
 	var stepErr error
@@ -186,12 +205,19 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	if ctx.Err() != nil && rep.Error == "" {
 		rep.Error = "interrupted"
 	}
+	return rep, nil
+}
+
+// writeReport prints the timeline and returns the exit status: 1 when the
+// run stopped early or the checker found a violation.
+func writeReport(w io.Writer, rep simulator.Report, format string) (int, error) {
+	var err error
 	if format == "json" {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
 	} else {
-		err = simulator.WriteText(stdout, rep)
+		err = simulator.WriteText(w, rep)
 	}
 	if err != nil {
 		return 1, fmt.Errorf("write the timeline: %w", err)
@@ -205,8 +231,7 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	return 0, nil
 }
 
-// newSim starts the simulator for serve --sim (web serves it at
-// /api/v1/sim) and returns it with a function that stops it.
+// newSim starts the simulator for serve --sim; web serves its routes.
 func newSim(ctx context.Context, d simDeps) (*simulator.Manager, func() error, error) {
 	m, err := simulator.New(simulator.ManagerConfig{
 		Servers: d.Servers, Chroot: d.Chroot, Root: d.Root, Logger: d.Logger,

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -31,6 +32,14 @@ func parseZKAuth(s string) ([]zkwatch.Auth, error) {
 type zkTLSFlags struct {
 	on, skipVerify bool
 	ca, cert, key  string
+}
+
+func (f *zkTLSFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.on, "zk-tls", false, "")
+	fs.StringVar(&f.ca, "zk-tls-ca", "", "")
+	fs.StringVar(&f.cert, "zk-tls-cert", "", "")
+	fs.StringVar(&f.key, "zk-tls-key", "", "")
+	fs.BoolVar(&f.skipVerify, "zk-tls-insecure-skip-verify", false, "")
 }
 
 // config builds the TLS configuration for the watcher's connections to
