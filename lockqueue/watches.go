@@ -127,7 +127,7 @@ func JoinWatches(s *Snapshot, w WatchTable, missingSince map[string]time.Time, n
 		case a.ambiguous:
 			n.Edge = EdgeUnknown
 		default:
-			n.Edge = classify(n, s.Path, prefix, present)
+			n.Edge = classify(n, s.Path, folderPrefix(prefix, n), present)
 		}
 		if suspect(n.Edge) && !n.Zombie {
 			since, ok := next[n.Name]
@@ -225,7 +225,7 @@ func attribute(s *Snapshot, w WatchTable, prefix string, known bool) []attributi
 				}
 			} else if n.WaitsFor != "" {
 				for _, p := range watches {
-					if isChild(p, prefix, n.WaitsFor) {
+					if isChild(p, folderPrefix(prefix, n), n.WaitsFor) {
 						target = p
 						break
 					}
@@ -296,6 +296,16 @@ func classify(n *Node, parent, prefix string, present func() map[string]bool) Ed
 	return edge
 }
 
+// folderPrefix is the path prefix of n's siblings: a semaphore's node and
+// the node it waits for live in one of the semaphore's folders, not
+// directly under the lock path (prefix).
+func folderPrefix(prefix string, n *Node) string {
+	if n.Folder == "" {
+		return prefix
+	}
+	return n.Folder + "/"
+}
+
 // isChild reports whether p is prefix+name, without building it.
 func isChild(p, prefix, name string) bool {
 	return len(p) == len(prefix)+len(name) && p[:len(prefix)] == prefix && p[len(prefix):] == name
@@ -333,8 +343,8 @@ func findCycle(s *Snapshot, prefix string, present func() map[string]bool) []str
 			continue
 		}
 		for _, p := range n.Watching {
-			if strings.HasPrefix(p, prefix) {
-				if m := p[len(prefix):]; m != n.Name && present()[m] {
+			if np := folderPrefix(prefix, &n); strings.HasPrefix(p, np) {
+				if m := p[len(np):]; m != n.Name && present()[m] {
 					adj[n.Name] = append(adj[n.Name], m)
 				}
 			}
