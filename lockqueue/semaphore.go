@@ -28,10 +28,10 @@ const (
 //
 // Curator's semaphore path has only "leases" and "locks" below it (each a
 // container the server deletes some time after it empties). kazoo's has
-// only lease nodes (32 hex digits, no sequence) or none, and its data is
-// the lease limit as text; its lock queue is a sibling, so it is read
-// whether or not it exists yet (a listing of a missing node leaves no
-// watch behind).
+// only lease nodes (32 hex digits, no sequence), or none while its data,
+// the lease limit as text, says it is one; its lock queue is a sibling, so
+// it is read whether or not it exists yet (a listing of a missing node
+// leaves no watch behind).
 func SemaphoreFolders(path string, names []string, data []byte) (Recipe, []string) {
 	if IsCuratorSemaphore(names) {
 		var out []string
@@ -52,7 +52,7 @@ func SemaphoreFolders(path string, names []string, data []byte) (Recipe, []strin
 			return NoRecipe, nil
 		}
 	}
-	if _, ok := kazooLimit(data); ok {
+	if _, ok := kazooLimit(data); ok || len(names) > 0 {
 		return Kazoo, []string{path + KazooSemaphoreLock}
 	}
 	return NoRecipe, nil

@@ -121,6 +121,7 @@ type Watcher struct {
 	ownSessions map[int64]bool
 	locks       map[string]*lock // by user path
 	byFull      map[string]*lock // by server path
+	folders     map[string]*lock // a semaphore's other folders, by server path
 	levels      map[string]*level
 	table       lockqueue.WatchTable
 	tableAt     time.Time
@@ -212,6 +213,7 @@ func New(cfg Config) (*Watcher, error) {
 		ownSessions: map[int64]bool{},
 		locks:       map[string]*lock{},
 		byFull:      map[string]*lock{},
+		folders:     map[string]*lock{},
 		levels:      map[string]*level{},
 		table:       lockqueue.NoWatches,
 		tableNote:   "the server's watch table has not been read yet",
@@ -411,6 +413,10 @@ func (w *Watcher) onNodeEvent(full string) {
 		l.armed = false
 		l.poke()
 	}
+	if l := w.folders[full]; l != nil {
+		l.folders[full] = false
+		l.poke()
+	}
 	if lv := w.levels[full]; lv != nil {
 		lv.armed = false
 		lv.dirty = true
@@ -475,6 +481,9 @@ func (w *Watcher) onSession(st zk.State) {
 func (w *Watcher) disarmLocked() {
 	for _, l := range w.locks {
 		l.armed = false
+		for full := range l.folders {
+			l.folders[full] = false
+		}
 	}
 	for _, lv := range w.levels {
 		lv.armed = false
