@@ -112,7 +112,7 @@ function renderSummary() {
     ['watches from', snap.watchSource || 'none'],
     ['revision', String(snap.revision)],
   ];
-  if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases)]);
+  if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases) + (snap.leasesInferred ? ' (inferred)' : '')]);
   summary.replaceChildren();
   for (const [k, v] of parts) {
     const d = document.createElement('div');

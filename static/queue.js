@@ -358,8 +358,10 @@ export function drawQueue(svg, snap, opts = {}) {
         arrows.append(p);
         continue;
       }
-      if (!path.startsWith(prefix)) continue;
-      const target = path.slice(prefix.length);
+      // A semaphore's node watches a sibling in its own folder.
+      const np = n.folder ? n.folder + '/' : prefix;
+      if (!path.startsWith(np)) continue;
+      const target = path.slice(np.length);
       if (target.includes('/')) continue;
       const tx = xOf(target);
       let edgeKind = n.holding ? 'unexpected' : n.edge || 'unknown';

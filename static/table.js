@@ -257,7 +257,7 @@ export function describeNode(root, snap, name, timing) {
     return dd;
   };
   add('node', n.name, 'mono');
-  add('full path', prefix + n.name, 'mono');
+  add('full path', (n.folder ? n.folder + '/' : prefix) + n.name, 'mono');
   add('mode', n.mode + (n.recipe ? ` (${n.recipe})` : ''));
   add('state', stateText(n) + (n.zombie ? ', zombie: its session has no live connection' : ''));
   if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');

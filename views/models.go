@@ -294,7 +294,11 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	}
 	l.Stats = []Stat{{"recipe", recipe}, {"holding", fmt.Sprint(holding)}, {"waiting", fmt.Sprint(waiting)}}
 	if s.Leases > 0 {
-		l.Stats = append(l.Stats, Stat{"leases", fmt.Sprint(s.Leases)})
+		leases := fmt.Sprint(s.Leases)
+		if s.LeasesInferred {
+			leases += " (inferred)" // read off a Curator semaphore's layout
+		}
+		l.Stats = append(l.Stats, Stat{"leases", leases})
 	}
 	ws := s.WatchSource
 	if ws == "" {
