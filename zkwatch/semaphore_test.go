@@ -237,3 +237,28 @@ func fanOut(t *testing.T, h *hub.Hub, path string, n int) {
 	}
 	t.Cleanup(func() { close(stop); wg.Wait() })
 }
+
+// Curator's InterProcessSemaphoreMutex is an InterProcessSemaphoreV2 with
+// one lease: read at its path like any Curator semaphore, its limit of 1
+// inferred while someone is pending.
+func TestCuratorSemaphoreMutex(t *testing.T) {
+	s := sharedServer(t)
+	path := fresh("/semaphore-mutex")
+	_, rec := startWatcher(t, Config{Servers: []string{s.Addr()}, Paths: []string{path}})
+	c := startJava(t, "CuratorSemaphore", s.Addr(), path, "10000", "mutex", "0", "3")
+	sessions := make([]string, 3)
+	for i := range sessions {
+		sessions[i] = strings.Fields(c.expect(t, fmt.Sprintf("queued %d ", i)))[2]
+	}
+	c.expect(t, "acquired 0")
+	rec.wait(t, path, 0, "0 holds, 1 pending, 2 queued", semaphoreIs(lockqueue.Curator, sessions, 1, true, []semNode{
+		{0, "leases", true, "", -1}, {1, "leases", false, "children", -1},
+		{1, "locks", false, "children", -1}, {2, "locks", false, "", 2},
+	}))
+	mark := rec.mark(path)
+	c.send(t, "release 0")
+	c.expect(t, "acquired 1")
+	rec.wait(t, path, mark, "1 holds, 2 pending", semaphoreIs(lockqueue.Curator, sessions, 1, true, []semNode{
+		{1, "leases", true, "", -1}, {2, "leases", false, "children", -1}, {2, "locks", false, "children", -1},
+	}))
+}
