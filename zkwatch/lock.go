@@ -207,7 +207,9 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	if sem == lockqueue.Curator {
 		lists[0].names = nil // "leases" and "locks" are folders, not nodes
 	}
-	revision := stat.Pzxid
+	// Each folder has its own sequence counter: the highest is the one
+	// nearest to wrapping.
+	revision, cversion := stat.Pzxid, stat.Cversion
 	for _, f := range folders {
 		full := w.root.full(f)
 		fnames, fstat, _, err := r.ChildrenW(full)
@@ -221,7 +223,7 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 			return w.readFailed(l, fmt.Errorf("children of %s: %w", full, err))
 		}
 		lists = append(lists, listing{folder: f, full: full, names: fnames, stat: fstat})
-		revision = max(revision, fstat.Pzxid)
+		revision, cversion = max(revision, fstat.Pzxid), max(cversion, fstat.Cversion)
 	}
 	w.setFolders(l, lists[1:])
 
@@ -316,7 +318,7 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	leases := w.cfg.Leases[l.path]
 	w.mu.Unlock()
 	s := lockqueue.BuildNodes(l.path, nodes, lockqueue.Options{Leases: leases, ParentData: l.parentData,
-		CVersion: stat.Cversion, Semaphore: sem})
+		CVersion: cversion, Semaphore: sem})
 	s.Revision = revision
 	l.pruneSessions(s.Nodes)
 	w.setBase(l, s, reindex(index, prev, keep, s.Nodes), epoch)
