@@ -65,6 +65,7 @@ func TestSemaphoreView(t *testing.T) {
 	tb.until("the queued contender's watch, confirmed", arrow(queuedLock, headLock, "actual")+` && `+arrow(queuedLock, headLock, "actual")+`.dataset.edge === 'confirmed'`)
 	tb.until("the lease limit, inferred", `document.querySelector('[data-stat=leases]') && document.querySelector('[data-stat=leases]').textContent.includes('2 (inferred)')`)
 	tb.until("the queued contender in the table", fmt.Sprintf(`!!document.querySelector('tr[data-row=%s]')`, jsString(queuedLock)))
+	tb.until("the pending acquirer waits for a free lease, in the table", fmt.Sprintf(`document.querySelector('tr[data-row=%s]').textContent.includes('a free lease')`, jsString(pendingLease)))
 	if !eval[bool](tb, `document.getElementById('alerts').hidden`) {
 		t.Errorf("alerts shown: %s", eval[string](tb, `document.getElementById('alerts').textContent`))
 	}

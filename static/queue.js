@@ -299,6 +299,7 @@ export function drawQueue(svg, snap, opts = {}) {
   let parentText = snap.path || '';
   if (snap.exists === false) parentText += '  (does not exist)';
   else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watches the server cannot list`;
+  else if (childWatchers > 0 && nodes.some((n) => n.folder)) parentText += `  · ${childWatchers} wait for a free lease`; // a semaphore: not a herd
   else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch all children`;
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.

@@ -47,6 +47,7 @@ function stateText(n) {
 }
 
 function waitsText(n) {
+  if (n.waitsOn === 'children' && n.folder) return 'a free lease'; // a semaphore's pending acquirer
   if (n.waitsOn === 'children') return 'children of parent';
   return n.waitsFor || '';
 }

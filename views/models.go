@@ -345,6 +345,10 @@ func NodeState(n lockqueue.Node) string {
 
 // WaitsText is what the recipe says a node waits for.
 func WaitsText(n lockqueue.Node) string {
+	if n.WaitsOn == "children" && n.Folder != "" {
+		// A semaphore's pending acquirer: a children watch on its leases.
+		return "a free lease"
+	}
 	if n.WaitsOn == "children" {
 		return "children of parent"
 	}
