@@ -1,5 +1,5 @@
 // Package zkwatch is the read-only live watcher: it keeps one children watch
-// per lock parent, re-reads a parent after every change, asks every ensemble
+// per lock parent (and per other folder a semaphore keeps nodes in), re-reads a parent after every change, asks every ensemble
 // member which sessions really watch which nodes, and publishes whole
 // lockqueue.Snapshots. It never writes to ZooKeeper.
 package zkwatch
