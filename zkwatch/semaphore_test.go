@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/zklocal"
@@ -261,4 +262,40 @@ func TestCuratorSemaphoreMutex(t *testing.T) {
 	rec.wait(t, path, mark, "1 holds, 2 pending", semaphoreIs(lockqueue.Curator, sessions, 1, true, []semNode{
 		{1, "leases", true, "", -1}, {2, "leases", false, "children", -1}, {2, "locks", false, "children", -1},
 	}))
+}
+
+// Folders that only look like a semaphore's path are not taken for one by
+// --watch-under: a folder whose one child "locks" holds lock parents, and
+// one whose "leases" holds a lock parent rather than Curator leases. A
+// Curator semaphore's path with an empty leases/ is one.
+func TestDiscoverSemaphoreLookalikes(t *testing.T) {
+	s := sharedServer(t)
+	c := connect(t, []string{s.Addr()}, 10*time.Second)
+	apps := fresh("/lookalikes")
+	mkLock := func(path, prefix string) {
+		t.Helper()
+		mkdirs(t, c, path)
+		if _, err := c.Create(path+"/"+prefix, nil, zk.FlagEphemeral|zk.FlagSequence, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkLock(apps+"/a/locks/orders", "W_")
+	mkLock(apps+"/b/leases/billing", "W_")
+	mkdirs(t, c, apps+"/sem/leases")
+	mkLock(apps+"/sem/locks", "_c_aaaaaaaa-2fa1-11d2-883f-0016d3cca427-lock-")
+
+	w, rec := startWatcher(t, Config{Servers: []string{s.Addr()}, Prefixes: []string{apps}})
+	for _, p := range []string{apps + "/a/locks/orders", apps + "/b/leases/billing"} {
+		rec.wait(t, p, 0, "discovered as a lock of its own", func(s lockqueue.Snapshot) bool {
+			return s.Live() && len(s.Nodes) == 1 && s.Recipe == lockqueue.SeedRW
+		})
+	}
+	rec.wait(t, apps+"/sem", 0, "the Curator semaphore, its lock queue's head waiting for a lease", func(s lockqueue.Snapshot) bool {
+		return s.Live() && len(s.Nodes) == 1 && s.Recipe == lockqueue.Curator && s.Nodes[0].WaitsOn == "children" &&
+			s.Nodes[0].Folder == apps+"/sem/locks" && len(s.Alerts) == 0
+	})
+	want := []string{apps + "/a/locks/orders", apps + "/b/leases/billing", apps + "/sem"}
+	if got := w.Paths(); !slices.Equal(got, want) {
+		t.Errorf("Paths() = %v, want %v", got, want)
+	}
 }
