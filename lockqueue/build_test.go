@@ -287,21 +287,28 @@ func TestBuildRecipes(t *testing.T) {
 			if s.Recipe != tt.recipe {
 				t.Errorf("recipe = %q, want %q", s.Recipe, tt.recipe)
 			}
-			var got []want
-			for _, n := range s.Nodes {
-				got = append(got, want{n.Name, n.Mode, n.Holding, n.WaitsFor, n.WaitsOn})
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("queue:\n got %+v\nwant %+v", got, tt.want)
-			}
-			var kinds []string
-			for _, a := range s.Alerts {
-				kinds = append(kinds, a.Kind)
-			}
-			if !reflect.DeepEqual(kinds, tt.alerts) {
-				t.Errorf("alerts = %v (%+v), want %v", kinds, s.Alerts, tt.alerts)
-			}
+			checkQueue(t, s, tt.want, tt.alerts)
 		})
+	}
+}
+
+// checkQueue compares a snapshot's nodes, in queue order, and the kinds of
+// its alerts with what a test wants.
+func checkQueue(t *testing.T, s Snapshot, wantNodes []want, wantAlerts []string) {
+	t.Helper()
+	var got []want
+	for _, n := range s.Nodes {
+		got = append(got, want{n.Name, n.Mode, n.Holding, n.WaitsFor, n.WaitsOn})
+	}
+	if !reflect.DeepEqual(got, wantNodes) {
+		t.Errorf("queue:\n got %+v\nwant %+v", got, wantNodes)
+	}
+	var kinds []string
+	for _, a := range s.Alerts {
+		kinds = append(kinds, a.Kind)
+	}
+	if !reflect.DeepEqual(kinds, wantAlerts) {
+		t.Errorf("alerts = %v (%+v), want %v", kinds, s.Alerts, wantAlerts)
 	}
 }
 

@@ -132,20 +132,7 @@ func TestBuildSemaphore(t *testing.T) {
 			if s.Recipe != tc.recipe || s.Leases != tc.leases || s.LeasesInferred != tc.inferred {
 				t.Errorf("recipe %q leases %d inferred %t, want %q %d %t", s.Recipe, s.Leases, s.LeasesInferred, tc.recipe, tc.leases, tc.inferred)
 			}
-			var got []want
-			for _, n := range s.Nodes {
-				got = append(got, want{n.Name, n.Mode, n.Holding, n.WaitsFor, n.WaitsOn})
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("nodes\n got  %v\n want %v", got, tc.want)
-			}
-			var kinds []string
-			for _, a := range s.Alerts {
-				kinds = append(kinds, a.Kind)
-			}
-			if !reflect.DeepEqual(kinds, tc.alerts) {
-				t.Errorf("alerts %v, want %v", s.Alerts, tc.alerts)
-			}
+			checkQueue(t, s, tc.want, tc.alerts)
 			// Clients re-sort patched snapshots: the folder comes first.
 			shuffled := slices.Clone(s.Nodes)
 			rand.New(rand.NewPCG(3, 4)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
