@@ -93,6 +93,11 @@ type Child struct {
 	Czxid          int64
 	Ctime          time.Time
 	EphemeralOwner int64 // 0: persistent node
+
+	// Folder is the folder the child lives in when that is not the lock
+	// path itself: a semaphore keeps its state in more than one folder
+	// (see SemaphoreFolders). Empty for the lock path's own children.
+	Folder string
 }
 
 // Node is one queue entry as shown to users and scripts.
@@ -121,6 +126,11 @@ type Node struct {
 	StalledOn string `json:"stalledOn,omitempty"`
 	// StalledSince is when the stall was first seen.
 	StalledSince time.Time `json:"stalledSince,omitzero"`
+
+	// Folder is the folder the node lives in when it is not the lock
+	// path (a semaphore's leases/ and locks/, kazoo's <path>-__lock__);
+	// empty for the lock path's own children.
+	Folder string `json:"folder,omitempty"`
 
 	owner int64
 	// parsedMode is Mode as the name alone says it, before Build's rules
@@ -158,6 +168,11 @@ type Snapshot struct {
 	UpdatedAt             time.Time  `json:"updatedAt"`
 	// Error is set when the last read failed; the nodes are then the last known ones.
 	Error string `json:"error,omitempty"`
+
+	// LeasesInferred: Leases was neither given (--leases) nor stored
+	// (kazoo) but read off a Curator semaphore's layout, where a pending
+	// acquirer waits because every other lease node is held.
+	LeasesInferred bool `json:"leasesInferred,omitempty"`
 }
 
 // Live reports whether the snapshot reflects ZooKeeper now.

@@ -112,7 +112,7 @@ function renderSummary() {
     ['watches from', snap.watchSource || 'none'],
     ['revision', String(snap.revision)],
   ];
-  if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases)]);
+  if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases) + (snap.leasesInferred ? ' (inferred)' : '')]);
   // Holders whose clients still wait: the count views.NewLock paints first.
   const stalled = holders.filter((n) => n.stalledOn).length;
   if (stalled) parts.splice(2, 0, ['stalled', String(stalled)]);

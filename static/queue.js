@@ -302,6 +302,7 @@ export function drawQueue(svg, snap, opts = {}) {
   let parentText = snap.path || '';
   if (snap.exists === false) parentText += '  (does not exist)';
   else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watches the server cannot list`;
+  else if (childWatchers > 0 && nodes.some((n) => n.folder)) parentText += `  · ${childWatchers} wait for a free lease`; // a semaphore: not a herd
   else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch all children`;
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.
@@ -361,8 +362,10 @@ export function drawQueue(svg, snap, opts = {}) {
         arrows.append(p);
         continue;
       }
-      if (!path.startsWith(prefix)) continue;
-      const target = path.slice(prefix.length);
+      // A semaphore's node watches a sibling in its own folder.
+      const np = n.folder ? n.folder + '/' : prefix;
+      if (!path.startsWith(np)) continue;
+      const target = path.slice(np.length);
       if (target.includes('/')) continue;
       const tx = xOf(target);
       // A stalled holder's watch is what keeps its client waiting: the

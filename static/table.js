@@ -61,6 +61,7 @@ function edgeText(n) {
 }
 
 function waitsText(n) {
+  if (n.waitsOn === 'children' && n.folder) return 'a free lease'; // a semaphore's pending acquirer
   if (n.waitsOn === 'children') return 'children of parent';
   return n.waitsFor || '';
 }
@@ -273,7 +274,7 @@ export function describeNode(root, snap, name, timing) {
     return dd;
   };
   add('node', n.name, 'mono');
-  add('full path', prefix + n.name, 'mono');
+  add('full path', (n.folder ? n.folder + '/' : prefix) + n.name, 'mono');
   add('mode', n.mode + (n.recipe ? ` (${n.recipe})` : ''));
   add('state', stateText(n) + (n.zombie ? ', zombie: its session has no live connection' : ''));
   if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');

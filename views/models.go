@@ -303,7 +303,11 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	}
 	l.Stats = append(l.Stats, Stat{"waiting", fmt.Sprint(waiting)})
 	if s.Leases > 0 {
-		l.Stats = append(l.Stats, Stat{"leases", fmt.Sprint(s.Leases)})
+		leases := fmt.Sprint(s.Leases)
+		if s.LeasesInferred {
+			leases += " (inferred)" // read off a Curator semaphore's layout
+		}
+		l.Stats = append(l.Stats, Stat{"leases", leases})
 	}
 	ws := s.WatchSource
 	if ws == "" {
@@ -361,6 +365,10 @@ func EdgeText(n lockqueue.Node) string {
 
 // WaitsText is what the recipe says a node waits for.
 func WaitsText(n lockqueue.Node) string {
+	if n.WaitsOn == lockqueue.OnChildren && n.Folder != "" {
+		// A semaphore's pending acquirer: a children watch on its leases.
+		return "a free lease"
+	}
 	if n.WaitsOn == lockqueue.OnChildren {
 		return "children of parent"
 	}
@@ -377,6 +385,9 @@ func WatchText(n lockqueue.Node, prefix string) string {
 	}
 	if len(n.Watching) == 0 {
 		return "nothing"
+	}
+	if n.Folder != "" {
+		prefix = n.Folder + "/" // a semaphore's node: its siblings are in its folder
 	}
 	out := make([]string, 0, len(n.Watching))
 	for _, p := range n.Watching {
