@@ -11,7 +11,8 @@ import (
 // A Curator semaphore (InterProcessSemaphoreV2's layout: leases/ and
 // locks/ below its path), made node by node with one real session per
 // contender, is drawn as one queue at its own path: two holders, the
-// pending acquirer (its lease node and its node in the internal lock), and
+// pending acquirer (its lease node and its node in the internal lock, one
+// contender: the summary counts two waiting), and
 // a contender queued on that lock, whose watch on its predecessor in locks/
 // is drawn confirmed. The lease limit, which Curator does not store, reads
 // as inferred; the console stays empty.
@@ -59,10 +60,13 @@ func TestSemaphoreView(t *testing.T) {
 	tb.until("the first lease holds", node(leases[0], "holding"))
 	tb.until("the second lease holds", node(leases[1], "holding"))
 	tb.until("the pending lease waits", node(pendingLease, "waiting"))
-	tb.until("the internal lock's holder waits for a lease", node(headLock, "waiting"))
+	tb.until("the internal lock's holder is part of the pending acquirer", node(headLock, "part"))
 	tb.until("the queued contender waits", node(queuedLock, "waiting"))
 	tb.until("rule arrow queued → lock holder", arrow(queuedLock, headLock, "rule"))
 	tb.until("the queued contender's watch, confirmed", arrow(queuedLock, headLock, "actual")+` && `+arrow(queuedLock, headLock, "actual")+`.dataset.edge === 'confirmed'`)
+	// Four contenders: two hold, two wait (the pending acquirer counted once).
+	tb.until("two holding, two waiting", `document.querySelector('[data-stat=holding] b').textContent === '2' && document.querySelector('[data-stat=waiting] b').textContent === '2'`)
+	tb.until("the lock node's state names its lease node, in the table", fmt.Sprintf(`document.querySelector('tr[data-row=%s]').textContent.includes(%s)`, jsString(headLock), jsString("holds the internal lock for "+pendingLease)))
 	tb.until("the lease limit, inferred", `document.querySelector('[data-stat=leases]') && document.querySelector('[data-stat=leases]').textContent.includes('2 (inferred)')`)
 	tb.until("the queued contender in the table", fmt.Sprintf(`!!document.querySelector('tr[data-row=%s]')`, jsString(queuedLock)))
 	tb.until("the pending acquirer waits for a free lease, in the table", fmt.Sprintf(`document.querySelector('tr[data-row=%s]').textContent.includes('a free lease')`, jsString(pendingLease)))

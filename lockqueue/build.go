@@ -84,7 +84,7 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 	nforeign := 0
 	for i := range nodes {
 		n := &nodes[i]
-		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn = n.parsedMode, false, "", ""
+		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn, n.PartOf = n.parsedMode, false, "", OnNode, ""
 		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
 		if n.Foreign {
 			nforeign++

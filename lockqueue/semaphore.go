@@ -100,6 +100,12 @@ func childPath(parent, name string) string {
 // head, while there are more lease nodes than the limit. When the limit is
 // unknown and such a node exists, the others are exactly the held leases
 // that keep it waiting, which gives the limit (marked as inferred).
+//
+// The lock queue's head whose session owns the newest lease node is the
+// acquirer that made it: its lock node is PartOf that lease node, so the
+// acquirer counts once. (Two threads of one session can look the same for
+// the moment between one letting the lock go and the next making its
+// lease node; the count is then one low for that moment.)
 func assignSemaphore(q []Node, limit int) (inferred int) {
 	var leases, queue []int
 	for i := range q {
@@ -120,6 +126,10 @@ func assignSemaphore(q []Node, limit int) (inferred int) {
 			q[queue[k]].WaitsFor = q[queue[k-1]].Name
 		}
 		if n := len(leases); n > 0 && head.owner != 0 && q[leases[n-1]].owner == head.owner {
+			// The newest lease node is the lock holder's own: one
+			// acquirer, one contender, whether its lease is pending or
+			// held until it lets the lock go.
+			head.PartOf = q[leases[n-1]].Name
 			switch {
 			case limit > 0 && n > limit:
 				pending = leases[n-1]

@@ -69,6 +69,7 @@ func TestBuildSemaphore(t *testing.T) {
 		{curatorLock(uuidA, 2), Lease, false, "", OnChildren},
 		{curatorLock(uuidB, 3), Lease, false, curatorLock(uuidA, 2), ""},
 	}
+	pendingPair := [2]string{curatorLock(uuidA, 2), curatorLease(uuidA, 2)}
 	allHeld := slices.Clone(curatorWant)
 	allHeld[2] = want{curatorLease(uuidA, 2), Lease, true, "", ""}
 	tests := []struct {
@@ -80,15 +81,20 @@ func TestBuildSemaphore(t *testing.T) {
 		inferred bool
 		want     []want
 		alerts   []string
+		// partOf: the lock node that is its acquirer's lease node's
+		// contender too, and that lease node.
+		partOf [2]string
+		// waiting: contenders waiting, each once.
+		waiting int
 	}{
 		{desc: "Curator, the limit inferred from the pending acquirer", children: curator,
-			recipe: Curator, leases: 2, inferred: true, want: curatorWant},
+			recipe: Curator, leases: 2, inferred: true, want: curatorWant, partOf: pendingPair, waiting: 2},
 		{desc: "Curator, the limit given and agreeing", children: curator, opt: Options{Leases: 2},
-			recipe: Curator, leases: 2, want: curatorWant},
+			recipe: Curator, leases: 2, want: curatorWant, partOf: pendingPair, waiting: 2},
 		{desc: "Curator, a limit of 3 given: the lock holder's lease fits, it is about to release the lock",
-			children: curator, opt: Options{Leases: 3}, recipe: Curator, leases: 3, want: allHeld},
+			children: curator, opt: Options{Leases: 3}, recipe: Curator, leases: 3, want: allHeld, partOf: pendingPair, waiting: 1},
 		{desc: "Curator, a limit of 1 given: more held than allowed", children: curator, opt: Options{Leases: 1},
-			recipe: Curator, leases: 1, want: curatorWant, alerts: []string{AlertOverLeases}},
+			recipe: Curator, leases: 1, want: curatorWant, alerts: []string{AlertOverLeases}, partOf: pendingPair, waiting: 2},
 		{desc: "Curator, the lock holder has not made its lease node yet: nothing to infer",
 			children: []Child{curator[0], curator[2], curator[3], curator[4]}, recipe: Curator,
 			want: []want{
@@ -96,14 +102,14 @@ func TestBuildSemaphore(t *testing.T) {
 				{curatorLease(uuidB, 1), Lease, true, "", ""},
 				{curatorLock(uuidA, 2), Lease, false, "", OnChildren},
 				{curatorLock(uuidB, 3), Lease, false, curatorLock(uuidA, 2), ""},
-			}},
+			}, waiting: 2},
 		{desc: "Curator, one lease node, its owner still holding the lock: it holds (any limit is at least 1)",
 			children: []Child{semKid(leases, curatorLease(uuidA, 0), 1, 101), semKid(locks, curatorLock(uuidA, 0), 1, 100)},
 			recipe:   Curator,
 			want: []want{
 				{curatorLease(uuidA, 0), Lease, true, "", ""},
 				{curatorLock(uuidA, 0), Lease, false, "", OnChildren},
-			}},
+			}, partOf: [2]string{curatorLock(uuidA, 0), curatorLease(uuidA, 0)}},
 		{desc: "Curator, holders only", children: []Child{semKid(leases, curatorLease(uuidA, 0), 1, 101)},
 			recipe: Curator, want: []want{{curatorLease(uuidA, 0), Lease, true, "", ""}}},
 		{desc: "kazoo: leases in the path, the lock queue beside it, the limit in the data",
@@ -120,7 +126,20 @@ func TestBuildSemaphore(t *testing.T) {
 				{hexB, Lease, true, "", ""},
 				{hexA + "__lock__0000000002", Lease, false, "", OnChildren},
 				{hexB + "__lock__0000000003", Lease, false, hexA + "__lock__0000000002", ""},
-			}},
+			}, waiting: 2},
+		{desc: "kazoo: the lock holder has just made its lease node and not yet let the lock go",
+			children: []Child{
+				semKid("", hexA, 1, 102),
+				semKid(klock, hexA+"__lock__0000000002", 1, 101),
+				semKid(klock, hexB+"__lock__0000000003", 2, 103),
+			},
+			opt:    Options{ParentData: []byte("2")},
+			recipe: Kazoo, leases: 2,
+			want: []want{
+				{hexA, Lease, true, "", ""},
+				{hexA + "__lock__0000000002", Lease, false, "", OnChildren},
+				{hexB + "__lock__0000000003", Lease, false, hexA + "__lock__0000000002", ""},
+			}, partOf: [2]string{hexA + "__lock__0000000002", hexA}, waiting: 1},
 		{desc: "an empty kazoo semaphore", opt: Options{ParentData: []byte("2")}, recipe: Kazoo, leases: 2},
 		{desc: "an empty Curator semaphore", recipe: Curator},
 	}
@@ -133,6 +152,14 @@ func TestBuildSemaphore(t *testing.T) {
 				t.Errorf("recipe %q leases %d inferred %t, want %q %d %t", s.Recipe, s.Leases, s.LeasesInferred, tc.recipe, tc.leases, tc.inferred)
 			}
 			checkQueue(t, s, tc.want, tc.alerts)
+			for _, n := range s.Nodes {
+				if want := map[bool]string{true: tc.partOf[1]}[n.Name == tc.partOf[0]]; n.PartOf != want {
+					t.Errorf("%s part of %q, want %q", n.Name, n.PartOf, want)
+				}
+			}
+			if got := len(s.Waiters()); got != tc.waiting {
+				t.Errorf("%d waiters %v, want %d: one per contender", got, s.Waiters(), tc.waiting)
+			}
 			// Clients re-sort patched snapshots: the folder comes first.
 			shuffled := slices.Clone(s.Nodes)
 			rand.New(rand.NewPCG(3, 4)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })

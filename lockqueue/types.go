@@ -131,6 +131,13 @@ type Node struct {
 	// path (a semaphore's leases/ and locks/, kazoo's <path>-__lock__);
 	// empty for the lock path's own children.
 	Folder string `json:"folder,omitempty"`
+	// PartOf names the node whose contender this node also is, when one
+	// acquirer owns two nodes of the queue: a semaphore's acquirer holds
+	// the internal lock by its node in the lock folder while it waits for
+	// (or has just got) a lease by its lease node, named here. Such a node
+	// is shown, but neither holds nor waits of its own: counts of waiters
+	// are counts of contenders.
+	PartOf string `json:"partOf,omitempty"`
 
 	owner int64
 	// parsedMode is Mode as the name alone says it, before Build's rules
@@ -208,13 +215,20 @@ func (s Snapshot) Oldest() (holder, waiter time.Time) {
 	return holder, waiter
 }
 
-// Waiters returns the names of the waiting nodes in queue order.
+// Waiters returns the names of the waiting nodes in queue order, one per
+// waiting contender.
 func (s Snapshot) Waiters() []string {
 	var out []string
 	for _, n := range s.Nodes {
-		if !n.Holding && !n.Foreign {
+		if n.Waiting() {
 			out = append(out, n.Name)
 		}
 	}
 	return out
+}
+
+// Waiting reports whether a node is a waiting contender of its own: not a
+// holder, not a foreign child, not part of another node's contender.
+func (n Node) Waiting() bool {
+	return !n.Holding && !n.Foreign && n.PartOf == ""
 }

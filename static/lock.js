@@ -99,9 +99,14 @@ function renderAlerts() {
 function renderSummary() {
   const nodes = snap.nodes || [];
   const holders = nodes.filter((n) => n.holding);
-  const waiters = nodes.filter((n) => !n.holding && !n.foreign);
+  // One per contender (lockqueue.Node.Waiting): a semaphore acquirer's
+  // lock-folder node is part of its lease node's contender.
+  const waiters = nodes.filter((n) => !n.holding && !n.foreign && !n.partOf);
   let oldest = null;
-  for (const n of waiters) {
+  // A contender's wait starts with its first node, which may be the one
+  // that is partOf another (lockqueue.Snapshot.Oldest).
+  for (const n of nodes) {
+    if (n.holding || n.foreign) continue;
     const t = Date.parse(n.ctime);
     if (t && (oldest === null || t < oldest)) oldest = t;
   }

@@ -189,6 +189,9 @@ export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
 }
 
 // STALLED is how a stalled holder's state reads.
+// PART_OF is how a node that is another node's contender too reads
+// (views.PartOfText).
+export const PART_OF = 'holds the internal lock for ';
 export const STALLED = 'holds by rule, client still waiting for';
 
 function el(tag, attrs, text) {
@@ -433,7 +436,7 @@ export function drawQueue(svg, snap, opts = {}) {
 function drawNode(c, snap, opts, alerts, inCycle) {
   const n = c.node;
   const mode = n.foreign ? 'unknown' : n.mode || 'unknown';
-  const state = n.holding ? 'holding' : 'waiting';
+  const state = n.holding ? 'holding' : n.partOf ? 'part' : 'waiting';
   const cls = ['node', `mode-${mode}`, state];
   if (n.foreign) cls.push('foreign');
   if (n.zombie) cls.push('zombie');
@@ -444,10 +447,11 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   const g = el('g', {
     class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
     transform: `translate(${c.x},0)`, tabindex: 0, role: 'button', 'data-stalled-on': n.stalledOn || undefined,
-    'aria-label': `${n.name}: ${mode}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${STALLED} ${n.stalledOn}` : ''),
+    'aria-label': `${n.name}: ${mode}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${STALLED} ${n.stalledOn}` : '') + (n.partOf ? `, ${PART_OF}${n.partOf}` : ''),
   });
   const tip = [n.name, `${mode} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
   if (n.stalledOn) tip.push(`${STALLED} ${n.stalledOn} (since ${n.stalledSince})`);
+  if (n.partOf) tip.push(`${PART_OF}${n.partOf}: one contender with it, not a waiter of its own`);
   if (n.session) tip.push(`session ${n.session}`);
   if (opts.timing && opts.timing.verb(n) === 'holds ≥') tip.push(HOLD_UNKNOWN);
   for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);

@@ -289,7 +289,7 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 			if n.StalledOn != "" {
 				stalled++
 			}
-		case !n.Foreign:
+		case n.Waiting():
 			waiting++
 		}
 	}
@@ -348,10 +348,21 @@ func NodeState(n lockqueue.Node) string {
 		return "holding (stalled: client still waits)"
 	case n.Holding:
 		return "holding"
+	case n.PartOf != "" && n.Zombie:
+		return PartOfText(n) + " (zombie)"
+	case n.PartOf != "":
+		return PartOfText(n)
 	case n.Zombie:
 		return "waiting (zombie)"
 	}
 	return "waiting"
+}
+
+// PartOfText is the state of a node that is another node's contender too
+// (lockqueue.Node.PartOf): a semaphore's lock-folder node, by which its
+// acquirer holds the internal lock.
+func PartOfText(n lockqueue.Node) string {
+	return "holds the internal lock for " + n.PartOf
 }
 
 // EdgeText is a node's edge as the table shows it: a stalled holder's is

@@ -220,5 +220,5 @@ func nodeEqual(a, b lockqueue.Node) bool {
 		a.DataBinary == b.DataBinary && a.Ctime.Equal(b.Ctime) && a.Czxid == b.Czxid &&
 		a.Foreign == b.Foreign && a.Zombie == b.Zombie && a.ExpiresInMs == b.ExpiresInMs &&
 		a.StalledOn == b.StalledOn && a.StalledSince.Equal(b.StalledSince) &&
-		a.Owner() == b.Owner() && a.Folder == b.Folder
+		a.Owner() == b.Owner() && a.Folder == b.Folder && a.PartOf == b.PartOf
 }

@@ -42,8 +42,9 @@ type semNode struct {
 	waitsFor int // queue index, -1 for none
 }
 
-// semaphoreIs checks the queue, the lease limit and that there are no
-// alerts, with a live connection; the edges are those the rules and the
+// semaphoreIs checks the queue, the lease limit, that the waiters count
+// each participant once and that there are no alerts, with a live
+// connection; the edges are those the rules and the
 // server's watch table give once settled: confirmed for a lock-queue waiter,
 // children (invisible to the server) for the pending acquirer.
 func semaphoreIs(recipe lockqueue.Recipe, sessions []string, leases int, inferred bool, want []semNode) func(lockqueue.Snapshot) bool {
@@ -70,12 +71,29 @@ func semaphoreIs(recipe lockqueue.Recipe, sessions []string, leases int, inferre
 			default:
 				edge = lockqueue.EdgeConfirmed
 			}
+			// A participant's second node (its node in the lock folder,
+			// after its lease node) is part of the first's contender.
+			partOf := ""
+			if j := slices.IndexFunc(want[:i], func(o semNode) bool { return o.who == w.who }); j >= 0 {
+				partOf = s.Nodes[j].Name
+			}
 			if n.Session != sessions[w.who] || folder != w.folder || n.Holding != w.holding ||
-				n.WaitsOn != w.waitsOn || n.WaitsFor != wf || n.Mode != lockqueue.Lease || n.Edge != edge {
+				n.WaitsOn != w.waitsOn || n.WaitsFor != wf || n.Mode != lockqueue.Lease || n.Edge != edge ||
+				n.PartOf != partOf {
 				return false
 			}
 		}
-		return true
+		// The waiters are the participants that hold no lease, each once.
+		waiting := map[int]bool{}
+		for _, w := range want {
+			waiting[w.who] = true
+		}
+		for _, w := range want {
+			if w.holding {
+				delete(waiting, w.who)
+			}
+		}
+		return len(s.Waiters()) == len(waiting)
 	}
 }
 
