@@ -7,13 +7,24 @@ import (
 )
 
 // queueView answers what a watched path is, seen from one lock parent.
+//
+// A node's path is its folder's plus its name: the parent's for most
+// locks, Node.Folder for a semaphore's nodes kept elsewhere (Curator's
+// leases/ and locks/, kazoo's <path>-__lock__ sibling, which is not even
+// below the parent). This is the one way a watched path is mapped to a
+// node of the lock, for attribution, edges, stalls and cycles alike. Nodes
+// are named by Name alone everywhere else (WaitsFor, StalledOn, alerts,
+// deltas): the recipes' names never repeat across a lock's folders (a
+// random id or UUID in each, and a different kind word in Curator's).
 type queueView struct {
 	parent string
 	prefix string // parent + "/"
 	nodes  []Node
-	// index of each node by name, made only when needed: most joins
-	// never ask.
-	index map[string]int
+	// index of each node by name, and the folders (as prefixes, with the
+	// trailing "/") of nodes not in the parent, made only when needed:
+	// most joins never ask.
+	index   map[string]int
+	folders map[string]bool
 }
 
 func newQueueView(s *Snapshot) *queueView {
@@ -29,6 +40,12 @@ func (q *queueView) lookup(name string) (int, bool) {
 		q.index = make(map[string]int, len(q.nodes))
 		for i, n := range q.nodes {
 			q.index[n.Name] = i
+			if n.Folder != "" {
+				if q.folders == nil {
+					q.folders = map[string]bool{}
+				}
+				q.folders[n.Folder+"/"] = true
+			}
 		}
 	}
 	i, ok := q.index[name]
@@ -40,14 +57,22 @@ func (q *queueView) has(name string) bool {
 	return ok
 }
 
+// dir is the folder n lives in, as a prefix of its path.
+func (q *queueView) dir(n *Node) string {
+	if n.Folder == "" {
+		return q.prefix
+	}
+	return n.Folder + "/"
+}
+
 // watchKind is what one watched path is to a lock.
 type watchKind int
 
 const (
-	watchElsewhere watchKind = iota // not the parent nor one of its children
+	watchElsewhere watchKind = iota // not the parent nor a child of a folder of the lock
 	watchParent                     // the lock parent: a children watch (only a simulator table lists these)
-	watchSibling                    // a child of the parent in the listing, lock node or foreign
-	watchGone                       // a child of the parent not in the listing: a dangling watch
+	watchSibling                    // a node of the lock in the listing, lock node or foreign
+	watchGone                       // a child of a folder of the lock not in the listing: a dangling watch
 )
 
 // watchTarget is one watched path as the lock sees it.
@@ -60,24 +85,27 @@ func (q *queueView) target(p string) watchTarget {
 	if p == q.parent {
 		return watchTarget{kind: watchParent}
 	}
-	if !strings.HasPrefix(p, q.prefix) {
+	slash := strings.LastIndexByte(p, '/')
+	if slash < 0 {
 		return watchTarget{kind: watchElsewhere}
 	}
-	// A node of the lock is named by its path below the parent: a direct
-	// child, or one in a folder of the lock's own layout (a semaphore's).
-	name := p[len(q.prefix):]
-	switch {
-	case q.has(name):
-		return watchTarget{kind: watchSibling, name: name}
-	case strings.Contains(name, "/"):
+	dir, name := p[:slash+1], p[slash+1:]
+	i, ok := q.lookup(name) // builds q.folders
+	if dir != q.prefix && !q.folders[dir] {
 		return watchTarget{kind: watchElsewhere}
+	}
+	if ok && q.dir(&q.nodes[i]) == dir {
+		return watchTarget{kind: watchSibling, name: name}
+	}
+	if len(q.folders) > 0 && q.folders[p+"/"] {
+		return watchTarget{kind: watchElsewhere} // a semaphore's folder itself
 	}
 	return watchTarget{kind: watchGone, name: name}
 }
 
-// isChild reports whether p is prefix+name, without building it.
-func (q *queueView) isChild(p, name string) bool {
-	return len(p) == len(q.prefix)+len(name) && p[:len(q.prefix)] == q.prefix && p[len(q.prefix):] == name
+// isPath reports whether p is dir+name, without building it.
+func isPath(p, dir, name string) bool {
+	return len(p) == len(dir)+len(name) && p[:len(dir)] == dir && p[len(dir):] == name
 }
 
 // ruleWatch is the path a waiter's rule says its session watches, among
@@ -91,8 +119,10 @@ func ruleWatch(n *Node, watches []string, q *queueView) string {
 			return q.parent
 		}
 	case n.WaitsFor != "":
+		// A waiter's predecessor is in its own folder.
+		dir := q.dir(n)
 		for _, p := range watches {
-			if q.isChild(p, n.WaitsFor) {
+			if isPath(p, dir, n.WaitsFor) {
 				return p
 			}
 		}

@@ -25,6 +25,11 @@ type Options struct {
 	// rule is then a children watch, and each waiter still names the node that
 	// blocks it in WaitsFor. Nothing in ZooKeeper tells this; the simulator does.
 	WatchChildren bool
+	// Semaphore, when set, says the children are a semaphore's (the
+	// recipe SemaphoreFolders found), read from its path and the folders
+	// SemaphoreFolders names, each child with its Folder: the lease nodes
+	// and the queue of the lock that guards adding one make one queue.
+	Semaphore Recipe
 }
 
 // MaxData bounds how much of a node's data a Snapshot carries.
@@ -55,7 +60,7 @@ func NewNode(c Child) Node {
 	n := Node{
 		Name: c.Name, Seq: nm.Seq, Mode: nm.Mode, Recipe: nm.Recipe,
 		Session: SessionHex(c.EphemeralOwner), Ctime: c.Ctime, Czxid: c.Czxid,
-		Foreign: !ok, owner: c.EphemeralOwner, parsedMode: nm.Mode,
+		Foreign: !ok, owner: c.EphemeralOwner, parsedMode: nm.Mode, Folder: c.Folder,
 		wrapped: ok && nm.HasSeq && nm.Seq < 0,
 	}
 	n.Data, n.DataBinary = EncodeData(c.Data)
@@ -77,7 +82,7 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 	nforeign := 0
 	for i := range nodes {
 		n := &nodes[i]
-		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn = n.parsedMode, false, "", ""
+		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn, n.PartOf = n.parsedMode, false, "", OnNode, ""
 		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
 		if n.Foreign {
 			nforeign++
@@ -102,21 +107,29 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 	lock, foreign := nodes[:len(nodes)-nforeign], nodes[len(nodes)-nforeign:]
 
 	s.Recipe = folderRecipe(recipes)
+	if s.Recipe == NoRecipe {
+		s.Recipe = opt.Semaphore // an empty semaphore is still one
+	}
 	sortNodes(lock, func(a, b *Node) bool { return queueLess(a, b) })
 	sortNodes(foreign, func(a, b *Node) bool { return a.Name < b.Name })
 
 	s.Leases = opt.Leases
-	if s.Recipe == Kazoo && onlyMode(lock, Lease) {
-		var n int
-		if _, err := fmt.Sscan(strings.TrimSpace(string(opt.ParentData)), &n); err == nil && n > 0 {
+	if s.Recipe == Kazoo && (opt.Semaphore == Kazoo || onlyMode(lock, Lease)) {
+		if n, ok := kazooLimit(opt.ParentData); ok {
 			s.Leases = n
 		}
 	}
-	assign(lock, s.Leases)
+	if opt.Semaphore != NoRecipe {
+		if n := assignSemaphore(lock, s.Leases); n > 0 {
+			s.Leases, s.LeasesInferred = n, true
+		}
+	} else {
+		assign(lock, s.Leases)
+	}
 	if opt.WatchChildren {
 		for i := range lock {
 			if !lock[i].Holding {
-				lock[i].WaitsOn = "children"
+				lock[i].WaitsOn = OnChildren
 			}
 		}
 	}
@@ -179,8 +192,12 @@ func onlyMode(nodes []Node, m Mode) bool {
 	return len(nodes) > 0
 }
 
-// queueLess orders by sequence, then by creation (unsequenced lease nodes), then name.
+// queueLess orders by folder (a semaphore's leases before its lock queue),
+// then by sequence, then by creation (unsequenced lease nodes), then name.
 func queueLess(a, b *Node) bool {
+	if a.Folder != b.Folder {
+		return a.Folder < b.Folder
+	}
 	if a.Seq != b.Seq {
 		return a.Seq < b.Seq
 	}
@@ -201,7 +218,7 @@ func assign(q []Node, leases int) {
 		for i := range q {
 			q[i].Holding = leases <= 0 || i < leases
 			if !q[i].Holding {
-				q[i].WaitsOn = "children"
+				q[i].WaitsOn = OnChildren
 			}
 		}
 		return
@@ -213,7 +230,7 @@ func assign(q []Node, leases int) {
 			q[i].Mode = Lease
 			q[i].Holding = i < leases
 			if !q[i].Holding {
-				q[i].WaitsOn = "children"
+				q[i].WaitsOn = OnChildren
 			}
 		}
 		return

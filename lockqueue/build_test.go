@@ -29,7 +29,7 @@ type want struct {
 	mode     Mode
 	holding  bool
 	waitsFor string
-	waitsOn  string
+	waitsOn  WaitOn
 }
 
 func TestBuildRecipes(t *testing.T) {
@@ -111,7 +111,7 @@ func TestBuildRecipes(t *testing.T) {
 			want: []want{
 				{hexA, Lease, true, "", ""},
 				{hexB, Lease, true, "", ""},
-				{"cccccccccccccccccccccccccccccccc", Lease, false, "", "children"},
+				{"cccccccccccccccccccccccccccccccc", Lease, false, "", OnChildren},
 			},
 		},
 		{
@@ -191,7 +191,7 @@ func TestBuildRecipes(t *testing.T) {
 			want: []want{
 				{"_c_" + uuidB + "-lease-0000000001", Lease, true, "", ""},
 				{"_c_" + uuidA + "-lease-0000000002", Lease, true, "", ""},
-				{"_c_" + uuidA + "-lease-0000000003", Lease, false, "", "children"},
+				{"_c_" + uuidA + "-lease-0000000003", Lease, false, "", OnChildren},
 			},
 		},
 		{
@@ -210,8 +210,8 @@ func TestBuildRecipes(t *testing.T) {
 			recipe:   SeedRW,
 			want: []want{
 				{"W_0000000001", Write, true, "", ""},
-				{"W_0000000002", Write, false, "W_0000000001", "children"},
-				{"R_0000000003", Read, false, "W_0000000002", "children"},
+				{"W_0000000002", Write, false, "W_0000000001", OnChildren},
+				{"R_0000000003", Read, false, "W_0000000002", OnChildren},
 			},
 		},
 		{
@@ -222,8 +222,8 @@ func TestBuildRecipes(t *testing.T) {
 			want: []want{
 				{"lock0000000001", Lease, true, "", ""},
 				{"lock0000000002", Lease, true, "", ""},
-				{"lock0000000003", Lease, false, "", "children"},
-				{"lock0000000004", Lease, false, "", "children"},
+				{"lock0000000003", Lease, false, "", OnChildren},
+				{"lock0000000004", Lease, false, "", OnChildren},
 			},
 		},
 		{
@@ -287,21 +287,28 @@ func TestBuildRecipes(t *testing.T) {
 			if s.Recipe != tt.recipe {
 				t.Errorf("recipe = %q, want %q", s.Recipe, tt.recipe)
 			}
-			var got []want
-			for _, n := range s.Nodes {
-				got = append(got, want{n.Name, n.Mode, n.Holding, n.WaitsFor, string(n.WaitsOn)})
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("queue:\n got %+v\nwant %+v", got, tt.want)
-			}
-			var kinds []string
-			for _, a := range s.Alerts {
-				kinds = append(kinds, a.Kind)
-			}
-			if !reflect.DeepEqual(kinds, tt.alerts) {
-				t.Errorf("alerts = %v (%+v), want %v", kinds, s.Alerts, tt.alerts)
-			}
+			checkQueue(t, s, tt.want, tt.alerts)
 		})
+	}
+}
+
+// checkQueue compares a snapshot's nodes, in queue order, and the kinds of
+// its alerts with what a test wants.
+func checkQueue(t *testing.T, s Snapshot, wantNodes []want, wantAlerts []string) {
+	t.Helper()
+	var got []want
+	for _, n := range s.Nodes {
+		got = append(got, want{n.Name, n.Mode, n.Holding, n.WaitsFor, n.WaitsOn})
+	}
+	if !reflect.DeepEqual(got, wantNodes) {
+		t.Errorf("queue:\n got %+v\nwant %+v", got, wantNodes)
+	}
+	var kinds []string
+	for _, a := range s.Alerts {
+		kinds = append(kinds, a.Kind)
+	}
+	if !reflect.DeepEqual(kinds, wantAlerts) {
+		t.Errorf("alerts = %v (%+v), want %v", kinds, s.Alerts, wantAlerts)
 	}
 }
 

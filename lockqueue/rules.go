@@ -33,8 +33,9 @@ func childrenRuleEdge(n *Node, source string, q *queueView) Edge {
 // on a node that is gone is dangling, one on anything else of the lock
 // unexpected, and nothing of the lock watched is missing.
 func nodeRuleEdge(n *Node, q *queueView) Edge {
+	dir := q.dir(n)
 	for _, p := range n.Watching {
-		if q.isChild(p, n.WaitsFor) {
+		if isPath(p, dir, n.WaitsFor) {
 			return EdgeConfirmed
 		}
 	}

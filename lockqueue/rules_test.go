@@ -305,8 +305,15 @@ func TestStalledJSON(t *testing.T) {
 	}
 }
 
+// A watched path names a node of the lock by the node's folder and name:
+// the parent's children, and a semaphore's nodes in their own folders,
+// below the parent (Curator's leases/) or beside it (kazoo's sibling).
 func TestWatchTarget(t *testing.T) {
-	s := Snapshot{Path: "/q", Nodes: []Node{{Name: "W_0000000001"}, {Name: "leases/L_0000000002"}}}
+	s := Snapshot{Path: "/q", Nodes: []Node{
+		{Name: "W_0000000001"},
+		{Name: "L_0000000002", Folder: "/q/leases"},
+		{Name: "x__lock__0000000003", Folder: "/q-__lock__"},
+	}}
 	q := newQueueView(&s)
 	tests := []struct {
 		path string
@@ -315,8 +322,13 @@ func TestWatchTarget(t *testing.T) {
 		{"/q", watchTarget{kind: watchParent}},
 		{"/q/W_0000000001", watchTarget{kind: watchSibling, name: "W_0000000001"}},
 		{"/q/W_0000000009", watchTarget{kind: watchGone, name: "W_0000000009"}},
-		{"/q/leases/L_0000000002", watchTarget{kind: watchSibling, name: "leases/L_0000000002"}},
-		{"/q/leases/L_0000000009", watchTarget{kind: watchElsewhere}},
+		{"/q/leases/L_0000000002", watchTarget{kind: watchSibling, name: "L_0000000002"}},
+		{"/q/leases/L_0000000009", watchTarget{kind: watchGone, name: "L_0000000009"}},
+		{"/q/L_0000000002", watchTarget{kind: watchGone, name: "L_0000000002"}}, // not its folder
+		{"/q/leases/W_0000000001", watchTarget{kind: watchGone, name: "W_0000000001"}},
+		{"/q-__lock__/x__lock__0000000003", watchTarget{kind: watchSibling, name: "x__lock__0000000003"}},
+		{"/q/leases", watchTarget{kind: watchElsewhere}},
+		{"/q/locks/L_0000000002", watchTarget{kind: watchElsewhere}},
 		{"/qq/W_0000000001", watchTarget{kind: watchElsewhere}},
 		{"/other", watchTarget{kind: watchElsewhere}},
 	}

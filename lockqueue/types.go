@@ -93,6 +93,11 @@ type Child struct {
 	Czxid          int64
 	Ctime          time.Time
 	EphemeralOwner int64 // 0: persistent node
+
+	// Folder is the folder the child lives in when that is not the lock
+	// path itself: a semaphore keeps its state in more than one folder
+	// (see SemaphoreFolders). Empty for the lock path's own children.
+	Folder string
 }
 
 // Node is one queue entry as shown to users and scripts.
@@ -121,6 +126,18 @@ type Node struct {
 	StalledOn string `json:"stalledOn,omitempty"`
 	// StalledSince is when the stall was first seen.
 	StalledSince time.Time `json:"stalledSince,omitzero"`
+
+	// Folder is the folder the node lives in when it is not the lock
+	// path (a semaphore's leases/ and locks/, kazoo's <path>-__lock__);
+	// empty for the lock path's own children.
+	Folder string `json:"folder,omitempty"`
+	// PartOf names the node whose contender this node also is, when one
+	// acquirer owns two nodes of the queue: a semaphore's acquirer holds
+	// the internal lock by its node in the lock folder while it waits for
+	// (or has just got) a lease by its lease node, named here. Such a node
+	// is shown, but neither holds nor waits of its own: counts of waiters
+	// are counts of contenders.
+	PartOf string `json:"partOf,omitempty"`
 
 	owner int64
 	// parsedMode is Mode as the name alone says it, before Build's rules
@@ -155,6 +172,11 @@ type Snapshot struct {
 	UpdatedAt             time.Time  `json:"updatedAt"`
 	// Error is set when the last read failed; the nodes are then the last known ones.
 	Error string `json:"error,omitempty"`
+
+	// LeasesInferred: Leases was neither given (--leases) nor stored
+	// (kazoo) but read off a Curator semaphore's layout, where a pending
+	// acquirer waits because every other lease node is held.
+	LeasesInferred bool `json:"leasesInferred,omitempty"`
 }
 
 // Live reports whether the snapshot reflects ZooKeeper now.
@@ -190,13 +212,20 @@ func (s Snapshot) Oldest() (holder, waiter time.Time) {
 	return holder, waiter
 }
 
-// Waiters returns the names of the waiting nodes in queue order.
+// Waiters returns the names of the waiting nodes in queue order, one per
+// waiting contender.
 func (s Snapshot) Waiters() []string {
 	var out []string
 	for _, n := range s.Nodes {
-		if !n.Holding && !n.Foreign {
+		if n.Waiting() {
 			out = append(out, n.Name)
 		}
 	}
 	return out
+}
+
+// Waiting reports whether a node is a waiting contender of its own: not a
+// holder, not a foreign child, not part of another node's contender.
+func (n Node) Waiting() bool {
+	return !n.Holding && !n.Foreign && n.PartOf == ""
 }

@@ -3,15 +3,18 @@
 // revision we hold. A delta against another revision, or a closed socket,
 // means reconnecting (with backoff) and starting from a whole snapshot again.
 
-const HEADER = ['path', 'revision', 'connection', 'watchSource', 'recipe', 'exists', 'leases', 'alerts', 'invisibleChildWatches', 'updatedAt', 'error'];
+const HEADER = ['path', 'revision', 'connection', 'watchSource', 'recipe', 'exists', 'leases', 'leasesInferred', 'alerts', 'invisibleChildWatches', 'updatedAt', 'error'];
 
-// nodeLess is lockqueue.NodeLess: lock nodes by (seq, czxid, name), then
-// foreign children by name.
+// nodeLess is lockqueue.NodeLess: lock nodes by (folder, seq, czxid, name),
+// then foreign children by name. A semaphore's nodes live in more than one
+// folder; other nodes have none.
+const folderOf = (n) => n.folder || '';
 export function nodeLess(a, b) {
   const fa = a.foreign ? 1 : 0;
   const fb = b.foreign ? 1 : 0;
   if (fa !== fb) return fa - fb;
   if (fa) return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  if (folderOf(a) !== folderOf(b)) return folderOf(a) < folderOf(b) ? -1 : 1;
   if (a.seq !== b.seq) return a.seq - b.seq;
   if (a.czxid !== b.czxid) return a.czxid - b.czxid;
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;

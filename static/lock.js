@@ -99,9 +99,14 @@ function renderAlerts() {
 function renderSummary() {
   const nodes = snap.nodes || [];
   const holders = nodes.filter((n) => n.holding);
-  const waiters = nodes.filter((n) => !n.holding && !n.foreign);
+  // One per contender (lockqueue.Node.Waiting): a semaphore acquirer's
+  // lock-folder node is part of its lease node's contender.
+  const waiters = nodes.filter((n) => !n.holding && !n.foreign && !n.partOf);
   let oldest = null;
-  for (const n of waiters) {
+  // A contender's wait starts with its first node, which may be the one
+  // that is partOf another (lockqueue.Snapshot.Oldest).
+  for (const n of nodes) {
+    if (n.holding || n.foreign) continue;
     const t = Date.parse(n.ctime);
     if (t && (oldest === null || t < oldest)) oldest = t;
   }
@@ -112,7 +117,7 @@ function renderSummary() {
     ['watches from', snap.watchSource || 'none'],
     ['revision', String(snap.revision)],
   ];
-  if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases)]);
+  if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases) + (snap.leasesInferred ? ' (inferred)' : '')]);
   // Holders whose clients still wait: the count views.NewLock paints first.
   const stalled = holders.filter((n) => n.stalledOn).length;
   if (stalled) parts.splice(2, 0, ['stalled', String(stalled)]);

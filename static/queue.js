@@ -210,6 +210,9 @@ export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
 }
 
 // STALLED is how a stalled holder's state reads.
+// PART_OF is how a node that is another node's contender too reads
+// (views.PartOfText).
+export const PART_OF = 'holds the internal lock for ';
 export const STALLED = 'holds by rule, client still waiting for';
 
 function el(tag, attrs, text) {
@@ -323,6 +326,7 @@ export function drawQueue(svg, snap, opts = {}) {
   let parentText = snap.path || '';
   if (snap.exists === false) parentText += '  (does not exist)';
   else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watch${snap.invisibleChildWatches === 1 ? '' : 'es'} the server cannot list`;
+  else if (childWatchers > 0 && nodes.some((n) => n.folder)) parentText += `  · ${childWatchers} wait${childWatchers === 1 ? 's' : ''} for a free lease`; // a semaphore: not a herd
   else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch${childWatchers === 1 ? 'es' : ''} all children`;
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.
@@ -382,8 +386,10 @@ export function drawQueue(svg, snap, opts = {}) {
         arrows.append(p);
         continue;
       }
-      if (!path.startsWith(prefix)) continue;
-      const target = path.slice(prefix.length);
+      // A semaphore's node watches a sibling in its own folder.
+      const np = n.folder ? n.folder + '/' : prefix;
+      if (!path.startsWith(np)) continue;
+      const target = path.slice(np.length);
       if (target.includes('/')) continue;
       const tx = xOf(target);
       // A stalled holder's watch is what keeps its client waiting: the
@@ -451,7 +457,7 @@ export function drawQueue(svg, snap, opts = {}) {
 function drawNode(c, snap, opts, alerts, inCycle) {
   const n = c.node;
   const mode = n.foreign ? 'unknown' : n.mode || 'unknown';
-  const state = n.holding ? 'holding' : 'waiting';
+  const state = n.holding ? 'holding' : n.partOf ? 'part' : 'waiting';
   const cls = ['node', `mode-${mode}`, state];
   if (n.foreign) cls.push('foreign');
   if (n.zombie) cls.push('zombie');
@@ -462,10 +468,11 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   const g = el('g', {
     class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
     transform: `translate(${c.x},0)`, tabindex: 0, role: 'button', 'data-stalled-on': n.stalledOn || undefined,
-    'aria-label': `${n.name}: ${modeLabel(mode)}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${STALLED} ${n.stalledOn}` : ''),
+    'aria-label': `${n.name}: ${modeLabel(mode)}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${STALLED} ${n.stalledOn}` : '') + (n.partOf ? `, ${PART_OF}${n.partOf}` : ''),
   });
   const tip = [n.name, `${modeLabel(mode)} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
   if (n.stalledOn) tip.push(`${STALLED} ${n.stalledOn} (since ${n.stalledSince})`);
+  if (n.partOf) tip.push(`${PART_OF}${n.partOf}: one contender with it, not a waiter of its own`);
   if (n.session) tip.push(`session ${n.session}`);
   if (opts.timing && holdHint(opts.timing.verb(n))) tip.push(holdHint(opts.timing.verb(n)));
   for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);

@@ -2,7 +2,7 @@
 // a bug report) and as plain text. Long queues are paged, so a 10,000-node
 // lock costs one page of rows in the DOM.
 
-import { alertIndex, fmtDur, tick, holdHint, modeLabel, STALLED } from './queue.js';
+import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, STALLED } from './queue.js';
 
 // nameParts splits a znode name where a line may break without hiding what
 // matters: after each run of "-" or "_" and before the 10-digit sequence, so
@@ -43,6 +43,7 @@ function watchText(n, prefix) {
 
 function stateText(n) {
   if (n.foreign) return 'foreign';
+  if (n.partOf) return 'part'; // its acquirer's other node: not a waiter of its own
   return n.holding ? 'holding' : 'waiting';
 }
 
@@ -51,6 +52,7 @@ function stateText(n) {
 function stateLabel(n) {
   if (n.holding && n.zombie) return 'holding (zombie)';
   if (n.stalledOn) return 'holding (stalled: client still waits)';
+  if (n.partOf) return PART_OF + n.partOf + (n.zombie ? ' (zombie)' : '');
   return stateText(n) + (n.zombie ? ' (zombie)' : '');
 }
 
@@ -61,6 +63,7 @@ function edgeText(n) {
 }
 
 function waitsText(n) {
+  if (n.waitsOn === 'children' && n.folder) return 'a free lease'; // a semaphore's pending acquirer
   if (n.waitsOn === 'children') return 'children of parent';
   return n.waitsFor || '';
 }
@@ -274,9 +277,9 @@ export function describeNode(root, snap, name, timing) {
     return dd;
   };
   add('node', n.name, 'mono');
-  add('full path', prefix + n.name, 'mono');
+  add('full path', (n.folder ? n.folder + '/' : prefix) + n.name, 'mono');
   add('mode', modeLabel(n.mode) + (n.recipe ? ` (${n.recipe})` : ''));
-  add('state', stateText(n) + (n.zombie ? ', zombie: its session has no live connection' : ''));
+  add('state', (n.partOf ? `${PART_OF}${n.partOf}: one contender with it, not a waiter of its own` : stateText(n)) + (n.zombie ? ', zombie: its session has no live connection' : ''));
   if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');
   if (n.stalledOn) add('stalled', `${STALLED} ${n.stalledOn}, since ${n.stalledSince}: its client missed the wake-up and does not know it holds`, 'edge-stalled');
   add('its session watches', watchText(n, prefix), 'mono');

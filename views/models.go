@@ -289,7 +289,7 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 			if n.StalledOn != "" {
 				stalled++
 			}
-		case !n.Foreign:
+		case n.Waiting():
 			waiting++
 		}
 	}
@@ -303,7 +303,11 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	}
 	l.Stats = append(l.Stats, Stat{"waiting", fmt.Sprint(waiting)})
 	if s.Leases > 0 {
-		l.Stats = append(l.Stats, Stat{"leases", fmt.Sprint(s.Leases)})
+		leases := fmt.Sprint(s.Leases)
+		if s.LeasesInferred {
+			leases += " (inferred)" // read off a Curator semaphore's layout
+		}
+		l.Stats = append(l.Stats, Stat{"leases", leases})
 	}
 	ws := s.WatchSource
 	if ws == "" {
@@ -370,10 +374,21 @@ func NodeState(n lockqueue.Node) string {
 		return "holding (stalled: client still waits)"
 	case n.Holding:
 		return "holding"
+	case n.PartOf != "" && n.Zombie:
+		return PartOfText(n) + " (zombie)"
+	case n.PartOf != "":
+		return PartOfText(n)
 	case n.Zombie:
 		return "waiting (zombie)"
 	}
 	return "waiting"
+}
+
+// PartOfText is the state of a node that is another node's contender too
+// (lockqueue.Node.PartOf): a semaphore's lock-folder node, by which its
+// acquirer holds the internal lock.
+func PartOfText(n lockqueue.Node) string {
+	return "holds the internal lock for " + n.PartOf
 }
 
 // EdgeText is a node's edge as the table shows it: a stalled holder's is
@@ -387,6 +402,10 @@ func EdgeText(n lockqueue.Node) string {
 
 // WaitsText is what the recipe says a node waits for.
 func WaitsText(n lockqueue.Node) string {
+	if n.WaitsOn == lockqueue.OnChildren && n.Folder != "" {
+		// A semaphore's pending acquirer: a children watch on its leases.
+		return "a free lease"
+	}
 	if n.WaitsOn == lockqueue.OnChildren {
 		return "children of parent"
 	}
@@ -403,6 +422,9 @@ func WatchText(n lockqueue.Node, prefix string) string {
 	}
 	if len(n.Watching) == 0 {
 		return "nothing"
+	}
+	if n.Folder != "" {
+		prefix = n.Folder + "/" // a semaphore's node: its siblings are in its folder
 	}
 	out := make([]string, 0, len(n.Watching))
 	for _, p := range n.Watching {

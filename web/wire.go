@@ -27,7 +27,7 @@ const (
 // socket, into the next one. Every folder-level field is sent whole; nodes
 // are patched: Upsert holds the nodes that are new or changed in any field,
 // Remove the names that are gone. The patched node list is then re-sorted
-// with lockqueue.NodeLess (lock nodes by seq, czxid, name; foreign children
+// with lockqueue.NodeLess (lock nodes by folder, seq, czxid, name; foreign children
 // last, by name). Order is always null, kept so a future server could send
 // an explicit order.
 type Delta struct {
@@ -39,6 +39,7 @@ type Delta struct {
 	Recipe                lockqueue.Recipe     `json:"recipe"`
 	Exists                bool                 `json:"exists"`
 	Leases                int                  `json:"leases"`
+	LeasesInferred        bool                 `json:"leasesInferred"`
 	Alerts                []lockqueue.Alert    `json:"alerts"`
 	InvisibleChildWatches int                  `json:"invisibleChildWatches"`
 	UpdatedAt             time.Time            `json:"updatedAt"`
@@ -82,7 +83,7 @@ func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
 	lockqueue.SortNodes(nodes)
 	return lockqueue.Snapshot{
 		Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
-		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, Nodes: nodes,
+		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, LeasesInferred: d.LeasesInferred, Nodes: nodes,
 		Alerts: d.Alerts, InvisibleChildWatches: d.InvisibleChildWatches, UpdatedAt: d.UpdatedAt,
 		Error: d.Error,
 	}, nil
@@ -191,7 +192,7 @@ func delta(prev, s lockqueue.Snapshot) (*Delta, bool) {
 	}
 	d := &Delta{
 		Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
-		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases,
+		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
 		Error: s.Error, Upsert: []lockqueue.Node{}, Remove: []string{},
 	}
@@ -219,5 +220,5 @@ func nodeEqual(a, b lockqueue.Node) bool {
 		a.DataBinary == b.DataBinary && a.Ctime.Equal(b.Ctime) && a.Czxid == b.Czxid &&
 		a.Foreign == b.Foreign && a.Zombie == b.Zombie && a.ExpiresInMs == b.ExpiresInMs &&
 		a.StalledOn == b.StalledOn && a.StalledSince.Equal(b.StalledSince) &&
-		a.Owner() == b.Owner()
+		a.Owner() == b.Owner() && a.Folder == b.Folder && a.PartOf == b.PartOf
 }

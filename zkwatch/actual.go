@@ -68,6 +68,7 @@ func (w *Watcher) pollOnce(ctx context.Context) {
 		if l.armed {
 			own++
 		}
+		own += l.armedFolders()
 	}
 	for _, lv := range w.levels {
 		if lv.armed && w.byFull[lv.full] == nil {

@@ -227,7 +227,10 @@ func TestDiscoverUnderPrefix(t *testing.T) {
 
 	w, rec := startWatcher(t, Config{Servers: []string{s.Addr()}, Prefixes: []string{apps}})
 	rec.wait(t, apps+"/svc1/locks/a", 0, "discovered, 1 node", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
-	rec.wait(t, apps+"/sem", 0, "kazoo lease folder discovered", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
+	// One semaphore: its lease and, read from the sibling, its lock queue.
+	rec.wait(t, apps+"/sem", 0, "kazoo semaphore discovered, lease and lock queue", func(s lockqueue.Snapshot) bool {
+		return s.Live() && len(s.Nodes) == 2 && s.Recipe == lockqueue.Kazoo && s.Nodes[1].Folder == apps+"/sem-__lock__"
+	})
 
 	// Made after the start: discovery keeps going.
 	mkLock(apps+"/x1/x2/x3/y4", "R_", "W_") // exactly 4 levels down
@@ -235,7 +238,8 @@ func TestDiscoverUnderPrefix(t *testing.T) {
 	mkLock(apps+"/svc2/b", "W_", "W_")
 	rec.wait(t, apps+"/svc2/b", 0, "discovered, 2 nodes", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 2 })
 
-	want := []string{apps + "/sem", apps + "/sem-__lock__", apps + "/svc1/locks/a", apps + "/svc2/b", apps + "/x1/x2/x3/y4"}
+	// The semaphore's sibling lock queue is part of it, not a lock of its own.
+	want := []string{apps + "/sem", apps + "/svc1/locks/a", apps + "/svc2/b", apps + "/x1/x2/x3/y4"}
 	if got := w.Paths(); !slices.Equal(got, want) {
 		t.Errorf("Paths() = %v, want %v", got, want)
 	}

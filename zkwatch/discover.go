@@ -33,9 +33,27 @@ func isLockParent(names []string) bool {
 	return false
 }
 
-// kazooSemaphoreSuffix: kazoo's Semaphore at P keeps a lock queue at
-// P-__lock__ and its leases, which carry no sequence, in P.
-const kazooSemaphoreSuffix = "-__lock__"
+// curatorSemaphore reports whether the folder at full, whose children are
+// names, is a Curator semaphore's path: "leases" and "locks" only, with
+// nothing but Curator lease nodes in "leases". A folder that merely holds
+// lock parents named so has other things there; one with only "locks" is
+// left to be found as the mutex it then looks like (Curator deletes an
+// empty leases container, so a semaphore nobody holds can look so too).
+func curatorSemaphore(r Reader, full string, names []string) bool {
+	if !lockqueue.IsCuratorSemaphore(names) {
+		return false
+	}
+	leases, _, err := r.Children(join(full, lockqueue.CuratorLeases))
+	if err != nil {
+		return false // gone since, or unreadable: the next listing decides
+	}
+	for _, n := range leases {
+		if nm, ok := lockqueue.ParseName(n); !ok || nm.Recipe != lockqueue.Curator || nm.Mode != lockqueue.Lease {
+			return false
+		}
+	}
+	return true
+}
 
 func (w *Watcher) discoverLoop(ctx context.Context) {
 	for {
@@ -111,7 +129,7 @@ func (w *Watcher) scanLevel(r Reader, lv *level) {
 		return // dropped meanwhile
 	}
 	lv.armed = true
-	if isLockParent(names) {
+	if isLockParent(names) || curatorSemaphore(r, lv.full, names) {
 		removed = w.dropBelowLocked(lv.full, true)
 		if _, ok := w.byFull[lv.full]; !ok {
 			added = append(added, w.addLockLocked(lv.path, true))
@@ -132,12 +150,16 @@ func (w *Watcher) scanLevel(r Reader, lv *level) {
 			if _, ok := w.byFull[full]; ok {
 				continue
 			}
-			if base, ok := strings.CutSuffix(n, kazooSemaphoreSuffix); ok && now[base] {
-				// The lease folder beside a kazoo Semaphore's lock queue.
+			if base, ok := strings.CutSuffix(n, lockqueue.KazooSemaphoreLock); ok && now[base] {
+				// A kazoo Semaphore's lock queue, beside its path: the
+				// semaphore at base reads it, so it is neither a lock of
+				// its own nor a folder to look into.
 				if _, ok := w.byFull[join(lv.full, base)]; !ok {
-					w.dropBelowLocked(join(lv.full, base), true)
+					removed = append(removed, w.dropBelowLocked(join(lv.full, base), true)...)
 					added = append(added, w.addLockLocked(join(lv.path, base), true))
 				}
+				removed = append(removed, w.dropBelowLocked(full, true)...)
+				continue
 			}
 			if _, ok := w.levels[full]; ok || lv.depth >= MaxDiscoverDepth {
 				continue
@@ -191,6 +213,7 @@ func (w *Watcher) dropBelowLocked(full string, self bool) []*lock {
 			delete(w.byFull, p)
 			delete(w.locks, l.path)
 			l.removed = true
+			w.dropFoldersLocked(l)
 			l.base, l.index, l.fresh = missingSnapshot(l.path), nil, false
 			l.base.Alerts = []lockqueue.Alert{}
 			l.epoch = w.epoch

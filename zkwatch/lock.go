@@ -25,7 +25,7 @@ type lock struct {
 	// order, joined; JoinWatches resets what it sets), so a lock's nodes
 	// are kept once, shared by base, last and the views.
 	base lockqueue.Snapshot
-	// index maps each name in base.Nodes to its position; nil when
+	// index maps each node of base.Nodes (by nodeKey) to its position; nil when
 	// base.Nodes holds no read children.
 	index map[string]int32
 	// fresh: base.Nodes is a read's Build output that no join has used
@@ -36,17 +36,23 @@ type lock struct {
 	last      lockqueue.Snapshot // last published; never modified
 	published bool
 	armed     bool // a children watch is set and has not fired
-	removed   bool
-	final     bool
-	stateSeq  uint64 // the connection state its last publish showed
+	// folders: a semaphore's other folders this lock reads (server
+	// paths), each true while its children watch is set.
+	folders  map[string]bool
+	removed  bool
+	final    bool
+	stateSeq uint64 // the connection state its last publish showed
 
 	// Owned by the lock's goroutine.
-	cversion    int32 // the parent's cversion at the listing base holds
 	parentCzxid int64
-	parentKey   [2]int64 // czxid, data version of the data in parentData
-	parentData  []byte
-	sessions    map[int64]string // session ids as text, shared by the nodes
-	lastErr     string
+	// seen: each folder's incarnation and cversion at the listing base
+	// holds, by folder ("" the parent; a semaphore's other folders by
+	// user path).
+	seen       map[string]folderSeen
+	parentKey  [2]int64 // czxid, data version of the data in parentData
+	parentData []byte
+	sessions   map[int64]string // session ids as text, shared by the nodes
+	lastErr    string
 }
 
 func (l *lock) poke() {
@@ -132,6 +138,30 @@ func connectionErr(err error) bool {
 		errors.Is(err, zk.ErrSessionMoved)
 }
 
+// listing is one folder's children as read for a lock: the lock parent's
+// own, or one of the other folders a semaphore keeps its nodes in.
+type listing struct {
+	folder string // user path; "" for the lock parent itself
+	full   string // server path
+	names  []string
+	stat   *zk.Stat
+}
+
+// folderSeen is what the last read saw of one folder of a lock.
+type folderSeen struct {
+	czxid    int64 // the folder's incarnation
+	cversion int32 // its child-change counter at that listing
+}
+
+// nodeKey identifies a node among all the folders of one lock: a name in
+// the lock parent, or the full user path of a node in another folder.
+func nodeKey(folder, name string) string {
+	if folder == "" {
+		return name
+	}
+	return folder + "/" + name
+}
+
 func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock) error {
 	names, stat, _, err := r.ChildrenW(l.full)
 	answered := time.Now()
@@ -154,8 +184,9 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 		// moves on once the read succeeds.)
 		prev, index = nil, nil
 	}
-	// Parent data only matters for kazoo's Semaphore (its lease limit);
-	// read it again only when it changed.
+	// Parent data matters for kazoo's Semaphore (its lease limit, and
+	// what tells its path from other folders); read it again only when
+	// it changed.
 	if key := [2]int64{stat.Czxid, int64(stat.Version)}; l.parentData == nil || key != l.parentKey {
 		data, pstat, err := r.Get(l.full)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -170,48 +201,107 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 		l.parentData, l.parentKey = data, [2]int64{pstat.Czxid, int64(pstat.Version)}
 	}
 
+	// A semaphore keeps its nodes in more folders than its path: each gets
+	// a children watch of its own, one per folder, however many look.
+	sem, folders := lockqueue.SemaphoreFolders(l.path, names, l.parentData)
+	lists := []listing{{full: l.full, names: names, stat: stat}}
+	if sem == lockqueue.Curator {
+		lists[0].names = nil // "leases" and "locks" are folders, not nodes
+	}
+	// Each folder has its own sequence counter: the highest is the one
+	// nearest to wrapping.
+	revision, cversion := stat.Pzxid, stat.Cversion
+	for _, f := range folders {
+		full := w.root.full(f)
+		fnames, fstat, _, err := r.ChildrenW(full)
+		if errors.Is(err, zk.ErrNoNode) {
+			// Not made yet (kazoo's lock queue before the first acquire)
+			// or deleted (Curator's empty containers): the listing left no
+			// watch, and the parent's children watch tells when it comes.
+			continue
+		}
+		if err != nil {
+			return w.readFailed(l, fmt.Errorf("children of %s: %w", full, err))
+		}
+		lists = append(lists, listing{folder: f, full: full, names: fnames, stat: fstat})
+		revision, cversion = max(revision, fstat.Pzxid), max(cversion, fstat.Cversion)
+	}
+	w.setFolders(l, lists[1:])
+
 	// keep marks the last read's nodes listed again.
 	keep := make([]bool, len(prev))
-	var fresh []string
-	kept := 0
-	for _, n := range names {
-		if i, ok := index[n]; ok {
-			keep[i] = true
-			kept++
-		} else {
-			fresh = append(fresh, n)
+	type item struct{ folder, full, name string }
+	var fresh []item
+	for _, ls := range lists {
+		seen := l.seen[ls.folder]
+		trusted := ls.folder == "" || seen.czxid == ls.stat.Czxid
+		kept, nfresh := 0, 0
+		for _, n := range ls.names {
+			if i, ok := index[nodeKey(ls.folder, n)]; ok && trusted {
+				keep[i] = true
+				kept++
+			} else {
+				fresh = append(fresh, item{ls.folder, ls.full, n})
+				nfresh++
+			}
 		}
-	}
-	// Data is read only for names not seen before, but a name seen before
-	// may be a new node: non-sequential children (kazoo's semaphore leases,
-	// named by a client's fixed id) can be deleted and made again between
-	// two listings. Each create and delete bumps the parent's cversion, so
-	// when it moved by more than the names that came and went explain,
-	// something came and went unseen: re-read the non-sequential children.
-	// Sequential names never come back within one parent incarnation, so
-	// the budget of one read per new sequence node holds.
-	changes := len(fresh) + (len(index) - kept)
-	if moved := stat.Cversion - l.cversion; len(index) > 0 && (moved < 0 || int(moved) > changes) {
-		for i := range prev {
-			if _, _, seq := lockqueue.SplitSeq(prev[i].Name); keep[i] && !seq {
-				keep[i] = false
-				fresh = append(fresh, prev[i].Name)
+		had := len(index)
+		if len(lists) > 1 {
+			had = 0
+			for i := range prev {
+				if prev[i].Folder == ls.folder {
+					had++
+				}
+			}
+		}
+		// Data is read only for names not seen before, but a name seen
+		// before may be a new node: non-sequential children (kazoo's
+		// semaphore leases, named by a client's fixed id) can be deleted
+		// and made again between two listings. Each create and delete
+		// bumps the folder's cversion, so when it moved by more than the
+		// names that came and went explain, something came and went
+		// unseen: re-read the non-sequential children. Sequential names
+		// never come back within one folder incarnation, so the budget of
+		// one read per new sequence node holds.
+		changes := nfresh + (had - kept)
+		if moved := ls.stat.Cversion - seen.cversion; had > 0 && (moved < 0 || int(moved) > changes) {
+			for i := range prev {
+				if _, _, seq := lockqueue.SplitSeq(prev[i].Name); keep[i] && !seq && prev[i].Folder == ls.folder {
+					keep[i] = false
+					fresh = append(fresh, item{ls.folder, ls.full, prev[i].Name})
+				}
 			}
 		}
 	}
-	got, err := w.getChildren(ctx, r, l.full, fresh)
-	if err != nil {
-		return w.readFailed(l, err)
+	got := map[string]lockqueue.Child{}
+	for i := 0; i < len(fresh); {
+		// fresh is grouped by folder: read each group at once.
+		j := i
+		var group []string
+		for ; j < len(fresh) && fresh[j].folder == fresh[i].folder; j++ {
+			group = append(group, fresh[j].name)
+		}
+		kids, err := w.getChildren(ctx, r, fresh[i].full, group)
+		if err != nil {
+			return w.readFailed(l, err)
+		}
+		for n, c := range kids {
+			c.Folder = fresh[i].folder
+			got[nodeKey(c.Folder, n)] = c
+		}
+		i = j
 	}
 	if index != nil {
 		// Sequential nodes new since the last listing were created live,
 		// just before this listing: they tell ZooKeeper's clock.
-		for _, n := range fresh {
-			if _, ok := index[n]; ok {
+		// Only the parent's own listing was answered at answered; a
+		// folder's comes later and could show nodes made after it.
+		for _, it := range fresh {
+			if _, ok := index[it.name]; ok || it.folder != "" {
 				continue
 			}
-			if _, _, seq := lockqueue.SplitSeq(n); seq {
-				if c, ok := got[n]; ok {
+			if _, _, seq := lockqueue.SplitSeq(it.name); seq {
+				if c, ok := got[it.name]; ok {
 					w.clock.observe(c.Ctime, answered)
 				}
 			}
@@ -220,31 +310,85 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	// The Build input: the nodes kept, in the last read's queue order, then
 	// the new ones, so that a join (the common change) needs no sort. A
 	// kept node's name is not parsed again nor its data encoded again.
-	nodes := make([]lockqueue.Node, 0, len(names))
+	nodes := make([]lockqueue.Node, 0, len(prev)+len(fresh))
 	for i := range prev {
 		if keep[i] {
 			nodes = append(nodes, prev[i])
 		}
 	}
-	for _, n := range fresh {
+	for _, it := range fresh {
 		// Absent from got: deleted between the listing and the read; its
 		// deletion fires the children watch.
-		if c, ok := got[n]; ok {
+		if c, ok := got[nodeKey(it.folder, it.name)]; ok {
 			node := lockqueue.NewNode(c)
 			node.Session = l.session(node.Owner(), node.Session)
 			nodes = append(nodes, node)
 		}
 	}
-	l.cversion, l.parentCzxid = stat.Cversion, stat.Czxid
+	l.parentCzxid = stat.Czxid
+	l.seen = make(map[string]folderSeen, len(lists))
+	for _, ls := range lists {
+		l.seen[ls.folder] = folderSeen{czxid: ls.stat.Czxid, cversion: ls.stat.Cversion}
+	}
 
 	w.mu.Lock()
 	leases := w.cfg.Leases[l.path]
 	w.mu.Unlock()
-	s := lockqueue.BuildNodes(l.path, nodes, lockqueue.Options{Leases: leases, ParentData: l.parentData, CVersion: stat.Cversion})
-	s.Revision = stat.Pzxid
+	s := lockqueue.BuildNodes(l.path, nodes, lockqueue.Options{Leases: leases, ParentData: l.parentData,
+		CVersion: cversion, Semaphore: sem})
+	s.Revision = revision
 	l.pruneSessions(s.Nodes)
 	w.setBase(l, s, reindex(index, prev, keep, s.Nodes), epoch)
 	return nil
+}
+
+// setFolders records the folders besides its path whose children watches
+// l holds now, so their events reach l, and forgets those it no longer
+// reads. The server keeps a forgotten watch until it fires, which it does
+// when that folder goes.
+func (w *Watcher) setFolders(l *lock, lists []listing) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if l.removed {
+		return
+	}
+	now := make(map[string]bool, len(lists))
+	for _, ls := range lists {
+		now[ls.full] = true
+	}
+	for full := range l.folders {
+		if !now[full] && w.folders[full] == l {
+			delete(w.folders, full)
+		}
+	}
+	for full := range now {
+		w.folders[full] = l
+	}
+	if len(now) == 0 {
+		now = nil
+	}
+	l.folders = now
+}
+
+// dropFoldersLocked forgets all of l's other folders.
+func (w *Watcher) dropFoldersLocked(l *lock) {
+	for full := range l.folders {
+		if w.folders[full] == l {
+			delete(w.folders, full)
+		}
+	}
+	l.folders = nil
+}
+
+// armedFolders counts l's other folders whose children watch is set.
+func (l *lock) armedFolders() int {
+	n := 0
+	for _, armed := range l.folders {
+		if armed {
+			n++
+		}
+	}
+	return n
 }
 
 // reindex updates index, the positions of prev's nodes, to those of nodes:
@@ -257,12 +401,13 @@ func reindex(index map[string]int32, prev []lockqueue.Node, keep []bool, nodes [
 	}
 	for i := range prev {
 		if !keep[i] {
-			delete(index, prev[i].Name)
+			delete(index, nodeKey(prev[i].Folder, prev[i].Name))
 		}
 	}
 	for i := range nodes {
-		if at, ok := index[nodes[i].Name]; !ok || at != int32(i) {
-			index[nodes[i].Name] = int32(i)
+		k := nodeKey(nodes[i].Folder, nodes[i].Name)
+		if at, ok := index[k]; !ok || at != int32(i) {
+			index[k] = int32(i)
 		}
 	}
 	return index
@@ -312,7 +457,10 @@ func (w *Watcher) readMissing(r Reader, epoch uint64, l *lock) error {
 			return nil
 		}
 	}
-	l.parentCzxid, l.parentData, l.sessions = 0, nil, nil
+	l.parentCzxid, l.parentData, l.sessions, l.seen = 0, nil, nil, nil
+	w.mu.Lock()
+	w.dropFoldersLocked(l)
+	w.mu.Unlock()
 	w.setBase(l, missingSnapshot(l.path), nil, epoch)
 	return nil
 }

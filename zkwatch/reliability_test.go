@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,23 +65,9 @@ func TestOneChildrenWatchPerParent(t *testing.T) {
 		h.Publish(snap)
 		rec.publish(snap)
 	}})
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for i := range 200 {
-		sub := h.Subscribe(paths[i%2])
-		wg.Go(func() {
-			defer sub.Close()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-sub.C():
-					sub.Next()
-				}
-			}
-		})
+	for _, p := range paths {
+		fanOut(t, h, p, 100)
 	}
-	t.Cleanup(func() { close(stop); wg.Wait() })
 
 	for i := range 3 {
 		for _, p := range paths {

@@ -1,5 +1,5 @@
 // Package zkwatch is the read-only live watcher: it keeps one children watch
-// per lock parent, re-reads a parent after every change, asks every ensemble
+// per lock parent (and per other folder a semaphore keeps nodes in), re-reads a parent after every change, asks every ensemble
 // member which sessions really watch which nodes, and publishes whole
 // lockqueue.Snapshots. It never writes to ZooKeeper.
 package zkwatch
@@ -130,6 +130,7 @@ type Watcher struct {
 	ownSessions map[int64]bool
 	locks       map[string]*lock // by user path
 	byFull      map[string]*lock // by server path
+	folders     map[string]*lock // a semaphore's other folders, by server path
 	levels      map[string]*level
 	table       lockqueue.WatchTable
 	tableAt     time.Time
@@ -227,6 +228,7 @@ func New(cfg Config) (*Watcher, error) {
 		ownSessions: map[int64]bool{},
 		locks:       map[string]*lock{},
 		byFull:      map[string]*lock{},
+		folders:     map[string]*lock{},
 		levels:      map[string]*level{},
 		table:       lockqueue.NoWatches,
 		tableNote:   "the server's watch table has not been read yet",
@@ -426,6 +428,10 @@ func (w *Watcher) onNodeEvent(full string) {
 		l.armed = false
 		l.poke()
 	}
+	if l := w.folders[full]; l != nil {
+		l.folders[full] = false
+		l.poke()
+	}
 	if lv := w.levels[full]; lv != nil {
 		lv.armed = false
 		lv.dirty = true
@@ -490,6 +496,9 @@ func (w *Watcher) onSession(st zk.State) {
 func (w *Watcher) disarmLocked() {
 	for _, l := range w.locks {
 		l.armed = false
+		for full := range l.folders {
+			l.folders[full] = false
+		}
 	}
 	for _, lv := range w.levels {
 		lv.armed = false
