@@ -1,0 +1,88 @@
+package localproc
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// SkipIfNotInstalled skips the test when err wraps notInstalled, or fails it
+// when CI=true so CI cannot silently skip everything. Other errors pass.
+func SkipIfNotInstalled(t testing.TB, err, notInstalled error) {
+	t.Helper()
+	if !errors.Is(err, notInstalled) {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(err)
+	}
+	t.Skip(err)
+}
+
+// CloseAtCleanup closes c when the test ends, logging its last output if the
+// test failed.
+func CloseAtCleanup(t testing.TB, s interface {
+	Close() error
+	Output() string
+	Name() string
+}) {
+	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last output of %s:\n%s", s.Name(), s.Output())
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("close %s: %v", s.Name(), err)
+		}
+	})
+}
+
+// GroupAlive reports whether any process is in process group pgid. Every
+// child StartProcess launches leads its own group, so this sees its
+// descendants too (PostgreSQL's backends). Zombies count as gone: they hold
+// no resources and are their parent's to reap.
+func GroupAlive(pgid int) (bool, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// comm, field 2, is in parentheses and may hold spaces: parse
+		// after the last ')'. Then: state ppid pgrp.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 || f[0] == "Z" {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// ReportMedian reports the median of times as the benchmark metric
+// "ms-median": under load on a small shared box the mean is skewed by a few
+// slow starts.
+func ReportMedian(b *testing.B, times []time.Duration) {
+	if len(times) == 0 {
+		return
+	}
+	s := slices.Clone(times)
+	slices.Sort(s)
+	b.ReportMetric(float64(s[len(s)/2].Microseconds())/1000, "ms-median")
+}
