@@ -1,6 +1,7 @@
 package localproc
 
 import (
+	"context"
 	"errors"
 	"os"
 	"slices"
@@ -23,22 +24,41 @@ func SkipIfNotInstalled(t testing.TB, err, notInstalled error) {
 	t.Skip(err)
 }
 
-// CloseAtCleanup closes c when the test ends, logging its last output if the
-// test failed.
-func CloseAtCleanup(t testing.TB, s interface {
+// Closer is what the service packages' servers have in common.
+type Closer interface {
 	Close() error
 	Output() string
 	Name() string
-}) {
+}
+
+// TestStartTimeout bounds a test's server start. Generous: several packages'
+// tests may start servers at once on a small box.
+const TestStartTimeout = 90 * time.Second
+
+// ForTest calls start with a TestStartTimeout deadline and closes what it
+// returns when the test ends, logging the servers' last output if the test
+// failed. When start fails with notInstalled, the test is skipped (failed
+// when CI=true); any other error fails it.
+func ForTest[S Closer](t testing.TB, notInstalled error, start func(context.Context) ([]S, error)) []S {
 	t.Helper()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("last output of %s:\n%s", s.Name(), s.Output())
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("close %s: %v", s.Name(), err)
-		}
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), TestStartTimeout)
+	defer cancel()
+	servers, err := start(ctx)
+	if err != nil {
+		SkipIfNotInstalled(t, err, notInstalled)
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("last output of %s:\n%s", s.Name(), s.Output())
+			}
+			if err := s.Close(); err != nil {
+				t.Errorf("close %s: %v", s.Name(), err)
+			}
+		})
+	}
+	return servers
 }
 
 // GroupAlive reports whether any process is in process group pgid. Every

@@ -3,13 +3,9 @@ package redislocal
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/zklockviz/zklockviz/localproc"
 )
-
-// Generous: several packages' tests may start servers at once on a small box.
-const testStartTimeout = 60 * time.Second
 
 // ForTest starts a server and closes it when the test ends. Without
 // redis-server installed the test is skipped, or fails when CI=true.
@@ -34,15 +30,7 @@ func NForTest(t testing.TB, n int) []*Server {
 // NForTestWith is NForTest with options.
 func NForTestWith(t testing.TB, n int, opts Options) []*Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testStartTimeout)
-	defer cancel()
-	servers, err := StartN(ctx, n, opts)
-	if err != nil {
-		localproc.SkipIfNotInstalled(t, err, ErrNotInstalled)
-		t.Fatalf("redislocal: start %d server(s): %v", n, err)
-	}
-	for _, s := range servers {
-		localproc.CloseAtCleanup(t, s)
-	}
-	return servers
+	return localproc.ForTest(t, ErrNotInstalled, func(ctx context.Context) ([]*Server, error) {
+		return StartN(ctx, n, opts)
+	})
 }
