@@ -12,7 +12,8 @@ import (
 
 // reaperScript waits for end-of-file on stdin, which comes when the write end
 // of the pipe closes: at Dir.Remove, or when the kernel closes this process's
-// files because it died, however it died. Then it runs the owner's hook and
+// files because it died, however it died (a pipe's write end has no other
+// holder: os.Pipe makes it close-on-exec). Then it runs the owner's hook and
 // removes the directory, retrying for a few seconds because a dying child
 // (PostgreSQL backends) may still be creating files in it.
 //
@@ -90,22 +91,22 @@ func (d *Dir) startReaper(onDeath string) error {
 // Path is the directory's absolute path.
 func (d *Dir) Path() string { return d.path }
 
-// Remove deletes the directory and lets its reaper exit. The caller must have
-// stopped every process that writes into it. Removing twice is a no-op.
+// Remove has the reaper run its hook and remove the directory now, waits
+// for it, and makes sure the directory is gone. The caller must have stopped
+// every process that writes into it. Removing twice is a no-op.
 func (d *Dir) Remove() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.pipe == nil {
 		return nil
 	}
-	err := os.RemoveAll(d.path)
-	if err != nil {
-		err = fmt.Errorf("localproc: remove %s: %w", d.path, err)
-	}
-	// The reaper now finds nothing to remove (its hook must cope with that)
-	// and exits; wait so it does not linger as a zombie.
-	err = errors.Join(err, d.pipe.Close())
+	// One path for both ends of a directory's life: the hook runs after a
+	// crash of ours and after a Kill of the server alike.
+	err := d.pipe.Close()
 	d.pipe = nil
 	<-d.reaped
+	if rerr := os.RemoveAll(d.path); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("localproc: remove %s: %w", d.path, rerr))
+	}
 	return err
 }

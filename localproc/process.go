@@ -1,6 +1,7 @@
 package localproc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -122,5 +123,26 @@ func (p *Process) Stop(grace time.Duration) error {
 		return fmt.Errorf("send SIGKILL: %w", err)
 	}
 	<-p.done
+	return nil
+}
+
+// Run runs a one-shot child (initdb, cp) to completion with the same
+// guarantees as StartProcess, killing it if ctx ends first. The error
+// carries the child's last output.
+func Run(ctx context.Context, c Command) error {
+	out := NewOutput(nil, "")
+	p, err := StartProcess(c, out)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		_ = p.Stop(0)
+		return fmt.Errorf("%s: %w; last output:\n%s", c.Path, ctx.Err(), out)
+	}
+	if err := p.Err(); err != nil {
+		return fmt.Errorf("%s: %w; last output:\n%s", c.Path, err, out)
+	}
 	return nil
 }
