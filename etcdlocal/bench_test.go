@@ -3,28 +3,15 @@ package etcdlocal_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/zklockviz/zklockviz/etcdlocal"
 	"github.com/zklockviz/zklockviz/localproc"
 )
 
-// BenchmarkStart is start-to-healthy of one member; Close is not timed.
+// BenchmarkStart is start-to-healthy of one member.
 func BenchmarkStart(b *testing.B) {
-	var times []time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		s, err := etcdlocal.Start(context.Background(), etcdlocal.Options{})
-		if err != nil {
-			localproc.SkipIfNotInstalled(b, err, etcdlocal.ErrNotInstalled)
-			b.Fatal(err)
-		}
-		times = append(times, time.Since(t0))
-		b.StopTimer()
-		if err := s.Close(); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-	}
-	localproc.ReportMedian(b, times)
+	localproc.BenchStart(b, etcdlocal.ErrNotInstalled, func(ctx context.Context) ([]*etcdlocal.Server, error) {
+		s, err := etcdlocal.Start(ctx, etcdlocal.Options{})
+		return []*etcdlocal.Server{s}, err
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -143,25 +144,14 @@ func TestStopStartKeepsData(t *testing.T) {
 }
 
 func TestCloseLeavesNothing(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := etcdlocal.Start(ctx, etcdlocal.Options{})
-	if err != nil {
-		localproc.SkipIfNotInstalled(t, err, etcdlocal.ErrNotInstalled)
-		t.Fatal(err)
-	}
-	pid, dir := s.Pid(), s.Dir()
-	if _, err := os.Stat(dir + "/data/member"); err != nil {
-		t.Fatalf("etcd data: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if alive, err := localproc.GroupAlive(pid); err != nil || alive {
-		t.Errorf("process group %d alive after Close (err %v)", pid, err)
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("dir %s after Close: %v, want it gone", dir, err)
+	for _, kill := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
+			s := etcdlocal.ForTest(t)
+			if _, err := os.Stat(s.Dir() + "/data/member"); err != nil {
+				t.Fatalf("etcd data: %v", err)
+			}
+			localproc.CheckCloseLeavesNothing(t, s, kill)
+		})
 	}
 }
 

@@ -7,7 +7,8 @@
 // server has its own temporary directory and free ports, fast timing flags
 // (heartbeat 10 ms, election 100 ms: ready in ~0.15 s instead of ~0.5 s),
 // dies with this process (PR_SET_PDEATHSIG), and its directory is removed
-// even after kill -9 (see package localproc).
+// even after kill -9 (see package localproc). etcd persists: after Stop
+// (SIGTERM) or Kill (a crash), Start brings the same data back.
 package etcdlocal
 
 import (
@@ -68,9 +69,8 @@ func (o Options) withDefaults() (Options, error) {
 // Server is one etcd process, a single-member cluster. Its ports and data
 // stay the same across Stop and Start.
 type Server struct {
+	*localproc.Server    // Name, Dir, Pid, Running, Output, Start, Stop, Kill, Close
 	clientPort, peerPort int
-	dir                  *localproc.Dir
-	srv                  *localproc.Server
 }
 
 // Start launches etcd on free loopback ports and waits until /health says
@@ -89,8 +89,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := s.srv.Start(ctx); err != nil {
-			return nil, errors.Join(fmt.Errorf("etcdlocal: %w", err), s.Close())
+		if err := s.Start(ctx); err != nil {
+			return nil, errors.Join(err, s.Close())
 		}
 		return s, nil
 	})
@@ -113,7 +113,7 @@ func newServer(bin string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{clientPort: ports[0], peerPort: ports[1], dir: dir}
+	s := &Server{clientPort: ports[0], peerPort: ports[1]}
 	peer := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.peerPort))
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	args := []string{
@@ -132,7 +132,7 @@ func newServer(bin string, opts Options) (*Server, error) {
 		"--log-level", opts.LogLevel,
 	}
 	args = append(args, opts.Args...)
-	s.srv = localproc.NewServer(localproc.Spec{
+	s.Server = localproc.NewServer(localproc.Spec{
 		Name:   "etcd " + s.Addr(),
 		Dir:    dir,
 		Output: localproc.NewOutput(opts.Log, s.Addr()+": "),
@@ -162,45 +162,6 @@ func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 // Endpoint is the client URL, "http://127.0.0.1:PORT", for clientv3's
 // Endpoints, etcdctl's --endpoints, and the JSON gateway under /v3/.
 func (s *Server) Endpoint() string { return "http://" + s.Addr() }
-
-// Name names the server in messages: "etcd 127.0.0.1:PORT".
-func (s *Server) Name() string { return s.srv.Name() }
-
-// Dir is the server's temporary directory; etcd's data is in Dir()/data.
-func (s *Server) Dir() string { return s.dir.Path() }
-
-// Pid is the running etcd's process id, 0 when stopped.
-func (s *Server) Pid() int { return s.srv.Pid() }
-
-// Running reports whether etcd is alive.
-func (s *Server) Running() bool { return s.srv.Running() }
-
-// Output returns the last lines etcd printed in its current or most recent
-// run.
-func (s *Server) Output() string { return s.srv.Output() }
-
-// Stop shuts etcd down (SIGTERM). Its data stays: Start brings it back.
-func (s *Server) Stop() error { return s.srv.Stop() }
-
-// Kill SIGKILLs etcd, like a crash.
-func (s *Server) Kill() error { return s.srv.Kill() }
-
-// Start starts a stopped server again on the same ports and data and waits
-// until it is healthy. It only waits if the server is running.
-func (s *Server) Start(ctx context.Context) error {
-	if err := s.srv.Start(ctx); err != nil {
-		return fmt.Errorf("etcdlocal: %w", err)
-	}
-	return nil
-}
-
-// Close stops etcd and removes its directory.
-func (s *Server) Close() error {
-	if err := s.srv.Close(); err != nil {
-		return fmt.Errorf("etcdlocal: %w", err)
-	}
-	return nil
-}
 
 // Health asks endpoint's /health and returns nil if etcd says it is healthy
 // (it has a leader and serves reads). Plain HTTP, so the project needs no

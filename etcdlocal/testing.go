@@ -17,11 +17,5 @@ func ForTest(t testing.TB) *Server {
 // ForTestWith is ForTest with options.
 func ForTestWith(t testing.TB, opts Options) *Server {
 	t.Helper()
-	return localproc.ForTest(t, ErrNotInstalled, func(ctx context.Context) ([]*Server, error) {
-		s, err := Start(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		return []*Server{s}, nil
-	})[0]
+	return localproc.ForTestOne(t, ErrNotInstalled, func(ctx context.Context) (*Server, error) { return Start(ctx, opts) })
 }

@@ -57,6 +57,9 @@ func NewServer(spec Spec) *Server { return &Server{spec: spec} }
 // Name is the server's name as given in its Spec.
 func (s *Server) Name() string { return s.spec.Name }
 
+// Dir is the server's own temporary directory.
+func (s *Server) Dir() string { return s.spec.Dir.Path() }
+
 // Output returns the last lines the child printed during its current or most
 // recent run.
 func (s *Server) Output() string { return s.spec.Output.String() }
@@ -138,10 +141,12 @@ func (s *Server) waitReady(ctx context.Context, p *Process) error {
 }
 
 // Stop asks the child to shut down (its stop signal, then SIGKILL after
-// StopGrace) and waits for it. Stopping a stopped server is a no-op.
+// StopGrace) and waits for it. Stopping a stopped server is a no-op; Start
+// starts it again on the same ports and directory.
 func (s *Server) Stop() error { return s.stop(StopGrace) }
 
 // Kill SIGKILLs the child's process group at once, like a crash.
+// Start starts it again on the same ports and directory.
 func (s *Server) Kill() error { return s.stop(0) }
 
 func (s *Server) stop(grace time.Duration) error {
@@ -168,7 +173,8 @@ func (s *Server) stopProc(p *Process, grace time.Duration) error {
 }
 
 // Close stops the server and removes its directory. It cannot be started
-// again. Closing twice is a no-op.
+// again. Closing twice is a no-op. Nothing of it remains afterwards: no
+// process, no directory.
 func (s *Server) Close() error {
 	err := s.Stop()
 	s.mu.Lock()

@@ -61,6 +61,79 @@ func ForTest[S Closer](t testing.TB, notInstalled error, start func(context.Cont
 	return servers
 }
 
+// ForTestOne is ForTest for a start function that returns one server.
+func ForTestOne[S Closer](t testing.TB, notInstalled error, start func(context.Context) (S, error)) S {
+	t.Helper()
+	return ForTest(t, notInstalled, func(ctx context.Context) ([]S, error) {
+		s, err := start(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return []S{s}, nil
+	})[0]
+}
+
+// CheckCloseLeavesNothing closes the running server s, after a Kill (a
+// crash) if kill is set, and fails the test if its process group or its
+// directory is still there afterwards, or if a second Close fails.
+func CheckCloseLeavesNothing(t testing.TB, s interface {
+	Closer
+	Pid() int
+	Dir() string
+	Kill() error
+}, kill bool) {
+	t.Helper()
+	pid, dir := s.Pid(), s.Dir()
+	if pid == 0 {
+		t.Fatalf("%s is not running", s.Name())
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("%s: its directory before Close: %v", s.Name(), err)
+	}
+	if kill {
+		if err := s.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if alive, err := GroupAlive(pid); err != nil || alive {
+		t.Errorf("%s: process group %d alive after Close (err %v)", s.Name(), pid, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s: directory %s after Close: %v, want it gone", s.Name(), dir, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("%s: second Close: %v", s.Name(), err)
+	}
+}
+
+// BenchStart times start from call to ready, closing (untimed) what it
+// returns, and reports the median as "ms-median": under load on a small
+// shared box the mean is skewed by a few slow starts.
+func BenchStart[S Closer](b *testing.B, notInstalled error, start func(context.Context) ([]S, error)) {
+	var times []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		servers, err := start(context.Background())
+		if err != nil {
+			SkipIfNotInstalled(b, err, notInstalled)
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(t0))
+		b.StopTimer()
+		for _, s := range servers {
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
+}
+
 // GroupAlive reports whether any process is in process group pgid. Every
 // child StartProcess launches leads its own group, so this sees its
 // descendants too (PostgreSQL's backends). Zombies count as gone: they hold
@@ -93,16 +166,4 @@ func GroupAlive(pgid int) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// ReportMedian reports the median of times as the benchmark metric
-// "ms-median": under load on a small shared box the mean is skewed by a few
-// slow starts.
-func ReportMedian(b *testing.B, times []time.Duration) {
-	if len(times) == 0 {
-		return
-	}
-	s := slices.Clone(times)
-	slices.Sort(s)
-	b.ReportMetric(float64(s[len(s)/2].Microseconds())/1000, "ms-median")
 }

@@ -3,7 +3,6 @@ package pglocal_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -114,26 +113,12 @@ func TestCloseLeavesNothing(t *testing.T) {
 				localproc.SkipIfNotInstalled(t, err, pglocal.ErrNotInstalled)
 				t.Fatal(err)
 			}
-			pid, dir := s.Pid(), s.Dir()
 			if len(shmSegments(t)) <= len(before) {
 				t.Error("no System V segment while running: the leak check below proves nothing")
 			}
-			if kill {
-				// A crash leaves postmaster.pid and the interlock
-				// segment; Close must clean up after it too.
-				if err := s.Kill(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if alive, err := localproc.GroupAlive(pid); err != nil || alive {
-				t.Errorf("process group %d alive after Close (err %v)", pid, err)
-			}
-			if _, err := os.Stat(dir); !os.IsNotExist(err) {
-				t.Errorf("dir %s after Close: %v, want it gone", dir, err)
-			}
+			// A crash (kill) leaves postmaster.pid and the
+			// interlock segment; Close must clean up after it too.
+			localproc.CheckCloseLeavesNothing(t, s, kill)
 			for id := range shmSegments(t) {
 				if !before[id] {
 					t.Errorf("System V segment %s left behind", id)

@@ -14,6 +14,10 @@
 // shared memory lives in the data directory (dynamic_shared_memory_type=mmap,
 // not /dev/shm), and the reaper removes the small System V segment the
 // postmaster keeps as a data-directory interlock.
+//
+// Stop is a fast shutdown (SIGINT: sessions are disconnected, open
+// transactions rolled back); Kill SIGKILLs the postmaster and its backends,
+// like a crash. Either way Start brings the committed data back.
 package pglocal
 
 import (
@@ -190,9 +194,8 @@ func templateData(ctx context.Context, in install) (string, error) {
 // Server is one postmaster. Its port and data stay the same across Stop and
 // Start.
 type Server struct {
-	port int
-	dir  *localproc.Dir
-	srv  *localproc.Server
+	*localproc.Server // Name, Dir, Pid, Running, Output, Start, Stop, Kill, Close
+	port              int
 }
 
 // Start launches a PostgreSQL server on a free loopback port and waits until
@@ -212,8 +215,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := s.srv.Start(ctx); err != nil {
-			return nil, errors.Join(fmt.Errorf("pglocal: %w", err), s.Close())
+		if err := s.Start(ctx); err != nil {
+			return nil, errors.Join(err, s.Close())
 		}
 		return s, nil
 	})
@@ -238,14 +241,14 @@ func newServer(ctx context.Context, in install, tmpl string, opts Options) (*Ser
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("pglocal: copy template: %w", err), dir.Remove())
 	}
-	s := &Server{port: ports[0], dir: dir}
+	s := &Server{port: ports[0]}
 	settings := maps.Clone(defaultSettings)
 	maps.Copy(settings, opts.Settings)
 	args := []string{"-D", data, "-p", strconv.Itoa(s.port), "-k", dir.Path()}
 	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		args = append(args, "-c", k+"="+settings[k])
 	}
-	s.srv = localproc.NewServer(localproc.Spec{
+	s.Server = localproc.NewServer(localproc.Spec{
 		Name:   "postgresql " + s.Addr(),
 		Dir:    dir,
 		Output: localproc.NewOutput(opts.Log, s.Addr()+": "),
@@ -285,48 +288,7 @@ func (s *Server) DSNFor(role, database string) string {
 }
 
 // SocketDir is the directory of the server's Unix socket (psql -h).
-func (s *Server) SocketDir() string { return s.dir.Path() }
-
-// Name names the server in messages: "postgresql 127.0.0.1:PORT".
-func (s *Server) Name() string { return s.srv.Name() }
-
-// Dir is the server's temporary directory; the cluster is in Dir()/data.
-func (s *Server) Dir() string { return s.dir.Path() }
-
-// Pid is the running postmaster's process id (its backends are in its
-// process group), 0 when stopped.
-func (s *Server) Pid() int { return s.srv.Pid() }
-
-// Running reports whether the postmaster is alive.
-func (s *Server) Running() bool { return s.srv.Running() }
-
-// Output returns the last lines the server printed in its current or most
-// recent run.
-func (s *Server) Output() string { return s.srv.Output() }
-
-// Stop shuts the server down (fast shutdown: sessions are disconnected,
-// open transactions rolled back). Committed data stays.
-func (s *Server) Stop() error { return s.srv.Stop() }
-
-// Kill SIGKILLs the postmaster and its backends, like a crash.
-func (s *Server) Kill() error { return s.srv.Kill() }
-
-// Start starts a stopped server again on the same port and data and waits
-// until it accepts a session. It only waits if the server is running.
-func (s *Server) Start(ctx context.Context) error {
-	if err := s.srv.Start(ctx); err != nil {
-		return fmt.Errorf("pglocal: %w", err)
-	}
-	return nil
-}
-
-// Close stops the server and removes its directory.
-func (s *Server) Close() error {
-	if err := s.srv.Close(); err != nil {
-		return fmt.Errorf("pglocal: %w", err)
-	}
-	return nil
-}
+func (s *Server) SocketDir() string { return s.Dir() }
 
 // Ready opens a session on addr as User to database postgres and returns
 // nil once the server says it is ready for a query (trust authentication).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,30 +160,15 @@ func TestFiveIndependentMasters(t *testing.T) {
 }
 
 func TestCloseLeavesNothing(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := redislocal.Start(ctx, redislocal.Options{})
-	if err != nil {
-		localproc.SkipIfNotInstalled(t, err, redislocal.ErrNotInstalled)
-		t.Fatal(err)
-	}
-	pid, dir := s.Pid(), s.Dir()
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("server dir: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if alive, err := localproc.GroupAlive(pid); err != nil || alive {
-		t.Errorf("process group %d alive after Close (err %v)", pid, err)
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("dir %s after Close: %v, want it gone", dir, err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if err := s.Start(ctx); err == nil {
-		t.Error("Start after Close succeeded")
+	for _, kill := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
+			s := redislocal.ForTest(t)
+			localproc.CheckCloseLeavesNothing(t, s, kill)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := s.Start(ctx); err == nil {
+				t.Error("Start after Close succeeded")
+			}
+		})
 	}
 }

@@ -4,7 +4,8 @@
 //
 // The servers keep nothing on disk (no RDB snapshots, no append-only file),
 // so Restart loses every key: exactly the Redlock failure the classroom
-// shows when a master restarts without persistence. Each server has its own
+// shows when a master restarts without persistence; Stop (SIGTERM) and Start
+// do the same in two steps, Kill is a crash. Each server has its own
 // temporary directory and free port, dies with this process
 // (PR_SET_PDEATHSIG), and its directory is removed even after kill -9 (see
 // package localproc).
@@ -45,9 +46,8 @@ type Options struct {
 // Server is one redis-server process. Its port stays the same across Stop,
 // Start and Restart.
 type Server struct {
-	port int
-	dir  *localproc.Dir
-	srv  *localproc.Server
+	*localproc.Server // Name, Dir, Pid, Running, Output, Stop, Kill, Close
+	port              int
 }
 
 // Start launches a redis-server on a free loopback port and waits until it
@@ -65,8 +65,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := s.srv.Start(ctx); err != nil {
-			return nil, errors.Join(fmt.Errorf("redislocal: %w", err), s.Close())
+		if err := s.Start(ctx); err != nil {
+			return nil, errors.Join(err, s.Close())
 		}
 		return s, nil
 	})
@@ -114,7 +114,7 @@ func newServer(bin string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{port: ports[0], dir: dir}
+	s := &Server{port: ports[0]}
 	args := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
@@ -128,7 +128,7 @@ func newServer(bin string, opts Options) (*Server, error) {
 		"--databases", "1",
 	}
 	args = append(args, opts.Args...)
-	s.srv = localproc.NewServer(localproc.Spec{
+	s.Server = localproc.NewServer(localproc.Spec{
 		Name:   "redis " + s.Addr(),
 		Dir:    dir,
 		Output: localproc.NewOutput(opts.Log, s.Addr()+": "),
@@ -146,58 +146,24 @@ func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 // Port is the server's TCP port.
 func (s *Server) Port() int { return s.port }
 
-// Name names the server in messages: "redis 127.0.0.1:PORT".
-func (s *Server) Name() string { return s.srv.Name() }
-
-// Dir is the server's temporary directory (its working directory).
-func (s *Server) Dir() string { return s.dir.Path() }
-
-// Pid is the running redis-server's process id, 0 when stopped.
-func (s *Server) Pid() int { return s.srv.Pid() }
-
-// Running reports whether redis-server is alive.
-func (s *Server) Running() bool { return s.srv.Running() }
-
-// Output returns the last lines the server printed in its current or most
-// recent run.
-func (s *Server) Output() string { return s.srv.Output() }
-
-// Stop shuts the server down (SIGTERM, which saves nothing with this
-// configuration). Its keys are gone.
-func (s *Server) Stop() error { return s.srv.Stop() }
-
-// Kill SIGKILLs the server, like a crash.
-func (s *Server) Kill() error { return s.srv.Kill() }
-
 // Start starts a stopped server again on the same port, empty, and waits
 // until it answers PING. It only waits if the server is running.
 func (s *Server) Start(ctx context.Context) error {
 	// Belt and braces: a dump left by an Args override must not bring
 	// keys back.
-	if err := os.Remove(filepath.Join(s.dir.Path(), "dump.rdb")); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(filepath.Join(s.Dir(), "dump.rdb")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("redislocal: %w", err)
 	}
-	if err := s.srv.Start(ctx); err != nil {
-		return fmt.Errorf("redislocal: %w", err)
-	}
-	return nil
+	return s.Server.Start(ctx)
 }
 
 // Restart stops the server and starts a fresh one on the same port: every
 // key is lost, as when a Redis master without persistence restarts.
 func (s *Server) Restart(ctx context.Context) error {
 	if err := s.Stop(); err != nil {
-		return fmt.Errorf("redislocal: %w", err)
+		return err
 	}
 	return s.Start(ctx)
-}
-
-// Close stops the server and removes its directory.
-func (s *Server) Close() error {
-	if err := s.srv.Close(); err != nil {
-		return fmt.Errorf("redislocal: %w", err)
-	}
-	return nil
 }
 
 // Ping sends one RESP PING to addr and returns nil if it answers +PONG. It
