@@ -20,7 +20,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -80,28 +79,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := findBinary()
+	bin, err := localproc.LookPath("etcd", ErrNotInstalled)
 	if err != nil {
 		return nil, err
 	}
-	return localproc.StartRetrying(ctx, func(ctx context.Context) (*Server, error) {
-		s, err := newServer(bin, opts)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.Start(ctx); err != nil {
-			return nil, errors.Join(err, s.Close())
-		}
-		return s, nil
+	return localproc.Launch(ctx, func(ctx context.Context) (*Server, error) {
+		return newServer(bin, opts)
 	})
-}
-
-func findBinary() (string, error) {
-	bin, err := exec.LookPath("etcd")
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNotInstalled, err)
-	}
-	return bin, nil
 }
 
 func newServer(bin string, opts Options) (*Server, error) {

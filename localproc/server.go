@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ const (
 )
 
 // ErrPortInUse marks a start that failed because a port was taken; Start
+// Launch
 // retries such failures with fresh ports.
 var ErrPortInUse = errors.New("port already in use")
 
@@ -187,14 +189,40 @@ func (s *Server) Close() error {
 	return errors.Join(err, s.spec.Dir.Remove())
 }
 
-// StartRetrying calls start until it succeeds, fails for a reason other than
-// ErrPortInUse, the context ends, or a few attempts have failed. start must
-// clean up after itself when it fails.
-func StartRetrying[T any](ctx context.Context, start func(context.Context) (T, error)) (T, error) {
+// Starter is a server that Launch can start and clean up.
+type Starter interface {
+	Start(ctx context.Context) error
+	Close() error
+}
+
+// Launch makes a server with newServer (fresh ports and directory each
+// time) and starts it, closing it if it does not come up. It tries again
+// with a new one when a port was taken between picking and binding it, up
+// to a few times or until ctx ends.
+func Launch[S Starter](ctx context.Context, newServer func(context.Context) (S, error)) (S, error) {
 	for attempt := 1; ; attempt++ {
-		v, err := start(ctx)
-		if err == nil || !errors.Is(err, ErrPortInUse) || attempt == startAttempts || ctx.Err() != nil {
-			return v, err
+		s, err := newServer(ctx)
+		if err != nil {
+			return s, err
+		}
+		err = s.Start(ctx)
+		if err == nil {
+			return s, nil
+		}
+		err = errors.Join(err, s.Close())
+		if !errors.Is(err, ErrPortInUse) || attempt == startAttempts || ctx.Err() != nil {
+			var zero S
+			return zero, err
 		}
 	}
+}
+
+// LookPath finds a server binary on $PATH, or returns an error wrapping
+// notInstalled, whose text names the package to install.
+func LookPath(name string, notInstalled error) (string, error) {
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", notInstalled, err)
+	}
+	return bin, nil
 }

@@ -210,15 +210,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return localproc.StartRetrying(ctx, func(ctx context.Context) (*Server, error) {
-		s, err := newServer(ctx, in, tmpl, opts)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.Start(ctx); err != nil {
-			return nil, errors.Join(err, s.Close())
-		}
-		return s, nil
+	return localproc.Launch(ctx, func(ctx context.Context) (*Server, error) {
+		return newServer(ctx, in, tmpl, opts)
 	})
 }
 

@@ -19,7 +19,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -53,22 +52,15 @@ type Server struct {
 // Start launches a redis-server on a free loopback port and waits until it
 // answers PING. ctx bounds the startup only; call Close when done.
 func Start(ctx context.Context, opts Options) (*Server, error) {
-	bin, err := findBinary()
+	bin, err := localproc.LookPath("redis-server", ErrNotInstalled)
 	if err != nil {
 		return nil, err
 	}
 	if opts.LogLevel == "" {
 		opts.LogLevel = "warning"
 	}
-	return localproc.StartRetrying(ctx, func(ctx context.Context) (*Server, error) {
-		s, err := newServer(bin, opts)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.Start(ctx); err != nil {
-			return nil, errors.Join(err, s.Close())
-		}
-		return s, nil
+	return localproc.Launch(ctx, func(ctx context.Context) (*Server, error) {
+		return newServer(bin, opts)
 	})
 }
 
@@ -95,14 +87,6 @@ func StartN(ctx context.Context, n int, opts Options) ([]*Server, error) {
 		return nil, err
 	}
 	return servers, nil
-}
-
-func findBinary() (string, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNotInstalled, err)
-	}
-	return bin, nil
 }
 
 func newServer(bin string, opts Options) (*Server, error) {
