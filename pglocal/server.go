@@ -52,8 +52,9 @@ var ErrNotInstalled = errors.New("pglocal: PostgreSQL is not installed (on Debia
 const User = "postgres"
 
 // debianBinGlob is where Debian's postgresql-NN packages put the server
-// binaries; they are not on $PATH.
-const debianBinGlob = "/usr/lib/postgresql/*/bin"
+// binaries; they are not on $PATH. A variable so a test can point it at
+// an empty directory.
+var debianBinGlob = "/usr/lib/postgresql/*/bin"
 
 // Options configure a server. The zero value is usable.
 type Options struct {
