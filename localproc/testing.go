@@ -113,8 +113,17 @@ func CheckCloseLeavesNothing(t testing.TB, s interface {
 // returns, and reports the median as "ms-median": under load on a small
 // shared box the mean is skewed by a few slow starts.
 func BenchStart[S Closer](b *testing.B, notInstalled error, start func(context.Context) ([]S, error)) {
+	BenchStartAfter(b, notInstalled, func() {}, start)
+}
+
+// BenchStartAfter is BenchStart with an untimed before, run ahead of every
+// start (to let background work settle).
+func BenchStartAfter[S Closer](b *testing.B, notInstalled error, before func(), start func(context.Context) ([]S, error)) {
 	var times []time.Duration
 	for b.Loop() {
+		b.StopTimer()
+		before()
+		b.StartTimer()
 		t0 := time.Now()
 		servers, err := start(context.Background())
 		if err != nil {
