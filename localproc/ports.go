@@ -6,7 +6,7 @@ import (
 )
 
 // FreePorts returns n distinct free loopback ports. They are only free at the
-// moment of the call: callers retry on ErrPortInUse (see StartRetrying).
+// moment of the call: Launch retries on ErrPortInUse.
 func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	listeners := make([]net.Listener, 0, n)
