@@ -3,6 +3,7 @@ package redislocal_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -170,5 +171,28 @@ func TestCloseLeavesNothing(t *testing.T) {
 				t.Error("Start after Close succeeded")
 			}
 		})
+	}
+}
+
+// A port taken by someone else is recognised from the server's own words,
+// which is what lets Start retry with a fresh one.
+func TestPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The extra --port overrides the free one on every attempt.
+	s, err := redislocal.Start(ctx, redislocal.Options{Args: []string{"--port", port}})
+	if err == nil {
+		s.Close()
+		t.Fatal("Start on a taken port succeeded")
+	}
+	localproc.SkipIfNotInstalled(t, err, redislocal.ErrNotInstalled)
+	if !errors.Is(err, localproc.ErrPortInUse) {
+		t.Errorf("Start on a taken port: %v, want ErrPortInUse", err)
 	}
 }
