@@ -81,12 +81,17 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime 1x -benchmem -timeout 60m ./...
 
 # Install the distribution packages the tests use, only those missing, each
-# detected by a file it installs: ZooKeeper to run real servers, kazoo and
-# Curator for real clients of other recipes, Chromium for the browser tests,
-# libfaketime for a ZooKeeper whose clock is skewed.
+# detected by a file it installs: ZooKeeper, Redis, etcd and PostgreSQL to run
+# real servers (etcdctl as a real etcd client), kazoo and Curator for real
+# clients of other recipes, Chromium for the browser tests, libfaketime for a
+# ZooKeeper whose clock is skewed.
 deps:
 	@need=(); \
 	[ -e /usr/share/java/zookeeper.jar ] || need+=(zookeeper); \
+	[ -x /usr/bin/redis-server ] || need+=(redis-server); \
+	[ -x /usr/bin/etcd ] || need+=(etcd-server); \
+	[ -x /usr/bin/etcdctl ] || need+=(etcd-client); \
+	compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql); \
 	/usr/bin/python3 -c 'import kazoo' 2>/dev/null || need+=(python3-kazoo); \
 	[ -e /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java); \
 	[ -x /usr/bin/chromium ] || need+=(chromium); \
