@@ -6,6 +6,7 @@
 
 import { drawQueue, Timing, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend } from './queue.js';
 import { QueueTable, describeNode } from './table.js';
+import { closeSocket } from './live.js';
 
 const API = '/api/v1/sim';
 const $ = (id) => document.getElementById(id);
@@ -146,9 +147,15 @@ class Panel {
         console.error('sim: bad message', err);
       }
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws || gen !== generation || this.closed) return;
       this.el.dataset.socket = 'closed';
+      // A normal closure is the server saying the run ended: reconnecting
+      // would only be refused (404).
+      if (ev.code === 1000) {
+        showError(`${this.strategy}: the run ended on the server; press restart for a new one`);
+        return;
+      }
       setTimeout(() => this.connect(gen), 1000);
     };
     ws.onopen = () => (this.el.dataset.socket = 'open');
@@ -435,8 +442,10 @@ class Panel {
 
   close() {
     this.closed = true;
-    if (this.ws) this.ws.close(1000, 'done');
-    if (this.id) call('DELETE', `/runs/${encodeURIComponent(this.id)}`).catch(() => {});
+    const closed = this.ws ? closeSocket(this.ws, 1000, 'done') : Promise.resolve();
+    // Delete the run once its socket is closed: a socket still connecting
+    // to a deleted run is refused (404), which the browser logs as an error.
+    if (this.id) closed.then(() => call('DELETE', `/runs/${encodeURIComponent(this.id)}`)).catch(() => {});
   }
 }
 

@@ -393,7 +393,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Watcher: w, Sim: simHandler, Pages: web.PageRoutes(m.hub, c.Sim, web.WithConnection(w.Connection)),
+		Hub: m.hub, Watcher: w, Sim: simHandler, Pages: web.PageRoutes(m.hub, c.Sim, web.WithWatcher(w)),
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: w.Connection}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
