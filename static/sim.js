@@ -27,6 +27,12 @@ let showTable = false;
 let acts = [];
 let replaying = null; // {acts, step} from the URL, applied once the runs exist
 let generation = 0; // bumps on restart, so late answers of old runs are dropped
+// together is the browser's own playback of a comparison: it steps both runs
+// at once, on one clock. Each run playing on its own timer drifts apart from
+// the other, the herd's steps taking longer on ZooKeeper.
+let together = null;
+let showing = false; // show() is moving the runs to their newest states
+let inflight = 0; // API calls not answered yet
 
 // ---- State shape --------------------------------------------------------
 // The simulator documents its State in simulator/http.go; normalize keeps the
@@ -52,22 +58,30 @@ export function normalize(raw) {
 
 // ---- HTTP ---------------------------------------------------------------
 async function call(method, path, body) {
-  const res = await fetch(API + path, {
-    method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  let data = null;
-  const text = await res.text();
-  if (text) {
-    try {
-      data = JSON.parse(text);
-    } catch {
-      data = { error: text };
+  inflight++;
+  try {
+    const res = await fetch(API + path, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = null;
+    const text = await res.text();
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = { error: text };
+      }
     }
+    if (!res.ok) throw new Error((data && (data.error || data.message)) || `${res.status} ${res.statusText}`);
+    return data;
+  } finally {
+    inflight--;
+    // A run held back for this answer may show now, once the caller has
+    // taken the answer (or not: a failed step leaves the runs apart).
+    setTimeout(show, 0);
   }
-  if (!res.ok) throw new Error((data && (data.error || data.message)) || `${res.status} ${res.statusText}`);
-  return data;
 }
 
 function showError(err) {
@@ -90,7 +104,6 @@ class Panel {
     this.selectedClient = '';
     this.selectedNode = '';
     this.queue = [];
-    this.animating = false;
     this.el = document.createElement('section');
     this.el.className = 'run card';
     this.el.dataset.strategy = strategy;
@@ -166,28 +179,12 @@ class Panel {
     if (!raw || typeof raw !== 'object' || raw.id === undefined) return;
     if (this.id && raw.id !== this.id) return;
     this.queue.push(normalize(raw));
-    this.drain();
+    show();
   }
 
-  async drain() {
-    if (this.animating) return;
-    while (this.queue.length) {
-      // Skip to the newest state when several are waiting: never lag behind.
-      const s = this.queue.pop();
-      this.queue.length = 0;
-      const prev = this.state;
-      if (prev && s.step === prev.step + 1 && !document.hidden) {
-        this.animating = true;
-        try {
-          await this.animate(prev, s);
-        } finally {
-          this.animating = false;
-        }
-      }
-      this.state = s;
-      this.render();
-      syncControls();
-    }
+  // latest is the newest state received, shown or not.
+  latest() {
+    return this.queue.length ? this.queue[this.queue.length - 1] : this.state;
   }
 
   // animate shows the notifications the new step delivered, on the old
@@ -449,6 +446,47 @@ class Panel {
   }
 }
 
+// ---- Showing the runs in lockstep ---------------------------------------
+// agreed says whether every run may show its newest state now. Side by side,
+// both runs show the same step: a run that got ahead waits for the other,
+// as long as the other is still working toward it (an answer pending, a
+// step running on ZooKeeper, playback). When nothing is under way the runs
+// really differ, and each shows what it has.
+function agreed() {
+  const newest = panels.map((p) => p.latest());
+  if (newest.some((s) => !s)) return false;
+  if (new Set(newest.map((s) => s.step)).size === 1) return true;
+  return !inflight && !together && !newest.some((s) => s.busy || s.playing);
+}
+
+// show moves every run to its newest state, together: the notifications a
+// step delivered are animated in every lane, then every lane is redrawn. A
+// run with several states waiting skips to the newest: never lag behind.
+async function show() {
+  if (showing) return;
+  showing = true;
+  try {
+    const ps = panels;
+    while (ps === panels && ps.some((p) => p.queue.length) && agreed()) {
+      const next = ps.map((p) => {
+        const s = p.queue.pop();
+        p.queue.length = 0;
+        return s;
+      });
+      await Promise.all(ps.map((p, i) => (next[i] && p.state && next[i].step === p.state.step + 1 && !document.hidden ? p.animate(p.state, next[i]) : null)));
+      if (ps !== panels) return;
+      ps.forEach((p, i) => {
+        if (!next[i]) return;
+        p.state = next[i];
+        p.render();
+      });
+      syncControls();
+    }
+  } finally {
+    showing = false;
+  }
+}
+
 // userAct sends a client action to every run (in a comparison both runs must
 // see the same workload; clients are matched by name) and records it for the
 // shareable URL at the step where the lead run took it.
@@ -491,18 +529,18 @@ function syncControls() {
   const busy = panels.some((p) => p.state && p.state.busy);
   let info = s ? `step ${s.step} of ${total}` : 'starting…';
   if (s && s.done) info += ' · done';
-  if (s && s.playing) info += ' · playing';
+  if (playing()) info += ' · playing';
   if (busy) info += ' · working on ZooKeeper…';
-  if (s && s.next && !s.playing) info += ` · next: ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}`;
+  if (s && s.next && !playing()) info += ` · next: ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}`;
   ui.stepInfo.textContent = info;
   ui.stepInfo.dataset.step = s ? s.step : 0;
   document.body.dataset.step = s ? s.step : '';
   document.body.dataset.busy = String(busy);
-  const playing = panels.some((p) => p.state && p.state.playing);
-  ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
-  ui.play.setAttribute('aria-label', playing ? 'pause' : 'play');
-  ui.play.setAttribute('aria-pressed', String(playing));
-  document.body.dataset.playing = String(playing);
+  const on = playing();
+  ui.play.textContent = on ? '❚❚ pause' : '▶ play';
+  ui.play.setAttribute('aria-label', on ? 'pause' : 'play');
+  ui.play.setAttribute('aria-pressed', String(on));
+  document.body.dataset.playing = String(on);
   ui.back.disabled = !s || s.step <= 0;
   ui.step.disabled = !s || s.done;
   ui.step.title = s && s.next ? `step forward (→): ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}` : 'step forward (→)';
@@ -558,30 +596,69 @@ function updateURL() {
   history.replaceState(null, '', u);
 }
 
+// command sends a command to every run; it answers whether all took it.
 async function command(path, body) {
   showError(null);
   const gen = generation;
-  await Promise.all(
+  const ok = await Promise.all(
     panels.map(async (p) => {
-      if (!p.id) return;
+      if (!p.id) return true;
       try {
         const raw = await call('POST', `/runs/${encodeURIComponent(p.id)}${path}`, body);
         if (gen === generation && raw) p.accept(raw);
+        return true;
       } catch (err) {
         showError(`${p.strategy}: ${path.slice(1)}: ${err.message}`);
+        return false;
       }
     }),
   );
+  return ok.every(Boolean);
 }
 
 function playing() {
-  return panels.some((p) => p.state && p.state.playing);
+  return !!together || panels.some((p) => p.state && p.state.playing);
+}
+
+// PLAY_INTERVAL_MS is the simulator's playInterval (simulator/run.go): a
+// step every 1.2 s at 1×.
+const PLAY_INTERVAL_MS = 1200;
+async function playTogether() {
+  const me = (together = { gen: generation });
+  syncControls();
+  const going = () => together === me && me.gen === generation;
+  try {
+    if (lead() && lead().done && !(await command('/seek', { step: 0 }))) return;
+    while (going()) {
+      const s = panels[0] && panels[0].latest();
+      if (!s || s.done || !(await command('/step'))) break;
+      await new Promise((r) => setTimeout(r, PLAY_INTERVAL_MS / speedOf(Number(ui.speed.value))));
+    }
+  } finally {
+    if (together === me) together = null;
+    setTimeout(show, 0);
+    syncControls();
+  }
+}
+
+function stopTogether() {
+  together = null;
 }
 
 const actions = {
-  toggle: () => command(playing() ? '/pause' : '/play'),
-  step: () => command('/step'),
-  back: () => command('/back'),
+  toggle: () => {
+    if (together) return stopTogether();
+    if (panels.length > 1) return playTogether();
+    return command(playing() ? '/pause' : '/play');
+  },
+  step: () => {
+    stopTogether();
+    return command('/step');
+  },
+  back: () => {
+    stopTogether();
+    return command('/back');
+  },
   first: () => seek(0),
   last: () => seek(Number(ui.scrub.max)),
   slower: () => setSpeed(Number(ui.speed.value) - 0.5),
@@ -593,6 +670,7 @@ const actions = {
 };
 
 function seek(step) {
+  stopTogether();
   return command('/seek', { step: Math.max(0, step) });
 }
 
@@ -630,6 +708,7 @@ function scenarioInfo() {
 
 async function restart() {
   generation++;
+  together = null;
   const gen = generation;
   acts = [];
   for (const p of panels) p.close();
