@@ -250,7 +250,9 @@ const consoleEnd = "zklockviz-e2e: end of the test's console"
 // newTab opens a tab and fails t at its end if the page logged any error or
 // warning, or threw: a page that works has a quiet console, whatever a test
 // looks at. Messages come from the console API, the browser's own log (failed
-// requests and sockets, deprecations) and uncaught exceptions.
+// requests and sockets, deprecations) and uncaught exceptions. Open the tab
+// after starting the server it looks at: cleanups run last-first, so the
+// console is then checked while the server still runs.
 func newTab(t testing.TB) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(env.browser)

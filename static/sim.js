@@ -31,7 +31,7 @@ let generation = 0; // bumps on restart, so late answers of old runs are dropped
 // at once, on one clock. Each run playing on its own timer drifts apart from
 // the other, the herd's steps taking longer on ZooKeeper.
 let together = null;
-let showing = false; // show() is moving the runs to their newest states
+let showing = null; // show() while it moves the runs to their newest states
 let inflight = 0; // API calls not answered yet
 
 // ---- State shape --------------------------------------------------------
@@ -453,37 +453,37 @@ class Panel {
 // step running on ZooKeeper, playback). When nothing is under way the runs
 // really differ, and each shows what it has.
 function agreed() {
-  const newest = panels.map((p) => p.latest());
-  if (newest.some((s) => !s)) return false;
-  if (new Set(newest.map((s) => s.step)).size === 1) return true;
+  const newest = panels.map((p) => p.latest()).filter(Boolean);
+  if (!newest.length) return false;
+  if (newest.length === panels.length && new Set(newest.map((s) => s.step)).size === 1) return true;
   return !inflight && !together && !newest.some((s) => s.busy || s.playing);
 }
 
 // show moves every run to its newest state, together: the notifications a
 // step delivered are animated in every lane, then every lane is redrawn. A
-// run with several states waiting skips to the newest: never lag behind.
-async function show() {
-  if (showing) return;
-  showing = true;
-  try {
-    const ps = panels;
-    while (ps === panels && ps.some((p) => p.queue.length) && agreed()) {
-      const next = ps.map((p) => {
-        const s = p.queue.pop();
-        p.queue.length = 0;
-        return s;
-      });
-      await Promise.all(ps.map((p, i) => (next[i] && p.state && next[i].step === p.state.step + 1 && !document.hidden ? p.animate(p.state, next[i]) : null)));
-      if (ps !== panels) return;
-      ps.forEach((p, i) => {
-        if (!next[i]) return;
-        p.state = next[i];
-        p.render();
-      });
-      syncControls();
-    }
-  } finally {
-    showing = false;
+// run with several states waiting skips to the newest: never lag behind. It
+// resolves once nothing more can be shown.
+function show() {
+  if (!showing) showing = showAll().finally(() => (showing = null));
+  return showing;
+}
+
+async function showAll() {
+  const ps = panels;
+  while (ps === panels && ps.some((p) => p.queue.length) && agreed()) {
+    const next = ps.map((p) => {
+      const s = p.queue.pop();
+      p.queue.length = 0;
+      return s;
+    });
+    await Promise.all(ps.map((p, i) => (next[i] && p.state && next[i].step === p.state.step + 1 && !document.hidden ? p.animate(p.state, next[i]) : null)));
+    if (ps !== panels) return;
+    ps.forEach((p, i) => {
+      if (!next[i]) return;
+      p.state = next[i];
+      p.render();
+    });
+    syncControls();
   }
 }
 
@@ -623,16 +623,27 @@ function playing() {
 // PLAY_INTERVAL_MS is the simulator's playInterval (simulator/run.go): a
 // step every 1.2 s at 1×.
 const PLAY_INTERVAL_MS = 1200;
-async function playTogether() {
+// playTogether plays a comparison until the end or a pause. A play pressed
+// while the last one is still finishing its step starts after it, so two
+// loops never step the runs at once.
+let playLoop = Promise.resolve();
+function playTogether() {
   const me = (together = { gen: generation });
   syncControls();
+  playLoop = playLoop.then(() => playSteps(me));
+  return playLoop;
+}
+
+async function playSteps(me) {
   const going = () => together === me && me.gen === generation;
   try {
+    if (!going()) return;
     if (lead() && lead().done && !(await command('/seek', { step: 0 }))) return;
     while (going()) {
       const s = panels[0] && panels[0].latest();
       if (!s || s.done || !(await command('/step'))) break;
-      await new Promise((r) => setTimeout(r, PLAY_INTERVAL_MS / speedOf(Number(ui.speed.value))));
+      // Every step is shown, its notifications animated, before the next.
+      await Promise.all([show(), new Promise((r) => setTimeout(r, PLAY_INTERVAL_MS / speedOf(Number(ui.speed.value))))]);
     }
   } finally {
     if (together === me) together = null;
