@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp/kb"
 )
@@ -36,6 +37,23 @@ new MutationObserver((ms, obs) => {
 		t.Fatalf("sockets when the strategy changed: %v, want one still connecting (0): the test did not catch the moment", got)
 	}
 	tb.until("only the shown run is left on the server", `fetch('/api/v1/sim/runs').then(r => r.json()).then(rs => window.__runs = rs.map(r => r.id)) && window.__runs && window.__runs.length === 1 && window.__runs[0] === document.querySelector('.run').dataset.run`)
+}
+
+// A run deleted on the server (by another tab, or the API) ends the page's
+// socket with a normal closure: the page says so and does not knock again
+// (a reconnect to a run that is gone is a 404, which the harness fails on).
+func TestClassroomRunEndedOnServer(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
+	scope := run("predecessor")
+	tb.until("the run", settled(scope, 0)+` && document.querySelector('.run').dataset.socket === 'open'`)
+	tb.run(`fetch('/api/v1/sim/runs/' + document.querySelector('.run').dataset.run, {method: 'DELETE'})`)
+	tb.until("the page says the run ended", `document.querySelector('.run').dataset.socket === 'closed' && document.getElementById('sim-error').textContent.includes('the run ended')`)
+	// Longer than the page's reconnect delay (1 s), so a reconnect would
+	// have shown in the console.
+	tb.stays("no reconnect", `document.querySelector('.run').dataset.socket`, 2*time.Second)
 }
 
 // Herd and predecessor side by side step in lockstep: at every moment both
