@@ -117,6 +117,9 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	pg.Body = templ.Attributes{"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched)}
 	l := views.NewLock(pg, lp, snap, ok, time.Now())
 	l.Watched, l.CanWatch = watched, p.watcher != nil
+	if !watched {
+		l.Banner = "" // nothing is stale: the page says "not watched" instead
+	}
 	p.render(w, r, http.StatusOK, views.LockPage(l))
 }
 
