@@ -155,6 +155,10 @@ func TestDashboard(t *testing.T) {
 	tb.until("watching message", `document.getElementById('watch-msg').textContent.includes('Watching `+added+`')`)
 	tb.until("the added lock listed", row(added))
 
+	// The API rightly answers a bad path with 400, and Chromium logs every
+	// error status a fetch() gets; no page can keep that out of its console.
+	tb.expectConsole(`^error: Failed to load resource: the server responded with a status of 400 \(Bad Request\) \(http://[^/]+/api/v1/watch:1\)$`,
+		"a bad path typed on purpose; the 400 is the API's answer")
 	tb.do("type a bad path", chromedp.SendKeys(chromedp.CSS("#watch-path"), "/e2e//bad"), chromedp.Click(chromedp.CSS("#watch-form button[type=submit]")))
 	tb.until("the refusal says why", `document.getElementById('watch-msg').className === 'error' && document.getElementById('watch-msg').textContent.includes('empty segment')`)
 

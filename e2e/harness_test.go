@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -220,23 +221,68 @@ type tab struct {
 	t       testing.TB
 	ctx     context.Context
 	console *logTail
+
+	mu       sync.Mutex
+	noisy    []string         // errors, warnings and exceptions, with where they came from
+	expected []*regexp.Regexp // messages the test provokes on purpose (expectConsole)
+	flushed  chan struct{}    // closed when the end-of-test marker came through
 }
 
+// expectConsole declares that the test provokes a console message matching
+// pattern on purpose, and why. It is not an allow-list: the test then fails
+// if no such message appears. Use it only for what a page cannot keep out of
+// the console, such as Chromium's "Failed to load resource" for a fetch()
+// that the server rightly answers with an error status.
+func (tb *tab) expectConsole(pattern, why string) {
+	tb.t.Helper()
+	if why == "" {
+		tb.t.Fatalf("expectConsole(%q): say why the page cannot avoid it", pattern)
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.expected = append(tb.expected, regexp.MustCompile(pattern))
+}
+
+// consoleEnd is logged at the end of each test: console messages arrive in
+// order, so once it is seen every earlier message has been too.
+const consoleEnd = "zklockviz-e2e: end of the test's console"
+
+// newTab opens a tab and fails t at its end if the page logged any error or
+// warning, or threw: a page that works has a quiet console, whatever a test
+// looks at. Messages come from the console API, the browser's own log (failed
+// requests and sockets, deprecations) and uncaught exceptions. Open the tab
+// after starting the server it looks at: cleanups run last-first, so the
+// console is then checked while the server still runs.
 func newTab(t testing.TB) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(env.browser)
 	ctx, tcancel := context.WithTimeout(ctx, 5*time.Minute)
-	tb := &tab{t: t, ctx: ctx, console: &logTail{}}
+	tb := &tab{t: t, ctx: ctx, console: &logTail{}, flushed: make(chan struct{})}
 	msgs := chromedp.Console(ctx)
 	go func() {
 		for m, err := range msgs {
 			if err != nil {
 				return
 			}
+			if m.Type == chromedp.ConsoleDebug && m.Text == consoleEnd {
+				close(tb.flushed)
+				continue
+			}
 			tb.console.add(m.String())
+			switch m.Type {
+			case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException, "assert":
+				where := m.URL
+				if where != "" {
+					where = fmt.Sprintf(" (%s:%d)", where, m.Line+1)
+				}
+				tb.mu.Lock()
+				tb.noisy = append(tb.noisy, m.String()+where)
+				tb.mu.Unlock()
+			}
 		}
 	}()
 	t.Cleanup(func() {
+		tb.checkConsole()
 		if t.Failed() {
 			t.Logf("browser console:\n%s", tb.console)
 			if txt, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 3000) : ''`)); err == nil {
@@ -247,6 +293,51 @@ func newTab(t testing.TB) *tab {
 		cancel()
 	})
 	return tb
+}
+
+// checkConsole fails the test if the tab's console had an error, a warning
+// or an exception.
+func (tb *tab) checkConsole() {
+	tb.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for {
+		// The page may be between two documents (a click on a link): retry.
+		_, err := chromedp.Run(tb.ctx, chromedp.Evaluate[chromedp.Void](`console.debug(`+jsString(consoleEnd)+`)`))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) || tb.ctx.Err() != nil {
+			tb.t.Errorf("browser console: could not mark the end of the test: %v", err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case <-tb.flushed:
+	case <-time.After(waitFor):
+		tb.t.Errorf("browser console: the end-of-test marker never came through")
+		return
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	var unexpected []string
+	seen := make([]bool, len(tb.expected))
+	for _, m := range tb.noisy {
+		i := slices.IndexFunc(tb.expected, func(re *regexp.Regexp) bool { return re.MatchString(m) })
+		if i < 0 {
+			unexpected = append(unexpected, m)
+			continue
+		}
+		seen[i] = true
+	}
+	for i, re := range tb.expected {
+		if !seen[i] {
+			tb.t.Errorf("browser console: no message matched %q, which the test provokes on purpose", re)
+		}
+	}
+	if len(unexpected) > 0 {
+		tb.t.Errorf("browser console: %d errors or warnings, want none:\n\t%s", len(unexpected), strings.Join(unexpected, "\n\t"))
+	}
 }
 
 func (tb *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {

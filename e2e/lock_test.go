@@ -253,8 +253,10 @@ func TestZombieHolder(t *testing.T) {
 	tb.until("the zombie is gone", nodeCount(1))
 }
 
-// A lock view opened on a path nobody watches offers to watch it; once
-// watched, the page goes live by itself.
+// A lock view opened on a path nobody watches says it is not watched (not a
+// red NOT LIVE: nothing is stale), offers to watch it and opens no socket the
+// server would refuse (the harness fails on a console error); once watched,
+// the page goes live by itself.
 func TestWatchFromLockView(t *testing.T) {
 	need(t)
 	const path = "/e2e/later"
@@ -264,8 +266,14 @@ func TestWatchFromLockView(t *testing.T) {
 	tb := newTab(t)
 	tb.open(srv.URL + "/lock?path=" + path)
 	tb.until("the offer", `document.getElementById('watch-this')`)
-	if live := eval[string](tb, `document.body.dataset.live`); live != "false" {
-		t.Errorf("an unwatched path shows live=%q", live)
+	if got := eval[string](tb, `document.getElementById('not-watched').textContent`); !strings.Contains(got, "Not watched") {
+		t.Errorf("the page does not say the path is not watched: %q", got)
+	}
+	if got := eval[string](tb, `document.body.dataset.live + ' ' + document.body.dataset.socket`); got != "false none" {
+		t.Errorf("an unwatched path: live and socket %q, want %q", got, "false none")
+	}
+	if shown := eval[string](tb, `document.getElementById('banner').hidden ? '' : document.getElementById('banner').textContent`); shown != "" {
+		t.Errorf("an unwatched path shows the banner %q", shown)
 	}
 	tb.do("watch it", chromedp.Click(chromedp.ID("watch-this")))
 	l := takeLock(t, path, "late")

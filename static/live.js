@@ -33,6 +33,21 @@ export function applyDelta(snap, msg) {
   return next;
 }
 
+// closeSocket closes ws for good and resolves once it is closed. A socket
+// still connecting is closed as soon as it opens: closing it before that
+// makes the browser log "WebSocket is closed before the connection is
+// established". Its messages are dropped from now on.
+export function closeSocket(ws, code = 1000, reason = '') {
+  ws.onmessage = null;
+  return new Promise((resolve) => {
+    ws.onclose = () => resolve();
+    ws.onerror = () => {};
+    if (ws.readyState === WebSocket.CONNECTING) ws.onopen = () => ws.close(code, reason);
+    else if (ws.readyState === WebSocket.OPEN) ws.close(code, reason);
+    else if (ws.readyState === WebSocket.CLOSED) resolve();
+  });
+}
+
 // LiveLock connects to /ws?path= and calls onSnapshot(snap) with every new
 // state and onStatus({socket: "open"|"connecting"|"reconnecting", attempt,
 // retryInMs}) when the socket's state changes.
@@ -119,6 +134,6 @@ export class LiveLock {
   close() {
     this.closed = true;
     clearTimeout(this.timer);
-    if (this.ws) this.ws.close(1000, 'page closed');
+    if (this.ws) closeSocket(this.ws, 1000, 'page closed');
   }
 }

@@ -21,6 +21,7 @@ let snap = null;
 let socket = { socket: 'connecting', attempt: 0 };
 let selected = new URLSearchParams(location.search).get('node') || '';
 let lastLiveAt = null;
+let live = null; // the LiveLock, once the path is watched
 
 legend(document.getElementById('legend'));
 const table = new QueueTable(document.getElementById('table'), { onSelect: select });
@@ -40,10 +41,17 @@ function isLive() {
 }
 
 function renderBanner() {
-  const live = isLive();
-  body.dataset.live = live ? 'true' : 'false';
+  if (!live) {
+    // Not watched: the page says so in its own card; nothing is stale.
+    body.dataset.live = 'false';
+    body.dataset.socket = 'none';
+    banner.hidden = true;
+    return;
+  }
+  const now = isLive();
+  body.dataset.live = now ? 'true' : 'false';
   body.dataset.socket = socket.socket;
-  if (live) {
+  if (now) {
     banner.hidden = true;
     banner.textContent = '';
     return;
@@ -197,20 +205,27 @@ document.getElementById('copy').addEventListener('click', async (e) => {
   setTimeout(() => (btn.textContent = 'copy as text'), 2000);
 });
 
-const live = new LiveLock(path, {
-  onSnapshot(s) {
-    snap = s;
-    const now = Date.now();
-    timing.observe(s, now);
-    if (s.connection === 'connected' && !s.error) lastLiveAt = now;
-    render();
-  },
-  onStatus(st) {
-    socket = st;
-    if (st.socket === 'open' && snap && snap.connection === 'connected') lastLiveAt = Date.now();
-    renderBanner();
-  },
-}).start();
+// follow opens the socket, once the server watches the path: a socket for
+// an unwatched path would only be refused (404), again and again.
+function follow() {
+  live = new LiveLock(path, {
+    onSnapshot(s) {
+      snap = s;
+      const now = Date.now();
+      timing.observe(s, now);
+      if (s.connection === 'connected' && !s.error) lastLiveAt = now;
+      render();
+    },
+    onStatus(st) {
+      socket = st;
+      if (st.socket === 'open' && snap && snap.connection === 'connected') lastLiveAt = Date.now();
+      renderBanner();
+    },
+  }).start();
+  renderBanner();
+}
+if (body.dataset.watched !== 'false') follow();
+else renderBanner();
 
 const watchThis = document.getElementById('watch-this');
 if (watchThis) {
@@ -222,10 +237,11 @@ if (watchThis) {
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ path }),
       });
-      const body = await res.json().catch(() => ({}));
-      if (!res.ok) throw new Error(body.error || `${res.status} ${res.statusText}`);
-      // The socket's next reconnect finds the path watched.
+      const answer = await res.json().catch(() => ({}));
+      if (!res.ok) throw new Error(answer.error || `${res.status} ${res.statusText}`);
       watchThis.closest('.card').replaceChildren(Object.assign(document.createElement('p'), { textContent: `Watching ${path}.` }));
+      body.dataset.watched = 'true';
+      follow();
     } catch (err) {
       watchThis.disabled = false;
       watchThis.insertAdjacentText('afterend', ` Could not watch: ${err.message}`);
@@ -233,7 +249,7 @@ if (watchThis) {
   });
 }
 
-window.addEventListener('pagehide', () => live.close());
+window.addEventListener('pagehide', () => live && live.close());
 setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();

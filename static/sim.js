@@ -6,6 +6,7 @@
 
 import { drawQueue, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend, modeLabel } from './queue.js';
 import { QueueTable, describeNode } from './table.js';
+import { closeSocket } from './live.js';
 
 const API = '/api/v1/sim';
 const $ = (id) => document.getElementById(id);
@@ -27,6 +28,12 @@ let showTable = false;
 let acts = [];
 let replaying = null; // {acts, step} from the URL, applied once the runs exist
 let generation = 0; // bumps on restart, so late answers of old runs are dropped
+// together is the browser's own playback of a comparison: it steps both runs
+// at once, on one clock. Each run playing on its own timer drifts apart from
+// the other, the herd's steps taking longer on ZooKeeper.
+let together = null;
+let showing = null; // show() while it moves the runs to their newest states
+let inflight = 0; // API calls not answered yet
 
 // ---- State shape --------------------------------------------------------
 // The simulator documents its State in simulator/run.go; normalize keeps the
@@ -82,22 +89,30 @@ export class RunClock {
 
 // ---- HTTP ---------------------------------------------------------------
 async function call(method, path, body) {
-  const res = await fetch(API + path, {
-    method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  let data = null;
-  const text = await res.text();
-  if (text) {
-    try {
-      data = JSON.parse(text);
-    } catch {
-      data = { error: text };
+  inflight++;
+  try {
+    const res = await fetch(API + path, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = null;
+    const text = await res.text();
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = { error: text };
+      }
     }
+    if (!res.ok) throw new Error((data && (data.error || data.message)) || `${res.status} ${res.statusText}`);
+    return data;
+  } finally {
+    inflight--;
+    // A run held back for this answer may show now, once the caller has
+    // taken the answer (or not: a failed step leaves the runs apart).
+    setTimeout(show, 0);
   }
-  if (!res.ok) throw new Error((data && (data.error || data.message)) || `${res.status} ${res.statusText}`);
-  return data;
 }
 
 function showError(err) {
@@ -120,7 +135,6 @@ class Panel {
     this.selectedClient = '';
     this.selectedNode = '';
     this.queue = [];
-    this.animating = false;
     this.el = document.createElement('section');
     this.el.className = 'run card';
     this.el.dataset.strategy = strategy;
@@ -183,9 +197,15 @@ class Panel {
         console.error('sim: bad message', err);
       }
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws || gen !== generation || this.closed) return;
       this.el.dataset.socket = 'closed';
+      // A normal closure is the server saying the run ended: reconnecting
+      // would only be refused (404).
+      if (ev.code === 1000) {
+        showError(`${this.strategy}: the run ended on the server; press restart for a new one`);
+        return;
+      }
       setTimeout(() => this.connect(gen), 1000);
     };
     ws.onopen = () => (this.el.dataset.socket = 'open');
@@ -196,28 +216,12 @@ class Panel {
     if (!raw || typeof raw !== 'object' || raw.id === undefined) return;
     if (this.id && raw.id !== this.id) return;
     this.queue.push(normalize(raw));
-    this.drain();
+    show();
   }
 
-  async drain() {
-    if (this.animating) return;
-    while (this.queue.length) {
-      // Skip to the newest state when several are waiting: never lag behind.
-      const s = this.queue.pop();
-      this.queue.length = 0;
-      const prev = this.state;
-      if (prev && s.step === prev.step + 1 && !document.hidden) {
-        this.animating = true;
-        try {
-          await this.animate(prev, s);
-        } finally {
-          this.animating = false;
-        }
-      }
-      this.state = s;
-      this.render();
-      syncControls();
-    }
+  // latest is the newest state received, shown or not.
+  latest() {
+    return this.queue.length ? this.queue[this.queue.length - 1] : this.state;
   }
 
   // animate shows the notifications the new step delivered, on the old
@@ -476,9 +480,52 @@ class Panel {
   // deleted it.
   close() {
     this.closed = true;
-    if (this.ws) this.ws.close(1000, 'done');
-    if (!this.id) return Promise.resolve();
-    return call('DELETE', `/runs/${encodeURIComponent(this.id)}`).catch(() => {});
+    const closed = this.ws ? closeSocket(this.ws, 1000, 'done') : Promise.resolve();
+    if (!this.id) return closed;
+    // Delete the run once its socket is closed: a socket still connecting
+    // to a deleted run is refused (404), which the browser logs as an error.
+    return closed.then(() => call('DELETE', `/runs/${encodeURIComponent(this.id)}`)).catch(() => {});
+  }
+}
+
+// ---- Showing the runs in lockstep ---------------------------------------
+// agreed says whether every run may show its newest state now. Side by side,
+// both runs show the same step: a run that got ahead waits for the other,
+// as long as the other is still working toward it (an answer pending, a
+// step running on ZooKeeper, playback). When nothing is under way the runs
+// really differ, and each shows what it has.
+function agreed() {
+  const newest = panels.map((p) => p.latest()).filter(Boolean);
+  if (!newest.length) return false;
+  if (newest.length === panels.length && new Set(newest.map((s) => s.step)).size === 1) return true;
+  return !inflight && !together && !newest.some((s) => s.busy || s.playing);
+}
+
+// show moves every run to its newest state, together: the notifications a
+// step delivered are animated in every lane, then every lane is redrawn. A
+// run with several states waiting skips to the newest: never lag behind. It
+// resolves once nothing more can be shown.
+function show() {
+  if (!showing) showing = showAll().finally(() => (showing = null));
+  return showing;
+}
+
+async function showAll() {
+  const ps = panels;
+  while (ps === panels && ps.some((p) => p.queue.length) && agreed()) {
+    const next = ps.map((p) => {
+      const s = p.queue.pop();
+      p.queue.length = 0;
+      return s;
+    });
+    await Promise.all(ps.map((p, i) => (next[i] && p.state && next[i].step === p.state.step + 1 && !document.hidden ? p.animate(p.state, next[i]) : null)));
+    if (ps !== panels) return;
+    ps.forEach((p, i) => {
+      if (!next[i]) return;
+      p.state = next[i];
+      p.render();
+    });
+    syncControls();
   }
 }
 
@@ -524,18 +571,18 @@ function syncControls() {
   const busy = panels.some((p) => p.state && p.state.busy);
   let info = s ? `step ${s.step} of ${total}` : 'starting…';
   if (s && s.done) info += ' · done';
-  if (s && s.playing) info += ' · playing';
+  if (playing()) info += ' · playing';
   if (busy) info += ' · working on ZooKeeper…';
-  if (s && s.next && !s.playing) info += ` · next: ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}`;
+  if (s && s.next && !playing()) info += ` · next: ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}`;
   ui.stepInfo.textContent = info;
   ui.stepInfo.dataset.step = s ? s.step : 0;
   document.body.dataset.step = s ? s.step : '';
   document.body.dataset.busy = String(busy);
-  const playing = panels.some((p) => p.state && p.state.playing);
-  ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
-  ui.play.setAttribute('aria-label', playing ? 'pause' : 'play');
-  ui.play.setAttribute('aria-pressed', String(playing));
-  document.body.dataset.playing = String(playing);
+  const on = playing();
+  ui.play.textContent = on ? '❚❚ pause' : '▶ play';
+  ui.play.setAttribute('aria-label', on ? 'pause' : 'play');
+  ui.play.setAttribute('aria-pressed', String(on));
+  document.body.dataset.playing = String(on);
   ui.back.disabled = !s || s.step <= 0;
   ui.step.disabled = !s || s.done;
   ui.step.title = s && s.next ? `step forward (→): ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}` : 'step forward (→)';
@@ -591,30 +638,80 @@ function updateURL() {
   history.replaceState(null, '', u);
 }
 
+// command sends a command to every run; it answers whether all took it.
 async function command(path, body) {
   showError(null);
   const gen = generation;
-  await Promise.all(
+  const ok = await Promise.all(
     panels.map(async (p) => {
-      if (!p.id) return;
+      if (!p.id) return true;
       try {
         const raw = await call('POST', `/runs/${encodeURIComponent(p.id)}${path}`, body);
         if (gen === generation && raw) p.accept(raw);
+        return true;
       } catch (err) {
         showError(`${p.strategy}: ${path.slice(1)}: ${err.message}`);
+        return false;
       }
     }),
   );
+  return ok.every(Boolean);
 }
 
 function playing() {
-  return panels.some((p) => p.state && p.state.playing);
+  return !!together || panels.some((p) => p.state && p.state.playing);
+}
+
+// PLAY_INTERVAL_MS is the simulator's playInterval (simulator/run.go): a
+// step every 1.2 s at 1×.
+const PLAY_INTERVAL_MS = 1200;
+// playTogether plays a comparison until the end or a pause. A play pressed
+// while the last one is still finishing its step starts after it, so two
+// loops never step the runs at once.
+let playLoop = Promise.resolve();
+function playTogether() {
+  const me = (together = { gen: generation });
+  syncControls();
+  playLoop = playLoop.then(() => playSteps(me));
+  return playLoop;
+}
+
+async function playSteps(me) {
+  const going = () => together === me && me.gen === generation;
+  try {
+    if (!going()) return;
+    if (lead() && lead().done && !(await command('/seek', { step: 0 }))) return;
+    while (going()) {
+      const s = panels[0] && panels[0].latest();
+      if (!s || s.done || !(await command('/step'))) break;
+      // Every step is shown, its notifications animated, before the next.
+      await Promise.all([show(), new Promise((r) => setTimeout(r, PLAY_INTERVAL_MS / speedOf(Number(ui.speed.value))))]);
+    }
+  } finally {
+    if (together === me) together = null;
+    setTimeout(show, 0);
+    syncControls();
+  }
+}
+
+function stopTogether() {
+  together = null;
 }
 
 const actions = {
-  toggle: () => command(playing() ? '/pause' : '/play'),
-  step: () => command('/step'),
-  back: () => command('/back'),
+  toggle: () => {
+    if (together) return stopTogether();
+    if (panels.length > 1) return playTogether();
+    return command(playing() ? '/pause' : '/play');
+  },
+  step: () => {
+    stopTogether();
+    return command('/step');
+  },
+  back: () => {
+    stopTogether();
+    return command('/back');
+  },
   first: () => seek(0),
   last: () => seek(Number(ui.scrub.max)),
   slower: () => setSpeed(Number(ui.speed.value) - 0.5),
@@ -626,6 +723,7 @@ const actions = {
 };
 
 function seek(step) {
+  stopTogether();
   return command('/seek', { step: Math.max(0, step) });
 }
 
@@ -663,6 +761,7 @@ function scenarioInfo() {
 
 async function restart() {
   generation++;
+  together = null;
   const gen = generation;
   acts = [];
   const old = panels;

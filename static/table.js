@@ -2,7 +2,7 @@
 // a bug report) and as plain text. Long queues are paged, so a 10,000-node
 // lock costs one page of rows in the DOM.
 
-import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, STALLED } from './queue.js';
+import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, shortName, STALLED } from './queue.js';
 
 // nameParts splits a znode name where a line may break without hiding what
 // matters: after each run of "-" or "_" and before the 10-digit sequence, so
@@ -26,6 +26,27 @@ export function breakable(el, name) {
     el.append(p);
   });
   return el;
+}
+
+// refs fills a cell with the nodes a waiter waits for or watches, each as
+// the lane labels it, its full name in the tooltip: the node column has every
+// name whole, and two more columns of whole names (kazoo's have 32 hex digits
+// and no hyphen to wrap at) made the table 1,700 px wide. A path outside the
+// node's folder (prefix) stays whole.
+function refs(cell, paths, prefix) {
+  paths.forEach((p, i) => {
+    if (i) cell.append(', ');
+    const name = p.startsWith(prefix) && !p.slice(prefix.length).includes('/') ? p.slice(prefix.length) : '';
+    if (!name) {
+      cell.append(breakable(document.createElement('span'), p));
+      return;
+    }
+    const a = document.createElement('abbr');
+    a.title = name;
+    a.textContent = shortName(name);
+    cell.append(a);
+  });
+  return cell;
 }
 
 function td(text, cls) {
@@ -186,8 +207,10 @@ export class QueueTable {
       tr.append(name);
       tr.append(td(modeLabel(n.mode), 'mode mode-' + n.mode));
       tr.append(td(stateLabel(n), 'state ' + stateText(n)));
-      tr.append(td(waitsText(n)));
-      tr.append(td(watchText(n, prefix)));
+      // A semaphore's node names the siblings in its own folder, as the lane does.
+      const np = n.folder ? n.folder + '/' : prefix;
+      tr.append(n.waitsFor && n.waitsOn !== 'children' ? refs(td(''), [np + n.waitsFor], np) : td(waitsText(n)));
+      tr.append(n.watching && n.watching.length ? refs(td(''), n.watching, np) : td(watchText(n, prefix)));
       const edge = edgeText(n);
       tr.append(td(edge, edge ? 'edge edge-' + edge : ''));
       tr.append(td(n.session || ''));

@@ -68,7 +68,7 @@ type LockRow struct {
 type Lock struct {
 	Page
 	Path string
-	// Known is false when no snapshot of the path exists yet (not watched).
+	// Known is false when no snapshot of the path exists yet.
 	Known  bool
 	Live   bool
 	Banner string
@@ -76,6 +76,12 @@ type Lock struct {
 	Alerts []Alert
 	Rows   []Row
 	Total  int
+
+	// Watched is false when the server does not follow the path: the page
+	// says so, and opens no socket that could only be refused. CanWatch
+	// says whether the server can add it (POST /api/v1/watch).
+	Watched  bool
+	CanWatch bool
 }
 
 // Stat is one figure in a summary line.
@@ -268,7 +274,7 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Time) Lock {
 	l := Lock{Page: p, Path: path, Known: known}
 	if !known {
-		l.Banner = "NOT LIVE — " + path + " is not watched yet."
+		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
 		return l
 	}
 	l.Live = s.Live()

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,12 +66,24 @@ func WithConnection(state func() lockqueue.Connection) PageOption {
 	return func(p *pages) { p.conn = state }
 }
 
+// WithWatcher tells the pages which paths the watcher follows and that
+// POST /api/v1/watch can add more, so the lock view of an unwatched path
+// offers to watch it instead of opening a socket the server refuses. It
+// implies WithConnection(w.Connection).
+func WithWatcher(w Watcher) PageOption {
+	return func(p *pages) {
+		p.watcher = w
+		p.conn = w.Connection
+	}
+}
+
 type pages struct {
-	snaps  Snapshots
-	sim    bool
-	assets *assets
-	log    *slog.Logger
-	conn   func() lockqueue.Connection
+	snaps   Snapshots
+	sim     bool
+	assets  *assets
+	log     *slog.Logger
+	conn    func() lockqueue.Connection
+	watcher Watcher
 }
 
 func (p *pages) page(title, active string) views.Page {
@@ -97,9 +110,17 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap, ok := p.snaps.Latest(lp)
+	// A path with a snapshot is followed, whoever publishes it (the
+	// simulator's runs go to the same hub as the watcher's locks).
+	watched := ok || (p.watcher != nil && slices.Contains(p.watcher.Paths(), lp))
 	pg := p.page(lp, "lock")
-	pg.Body = templ.Attributes{"data-path": lp, "data-live": "false"}
-	p.render(w, r, http.StatusOK, views.LockPage(views.NewLock(pg, lp, snap, ok, time.Now())))
+	pg.Body = templ.Attributes{"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched)}
+	l := views.NewLock(pg, lp, snap, ok, time.Now())
+	l.Watched, l.CanWatch = watched, p.watcher != nil
+	if !watched {
+		l.Banner = "" // nothing is stale: the page says "not watched" instead
+	}
+	p.render(w, r, http.StatusOK, views.LockPage(l))
 }
 
 // simStrategies are the classroom's strategy choices: one run of either, or

@@ -94,9 +94,9 @@ func TestPages(t *testing.T) {
 		{name: "not live lock shows the banner", url: "/lock?path=/down/lock", status: 200, want: []string{
 			`NOT LIVE — ZooKeeper is unreachable`,
 		}, absent: []string{`role="alert" hidden`}},
-		{name: "unwatched path offers to watch it", url: "/lock?path=/not/watched", status: 200, want: []string{
-			`id="watch-this"`, `NOT LIVE — /not/watched is not watched yet.`,
-		}},
+		{name: "unwatched path says so", url: "/lock?path=/not/watched", status: 200, want: []string{
+			`data-watched="false"`, `Not watched.`, `cannot add watches`, // this server has no watcher: TestLockPageWatched
+		}, absent: []string{`id="watch-this"`, `NOT LIVE`}},
 		{name: "lock view needs a path", url: "/lock", status: 400, want: []string{`/lock?path=/locks/orders`}},
 		{name: "relative path", url: "/lock?path=locks/a", status: 400, want: []string{`must start with /`}},
 		{name: "trailing slash", url: "/lock?path=/locks/a/", status: 400, want: []string{`must not end with /`}},

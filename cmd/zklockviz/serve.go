@@ -487,7 +487,7 @@ func (m *Main) newWeb(ctx context.Context) (*web.Server, error) {
 	}
 	srv, err := web.New(web.Config{
 		Hub: m.hub, Watcher: m.watcher, Sim: sim,
-		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithConnection(m.watcher.Connection)),
+		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithWatcher(m.watcher)),
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: m.watcher.Connection}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
