@@ -55,7 +55,7 @@ def main():
         sys.exit(__doc__)
     hosts, path, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
     max_leases, first, count = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-    clients, release, leave = [], {}, {}
+    clients, leave = [], {}
     stopping = threading.Event()
     for i in range(first, first + count):
         zk = KazooClient(hosts=hosts, timeout=timeout)
@@ -63,7 +63,6 @@ def main():
         clients.append(zk)
         sem = zk.Semaphore(path, identifier="p%d" % i, max_leases=max_leases)
         ev = threading.Event()
-        release[i] = ev
         # state: under its lock, whether participant i acquired or gave up,
         # so that a release command and an acquire that race agree.
         state = {"lock": threading.Lock(), "acquired": False, "cancelled": False}
