@@ -3,6 +3,7 @@ package zkwatch
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,14 +34,32 @@ import (
 // orders and read back after each departure.
 //
 // Each row is one library × kind × order. Its queue strings are the exact
-// expectation, in queue order, one token per contender (numbered in the
-// order they joined):
+// expectation, in queue order, one token per node, each named by its
+// contender (numbered in the order they joined):
 //
 //	"2*"    contender 2 holds, and its session watches nothing;
 //	"3>1"   contender 3 waits for contender 1, and its session watches
 //	        exactly 1's node (edge confirmed);
 //	"1*>2"  contender 1 holds by its recipe's rule, but its client still
-//	        watches 2's node: a stalled holder (issue #9 §1).
+//	        watches 2's node: a stalled holder (issue #9 §1);
+//	"2>children"
+//	        contender 2 waits by a children watch (a semaphore's acquirer
+//	        waiting for a lease to free): no node is whom it waits for,
+//	        the server never lists such a watch (edge "children"), and its
+//	        session watches no node.
+//
+// A semaphore keeps nodes in more than one folder. "leases/2" is
+// contender 2's node in <path>/leases (Curator), "-__lock__/2" its node in
+// the sibling <path>-__lock__ (kazoo); a bare number is a node of the
+// lock's path itself, or, after ">", of the waiter's own folder:
+// "locks/3>2" waits for 2's node in locks. A contender with two nodes (a
+// semaphore acquirer's lease node and its node in the internal lock) is one
+// contender: its second node must be partOf its first, and it is counted
+// once among the waiters. "leases=2" is the lease limit the snapshot
+// shows (stored, or given), "leases=2(inferred)" one read off the layout;
+// without either the snapshot must show none. "leases=2(given)" in a
+// lock's first queue gives the server that limit for the row's path with
+// --leases.
 //
 // Besides what the server shows, every check asks the clients themselves:
 // a contender shown holding must say it acquired, and one shown waiting (or
@@ -49,7 +68,6 @@ import (
 // driver).
 func TestReadBack(t *testing.T) {
 	s := sharedServer(t)
-	srv := startReadbackServe(t, s.Addr())
 
 	// The locks, each as its library builds it.
 	var (
@@ -68,6 +86,17 @@ func TestReadBack(t *testing.T) {
 		recipeWrite = readbackLock{lockqueue.ZookeeperRecipe, recipeContenders(4), "X X X X", "0* 1>0 2>1 3>2"}
 		seedRW      = readbackLock{lockqueue.SeedRW, seedContenders("W_", "R_", "W_", "R_"), "W R W R", "0* 1>0 2>1 3>2"}
 		seedRR      = readbackLock{lockqueue.SeedRW, seedContenders("R_", "R_", "W_", "R_"), "R R W R", "0* 1* 2>1 3>2"}
+		// Semaphores with 2 leases (recipes.md §1), read at their own
+		// path: 0 and 1 hold; 2 holds the internal lock and waits for a
+		// lease by a children watch (Curator's with its lease node made,
+		// its lock node part of it; kazoo's before it makes one); 3 waits
+		// for 2 in the internal lock. Curator stores no limit: it is read
+		// off the layout while someone is pending, or given. kazoo's is
+		// the path's data.
+		curatorSem      = readbackLock{lockqueue.Curator, curatorSemaphoreContenders("2", 4), "L L L L", "leases=2(inferred) leases/0* leases/1* leases/2>children locks/2>children locks/3>2"}
+		curatorSemGiven = readbackLock{lockqueue.Curator, curatorSemaphoreContenders("2", 4), "L L L L", "leases=2(given) leases/0* leases/1* leases/2>children locks/2>children locks/3>2"}
+		curatorSemMutex = readbackLock{lockqueue.Curator, curatorSemaphoreContenders("mutex", 4), "L L L L", "leases=1(inferred) leases/0* leases/1>children locks/1>children locks/2>1 locks/3>2"}
+		kazooSem        = readbackLock{lockqueue.Kazoo, kazooSemaphoreContenders(4), "L L L L", "leases=2 0* 1* -__lock__/2>children -__lock__/3>2"}
 	)
 	// The same departures for every exclusive lock: the holder each time
 	// (first); a waiter in the middle, then the holder, then the last
@@ -88,6 +117,38 @@ func TestReadBack(t *testing.T) {
 	// reader behind it join the holders (writer leaves).
 	rrHolders := []readbackStep{{1, "0* 2>0 3>2", nil}, {0, "2* 3>2", nil}, {2, "3*", nil}, {3, "", nil}}
 	rrWriterLeaves := []readbackStep{{2, "0* 1* 3*", nil}, {0, "1* 3*", nil}, {3, "1*", nil}, {1, "", nil}}
+	// The semaphores: a holder releases, so the pending acquirer gets its
+	// lease and the queued one becomes pending (holder); the queued one
+	// gives up (queued leaves); the pending one gives up, so the queued
+	// one becomes pending (pending leaves); then the last ones release.
+	// Without a pending acquirer Curator's layout tells no limit.
+	curatorSemHolder := []readbackStep{
+		{1, "leases=2(inferred) leases/0* leases/2* leases/3>children locks/3>children", nil},
+		{0, "leases/2* leases/3*", nil}, {3, "leases/2*", nil}, {2, "", nil}}
+	curatorSemQueuedLeaves := []readbackStep{
+		{3, "leases=2(inferred) leases/0* leases/1* leases/2>children locks/2>children", nil},
+		{0, "leases/1* leases/2*", nil}, {2, "leases/1*", nil}, {1, "", nil}}
+	curatorSemPendingLeaves := []readbackStep{
+		{2, "leases=2(inferred) leases/0* leases/1* leases/3>children locks/3>children", nil},
+		{1, "leases/0* leases/3*", nil}, {0, "leases/3*", nil}, {3, "", nil}}
+	curatorSemGivenHolder := []readbackStep{
+		{1, "leases=2 leases/0* leases/2* leases/3>children locks/3>children", nil},
+		{0, "leases=2 leases/2* leases/3*", nil}, {3, "leases=2 leases/2*", nil}, {2, "leases=2", nil}}
+	// InterProcessSemaphoreMutex, one lease: 0 holds, 1 is pending, 2 and
+	// 3 queue on the internal lock.
+	curatorSemMutexSteps := []readbackStep{
+		{0, "leases=1(inferred) leases/1* leases/2>children locks/2>children locks/3>2", nil},
+		{3, "leases=1(inferred) leases/1* leases/2>children locks/2>children", nil},
+		{1, "leases/2*", nil}, {2, "", nil}}
+	kazooSemHolder := []readbackStep{
+		{1, "leases=2 0* 2* -__lock__/3>children", nil},
+		{0, "leases=2 2* 3*", nil}, {3, "leases=2 2*", nil}, {2, "leases=2", nil}}
+	kazooSemQueuedLeaves := []readbackStep{
+		{3, "leases=2 0* 1* -__lock__/2>children", nil},
+		{0, "leases=2 1* 2*", nil}, {2, "leases=2 1*", nil}, {1, "leases=2", nil}}
+	kazooSemPendingLeaves := []readbackStep{
+		{2, "leases=2 0* 1* -__lock__/3>children", nil},
+		{1, "leases=2 0* 3*", nil}, {0, "leases=2 3*", nil}, {3, "leases=2", nil}}
 	// kazoo before 2.9 (issue #649, fixed by PR #650): reader 1, woken by
 	// 0's release, watches the newest __lock__, writer 2, which waits for
 	// it: a holder by rule whose client still waits, in a deadlock. Its
@@ -143,27 +204,40 @@ func TestReadBack(t *testing.T) {
 		{"seed R_ W_ readers first holders", seedRR, rrHolders, ""},
 		{"seed R_ W_ readers first writer leaves", seedRR, rrWriterLeaves, ""},
 
-		// Semaphores (issue #9 §2) go here, one row per library × order:
-		// Curator's InterProcessSemaphoreV2 and kazoo's Semaphore, read at
-		// the semaphore's own path. Their drivers (CuratorSemaphore.java,
-		// kazoo_semaphore.py) come with that work; wrapped as contenders,
-		// with nodes() named as the snapshot names them, they need only a
-		// queue token for a wait on a folder's children (which the server
-		// never lists), beside "k*" and "k>j".
+		{"curator InterProcessSemaphoreV2 holder", curatorSem, curatorSemHolder, ""},
+		{"curator InterProcessSemaphoreV2 queued leaves", curatorSem, curatorSemQueuedLeaves, ""},
+		{"curator InterProcessSemaphoreV2 pending leaves", curatorSem, curatorSemPendingLeaves, ""},
+		{"curator InterProcessSemaphoreV2 --leases holder", curatorSemGiven, curatorSemGivenHolder, ""},
+		{"curator InterProcessSemaphoreMutex", curatorSemMutex, curatorSemMutexSteps, ""},
+
+		{"kazoo Semaphore holder", kazooSem, kazooSemHolder, ""},
+		{"kazoo Semaphore queued leaves", kazooSem, kazooSemQueuedLeaves, ""},
+		{"kazoo Semaphore pending leaves", kazooSem, kazooSemPendingLeaves, ""},
 	}
-	for _, tc := range tests {
+	paths := make([]string, len(tests))
+	given := map[string]int{}
+	for i, tc := range tests {
+		paths[i] = fresh("/readback/" + strings.ReplaceAll(tc.name, " ", "-"))
+		if q := parseQueue(t, tc.lock.queue); q.given {
+			given[paths[i]] = q.leases
+		}
+	}
+	srv := startReadbackServe(t, s.Addr(), given)
+	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.skip != "" {
 				t.Skip(tc.skip)
 			}
-			path := fresh("/readback/" + strings.ReplaceAll(tc.name, " ", "-"))
+			path := paths[i]
 			srv.watch(t, path)
 			cs := tc.lock.start(t, s.Addr(), path)
 			snap := srv.expectQueue(t, path, cs, tc.lock.recipe, "all joined", tc.lock.queue, nil)
-			modes := map[string]lockqueue.Mode{"X": lockqueue.Exclusive, "R": lockqueue.Read, "W": lockqueue.Write}
+			modes := map[string]lockqueue.Mode{"X": lockqueue.Exclusive, "R": lockqueue.Read, "W": lockqueue.Write, "L": lockqueue.Lease}
 			for i, m := range strings.Fields(tc.lock.modes) {
-				if n := nodeNamed(snap, cs.nodes()[i]); n.Mode != modes[m] {
-					t.Errorf("contender %d (%s) mode %q, want %q", i, n.Name, n.Mode, modes[m])
+				for _, n := range snap.Nodes {
+					if cs.owns(i, n) && n.Mode != modes[m] {
+						t.Errorf("contender %d (%s) mode %q, want %q", i, n.Name, n.Mode, modes[m])
+					}
 				}
 			}
 			for _, st := range tc.steps {
@@ -180,7 +254,8 @@ type readbackLock struct {
 	recipe lockqueue.Recipe
 	start  func(t *testing.T, servers, path string) contenders
 	// modes are the contenders' modes, in join order: X exclusive, R read,
-	// W write; "" leaves them unchecked.
+	// W write, L lease (every node of the contender); "" leaves them
+	// unchecked.
 	modes string
 	queue string // the expected queue once every contender has joined
 }
@@ -193,8 +268,8 @@ type readbackStep struct {
 
 // contenders are a lock's clients, numbered in the order they joined.
 type contenders interface {
-	// nodes are their node names, as the clients made them.
-	nodes() []string
+	// owns reports whether n is one of contender i's nodes.
+	owns(i int, n lockqueue.Node) bool
 	// leave makes contender i leave: a holder releases, a waiter gives up.
 	// It returns once the client says it did.
 	leave(t *testing.T, i int)
@@ -205,11 +280,14 @@ type contenders interface {
 }
 
 // procContenders are the contenders of a driver in testdata/clients
-// (Curator, kazoo, ZooKeeper's recipe), which prints "queued <i> <node>",
-// "acquired <i>", "released <i>", "cancelled <i>".
+// (Curator, kazoo, ZooKeeper's recipe), which prints "queued <i> <id>",
+// "acquired <i>", "released <i>", "cancelled <i>". The id is the
+// contender's node, or for a semaphore's drivers its session: a semaphore
+// contender owns up to two nodes, made as it goes, one per folder.
 type procContenders struct {
-	c     *clientProc
-	names []string
+	c         *clientProc
+	ids       []string
+	bySession bool
 }
 
 func joinProc(t *testing.T, c *clientProc, n int) *procContenders {
@@ -218,15 +296,20 @@ func joinProc(t *testing.T, c *clientProc, n int) *procContenders {
 	for i := range n {
 		f := strings.Fields(c.expect(t, fmt.Sprintf("queued %d ", i)))
 		if len(f) != 3 {
-			t.Fatalf("%s: queued line %q, want queued <i> <node>", c.name, strings.Join(f, " "))
+			t.Fatalf("%s: queued line %q, want queued <i> <id>", c.name, strings.Join(f, " "))
 		}
 		// ZooKeeper's recipe prints the node's whole path.
-		p.names = append(p.names, filepath.Base(f[2]))
+		p.ids = append(p.ids, filepath.Base(f[2]))
 	}
 	return p
 }
 
-func (p *procContenders) nodes() []string { return p.names }
+func (p *procContenders) owns(i int, n lockqueue.Node) bool {
+	if p.bySession {
+		return n.Session == p.ids[i]
+	}
+	return n.Name == p.ids[i]
+}
 
 func (p *procContenders) leave(t *testing.T, i int) {
 	t.Helper()
@@ -268,6 +351,27 @@ func kazooContenders(kinds ...string) func(*testing.T, string, string) contender
 	}
 }
 
+// curatorSemaphoreContenders are n participants of an
+// InterProcessSemaphoreV2 with this many leases, or of an
+// InterProcessSemaphoreMutex ("mutex"), known by their sessions.
+func curatorSemaphoreContenders(leases string, n int) func(*testing.T, string, string) contenders {
+	return func(t *testing.T, servers, path string) contenders {
+		p := joinProc(t, startJava(t, "CuratorSemaphore", servers, path, "10000", leases, "0", strconv.Itoa(n)), n)
+		p.bySession = true
+		return p
+	}
+}
+
+// kazooSemaphoreContenders are n participants of a kazoo Semaphore with 2
+// leases, known by their sessions.
+func kazooSemaphoreContenders(n int) func(*testing.T, string, string) contenders {
+	return func(t *testing.T, servers, path string) contenders {
+		p := joinProc(t, startKazooSemaphore(t, servers, path, 10*time.Second, 0, n), n)
+		p.bySession = true
+		return p
+	}
+}
+
 func recipeContenders(n int) func(*testing.T, string, string) contenders {
 	return func(t *testing.T, servers, path string) contenders {
 		return joinProc(t, startJava(t, "RecipeLocks", servers, path, "10000", strconv.Itoa(n)), n)
@@ -281,8 +385,8 @@ type goContenders struct {
 	held    []chan struct{} // closed once contender i holds
 }
 
-func (g *goContenders) nodes() []string           { return g.names }
-func (g *goContenders) leave(t *testing.T, i int) { t.Helper(); g.leaveFn(t, i) }
+func (g *goContenders) owns(i int, n lockqueue.Node) bool { return n.Name == g.names[i] }
+func (g *goContenders) leave(t *testing.T, i int)         { t.Helper(); g.leaveFn(t, i) }
 
 func (g *goContenders) acquired(i int) bool {
 	select {
@@ -450,44 +554,115 @@ func seedTarget(kids []string, name string) string {
 	return target
 }
 
-// queueToken is one token of a row's queue string.
-var queueToken = regexp.MustCompile(`^(\d+)(\*?)(?:>(\d+))?$`)
+// A queue string's tokens (see TestReadBack). refPattern is a contender's
+// node, maybe qualified by its folder.
+const refPattern = `(?:([a-z_-]+)/)?(\d+)`
 
-type wantEntry struct {
-	who     int
-	holding bool
-	watches int // the contender whose node its session watches; -1 none
+var (
+	queueToken  = regexp.MustCompile(`^` + refPattern + `(\*?)(?:>(children|` + refPattern + `))?$`)
+	leasesToken = regexp.MustCompile(`^leases=(\d+)(?:\((inferred|given)\))?$`)
+	refToken    = regexp.MustCompile(`^` + refPattern + `$`)
+)
+
+// nodeRef is contender who's node in a folder: "" the lock path, "name"
+// its folder <path>/name, "-name" its sibling <path>-name.
+type nodeRef struct {
+	folder string
+	who    int
 }
 
-func parseQueue(t *testing.T, q string) []wantEntry {
+type wantEntry struct {
+	node     nodeRef
+	holding  bool
+	children bool     // it waits by a children watch, which the server never lists
+	watches  *nodeRef // the node its session watches; nil none
+}
+
+// wantQueue is a parsed queue string.
+type wantQueue struct {
+	entries  []wantEntry
+	leases   int
+	inferred bool
+	given    bool // the limit is given to the server with --leases
+}
+
+func parseRef(folder, who string) nodeRef {
+	k, _ := strconv.Atoi(who)
+	return nodeRef{folder, k}
+}
+
+func parseQueue(t *testing.T, q string) wantQueue {
 	t.Helper()
-	var out []wantEntry
+	var out wantQueue
 	for _, tok := range strings.Fields(q) {
+		if m := leasesToken.FindStringSubmatch(tok); m != nil {
+			out.leases, _ = strconv.Atoi(m[1])
+			out.inferred, out.given = m[2] == "inferred", m[2] == "given"
+			continue
+		}
 		m := queueToken.FindStringSubmatch(tok)
 		if m == nil {
 			t.Fatalf("bad queue token %q in %q", tok, q)
 		}
-		e := wantEntry{watches: -1}
-		e.who, _ = strconv.Atoi(m[1])
-		e.holding = m[2] == "*"
-		if m[3] != "" {
-			e.watches, _ = strconv.Atoi(m[3])
+		e := wantEntry{node: parseRef(m[1], m[2]), holding: m[3] == "*"}
+		switch {
+		case m[4] == "children":
+			e.children = true
+		case m[4] != "":
+			// An unqualified target is in the waiter's own folder.
+			r := parseRef(cmp.Or(m[5], e.node.folder), m[6])
+			e.watches = &r
 		}
-		if !e.holding && e.watches < 0 {
+		if !e.holding && e.watches == nil && !e.children {
 			t.Fatalf("queue token %q: a waiter must name whom it waits for", tok)
 		}
-		out = append(out, e)
+		if e.holding && e.children {
+			t.Fatalf("queue token %q: a holder's stalled wait is on a node, not a children watch", tok)
+		}
+		out.entries = append(out.entries, e)
 	}
 	return out
 }
 
+// dir is the full path of the folder a ref names.
+func dir(snap lockqueue.Snapshot, r nodeRef) string {
+	switch {
+	case r.folder == "":
+		return snap.Path
+	case strings.HasPrefix(r.folder, "-"):
+		return snap.Path + r.folder
+	default:
+		return snap.Path + "/" + r.folder
+	}
+}
+
+// find returns the node r names in snap.
+func find(snap lockqueue.Snapshot, cs contenders, r nodeRef) (lockqueue.Node, bool) {
+	for _, n := range snap.Nodes {
+		if cmp.Or(n.Folder, snap.Path) == dir(snap, r) && cs.owns(r.who, n) {
+			return n, true
+		}
+	}
+	return lockqueue.Node{}, false
+}
+
+func (r nodeRef) String() string {
+	if r.folder == "" {
+		return fmt.Sprintf("contender %d's node", r.who)
+	}
+	return fmt.Sprintf("contender %d's node in %s", r.who, r.folder)
+}
+
 // mismatch says how snap differs from the expected queue and alerts, or
 // returns nil when it is exactly that.
-func mismatch(snap lockqueue.Snapshot, recipe lockqueue.Recipe, names []string, want []wantEntry, alerts []string) error {
+func mismatch(snap lockqueue.Snapshot, recipe lockqueue.Recipe, cs contenders, want wantQueue, alerts []string) error {
 	if !snap.Live() {
 		return fmt.Errorf("not live: connection %s, error %q", snap.Connection, snap.Error)
 	}
-	if len(want) == 0 {
+	if snap.Leases != want.leases || snap.LeasesInferred != want.inferred {
+		return fmt.Errorf("leases %d inferred=%t, want %d inferred=%t", snap.Leases, snap.LeasesInferred, want.leases, want.inferred)
+	}
+	if len(want.entries) == 0 {
 		if len(snap.Nodes) != 0 {
 			return fmt.Errorf("%d nodes, want none", len(snap.Nodes))
 		}
@@ -509,38 +684,59 @@ func mismatch(snap lockqueue.Snapshot, recipe lockqueue.Recipe, names []string, 
 	if snap.WatchSource != "4lw" {
 		return fmt.Errorf("watchSource %q, want 4lw", snap.WatchSource)
 	}
-	if len(snap.Nodes) != len(want) {
-		return fmt.Errorf("%d nodes, want %d", len(snap.Nodes), len(want))
+	if len(snap.Nodes) != len(want.entries) {
+		return fmt.Errorf("%d nodes, want %d", len(snap.Nodes), len(want.entries))
 	}
-	for i, w := range want {
+	for i, w := range want.entries {
 		n := snap.Nodes[i]
-		if n.Name != names[w.who] {
-			return fmt.Errorf("position %d is %s, want contender %d's %s", i, n.Name, w.who, names[w.who])
+		if cmp.Or(n.Folder, snap.Path) != dir(snap, w.node) || !cs.owns(w.node.who, n) {
+			return fmt.Errorf("position %d is %s (folder %q, session %s), want %s", i, n.Name, n.Folder, n.Session, w.node)
 		}
 		if n.Holding != w.holding {
-			return fmt.Errorf("contender %d (%s) holding=%t, want %t", w.who, n.Name, n.Holding, w.holding)
+			return fmt.Errorf("%s (%s) holding=%t, want %t", w.node, n.Name, n.Holding, w.holding)
 		}
 		if n.Zombie || n.Foreign {
-			return fmt.Errorf("contender %d (%s) zombie=%t foreign=%t", w.who, n.Name, n.Zombie, n.Foreign)
+			return fmt.Errorf("%s (%s) zombie=%t foreign=%t", w.node, n.Name, n.Zombie, n.Foreign)
+		}
+		// A contender's second node (a semaphore acquirer's lock node,
+		// after its lease node) is part of its first: one contender.
+		partOf := ""
+		if j := slices.IndexFunc(want.entries[:i], func(o wantEntry) bool { return o.node.who == w.node.who }); j >= 0 {
+			partOf = snap.Nodes[j].Name
+		}
+		if n.PartOf != partOf {
+			return fmt.Errorf("%s (%s) partOf %q, want %q", w.node, n.Name, n.PartOf, partOf)
 		}
 		var watching []string
-		if w.watches >= 0 {
-			watching = []string{snap.Path + "/" + names[w.watches]}
+		target := ""
+		if w.watches != nil {
+			t, ok := find(snap, cs, *w.watches)
+			if !ok {
+				return fmt.Errorf("%s, which %s should watch, is not in the queue", *w.watches, w.node)
+			}
+			target = t.Name
+			watching = []string{dir(snap, *w.watches) + "/" + t.Name}
 		}
 		if !slices.Equal(n.Watching, watching) {
-			return fmt.Errorf("contender %d (%s) watching %v, want %v", w.who, n.Name, n.Watching, watching)
+			return fmt.Errorf("%s (%s) watching %v, want %v", w.node, n.Name, n.Watching, watching)
 		}
-		if w.holding {
-			if n.WaitsFor != "" || n.Edge != lockqueue.EdgeNone {
-				return fmt.Errorf("holder %d (%s) waitsFor %q edge %q, want none", w.who, n.Name, n.WaitsFor, n.Edge)
+		switch {
+		case w.holding:
+			if n.WaitsFor != "" || n.WaitsOn != lockqueue.OnNode || n.Edge != lockqueue.EdgeNone {
+				return fmt.Errorf("holder %s (%s) waitsFor %q waitsOn %q edge %q, want none", w.node, n.Name, n.WaitsFor, n.WaitsOn, n.Edge)
 			}
-			continue
-		}
-		if n.WaitsFor != names[w.watches] {
-			return fmt.Errorf("contender %d (%s) waitsFor %q, want contender %d's %s", w.who, n.Name, n.WaitsFor, w.watches, names[w.watches])
-		}
-		if n.Edge != lockqueue.EdgeConfirmed {
-			return fmt.Errorf("contender %d (%s) edge %q, want confirmed", w.who, n.Name, n.Edge)
+		case w.children:
+			if n.WaitsFor != "" || n.WaitsOn != lockqueue.OnChildren || n.Edge != lockqueue.EdgeChildWatch {
+				return fmt.Errorf("%s (%s) waitsFor %q waitsOn %q edge %q, want a children watch (edge %q)",
+					w.node, n.Name, n.WaitsFor, n.WaitsOn, n.Edge, lockqueue.EdgeChildWatch)
+			}
+		default:
+			if n.WaitsFor != target || n.WaitsOn != lockqueue.OnNode {
+				return fmt.Errorf("%s (%s) waitsFor %q waitsOn %q, want %s's %s", w.node, n.Name, n.WaitsFor, n.WaitsOn, *w.watches, target)
+			}
+			if n.Edge != lockqueue.EdgeConfirmed {
+				return fmt.Errorf("%s (%s) edge %q, want confirmed", w.node, n.Name, n.Edge)
+			}
 		}
 	}
 	var got []string
@@ -551,9 +747,18 @@ func mismatch(snap lockqueue.Snapshot, recipe lockqueue.Recipe, names []string, 
 	for _, a := range alerts {
 		f := strings.Fields(a)
 		var nodes []string
-		for _, who := range f[1:] {
-			k, _ := strconv.Atoi(who)
-			nodes = append(nodes, names[k])
+		for _, tok := range f[1:] {
+			m := refToken.FindStringSubmatch(tok)
+			if m == nil {
+				return fmt.Errorf("bad node %q in alert %q", tok, a)
+			}
+			r := nodeRef{m[1], 0}
+			r.who, _ = strconv.Atoi(m[2])
+			n, ok := find(snap, cs, r)
+			if !ok {
+				return fmt.Errorf("%s, named by alert %q, is not in the queue", r, a)
+			}
+			nodes = append(nodes, n.Name)
 		}
 		exp = append(exp, alertKey(f[0], nodes))
 	}
@@ -583,7 +788,8 @@ var (
 	binaryErr  error
 )
 
-func startReadbackServe(t *testing.T, servers string) *readbackServe {
+// startReadbackServe starts it with --leases path=N for each of leases.
+func startReadbackServe(t *testing.T, servers string, leases map[string]int) *readbackServe {
 	t.Helper()
 	binaryOnce.Do(func() {
 		binaryPath = filepath.Join(scratchDir, "zklockviz")
@@ -594,7 +800,11 @@ func startReadbackServe(t *testing.T, servers string) *readbackServe {
 	if binaryErr != nil {
 		t.Fatal(binaryErr)
 	}
-	cmd := exec.Command(binaryPath, "serve", "--zk", servers, "--addr", "127.0.0.1:0", "--poll", "200ms")
+	args := []string{"serve", "--zk", servers, "--addr", "127.0.0.1:0", "--poll", "200ms"}
+	for p, n := range leases {
+		args = append(args, "--leases", fmt.Sprintf("%s=%d", p, n))
+	}
+	cmd := exec.Command(binaryPath, args...)
 	cmd.Env = append(os.Environ(), "ZKLOCKVIZ_TOKEN=", "ZKLOCKVIZ_ADDR=", "ZKLOCKVIZ_ZK=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
@@ -673,28 +883,23 @@ func (s *readbackServe) lock(t *testing.T, path string) (snap lockqueue.Snapshot
 	return snap, true
 }
 
-func nodeNamed(snap lockqueue.Snapshot, name string) lockqueue.Node {
-	for _, n := range snap.Nodes {
-		if n.Name == name {
-			return n
-		}
-	}
-	return lockqueue.Node{Name: name}
-}
-
 // expectQueue waits until the server shows exactly queue and alerts at
-// path, then checks that the clients agree on who holds.
+// path, in the lock's snapshot and in its summary, then checks that the
+// clients agree on who holds.
 func (s *readbackServe) expectQueue(t *testing.T, path string, cs contenders, recipe lockqueue.Recipe, when, queue string, alerts []string) lockqueue.Snapshot {
 	t.Helper()
 	want := parseQueue(t, queue)
-	names := cs.nodes()
 	deadline := time.Now().Add(waitTimeout)
 	var last lockqueue.Snapshot
 	why := errors.New("no snapshot yet")
 	for {
 		if snap, ok := s.lock(t, path); ok {
 			last = snap
-			if why = mismatch(snap, recipe, names, want, alerts); why == nil {
+			why = mismatch(snap, recipe, cs, want, alerts)
+			if why == nil {
+				why = s.summaryMismatch(t, snap, want)
+			}
+			if why == nil {
 				break
 			}
 		}
@@ -703,16 +908,63 @@ func (s *readbackServe) expectQueue(t *testing.T, path string, cs contenders, re
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	for _, w := range want {
-		if w.holding && w.watches < 0 {
-			cs.waitAcquired(t, w.who)
-			continue
-		}
-		if cs.acquired(w.who) {
-			t.Errorf("%s: contender %d's client says it holds; the server shows %q", when, w.who, queue)
+	// A contender holds when one of its nodes does, and its client knows.
+	held := map[int]bool{}
+	for _, w := range want.entries {
+		held[w.node.who] = held[w.node.who] || w.holding && w.watches == nil
+	}
+	for who, h := range held {
+		if h {
+			cs.waitAcquired(t, who)
+		} else if cs.acquired(who) {
+			t.Errorf("%s: contender %d's client says it holds; the server shows %q", when, who, queue)
 		}
 	}
 	return last
+}
+
+// summaryMismatch checks the lock's entry in `GET /api/v1/locks`, which
+// counts contenders, against snap, which matches want: its holders, and
+// its waiters, one per waiting contender. An entry of another revision is
+// a mismatch too: the caller reads both again.
+func (s *readbackServe) summaryMismatch(t *testing.T, snap lockqueue.Snapshot, want wantQueue) error {
+	t.Helper()
+	var holders, waiters []string
+	for i, w := range want.entries {
+		switch {
+		case w.holding:
+			holders = append(holders, snap.Nodes[i].Name)
+		case snap.Nodes[i].PartOf == "":
+			waiters = append(waiters, snap.Nodes[i].Name)
+		}
+	}
+	var body struct {
+		Locks []struct {
+			Path             string
+			Revision         int64
+			Holders, Waiters []string
+		}
+	}
+	resp, err := http.Get(s.url + "/api/v1/locks")
+	if err != nil {
+		t.Fatalf("GET /api/v1/locks: %v", err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("GET /api/v1/locks: %v", err)
+	}
+	for _, l := range body.Locks {
+		switch {
+		case l.Path != snap.Path:
+		case l.Revision != snap.Revision:
+			return fmt.Errorf("summary at revision %d, snapshot at %d", l.Revision, snap.Revision)
+		case !slices.Equal(l.Holders, holders) || !slices.Equal(l.Waiters, waiters):
+			return fmt.Errorf("summary holders %v waiters %v, want %v and %v", l.Holders, l.Waiters, holders, waiters)
+		default:
+			return nil
+		}
+	}
+	return fmt.Errorf("%s not in GET /api/v1/locks", snap.Path)
 }
 
 // kazooBefore reports whether the installed kazoo is older than major.minor.

@@ -12,7 +12,12 @@
 //   queued <i> <session>   participant i has a node (it may hold or wait);
 //                          session is its session id as 0x<hex>
 //   acquired <i>           participant i holds a lease
-//   released <i>           after a "release <i>" command
+//   released <i>           after a "release <i>" command, if it held
+//   cancelled <i>          after a "release <i>" command, if it was still
+//                          waiting: its acquire interrupted, which is how
+//                          Curator lets a waiter give up (it deletes the
+//                          participant's lock node and any lease node)
+// Needs CuratorLocks (compiled with it), whose Participant it runs.
 // Reads "release <i>" commands from stdin; exits on EOF.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -20,10 +25,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
@@ -31,11 +37,34 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.data.Stat;
 
 public class CuratorSemaphore {
-    static volatile boolean stopping;
+    // One lease of an InterProcessSemaphoreV2 as an InterProcessLock, so
+    // that CuratorLocks.Participant drives it as it drives the locks (and
+    // InterProcessSemaphoreMutex, itself an InterProcessLock).
+    static class LeaseLock implements InterProcessLock {
+        final InterProcessSemaphoreV2 sem;
+        volatile Lease lease;
 
-    static synchronized void say(String s) {
-        System.out.println(s);
-        System.out.flush();
+        LeaseLock(InterProcessSemaphoreV2 sem) {
+            this.sem = sem;
+        }
+
+        public void acquire() throws Exception {
+            lease = sem.acquire();
+        }
+
+        public boolean acquire(long time, TimeUnit unit) throws Exception {
+            lease = sem.acquire(time, unit);
+            return lease != null;
+        }
+
+        public void release() throws Exception {
+            sem.returnLease(lease);
+            lease = null;
+        }
+
+        public boolean isAcquiredInThisProcess() {
+            return lease != null;
+        }
     }
 
     // hasNode: does the session own a node in PATH/leases or PATH/locks?
@@ -66,7 +95,7 @@ public class CuratorSemaphore {
         int leases = mutex ? 1 : Integer.parseInt(args[3]);
         int first = Integer.parseInt(args[4]), count = Integer.parseInt(args[5]);
         List<CuratorFramework> clients = new ArrayList<>();
-        Map<Integer, CountDownLatch> releases = new HashMap<>();
+        Map<Integer, CuratorLocks.Participant> participants = new HashMap<>();
         for (int k = 0; k < count; k++) {
             final int id = first + k;
             CuratorFramework c = CuratorFrameworkFactory.newClient(connect, timeout, 15000, new RetryOneTime(200));
@@ -74,37 +103,20 @@ public class CuratorSemaphore {
             c.blockUntilConnected();
             clients.add(c);
             long session = c.getZookeeperClient().getZooKeeper().getSessionId();
-            final CountDownLatch release = new CountDownLatch(1);
-            releases.put(id, release);
-            final InterProcessSemaphoreMutex m = mutex ? new InterProcessSemaphoreMutex(c, path) : null;
-            final InterProcessSemaphoreV2 sem = mutex ? null : new InterProcessSemaphoreV2(c, path, leases);
-            if (sem != null) {
+            final InterProcessLock lock;
+            if (mutex) {
+                lock = new InterProcessSemaphoreMutex(c, path);
+            } else {
+                InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(c, path, leases);
                 sem.setNodeData(("p" + id).getBytes("UTF-8"));
+                lock = new LeaseLock(sem);
             }
-            Thread t = new Thread(() -> {
-                try {
-                    Lease lease = null;
-                    if (m != null) {
-                        m.acquire();
-                    } else {
-                        lease = sem.acquire();
-                    }
-                    say("acquired " + id);
-                    release.await();
-                    if (m != null) {
-                        m.release();
-                    } else {
-                        sem.returnLease(lease);
-                    }
-                    say("released " + id);
-                } catch (Exception e) {
-                    if (!stopping) {
-                        say("error " + id + " " + e);
-                    }
-                }
-            });
-            t.setDaemon(true);
-            t.start();
+            CuratorLocks.Participant p = new CuratorLocks.Participant(id, lock, null);
+            participants.put(id, p);
+            // Curator's semaphore mutex belongs to the thread that acquired it.
+            p.thread = new Thread(p::run);
+            p.thread.setDaemon(true);
+            p.thread.start();
             long deadline = System.currentTimeMillis() + 30000;
             while (!hasNode(c, path, session)) {
                 if (System.currentTimeMillis() > deadline) {
@@ -112,19 +124,19 @@ public class CuratorSemaphore {
                 }
                 Thread.sleep(10);
             }
-            say("queued " + id + " 0x" + Long.toHexString(session));
+            CuratorLocks.say("queued " + id + " 0x" + Long.toHexString(session));
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = in.readLine()) != null; ) {
             String[] parts = line.trim().split("\\s+");
             if (parts.length == 2 && parts[0].equals("release")) {
-                CountDownLatch l = releases.get(Integer.parseInt(parts[1]));
-                if (l != null) {
-                    l.countDown();
+                CuratorLocks.Participant p = participants.get(Integer.parseInt(parts[1]));
+                if (p != null) {
+                    p.leave();
                 }
             }
         }
-        stopping = true;
+        CuratorLocks.stopping = true;
         for (CuratorFramework c : clients) {
             c.close();
         }

@@ -11,7 +11,12 @@ lease in PATH or its node in kazoo's lock queue at PATH-__lock__).
 Prints, one line each, flushed:
   queued <i> <session>  participant i has a node; session is 0x<hex>
   acquired <i>          participant i holds a lease
-  released <i>          after a "release <i>" command
+  released <i>          after a "release <i>" command, if it held
+  cancelled <i>         after a "release <i>" command, if it was still
+                        waiting: its session closed, which deletes its
+                        node. (kazoo 2.8's Semaphore.cancel() cannot end a
+                        wait on the internal lock: that Lock is local to
+                        the acquire call.)
 Reads commands from stdin: "release <i>". Exits cleanly on EOF.
 """
 import sys
@@ -50,7 +55,7 @@ def main():
         sys.exit(__doc__)
     hosts, path, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
     max_leases, first, count = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-    clients, release = [], {}
+    clients, leave = [], {}
     stopping = threading.Event()
     for i in range(first, first + count):
         zk = KazooClient(hosts=hosts, timeout=timeout)
@@ -58,18 +63,36 @@ def main():
         clients.append(zk)
         sem = zk.Semaphore(path, identifier="p%d" % i, max_leases=max_leases)
         ev = threading.Event()
-        release[i] = ev
+        # state: under its lock, whether participant i acquired or gave up,
+        # so that a release command and an acquire that race agree.
+        state = {"lock": threading.Lock(), "acquired": False, "cancelled": False}
 
-        def hold(i=i, sem=sem, ev=ev):
+        def hold(i=i, sem=sem, ev=ev, state=state):
             try:
                 sem.acquire()
+                with state["lock"]:
+                    if state["cancelled"]:
+                        return
+                    state["acquired"] = True
                 say("acquired", i)
                 ev.wait()
                 sem.release()
                 say("released", i)
             except Exception as e:  # pylint: disable=broad-except
-                if not stopping.is_set():
+                if not stopping.is_set() and not state["cancelled"]:
                     say("error", i, repr(e))
+
+        def give_up(i=i, zk=zk, ev=ev, state=state):
+            with state["lock"]:
+                if state["acquired"]:
+                    ev.set()
+                    return
+                state["cancelled"] = True
+                zk.stop()
+                zk.close()
+            say("cancelled", i)
+
+        leave[i] = give_up
 
         threading.Thread(target=hold, daemon=True).start()
         session = zk.client_id[0]
@@ -82,12 +105,13 @@ def main():
 
     for line in sys.stdin:
         parts = line.split()
-        if len(parts) == 2 and parts[0] == "release" and int(parts[1]) in release:
-            release[int(parts[1])].set()
+        if len(parts) == 2 and parts[0] == "release" and int(parts[1]) in leave:
+            leave[int(parts[1])]()
     stopping.set()
     for zk in clients:
-        zk.stop()
-        zk.close()
+        if zk.connected:
+            zk.stop()
+            zk.close()
 
 
 if __name__ == "__main__":
