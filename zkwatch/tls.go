@@ -69,7 +69,10 @@ type tlsReporter struct {
 // fail explains err, logs the explanation unless it is the one last logged
 // for addr, and returns it wrapping err.
 func (r *tlsReporter) fail(addr string, err error) error {
-	why := explainTLS(addr, err, r.haveCert)
+	why := fmt.Errorf("TLS to %s: %w", addr, err)
+	if f := ExplainTLS(addr, err, r.haveCert); f != nil {
+		why = f
+	}
 	msg := why.Error()
 	r.mu.Lock()
 	repeated := r.last[addr] == msg
@@ -91,33 +94,56 @@ func (r *tlsReporter) ok(addr string) {
 	}
 }
 
-// explainTLS says what failed in a TLS connection to a member and what to
-// check. haveCert tells whether a client certificate was offered.
-func explainTLS(addr string, err error, haveCert bool) error {
+// TLSFailure is a failed TLS connection to a member, explained: what
+// failed, in words a user can act on, and what to check.
+type TLSFailure struct {
+	Addr  string
+	What  string // e.g. "the server requires a client certificate (ssl.clientAuth=need) and none was given"
+	Check string // e.g. "--zk-tls-cert and --zk-tls-key"
+	Err   error
+}
+
+func (f *TLSFailure) Error() string {
+	return fmt.Sprintf("TLS handshake with %s failed: %s (check %s): %v", f.Addr, f.What, f.Check, f.Err)
+}
+
+func (f *TLSFailure) Unwrap() error { return f.Err }
+
+// ExplainTLS explains err, from a TLS handshake with the member at addr or
+// from the first read after it, or returns nil if err is not a TLS failure.
+// clientCert tells whether a client certificate was offered. It is the one
+// place these words live, for the watcher and for anyone checking a member
+// before it.
+func ExplainTLS(addr string, err error, clientCert bool) *TLSFailure {
+	f := &TLSFailure{Addr: addr, Err: err}
+	const notTLSPort = "that --zk names each member's secureClientPort, not its clientPort"
 	var verr *tls.CertificateVerificationError
 	var rec tls.RecordHeaderError
 	var op *net.OpError
 	switch {
 	case errors.As(err, &verr):
-		return fmt.Errorf("TLS handshake with %s failed: the server's certificate is not trusted (check --zk-tls-ca): %w", addr, err)
+		f.What, f.Check = "the server's certificate is not trusted", "--zk-tls-ca: it must hold the CA that signed the server's certificate"
 	case errors.As(err, &rec):
-		return fmt.Errorf("TLS handshake with %s failed: the server did not answer in TLS (is it the member's secureClientPort, not its clientPort?): %w", addr, err)
+		f.What, f.Check = "the server did not answer in TLS", notTLSPort
 	case errors.As(err, &op) && op.Op == "remote error":
-		// The alert the server sent; Java sends bad_certificate both for a
-		// missing client certificate and for one it does not trust.
-		alert := op.Err.Error()
-		switch {
-		case isCertAlert(alert) && !haveCert:
-			return fmt.Errorf("TLS handshake with %s failed: the server requires a client certificate (ssl.clientAuth=need) and none was given: pass --zk-tls-cert and --zk-tls-key: %w", addr, err)
+		// The alert the server sent. Java sends bad_certificate both for
+		// a missing client certificate and for one it does not trust.
+		switch alert := op.Err.Error(); {
+		case isCertAlert(alert) && !clientCert:
+			f.What, f.Check = "the server requires a client certificate (ssl.clientAuth=need) and none was given", "--zk-tls-cert and --zk-tls-key"
 		case isCertAlert(alert):
-			return fmt.Errorf("TLS handshake with %s failed: the server refused the client certificate (not from a CA it trusts, expired or revoked; check --zk-tls-cert against the server's ssl.trustStore): %w", addr, err)
+			f.What, f.Check = "the server refused the client certificate",
+				"--zk-tls-cert: it must be signed by a CA in the server's ssl.trustStore, and not be expired or revoked"
 		default:
-			return fmt.Errorf("TLS handshake with %s failed: the server refused the handshake (no TLS version or cipher suite in common? check the server's ssl.protocol and ssl.ciphersuites): %w", addr, err)
+			f.What, f.Check = "the server refused the TLS handshake",
+				"the server's ssl.protocol and ssl.ciphersuites: no TLS version or cipher suite in common?"
 		}
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("TLS handshake with %s failed: the server closed the connection (is it the member's secureClientPort, not its clientPort?): %w", addr, err)
+		f.What, f.Check = "the server closed the connection during the TLS handshake", notTLSPort
+	default:
+		return nil
 	}
-	return fmt.Errorf("TLS to %s: %w", addr, err)
+	return f
 }
 
 // isCertAlert reports whether a TLS alert is about the client's certificate.
