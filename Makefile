@@ -93,8 +93,9 @@ deps-zookeeper:
 # Build the Dockerfile with buildah, with local stand-ins for its base
 # images, and run the image against a throwaway ZooKeeper: /healthz, a
 # watched lock and a simulator step over HTTP, with compose.yaml's command.
-# Root only (buildah: vfs storage, chroot isolation). See
-# scripts/image-check.sh.
+# Root only (buildah: vfs storage, chroot isolation). Not part of `make
+# test`; .ci/run runs it after (about 3.5 minutes more on 2 cores, see
+# scripts/image-check.sh).
 image-check: deps-zookeeper deps-image
 	./scripts/image-check.sh
 
