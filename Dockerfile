@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # A single static binary on distroless, running as non-root.
 #   docker build -t zklockviz .
 #   docker run --rm -p 127.0.0.1:8080:8080 zklockviz serve --zk zk1:2181 --watch-under /locks --insecure

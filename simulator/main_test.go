@@ -17,9 +17,17 @@ import (
 // test would crowd a small machine. Each run works under its own path.
 var zkAddr string
 
-// testSessionTimeout keeps expiry steps short; the server's minimum is two
-// 200ms ticks.
-const testSessionTimeout = time.Second
+// testSessionTimeout is every simulated client's session timeout: short,
+// because each crash or pause step waits one out, but not 1s. go-zookeeper
+// drops a connection that hears nothing for 2/3 of the timeout, while an
+// idle client pings only every 1/3, so a stall of the server or of the test
+// process longer than a third of the timeout drops every connection; the
+// request in flight fails ("zk: could not connect to a server"), and with
+// one server the client waits 1s before redialling. At 1s a 500ms stall did
+// that on an idle box, and the loaded 2-core CI box stalls that long: it
+// failed TestCLIGCPause/fencing_on, whose LOCK2 must outlive LOCK1's pause.
+// At 3s an 800ms stall drops nothing.
+const testSessionTimeout = 3 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))

@@ -56,6 +56,10 @@ type Options struct {
 	// one, with a throwaway CA: see Server.SecureAddr and Server.ClientTLS.
 	// Standalone servers only.
 	TLS bool
+	// TLSClientAuth makes the TLS port refuse clients without a certificate
+	// from the server's CA (ssl.clientAuth=need instead of want); see
+	// Server.ClientCertFiles. It implies TLS.
+	TLSClientAuth bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -77,6 +81,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "WARN"
+	}
+	if o.TLSClientAuth {
+		o.TLS = true
 	}
 	return o, nil
 }
@@ -175,7 +182,7 @@ func newStandalone(dist distribution, opts Options, logw *syncWriter) (*Server, 
 	}
 	if opts.TLS {
 		s.securePort = ports[2]
-		if s.tls, err = writeTLSFiles(dir); err != nil {
+		if s.tls, err = writeTLSFiles(dir, opts.TLSClientAuth); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}

@@ -58,3 +58,43 @@ func TestTLS(t *testing.T) {
 		}
 	}
 }
+
+// ssl.clientAuth=need: the client certificate from ClientCertFiles gets an
+// answer over TLS; no certificate, or one from another CA, gets none.
+func TestTLSClientAuth(t *testing.T) {
+	s := ForTestWith(t, Options{TLSClientAuth: true})
+	untrustedCert, untrustedKey, err := UntrustedClientCert(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	untrusted, err := tls.LoadX509KeyPair(untrustedCert, untrustedKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ruok := func(cfg *tls.Config) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		d := tls.Dialer{Config: cfg}
+		c, err := d.DialContext(ctx, "tcp", s.SecureAddr())
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, "ruok"); err != nil {
+			return "", err
+		}
+		b, err := io.ReadAll(c)
+		return string(b), err
+	}
+	if got, err := ruok(s.ClientTLS()); got != "imok" {
+		t.Errorf("ruok with the client certificate = %q, %v; want imok\n%s", got, err, s.Output())
+	}
+	for name, certs := range map[string][]tls.Certificate{"no certificate": nil, "untrusted certificate": {untrusted}} {
+		cfg := s.ClientTLS()
+		cfg.Certificates = certs
+		got, err := ruok(cfg)
+		if got != "" || err == nil {
+			t.Errorf("ruok with %s = %q, %v; want no answer and an error", name, got, err)
+		}
+	}
+}

@@ -274,7 +274,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	// go-zookeeper's default dialer, unless TLS.
 	dialer := zk.Dialer(net.DialTimeout)
 	if w.cfg.TLS != nil {
-		dialer = tlsDialer(w.cfg.TLS)
+		dialer = tlsDialer(w.cfg.TLS, w.log)
 	}
 	conn, _, err := zk.Connect(w.servers, w.cfg.SessionTimeout,
 		zk.WithEventCallback(w.onEvent),
@@ -723,20 +723,6 @@ func (w *Watcher) addAuth(conn *zk.Conn) {
 	w.mu.Unlock()
 	w.pokeDiscovery()
 	w.log.Info("credentials sent", "count", len(w.cfg.Auth))
-}
-
-// tlsDialer dials members with TLS for go-zookeeper.
-func tlsDialer(cfg *tls.Config) zk.Dialer {
-	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: cfg}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		c, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, fmt.Errorf("TLS to %s: %w", addr, err)
-		}
-		return c, nil
-	}
 }
 
 // adminTransport trusts the TLS configuration's CAs for https AdminServer
