@@ -58,11 +58,14 @@ type probeResult struct {
 	Server string
 	Kind   probeKind
 	Err    error
+	// ClientCert: a client certificate was offered, which tells a
+	// refused certificate from a missing one.
+	ClientCert bool
 }
 
-// describe says what failed and what to check, for a user. TLS wording
-// stays generic: the same words fit a wrong CA, a missing client
-// certificate or a plain port.
+// describe says what failed and what to check, for a user. A TLS failure
+// is put in zkwatch's words (ExplainTLS), the ones the watcher logs, when
+// they can tell which part failed; otherwise the check names every part.
 func (r probeResult) describe(timeout time.Duration) (what, check string) {
 	switch r.Kind {
 	case probeDNS:
@@ -76,6 +79,11 @@ func (r probeResult) describe(timeout time.Duration) (what, check string) {
 	case probeDial:
 		return fmt.Sprintf("cannot connect: %v", r.Err), "the network route to the host"
 	case probeTLS:
+		if f := zkwatch.ExplainTLS(r.Server, r.Err, r.ClientCert); f != nil {
+			// The check on the same line too: it is the line the
+			// watcher logs for the same failure once running.
+			return fmt.Sprintf("TLS handshake failed: %s (check %s): %v", f.What, f.Check, r.Err), f.Check
+		}
 		return fmt.Sprintf("TLS handshake failed: %v", r.Err),
 			"with --zk-tls, that --zk names each member's secureClientPort, that --zk-tls-ca trusts the server's certificate, " +
 				"and --zk-tls-cert/--zk-tls-key if the server wants a client certificate (ssl.clientAuth=need)"
@@ -155,7 +163,7 @@ func checkZK(ctx context.Context, t zkTarget) ([]probeResult, error) {
 // probeMember connects to one member, opens a session, sends the
 // credentials and closes the session again.
 func probeMember(ctx context.Context, addr string, t zkTarget) probeResult {
-	r := probeResult{Server: addr}
+	r := probeResult{Server: addr, ClientCert: t.TLS != nil && (len(t.TLS.Certificates) > 0 || t.TLS.GetClientCertificate != nil)}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {

@@ -190,7 +190,7 @@ func TestZKCheckTLS(t *testing.T) {
 		want []string
 	}{
 		{"untrusted certificate", []string{"--zk-tls-ca", wrongCA},
-			[]string{zks.SecureAddr() + ": TLS handshake failed", "certificate", "--zk-tls-ca trusts the server's certificate"}},
+			[]string{zks.SecureAddr() + ": TLS handshake failed", "the server's certificate is not trusted", "--zk-tls-ca: it must hold the CA that signed the server's certificate"}},
 		{"plain client on the secure port", nil,
 			[]string{zks.SecureAddr() + ": connected, but the server closed the connection", "a secureClientPort needs --zk-tls"}},
 	} {
