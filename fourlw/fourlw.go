@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 )
@@ -66,8 +67,13 @@ func AskUntil(ctx context.Context, addr, cmd string, tlsCfg *tls.Config, until f
 	// The server closes the connection after the reply.
 	reply, err := read(io.LimitReader(conn, maxReply), until)
 	if err != nil {
+		// The connection's deadline is the context's, and its timer may
+		// fire a moment before the context's own: either way the
+		// context's time is up.
 		if ctx.Err() != nil {
 			err = ctx.Err()
+		} else if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = context.DeadlineExceeded
 		}
 		return "", fmt.Errorf("%s to %s: read: %w", cmd, addr, err)
 	}
