@@ -2,7 +2,7 @@ package zkwatch
 
 // What the server itself tells about watches and sessions: the four-letter
 // words on the client port and the AdminServer's JSON. Fetching and parsing
-// only; merging over members and joining with the queues is in actual.go.
+// only; merging over members and joining with the queues is in watchtable.go.
 
 import (
 	"bufio"
