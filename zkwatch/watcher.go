@@ -15,7 +15,7 @@
 //     semaphore keeps nodes in), the reads of new children's data, and the
 //     last snapshot. registry.go holds the readers and routes events.
 //   - watchtable.go: the poller that asks every ensemble member for its
-//     watch table (serverinfo.go) and
+//     watch table (serverinfo.go, fourletter.go, adminserver.go) and
 //     merges the answers.
 //   - discover.go: lock parents found under --watch-under prefixes.
 //   - publish.go: how a lock's last read, the session's state and the last
