@@ -19,6 +19,8 @@ type lock struct {
 	path, full string
 	kick       chan struct{}
 
+	// mu guards the fields from here to the goroutine's own. The registry
+	// sets armed, folders and removed too; publishes read the rest.
 	mu   sync.Mutex
 	stop context.CancelFunc // ends its goroutine; nil until started
 	// base is Build's output for the last read, before the watch join.

@@ -19,7 +19,8 @@ import (
 // made in an earlier session, whether reads may go out, and the watcher's
 // own session ids, which are kept out of the watch table.
 type session struct {
-	log *slog.Logger
+	log     *slog.Logger
+	servers []string // "host:port" of every member
 	// onNew runs after a session is established or the credentials are
 	// sent: what changed meanwhile was missed, so everything is read again.
 	onNew func()
@@ -52,9 +53,10 @@ type connView struct {
 	seq   uint64
 }
 
-func newSession(log *slog.Logger, needAuth bool, onNew, onExpired func()) *session {
+func newSession(log *slog.Logger, servers []string, needAuth bool, onNew, onExpired func()) *session {
 	return &session{
 		log:       log,
+		servers:   servers,
 		onNew:     onNew,
 		onExpired: onExpired,
 		changed:   make(chan struct{}, 1),
@@ -66,13 +68,13 @@ func newSession(log *slog.Logger, needAuth bool, onNew, onExpired func()) *sessi
 
 // connect makes go-zookeeper's connection; it connects in the background
 // and reports through onEvent.
-func (s *session) connect(servers []string, cfg Config, onEvent func(zk.Event)) (*zk.Conn, error) {
+func (s *session) connect(cfg Config, onEvent func(zk.Event)) (*zk.Conn, error) {
 	// go-zookeeper's default dialer, unless TLS.
 	dialer := zk.Dialer(net.DialTimeout)
 	if cfg.TLS != nil {
 		dialer = tlsDialer(cfg.TLS)
 	}
-	conn, _, err := zk.Connect(servers, cfg.SessionTimeout,
+	conn, _, err := zk.Connect(s.servers, cfg.SessionTimeout,
 		zk.WithEventCallback(onEvent),
 		zk.WithLogger(zkLogger{s.log}),
 		zk.WithLogInfo(false),
@@ -81,7 +83,7 @@ func (s *session) connect(servers []string, cfg Config, onEvent func(zk.Event)) 
 		// listing of a folder with a few hundred thousand children.
 		zk.WithMaxBufferSize(16<<20))
 	if err != nil {
-		return nil, fmt.Errorf("zkwatch: connect to %s: %w", strings.Join(servers, ","), err)
+		return nil, fmt.Errorf("zkwatch: connect to %s: %w", strings.Join(s.servers, ","), err)
 	}
 	return conn, nil
 }

@@ -99,7 +99,7 @@ func New(cfg Config) (*Watcher, error) {
 		poll:  newPoller(c, log),
 		run:   runState{done: make(chan struct{})},
 	}
-	w.sess = newSession(log, len(c.Auth) > 0, w.rereadAll, w.disarmAll)
+	w.sess = newSession(log, c.servers, len(c.Auth) > 0, w.rereadAll, w.disarmAll)
 	for _, p := range c.Paths {
 		w.locks.add(p, false)
 	}
@@ -115,11 +115,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	defer w.run.end()
 
-	conn, err := w.sess.connect(w.poll.servers, w.cfg, w.onEvent)
+	conn, err := w.sess.connect(w.cfg, w.onEvent)
 	if err != nil {
 		return err
 	}
-	w.log.Info("connecting", "servers", w.poll.servers, "chroot", string(w.root), "sessionTimeout", w.cfg.SessionTimeout,
+	w.log.Info("connecting", "servers", w.sess.servers, "chroot", string(w.root), "sessionTimeout", w.cfg.SessionTimeout,
 		"tls", w.cfg.TLS != nil, "auth", len(w.cfg.Auth) > 0)
 	if len(w.cfg.Auth) > 0 {
 		// No read goes out before the credentials: AddAuth waits for the
