@@ -243,13 +243,11 @@ func TestDiscoverUnderPrefix(t *testing.T) {
 	if got := w.Paths(); !slices.Equal(got, want) {
 		t.Errorf("Paths() = %v, want %v", got, want)
 	}
-	w.mu.Lock()
-	for full := range w.levels {
+	for _, full := range w.disc.fulls() {
 		if strings.Count(strings.TrimPrefix(full, apps), "/") > MaxDiscoverDepth {
 			t.Errorf("a children watch on %s, deeper than %d levels below %s", full, MaxDiscoverDepth, apps)
 		}
 	}
-	w.mu.Unlock()
 
 	// A discovered parent that goes away is forgotten, after a last snapshot.
 	mark := rec.mark(apps + "/svc2/b")

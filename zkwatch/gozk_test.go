@@ -91,18 +91,14 @@ func TestOwnSessionNeverListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.mu.Lock()
-	own := w.reader.SessionID()
-	w.mu.Unlock()
+	own := w.sess.sessionID()
 	if !slices.Contains(raw[own], path) {
 		t.Fatalf("the server does not list the watcher's own exists watch on %s (session 0x%x); wchp:\n%s", path, own, reply)
 	}
 
 	deadline := time.Now().Add(waitTimeout)
 	for {
-		w.mu.Lock()
-		table := w.table
-		w.mu.Unlock()
+		table := w.poll.current().table
 		if slices.Contains(table.Watches[other.SessionID()], path) {
 			if ps, ok := table.Watches[own]; ok {
 				t.Fatalf("merged table lists the watcher's own session 0x%x: %v", own, ps)

@@ -1,9 +1,6 @@
 package zkwatch
 
 import (
-	"fmt"
-	"log/slog"
-	"strings"
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
@@ -57,11 +54,3 @@ func (c countingReader) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, erro
 
 func (c countingReader) State() zk.State  { return c.r.State() }
 func (c countingReader) SessionID() int64 { return c.r.SessionID() }
-
-// zkLogger sends go-zookeeper's chatter (every reconnect attempt) to debug;
-// the watcher logs the state changes that matter itself.
-type zkLogger struct{ log *slog.Logger }
-
-func (l zkLogger) Printf(format string, args ...any) {
-	l.log.Debug("zookeeper client: " + strings.TrimSpace(fmt.Sprintf(format, args...)))
-}

@@ -278,9 +278,7 @@ func TestWatcherSessionExpires(t *testing.T) {
 	lockAsync(t, rec, connect(t, []string{s.Addr()}, 30*time.Second), path, 1)
 	lockAsync(t, rec, connect(t, []string{s.Addr()}, 30*time.Second), path, 2)
 	rec.wait(t, path, 0, "queue of 2, confirmed", queueIs(lockqueue.GoZookeeper, exclusive(2), lockqueue.EdgeConfirmed))
-	w.mu.Lock()
-	old := w.reader.SessionID()
-	w.mu.Unlock()
+	old := w.sess.sessionID()
 
 	mark := rec.mark(path)
 	p.Cut()
@@ -322,9 +320,7 @@ func TestWatcherSessionExpires(t *testing.T) {
 			t.Errorf("a stale queue shown live after the new session: %s", describe(snap))
 		}
 	}
-	w.mu.Lock()
-	now := w.reader.SessionID()
-	w.mu.Unlock()
+	now := w.sess.sessionID()
 	if now == old {
 		t.Errorf("still session 0x%x after expiry", old)
 	}

@@ -1,0 +1,307 @@
+package zkwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// One read of a lock: list its folders (re-arming their children watches),
+// tell the nodes kept from the new ones, read only the new ones' data, and
+// build the snapshot from both. Reads follow changes, never viewers.
+
+// listing is one folder's children as read for a lock: the lock parent's
+// own, or one of the other folders a semaphore keeps its nodes in.
+type listing struct {
+	folder string // user path; "" for the lock parent itself
+	full   string // server path
+	names  []string
+	stat   *zk.Stat
+}
+
+// folderSeen is what the last read saw of one folder of a lock.
+type folderSeen struct {
+	czxid    int64 // the folder's incarnation
+	cversion int32 // its child-change counter at that listing
+}
+
+// listings is one read's listings of all a lock's folders.
+type listings struct {
+	sem   lockqueue.Recipe
+	lists []listing // the lock parent's first
+	// Each folder has its own sequence counter: the highest is the one
+	// nearest to wrapping.
+	revision int64
+	cversion int32
+}
+
+// item is a child to read the data of.
+type item struct{ folder, full, name string }
+
+// nodeKey identifies a node among all the folders of one lock: a name in
+// the lock parent, or the full user path of a node in another folder.
+func nodeKey(folder, name string) string {
+	if folder == "" {
+		return name
+	}
+	return folder + "/" + name
+}
+
+func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock) error {
+	names, stat, _, err := r.ChildrenW(l.full)
+	answered := time.Now()
+	if errors.Is(err, zk.ErrNoNode) {
+		return w.readMissing(r, epoch, l)
+	}
+	if err != nil {
+		return w.readFailed(l, fmt.Errorf("children of %s: %w", l.full, err))
+	}
+	l.mu.Lock()
+	l.armed = true
+	// The last read's nodes and their index: never modified, so they are
+	// read without the lock from here on.
+	prev, index := l.base.Nodes, l.index
+	l.mu.Unlock()
+	if stat.Czxid != l.parentCzxid {
+		// A new incarnation of the parent restarts its sequence counter,
+		// so old names may come back as different nodes. (parentCzxid
+		// moves on once the read succeeds.)
+		prev, index = nil, nil
+	}
+	if gone, err := l.readParentData(r, stat); err != nil {
+		return w.readFailed(l, err)
+	} else if gone {
+		return nil // deleted since: the children watch fires and we read again
+	}
+	ls, err := w.listFolders(r, l, names, stat)
+	if err != nil {
+		return w.readFailed(l, err)
+	}
+	w.locks.setFolders(l, ls.lists[1:])
+
+	keep, fresh := l.diff(prev, index, ls.lists)
+	got, err := readItems(ctx, r, fresh)
+	if err != nil {
+		return w.readFailed(l, err)
+	}
+	if index != nil {
+		w.observeClock(index, fresh, got, answered)
+	}
+	nodes := l.merge(prev, keep, fresh, got)
+	l.remember(stat, ls.lists)
+
+	s := lockqueue.BuildNodes(l.path, nodes, lockqueue.Options{Leases: w.cfg.Leases[l.path], ParentData: l.parentData,
+		CVersion: ls.cversion, Semaphore: ls.sem})
+	s.Revision = ls.revision
+	l.pruneSessions(s.Nodes)
+	w.setBase(l, s, reindex(index, prev, keep, s.Nodes), epoch)
+	return nil
+}
+
+// readParentData reads the parent's data again when it changed. It
+// matters for kazoo's Semaphore: its lease limit, and what tells its path
+// from other folders. gone: the parent was deleted since its listing.
+func (l *lock) readParentData(r Reader, stat *zk.Stat) (gone bool, err error) {
+	key := [2]int64{stat.Czxid, int64(stat.Version)}
+	if l.parentData != nil && key == l.parentKey {
+		return false, nil
+	}
+	data, pstat, err := r.Get(l.full)
+	if errors.Is(err, zk.ErrNoNode) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("data of %s: %w", l.full, err)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	l.parentData, l.parentKey = data, [2]int64{pstat.Czxid, int64(pstat.Version)}
+	return false, nil
+}
+
+// listFolders lists, with a children watch each, the folders besides its
+// path that a semaphore keeps its nodes in: one watch per folder, however
+// many clients look.
+func (w *Watcher) listFolders(r Reader, l *lock, names []string, stat *zk.Stat) (listings, error) {
+	sem, folders := lockqueue.SemaphoreFolders(l.path, names, l.parentData)
+	out := listings{sem: sem, lists: []listing{{full: l.full, names: names, stat: stat}},
+		revision: stat.Pzxid, cversion: stat.Cversion}
+	if sem == lockqueue.Curator {
+		out.lists[0].names = nil // "leases" and "locks" are folders, not nodes
+	}
+	for _, f := range folders {
+		full := w.root.full(f)
+		fnames, fstat, _, err := r.ChildrenW(full)
+		if errors.Is(err, zk.ErrNoNode) {
+			// Not made yet (kazoo's lock queue before the first acquire)
+			// or deleted (Curator's empty containers): the listing left no
+			// watch, and the parent's children watch tells when it comes.
+			continue
+		}
+		if err != nil {
+			return listings{}, fmt.Errorf("children of %s: %w", full, err)
+		}
+		out.lists = append(out.lists, listing{folder: f, full: full, names: fnames, stat: fstat})
+		out.revision, out.cversion = max(out.revision, fstat.Pzxid), max(out.cversion, fstat.Cversion)
+	}
+	return out, nil
+}
+
+// diff tells the last read's nodes listed again (keep, by position in
+// prev) from the children to read (fresh, grouped by folder).
+func (l *lock) diff(prev []lockqueue.Node, index map[string]int32, lists []listing) (keep []bool, fresh []item) {
+	keep = make([]bool, len(prev))
+	for _, ls := range lists {
+		seen := l.seen[ls.folder]
+		trusted := ls.folder == "" || seen.czxid == ls.stat.Czxid
+		kept, nfresh := 0, 0
+		for _, n := range ls.names {
+			if i, ok := index[nodeKey(ls.folder, n)]; ok && trusted {
+				keep[i] = true
+				kept++
+			} else {
+				fresh = append(fresh, item{ls.folder, ls.full, n})
+				nfresh++
+			}
+		}
+		had := len(index)
+		if len(lists) > 1 {
+			had = countFolder(prev, ls.folder)
+		}
+		// Data is read only for names not seen before, but a name seen
+		// before may be a new node: non-sequential children (kazoo's
+		// semaphore leases, named by a client's fixed id) can be deleted
+		// and made again between two listings. Each create and delete
+		// bumps the folder's cversion, so when it moved by more than the
+		// names that came and went explain, something came and went
+		// unseen: re-read the non-sequential children. Sequential names
+		// never come back within one folder incarnation, so the budget of
+		// one read per new sequence node holds.
+		changes := nfresh + (had - kept)
+		if moved := ls.stat.Cversion - seen.cversion; had > 0 && (moved < 0 || int(moved) > changes) {
+			fresh = append(fresh, rereadNonSequential(prev, keep, ls)...)
+		}
+	}
+	return keep, fresh
+}
+
+func countFolder(nodes []lockqueue.Node, folder string) int {
+	n := 0
+	for i := range nodes {
+		if nodes[i].Folder == folder {
+			n++
+		}
+	}
+	return n
+}
+
+// rereadNonSequential moves ls's kept non-sequential nodes from keep to
+// the returned items to read again.
+func rereadNonSequential(prev []lockqueue.Node, keep []bool, ls listing) []item {
+	var out []item
+	for i := range prev {
+		if _, _, seq := lockqueue.SplitSeq(prev[i].Name); keep[i] && !seq && prev[i].Folder == ls.folder {
+			keep[i] = false
+			out = append(out, item{ls.folder, ls.full, prev[i].Name})
+		}
+	}
+	return out
+}
+
+// readItems reads the data of fresh, by nodeKey; fresh is grouped by
+// folder, and each group is read at once.
+func readItems(ctx context.Context, r Reader, fresh []item) (map[string]lockqueue.Child, error) {
+	got := map[string]lockqueue.Child{}
+	for i := 0; i < len(fresh); {
+		j := i
+		var group []string
+		for ; j < len(fresh) && fresh[j].folder == fresh[i].folder; j++ {
+			group = append(group, fresh[j].name)
+		}
+		kids, err := getChildren(ctx, r, fresh[i].full, group)
+		if err != nil {
+			return nil, err
+		}
+		for n, c := range kids {
+			c.Folder = fresh[i].folder
+			got[nodeKey(c.Folder, n)] = c
+		}
+		i = j
+	}
+	return got, nil
+}
+
+// observeClock: sequential nodes new since the last listing were created
+// live, just before this listing was answered, so they tell ZooKeeper's
+// clock. Only the parent's own listing was answered at answered; a
+// folder's comes later and could show nodes made after it.
+func (w *Watcher) observeClock(index map[string]int32, fresh []item, got map[string]lockqueue.Child, answered time.Time) {
+	for _, it := range fresh {
+		if _, ok := index[it.name]; ok || it.folder != "" {
+			continue
+		}
+		if _, _, seq := lockqueue.SplitSeq(it.name); seq {
+			if c, ok := got[it.name]; ok {
+				w.clock.observe(c.Ctime, answered)
+			}
+		}
+	}
+}
+
+// merge is the Build input: the nodes kept, in the last read's queue
+// order, then the new ones, so that a join (the common change) needs no
+// sort. A kept node's name is not parsed again nor its data encoded again.
+func (l *lock) merge(prev []lockqueue.Node, keep []bool, fresh []item, got map[string]lockqueue.Child) []lockqueue.Node {
+	nodes := make([]lockqueue.Node, 0, len(prev)+len(fresh))
+	for i := range prev {
+		if keep[i] {
+			nodes = append(nodes, prev[i])
+		}
+	}
+	for _, it := range fresh {
+		// Absent from got: deleted between the listing and the read; its
+		// deletion fires the children watch.
+		if c, ok := got[nodeKey(it.folder, it.name)]; ok {
+			node := lockqueue.NewNode(c)
+			node.Session = l.session(node.Owner(), node.Session)
+			nodes = append(nodes, node)
+		}
+	}
+	return nodes
+}
+
+// remember keeps what the next read compares its listings with.
+func (l *lock) remember(stat *zk.Stat, lists []listing) {
+	l.parentCzxid = stat.Czxid
+	l.seen = make(map[string]folderSeen, len(lists))
+	for _, ls := range lists {
+		l.seen[ls.folder] = folderSeen{czxid: ls.stat.Czxid, cversion: ls.stat.Cversion}
+	}
+}
+
+// reindex updates index, the positions of prev's nodes, to those of nodes:
+// prev's nodes not kept are gone, and the others may have moved. It
+// updates in place (only the lock's goroutine reads index's contents) and
+// makes a new map when there is none.
+func reindex(index map[string]int32, prev []lockqueue.Node, keep []bool, nodes []lockqueue.Node) map[string]int32 {
+	if index == nil {
+		index = make(map[string]int32, len(nodes))
+	}
+	for i := range prev {
+		if !keep[i] {
+			delete(index, nodeKey(prev[i].Folder, prev[i].Name))
+		}
+	}
+	for i := range nodes {
+		k := nodeKey(nodes[i].Folder, nodes[i].Name)
+		if at, ok := index[k]; !ok || at != int32(i) {
+			index[k] = int32(i)
+		}
+	}
+	return index
+}

@@ -1,0 +1,180 @@
+package zkwatch
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// How a lock's last read, the session's state and the last watch table
+// become the snapshot views get, and when it is published.
+
+// stateLoop republishes every lock at once when the connection state
+// changes, so no view keeps showing a stale queue as live. Each transition
+// is published, even one already over (an expiry followed at once by a new
+// session), so views can tell that it happened.
+func (w *Watcher) stateLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.sess.changed:
+		}
+		ts := w.sess.takeTransitions()
+		locks := w.locks.all()
+		for _, tr := range ts {
+			for _, l := range locks {
+				w.publishLock(l, &tr)
+			}
+		}
+	}
+}
+
+// emit joins l's last read with the last watch table and publishes it when
+// anything but the timestamp changed.
+func (w *Watcher) emit(l *lock) { w.publishLock(l, nil) }
+
+// publishLock is emit, or, with tr, the publish of a connection state
+// transition. A past transition is published only to a lock that has
+// published nothing since, and a past "connected" never: it would show a
+// stale queue as live.
+func (w *Watcher) publishLock(l *lock, tr *transition) {
+	w.pubMu.Lock()
+	defer w.pubMu.Unlock()
+	// Read under pubMu: a state change after this read is published after
+	// this publish, by stateLoop.
+	cv, table := w.sess.view(), w.poll.current()
+	l.mu.Lock()
+	conn := lockqueue.Connection("")
+	if tr != nil && tr.seq != cv.seq {
+		if l.stateSeq >= tr.seq || tr.state == lockqueue.Connected {
+			l.mu.Unlock()
+			return
+		}
+		conn = tr.state
+	}
+	if l.removed {
+		// One last snapshot (Exists:false) goes out after removal; a
+		// read still in flight must not follow it.
+		if l.final {
+			l.mu.Unlock()
+			return
+		}
+		l.final = true
+	}
+	s := w.joinLocked(l, time.Now(), cv, conn, table)
+	changed := !l.published || !sameSnapshot(l.last, s)
+	if changed {
+		// Published snapshots are never modified (copy on write: each join
+		// builds new nodes), so views get s itself, and base shares its
+		// nodes: the same nodes, in the same order, joined.
+		l.last, l.published = s, true
+		l.base.Nodes = s.Nodes
+	}
+	if tr != nil {
+		l.stateSeq = tr.seq
+	} else {
+		// Unchanged or not, what views have now matches the current state.
+		l.stateSeq = cv.seq
+	}
+	l.mu.Unlock()
+	if changed && w.cfg.Publish != nil {
+		w.cfg.Publish(s)
+	}
+}
+
+// joinLocked builds the snapshot to publish, with l.mu held; conn
+// overrides the connection state when set.
+func (w *Watcher) joinLocked(l *lock, now time.Time, cv connView, conn lockqueue.Connection, t tableState) lockqueue.Snapshot {
+	// A copy of the base for JoinWatches to fill in: its nodes are shared
+	// with the last published snapshot, unless a read has just built
+	// them, when no one else has them yet and the join fills them in
+	// place (JoinWatches resets all it sets, so they stay a valid base;
+	// readLock reads base nodes without the lock only after this join,
+	// which its own emit waits for). Node Watching slices need no copy:
+	// the join replaces them; Alerts does, as the join appends to it.
+	s := l.base
+	// Corrected ctimes go to the published copy only: the base keeps the
+	// server's, so a correction is never applied twice.
+	by, correct := w.clock.correction()
+	if l.fresh && !correct {
+		l.fresh = false
+	} else {
+		l.fresh = false
+		s.Nodes = slices.Clone(l.base.Nodes) // nil stays nil, [] stays []
+	}
+	if correct {
+		correctCtimes(s.Nodes, by)
+	}
+	s.Alerts = slices.Clone(l.base.Alerts)
+	s.Connection = connFor(cv, l.epoch)
+	if conn != "" {
+		s.Connection = conn
+	}
+	s.UpdatedAt = now
+	l.missing = lockqueue.Join(&s, tableFor(&s, t.table, t.at), l.missing, now, lockqueue.JoinOptions{StallGrace: w.cfg.StallGrace})
+	s.Alerts = append(s.Alerts, t.alerts(s)...)
+	if s.Connection != lockqueue.Connected {
+		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{},
+			Message: "the watcher's ZooKeeper connection is " + string(s.Connection) + ": this is the last known state, not live"})
+	}
+	return s
+}
+
+// connFor is the connection state a lock's snapshot is shown with: a
+// snapshot read before the current session connection (at epoch) is not
+// live even once the connection is back.
+func connFor(cv connView, epoch uint64) lockqueue.Connection {
+	if cv.state == lockqueue.Connected && epoch != cv.epoch {
+		return lockqueue.Reconnecting
+	}
+	return cv.state
+}
+
+// tableFor marks sessions younger than the watch table as connected: the
+// table could not have seen them, and calling them zombies would be wrong.
+func tableFor(s *lockqueue.Snapshot, t lockqueue.WatchTable, at time.Time) lockqueue.WatchTable {
+	if t.Connected == nil || t.Partial {
+		// A partial table calls no one a zombie anyway, and marking a young
+		// session seen would claim its watches known (none).
+		return t
+	}
+	var young []int64
+	for _, n := range s.Nodes {
+		if id := n.Owner(); id != 0 && !t.Connected[id] && !n.Ctime.Before(at.Add(-youngMargin)) {
+			young = append(young, id)
+		}
+	}
+	if len(young) == 0 {
+		return t
+	}
+	c := maps.Clone(t.Connected)
+	for _, id := range young {
+		c[id] = true
+	}
+	t.Connected = c
+	return t
+}
+
+func sameSnapshot(a, b lockqueue.Snapshot) bool {
+	a.UpdatedAt, b.UpdatedAt = time.Time{}, time.Time{}
+	return reflect.DeepEqual(a, b)
+}
+
+// cloneSnapshot copies the slices JoinWatches and callers may touch.
+func cloneSnapshot(s lockqueue.Snapshot) lockqueue.Snapshot {
+	c := s
+	c.Nodes = slices.Clone(s.Nodes)
+	for i := range c.Nodes {
+		c.Nodes[i].Watching = slices.Clone(c.Nodes[i].Watching)
+	}
+	c.Alerts = slices.Clone(s.Alerts)
+	for i := range c.Alerts {
+		c.Alerts[i].Nodes = slices.Clone(c.Alerts[i].Nodes)
+	}
+	return c
+}

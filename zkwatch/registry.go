@@ -1,0 +1,221 @@
+package zkwatch
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// registry holds the lock readers: by the path users give, by the server
+// path events name, and by the other folders a semaphore keeps nodes in.
+// Its lock is taken before any lock's own (never the other way round).
+type registry struct {
+	root chroot
+
+	mu      sync.Mutex
+	byPath  map[string]*lock
+	byFull  map[string]*lock
+	folders map[string]*lock // a semaphore's other folders, by server path
+	// discovered: the lock was found under a prefix rather than configured
+	// or added, so it goes when its parent does.
+	discovered map[*lock]bool
+}
+
+func newRegistry(root chroot) *registry {
+	return &registry{root: root, byPath: map[string]*lock{}, byFull: map[string]*lock{},
+		folders: map[string]*lock{}, discovered: map[*lock]bool{}}
+}
+
+// add returns the reader of p, made when isNew. Adding a discovered path
+// that is already watched changes nothing; adding it otherwise makes it
+// stay when its parent goes.
+func (g *registry) add(p string, discovered bool) (l *lock, isNew bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if l := g.byPath[p]; l != nil {
+		if !discovered {
+			delete(g.discovered, l)
+		}
+		return l, false
+	}
+	l = newLock(p, g.root.full(p))
+	g.byPath[p], g.byFull[l.full] = l, l
+	if discovered {
+		g.discovered[l] = true
+	}
+	return l, true
+}
+
+func (g *registry) get(p string) *lock {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.byPath[p]
+}
+
+// hasFull reports whether the lock parent at server path full is watched.
+func (g *registry) hasFull(full string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.byFull[full] != nil
+}
+
+func (g *registry) isDiscovered(l *lock) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.discovered[l]
+}
+
+func (g *registry) all() []*lock {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Collect(maps.Values(g.byPath))
+}
+
+func (g *registry) paths() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Sorted(maps.Keys(g.byPath))
+}
+
+// changed routes a watch event on server path full to the reader whose
+// watch fired: the lock parent's own, or a semaphore's other folder's.
+func (g *registry) changed(full string) {
+	g.mu.Lock()
+	l, f := g.byFull[full], g.folders[full]
+	g.mu.Unlock()
+	if l != nil {
+		l.mu.Lock()
+		l.armed = false
+		l.mu.Unlock()
+		l.poke()
+	}
+	if f != nil {
+		f.mu.Lock()
+		if _, ok := f.folders[full]; ok {
+			f.folders[full] = false
+		}
+		f.mu.Unlock()
+		f.poke()
+	}
+}
+
+// disarm notes that every watch is gone with an expired session.
+func (g *registry) disarm() {
+	for _, l := range g.all() {
+		l.mu.Lock()
+		l.armed = false
+		for full := range l.folders {
+			l.folders[full] = false
+		}
+		l.mu.Unlock()
+	}
+}
+
+// armedWatches counts the children watches the readers hold now.
+func (g *registry) armedWatches() int {
+	n := 0
+	for _, l := range g.all() {
+		l.mu.Lock()
+		if l.armed {
+			n++
+		}
+		for _, armed := range l.folders {
+			if armed {
+				n++
+			}
+		}
+		l.mu.Unlock()
+	}
+	return n
+}
+
+// setFolders records the folders besides its path whose children watches
+// l holds now, so their events reach l, and forgets those it no longer
+// reads. The server keeps a forgotten watch until it fires, which it does
+// when that folder goes.
+func (g *registry) setFolders(l *lock, lists []listing) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.removed {
+		return
+	}
+	now := make(map[string]bool, len(lists))
+	for _, ls := range lists {
+		now[ls.full] = true
+	}
+	for full := range l.folders {
+		if !now[full] && g.folders[full] == l {
+			delete(g.folders, full)
+		}
+	}
+	for full := range now {
+		g.folders[full] = l
+	}
+	if len(now) == 0 {
+		now = nil
+	}
+	l.folders = now
+}
+
+// dropFolders forgets all of l's other folders.
+func (g *registry) dropFolders(l *lock) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g.dropFoldersLocked(l)
+}
+
+// dropFoldersLocked is dropFolders with both locks held.
+func (g *registry) dropFoldersLocked(l *lock) {
+	for full := range l.folders {
+		if g.folders[full] == l {
+			delete(g.folders, full)
+		}
+	}
+	l.folders = nil
+}
+
+// dropDiscovered forgets the discovered locks at server path full (when
+// self) and below it, and stops their readers; it returns them, each
+// holding its last snapshot (Exists:false) still to publish, as of epoch.
+// Configured locks stay.
+func (g *registry) dropDiscovered(full string, self bool, epoch uint64) []*lock {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*lock
+	for p, l := range g.byFull {
+		if !under(p, full, self) || !g.discovered[l] {
+			continue
+		}
+		delete(g.byFull, p)
+		delete(g.byPath, l.path)
+		delete(g.discovered, l)
+		l.mu.Lock()
+		g.dropFoldersLocked(l)
+		l.removeLocked(epoch)
+		l.mu.Unlock()
+		out = append(out, l)
+	}
+	return out
+}
+
+// under reports whether server path p is below full, or is full itself
+// when self.
+func under(p, full string, self bool) bool {
+	return (self && p == full) || strings.HasPrefix(p, strings.TrimSuffix(full, "/")+"/")
+}
+
+// newLock makes the reader of a lock parent, not read yet.
+func newLock(p, full string) *lock {
+	l := &lock{path: p, full: full, kick: make(chan struct{}, 1)}
+	l.base = lockqueue.Build(p, nil, lockqueue.Options{})
+	l.base.Exists = false
+	l.base.Error = "not read yet: waiting for a ZooKeeper session"
+	return l
+}
