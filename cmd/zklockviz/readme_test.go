@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/zklocal"
 )
 
@@ -99,6 +101,14 @@ func TestREADMECommands(t *testing.T) {
 	}
 	zks := sharedZK(t)
 	r := &readmeRunner{zks: zks, dir: t.TempDir(), ran: map[string]bool{}, lists: map[string]string{}}
+	admin := connect(t, zks.Addr()) // closed after the removal below (cleanups run last first)
+	t.Cleanup(func() {
+		for _, p := range slices.Backward(r.created) {
+			if err := admin.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				t.Errorf("remove %s, made by the README's zkCli.sh: %v", p, err)
+			}
+		}
+	})
 	if err := os.WriteFile(filepath.Join(r.dir, "my-scenario.json"), docsScenario(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +150,10 @@ type readmeRunner struct {
 	ran map[string]bool
 	// lists: go test -list '.*' of each package.
 	lists map[string]string
+	// created: the persistent nodes the README's zkCli.sh commands made,
+	// removed when the test ends so that a second run (-count=2) can make
+	// them again on the package's one ZooKeeper.
+	created []string
 }
 
 // localize puts the test's ZooKeeper where the examples name hosts.
@@ -351,7 +365,9 @@ func (r *readmeRunner) zkCli(t *testing.T, args []string) {
 	path := args[len(args)-1]
 	if ok, _, err := connect(t, r.zks.Addr()).Exists(path); err != nil || !ok {
 		t.Errorf("after %v, %s exists=%v (%v)\n%s", args, path, ok, err, out)
+		return
 	}
+	r.created = append(r.created, path)
 }
 
 // shellWords splits a command line as sh would, for the quoting the README
