@@ -190,9 +190,17 @@ func TestClassroomLock1to5(t *testing.T) {
 	tb.until("the URL says where we are", `location.search.includes('step=8')`)
 
 	// Space plays from the start, Space again pauses, and paused it stays:
-	// the step does not move while steps remain.
+	// the step does not move while steps remain. It plays at ⅛× (a step
+	// every 9.6 s), so that the pause lands with steps left however slow
+	// the machine is; paused, it goes to 8× (a step every 0.15 s), so that
+	// three seconds without a step prove the pause holds.
 	tb.key(kb.Home)
 	checkStep(t, tb, scope, 0, predecessor)
+	setSpeed := func(v string) {
+		tb.run(`{ const s = document.getElementById('speed'); s.value = '` + v + `'; s.dispatchEvent(new Event('input', {bubbles: true})); }`)
+	}
+	setSpeed("-3")
+	tb.until("⅛× sent", `window.zklockvizSim.panels[0].state.speed === 0.125`)
 	tb.key(" ")
 	tb.until("playing", `document.body.dataset.playing === 'true'`)
 	tb.until("a step played", `Number(document.body.dataset.step) >= 1`)
@@ -201,8 +209,11 @@ func TestClassroomLock1to5(t *testing.T) {
 	if k, total := eval[int](tb, `Number(document.body.dataset.step)`), eval[int](tb, `Number(document.getElementById('scrub').max)`); k >= total {
 		t.Fatalf("paused at step %d of %d: nothing left to play, so the pause proves nothing", k, total)
 	}
-	// Two play intervals (1.2 s each at 1×) and more.
+	setSpeed("3")
+	tb.until("8× sent", `window.zklockvizSim.panels[0].state.speed === 8`)
 	tb.stays("paused", `document.body.dataset.step + '/' + document.body.dataset.playing`, 3*time.Second)
+	setSpeed("0")
+	tb.until("1× sent", `window.zklockvizSim.panels[0].state.speed === 1`)
 
 	// The help lists the keys.
 	tb.key("?")

@@ -736,7 +736,29 @@ function setSpeed(v) {
   ui.speed.value = String(v);
   const sp = speedOf(v);
   ui.speedOut.textContent = (sp < 1 ? sp.toFixed(sp < 0.25 ? 3 : 2).replace(/0+$/, '') : String(sp)) + '×';
-  return command('/speed', { speed: sp });
+  return sendSpeed(sp);
+}
+
+// sendSpeed sends one speed at a time, the newest last: two quick key
+// presses are two POSTs the server may take in either order, and the run
+// would keep the older speed while the page shows the newer one.
+let speedWanted = null;
+let speedSending = null;
+function sendSpeed(sp) {
+  speedWanted = sp;
+  if (!speedSending) {
+    speedSending = (async () => {
+      let ok = true;
+      while (speedWanted !== null) {
+        const next = speedWanted;
+        speedWanted = null;
+        ok = await command('/speed', { speed: next });
+      }
+      speedSending = null;
+      return ok;
+    })();
+  }
+  return speedSending;
 }
 
 async function loadScenarios() {
