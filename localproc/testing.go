@@ -24,6 +24,22 @@ func SkipIfNotInstalled(t testing.TB, err, notInstalled error) {
 	t.Skip(err)
 }
 
+// CheckNotInstalled runs start with an empty $PATH and fails the test unless
+// it fails with an error wrapping notInstalled whose text names the Debian
+// package to install (aptPackage), which is all a user without the server
+// needs to read.
+func CheckNotInstalled(t *testing.T, notInstalled error, aptPackage string, start func(context.Context) error) {
+	t.Helper()
+	t.Setenv("PATH", t.TempDir())
+	err := start(context.Background())
+	if !errors.Is(err, notInstalled) {
+		t.Fatalf("start without the server installed: %v, want %v", err, notInstalled)
+	}
+	if want := "apt-get install " + aptPackage; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}
+
 // Closer is what the service packages' servers have in common.
 type Closer interface {
 	Close() error

@@ -24,15 +24,10 @@ func StartEnsemble(ctx context.Context, n int, opts Options) (*Ensemble, error) 
 	if n < 1 {
 		return nil, fmt.Errorf("zklocal: ensemble size %d, need at least 1", n)
 	}
-	opts, err := opts.withDefaults()
+	opts, dist, err := opts.prepare()
 	if err != nil {
 		return nil, err
 	}
-	dist, err := findDistribution()
-	if err != nil {
-		return nil, err
-	}
-	opts.Log = localproc.NewSyncWriter(opts.Log)
 	return localproc.Launch(ctx, func(context.Context) (*Ensemble, error) {
 		return newEnsemble(dist, opts, n)
 	})

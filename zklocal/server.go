@@ -89,6 +89,22 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// prepare is what Start and StartEnsemble need before their first attempt:
+// the options with defaults, the installation, and a log writer several
+// JVMs can share.
+func (o Options) prepare() (Options, distribution, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, distribution{}, err
+	}
+	dist, err := findDistribution()
+	if err != nil {
+		return o, distribution{}, err
+	}
+	o.Log = localproc.NewSyncWriter(o.Log)
+	return o, dist, nil
+}
+
 const (
 	// stopGrace is how long Stop waits after SIGTERM before SIGKILL.
 	stopGrace    = 3 * time.Second
@@ -122,15 +138,10 @@ type Server struct {
 // until it serves requests. ctx bounds the startup only, not the server's
 // lifetime; call Close when done.
 func Start(ctx context.Context, opts Options) (*Server, error) {
-	opts, err := opts.withDefaults()
+	opts, dist, err := opts.prepare()
 	if err != nil {
 		return nil, err
 	}
-	dist, err := findDistribution()
-	if err != nil {
-		return nil, err
-	}
-	opts.Log = localproc.NewSyncWriter(opts.Log)
 	return localproc.Launch(ctx, func(context.Context) (*Server, error) {
 		return newStandalone(dist, opts)
 	})
