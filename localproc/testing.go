@@ -77,11 +77,12 @@ func ForTest[S Closer](t testing.TB, notInstalled error, start func(context.Cont
 	return servers
 }
 
-// ForTestOne is ForTest for a start function that returns one server.
-func ForTestOne[S Closer](t testing.TB, notInstalled error, start func(context.Context) (S, error)) S {
+// ForTestOne is ForTest for one server: a package's Start with its options,
+// so the package's ForTestWith is one line.
+func ForTestOne[S Closer, O any](t testing.TB, notInstalled error, start func(context.Context, O) (S, error), opts O) S {
 	t.Helper()
 	return ForTest(t, notInstalled, func(ctx context.Context) ([]S, error) {
-		s, err := start(ctx)
+		s, err := start(ctx, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,7 @@ func ForTest(t testing.TB) *Server {
 // ForTestWith is ForTest with options.
 func ForTestWith(t testing.TB, opts Options) *Server {
 	t.Helper()
-	return localproc.ForTestOne(t, ErrNotInstalled, func(ctx context.Context) (*Server, error) { return Start(ctx, opts) })
+	return localproc.ForTestOne(t, ErrNotInstalled, Start, opts)
 }
 
 // EnsembleForTest starts an n-member ensemble and closes it when the test
