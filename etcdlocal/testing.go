@@ -1,7 +1,6 @@
 package etcdlocal
 
 import (
-	"context"
 	"testing"
 
 	"github.com/zklockviz/zklockviz/localproc"
@@ -17,5 +16,5 @@ func ForTest(t testing.TB) *Server {
 // ForTestWith is ForTest with options.
 func ForTestWith(t testing.TB, opts Options) *Server {
 	t.Helper()
-	return localproc.ForTestOne(t, ErrNotInstalled, func(ctx context.Context) (*Server, error) { return Start(ctx, opts) })
+	return localproc.ForTestOne(t, ErrNotInstalled, Start, opts)
 }

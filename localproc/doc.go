@@ -1,6 +1,6 @@
 // Package localproc is the child-process machinery shared by the packages
 // that run real, throwaway servers for tests, demos and the classroom
-// (redislocal, etcdlocal, pglocal): free loopback ports, a temporary
+// (zklocal, redislocal, etcdlocal, pglocal): free loopback ports, a temporary
 // directory that disappears even when this process is killed with SIGKILL,
 // a child bound to this process with PR_SET_PDEATHSIG, a bounded capture of
 // its output for error messages, and a readiness wait bounded by a context.

@@ -19,6 +19,7 @@ import (
 	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/pglocal"
 	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/zklocal"
 )
 
 const childEnv = "LOCALPROC_LEFTOVERS_CHILD"
@@ -34,8 +35,9 @@ type started struct {
 }
 
 // TestChildStartsServers is not a test on its own: it is the process
-// TestNothingLeftWhenParentDies kills. It starts five Redis masters, etcd and
-// PostgreSQL (with a live backend), reports them on stdout and waits.
+// TestNothingLeftWhenParentDies kills. It starts five Redis masters, etcd,
+// PostgreSQL (with a live backend) and ZooKeeper, reports them on stdout and
+// waits.
 func TestChildStartsServers(t *testing.T) {
 	if os.Getenv(childEnv) == "" {
 		t.Skip("run by TestNothingLeftWhenParentDies")
@@ -89,13 +91,16 @@ func TestChildStartsServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	zk, err := zklocal.Start(ctx, zklocal.Options{})
+	skipOr(err, zklocal.ErrNotInstalled)
+	add(zk.Name(), zk.Pid())
 	report(st)
 	// Long enough for any parent; a timer so the runtime does not call it
 	// a deadlock.
 	time.Sleep(10 * time.Minute)
 }
 
-// TestNothingLeftWhenParentDies kills a process that runs all three kinds of
+// TestNothingLeftWhenParentDies kills a process that runs all four kinds of
 // servers, with SIGKILL and with the SIGINT of a Ctrl-C it does not handle,
 // and checks that no server process, no reaper and no directory remain.
 func TestNothingLeftWhenParentDies(t *testing.T) {

@@ -1,6 +1,7 @@
 package localproc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,8 +21,7 @@ const (
 	probeTimeout  = time.Second
 )
 
-// ErrPortInUse marks a start that failed because a port was taken; Start
-// Launch
+// ErrPortInUse marks a start that failed because a port was taken; Launch
 // retries such failures with fresh ports.
 var ErrPortInUse = errors.New("port already in use")
 
@@ -41,6 +41,9 @@ type Spec struct {
 	// Ready reports nil once the server serves requests. It is called
 	// repeatedly until then, each time with a short deadline.
 	Ready func(ctx context.Context) error
+	// StopGrace is how long Stop waits after the stop signal before
+	// SIGKILL; default StopGrace.
+	StopGrace time.Duration
 }
 
 // Server is a child server process with its own directory. Its command (and
@@ -143,9 +146,9 @@ func (s *Server) waitReady(ctx context.Context, p *Process) error {
 }
 
 // Stop asks the child to shut down (its stop signal, then SIGKILL after
-// StopGrace) and waits for it. Stopping a stopped server is a no-op; Start
-// starts it again on the same ports and directory.
-func (s *Server) Stop() error { return s.stop(StopGrace) }
+// the Spec's StopGrace) and waits for it. Stopping a stopped server is a
+// no-op; Start starts it again on the same ports and directory.
+func (s *Server) Stop() error { return s.stop(cmp.Or(s.spec.StopGrace, StopGrace)) }
 
 // Kill SIGKILLs the child's process group at once, like a crash.
 // Start starts it again on the same ports and directory.

@@ -24,6 +24,22 @@ func SkipIfNotInstalled(t testing.TB, err, notInstalled error) {
 	t.Skip(err)
 }
 
+// CheckNotInstalled runs start with an empty $PATH and fails the test unless
+// it fails with an error wrapping notInstalled whose text names the Debian
+// package to install (aptPackage), which is all a user without the server
+// needs to read.
+func CheckNotInstalled(t *testing.T, notInstalled error, aptPackage string, start func(context.Context) error) {
+	t.Helper()
+	t.Setenv("PATH", t.TempDir())
+	err := start(context.Background())
+	if !errors.Is(err, notInstalled) {
+		t.Fatalf("start without the server installed: %v, want %v", err, notInstalled)
+	}
+	if want := "apt-get install " + aptPackage; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+}
+
 // Closer is what the service packages' servers have in common.
 type Closer interface {
 	Close() error
@@ -61,11 +77,12 @@ func ForTest[S Closer](t testing.TB, notInstalled error, start func(context.Cont
 	return servers
 }
 
-// ForTestOne is ForTest for a start function that returns one server.
-func ForTestOne[S Closer](t testing.TB, notInstalled error, start func(context.Context) (S, error)) S {
+// ForTestOne is ForTest for one server: a package's Start with its options,
+// so the package's ForTestWith is one line.
+func ForTestOne[S Closer, O any](t testing.TB, notInstalled error, start func(context.Context, O) (S, error), opts O) S {
 	t.Helper()
 	return ForTest(t, notInstalled, func(ctx context.Context) ([]S, error) {
-		s, err := start(ctx)
+		s, err := start(ctx, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -2,21 +2,18 @@ package pglocal
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"testing"
+
+	"github.com/zklockviz/zklockviz/localproc"
 )
 
 func TestNotInstalled(t *testing.T) {
+	// Debian keeps PostgreSQL's binaries off $PATH; hide those too.
 	old := debianBinGlob
 	debianBinGlob = t.TempDir() + "/*/bin"
 	t.Cleanup(func() { debianBinGlob = old })
-	t.Setenv("PATH", t.TempDir())
-	_, err := Start(context.Background(), Options{})
-	if !errors.Is(err, ErrNotInstalled) {
-		t.Fatalf("Start without PostgreSQL: %v, want ErrNotInstalled", err)
-	}
-	if !strings.Contains(err.Error(), "apt-get install postgresql") {
-		t.Errorf("error %q does not name the package", err)
-	}
+	localproc.CheckNotInstalled(t, ErrNotInstalled, "postgresql", func(ctx context.Context) error {
+		_, err := Start(ctx, Options{})
+		return err
+	})
 }

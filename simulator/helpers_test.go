@@ -2,10 +2,7 @@ package simulator
 
 import (
 	"sync"
-	"testing"
-	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
@@ -43,25 +40,4 @@ func clientNamed(s State, name string) ClientInfo {
 		}
 	}
 	return ClientInfo{}
-}
-
-// observe opens a plain session to look at the tree.
-func observe(t *testing.T) *zk.Conn {
-	t.Helper()
-	conn, events, err := zk.Connect([]string{zkAddr}, 10*time.Second, zk.WithLogger(zkLogger{log: quietLogger()}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				return conn
-			}
-		case <-timeout:
-			t.Fatal("no ZooKeeper session")
-		}
-	}
 }

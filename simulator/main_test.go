@@ -61,7 +61,7 @@ func newManager(t testing.TB, cfg ManagerConfig) *Manager {
 	t.Helper()
 	cfg.Servers = []string{zkAddr}
 	if cfg.Root == "" {
-		cfg.Root = "/test/" + safeName(t.Name())
+		cfg.Root = "/test/" + zklocal.NodeName(t)
 	}
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = testSessionTimeout
@@ -79,16 +79,6 @@ func newManager(t testing.TB, cfg ManagerConfig) *Manager {
 		}
 	})
 	return m
-}
-
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 // runAll steps a run to its end.

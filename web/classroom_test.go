@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/zklocal"
 )
 
 type apiClient struct {
@@ -108,31 +108,6 @@ func clientNamed(s simulator.State, name string) simulator.ClientInfo {
 		}
 	}
 	return simulator.ClientInfo{}
-}
-
-type discardZKLog struct{}
-
-func (discardZKLog) Printf(string, ...any) {}
-
-// observe opens a plain session to look at the tree.
-func observe(t *testing.T) *zk.Conn {
-	t.Helper()
-	conn, events, err := zk.Connect([]string{zkAddr(t)}, 10*time.Second, zk.WithLogger(discardZKLog{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				return conn
-			}
-		case <-timeout:
-			t.Fatal("no ZooKeeper session")
-		}
-	}
 }
 
 // TestClassroomAPI drives a run through the classroom's HTTP API and its
@@ -270,7 +245,7 @@ func TestClassroomAPI(t *testing.T) {
 	if s.Next == nil || s.Next.Client != "LOCK2" || len(s.Snapshot.Nodes) != 1 || s.Snapshot.Path != s.Path {
 		t.Errorf("after the act: next %+v, nodes %v on %s", s.Next, s.Snapshot.Nodes, s.Snapshot.Path)
 	}
-	conn := observe(t)
+	conn := zklocal.Connect(t, zkAddr(t))
 	if ok, _, err := conn.Exists(firstPath); err != nil || ok {
 		t.Errorf("the replaced path %s still exists (%v)", firstPath, err)
 	}

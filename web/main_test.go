@@ -55,7 +55,7 @@ func newSim(t testing.TB, cfg simulator.ManagerConfig) *simulator.Manager {
 	t.Helper()
 	cfg.Servers = []string{zkAddr(t)}
 	if cfg.Root == "" {
-		cfg.Root = "/webtest/" + safeName(t.Name())
+		cfg.Root = "/webtest/" + zklocal.NodeName(t)
 	}
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = time.Second
@@ -85,14 +85,4 @@ func idleSim(t testing.TB) *simulator.Manager {
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
-}
-
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }

@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zklockviz/zklockviz/localproc"
 )
 
-// Ensemble is a ZooKeeper quorum of loopback members sharing one temporary
-// directory.
+// Ensemble is a ZooKeeper quorum of loopback members, each with its own
+// temporary directory.
 type Ensemble struct {
-	dir     string
 	members []*Server
 }
 
@@ -25,60 +24,37 @@ func StartEnsemble(ctx context.Context, n int, opts Options) (*Ensemble, error) 
 	if n < 1 {
 		return nil, fmt.Errorf("zklocal: ensemble size %d, need at least 1", n)
 	}
-	opts, err := opts.withDefaults()
+	opts, dist, err := opts.prepare()
 	if err != nil {
 		return nil, err
 	}
-	dist, err := findDistribution()
-	if err != nil {
-		return nil, err
-	}
-	logw := opts.logSink()
-	for attempt := 1; ; attempt++ {
-		e, err := newEnsemble(dist, opts, logw, n)
-		if err != nil {
-			return nil, err
-		}
-		err = e.Start(ctx)
-		if err == nil {
-			return e, nil
-		}
-		_ = e.Close()
-		if !errors.Is(err, errPortInUse) || attempt == startAttempts || ctx.Err() != nil {
-			return nil, err
-		}
-	}
+	return localproc.Launch(ctx, func(context.Context) (*Ensemble, error) {
+		return newEnsemble(dist, opts, n)
+	})
 }
 
-func newEnsemble(dist distribution, opts Options, logw *syncWriter, n int) (*Ensemble, error) {
-	dir, err := os.MkdirTemp("", "zklocal-ensemble-*")
+func newEnsemble(dist distribution, opts Options, n int) (*Ensemble, error) {
+	ports, err := localproc.FreePorts(4 * n)
 	if err != nil {
-		return nil, fmt.Errorf("zklocal: create temp dir: %w", err)
-	}
-	ports, err := freePorts(4 * n)
-	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	e := &Ensemble{dir: dir}
+	e := &Ensemble{}
 	for i := range n {
-		id := i + 1
 		e.members = append(e.members, &Server{
-			id:           id,
-			dir:          filepath.Join(dir, fmt.Sprintf("zk%d", id)),
+			id:           i + 1,
 			clientPort:   ports[4*i],
 			adminPort:    ports[4*i+1],
 			peerPort:     ports[4*i+2],
 			electionPort: ports[4*i+3],
 			dist:         dist,
 			opts:         opts,
-			out:          &output{log: logw, prefix: fmt.Sprintf("zk%d: ", id)},
 		})
 	}
-	for _, m := range e.members {
-		if err := m.writeFiles(e.members); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+	for i, m := range e.members {
+		// Each member's own directory, so each is reaped on its own.
+		if err := m.init(fmt.Sprintf("zklocal-ensemble-zk%d", m.id), fmt.Sprintf("zk%d: ", m.id), e.members); err != nil {
+			e.members = e.members[:i]
+			return nil, errors.Join(err, e.Close())
 		}
 	}
 	return e, nil
@@ -163,8 +139,7 @@ func (e *Ensemble) WaitLeader(ctx context.Context) (int, error) {
 	}
 }
 
-// Close stops every member (in parallel) and removes the ensemble's
-// temporary directory.
+// Close stops every member (in parallel) and removes their directories.
 func (e *Ensemble) Close() error {
 	errs := make([]error, len(e.members))
 	var wg sync.WaitGroup
@@ -172,8 +147,5 @@ func (e *Ensemble) Close() error {
 		wg.Go(func() { errs[i] = m.Close() })
 	}
 	wg.Wait()
-	if err := os.RemoveAll(e.dir); err != nil {
-		errs = append(errs, fmt.Errorf("zklocal: remove %s: %w", e.dir, err))
-	}
 	return errors.Join(errs...)
 }

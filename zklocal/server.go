@@ -7,8 +7,11 @@
 // queues: sequence numbers, session expiry, leader elections.
 //
 // Every server gets its own temporary directory, free loopback ports and a
-// configuration tuned for speed (small tickTime, no fsync). The JVM is bound
-// to the Go process with PR_SET_PDEATHSIG so it cannot outlive a crashed test.
+// configuration tuned for speed (small tickTime, no fsync). The process
+// machinery is package localproc's: the JVM runs in its own process group (a
+// terminal's Ctrl-C reaches the Go side first, which cleans up), dies with
+// this process (PR_SET_PDEATHSIG), and its directory is removed even after
+// kill -9.
 package zklocal
 
 import (
@@ -19,15 +22,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/zklockviz/zklockviz/localproc"
 )
 
 // Options configure a server or every member of an ensemble. The zero value
@@ -88,34 +89,39 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-func (o Options) logSink() *syncWriter {
-	if o.Log == nil {
-		return nil
+// prepare is what Start and StartEnsemble need before their first attempt:
+// the options with defaults, the installation, and a log writer several
+// JVMs can share.
+func (o Options) prepare() (Options, distribution, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, distribution{}, err
 	}
-	return &syncWriter{w: o.Log}
+	dist, err := findDistribution()
+	if err != nil {
+		return o, distribution{}, err
+	}
+	o.Log = localproc.NewSyncWriter(o.Log)
+	return o, dist, nil
 }
 
 const (
 	// stopGrace is how long Stop waits after SIGTERM before SIGKILL.
-	stopGrace = 3 * time.Second
-	// startAttempts bounds retries when a port we picked was taken by
-	// someone else between picking and the JVM binding it.
-	startAttempts = 3
-	pollInterval  = 50 * time.Millisecond
-	mainClass     = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	stopGrace    = 3 * time.Second
+	pollInterval = 50 * time.Millisecond
+	mainClass    = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 )
 
-// errPortInUse marks startup failures caused by a port collision, which are
-// worth retrying with fresh ports.
-var errPortInUse = errors.New("zklocal: port already in use")
-
-var errClosed = errors.New("zklocal: server is closed")
-
 // Server is one ZooKeeper JVM: a standalone server or an ensemble member.
-// Its ports and data directory stay the same across Stop/Start.
+// Its ports and data directory stay the same across Stop/Start. Start waits
+// until it serves requests (an ensemble member: until it has joined a quorum
+// as leader or follower); Kill is a machine crash minus the page cache (with
+// forceSync=no written data survives anyway); Close stops it and removes its
+// directory.
 type Server struct {
+	*localproc.Server // Name, Dir, Pid, Running, Output, Start, Stop, Kill, Close
+
 	id           int // myid; 0 for a standalone server
-	dir          string
 	dataDir      string
 	cfgPath      string
 	clientPort   int
@@ -126,72 +132,64 @@ type Server struct {
 	tls          tlsFiles // with Options.TLS
 	dist         distribution
 	opts         Options
-	out          *output
-
-	mu     sync.Mutex
-	proc   *process
-	closed bool
 }
 
 // Start launches a standalone ZooKeeper on free loopback ports and waits
 // until it serves requests. ctx bounds the startup only, not the server's
 // lifetime; call Close when done.
 func Start(ctx context.Context, opts Options) (*Server, error) {
-	opts, err := opts.withDefaults()
+	opts, dist, err := opts.prepare()
 	if err != nil {
 		return nil, err
 	}
-	dist, err := findDistribution()
-	if err != nil {
-		return nil, err
-	}
-	logw := opts.logSink()
-	for attempt := 1; ; attempt++ {
-		s, err := newStandalone(dist, opts, logw)
-		if err != nil {
-			return nil, err
-		}
-		err = s.Start(ctx)
-		if err == nil {
-			return s, nil
-		}
-		_ = s.Close()
-		if !errors.Is(err, errPortInUse) || attempt == startAttempts || ctx.Err() != nil {
-			return nil, err
-		}
-	}
+	return localproc.Launch(ctx, func(context.Context) (*Server, error) {
+		return newStandalone(dist, opts)
+	})
 }
 
-func newStandalone(dist distribution, opts Options, logw *syncWriter) (*Server, error) {
-	dir, err := os.MkdirTemp("", "zklocal-*")
+func newStandalone(dist distribution, opts Options) (*Server, error) {
+	ports, err := localproc.FreePorts(3)
 	if err != nil {
-		return nil, fmt.Errorf("zklocal: create temp dir: %w", err)
-	}
-	ports, err := freePorts(3)
-	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &Server{
-		dir:        dir,
-		clientPort: ports[0],
-		adminPort:  ports[1],
-		dist:       dist,
-		opts:       opts,
-		out:        &output{log: logw},
-	}
+	s := &Server{clientPort: ports[0], adminPort: ports[1], dist: dist, opts: opts}
 	if opts.TLS {
 		s.securePort = ports[2]
-		if s.tls, err = writeTLSFiles(dir, opts.TLSClientAuth); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
 	}
-	if err := s.writeFiles(nil); err != nil {
-		os.RemoveAll(dir)
+	if err := s.init("zklocal", "", nil); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// init gives s its directory (prefix-RANDOM, reaped if this process dies),
+// writes its files there and makes it a localproc.Server. peers is nil for
+// a standalone server.
+func (s *Server) init(prefix, logPrefix string, peers []*Server) error {
+	dir, err := localproc.NewDir(prefix, "")
+	if err != nil {
+		return fmt.Errorf("zklocal: %w", err)
+	}
+	if s.securePort != 0 {
+		s.tls, err = writeTLSFiles(dir.Path(), s.opts.TLSClientAuth)
+	}
+	if err == nil {
+		err = s.writeFiles(dir.Path(), peers)
+	}
+	if err != nil {
+		return errors.Join(err, dir.Remove())
+	}
+	s.Server = localproc.NewServer(localproc.Spec{
+		Name:      s.name(),
+		Dir:       dir,
+		Output:    localproc.NewOutput(s.opts.Log, logPrefix),
+		StopGrace: stopGrace,
+		Command: func() localproc.Command {
+			return localproc.Command{Path: s.dist.java, Args: s.jvmArgs(dir.Path())}
+		},
+		Ready: s.ready,
+	})
+	return nil
 }
 
 // Addr is the client address, "127.0.0.1:PORT".
@@ -208,10 +206,6 @@ func (s *Server) ID() int { return s.id }
 // DataDir is the server's dataDir (snapshots and transaction logs).
 func (s *Server) DataDir() string { return s.dataDir }
 
-// Output returns the last lines the server process printed during its
-// current or most recent run.
-func (s *Server) Output() string { return s.out.String() }
-
 func (s *Server) name() string {
 	if s.id == 0 {
 		return "zookeeper " + s.Addr()
@@ -219,97 +213,28 @@ func (s *Server) name() string {
 	return fmt.Sprintf("zookeeper member %d (%s)", s.id, s.Addr())
 }
 
-// Running reports whether the JVM is alive.
-func (s *Server) Running() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.proc != nil && !s.proc.exited()
-}
-
-// Start launches the server again on the same ports and data directory and
-// waits until it serves requests (for an ensemble member: until it has
-// joined a quorum as leader or follower). It does nothing but wait if the
-// server is already running.
-func (s *Server) Start(ctx context.Context) error {
-	p, fresh, err := s.launch()
-	if err != nil {
-		return err
-	}
-	if err := s.waitReady(ctx, p); err != nil {
-		if fresh {
-			// Don't leave a half-started JVM behind, but a server that
-			// was already running is the caller's business.
-			_ = s.stopProc(p, 0)
-		}
-		return err
-	}
-	return nil
-}
-
-// launch starts the JVM unless it is already running. fresh reports whether
-// this call started it.
-func (s *Server) launch() (p *process, fresh bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, false, errClosed
-	}
-	if s.proc != nil {
-		if !s.proc.exited() {
-			return s.proc, false, nil
-		}
-		s.proc = nil
-	}
-	s.out.reset()
-	p, err = startProcess(s.dist.java, s.jvmArgs(), s.out)
-	if err != nil {
-		return nil, false, fmt.Errorf("zklocal: start %s: %w", s.name(), err)
-	}
-	s.proc = p
-	return p, true, nil
-}
-
-// waitReady polls until ruok answers imok and srvr reports a serving mode,
-// failing fast if the JVM exits.
-func (s *Server) waitReady(ctx context.Context, p *process) error {
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		if s.ready(ctx) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("zklocal: %s not ready: %w; last output:\n%s", s.name(), ctx.Err(), s.out)
-		case <-p.done:
-			tail := s.out.String()
-			if strings.Contains(tail, "Address already in use") {
-				return fmt.Errorf("%w: %s exited during startup (%v); last output:\n%s", errPortInUse, s.name(), p.err, tail)
-			}
-			return fmt.Errorf("zklocal: %s exited during startup (%v); last output:\n%s", s.name(), p.err, tail)
-		case <-t.C:
-		}
-	}
-}
-
-func (s *Server) ready(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
+// ready reports nil once ruok answers imok and srvr reports a serving mode
+// (and the TLS port, if any, completes a handshake).
+func (s *Server) ready(ctx context.Context) error {
 	// ruok answers imok as soon as the client port is bound, long before
 	// the database is loaded or a quorum exists, so it alone is not enough.
-	if reply, err := FourLetter(ctx, s.Addr(), "ruok"); err != nil || reply != "imok" {
-		return false
+	reply, err := FourLetter(ctx, s.Addr(), "ruok")
+	if err != nil {
+		return err
+	}
+	if reply != "imok" {
+		return fmt.Errorf("ruok answered %q", reply)
 	}
 	mode, err := Mode(ctx, s.Addr())
 	if err != nil {
-		return false
+		return err
 	}
 	serving := mode == "leader" || mode == "follower" || mode == "observer"
 	if s.id == 0 {
 		serving = mode == "standalone"
 	}
 	if !serving {
-		return false
+		return fmt.Errorf("mode %q", mode)
 	}
 	if s.securePort != 0 {
 		// The secure port is a second factory (Netty) that binds after the
@@ -317,62 +242,14 @@ func (s *Server) ready(ctx context.Context) bool {
 		d := tls.Dialer{Config: s.ClientTLS()}
 		c, err := d.DialContext(ctx, "tcp", s.SecureAddr())
 		if err != nil {
-			return false
+			return err
 		}
 		c.Close()
-	}
-	return true
-}
-
-// Stop terminates the JVM (SIGTERM, then SIGKILL after a grace period) and
-// waits for it to exit. Stopping a stopped server is a no-op.
-func (s *Server) Stop() error { return s.stop(stopGrace) }
-
-// Kill terminates the JVM with SIGKILL at once, like a machine crash (minus
-// the page cache: with forceSync=no written data survives anyway).
-func (s *Server) Kill() error { return s.stop(0) }
-
-func (s *Server) stop(grace time.Duration) error {
-	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	return s.stopProc(p, grace)
-}
-
-func (s *Server) stopProc(p *process, grace time.Duration) error {
-	err := p.stop(grace)
-	s.mu.Lock()
-	if s.proc == p {
-		s.proc = nil
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("zklocal: stop %s: %w", s.name(), err)
 	}
 	return nil
 }
 
-// Close stops the server and removes its temporary directory. The server
-// cannot be started again.
-func (s *Server) Close() error {
-	err := s.Stop()
-	s.mu.Lock()
-	already := s.closed
-	s.closed = true
-	s.mu.Unlock()
-	if already {
-		return err
-	}
-	if rerr := os.RemoveAll(s.dir); rerr != nil && err == nil {
-		err = fmt.Errorf("zklocal: remove %s: %w", s.dir, rerr)
-	}
-	return err
-}
-
-func (s *Server) jvmArgs() []string {
+func (s *Server) jvmArgs(dir string) []string {
 	args := []string{
 		// Tuned for many short-lived servers on a small shared box.
 		"-Xms32m", "-Xmx256m",
@@ -381,9 +258,9 @@ func (s *Server) jvmArgs() []string {
 		"-XX:-UsePerfData",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Djava.awt.headless=true",
-		"-Dlog4j.configuration=file:" + filepath.Join(s.dir, "log4j.properties"),
-		"-Dlogback.configurationFile=" + filepath.Join(s.dir, "logback.xml"),
-		"-Dzookeeper.log.dir=" + s.dir,
+		"-Dlog4j.configuration=file:" + filepath.Join(dir, "log4j.properties"),
+		"-Dlogback.configurationFile=" + filepath.Join(dir, "logback.xml"),
+		"-Dzookeeper.log.dir=" + dir,
 		"-Dzookeeper.jmx.log4j.disable=true",
 		// A JVM killed before its first snapshot leaves a txn log without
 		// one; since 3.5 the server then refuses to start (ZOOKEEPER-3056).
@@ -395,11 +272,11 @@ func (s *Server) jvmArgs() []string {
 		mainClass, s.cfgPath)
 }
 
-// writeFiles writes zoo.cfg, myid and logging configs. peers is nil for a
+// writeFiles writes zoo.cfg, myid and logging configs into dir. peers is nil for a
 // standalone server.
-func (s *Server) writeFiles(peers []*Server) error {
-	s.dataDir = filepath.Join(s.dir, "data")
-	s.cfgPath = filepath.Join(s.dir, "zoo.cfg")
+func (s *Server) writeFiles(dir string, peers []*Server) error {
+	s.dataDir = filepath.Join(dir, "data")
+	s.cfgPath = filepath.Join(dir, "zoo.cfg")
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
 		return fmt.Errorf("zklocal: create data dir: %w", err)
 	}
@@ -483,106 +360,11 @@ log4j.appender.CONSOLE.layout.ConversionPattern=%%d{ISO8601} %%-5p [%%t:%%C{1}@%
   <root level="%s"><appender-ref ref="CONSOLE"/></root>
 </configuration>
 `, level)
-	if err := os.WriteFile(filepath.Join(s.dir, "log4j.properties"), []byte(log4j), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "log4j.properties"), []byte(log4j), 0o644); err != nil {
 		return fmt.Errorf("zklocal: write log4j.properties: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(s.dir, "logback.xml"), []byte(logback), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "logback.xml"), []byte(logback), 0o644); err != nil {
 		return fmt.Errorf("zklocal: write logback.xml: %w", err)
 	}
-	return nil
-}
-
-// freePorts returns n distinct free loopback ports. They are only free at
-// the moment of the call; callers retry on collision.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	listeners := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("zklocal: find free port: %w", err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// process is one run of a JVM.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the process has been reaped
-	err  error         // Wait's result, valid after done is closed
-}
-
-func startProcess(java string, args []string, out io.Writer) (*process, error) {
-	p := &process{done: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		defer close(p.done)
-		// Pdeathsig fires when the *thread* that forked the child exits,
-		// not the process (golang/go#27505). Pin this goroutine to its
-		// thread for the JVM's whole life; it is deliberately never
-		// unlocked, so the thread only goes away after the JVM is reaped.
-		runtime.LockOSThread()
-		cmd := exec.Command(java, args...)
-		cmd.Stdout = out
-		cmd.Stderr = out
-		// Its own process group: a Ctrl-C in the terminal goes to the
-		// foreground group, and the JVM must outlive it until the Go side
-		// has cleaned up (the simulator deletes its sandbox on the way out).
-		// Pdeathsig still takes it down if the Go side dies first.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-		// Don't hang in Wait if something inherited the output pipe.
-		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		p.cmd = cmd
-		started <- nil
-		p.err = cmd.Wait()
-	}()
-	if err := <-started; err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM, waits up to grace, then SIGKILLs and waits for exit.
-func (p *process) stop(grace time.Duration) error {
-	if p.exited() {
-		return nil
-	}
-	if grace > 0 {
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			return fmt.Errorf("send SIGTERM: %w", err)
-		}
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-p.done:
-			return nil
-		case <-t.C:
-		}
-	}
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("send SIGKILL: %w", err)
-	}
-	<-p.done
 	return nil
 }

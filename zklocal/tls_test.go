@@ -38,7 +38,7 @@ func TestTLS(t *testing.T) {
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, addr, s.ClientTLS())
 	}
-	conn, events, err := zk.Connect([]string{s.SecureAddr()}, 5*time.Second, zk.WithLogger(nopLogger{}), zk.WithDialer(dialer))
+	conn, events, err := zk.Connect([]string{s.SecureAddr()}, 5*time.Second, zk.WithLogger(discard{}), zk.WithDialer(dialer))
 	if err != nil {
 		t.Fatal(err)
 	}
