@@ -282,6 +282,19 @@ func connectVia(t testing.TB, servers []string, timeout time.Duration, hp zk.Hos
 	return conn
 }
 
+// waitHasSession waits until c has its session again, after a server
+// restart.
+func waitHasSession(t testing.TB, c *zk.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for c.State() != zk.StateHasSession {
+		if time.Now().After(deadline) {
+			t.Fatalf("the test's client has no session after %v (state %v)", waitTimeout, c.State())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 var acl = zk.WorldACL(zk.PermAll)
 
 // mkdirs creates path and its parents as persistent nodes.

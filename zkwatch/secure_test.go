@@ -84,6 +84,9 @@ func TestDigestAuthAfterRestart(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The test's own client redials on its own schedule: a request sent
+	// before it has its session back fails with "could not connect".
+	waitHasSession(t, c)
 	if _, err := c.Create(path+"/W_", nil, zk.FlagSequence, acl); err != nil {
 		t.Fatal(err)
 	}
