@@ -456,6 +456,10 @@ func dialViewers(b testing.TB, n int, dial func(*sync.WaitGroup) *benchViewer) [
 // naive-p50-ms and naive-p99-ms the baseline's, and the ratios are
 // zklockviz's over the naive one's. B/change is the bytes every viewer
 // together received on the wire per change (a create and a delete are two).
+// publish-p50-ms is when a hub subscriber beside the viewers read the new
+// node, so it includes that subscriber's wake-up among the 100 sockets';
+// naive-list-p50-ms is when the naive broadcaster had its listing, before
+// any write.
 //
 //	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive' -benchtime 200x -count 5
 func benchVsNaive(b *testing.B, zkAddr string, viewers int) {
