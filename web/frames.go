@@ -123,7 +123,8 @@ func (fc *frameCache) entry(k frameKey) *frameEntry {
 	return e
 }
 
-// keep holds a computed small frame strongly while it is the newest.
+// keep holds e, a small frame (its caller checked the size), strongly while
+// it is the newest.
 func (fc *frameCache) keep(k frameKey, e *frameEntry) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
