@@ -2,6 +2,7 @@ package web
 
 import (
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -32,11 +33,30 @@ type frameKey struct {
 	seq  uint64 // the seq of the snapshot to send
 }
 
+// frameEntry is one frame, computed by the first socket that needs it.
+// The others wait on done, which wakes them all at once; a sync.Once would
+// queue them on its mutex, and a change to 100 viewers then waited for 99
+// mutex hand-offs, one scheduling delay each: the mutex profile of
+// BenchmarkChangeToFrame had nearly all its contention there.
 type frameEntry struct {
-	once sync.Once
-	b    []byte
-	kind string
-	err  error
+	claimed atomic.Bool
+	done    chan struct{} // closed once b, kind and err are set
+	b       []byte
+	kind    string
+	err     error
+}
+
+func newFrameEntry() *frameEntry { return &frameEntry{done: make(chan struct{})} }
+
+// compute sets the entry with encode if no socket has claimed it yet, and
+// otherwise waits for the socket that has.
+func (e *frameEntry) compute(encode func() ([]byte, string, error)) {
+	if !e.claimed.CompareAndSwap(false, true) {
+		<-e.done
+		return
+	}
+	defer close(e.done)
+	e.b, e.kind, e.err = encode()
 }
 
 // frameCache holds the frames to the newest snapshot of one path that some
@@ -46,6 +66,12 @@ type frameEntry struct {
 // keeps none. Small frames (deltas) are also held strongly, until a newer
 // snapshot comes, for viewers that wake later.
 type frameCache struct {
+	// hot is the entry handed out last, looked up without the lock: the
+	// sockets of one lock wake together and ask for the same frame, and
+	// queueing them on mu one by one delayed the last by a scheduling
+	// delay each (the mutex profile's top entry once sync.Once was gone).
+	hot atomic.Pointer[hotEntry]
+
 	mu     sync.Mutex
 	refs   int // sockets using it
 	newest uint64
@@ -53,10 +79,20 @@ type frameCache struct {
 	kept   map[frameKey]*frameEntry
 }
 
+type hotEntry struct {
+	key frameKey
+	e   weak.Pointer[frameEntry]
+}
+
 // entry returns the shared entry for k, or a private one when k's snapshot
 // is older than the newest seen (a socket that took its snapshot just
 // before a publish) or the cache is full.
 func (fc *frameCache) entry(k frameKey) *frameEntry {
+	if h := fc.hot.Load(); h != nil && h.key == k {
+		if e := h.e.Value(); e != nil {
+			return e
+		}
+	}
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if k.seq > fc.newest {
@@ -65,7 +101,7 @@ func (fc *frameCache) entry(k frameKey) *frameEntry {
 		clear(fc.kept)
 	}
 	if k.seq < fc.newest {
-		return &frameEntry{}
+		return newFrameEntry()
 	}
 	if e := fc.weak[k].Value(); e != nil {
 		return e
@@ -77,19 +113,19 @@ func (fc *frameCache) entry(k frameKey) *frameEntry {
 			}
 		}
 		if len(fc.weak) >= maxFrameEntries {
-			return &frameEntry{}
+			return newFrameEntry()
 		}
 	}
-	e := &frameEntry{}
-	fc.weak[k] = weak.Make(e)
+	e := newFrameEntry()
+	wp := weak.Make(e)
+	fc.weak[k] = wp
+	fc.hot.Store(&hotEntry{key: k, e: wp})
 	return e
 }
 
-// keep holds a computed small frame strongly while it is the newest.
+// keep holds e, a small frame (its caller checked the size), strongly while
+// it is the newest.
 func (fc *frameCache) keep(k frameKey, e *frameEntry) {
-	if len(e.b) > keepLimit {
-		return
-	}
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if k.seq == fc.newest && fc.weak[k].Value() == e {
@@ -138,11 +174,12 @@ func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, 
 		k.base, prev = f.prevSeq, &f.prev
 	}
 	e := f.cache.entry(k)
-	e.once.Do(func() {
-		e.b, e.kind, e.err = encodeFrame(prev, snap)
-		if e.err == nil {
+	e.compute(func() ([]byte, string, error) {
+		b, kind, err := encodeFrame(prev, snap)
+		if err == nil && len(b) <= keepLimit {
 			f.cache.keep(k, e)
 		}
+		return b, kind, err
 	})
 	if e.err != nil {
 		return nil, "", e.err

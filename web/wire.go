@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -209,16 +208,6 @@ func delta(prev, s lockqueue.Snapshot) (*Delta, bool) {
 	return d, true
 }
 
-// nodeEqual compares every field of two nodes. It is spelled out rather
-// than reflect.DeepEqual because it runs per node per change per viewer;
-// TestNodeEqualCoversEveryField fails when Node grows a field this misses.
-func nodeEqual(a, b lockqueue.Node) bool {
-	return a.Name == b.Name && a.Seq == b.Seq && a.Mode == b.Mode && a.Recipe == b.Recipe &&
-		a.Holding == b.Holding && a.WaitsFor == b.WaitsFor && a.WaitsOn == b.WaitsOn &&
-		slices.Equal(a.Watching, b.Watching) && (a.Watching == nil) == (b.Watching == nil) &&
-		a.Edge == b.Edge && a.Session == b.Session && a.Data == b.Data &&
-		a.DataBinary == b.DataBinary && a.Ctime.Equal(b.Ctime) && a.Czxid == b.Czxid &&
-		a.Foreign == b.Foreign && a.Zombie == b.Zombie && a.ExpiresInMs == b.ExpiresInMs &&
-		a.StalledOn == b.StalledOn && a.StalledSince.Equal(b.StalledSince) &&
-		a.Owner() == b.Owner() && a.Folder == b.Folder && a.PartOf == b.PartOf
-}
+// nodeEqual is lockqueue.Node.Equal; TestNodeEqualCoversEveryField holds
+// it to every field.
+func nodeEqual(a, b lockqueue.Node) bool { return a.Equal(b) }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -121,6 +122,7 @@ func waitQueues(b testing.TB, base string, paths []string, n int) {
 type benchViewer struct {
 	c      *websocket.Conn
 	frames atomic.Int64
+	shows  func(frame []byte, name string) bool // may the frame still show the node
 
 	mu      sync.Mutex
 	created []byte // awaiting a frame that names this prefix
@@ -130,18 +132,49 @@ type benchViewer struct {
 }
 
 func dialViewer(b testing.TB, base, path string, wg *sync.WaitGroup) *benchViewer {
+	return dialWS(b, "ws"+strings.TrimPrefix(base, "http")+"/ws?path="+path, showsNode, nil, wg)
+}
+
+// dialWS dials a viewer of url; shows reads its frames, and wire, when not
+// nil, counts the bytes it receives on the TCP connection (after any
+// compression: what crossed the wire).
+func dialWS(b testing.TB, url string, shows func([]byte, string) bool, wire *atomic.Int64, wg *sync.WaitGroup) *benchViewer {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws?path="+path,
-		&websocket.DialOptions{CompressionMode: websocket.CompressionNoContextTakeover})
+	opts := &websocket.DialOptions{CompressionMode: websocket.CompressionNoContextTakeover}
+	if wire != nil {
+		var d net.Dialer
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := d.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return &countingConn{Conn: c, n: wire}, nil
+			},
+		}}
+	}
+	c, _, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
-		b.Fatalf("dial %s: %v", path, err)
+		b.Fatalf("dial %s: %v", url, err)
 	}
 	c.SetReadLimit(64 << 20)
-	v := &benchViewer{c: c}
+	v := &benchViewer{c: c, shows: shows}
 	wg.Go(v.loop)
 	return v
+}
+
+// countingConn counts the bytes read from a connection.
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // expect arms the viewer; done gets the time from since to the frame.
@@ -172,7 +205,7 @@ func (v *benchViewer) loop() {
 			// that carries the creation.
 			hit = bytes.Contains(buf.Bytes(), v.created)
 		case v.removed != "":
-			hit = !showsNode(buf.Bytes(), v.removed)
+			hit = !v.shows(buf.Bytes(), v.removed)
 		}
 		var done func(time.Duration)
 		if hit {
@@ -280,10 +313,10 @@ func waitGroup(b testing.TB, wg *sync.WaitGroup, what string) {
 	}
 }
 
-// hubProbe subscribes to the hub directly and times the publish of a
-// snapshot with a new node: the watcher's share of the latency.
+// hubProbe times the publish of a snapshot with a new node: the watcher's
+// share of the latency (or, for the naive broadcaster, its listing's).
 type hubProbe struct {
-	sub *hub.Sub
+	sub *hub.Sub // nil for the naive broadcaster's
 	mu  sync.Mutex
 	pre string
 	at  time.Time
@@ -291,6 +324,7 @@ type hubProbe struct {
 	lat []time.Duration
 }
 
+// newHubProbe subscribes to the hub directly.
 func newHubProbe(sub *hub.Sub) *hubProbe {
 	p := &hubProbe{sub: sub}
 	go func() {
@@ -302,19 +336,25 @@ func newHubProbe(sub *hub.Sub) *hubProbe {
 			}
 			snap, ok := sub.Next()
 			now := time.Now()
-			if !ok {
-				continue
+			if ok {
+				p.see(now, func(pre string) bool {
+					return slices.ContainsFunc(snap.Nodes, func(n lockqueue.Node) bool { return strings.HasPrefix(n.Name, pre) })
+				})
 			}
-			p.mu.Lock()
-			if p.pre != "" && slices.ContainsFunc(snap.Nodes, func(n lockqueue.Node) bool { return strings.HasPrefix(n.Name, p.pre) }) {
-				p.lat = append(p.lat, now.Sub(p.at))
-				p.pre = ""
-				close(p.hit)
-			}
-			p.mu.Unlock()
 		}
 	}()
 	return p
+}
+
+// see records a state seen at now; has tells whether it names a prefix.
+func (p *hubProbe) see(now time.Time, has func(prefix string) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pre != "" && has(p.pre) {
+		p.lat = append(p.lat, now.Sub(p.at))
+		p.pre = ""
+		close(p.hit)
+	}
 }
 
 func (p *hubProbe) expect(prefix string, since time.Time) {
@@ -341,7 +381,9 @@ func (p *hubProbe) wait(b testing.TB) {
 // sent per change (the join and the leave both count), which must not grow
 // with viewers. publish-p50-ms and publish-p99-ms time the same changes to
 // the snapshot's publish in the hub: the watcher's share, before any
-// viewer. ns/op is not meaningful and reported as 0.
+// viewer. ns/op is not meaningful and reported as 0. The vs-naive
+// sub-benchmark measures the same against a naive broadcaster in one run
+// (benchVsNaive).
 //
 //	go test ./cmd/zklockviz -run '^$' -bench BenchmarkChangeToFrame -benchtime 200x
 func BenchmarkChangeToFrame(b *testing.B) {
@@ -354,22 +396,7 @@ func BenchmarkChangeToFrame(b *testing.B) {
 			m := startMain(b, "--zk", zks.Addr(), "--watch", path)
 			waitQueues(b, m.URL(), []string{path}, 1000)
 
-			var wg sync.WaitGroup
-			vs := make([]*benchViewer, viewers)
-			for i := range vs {
-				vs[i] = dialViewer(b, m.URL(), path, &wg)
-			}
-			b.Cleanup(func() {
-				for _, v := range vs {
-					v.c.CloseNow()
-				}
-				wg.Wait()
-			})
-			for _, v := range vs {
-				for v.frames.Load() == 0 {
-					time.Sleep(time.Millisecond)
-				}
-			}
+			vs := dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialViewer(b, m.URL(), path, wg) })
 
 			probe := newHubProbe(m.hub.Subscribe(path))
 			b.Cleanup(probe.sub.Close)
@@ -395,6 +422,108 @@ func BenchmarkChangeToFrame(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+	b.Run("vs-naive,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100) })
+}
+
+// dialViewers dials n viewers, closes them at the end of b, and returns once
+// each has its first frame.
+func dialViewers(b testing.TB, n int, dial func(*sync.WaitGroup) *benchViewer) []*benchViewer {
+	b.Helper()
+	var wg sync.WaitGroup
+	vs := make([]*benchViewer, n)
+	for i := range vs {
+		vs[i] = dial(&wg)
+	}
+	b.Cleanup(func() {
+		for _, v := range vs {
+			v.c.CloseNow()
+		}
+		wg.Wait()
+	})
+	for _, v := range vs {
+		for v.frames.Load() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return vs
+}
+
+// benchVsNaive runs zklockviz and the naive broadcaster (naive_test.go) side
+// by side on one ZooKeeper, each with its own 1,000-node queue and the same
+// number of viewers, alternating changes between them (which goes first
+// alternates too), so that the machine's load, which changes by the second
+// on a shared box, weighs on both alike. p50-ms and p99-ms are zklockviz's,
+// naive-p50-ms and naive-p99-ms the baseline's, and the ratios are
+// zklockviz's over the naive one's. B/change is the bytes every viewer
+// together received on the wire per change (a create and a delete are two).
+// publish-p50-ms is when a hub subscriber beside the viewers read the new
+// node, so it includes that subscriber's wake-up among the 100 sockets';
+// naive-list-p50-ms is when the naive broadcaster had its listing, before
+// any write.
+//
+//	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive' -benchtime 200x -count 5
+func benchVsNaive(b *testing.B, zkAddr string, viewers int) {
+	type side struct {
+		path  string
+		vs    []*benchViewer
+		wire  atomic.Int64
+		bytes int64
+		lat   []time.Duration
+		probe *hubProbe
+	}
+	root := benchRoot()
+	var zkl, naive side
+	zkl.path, naive.path = root+"/zklockviz", root+"/naive"
+	c := connect(b, zkAddr)
+	fillQueue(b, c, zkl.path, 1000, 0)
+	fillQueue(b, c, naive.path, 1000, 0)
+
+	m := startMain(b, "--zk", zkAddr, "--watch", zkl.path)
+	waitQueues(b, m.URL(), []string{zkl.path}, 1000)
+	url := "ws" + strings.TrimPrefix(m.URL(), "http") + "/ws?path=" + zkl.path
+	zkl.vs = dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialWS(b, url, showsNode, &zkl.wire, wg) })
+	zkl.probe = newHubProbe(m.hub.Subscribe(zkl.path))
+	b.Cleanup(zkl.probe.sub.Close)
+	naive.probe = &hubProbe{}
+	n := startNaive(b, zkAddr, naive.path, naive.probe)
+	naive.vs = dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialWS(b, n.url, naiveShows, &naive.wire, wg) })
+
+	i := 0
+	for b.Loop() {
+		order := []*side{&zkl, &naive}
+		if i%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, s := range order {
+			before := s.wire.Load()
+			s.lat = append(s.lat, change(b, c, []string{s.path}, [][]*benchViewer{s.vs}, i, s.probe)...)
+			s.bytes += s.wire.Load() - before
+			// An isolated change, not the watcher's rate limit on bursts.
+			time.Sleep(20 * time.Millisecond)
+		}
+		i++
+	}
+	slices.Sort(zkl.lat)
+	slices.Sort(naive.lat)
+	p50, p99 := percentile(zkl.lat, 0.50), percentile(zkl.lat, 0.99)
+	np50, np99 := percentile(naive.lat, 0.50), percentile(naive.lat, 0.99)
+	perChange := func(s *side) float64 { return float64(s.bytes) / float64(2*i) }
+	b.ReportMetric(p50, "p50-ms")
+	b.ReportMetric(p99, "p99-ms")
+	b.ReportMetric(np50, "naive-p50-ms")
+	b.ReportMetric(np99, "naive-p99-ms")
+	slices.Sort(zkl.probe.lat)
+	slices.Sort(naive.probe.lat)
+	b.ReportMetric(percentile(zkl.probe.lat, 0.50), "publish-p50-ms")
+	b.ReportMetric(percentile(zkl.probe.lat, 0.99), "publish-p99-ms")
+	b.ReportMetric(percentile(naive.probe.lat, 0.50), "naive-list-p50-ms")
+	b.ReportMetric(percentile(naive.probe.lat, 0.99), "naive-list-p99-ms")
+	b.ReportMetric(p50/np50, "p50-ratio")
+	b.ReportMetric(p99/np99, "p99-ratio")
+	b.ReportMetric(perChange(&zkl), "B/change")
+	b.ReportMetric(perChange(&naive), "naive-B/change")
+	b.ReportMetric(perChange(&zkl)/perChange(&naive), "bytes-ratio")
+	b.ReportMetric(0, "ns/op")
 }
 
 // procStatus reads kB fields of /proc/<pid>/status as MB.
