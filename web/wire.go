@@ -31,6 +31,7 @@ const (
 // last, by name). Order is always null, kept so a future server could send
 // an explicit order.
 type Delta struct {
+	Service               string               `json:"service,omitempty"`
 	Path                  string               `json:"path"`
 	Base                  int64                `json:"base"`
 	Revision              int64                `json:"revision"`
@@ -53,7 +54,7 @@ type Delta struct {
 // computed against another snapshot: the client has missed a frame and
 // should reconnect for a fresh snapshot.
 func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
-	if d.Path != prev.Path || d.Base != prev.Revision {
+	if d.Service != prev.Service || d.Path != prev.Path || d.Base != prev.Revision {
 		return prev, fmt.Errorf("delta for %s@%d does not apply to %s@%d", d.Path, d.Base, prev.Path, prev.Revision)
 	}
 	gone := make(map[string]bool, len(d.Remove))
@@ -82,7 +83,7 @@ func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
 	}
 	lockqueue.SortNodes(nodes)
 	return lockqueue.Snapshot{
-		Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
+		Service: d.Service, Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
 		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, LeasesInferred: d.LeasesInferred, Nodes: nodes,
 		Alerts: d.Alerts, InvisibleChildWatches: d.InvisibleChildWatches, UpdatedAt: d.UpdatedAt,
 		Error: d.Error,
@@ -138,7 +139,7 @@ func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot) ([]byte, string
 	var b []byte
 	kind := FrameSnapshot
 	var err error
-	if prev == nil || prev.Path != s.Path {
+	if prev == nil || prev.Key() != s.Key() {
 		b, kind, err = whole()
 	} else if d, ok := delta(*prev, s); !ok {
 		// Duplicate names the patch could not express.
@@ -191,7 +192,7 @@ func delta(prev, s lockqueue.Snapshot) (*Delta, bool) {
 		return nil, false
 	}
 	d := &Delta{
-		Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
+		Service: s.Service, Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
 		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
 		Error: s.Error, Upsert: []lockqueue.Node{}, Remove: []string{},
@@ -220,5 +221,8 @@ func nodeEqual(a, b lockqueue.Node) bool {
 		a.DataBinary == b.DataBinary && a.Ctime.Equal(b.Ctime) && a.Czxid == b.Czxid &&
 		a.Foreign == b.Foreign && a.Zombie == b.Zombie && a.ExpiresInMs == b.ExpiresInMs &&
 		a.StalledOn == b.StalledOn && a.StalledSince.Equal(b.StalledSince) &&
-		a.Owner() == b.Owner() && a.Folder == b.Folder && a.PartOf == b.PartOf
+		a.Owner() == b.Owner() && a.Folder == b.Folder && a.PartOf == b.PartOf &&
+		a.Order == b.Order && a.Client == b.Client && a.WaitsForSource == b.WaitsForSource &&
+		slices.Equal(a.BlockedBy, b.BlockedBy) && a.LeaseID == b.LeaseID &&
+		a.LeaseTTLMs == b.LeaseTTLMs && a.LeaseLeftMs == b.LeaseLeftMs
 }
