@@ -140,7 +140,7 @@ func observe(t *testing.T) *zk.Conn {
 func TestClassroomAPI(t *testing.T) {
 	pub := &published{last: map[string]lockqueue.Snapshot{}}
 	m := newSim(t, simulator.ManagerConfig{Publish: pub.publish, Remove: pub.remove})
-	e := newEnv(t, Config{Sim: m})
+	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
 	srv := e.ts
 	api := apiClient{t: t, url: srv.URL + "/api/v1/sim"}
 
@@ -365,8 +365,8 @@ func TestClassroomAPI(t *testing.T) {
 // and token checks as a lock's, and is closed on shutdown like one.
 func TestClassroomSocketChecks(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{})
-	e := newEnv(t, Config{Sim: m, AllowedOrigins: []string{"viz.example.com", "https://*.corp.example"}})
-	authed := newEnv(t, Config{Sim: m, AuthToken: "tok"})
+	e := newEnv(t, Config{Services: zkRegistry(nil, m), AllowedOrigins: []string{"viz.example.com", "https://*.corp.example"}})
+	authed := newEnv(t, Config{Services: zkRegistry(nil, m), AuthToken: "tok"})
 	run, err := m.Start(simulator.Spec{Scenario: "lock1-5"})
 	if err != nil {
 		t.Fatal(err)
@@ -462,7 +462,7 @@ func TestClassroomSocketChecks(t *testing.T) {
 // the documented limit holds even for runs started at once.
 func TestClassroomRunsLifecycle(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{ViewerGrace: 300 * time.Millisecond, MaxRuns: 3})
-	e := newEnv(t, Config{Sim: m})
+	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
 	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim"}
 	ids := func() []string {
 		var runs []simulator.State
@@ -556,7 +556,7 @@ func TestClassroomOffRoutes(t *testing.T) {
 	if code != 404 || !strings.Contains(string(b), `"error":"no such endpoint`) {
 		t.Errorf("GET /api/v1/sim/scenarios without the simulator: %d %s", code, b)
 	}
-	on := newEnv(t, Config{Sim: idleSim(t)})
+	on := newEnv(t, Config{Services: zkRegistry(nil, idleSim(t))})
 	code, _, b = do(t, "PUT", on.ts.URL+"/api/v1/sim/runs", "", nil)
 	if code != 405 || !strings.Contains(string(b), `"error":"PUT is not allowed`) {
 		t.Errorf("PUT /api/v1/sim/runs: %d %s", code, b)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"io"
 	"log/slog"
 	"net"
@@ -485,9 +487,15 @@ func (m *Main) newWeb(ctx context.Context) (*web.Server, error) {
 			return nil, err // newSim's errors say "simulator: " already
 		}
 	}
+	// The lock services this server shows, one registration each: a new
+	// service's package adds its line here and nowhere else.
+	reg := &lockservice.Registry{}
+	if err := reg.Register(zookeeper.Service(m.watcher, sim)); err != nil {
+		return nil, err
+	}
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Watcher: m.watcher, Sim: sim,
-		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithWatcher(m.watcher)),
+		Hub: m.hub, Services: reg,
+		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(reg)),
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: m.watcher.Connection}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
