@@ -51,6 +51,8 @@ type Reader interface {
 	// Connection is the reader's own connection state.
 	Connection() lockqueue.Connection
 	// Run reads and publishes until ctx ends or the reader fails for good.
+	// Its error names the service and the address at fault: cmd reports
+	// it as is, beside the other services' readers.
 	Run(ctx context.Context) error
 	// Close releases the connection; Run returns.
 	Close()
