@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -99,7 +100,7 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 	}
 	if added {
 		slices.SortFunc(resp.Locks, func(a, b LockSummary) int {
-			return strings.Compare(lockqueue.Snapshot{Service: a.Service, Path: a.Path}.Key(), lockqueue.Snapshot{Service: b.Service, Path: b.Path}.Key())
+			return strings.Compare(lockqueue.LockID{Service: a.Service, Name: a.Path}.Key(), lockqueue.LockID{Service: b.Service, Name: b.Path}.Key())
 		})
 	}
 	writeJSON(w, http.StatusOK, resp)
@@ -144,12 +145,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if req.Service != "" {
-		q := r.URL.Query()
-		q.Set("service", req.Service)
-		r.URL.RawQuery = q.Encode()
-	}
-	svc, err := serviceOf(s.cfg.Services, r)
+	svc, err := serviceNamed(s.cfg.Services, cmp.Or(req.Service, r.URL.Query().Get("service")))
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return

@@ -15,9 +15,13 @@ import (
 // existed before the seam means what it did), and the registry cmd filled
 // answers for it.
 
-// serviceOf finds the service a request names.
+// serviceOf finds the service a request names in ?service=.
 func serviceOf(reg *lockservice.Registry, r *http.Request) (lockservice.Service, error) {
-	name := r.URL.Query().Get("service")
+	return serviceNamed(reg, r.URL.Query().Get("service"))
+}
+
+// serviceNamed finds a service by name, ZooKeeper for "".
+func serviceNamed(reg *lockservice.Registry, name string) (lockservice.Service, error) {
 	svc, err := reg.Lookup(name)
 	if err != nil {
 		return svc, errorf(ErrNotFound, "unknown service %q: this server knows %s", name, strings.Join(reg.Names(), ", "))
