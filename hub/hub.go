@@ -54,7 +54,9 @@ type Stats struct {
 	Pending int
 }
 
-// Publish makes s the newest state of s.Path and signals its subscribers.
+// Publish makes s the newest state of its lock and signals its subscribers.
+// Topics are keyed by s.Key(): the path for ZooKeeper, service:name for
+// another lock service.
 // It never blocks on a subscriber. A snapshot without a path is dropped.
 func (h *Hub) Publish(s lockqueue.Snapshot) {
 	if s.Path == "" {
@@ -62,10 +64,11 @@ func (h *Hub) Publish(s lockqueue.Snapshot) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	t := h.topics[s.Path]
+	key := s.Key()
+	t := h.topics[key]
 	if t == nil {
 		t = &topic{subs: map[*Sub]struct{}{}}
-		h.topics[s.Path] = t
+		h.topics[key] = t
 	}
 	h.published++
 	t.latest, t.seq, t.has = s, uint64(h.published), true
@@ -97,7 +100,7 @@ func (h *Hub) List() []lockqueue.Snapshot {
 		}
 	}
 	h.mu.Unlock()
-	slices.SortFunc(out, func(a, b lockqueue.Snapshot) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(out, func(a, b lockqueue.Snapshot) int { return strings.Compare(a.Key(), b.Key()) })
 	return out
 }
 

@@ -139,6 +139,30 @@ type Node struct {
 	// are counts of contenders.
 	PartOf string `json:"partOf,omitempty"`
 
+	// The service-neutral fields (service.go). ZooKeeper leaves them
+	// empty: its order is Seq, its client Session, its actual edges
+	// Watching and Edge.
+
+	// Order is the node's place by the service's own ordering when that
+	// is not Seq (etcd: the key's create revision).
+	Order int64 `json:"order,omitempty"`
+	// Client is who the node belongs to in the service's terms (a Redis
+	// lock's token, an etcd lease, a PostgreSQL backend pid).
+	Client string `json:"client,omitempty"`
+	// WaitsForSource is who vouches for WaitsFor when the service says
+	// (ByServer for PostgreSQL's pg_blocking_pids, ByRule for etcd).
+	WaitsForSource Provenance `json:"waitsForSource,omitempty"`
+	// BlockedBy are the nodes the server itself reports this one waits
+	// on, when it can tell (PostgreSQL); nil when it cannot.
+	BlockedBy []string `json:"blockedBy,omitempty"`
+	// LeaseID is the lease that keeps the node alive, when the service
+	// has leases (an etcd lease in hex, a Redis key's expiry).
+	LeaseID string `json:"leaseId,omitempty"`
+	// LeaseTTLMs is the lease's granted time to live; LeaseLeftMs its
+	// time left when the snapshot was taken.
+	LeaseTTLMs  int64 `json:"leaseTtlMs,omitempty"`
+	LeaseLeftMs int64 `json:"leaseLeftMs,omitempty"`
+
 	owner int64
 	// parsedMode is Mode as the name alone says it, before Build's rules
 	// (N-holder queues) change it.
@@ -159,6 +183,9 @@ type Alert struct {
 
 // Snapshot is a whole, consistent view of one lock parent.
 type Snapshot struct {
+	// Service is the lock service the snapshot comes from; empty means
+	// ZooKeeper (ServiceName), which keeps ZooKeeper's JSON as it was.
+	Service               string     `json:"service,omitempty"`
 	Path                  string     `json:"path"`
 	Recipe                Recipe     `json:"recipe"`
 	Revision              int64      `json:"revision"`

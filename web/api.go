@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -11,7 +12,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zkwatch"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // maxBody bounds request bodies of the JSON API.
@@ -24,6 +25,8 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 
 // LockSummary is one entry of GET /api/v1/locks.
 type LockSummary struct {
+	// Service is the lock's service; left out for ZooKeeper.
+	Service    string               `json:"service,omitempty"`
 	Path       string               `json:"path"`
 	Recipe     lockqueue.Recipe     `json:"recipe"`
 	Holders    []string             `json:"holders"`
@@ -54,7 +57,7 @@ type LocksResponse struct {
 
 func summarize(snap lockqueue.Snapshot, now time.Time) LockSummary {
 	sum := LockSummary{
-		Path: snap.Path, Recipe: snap.Recipe, Connection: snap.Connection,
+		Service: snap.Service, Path: snap.Path, Recipe: snap.Recipe, Connection: snap.Connection,
 		Holders: nonNil(snap.Holders()), Waiters: nonNil(snap.Waiters()), Alerts: snap.Alerts,
 		Exists: snap.Exists, Revision: snap.Revision, UpdatedAt: snap.UpdatedAt, Error: snap.Error,
 	}
@@ -75,34 +78,44 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 	seen := map[string]bool{}
 	for _, snap := range s.cfg.Hub.List() {
 		resp.Locks = append(resp.Locks, summarize(snap, now))
-		seen[snap.Path] = true
+		seen[snap.Key()] = true
 	}
-	if s.cfg.Watcher != nil {
-		resp.Connection = s.cfg.Watcher.Connection()
-		added := false
-		for _, p := range s.cfg.Watcher.Paths() {
-			if !seen[p] {
-				resp.Locks = append(resp.Locks, LockSummary{Path: p, Holders: []string{}, Waiters: []string{},
-					Alerts: []lockqueue.Alert{}, Pending: true})
+	resp.Connection = zkConnection(s.cfg.Services)
+	added := false
+	for _, svc := range s.cfg.Services.All() {
+		if svc.Reader == nil {
+			continue
+		}
+		for _, p := range svc.Reader.Watched() {
+			id := lockqueue.LockID{Service: svc.Name, Name: p}
+			if !seen[id.Key()] {
+				sum := LockSummary{Path: p, Holders: []string{}, Waiters: []string{}, Alerts: []lockqueue.Alert{}, Pending: true}
+				if svc.Name != lockqueue.ZooKeeper {
+					sum.Service = svc.Name
+				}
+				resp.Locks = append(resp.Locks, sum)
 				added = true
 			}
 		}
-		if added {
-			slices.SortFunc(resp.Locks, func(a, b LockSummary) int { return strings.Compare(a.Path, b.Path) })
-		}
+	}
+	if added {
+		slices.SortFunc(resp.Locks, func(a, b LockSummary) int {
+			return strings.Compare(lockqueue.LockID{Service: a.Service, Name: a.Path}.Key(), lockqueue.LockID{Service: b.Service, Name: b.Path}.Key())
+		})
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) handleLock(w http.ResponseWriter, r *http.Request) {
-	p, err := s.lockPath(r)
+	svc, id, err := s.lockRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	snap, ok := s.cfg.Hub.Latest(p)
+	p := id.Name
+	snap, ok := s.cfg.Hub.Latest(id.Key())
 	if !ok {
-		if s.watched(p) {
+		if watchedBy(svc, p) {
 			writeError(w, r, s.log, errorf(ErrUnavailable, "%s is watched but not read yet; retry shortly", p))
 			return
 		}
@@ -114,11 +127,14 @@ func (s *Server) handleLock(w http.ResponseWriter, r *http.Request) {
 
 // WatchRequest is the body of POST /api/v1/watch.
 type WatchRequest struct {
-	Path string `json:"path"`
+	// Service is the lock's service; ?service= or ZooKeeper when empty.
+	Service string `json:"service,omitempty"`
+	Path    string `json:"path"`
 }
 
 // WatchResponse answers POST /api/v1/watch.
 type WatchResponse struct {
+	Service  string `json:"service,omitempty"`
 	Path     string `json:"path"`
 	Watching bool   `json:"watching"`
 }
@@ -129,27 +145,36 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	svc, err := serviceNamed(s.cfg.Services, cmp.Or(req.Service, r.URL.Query().Get("service")))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	if req.Path == "" {
 		writeError(w, r, s.log, errorf(ErrInvalid, `missing path: want {"path": "/locks/orders"}, a lock parent`))
 		return
 	}
-	if err := zkwatch.ValidatePath(req.Path); err != nil {
+	if err := svc.CheckName(req.Path); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if s.cfg.Watcher == nil {
-		writeError(w, r, s.log, errorf(ErrUnavailable, "no ZooKeeper watcher is running (serve with --zk)"))
+	if svc.Reader == nil {
+		writeError(w, r, s.log, errorf(ErrUnavailable, "no %s watcher is running (serve with %s)", svc.Title, readerFlag(svc)))
 		return
 	}
-	if err := s.cfg.Watcher.AddPath(req.Path); err != nil {
-		if !errors.Is(err, zkwatch.ErrBadPath) {
+	if err := svc.Reader.Watch(req.Path); err != nil {
+		if !isBadName(err) {
 			err = errorf(ErrUnavailable, "cannot watch %s: %v", req.Path, err)
 		}
 		writeError(w, r, s.log, err)
 		return
 	}
-	s.log.Info("watch added", "path", req.Path, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, WatchResponse{Path: req.Path, Watching: true})
+	s.log.Info("watch added", "service", svc.Name, "path", req.Path, "remote", r.RemoteAddr)
+	resp := WatchResponse{Path: req.Path, Watching: true}
+	if svc.Name != lockqueue.ZooKeeper {
+		resp.Service = svc.Name
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
@@ -173,22 +198,12 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// lockPath reads and checks the ?path= query parameter.
-func (s *Server) lockPath(r *http.Request) (string, error) {
-	q := r.URL.Query()
-	if !q.Has("path") {
-		return "", errorf(ErrInvalid, "missing ?path= (a lock parent such as /locks/orders)")
+// readerFlag is the serve flag that connects svc's reader.
+func readerFlag(svc lockservice.Service) string {
+	if svc.Name == lockqueue.ZooKeeper {
+		return "--zk"
 	}
-	p := q.Get("path")
-	if err := zkwatch.ValidatePath(p); err != nil {
-		return "", err
-	}
-	return p, nil
-}
-
-// watched reports whether the watcher follows p.
-func (s *Server) watched(p string) bool {
-	return s.cfg.Watcher != nil && slices.Contains(s.cfg.Watcher.Paths(), p)
+	return "--" + svc.Name
 }
 
 // decodeBody reads one JSON object from a bounded body. An empty body is

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,7 +22,7 @@ func TestHealthz(t *testing.T) {
 
 func TestAPI(t *testing.T) {
 	w := unstartedWatcher(t, "/watched/not-read")
-	e := newEnv(t, Config{Watcher: w})
+	e := newEnv(t, Config{Services: zkRegistry(zookeeper.NewReader(w), nil)})
 	seed := lockqueue.Build("/seed", []lockqueue.Child{
 		{Name: "R_0000000001", Czxid: 1, EphemeralOwner: 11, Ctime: epoch},
 		{Name: "W_0000000002", Czxid: 2, EphemeralOwner: 12, Ctime: epoch.Add(1)},

@@ -7,25 +7,31 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // The classroom's HTTP API, at /api/v1/sim (routes.go), over the
-// simulator's Go API. Every answer is JSON; errors are {"error": "..."}
-// with the status statusOf gives their kind. The State a run answers with
-// is documented on simulator.State and in docs/simulator.md.
+// classroom of the service ?service= names (ZooKeeper's simulator by
+// default). Every answer is JSON; errors are {"error": "..."} with the
+// status statusOf gives their kind. ZooKeeper's run State is documented on
+// simulator.State and in docs/simulator.md.
 
 func (s *Server) simScenarios(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.cfg.Sim.Scenarios())
-}
-
-func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
-	var spec simulator.Spec
-	if err := decodeBody(w, r, &spec); err != nil {
+	cls, err := s.classroomOf(r)
+	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	run, err := s.cfg.Sim.Start(spec)
+	writeJSON(w, http.StatusOK, cls.Scenarios())
+}
+
+func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
+	cls, err := s.classroomOf(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	run, err := cls.Start(func(spec any) error { return decodeBody(w, r, spec) })
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -35,17 +41,26 @@ func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
 
 // simList answers every open run's State, oldest first.
 func (s *Server) simList(w http.ResponseWriter, r *http.Request) {
-	out := []simulator.State{}
-	for _, run := range s.cfg.Sim.Runs() {
+	cls, err := s.classroomOf(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	out := []any{}
+	for _, run := range cls.Runs() {
 		out = append(out, run.State())
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
 // simRun finds the run the URL names.
-func (s *Server) simRun(r *http.Request) (*simulator.Run, error) {
+func (s *Server) simRun(r *http.Request) (lockservice.Run, error) {
+	cls, err := s.classroomOf(r)
+	if err != nil {
+		return nil, err
+	}
 	id := chi.URLParam(r, "id")
-	run, ok := s.cfg.Sim.Get(id)
+	run, ok := cls.Get(id)
 	if !ok {
 		return nil, errorf(ErrNotFound, "no run %q (it may have ended, been deleted, or closed after its last viewer left)", id)
 	}
@@ -62,8 +77,12 @@ func (s *Server) simState(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	if err := s.cfg.Sim.Delete(id); err != nil {
+	cls, err := s.classroomOf(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if err := cls.Delete(chi.URLParam(r, "id")); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
@@ -72,7 +91,7 @@ func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
 
 // simCommand runs do on the run the URL names and answers with its new
 // State.
-func (s *Server) simCommand(do func(*simulator.Run, http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+func (s *Server) simCommand(do func(lockservice.Run, http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		run, err := s.simRun(r)
 		if err == nil {
@@ -88,13 +107,13 @@ func (s *Server) simCommand(do func(*simulator.Run, http.ResponseWriter, *http.R
 
 // The commands without a body.
 var (
-	simStep  = func(run *simulator.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Step() }
-	simBack  = func(run *simulator.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Back() }
-	simPlay  = func(run *simulator.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Play() }
-	simPause = func(run *simulator.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Pause() }
+	simStep  = func(run lockservice.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Step() }
+	simBack  = func(run lockservice.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Back() }
+	simPlay  = func(run lockservice.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Play() }
+	simPause = func(run lockservice.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Pause() }
 )
 
-func simSeek(run *simulator.Run, w http.ResponseWriter, r *http.Request) error {
+func simSeek(run lockservice.Run, w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Step *int `json:"step"`
 	}
@@ -107,7 +126,7 @@ func simSeek(run *simulator.Run, w http.ResponseWriter, r *http.Request) error {
 	return run.Seek(*body.Step)
 }
 
-func simSpeed(run *simulator.Run, w http.ResponseWriter, r *http.Request) error {
+func simSpeed(run lockservice.Run, w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Speed *float64 `json:"speed"`
 	}
@@ -120,7 +139,9 @@ func simSpeed(run *simulator.Run, w http.ResponseWriter, r *http.Request) error 
 	return run.SetSpeed(*body.Speed)
 }
 
-func simAct(run *simulator.Run, w http.ResponseWriter, r *http.Request) error {
+// simAct acts on a run's client; a body without an action is told its
+// classroom's verbs.
+func (s *Server) simAct(run lockservice.Run, w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Client string `json:"client"`
 		Action string `json:"action"`
@@ -129,7 +150,11 @@ func simAct(run *simulator.Run, w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if body.Action == "" {
-		return errorf(ErrInvalid, "missing action: want one of %s", strings.Join(simulator.Actions(), ", "))
+		cls, err := s.classroomOf(r)
+		if err != nil {
+			return err
+		}
+		return errorf(ErrInvalid, "missing action: want one of %s", strings.Join(cls.Actions(), ", "))
 	}
 	return run.Act(body.Client, body.Action)
 }
@@ -154,7 +179,7 @@ func (s *Server) handleSimWS(w http.ResponseWriter, r *http.Request) {
 
 // runFeed is a run's states, each a whole State: a run's state is small
 // next to a lock's snapshot stream, and the browser keeps no base to patch.
-type runFeed struct{ *simulator.Subscription }
+type runFeed struct{ lockservice.Subscription }
 
 func (f runFeed) Ready() <-chan struct{} { return f.C() }
 func (f runFeed) Gone() <-chan struct{}  { return f.Done() }

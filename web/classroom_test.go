@@ -115,7 +115,7 @@ func clientNamed(s simulator.State, name string) simulator.ClientInfo {
 func TestClassroomAPI(t *testing.T) {
 	pub := &published{last: map[string]lockqueue.Snapshot{}}
 	m := newSim(t, simulator.ManagerConfig{Publish: pub.publish, Remove: pub.remove})
-	e := newEnv(t, Config{Sim: m})
+	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
 	srv := e.ts
 	api := apiClient{t: t, url: srv.URL + "/api/v1/sim"}
 
@@ -340,8 +340,8 @@ func TestClassroomAPI(t *testing.T) {
 // and token checks as a lock's, and is closed on shutdown like one.
 func TestClassroomSocketChecks(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{})
-	e := newEnv(t, Config{Sim: m, AllowedOrigins: []string{"viz.example.com", "https://*.corp.example"}})
-	authed := newEnv(t, Config{Sim: m, AuthToken: "tok"})
+	e := newEnv(t, Config{Services: zkRegistry(nil, m), AllowedOrigins: []string{"viz.example.com", "https://*.corp.example"}})
+	authed := newEnv(t, Config{Services: zkRegistry(nil, m), AuthToken: "tok"})
 	run, err := m.Start(simulator.Spec{Scenario: "lock1-5"})
 	if err != nil {
 		t.Fatal(err)
@@ -437,7 +437,7 @@ func TestClassroomSocketChecks(t *testing.T) {
 // the documented limit holds even for runs started at once.
 func TestClassroomRunsLifecycle(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{ViewerGrace: 300 * time.Millisecond, MaxRuns: 3})
-	e := newEnv(t, Config{Sim: m})
+	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
 	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim"}
 	ids := func() []string {
 		var runs []simulator.State
@@ -531,7 +531,7 @@ func TestClassroomOffRoutes(t *testing.T) {
 	if code != 404 || !strings.Contains(string(b), `"error":"no such endpoint`) {
 		t.Errorf("GET /api/v1/sim/scenarios without the simulator: %d %s", code, b)
 	}
-	on := newEnv(t, Config{Sim: idleSim(t)})
+	on := newEnv(t, Config{Services: zkRegistry(nil, idleSim(t))})
 	code, _, b = do(t, "PUT", on.ts.URL+"/api/v1/sim/runs", "", nil)
 	if code != 405 || !strings.Contains(string(b), `"error":"PUT is not allowed`) {
 		t.Errorf("PUT /api/v1/sim/runs: %d %s", code, b)

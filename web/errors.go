@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/zklockviz/zklockviz/fault"
-	"github.com/zklockviz/zklockviz/zkwatch"
 )
 
 // The error vocabulary is fault's, shared with the simulator; these names
@@ -32,7 +31,7 @@ func errorf(kind error, format string, args ...any) error {
 // statusOf maps an error to its HTTP status.
 func statusOf(err error) int {
 	switch {
-	case errors.Is(err, ErrInvalid), errors.Is(err, zkwatch.ErrBadPath):
+	case errors.Is(err, ErrInvalid), isBadName(err):
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -47,7 +48,7 @@ func FuzzAPI(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer w.Close()
-	srv, err := New(Config{Hub: h, Watcher: w, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := New(Config{Hub: h, Services: zkRegistry(zookeeper.NewReader(w), nil), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -96,9 +97,9 @@ func FuzzAPI(f *testing.F) {
 		if rec.Code == http.StatusUpgradeRequired {
 			r := httptest.NewRequest("GET", "/", nil)
 			r.URL.RawQuery = query
-			p, err := srv.lockPath(r)
-			if _, served := h.Latest(p); err != nil || !served && !srv.watched(p) {
-				t.Fatalf("GET /ws?%s reached the upgrade with path %q (%v)", query, p, err)
+			svc, id, err := srv.lockRef(r)
+			if _, served := h.Latest(id.Key()); err != nil || !served && !watchedBy(svc, id.Name) {
+				t.Fatalf("GET /ws?%s reached the upgrade with path %q (%v)", query, id.Name, err)
 			}
 		}
 		check("POST /api/v1/watch", serve("POST", "/api/v1/watch", body), 200, 400, 413, 503)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,14 +24,18 @@ type stubWatcher struct {
 	conn  lockqueue.Connection
 }
 
-func (w *stubWatcher) AddPath(p string) error {
+func (w *stubWatcher) Unwatch(string) error          { return lockservice.ErrUnsupported }
+func (w *stubWatcher) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+func (w *stubWatcher) Close()                        {}
+
+func (w *stubWatcher) Watch(p string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.paths = append(w.paths, p)
 	return nil
 }
 
-func (w *stubWatcher) Paths() []string {
+func (w *stubWatcher) Watched() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.paths...)
@@ -58,7 +64,7 @@ func TestLocksConnection(t *testing.T) {
 	}
 
 	sw := &stubWatcher{conn: lockqueue.Connected}
-	e := newEnv(t, Config{Watcher: sw})
+	e := newEnv(t, Config{Services: zkRegistry(sw, nil)})
 	e.hub.Publish(gozkFolder("/l", 2).snapshot())
 	for _, c := range []lockqueue.Connection{lockqueue.Connected, lockqueue.Reconnecting, lockqueue.Expired} {
 		sw.mu.Lock()
@@ -71,7 +77,7 @@ func TestLocksConnection(t *testing.T) {
 	}
 
 	// A real watcher that has not connected yet is reconnecting.
-	got, _ := get(t, newEnv(t, Config{Watcher: unstartedWatcher(t, "/x")}))
+	got, _ := get(t, newEnv(t, Config{Services: zkRegistry(zookeeper.NewReader(unstartedWatcher(t, "/x")), nil)}))
 	if got.Connection != lockqueue.Reconnecting {
 		t.Errorf("unstarted watcher: connection %q, want reconnecting", got.Connection)
 	}
@@ -132,7 +138,7 @@ func hostRequest(t *testing.T, method, url, host, body string, header http.Heade
 // name to 127.0.0.1 reaches the server with Host: evil.example. Every route
 // but /healthz must refuse it; loopback names and allowed hosts work.
 func TestHostCheck(t *testing.T) {
-	e := newEnv(t, Config{Watcher: &stubWatcher{}, Sim: idleSim(t), AllowedOrigins: []string{"viz.example.com", "https://*.corp.example"}})
+	e := newEnv(t, Config{Services: zkRegistry(&stubWatcher{}, idleSim(t)), AllowedOrigins: []string{"viz.example.com", "https://*.corp.example"}})
 	e.hub.Publish(gozkFolder("/l", 2).snapshot())
 	_, port, _ := strings.Cut(strings.TrimPrefix(e.ts.URL, "http://127.0.0.1"), ":")
 	upgrade := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"},

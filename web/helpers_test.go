@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"io"
 	"log/slog"
 	"net"
@@ -104,6 +107,9 @@ func newEnv(t testing.TB, cfg Config) *testEnv {
 	t.Helper()
 	h := hub.New()
 	cfg.Hub = h
+	if cfg.Services == nil {
+		cfg.Services = zkRegistry(nil, nil)
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.Handler(metrics.Config{Hub: h})
 	}
@@ -122,6 +128,21 @@ func newEnv(t testing.TB, cfg Config) *testEnv {
 		ts.Close()
 	})
 	return &testEnv{hub: h, srv: srv, ts: ts}
+}
+
+// zkRegistry registers ZooKeeper with the given reader and classroom,
+// either of which may be nil, as cmd does with zookeeper.Service.
+func zkRegistry(r lockservice.Reader, m *simulator.Manager) *lockservice.Registry {
+	svc := zookeeper.Service(nil, nil)
+	svc.Reader = r
+	if m != nil {
+		svc.Classroom = zookeeper.NewClassroom(m)
+	}
+	reg := &lockservice.Registry{}
+	if err := reg.Register(svc); err != nil {
+		panic(err)
+	}
+	return reg
 }
 
 // unstartedWatcher is a real zkwatch.Watcher that was never Run: it knows

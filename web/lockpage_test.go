@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"github.com/zklockviz/zklockviz/lockservice"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -15,8 +17,11 @@ import (
 // and what POST /api/v1/watch adds.
 type watchList []string
 
-func (w *watchList) AddPath(p string) error           { *w = append(*w, p); return nil }
-func (w *watchList) Paths() []string                  { return slices.Clone(*w) }
+func (w *watchList) Watch(p string) error             { *w = append(*w, p); return nil }
+func (w *watchList) Unwatch(string) error             { return lockservice.ErrUnsupported }
+func (w *watchList) Watched() []string                { return slices.Clone(*w) }
+func (w *watchList) Run(ctx context.Context) error    { <-ctx.Done(); return nil }
+func (w *watchList) Close()                           {}
 func (w *watchList) Connection() lockqueue.Connection { return lockqueue.Connected }
 
 // The lock view's first paint tells an unwatched path (offer to watch it,
@@ -51,13 +56,12 @@ func TestLockPageWatched(t *testing.T) {
 			if tc.snap {
 				h.Publish(pageSnapshot(path, lockqueue.Connected, "R_0000000001"))
 			}
-			var opts []PageOption
-			cfg := Config{Hub: h, Logger: testLogger(t)}
+			var reader lockservice.Reader // nil, not a nil *watchList
 			if tc.watcher != nil {
-				opts = append(opts, WithWatcher(tc.watcher))
-				cfg.Watcher = tc.watcher
+				reader = tc.watcher
 			}
-			cfg.Pages = PageRoutes(h, false, opts...)
+			cfg := Config{Hub: h, Logger: testLogger(t), Services: zkRegistry(reader, nil)}
+			cfg.Pages = PageRoutes(h, false, WithServices(cfg.Services))
 			srv, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)

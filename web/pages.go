@@ -11,7 +11,6 @@ import (
 	"mime"
 	"net/http"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,9 +19,9 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/static"
 	"github.com/zklockviz/zklockviz/views"
-	"github.com/zklockviz/zklockviz/zkwatch"
 )
 
 // Snapshots is the part of the hub the pages read for their first paint.
@@ -43,7 +42,7 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 		// The assets are compiled in; failing here is a build mistake.
 		panic(fmt.Sprintf("web: static assets: %v", err))
 	}
-	p := &pages{snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages")}
+	p := &pages{snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages"), services: &lockservice.Registry{}}
 	for _, o := range opts {
 		o(p)
 	}
@@ -66,24 +65,29 @@ func WithConnection(state func() lockqueue.Connection) PageOption {
 	return func(p *pages) { p.conn = state }
 }
 
-// WithWatcher tells the pages which paths the watcher follows and that
-// POST /api/v1/watch can add more, so the lock view of an unwatched path
-// offers to watch it instead of opening a socket the server refuses. It
-// implies WithConnection(w.Connection).
-func WithWatcher(w Watcher) PageOption {
+// WithServices tells the pages the lock services the server shows: how a
+// lock's name is checked, which locks each service's reader follows and
+// that POST /api/v1/watch can add more, so the lock view of an unwatched
+// lock offers to watch it instead of opening a socket the server refuses.
+// With a ZooKeeper reader it implies WithConnection(reader.Connection).
+// Without it the pages know no service, and the lock view refuses every
+// lock.
+func WithServices(reg *lockservice.Registry) PageOption {
 	return func(p *pages) {
-		p.watcher = w
-		p.conn = w.Connection
+		p.services = reg
+		if zk, err := reg.Lookup(lockqueue.ZooKeeper); err == nil && zk.Reader != nil {
+			p.conn = zk.Reader.Connection
+		}
 	}
 }
 
 type pages struct {
-	snaps   Snapshots
-	sim     bool
-	assets  *assets
-	log     *slog.Logger
-	conn    func() lockqueue.Connection
-	watcher Watcher
+	snaps    Snapshots
+	sim      bool
+	assets   *assets
+	log      *slog.Logger
+	conn     func() lockqueue.Connection
+	services *lockservice.Registry
 }
 
 func (p *pages) page(title, active string) views.Page {
@@ -104,19 +108,24 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusBadRequest, "The lock view needs a lock parent path: /lock?path=/locks/orders")
 		return
 	}
+	svc, err := serviceOf(p.services, r)
+	if err != nil {
+		p.fail(w, r, http.StatusNotFound, err.Error())
+		return
+	}
 	lp := q.Get("path")
-	if err := zkwatch.ValidatePath(lp); err != nil {
+	if err := svc.CheckName(lp); err != nil {
 		p.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	snap, ok := p.snaps.Latest(lp)
+	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: lp}.Key())
 	// A path with a snapshot is followed, whoever publishes it (the
 	// simulator's runs go to the same hub as the watcher's locks).
-	watched := ok || (p.watcher != nil && slices.Contains(p.watcher.Paths(), lp))
+	watched := ok || watchedBy(svc, lp)
 	pg := p.page(lp, "lock")
 	pg.Body = templ.Attributes{"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched)}
 	l := views.NewLock(pg, lp, snap, ok, time.Now())
-	l.Watched, l.CanWatch = watched, p.watcher != nil
+	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	if !watched {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
 	}

@@ -39,7 +39,8 @@ func pageServer(t *testing.T, sim bool, snaps ...lockqueue.Snapshot) *httptest.S
 	for _, s := range snaps {
 		h.Publish(s)
 	}
-	srv, err := New(Config{Hub: h, Pages: PageRoutes(h, sim), Logger: testLogger(t)})
+	reg := zkRegistry(nil, nil)
+	srv, err := New(Config{Hub: h, Services: reg, Pages: PageRoutes(h, sim, WithServices(reg)), Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (s *Server) routes() http.Handler {
 		r.Post("/api/v1/watch", s.handleWatch)
 		// No timeout middleware here: a websocket lives as long as its viewer.
 		r.Get("/ws", s.handleWS)
-		if s.cfg.Sim != nil {
+		if hasClassroom(s.cfg.Services) {
 			r.Route("/api/v1/sim", func(r chi.Router) {
 				r.Get("/scenarios", s.simScenarios)
 				r.Post("/runs", s.simStart)
@@ -45,7 +45,7 @@ func (s *Server) routes() http.Handler {
 					r.Post("/play", s.simCommand(simPlay))
 					r.Post("/pause", s.simCommand(simPause))
 					r.Post("/speed", s.simCommand(simSpeed))
-					r.Post("/act", s.simCommand(simAct))
+					r.Post("/act", s.simCommand(s.simAct))
 					r.Get("/ws", s.handleSimWS)
 				})
 			})

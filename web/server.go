@@ -1,6 +1,7 @@
 // Package web serves zklockviz over HTTP: the JSON API, the live websocket
-// feed of lock-queue snapshots, the classroom's API over the simulator
-// engine with each run's websocket, and whatever pages the caller plugs in.
+// feed of lock-queue snapshots, the classroom's API over each service's
+// classroom with each run's websocket, and whatever pages the caller plugs
+// in. It knows lock services only through lockservice (services.go).
 // Routes live in routes.go, errors in errors.go, the one socket writer in
 // ws.go.
 package web
@@ -20,27 +21,19 @@ import (
 	"github.com/coder/websocket"
 	"github.com/go-chi/chi/v5"
 	"github.com/zklockviz/zklockviz/hub"
-	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
-
-// Watcher is the part of zkwatch.Watcher the web layer uses.
-type Watcher interface {
-	AddPath(string) error
-	Paths() []string
-	// Connection is the watcher's own ZooKeeper session state.
-	Connection() lockqueue.Connection
-}
 
 // Config configures a Server.
 type Config struct {
 	Hub *hub.Hub
-	// Watcher, when set, lets POST /api/v1/watch add lock paths, and makes
-	// watched paths known before their first snapshot.
-	Watcher Watcher
-	// Sim, when set, is the classroom's simulator, served at /api/v1/sim
-	// (its JSON API and each run's websocket).
-	Sim *simulator.Manager
+	// Services are the lock services this server shows, by name
+	// (?service=, ZooKeeper by default). A service's Reader lets POST
+	// /api/v1/watch add locks and makes watched locks known before their
+	// first snapshot; its Classroom is served at /api/v1/sim (its JSON API
+	// and each run's websocket). Nil is an empty registry: every service
+	// is unknown.
+	Services *lockservice.Registry
 	// Metrics, when set, serves /metrics (the Prometheus text format).
 	Metrics http.Handler
 	// Pages, when set, registers the HTML pages (/, /lock, /sim,
@@ -97,6 +90,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Services == nil {
+		cfg.Services = &lockservice.Registry{}
 	}
 	s := &Server{
 		cfg:      cfg,

@@ -30,6 +30,7 @@ const (
 // last, by name). Order is always null, kept so a future server could send
 // an explicit order.
 type Delta struct {
+	Service               string               `json:"service,omitempty"`
 	Path                  string               `json:"path"`
 	Base                  int64                `json:"base"`
 	Revision              int64                `json:"revision"`
@@ -52,7 +53,7 @@ type Delta struct {
 // computed against another snapshot: the client has missed a frame and
 // should reconnect for a fresh snapshot.
 func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
-	if d.Path != prev.Path || d.Base != prev.Revision {
+	if d.Service != prev.Service || d.Path != prev.Path || d.Base != prev.Revision {
 		return prev, fmt.Errorf("delta for %s@%d does not apply to %s@%d", d.Path, d.Base, prev.Path, prev.Revision)
 	}
 	gone := make(map[string]bool, len(d.Remove))
@@ -81,7 +82,7 @@ func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
 	}
 	lockqueue.SortNodes(nodes)
 	return lockqueue.Snapshot{
-		Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
+		Service: d.Service, Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
 		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, LeasesInferred: d.LeasesInferred, Nodes: nodes,
 		Alerts: d.Alerts, InvisibleChildWatches: d.InvisibleChildWatches, UpdatedAt: d.UpdatedAt,
 		Error: d.Error,
@@ -137,7 +138,7 @@ func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot) ([]byte, string
 	var b []byte
 	kind := FrameSnapshot
 	var err error
-	if prev == nil || prev.Path != s.Path {
+	if prev == nil || prev.Key() != s.Key() {
 		b, kind, err = whole()
 	} else if d, ok := delta(*prev, s); !ok {
 		// Duplicate names the patch could not express.
@@ -190,7 +191,7 @@ func delta(prev, s lockqueue.Snapshot) (*Delta, bool) {
 		return nil, false
 	}
 	d := &Delta{
-		Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
+		Service: s.Service, Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
 		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
 		Error: s.Error, Upsert: []lockqueue.Node{}, Remove: []string{},

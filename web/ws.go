@@ -39,16 +39,19 @@ type feed interface {
 // the first one, for a watched path not read yet), then every change as a
 // delta or a whole snapshot.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
-	p, err := s.lockPath(r)
+	svc, id, err := s.lockRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if _, ok := s.cfg.Hub.Latest(p); !ok && !s.watched(p) {
-		writeError(w, r, s.log, errorf(ErrNotFound, "%s is not watched (POST /api/v1/watch to add it)", p))
+	// p is the lock's hub key: its path for ZooKeeper, service:name for
+	// another service.
+	p := id.Key()
+	if _, ok := s.cfg.Hub.Latest(p); !ok && !watchedBy(svc, id.Name) {
+		writeError(w, r, s.log, errorf(ErrNotFound, "%s is not watched (POST /api/v1/watch to add it)", id.Name))
 		return
 	}
-	s.serveSocket(w, r, s.log.With("path", p, "remote", r.RemoteAddr), func() (feed, error) {
+	s.serveSocket(w, r, s.log.With("service", id.Service, "path", id.Name, "remote", r.RemoteAddr), func() (feed, error) {
 		return &hubFeed{sub: s.cfg.Hub.Subscribe(p), frames: sockFrames{cache: s.frames(p)}, release: func(fc *frameCache) { s.releaseFrames(p, fc) }}, nil
 	})
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"net/http"
 	"reflect"
 	"strings"
@@ -59,7 +60,7 @@ func TestWebsocketFollowsChanges(t *testing.T) {
 
 func TestWebsocketRejects(t *testing.T) {
 	w := unstartedWatcher(t, "/watched")
-	e := newEnv(t, Config{Watcher: w, AllowedOrigins: []string{"*.example.com", "https://exact.example.org"}})
+	e := newEnv(t, Config{Services: zkRegistry(zookeeper.NewReader(w), nil), AllowedOrigins: []string{"*.example.com", "https://exact.example.org"}})
 	e.hub.Publish(gozkFolder("/l", 1).snapshot())
 	authed := newEnv(t, Config{AuthToken: "tok"})
 	authed.hub.Publish(gozkFolder("/l", 1).snapshot())
@@ -116,7 +117,7 @@ func TestWebsocketRejects(t *testing.T) {
 // A viewer of a watched path that has no snapshot yet gets the first one
 // when it comes.
 func TestWebsocketWaitsForFirstSnapshot(t *testing.T) {
-	e := newEnv(t, Config{Watcher: unstartedWatcher(t, "/later")})
+	e := newEnv(t, Config{Services: zkRegistry(zookeeper.NewReader(unstartedWatcher(t, "/later")), nil)})
 	v := e.mustDial(t, "/later")
 	f := gozkFolder("/later", 2)
 	f.rev = 42

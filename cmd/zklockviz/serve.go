@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"io"
 	"log/slog"
 	"net"
@@ -227,14 +229,17 @@ type Main struct {
 	log     *slog.Logger
 	hub     *hub.Hub
 	watcher *zkwatch.Watcher
-	web     *web.Server
-	http    *http.Server
-	ln      net.Listener
-	stopSim func() error
-	cancel  context.CancelFunc
-	errc    chan error
-	closeMu sync.Mutex
-	closed  bool
+	// services are the lock services served, each registered once
+	// (registerServices); their readers run and close with Main.
+	services *lockservice.Registry
+	web      *web.Server
+	http     *http.Server
+	ln       net.Listener
+	stopSim  func() error
+	cancel   context.CancelFunc
+	errc     chan error
+	closeMu  sync.Mutex
+	closed   bool
 }
 
 // NewMain returns a Main writing to stdout and stderr.
@@ -392,7 +397,6 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.hub = hub.New()
-	m.errc = make(chan error, 2)
 	w, err := zkwatch.New(zkwatch.Config{
 		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
 		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
@@ -406,7 +410,14 @@ func (m *Main) Run(ctx context.Context) error {
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
-	if m.web, err = m.newWeb(runCtx); err != nil {
+	sim, err := m.newSim(runCtx)
+	if err != nil {
+		return err
+	}
+	if err := m.registerServices(sim); err != nil {
+		return err
+	}
+	if m.web, err = m.newWeb(); err != nil {
 		return err
 	}
 	if m.ln, err = net.Listen("tcp", c.Addr); err != nil {
@@ -422,11 +433,19 @@ func (m *Main) Run(ctx context.Context) error {
 	// Shutdown does not close hijacked connections: the websockets.
 	m.http.RegisterOnShutdown(m.web.CloseWebsockets)
 
-	go func() {
-		if err := w.Run(runCtx); err != nil {
-			m.errc <- fmt.Errorf("watcher: %w", err)
+	// One slot per reader and one for the HTTP server: a failing
+	// goroutine never blocks on a full channel.
+	m.errc = make(chan error, len(m.services.All())+1)
+	for _, svc := range m.services.All() {
+		if svc.Reader == nil {
+			continue
 		}
-	}()
+		go func() {
+			if err := svc.Reader.Run(runCtx); err != nil {
+				m.errc <- fmt.Errorf("watcher: %w", err)
+			}
+		}()
+	}
 	go func() {
 		if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.errc <- fmt.Errorf("http: %w", err)
@@ -472,22 +491,36 @@ func (m *Main) checkZK(ctx context.Context) error {
 	return nil
 }
 
-// newWeb builds the web server, with the simulator when --sim is on.
-func (m *Main) newWeb(ctx context.Context) (*web.Server, error) {
+// newSim starts the classroom's simulator when --sim is on; nil when off.
+func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 	c := m.Config
-	var sim *simulator.Manager
-	if c.Sim {
-		var err error
-		sim, m.stopSim, err = newSim(ctx, simDeps{
-			Servers: c.Servers, Chroot: c.Chroot, Root: c.SimRoot, Hub: m.hub, Logger: m.log,
-		})
-		if err != nil {
-			return nil, err // newSim's errors say "simulator: " already
-		}
+	if !c.Sim {
+		return nil, nil
 	}
+	sim, stop, err := newSim(ctx, simDeps{
+		Servers: c.Servers, Chroot: c.Chroot, Root: c.SimRoot, Hub: m.hub, Logger: m.log,
+	})
+	if err != nil {
+		return nil, err // newSim's errors say "simulator: " already
+	}
+	m.stopSim = stop
+	return sim, nil
+}
+
+// registerServices lists the lock services this server shows, one line
+// each: a new service's package (its reader built from its own flags, its
+// classroom) adds its line here, and web, views and static serve it.
+func (m *Main) registerServices(sim *simulator.Manager) error {
+	m.services = &lockservice.Registry{}
+	return m.services.Register(zookeeper.Service(m.watcher, sim))
+}
+
+// newWeb builds the web server over the registered services.
+func (m *Main) newWeb() (*web.Server, error) {
+	c := m.Config
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Watcher: m.watcher, Sim: sim,
-		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithWatcher(m.watcher)),
+		Hub: m.hub, Services: m.services,
+		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services)),
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: m.watcher.Connection}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
@@ -495,6 +528,22 @@ func (m *Main) newWeb(ctx context.Context) (*web.Server, error) {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	return srv, nil
+}
+
+// closeReaders closes every registered reader; before registration (Run
+// failed early), the watcher alone.
+func (m *Main) closeReaders() {
+	if m.services == nil {
+		if m.watcher != nil {
+			m.watcher.Close()
+		}
+		return
+	}
+	for _, svc := range m.services.All() {
+		if svc.Reader != nil {
+			svc.Reader.Close()
+		}
+	}
 }
 
 // Addr is the address the server listens on, once Run has returned.
@@ -533,9 +582,7 @@ func (m *Main) Close() error {
 		}
 	}
 	m.cancel()
-	if m.watcher != nil {
-		m.watcher.Close()
-	}
+	m.closeReaders()
 	m.log.Info("stopped")
 	return errors.Join(errs...)
 }

@@ -1,0 +1,83 @@
+package lockqueue
+
+// The service-neutral part of the model. A Snapshot was ZooKeeper's lock
+// parent first; other lock services (Redis, etcd, PostgreSQL) fill the same
+// Snapshot and Node, using the fields below where ZooKeeper's own
+// (Session, Czxid, Watching, Edge…) do not fit. Every field here is
+// additive and left out of the JSON when empty, so a ZooKeeper snapshot
+// reads exactly as it always did.
+
+// ZooKeeper is the service a Snapshot belongs to when it names none.
+const ZooKeeper = "zookeeper"
+
+// LockID names one lock across services: the service and the lock's name
+// in that service's own terms (a znode path, an etcd prefix, a Redis key).
+type LockID struct {
+	Service string `json:"service"`
+	Name    string `json:"name"`
+}
+
+// Key is the lock's key in the hub and in frame caches. A ZooKeeper lock's
+// key is its path, as it always was; another service's is prefixed with the
+// service, so an etcd prefix /locks/orders never collides with the znode
+// /locks/orders.
+func (id LockID) Key() string {
+	if id.Service == "" || id.Service == ZooKeeper {
+		return id.Name
+	}
+	return id.Service + ":" + id.Name
+}
+
+// ServiceName is the snapshot's service, ZooKeeper when it names none.
+func (s Snapshot) ServiceName() string {
+	if s.Service == "" {
+		return ZooKeeper
+	}
+	return s.Service
+}
+
+// Lock is the snapshot's lock identity.
+func (s Snapshot) Lock() LockID { return LockID{Service: s.ServiceName(), Name: s.Path} }
+
+// Key is Lock().Key().
+func (s Snapshot) Key() string { return s.Lock().Key() }
+
+// Provenance says who vouches for a waits-for edge.
+type Provenance string
+
+const (
+	// ByRule: the edge follows from the recipe's rule; the server keeps no
+	// record of it (etcd keeps no watcher list; a ZooKeeper watch the
+	// server's table does not show).
+	ByRule Provenance = "rule"
+	// ByServer: the server itself reports the edge (PostgreSQL's
+	// pg_blocking_pids, ZooKeeper's watch table confirming the rule).
+	ByServer Provenance = "server"
+)
+
+// WaitEdge is one waits-for edge of a node, whatever the service.
+type WaitEdge struct {
+	To         string     `json:"to"`
+	Provenance Provenance `json:"provenance"`
+}
+
+// WaitEdges is the node's waits-for edges in service-neutral form: the
+// rule's target (vouched for by the server when ZooKeeper's watch table
+// confirms it, or when the service set WaitsForSource to ByServer), then
+// every blocker the server reports that the rule did not name.
+func (n Node) WaitEdges() []WaitEdge {
+	var out []WaitEdge
+	if n.WaitsFor != "" {
+		p := ByRule
+		if n.Edge == EdgeConfirmed || n.WaitsForSource == ByServer {
+			p = ByServer
+		}
+		out = append(out, WaitEdge{To: n.WaitsFor, Provenance: p})
+	}
+	for _, b := range n.BlockedBy {
+		if b != n.WaitsFor {
+			out = append(out, WaitEdge{To: b, Provenance: ByServer})
+		}
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package lockqueue
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLockKey(t *testing.T) {
+	for _, tc := range []struct {
+		snap Snapshot
+		want string
+	}{
+		{Snapshot{Path: "/locks/a"}, "/locks/a"},
+		{Snapshot{Service: ZooKeeper, Path: "/locks/a"}, "/locks/a"},
+		{Snapshot{Service: "etcd", Path: "/locks/a"}, "etcd:/locks/a"},
+		{Snapshot{Service: "redis", Path: "orders-lock"}, "redis:orders-lock"},
+	} {
+		if got := tc.snap.Key(); got != tc.want {
+			t.Errorf("%q %q: key %q, want %q", tc.snap.Service, tc.snap.Path, got, tc.want)
+		}
+		if got := tc.snap.Lock().Service; got == "" {
+			t.Errorf("%q %q: Lock() names no service", tc.snap.Service, tc.snap.Path)
+		}
+	}
+}
+
+func TestWaitEdges(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		node Node
+		want []WaitEdge
+	}{
+		{"holder", Node{Holding: true}, nil},
+		{"zookeeper rule, table silent", Node{WaitsFor: "a", Edge: EdgeUnknown}, []WaitEdge{{"a", ByRule}}},
+		{"zookeeper rule, table confirms", Node{WaitsFor: "a", Edge: EdgeConfirmed}, []WaitEdge{{"a", ByServer}}},
+		{"etcd predecessor", Node{WaitsFor: "a", WaitsForSource: ByRule}, []WaitEdge{{"a", ByRule}}},
+		{"postgres blockers", Node{WaitsFor: "a", WaitsForSource: ByServer, BlockedBy: []string{"a", "b"}},
+			[]WaitEdge{{"a", ByServer}, {"b", ByServer}}},
+	} {
+		if got := tc.node.WaitEdges(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: edges %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The service-neutral fields are additive: a ZooKeeper snapshot's JSON
+// carries none of them.
+func TestServiceFieldsLeftOutForZooKeeper(t *testing.T) {
+	s := Build("/locks/a", []Child{{Name: "lock-0000000001", EphemeralOwner: 1}}, Options{})
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"service"`, `"order"`, `"client"`, `"waitsForSource"`, `"blockedBy"`, `"leaseId"`, `"leaseTtlMs"`, `"leaseLeftMs"`} {
+		if strings.Contains(string(b), key) {
+			t.Errorf("a ZooKeeper snapshot's JSON has %s: %s", key, b)
+		}
+	}
+}

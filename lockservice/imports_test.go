@@ -1,0 +1,52 @@
+package lockservice_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/zklockviz/zklockviz/"
+
+// deps lists what pkg's build (tests aside) imports, directly or not.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to list the imports: %v", err)
+	}
+	out, err := exec.Command(gobin, "list", "-deps", module+pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestSeamImports: the seam holds only if the web layer reaches lock
+// services through lockservice alone, and lockservice stays a small
+// package of interfaces over the model. A service's package (zkwatch,
+// simulator, zookeeper, and later redis, etcd, postgres) may appear in
+// cmd's imports, never in web's.
+func TestSeamImports(t *testing.T) {
+	for _, tc := range []struct {
+		pkg       string
+		forbidden []string
+		only      []string // when set, the module packages it may import
+	}{
+		{pkg: "web", forbidden: []string{"zkwatch", "simulator", "zookeeper", "zklocal", "github.com/go-zookeeper/zk"}},
+		{pkg: "lockservice", only: []string{"lockqueue", "lockservice"}},
+	} {
+		for _, dep := range deps(t, tc.pkg) {
+			name, ours := strings.CutPrefix(dep, module)
+			for _, f := range tc.forbidden {
+				if name == f || dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("%s depends on %s", tc.pkg, dep)
+				}
+			}
+			if ours && tc.only != nil && !slices.Contains(tc.only, name) {
+				t.Errorf("%s depends on %s; it may import only %v of this module", tc.pkg, dep, tc.only)
+			}
+		}
+	}
+}
