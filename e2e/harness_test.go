@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,15 +142,22 @@ type server struct {
 type logTail struct {
 	mu    sync.Mutex
 	lines []string
+	all   bool // keep every line from now on (a goroutine dump)
 }
 
 func (l *logTail) add(s string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines = append(l.lines, s)
-	if len(l.lines) > 200 {
+	if len(l.lines) > 200 && !l.all {
 		l.lines = l.lines[len(l.lines)-200:]
 	}
+}
+
+func (l *logTail) keepAll() {
+	l.mu.Lock()
+	l.all = true
+	l.mu.Unlock()
 }
 
 func (l *logTail) String() string {
@@ -164,7 +172,15 @@ var listening = regexp.MustCompile(`listening on (http://[^\s"]+)`)
 // and waits for the address it prints.
 func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
-	all := append([]string{"serve", "--zk", env.zk.Addr(), "--addr", "127.0.0.1:0"}, args...)
+	return startServerOn(t, env.zk, args...)
+}
+
+// startServerOn is startServer against another ZooKeeper: a test that stops
+// and restarts ZooKeeper does it to a server of its own, so the package's
+// one server and the other tests' sessions on it are left alone.
+func startServerOn(t testing.TB, zks *zklocal.Server, args ...string) *server {
+	t.Helper()
+	all := append([]string{"serve", "--zk", zks.Addr(), "--addr", "127.0.0.1:0"}, args...)
 	cmd := exec.Command(env.bin, all...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -195,7 +211,14 @@ func startServer(t testing.TB, args ...string) *server {
 		io.Copy(io.Discard, pr)
 	}()
 	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
+		// A failed test gets the server's goroutines (SIGQUIT makes the Go
+		// runtime print them and exit): what it was stuck on, if anything.
+		sig := os.Interrupt
+		if t.Failed() {
+			s.out.keepAll()
+			sig = syscall.SIGQUIT
+		}
+		cmd.Process.Signal(sig)
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
@@ -426,7 +449,13 @@ func (tb *tab) screenshot(file string) {
 // connect opens a ZooKeeper session for an outside client.
 func connect(t testing.TB) *zk.Conn {
 	t.Helper()
-	c, events, err := zk.Connect([]string{env.zk.Addr()}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	return connectTo(t, env.zk)
+}
+
+// connectTo is connect to another ZooKeeper.
+func connectTo(t testing.TB, zks *zklocal.Server) *zk.Conn {
+	t.Helper()
+	c, events, err := zk.Connect([]string{zks.Addr()}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 	if err != nil {
 		t.Fatalf("connect to ZooKeeper: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/zklocal"
 )
 
 // The legend is page text that wraps, not a wide drawing shrunk to fit: at
@@ -161,26 +162,25 @@ func formatThousands(n int) string {
 // watched at all, and says NOT live while ZooKeeper is down.
 func TestDashboardWhenZooKeeperStops(t *testing.T) {
 	need(t)
-	srv := startServer(t)
+	zks := zklocal.ForTest(t)
+	srv := startServerOn(t, zks)
 	tb := newTab(t)
 	tb.open(srv.URL + "/")
 	ens := `document.getElementById('ensemble')`
 	tb.until("connected, no lock watched", ens+`.dataset.state === 'connected' && `+ens+`.textContent.includes('connected') && `+ens+`.textContent.includes('no lock watched yet')`)
 
-	if err := env.zk.Stop(); err != nil {
+	if err := zks.Stop(); err != nil {
 		t.Fatalf("stop ZooKeeper: %v", err)
 	}
-	restarted := false
 	t.Cleanup(func() {
-		if !restarted {
-			env.zk.Start(t.Context())
+		if t.Failed() {
+			t.Logf("ZooKeeper's output since its restart:\n%s", zks.Output())
 		}
 	})
 	tb.until("not live", ens+`.dataset.state === 'reconnecting' && `+ens+`.textContent.includes('NOT live') && document.body.dataset.live === 'false'`)
 
-	if err := env.zk.Start(t.Context()); err != nil {
+	if err := zks.Start(t.Context()); err != nil {
 		t.Fatalf("restart ZooKeeper: %v", err)
 	}
-	restarted = true
 	tb.until("connected again", ens+`.dataset.state === 'connected' && document.body.dataset.live === 'true'`)
 }

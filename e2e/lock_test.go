@@ -12,6 +12,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
 	"github.com/zklockviz/zklockviz/views"
+	"github.com/zklockviz/zklockviz/zklocal"
 )
 
 // gozkLock takes go-zookeeper's own Lock on path in a session of its own. A
@@ -24,7 +25,12 @@ type gozkLock struct {
 
 func takeLock(t *testing.T, path, data string) *gozkLock {
 	t.Helper()
-	c := connect(t)
+	return takeLockVia(t, connect(t), path, data)
+}
+
+// takeLockVia is takeLock in the session of c.
+func takeLockVia(t *testing.T, c *zk.Conn, path, data string) *gozkLock {
+	t.Helper()
 	l := &gozkLock{conn: c, lock: zk.NewLock(c, path, zk.WorldACL(zk.PermAll)), got: make(chan error, 1)}
 	go func() { l.got <- l.lock.LockWithData([]byte(data)) }()
 	return l
@@ -132,25 +138,25 @@ func TestLockViewFollowsOutsideClients(t *testing.T) {
 func TestBannerWhenZooKeeperStops(t *testing.T) {
 	need(t)
 	const path = "/e2e/banner"
-	admin := connect(t)
+	zks := zklocal.ForTest(t)
+	admin := connectTo(t, zks)
 	ensurePath(t, admin, path)
-	l := takeLock(t, path, "holder")
+	l := takeLockVia(t, connectTo(t, zks), path, "holder")
 	if err := <-l.got; err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, "--watch", path)
+	srv := startServerOn(t, zks, "--watch", path)
 	tb := newTab(t)
 	tb.open(srv.URL + "/lock?path=" + path)
 	tb.until("live", `document.body.dataset.live === 'true' && document.getElementById('banner').hidden`)
 	tb.until("the holder", nodeCount(1))
 
-	if err := env.zk.Stop(); err != nil {
+	if err := zks.Stop(); err != nil {
 		t.Fatalf("stop ZooKeeper: %v", err)
 	}
-	restarted := false
 	t.Cleanup(func() {
-		if !restarted {
-			env.zk.Start(t.Context())
+		if t.Failed() {
+			t.Logf("ZooKeeper's output since its restart:\n%s", zks.Output())
 		}
 	})
 	tb.until("the banner", `!document.getElementById('banner').hidden && document.getElementById('banner').textContent.includes('NOT LIVE') && document.body.dataset.live === 'false'`)
@@ -159,10 +165,9 @@ func TestBannerWhenZooKeeperStops(t *testing.T) {
 	}
 	tb.until("the last known queue stays on screen", nodeCount(1))
 
-	if err := env.zk.Start(t.Context()); err != nil {
+	if err := zks.Start(t.Context()); err != nil {
 		t.Fatalf("restart ZooKeeper: %v", err)
 	}
-	restarted = true
 	tb.until("the banner cleared", `document.getElementById('banner').hidden && document.body.dataset.live === 'true'`)
 }
 
