@@ -50,6 +50,12 @@ type Reader interface {
 	Watched() []string
 	// Connection is the reader's own connection state.
 	Connection() lockqueue.Connection
+	// Err is what keeps the reader from following its locks now, nil
+	// when nothing does. It names the service, the address and what to
+	// check ("redis 10.0.0.5:6379: WRONGPASS: check --redis-password"),
+	// so the dashboard and the log can show it as is while the other
+	// services keep working.
+	Err() error
 	// Run reads and publishes until ctx ends or the reader fails for good.
 	// Its error names the service and the address at fault: cmd reports
 	// it as is, beside the other services' readers.

@@ -25,6 +25,7 @@ type stubWatcher struct {
 }
 
 func (w *stubWatcher) Unwatch(string) error          { return lockservice.ErrUnsupported }
+func (w *stubWatcher) Err() error                    { return nil }
 func (w *stubWatcher) Run(ctx context.Context) error { <-ctx.Done(); return nil }
 func (w *stubWatcher) Close()                        {}
 

@@ -19,6 +19,7 @@ type watchList []string
 
 func (w *watchList) Watch(p string) error             { *w = append(*w, p); return nil }
 func (w *watchList) Unwatch(string) error             { return lockservice.ErrUnsupported }
+func (w *watchList) Err() error                       { return nil }
 func (w *watchList) Watched() []string                { return slices.Clone(*w) }
 func (w *watchList) Run(ctx context.Context) error    { <-ctx.Done(); return nil }
 func (w *watchList) Close()                           {}

@@ -101,6 +101,7 @@ func (f *fixtureReader) Release() {
 }
 
 func (f *fixtureReader) Unwatch(string) error { return lockservice.ErrUnsupported }
+func (f *fixtureReader) Err() error           { return nil }
 
 func (f *fixtureReader) Watched() []string {
 	f.mu.Lock()

@@ -69,6 +69,15 @@ func (r Reader) Unwatch(name string) error {
 	return fmt.Errorf("unwatch %s: %w", name, lockservice.ErrUnsupported)
 }
 
+// Err says the session is not live; the watcher itself logs the cause
+// per member, and serve's startup check names each address's problem.
+func (r Reader) Err() error {
+	if c := r.w.Connection(); c != lockqueue.Connected {
+		return fmt.Errorf("zookeeper: session %s: check that the ensemble is up and reachable", c)
+	}
+	return nil
+}
+
 func (r Reader) Watched() []string                { return r.w.Paths() }
 func (r Reader) Connection() lockqueue.Connection { return r.w.Connection() }
 func (r Reader) Run(ctx context.Context) error    { return r.w.Run(ctx) }
