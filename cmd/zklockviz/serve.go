@@ -521,7 +521,7 @@ func (m *Main) newWeb() (*web.Server, error) {
 	srv, err := web.New(web.Config{
 		Hub: m.hub, Services: m.services,
 		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services)),
-		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: m.watcher.Connection}),
+		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
 	if err != nil {
