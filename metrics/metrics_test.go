@@ -98,6 +98,28 @@ next:
 	return 0, false
 }
 
+// series is one expected sample: a metric, the labels it must have (others
+// may be there too), its value.
+type series struct {
+	name   string
+	labels map[string]string
+	want   float64
+}
+
+func checkSeries(t *testing.T, got map[string][]sample, tests []series) {
+	t.Helper()
+	for _, tc := range tests {
+		v, ok := value(t, got, tc.name, tc.labels)
+		if !ok {
+			t.Errorf("%s%v missing", tc.name, tc.labels)
+			continue
+		}
+		if v != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
+		}
+	}
+}
+
 func TestLockMetrics(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	h := hub.New()
@@ -126,11 +148,7 @@ func TestLockMetrics(t *testing.T) {
 
 	orders := map[string]string{"service": "zookeeper", "path": "/locks/orders"}
 	idle := map[string]string{"service": "zookeeper", "path": "/locks/idle"}
-	tests := []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	tests := []series{
 		{"zklockviz_lock_queue_length", orders, 3},
 		{"zklockviz_lock_holders", orders, 1},
 		{"zklockviz_lock_waiters", orders, 2},
@@ -153,16 +171,7 @@ func TestLockMetrics(t *testing.T) {
 		{"zklockviz_snapshots_published_total", nil, 2},
 		{"zklockviz_snapshots_coalesced_total", nil, 0},
 	}
-	for _, tc := range tests {
-		v, ok := value(t, got, tc.name, tc.labels)
-		if !ok {
-			t.Errorf("%s%v missing", tc.name, tc.labels)
-			continue
-		}
-		if v != tc.want {
-			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
-		}
-	}
+	checkSeries(t, got, tests)
 	if _, ok := value(t, got, "zklockviz_lock_alerts", idle); ok {
 		t.Error("a lock without alerts has an alerts series")
 	}
@@ -211,11 +220,7 @@ func TestSecondService(t *testing.T) {
 
 	zk := map[string]string{"service": "zookeeper", "path": "/locks/orders"}
 	etcd := map[string]string{"service": "etcd", "path": "/locks/orders"}
-	tests := []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	tests := []series{
 		{"zklockviz_lock_queue_length", zk, 1},
 		{"zklockviz_lock_queue_length", etcd, 2},
 		{"zklockviz_lock_waiters", etcd, 1},
@@ -231,16 +236,7 @@ func TestSecondService(t *testing.T) {
 		{"zklockviz_zookeeper_connection", map[string]string{"state": "connected"}, 1},
 		{"zklockviz_locks", nil, 2},
 	}
-	for _, tc := range tests {
-		v, ok := value(t, got, tc.name, tc.labels)
-		if !ok {
-			t.Errorf("%s%v missing", tc.name, tc.labels)
-			continue
-		}
-		if v != tc.want {
-			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
-		}
-	}
+	checkSeries(t, got, tests)
 	if n := len(got["zklockviz_zookeeper_connection"]); n != 3 {
 		t.Errorf("%d zklockviz_zookeeper_connection series, want ZooKeeper's 3 states only", n)
 	}
