@@ -111,7 +111,7 @@ Examples:
   ZKLOCKVIZ_TOKEN=$(openssl rand -hex 16) zklockviz serve --zk zk1:2181 --addr 0.0.0.0:8080 --watch-under /locks
 
 Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=,
-POST /api/v1/watch {"path":"/x"}, /ws?path= (live), /healthz, /metrics.
+POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics.
 `
 
 // serveConfig is serve's validated command line.
