@@ -88,32 +88,17 @@ func startMain(b testing.TB, args ...string) *Main {
 // waitQueues waits until every path is served with n nodes.
 func waitQueues(b testing.TB, base string, paths []string, n int) {
 	b.Helper()
-	deadline := time.Now().Add(5 * waitTimeout)
-	for {
-		resp, err := http.Get(base + "/api/v1/locks")
-		if err != nil {
-			b.Fatal(err)
-		}
-		var list web.LocksResponse
-		err = json.NewDecoder(resp.Body).Decode(&list)
-		resp.Body.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ready := 0
+	var list web.LocksResponse
+	ready := 0
+	pollJSON(b, base+"/api/v1/locks", &list, func() bool {
+		ready = 0
 		for _, l := range list.Locks {
 			if slices.Contains(paths, l.Path) && l.QueueLength == n && l.Connection == "connected" {
 				ready++
 			}
 		}
-		if ready == len(paths) {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d queues read with %d nodes", ready, len(paths), n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ready == len(paths)
+	}, func() string { return fmt.Sprintf("%d of %d queues read with %d nodes", ready, len(paths), n) })
 }
 
 // waitVerdict waits until the watcher has judged path's queue by the
@@ -126,23 +111,34 @@ func waitQueues(b testing.TB, base string, paths []string, n int) {
 // the 200 samples above the p99 of 200 changes × 100 viewers.
 func waitVerdict(b testing.TB, base, path string) {
 	b.Helper()
+	var s lockqueue.Snapshot
+	pollJSON(b, base+"/api/v1/lock?path="+path, &s, func() bool {
+		return slices.ContainsFunc(s.Alerts, func(a lockqueue.Alert) bool { return a.Kind == lockqueue.AlertOrphan })
+	}, func() string {
+		return fmt.Sprintf("%s: no watch-table verdict (orphan alert) yet; alerts %v", path, s.Alerts)
+	})
+}
+
+// pollJSON decodes url into v until ready says so, failing with what after
+// a generous bound.
+func pollJSON(b testing.TB, url string, v any, ready func() bool, what func() string) {
+	b.Helper()
 	deadline := time.Now().Add(5 * waitTimeout)
 	for {
-		resp, err := http.Get(base + "/api/v1/lock?path=" + path)
+		resp, err := http.Get(url)
 		if err != nil {
 			b.Fatal(err)
 		}
-		var s lockqueue.Snapshot
-		err = json.NewDecoder(resp.Body).Decode(&s)
+		err = json.NewDecoder(resp.Body).Decode(v)
 		resp.Body.Close()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if slices.ContainsFunc(s.Alerts, func(a lockqueue.Alert) bool { return a.Kind == lockqueue.AlertOrphan }) {
+		if ready() {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("%s: no watch-table verdict (orphan alert) yet; alerts %v", path, s.Alerts)
+			b.Fatal(what())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
