@@ -21,25 +21,28 @@ import (
 // TestUnwatchThroughHTTP: DELETE /api/v1/watch against a real watcher on a
 // real ZooKeeper stops following the lock (its viewers' sockets end, the
 // API forgets it, a later change publishes nothing), leaves the other lock
-// alone, and a lock watched again is read afresh.
+// alone, refuses a lock found under a --watch-under prefix (discovery would
+// find it again), and a lock watched again is read afresh.
 func TestUnwatchThroughHTTP(t *testing.T) {
 	addr := zkAddr(t)
 	root := "/webtest/" + zklocal.NodeName(t)
-	a, b := root+"/a", root+"/b"
+	a, b, apps := root+"/a", root+"/b", root+"/apps"
+	found := apps + "/found"
 	c := zklocal.Connect(t, addr)
-	for _, p := range []string{"/webtest", root, a, b} {
+	for _, p := range []string{"/webtest", root, a, b, apps, found} {
 		if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
 			t.Fatalf("create %s: %v", p, err)
 		}
 	}
-	holder := zk.NewLock(c, a, zk.WorldACL(zk.PermAll))
-	if err := holder.Lock(); err != nil {
-		t.Fatalf("lock %s: %v", a, err)
+	for _, p := range []string{a, found} {
+		if err := zk.NewLock(c, p, zk.WorldACL(zk.PermAll)).Lock(); err != nil {
+			t.Fatalf("lock %s: %v", p, err)
+		}
 	}
 
 	reg := &lockservice.Registry{}
 	e := newEnv(t, Config{Services: reg})
-	w, err := zkwatch.New(zkwatch.Config{Servers: []string{addr}, SessionTimeout: 10 * time.Second,
+	w, err := zkwatch.New(zkwatch.Config{Servers: []string{addr}, SessionTimeout: 10 * time.Second, Prefixes: []string{apps},
 		Publish: e.hub.Publish, Forget: e.hub.Remove, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("zkwatch.New: %v", err)
@@ -57,6 +60,7 @@ func TestUnwatchThroughHTTP(t *testing.T) {
 	}
 	waitLock(t, e.hub, a, func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Holders()) == 1 })
 	waitLock(t, e.hub, b, func(s lockqueue.Snapshot) bool { return s.Live() })
+	waitLock(t, e.hub, found, func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Holders()) == 1 })
 	v := e.mustDial(t, url.QueryEscape(a))
 	v.next()
 
@@ -84,6 +88,8 @@ func TestUnwatchThroughHTTP(t *testing.T) {
 		{"no path", "DELETE", "/api/v1/watch", 400},
 		{"unknown service", "DELETE", "/api/v1/watch?service=nope&path=/x", 404},
 		{"other lock kept", "GET", "/api/v1/lock?path=" + url.QueryEscape(b), 200},
+		{"found under a prefix", "DELETE", "/api/v1/watch?path=" + url.QueryEscape(found), 409},
+		{"found lock kept", "GET", "/api/v1/lock?path=" + url.QueryEscape(found), 200},
 	}
 	for _, tc := range tests {
 		if code, _, body := do(t, tc.method, e.ts.URL+tc.url, "", nil); code != tc.want {
