@@ -62,8 +62,8 @@ func TestBuildServerQueue(t *testing.T) {
 			}, Waits: map[string][]string{"pid-2": {"pid-1"}, "pid-1": {"pid-2"}}},
 			want: want{order: []string{"pid-1", "pid-2"}, holders: []string{"pid-1"},
 				waitsFor: map[string]string{"pid-2": "pid-1"}, blocked: map[string][]string{"pid-2": {"pid-1"}},
-				alerts:   map[string][]string{AlertWaitCycle: {"pid-1", "pid-2"}},
-				message:  map[string]string{AlertWaitCycle: "pid-1 → pid-2 → pid-1"}},
+				alerts:  map[string][]string{AlertWaitCycle: {"pid-1", "pid-2"}},
+				message: map[string]string{AlertWaitCycle: "pid-1 → pid-2 → pid-1"}},
 		},
 		{
 			name: "a cycle of three, one member in another lock only",
@@ -72,8 +72,8 @@ func TestBuildServerQueue(t *testing.T) {
 			}, Waits: map[string][]string{"pid-2": {"pid-1"}, "pid-1": {"pid-7"}, "pid-7": {"pid-2"}}},
 			want: want{order: []string{"pid-1", "pid-2"}, holders: []string{"pid-1"},
 				waitsFor: map[string]string{"pid-2": "pid-1"}, blocked: map[string][]string{"pid-2": {"pid-1"}},
-				alerts:   map[string][]string{AlertWaitCycle: {"pid-1", "pid-2"}},
-				message:  map[string]string{AlertWaitCycle: "pid-1 → pid-7 → pid-2 → pid-1"}},
+				alerts:  map[string][]string{AlertWaitCycle: {"pid-1", "pid-2"}},
+				message: map[string]string{AlertWaitCycle: "pid-1 → pid-7 → pid-2 → pid-1"}},
 		},
 		{
 			name: "a cycle elsewhere that the lock's nodes only wait behind is not this lock's",
