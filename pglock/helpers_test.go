@@ -170,10 +170,31 @@ func pidOf(t testing.TB, c *pgx.Conn, name string) int {
 // waitingOn waits until backend pid waits for a lock (any lock).
 func waitingOn(t testing.TB, c *pgx.Conn, pid int) {
 	t.Helper()
-	waitUntil(t, fmt.Sprintf("pid %d to wait for a lock", pid), func() bool {
-		var n int
-		err := c.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE pid = $1 AND NOT granted`, pid).Scan(&n)
-		return err == nil && n > 0
+	waitQuery(t, c, fmt.Sprintf("pid %d to wait for a lock", pid), `SELECT count(*) > 0 FROM pg_locks WHERE pid = $1 AND NOT granted`, pid)
+}
+
+// holdsAdvisory waits until backend pid holds n advisory locks.
+func holdsAdvisory(t testing.TB, c *pgx.Conn, pid, n int) {
+	t.Helper()
+	waitQuery(t, c, fmt.Sprintf("pid %d to hold %d advisory locks", pid, n),
+		`SELECT count(*) = $2 FROM pg_locks WHERE pid = $1 AND granted AND locktype = 'advisory'`, pid, n)
+}
+
+// idleInTx waits until backend pid is idle in a transaction: its last
+// statement is done.
+func idleInTx(t testing.TB, c *pgx.Conn, pid int) {
+	t.Helper()
+	waitQuery(t, c, fmt.Sprintf("pid %d to be idle in a transaction", pid),
+		`SELECT state = 'idle in transaction' FROM pg_stat_activity WHERE pid = $1`, pid)
+}
+
+// waitQuery waits until sql, a boolean query, is true.
+func waitQuery(t testing.TB, c *pgx.Conn, what, sql string, args ...any) {
+	t.Helper()
+	waitUntil(t, what, func() bool {
+		var ok bool
+		err := c.QueryRow(context.Background(), sql, args...).Scan(&ok)
+		return err == nil && ok
 	})
 }
 

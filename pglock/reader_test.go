@@ -24,6 +24,7 @@ func TestAdvisoryQueue(t *testing.T) {
 	a, b, c := startPsql(t, srv, "holder-a"), startPsql(t, srv, "waiter-b"), startPsql(t, srv, "waiter-c")
 	pa, pb, pc := pidOf(t, su, "holder-a"), pidOf(t, su, "waiter-b"), pidOf(t, su, "waiter-c")
 	a.send(t, "SELECT pg_advisory_lock(42);")
+	holdsAdvisory(t, su, pa, 1)
 	// c queues before b: the order is by wait start, not by pid or name.
 	c.send(t, "SELECT pg_advisory_lock(42);")
 	waitingOn(t, su, pc)
@@ -102,6 +103,7 @@ func TestAdvisoryKeys(t *testing.T) {
 	p := startPsql(t, srv, "keys")
 	pid := pidOf(t, su, "keys")
 	p.send(t, "SELECT pg_advisory_lock(-5), pg_advisory_lock(8589934593), pg_advisory_lock(3, 4), pg_advisory_lock(-1, 7), pg_advisory_lock_shared(5);")
+	holdsAdvisory(t, su, pid, 5)
 	q := startPsql(t, srv, "keys-shared")
 	qpid := pidOf(t, su, "keys-shared")
 	q.send(t, "SELECT pg_advisory_lock_shared(5);")
@@ -144,4 +146,118 @@ func TestCheckName(t *testing.T) {
 			t.Errorf("CheckName(%q) = %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
+}
+
+// Row locks: a holder's SELECT … FOR UPDATE in a transaction it leaves
+// idle, two waiters on the same row. The holder has no pg_locks row of its
+// own; it shows through its waiters, as the server's blocker. Past the
+// grace the holder raises idle-in-transaction, past the limit the first
+// waiter a long wait; the commit hands the row on.
+func TestRowLocks(t *testing.T) {
+	srv := server(t, nil)
+	su := superuser(t, srv)
+	exec1(t, su, "CREATE TABLE orders (id int PRIMARY KEY, v int)")
+	exec1(t, su, "INSERT INTO orders VALUES (1, 1), (2, 2)")
+	const name = "table/public.orders"
+	_, col := startReader(t, Config{DSN: srv.DSN(), Watch: []string{name, "table/missing"},
+		IdleGrace: 300 * time.Millisecond, LongWait: time.Second})
+	col.await(t, name, "an empty table queue", func(s lockqueue.Snapshot) bool { return s.Live() && s.Exists && len(s.Nodes) == 0 })
+	if s := col.await(t, "table/missing", "a snapshot", func(s lockqueue.Snapshot) bool { return s.Live() }); s.Exists {
+		t.Errorf("a table that does not exist: exists %v", s.Exists)
+	}
+
+	a, b, c := startPsql(t, srv, "row-a"), startPsql(t, srv, "row-b"), startPsql(t, srv, "row-c")
+	pa, pb, pc := pidOf(t, su, "row-a"), pidOf(t, su, "row-b"), pidOf(t, su, "row-c")
+	a.send(t, "BEGIN; SELECT v FROM orders WHERE id = 1 FOR UPDATE;")
+	idleInTx(t, su, pa)
+	b.send(t, "BEGIN; SELECT v FROM orders WHERE id = 1 FOR UPDATE;")
+	waitingOn(t, su, pb)
+	c.send(t, "BEGIN; UPDATE orders SET v = 3 WHERE id = 1;")
+	waitingOn(t, su, pc)
+
+	// b holds the row's tuple lock and waits for a's transaction; c waits
+	// for the tuple lock b holds.
+	want := shape{order: pids(pa, pb, pc), holders: pids(pa),
+		blocked: map[string][]string{nodeName(pb): pids(pa), nodeName(pc): pids(pb)}}
+	s := col.await(t, name, "a holding the row, b and c waiting", func(s lockqueue.Snapshot) bool {
+		return shapeOf(s).equal(want) && slices.Contains(alertKinds(s), lockqueue.AlertIdleInTransaction) &&
+			slices.Contains(alertKinds(s), lockqueue.AlertLongWait)
+	})
+	if s.Recipe != RowLock {
+		t.Errorf("recipe %q", s.Recipe)
+	}
+	for _, al := range s.Alerts {
+		switch al.Kind {
+		case lockqueue.AlertIdleInTransaction:
+			if !slices.Equal(al.Nodes, pids(pa)) || !strings.Contains(al.Message, "2 waiters wait on it") {
+				t.Errorf("idle alert %+v", al)
+			}
+		case lockqueue.AlertLongWait:
+			if !slices.Contains(al.Nodes, nodeName(pb)) {
+				t.Errorf("long-wait alert %+v does not name b", al)
+			}
+		default:
+			t.Errorf("unexpected alert %+v", al)
+		}
+	}
+
+	a.send(t, "COMMIT;")
+	col.await(t, name, "b to hold the row, c waiting on it", func(s lockqueue.Snapshot) bool {
+		sh := shapeOf(s)
+		return slices.Equal(sh.holders, pids(pb)) && slices.Equal(sh.blocked[nodeName(pc)], pids(pb))
+	})
+	b.send(t, "ROLLBACK;")
+	c.send(t, "COMMIT;")
+	col.await(t, name, "no one left", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 0 })
+}
+
+// Two sessions each hold one advisory lock and wait for the other's. With
+// deadlock_timeout at an hour PostgreSQL has not broken the cycle yet, and
+// the reader shows it on both locks. Cancelling one session's wait (what
+// the deadlock check does, with 40P01) clears the alert; the session keeps
+// the lock it held.
+func TestWaitCycle(t *testing.T) {
+	srv := server(t, nil)
+	su := superuser(t, srv)
+	_, col := startReader(t, Config{DSN: srv.DSN(), Watch: []string{"advisory/1", "advisory/2"}})
+	a, b := startPsql(t, srv, "cycle-a"), startPsql(t, srv, "cycle-b")
+	pa, pb := pidOf(t, su, "cycle-a"), pidOf(t, su, "cycle-b")
+	a.send(t, "SELECT pg_advisory_lock(1);")
+	b.send(t, "SELECT pg_advisory_lock(2);")
+	holdsAdvisory(t, su, pa, 1)
+	holdsAdvisory(t, su, pb, 1)
+	a.send(t, "SELECT pg_advisory_lock(2);")
+	waitingOn(t, su, pa)
+	b.send(t, "SELECT pg_advisory_lock(1);")
+	waitingOn(t, su, pb)
+
+	for _, tc := range []struct{ lock, path string }{
+		{"advisory/1", nodeName(pa) + " → " + nodeName(pb) + " → " + nodeName(pa)},
+		{"advisory/2", nodeName(pb) + " → " + nodeName(pa) + " → " + nodeName(pb)},
+	} {
+		s := col.await(t, tc.lock, "a wait-cycle alert", func(s lockqueue.Snapshot) bool {
+			return slices.Contains(alertKinds(s), lockqueue.AlertWaitCycle)
+		})
+		for _, al := range s.Alerts {
+			if al.Kind == lockqueue.AlertWaitCycle && (!strings.Contains(al.Message, tc.path) || len(al.Nodes) != 2) {
+				t.Errorf("%s: cycle alert %+v, want the path %s through both nodes", tc.lock, al, tc.path)
+			}
+		}
+	}
+	// Both still wait: the alert came before PostgreSQL broke the cycle.
+	for _, pid := range []int{pa, pb} {
+		waitingOn(t, su, pid)
+	}
+	if out := a.output() + b.output(); strings.Contains(out, "deadlock") {
+		t.Fatalf("PostgreSQL already broke the cycle: %s", out)
+	}
+
+	exec1(t, su, "SELECT pg_cancel_backend($1)", pb)
+	col.await(t, "advisory/1", "the cycle gone, a alone on 1", func(s lockqueue.Snapshot) bool {
+		return len(s.Alerts) == 0 && slices.Equal(s.Holders(), pids(pa)) && len(s.Nodes) == 1
+	})
+	want := shape{order: pids(pb, pa), holders: pids(pb), blocked: map[string][]string{nodeName(pa): pids(pb)}}
+	col.await(t, "advisory/2", "the cycle gone, a still waiting for b's 2", func(s lockqueue.Snapshot) bool {
+		return len(s.Alerts) == 0 && shapeOf(s).equal(want)
+	})
 }
