@@ -269,11 +269,7 @@ func (r *Reader) poll(ctx context.Context) {
 		}
 	}
 	watched := r.Watched()
-	var names []lockName
-	for _, w := range watched {
-		n, _ := parseName(w) // checked by Watch
-		names = append(names, n)
-	}
+	names := r.namesOf(watched)
 	var raw []byte
 	if err := r.db.QueryRow(ctx, r.query, queryArgs(names)...).Scan(&raw); err != nil {
 		r.disconnect()
@@ -298,6 +294,15 @@ func (r *Reader) poll(ctx context.Context) {
 			WatchSource: "pg_locks", Exists: exists, Nodes: nodes, Alerts: alerts, UpdatedAt: res.Now,
 		})
 	}
+}
+
+func (r *Reader) namesOf(watched []string) []lockName {
+	names := make([]lockName, 0, len(watched))
+	for _, w := range watched {
+		n, _ := parseName(w) // checked by Watch
+		names = append(names, n)
+	}
+	return names
 }
 
 // connect opens the session and checks what the reader needs of it.
