@@ -135,7 +135,7 @@ func ConnConfig(dsn, password string) (*pgx.ConnConfig, error) {
 	cc, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message quotes the DSN, password included.
-		return nil, errors.New("postgres: --postgres: not a valid connection string or URL " +
+		return nil, errors.New("--postgres: not a valid PostgreSQL connection string or URL " +
 			"(want postgres://USER@HOST:PORT/DB?sslmode=… or host=… user=… dbname=…)")
 	}
 	if password != "" {
