@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,9 +135,16 @@ func orDefault(d, def time.Duration) time.Duration {
 func ConnConfig(dsn, password string) (*pgx.ConnConfig, error) {
 	cc, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		// pgx's message quotes the DSN, password included.
-		return nil, errors.New("--postgres: not a valid PostgreSQL connection string or URL " +
-			"(want postgres://USER@HOST:PORT/DB?sslmode=… or host=… user=… dbname=…)")
+		// pgx quotes the DSN first, masking its password only as best it
+		// can: keep what follows, which says what is wrong.
+		why := err.Error()
+		if i := strings.LastIndex(why, "`: "); i >= 0 {
+			why = why[i+3:]
+		} else {
+			why = "cannot parse it"
+		}
+		return nil, fmt.Errorf("--postgres: not a valid PostgreSQL connection string or URL: %s "+
+			"(want postgres://USER@HOST:PORT/DB?sslmode=… or host=… user=… dbname=…)", why)
 	}
 	if password != "" {
 		cc.Password = password

@@ -149,6 +149,7 @@ func TestPostgresFlags(t *testing.T) {
 	}{
 		{[]string{"--postgres", "postgres://u:secret-pw@h:x/"}, "--postgres: not a valid PostgreSQL connection string"},
 		{[]string{"--postgres-password", "pw"}, "--postgres-password without --postgres"},
+		{[]string{"--postgres", "postgres://u:secret-pw@h/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem"}, "unable to read CA file"},
 		{[]string{"--postgres", "postgres://u@h/db", "--postgres-long-wait", "-1s"}, "--postgres-long-wait -1s"},
 	} {
 		code, _, stderr := runBinary(t, []string{"ZKLOCKVIZ_POSTGRES="}, append([]string{"serve", "--zk", "127.0.0.1:1"}, tc.args...)...)
