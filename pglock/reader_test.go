@@ -1,6 +1,7 @@
 package pglock
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -13,7 +14,8 @@ import (
 // psql sessions queue on pg_advisory_lock(42): the reader shows the holder,
 // the waiters in the order they began to wait, the server's own blockers
 // as edges, the sessions' details, and no alert on a healthy queue; then
-// the queue moves as holders release (unlock, quit) and as one is killed.
+// the queue moves as holders release (unlock, quit), as one's psql is
+// killed and as one's backend is terminated.
 func TestAdvisoryQueue(t *testing.T) {
 	srv := server(t, nil)
 	su := superuser(t, srv)
@@ -84,11 +86,12 @@ func TestAdvisoryQueue(t *testing.T) {
 	want = shape{order: pids(pb, pa), holders: pids(pb), blocked: map[string][]string{nodeName(pa): pids(pb)}}
 	col.await(t, name, "b to hold after c's psql is killed", func(s lockqueue.Snapshot) bool { return shapeOf(s).equal(want) })
 
-	// b quits (a session lock ends with its session), then a unlocks.
+	// b quits (a session lock ends with its session), then a's backend
+	// is terminated from another session.
 	b.quit()
 	want = shape{order: pids(pa), holders: pids(pa), blocked: map[string][]string{}}
 	col.await(t, name, "a to hold after b quits", func(s lockqueue.Snapshot) bool { return shapeOf(s).equal(want) })
-	a.send(t, "SELECT pg_advisory_unlock(42);")
+	exec1(t, su, "SELECT pg_terminate_backend($1)", pa)
 	col.await(t, name, "an empty queue again", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 0 })
 }
 
@@ -260,4 +263,59 @@ func TestWaitCycle(t *testing.T) {
 	col.await(t, "advisory/2", "the cycle gone, a still waiting for b's 2", func(s lockqueue.Snapshot) bool {
 		return len(s.Alerts) == 0 && shapeOf(s).equal(want)
 	})
+}
+
+// A poll publishes a lock only when it changed, so viewers see a new
+// revision per change, not per poll; an unwatched lock is forgotten and
+// no longer read.
+func TestPublishOnChange(t *testing.T) {
+	srv := server(t, nil)
+	su := superuser(t, srv)
+	col := newCollector()
+	var forgot []string
+	r, err := New(Config{DSN: srv.DSN(), Publish: col.publish, Watch: []string{"advisory/9", "advisory/10"},
+		Forget: func(key string) { forgot = append(forgot, key) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.disconnect()
+	ctx := context.Background()
+	polls := func(n int) {
+		for range n {
+			r.poll(ctx)
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	polls(3)
+	if col.count["advisory/9"] != 1 || r.Connection() != lockqueue.Connected {
+		t.Fatalf("three polls of an unchanged lock published %d snapshots (%s), want 1", col.count["advisory/9"], r.Connection())
+	}
+	p := startPsql(t, srv, "poc")
+	pid := pidOf(t, su, "poc")
+	p.send(t, "SELECT pg_advisory_lock(9);")
+	holdsAdvisory(t, su, pid, 1)
+	polls(3)
+	s, _ := col.get("advisory/9")
+	if col.count["advisory/9"] != 2 || s.Revision != 2 || !slices.Equal(s.Holders(), pids(pid)) {
+		t.Errorf("after one change and three polls: %d snapshots, revision %d, holders %v; want 2, 2, %v",
+			col.count["advisory/9"], s.Revision, s.Holders(), pids(pid))
+	}
+	if col.count["advisory/10"] != 1 {
+		t.Errorf("advisory/10, unchanged, published %d times", col.count["advisory/10"])
+	}
+
+	if err := r.Unwatch("advisory/9"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(forgot, []string{"postgres:advisory/9"}) || slices.Contains(r.Watched(), "advisory/9") {
+		t.Errorf("after Unwatch: forgot %v, watched %v", forgot, r.Watched())
+	}
+	p.send(t, "SELECT pg_advisory_unlock(9);")
+	holdsAdvisory(t, su, pid, 0)
+	polls(2)
+	if col.count["advisory/9"] != 2 {
+		t.Errorf("an unwatched lock was published again: %d snapshots", col.count["advisory/9"])
+	}
 }
