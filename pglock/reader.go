@@ -277,6 +277,17 @@ func (r *Reader) poll(ctx context.Context) {
 		}
 	}
 	watched := r.Watched()
+	if len(watched) == 0 {
+		// Nothing to read: only check that the server still answers,
+		// so its errors show before the first watch.
+		if err := r.db.Ping(ctx); err != nil {
+			r.disconnect()
+			r.fail(describe(r.addr, r.conn.User, err))
+			return
+		}
+		r.ok()
+		return
+	}
 	names := r.namesOf(watched)
 	var raw []byte
 	if err := r.db.QueryRow(ctx, r.query, queryArgs(names)...).Scan(&raw); err != nil {
