@@ -206,9 +206,8 @@ func (r *pollResult) parts(n lockName) (map[int]part, bool) {
 			out[l.Pid] = part{waiting: true, mode: out[l.Pid].mode, waitStart: l.WaitStart}
 		}
 	}
-	waiters := slices.Collect(maps.Keys(out))
 	for _, w := range r.Waits {
-		if !slices.Contains(waiters, w.Pid) || !out[w.Pid].waiting {
+		if !out[w.Pid].waiting {
 			continue
 		}
 		for _, b := range w.Blockers {
