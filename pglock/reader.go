@@ -267,12 +267,18 @@ func (r *Reader) disconnect() {
 
 // poll reads every watched lock with one query and publishes those that
 // changed.
-func (r *Reader) poll(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+func (r *Reader) poll(parent context.Context) {
+	ctx, cancel := context.WithTimeout(parent, r.cfg.Timeout)
 	defer cancel()
+	// A poll cut short by shutdown is no failure of the server.
+	fail := func(err error) {
+		if parent.Err() == nil {
+			r.fail(err)
+		}
+	}
 	if r.db == nil {
 		if err := r.connect(ctx); err != nil {
-			r.fail(err)
+			fail(err)
 			return
 		}
 	}
@@ -282,7 +288,7 @@ func (r *Reader) poll(ctx context.Context) {
 		// so its errors show before the first watch.
 		if err := r.db.Ping(ctx); err != nil {
 			r.disconnect()
-			r.fail(describe(r.addr, r.conn.User, err))
+			fail(describe(r.addr, r.conn.User, err))
 			return
 		}
 		r.ok()
@@ -292,12 +298,12 @@ func (r *Reader) poll(ctx context.Context) {
 	var raw []byte
 	if err := r.db.QueryRow(ctx, r.query, queryArgs(names)...).Scan(&raw); err != nil {
 		r.disconnect()
-		r.fail(describe(r.addr, r.conn.User, err))
+		fail(describe(r.addr, r.conn.User, err))
 		return
 	}
 	res, err := decodeResult(raw)
 	if err != nil {
-		r.fail(fmt.Errorf("postgres %s: %w", r.addr, err))
+		fail(fmt.Errorf("postgres %s: %w", r.addr, err))
 		return
 	}
 	r.ok()

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -155,6 +157,50 @@ func TestPostgresFlags(t *testing.T) {
 		code, _, stderr := runBinary(t, []string{"ZKLOCKVIZ_POSTGRES="}, append([]string{"serve", "--zk", "127.0.0.1:1"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "secret-pw") {
 			t.Errorf("serve %v: exit %d, %q; want 2 and %q without the password", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// The password from ZKLOCKVIZ_POSTGRES_PASSWORD reaches a server that asks
+// for one, for a role with only pg_monitor; a wrong one is named on the
+// lock.
+func TestServePostgresPassword(t *testing.T) {
+	zks := sharedZK(t)
+	dir, err := os.MkdirTemp("", "zklockviz-hba-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	hba := filepath.Join(dir, "pg_hba.conf")
+	// The server runs as postgres, which must read the file.
+	if err := errors.Join(os.Chmod(dir, 0o755), os.WriteFile(hba, []byte("local all all trust\n"+
+		"host all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n"), 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	pg := pglocal.ForTestWith(t, pglocal.Options{Settings: map[string]string{"hba_file": hba}})
+	out, err := exec.Command("psql", "-X", "-q", "-d", pg.DSN(), "-c", "CREATE ROLE viz LOGIN PASSWORD 'viz-pw' IN ROLE pg_monitor").CombinedOutput()
+	if err != nil {
+		t.Fatalf("create role: %v\n%s", err, out)
+	}
+	dsn := pg.DSNFor("viz", "postgres")
+	for _, tc := range []struct{ password, want string }{
+		{"viz-pw", ""},
+		{"not-viz-pw-731", "postgres " + pg.Addr() + ": wrong password for role viz"},
+	} {
+		t.Setenv("ZKLOCKVIZ_POSTGRES_PASSWORD", tc.password)
+		s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--postgres", dsn, "--poll", "100ms")
+		if code, body := postWatch(t, s.url, "postgres", "advisory/3"); code != 200 {
+			t.Fatalf("POST /api/v1/watch = %d %s", code, body)
+		}
+		var lock lockqueue.Snapshot
+		waitFor(t, "a read or an error", func() bool {
+			return getJSON(t, s.url+"/api/v1/lock?service=postgres&path=advisory/3", &lock) == 200 && (lock.Live() || lock.Error != "")
+		})
+		if tc.want == "" && !lock.Live() || !strings.Contains(lock.Error, tc.want) {
+			t.Errorf("password %q: live %v, error %q; want %q", tc.password, lock.Live(), lock.Error, tc.want)
+		}
+		if strings.Contains(s.output(), tc.password) {
+			t.Errorf("the log shows the password %q", tc.password)
 		}
 	}
 }
