@@ -84,8 +84,9 @@ Flags (repeatable ones may be given many times):
                                  sslrootcert, sslcert, sslkey in the DSN; the
                                  role needs only pg_monitor. Watch
                                  advisory/KEY, advisory/KEY1/KEY2 or
-                                 table/SCHEMA.TABLE (POST /api/v1/watch with
-                                 "service":"postgres"); polled every --poll
+                                 table/SCHEMA.TABLE (--watch postgres:NAME, or
+                                 POST /api/v1/watch with "service":"postgres");
+                                 polled every --poll
   --postgres-password PASSWORD   the role's password, kept out of the DSN (env
                                  ZKLOCKVIZ_POSTGRES_PASSWORD; PGPASSWORD and
                                  ~/.pgpass work too)
