@@ -26,15 +26,24 @@ func (f *pgFlags) register(fs *flag.FlagSet) {
 type pgConfig struct {
 	DSN, Password       string
 	LongWait, IdleGrace time.Duration
+	// Watch are the PostgreSQL locks to read from the start.
+	Watch []string
 }
 
-func (f *pgFlags) config() (pgConfig, error) {
-	c := pgConfig{DSN: f.dsn, Password: f.password, LongWait: f.longWait, IdleGrace: f.idleGrace}
+// config checks the flags; watch are the names of the --watch values
+// that name postgres (postgres:NAME).
+func (f *pgFlags) config(watch []string) (pgConfig, error) {
+	c := pgConfig{DSN: f.dsn, Password: f.password, LongWait: f.longWait, IdleGrace: f.idleGrace, Watch: watch}
 	if c.DSN == "" {
 		if c.Password != "" {
 			return c, fmt.Errorf("--postgres-password without --postgres")
 		}
 		return c, nil
+	}
+	for _, name := range watch {
+		if err := pglock.CheckName(name); err != nil {
+			return c, fmt.Errorf("--watch postgres:%s: %w", name, err)
+		}
 	}
 	// The reader's own parse, so a DSN serve accepts is one it can use;
 	// its error never repeats the DSN, which may hold a password.
@@ -67,7 +76,7 @@ func (m *Main) registerPostgres() error {
 	}
 	r, err := pglock.New(pglock.Config{
 		DSN: c.DSN, Password: c.Password, Publish: m.hub.Publish, Forget: m.hub.Remove,
-		Poll: m.Config.Poll, LongWait: c.LongWait, IdleGrace: c.IdleGrace, Logger: m.log,
+		Poll: m.Config.Poll, LongWait: c.LongWait, IdleGrace: c.IdleGrace, Logger: m.log, Watch: c.Watch,
 	})
 	if err != nil {
 		return err

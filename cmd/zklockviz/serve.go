@@ -223,7 +223,8 @@ func (f *serveFlags) config() (serveConfig, error) {
 	if c.ZKTLS, err = f.tls.config(); err != nil {
 		return c, err
 	}
-	if c.Postgres, err = f.pg.config(); err != nil {
+	// The --watch parser (service:name) hands postgres its locks here.
+	if c.Postgres, err = f.pg.config(nil); err != nil {
 		return c, err
 	}
 	err = errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
