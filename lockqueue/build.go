@@ -198,6 +198,10 @@ func queueLess(a, b *Node) bool {
 	if a.Folder != b.Folder {
 		return a.Folder < b.Folder
 	}
+	// A service that orders by its own key sets Order (ZooKeeper leaves it 0).
+	if a.Order != b.Order {
+		return a.Order < b.Order
+	}
 	if a.Seq != b.Seq {
 		return a.Seq < b.Seq
 	}

@@ -18,6 +18,8 @@ var envDefaults = []struct{ flag, env string }{
 	{"addr", "ZKLOCKVIZ_ADDR"},
 	{"auth-token", "ZKLOCKVIZ_TOKEN"},
 	{"stall-grace", "ZKLOCKVIZ_STALL_GRACE"},
+	{"postgres", "ZKLOCKVIZ_POSTGRES"},
+	{"postgres-password", "ZKLOCKVIZ_POSTGRES_PASSWORD"},
 }
 
 // errHelp is returned when --help was asked for and answered.

@@ -77,6 +77,23 @@ Flags (repeatable ones may be given many times):
                                  ZKLOCKVIZ_STALL_GRACE)
   --session-timeout DURATION     the watcher's ZooKeeper session timeout
                                  (default 10s)
+  --postgres DSN                 a PostgreSQL to read advisory and row locks
+                                 from, read-only, e.g.
+                                 postgres://viz@db1:5432/app?sslmode=verify-full
+                                 (env ZKLOCKVIZ_POSTGRES); TLS by sslmode,
+                                 sslrootcert, sslcert, sslkey in the DSN; the
+                                 role needs only pg_monitor. Watch
+                                 advisory/KEY, advisory/KEY1/KEY2 or
+                                 table/SCHEMA.TABLE (--watch postgres:NAME, or
+                                 POST /api/v1/watch with "service":"postgres");
+                                 polled every --poll
+  --postgres-password PASSWORD   the role's password, kept out of the DSN (env
+                                 ZKLOCKVIZ_POSTGRES_PASSWORD; PGPASSWORD and
+                                 ~/.pgpass work too)
+  --postgres-long-wait DURATION  alert on a wait longer than this (default
+                                 30s; 0 turns it off)
+  --postgres-idle-alert DURATION alert on a holder idle in a transaction
+                                 longer than this (default 10s; 0: off)
   --sim                          enable the simulator (writes under --sim-root)
   --sim-root /path               the simulator's sandbox (default /zklockviz/sim)
   --allowed-origin PATTERN       an extra origin allowed to open websockets and
@@ -137,6 +154,7 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
 	LogJSON         bool
+	Postgres        pgConfig
 }
 
 // serveFlags is serve's command line as given; config checks it.
@@ -150,6 +168,7 @@ type serveFlags struct {
 	// stallGrace unset: the watcher uses two polls.
 	stallGrace    optDuration
 	sim, insecure bool
+	pg            pgFlags
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -172,6 +191,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "")
 	fs.StringVar(&f.level, "log-level", "info", "")
 	fs.StringVar(&f.format, "log-format", "text", "")
+	f.pg.register(fs)
 }
 
 // config checks the flags and builds serve's configuration.
@@ -201,6 +221,10 @@ func (f *serveFlags) config() (serveConfig, error) {
 		return c, fmt.Errorf("--zk-auth: %w", err)
 	}
 	if c.ZKTLS, err = f.tls.config(); err != nil {
+		return c, err
+	}
+	// The --watch parser (service:name) hands postgres its locks here.
+	if c.Postgres, err = f.pg.config(nil); err != nil {
 		return c, err
 	}
 	err = errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
@@ -512,7 +536,10 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 // classroom) adds its line here, and web, views and static serve it.
 func (m *Main) registerServices(sim *simulator.Manager) error {
 	m.services = &lockservice.Registry{}
-	return m.services.Register(zookeeper.Service(m.watcher, sim))
+	if err := m.services.Register(zookeeper.Service(m.watcher, sim)); err != nil {
+		return err
+	}
+	return m.registerPostgres()
 }
 
 // newWeb builds the web server over the registered services.
