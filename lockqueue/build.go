@@ -193,13 +193,17 @@ func onlyMode(nodes []Node, m Mode) bool {
 }
 
 // queueLess orders by folder (a semaphore's leases before its lock queue),
-// then by sequence, then by creation (unsequenced lease nodes), then name.
+// then by sequence, then by the service's own order (etcd's create
+// revision), then by creation (unsequenced lease nodes), then name.
 func queueLess(a, b *Node) bool {
 	if a.Folder != b.Folder {
 		return a.Folder < b.Folder
 	}
 	if a.Seq != b.Seq {
 		return a.Seq < b.Seq
+	}
+	if a.Order != b.Order {
+		return a.Order < b.Order
 	}
 	if a.Czxid != b.Czxid {
 		return a.Czxid < b.Czxid
