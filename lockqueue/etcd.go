@@ -82,6 +82,32 @@ func etcdMode(name string) (Mode, Recipe, bool) {
 	return Exclusive, EtcdMutex, true
 }
 
+// EtcdLockOf is the lock prefix a full etcd key belongs to when its last
+// segments are a recipe's key: "/locks/orders/694d8b2f1c3a5e07" and
+// "/locks/rw/write/1700000000" are keys of /locks/orders and /locks/rw.
+func EtcdLockOf(key string) (prefix string, ok bool) {
+	dir, name, ok := cutLast(key)
+	if !ok {
+		return "", false
+	}
+	if parent, kind, ok := cutLast(dir); ok && (kind == "read" || kind == "write") && allDigits(name) {
+		return parent, parent != ""
+	}
+	if _, _, ok := etcdMode(name); !ok || strings.Contains(name, "/") {
+		return "", false
+	}
+	return dir, dir != ""
+}
+
+// cutLast splits a key at its last "/".
+func cutLast(key string) (dir, name string, ok bool) {
+	i := strings.LastIndexByte(key, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	return key[:i], key[i+1:], true
+}
+
 // BuildEtcd works out the queue of the etcd lock prefix from its keys, in
 // any order. Like Build it never fails: what fits no recipe becomes a
 // foreign node and an alert.

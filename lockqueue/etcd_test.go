@@ -125,3 +125,24 @@ func names(ns []Node) string {
 	}
 	return b.String()
 }
+
+func TestEtcdLockOf(t *testing.T) {
+	for _, tc := range []struct {
+		key, lock string
+		ok        bool
+	}{
+		{"/locks/orders/694d8b2f1c3a5e07", "/locks/orders", true},
+		{"mylock/694d8b2f1c3a5e07", "mylock", true},
+		{"/locks/rw/write/1700000000000000000", "/locks/rw", true},
+		{"/locks/rw/read/1700000000000000000", "/locks/rw", true},
+		{"/locks/rw/read/notanumber", "", false},
+		{"/locks/config/timeout", "", false},
+		{"694d8b2f1c3a5e07", "", false},
+		{"/694d8b2f1c3a5e07", "", false},
+	} {
+		lock, ok := EtcdLockOf(tc.key)
+		if lock != tc.lock || ok != tc.ok {
+			t.Errorf("EtcdLockOf(%q) = %q, %v; want %q, %v", tc.key, lock, ok, tc.lock, tc.ok)
+		}
+	}
+}
