@@ -5,7 +5,7 @@
 
 const HEADER = ['path', 'revision', 'connection', 'watchSource', 'recipe', 'exists', 'leases', 'leasesInferred', 'alerts', 'invisibleChildWatches', 'updatedAt', 'error'];
 
-// nodeLess is lockqueue.NodeLess: lock nodes by (folder, seq, czxid, name),
+// nodeLess is lockqueue.NodeLess: lock nodes by (folder, seq, order, czxid, name),
 // then foreign children by name. A semaphore's nodes live in more than one
 // folder; other nodes have none.
 const folderOf = (n) => n.folder || '';
@@ -16,6 +16,7 @@ export function nodeLess(a, b) {
   if (fa) return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
   if (folderOf(a) !== folderOf(b)) return folderOf(a) < folderOf(b) ? -1 : 1;
   if (a.seq !== b.seq) return a.seq - b.seq;
+  if ((a.order || 0) !== (b.order || 0)) return (a.order || 0) - (b.order || 0);
   if (a.czxid !== b.czxid) return a.czxid - b.czxid;
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

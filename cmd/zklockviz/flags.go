@@ -18,6 +18,12 @@ var envDefaults = []struct{ flag, env string }{
 	{"addr", "ZKLOCKVIZ_ADDR"},
 	{"auth-token", "ZKLOCKVIZ_TOKEN"},
 	{"stall-grace", "ZKLOCKVIZ_STALL_GRACE"},
+	{"etcd", "ZKLOCKVIZ_ETCD"},
+	{"etcd-user", "ZKLOCKVIZ_ETCD_USER"},
+	{"etcd-password", "ZKLOCKVIZ_ETCD_PASSWORD"},
+	{"etcd-tls-ca", "ZKLOCKVIZ_ETCD_TLS_CA"},
+	{"etcd-tls-cert", "ZKLOCKVIZ_ETCD_TLS_CERT"},
+	{"etcd-tls-key", "ZKLOCKVIZ_ETCD_TLS_KEY"},
 }
 
 // errHelp is returned when --help was asked for and answered.
