@@ -284,3 +284,39 @@ func TestDiscoverUnder(t *testing.T) {
 		t.Errorf("Watched = %v", got)
 	}
 }
+
+// A reader cut off while the queue moves on and etcd compacts its
+// history comes back to a watch etcd can no longer serve from where it
+// stopped: it reads the prefix again and shows the present, live.
+func TestResyncAfterCompaction(t *testing.T) {
+	srv := etcdlocal.ForTest(t)
+	const prefix = "/locks/compacted"
+	p, err := proxy.New(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	_, f := startReader(t, etcdlock.Config{Endpoints: []string{"http://" + p.Addr()}, Prefixes: []string{prefix}, Timeout: time.Second})
+	a := goMutex(t, srv.Endpoint(), prefix, 30)
+	b := goMutex(t, srv.Endpoint(), prefix, 30)
+	label := map[string]string{a.key: "a", b.key: "b"}
+	f.waitFor(t, prefix, "a holding, b waiting", func(s lockqueue.Snapshot) bool { return queue(s, label) == "a:H b>a" && s.Live() })
+
+	p.Cut()
+	f.waitFor(t, prefix, "not live while cut off", func(s lockqueue.Snapshot) bool { return !s.Live() })
+	a.release()
+	<-b.locked
+	c := goMutex(t, srv.Endpoint(), prefix, 30)
+	label[c.key] = "c"
+	cli := newClient(t, srv.Endpoint())
+	resp, err := cli.Put(context.Background(), "/unrelated", "moves the revision on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Compact(context.Background(), resp.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	p.Restore()
+	s := f.waitFor(t, prefix, "b holding, c waiting, live", func(s lockqueue.Snapshot) bool { return queue(s, label) == "b:H c>b" && s.Live() })
+	checkHealthy(t, s)
+}
