@@ -511,10 +511,11 @@ func (r *Reader) publishAllLocked() {
 
 // publishLocked builds l's snapshot from its keys, the leases' facts and
 // the connection's state, and publishes it when anything shows
-// differently. A lock never read has nothing to show yet. r.mu held.
+// differently. A lock never read has nothing to show yet; one unwatched
+// (its goroutine not yet stopped) nothing any more. r.mu held.
 func (r *Reader) publishLocked(l *lock) {
-	if !l.read && l.err == nil && !r.tried {
-		return
+	if r.locks[l.name] != l || (!l.read && l.err == nil && !r.tried) {
+		return // unwatched, or nothing to show yet
 	}
 	keys := make([]lockqueue.EtcdKey, 0, len(l.keys))
 	for _, k := range l.keys {

@@ -320,3 +320,28 @@ func TestResyncAfterCompaction(t *testing.T) {
 	s := f.waitFor(t, prefix, "b holding, c waiting, live", func(s lockqueue.Snapshot) bool { return queue(s, label) == "b:H c>b" && s.Live() })
 	checkHealthy(t, s)
 }
+
+// Watch at run time starts a prefix's watch; Unwatch stops it and tells
+// Forget, so the hub drops the lock.
+func TestWatchUnwatch(t *testing.T) {
+	srv := etcdlocal.ForTest(t)
+	forgot := make(chan string, 1)
+	r, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Forget: func(key string) { forgot <- key }})
+	if err := r.Watch("/locks/late/"); !errors.Is(err, lockservice.ErrBadName) {
+		t.Errorf("Watch of a bad name: %v", err)
+	}
+	if err := r.Watch("/locks/late"); err != nil {
+		t.Fatal(err)
+	}
+	a := goMutex(t, srv.Endpoint(), "/locks/late", 30)
+	f.waitFor(t, "/locks/late", "a holding", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 1 && s.Nodes[0].Name == a.key })
+	if err := r.Unwatch("/locks/late"); err != nil {
+		t.Fatal(err)
+	}
+	if key := <-forgot; key != "etcd:/locks/late" {
+		t.Errorf("Forget(%q), want etcd:/locks/late", key)
+	}
+	if w := r.Watched(); len(w) != 0 {
+		t.Errorf("Watched after Unwatch: %v", w)
+	}
+}
