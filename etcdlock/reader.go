@@ -55,6 +55,19 @@ type lock struct {
 	rev    int64                        // the snapshots' Revision
 	last   lockqueue.Snapshot
 	cancel context.CancelFunc // stops its follow goroutine; nil when none
+	// expired is the last holder whose key went while its lease was
+	// running out, until the lock passes on again.
+	expired *lockqueue.ExpiredHolder
+}
+
+// expiring reports whether s showed name as a holder whose lease runs out.
+func expiring(s lockqueue.Snapshot, name string) bool {
+	for _, a := range s.Alerts {
+		if a.Kind == lockqueue.AlertLeaseExpiring && slices.Contains(a.Nodes, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // leaseFacts are what the last LeaseTimeToLive said of a lease.
@@ -355,6 +368,9 @@ func (r *Reader) apply(l *lock, pfx string, events []*clientv3.Event) {
 	for _, ev := range events {
 		name := string(ev.Kv.Key[len(pfx):])
 		if ev.Type == clientv3.EventTypeDelete {
+			if expiring(l.last, name) {
+				l.expired = &lockqueue.ExpiredHolder{Name: name, LeaseID: lockqueue.LeaseHex(l.keys[name].Lease)}
+			}
 			delete(l.keys, name)
 			continue
 		}
@@ -525,6 +541,9 @@ func (r *Reader) publishLocked(l *lock) {
 		keys = append(keys, k)
 	}
 	s := lockqueue.BuildEtcd(l.name, keys)
+	if l.expired != nil && !l.expired.Apply(&s) {
+		l.expired = nil
+	}
 	s.Connection = r.connectionLocked()
 	switch {
 	case r.connErr != nil && r.tried:

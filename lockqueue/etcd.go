@@ -38,6 +38,11 @@ const (
 	AlertNoLease = "no-lease"
 	// AlertLeaseGone: the key's lease no longer exists but the key does.
 	AlertLeaseGone = "lease-gone"
+	// AlertHolderExpired: the holder's key went while its lease was
+	// running out unrenewed: the lock passed on by expiry, not by
+	// release, and the old client, if only paused, may still believe it
+	// holds (etcd #10811). Shown until the lock passes on again.
+	AlertHolderExpired = "holder-expired"
 )
 
 // EtcdKey is one key under an etcd lock prefix, as read from etcd.
@@ -216,4 +221,39 @@ func etcdAlerts(q []Node, recipe Recipe, keys []EtcdKey, foreign []Node) []Alert
 			Count(len(names), "key", "keys"), agree(len(names), "is", "are"), strings.Join(clip(names), ", "))})
 	}
 	return alerts
+}
+
+// HolderExpiredAlert is the alert for a holder whose key went while its
+// lease ran out (AlertHolderExpired); now is who holds since, "" if none.
+func HolderExpiredAlert(expired, leaseID, now string) Alert {
+	next := "no one holds it now"
+	if now != "" {
+		next = now + " holds it now"
+	}
+	return Alert{Kind: AlertHolderExpired, Nodes: []string{expired}, Message: fmt.Sprintf(
+		"holder %s lost the lock when its lease %s ran out unrenewed, not by releasing it; %s. If %s's client is only paused (GC, partition) it may still believe it holds until it checks IsOwner() or session.Done(): two holders",
+		expired, leaseID, next, expired)}
+}
+
+// ExpiredHolder is a holder whose key went while its lease ran out
+// unrenewed, followed until the lock passes on from its successor.
+type ExpiredHolder struct {
+	Name, LeaseID string
+	// Successor is who held first after it; "" while no one has.
+	Successor string
+}
+
+// Apply adds the holder-expired alert to s, a later snapshot of the same
+// lock; false once the lock has passed on from the successor, when the
+// alert is over.
+func (e *ExpiredHolder) Apply(s *Snapshot) bool {
+	now := strings.Join(s.Holders(), ", ")
+	switch {
+	case e.Successor == "":
+		e.Successor = now
+	case now != e.Successor:
+		return false
+	}
+	s.Alerts = append(s.Alerts, HolderExpiredAlert(e.Name, e.LeaseID, now))
+	return true
 }

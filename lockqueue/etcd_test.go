@@ -146,3 +146,42 @@ func TestEtcdLockOf(t *testing.T) {
 		}
 	}
 }
+
+func TestExpiredHolder(t *testing.T) {
+	// a's lease ran out while it held; b, then c hold after it.
+	e := &ExpiredHolder{Name: "1a", LeaseID: "1a"}
+	for _, step := range []struct {
+		keys  []EtcdKey
+		alert bool
+	}{
+		{[]EtcdKey{key("2b", 6, 0x2b), key("3c", 7, 0x3c)}, true}, // b holds now
+		{[]EtcdKey{key("2b", 6, 0x2b), key("3c", 7, 0x3c), key("4d", 8, 0x4d)}, true},
+		{[]EtcdKey{key("3c", 7, 0x3c), key("4d", 8, 0x4d)}, false}, // b released: over
+	} {
+		s := BuildEtcd("/locks/x", step.keys)
+		if got := e.Apply(&s); got != step.alert {
+			t.Fatalf("Apply with holders %v = %v, want %v", s.Holders(), got, step.alert)
+		}
+		if kinds := alertKinds(s); step.alert != slices.Contains(kinds, AlertHolderExpired) {
+			t.Errorf("holders %v: alerts %v", s.Holders(), kinds)
+		}
+		if step.alert && !strings.Contains(s.Alerts[len(s.Alerts)-1].Message, "2b holds it now") {
+			t.Errorf("message: %s", s.Alerts[len(s.Alerts)-1].Message)
+		}
+	}
+	// No one holds after the expiry: the alert stays until someone has
+	// held and let go.
+	e = &ExpiredHolder{Name: "1a", LeaseID: "1a"}
+	empty := BuildEtcd("/locks/x", nil)
+	if !e.Apply(&empty) || !strings.Contains(empty.Alerts[0].Message, "no one holds it now") {
+		t.Errorf("empty lock after the expiry: %v", empty.Alerts)
+	}
+}
+
+func alertKinds(s Snapshot) []string {
+	var out []string
+	for _, a := range s.Alerts {
+		out = append(out, a.Kind)
+	}
+	return out
+}
