@@ -278,47 +278,67 @@ func TestEtcdViewersShareOneWatch(t *testing.T) {
 	t.Logf("etcd watchers with 1 viewer and with 100: %v", watchers)
 }
 
-// An etcd nobody answers at: serve still starts, the ZooKeeper side keeps
-// working, and the etcd lock and the log say etcd, the address and what to
-// check.
-func TestServeEtcdUnreachable(t *testing.T) {
+// etcd that cannot be used, unreachable or refusing the password: serve
+// still starts, the ZooKeeper side keeps working, and the etcd lock and
+// the log say etcd, the address and what to check.
+func TestServeEtcdBadConnection(t *testing.T) {
 	zks := sharedZK(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
+	nowhere := ln.Addr().String()
 	ln.Close()
-	zkPath := "/cli-etcd-unreachable"
-	conn := connect(t, zks.Addr())
-	if _, err := conn.Create(zkPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Delete(zkPath, -1) })
-	s := startServe(t, "--zk", zks.Addr(), "--etcd", "http://"+addr, "--addr", "127.0.0.1:0",
-		"--watch", zkPath, "--watch", "etcd:/locks/orders")
-	var snap lockqueue.Snapshot
-	waitFor(t, "the etcd lock's error", func() bool {
-		var ok bool
-		snap, ok = etcdLock(t, s.url, "/locks/orders")
-		return ok && snap.Error != ""
-	})
-	for _, want := range []string{"etcd " + addr, "not reachable", "check that etcd is up"} {
-		if !strings.Contains(snap.Error, want) {
-			t.Errorf("error %q lacks %q", snap.Error, want)
-		}
-		if !strings.Contains(s.output(), want) {
-			t.Errorf("the log lacks %q", want)
+	authed := etcdlocal.ForTest(t)
+	for _, args := range [][]string{{"user", "add", "root:rootpw"}, {"auth", "enable"}} {
+		cmd := exec.Command("etcdctl", append([]string{"--endpoints", authed.Endpoint()}, args...)...)
+		cmd.Env = []string{"ETCDCTL_API=3"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("etcdctl %v: %v\n%s", args, err, out)
 		}
 	}
-	if snap.Connection == lockqueue.Connected {
-		t.Errorf("unreachable etcd shown connected: %+v", snap)
-	}
-	var zkSnap lockqueue.Snapshot
-	waitFor(t, "the ZooKeeper lock", func() bool {
-		return getJSON(t, s.url+"/api/v1/lock?path="+zkPath, &zkSnap) == http.StatusOK
-	})
-	if !zkSnap.Live() {
-		t.Errorf("ZooKeeper side with etcd down: %+v", zkSnap)
+	for i, tc := range []struct {
+		name, addr string
+		args       []string
+		want       []string
+	}{
+		{"unreachable", nowhere, nil, []string{"not reachable", "check that etcd is up"}},
+		{"wrong password", authed.Addr(), []string{"--etcd-user", "root", "--etcd-password", "wrong"},
+			[]string{"authentication failed", "check --etcd-user and --etcd-password"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			zkPath := fmt.Sprintf("/cli-etcd-bad-%d", i)
+			conn := connect(t, zks.Addr())
+			if _, err := conn.Create(zkPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Delete(zkPath, -1) })
+			s := startServe(t, append([]string{"--zk", zks.Addr(), "--etcd", "http://" + tc.addr, "--addr", "127.0.0.1:0",
+				"--watch", zkPath, "--watch", "etcd:/locks/orders"}, tc.args...)...)
+			var snap lockqueue.Snapshot
+			waitFor(t, "the etcd lock's error", func() bool {
+				var ok bool
+				snap, ok = etcdLock(t, s.url, "/locks/orders")
+				return ok && snap.Error != ""
+			})
+			for _, want := range append(tc.want, "etcd "+tc.addr) {
+				if !strings.Contains(snap.Error, want) {
+					t.Errorf("error %q lacks %q", snap.Error, want)
+				}
+				if !strings.Contains(s.output(), want) {
+					t.Errorf("the log lacks %q", want)
+				}
+			}
+			if snap.Connection == lockqueue.Connected {
+				t.Errorf("etcd shown connected: %+v", snap)
+			}
+			var zkSnap lockqueue.Snapshot
+			waitFor(t, "the ZooKeeper lock", func() bool {
+				return getJSON(t, s.url+"/api/v1/lock?path="+zkPath, &zkSnap) == http.StatusOK
+			})
+			if !zkSnap.Live() {
+				t.Errorf("ZooKeeper side with etcd unusable: %+v", zkSnap)
+			}
+		})
 	}
 }
