@@ -221,7 +221,7 @@ func (r *Reader) Run(ctx context.Context) error {
 // once, so a wrong password or an unreachable server fails it; without,
 // it connects lazily and the first Get tells.
 func (r *Reader) connect(ctx context.Context) (*clientv3.Client, error) {
-	for {
+	for attempt := 0; ; attempt++ {
 		cli, err := clientv3.New(clientv3.Config{
 			Endpoints: r.cfg.Endpoints, Username: r.cfg.Username, Password: r.cfg.Password, TLS: r.cfg.TLS,
 			DialTimeout: r.cfg.Timeout, DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: r.cfg.Timeout,
@@ -234,13 +234,25 @@ func (r *Reader) connect(ctx context.Context) (*clientv3.Client, error) {
 			return nil, ctx.Err()
 		}
 		r.failConn(describe(err, r.cfg.Endpoints, "", r.cfg.Timeout))
-		if !sleep(ctx, r.backoff()) {
+		if !sleep(ctx, r.backoff(attempt)) {
 			return nil, ctx.Err()
 		}
 	}
 }
 
-func (r *Reader) backoff() time.Duration { return max(r.cfg.Poll, time.Second) }
+// maxBackoff bounds the wait between two tries: a reader left with a
+// wrong password should not log in every second for days.
+const maxBackoff = 30 * time.Second
+
+// backoff is the wait after the attempt-th failure in a row (from 0):
+// a poll (at least a second), doubling up to maxBackoff.
+func (r *Reader) backoff(attempt int) time.Duration {
+	d := max(r.cfg.Poll, time.Second)
+	for range min(attempt, 8) {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
 
 // sleep waits d; false when ctx ended first.
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -292,29 +304,36 @@ func (r *Reader) startLocked(l *lock) {
 // one watch from the Get's revision; again after the watch fails or is
 // compacted away.
 func (r *Reader) follow(ctx context.Context, cli *clientv3.Client, l *lock) {
+	failures := 0
 	for {
-		err := r.readAndWatch(ctx, cli, l)
+		read, err := r.readAndWatch(ctx, cli, l)
 		if ctx.Err() != nil {
 			return
 		}
-		if err != nil {
-			r.failLock(l, describe(err, r.cfg.Endpoints, l.name, r.cfg.Timeout))
-			if !sleep(ctx, r.backoff()) {
-				return
-			}
+		if read {
+			failures = 0
 		}
+		if err == nil {
+			continue
+		}
+		r.failLock(l, describe(err, r.cfg.Endpoints, l.name, r.cfg.Timeout))
+		if !sleep(ctx, r.backoff(failures)) {
+			return
+		}
+		failures++
 	}
 }
 
 // readAndWatch returns nil when the watch ended in a way a fresh read
-// mends at once (compaction), an error otherwise.
-func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock) error {
+// mends at once (compaction), an error otherwise; read tells whether the
+// prefix was read before it ended.
+func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock) (read bool, err error) {
 	pfx := l.name + "/"
 	gctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	resp, err := cli.Get(gctx, pfx, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
 	cancel()
 	if err != nil {
-		return err
+		return false, err
 	}
 	r.okConn()
 	r.resync(l, resp)
@@ -327,17 +346,17 @@ func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock
 	for wr := range wch {
 		if wr.CompactRevision != 0 {
 			r.log.Info("etcd compacted past the watch; reading the lock again", "lock", l.name, "compactRevision", wr.CompactRevision)
-			return nil
+			return true, nil
 		}
 		if err := wr.Err(); err != nil {
-			return err
+			return true, err
 		}
 		r.apply(l, pfx, wr.Events)
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return true, err
 	}
-	return errors.New("watch closed by the server")
+	return true, errors.New("watch closed by the server")
 }
 
 // resync replaces l's keys with a fresh read. A key seen before keeps
