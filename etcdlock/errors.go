@@ -2,8 +2,12 @@ package etcdlock
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -14,6 +18,81 @@ import (
 
 // errConnDown is the gRPC connection being down with nothing read.
 var errConnDown = errors.New("no connection")
+
+// errSpeaksTLS: an http:// endpoint answered a TLS handshake.
+var errSpeaksTLS = errors.New("the server speaks TLS")
+
+// diagnose finds why no connection to the endpoints comes up, which
+// gRPC's client does not say (its requests just time out): it dials each
+// one and shakes hands with TLS. nil when every endpoint looks fine at
+// that level. Used only while the connection is down.
+func diagnose(ctx context.Context, endpoints []string, cfg *tls.Config, timeout time.Duration) error {
+	for _, ep := range endpoints {
+		if err := probe(ctx, ep, cfg, timeout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func probe(ctx context.Context, endpoint string, cfg *tls.Config, timeout time.Duration) error {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg != nil {
+		tc = cfg.Clone()
+	}
+	if tc.ServerName == "" {
+		tc.ServerName = u.Hostname()
+	}
+	tc.NextProtos = []string{"h2"}
+	herr := tls.Client(conn, tc).HandshakeContext(ctx)
+	if u.Scheme == "https" {
+		if herr != nil {
+			return tlsError{herr}
+		}
+		return nil
+	}
+	// http://: a server that answers a TLS handshake at all (even with a
+	// certificate this side does not trust) speaks TLS.
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var certInvalid x509.CertificateInvalidError
+	var alert tls.AlertError
+	if herr == nil || errors.As(herr, &unknownCA) || errors.As(herr, &hostname) || errors.As(herr, &certInvalid) || errors.As(herr, &alert) {
+		return errSpeaksTLS
+	}
+	return nil
+}
+
+// unanswered reports a request that timed out: gRPC's client tells no
+// more, diagnose may.
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
+}
+
+// tlsError is a failed TLS handshake with an https:// endpoint.
+type tlsError struct{ err error }
+
+func (e tlsError) Error() string { return "TLS handshake: " + e.err.Error() }
+func (e tlsError) Unwrap() error { return e.err }
+
+// isDial reports a failed TCP dial: refused, no route, no such host.
+func isDial(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &op) || errors.As(err, &dns)
+}
 
 // describe turns a failed request into what an engineer on call needs:
 // the service, the address, what went wrong and what to check. prefix is
@@ -40,13 +119,22 @@ func classify(err error, prefix string, timeout time.Duration) (what, check stri
 		}
 		return "permission denied reading " + target,
 			fmt.Sprintf("give the user a role with read on it: etcdctl role grant-permission ROLE read --prefix %s", cmpOr(prefix+"/", "PREFIX/"))
+	case errors.Is(err, errSpeaksTLS):
+		return "the server speaks TLS", "write its URL as https:// in --etcd (and give --etcd-tls-ca unless a system CA signed its certificate)"
 	case isTLS(err):
-		return "TLS handshake failed (" + shortErr(err) + ")",
-			"check that the endpoint's scheme is https:// for a TLS server, and --etcd-tls-ca, --etcd-tls-cert, --etcd-tls-key"
-	case errors.Is(err, context.DeadlineExceeded), status.Code(err) == codes.DeadlineExceeded:
+		detail := shortErr(err)
+		var te tlsError
+		if errors.As(err, &te) {
+			detail = te.err.Error()
+		}
+		return "TLS handshake failed (" + detail + ")",
+			"write the URL as http:// if the server speaks plain HTTP; otherwise check --etcd-tls-ca, --etcd-tls-cert and --etcd-tls-key"
+	case unanswered(err):
 		return fmt.Sprintf("no answer within %v", timeout), checkUp
 	case errors.Is(err, errConnDown), status.Code(err) == codes.Unavailable:
 		return "not reachable", checkUp
+	case isDial(err):
+		return "not reachable (" + err.Error() + ")", checkUp
 	case is(rpctypes.ErrNoLeader), is(rpctypes.ErrGRPCNoLeader):
 		return "the member has no leader (it is cut off from its cluster's majority)", "check the etcd cluster's health: etcdctl endpoint health --cluster"
 	}
@@ -56,6 +144,9 @@ func classify(err error, prefix string, timeout time.Duration) (what, check stri
 const checkUp = "check that etcd is up and that --etcd names its client URL (http:// or https://, usually port 2379)"
 
 func isTLS(err error) bool {
+	if errors.As(err, new(tlsError)) {
+		return true
+	}
 	s := err.Error()
 	return strings.Contains(s, "x509:") || strings.Contains(s, "tls:") || strings.Contains(s, "first record does not look like a TLS handshake")
 }

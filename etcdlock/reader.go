@@ -40,7 +40,10 @@ type Reader struct {
 	connErr error // what keeps the reader from etcd; nil when connected
 	// tried: etcd has answered or failed once; until then connErr only
 	// says "connecting" and nothing is published.
-	tried     bool
+	tried bool
+	// connVague: all connErr knows is that gRPC's connection is down; a
+	// lock's own failed read then says better why (TLS, refused…).
+	connVague bool
 	closeOnce sync.Once
 }
 
@@ -165,13 +168,28 @@ func (r *Reader) connectionLocked() lockqueue.Connection {
 func (r *Reader) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.connErr != nil && r.tried {
-		return r.connErr
-	}
 	for _, name := range r.order {
-		if err := r.locks[name].err; err != nil {
+		if err := r.errorForLocked(r.locks[name]); err != nil {
 			return err
 		}
+	}
+	return r.errorForLocked(nil)
+}
+
+// errorForLocked is what keeps l (nil: any lock) from being shown live:
+// the connection's failure, unless all that is known of it is that the
+// connection is down and l's own read failed saying why; then l's
+// failure; last, that the reader is still connecting. r.mu held.
+func (r *Reader) errorForLocked(l *lock) error {
+	lockErr := error(nil)
+	if l != nil {
+		lockErr = l.err
+	}
+	switch {
+	case r.connErr != nil && r.tried && !(r.connVague && lockErr != nil):
+		return r.connErr
+	case lockErr != nil:
+		return lockErr
 	}
 	return r.connErr
 }
@@ -233,7 +251,12 @@ func (r *Reader) connect(ctx context.Context) (*clientv3.Client, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r.failConn(describe(err, r.cfg.Endpoints, "", r.cfg.Timeout))
+		if unanswered(err) {
+			if derr := diagnose(ctx, r.cfg.Endpoints, r.cfg.TLS, r.cfg.Timeout); derr != nil {
+				err = derr
+			}
+		}
+		r.failConn(describe(err, r.cfg.Endpoints, "", r.cfg.Timeout), false)
 		if !sleep(ctx, r.backoff(attempt)) {
 			return nil, ctx.Err()
 		}
@@ -268,10 +291,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // failConn records a connection failure, logs it when it is news, and
 // republishes every lock as not live.
-func (r *Reader) failConn(err error) {
+func (r *Reader) failConn(err error, vague bool) {
 	r.mu.Lock()
 	news := r.connErr == nil || r.connErr.Error() != err.Error()
-	r.connErr, r.tried = err, true
+	r.connErr, r.tried, r.connVague = err, true, vague
 	r.publishAllLocked()
 	r.mu.Unlock()
 	if news {
@@ -488,7 +511,7 @@ func (r *Reader) readLeases(ctx context.Context, cli *clientv3.Client) {
 	if failed != nil {
 		r.log.Debug("etcd lease read failed", "err", failed)
 	}
-	r.judgeConn(cli, len(ids) > 0, failed)
+	r.judgeConn(ctx, cli, len(ids) > 0, failed)
 	r.mu.Lock()
 	r.leases = facts
 	r.publishAllLocked()
@@ -500,15 +523,19 @@ func (r *Reader) readLeases(ctx context.Context, cli *clientv3.Client) {
 // does a gRPC connection down with nothing read; a read that worked, or a
 // connection up, says yes. A watch alone never tells: the client retries
 // it silently while the server is gone.
-func (r *Reader) judgeConn(cli *clientv3.Client, read bool, failed error) {
+func (r *Reader) judgeConn(ctx context.Context, cli *clientv3.Client, read bool, failed error) {
 	state := cli.ActiveConnection().GetState()
 	switch {
 	case failed != nil && !isPermission(failed):
-		r.failConn(describe(failed, r.cfg.Endpoints, "", r.cfg.Timeout))
+		r.failConn(describe(failed, r.cfg.Endpoints, "", r.cfg.Timeout), false)
 	case read && failed == nil, state == connectivity.Ready:
 		r.okConn()
 	case state == connectivity.TransientFailure, state == connectivity.Connecting:
-		r.failConn(describe(errConnDown, r.cfg.Endpoints, "", r.cfg.Timeout))
+		if err := diagnose(ctx, r.cfg.Endpoints, r.cfg.TLS, r.cfg.Timeout); err != nil {
+			r.failConn(describe(err, r.cfg.Endpoints, "", r.cfg.Timeout), false)
+			return
+		}
+		r.failConn(describe(errConnDown, r.cfg.Endpoints, "", r.cfg.Timeout), true)
 	}
 }
 
@@ -564,13 +591,8 @@ func (r *Reader) publishLocked(l *lock) {
 		l.expired = nil
 	}
 	s.Connection = r.connectionLocked()
-	switch {
-	case r.connErr != nil && r.tried:
-		s.Error = r.connErr.Error()
-	case l.err != nil:
-		s.Error = l.err.Error()
-	case r.connErr != nil:
-		s.Error = r.connErr.Error()
+	if err := r.errorForLocked(l); err != nil {
+		s.Error = err.Error()
 	}
 	if l.rev > 0 && sameSnapshot(s, l.last) {
 		return

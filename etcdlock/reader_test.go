@@ -356,3 +356,17 @@ func TestWatchUnwatch(t *testing.T) {
 		t.Errorf("Watched after Unwatch: %v", w)
 	}
 }
+
+// https:// to an etcd that speaks plain HTTP: the error says TLS and
+// what to check.
+func TestTLSMismatch(t *testing.T) {
+	srv := etcdlocal.ForTest(t)
+	const prefix = "/locks/tls"
+	_, f := startReader(t, etcdlock.Config{Endpoints: []string{"https://" + srv.Addr()}, Prefixes: []string{prefix}, Timeout: time.Second})
+	s := f.waitFor(t, prefix, "a TLS error", func(s lockqueue.Snapshot) bool { return strings.Contains(s.Error, "TLS") })
+	for _, want := range []string{"etcd " + srv.Addr(), "TLS", "--etcd-tls-ca"} {
+		if !strings.Contains(s.Error, want) {
+			t.Errorf("error %q lacks %q", s.Error, want)
+		}
+	}
+}
