@@ -198,6 +198,29 @@ func TestServeEtcdReadBack(t *testing.T) {
 		snap, _ = etcdLock(t, s.url, prefix)
 		return len(snap.Nodes) == 1 && snap.Nodes[0].Name == b.Name && snap.Nodes[0].Holding
 	})
+	// An etcd lock added at run time, and one asked of a server without
+	// a ZooKeeper reader.
+	for _, tc := range []struct {
+		body string
+		code int
+	}{
+		{`{"service":"etcd","path":"/locks/later"}`, http.StatusOK},
+		{`{"service":"etcd","path":"/locks/later/"}`, http.StatusBadRequest},
+		{`{"path":"/zk/lock"}`, http.StatusServiceUnavailable},
+	} {
+		resp, err := http.Post(s.url+"/api/v1/watch", "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("POST /api/v1/watch %s = %d, want %d", tc.body, resp.StatusCode, tc.code)
+		}
+	}
+	waitFor(t, "/locks/later read", func() bool {
+		later, ok := etcdLock(t, s.url, "/locks/later")
+		return ok && later.Live() && len(later.Nodes) == 0
+	})
 	// A plain path is still ZooKeeper's, which this server does not watch.
 	if code := getJSON(t, s.url+"/api/v1/lock?path="+prefix, nil); code != http.StatusNotFound {
 		t.Errorf("GET /api/v1/lock?path=%s (ZooKeeper): %d, want 404", prefix, code)
