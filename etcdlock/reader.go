@@ -500,7 +500,10 @@ func (r *Reader) readLeases(ctx context.Context, cli *clientv3.Client) {
 		}
 		if err != nil {
 			failed = err
-			continue
+			if isPermission(err) {
+				continue
+			}
+			break // etcd's own failure: the other leases would wait their timeout too
 		}
 		f := leaseFacts{ttl: time.Duration(resp.GrantedTTL) * time.Second, left: time.Duration(resp.TTL) * time.Second}
 		if resp.TTL < 0 {
