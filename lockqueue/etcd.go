@@ -58,7 +58,8 @@ type EtcdKey struct {
 	LeaseTTL, LeaseLeft time.Duration
 	LeaseGone           bool
 	// Seen is when the reader saw the key's creation; zero when the key
-	// was there before the reader looked (etcd keeps no creation time).
+	// was there before the reader looked (etcd keeps no creation time; an
+	// RWMutex key's name then tells it, by its client's clock).
 	Seen time.Time
 }
 
@@ -113,6 +114,17 @@ func cutLast(key string) (dir, name string, ok bool) {
 	return key[:i], key[i+1:], true
 }
 
+// rwKeyTime is when an RWMutex key was made, by its client's clock: the
+// recipe names it after time.Now().UnixNano().
+func rwKeyTime(name string) time.Time {
+	_, n, _ := strings.Cut(name, "/")
+	ns, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || ns <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
 // BuildEtcd works out the queue of the etcd lock prefix from its keys, in
 // any order. Like Build it never fails: what fits no recipe becomes a
 // foreign node and an alert.
@@ -125,6 +137,9 @@ func BuildEtcd(prefix string, keys []EtcdKey) Snapshot {
 		n := Node{
 			Name: k.Name, Seq: -1, Mode: mode, Recipe: recipe, Ctime: k.Seen, Order: k.CreateRevision,
 			Foreign: !ok, parsedMode: mode,
+		}
+		if n.Ctime.IsZero() && recipe == EtcdRWMutex {
+			n.Ctime = rwKeyTime(k.Name)
 		}
 		if k.Lease != 0 {
 			n.LeaseID = LeaseHex(k.Lease)

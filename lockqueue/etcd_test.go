@@ -106,6 +106,14 @@ func TestBuildEtcdNodeFields(t *testing.T) {
 	if !n.Equal(want) {
 		t.Errorf("node\n %+v\nwant\n %+v", n, want)
 	}
+	// An RWMutex key's name tells when it was made; a Mutex key's does not.
+	rw := BuildEtcd("/locks/x", []EtcdKey{key("read/1795000000123456789", 3, 1), key("1a", 4, 0x1a)})
+	if got := rw.Nodes[0].Ctime; !got.Equal(time.Unix(0, 1795000000123456789)) {
+		t.Errorf("RWMutex key's ctime %v", got)
+	}
+	if got := rw.Nodes[1].Ctime; !got.IsZero() {
+		t.Errorf("Mutex key's ctime %v, want unknown", got)
+	}
 	// A node's place survives a websocket client's re-sort (NodeLess).
 	s := BuildEtcd("/locks/x", []EtcdKey{key("ff", 3, 0xff), key("0a", 4, 0x0a), key("zz", 1, 0)})
 	sorted := slices.Clone(s.Nodes)
