@@ -89,6 +89,14 @@ func TestServeEtcdFlags(t *testing.T) {
 		{name: "bad prefix", args: []string{"--etcd", "etcd1", "--watch", "etcd:/x/"}, err: "trailing /"},
 		{name: "user without password", args: []string{"--etcd", "etcd1", "--etcd-user", "viz"}, err: "go together"},
 		{name: "credentials without etcd", args: []string{"--zk", "zk1", "--etcd-user", "viz", "--etcd-password", "pw"}, err: "need --etcd"},
+		{name: "etcd given twice", args: []string{"--etcd", "etcd1", "--etcd", "etcd2"}, err: "--etcd given 2 times"},
+		{name: "environment overridden once", args: []string{"--etcd", "etcd2"}, env: map[string]string{"ZKLOCKVIZ_ETCD": "etcd1"},
+			want: func(c serveConfig) string {
+				if c.Etcd == nil || c.Etcd.Endpoints[0] != "http://etcd2:2379" {
+					return fmt.Sprintf("%+v", c.Etcd)
+				}
+				return ""
+			}},
 		{name: "missing CA file", args: []string{"--etcd", "etcd1", "--etcd-tls-ca", "/nonexistent.pem"}, err: "--etcd-tls-ca"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
