@@ -193,12 +193,13 @@ func onlyMode(nodes []Node, m Mode) bool {
 }
 
 // queueLess orders by folder (a semaphore's leases before its lock queue),
-// then by sequence, then by creation (unsequenced lease nodes), then name.
+// then by the service's own order (etcd's create revision, PostgreSQL's
+// wait start; ZooKeeper leaves it 0), then by sequence, then by creation
+// (unsequenced lease nodes), then name.
 func queueLess(a, b *Node) bool {
 	if a.Folder != b.Folder {
 		return a.Folder < b.Folder
 	}
-	// A service that orders by its own key sets Order (ZooKeeper leaves it 0).
 	if a.Order != b.Order {
 		return a.Order < b.Order
 	}

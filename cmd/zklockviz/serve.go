@@ -30,6 +30,7 @@ import (
 const defaultAddr = "127.0.0.1:8080"
 
 const serveUsage = `Usage: zklockviz serve --zk HOST:PORT[,HOST:PORT...][/chroot] [flags]
+       zklockviz serve --etcd URL[,URL...] [flags]   (--zk optional then)
 
 Watches lock parent znodes, read-only, and serves the live view at --addr.
 zklockviz never writes to your ZooKeeper (the simulator, when enabled with
@@ -45,9 +46,13 @@ Flags (repeatable ones may be given many times):
                                  exits 1 saying what failed at each address
   --addr HOST:PORT               where to serve (default 127.0.0.1:8080; env
                                  ZKLOCKVIZ_ADDR; port 0 picks a free one)
-  --watch /path                  a lock parent to watch (repeatable)
-  --watch-under /prefix          find lock parents up to 4 levels below prefix
-                                 (repeatable)
+  --watch LOCK                   a lock to watch (repeatable): a ZooKeeper lock
+                                 parent /path, or SERVICE:NAME for another
+                                 service, e.g. etcd:/locks/orders
+  --watch-under PREFIX           find locks below PREFIX (repeatable): lock
+                                 parents up to 4 levels below a ZooKeeper
+                                 /prefix; etcd:/prefix finds etcd locks by
+                                 their keys' names (read every 30 --poll)
   --zk-admin URL                 AdminServer base URL of a member, e.g.
                                  http://zk1:8080 (repeatable, one per member);
                                  used instead of four-letter words
@@ -65,12 +70,30 @@ Flags (repeatable ones may be given many times):
                                  with ssl.clientAuth=need; imply --zk-tls
   --zk-tls-insecure-skip-verify  do not verify the members' certificates
                                  (testing only); implies --zk-tls
+  --etcd URL[,URL...]            etcd's client URLs, e.g. http://etcd1:2379 (env
+                                 ZKLOCKVIZ_ETCD); HOST:PORT means http://, or
+                                 https:// with a --etcd-tls-* flag. Its locks
+                                 are concurrency.Mutex / etcdctl lock / recipes
+                                 RWMutex prefixes: --watch etcd:/locks/orders
+  --etcd-user USER --etcd-password PASSWORD
+                                 etcd credentials (env ZKLOCKVIZ_ETCD_USER,
+                                 ZKLOCKVIZ_ETCD_PASSWORD; prefer the
+                                 environment for the password); a role with
+                                 read on each lock prefix is all it needs
+  --etcd-tls-ca FILE             PEM CA certificates to trust for https://
+                                 endpoints (env ZKLOCKVIZ_ETCD_TLS_CA)
+  --etcd-tls-cert FILE --etcd-tls-key FILE
+                                 PEM client certificate and key, for etcd with
+                                 --client-cert-auth (env ZKLOCKVIZ_ETCD_TLS_CERT,
+                                 ZKLOCKVIZ_ETCD_TLS_KEY)
   --leases /path=N               lease limit of an N-holder queue or Curator
                                  semaphore, which ZooKeeper does not store
                                  (repeatable)
   --poll DURATION                how often the servers' watch tables are read
                                  (default 1s; wchp/wchc cost the server, so
-                                 keep it modest on big ensembles)
+                                 keep it modest on big ensembles), and etcd's
+                                 leases' time left (one LeaseTimeToLive per
+                                 lease per poll)
   --stall-grace DURATION         how long a holder's session may keep watching
                                  another node of its lock before it is a
                                  stalled holder (default two --poll; env
@@ -118,6 +141,17 @@ Production, read-only:
   shows as unknown. Children watches are never listed by ZooKeeper: herd-style
   waiters show as "children".
 
+  etcd: zklockviz keeps one watch per lock prefix and reads the leases of its
+  keys; it never writes. An etcd user whose role has read on the prefixes
+  is enough:
+      etcdctl role add zklockviz
+      etcdctl role grant-permission zklockviz read --prefix /locks/
+      etcdctl user add zklockviz && etcdctl user grant-role zklockviz zklockviz
+  etcd keeps no list of watchers: whom each waiter waits for is the recipe's
+  rule (the key with the next lower create revision), shown as inferred. An
+  unreachable etcd or a refused login shows on its locks and in the log; the
+  other services keep working.
+
   zklockviz binds 127.0.0.1 by default. To serve other hosts, set a token (or
   put it behind an authenticating proxy and pass --insecure).
 
@@ -126,8 +160,11 @@ Examples:
   zklockviz serve --zk zk1:2181/myapp --watch /locks/orders --watch /locks/billing
   zklockviz serve --zk zk1:2181,zk2:2181 --zk-admin http://zk1:8080 --zk-admin http://zk2:8080 --watch-under /locks
   ZKLOCKVIZ_TOKEN=$(openssl rand -hex 16) zklockviz serve --zk zk1:2181 --addr 0.0.0.0:8080 --watch-under /locks
+  zklockviz serve --etcd http://etcd1:2379,http://etcd2:2379 --watch etcd:/locks/orders
+  ZKLOCKVIZ_ETCD_PASSWORD=... zklockviz serve --zk zk1:2181 --watch-under /locks --etcd https://etcd1:2379 --etcd-user zklockviz --etcd-tls-ca ca.pem --watch-under etcd:/locks
 
-Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=,
+Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
+(&service=etcd or postgres for another service's lock),
 POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics.
 `
 
@@ -154,12 +191,15 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
 	LogJSON         bool
-	Postgres        pgConfig
+	// Etcd is the etcd reader's configuration; nil without --etcd.
+	Etcd     *etcdConfig
+	Postgres pgConfig
 }
 
 // serveFlags is serve's command line as given; config checks it.
 type serveFlags struct {
 	conn                                  zkConnFlags
+	etcd                                  etcdFlags
 	tls                                   zkTLSFlags
 	addr, zkAuth, simRoot, token          string
 	level, format                         string
@@ -174,6 +214,7 @@ type serveFlags struct {
 func (f *serveFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	f.tls.register(fs)
+	f.etcd.register(fs)
 	fs.StringVar(&f.addr, "addr", defaultAddr, "")
 	fs.Var(&f.watch, "watch", "")
 	fs.Var(&f.under, "watch-under", "")
@@ -197,19 +238,44 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 // config checks the flags and builds serve's configuration.
 func (f *serveFlags) config() (serveConfig, error) {
 	c := serveConfig{
-		ZKTimeout: f.conn.timeout, Addr: f.addr, Watch: f.watch, WatchUnder: f.under, Poll: f.poll,
+		ZKTimeout: f.conn.timeout, Addr: f.addr, Poll: f.poll,
 		SessionTimeout: f.sessionTimeout, Sim: f.sim, SimRoot: f.simRoot, AllowedOrigins: f.origins,
 		AuthToken: f.token, Insecure: f.insecure, ShutdownTimeout: f.shutdownTimeout, StallGrace: f.stallGrace.d,
 	}
 	var err error
-	if c.Servers, c.Chroot, err = f.conn.parse(); err != nil {
+	var watch, under serviceLocks
+	if c.Watch, watch, err = splitLocks("--watch", f.watch); err != nil {
 		return c, err
 	}
-	if err := checkPaths("--watch", f.watch); err != nil {
+	if c.WatchUnder, under, err = splitLocks("--watch-under", f.under); err != nil {
 		return c, err
 	}
-	if err := checkPaths("--watch-under", f.under); err != nil {
+	if c.Etcd, err = f.etcd.config(watch["etcd"], under["etcd"]); err != nil {
 		return c, err
+	}
+	if c.Postgres, err = f.pg.config(watch["postgres"]); err != nil {
+		return c, err
+	}
+	if len(under["postgres"]) > 0 {
+		return c, fmt.Errorf("--watch-under postgres:%s: PostgreSQL's locks are not found under a prefix; name each with --watch postgres:NAME", under["postgres"][0])
+	}
+	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != ""}
+	if err := errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given)); err != nil {
+		return c, err
+	}
+	// --zk may be left out when another service is given: serve then
+	// shows that service's locks alone.
+	others := c.Etcd != nil || c.Postgres.DSN != ""
+	if f.conn.zk != "" || !others {
+		if c.Servers, c.Chroot, err = f.conn.parse(); err != nil {
+			if f.conn.zk == "" {
+				err = fmt.Errorf("%w, or another lock service (--etcd URL, --postgres DSN)", err)
+			}
+			return c, err
+		}
+	}
+	if len(c.Servers) == 0 && (len(c.Watch) > 0 || len(c.WatchUnder) > 0 || f.sim) {
+		return c, errors.New("ZooKeeper locks and --sim need --zk HOST:PORT (a lock of another service is named SERVICE:NAME, e.g. etcd:/locks/orders)")
 	}
 	if c.AdminURLs, err = parseAdminURLs(f.admin); err != nil {
 		return c, err
@@ -221,10 +287,6 @@ func (f *serveFlags) config() (serveConfig, error) {
 		return c, fmt.Errorf("--zk-auth: %w", err)
 	}
 	if c.ZKTLS, err = f.tls.config(); err != nil {
-		return c, err
-	}
-	// The --watch parser (service:name) hands postgres its locks here.
-	if c.Postgres, err = f.pg.config(nil); err != nil {
 		return c, err
 	}
 	err = errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
@@ -289,15 +351,6 @@ func (m *Main) ParseFlags(args []string) error {
 		return usagef("%v", err)
 	}
 	m.Config = c
-	return nil
-}
-
-func checkPaths(flagName string, paths []string) error {
-	for _, p := range paths {
-		if err := zkwatch.ValidatePath(p); err != nil {
-			return fmt.Errorf("%s: %w", flagName, err)
-		}
-	}
 	return nil
 }
 
@@ -417,20 +470,22 @@ func isLoopback(addr string) (bool, error) {
 func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
 	h := m.startLog()
-	if err := m.checkZK(ctx); err != nil {
-		return err
-	}
 	m.hub = hub.New()
-	w, err := zkwatch.New(zkwatch.Config{
-		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
-		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
-		Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
-		Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
-	})
-	if err != nil {
-		return fmt.Errorf("watcher: %w", err)
+	if len(c.Servers) > 0 {
+		if err := m.checkZK(ctx); err != nil {
+			return err
+		}
+		w, err := zkwatch.New(zkwatch.Config{
+			Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
+			Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
+			Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
+			Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
+		})
+		if err != nil {
+			return fmt.Errorf("watcher: %w", err)
+		}
+		m.watcher = w
 	}
-	m.watcher = w
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
@@ -476,7 +531,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}()
 	m.log.Info("serving", "addr", m.Addr(), "zk", strings.Join(c.Servers, ","), "chroot", c.Chroot,
-		"watch", c.Watch, "watchUnder", c.WatchUnder, "sim", c.Sim, "auth", c.AuthToken != "")
+		"watch", c.Watch, "watchUnder", c.WatchUnder, "etcd", c.Etcd.endpoints(), "sim", c.Sim, "auth", c.AuthToken != "")
 	fmt.Fprintf(m.Stderr, "listening on %s\n", m.URL())
 	return nil
 }
@@ -536,10 +591,11 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 // classroom) adds its line here, and web, views and static serve it.
 func (m *Main) registerServices(sim *simulator.Manager) error {
 	m.services = &lockservice.Registry{}
-	if err := m.services.Register(zookeeper.Service(m.watcher, sim)); err != nil {
-		return err
-	}
-	return m.registerPostgres()
+	return errors.Join(
+		m.services.Register(zookeeper.Service(m.watcher, sim)),
+		m.registerEtcd(),
+		m.registerPostgres(),
+	)
 }
 
 // newWeb builds the web server over the registered services.
