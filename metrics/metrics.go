@@ -31,6 +31,9 @@ type Config struct {
 	Connection func() lockqueue.Connection
 	// Now is the clock for ages; time.Now when nil.
 	Now func() time.Time
+	// Extra collectors served beside the lock figures (the flight
+	// recorder's wait and hold histograms).
+	Extra []prometheus.Collector
 }
 
 // Handler serves the Prometheus text format: the lock figures, the Go
@@ -42,6 +45,7 @@ func Handler(cfg Config) http.Handler {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	reg.MustRegister(cfg.Extra...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 

@@ -18,6 +18,10 @@ var envDefaults = []struct{ flag, env string }{
 	{"addr", "ZKLOCKVIZ_ADDR"},
 	{"auth-token", "ZKLOCKVIZ_TOKEN"},
 	{"stall-grace", "ZKLOCKVIZ_STALL_GRACE"},
+	{"data-dir", "ZKLOCKVIZ_DATA_DIR"},
+	{"history", "ZKLOCKVIZ_HISTORY"},
+	{"history-retention", "ZKLOCKVIZ_HISTORY_RETENTION"},
+	{"history-max-size", "ZKLOCKVIZ_HISTORY_MAX_SIZE"},
 }
 
 // errHelp is returned when --help was asked for and answered.

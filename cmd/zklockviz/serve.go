@@ -88,7 +88,7 @@ Flags (repeatable ones may be given many times):
                                  ZKLOCKVIZ_TOKEN)
   --insecure                     allow a non-loopback --addr without a token
   --shutdown-timeout DURATION    bound on a graceful stop (default 10s)
-  --log-level LEVEL              debug, info, warn or error (default info)
+` + historyUsage + `  --log-level LEVEL              debug, info, warn or error (default info)
   --log-format FORMAT            text or json (default text)
 
 Production, read-only:
@@ -111,7 +111,9 @@ Examples:
   ZKLOCKVIZ_TOKEN=$(openssl rand -hex 16) zklockviz serve --zk zk1:2181 --addr 0.0.0.0:8080 --watch-under /locks
 
 Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=,
-POST /api/v1/watch {"path":"/x"}, /ws?path= (live), /healthz, /metrics.
+POST /api/v1/watch {"path":"/x"}, /ws?path= (live), /healthz, /metrics;
+history: /api/v1/lock?path=&at=, /api/v1/lock/history?path=&from=&to=,
+/api/v1/lock/stats?path=&from=&to=.
 `
 
 // serveConfig is serve's validated command line.
@@ -137,6 +139,7 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
 	LogJSON         bool
+	History         historyConfig
 }
 
 // serveFlags is serve's command line as given; config checks it.
@@ -150,6 +153,7 @@ type serveFlags struct {
 	// stallGrace unset: the watcher uses two polls.
 	stallGrace    optDuration
 	sim, insecure bool
+	history       historyFlags
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -172,6 +176,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "")
 	fs.StringVar(&f.level, "log-level", "info", "")
 	fs.StringVar(&f.format, "log-format", "text", "")
+	f.history.register(fs)
 }
 
 // config checks the flags and builds serve's configuration.
@@ -214,6 +219,9 @@ func (f *serveFlags) config() (serveConfig, error) {
 	if c.LogLevel, c.LogJSON, err = parseLog(f.level, f.format); err != nil {
 		return c, err
 	}
+	if c.History, err = f.history.config(); err != nil {
+		return c, err
+	}
 	return c, checkExposure(f.addr, f.token, f.insecure)
 }
 
@@ -229,6 +237,7 @@ type Main struct {
 	log     *slog.Logger
 	hub     *hub.Hub
 	watcher *zkwatch.Watcher
+	hist    historyRun
 	// services are the lock services served, each registered once
 	// (registerServices); their readers run and close with Main.
 	services *lockservice.Registry
@@ -397,14 +406,17 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.hub = hub.New()
+	if err := m.startHistory(); err != nil {
+		return err
+	}
 	w, err := zkwatch.New(zkwatch.Config{
 		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
-		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
+		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.readerSink(),
 		Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
 		Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
 	})
 	if err != nil {
-		return fmt.Errorf("watcher: %w", err)
+		return errors.Join(fmt.Errorf("watcher: %w", err), m.closeHistory())
 	}
 	m.watcher = w
 
@@ -519,9 +531,9 @@ func (m *Main) registerServices(sim *simulator.Manager) error {
 func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Services: m.services,
+		Hub: m.hub, Services: m.services, History: m.hist.store,
 		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services)),
-		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: m.watcher.Connection}),
+		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: m.watcher.Connection, Extra: m.historyCollectors()}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
 	if err != nil {
@@ -583,6 +595,9 @@ func (m *Main) Close() error {
 	}
 	m.cancel()
 	m.closeReaders()
+	if err := m.closeHistory(); err != nil {
+		errs = append(errs, err)
+	}
 	m.log.Info("stopped")
 	return errors.Join(errs...)
 }
