@@ -633,3 +633,29 @@ func (s *Store) At(lock string, t time.Time) (State, error) {
 	}
 	return st, nil
 }
+
+// Verify reads every segment and reports the first damaged one. Only the
+// segment being written can end in a torn frame, and Open truncates that.
+func (s *Store) Verify() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		if err := s.writeFrame(false); err != nil {
+			return err
+		}
+	}
+	for _, g := range s.segs {
+		f, err := os.Stat(g.path)
+		if err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		_, good, err := readSegment(g)
+		if err != nil {
+			return fmt.Errorf("history: %s: %w", g.path, err)
+		}
+		if good != f.Size() {
+			return fmt.Errorf("history: %s: %d bytes past the last whole frame: %w", g.path, f.Size()-good, errCorrupt)
+		}
+	}
+	return nil
+}
