@@ -38,8 +38,10 @@ const historyUsage = `  --data-dir DIR                 where the history is kept
 type historyConfig struct {
 	On      bool
 	DataDir string
-	MaxAge  time.Duration
-	MaxSize int64
+	// DirGiven: --data-dir (or its env) was given, not the default.
+	DirGiven bool
+	MaxAge   time.Duration
+	MaxSize  int64
 }
 
 // historyFlags are the recorder's flags as given.
@@ -70,7 +72,7 @@ func (f *historyFlags) config() (historyConfig, error) {
 	if c.MaxSize, err = parseSize(f.maxSize); err != nil {
 		return c, fmt.Errorf("--history-max-size %q: %w", f.maxSize, err)
 	}
-	c.DataDir = f.dataDir
+	c.DataDir, c.DirGiven = f.dataDir, f.dataDir != ""
 	if c.DataDir == "" && c.On {
 		if c.DataDir, err = defaultDataDir(); err != nil {
 			return c, fmt.Errorf("--data-dir: %w", err)
@@ -146,8 +148,14 @@ func (m *Main) startHistory() error {
 		m.log.Warn("history off: another zklockviz records into the data directory; give this one its own --data-dir", "dataDir", c.DataDir)
 		return nil
 	}
+	if err != nil && !c.DirGiven {
+		// The default place may be unwritable (no home, a read-only
+		// container): serving the live view matters more.
+		m.log.Warn("history off: the default data directory cannot be used; give --data-dir", "dataDir", c.DataDir, "err", err)
+		return nil
+	}
 	if err != nil {
-		return fmt.Errorf("history: %w (give --data-dir, or --history=off)", err)
+		return fmt.Errorf("%w (check --data-dir, or give --history=off)", err)
 	}
 	m.hist.store, m.hist.metrics = store, history.NewMetrics()
 	m.hist.recorder = history.NewRecorder(store, m.hist.metrics, 0, m.log)

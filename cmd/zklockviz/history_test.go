@@ -470,3 +470,57 @@ func checkDashboard(t *testing.T, exposed string) {
 		t.Errorf("dashboard %q has no queries", dash.Title)
 	}
 }
+
+// The history's flags: bad values are usage errors naming the flag, before
+// anything connects; good ones reach the config.
+func TestHistoryFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		code int
+		want string
+	}{
+		{[]string{"--history", "maybe"}, nil, 2, `--history "maybe": want on or off`},
+		{[]string{"--history-retention", "0d"}, nil, 2, "--history-retention"},
+		{[]string{"--history-retention", "forever"}, nil, 2, "--history-retention"},
+		{[]string{"--history-max-size", "lots"}, nil, 2, "--history-max-size"},
+		{nil, []string{"ZKLOCKVIZ_HISTORY_MAX_SIZE=-1GiB"}, 2, `--history-max-size "-1GiB"`},
+	} {
+		t.Run(strings.Join(append(tc.env, tc.args...), " "), func(t *testing.T) {
+			args := append([]string{"serve", "--zk", "127.0.0.1:1"}, tc.args...)
+			code, _, stderr := runBinary(t, tc.env, args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.want)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		retention, size string
+		age             time.Duration
+		bytes           int64
+	}{
+		{"7d", "1GiB", 7 * 24 * time.Hour, 1 << 30},
+		{"36h", "500MB", 36 * time.Hour, 500e6},
+		{"1.5d", "1048576", 36 * time.Hour, 1 << 20},
+	} {
+		f := historyFlags{on: "on", retention: tc.retention, maxSize: tc.size, dataDir: "/var/lib/zklockviz"}
+		c, err := f.config()
+		if err != nil || c.MaxAge != tc.age || c.MaxSize != tc.bytes || !c.On || !c.DirGiven {
+			t.Errorf("%s %s: %+v, %v; want %v and %d bytes", tc.retention, tc.size, c, err, tc.age, tc.bytes)
+		}
+	}
+}
+
+// An explicit --data-dir that cannot be used stops serve with the reason.
+func TestHistoryDataDirUnusable(t *testing.T) {
+	zks := sharedZK(t)
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runBinary(t, nil, "serve", "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--data-dir", file)
+	if code != 1 || !strings.Contains(stderr, file) || !strings.Contains(stderr, "--data-dir") {
+		t.Errorf("exit %d, stderr %q; want 1 naming the directory and --data-dir", code, stderr)
+	}
+}
