@@ -280,7 +280,7 @@ func (d *segmentReader) records(b []byte, out []record) ([]record, error) {
 		r.Lock = str()
 		ms := d.last + p.varint()
 		d.last = ms
-		r.Time = time.UnixMilli(ms)
+		r.Time = time.UnixMilli(ms).UTC()
 		mask := p.uvarint()
 		strField := func(bit uint64, dst *string) {
 			if mask&bit != 0 {
@@ -296,10 +296,10 @@ func (d *segmentReader) records(b []byte, out []record) ([]record, error) {
 		r.Foreign = mask&fForeign != 0
 		strField(fPartOf, &r.PartOf)
 		if mask&fSince != 0 {
-			r.Since = time.UnixMilli(ms - p.varint())
+			r.Since = time.UnixMilli(ms - p.varint()).UTC()
 		}
 		if mask&fAcquired != 0 {
-			r.Acquired = time.UnixMilli(ms - p.varint())
+			r.Acquired = time.UnixMilli(ms - p.varint()).UTC()
 		}
 		var how string
 		strField(fHow, &how)

@@ -150,6 +150,10 @@ type nodeState struct {
 	Edge       string
 	Watching   []string
 	Zombie     bool
+	// leaseEnds is when the node's lease (an etcd lease, a Redis key's
+	// TTL) runs out by the last snapshot that told its time left. Only
+	// the recording process keeps it: it decides how a node left.
+	leaseEnds time.Time
 }
 
 // State is a lock as the history knows it at one moment: what a Snapshot
@@ -316,7 +320,7 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		if _, ok := seen[p.Name]; ok {
 			continue
 		}
-		out = append(out, Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(prev, p), Since: p.QueuedAt, Acquired: p.AcquiredAt})
+		out = append(out, Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(prev, p, t), Since: p.QueuedAt, Acquired: p.AcquiredAt})
 	}
 	for _, n := range snap.Nodes {
 		i := prev.node(n.Name)
@@ -381,12 +385,19 @@ func nodeChanges(p nodeState, n lockqueue.Node, t time.Time) []Event {
 	return out
 }
 
-// howLeft decides from what the last snapshot showed how a node went.
-func howLeft(prev *State, n nodeState) How {
+// leaseSlack: a node whose lease was due to run out within this of when it
+// went is taken to have expired; a reader polls, so it sees the key go up
+// to a poll after its TTL.
+const leaseSlack = time.Second
+
+// howLeft decides from what the last snapshot showed how a node went at t.
+func howLeft(prev *State, n nodeState, t time.Time) How {
 	switch {
 	case !prev.Live():
 		return Unseen
 	case n.Zombie:
+		return Expired
+	case !n.leaseEnds.IsZero() && !t.Before(n.leaseEnds.Add(-leaseSlack)):
 		return Expired
 	case n.Holding:
 		return Released
@@ -394,6 +405,18 @@ func howLeft(prev *State, n nodeState) How {
 		return Removed
 	}
 	return GaveUp
+}
+
+// noteLeases keeps when each node's lease runs out, by snap taken at t.
+func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
+	for _, n := range snap.Nodes {
+		if n.LeaseLeftMs <= 0 {
+			continue
+		}
+		if i := s.node(n.Name); i >= 0 {
+			s.nodes[i].leaseEnds = t.Add(time.Duration(n.LeaseLeftMs) * time.Millisecond)
+		}
+	}
 }
 
 // keyframeEvents restates s as events at time t.

@@ -366,6 +366,11 @@ func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
 	if s.closed {
 		return nil, errors.New("history: store closed")
 	}
+	if start := s.segs[len(s.segs)-1].start; t.Before(start) {
+		// Taken just before the segment began: a query picks segments by
+		// time, so the record must not predate its own.
+		t = start
+	}
 	st := s.states[key]
 	var evs []Event
 	if st == nil {
@@ -389,6 +394,7 @@ func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
 	for _, ev := range evs {
 		s.append(key, ev)
 	}
+	s.states[key].noteLeases(snap, t)
 	if len(s.enc.buf) > 1<<20 {
 		if err := s.writeFrame(false); err != nil {
 			return evs, err

@@ -343,3 +343,45 @@ func TestRetentionDeletesOldestFirst(t *testing.T) {
 		})
 	}
 }
+
+// A node with a lease (etcd, Redis) that goes when its lease was due ran
+// out: expired; one that goes well before: released.
+func TestLeaseExpiry(t *testing.T) {
+	s := openStore(t, history.Options{Dir: t.TempDir(), Now: (&clock{now: t0}).Now})
+	const p = "redis:orders"
+	leased := func(at time.Time, leftMs int64, names ...string) lockqueue.Snapshot {
+		snap := lockqueue.Snapshot{Service: "redis", Path: "orders", Connection: lockqueue.Connected, Exists: true, UpdatedAt: at}
+		for i, n := range names {
+			snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: n, Holding: i == 0, Client: "token-" + n, LeaseTTLMs: 10_000, LeaseLeftMs: leftMs})
+		}
+		return snap
+	}
+	record(t, s,
+		leased(t0, 10_000, "a"),
+		leased(t0.Add(2*time.Second), 8_000, "a"),
+		leased(t0.Add(3*time.Second), 0),                       // a released 7s early
+		leased(t0.Add(4*time.Second), 10_000, "b"),             // b takes it
+		leased(t0.Add(13*time.Second), 1_000, "b"),             // b's client is gone; its TTL runs down
+		leased(t0.Add(14*time.Second+300*time.Millisecond), 0), // the key expired
+	)
+	evs, err := s.Events(p, t0, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if e.Kind == history.Left {
+			got = append(got, e.Node+" "+string(e.How))
+		}
+	}
+	if want := []string{"a released", "b expired"}; !slices.Equal(got, want) {
+		t.Errorf("left %q, want %q", got, want)
+	}
+	st, err := s.At(p, t0.Add(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap := st.Snapshot(); snap.Service != "redis" || snap.Path != "orders" || snap.Nodes[0].Client != "token-b" {
+		t.Errorf("snapshot at 5s: service %q path %q nodes %+v", snap.Service, snap.Path, snap.Nodes)
+	}
+}
