@@ -97,7 +97,9 @@ type Store struct {
 	lock     *os.File
 	events   int64
 	closed   bool
-	cache    map[int64][]record // decoded closed segments by seq
+
+	cacheMu sync.Mutex
+	cache   map[int64][]record // decoded closed segments by seq
 
 	stop chan struct{}
 	done chan struct{}
@@ -129,12 +131,9 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	now := opts.Now()
-	var last time.Time
-	if n := len(s.segs); n > 0 {
-		var err error
-		if last, err = s.recover(s.segs[n-1]); err != nil {
-			return nil, err
-		}
+	last, err := s.recover()
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -217,32 +216,48 @@ func parseSegmentName(name string) (int64, time.Time, bool) {
 }
 
 // recover reads the previous process's last segment: it truncates a torn
-// tail and rebuilds each lock's last state. It returns the last record's
-// time.
-func (s *Store) recover(seg segment) (time.Time, error) {
-	recs, good, err := readSegment(seg)
-	if err != nil && !errors.Is(err, errCorrupt) {
-		return time.Time{}, err
-	}
-	if errors.Is(err, errCorrupt) || good < seg.size {
-		s.opts.Logger.Warn("history: truncating a torn segment tail (the process stopped mid-write)",
-			"segment", seg.path, "size", seg.size, "kept", good)
-		if err := os.Truncate(seg.path, good); err != nil {
-			return time.Time{}, fmt.Errorf("history: truncate %s: %w", seg.path, err)
-		}
-		s.segs[len(s.segs)-1].size = good
-	}
+// tail and rebuilds each lock's last state. A last segment with nothing
+// whole in it (the process died within a flush of starting it) is
+// removed, and the one before it read instead: every segment that has a
+// frame starts with a keyframe of every lock. It returns the last
+// record's time.
+func (s *Store) recover() (time.Time, error) {
 	var last time.Time
-	for _, r := range recs {
-		st := s.states[r.Lock]
-		if st == nil {
-			st = &State{Lock: r.Lock}
-			s.states[r.Lock] = st
+	for len(s.segs) > 0 {
+		i := len(s.segs) - 1
+		seg := s.segs[i]
+		recs, good, err := readSegment(seg)
+		if err != nil && !errors.Is(err, errCorrupt) {
+			return last, err
 		}
-		st.apply(r.Event)
-		if r.Time.After(last) {
-			last = r.Time
+		if len(recs) == 0 {
+			s.opts.Logger.Warn("history: removing a segment with nothing whole in it (the process stopped as it began)", "segment", seg.path)
+			if err := os.Remove(seg.path); err != nil {
+				return last, fmt.Errorf("history: %w", err)
+			}
+			s.segs = s.segs[:i]
+			continue
 		}
+		if good < seg.size {
+			s.opts.Logger.Warn("history: truncating a torn segment tail (the process stopped mid-write)",
+				"segment", seg.path, "size", seg.size, "kept", good)
+			if err := os.Truncate(seg.path, good); err != nil {
+				return last, fmt.Errorf("history: truncate %s: %w", seg.path, err)
+			}
+			s.segs[i].size = good
+		}
+		for _, r := range recs {
+			st := s.states[r.Lock]
+			if st == nil {
+				st = &State{Lock: r.Lock}
+				s.states[r.Lock] = st
+			}
+			st.apply(r.Event)
+			if r.Time.After(last) {
+				last = r.Time
+			}
+		}
+		return last, nil
 	}
 	return last, nil
 }
@@ -485,7 +500,9 @@ func (s *Store) retain(now time.Time) {
 		}
 		s.opts.Logger.Debug("history: retention removed a segment", "segment", old.path, "start", old.start)
 		total -= old.size
+		s.cacheMu.Lock()
 		delete(s.cache, old.seq)
+		s.cacheMu.Unlock()
 		s.segs = s.segs[1:]
 	}
 }
@@ -543,41 +560,60 @@ func (s *Store) Locks() []string {
 	return s.lockKeys()
 }
 
-// records decodes segment i, from the cache when it is closed. Called with
-// mu held; the current segment's buffer is written first so a query sees
-// everything recorded.
-func (s *Store) records(i int) ([]record, error) {
-	g := s.segs[i]
-	if i == len(s.segs)-1 {
-		if !s.closed {
-			if err := s.writeFrame(false); err != nil {
-				return nil, err
-			}
+// view is the segments a query reads: the current segment's buffer is
+// written first, so a query sees everything recorded; the decoding then
+// runs without the writer's lock, so a long query never holds up Record
+// (whose queue would overflow). Segments are append-only and a closed one
+// never changes; one retention removes meanwhile reads as empty.
+func (s *Store) view() ([]segment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		if err := s.writeFrame(false); err != nil {
+			return nil, err
 		}
-		recs, _, err := readSegment(s.segs[i])
-		return recs, err
 	}
-	if recs, ok := s.cache[g.seq]; ok {
-		return recs, nil
+	return slices.Clone(s.segs), nil
+}
+
+// records decodes segs[i], from the cache when it is closed.
+func (s *Store) records(segs []segment, i int) ([]record, error) {
+	g := segs[i]
+	last := i == len(segs)-1
+	if !last {
+		s.cacheMu.Lock()
+		recs, ok := s.cache[g.seq]
+		s.cacheMu.Unlock()
+		if ok {
+			return recs, nil
+		}
 	}
 	recs, _, err := readSegment(g)
-	if err != nil && !errors.Is(err, errCorrupt) {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, errCorrupt) && last:
+		// The writer may be mid-frame: what is whole is what was written.
+	case errors.Is(err, errCorrupt):
+		s.opts.Logger.Warn("history: damaged segment, reading what is whole", "segment", g.path, "err", err)
+	case err != nil:
 		return nil, err
 	}
-	if err != nil {
-		s.opts.Logger.Warn("history: damaged segment, reading what is whole", "segment", g.path, "err", err)
+	if !last {
+		s.cacheMu.Lock()
+		if len(s.cache) >= 8 {
+			clear(s.cache)
+		}
+		s.cache[g.seq] = recs
+		s.cacheMu.Unlock()
 	}
-	if len(s.cache) >= 8 {
-		clear(s.cache)
-	}
-	s.cache[g.seq] = recs
 	return recs, nil
 }
 
-// segmentAt is the index of the segment holding time t, -1 before the
-// first. Called with mu held.
-func (s *Store) segmentAt(t time.Time) int {
-	i, _ := slices.BinarySearchFunc(s.segs, t, func(g segment, t time.Time) int {
+// segmentAt is the index in segs of the segment holding time t, -1 before
+// the first.
+func segmentAt(segs []segment, t time.Time) int {
+	i, _ := slices.BinarySearchFunc(segs, t, func(g segment, t time.Time) int {
 		if g.start.After(t) {
 			return 1
 		}
@@ -589,12 +625,13 @@ func (s *Store) segmentAt(t time.Time) int {
 // Events are the lock's recorded changes from from to to, inclusive, in
 // order.
 func (s *Store) Events(lock string, from, to time.Time) ([]Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	segs, err := s.view()
+	if err != nil {
+		return nil, err
+	}
 	var out []Event
-	first := max(s.segmentAt(from), 0)
-	for i := first; i < len(s.segs) && !s.segs[i].start.After(to); i++ {
-		recs, err := s.records(i)
+	for i := max(segmentAt(segs, from), 0); i < len(segs) && !segs[i].start.After(to); i++ {
+		recs, err := s.records(segs, i)
 		if err != nil {
 			return out, err
 		}
@@ -611,13 +648,15 @@ func (s *Store) Events(lock string, from, to time.Time) ([]Event, error) {
 // segment holding t, replayed up to t. ErrNoHistory when the store has
 // nothing of the lock then.
 func (s *Store) At(lock string, t time.Time) (State, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	i := s.segmentAt(t)
-	if i < 0 {
-		return State{}, fmt.Errorf("%w of %s at %s: the oldest kept is from %s", ErrNoHistory, lock, t.UTC().Format(time.RFC3339), s.segs[0].start.UTC().Format(time.RFC3339))
+	segs, err := s.view()
+	if err != nil {
+		return State{}, err
 	}
-	recs, err := s.records(i)
+	i := segmentAt(segs, t)
+	if i < 0 {
+		return State{}, fmt.Errorf("%w of %s at %s: the oldest kept is from %s", ErrNoHistory, lock, t.UTC().Format(time.RFC3339), segs[0].start.UTC().Format(time.RFC3339))
+	}
+	recs, err := s.records(segs, i)
 	if err != nil {
 		return State{}, err
 	}

@@ -269,12 +269,25 @@ func TestTornTailTruncated(t *testing.T) {
 	f.Write([]byte{200, 1, 1, 2, 3, 4, 'a', 'b', 'c'})
 	f.Close()
 	before, _ := os.Stat(last)
+	// And a newer segment with its header alone: a process that died as
+	// it began it, before its first flush.
+	head, _ := os.ReadFile(last)
+	empty := filepath.Join(dir, fmt.Sprintf("%012d-%d.seg", 99, t0.Add(30*time.Second).UnixMilli()))
+	if err := os.WriteFile(empty, head[:len("zklockviz-history 1\n")], 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	c.now = t0.Add(time.Minute)
 	s = openStore(t, history.Options{Dir: dir, Now: c.Now})
 	after, _ := os.Stat(last)
 	if after.Size() != before.Size()-9 {
 		t.Errorf("segment %d bytes after reopening, want %d: the torn frame cut off", after.Size(), before.Size()-9)
+	}
+	if _, err := os.Stat(empty); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the segment with nothing whole in it is still there (%v)", err)
+	}
+	if err := s.Verify(); err != nil {
+		t.Error(err)
 	}
 	st, err := s.At(p, t0.Add(2*time.Second))
 	if err != nil {
