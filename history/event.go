@@ -419,6 +419,36 @@ func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
 	}
 }
 
+// changes is what snap, taken at t, records of its lock, whose state
+// is st (nil when the lock is new). The first snapshot of a lock is a
+// keyframe: what was there before the recorder saw it is not a change it
+// saw happen.
+func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
+	if st == nil {
+		evs := append([]Event{{Time: t, Kind: keyframe}}, diff(&State{}, snap, t)...)
+		for i := range evs {
+			evs[i].Synthetic = true
+		}
+		return evs
+	}
+	evs := diff(st, snap, t)
+	if !st.Live() {
+		for i := range evs {
+			// Acquired during a gap: when exactly is not known, so the
+			// wait is not measured.
+			if evs[i].Kind == Acquired {
+				evs[i].Value = "after-gap"
+			}
+		}
+	}
+	return evs
+}
+
+// changed is evs less the keyframe's restatements: what Record returns.
+func changed(evs []Event) []Event {
+	return slices.DeleteFunc(evs, func(e Event) bool { return e.Synthetic })
+}
+
 // keyframeEvents restates s as events at time t.
 func keyframeEvents(s *State, t time.Time) []Event {
 	out := []Event{{Time: t, Kind: keyframe}}

@@ -17,7 +17,7 @@ const DefaultQueue = 4096
 // lock, and recorded after a gap saying what was missed, so the history
 // never claims to have seen the changes in between.
 type Recorder struct {
-	store   *Store
+	store   Writer
 	metrics *Metrics
 	log     *slog.Logger
 	ch      chan lockqueue.Snapshot
@@ -37,7 +37,7 @@ type pending struct {
 
 // NewRecorder starts a recorder into store; metrics may be nil, queue 0
 // means DefaultQueue.
-func NewRecorder(store *Store, metrics *Metrics, queue int, log *slog.Logger) *Recorder {
+func NewRecorder(store Writer, metrics *Metrics, queue int, log *slog.Logger) *Recorder {
 	if queue <= 0 {
 		queue = DefaultQueue
 	}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"time"
 
@@ -162,10 +163,18 @@ func gapWhy(c lockqueue.Connection, msg string) string {
 
 // Stats computes the lock's figures over [from, to].
 func (s *Store) Stats(lock string, from, to time.Time) (Stats, error) {
-	evs, err := s.Events(lock, from, to)
+	return statsOf(s, lock, from, to)
+}
+
+// statsOf computes a lock's figures from what src recorded.
+func statsOf(src Source, lock string, from, to time.Time) (Stats, error) {
+	evs, err := src.Events(lock, from, to)
 	if err != nil {
 		return Stats{}, err
 	}
-	before, _ := s.At(lock, from)
+	before, err := src.At(lock, from)
+	if err != nil && !errors.Is(err, ErrNoHistory) {
+		return Stats{}, err
+	}
 	return figuresOf(lock, before, evs, from, to), nil
 }

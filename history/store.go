@@ -379,33 +379,14 @@ func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("history: store closed")
+		return nil, errClosed
 	}
 	if start := s.segs[len(s.segs)-1].start; t.Before(start) {
 		// Taken just before the segment began: a query picks segments by
 		// time, so the record must not predate its own.
 		t = start
 	}
-	st := s.states[key]
-	var evs []Event
-	if st == nil {
-		st = &State{Lock: key}
-		evs = append([]Event{{Time: t, Kind: keyframe}}, diff(st, snap, t)...)
-		for i := range evs {
-			evs[i].Synthetic = true
-		}
-	} else {
-		evs = diff(st, snap, t)
-		if !st.Live() {
-			for i := range evs {
-				// Acquired during the gap: when exactly is not known, so
-				// the wait is not measured.
-				if evs[i].Kind == Acquired {
-					evs[i].Value = "after-gap"
-				}
-			}
-		}
-	}
+	evs := changes(s.states[key], snap, t)
 	for _, ev := range evs {
 		s.append(key, ev)
 	}
@@ -415,7 +396,7 @@ func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
 			return evs, err
 		}
 	}
-	return slices.DeleteFunc(evs, func(e Event) bool { return e.Synthetic }), nil
+	return changed(evs), nil
 }
 
 // RecordGap stores that the recorder saw nothing of lock from since to
@@ -424,7 +405,7 @@ func (s *Store) RecordGap(lock string, since time.Time, why string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return errors.New("history: store closed")
+		return errClosed
 	}
 	s.append(lock, Event{Time: s.opts.Now(), Kind: Gap, Since: since, Message: why})
 	return nil

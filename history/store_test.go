@@ -51,7 +51,7 @@ func openStore(t testing.TB, opts history.Options) *history.Store {
 	return s
 }
 
-func record(t testing.TB, s *history.Store, snaps ...lockqueue.Snapshot) {
+func record(t testing.TB, s history.Writer, snaps ...lockqueue.Snapshot) {
 	t.Helper()
 	for _, snap := range snaps {
 		if _, err := s.Record(snap); err != nil {
@@ -80,7 +80,12 @@ func kinds(evs []history.Event) []string {
 // figures are what the snapshots showed.
 func TestRecordReplayAndFigures(t *testing.T) {
 	c := &clock{now: t0}
-	s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now})
+	checkSession(t, openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now}))
+}
+
+// checkSession records a session of a lock into s and checks what s
+// answers of it.
+func checkSession(t *testing.T, s history.DB) {
 	const p = "/locks/orders"
 	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
 	gap := queue(p, at(60), "c", "d")
@@ -98,7 +103,6 @@ func TestRecordReplayAndFigures(t *testing.T) {
 		gap,                        // the reader loses its session
 		queue(p, at(70), "d", "e"), // c left unseen; d's acquisition came in the gap
 	)
-	c.now = at(100)
 
 	evs, err := s.Events(p, t0, at(100))
 	if err != nil {
@@ -199,18 +203,11 @@ func TestSegmentsAndReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	const p = "/locks/rotating"
-	names := []string{"n0"}
-	for i := 1; i <= 300; i++ {
-		c.now = t0.Add(time.Duration(i) * time.Second)
-		names = append(names, fmt.Sprintf("n%d", i))
-		if len(names) > 3 {
-			names = names[1:]
-		}
-		record(t, s, queue(p, c.now, names...))
+	rotate(t, s, c, p, func() {
 		if err := s.Flush(false); err != nil {
 			t.Fatal(err)
 		}
-	}
+	})
 	if n := len(s.Segments()); n < 5 {
 		t.Errorf("%d segments after 5 minutes with SegmentAge 1m, want at least 5", n)
 	}
@@ -219,15 +216,7 @@ func TestSegmentsAndReopen(t *testing.T) {
 	}
 	c.now = t0.Add(time.Hour)
 	s = openStore(t, history.Options{Dir: dir, Now: c.Now, SegmentAge: time.Minute})
-	for _, sec := range []int{2, 59, 61, 150, 299} {
-		st, err := s.At(p, t0.Add(time.Duration(sec)*time.Second))
-		if err != nil {
-			t.Fatalf("At %ds: %v", sec, err)
-		}
-		if h := st.Snapshot().Holders(); len(h) != 1 || h[0] != fmt.Sprintf("n%d", max(sec-2, 0)) {
-			t.Errorf("holder at %ds: %q, want n%d", sec, h, max(sec-2, 0))
-		}
-	}
+	checkHolders(t, s, p, 2, 59, 61, 150, 299)
 	st, err := s.Stats(p, t0, c.now)
 	if err != nil {
 		t.Fatal(err)
@@ -396,5 +385,35 @@ func TestLeaseExpiry(t *testing.T) {
 	}
 	if snap := st.Snapshot(); snap.Service != "redis" || snap.Path != "orders" || snap.Nodes[0].Client != "token-b" {
 		t.Errorf("snapshot at 5s: service %q path %q nodes %+v", snap.Service, snap.Path, snap.Nodes)
+	}
+}
+
+// rotate records 300 seconds of a lock whose holder changes every second,
+// each holder having waited 2s; each runs after every snapshot.
+func rotate(t *testing.T, s history.Writer, c *clock, p string, each func()) {
+	t.Helper()
+	names := []string{"n0"}
+	for i := 1; i <= 300; i++ {
+		c.now = t0.Add(time.Duration(i) * time.Second)
+		names = append(names, fmt.Sprintf("n%d", i))
+		if len(names) > 3 {
+			names = names[1:]
+		}
+		record(t, s, queue(p, c.now, names...))
+		each()
+	}
+}
+
+// checkHolders checks the holder rotate left at each of secs.
+func checkHolders(t *testing.T, s history.Source, p string, secs ...int) {
+	t.Helper()
+	for _, sec := range secs {
+		st, err := s.At(p, t0.Add(time.Duration(sec)*time.Second))
+		if err != nil {
+			t.Fatalf("At %ds: %v", sec, err)
+		}
+		if h := st.Snapshot().Holders(); len(h) != 1 || h[0] != fmt.Sprintf("n%d", max(sec-2, 0)) {
+			t.Errorf("holder at %ds: %q, want n%d", sec, h, max(sec-2, 0))
+		}
 	}
 }

@@ -35,7 +35,7 @@ type HistoryResponse struct {
 }
 
 // historyStore is the store, or a 404 saying the history is off.
-func (s *Server) historyStore() (*history.Store, error) {
+func (s *Server) historyStore() (history.Source, error) {
 	if s.cfg.History == nil {
 		return nil, errorf(ErrNotFound, "the history is off on this server (serve --history=on)")
 	}
@@ -76,7 +76,7 @@ func window(r *http.Request) (from, to time.Time, err error) {
 }
 
 // historyRef is the lock and window of a history request.
-func (s *Server) historyRef(r *http.Request) (*history.Store, lockqueue.LockID, time.Time, time.Time, error) {
+func (s *Server) historyRef(r *http.Request) (history.Source, lockqueue.LockID, time.Time, time.Time, error) {
 	var id lockqueue.LockID
 	var from, to time.Time
 	store, err := s.historyStore()

@@ -38,7 +38,7 @@ type Config struct {
 	// Metrics, when set, serves /metrics (the Prometheus text format).
 	Metrics http.Handler
 	// History, when set, answers the flight recorder's API (history.go).
-	History *history.Store
+	History history.Source
 	// Pages, when set, registers the HTML pages (/, /lock, /sim,
 	// /static/*) on the router.
 	Pages func(r chi.Router)

@@ -22,6 +22,7 @@ var envDefaults = []struct{ flag, env string }{
 	{"history", "ZKLOCKVIZ_HISTORY"},
 	{"history-retention", "ZKLOCKVIZ_HISTORY_RETENTION"},
 	{"history-max-size", "ZKLOCKVIZ_HISTORY_MAX_SIZE"},
+	{"history-db", "ZKLOCKVIZ_HISTORY_DB"},
 }
 
 // errHelp is returned when --help was asked for and answered.

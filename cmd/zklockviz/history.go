@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,6 +34,10 @@ const historyUsage = `  --data-dir DIR                 where the history is kept
                                  (default 1GiB; env
                                  ZKLOCKVIZ_HISTORY_MAX_SIZE); the oldest
                                  data goes first
+  --history-db postgres://...    keep the history in this PostgreSQL database
+                                 instead of --data-dir (table
+                                 zklockviz_history, created if missing; env
+                                 ZKLOCKVIZ_HISTORY_DB)
 `
 
 // historyConfig is the recorder's validated configuration.
@@ -42,11 +48,13 @@ type historyConfig struct {
 	DirGiven bool
 	MaxAge   time.Duration
 	MaxSize  int64
+	// DB is a PostgreSQL URL to keep the history in instead of DataDir.
+	DB string
 }
 
 // historyFlags are the recorder's flags as given.
 type historyFlags struct {
-	dataDir, on, retention, maxSize string
+	dataDir, on, retention, maxSize, db string
 }
 
 func (f *historyFlags) register(fs *flag.FlagSet) {
@@ -54,6 +62,7 @@ func (f *historyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.on, "history", "on", "")
 	fs.StringVar(&f.retention, "history-retention", "7d", "")
 	fs.StringVar(&f.maxSize, "history-max-size", "1GiB", "")
+	fs.StringVar(&f.db, "history-db", "", "")
 }
 
 func (f *historyFlags) config() (historyConfig, error) {
@@ -73,6 +82,10 @@ func (f *historyFlags) config() (historyConfig, error) {
 		return c, fmt.Errorf("--history-max-size %q: %w", f.maxSize, err)
 	}
 	c.DataDir, c.DirGiven = f.dataDir, f.dataDir != ""
+	if f.db != "" && !strings.HasPrefix(f.db, "postgres://") && !strings.HasPrefix(f.db, "postgresql://") {
+		return c, fmt.Errorf("--history-db: want a PostgreSQL URL, postgres://user:password@host/database")
+	}
+	c.DB = f.db
 	if c.DataDir == "" && c.On {
 		if c.DataDir, err = defaultDataDir(); err != nil {
 			return c, fmt.Errorf("--data-dir: %w", err)
@@ -130,7 +143,7 @@ func parseSize(v string) (int64, error) {
 
 // historyRun is the recorder of a running serve.
 type historyRun struct {
-	store    *history.Store
+	store    history.DB
 	recorder *history.Recorder
 	metrics  *history.Metrics
 }
@@ -138,10 +151,13 @@ type historyRun struct {
 // startHistory opens the store and starts the recorder when --history is
 // on. A data directory another zklockviz records into is no reason not
 // to serve: this one serves without a history and says so.
-func (m *Main) startHistory() error {
+func (m *Main) startHistory(ctx context.Context) error {
 	c := m.Config.History
 	if !c.On {
 		return nil
+	}
+	if c.DB != "" {
+		return m.startHistoryDB(ctx)
 	}
 	store, err := history.Open(history.Options{Dir: c.DataDir, MaxAge: c.MaxAge, MaxSize: c.MaxSize, Logger: m.log})
 	if errors.Is(err, history.ErrLocked) {
@@ -157,10 +173,29 @@ func (m *Main) startHistory() error {
 	if err != nil {
 		return fmt.Errorf("%w (check --data-dir, or give --history=off)", err)
 	}
-	m.hist.store, m.hist.metrics = store, history.NewMetrics()
-	m.hist.recorder = history.NewRecorder(store, m.hist.metrics, 0, m.log)
+	m.startRecorder(store)
 	m.log.Info("recording history", "dataDir", c.DataDir, "retention", c.MaxAge, "maxSize", c.MaxSize)
 	return nil
+}
+
+// startHistoryDB records into --history-db. A database that does not
+// answer stops serve: it was asked for by name.
+func (m *Main) startHistoryDB(ctx context.Context) error {
+	c := m.Config.History
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.Config.ZKTimeout, defaultZKTimeout))
+	defer cancel()
+	store, err := history.OpenPG(ctx, history.PGOptions{URL: c.DB, MaxAge: c.MaxAge, MaxSize: c.MaxSize, Logger: m.log})
+	if err != nil {
+		return fmt.Errorf("%w (check --history-db, or give --history=off)", err)
+	}
+	m.startRecorder(store)
+	m.log.Info("recording history in PostgreSQL", "retention", c.MaxAge, "maxSize", c.MaxSize)
+	return nil
+}
+
+func (m *Main) startRecorder(store history.DB) {
+	m.hist.store, m.hist.metrics = store, history.NewMetrics()
+	m.hist.recorder = history.NewRecorder(store, m.hist.metrics, 0, m.log)
 }
 
 // readerSink is the Sink for the live readers: the hub, and the recorder

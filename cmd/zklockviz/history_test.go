@@ -21,8 +21,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/pglocal"
 	"github.com/zklockviz/zklockviz/zklocal"
 )
 
@@ -484,6 +487,7 @@ func TestHistoryFlags(t *testing.T) {
 		{[]string{"--history-retention", "0d"}, nil, 2, "--history-retention"},
 		{[]string{"--history-retention", "forever"}, nil, 2, "--history-retention"},
 		{[]string{"--history-max-size", "lots"}, nil, 2, "--history-max-size"},
+		{[]string{"--history-db", "mysql://db/x"}, nil, 2, "--history-db: want a PostgreSQL URL"},
 		{nil, []string{"ZKLOCKVIZ_HISTORY_MAX_SIZE=-1GiB"}, 2, `--history-max-size "-1GiB"`},
 	} {
 		t.Run(strings.Join(append(tc.env, tc.args...), " "), func(t *testing.T) {
@@ -522,5 +526,56 @@ func TestHistoryDataDirUnusable(t *testing.T) {
 	code, _, stderr := runBinary(t, nil, "serve", "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--data-dir", file)
 	if code != 1 || !strings.Contains(stderr, file) || !strings.Contains(stderr, "--data-dir") {
 		t.Errorf("exit %d, stderr %q; want 1 naming the directory and --data-dir", code, stderr)
+	}
+}
+
+// serve --history-db keeps the history in a real PostgreSQL: a
+// go-zookeeper hand-off is recorded there and answered by the same API.
+func TestHistoryInPostgres(t *testing.T) {
+	zks := sharedZK(t)
+	pg := pglocal.ForTest(t)
+	const lock = "/hist/pg"
+	srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", lock, "--history-db", pg.DSN(), "--log-level", "warn")
+	api := historyAPI{t, srv.url}
+	start := time.Now()
+	api.waitLive(lock, "first snapshot", func(s lockqueue.Snapshot) bool { return s.Path == lock && s.Live() })
+
+	first := zk.NewLock(connect(t, zks.Addr()), lock, zk.WorldACL(zk.PermAll))
+	if err := first.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	second := zk.NewLock(connect(t, zks.Addr()), lock, zk.WorldACL(zk.PermAll))
+	got := make(chan error, 1)
+	go func() { got <- second.Lock() }()
+	both := api.waitLive(lock, "two in the queue", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 2 })
+	if err := first.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	api.waitLive(lock, "the hand-off", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 1 })
+
+	evs := api.events(lock, start)
+	var left, acquired int
+	for _, e := range evs {
+		switch {
+		case e.Kind == history.Left && e.How == history.Released:
+			left++
+		case e.Kind == history.Acquired:
+			acquired++
+		}
+	}
+	if left != 1 || acquired != 2 {
+		t.Errorf("%d releases and %d acquisitions in %+v, want 1 and 2", left, acquired, evs)
+	}
+	if snap := api.at(lock, both); len(snap.Holders()) != 1 || len(snap.Waiters()) != 1 {
+		t.Errorf("at %s: holders %q waiters %q, want one of each", both.Format(time.StampMilli), snap.Holders(), snap.Waiters())
+	}
+	second.Unlock()
+
+	code, _, stderr := runBinary(t, nil, "serve", "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--history-db", "postgres://nobody@127.0.0.1:1/none")
+	if code != 1 || !strings.Contains(stderr, "--history-db") {
+		t.Errorf("an unreachable --history-db: exit %d, %q; want 1 naming --history-db", code, stderr)
 	}
 }

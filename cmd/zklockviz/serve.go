@@ -406,7 +406,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.hub = hub.New()
-	if err := m.startHistory(); err != nil {
+	if err := m.startHistory(ctx); err != nil {
 		return err
 	}
 	w, err := zkwatch.New(zkwatch.Config{
