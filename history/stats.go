@@ -178,3 +178,58 @@ func statsOf(src Source, lock string, from, to time.Time) (Stats, error) {
 	}
 	return figuresOf(lock, before, evs, from, to), nil
 }
+
+// Life is one node's life as far as the history saw it: when it queued,
+// acquired and left, and how; what was still going at the window's end is
+// left zero, its wait or hold counted to the end.
+type Life struct {
+	Node     string    `json:"node"`
+	Queued   time.Time `json:"queued"`
+	Acquired time.Time `json:"acquired,omitzero"`
+	Left     time.Time `json:"left,omitzero"`
+	How      How       `json:"how,omitempty"`
+	// Wait is from queueing to holding, or to leaving (a give-up), or to
+	// the window's end; Hold from holding to leaving or the end. Seconds.
+	Wait float64 `json:"wait"`
+	Hold float64 `json:"hold"`
+}
+
+// Lives are the lives of the nodes there at the window's start (before)
+// or queued in it (evs), in the order they queued.
+func Lives(before State, evs []Event, end time.Time) []Life {
+	out := []Life{}
+	at := map[string]int{}
+	add := func(node string, queued, acquired time.Time) {
+		at[node] = len(out)
+		out = append(out, Life{Node: node, Queued: queued, Acquired: acquired})
+	}
+	for _, n := range before.nodes {
+		if !n.Foreign && n.PartOf == "" {
+			add(n.Name, n.QueuedAt, n.AcquiredAt)
+		}
+	}
+	for _, e := range evs {
+		i, known := at[e.Node]
+		switch {
+		case e.Kind == Queued && !known && !e.Foreign && e.PartOf == "":
+			add(e.Node, e.Since, time.Time{})
+		case e.Kind == Acquired && known:
+			out[i].Acquired = e.Time
+		case e.Kind == Left && known:
+			out[i].Left, out[i].How = e.Time, e.How
+			delete(at, e.Node)
+		}
+	}
+	for i := range out {
+		l := &out[i]
+		stop := cmp.Or(l.Left, end)
+		switch {
+		case l.Acquired.IsZero():
+			l.Wait = stop.Sub(l.Queued).Seconds()
+		default:
+			l.Wait = l.Acquired.Sub(l.Queued).Seconds()
+			l.Hold = stop.Sub(l.Acquired).Seconds()
+		}
+	}
+	return out
+}

@@ -162,6 +162,20 @@ func checkSession(t *testing.T, s history.DB) {
 		})
 	}
 
+	before, err := s.At(p, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lives []string
+	for _, l := range history.Lives(before, evs, at(100)) {
+		lives = append(lives, fmt.Sprintf("%s %s wait %g hold %g", l.Node, l.How, l.Wait, l.Hold))
+	}
+	wantLives := []string{"a released wait 0 hold 10", "b expired wait 9 hold 20", "x gave-up wait 12 hold 0",
+		"c unknown wait 18 hold 40", "d  wait 30 hold 30", "e  wait 30 hold 0"}
+	if !slices.Equal(lives, wantLives) {
+		t.Errorf("lives:\n got %q\nwant %q", lives, wantLives)
+	}
+
 	if _, err := s.At(p, t0.Add(-time.Hour)); !errors.Is(err, history.ErrNoHistory) {
 		t.Errorf("At before the first record: %v, want ErrNoHistory", err)
 	}

@@ -27,6 +27,9 @@ type HistoryResponse struct {
 	From    time.Time       `json:"from"`
 	To      time.Time       `json:"to"`
 	Events  []history.Event `json:"events"`
+	// Nodes are the lives of the nodes there at from or queued after it:
+	// queued, acquired, left and how, their wait and hold.
+	Nodes []history.Life `json:"nodes"`
 	// Gaps are the stretches the history does not know about.
 	Gaps []history.Span `json:"gaps"`
 	// Truncated: the window held more events than one answer carries;
@@ -106,7 +109,8 @@ func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	resp := HistoryResponse{Path: id.Name, From: from, To: to, Events: nonNil(evs), Gaps: history.Gaps(before, evs, to)}
+	resp := HistoryResponse{Path: id.Name, From: from, To: to, Events: nonNil(evs), Gaps: history.Gaps(before, evs, to),
+		Nodes: history.Lives(before, evs, to)}
 	if id.Service != lockqueue.ZooKeeper {
 		resp.Service = id.Service
 	}

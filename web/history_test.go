@@ -82,6 +82,15 @@ func TestHistoryAPI(t *testing.T) {
 		if resp.Service != fixtureName || resp.Path != "orders" || !slices.Equal(got, want) {
 			t.Errorf("service %q path %q events %q, want fixture, orders, %q", resp.Service, resp.Path, got, want)
 		}
+		// a held from first sight (the epoch) to 1s; b waited 1s and held
+		// 1s; c waited 2s and holds until the window's end, 1 minute.
+		var lives []string
+		for _, l := range resp.Nodes {
+			lives = append(lives, fmt.Sprintf("%s wait %gs hold %gs %s", l.Node, l.Wait, l.Hold, l.How))
+		}
+		if want := []string{"a wait 0s hold 1s released", "b wait 1s hold 1s released", "c wait 2s hold 58s "}; !slices.Equal(lives, want) {
+			t.Errorf("nodes %q, want %q", lives, want)
+		}
 	})
 
 	t.Run("at", func(t *testing.T) {
