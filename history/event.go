@@ -167,13 +167,25 @@ type State struct {
 	Recipe     lockqueue.Recipe
 	nodes      []nodeState
 	Alerts     []lockqueue.Alert
+	// index finds a node in nodes by name; nil until needed, and again
+	// after a node goes (the others move).
+	index map[string]int
 }
 
 // Live reports whether the reader saw the lock at that moment.
 func (s *State) Live() bool { return s.Connection == lockqueue.Connected && s.Error == "" }
 
 func (s *State) node(name string) int {
-	return slices.IndexFunc(s.nodes, func(n nodeState) bool { return n.Name == name })
+	if s.index == nil {
+		s.index = make(map[string]int, len(s.nodes))
+		for i, n := range s.nodes {
+			s.index[n.Name] = i
+		}
+	}
+	if i, ok := s.index[name]; ok {
+		return i
+	}
+	return -1
 }
 
 // Snapshot is the state as a lockqueue.Snapshot, as the live API would
@@ -236,6 +248,9 @@ func (s *State) apply(e Event) {
 				Name: e.Node, Mode: e.Mode, Client: e.Client, Seq: e.Seq, Foreign: e.Foreign,
 				PartOf: e.PartOf, QueuedAt: e.Since,
 			})
+			if s.index != nil {
+				s.index[e.Node] = len(s.nodes) - 1
+			}
 		}
 	case Acquired:
 		if i >= 0 {
@@ -253,6 +268,7 @@ func (s *State) apply(e Event) {
 	case Left:
 		if i >= 0 {
 			s.nodes = slices.Delete(s.nodes, i, i+1)
+			s.index = nil
 		}
 	case WaitsFor:
 		if i >= 0 {

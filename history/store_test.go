@@ -25,7 +25,8 @@ func (c *clock) Now() time.Time { return c.now }
 // queue builds a ZooKeeper-style exclusive queue: the first node holds,
 // each other waits for the one before it. A name ending in "!" is a zombie.
 func queue(path string, at time.Time, names ...string) lockqueue.Snapshot {
-	s := lockqueue.Snapshot{Path: path, Connection: lockqueue.Connected, Exists: true, Recipe: lockqueue.Kazoo, UpdatedAt: at}
+	s := lockqueue.Snapshot{Path: path, Connection: lockqueue.Connected, Exists: true, Recipe: lockqueue.Kazoo, UpdatedAt: at,
+		Nodes: make([]lockqueue.Node, 0, len(names))}
 	for i, n := range names {
 		name, zombie := strings.CutSuffix(n, "!")
 		node := lockqueue.Node{Name: name, Mode: lockqueue.Exclusive, Holding: i == 0, Zombie: zombie, Session: "0x" + name}
