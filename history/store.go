@@ -100,6 +100,13 @@ type Store struct {
 
 	cacheMu sync.Mutex
 	cache   map[int64][]record // decoded closed segments by seq
+	// live is the segment being written, decoded as far as it was read:
+	// scrubbing through the last minutes reads only what is new.
+	live struct {
+		seq  int64
+		dec  *segmentReader
+		recs []record
+	}
 
 	stop chan struct{}
 	done chan struct{}
@@ -561,6 +568,9 @@ func (s *Store) view() ([]segment, error) {
 func (s *Store) records(segs []segment, i int) ([]record, error) {
 	g := segs[i]
 	last := i == len(segs)-1
+	if last {
+		return s.tail(g)
+	}
 	if !last {
 		s.cacheMu.Lock()
 		recs, ok := s.cache[g.seq]
@@ -588,6 +598,48 @@ func (s *Store) records(segs []segment, i int) ([]record, error) {
 		s.cache[g.seq] = recs
 		s.cacheMu.Unlock()
 	}
+	return recs, nil
+}
+
+// tail decodes the segment being written, resuming where the last query
+// stopped.
+func (s *Store) tail(g segment) ([]record, error) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.live.seq != g.seq || s.live.dec == nil {
+		s.live.seq, s.live.dec, s.live.recs = g.seq, nil, nil
+	}
+	f, err := os.Open(g.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	d := s.live.dec
+	if d == nil {
+		if d, err = newSegmentReader(f, g.start); err != nil {
+			return nil, fmt.Errorf("history: %s: %w", g.path, err)
+		}
+	} else {
+		if _, err := f.Seek(d.good, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		d.r.Reset(f)
+	}
+	recs := s.live.recs
+	for {
+		// A torn frame is one being written: the next query resumes at
+		// its start.
+		if recs, err = d.next(recs); err != nil {
+			break
+		}
+	}
+	if err != nil && err != io.EOF && !errors.Is(err, errCorrupt) {
+		return nil, err
+	}
+	s.live.dec, s.live.recs = d, recs
 	return recs, nil
 }
 

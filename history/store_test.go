@@ -432,3 +432,21 @@ func checkHolders(t *testing.T, s history.Source, p string, secs ...int) {
 		}
 	}
 }
+
+// Queries between records see each new record: the segment being written
+// is read on from where the last query stopped.
+func TestQueriesFollowTheWriter(t *testing.T) {
+	c := &clock{now: t0}
+	s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now})
+	const p = "/locks/followed"
+	rotate(t, s, c, p, func() {
+		st, err := s.At(p, c.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec := int(c.now.Sub(t0) / time.Second)
+		if h := st.Snapshot().Holders(); len(h) != 1 || h[0] != fmt.Sprintf("n%d", max(sec-2, 0)) {
+			t.Fatalf("holder at %ds, asked right after recording: %q, want n%d", sec, h, max(sec-2, 0))
+		}
+	})
+}
