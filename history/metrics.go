@@ -12,6 +12,9 @@ import (
 type Metrics struct {
 	wait, hold                     *prometheus.HistogramVec
 	acquisitions, expiries, gaveUp *prometheus.CounterVec
+	// recorded and overflows tell the recorder's own health: an overflow
+	// is a gap in every history it touched.
+	recorded, overflows prometheus.Counter
 }
 
 // Metric names, for the Grafana dashboard and its test.
@@ -21,6 +24,8 @@ const (
 	MetricAcquisitions = "zklockviz_lock_acquisitions_total"
 	MetricExpiries     = "zklockviz_lock_expiries_total"
 	MetricGiveUps      = "zklockviz_lock_giveups_total"
+	MetricRecorded     = "zklockviz_history_events_total"
+	MetricOverflows    = "zklockviz_history_overflows_total"
 )
 
 // NewMetrics makes the recorder's collector.
@@ -40,11 +45,15 @@ func NewMetrics() *Metrics {
 			Help: "Lock nodes that went because their session or lease expired."}, labels),
 		gaveUp: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricGiveUps,
 			Help: "Waiters that went without ever holding (gave up waiting)."}, labels),
+		recorded: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricRecorded,
+			Help: "Events the history recorded."}),
+		overflows: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricOverflows,
+			Help: "Snapshots not recorded one by one because the recorder's queue was full (the newest per lock is, after a gap)."}),
 	}
 }
 
 func (m *Metrics) all() []prometheus.Collector {
-	return []prometheus.Collector{m.wait, m.hold, m.acquisitions, m.expiries, m.gaveUp}
+	return []prometheus.Collector{m.wait, m.hold, m.acquisitions, m.expiries, m.gaveUp, m.recorded, m.overflows}
 }
 
 // Describe implements prometheus.Collector.
@@ -63,6 +72,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 
 // observe counts a lock's new events.
 func (m *Metrics) observe(id lockqueue.LockID, evs []Event) {
+	m.recorded.Add(float64(len(evs)))
 	for _, e := range evs {
 		switch e.Kind {
 		case Acquired:

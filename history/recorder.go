@@ -74,6 +74,7 @@ func (r *Recorder) Offer(s lockqueue.Snapshot) {
 	// a newer one.
 	if p, ok := r.overflow[key]; ok {
 		p.snap = s
+		r.countOverflow()
 		return
 	}
 	select {
@@ -82,9 +83,16 @@ func (r *Recorder) Offer(s lockqueue.Snapshot) {
 	default:
 	}
 	r.overflow[key] = &pending{since: time.Now(), snap: s}
+	r.countOverflow()
 	select {
 	case r.kick <- struct{}{}:
 	default:
+	}
+}
+
+func (r *Recorder) countOverflow() {
+	if r.metrics != nil {
+		r.metrics.overflows.Inc()
 	}
 }
 

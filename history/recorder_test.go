@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
@@ -18,7 +20,8 @@ func TestRecorderOverflowIsAGapNotAStall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	r := NewRecorder(s, NewMetrics(), 2, nil)
+	m := NewMetrics()
+	r := NewRecorder(s, m, 2, nil)
 	start := time.Now()
 	snap := func(i int) lockqueue.Snapshot {
 		return lockqueue.Snapshot{Path: "/locks/busy", Connection: lockqueue.Connected, Exists: true, UpdatedAt: start.Add(time.Duration(i) * time.Millisecond),
@@ -46,6 +49,9 @@ func TestRecorderOverflowIsAGapNotAStall(t *testing.T) {
 	}
 	if gaps == 0 {
 		t.Errorf("no overflow gap in %+v", evs)
+	}
+	if n := testutil.ToFloat64(m.overflows); n < 40 {
+		t.Errorf("%s = %v, want the 47 or more snapshots set aside", MetricOverflows, n)
 	}
 	st, err := s.At("/locks/busy", time.Now().Add(time.Minute))
 	if err != nil {
