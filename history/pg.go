@@ -267,6 +267,19 @@ func (s *PGStore) replay(ctx context.Context, lock string, t time.Time) (State, 
 	return st, nil
 }
 
+// Locks lists the locks with a history.
+func (s *PGStore) Locks() ([]lockqueue.LockID, error) {
+	rows, err := s.pool.Query(context.Background(), `SELECT DISTINCT lock FROM zklockviz_history`)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	return lockIDs(keys), nil
+}
+
 // Stats are the lock's figures over [from, to].
 func (s *PGStore) Stats(lock string, from, to time.Time) (Stats, error) {
 	return statsOf(s, lock, from, to)

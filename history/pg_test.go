@@ -3,10 +3,12 @@ package history_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/pglocal"
 )
 
@@ -27,7 +29,12 @@ func TestPGStore(t *testing.T) {
 	pg := pglocal.ForTest(t)
 	c := &clock{now: t0}
 	t.Run("session", func(t *testing.T) {
-		checkSession(t, openPG(t, pg.DSN(), c))
+		s := openPG(t, pg.DSN(), c)
+		checkSession(t, s)
+		ids, err := s.Locks()
+		if want := (lockqueue.LockID{Service: lockqueue.ZooKeeper, Name: "/locks/orders"}); err != nil || !slices.Contains(ids, want) {
+			t.Errorf("Locks: %+v, %v; want %+v among them", ids, err, want)
+		}
 	})
 
 	t.Run("reopen and keyframes", func(t *testing.T) {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -19,6 +20,18 @@ type Source interface {
 	At(lock string, t time.Time) (State, error)
 	// Stats are the lock's figures over [from, to].
 	Stats(lock string, from, to time.Time) (Stats, error)
+	// Locks lists the locks with a history.
+	Locks() ([]lockqueue.LockID, error)
+}
+
+// lockIDs turns keys into identities, sorted.
+func lockIDs(keys []string) []lockqueue.LockID {
+	slices.Sort(keys)
+	out := make([]lockqueue.LockID, len(keys))
+	for i, k := range keys {
+		out[i] = parseKey(k)
+	}
+	return out
 }
 
 // Writer is what the Recorder writes to.

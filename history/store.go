@@ -541,11 +541,12 @@ func (s *Store) Segments() []string {
 	return out
 }
 
-// Locks lists the locks the store knows now.
-func (s *Store) Locks() []string {
+// Locks lists the locks the store has a history of: every lock it
+// recorded, each restated in every segment's keyframe.
+func (s *Store) Locks() ([]lockqueue.LockID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lockKeys()
+	return lockIDs(s.lockKeys()), nil
 }
 
 // view is the segments a query reads: the current segment's buffer is

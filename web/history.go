@@ -163,3 +163,24 @@ func (s *Server) handleLockAt(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, wireSnapshot(st.Snapshot()))
 }
+
+// HistoryLocksResponse answers GET /api/v1/history/locks.
+type HistoryLocksResponse struct {
+	Locks []lockqueue.LockID `json:"locks"`
+}
+
+// handleHistoryLocks lists the locks with a history, watched now or not:
+// the way back to a lock no longer watched.
+func (s *Server) handleHistoryLocks(w http.ResponseWriter, r *http.Request) {
+	store, err := s.historyStore()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	ids, err := store.Locks()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, HistoryLocksResponse{Locks: nonNil(ids)})
+}

@@ -149,6 +149,17 @@ func TestHistoryAPI(t *testing.T) {
 		})
 	}
 
+	t.Run("locks", func(t *testing.T) {
+		code, b := historyGet(t, e, "/api/v1/history/locks", nil)
+		var resp HistoryLocksResponse
+		if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+			t.Fatalf("status %d: %s", code, b)
+		}
+		if want := []lockqueue.LockID{{Service: fixtureName, Name: "orders"}}; !slices.Equal(resp.Locks, want) {
+			t.Errorf("locks %+v, want %+v", resp.Locks, want)
+		}
+	})
+
 	t.Run("history off", func(t *testing.T) {
 		off := newEnv(t, Config{})
 		for _, ep := range []string{"/api/v1/lock/history", "/api/v1/lock/stats"} {
