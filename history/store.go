@@ -324,6 +324,14 @@ func (s *Store) newSegment(t time.Time) error {
 	seg.size = int64(len(magic))
 	s.segs = append(s.segs, seg)
 	s.cur, s.enc = f, newEncoder(seg.start)
+	for key, st := range s.states {
+		// A lock that has been empty and unchanged for the whole retention
+		// is forgotten: locks named per job would otherwise fill every
+		// keyframe forever. Seen again, it starts with a keyframe.
+		if len(st.nodes) == 0 && len(st.Alerts) == 0 && t.Sub(st.Time) > s.opts.MaxAge {
+			delete(s.states, key)
+		}
+	}
 	for _, key := range s.lockKeys() {
 		for _, ev := range keyframeEvents(s.states[key], seg.start) {
 			s.enc.event(key, ev)

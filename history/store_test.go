@@ -319,6 +319,7 @@ func TestRetentionDeletesOldestFirst(t *testing.T) {
 			opts := tc.opts
 			opts.Dir, opts.Now, opts.SegmentAge = t.TempDir(), c.Now, time.Minute
 			s := openStore(t, opts)
+			record(t, s, queue("/locks/emptied", t0, "a"), queue("/locks/emptied", t0.Add(time.Second)))
 			var created []string
 			seen := map[string]bool{}
 			for i := 1; i <= 600; i++ {
@@ -356,6 +357,13 @@ func TestRetentionDeletesOldestFirst(t *testing.T) {
 			}
 			if _, err := s.At("/locks/kept", c.now.Add(-time.Minute)); err != nil {
 				t.Errorf("At a minute ago: %v", err)
+			}
+			if opts.MaxAge > 0 {
+				// A lock emptied at the start is forgotten once the
+				// retention has passed over it.
+				if ids, _ := s.Locks(); slices.ContainsFunc(ids, func(id lockqueue.LockID) bool { return id.Name == "/locks/emptied" }) {
+					t.Errorf("the lock empty for longer than the retention is still kept: %v", ids)
+				}
 			}
 		})
 	}
