@@ -579,3 +579,61 @@ func TestHistoryInPostgres(t *testing.T) {
 		t.Errorf("an unreachable --history-db: exit %d, %q; want 1 naming --history-db", code, stderr)
 	}
 }
+
+// kill -9 the recording serve, again and again, with a lock changing under
+// it: each restart on the same --data-dir keeps what was recorded up to a
+// second before the kill, says the time it was down is a gap, and answers
+// for moments before the kill.
+func TestHistorySurvivesKill9OfServe(t *testing.T) {
+	zks := sharedZK(t)
+	const lock = "/hist/kill9"
+	dir := t.TempDir()
+	holder := zk.NewLock(connect(t, zks.Addr()), lock, zk.WorldACL(zk.PermAll))
+	start := time.Now()
+	var lastSeen time.Time // when a serve last showed a change it had recorded
+	for round := range 3 {
+		srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", lock, "--data-dir", dir, "--log-level", "warn")
+		api := historyAPI{t, srv.url}
+		api.waitLive(lock, "first snapshot", func(s lockqueue.Snapshot) bool { return s.Path == lock && s.Live() })
+		if round > 0 {
+			var resp struct {
+				Events []history.Event
+				Gaps   []history.Span
+			}
+			api.get("/api/v1/lock/history", lock, map[string]string{"from": ms(start), "to": ms(time.Now())}, &resp)
+			acquired := 0
+			for _, e := range resp.Events {
+				if e.Kind == history.Acquired && !e.Time.After(lastSeen) {
+					acquired++
+				}
+			}
+			// Each round before this one acquired once (and released
+			// before it was killed, except the last).
+			if acquired != round {
+				t.Errorf("round %d: %d acquisitions recorded before the last kill, want %d: %+v", round, acquired, round, resp.Events)
+			}
+			if !slices.ContainsFunc(resp.Gaps, func(g history.Span) bool { return strings.Contains(g.Why, "not recording") }) {
+				t.Errorf("round %d: no gap for the time serve was killed: %+v", round, resp.Gaps)
+			}
+		}
+		if err := holder.Lock(); err != nil {
+			t.Fatal(err)
+		}
+		lastSeen = api.waitLive(lock, "held", func(s lockqueue.Snapshot) bool { return len(s.Holders()) == 1 })
+		if snap := api.at(lock, lastSeen); len(snap.Holders()) != 1 {
+			t.Errorf("round %d: at %s: holders %q, want one", round, lastSeen.Format(time.StampMilli), snap.Holders())
+		}
+		if err := holder.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+		api.waitLive(lock, "released", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 0 })
+		// At most the last second may be lost: let a second pass with
+		// the release recorded before the kill, so every acquisition
+		// counted above is one a second old or more.
+		time.Sleep(time.Second)
+		if err := srv.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-srv.done
+	}
+}
