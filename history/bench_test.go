@@ -56,7 +56,7 @@ func BenchmarkRecord(b *testing.B) {
 // random moments, each decoding its segment from the keyframe (the cache
 // of decoded segments holds 8 of the day's 144).
 func BenchmarkAtRandomMomentOfADay(b *testing.B) {
-	c := &clock{now: t0}
+	c := newClock(t0)
 	dir := b.TempDir()
 	s, err := history.Open(history.Options{Dir: dir, Now: c.Now, SyncEvery: 24 * time.Hour})
 	if err != nil {
@@ -65,7 +65,7 @@ func BenchmarkAtRandomMomentOfADay(b *testing.B) {
 	const day = 86400
 	names := []string{}
 	for i := range day {
-		c.now = t0.Add(time.Duration(i) * time.Second)
+		c.set(t0.Add(time.Duration(i) * time.Second))
 		// A queue of one to four, a holder going or a waiter coming each
 		// second.
 		if len(names) < 4 && (len(names) == 0 || i%3 != 0) {
@@ -73,7 +73,7 @@ func BenchmarkAtRandomMomentOfADay(b *testing.B) {
 		} else {
 			names = names[1:]
 		}
-		if _, err := s.Record(queue("/locks/day", c.now, names...)); err != nil {
+		if _, err := s.Record(queue("/locks/day", c.Now(), names...)); err != nil {
 			b.Fatal(err)
 		}
 		if i%60 == 0 {
@@ -85,7 +85,7 @@ func BenchmarkAtRandomMomentOfADay(b *testing.B) {
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	c.now = t0.Add(day * time.Second)
+	c.set(t0.Add(day * time.Second))
 	s = openStore(b, history.Options{Dir: dir, Now: c.Now})
 	size := s.Size()
 	r := rand.New(rand.NewPCG(1, 2))

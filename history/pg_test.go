@@ -27,7 +27,7 @@ func openPG(t *testing.T, dsn string, c *clock) *history.PGStore {
 // and records the time it was closed as a gap; retention drops the oldest.
 func TestPGStore(t *testing.T) {
 	pg := pglocal.ForTest(t)
-	c := &clock{now: t0}
+	c := newClock(t0)
 	t.Run("session", func(t *testing.T) {
 		s := openPG(t, pg.DSN(), c)
 		checkSession(t, s)
@@ -42,18 +42,18 @@ func TestPGStore(t *testing.T) {
 		s := openPG(t, pg.DSN(), c)
 		rotate(t, s, c, p, func() {})
 		s.Close()
-		c.now = t0.Add(time.Hour)
+		c.set(t0.Add(time.Hour))
 		s = openPG(t, pg.DSN(), c)
 		checkHolders(t, s, p, 2, 150, 299)
-		st, err := s.Stats(p, t0, c.now)
+		st, err := s.Stats(p, t0, c.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Wait.P50 != 2 || st.Acquisitions != 298 || len(st.Gaps) != 1 || !st.Gaps[0].To.Equal(c.now) {
+		if st.Wait.P50 != 2 || st.Acquisitions != 298 || len(st.Gaps) != 1 || !st.Gaps[0].To.Equal(c.Now()) {
 			t.Errorf("figures after reopening: wait %+v, %d acquisitions, gaps %+v", st.Wait, st.Acquisitions, st.Gaps)
 		}
 		// A week on, everything is past the retention.
-		c.now = t0.Add(8 * 24 * time.Hour)
+		c.set(t0.Add(8 * 24 * time.Hour))
 		if err := s.Retain(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,9 +19,24 @@ var t0 = time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
 
 // clock is a settable clock for the store, so segment rotation and
 // retention follow the test's time, not the wall's.
-type clock struct{ now time.Time }
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
 
-func (c *clock) Now() time.Time { return c.now }
+func newClock(t time.Time) *clock { return &clock{now: t} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
 
 // queue builds a ZooKeeper-style exclusive queue: the first node holds,
 // each other waits for the one before it. A name ending in "!" is a zombie.
@@ -80,7 +96,7 @@ func kinds(evs []history.Event) []string {
 // expiring, a reader gap. The events, the queue at chosen moments and the
 // figures are what the snapshots showed.
 func TestRecordReplayAndFigures(t *testing.T) {
-	c := &clock{now: t0}
+	c := newClock(t0)
 	checkSession(t, openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now}))
 }
 
@@ -212,7 +228,7 @@ func checkSession(t *testing.T, s history.DB) {
 // records the time the recorder was not running as a gap.
 func TestSegmentsAndReopen(t *testing.T) {
 	dir := t.TempDir()
-	c := &clock{now: t0}
+	c := newClock(t0)
 	s, err := history.Open(history.Options{Dir: dir, Now: c.Now, SegmentAge: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -229,10 +245,10 @@ func TestSegmentsAndReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c.now = t0.Add(time.Hour)
+	c.set(t0.Add(time.Hour))
 	s = openStore(t, history.Options{Dir: dir, Now: c.Now, SegmentAge: time.Minute})
 	checkHolders(t, s, p, 2, 59, 61, 150, 299)
-	st, err := s.Stats(p, t0, c.now)
+	st, err := s.Stats(p, t0, c.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +257,7 @@ func TestSegmentsAndReopen(t *testing.T) {
 	if st.Wait.Max != 2 || st.Wait.P50 != 2 || st.Hold.P99 != 1 || st.Acquisitions != 298 {
 		t.Errorf("figures over segments: wait %+v hold %+v acquisitions %d", st.Wait, st.Hold, st.Acquisitions)
 	}
-	if len(st.Gaps) != 1 || !st.Gaps[0].From.Equal(t0.Add(300*time.Second)) || !st.Gaps[0].To.Equal(c.now) {
+	if len(st.Gaps) != 1 || !st.Gaps[0].From.Equal(t0.Add(300*time.Second)) || !st.Gaps[0].To.Equal(c.Now()) {
 		t.Errorf("gaps %+v, want the hour the store was closed", st.Gaps)
 	}
 	if _, err := history.Open(history.Options{Dir: dir}); !errors.Is(err, history.ErrLocked) {
@@ -253,7 +269,7 @@ func TestSegmentsAndReopen(t *testing.T) {
 // every whole one.
 func TestTornTailTruncated(t *testing.T) {
 	dir := t.TempDir()
-	c := &clock{now: t0}
+	c := newClock(t0)
 	s, err := history.Open(history.Options{Dir: dir, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +297,7 @@ func TestTornTailTruncated(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.now = t0.Add(time.Minute)
+	c.set(t0.Add(time.Minute))
 	s = openStore(t, history.Options{Dir: dir, Now: c.Now})
 	after, _ := os.Stat(last)
 	if after.Size() != before.Size()-9 {
@@ -315,7 +331,7 @@ func TestRetentionDeletesOldestFirst(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &clock{now: t0}
+			c := newClock(t0)
 			opts := tc.opts
 			opts.Dir, opts.Now, opts.SegmentAge = t.TempDir(), c.Now, time.Minute
 			s := openStore(t, opts)
@@ -323,8 +339,8 @@ func TestRetentionDeletesOldestFirst(t *testing.T) {
 			var created []string
 			seen := map[string]bool{}
 			for i := 1; i <= 600; i++ {
-				c.now = t0.Add(time.Duration(i) * time.Second)
-				record(t, s, queue("/locks/kept", c.now, fmt.Sprintf("n%d", i), fmt.Sprintf("n%d", i+1)))
+				c.set(t0.Add(time.Duration(i) * time.Second))
+				record(t, s, queue("/locks/kept", c.Now(), fmt.Sprintf("n%d", i), fmt.Sprintf("n%d", i+1)))
 				if err := s.Flush(false); err != nil {
 					t.Fatal(err)
 				}
@@ -352,10 +368,10 @@ func TestRetentionDeletesOldestFirst(t *testing.T) {
 				if size := s.Size(); size > opts.MaxSize+8<<10 {
 					t.Errorf("store is %d bytes, want about %d at most", size, opts.MaxSize)
 				}
-			} else if _, err := s.At("/locks/kept", c.now.Add(-5*time.Minute)); !errors.Is(err, history.ErrNoHistory) {
+			} else if _, err := s.At("/locks/kept", c.Now().Add(-5*time.Minute)); !errors.Is(err, history.ErrNoHistory) {
 				t.Errorf("At 5 minutes ago with 3 minutes' retention: %v, want ErrNoHistory", err)
 			}
-			if _, err := s.At("/locks/kept", c.now.Add(-time.Minute)); err != nil {
+			if _, err := s.At("/locks/kept", c.Now().Add(-time.Minute)); err != nil {
 				t.Errorf("At a minute ago: %v", err)
 			}
 			if opts.MaxAge > 0 {
@@ -372,7 +388,7 @@ func TestRetentionDeletesOldestFirst(t *testing.T) {
 // A node with a lease (etcd, Redis) that goes when its lease was due ran
 // out: expired; one that goes well before: released.
 func TestLeaseExpiry(t *testing.T) {
-	s := openStore(t, history.Options{Dir: t.TempDir(), Now: (&clock{now: t0}).Now})
+	s := openStore(t, history.Options{Dir: t.TempDir(), Now: (newClock(t0)).Now})
 	const p = "redis:orders"
 	leased := func(at time.Time, leftMs int64, names ...string) lockqueue.Snapshot {
 		snap := lockqueue.Snapshot{Service: "redis", Path: "orders", Connection: lockqueue.Connected, Exists: true, UpdatedAt: at}
@@ -417,12 +433,12 @@ func rotate(t *testing.T, s history.Writer, c *clock, p string, each func()) {
 	t.Helper()
 	names := []string{"n0"}
 	for i := 1; i <= 300; i++ {
-		c.now = t0.Add(time.Duration(i) * time.Second)
+		c.set(t0.Add(time.Duration(i) * time.Second))
 		names = append(names, fmt.Sprintf("n%d", i))
 		if len(names) > 3 {
 			names = names[1:]
 		}
-		record(t, s, queue(p, c.now, names...))
+		record(t, s, queue(p, c.Now(), names...))
 		each()
 	}
 }
@@ -444,15 +460,15 @@ func checkHolders(t *testing.T, s history.Source, p string, secs ...int) {
 // Queries between records see each new record: the segment being written
 // is read on from where the last query stopped.
 func TestQueriesFollowTheWriter(t *testing.T) {
-	c := &clock{now: t0}
+	c := newClock(t0)
 	s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now})
 	const p = "/locks/followed"
 	rotate(t, s, c, p, func() {
-		st, err := s.At(p, c.now)
+		st, err := s.At(p, c.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		sec := int(c.now.Sub(t0) / time.Second)
+		sec := int(c.Now().Sub(t0) / time.Second)
 		if h := st.Snapshot().Holders(); len(h) != 1 || h[0] != fmt.Sprintf("n%d", max(sec-2, 0)) {
 			t.Fatalf("holder at %ds, asked right after recording: %q, want n%d", sec, h, max(sec-2, 0))
 		}
