@@ -113,7 +113,7 @@ Examples:
 Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=,
 POST /api/v1/watch {"path":"/x"}, /ws?path= (live), /healthz, /metrics;
 history: /api/v1/lock?path=&at=, /api/v1/lock/history?path=&from=&to=,
-/api/v1/lock/stats?path=&from=&to=.
+/api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks.
 `
 
 // serveConfig is serve's validated command line.
