@@ -34,6 +34,9 @@ type Config struct {
 	Services func() []lockservice.Service
 	// Now is the clock for ages; time.Now when nil.
 	Now func() time.Time
+	// Extra collectors served beside the lock figures (the flight
+	// recorder's wait and hold histograms).
+	Extra []prometheus.Collector
 }
 
 // Handler serves the Prometheus text format: the lock figures, the Go
@@ -45,6 +48,7 @@ func Handler(cfg Config) http.Handler {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	reg.MustRegister(cfg.Extra...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 

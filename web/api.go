@@ -107,6 +107,10 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleLock(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("at") {
+		s.handleLockAt(w, r)
+		return
+	}
 	svc, id, err := s.lockRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)

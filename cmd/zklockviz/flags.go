@@ -26,6 +26,11 @@ var envDefaults = []struct{ flag, env string }{
 	{"etcd-tls-ca", "ZKLOCKVIZ_ETCD_TLS_CA"},
 	{"etcd-tls-cert", "ZKLOCKVIZ_ETCD_TLS_CERT"},
 	{"etcd-tls-key", "ZKLOCKVIZ_ETCD_TLS_KEY"},
+	{"data-dir", "ZKLOCKVIZ_DATA_DIR"},
+	{"history", "ZKLOCKVIZ_HISTORY"},
+	{"history-retention", "ZKLOCKVIZ_HISTORY_RETENTION"},
+	{"history-max-size", "ZKLOCKVIZ_HISTORY_MAX_SIZE"},
+	{"history-db", "ZKLOCKVIZ_HISTORY_DB"},
 }
 
 // errHelp is returned when --help was asked for and answered.

@@ -128,7 +128,7 @@ Flags (repeatable ones may be given many times):
                                  ZKLOCKVIZ_TOKEN)
   --insecure                     allow a non-loopback --addr without a token
   --shutdown-timeout DURATION    bound on a graceful stop (default 10s)
-  --log-level LEVEL              debug, info, warn or error (default info)
+` + historyUsage + `  --log-level LEVEL              debug, info, warn or error (default info)
   --log-format FORMAT            text or json (default text)
 
 Production, read-only:
@@ -165,7 +165,9 @@ Examples:
 
 Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
 (&service=etcd or postgres for another service's lock),
-POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics.
+POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics;
+history: /api/v1/lock?path=&at=, /api/v1/lock/history?path=&from=&to=,
+/api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks.
 `
 
 // serveConfig is serve's validated command line.
@@ -194,6 +196,7 @@ type serveConfig struct {
 	// Etcd is the etcd reader's configuration; nil without --etcd.
 	Etcd     *etcdConfig
 	Postgres pgConfig
+	History  historyConfig
 }
 
 // serveFlags is serve's command line as given; config checks it.
@@ -209,6 +212,7 @@ type serveFlags struct {
 	stallGrace    optDuration
 	sim, insecure bool
 	pg            pgFlags
+	history       historyFlags
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -233,6 +237,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.level, "log-level", "info", "")
 	fs.StringVar(&f.format, "log-format", "text", "")
 	f.pg.register(fs)
+	f.history.register(fs)
 }
 
 // config checks the flags and builds serve's configuration.
@@ -300,6 +305,9 @@ func (f *serveFlags) config() (serveConfig, error) {
 	if c.LogLevel, c.LogJSON, err = parseLog(f.level, f.format); err != nil {
 		return c, err
 	}
+	if c.History, err = f.history.config(); err != nil {
+		return c, err
+	}
 	return c, checkExposure(f.addr, f.token, f.insecure)
 }
 
@@ -315,6 +323,7 @@ type Main struct {
 	log     *slog.Logger
 	hub     *hub.Hub
 	watcher *zkwatch.Watcher
+	hist    historyRun
 	// services are the lock services served, each registered once
 	// (registerServices); their readers run and close with Main.
 	services *lockservice.Registry
@@ -471,18 +480,21 @@ func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
 	h := m.startLog()
 	m.hub = hub.New()
+	if err := m.startHistory(ctx); err != nil {
+		return err
+	}
 	if len(c.Servers) > 0 {
 		if err := m.checkZK(ctx); err != nil {
-			return err
+			return errors.Join(err, m.closeHistory())
 		}
 		w, err := zkwatch.New(zkwatch.Config{
 			Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
-			Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
+			Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.readerSink(),
 			Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
 			Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
 		})
 		if err != nil {
-			return fmt.Errorf("watcher: %w", err)
+			return errors.Join(fmt.Errorf("watcher: %w", err), m.closeHistory())
 		}
 		m.watcher = w
 	}
@@ -602,9 +614,9 @@ func (m *Main) registerServices(sim *simulator.Manager) error {
 func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Services: m.services,
+		Hub: m.hub, Services: m.services, History: m.hist.store,
 		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services)),
-		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All}),
+		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors()}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
 	if err != nil {
@@ -666,6 +678,9 @@ func (m *Main) Close() error {
 	}
 	m.cancel()
 	m.closeReaders()
+	if err := m.closeHistory(); err != nil {
+		errs = append(errs, err)
+	}
 	m.log.Info("stopped")
 	return errors.Join(errs...)
 }
