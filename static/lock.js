@@ -10,6 +10,9 @@ import { QueueTable, snapshotText, describeNode } from './table.js';
 
 const body = document.body;
 const path = body.dataset.path;
+const service = body.dataset.service || '';
+// title names the lock's service in the banner ("ZooKeeper is unreachable").
+const title = body.dataset.serviceTitle || 'ZooKeeper';
 const svg = document.getElementById('lane');
 const banner = document.getElementById('banner');
 const alertsEl = document.getElementById('alerts');
@@ -64,11 +67,11 @@ function renderBanner() {
   } else if (!snap) {
     why = 'waiting for the first snapshot…';
   } else if (snap.connection === 'expired') {
-    why = 'the watcher\'s ZooKeeper session expired; it is starting a new one';
+    why = `the watcher's ${title} session expired; it is starting a new one`;
   } else if (snap.connection !== 'connected') {
-    why = 'ZooKeeper is unreachable; the watcher is reconnecting';
+    why = `${title} is unreachable; the watcher is reconnecting`;
   } else {
-    why = `the last read from ZooKeeper failed: ${snap.error}`;
+    why = `the last read from ${title} failed: ${snap.error}`;
   }
   const when = lastLiveAt ? ` Showing the state last seen live at ${new Date(lastLiveAt).toLocaleTimeString()}.` : '';
   banner.hidden = false;
@@ -209,6 +212,7 @@ document.getElementById('copy').addEventListener('click', async (e) => {
 // an unwatched path would only be refused (404), again and again.
 function follow() {
   live = new LiveLock(path, {
+    service,
     onSnapshot(s) {
       snap = s;
       const now = Date.now();
@@ -235,7 +239,7 @@ if (watchThis) {
       const res = await fetch('/api/v1/watch', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ path }),
+        body: JSON.stringify(service && service !== 'zookeeper' ? { service, path } : { path }),
       });
       const answer = await res.json().catch(() => ({}));
       if (!res.ok) throw new Error(answer.error || `${res.status} ${res.statusText}`);

@@ -2,7 +2,7 @@
 // a bug report) and as plain text. Long queues are paged, so a 10,000-node
 // lock costs one page of rows in the DOM.
 
-import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, shortName, STALLED } from './queue.js';
+import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, shortName, STALLED, waitEdges, PROVENANCE, usesNeutralFields, leaseUntil } from './queue.js';
 
 // nameParts splits a znode name where a line may break without hiding what
 // matters: after each run of "-" or "_" and before the 10-digit sequence, so
@@ -89,6 +89,49 @@ function waitsText(n) {
   return n.waitsFor || '';
 }
 
+// HEAD is the table's columns; a snapshot with the service-neutral fields
+// adds NEUTRAL_HEAD after the session (views.LockPage says the same).
+const HEAD = ['#', 'node', 'mode', 'state', 'waits for', 'watches', 'edge', 'session', 'data', 'time', 'alerts'];
+const NEUTRAL_HEAD = ['order', 'client', 'lease', 'blocked by'];
+
+// edgesCell lists a node's waits-for edges with who vouches for each.
+function edgesCell(n) {
+  const c = td('', 'waits');
+  waitEdges(n).forEach((e, i) => {
+    if (i) c.append(', ');
+    const s = document.createElement('span');
+    s.className = 'wait-edge prov-' + PROVENANCE[e.provenance];
+    s.dataset.to = e.to;
+    s.dataset.provenance = PROVENANCE[e.provenance];
+    const small = document.createElement('small');
+    small.textContent = `(${PROVENANCE[e.provenance]})`;
+    s.append(e.to, ' ', small);
+    c.append(s);
+  });
+  return c;
+}
+
+// leaseCell is a node's lease, its time left counted down by tick.
+function leaseCell(snap, n) {
+  const c = td('', 'lease');
+  if (!n.leaseId && !n.leaseTtlMs && !n.leaseLeftMs) return c;
+  c.dataset.lease = n.leaseId || '';
+  const id = document.createElement('span');
+  id.className = 'mono';
+  id.textContent = n.leaseId || '';
+  c.append(id);
+  const until = leaseUntil(snap, n);
+  if (until) {
+    const left = document.createElement('span');
+    left.className = 'lease-left';
+    left.dataset.until = until;
+    left.dataset.verb = '';
+    left.dataset.expired = 'expired';
+    c.append(' ', left);
+  }
+  return c;
+}
+
 function dataText(n) {
   if (n.dataBinary) return 'base64:' + n.data;
   return n.data || '';
@@ -130,20 +173,29 @@ export class QueueTable {
     this.table.className = 'queue-table';
     this.caption = document.createElement('caption');
     const head = document.createElement('thead');
-    const hr = document.createElement('tr');
-    for (const h of ['#', 'node', 'mode', 'state', 'waits for', 'watches', 'edge', 'session', 'data', 'time', 'alerts']) {
-      const th = document.createElement('th');
-      th.scope = 'col';
-      th.textContent = h;
-      hr.append(th);
-    }
-    head.append(hr);
+    this.headRow = document.createElement('tr');
+    this.neutral = false;
+    this.heads();
+    head.append(this.headRow);
     this.body = document.createElement('tbody');
     this.table.append(this.caption, head, this.body);
     const wrap = document.createElement('div');
     wrap.className = 'table-wrap';
     wrap.append(this.table);
     this.root.append(bar, wrap);
+  }
+
+  // heads fills the header row for the columns the snapshot needs.
+  heads() {
+    const cols = this.neutral ? [...HEAD.slice(0, 8), ...NEUTRAL_HEAD, ...HEAD.slice(8)] : HEAD;
+    this.headRow.replaceChildren(
+      ...cols.map((h) => {
+        const th = document.createElement('th');
+        th.scope = 'col';
+        th.textContent = h;
+        return th;
+      }),
+    );
   }
 
   go(page) {
@@ -186,6 +238,11 @@ export class QueueTable {
     const slice = rows.slice(from, from + this.pageSize);
     const alerts = alertIndex(snap);
     const prefix = snap.path === '/' ? '/' : snap.path + '/';
+    const neutral = usesNeutralFields(snap);
+    if (neutral !== this.neutral) {
+      this.neutral = neutral;
+      this.heads();
+    }
     const holders = (snap.nodes || []).filter((n) => n.holding).length;
     const others = (snap.nodes || []).length - holders;
     this.caption.textContent = `${snap.path}: ${holders} holding, ${others} other node${others === 1 ? '' : 's'}` + (this.filter ? ` (${rows.length} match the filter)` : '');
@@ -209,11 +266,13 @@ export class QueueTable {
       tr.append(td(stateLabel(n), 'state ' + stateText(n)));
       // A semaphore's node names the siblings in its own folder, as the lane does.
       const np = n.folder ? n.folder + '/' : prefix;
-      tr.append(n.waitsFor && n.waitsOn !== 'children' ? refs(td(''), [np + n.waitsFor], np) : td(waitsText(n)));
+      if (neutral) tr.append(edgesCell(n));
+      else tr.append(n.waitsFor && n.waitsOn !== 'children' ? refs(td(''), [np + n.waitsFor], np) : td(waitsText(n)));
       tr.append(n.watching && n.watching.length ? refs(td(''), n.watching, np) : td(watchText(n, prefix)));
       const edge = edgeText(n);
       tr.append(td(edge, edge ? 'edge edge-' + edge : ''));
       tr.append(td(n.session || ''));
+      if (neutral) tr.append(td(n.order ? String(n.order) : '', 'num order'), td(n.client || '', 'mono client'), leaseCell(snap, n), td((n.blockedBy || []).join(', '), 'mono blocked'));
       tr.append(td(dataText(n), 'data'));
       const t = td('', 'time');
       if (this.timing) {
@@ -307,9 +366,26 @@ export function describeNode(root, snap, name, timing) {
   if (n.stalledOn) add('stalled', `${STALLED} ${n.stalledOn}, since ${n.stalledSince}: its client missed the wake-up and does not know it holds`, 'edge-stalled');
   add('its session watches', watchText(n, prefix), 'mono');
   if (n.edge) add('edge', n.edge, 'edge-' + n.edge);
-  add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');
+  if (usesNeutralFields(snap)) {
+    if (n.order) add('order', String(n.order));
+    if (n.client) add('client', n.client, 'mono');
+    for (const e of waitEdges(n)) add(`waits for (${PROVENANCE[e.provenance]})`, e.to, 'mono');
+    if ((n.blockedBy || []).length) add('blocked by (server)', n.blockedBy.join(', '), 'mono');
+    if (n.leaseId || n.leaseTtlMs || n.leaseLeftMs) {
+      const dd = add('lease', [n.leaseId, n.leaseTtlMs ? `ttl ${fmtDur(n.leaseTtlMs)}` : ''].filter(Boolean).join(' · ') + ' ', 'mono');
+      const until = leaseUntil(snap, n);
+      if (until) {
+        const left = document.createElement('span');
+        left.className = 'lease-left';
+        Object.assign(left.dataset, { until, verb: '', expired: 'expired' });
+        dd.append(left);
+      }
+    }
+  }
+  if (n.session) add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');
   add('data', n.dataBinary ? `base64 ${n.data}` : n.data || '(empty)', 'mono');
-  add('created', n.ctime + ` (czxid 0x${Number(n.czxid).toString(16)}, seq ${n.seq})`);
+  // Only ZooKeeper has a czxid and a sequence to show.
+  add('created', n.ctime + (n.czxid || !usesNeutralFields(snap) ? ` (czxid 0x${Number(n.czxid).toString(16)}, seq ${n.seq})` : ''));
   const verb = timing ? timing.verb(n) : '';
   const held = verb === 'holds ≥' ? 'holding for at least' : verb === 'holds ≤' ? 'holding for at most (since created)' : 'holding for';
   const t = add(n.foreign ? 'age' : n.holding ? held : 'waiting for', '', 'time');

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -47,14 +46,22 @@ type Dashboard struct {
 	Connection     string
 	ConnectionText string
 	Locks          []LockRow
+	// Services are the registered lock services (SetServices); Filter is
+	// the one whose locks alone are listed, "" for all.
+	Services []ServiceStatus
+	Filter   string
 }
 
 // LockRow is one watched lock on the dashboard.
 type LockRow struct {
-	Path    string
-	Href    string
-	Recipe  string
-	Holders string
+	// Service names the lock's service (ZooKeeper's too); ServiceTitle is
+	// its badge.
+	Service      string
+	ServiceTitle string
+	Path         string
+	Href         string
+	Recipe       string
+	Holders      string
 	// HoldersTitle lists the holders' full names, for a tooltip.
 	HoldersTitle string
 	Waiting      int
@@ -62,12 +69,15 @@ type LockRow struct {
 	Alerts       string
 	AlertTitle   string
 	Connection   string
+	// Pending: the service's reader follows the lock but has not read it.
+	Pending bool
 }
 
 // Lock is the lock view's first paint.
 type Lock struct {
 	Page
-	Path string
+	Service Service
+	Path    string
 	// Known is false when no snapshot of the path exists yet.
 	Known  bool
 	Live   bool
@@ -76,6 +86,10 @@ type Lock struct {
 	Alerts []Alert
 	Rows   []Row
 	Total  int
+	// Neutral: some node carries the service-neutral fields (order,
+	// client, lease, waits-for provenance, blocked by), so the table shows
+	// their columns.
+	Neutral bool
 
 	// Watched is false when the server does not follow the path: the page
 	// says so, and opens no socket that could only be refused. CanWatch
@@ -112,6 +126,15 @@ type Row struct {
 	Alerts   string
 	// StalledOn: the node a stalled holder's client still waits for.
 	StalledOn string
+
+	// The service-neutral fields, shown when Lock.Neutral.
+	Order  int64
+	Client string
+	Lease  *Lease
+	// Edges are the waits-for edges with who vouches for each;
+	// BlockedBy the blockers the server itself reports.
+	Edges     []EdgeView
+	BlockedBy []string
 }
 
 // Sim is the classroom's first paint; the script fetches scenarios and runs.
@@ -175,25 +198,8 @@ func allDigits(s string) bool {
 	return true
 }
 
-// LockHref is the lock view's URL for a path.
-func LockHref(path string) string { return "/lock?path=" + url.QueryEscape(path) }
-
 // ConnectionText says what a connection state means for what is on screen.
-func ConnectionText(c string) string {
-	switch c {
-	case string(lockqueue.Connected):
-		return "ZooKeeper: connected"
-	case string(lockqueue.Reconnecting):
-		return "ZooKeeper: unreachable, reconnecting — lock states below are NOT live"
-	case string(lockqueue.Expired):
-		return "ZooKeeper: session expired — lock states below are NOT live"
-	case "mixed":
-		return "ZooKeeper: some locks are not live"
-	case "":
-		return "ZooKeeper: no lock watched yet"
-	}
-	return "ZooKeeper: " + c
-}
+func ConnectionText(c string) string { return serviceConnectionText("ZooKeeper", c) }
 
 // SetWatcherConnection shows the watcher's own session state, which is known
 // whether or not a lock is watched ("" when the server runs no watcher).
@@ -219,9 +225,14 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 	d := Dashboard{Page: p}
 	states := map[string]bool{}
 	for _, s := range snaps {
-		states[string(s.Connection)] = true
+		if s.ServiceName() == lockqueue.ZooKeeper {
+			// The ZooKeeper line sums up ZooKeeper's locks; each other
+			// service has a line of its own.
+			states[string(s.Connection)] = true
+		}
 		row := LockRow{
-			Path: s.Path, Href: LockHref(s.Path), Recipe: string(s.Recipe),
+			Service: s.ServiceName(), ServiceTitle: s.ServiceName(),
+			Path: s.Path, Href: LockHref(s.ServiceName(), s.Path), Recipe: string(s.Recipe),
 			Connection: string(s.Connection), Holders: "none", OldestWait: "—", Alerts: "—",
 		}
 		if row.Recipe == "" {
@@ -231,7 +242,12 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 		for _, n := range s.Nodes {
 			if n.Holding {
 				short = append(short, ShortName(n.Name, n.Seq))
-				full = append(full, n.Name)
+				if n.Client != "" {
+					// Who the holder is, where the service can tell.
+					full = append(full, n.Name+" ("+n.Client+")")
+				} else {
+					full = append(full, n.Name)
+				}
 			}
 		}
 		if len(short) > 0 {
@@ -269,10 +285,10 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 	return d
 }
 
-// NewLock builds the lock view's first paint; known is false when there is no
-// snapshot of path yet.
-func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Time) Lock {
-	l := Lock{Page: p, Path: path, Known: known}
+// NewLock builds the lock view's first paint of a lock of svc; known is
+// false when there is no snapshot of path yet.
+func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool, now time.Time) Lock {
+	l := Lock{Page: p, Service: svc, Path: path, Known: known}
 	if !known {
 		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
 		return l
@@ -281,11 +297,11 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	switch {
 	case l.Live:
 	case s.Error != "":
-		l.Banner = "NOT LIVE — the last read from ZooKeeper failed: " + s.Error + "."
+		l.Banner = "NOT LIVE — the last read from " + svc.Title + " failed: " + s.Error + "."
 	case s.Connection == lockqueue.Expired:
-		l.Banner = "NOT LIVE — the watcher's ZooKeeper session expired; it is starting a new one."
+		l.Banner = "NOT LIVE — the watcher's " + svc.Title + " session expired; it is starting a new one."
 	default:
-		l.Banner = "NOT LIVE — ZooKeeper is unreachable; the watcher is reconnecting."
+		l.Banner = "NOT LIVE — " + svc.Title + " is unreachable; the watcher is reconnecting."
 	}
 	holding, waiting, stalled := 0, 0, 0
 	for _, n := range s.Nodes {
@@ -332,13 +348,19 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	if s.Path == "/" {
 		prefix = "/"
 	}
+	l.Neutral = usesNeutralFields(s)
 	for i, n := range s.Nodes[:min(FirstPageRows, len(s.Nodes))] {
-		l.Rows = append(l.Rows, Row{
+		r := Row{
 			Index: i + 1, Name: n.Name, Mode: ModeLabel(n.Mode), State: NodeState(n),
 			WaitsFor: WaitsText(n), Watches: WatchText(n, prefix), Edge: EdgeText(n),
 			Session: n.Session, Data: DataText(n), Time: nodeAge(n, now),
 			Alerts: strings.Join(byNode[n.Name], ", "), StalledOn: n.StalledOn,
-		})
+		}
+		if l.Neutral {
+			r.Order, r.Client, r.Lease = n.Order, n.Client, nodeLease(n, s.UpdatedAt, now)
+			r.Edges, r.BlockedBy = waitEdges(n), n.BlockedBy
+		}
+		l.Rows = append(l.Rows, r)
 	}
 	return l
 }

@@ -48,6 +48,7 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 	}
 	return func(r chi.Router) {
 		r.Get("/", p.dashboard)
+		r.Get("/parts/dashboard", p.dashboardLive)
 		r.Get("/lock", p.lock)
 		r.Get("/sim", p.classroom)
 		r.Get("/static/*", p.static)
@@ -95,11 +96,54 @@ func (p *pages) page(title, active string) views.Page {
 }
 
 func (p *pages) dashboard(w http.ResponseWriter, r *http.Request) {
+	if d, ok := p.dashboardModel(w, r); ok {
+		p.render(w, r, http.StatusOK, views.DashboardPage(d))
+	}
+}
+
+// dashboardLive is the changing part of the dashboard alone, which
+// dashboard.js fetches to refresh the page: the server words every label.
+func (p *pages) dashboardLive(w http.ResponseWriter, r *http.Request) {
+	if d, ok := p.dashboardModel(w, r); ok {
+		p.render(w, r, http.StatusOK, views.DashboardLive(d))
+	}
+}
+
+// dashboardModel is the dashboard now, its locks those of ?service= when
+// it names one.
+func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Dashboard, bool) {
 	d := views.NewDashboard(p.page("Locks", "dashboard"), p.snaps.List(), time.Now())
 	if p.conn != nil {
 		d.SetWatcherConnection(string(p.conn()))
 	}
-	p.render(w, r, http.StatusOK, views.DashboardPage(d))
+	var statuses []views.ServiceStatus
+	watched := map[string][]string{}
+	for _, svc := range p.services.All() {
+		st := views.NewServiceStatus(views.Service{Name: svc.Name, Title: svc.Title}, false, "", nil)
+		if svc.Reader != nil {
+			st = views.NewServiceStatus(st.Service, true, svc.Reader.Connection(), svc.Reader.Err())
+			watched[svc.Name] = svc.Reader.Watched()
+		}
+		statuses = append(statuses, st)
+	}
+	d.SetServices(statuses, watched)
+	if name := r.URL.Query().Get("service"); name != "" {
+		svc, err := serviceNamed(p.services, name)
+		if err != nil {
+			p.fail(w, r, http.StatusNotFound, err.Error())
+			return d, false
+		}
+		d.OnlyService(svc.Name)
+	}
+	return d, true
+}
+
+// serviceView is svc as the pages name it.
+func serviceView(svc lockservice.Service) views.Service {
+	if svc.Name == lockqueue.ZooKeeper && svc.Title == "" {
+		return views.ZooKeeperService
+	}
+	return views.Service{Name: svc.Name, Title: svc.Title}
 }
 
 func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
@@ -123,8 +167,14 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	// simulator's runs go to the same hub as the watcher's locks).
 	watched := ok || watchedBy(svc, lp)
 	pg := p.page(lp, "lock")
-	pg.Body = templ.Attributes{"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched)}
-	l := views.NewLock(pg, lp, snap, ok, time.Now())
+	sv := serviceView(svc)
+	pg.Body = templ.Attributes{
+		"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched),
+		// The page script builds every URL (socket, JSON, watch) from
+		// (service, path) and words its banner with the title.
+		"data-service": sv.Name, "data-service-title": sv.Title,
+	}
+	l := views.NewLock(pg, sv, lp, snap, ok, time.Now())
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	if !watched {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
