@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, fmtDur, HEAD, TAIL, MAX_EXTRA } from './queue.js';
+import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA } from './queue.js';
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
@@ -258,6 +258,3 @@ setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
 }, 1000);
-
-// Exposed for tests and for poking at in the console.
-window.zklockviz = { get snapshot() { return snap; }, fmtDur };

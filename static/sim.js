@@ -4,7 +4,7 @@
 // client) as plain HTTP POSTs. All the lock logic is the server's; this file
 // only shows states and forwards intentions.
 
-import { drawQueue, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend, modeLabel } from './queue.js';
+import { drawQueue, tick, animateNotify, animateNotifyParent, legend, modeLabel } from './queue.js';
 import { QueueTable, describeNode } from './table.js';
 import { closeSocket } from './live.js';
 
@@ -36,24 +36,13 @@ let showing = null; // show() while it moves the runs to their newest states
 let inflight = 0; // API calls not answered yet
 
 // ---- State shape --------------------------------------------------------
-// The simulator documents its State in simulator/run.go; normalize keeps the
-// rest of this file independent of small naming differences.
-export function normalize(raw) {
-  const s = raw || {};
-  const pseudo = s.pseudocode || {};
-  const lines = Array.isArray(pseudo) ? pseudo : pseudo.lines || [];
-  const line = s.line ?? pseudo.line ?? 0;
-  const events = (s.events || []).map((e) => ({ ...e, kind: e.kind || e.event || 'event', text: e.text || '' }));
-  const steps = s.steps ?? 0;
-  const planned = s.planned ?? steps;
+// runState is a run's State as simulator/run.go sends it, with what the
+// page derives once: total, the steps played or planned, whichever is more,
+// and the pseudocode's lines. Go sends a nil list as null.
+function runState(s) {
   return {
-    id: s.id, scenario: s.scenario, title: s.title || s.scenario, lock: s.lock || 'rw', strategy: s.strategy,
-    path: s.path || (s.snapshot && s.snapshot.path), step: s.step ?? 0, steps, planned, total: Math.max(steps, planned),
-    playing: !!s.playing, speed: s.speed || 1, done: !!s.done, busy: !!s.busy, error: s.error || '',
-    action: s.action || null, next: s.next || null, fencing: !!s.fencing, sessionTimeoutMs: s.sessionTimeoutMs || 0,
-    clockMs: s.clockMs || 0, events, stats: s.stats || {}, lastRelease: s.lastRelease || null,
-    violations: s.violations || [], clients: s.clients || [], narration: s.narration || '',
-    lines, line: typeof line === 'number' ? line : 0, snapshot: s.snapshot || null,
+    ...s, total: Math.max(s.steps, s.planned), lines: s.pseudocode.lines || [],
+    events: s.events || [], violations: s.violations || [], clients: s.clients || [], stats: s.stats || {},
   };
 }
 
@@ -105,7 +94,7 @@ async function call(method, path, body) {
         data = { error: text };
       }
     }
-    if (!res.ok) throw new Error((data && (data.error || data.message)) || `${res.status} ${res.statusText}`);
+    if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
     return data;
   } finally {
     inflight--;
@@ -190,6 +179,7 @@ class Panel {
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(u);
     this.ws = ws;
+    this.el.dataset.socket = 'connecting';
     ws.onmessage = (ev) => {
       try {
         this.accept(JSON.parse(ev.data));
@@ -215,7 +205,7 @@ class Panel {
   accept(raw) {
     if (!raw || typeof raw !== 'object' || raw.id === undefined) return;
     if (this.id && raw.id !== this.id) return;
-    this.queue.push(normalize(raw));
+    this.queue.push(runState(raw));
     show();
   }
 
@@ -269,7 +259,7 @@ class Panel {
       if (client) body.client = client;
       const raw = await call('POST', `/runs/${encodeURIComponent(this.id)}/act`, body);
       this.accept(raw);
-      return normalize(raw);
+      return runState(raw);
     } catch (err) {
       showError(`${this.strategy}: ${action}${client ? ' ' + client : ''}: ${err.message}`);
       return null;
@@ -278,6 +268,8 @@ class Panel {
 
   renderMeta() {
     this.el.dataset.step = this.state.step;
+    // The speed the server runs at, as the page shows the run.
+    this.el.dataset.speed = String(this.state.speed);
     this.el.dataset.steps = this.state.steps;
     this.el.dataset.playing = String(this.state.playing);
   }
@@ -294,7 +286,7 @@ class Panel {
       const b = document.createElement('span');
       b.className = 'violation';
       b.dataset.kind = v.kind || '';
-      b.textContent = '⚠ ' + (v.message || v.kind || String(v));
+      b.textContent = '⚠ ' + (v.message || v.kind);
       this.narration.append(b);
     }
     if (s.error) {
@@ -450,7 +442,7 @@ class Panel {
     this.pseudo.replaceChildren();
     s.lines.forEach((text, i) => {
       const li = document.createElement('li');
-      li.textContent = typeof text === 'string' ? text : text.text || '';
+      li.textContent = text;
       // The simulator numbers pseudocode lines from 1.
       if (i + 1 === s.line) {
         li.className = 'current';
@@ -467,7 +459,7 @@ class Panel {
     for (const e of s.events) {
       if (e.step > s.step) break;
       const li = document.createElement('li');
-      li.textContent = e.text || e.kind;
+      li.textContent = e.kind;
       li.dataset.step = e.step;
       if (e.step === s.step) li.className = 'current';
       this.eventsEl.append(li);
@@ -610,7 +602,7 @@ function renderTicks() {
     b.tabIndex = -1;
     b.className = (e ? 'k-' + String(e.kind).toLowerCase().replace(/[^a-z]/g, '') : k <= s.steps ? 'recorded' : 'planned') + (k === s.step ? ' current' : '');
     b.style.left = `${(100 * k) / s.total}%`;
-    b.title = e ? `step ${k}: ${e.client ? e.client + ' ' : ''}${e.text || e.kind}` : `step ${k}` + (k <= s.steps ? ' (recorded)' : ' (not played yet)');
+    b.title = e ? `step ${k}: ${e.client ? e.client + ' ' : ''}${e.kind}` : `step ${k}` + (k <= s.steps ? ' (recorded)' : ' (not played yet)');
     b.dataset.step = k;
     b.addEventListener('click', () => seek(k));
     ui.ticks.append(b);
@@ -763,22 +755,22 @@ function sendSpeed(sp) {
 
 async function loadScenarios() {
   const data = await call('GET', '/scenarios');
-  scenarios = Array.isArray(data) ? data : data.scenarios || [];
+  scenarios = data || []; // simulator.ScenarioInfo, one per scenario
   ui.scenario.replaceChildren();
   for (const sc of scenarios) {
     const o = document.createElement('option');
-    o.value = sc.id || sc.name;
-    o.textContent = sc.title || sc.name || sc.id;
+    o.value = sc.id;
+    o.textContent = sc.title;
     if (sc.description) o.title = sc.description;
     ui.scenario.append(o);
   }
   const want = ui.scenario.dataset.initial;
-  if (want && scenarios.some((s) => (s.id || s.name) === want)) ui.scenario.value = want;
+  if (want && scenarios.some((s) => s.id === want)) ui.scenario.value = want;
   else if (want) showError(`unknown scenario "${want}"; showing ${ui.scenario.value || 'none'}`);
 }
 
 function scenarioInfo() {
-  return scenarios.find((s) => (s.id || s.name) === ui.scenario.value) || {};
+  return scenarios.find((s) => s.id === ui.scenario.value) || {};
 }
 
 async function restart() {
@@ -1024,5 +1016,4 @@ async function main() {
   await restart();
 }
 
-window.zklockvizSim = { get panels() { return panels; }, normalize, shortName, fmtDur };
 main();
