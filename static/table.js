@@ -335,6 +335,22 @@ export function snapshotText(snap, timing, now = Date.now()) {
   return out.join('\n') + '\n';
 }
 
+// definitions makes a <dl> and add(term, text, class), which appends one
+// entry and answers its <dd>.
+export function definitions() {
+  const dl = document.createElement('dl');
+  const add = (k, v, cls) => {
+    const dt = document.createElement('dt');
+    dt.textContent = k;
+    const dd = document.createElement('dd');
+    dd.textContent = v;
+    if (cls) dd.className = cls;
+    dl.append(dt, dd);
+    return dd;
+  };
+  return [dl, add];
+}
+
 // describeNode fills a detail pane with everything known about one node.
 export function describeNode(root, snap, name, timing) {
   const n = (snap.nodes || []).find((x) => x.name === name);
@@ -348,16 +364,7 @@ export function describeNode(root, snap, name, timing) {
   }
   const prefix = snap.path === '/' ? '/' : snap.path + '/';
   const alerts = alertIndex(snap).get(n.name) || [];
-  const dl = document.createElement('dl');
-  const add = (k, v, cls) => {
-    const dt = document.createElement('dt');
-    dt.textContent = k;
-    const dd = document.createElement('dd');
-    dd.textContent = v;
-    if (cls) dd.className = cls;
-    dl.append(dt, dd);
-    return dd;
-  };
+  const [dl, add] = definitions();
   add('node', n.name, 'mono');
   add('full path', (n.folder ? n.folder + '/' : prefix) + n.name, 'mono');
   add('mode', modeLabel(n.mode) + (n.recipe ? ` (${n.recipe})` : ''));
