@@ -129,7 +129,9 @@ func TestNeutralServiceLockView(t *testing.T) {
 	if want := "#,node,mode,state,waits for,watches,edge,session,order,client,lease,blocked by,data,time,alerts"; heads != want {
 		t.Errorf("table columns %s, want %s", heads, want)
 	}
-	row := func(name string) string { return fmt.Sprintf(`document.querySelector('#table tr[data-row=%s]')`, jsString(name)) }
+	row := func(name string) string {
+		return fmt.Sprintf(`document.querySelector('#table tr[data-row=%s]')`, jsString(name))
+	}
 	tb.until("k2's row", row("k2")+` && `+row("k2")+`.querySelector('td.blocked').textContent === 'k1, k0'`)
 	if got := eval[string](tb, row("k2")+`.querySelector('td.waits').textContent`); got != "k1 (confirmed), k0 (confirmed)" {
 		t.Errorf("k2 waits for %q, want k1 and k0, confirmed", got)
