@@ -316,14 +316,23 @@ export function snapshotText(snap, timing, now = Date.now()) {
   if (snap.invisibleChildWatches > 0) out.push(`children watches the server cannot list: ${snap.invisibleChildWatches}`);
   const prefix = snap.path === '/' ? '/' : snap.path + '/';
   const alerts = alertIndex(snap);
-  const rows = [['#', 'node', 'mode', 'state', 'waits-for', 'watches', 'edge', 'session', 'data', 'time', 'alerts']];
+  const neutral = usesNeutralFields(snap);
+  const head = ['#', 'node', 'mode', 'state', 'waits-for', 'watches', 'edge', 'session', 'data', 'time', 'alerts'];
+  const rows = [neutral ? [...head.slice(0, 8), 'order', 'client', 'lease', 'blocked-by', ...head.slice(8)] : head];
   (snap.nodes || []).forEach((n, i) => {
     const since = timing ? timing.since(n) : Date.parse(n.ctime);
-    rows.push([
-      String(i + 1), n.name, modeLabel(n.mode), stateText(n) + (n.zombie ? '(zombie)' : '') + (n.stalledOn ? '(stalled)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
+    const waits = neutral ? waitEdges(n).map((e) => `${e.to}(${PROVENANCE[e.provenance]})`).join(',') : waitsText(n);
+    const row = [
+      String(i + 1), n.name, modeLabel(n.mode), stateText(n) + (n.zombie ? '(zombie)' : '') + (n.stalledOn ? '(stalled)' : ''), waits || '-', watchText(n, prefix) || '-',
       edgeText(n) || '-', n.session || '-', JSON.stringify(dataText(n)), (timing ? timing.verb(n) : n.holding ? 'age' : 'waits') + ' ' + fmtDur(now - since),
       (alerts.get(n.name) || []).map((a) => a.kind).join(',') || '-',
-    ]);
+    ];
+    if (neutral) {
+      const until = leaseUntil(snap, n);
+      const lease = [n.leaseId, until ? (until > now ? fmtDur(until - now) + ' left' : 'expired') : ''].filter(Boolean).join(' ');
+      row.splice(8, 0, n.order ? String(n.order) : '-', n.client || '-', lease || '-', (n.blockedBy || []).join(',') || '-');
+    }
+    rows.push(row);
   });
   out.push('');
   out.push(pad(rows));

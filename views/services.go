@@ -34,6 +34,11 @@ func LockHref(service, path string) string {
 	return "/lock?service=" + url.QueryEscape(service) + "&path=" + url.QueryEscape(path)
 }
 
+// JSONHref is the lock's GET /api/v1/lock URL.
+func (l Lock) JSONHref() string {
+	return "/api/v1" + LockHref(l.Service.Name, l.Path)
+}
+
 // ServiceStatus is one registered service as the dashboard shows it: its
 // reader's connection and the error that keeps it from its locks.
 type ServiceStatus struct {

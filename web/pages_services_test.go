@@ -107,6 +107,7 @@ func TestLockPageOtherService(t *testing.T) {
 			`data-row="a" data-state="holding"`, `<td class="mono client">client-a</td>`,
 			`data-lease="lease-a" data-ttl="10s"`, fmt.Sprintf(`data-until="%d"`, until), `data-expired="expired">expired</span>`,
 			`data-to="a" data-provenance="inferred">a <small>(inferred)</small>`,
+			`<a id="json" href="/api/v1/lock?service=fixture&amp;path=orders">JSON</a>`,
 		}},
 		{name: "confirmed edges", url: "/lock?service=fixture&path=blocked", want: []string{
 			`data-to="b" data-provenance="confirmed">b <small>(confirmed)</small></span>`,
@@ -118,6 +119,7 @@ func TestLockPageOtherService(t *testing.T) {
 		}, absent: []string{"children watch"}},
 		{name: "zookeeper unchanged", url: "/lock?path=/locks/orders", want: []string{
 			`data-service="zookeeper"`, `<th scope="col">session</th><th scope="col">data</th>`,
+			`<a id="json" href="/api/v1/lock?path=%2Flocks%2Forders">JSON</a>`,
 		}, absent: []string{`data-provenance`, `class="svc`, `>order<`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkPage(t, ts.URL+tc.url, http.StatusOK, tc.want, tc.absent) })
