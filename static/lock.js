@@ -5,7 +5,7 @@ import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA } from './queue.
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
-import { LiveLock } from './live.js';
+import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, snapshotText, describeNode } from './table.js';
 
 const body = document.body;
@@ -27,7 +27,11 @@ let lastLiveAt = null;
 let live = null; // the LiveLock, once the path is watched
 
 legend(document.getElementById('legend'));
-const table = new QueueTable(document.getElementById('table'), { onSelect: select });
+// The table's pages are the server's, of the newest snapshot of this lock.
+const table = new QueueTable(document.getElementById('table'), {
+  onSelect: select,
+  source: (q) => fetch('/parts/lock-table?' + lockQuery(q, service, path)),
+});
 
 function select(name) {
   selected = name === selected ? '' : name;

@@ -95,7 +95,13 @@ export class Panel {
     this.pseudo = this.el.querySelector('.pseudo');
     this.eventsEl = this.el.querySelector('.events');
     this.tableEl = this.el.querySelector('.run-table');
-    this.table = new QueueTable(this.tableEl, { pageSize: 50, onSelect: (n) => this.selectNode(n) });
+    // A step's snapshot is the run's, not the hub's: the server renders
+    // the one this panel shows.
+    this.table = new QueueTable(this.tableEl, {
+      pageSize: 50,
+      onSelect: (n) => this.selectNode(n),
+      source: (q, snap) => fetch('/parts/queue-table?' + q, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(snap) }),
+    });
     this.compare = compare;
   }
 

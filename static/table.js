@@ -1,60 +1,9 @@
 // table.js shows a queue as a table (for screen readers, and for copying into
-// a bug report) and as plain text. Long queues are paged, so a 10,000-node
-// lock costs one page of rows in the DOM.
+// a bug report) and as plain text. The table's rows are the server's
+// (views.QueueTable), fetched a page at a time, so a 10,000-node lock costs
+// one page of rows in the DOM and the browser words no label of its own.
 
-import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, shortName, STALLED, waitEdges, PROVENANCE, usesNeutralFields, leaseUntil } from './queue.js';
-
-// nameParts splits a znode name where a line may break without hiding what
-// matters: after each run of "-" or "_" and before the 10-digit sequence, so
-// "_c_8f3a…-__READ__0000000003" wraps between its parts, never mid-part.
-// views.NameParts is the same rule for the server-rendered first page.
-export function nameParts(name) {
-  const parts = name.match(/[^-_]*[-_]+|[^-_]+$/g) || [name];
-  // A leading run of separators ("_c_…") stays with what follows it.
-  if (parts.length > 1 && /^[-_]+$/.test(parts[0])) parts.splice(0, 2, parts[0] + parts[1]);
-  const last = parts[parts.length - 1];
-  const m = last.match(/^(.*[^0-9])(\d{10})$/);
-  if (m) parts.splice(parts.length - 1, 1, m[1], m[2]);
-  return parts.filter(Boolean);
-}
-
-// breakable fills el with name, with a line-break opportunity between parts.
-export function breakable(el, name) {
-  el.replaceChildren();
-  nameParts(name).forEach((p, i) => {
-    if (i) el.append(document.createElement('wbr'));
-    el.append(p);
-  });
-  return el;
-}
-
-// refs fills a cell with the nodes a waiter waits for or watches, each as
-// the lane labels it, its full name in the tooltip: the node column has every
-// name whole, and two more columns of whole names (kazoo's have 32 hex digits
-// and no hyphen to wrap at) made the table 1,700 px wide. A path outside the
-// node's folder (prefix) stays whole.
-function refs(cell, paths, prefix) {
-  paths.forEach((p, i) => {
-    if (i) cell.append(', ');
-    const name = p.startsWith(prefix) && !p.slice(prefix.length).includes('/') ? p.slice(prefix.length) : '';
-    if (!name) {
-      cell.append(breakable(document.createElement('span'), p));
-      return;
-    }
-    const a = document.createElement('abbr');
-    a.title = name;
-    a.textContent = shortName(name);
-    cell.append(a);
-  });
-  return cell;
-}
-
-function td(text, cls) {
-  const c = document.createElement('td');
-  c.textContent = text;
-  if (cls) c.className = cls;
-  return c;
-}
+import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, STALLED, waitEdges, PROVENANCE, usesNeutralFields, leaseUntil } from './queue.js';
 
 function watchText(n, prefix) {
   if (n.watching === null || n.watching === undefined) return n.foreign ? '' : 'unknown';
@@ -66,15 +15,6 @@ function stateText(n) {
   if (n.foreign) return 'foreign';
   if (n.partOf) return 'part'; // its acquirer's other node: not a waiter of its own
   return n.holding ? 'holding' : 'waiting';
-}
-
-// stateLabel is the state column: views.NodeState is the same for the
-// server-rendered first page.
-function stateLabel(n) {
-  if (n.holding && n.zombie) return 'holding (zombie)';
-  if (n.stalledOn) return 'holding (stalled: client still waits)';
-  if (n.partOf) return PART_OF + n.partOf + (n.zombie ? ' (zombie)' : '');
-  return stateText(n) + (n.zombie ? ' (zombie)' : '');
 }
 
 // edgeText is the edge column: a stalled holder's is "stalled"
@@ -89,68 +29,30 @@ function waitsText(n) {
   return n.waitsFor || '';
 }
 
-// HEAD is the table's columns; a snapshot with the service-neutral fields
-// adds NEUTRAL_HEAD after the session (views.LockPage says the same).
-const HEAD = ['#', 'node', 'mode', 'state', 'waits for', 'watches', 'edge', 'session', 'data', 'time', 'alerts'];
-const NEUTRAL_HEAD = ['order', 'client', 'lease', 'blocked by'];
-
-// edgesCell lists a node's waits-for edges with who vouches for each.
-function edgesCell(n) {
-  const c = td('', 'waits');
-  waitEdges(n).forEach((e, i) => {
-    if (i) c.append(', ');
-    const s = document.createElement('span');
-    s.className = 'wait-edge prov-' + PROVENANCE[e.provenance];
-    s.dataset.to = e.to;
-    s.dataset.provenance = PROVENANCE[e.provenance];
-    const small = document.createElement('small');
-    small.textContent = `(${PROVENANCE[e.provenance]})`;
-    s.append(e.to, ' ', small);
-    c.append(s);
-  });
-  return c;
-}
-
-// leaseCell is a node's lease, its time left counted down by tick.
-function leaseCell(snap, n) {
-  const c = td('', 'lease');
-  if (!n.leaseId && !n.leaseTtlMs && !n.leaseLeftMs) return c;
-  c.dataset.lease = n.leaseId || '';
-  const id = document.createElement('span');
-  id.className = 'mono';
-  id.textContent = n.leaseId || '';
-  c.append(id);
-  const until = leaseUntil(snap, n);
-  if (until) {
-    const left = document.createElement('span');
-    left.className = 'lease-left';
-    left.dataset.until = until;
-    left.dataset.verb = '';
-    left.dataset.expired = 'expired';
-    c.append(' ', left);
-  }
-  return c;
-}
-
 function dataText(n) {
   if (n.dataBinary) return 'base64:' + n.data;
   return n.data || '';
 }
 
 export class QueueTable {
-  // root holds the table; opts.pageSize rows per page; opts.onSelect(name).
+  // root holds the table (the server's first paint, if any); opts.pageSize
+  // rows per page; opts.onSelect(name); opts.source(query, snap) fetches a
+  // page of the table the server renders for snap (views.QueueTable).
   constructor(root, opts = {}) {
     this.root = root;
     this.pageSize = opts.pageSize || 100;
     this.onSelect = opts.onSelect;
+    this.source = opts.source;
     this.page = 0;
     this.filter = '';
     this.snap = null;
+    this.showName = '';
+    this.busy = false;
+    this.dirty = false;
     this.build();
   }
 
   build() {
-    this.root.replaceChildren();
     const bar = document.createElement('div');
     bar.className = 'table-bar';
     this.filterInput = document.createElement('input');
@@ -160,7 +62,7 @@ export class QueueTable {
     this.filterInput.addEventListener('input', () => {
       this.filter = this.filterInput.value.trim().toLowerCase();
       this.page = 0;
-      this.render();
+      this.refresh();
     });
     this.prev = button('‹ prev', () => this.go(this.page - 1));
     this.next = button('next ›', () => this.go(this.page + 1));
@@ -168,127 +70,89 @@ export class QueueTable {
     this.info.className = 'page-info';
     this.info.setAttribute('aria-live', 'polite');
     bar.append(this.filterInput, this.prev, this.info, this.next);
-
-    this.table = document.createElement('table');
-    this.table.className = 'queue-table';
-    this.caption = document.createElement('caption');
-    const head = document.createElement('thead');
-    this.headRow = document.createElement('tr');
-    this.neutral = false;
-    this.heads();
-    head.append(this.headRow);
-    this.body = document.createElement('tbody');
-    this.table.append(this.caption, head, this.body);
-    const wrap = document.createElement('div');
-    wrap.className = 'table-wrap';
-    wrap.append(this.table);
-    this.root.append(bar, wrap);
-  }
-
-  // heads fills the header row for the columns the snapshot needs.
-  heads() {
-    const cols = this.neutral ? [...HEAD.slice(0, 8), ...NEUTRAL_HEAD, ...HEAD.slice(8)] : HEAD;
-    this.headRow.replaceChildren(
-      ...cols.map((h) => {
-        const th = document.createElement('th');
-        th.scope = 'col';
-        th.textContent = h;
-        return th;
-      }),
-    );
+    for (const el of this.root.querySelectorAll('.more-rows')) el.remove(); // the pager says it now
+    if (!this.root.querySelector('.table-wrap')) this.root.append(Object.assign(document.createElement('div'), { className: 'table-wrap' }));
+    this.root.prepend(bar);
+    this.root.addEventListener('click', (e) => {
+      const b = e.target.closest('td.name button');
+      if (b && this.onSelect) this.onSelect(b.closest('tr').dataset.row);
+    });
   }
 
   go(page) {
     this.page = page;
-    this.render();
+    this.refresh();
   }
 
   // show jumps to the page holding name.
   show(name) {
-    if (!this.snap) return;
-    const rows = this.rows();
-    const i = rows.findIndex((r) => r.n.name === name);
-    if (i >= 0) this.go(Math.floor(i / this.pageSize));
-    const tr = this.body.querySelector(`tr[data-row="${CSS.escape(name)}"]`);
-    if (tr) tr.scrollIntoView({ block: 'nearest' });
+    this.showName = name;
+    this.refresh();
   }
 
   update(snap, timing, selected) {
     this.snap = snap;
     this.timing = timing;
     this.selected = selected;
-    this.render();
+    this.refresh();
   }
 
-  rows() {
-    const nodes = this.snap.nodes || [];
-    const all = nodes.map((n, i) => ({ n, i }));
-    if (!this.filter) return all;
-    const f = this.filter;
-    return all.filter(({ n }) => n.name.toLowerCase().includes(f) || (n.session || '').includes(f) || (n.data || '').toLowerCase().includes(f));
+  // refresh asks the server for the page to show; one request at a time,
+  // and a change that comes meanwhile is fetched once it is answered.
+  async refresh() {
+    if (!this.snap || !this.source) return;
+    if (this.busy) {
+      this.dirty = true;
+      return;
+    }
+    this.busy = true;
+    try {
+      do {
+        this.dirty = false;
+        const show = this.showName;
+        const q = new URLSearchParams({ page: String(Math.max(0, this.page)), size: String(this.pageSize), q: this.filter, selected: this.selected || '', show });
+        let html;
+        try {
+          const res = await this.source(q, this.snap);
+          if (!res.ok) throw new Error(res.statusText);
+          html = await res.text();
+        } catch {
+          return; // the table stays as it was; the next change asks again
+        }
+        if (this.dirty) continue;
+        if (this.showName === show) this.showName = '';
+        this.put(html, show);
+      } while (this.dirty);
+    } finally {
+      this.busy = false;
+    }
   }
 
-  render() {
-    const snap = this.snap;
-    if (!snap) return;
-    const rows = this.rows();
-    const pages = Math.max(1, Math.ceil(rows.length / this.pageSize));
-    this.page = Math.min(Math.max(0, this.page), pages - 1);
-    const from = this.page * this.pageSize;
-    const slice = rows.slice(from, from + this.pageSize);
-    const alerts = alertIndex(snap);
-    const prefix = snap.path === '/' ? '/' : snap.path + '/';
-    const neutral = usesNeutralFields(snap);
-    if (neutral !== this.neutral) {
-      this.neutral = neutral;
-      this.heads();
+  // put swaps the server's page in and starts its clocks, which only the
+  // page knows: when it saw each node start holding (Timing).
+  put(html, show) {
+    const tpl = document.createElement('template');
+    tpl.innerHTML = html;
+    const wrap = tpl.content.querySelector('.table-wrap');
+    if (!wrap) return;
+    const byName = new Map((this.snap.nodes || []).map((n) => [n.name, n]));
+    for (const tr of wrap.querySelectorAll('tbody tr')) {
+      const n = byName.get(tr.dataset.row);
+      const t = tr.querySelector('td.time');
+      if (!n || !t || !this.timing) continue;
+      t.dataset.since = this.timing.since(n);
+      t.dataset.verb = this.timing.verb(n);
+      if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
     }
-    const holders = (snap.nodes || []).filter((n) => n.holding).length;
-    const others = (snap.nodes || []).length - holders;
-    this.caption.textContent = `${snap.path}: ${holders} holding, ${others} other node${others === 1 ? '' : 's'}` + (this.filter ? ` (${rows.length} match the filter)` : '');
-    const frag = document.createDocumentFragment();
-    for (const { n, i } of slice) {
-      const tr = document.createElement('tr');
-      tr.dataset.row = n.name;
-      tr.dataset.state = stateText(n);
-      if (n.stalledOn) tr.dataset.stalled = '';
-      if (n.name === this.selected) tr.className = 'selected';
-      tr.append(td(String(i + 1), 'num'));
-      const name = td(n.name, 'name');
-      const link = document.createElement('button');
-      link.type = 'button';
-      link.className = 'linkish';
-      breakable(link, n.name);
-      link.addEventListener('click', () => this.onSelect && this.onSelect(n.name));
-      name.replaceChildren(link);
-      tr.append(name);
-      tr.append(td(modeLabel(n.mode), 'mode mode-' + n.mode));
-      tr.append(td(stateLabel(n), 'state ' + stateText(n)));
-      // A semaphore's node names the siblings in its own folder, as the lane does.
-      const np = n.folder ? n.folder + '/' : prefix;
-      if (neutral) tr.append(edgesCell(n));
-      else tr.append(n.waitsFor && n.waitsOn !== 'children' ? refs(td(''), [np + n.waitsFor], np) : td(waitsText(n)));
-      tr.append(n.watching && n.watching.length ? refs(td(''), n.watching, np) : td(watchText(n, prefix)));
-      const edge = edgeText(n);
-      tr.append(td(edge, edge ? 'edge edge-' + edge : ''));
-      tr.append(td(n.session || ''));
-      if (neutral) tr.append(td(n.order ? String(n.order) : '', 'num order'), td(n.client || '', 'mono client'), leaseCell(snap, n), td((n.blockedBy || []).join(', '), 'mono blocked'));
-      tr.append(td(dataText(n), 'data'));
-      const t = td('', 'time');
-      if (this.timing) {
-        t.dataset.since = this.timing.since(n);
-        t.dataset.verb = this.timing.verb(n);
-        if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
-      }
-      tr.append(t);
-      tr.append(td((alerts.get(n.name) || []).map((a) => a.kind).join(', '), 'alerts'));
-      frag.append(tr);
-    }
-    this.body.replaceChildren(frag);
-    this.info.textContent = rows.length ? `rows ${from + 1}–${from + slice.length} of ${rows.length.toLocaleString('en-US')} · page ${this.page + 1}/${pages}` : 'no rows';
+    this.root.querySelector('.table-wrap').replaceWith(wrap);
+    this.page = Number(wrap.dataset.page);
+    const pages = Number(wrap.dataset.pages);
+    this.info.textContent = wrap.dataset.info;
     this.prev.disabled = this.page === 0;
     this.next.disabled = this.page >= pages - 1;
-    tick(this.body);
+    tick(wrap);
+    const tr = show && wrap.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
+    if (tr) tr.scrollIntoView({ block: 'nearest' });
   }
 }
 

@@ -6,7 +6,6 @@ package views
 
 import (
 	"fmt"
-	"html"
 	"net/http"
 	"strconv"
 	"strings"
@@ -84,12 +83,8 @@ type Lock struct {
 	Banner string
 	Stats  []Stat
 	Alerts []Alert
-	Rows   []Row
-	Total  int
-	// Neutral: some node carries the service-neutral fields (order,
-	// client, lease, waits-for provenance, blocked by), so the table shows
-	// their columns.
-	Neutral bool
+	// Table is the table's first page.
+	Table
 
 	// Watched is false when the server does not follow the path: the page
 	// says so, and opens no socket that could only be refused. CanWatch
@@ -109,32 +104,6 @@ type Alert struct {
 	Kind    string
 	Message string
 	Nodes   string
-}
-
-// Row is one queue node as a table row.
-type Row struct {
-	Index    int
-	Name     string
-	Mode     string
-	State    string
-	WaitsFor string
-	Watches  string
-	Edge     string
-	Session  string
-	Data     string
-	Time     string
-	Alerts   string
-	// StalledOn: the node a stalled holder's client still waits for.
-	StalledOn string
-
-	// The service-neutral fields, shown when Lock.Neutral.
-	Order  int64
-	Client string
-	Lease  *Lease
-	// Edges are the waits-for edges with who vouches for each;
-	// BlockedBy the blockers the server itself reports.
-	Edges     []EdgeView
-	BlockedBy []string
 }
 
 // Sim is the classroom's first paint; the script fetches scenarios and runs.
@@ -176,15 +145,6 @@ func NameParts(name string) []string {
 		parts = append([]string{parts[0] + parts[1]}, parts[2:]...)
 	}
 	return parts
-}
-
-// nameWithBreaks is name as HTML with a <wbr> between its NameParts.
-func nameWithBreaks(name string) templ.Component {
-	parts := NameParts(name)
-	for i, p := range parts {
-		parts[i] = html.EscapeString(p)
-	}
-	return templ.Raw(strings.Join(parts, "<wbr>"))
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
@@ -291,6 +251,7 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	l := Lock{Page: p, Service: svc, Path: path, Known: known}
 	if !known {
 		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
+		l.Table = NewTable(lockqueue.Snapshot{Path: path}, TableQuery{Size: FirstPageRows}, now)
 		return l
 	}
 	l.Live = s.Live()
@@ -336,32 +297,10 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 		ws = "none"
 	}
 	l.Stats = append(l.Stats, Stat{"watches from", ws}, Stat{"revision", fmt.Sprint(s.Revision)})
-	byNode := map[string][]string{}
 	for _, a := range s.Alerts {
 		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
-		for _, n := range a.Nodes {
-			byNode[n] = append(byNode[n], a.Kind)
-		}
 	}
-	l.Total = len(s.Nodes)
-	prefix := s.Path + "/"
-	if s.Path == "/" {
-		prefix = "/"
-	}
-	l.Neutral = usesNeutralFields(s)
-	for i, n := range s.Nodes[:min(FirstPageRows, len(s.Nodes))] {
-		r := Row{
-			Index: i + 1, Name: n.Name, Mode: ModeLabel(n.Mode), State: NodeState(n),
-			WaitsFor: WaitsText(n), Watches: WatchText(n, prefix), Edge: EdgeText(n),
-			Session: n.Session, Data: DataText(n), Time: nodeAge(n, now),
-			Alerts: strings.Join(byNode[n.Name], ", "), StalledOn: n.StalledOn,
-		}
-		if l.Neutral {
-			r.Order, r.Client, r.Lease = n.Order, n.Client, nodeLease(n, s.UpdatedAt, now)
-			r.Edges, r.BlockedBy = waitEdges(n), n.BlockedBy
-		}
-		l.Rows = append(l.Rows, r)
-	}
+	l.Table = NewTable(s, TableQuery{Size: FirstPageRows}, now)
 	return l
 }
 

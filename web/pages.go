@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -49,6 +51,8 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 	return func(r chi.Router) {
 		r.Get("/", p.dashboard)
 		r.Get("/parts/dashboard", p.dashboardLive)
+		r.Get("/parts/lock-table", p.lockTable)
+		r.Post("/parts/queue-table", p.queueTable)
 		r.Get("/lock", p.lock)
 		r.Get("/sim", p.classroom)
 		r.Get("/static/*", p.static)
@@ -180,6 +184,55 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
 	}
 	p.render(w, r, http.StatusOK, views.LockPage(l))
+}
+
+// tableQuery reads a table's page, size, filter, selection and the node
+// whose page to show from the URL, as QueueTable in table.js sends them.
+func tableQuery(q url.Values) views.TableQuery {
+	tq := views.TableQuery{Filter: q.Get("q"), Selected: q.Get("selected"), Show: q.Get("show")}
+	tq.Page, _ = strconv.Atoi(q.Get("page"))
+	tq.Size, _ = strconv.Atoi(q.Get("size"))
+	tq.Size = min(max(tq.Size, 0), maxTableRows)
+	return tq
+}
+
+// maxTableRows bounds one page of a table.
+const maxTableRows = 500
+
+// lockTable is a page of a watched lock's table, from the newest snapshot:
+// the lock page fetches it after every change it is sent, so the table's
+// labels are the server's (the same component as the first paint).
+func (p *pages) lockTable(w http.ResponseWriter, r *http.Request) {
+	svc, err := serviceOf(p.services, r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	name := r.URL.Query().Get("path")
+	if err := svc.CheckName(name); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: name}.Key())
+	if !ok {
+		snap = lockqueue.Snapshot{Path: name}
+	}
+	p.render(w, r, http.StatusOK, views.QueueTable(views.NewTable(snap, tableQuery(r.URL.Query()), time.Now())))
+}
+
+// maxQueueTableBody bounds the snapshot a classroom sends to be rendered.
+const maxQueueTableBody = 1 << 20
+
+// queueTable renders the table of a snapshot the page sends: a classroom
+// run's step, which the run keeps, not the hub. The page sends back the
+// snapshot it shows, so the table matches the lane at the shown step.
+func (p *pages) queueTable(w http.ResponseWriter, r *http.Request) {
+	var snap lockqueue.Snapshot
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxQueueTableBody)).Decode(&snap); err != nil {
+		http.Error(w, "bad snapshot: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	p.render(w, r, http.StatusOK, views.QueueTable(views.NewTable(snap, tableQuery(r.URL.Query()), time.Now())))
 }
 
 // simStrategies are the classroom's strategy choices: one run of either, or

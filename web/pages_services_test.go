@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -143,5 +144,51 @@ func checkPage(t *testing.T, u string, code int, want, absent []string) {
 		if strings.Contains(body, a) {
 			t.Errorf("GET %s has %s", u, a)
 		}
+	}
+}
+
+// The table's pages are rendered by the server for the lock page (GET, the
+// hub's newest snapshot) and the classroom (POST, the step it shows).
+func TestTableParts(t *testing.T) {
+	var kids []lockqueue.Child
+	for i := range 250 {
+		kids = append(kids, lockqueue.Child{Name: fmt.Sprintf("W_%010d", i), Czxid: int64(i), EphemeralOwner: int64(i + 1)})
+	}
+	big := lockqueue.Build("/big", kids, lockqueue.Options{})
+	big.Connection = lockqueue.Connected
+	ts := pageServer(t, false, big)
+	for _, tc := range []struct {
+		name, url    string
+		code         int
+		want, absent []string
+	}{
+		{name: "second page", url: "/parts/lock-table?path=/big&page=1&size=100", code: 200, want: []string{
+			`data-info="rows 101–200 of 250 · page 2/3"`, `data-page="1"`, `data-pages="3"`, `<td class="num">101</td>`,
+			`<caption>/big: 1 holding, 249 other nodes</caption>`,
+		}, absent: []string{`<html`, `<td class="num">100</td>`, `<td class="num">201</td>`}},
+		{name: "the page of a node", url: "/parts/lock-table?path=/big&size=100&show=W_0000000222&selected=W_0000000222", code: 200, want: []string{
+			`data-page="2"`, `<tr data-row="W_0000000222" data-state="waiting" class="selected">`,
+		}},
+		{name: "filtered", url: "/parts/lock-table?path=/big&q=W_0000000222", code: 200, want: []string{
+			`(1 match the filter)`, `data-row="W_0000000222"`, `data-info="rows 1–1 of 1 · page 1/1"`,
+		}, absent: []string{`data-row="W_0000000001"`}},
+		{name: "not watched", url: "/parts/lock-table?path=/none", code: 200, want: []string{`data-info="no rows"`, `/none: 0 holding, 0 other nodes`}},
+		{name: "bad path", url: "/parts/lock-table?path=none", code: 400, want: []string{`must start with /`}},
+		{name: "unknown service", url: "/parts/lock-table?service=nope&path=/big", code: 404, want: []string{`unknown service`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkPage(t, ts.URL+tc.url, tc.code, tc.want, tc.absent) })
+	}
+
+	body, err := json.Marshal(pageSnapshot("/run", lockqueue.Connected, "R_0000000001", "W_0000000002"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, got := do(t, "POST", ts.URL+"/parts/queue-table?size=50", string(body), http.Header{"Content-Type": {"application/json"}})
+	if code != 200 || !strings.Contains(string(got), `<tr data-row="W_0000000002" data-state="waiting"`) ||
+		!strings.Contains(string(got), `<td class="waits"><abbr title="R_0000000001">R_0000000001</abbr></td>`) {
+		t.Errorf("POST /parts/queue-table = %d\n%s", code, got)
+	}
+	if code, _, got := do(t, "POST", ts.URL+"/parts/queue-table", "{", http.Header{"Content-Type": {"application/json"}}); code != 400 {
+		t.Errorf("POST /parts/queue-table with a broken snapshot = %d %s, want 400", code, got)
 	}
 }
