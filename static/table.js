@@ -37,12 +37,14 @@ function dataText(n) {
 export class QueueTable {
   // root holds the table (the server's first paint, if any); opts.pageSize
   // rows per page; opts.onSelect(name); opts.source(query, snap) fetches a
-  // page of the table the server renders for snap (views.QueueTable).
+  // page of the table the server renders for snap (views.QueueTable);
+  // opts.onParts(fragment) gets the whole answer, for what came with it.
   constructor(root, opts = {}) {
     this.root = root;
     this.pageSize = opts.pageSize || 100;
     this.onSelect = opts.onSelect;
     this.source = opts.source;
+    this.onParts = opts.onParts;
     this.page = 0;
     this.filter = '';
     this.snap = null;
@@ -135,6 +137,7 @@ export class QueueTable {
     tpl.innerHTML = html;
     const wrap = tpl.content.querySelector('.table-wrap');
     if (!wrap) return;
+    if (this.onParts) this.onParts(tpl.content);
     const byName = new Map((this.snap.nodes || []).map((n) => [n.name, n]));
     for (const tr of wrap.querySelectorAll('tbody tr')) {
       const n = byName.get(tr.dataset.row);

@@ -82,8 +82,16 @@ type Lock struct {
 	Live   bool
 	Banner string
 	Stats  []Stat
-	Alerts []Alert
-	// Table is the table's first page.
+	// Oldest is when the longest wait began, in Unix milliseconds (0: no
+	// one waits), for the page's clock; OldestText the wait at render.
+	Oldest     int64
+	OldestText string
+	// Missing: the lock parent does not exist (yet).
+	Missing bool
+	// DocTitle is the document's title while the page is open.
+	DocTitle string
+	Alerts   []Alert
+	// Table is a page of the table.
 	Table
 
 	// Watched is false when the server does not follow the path: the page
@@ -91,6 +99,15 @@ type Lock struct {
 	// says whether the server can add it (POST /api/v1/watch).
 	Watched  bool
 	CanWatch bool
+}
+
+// focus makes an alert that names nodes reachable with Tab: focusing it
+// marks them in the lane.
+func (a Alert) focus() templ.Attributes {
+	if a.Nodes == "" {
+		return nil
+	}
+	return templ.Attributes{"tabindex": "0"}
 }
 
 // Stat is one figure in a summary line.
@@ -247,11 +264,12 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 
 // NewLock builds the lock view's first paint of a lock of svc; known is
 // false when there is no snapshot of path yet.
-func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool, now time.Time) Lock {
-	l := Lock{Page: p, Service: svc, Path: path, Known: known}
+// q picks the page of the table.
+func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool, q TableQuery, now time.Time) Lock {
+	l := Lock{Page: p, Service: svc, Path: path, Known: known, DocTitle: path + " — zklockviz"}
 	if !known {
 		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
-		l.Table = NewTable(lockqueue.Snapshot{Path: path}, TableQuery{Size: FirstPageRows}, now)
+		l.Table = NewTable(lockqueue.Snapshot{Path: path}, q, now)
 		return l
 	}
 	l.Live = s.Live()
@@ -284,7 +302,7 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	if stalled > 0 {
 		l.Stats = append(l.Stats, Stat{"stalled", fmt.Sprint(stalled)})
 	}
-	l.Stats = append(l.Stats, Stat{"waiting", fmt.Sprint(waiting)})
+	l.Stats = append(l.Stats, Stat{"waiting", thousands(waiting)})
 	if s.Leases > 0 {
 		leases := fmt.Sprint(s.Leases)
 		if s.LeasesInferred {
@@ -297,10 +315,17 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 		ws = "none"
 	}
 	l.Stats = append(l.Stats, Stat{"watches from", ws}, Stat{"revision", fmt.Sprint(s.Revision)})
+	// A contender's wait starts with its first node, which may be the one
+	// that is part of another (lockqueue.Snapshot.Oldest).
+	if _, oldest := s.Oldest(); !oldest.IsZero() {
+		l.Oldest, l.OldestText = oldest.UnixMilli(), Duration(now.Sub(oldest))
+	}
+	l.Missing = !s.Exists
+	l.DocTitle = fmt.Sprintf("%s · %d holding · %s waiting — zklockviz", s.Path, holding, thousands(waiting))
 	for _, a := range s.Alerts {
 		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
 	}
-	l.Table = NewTable(s, TableQuery{Size: FirstPageRows}, now)
+	l.Table = NewTable(s, q, now)
 	return l
 }
 

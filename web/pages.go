@@ -51,7 +51,7 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 	return func(r chi.Router) {
 		r.Get("/", p.dashboard)
 		r.Get("/parts/dashboard", p.dashboardLive)
-		r.Get("/parts/lock-table", p.lockTable)
+		r.Get("/parts/lock", p.lockParts)
 		r.Post("/parts/queue-table", p.queueTable)
 		r.Get("/lock", p.lock)
 		r.Get("/sim", p.classroom)
@@ -178,7 +178,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		// (service, path) and words its banner with the title.
 		"data-service": sv.Name, "data-service-title": sv.Title,
 	}
-	l := views.NewLock(pg, sv, lp, snap, ok, time.Now())
+	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, time.Now())
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	if !watched {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
@@ -199,10 +199,11 @@ func tableQuery(q url.Values) views.TableQuery {
 // maxTableRows bounds one page of a table.
 const maxTableRows = 500
 
-// lockTable is a page of a watched lock's table, from the newest snapshot:
-// the lock page fetches it after every change it is sent, so the table's
-// labels are the server's (the same component as the first paint).
-func (p *pages) lockTable(w http.ResponseWriter, r *http.Request) {
+// lockParts are the parts of the lock page that follow the lock (summary,
+// alerts, a page of the table), from its newest snapshot: the lock page
+// fetches them after every change the socket sends, so their labels are
+// the server's, the same components as the first paint's.
+func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	svc, err := serviceOf(p.services, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
@@ -214,10 +215,8 @@ func (p *pages) lockTable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: name}.Key())
-	if !ok {
-		snap = lockqueue.Snapshot{Path: name}
-	}
-	p.render(w, r, http.StatusOK, views.QueueTable(views.NewTable(snap, tableQuery(r.URL.Query()), time.Now())))
+	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), time.Now())
+	p.render(w, r, http.StatusOK, views.LockParts(l))
 }
 
 // maxQueueTableBody bounds the snapshot a classroom sends to be rendered.

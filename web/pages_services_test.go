@@ -147,8 +147,9 @@ func checkPage(t *testing.T, u string, code int, want, absent []string) {
 	}
 }
 
-// The table's pages are rendered by the server for the lock page (GET, the
-// hub's newest snapshot) and the classroom (POST, the step it shows).
+// The table's pages are rendered by the server for the lock page (GET
+// /parts/lock, the hub's newest snapshot, with its summary and alerts) and
+// the classroom (POST, the step it shows).
 func TestTableParts(t *testing.T) {
 	var kids []lockqueue.Child
 	for i := range 250 {
@@ -162,19 +163,22 @@ func TestTableParts(t *testing.T) {
 		code         int
 		want, absent []string
 	}{
-		{name: "second page", url: "/parts/lock-table?path=/big&page=1&size=100", code: 200, want: []string{
+		{name: "second page", url: "/parts/lock?path=/big&page=1&size=100", code: 200, want: []string{
 			`data-info="rows 101–200 of 250 · page 2/3"`, `data-page="1"`, `data-pages="3"`, `<td class="num">101</td>`,
 			`<caption>/big: 1 holding, 249 other nodes</caption>`,
+			// The summary and the alerts of the same snapshot come with it.
+			`<div id="summary" class="stats" data-title="/big · 1 holding · 249 waiting — zklockviz">`,
+			`<b>249</b> waiting`, `<ul id="alerts"`,
 		}, absent: []string{`<html`, `<td class="num">100</td>`, `<td class="num">201</td>`}},
-		{name: "the page of a node", url: "/parts/lock-table?path=/big&size=100&show=W_0000000222&selected=W_0000000222", code: 200, want: []string{
+		{name: "the page of a node", url: "/parts/lock?path=/big&size=100&show=W_0000000222&selected=W_0000000222", code: 200, want: []string{
 			`data-page="2"`, `<tr data-row="W_0000000222" data-state="waiting" class="selected">`,
 		}},
-		{name: "filtered", url: "/parts/lock-table?path=/big&q=W_0000000222", code: 200, want: []string{
+		{name: "filtered", url: "/parts/lock?path=/big&q=W_0000000222", code: 200, want: []string{
 			`(1 match the filter)`, `data-row="W_0000000222"`, `data-info="rows 1–1 of 1 · page 1/1"`,
 		}, absent: []string{`data-row="W_0000000001"`}},
-		{name: "not watched", url: "/parts/lock-table?path=/none", code: 200, want: []string{`data-info="no rows"`, `/none: 0 holding, 0 other nodes`}},
-		{name: "bad path", url: "/parts/lock-table?path=none", code: 400, want: []string{`must start with /`}},
-		{name: "unknown service", url: "/parts/lock-table?service=nope&path=/big", code: 404, want: []string{`unknown service`}},
+		{name: "not watched", url: "/parts/lock?path=/none", code: 200, want: []string{`data-info="no rows"`, `/none: 0 holding, 0 other nodes`}},
+		{name: "bad path", url: "/parts/lock?path=none", code: 400, want: []string{`must start with /`}},
+		{name: "unknown service", url: "/parts/lock?service=nope&path=/big", code: 404, want: []string{`unknown service`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkPage(t, ts.URL+tc.url, tc.code, tc.want, tc.absent) })
 	}
