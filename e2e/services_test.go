@@ -150,13 +150,18 @@ func TestNeutralServiceLockView(t *testing.T) {
 	tb.until("the lease's time left", `/^lease-0 \d+s left$/.test(`+row("k0")+`.querySelector('td.lease').textContent)`)
 	tb.until("the lane counts it down too", `/^lease · \d+s left$/.test(document.querySelector('#lane [data-node=k0] .time').textContent)`)
 
-	// The bug report's text has them too, from the JSON the page links to.
-	text := evalAwait[string](tb, `Promise.all([import('/static/table.js'), fetch(document.getElementById('json').href).then(r => r.json())]).then(([m, snap]) => m.snapshotText(snap))`)
+	// The bug report's text has them too.
+	text := evalAwait[string](tb, `fetch('/parts/lock-text?service=neutral&path=orders').then(r => r.text())`)
 	for _, want := range []string{"blocked-by", "k1(confirmed),k0(confirmed)", "k0(inferred)", "pid-4001", "lease-2 "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("copied text lacks %q:\n%s", want, text)
 		}
 	}
+
+	// The copy button copies that text, or shows it to copy by hand.
+	tb.do("copy as text", chromedp.Click(chromedp.CSS(`#copy`)))
+	tb.until("copied", `document.getElementById('copy').textContent === 'copied ✓' || `+
+		`(!document.getElementById('copy-out').hidden && document.getElementById('copy-out').value.startsWith('lock orders\n'))`)
 
 	// The socket is the service's: a hand-off reaches the page.
 	h.Publish(neutralQueue(1, at.Add(time.Second)))

@@ -6,7 +6,7 @@ import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA } from './queue.
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
 import { LiveLock, lockQuery } from './live.js';
-import { QueueTable, snapshotText, describeNode } from './table.js';
+import { QueueTable, describeNode } from './table.js';
 
 const body = document.body;
 const path = body.dataset.path;
@@ -147,8 +147,17 @@ function render() {
 
 document.getElementById('copy').addEventListener('click', async (e) => {
   if (!snap) return;
-  const text = snapshotText(snap, timing);
   const btn = e.currentTarget;
+  let text;
+  try {
+    const res = await fetch('/parts/lock-text?' + lockQuery(new URLSearchParams(), service, path));
+    if (!res.ok) throw new Error(res.statusText);
+    text = await res.text();
+  } catch (err) {
+    btn.textContent = `could not copy: ${err.message}`;
+    setTimeout(() => (btn.textContent = 'copy as text'), 2000);
+    return;
+  }
   try {
     await navigator.clipboard.writeText(text);
     btn.textContent = 'copied ✓';

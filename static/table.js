@@ -1,5 +1,5 @@
 // table.js shows a queue as a table (for screen readers, and for copying into
-// a bug report) and as plain text. The table's rows are the server's
+// a bug report) and one node's details. The table's rows are the server's
 // (views.QueueTable), fetched a page at a time, so a 10,000-node lock costs
 // one page of rows in the DOM and the browser words no label of its own.
 
@@ -15,23 +15,6 @@ function stateText(n) {
   if (n.foreign) return 'foreign';
   if (n.partOf) return 'part'; // its acquirer's other node: not a waiter of its own
   return n.holding ? 'holding' : 'waiting';
-}
-
-// edgeText is the edge column: a stalled holder's is "stalled"
-// (views.EdgeText).
-function edgeText(n) {
-  return n.stalledOn ? 'stalled' : n.edge || '';
-}
-
-function waitsText(n) {
-  if (n.waitsOn === 'children' && n.folder) return 'a free lease'; // a semaphore's pending acquirer
-  if (n.waitsOn === 'children') return 'children of parent';
-  return n.waitsFor || '';
-}
-
-function dataText(n) {
-  if (n.dataBinary) return 'base64:' + n.data;
-  return n.data || '';
 }
 
 export class QueueTable {
@@ -165,50 +148,6 @@ function button(text, fn) {
   b.textContent = text;
   b.addEventListener('click', fn);
   return b;
-}
-
-function pad(rows) {
-  const widths = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] || 0, c.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()).join('\n');
-}
-
-// snapshotText is the whole state as plain text, for a bug report.
-export function snapshotText(snap, timing, now = Date.now()) {
-  const out = [];
-  out.push(`lock ${snap.path}`);
-  out.push(`recipe ${snap.recipe || '(none)'} · revision ${snap.revision} · connection ${snap.connection} · watches from ${snap.watchSource || 'none'}` + (snap.leases ? ` · leases ${snap.leases}` : '') + ` · updated ${snap.updatedAt}`);
-  if (snap.exists === false) out.push('the lock parent does not exist');
-  if (snap.error) out.push(`error: ${snap.error}`);
-  if (snap.invisibleChildWatches > 0) out.push(`children watches the server cannot list: ${snap.invisibleChildWatches}`);
-  const prefix = snap.path === '/' ? '/' : snap.path + '/';
-  const alerts = alertIndex(snap);
-  const neutral = usesNeutralFields(snap);
-  const head = ['#', 'node', 'mode', 'state', 'waits-for', 'watches', 'edge', 'session', 'data', 'time', 'alerts'];
-  const rows = [neutral ? [...head.slice(0, 8), 'order', 'client', 'lease', 'blocked-by', ...head.slice(8)] : head];
-  (snap.nodes || []).forEach((n, i) => {
-    const since = timing ? timing.since(n) : Date.parse(n.ctime);
-    const waits = neutral ? waitEdges(n).map((e) => `${e.to}(${PROVENANCE[e.provenance]})`).join(',') : waitsText(n);
-    const row = [
-      String(i + 1), n.name, modeLabel(n.mode), stateText(n) + (n.zombie ? '(zombie)' : '') + (n.stalledOn ? '(stalled)' : ''), waits || '-', watchText(n, prefix) || '-',
-      edgeText(n) || '-', n.session || '-', JSON.stringify(dataText(n)), (timing ? timing.verb(n) : n.holding ? 'age' : 'waits') + ' ' + fmtDur(now - since),
-      (alerts.get(n.name) || []).map((a) => a.kind).join(',') || '-',
-    ];
-    if (neutral) {
-      const until = leaseUntil(snap, n);
-      const lease = [n.leaseId, until ? (until > now ? fmtDur(until - now) + ' left' : 'expired') : ''].filter(Boolean).join(' ');
-      row.splice(8, 0, n.order ? String(n.order) : '-', n.client || '-', lease || '-', (n.blockedBy || []).join(',') || '-');
-    }
-    rows.push(row);
-  });
-  out.push('');
-  out.push(pad(rows));
-  if ((snap.alerts || []).length) {
-    out.push('');
-    out.push('alerts:');
-    for (const a of snap.alerts) out.push(`- ${a.kind}: ${a.message}` + (a.nodes && a.nodes.length ? ` [${a.nodes.join(', ')}]` : ''));
-  }
-  return out.join('\n') + '\n';
 }
 
 // definitions makes a <dl> and add(term, text, class), which appends one

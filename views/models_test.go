@@ -110,3 +110,28 @@ func TestNameParts(t *testing.T) {
 		}
 	}
 }
+
+// QueueText is the table as text: the table's words, columns lined up,
+// data quoted, alerts listed.
+func TestQueueText(t *testing.T) {
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	kids := []lockqueue.Child{
+		{Name: "R_0000000001", Data: []byte("LOCK1"), Ctime: now.Add(-time.Minute), EphemeralOwner: 1},
+		{Name: "W_0000000002", Data: []byte("a \"b\"\n"), Ctime: now.Add(-50 * time.Second), EphemeralOwner: 2},
+		{Name: "W_0000000003", Ctime: now.Add(-40 * time.Second), EphemeralOwner: 0},
+	}
+	s := lockqueue.Build("/a", kids, lockqueue.Options{})
+	s.Connection, s.Revision, s.UpdatedAt = lockqueue.Connected, 7, now
+	got := QueueText(s, now)
+	for _, want := range []string{
+		"lock /a\nrecipe seed-rw · revision 7 · connection connected · watches from none · updated 2025-01-02T03:04:05Z\n",
+		"#  node          mode    state    waits-for     watches  edge  session  data",
+		"1  R_0000000001  reader  holding  -             unknown  -",
+		`"a \"b\"\n"`, "waits 50s", "persistent-node",
+		"\nalerts:\n- persistent-node: ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("text lacks %q:\n%s", want, got)
+		}
+	}
+}

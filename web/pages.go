@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"mime"
@@ -52,6 +53,7 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 		r.Get("/", p.dashboard)
 		r.Get("/parts/dashboard", p.dashboardLive)
 		r.Get("/parts/lock", p.lockParts)
+		r.Get("/parts/lock-text", p.lockText)
 		r.Post("/parts/queue-table", p.queueTable)
 		r.Get("/lock", p.lock)
 		r.Get("/sim", p.classroom)
@@ -217,6 +219,27 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: name}.Key())
 	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), time.Now())
 	p.render(w, r, http.StatusOK, views.LockParts(l))
+}
+
+// lockText is the lock's newest snapshot as plain text, for the lock
+// page's "copy as text".
+func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
+	svc, err := serviceOf(p.services, r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	name := r.URL.Query().Get("path")
+	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: name}.Key())
+	if !ok {
+		http.Error(w, name+" is not watched, or not read yet", http.StatusNotFound)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	io.WriteString(w, views.QueueText(snap, time.Now()))
 }
 
 // maxQueueTableBody bounds the snapshot a classroom sends to be rendered.

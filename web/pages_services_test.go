@@ -178,6 +178,8 @@ func TestTableParts(t *testing.T) {
 		}, absent: []string{`data-row="W_0000000001"`}},
 		{name: "not watched", url: "/parts/lock?path=/none", code: 200, want: []string{`data-info="no rows"`, `/none: 0 holding, 0 other nodes`}},
 		{name: "bad path", url: "/parts/lock?path=none", code: 400, want: []string{`must start with /`}},
+		{name: "as text", url: "/parts/lock-text?path=/big", code: 200, want: []string{"lock /big\n", "250  W_0000000249  "}},
+		{name: "as text, not watched", url: "/parts/lock-text?path=/none", code: 404, want: []string{"/none is not watched"}},
 		{name: "unknown service", url: "/parts/lock?service=nope&path=/big", code: 404, want: []string{`unknown service`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkPage(t, ts.URL+tc.url, tc.code, tc.want, tc.absent) })
