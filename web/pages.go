@@ -201,22 +201,40 @@ func tableQuery(q url.Values) views.TableQuery {
 // maxTableRows bounds one page of a table.
 const maxTableRows = 500
 
+// latest finds the lock a part of the lock page is about (?service=,
+// ?path=) and its newest snapshot, if any.
+func (p *pages) latest(r *http.Request) (svc lockservice.Service, name string, snap lockqueue.Snapshot, ok bool, err error) {
+	svc, err = serviceOf(p.services, r)
+	if err != nil {
+		return svc, "", snap, false, err
+	}
+	name = r.URL.Query().Get("path")
+	if err := svc.CheckName(name); err != nil {
+		return svc, name, snap, false, err
+	}
+	snap, ok = p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: name}.Key())
+	return svc, name, snap, ok, nil
+}
+
+// errStatus is the status of a lookup's error: a bad name is the
+// request's fault, anything else (an unknown service) is not found.
+func errStatus(err error) int {
+	if isBadName(err) {
+		return http.StatusBadRequest
+	}
+	return http.StatusNotFound
+}
+
 // lockParts are the parts of the lock page that follow the lock (summary,
 // alerts, a page of the table), from its newest snapshot: the lock page
 // fetches them after every change the socket sends, so their labels are
 // the server's, the same components as the first paint's.
 func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
-	svc, err := serviceOf(p.services, r)
+	svc, name, snap, ok, err := p.latest(r)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
+		http.Error(w, err.Error(), errStatus(err))
 		return
 	}
-	name := r.URL.Query().Get("path")
-	if err := svc.CheckName(name); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: name}.Key())
 	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), time.Now())
 	p.render(w, r, http.StatusOK, views.LockParts(l))
 }
@@ -224,13 +242,11 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 // lockText is the lock's newest snapshot as plain text, for the lock
 // page's "copy as text".
 func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
-	svc, err := serviceOf(p.services, r)
+	_, name, snap, ok, err := p.latest(r)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
+		http.Error(w, err.Error(), errStatus(err))
 		return
 	}
-	name := r.URL.Query().Get("path")
-	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: name}.Key())
 	if !ok {
 		http.Error(w, name+" is not watched, or not read yet", http.StatusNotFound)
 		return
