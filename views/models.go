@@ -135,7 +135,7 @@ type Sim struct {
 // NameParts splits a znode name where a line may break: after each run of
 // "-" or "_" and before a 10-digit sequence. The table puts a <wbr> between
 // parts, so a long Curator name wraps between its parts, never mid-part.
-// static/table.js nameParts is the same rule.
+// Every table is rendered here, so the browser has no copy of the rule.
 func NameParts(name string) []string {
 	var parts []string
 	start := 0
@@ -180,7 +180,6 @@ func ConnectionText(c string) string { return serviceConnectionText("ZooKeeper",
 
 // SetWatcherConnection shows the watcher's own session state, which is known
 // whether or not a lock is watched ("" when the server runs no watcher).
-// dashboard.js words it the same way.
 func (d *Dashboard) SetWatcherConnection(c string) {
 	d.Connection = c
 	switch c {

@@ -92,7 +92,7 @@ func TestNewLockAndDashboard(t *testing.T) {
 	}
 }
 
-// NameParts splits where static/table.js nameParts does.
+// NameParts splits between a name's parts, never inside one.
 func TestNameParts(t *testing.T) {
 	for name, want := range map[string]string{
 		"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003": "_c_|8f3a1b2c-|1111-|2222-|3333-|444455556666-__|READ__|0000000003",

@@ -193,8 +193,8 @@ func nodeLease(n lockqueue.Node, updated, now time.Time) *Lease {
 	return l
 }
 
-// LeaseLeftText is a lease's time left; static/table.js counts it down with
-// the same words.
+// LeaseLeftText is a lease's time left; queue.js's tick counts it down
+// with the same words (data-until, data-expired).
 func LeaseLeftText(left time.Duration) string {
 	if left <= 0 {
 		return "expired"
