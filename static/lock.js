@@ -6,7 +6,7 @@ import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA } from './queue.
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
 import { LiveLock, lockQuery } from './live.js';
-import { QueueTable, describeNode } from './table.js';
+import { QueueTable, startNodeClock } from './table.js';
 
 const body = document.body;
 const path = body.dataset.path;
@@ -91,6 +91,12 @@ function showParts(parts) {
     const next = parts.getElementById(id);
     if (next) document.getElementById(id).replaceWith(next);
   }
+  const pane = parts.querySelector('.node-details');
+  if (pane) {
+    details.replaceChildren(pane);
+    startNodeClock(details, snap, timing);
+    tick(details);
+  }
   const sum = document.getElementById('summary');
   if (sum.dataset.title) document.title = sum.dataset.title;
   tick(sum);
@@ -137,7 +143,6 @@ function render() {
     foldNote.textContent = '';
   }
   table.update(snap, timing, selected);
-  describeNode(details, snap, selected, timing);
   tick(document.body);
   if (!body.dataset.firstDraw) {
     body.dataset.firstDraw = String(Math.round(performance.now()));

@@ -2,8 +2,8 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, animateNotify, animateNotifyParent } from './queue.js';
-import { QueueTable } from './table.js';
+import { drawQueue, animateNotify, animateNotifyParent, tick } from './queue.js';
+import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { API, call } from './sim-api.js';
 import { herdMeter, clientList, clientPane, pseudocode, eventLog } from './sim-views.js';
@@ -254,9 +254,30 @@ export class Panel {
       if (!this.tableEl.hidden) this.table.update(s.snapshot, this.timing, this.selectedNode);
     }
     clientList(this.clientsEl, s, this.selectedClient, (name) => this.selectClient(name));
-    clientPane(this.pane, s, { client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct });
+    clientPane(this.pane, s, {
+      client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
+      nodePane: (root) => this.nodePane(root, s.snapshot, this.selectedNode),
+    });
     pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
     eventLog(this.eventsEl, s);
+  }
+
+  // nodePane fills root with the server's details of name in snap, unless
+  // the selection changed meanwhile.
+  async nodePane(root, snap, name) {
+    try {
+      const res = await fetch('/parts/queue-node?' + new URLSearchParams({ name }), {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(snap),
+      });
+      if (!res.ok) return;
+      const html = await res.text();
+      if (this.selectedNode !== name || this.selectedClient || !this.state || this.state.snapshot !== snap) return;
+      root.innerHTML = html;
+      startNodeClock(root, snap, this.timing);
+      tick(root);
+    } catch {
+      // The pane stays as it was; the next render asks again.
+    }
   }
 
   renderHerd() {

@@ -4,7 +4,22 @@
 // the state alone; sim-panel.js puts them together.
 
 import { tick, modeLabel } from './queue.js';
-import { definitions, describeNode } from './table.js';
+
+// definitions makes a <dl> and add(term, text, class), which appends one
+// entry and answers its <dd>.
+function definitions() {
+  const dl = document.createElement('dl');
+  const add = (k, v, cls) => {
+    const dt = document.createElement('dt');
+    dt.textContent = k;
+    const dd = document.createElement('dd');
+    dd.textContent = v;
+    if (cls) dd.className = cls;
+    dl.append(dt, dd);
+    return dd;
+  };
+  return [dl, add];
+}
 
 // herdMeter shows the run's watch traffic; peers are the states of every
 // run on the page, whose largest figure may scale the bars.
@@ -73,12 +88,14 @@ export function clientList(root, s, selected, onSelect) {
 
 // clientPane shows the selected client (or node) and the actions a
 // teacher may take on it.
-export function clientPane(root, s, { client, node: selectedNode, timing, onAct }) {
+// nodePane(root) fills root with the selected node's details (from the
+// server, views.NodeDetailsView) when no client is selected.
+export function clientPane(root, s, { client, node: selectedNode, timing, onAct, nodePane }) {
   const c = s.clients.find((x) => x.name === client);
   root.replaceChildren();
   if (!c) {
     if (selectedNode && s.snapshot) {
-      describeNode(root, s.snapshot, selectedNode, timing);
+      nodePane(root);
       return;
     }
     const p = document.createElement('p');

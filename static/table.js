@@ -1,21 +1,10 @@
-// table.js shows a queue as a table (for screen readers, and for copying into
-// a bug report) and one node's details. The table's rows are the server's
+// table.js keeps the server's rendering of a queue's table current (for
+// screen readers, and for copying into a bug report) and starts the clocks
+// of it and of a node's detail pane. The table's rows are the server's
 // (views.QueueTable), fetched a page at a time, so a 10,000-node lock costs
 // one page of rows in the DOM and the browser words no label of its own.
 
-import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, STALLED, waitEdges, PROVENANCE, usesNeutralFields, leaseUntil } from './queue.js';
-
-function watchText(n, prefix) {
-  if (n.watching === null || n.watching === undefined) return n.foreign ? '' : 'unknown';
-  if (!n.watching.length) return 'nothing';
-  return n.watching.map((p) => (p.startsWith(prefix) && !p.slice(prefix.length).includes('/') ? p.slice(prefix.length) : p)).join(', ');
-}
-
-function stateText(n) {
-  if (n.foreign) return 'foreign';
-  if (n.partOf) return 'part'; // its acquirer's other node: not a waiter of its own
-  return n.holding ? 'holding' : 'waiting';
-}
+import { tick, holdHint } from './queue.js';
 
 export class QueueTable {
   // root holds the table (the server's first paint, if any); opts.pageSize
@@ -150,74 +139,16 @@ function button(text, fn) {
   return b;
 }
 
-// definitions makes a <dl> and add(term, text, class), which appends one
-// entry and answers its <dd>.
-export function definitions() {
-  const dl = document.createElement('dl');
-  const add = (k, v, cls) => {
-    const dt = document.createElement('dt');
-    dt.textContent = k;
-    const dd = document.createElement('dd');
-    dd.textContent = v;
-    if (cls) dd.className = cls;
-    dl.append(dt, dd);
-    return dd;
-  };
-  return [dl, add];
-}
-
-// describeNode fills a detail pane with everything known about one node.
-export function describeNode(root, snap, name, timing) {
-  const n = (snap.nodes || []).find((x) => x.name === name);
-  root.replaceChildren();
-  if (!n) {
-    const p = document.createElement('p');
-    p.className = 'dim';
-    p.textContent = name ? `${name} is gone from the queue.` : 'Click a node to see its details.';
-    root.append(p);
-    return;
-  }
-  const prefix = snap.path === '/' ? '/' : snap.path + '/';
-  const alerts = alertIndex(snap).get(n.name) || [];
-  const [dl, add] = definitions();
-  add('node', n.name, 'mono');
-  add('full path', (n.folder ? n.folder + '/' : prefix) + n.name, 'mono');
-  add('mode', modeLabel(n.mode) + (n.recipe ? ` (${n.recipe})` : ''));
-  add('state', (n.partOf ? `${PART_OF}${n.partOf}: one contender with it, not a waiter of its own` : stateText(n)) + (n.zombie ? ', zombie: its session has no live connection' : ''));
-  if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');
-  if (n.stalledOn) add('stalled', `${STALLED} ${n.stalledOn}, since ${n.stalledSince}: its client missed the wake-up and does not know it holds`, 'edge-stalled');
-  add('its session watches', watchText(n, prefix), 'mono');
-  if (n.edge) add('edge', n.edge, 'edge-' + n.edge);
-  if (usesNeutralFields(snap)) {
-    if (n.order) add('order', String(n.order));
-    if (n.client) add('client', n.client, 'mono');
-    for (const e of waitEdges(n)) add(`waits for (${PROVENANCE[e.provenance]})`, e.to, 'mono');
-    if ((n.blockedBy || []).length) add('blocked by (server)', n.blockedBy.join(', '), 'mono');
-    if (n.leaseId || n.leaseTtlMs || n.leaseLeftMs) {
-      const dd = add('lease', [n.leaseId, n.leaseTtlMs ? `ttl ${fmtDur(n.leaseTtlMs)}` : ''].filter(Boolean).join(' · ') + ' ', 'mono');
-      const until = leaseUntil(snap, n);
-      if (until) {
-        const left = document.createElement('span');
-        left.className = 'lease-left';
-        Object.assign(left.dataset, { until, verb: '', expired: 'expired' });
-        dd.append(left);
-      }
-    }
-  }
-  if (n.session) add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');
-  add('data', n.dataBinary ? `base64 ${n.data}` : n.data || '(empty)', 'mono');
-  // Only ZooKeeper has a czxid and a sequence to show.
-  add('created', n.ctime + (n.czxid || !usesNeutralFields(snap) ? ` (czxid 0x${Number(n.czxid).toString(16)}, seq ${n.seq})` : ''));
-  const verb = timing ? timing.verb(n) : '';
-  const held = verb === 'holds ≥' ? 'holding for at least' : verb === 'holds ≤' ? 'holding for at most (since created)' : 'holding for';
-  const t = add(n.foreign ? 'age' : n.holding ? held : 'waiting for', '', 'time');
-  if (timing) {
-    t.dataset.since = timing.since(n);
-    t.dataset.verb = '';
-    if (holdHint(verb)) t.title = holdHint(verb);
-  }
-  if (n.zombie && n.expiresInMs > 0) add('session expires in', fmtDur(n.expiresInMs) + ' (at the last update)');
-  for (const a of alerts) add('⚠ ' + a.kind, a.message, 'alert-text');
-  root.append(dl);
-  tick(root);
+// startNodeClock starts the clock of the node a detail pane the server
+// rendered (views.NodeDetailsView) describes, from when this page saw it
+// start holding, and says how sure that is.
+export function startNodeClock(root, snap, timing) {
+  const pane = root.querySelector('.node-details[data-node]');
+  const n = pane && (snap.nodes || []).find((x) => x.name === pane.dataset.node);
+  const dd = pane && pane.querySelector('dd.time');
+  if (!n || !dd || !timing) return;
+  const verb = timing.verb(n);
+  if (n.holding) dd.previousElementSibling.textContent = verb === 'holds ≥' ? 'holding for at least' : verb === 'holds ≤' ? 'holding for at most (since created)' : 'holding for';
+  dd.dataset.since = timing.since(n);
+  if (holdHint(verb)) dd.title = holdHint(verb);
 }

@@ -93,6 +93,8 @@ type Lock struct {
 	Alerts   []Alert
 	// Table is a page of the table.
 	Table
+	// Details are the selected node's (TableQuery.Selected).
+	Details NodeDetails
 
 	// Watched is false when the server does not follow the path: the page
 	// says so, and opens no socket that could only be refused. CanWatch
@@ -269,6 +271,7 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	if !known {
 		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
 		l.Table = NewTable(lockqueue.Snapshot{Path: path}, q, now)
+		l.Details = NewNodeDetails(lockqueue.Snapshot{Path: path}, "", now)
 		return l
 	}
 	l.Live = s.Live()
@@ -325,6 +328,7 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
 	}
 	l.Table = NewTable(s, q, now)
+	l.Details = NewNodeDetails(s, q.Selected, now)
 	return l
 }
 

@@ -142,10 +142,7 @@ func NewTable(s lockqueue.Snapshot, q TableQuery, now time.Time) Table {
 
 func newRow(s lockqueue.Snapshot, i int, neutral bool, alerts string, now time.Time) Row {
 	n := s.Nodes[i]
-	prefix := s.Path + "/"
-	if s.Path == "/" {
-		prefix = "/"
-	}
+	prefix := childPrefix(s.Path)
 	// A semaphore's node names the siblings in its own folder.
 	np := prefix
 	if n.Folder != "" {
@@ -192,6 +189,14 @@ func refs(paths []string, prefix string) []Ref {
 		out = append(out, Ref{Short: ShortName(name, seq), Full: name})
 	}
 	return out
+}
+
+// childPrefix is what a child's path starts with under the lock path.
+func childPrefix(path string) string {
+	if path == "/" {
+		return "/"
+	}
+	return path + "/"
 }
 
 // stateClass is a node's state as a class and a data-state: what the lane

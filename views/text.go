@@ -43,10 +43,7 @@ func QueueText(s lockqueue.Snapshot, now time.Time) string {
 			alerts[n] = append(alerts[n], a.Kind)
 		}
 	}
-	prefix := s.Path + "/"
-	if s.Path == "/" {
-		prefix = "/"
-	}
+	prefix := childPrefix(s.Path)
 	for i, n := range s.Nodes {
 		state := stateClass(n)
 		if n.Zombie {

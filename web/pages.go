@@ -55,6 +55,7 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 		r.Get("/parts/lock", p.lockParts)
 		r.Get("/parts/lock-text", p.lockText)
 		r.Post("/parts/queue-table", p.queueTable)
+		r.Post("/parts/queue-node", p.queueNode)
 		r.Get("/lock", p.lock)
 		r.Get("/sim", p.classroom)
 		r.Get("/static/*", p.static)
@@ -265,12 +266,27 @@ const maxQueueTableBody = 1 << 20
 // run's step, which the run keeps, not the hub. The page sends back the
 // snapshot it shows, so the table matches the lane at the shown step.
 func (p *pages) queueTable(w http.ResponseWriter, r *http.Request) {
+	if snap, ok := sentSnapshot(w, r); ok {
+		p.render(w, r, http.StatusOK, views.QueueTable(views.NewTable(snap, tableQuery(r.URL.Query()), time.Now())))
+	}
+}
+
+// queueNode renders the detail pane of ?name= in a snapshot the page sends,
+// as queueTable does its table.
+func (p *pages) queueNode(w http.ResponseWriter, r *http.Request) {
+	if snap, ok := sentSnapshot(w, r); ok {
+		p.render(w, r, http.StatusOK, views.NodeDetailsView(views.NewNodeDetails(snap, r.URL.Query().Get("name"), time.Now())))
+	}
+}
+
+// sentSnapshot reads the snapshot a page sends to be rendered.
+func sentSnapshot(w http.ResponseWriter, r *http.Request) (lockqueue.Snapshot, bool) {
 	var snap lockqueue.Snapshot
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxQueueTableBody)).Decode(&snap); err != nil {
 		http.Error(w, "bad snapshot: "+err.Error(), http.StatusBadRequest)
-		return
+		return snap, false
 	}
-	p.render(w, r, http.StatusOK, views.QueueTable(views.NewTable(snap, tableQuery(r.URL.Query()), time.Now())))
+	return snap, true
 }
 
 // simStrategies are the classroom's strategy choices: one run of either, or

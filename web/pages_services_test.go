@@ -178,6 +178,10 @@ func TestTableParts(t *testing.T) {
 		}, absent: []string{`data-row="W_0000000001"`}},
 		{name: "not watched", url: "/parts/lock?path=/none", code: 200, want: []string{`data-info="no rows"`, `/none: 0 holding, 0 other nodes`}},
 		{name: "bad path", url: "/parts/lock?path=none", code: 400, want: []string{`must start with /`}},
+		{name: "a node's details", url: "/parts/lock?path=/big&selected=W_0000000002", code: 200, want: []string{
+			`<div class="node-details" data-node="W_0000000002">`, `<dd class="mono">/big/W_0000000002</dd>`,
+			`<dt class="">recipe says it waits for</dt><dd class="mono">W_0000000001</dd>`, `<dt class="time">waiting for</dt>`,
+		}},
 		{name: "as text", url: "/parts/lock-text?path=/big", code: 200, want: []string{"lock /big\n", "250  W_0000000249  "}},
 		{name: "as text, not watched", url: "/parts/lock-text?path=/none", code: 404, want: []string{"/none is not watched"}},
 		{name: "unknown service", url: "/parts/lock?service=nope&path=/big", code: 404, want: []string{`unknown service`}},
@@ -193,6 +197,16 @@ func TestTableParts(t *testing.T) {
 	if code != 200 || !strings.Contains(string(got), `<tr data-row="W_0000000002" data-state="waiting"`) ||
 		!strings.Contains(string(got), `<td class="waits"><abbr title="R_0000000001">R_0000000001</abbr></td>`) {
 		t.Errorf("POST /parts/queue-table = %d\n%s", code, got)
+	}
+	for name, want := range map[string]string{
+		"R_0000000001": `<dt class="time">holding for at most (since created)</dt>`,
+		"W_0000000009": `W_0000000009 is gone from the queue.`,
+		"":             `Click a node to see its details.`,
+	} {
+		code, _, got := do(t, "POST", ts.URL+"/parts/queue-node?name="+name, string(body), http.Header{"Content-Type": {"application/json"}})
+		if code != 200 || !strings.Contains(string(got), want) {
+			t.Errorf("POST /parts/queue-node?name=%s = %d %s, want %s", name, code, got, want)
+		}
 	}
 	if code, _, got := do(t, "POST", ts.URL+"/parts/queue-table", "{", http.Header{"Content-Type": {"application/json"}}); code != 400 {
 		t.Errorf("POST /parts/queue-table with a broken snapshot = %d %s, want 400", code, got)
