@@ -82,7 +82,7 @@ export function clip(text, n) {
 }
 
 // fmtDur formats a duration in ms the way a person reads a stopwatch.
-export function fmtDur(ms) {
+function fmtDur(ms) {
   if (!(ms >= 0)) ms = 0;
   const s = ms / 1000;
   if (s < 10) return s.toFixed(1) + 's';
@@ -157,7 +157,7 @@ export function holdHint(verb) {
 // waitEdges is lockqueue.Node.WaitEdges: the rule's target, vouched for by
 // the server when ZooKeeper's watch table confirms it or the service says
 // so, then every blocker the server reports that the rule did not name.
-export function waitEdges(n) {
+function waitEdges(n) {
   const out = [];
   if (n.waitsFor) out.push({ to: n.waitsFor, provenance: n.edge === 'confirmed' || n.waitsForSource === 'server' ? 'server' : 'rule' });
   for (const b of n.blockedBy || []) if (b !== n.waitsFor) out.push({ to: b, provenance: 'server' });
@@ -165,23 +165,23 @@ export function waitEdges(n) {
 }
 
 // PROVENANCE words who vouches for an edge (views.Provenance).
-export const PROVENANCE = { rule: 'inferred', server: 'confirmed' };
+const PROVENANCE = { rule: 'inferred', server: 'confirmed' };
 
 // usesNeutralFields is views.usesNeutralFields: a snapshot whose nodes
 // carry the service-neutral fields gets their columns and labels.
-export function usesNeutralFields(snap) {
+function usesNeutralFields(snap) {
   return (snap.nodes || []).some((n) => n.order || n.client || n.leaseId || n.leaseTtlMs || n.leaseLeftMs || n.waitsForSource || (n.blockedBy || []).length);
 }
 
 // leaseUntil is when n's lease runs out (ms epoch), counted from the
 // snapshot's updatedAt, when its time left was true; 0 when unknown.
-export function leaseUntil(snap, n) {
+function leaseUntil(snap, n) {
   const at = Date.parse(snap.updatedAt);
   return n.leaseLeftMs > 0 && at > 0 ? at + n.leaseLeftMs : 0;
 }
 
 // alertIndex maps node names to the alerts that name them.
-export function alertIndex(snap) {
+function alertIndex(snap) {
   const idx = new Map();
   for (const a of snap.alerts || []) {
     for (const name of a.nodes || []) {
@@ -238,8 +238,8 @@ export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
 // STALLED is how a stalled holder's state reads.
 // PART_OF is how a node that is another node's contender too reads
 // (views.PartOfText).
-export const PART_OF = 'holds the internal lock for ';
-export const STALLED = 'holds by rule, client still waiting for';
+const PART_OF = 'holds the internal lock for ';
+const STALLED = 'holds by rule, client still waiting for';
 
 function el(tag, attrs, text) {
   const e = document.createElementNS(NS, tag);
