@@ -49,12 +49,21 @@ export function closeSocket(ws, code = 1000, reason = '') {
   });
 }
 
-// LiveLock connects to /ws?path= and calls onSnapshot(snap) with every new
-// state and onStatus({socket: "open"|"connecting"|"reconnecting", attempt,
-// retryInMs}) when the socket's state changes.
+// lockQuery sets a lock's (service, path) on URL search params; ZooKeeper's
+// locks name no service, as every URL before other services did.
+export function lockQuery(params, service, path) {
+  if (service && service !== 'zookeeper') params.set('service', service);
+  params.set('path', path);
+  return params;
+}
+
+// LiveLock connects to /ws?service=&path= and calls onSnapshot(snap) with
+// every new state and onStatus({socket: "open"|"connecting"|"reconnecting",
+// attempt, retryInMs}) when the socket's state changes.
 export class LiveLock {
-  constructor(path, { onSnapshot, onStatus, base = '' } = {}) {
+  constructor(path, { service = '', onSnapshot, onStatus, base = '' } = {}) {
     this.path = path;
+    this.service = service;
     this.onSnapshot = onSnapshot || (() => {});
     this.onStatus = onStatus || (() => {});
     this.base = base;
@@ -72,7 +81,7 @@ export class LiveLock {
   url() {
     const u = new URL(this.base + '/ws', location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-    u.searchParams.set('path', this.path);
+    lockQuery(u.searchParams, this.service, this.path);
     return u.toString();
   }
 
