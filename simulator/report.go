@@ -10,6 +10,8 @@ import (
 
 // Report is a whole run's timeline, as `zklockviz sim` prints it.
 type Report struct {
+	// Service is empty for ZooKeeper (see State.Service).
+	Service          string      `json:"service,omitempty"`
 	Scenario         string      `json:"scenario"`
 	Title            string      `json:"title"`
 	Strategy         Strategy    `json:"strategy"`
@@ -41,13 +43,13 @@ type StepInfo struct {
 func (r *Run) Report() Report {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rc := RecipeFor(r.sc.Lock, r.strategy)
+	rc := r.m.backend.Recipe(r.sc, r.strategy)
 	last := r.records[len(r.records)-1]
 	rep := Report{
 		Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Strategy: rc.Strategy, Lock: r.sc.Lock, Leases: r.sc.Leases,
-		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
+		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
 		Events: []Event{}, Steps: []StepInfo{}, Stats: last.Stats, Pseudocode: rc.Lines,
-		Violations: checkSafety(r.records, r.sc.Lock, r.sc.Leases, r.fencing),
+		Violations: r.check(r.records), Service: r.sc.Service,
 	}
 	if rep.Violations == nil {
 		rep.Violations = []Violation{}
