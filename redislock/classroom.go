@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/redislocal"
 	"github.com/zklockviz/zklockviz/simulator"
@@ -170,6 +172,13 @@ func (b *Backend) Open(ctx context.Context) error {
 	return nil
 }
 
+// Available says whether redis-server is installed; its error names the
+// package that provides it.
+func (*Backend) Available() error {
+	_, err := localproc.LookPath("redis-server", redislocal.ErrNotInstalled)
+	return err
+}
+
 // Addr is the classroom's redis-server, "" before the first run.
 func (b *Backend) Addr() string {
 	b.mu.Lock()
@@ -243,4 +252,24 @@ func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulato
 		return nil, nil, err
 	}
 	return simulator.NewClassroom(m), m, nil
+}
+
+// LoadScenario resolves a built-in Redis scenario's name or reads a
+// scenario file.
+func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
+	if sc, ok := Builtin(nameOrFile); ok {
+		return sc, nil
+	}
+	if !strings.HasSuffix(nameOrFile, ".json") {
+		return nil, fault.Errorf(fault.Invalid, "unknown Redis scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
+	}
+	b, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
+	}
+	sc, err := ParseScenario(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
+	}
+	return sc, nil
 }

@@ -495,7 +495,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	// On the run's clock an expiry takes the lease, whatever this machine took.
 	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
-		Text: fmt.Sprintf("its key expired %.1fs after it went silent (PX %d): Redis deleted it; the waiters had polled %d times meanwhile", after.Seconds(), w.p.ExpiryMs, tries)})
+		Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had polled %d times meanwhile", w.p.ExpiryMs, after.Seconds(), tries)})
 	if err := w.pollRound(ctx); err != nil {
 		return err
 	}

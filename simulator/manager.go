@@ -210,9 +210,17 @@ func (m *Manager) stepTimeout() time.Duration {
 // Scenarios lists the built-in scenarios.
 func (m *Manager) Scenarios() []ScenarioInfo {
 	var out []ScenarioInfo
+	var missing error
+	if b, ok := m.backend.(interface{ Available() error }); ok {
+		missing = b.Available()
+	}
 	for _, n := range m.backend.BuiltinNames() {
 		sc, _ := m.backend.Builtin(n)
-		out = append(out, sc.info())
+		info := sc.info()
+		if missing != nil {
+			info.Unavailable = missing.Error()
+		}
+		out = append(out, info)
 	}
 	return out
 }
@@ -308,6 +316,11 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 		if sc, ok = m.backend.Builtin(spec.Scenario); !ok {
 			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(m.backend.BuiltinNames(), ", "))
 		}
+	}
+	if svc := m.backendService(); sc.Service == "" {
+		sc.Service = svc
+	} else if sc.Service != svc && !(svc == "" && sc.Service == lockqueue.ZooKeeper) {
+		return nil, invalidf("scenario %s is for %s, not this classroom's service (%s)", sc.Name, sc.Service, cmp.Or(svc, lockqueue.ZooKeeper))
 	}
 	strategy := spec.Strategy
 	if strategy == "" {

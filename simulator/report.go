@@ -75,8 +75,13 @@ func WriteText(w io.Writer, rep Report) error {
 		fencing = "off"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
-		rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
+	if rep.Service != "" {
+		fmt.Fprintf(&b, "scenario %s (%s, %s waiters, fencing %s) on the key %s, expiry %.1fs\n\n",
+			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
+	} else {
+		fmt.Fprintf(&b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
+			rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	// "#" numbers the rows as seed 000's table does; "step" is the scenario
 	// step the event belongs to, the number violations and the classroom
@@ -92,14 +97,23 @@ func WriteText(w io.Writer, rep Report) error {
 	}
 	tw.Flush()
 	s := rep.Stats
-	fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
-		s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
+	if rep.Service != "" {
+		fmt.Fprintf(&b, "\ncommands %d (acquire attempts that found the lock taken %d, watchdog renewals %d), acquisitions %d, deletes %d, writes %d, fenced %d\n",
+			s.Commands, s.Retries, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
+	} else {
+		fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
+			s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
+	}
 	if len(rep.Violations) == 0 {
 		b.WriteString("safety: no violations\n")
 	} else {
 		fmt.Fprintf(&b, "safety: %d violation(s)\n", len(rep.Violations))
 		for _, v := range rep.Violations {
-			fmt.Fprintf(&b, "  %s: %s\n", v.Kind, v.Message)
+			fmt.Fprintf(&b, "  %s: %s", v.Kind, v.Message)
+			if rep.Service != "" && v.ForMs > 0 {
+				fmt.Fprintf(&b, "; it lasted %.1fs on the run's clock", float64(v.ForMs)/1000)
+			}
+			b.WriteString("\n")
 		}
 	}
 	if rep.Error != "" {

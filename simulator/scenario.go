@@ -111,6 +111,9 @@ type ScenarioInfo struct {
 	Fencing       bool   `json:"fencing"`
 	Clients       int    `json:"clients,omitempty"`
 	Steps         int    `json:"steps"`
+	// Unavailable says why the scenario cannot run here (its server is
+	// not installed: which package provides it); empty when it can.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Limits on scenarios, so a typo cannot start ten thousand sessions.

@@ -512,7 +512,10 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 // classroom) adds its line here, and web, views and static serve it.
 func (m *Main) registerServices(sim *simulator.Manager) error {
 	m.services = &lockservice.Registry{}
-	return m.services.Register(zookeeper.Service(m.watcher, sim))
+	if err := m.services.Register(zookeeper.Service(m.watcher, sim)); err != nil {
+		return err
+	}
+	return m.registerRedisClassroom()
 }
 
 // newWeb builds the web server over the registered services.
