@@ -19,12 +19,7 @@ import (
 // checks that the manager's Close left no server process or directory.
 func newManager(t *testing.T) (*simulator.Manager, *Backend) {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server: %v", err)
-		}
-		t.Skipf("redis-server is not installed (apt-get install redis-server): %v", err)
-	}
+	skipWithoutRedis(t)
 	b := &Backend{}
 	m, err := simulator.New(simulator.ManagerConfig{Backend: b, IdleTimeout: -1, ViewerGrace: -1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -55,6 +50,18 @@ func newManager(t *testing.T) (*simulator.Manager, *Backend) {
 		}
 	})
 	return m, b
+}
+
+// skipWithoutRedis skips a test when redis-server is not installed, or
+// fails it under CI=true.
+func skipWithoutRedis(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis-server: %v", err)
+		}
+		t.Skipf("redis-server is not installed (apt-get install redis-server): %v", err)
+	}
 }
 
 // play starts a built-in (fencing nil: the scenario's) and steps it to its
@@ -267,5 +274,25 @@ func TestPlanRules(t *testing.T) {
 				t.Errorf("DryRun: %v, want an invalid plan saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNotInstalled: without redis-server only the Redis scenarios are
+// unavailable, and they say which package to install.
+func TestNotInstalled(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, m, err := NewClassroom(simulator.ManagerConfig{IdleTimeout: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, sc := range m.Scenarios() {
+		if !strings.Contains(sc.Unavailable, "apt-get install redis-server") {
+			t.Errorf("scenario %s: unavailable %q, want the package named", sc.ID, sc.Unavailable)
+		}
+	}
+	_, err = m.Start(simulator.Spec{Scenario: "redis-px-pause"})
+	if !errors.Is(err, fault.Unavailable) || !strings.Contains(err.Error(), "apt-get install redis-server") {
+		t.Errorf("Start: %v, want unavailable naming the package", err)
 	}
 }
