@@ -438,7 +438,11 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	if c.state == simulator.StateCrashed || c.state == simulator.StateReleased || c.proxy.Cutting() {
 		return fmt.Errorf("%s is not running (%s)", c.name, c.state)
 	}
+	// held: the key is its own (as of the last step). A stale client's
+	// key has already gone (it expired while the classroom stood still, or
+	// another client deleted it): there is nothing left to expire.
 	held := c.state == simulator.StateHolding
+	stale := c.state == simulator.StateStale
 	c.proxy.Cut()
 	cutAt := time.Now()
 	if pause {
@@ -468,9 +472,13 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 		}
 		if pause {
 			c.proxy.Restore()
+			text := fmt.Sprintf("resumes after %.1fs and polls again", time.Since(cutAt).Seconds())
 			c.state = simulator.StateWaiting
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token,
-				Text: fmt.Sprintf("resumes after %.1fs and polls again", time.Since(cutAt).Seconds())})
+			if stale {
+				c.state, c.line = simulator.StateStale, w.lines.work
+				text = fmt.Sprintf("resumes after %.1fs, still believing it holds the lock", time.Since(cutAt).Seconds())
+			}
+			w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, Text: text})
 		}
 		return nil
 	}
