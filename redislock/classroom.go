@@ -49,6 +49,9 @@ type params struct {
 	Watchdog bool `json:"watchdog,omitempty"`
 	// RetryMs is how often a waiter polls (100 ms when zero).
 	RetryMs int64 `json:"retryMs,omitempty"`
+	// Masters > 1 is Redlock (redsync) on that many independent masters,
+	// started for the run alone; the quorum is a majority.
+	Masters int `json:"masters,omitempty"`
 }
 
 func (p params) retryMs() int64 {
@@ -76,6 +79,8 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 		return p, fault.Errorf(fault.Invalid, "scenario %s: expiryMs %d: want 0 (none) to 60000", sc.Name, p.ExpiryMs)
 	case p.Watchdog && p.ExpiryMs < 300:
 		return p, fault.Errorf(fault.Invalid, "scenario %s: a watchdog needs a lease (expiryMs) of at least 300", sc.Name)
+	case p.Masters < 0 || p.Masters > 7 || p.Masters > 1 && (p.ExpiryMs == 0 || p.Watchdog || p.IncrFencing || p.Release == releaseDel):
+		return p, fault.Errorf(fault.Invalid, "scenario %s: masters %d: Redlock takes 3 to 7 masters, an expiry, and redsync's own release (no watchdog, INCR or DEL)", sc.Name, p.Masters)
 	case p.RetryMs < 0 || p.RetryMs > 5000:
 		return p, fault.Errorf(fault.Invalid, "scenario %s: retryMs %d: want 10 to 5000", sc.Name, p.RetryMs)
 	}
@@ -87,7 +92,8 @@ var (
 	scenarioFS embed.FS
 	builtins   = mustLoad()
 	// order is the teaching order of the built-ins.
-	order = []string{"redis-setnx-crash", "redis-px-pause", "redis-del-third", "redis-token-fencing", "redis-watchdog"}
+	order = []string{"redis-setnx-crash", "redis-px-pause", "redis-del-third", "redis-token-fencing", "redis-watchdog",
+		"redis-redlock-restart", "redis-redlock-clock"}
 )
 
 func mustLoad() map[string]*simulator.Scenario {
@@ -209,7 +215,8 @@ func (*Backend) Lost() string {
 
 // Actions are the actions a Redis client takes.
 func (*Backend) Actions() []string {
-	return []string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait}
+	return append([]string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait},
+		masterActions...)
 }
 
 func (b *Backend) Timeout(sc *simulator.Scenario) time.Duration {
@@ -224,6 +231,23 @@ func (b *Backend) CheckAction(sc *simulator.Scenario, a simulator.Action, wildca
 	if a.Client == "" || a.Client == "*" && !wildcard {
 		return fmt.Errorf("%s: missing client", a.Action)
 	}
+	p, err := paramsOf(sc)
+	if err != nil {
+		return err
+	}
+	master := false
+	for i := range p.Masters {
+		master = master || a.Client == masterName(i)
+	}
+	switch {
+	case slices.Contains(masterActions, a.Action) && !master:
+		if p.Masters < 2 {
+			return fmt.Errorf("%s: only a Redlock scenario (masters) has masters to %s", a.Client, a.Action)
+		}
+		return fmt.Errorf("%s %s: name a master, M1 to M%d", a.Action, a.Client, p.Masters)
+	case master && !slices.Contains(masterActions, a.Action):
+		return fmt.Errorf("%s is a master: it takes %s", a.Client, strings.Join(masterActions, ", "))
+	}
 	return nil
 }
 
@@ -232,12 +256,19 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 	if err != nil {
 		return nil, err
 	}
+	spec.Path = strings.ReplaceAll(strings.TrimPrefix(spec.Path, "/"), "/", ":")
+	if p.Masters > 1 {
+		ms, err := startMasters(ctx, p.Masters)
+		if err != nil {
+			return nil, fault.Errorf(fault.Unavailable, "redis classroom: %v", err)
+		}
+		return newWorld(ctx, ms, spec, p)
+	}
 	addr := b.Addr()
 	if addr == "" {
 		return nil, fault.Errorf(fault.Unavailable, "redis classroom: no server (closed)")
 	}
-	spec.Path = strings.ReplaceAll(strings.TrimPrefix(spec.Path, "/"), "/", ":")
-	return newWorld(ctx, addr, spec, p)
+	return newWorld(ctx, []*master{newMaster("", addr, nil)}, spec, p)
 }
 
 // NewClassroom is Redis's classroom for the registry: a simulator Manager

@@ -235,6 +235,8 @@ func TestScenarios(t *testing.T) {
 				t.Errorf("violations %v: want C1's stale write", last.Violations)
 			}
 		}},
+		{"redis-redlock-restart", nil, redlockTwoMajorities},
+		{"redis-redlock-clock", nil, redlockTwoMajorities},
 	}
 	for _, tt := range tests {
 		name := tt.name
@@ -266,6 +268,7 @@ func TestPlanRules(t *testing.T) {
 		{"pause without expiry", []simulator.Action{{Client: "A", Action: "add"}, {Client: "A", Action: "pause"}}, "no expiry"},
 		{"waiter writes", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "add"}, {Client: "B", Action: "write"}}, "does not hold"},
 		{"unknown action", []simulator.Action{{Client: "A", Action: "add-reader"}}, "unknown action"},
+		{"master action without masters", []simulator.Action{{Client: "M1", Action: "restart"}}, "only a Redlock scenario"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,5 +297,29 @@ func TestNotInstalled(t *testing.T) {
 	_, err = m.Start(simulator.Spec{Scenario: "redis-px-pause"})
 	if !errors.Is(err, fault.Unavailable) || !strings.Contains(err.Error(), "apt-get install redis-server") {
 		t.Errorf("Start: %v, want unavailable naming the package", err)
+	}
+}
+
+// redlockTwoMajorities: after C2 locks (step 7), two of the five masters
+// still hold C1's copy and three hold C2's: C1 believes it holds, C2 holds
+// a majority, and C1's write is flagged.
+func redlockTwoMajorities(t *testing.T, st []simulator.State) {
+	s := st[7]
+	c1, c2 := clientOf(t, s, "C1"), clientOf(t, s, "C2")
+	on := map[string][]string{}
+	for _, n := range s.Snapshot.Nodes {
+		if n.Folder != "" {
+			on[n.Client] = append(on[n.Client], n.Folder)
+		}
+	}
+	if !slices.Equal(on[c1.Node], []string{"M1", "M2"}) || !slices.Equal(on[c2.Node], []string{"M3", "M4", "M5"}) {
+		t.Errorf("masters at step 7: %v; want C1's token on M1, M2 and C2's on M3, M4, M5", on)
+	}
+	if c1.State != simulator.StateStale || c2.State != simulator.StateHolding || holder(s) != c2.Node {
+		t.Errorf("C1 %s, C2 %s, holder %q: want C1 stale (it believes it holds), C2 holding", c1.State, c2.State, holder(s))
+	}
+	last := st[len(st)-1]
+	if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
+		t.Errorf("violations %v: want C1's write", last.Violations)
 	}
 }

@@ -33,6 +33,18 @@ func linesFor(p params) recipeLines {
 			acquireText: "EVAL lock.lua (Redisson)", releaseText: "EVAL unlock.lua (Redisson)",
 		}
 	}
+	if p.Masters > 1 {
+		return recipeLines{
+			lines: []string{
+				fmt.Sprintf("ok = SET K token NX PX %d on each of the %d masters (redsync)", p.ExpiryMs, p.Masters),
+				fmt.Sprintf("if fewer than %d said OK: release the ones that did; sleep; goto 1", p.Masters/2+1),
+				"work: write(resource)",
+				"release: EVAL \"if GET K == token then DEL K\" on every master",
+			},
+			acquire: 1, retry: 2, work: 3, release: 4,
+			acquireText: "redsync (SET NX PX on every master)", releaseText: "redsync's compare-and-delete on every master",
+		}
+	}
 	set := "ok = SET K token NX"
 	acq := "SET NX"
 	if p.ExpiryMs > 0 {
@@ -73,6 +85,9 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 	p, err := paramsOf(sc)
 	if err != nil {
 		return err
+	}
+	if p.Masters > 1 {
+		return b.dryRunRedlock(sc, p, plan)
 	}
 	type cl struct {
 		state    string // waiting, holding, stale (believes, lost it in a pause), gone
@@ -146,6 +161,89 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 			c.state = "stale"
 		}
 		handOff()
+	}
+	return nil
+}
+
+// dryRunRedlock models each master's copy of the key: a try takes every
+// free copy on the masters that are up and holds with a majority (else it
+// gives them back, as redsync does); a restart, a stop or a clock jump
+// loses that master's copy.
+func (b *Backend) dryRunRedlock(sc *simulator.Scenario, p params, plan []simulator.Action) error {
+	owner := make([]string, p.Masters) // "" free
+	down := make([]bool, p.Masters)
+	believes := map[string]bool{}
+	state := map[string]string{} // waiting, in, gone
+	var order []string
+	try := func(c string) {
+		var free []int
+		for i := range owner {
+			if !down[i] && owner[i] == "" {
+				free = append(free, i)
+			}
+		}
+		if len(free) >= p.Masters/2+1 {
+			for _, i := range free {
+				owner[i] = c
+			}
+			believes[c], state[c] = true, "in"
+		}
+	}
+	for i, a := range plan {
+		fail := func(format string, args ...any) error {
+			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
+		}
+		if err := b.CheckAction(sc, a, false); err != nil {
+			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
+		}
+		m := -1
+		for k := range p.Masters {
+			if a.Client == masterName(k) {
+				m = k
+			}
+		}
+		switch {
+		case m >= 0:
+			switch {
+			case a.Action == ActStop && down[m], a.Action == ActExpire && down[m], a.Action == ActRestart && down[m]:
+				return fail("%s is down", a.Client)
+			case a.Action == ActStart && !down[m]:
+				return fail("%s is running", a.Client)
+			}
+			down[m] = a.Action == ActStop
+			owner[m] = ""
+		case a.Action == simulator.ActAdd:
+			if state[a.Client] != "" {
+				return fail("%s is already in this run", a.Client)
+			}
+			state[a.Client] = "waiting"
+			order = append(order, a.Client)
+		case state[a.Client] == "":
+			return fail("unknown client %s: add it first", a.Client)
+		case state[a.Client] == "gone" && a.Action != ActWait:
+			return fail("%s has released or crashed", a.Client)
+		case a.Action == simulator.ActPause || a.Action == simulator.ActCrash && believes[a.Client]:
+			return fail("a Redlock holder's pause or crash is not staged here: stop, restart or clock-jump a master")
+		case a.Action == simulator.ActWrite && !believes[a.Client]:
+			return fail("%s does not hold the lock", a.Client)
+		case a.Action == simulator.ActRelease:
+			if !believes[a.Client] {
+				return fail("%s holds nothing", a.Client)
+			}
+			for k := range owner {
+				if owner[k] == a.Client {
+					owner[k] = ""
+				}
+			}
+			believes[a.Client], state[a.Client] = false, "gone"
+		case a.Action == simulator.ActCrash:
+			state[a.Client] = "gone"
+		}
+		for _, c := range order {
+			if state[c] == "waiting" {
+				try(c)
+			}
+		}
 	}
 	return nil
 }

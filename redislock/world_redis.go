@@ -8,9 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
@@ -45,9 +49,13 @@ const stepTick = 1200 * time.Millisecond
 // client is one Redis client: its own go-redis connection through its own
 // loopback proxy, so a crash or a pause is what the server really sees.
 type client struct {
-	name   string
-	proxy  *proxy.Proxy
-	rdb    *redis.Client
+	name string
+	// One proxy and one connection per master (Redlock's five; one
+	// otherwise): rdbs[i] reaches masters[i] through proxies[i].
+	proxies []*proxy.Proxy
+	rdbs    []*redis.Client
+	// mutex is its redsync mutex, on Redlock's masters.
+	mutex  *redsync.Mutex
 	token  string // the value it writes to the key (Redisson: its hash field)
 	fence  int64  // its INCR fencing token, 0 without
 	state  string
@@ -72,14 +80,30 @@ func (c *counter) get() int {
 	return c.n
 }
 
-// world is one Redis lock key on the classroom's redis-server and the
-// clients contending for it.
+// rdb is the client's connection to the single master.
+func (c *client) rdb() *redis.Client { return c.rdbs[0] }
+
+func (c *client) cut() {
+	for _, p := range c.proxies {
+		p.Cut()
+	}
+}
+
+func (c *client) restore() {
+	for _, p := range c.proxies {
+		p.Restore()
+	}
+}
+
+func (c *client) cutting() bool { return c.proxies[0].Cutting() }
+
+// world is one Redis lock key on the classroom's redis-server (or on
+// Redlock's masters, a server each) and the clients contending for it.
 type world struct {
 	key      string
 	fenceKey string
 	channel  string
-	addr     string
-	obs      *redis.Client // the classroom's own connection: snapshots and cleanup
+	masters  []*master
 	p        params
 	fencing  bool
 	resource *simulator.Resource
@@ -96,19 +120,27 @@ type world struct {
 	clocks  []time.Duration
 }
 
-func newWorld(ctx context.Context, addr string, spec simulator.WorldSpec, p params) (*world, error) {
+func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
 	w := &world{
 		key: spec.Path, fenceKey: spec.Path + ":fence", channel: "redisson_lock__channel:{" + spec.Path + "}",
-		addr: addr, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
+		masters: masters, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
 		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*client{}, start: time.Now(),
-		obs: redis.NewClient(&redis.Options{Addr: addr, MaxRetries: 1, PoolSize: 2}),
 	}
-	if err := w.obs.Ping(ctx).Err(); err != nil {
-		w.obs.Close()
-		return nil, fmt.Errorf("redis %s: %w", addr, err)
+	for _, m := range masters {
+		if err := m.obs.Ping(ctx).Err(); err != nil {
+			w.closeMasters()
+			return nil, fmt.Errorf("redis %s: %w", m.addr, err)
+		}
 	}
 	return w, nil
 }
+
+// obs is the classroom's own connection to the single master.
+func (w *world) obs() *redis.Client { return w.masters[0].obs }
+
+func (w *world) redlock() bool { return len(w.masters) > 1 }
+
+func (w *world) quorum() int { return len(w.masters)/2 + 1 }
 
 func (w *world) Path() string { return w.key }
 
@@ -153,19 +185,27 @@ func (w *world) Clients() []simulator.ClientInfo {
 	return out
 }
 
-// Close ends every client and deletes the run's keys.
+// Close ends every client and deletes the run's keys (Redlock's masters
+// are the world's own: they stop).
 func (w *world) Close() error {
 	for _, c := range w.clients {
 		c.close()
 	}
-	err := w.obs.Del(context.Background(), w.key, w.fenceKey).Err()
-	if cerr := w.obs.Close(); err == nil {
-		err = cerr
+	var err error
+	if !w.redlock() {
+		if err = w.obs().Del(context.Background(), w.key, w.fenceKey).Err(); err != nil {
+			err = fmt.Errorf("clean up redis key %s: %w", w.key, err)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("clean up redis key %s: %w", w.key, err)
+	return errors.Join(err, w.closeMasters())
+}
+
+func (w *world) closeMasters() error {
+	var errs []error
+	for _, m := range w.masters {
+		errs = append(errs, m.close())
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (c *client) close() {
@@ -173,8 +213,10 @@ func (c *client) close() {
 		c.stopRenew()
 		c.stopRenew = nil
 	}
-	c.rdb.Close()
-	c.proxy.Close()
+	for i := range c.rdbs {
+		c.rdbs[i].Close()
+		c.proxies[i].Close()
+	}
 }
 
 func (w *world) emit(e simulator.Event) int {
@@ -208,6 +250,9 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		}
 		return w.pollRound(ctx)
 	}
+	if m := w.masterByName(a.Client); m != nil && w.redlock() {
+		return w.actMaster(ctx, m, a.Action)
+	}
 	c := w.byName[a.Client]
 	if c == nil {
 		return fmt.Errorf("unknown client %s", a.Client)
@@ -232,22 +277,34 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 }
 
 func (w *world) add(ctx context.Context, name string) error {
-	px, err := proxy.New(w.addr)
-	if err != nil {
-		return err
-	}
 	tok := make([]byte, 4)
 	rand.Read(tok)
 	c := &client{
-		name: name, proxy: px, token: name + "-" + hex.EncodeToString(tok), state: simulator.StateWaiting,
+		name: name, token: name + "-" + hex.EncodeToString(tok), state: simulator.StateWaiting,
 		joined: w.step, since: w.step, renewals: &counter{},
-		// One connection, no retries of its own: a command that meets a cut
-		// fails, as the client's would. MaxRetries 1 lets the first command
-		// after a pause redial the connection the cut closed.
-		rdb: redis.NewClient(&redis.Options{
+	}
+	var pools []redsyncredis.Pool
+	for _, m := range w.masters {
+		px, err := proxy.New(m.addr)
+		if err != nil {
+			c.close()
+			return err
+		}
+		// One connection, no retries of its own: a command that meets a
+		// cut fails, as the client's would. MaxRetries 1 lets the first
+		// command after a pause redial the connection the cut closed.
+		rdb := redis.NewClient(&redis.Options{
 			Addr: px.Addr(), PoolSize: 1, MaxRetries: 1, DialTimeout: 2 * time.Second,
 			ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true,
-		}),
+		})
+		c.proxies, c.rdbs = append(c.proxies, px), append(c.rdbs, rdb)
+		pools = append(pools, goredis.NewPool(rdb))
+	}
+	if w.redlock() {
+		// One try per poll round: the classroom paces the retries, so
+		// every try is a step's event; the token is the client's own.
+		c.mutex = redsync.New(pools...).NewMutex(w.key, redsync.WithExpiry(time.Duration(w.p.ExpiryMs)*time.Millisecond),
+			redsync.WithTries(1), redsync.WithGenValueFunc(func() (string, error) { return c.token, nil }))
 	}
 	w.clients = append(w.clients, c)
 	w.byName[name] = c
@@ -257,12 +314,26 @@ func (w *world) add(ctx context.Context, name string) error {
 	}
 	if ok {
 		w.emit(simulator.Event{Client: name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
-			Text: fmt.Sprintf("%s: the key was free, it holds the lock%s", w.lines.acquireText, w.fenceText(c))})
+			Text: fmt.Sprintf("%s: %s, it holds the lock%s", w.lines.acquireText, w.gotText(ctx, c), w.fenceText(c))})
 		return nil
 	}
 	w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
 		Text: fmt.Sprintf("%s failed: the key is taken; it polls again every %d ms (the server keeps no list of waiters)", w.lines.acquireText, w.p.retryMs())})
 	return nil
+}
+
+// gotText says what an acquirer got: the key, or Redlock's count of masters.
+func (w *world) gotText(ctx context.Context, c *client) string {
+	if !w.redlock() {
+		return "the key was free"
+	}
+	var got []string
+	for i, t := range w.tokens(ctx) {
+		if t == c.token {
+			got = append(got, w.masters[i].name)
+		}
+	}
+	return fmt.Sprintf("%d of %d masters (%s), a majority", len(got), len(w.masters), strings.Join(got, ", "))
 }
 
 func (w *world) fenceText(c *client) string {
@@ -277,17 +348,33 @@ func (w *world) fenceText(c *client) string {
 func (w *world) try(ctx context.Context, c *client) (bool, error) {
 	c.stats.Commands++
 	var ok bool
-	if w.p.Watchdog {
-		err := redissonLock.Run(ctx, c.rdb, []string{w.key}, w.p.ExpiryMs, c.token).Err()
+	switch {
+	case w.redlock():
+		// redsync sends SET NX PX to every master, and on failing the
+		// quorum its release script to every master too.
+		c.stats.Commands += len(w.masters) - 1
+		err := c.mutex.TryLockContext(ctx)
+		var taken *redsync.ErrTaken
+		switch {
+		case err == nil:
+			ok = true
+		case errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) || errors.As(err, new(*redsync.ErrNodeTaken)) || errors.As(err, new(redsync.RedisError)):
+			c.stats.Commands += len(w.masters)
+		default:
+			c.stats.Commands += len(w.masters)
+			w.log.Debug("redis classroom: redsync try", "client", c.name, "err", err)
+		}
+	case w.p.Watchdog:
+		err := redissonLock.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Err()
 		switch {
 		case errors.Is(err, redis.Nil):
 			ok = true
 		case err != nil:
 			return false, fmt.Errorf("%s: lock script: %w", c.name, err)
 		}
-	} else {
+	default:
 		var err error
-		ok, err = c.rdb.SetNX(ctx, w.key, c.token, time.Duration(w.p.ExpiryMs)*time.Millisecond).Result()
+		ok, err = c.rdb().SetNX(ctx, w.key, c.token, time.Duration(w.p.ExpiryMs)*time.Millisecond).Result()
 		if err != nil {
 			return false, fmt.Errorf("%s: SET NX: %w", c.name, err)
 		}
@@ -300,7 +387,7 @@ func (w *world) try(ctx context.Context, c *client) (bool, error) {
 	c.stats.Create++
 	if w.p.IncrFencing {
 		c.stats.Commands++
-		n, err := c.rdb.Incr(ctx, w.fenceKey).Result()
+		n, err := c.rdb().Incr(ctx, w.fenceKey).Result()
 		if err != nil {
 			return false, fmt.Errorf("%s: INCR %s: %w", c.name, w.fenceKey, err)
 		}
@@ -331,10 +418,10 @@ func (w *world) startWatchdog(c *client) {
 				return
 			case <-t.C:
 			}
-			if c.proxy.Cutting() {
+			if c.cutting() {
 				continue // the process is stopped or gone: nothing renews
 			}
-			n, err := redissonRenew.Run(ctx, c.rdb, []string{w.key}, w.p.ExpiryMs, c.token).Int()
+			n, err := redissonRenew.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Int()
 			if err == nil {
 				c.renewals.add()
 			}
@@ -367,7 +454,7 @@ func (w *world) pollRound(ctx context.Context) error {
 	for i, c := range waiters {
 		if won[i] {
 			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
-				Text: fmt.Sprintf("its retry found the key free: it holds the lock%s", w.fenceText(c))})
+				Text: fmt.Sprintf("its retry: %s, it holds the lock%s", w.gotText(ctx, c), w.fenceText(c))})
 		}
 	}
 	return nil
@@ -389,9 +476,24 @@ func (w *world) release(ctx context.Context, c *client) error {
 	var deleted int64
 	var err error
 	switch {
+	case w.redlock():
+		// redsync's release: its compare-and-delete script on every master.
+		c.stats.Commands += len(w.masters) - 1
+		before := w.tokens(ctx)
+		_, err = c.mutex.UnlockContext(ctx)
+		if errors.Is(err, redsync.ErrLockAlreadyExpired) || errors.As(err, new(*redsync.ErrTaken)) {
+			err = nil
+		}
+		after := w.tokens(ctx)
+		for i := range before {
+			if before[i] == c.token && after[i] != c.token {
+				deleted++
+			}
+		}
+		deleted = min(deleted, 1)
 	case w.p.Watchdog:
 		var r any
-		r, err = redissonUnlock.Run(ctx, c.rdb, []string{w.key, w.channel}, 0, w.p.ExpiryMs, c.token).Result()
+		r, err = redissonUnlock.Run(ctx, c.rdb(), []string{w.key, w.channel}, 0, w.p.ExpiryMs, c.token).Result()
 		if errors.Is(err, redis.Nil) {
 			err = nil
 		}
@@ -399,9 +501,9 @@ func (w *world) release(ctx context.Context, c *client) error {
 			deleted = 1
 		}
 	case w.p.Release == releaseCAD:
-		deleted, err = compareAndDelete.Run(ctx, c.rdb, []string{w.key}, c.token).Int64()
+		deleted, err = compareAndDelete.Run(ctx, c.rdb(), []string{w.key}, c.token).Int64()
 	default:
-		deleted, err = c.rdb.Del(ctx, w.key).Result()
+		deleted, err = c.rdb().Del(ctx, w.key).Result()
 	}
 	if err != nil {
 		return fmt.Errorf("%s: release: %w", c.name, err)
@@ -435,7 +537,7 @@ func ownerUnless(owner, self string) string {
 // expired (with no expiry a pause would never end, so the rules refuse it).
 // While the key lives, the waiters poll every retry interval, as they would.
 func (w *world) cut(ctx context.Context, c *client, pause bool) error {
-	if c.state == simulator.StateCrashed || c.state == simulator.StateReleased || c.proxy.Cutting() {
+	if c.state == simulator.StateCrashed || c.state == simulator.StateReleased || c.cutting() {
 		return fmt.Errorf("%s is not running (%s)", c.name, c.state)
 	}
 	// held: the key is its own (as of the last step). A stale client's
@@ -443,7 +545,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	// another client deleted it): there is nothing left to expire.
 	held := c.state == simulator.StateHolding
 	stale := c.state == simulator.StateStale
-	c.proxy.Cut()
+	c.cut()
 	cutAt := time.Now()
 	if pause {
 		c.state = simulator.StatePaused
@@ -471,7 +573,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 			}
 		}
 		if pause {
-			c.proxy.Restore()
+			c.restore()
 			text := fmt.Sprintf("resumes after %.1fs and polls again", time.Since(cutAt).Seconds())
 			c.state = simulator.StateWaiting
 			if stale {
@@ -484,7 +586,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	}
 	tries := 0
 	for {
-		owner, err := w.obs.Exists(ctx, w.key).Result()
+		owner, err := w.obs().Exists(ctx, w.key).Result()
 		if err != nil {
 			return fmt.Errorf("watch %s expire: %w", w.key, err)
 		}
@@ -510,7 +612,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	if !pause {
 		return nil
 	}
-	c.proxy.Restore()
+	c.restore()
 	c.state, c.since, c.line = simulator.StateStale, w.step, w.lines.work
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("resumes after %.1fs: its key expired during the pause, but nothing tells it so: it still believes it holds the lock", time.Since(cutAt).Seconds())})
@@ -589,10 +691,25 @@ func (w *world) reconcile(ctx context.Context) error {
 	return nil
 }
 
-// keyToken is the token the key holds now ("" when there is no key).
+// keyToken is the token the key holds now ("" when there is no key); on
+// Redlock's masters, the token a quorum of them holds.
 func (w *world) keyToken(ctx context.Context) (string, error) {
+	if w.redlock() {
+		count := map[string]int{}
+		for _, t := range w.tokens(ctx) {
+			if t != "" {
+				count[t]++
+			}
+		}
+		for t, n := range count {
+			if n >= w.quorum() {
+				return t, nil
+			}
+		}
+		return "", nil
+	}
 	if w.p.Watchdog {
-		fields, err := w.obs.HKeys(ctx, w.key).Result()
+		fields, err := w.obs().HKeys(ctx, w.key).Result()
 		if err != nil {
 			return "", fmt.Errorf("read %s: %w", w.key, err)
 		}
@@ -601,7 +718,7 @@ func (w *world) keyToken(ctx context.Context) (string, error) {
 		}
 		return fields[0], nil
 	}
-	v, err := w.obs.Get(ctx, w.key).Result()
+	v, err := w.obs().Get(ctx, w.key).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
 	}
@@ -650,8 +767,10 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 	if err != nil {
 		return snap, true, err
 	}
-	if tok != "" {
-		pttl, err := w.obs.Do(ctx, "PTTL", w.key).Int64()
+	if w.redlock() {
+		w.redlockSnapshot(ctx, &snap)
+	} else if tok != "" {
+		pttl, err := w.obs().Do(ctx, "PTTL", w.key).Int64()
 		if err != nil {
 			return snap, true, fmt.Errorf("PTTL %s: %w", w.key, err)
 		}
@@ -696,6 +815,8 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 			} else {
 				parts = append(parts, e.Client+" finds the key taken and polls")
 			}
+		case ActStop, ActStart, ActRestart, ActExpire:
+			parts = append(parts, e.Text)
 		case simulator.EvUnlock, simulator.EvWrite, simulator.EvFenced, simulator.EvCrash, simulator.EvPause, simulator.EvExpire, simulator.EvResume:
 			parts = append(parts, e.Client+" "+e.Text)
 		}

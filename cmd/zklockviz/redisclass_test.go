@@ -58,6 +58,7 @@ func TestSimRedisCLI(t *testing.T) {
 		{[]string{"--scenario", "redis-del-third"}, 1, []string{"unfenced-write:C1", "unfenced-write:C2"}},
 		{[]string{"--scenario", "redis-token-fencing"}, 0, nil},
 		{[]string{"--scenario", "redis-token-fencing", "--fencing", "off"}, 1, []string{"unfenced-write:C1"}},
+		{[]string{"--scenario", "redis-redlock-restart"}, 1, []string{"unfenced-write:C1"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
