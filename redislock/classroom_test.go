@@ -142,8 +142,8 @@ func TestScenarios(t *testing.T) {
 				}
 			}
 			for _, n := range []string{"C2", "C3"} {
-				if c := clientOf(t, last, n); c.State != simulator.StateWaiting {
-					t.Errorf("%s is %s, want still polling", n, c.State)
+				if c := clientOf(t, last, n); c.State != simulator.StateWaiting || !c.Polling || c.Retries <= clientOf(t, st[5], n).Retries {
+					t.Errorf("%s: %+v, want still polling, with more retries than at the crash", n, c)
 				}
 			}
 			if got := lockedAt(last); len(got) != 1 {

@@ -179,6 +179,7 @@ func (w *world) Clients() []simulator.ClientInfo {
 			Name: c.name, Node: c.token, Path: w.key, Mode: lockqueue.Exclusive, State: c.state, Token: c.fence,
 			Session: c.token, Line: c.line, Joined: c.joined, Since: c.since,
 			JoinedMs: w.ClockAt(c.joined).Milliseconds(), SinceMs: w.ClockAt(c.since).Milliseconds(),
+			Polling: c.state == simulator.StateWaiting, Retries: c.stats.Retries,
 		}
 		out = append(out, ci)
 	}

@@ -61,6 +61,11 @@ type ClientInfo struct {
 	// ClockMs−SinceMs.
 	JoinedMs int64 `json:"joinedMs"`
 	SinceMs  int64 `json:"sinceMs"`
+	// Polling marks a waiter that retries on a timer (a Redis spin lock)
+	// rather than waiting on a watch; Retries counts its failed tries so
+	// far, one pulse each. ZooKeeper's clients leave both out.
+	Polling bool `json:"polling,omitempty"`
+	Retries int  `json:"retries,omitempty"`
 }
 
 // Pseudocode is the recipe the run's clients follow and the line the
