@@ -52,6 +52,9 @@ type params struct {
 	// Masters > 1 is Redlock (redsync) on that many independent masters,
 	// started for the run alone; the quorum is a majority.
 	Masters int `json:"masters,omitempty"`
+	// OwnServer gives the run a redis-server of its own, so the server's
+	// own counters (INFO commandstats) count this run's clients alone.
+	OwnServer bool `json:"ownServer,omitempty"`
 }
 
 func (p params) retryMs() int64 {
@@ -93,7 +96,7 @@ var (
 	builtins   = mustLoad()
 	// order is the teaching order of the built-ins.
 	order = []string{"redis-setnx-crash", "redis-px-pause", "redis-del-third", "redis-token-fencing", "redis-watchdog",
-		"redis-redlock-restart", "redis-redlock-clock"}
+		"redis-redlock-restart", "redis-redlock-clock", "redis-spin-cost"}
 )
 
 func mustLoad() map[string]*simulator.Scenario {
@@ -110,7 +113,8 @@ func ParseScenario(b []byte) (*simulator.Scenario, error) {
 	if sc.Service != serviceName {
 		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: a Redis scenario says \"service\": %q", sc.Name, sc.Service, serviceName)
 	}
-	if err := (&Backend{}).DryRun(sc, sc.Steps); err != nil {
+	rules := &Backend{}
+	if _, err := sc.PlanWith(0, func(p []simulator.Action) error { return rules.DryRun(sc, p) }); err != nil {
 		return nil, err
 	}
 	return sc, nil
@@ -257,8 +261,8 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 		return nil, err
 	}
 	spec.Path = strings.ReplaceAll(strings.TrimPrefix(spec.Path, "/"), "/", ":")
-	if p.Masters > 1 {
-		ms, err := startMasters(ctx, p.Masters)
+	if p.Masters > 1 || p.OwnServer {
+		ms, err := startMasters(ctx, max(1, p.Masters))
 		if err != nil {
 			return nil, fault.Errorf(fault.Unavailable, "redis classroom: %v", err)
 		}

@@ -235,6 +235,32 @@ func TestScenarios(t *testing.T) {
 				t.Errorf("violations %v: want C1's stale write", last.Violations)
 			}
 		}},
+		{"redis-spin-cost", nil, func(t *testing.T, st []simulator.State) {
+			// The server's own count agrees with the clients' tries in the
+			// wait steps, and it is what a queue would not spend.
+			want := 0
+			for k := 1; k < len(st); k++ {
+				if st[k].Action.Action == ActWait {
+					want += st[k].Stats.Commands - st[k-1].Stats.Commands
+				}
+			}
+			last := st[len(st)-1]
+			if last.Stats.ServerCalls == 0 || last.Stats.ServerCalls != want {
+				t.Errorf("server counted %d lock commands in the wait steps, the clients sent %d", last.Stats.ServerCalls, want)
+			}
+			winners := 0
+			for _, e := range last.Events {
+				if e.Event == simulator.EvLock && e.Client != "H" {
+					winners++
+					if !strings.Contains(e.Text, "polling keeps no order") {
+						t.Errorf("hand-off: %q", e.Text)
+					}
+				}
+			}
+			if winners != 1 {
+				t.Errorf("%d waiters took the lock after H's release, want 1", winners)
+			}
+		}},
 		{"redis-redlock-restart", nil, redlockTwoMajorities},
 		{"redis-redlock-clock", nil, redlockTwoMajorities},
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -113,11 +114,14 @@ type world struct {
 
 	clients []*client
 	byName  map[string]*client
-	step    int
-	events  []simulator.Event
-	start   time.Time
-	clock   time.Duration
-	clocks  []time.Duration
+	// calls is what the server counted of the lock's commands during wait
+	// steps (OwnServer only).
+	calls  int
+	step   int
+	events []simulator.Event
+	start  time.Time
+	clock  time.Duration
+	clocks []time.Duration
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
@@ -169,6 +173,7 @@ func (w *world) Stats() simulator.Stats {
 		s.Renewals += c.renewals.get()
 		s.Commands += c.renewals.get()
 	}
+	s.ServerCalls = w.calls
 	return s
 }
 
@@ -272,7 +277,7 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		w.write(c)
 		return w.pollRound(ctx)
 	case ActWait:
-		return w.wait(ctx)
+		return w.wait(ctx, c.name)
 	}
 	return fmt.Errorf("unknown action %q", a.Action)
 }
@@ -454,8 +459,12 @@ func (w *world) pollRound(ctx context.Context) error {
 	}
 	for i, c := range waiters {
 		if won[i] {
+			order := ""
+			if len(waiters) > 2 {
+				order = fmt.Sprintf(" (it was the %s of %d waiters to arrive: polling keeps no order)", ordinal(i+1), len(waiters))
+			}
 			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
-				Text: fmt.Sprintf("its retry: %s, it holds the lock%s", w.gotText(ctx, c), w.fenceText(c))})
+				Text: fmt.Sprintf("its retry: %s, it holds the lock%s%s", w.gotText(ctx, c), w.fenceText(c), order)})
 		}
 	}
 	return nil
@@ -638,8 +647,13 @@ const waitFor = time.Second
 
 // wait lets time pass: every waiter polls for a second (and a watchdog
 // renews), so the view shows what a polling waiter costs.
-func (w *world) wait(ctx context.Context) error {
+func (w *world) wait(ctx context.Context, who string) error {
 	rounds := max(1, int(waitFor/w.p.retry()))
+	before, err := w.serverCalls(ctx)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
 	for range rounds {
 		if err := w.pollRound(ctx); err != nil {
 			return err
@@ -654,9 +668,55 @@ func (w *world) wait(ctx context.Context) error {
 			n++
 		}
 	}
-	w.emit(simulator.Event{Client: "", Event: simulator.EvWait,
-		Text: fmt.Sprintf("time passes: %d waiter(s) polled %d times each", n, rounds)})
+	text := fmt.Sprintf("time passes: %d waiter(s) polled %d times each", n, rounds)
+	if w.p.OwnServer {
+		after, err := w.serverCalls(ctx)
+		if err != nil {
+			return err
+		}
+		d := after - before
+		w.calls += d
+		text += fmt.Sprintf("; the server itself counted %d lock commands in %.1fs (INFO commandstats): %.0f commands/s while nobody could acquire",
+			d, time.Since(start).Seconds(), float64(d)/time.Since(start).Seconds())
+	}
+	w.emit(simulator.Event{Client: who, Event: simulator.EvWait, Text: text})
 	return nil
+}
+
+// lockCommands are the commands a lock's clients send, as INFO
+// commandstats names them; the classroom's own reads (GET, PTTL, EXISTS,
+// INFO) are left out.
+var lockCommands = []string{"set", "setnx", "del", "eval", "evalsha", "incr", "pexpire", "hincrby"}
+
+// serverCalls is what the server counted of the lock's commands so far.
+func (w *world) serverCalls(ctx context.Context) (int, error) {
+	if !w.p.OwnServer {
+		return 0, nil
+	}
+	info, err := w.obs().Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO commandstats: %w", err)
+	}
+	return sumCalls(info, lockCommands), nil
+}
+
+// sumCalls adds the calls= of the named commands in INFO commandstats
+// ("cmdstat_set:calls=12,usec=...").
+func sumCalls(info string, names []string) int {
+	total := 0
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !slices.Contains(names, strings.TrimPrefix(name, "cmdstat_")) {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				n, _ := strconv.Atoi(v)
+				total += n
+			}
+		}
+	}
+	return total
 }
 
 func (w *world) write(c *client) {
@@ -811,7 +871,7 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 		case simulator.EvLock:
 			parts = append(parts, e.Client+" holds the lock")
 		case simulator.EvWait:
-			if e.Client == "" {
+			if a.Action == ActWait {
 				parts = append(parts, e.Text)
 			} else {
 				parts = append(parts, e.Client+" finds the key taken and polls")
@@ -832,4 +892,18 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 		parts = append(parts, fmt.Sprintf("%d waiter(s) retried and found the key taken", polls))
 	}
 	return simulator.Sentence(a, parts)
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }

@@ -72,6 +72,9 @@ type Stats struct {
 	Retries int `json:"retries,omitempty"`
 	// Renewals is a watchdog's lease renewals.
 	Renewals int `json:"renewals,omitempty"`
+	// ServerCalls is what the server itself counted of the lock's
+	// commands (Redis's INFO commandstats), not the classroom's tally.
+	ServerCalls int `json:"serverCalls,omitempty"`
 }
 
 func (s *Stats) add(o Stats) {
@@ -88,6 +91,7 @@ func (s *Stats) add(o Stats) {
 	s.Commands += o.Commands
 	s.Retries += o.Retries
 	s.Renewals += o.Renewals
+	s.ServerCalls += o.ServerCalls
 }
 
 // Add adds o's counts to s.
@@ -108,5 +112,6 @@ func (s Stats) sub(o Stats) Stats {
 		Commands:      s.Commands - o.Commands,
 		Retries:       s.Retries - o.Retries,
 		Renewals:      s.Renewals - o.Renewals,
+		ServerCalls:   s.ServerCalls - o.ServerCalls,
 	}
 }

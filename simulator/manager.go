@@ -333,7 +333,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := sc.plan(clients, func(p []Action) error { return m.backend.DryRun(sc, p) })
+	plan, err := sc.PlanWith(clients, func(p []Action) error { return m.backend.DryRun(sc, p) })
 	if err != nil {
 		return nil, err
 	}

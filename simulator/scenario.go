@@ -391,11 +391,11 @@ func (sc *Scenario) Wildcard() bool {
 // Plan expands "*" steps for n clients (0: the scenario's default) and
 // checks the steps against each other by a dry run of the holding logic.
 func (sc *Scenario) Plan(n int) ([]Action, error) {
-	return sc.plan(n, func(p []Action) error { return dryRun(sc.Lock, sc.Leases, p) })
+	return sc.PlanWith(n, func(p []Action) error { return dryRun(sc.Lock, sc.Leases, p) })
 }
 
-// plan is Plan with a service's dry run.
-func (sc *Scenario) plan(n int, dry func([]Action) error) ([]Action, error) {
+// PlanWith is Plan with a service's dry run (another Backend's rules).
+func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) {
 	wild := sc.Wildcard()
 	if n == 0 {
 		n = sc.Clients

@@ -31,7 +31,7 @@ Flags:
   --service zookeeper|redis      the lock service (default zookeeper); redis starts its own
                                  redis-server (no --zk) and runs its scenarios (redis-setnx-crash,
                                  redis-px-pause, redis-del-third, redis-token-fencing, redis-watchdog,
-                                 redis-redlock-restart, redis-redlock-clock)
+                                 redis-redlock-restart, redis-redlock-clock, redis-spin-cost)
   --strategy herd|predecessor    how waiters watch (default: the scenario's)
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
                                  error for a scenario without "*" steps
