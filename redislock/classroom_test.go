@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -347,5 +348,37 @@ func redlockTwoMajorities(t *testing.T, st []simulator.State) {
 	last := st[len(st)-1]
 	if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
 		t.Errorf("violations %v: want C1's write", last.Violations)
+	}
+}
+
+// TestActAfterBack: acting from an earlier step replays the run on a fresh
+// key (the engine's fork), and the old key is gone from the server.
+func TestActAfterBack(t *testing.T) {
+	m, b := newManager(t)
+	r, err := m.Start(simulator.Spec{Scenario: "redis-px-pause"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Seek(3); err != nil {
+		t.Fatal(err)
+	}
+	old := r.State().Path
+	if err := r.Seek(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Act("C3", simulator.ActAdd); err != nil {
+		t.Fatal(err)
+	}
+	s := r.State()
+	if s.Step != 3 || s.Path != old+".1" {
+		t.Fatalf("step %d on %s, want step 3 on %s.1", s.Step, s.Path, old)
+	}
+	if c1, c3 := clientOf(t, s, "C1"), clientOf(t, s, "C3"); c1.State != simulator.StateHolding || !c3.Polling || holder(s) != c1.Node {
+		t.Errorf("C1 %s, C3 %+v, holder %q: want C1 holding on the fresh key, C3 polling", c1.State, c3, holder(s))
+	}
+	obs := redis.NewClient(&redis.Options{Addr: b.Addr()})
+	defer obs.Close()
+	if n, err := obs.Exists(t.Context(), old).Result(); err != nil || n != 0 {
+		t.Errorf("the replaced key %s: exists %d (%v), want deleted", old, n, err)
 	}
 }
