@@ -359,14 +359,10 @@ func (w *world) try(ctx context.Context, c *client) (bool, error) {
 		// redsync sends SET NX PX to every master, and on failing the
 		// quorum its release script to every master too.
 		c.stats.Commands += len(w.masters) - 1
-		err := c.mutex.TryLockContext(ctx)
-		var taken *redsync.ErrTaken
-		switch {
-		case err == nil:
+		if err := c.mutex.TryLockContext(ctx); err == nil {
 			ok = true
-		case errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) || errors.As(err, new(*redsync.ErrNodeTaken)) || errors.As(err, new(redsync.RedisError)):
-			c.stats.Commands += len(w.masters)
-		default:
+		} else {
+			// A failed try costs redsync's release script on every master.
 			c.stats.Commands += len(w.masters)
 			w.log.Debug("redis classroom: redsync try", "client", c.name, "err", err)
 		}
