@@ -229,8 +229,15 @@ func TestScenarios(t *testing.T) {
 			if holder(st[5]) != c1.Node || st[5].Stats.Renewals == 0 {
 				t.Errorf("after two waits (%d ms) the key holds %q, renewals %d: want C1's, renewed", st[5].ClockMs, holder(st[5]), st[5].Stats.Renewals)
 			}
-			if got := lockedAt(last); got["C2"] != 6 || got["C4"] != 12 {
-				t.Errorf("locks at %v: want C2 at the pause (6), C4 at C3's crash (12)", got)
+			if got := lockedAt(last); got["C2"] != 6 || got["C3"] != 10 || got["C4"] != 12 {
+				t.Errorf("locks at %v: want C2 at the pause (6), C3 at C2's release (10), C4 at C3's crash (12)", got)
+			}
+			woken := false
+			for _, e := range last.Events {
+				woken = woken || e.Event == simulator.EvNotify && e.Client == "C3" && e.Step == 10
+			}
+			if !woken || last.Stats.Notifications != 1 {
+				t.Errorf("C3 woken by the unlock message: %v (notifications %d), want once", woken, last.Stats.Notifications)
 			}
 			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
 				t.Errorf("violations %v: want C1's stale write", last.Violations)

@@ -17,7 +17,11 @@ type recipeLines struct {
 }
 
 // Poll is the strategy of every Redis spin lock: retry on a timer.
-const Poll simulator.Strategy = "poll"
+// Subscribe is Redisson's: wait for the unlock message or the key's ttl.
+const (
+	Poll      simulator.Strategy = "poll"
+	Subscribe simulator.Strategy = "subscribe"
+)
 
 func linesFor(p params) recipeLines {
 	if p.Watchdog {
@@ -73,7 +77,11 @@ func linesFor(p params) recipeLines {
 // Recipe is the scenario's pseudocode.
 func (*Backend) Recipe(sc *simulator.Scenario, _ simulator.Strategy) simulator.Recipe {
 	p, _ := paramsOf(sc)
-	return simulator.Recipe{Strategy: Poll, Lines: linesFor(p).lines}
+	st := Poll
+	if p.Watchdog {
+		st = Subscribe
+	}
+	return simulator.Recipe{Strategy: st, Lines: linesFor(p).lines}
 }
 
 // DryRun checks a plan against a model of the key: one owner or none,

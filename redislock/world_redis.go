@@ -66,7 +66,12 @@ type client struct {
 	stats  simulator.Stats
 	// watchdog renews a Redisson lease while the client holds; stop ends it.
 	stopRenew func()
-	renewals  *counter
+	// sub is a Redisson waiter's subscription to the lock's unlock
+	// channel; retryAt is when the ttl its lock script returned runs out,
+	// its other reason to try again.
+	sub      *redis.PubSub
+	retryAt  time.Time
+	renewals *counter
 }
 
 type counter struct {
@@ -215,6 +220,7 @@ func (w *world) closeMasters() error {
 }
 
 func (c *client) close() {
+	c.unsubscribe()
 	if c.stopRenew != nil {
 		c.stopRenew()
 		c.stopRenew = nil
@@ -265,10 +271,7 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 	}
 	switch a.Action {
 	case simulator.ActRelease:
-		if err := w.release(ctx, c); err != nil {
-			return err
-		}
-		return w.pollRound(ctx)
+		return w.release(ctx, c)
 	case simulator.ActCrash:
 		return w.cut(ctx, c, false)
 	case simulator.ActPause:
@@ -323,9 +326,53 @@ func (w *world) add(ctx context.Context, name string) error {
 			Text: fmt.Sprintf("%s: %s, it holds the lock%s", w.lines.acquireText, w.gotText(ctx, c), w.fenceText(c))})
 		return nil
 	}
+	if w.p.Watchdog {
+		if err := w.subscribe(ctx, c); err != nil {
+			return err
+		}
+		w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token, Watch: "subscribe",
+			Text: fmt.Sprintf("%s failed: the key is taken; it subscribes to %s and waits for an unlock message or the key's ttl (%d ms left)",
+				w.lines.acquireText, w.channel, time.Until(c.retryAt).Milliseconds())})
+		return nil
+	}
 	w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
 		Text: fmt.Sprintf("%s failed: the key is taken; it polls again every %d ms (the server keeps no list of waiters)", w.lines.acquireText, w.p.retryMs())})
 	return nil
+}
+
+// subscribe makes c a Redisson waiter: subscribed, through its own proxy,
+// to the channel the unlock script publishes on.
+func (w *world) subscribe(ctx context.Context, c *client) error {
+	c.stats.Commands++
+	c.sub = c.rdb().Subscribe(ctx, w.channel)
+	if _, err := c.sub.Receive(ctx); err != nil {
+		return fmt.Errorf("%s: SUBSCRIBE %s: %w", c.name, w.channel, err)
+	}
+	return nil
+}
+
+func (c *client) unsubscribe() {
+	if c.sub != nil {
+		c.sub.Close()
+		c.sub = nil
+	}
+}
+
+// woken waits a moment for the unlock message a release just published
+// (the server sent it before answering the unlock script, so it is on its
+// way); false when none came.
+func (c *client) woken(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for {
+		msg, err := c.sub.Receive(ctx)
+		if err != nil {
+			return false
+		}
+		if _, ok := msg.(*redis.Message); ok {
+			return true
+		}
+	}
 }
 
 // gotText says what an acquirer got: the key, or Redlock's count of masters.
@@ -367,12 +414,14 @@ func (w *world) try(ctx context.Context, c *client) (bool, error) {
 			w.log.Debug("redis classroom: redsync try", "client", c.name, "err", err)
 		}
 	case w.p.Watchdog:
-		err := redissonLock.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Err()
+		ttl, err := redissonLock.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Int64()
 		switch {
 		case errors.Is(err, redis.Nil):
 			ok = true
 		case err != nil:
 			return false, fmt.Errorf("%s: lock script: %w", c.name, err)
+		default:
+			c.retryAt = time.Now().Add(time.Duration(ttl) * time.Millisecond)
 		}
 	default:
 		var err error
@@ -397,6 +446,7 @@ func (w *world) try(ctx context.Context, c *client) (bool, error) {
 	}
 	c.state, c.since, c.line = simulator.StateHolding, w.step, w.lines.work
 	if w.p.Watchdog {
+		c.unsubscribe()
 		w.startWatchdog(c)
 	}
 	return true, nil
@@ -435,13 +485,30 @@ func (w *world) startWatchdog(c *client) {
 }
 
 // pollRound lets every polling waiter try once, all at once: the server,
-// not the queue order, picks the winner.
+// not the queue order, picks the winner. A Redisson waiter tries only when
+// due: woken by an unlock message (published tells it so) or past the
+// ttl its last try returned.
 func (w *world) pollRound(ctx context.Context) error {
+	return w.retryRound(ctx, false)
+}
+
+func (w *world) retryRound(ctx context.Context, published bool) error {
 	var waiters []*client
 	for _, c := range w.clients {
-		if c.state == simulator.StateWaiting {
-			waiters = append(waiters, c)
+		if c.state != simulator.StateWaiting {
+			continue
 		}
+		if c.sub != nil {
+			switch {
+			case published && c.woken(ctx):
+				c.stats.Notifications++
+				w.emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, Watch: "subscribe", Node: c.token,
+					Text: "the unlock message on " + w.channel + " woke it; it runs the lock script again"})
+			case time.Now().Before(c.retryAt):
+				continue // still asleep until the ttl runs out
+			}
+		}
+		waiters = append(waiters, c)
 	}
 	won := make([]bool, len(waiters))
 	errs := make([]error, len(waiters))
@@ -529,7 +596,10 @@ func (w *world) release(ctx context.Context, c *client) error {
 		text = fmt.Sprintf("%s: the key is %s's now, so the script deleted nothing", w.lines.releaseText, before)
 	}
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.token, On: ownerUnless(before, c.name), Text: text})
-	return nil
+	if w.p.Watchdog && deleted == 1 {
+		return w.retryRound(ctx, true)
+	}
+	return w.pollRound(ctx)
 }
 
 func ownerUnless(owner, self string) string {
@@ -590,7 +660,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 		}
 		return nil
 	}
-	tries := 0
+	tries := w.retries()
 	for {
 		owner, err := w.obs().Exists(ctx, w.key).Result()
 		if err != nil {
@@ -599,7 +669,6 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 		if owner == 0 {
 			break
 		}
-		tries++
 		if err := w.pollRound(ctx); err != nil {
 			return err
 		}
@@ -611,7 +680,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	// On the run's clock an expiry takes the lease, whatever this machine took.
 	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
-		Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had polled %d times meanwhile", w.p.ExpiryMs, after.Seconds(), tries)})
+		Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
 	if err := w.pollRound(ctx); err != nil {
 		return err
 	}
@@ -645,6 +714,7 @@ const waitFor = time.Second
 // renews), so the view shows what a polling waiter costs.
 func (w *world) wait(ctx context.Context, who string) error {
 	rounds := max(1, int(waitFor/w.p.retry()))
+	tries := w.retries()
 	before, err := w.serverCalls(ctx)
 	if err != nil {
 		return err
@@ -664,7 +734,7 @@ func (w *world) wait(ctx context.Context, who string) error {
 			n++
 		}
 	}
-	text := fmt.Sprintf("time passes: %d waiter(s) polled %d times each", n, rounds)
+	text := fmt.Sprintf("time passes (%.1fs): %d waiter(s), %d failed tries in all", waitFor.Seconds(), n, w.retries()-tries)
 	if w.p.OwnServer {
 		after, err := w.serverCalls(ctx)
 		if err != nil {
@@ -902,4 +972,13 @@ func ordinal(n int) string {
 		suffix = "rd"
 	}
 	return strconv.Itoa(n) + suffix
+}
+
+// retries is the waiters' failed tries so far, all clients together.
+func (w *world) retries() int {
+	n := 0
+	for _, c := range w.clients {
+		n += c.stats.Retries
+	}
+	return n
 }
