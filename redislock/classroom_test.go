@@ -95,7 +95,7 @@ func clientOf(t *testing.T, s simulator.State, name string) simulator.ClientInfo
 }
 
 // holder is the token the server's key holds at a step ("" when none).
-func holder(s simulator.State) string {
+func keyHolder(s simulator.State) string {
 	for _, n := range s.Snapshot.Nodes {
 		if n.Holding {
 			return n.Client
@@ -134,8 +134,8 @@ func TestScenarios(t *testing.T) {
 		{"redis-setnx-crash", nil, func(t *testing.T, st []simulator.State) {
 			last := st[len(st)-1]
 			c1 := clientOf(t, last, "C1")
-			if c1.State != simulator.StateCrashed || holder(last) != c1.Node {
-				t.Errorf("C1 %s; the key holds %q, want C1's token %s for ever", c1.State, holder(last), c1.Node)
+			if c1.State != simulator.StateCrashed || keyHolder(last) != c1.Node {
+				t.Errorf("C1 %s; the key holds %q, want C1's token %s for ever", c1.State, keyHolder(last), c1.Node)
 			}
 			for _, n := range last.Snapshot.Nodes {
 				if n.Holding && n.LeaseLeftMs != 0 {
@@ -165,8 +165,8 @@ func TestScenarios(t *testing.T) {
 		}},
 		{"redis-px-pause", nil, func(t *testing.T, st []simulator.State) {
 			last := st[len(st)-1]
-			if c2 := clientOf(t, st[4], "C2"); holder(st[4]) != c2.Node || clientOf(t, st[4], "C1").State != simulator.StateStale {
-				t.Errorf("after the pause the key holds %q (C2 is %s), C1 is %s: want C2's, C1 stale", holder(st[4]), c2.Node, clientOf(t, st[4], "C1").State)
+			if c2 := clientOf(t, st[4], "C2"); keyHolder(st[4]) != c2.Node || clientOf(t, st[4], "C1").State != simulator.StateStale {
+				t.Errorf("after the pause the key holds %q (C2 is %s), C1 is %s: want C2's, C1 stale", keyHolder(st[4]), c2.Node, clientOf(t, st[4], "C1").State)
 			}
 			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
 				t.Fatalf("violations %v: want C1's stale write", last.Violations)
@@ -226,8 +226,8 @@ func TestScenarios(t *testing.T) {
 		{"redis-watchdog", nil, func(t *testing.T, st []simulator.State) {
 			last := st[len(st)-1]
 			c1 := clientOf(t, st[5], "C1")
-			if holder(st[5]) != c1.Node || st[5].Stats.Renewals == 0 {
-				t.Errorf("after two waits (%d ms) the key holds %q, renewals %d: want C1's, renewed", st[5].ClockMs, holder(st[5]), st[5].Stats.Renewals)
+			if keyHolder(st[5]) != c1.Node || st[5].Stats.Renewals == 0 {
+				t.Errorf("after two waits (%d ms) the key holds %q, renewals %d: want C1's, renewed", st[5].ClockMs, keyHolder(st[5]), st[5].Stats.Renewals)
 			}
 			if got := lockedAt(last); got["C2"] != 6 || got["C3"] != 10 || got["C4"] != 12 {
 				t.Errorf("locks at %v: want C2 at the pause (6), C3 at C2's release (10), C4 at C3's crash (12)", got)
@@ -349,8 +349,8 @@ func redlockTwoMajorities(t *testing.T, st []simulator.State) {
 	if !slices.Equal(on[c1.Node], []string{"M1", "M2"}) || !slices.Equal(on[c2.Node], []string{"M3", "M4", "M5"}) {
 		t.Errorf("masters at step 7: %v; want C1's token on M1, M2 and C2's on M3, M4, M5", on)
 	}
-	if c1.State != simulator.StateStale || c2.State != simulator.StateHolding || holder(s) != c2.Node {
-		t.Errorf("C1 %s, C2 %s, holder %q: want C1 stale (it believes it holds), C2 holding", c1.State, c2.State, holder(s))
+	if c1.State != simulator.StateStale || c2.State != simulator.StateHolding || keyHolder(s) != c2.Node {
+		t.Errorf("C1 %s, C2 %s, holder %q: want C1 stale (it believes it holds), C2 holding", c1.State, c2.State, keyHolder(s))
 	}
 	last := st[len(st)-1]
 	if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
@@ -380,8 +380,8 @@ func TestActAfterBack(t *testing.T) {
 	if s.Step != 3 || s.Path != old+".1" {
 		t.Fatalf("step %d on %s, want step 3 on %s.1", s.Step, s.Path, old)
 	}
-	if c1, c3 := clientOf(t, s, "C1"), clientOf(t, s, "C3"); c1.State != simulator.StateHolding || !c3.Polling || holder(s) != c1.Node {
-		t.Errorf("C1 %s, C3 %+v, holder %q: want C1 holding on the fresh key, C3 polling", c1.State, c3, holder(s))
+	if c1, c3 := clientOf(t, s, "C1"), clientOf(t, s, "C3"); c1.State != simulator.StateHolding || !c3.Polling || keyHolder(s) != c1.Node {
+		t.Errorf("C1 %s, C3 %+v, holder %q: want C1 holding on the fresh key, C3 polling", c1.State, c3, keyHolder(s))
 	}
 	obs := redis.NewClient(&redis.Options{Addr: b.Addr()})
 	defer obs.Close()

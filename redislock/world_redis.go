@@ -47,9 +47,9 @@ var (
 // (the pace of playback at 1×).
 const stepTick = 1200 * time.Millisecond
 
-// client is one Redis client: its own go-redis connection through its own
+// contender is one Redis client: its own go-redis connection through its own
 // loopback proxy, so a crash or a pause is what the server really sees.
-type client struct {
+type contender struct {
 	name string
 	// One proxy and one connection per master (Redlock's five; one
 	// otherwise): rdbs[i] reaches masters[i] through proxies[i].
@@ -87,21 +87,21 @@ func (c *counter) get() int {
 }
 
 // rdb is the client's connection to the single master.
-func (c *client) rdb() *redis.Client { return c.rdbs[0] }
+func (c *contender) rdb() *redis.Client { return c.rdbs[0] }
 
-func (c *client) cut() {
+func (c *contender) cut() {
 	for _, p := range c.proxies {
 		p.Cut()
 	}
 }
 
-func (c *client) restore() {
+func (c *contender) restore() {
 	for _, p := range c.proxies {
 		p.Restore()
 	}
 }
 
-func (c *client) cutting() bool { return c.proxies[0].Cutting() }
+func (c *contender) cutting() bool { return c.proxies[0].Cutting() }
 
 // world is one Redis lock key on the classroom's redis-server (or on
 // Redlock's masters, a server each) and the clients contending for it.
@@ -117,8 +117,8 @@ type world struct {
 	publish  func(lockqueue.Snapshot)
 	log      *slog.Logger
 
-	clients []*client
-	byName  map[string]*client
+	clients []*contender
+	byName  map[string]*contender
 	// calls is what the server counted of the lock's commands during wait
 	// steps (OwnServer only).
 	calls  int
@@ -133,7 +133,7 @@ func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, 
 	w := &world{
 		key: spec.Path, fenceKey: spec.Path + ":fence", channel: "redisson_lock__channel:{" + spec.Path + "}",
 		masters: masters, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
-		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*client{}, start: time.Now(),
+		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*contender{}, start: time.Now(),
 	}
 	for _, m := range masters {
 		if err := m.obs.Ping(ctx).Err(); err != nil {
@@ -219,7 +219,7 @@ func (w *world) closeMasters() error {
 	return errors.Join(errs...)
 }
 
-func (c *client) close() {
+func (c *contender) close() {
 	c.unsubscribe()
 	if c.stopRenew != nil {
 		c.stopRenew()
@@ -288,7 +288,7 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 func (w *world) add(ctx context.Context, name string) error {
 	tok := make([]byte, 4)
 	rand.Read(tok)
-	c := &client{
+	c := &contender{
 		name: name, token: name + "-" + hex.EncodeToString(tok), state: simulator.StateWaiting,
 		joined: w.step, since: w.step, renewals: &counter{},
 	}
@@ -342,7 +342,7 @@ func (w *world) add(ctx context.Context, name string) error {
 
 // subscribe makes c a Redisson waiter: subscribed, through its own proxy,
 // to the channel the unlock script publishes on.
-func (w *world) subscribe(ctx context.Context, c *client) error {
+func (w *world) subscribe(ctx context.Context, c *contender) error {
 	c.stats.Commands++
 	c.sub = c.rdb().Subscribe(ctx, w.channel)
 	if _, err := c.sub.Receive(ctx); err != nil {
@@ -351,7 +351,7 @@ func (w *world) subscribe(ctx context.Context, c *client) error {
 	return nil
 }
 
-func (c *client) unsubscribe() {
+func (c *contender) unsubscribe() {
 	if c.sub != nil {
 		c.sub.Close()
 		c.sub = nil
@@ -361,7 +361,7 @@ func (c *client) unsubscribe() {
 // woken waits a moment for the unlock message a release just published
 // (the server sent it before answering the unlock script, so it is on its
 // way); false when none came.
-func (c *client) woken(ctx context.Context) bool {
+func (c *contender) woken(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	for {
@@ -376,7 +376,7 @@ func (c *client) woken(ctx context.Context) bool {
 }
 
 // gotText says what an acquirer got: the key, or Redlock's count of masters.
-func (w *world) gotText(ctx context.Context, c *client) string {
+func (w *world) gotText(ctx context.Context, c *contender) string {
 	if !w.redlock() {
 		return "the key was free"
 	}
@@ -389,7 +389,7 @@ func (w *world) gotText(ctx context.Context, c *client) string {
 	return fmt.Sprintf("%d of %d masters (%s), a majority", len(got), len(w.masters), strings.Join(got, ", "))
 }
 
-func (w *world) fenceText(c *client) string {
+func (w *world) fenceText(c *contender) string {
 	if !w.p.IncrFencing {
 		return ""
 	}
@@ -398,7 +398,7 @@ func (w *world) fenceText(c *client) string {
 
 // try is one acquisition attempt by c; on success it takes its fencing
 // token and starts its watchdog.
-func (w *world) try(ctx context.Context, c *client) (bool, error) {
+func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 	c.stats.Commands++
 	var ok bool
 	switch {
@@ -455,7 +455,7 @@ func (w *world) try(ctx context.Context, c *client) (bool, error) {
 // startWatchdog renews c's lease every third of it, as Redisson's watchdog
 // does, until c releases or its connection fails (a crash, a pause: the
 // renewals stop with the client).
-func (w *world) startWatchdog(c *client) {
+func (w *world) startWatchdog(c *contender) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	c.stopRenew = func() { cancel(); <-done }
@@ -493,7 +493,7 @@ func (w *world) pollRound(ctx context.Context) error {
 }
 
 func (w *world) retryRound(ctx context.Context, published bool) error {
-	var waiters []*client
+	var waiters []*contender
 	for _, c := range w.clients {
 		if c.state != simulator.StateWaiting {
 			continue
@@ -535,7 +535,7 @@ func (w *world) retryRound(ctx context.Context, published bool) error {
 
 // release is the scenario's release: a plain DEL, the compare-and-delete
 // script, or Redisson's unlock script.
-func (w *world) release(ctx context.Context, c *client) error {
+func (w *world) release(ctx context.Context, c *contender) error {
 	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return fmt.Errorf("%s holds nothing (%s)", c.name, c.state)
 	}
@@ -612,7 +612,7 @@ func ownerUnless(owner, self string) string {
 // cut takes c off the network: a crash for good, a pause until its key has
 // expired (with no expiry a pause would never end, so the rules refuse it).
 // While the key lives, the waiters poll every retry interval, as they would.
-func (w *world) cut(ctx context.Context, c *client, pause bool) error {
+func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	if c.state == simulator.StateCrashed || c.state == simulator.StateReleased || c.cutting() {
 		return fmt.Errorf("%s is not running (%s)", c.name, c.state)
 	}
@@ -785,7 +785,7 @@ func sumCalls(info string, names []string) int {
 	return total
 }
 
-func (w *world) write(c *client) {
+func (w *world) write(c *contender) {
 	c.stats.Writes++
 	c.line = w.lines.work
 	ok, why := w.resource.Write(c.name, c.fence)
