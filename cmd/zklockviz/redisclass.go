@@ -77,18 +77,29 @@ func parseFencing(s string) (*bool, error) {
 	return nil, usagef("--fencing %q: want on or off", s)
 }
 
-// registerRedisClassroom registers Redis's classroom when the classroom
-// is on. Its redis-server starts with the first Redis run and stops with
-// serve. (Temporary until redislock.Service joins it with the live reader.)
+// registerRedisClassroom registers Redis with its classroom when the
+// classroom is on. (Temporary: once redislock.Service joins the live
+// reader, registerServices passes newRedisClassroom's classroom to it.)
 func (m *Main) registerRedisClassroom() error {
+	cls, err := m.newRedisClassroom()
+	if err != nil || cls == nil {
+		return err
+	}
+	return m.services.Register(lockservice.Service{Name: redisService, Title: "Redis", CheckName: checkRedisKey, Classroom: cls})
+}
+
+// newRedisClassroom is Redis's classroom under serve --sim (nil when the
+// classroom is off). Its redis-server starts with the first Redis run and
+// stops with serve (stopSim).
+func (m *Main) newRedisClassroom() (lockservice.Classroom, error) {
 	if !m.Config.Sim {
-		return nil
+		return nil, nil
 	}
 	cls, sim, err := redislock.NewClassroom(simulator.ManagerConfig{
 		Root: m.Config.SimRoot, Logger: m.log, Publish: m.hub.Publish, Remove: m.hub.Remove,
 	})
 	if err != nil {
-		return fmt.Errorf("redis classroom: %w", err)
+		return nil, fmt.Errorf("redis classroom: %w", err)
 	}
 	prev := m.stopSim
 	m.stopSim = func() error {
@@ -98,7 +109,7 @@ func (m *Main) registerRedisClassroom() error {
 		}
 		return errors.Join(err, sim.Close())
 	}
-	return m.services.Register(lockservice.Service{Name: redisService, Title: "Redis", CheckName: checkRedisKey, Classroom: cls})
+	return cls, nil
 }
 
 // checkRedisKey accepts a Redis key as a lock name: not empty, at most

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,4 +176,38 @@ func redisPids(t *testing.T, dir string) []int {
 		t.Fatalf("no redis-server runs in %s", dir)
 	}
 	return pids
+}
+
+// TestServeRedisClassroom: serve --sim offers Redis's classroom beside
+// ZooKeeper's: a Redis run through POST /api/v1/sim/runs?service=redis.
+func TestServeRedisClassroom(t *testing.T) {
+	needRedis(t)
+	zks := sharedZK(t)
+	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--sim")
+	post := func(path, body string, want int) simulator.State {
+		t.Helper()
+		resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st simulator.State
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("POST %s: %d %s, want %d", path, resp.StatusCode, b, want)
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		return st
+	}
+	st := post("/api/v1/sim/runs?service=redis", `{"scenario":"redis-del-third"}`, 201)
+	st = post("/api/v1/sim/runs/"+st.ID+"/seek?service=redis", `{"step":9}`, 200)
+	if st.Service != "redis" || len(st.Violations) != 2 || st.Snapshot.Service != "redis" {
+		t.Errorf("service %q, violations %+v, snapshot's service %q: want redis, two stale writes", st.Service, st.Violations, st.Snapshot.Service)
+	}
+	zk := post("/api/v1/sim/runs", `{"scenario":"lock1-5"}`, 201)
+	if zk.Service != "" || zk.Scenario != "lock1-5" {
+		t.Errorf("ZooKeeper's run: service %q, scenario %q", zk.Service, zk.Scenario)
+	}
 }
