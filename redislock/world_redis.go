@@ -1,0 +1,984 @@
+package redislock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/proxy"
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// The Redisson scripts, as RedissonLock (tryLockInnerAsync, unlockInnerAsync)
+// and renewal/LockTask publish them (redisson/redisson, master of
+// 2026-08-21): a hash per lock, one field per owner (its id and thread)
+// holding a reentrancy count. The unlock script here leaves out Redisson's
+// unlock-latch key (KEYS[3], a guard against a retried unlock), which a
+// classroom client that never retries does not need.
+var (
+	redissonLock = redis.NewScript(`if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then ` +
+		`redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); return nil; end; ` +
+		`return redis.call('pttl', KEYS[1]);`)
+	redissonRenew = redis.NewScript(`if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then ` +
+		`redis.call('pexpire', KEYS[1], ARGV[1]); return 1; end; return 0;`)
+	redissonUnlock = redis.NewScript(`if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end; ` +
+		`local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); ` +
+		`if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); return 0; ` +
+		`else redis.call('del', KEYS[1]); redis.call('publish', KEYS[2], ARGV[1]); return 1; end;`)
+	// compareAndDelete is the release every Redis lock write-up gives (and
+	// redsync's): delete the key only if it still holds my token.
+	compareAndDelete = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`)
+)
+
+// stepTick is what a step moves the run's clock by, as ZooKeeper's runs do
+// (the pace of playback at 1×).
+const stepTick = 1200 * time.Millisecond
+
+// contender is one Redis client: its own go-redis connection through its own
+// loopback proxy, so a crash or a pause is what the server really sees.
+type contender struct {
+	name string
+	// One proxy and one connection per master (Redlock's five; one
+	// otherwise): rdbs[i] reaches masters[i] through proxies[i].
+	proxies []*proxy.Proxy
+	rdbs    []*redis.Client
+	// mutex is its redsync mutex, on Redlock's masters.
+	mutex  *redsync.Mutex
+	token  string // the value it writes to the key (Redisson: its hash field)
+	fence  int64  // its INCR fencing token, 0 without
+	state  string
+	joined int
+	since  int
+	line   int
+	stats  simulator.Stats
+	// watchdog renews a Redisson lease while the client holds; stop ends it.
+	stopRenew func()
+	// sub is a Redisson waiter's subscription to the lock's unlock
+	// channel; retryAt is when the ttl its lock script returned runs out,
+	// its other reason to try again.
+	sub      *redis.PubSub
+	retryAt  time.Time
+	renewals *counter
+}
+
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counter) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
+func (c *counter) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// rdb is the client's connection to the single master.
+func (c *contender) rdb() *redis.Client { return c.rdbs[0] }
+
+func (c *contender) cut() {
+	for _, p := range c.proxies {
+		p.Cut()
+	}
+}
+
+func (c *contender) restore() {
+	for _, p := range c.proxies {
+		p.Restore()
+	}
+}
+
+func (c *contender) cutting() bool { return c.proxies[0].Cutting() }
+
+// world is one Redis lock key on the classroom's redis-server (or on
+// Redlock's masters, a server each) and the clients contending for it.
+type world struct {
+	key      string
+	fenceKey string
+	channel  string
+	masters  []*master
+	p        params
+	fencing  bool
+	resource *simulator.Resource
+	lines    recipeLines
+	publish  func(lockqueue.Snapshot)
+	log      *slog.Logger
+
+	clients []*contender
+	byName  map[string]*contender
+	// calls is what the server counted of the lock's commands during wait
+	// steps (OwnServer only).
+	calls  int
+	step   int
+	events []simulator.Event
+	start  time.Time
+	clock  time.Duration
+	clocks []time.Duration
+}
+
+func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
+	w := &world{
+		key: spec.Path, fenceKey: spec.Path + ":fence", channel: "redisson_lock__channel:{" + spec.Path + "}",
+		masters: masters, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
+		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*contender{}, start: time.Now(),
+	}
+	for _, m := range masters {
+		if err := m.obs.Ping(ctx).Err(); err != nil {
+			w.closeMasters()
+			return nil, fmt.Errorf("redis %s: %w", m.addr, err)
+		}
+	}
+	return w, nil
+}
+
+// obs is the classroom's own connection to the single master.
+func (w *world) obs() *redis.Client { return w.masters[0].obs }
+
+func (w *world) redlock() bool { return len(w.masters) > 1 }
+
+func (w *world) quorum() int { return len(w.masters)/2 + 1 }
+
+func (w *world) Path() string { return w.key }
+
+func (w *world) ClockAt(k int) time.Duration {
+	if k <= 0 || k >= len(w.clocks) {
+		return 0
+	}
+	return w.clocks[k]
+}
+
+func (w *world) Ready() string {
+	return fmt.Sprintf("Ready: the Redis key %s does not exist. Each step performs one action, then every polling waiter tries once more.", w.key)
+}
+
+func (w *world) Line(name string) int {
+	if c := w.byName[name]; c != nil {
+		return c.line
+	}
+	return 0
+}
+
+func (w *world) Stats() simulator.Stats {
+	var s simulator.Stats
+	for _, c := range w.clients {
+		s.Add(c.stats)
+		s.Renewals += c.renewals.get()
+		s.Commands += c.renewals.get()
+	}
+	s.ServerCalls = w.calls
+	return s
+}
+
+func (w *world) Clients() []simulator.ClientInfo {
+	out := make([]simulator.ClientInfo, 0, len(w.clients))
+	for _, c := range w.clients {
+		ci := simulator.ClientInfo{
+			Name: c.name, Node: c.token, Path: w.key, Mode: lockqueue.Exclusive, State: c.state, Token: c.fence,
+			Session: c.token, Line: c.line, Joined: c.joined, Since: c.since,
+			JoinedMs: w.ClockAt(c.joined).Milliseconds(), SinceMs: w.ClockAt(c.since).Milliseconds(),
+			Polling: c.state == simulator.StateWaiting, Retries: c.stats.Retries,
+		}
+		out = append(out, ci)
+	}
+	return out
+}
+
+// Close ends every client and deletes the run's keys (Redlock's masters
+// are the world's own: they stop).
+func (w *world) Close() error {
+	for _, c := range w.clients {
+		c.close()
+	}
+	var err error
+	if !w.redlock() {
+		if err = w.obs().Del(context.Background(), w.key, w.fenceKey).Err(); err != nil {
+			err = fmt.Errorf("clean up redis key %s: %w", w.key, err)
+		}
+	}
+	return errors.Join(err, w.closeMasters())
+}
+
+func (w *world) closeMasters() error {
+	var errs []error
+	for _, m := range w.masters {
+		errs = append(errs, m.close())
+	}
+	return errors.Join(errs...)
+}
+
+func (c *contender) close() {
+	c.unsubscribe()
+	if c.stopRenew != nil {
+		c.stopRenew()
+		c.stopRenew = nil
+	}
+	for i := range c.rdbs {
+		c.rdbs[i].Close()
+		c.proxies[i].Close()
+	}
+}
+
+func (w *world) emit(e simulator.Event) int {
+	e.Step, e.Kind, e.AtMs = w.step, e.Event, time.Since(w.start).Milliseconds()
+	w.events = append(w.events, e)
+	return len(w.events) - 1
+}
+
+// Do performs one action, then lets every polling waiter try once: a step
+// is one action and the retries it gives the waiters.
+func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
+	w.step, w.events = step, nil
+	w.clock = w.ClockAt(step-1) + stepTick
+	if err := w.act(ctx, a); err != nil {
+		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
+	}
+	if err := w.reconcile(ctx); err != nil {
+		return w.events, fmt.Errorf("step %d: %w", step, err)
+	}
+	if len(w.clocks) == 0 {
+		w.clocks = []time.Duration{0}
+	}
+	w.clocks = append(w.clocks[:step], w.clock)
+	return w.events, nil
+}
+
+func (w *world) act(ctx context.Context, a simulator.Action) error {
+	if a.Action == simulator.ActAdd {
+		if err := w.add(ctx, a.Client); err != nil {
+			return err
+		}
+		return w.pollRound(ctx)
+	}
+	if m := w.masterByName(a.Client); m != nil && w.redlock() {
+		return w.actMaster(ctx, m, a.Action)
+	}
+	c := w.byName[a.Client]
+	if c == nil {
+		return fmt.Errorf("unknown client %s", a.Client)
+	}
+	switch a.Action {
+	case simulator.ActRelease:
+		return w.release(ctx, c)
+	case simulator.ActCrash:
+		return w.cut(ctx, c, false)
+	case simulator.ActPause:
+		return w.cut(ctx, c, true)
+	case simulator.ActWrite:
+		w.write(c)
+		return w.pollRound(ctx)
+	case ActWait:
+		return w.wait(ctx, c.name)
+	}
+	return fmt.Errorf("unknown action %q", a.Action)
+}
+
+func (w *world) add(ctx context.Context, name string) error {
+	tok := make([]byte, 4)
+	rand.Read(tok)
+	c := &contender{
+		name: name, token: name + "-" + hex.EncodeToString(tok), state: simulator.StateWaiting,
+		joined: w.step, since: w.step, renewals: &counter{},
+	}
+	var pools []redsyncredis.Pool
+	for _, m := range w.masters {
+		px, err := proxy.New(m.addr)
+		if err != nil {
+			c.close()
+			return err
+		}
+		// One connection, no retries of its own: a command that meets a
+		// cut fails, as the client's would. MaxRetries 1 lets the first
+		// command after a pause redial the connection the cut closed.
+		rdb := redis.NewClient(&redis.Options{
+			Addr: px.Addr(), PoolSize: 1, MaxRetries: 1, DialTimeout: 2 * time.Second,
+			ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true,
+		})
+		c.proxies, c.rdbs = append(c.proxies, px), append(c.rdbs, rdb)
+		pools = append(pools, goredis.NewPool(rdb))
+	}
+	if w.redlock() {
+		// One try per poll round: the classroom paces the retries, so
+		// every try is a step's event; the token is the client's own.
+		c.mutex = redsync.New(pools...).NewMutex(w.key, redsync.WithExpiry(time.Duration(w.p.ExpiryMs)*time.Millisecond),
+			redsync.WithTries(1), redsync.WithGenValueFunc(func() (string, error) { return c.token, nil }))
+	}
+	w.clients = append(w.clients, c)
+	w.byName[name] = c
+	ok, err := w.try(ctx, c)
+	if err != nil {
+		return err
+	}
+	if ok {
+		w.emit(simulator.Event{Client: name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
+			Text: fmt.Sprintf("%s: %s, it holds the lock%s", w.lines.acquireText, w.gotText(ctx, c), w.fenceText(c))})
+		return nil
+	}
+	if w.p.Watchdog {
+		if err := w.subscribe(ctx, c); err != nil {
+			return err
+		}
+		w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token, Watch: "subscribe",
+			Text: fmt.Sprintf("%s failed: the key is taken; it subscribes to %s and waits for an unlock message or the key's ttl (%d ms left)",
+				w.lines.acquireText, w.channel, time.Until(c.retryAt).Milliseconds())})
+		return nil
+	}
+	w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
+		Text: fmt.Sprintf("%s failed: the key is taken; it polls again every %d ms (the server keeps no list of waiters)", w.lines.acquireText, w.p.retryMs())})
+	return nil
+}
+
+// subscribe makes c a Redisson waiter: subscribed, through its own proxy,
+// to the channel the unlock script publishes on.
+func (w *world) subscribe(ctx context.Context, c *contender) error {
+	c.stats.Commands++
+	c.sub = c.rdb().Subscribe(ctx, w.channel)
+	if _, err := c.sub.Receive(ctx); err != nil {
+		return fmt.Errorf("%s: SUBSCRIBE %s: %w", c.name, w.channel, err)
+	}
+	return nil
+}
+
+func (c *contender) unsubscribe() {
+	if c.sub != nil {
+		c.sub.Close()
+		c.sub = nil
+	}
+}
+
+// woken waits a moment for the unlock message a release just published
+// (the server sent it before answering the unlock script, so it is on its
+// way); false when none came.
+func (c *contender) woken(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for {
+		msg, err := c.sub.Receive(ctx)
+		if err != nil {
+			return false
+		}
+		if _, ok := msg.(*redis.Message); ok {
+			return true
+		}
+	}
+}
+
+// gotText says what an acquirer got: the key, or Redlock's count of masters.
+func (w *world) gotText(ctx context.Context, c *contender) string {
+	if !w.redlock() {
+		return "the key was free"
+	}
+	var got []string
+	for i, t := range w.tokens(ctx) {
+		if t == c.token {
+			got = append(got, w.masters[i].name)
+		}
+	}
+	return fmt.Sprintf("%d of %d masters (%s), a majority", len(got), len(w.masters), strings.Join(got, ", "))
+}
+
+func (w *world) fenceText(c *contender) string {
+	if !w.p.IncrFencing {
+		return ""
+	}
+	return fmt.Sprintf("; INCR %s gave it fencing token %d (one more command per acquisition)", w.fenceKey, c.fence)
+}
+
+// try is one acquisition attempt by c; on success it takes its fencing
+// token and starts its watchdog.
+func (w *world) try(ctx context.Context, c *contender) (bool, error) {
+	c.stats.Commands++
+	var ok bool
+	switch {
+	case w.redlock():
+		// redsync sends SET NX PX to every master, and on failing the
+		// quorum its release script to every master too.
+		c.stats.Commands += len(w.masters) - 1
+		if err := c.mutex.TryLockContext(ctx); err == nil {
+			ok = true
+		} else {
+			// A failed try costs redsync's release script on every master.
+			c.stats.Commands += len(w.masters)
+			w.log.Debug("redis classroom: redsync try", "client", c.name, "err", err)
+		}
+	case w.p.Watchdog:
+		ttl, err := redissonLock.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Int64()
+		switch {
+		case errors.Is(err, redis.Nil):
+			ok = true
+		case err != nil:
+			return false, fmt.Errorf("%s: lock script: %w", c.name, err)
+		default:
+			c.retryAt = time.Now().Add(time.Duration(ttl) * time.Millisecond)
+		}
+	default:
+		var err error
+		ok, err = c.rdb().SetNX(ctx, w.key, c.token, time.Duration(w.p.ExpiryMs)*time.Millisecond).Result()
+		if err != nil {
+			return false, fmt.Errorf("%s: SET NX: %w", c.name, err)
+		}
+	}
+	if !ok {
+		c.stats.Retries++
+		c.line = w.lines.retry
+		return false, nil
+	}
+	c.stats.Create++
+	if w.p.IncrFencing {
+		c.stats.Commands++
+		n, err := c.rdb().Incr(ctx, w.fenceKey).Result()
+		if err != nil {
+			return false, fmt.Errorf("%s: INCR %s: %w", c.name, w.fenceKey, err)
+		}
+		c.fence = n
+	}
+	c.state, c.since, c.line = simulator.StateHolding, w.step, w.lines.work
+	if w.p.Watchdog {
+		c.unsubscribe()
+		w.startWatchdog(c)
+	}
+	return true, nil
+}
+
+// startWatchdog renews c's lease every third of it, as Redisson's watchdog
+// does, until c releases or its connection fails (a crash, a pause: the
+// renewals stop with the client).
+func (w *world) startWatchdog(c *contender) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	c.stopRenew = func() { cancel(); <-done }
+	every := time.Duration(w.p.ExpiryMs) * time.Millisecond / 3
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if c.cutting() {
+				continue // the process is stopped or gone: nothing renews
+			}
+			n, err := redissonRenew.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Int()
+			if err == nil {
+				c.renewals.add()
+			}
+			if err == nil && n == 0 {
+				return // not ours any more: Redisson stops renewing too
+			}
+		}
+	}()
+}
+
+// pollRound lets every polling waiter try once, all at once: the server,
+// not the queue order, picks the winner. A Redisson waiter tries only when
+// due: woken by an unlock message (published tells it so) or past the
+// ttl its last try returned.
+func (w *world) pollRound(ctx context.Context) error {
+	return w.retryRound(ctx, false)
+}
+
+func (w *world) retryRound(ctx context.Context, published bool) error {
+	var waiters []*contender
+	for _, c := range w.clients {
+		if c.state != simulator.StateWaiting {
+			continue
+		}
+		if c.sub != nil {
+			switch {
+			case published && c.woken(ctx):
+				c.stats.Notifications++
+				w.emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, Watch: "subscribe", Node: c.token,
+					Text: "the unlock message on " + w.channel + " woke it; it runs the lock script again"})
+			case time.Now().Before(c.retryAt):
+				continue // still asleep until the ttl runs out
+			}
+		}
+		waiters = append(waiters, c)
+	}
+	won := make([]bool, len(waiters))
+	errs := make([]error, len(waiters))
+	var wg sync.WaitGroup
+	for i, c := range waiters {
+		wg.Go(func() { won[i], errs[i] = w.try(ctx, c) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, c := range waiters {
+		if won[i] {
+			order := ""
+			if len(waiters) > 2 {
+				order = fmt.Sprintf(" (it was the %s of %d waiters to arrive: polling keeps no order)", ordinal(i+1), len(waiters))
+			}
+			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
+				Text: fmt.Sprintf("its retry: %s, it holds the lock%s%s", w.gotText(ctx, c), w.fenceText(c), order)})
+		}
+	}
+	return nil
+}
+
+// release is the scenario's release: a plain DEL, the compare-and-delete
+// script, or Redisson's unlock script.
+func (w *world) release(ctx context.Context, c *contender) error {
+	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
+		return fmt.Errorf("%s holds nothing (%s)", c.name, c.state)
+	}
+	if c.stopRenew != nil {
+		c.stopRenew()
+		c.stopRenew = nil
+	}
+	before := w.ownerOfKey(ctx)
+	c.stats.Commands++
+	c.line = w.lines.release
+	var deleted int64
+	var err error
+	switch {
+	case w.redlock():
+		// redsync's release: its compare-and-delete script on every master.
+		c.stats.Commands += len(w.masters) - 1
+		before := w.tokens(ctx)
+		_, err = c.mutex.UnlockContext(ctx)
+		if errors.Is(err, redsync.ErrLockAlreadyExpired) || errors.As(err, new(*redsync.ErrTaken)) {
+			err = nil
+		}
+		after := w.tokens(ctx)
+		for i := range before {
+			if before[i] == c.token && after[i] != c.token {
+				deleted++
+			}
+		}
+		deleted = min(deleted, 1)
+	case w.p.Watchdog:
+		var r any
+		r, err = redissonUnlock.Run(ctx, c.rdb(), []string{w.key, w.channel}, 0, w.p.ExpiryMs, c.token).Result()
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+		if n, ok := r.(int64); ok && n == 1 {
+			deleted = 1
+		}
+	case w.p.Release == releaseCAD:
+		deleted, err = compareAndDelete.Run(ctx, c.rdb(), []string{w.key}, c.token).Int64()
+	default:
+		deleted, err = c.rdb().Del(ctx, w.key).Result()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: release: %w", c.name, err)
+	}
+	c.state, c.since = simulator.StateReleased, w.step
+	var text string
+	switch {
+	case deleted == 1 && before == c.name:
+		c.stats.Delete++
+		text = fmt.Sprintf("%s: deleted its own key", w.lines.releaseText)
+	case deleted == 1:
+		c.stats.Delete++
+		text = fmt.Sprintf("%s: its own key had expired, and the DEL deleted %s's lock (a plain DEL checks no owner)", w.lines.releaseText, before)
+	case before == "":
+		text = fmt.Sprintf("%s: nothing to delete, its key had expired", w.lines.releaseText)
+	default:
+		text = fmt.Sprintf("%s: the key is %s's now, so the script deleted nothing", w.lines.releaseText, before)
+	}
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.token, On: ownerUnless(before, c.name), Text: text})
+	if w.p.Watchdog && deleted == 1 {
+		return w.retryRound(ctx, true)
+	}
+	return w.pollRound(ctx)
+}
+
+func ownerUnless(owner, self string) string {
+	if owner == self {
+		return ""
+	}
+	return owner
+}
+
+// cut takes c off the network: a crash for good, a pause until its key has
+// expired (with no expiry a pause would never end, so the rules refuse it).
+// While the key lives, the waiters poll every retry interval, as they would.
+func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
+	if c.state == simulator.StateCrashed || c.state == simulator.StateReleased || c.cutting() {
+		return fmt.Errorf("%s is not running (%s)", c.name, c.state)
+	}
+	// held: the key is its own (as of the last step). A stale client's
+	// key has already gone (it expired while the classroom stood still, or
+	// another client deleted it): there is nothing left to expire.
+	held := c.state == simulator.StateHolding
+	stale := c.state == simulator.StateStale
+	c.cut()
+	cutAt := time.Now()
+	if pause {
+		c.state = simulator.StatePaused
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: c.token,
+			Text: "stops (a long GC pause): it sends nothing, renews nothing, and still believes what it believed"})
+	} else {
+		c.state = simulator.StateCrashed
+		if c.stopRenew != nil {
+			c.stopRenew()
+			c.stopRenew = nil
+		}
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: c.token,
+			Text: "crashes: its connection is gone for good, and with it any renewal"})
+	}
+	c.since = w.step
+	w.show()
+	if !held || w.p.ExpiryMs == 0 {
+		// Nothing of c's will expire: the waiters keep polling a few times.
+		for range 3 {
+			if err := w.pollRound(ctx); err != nil {
+				return err
+			}
+			if err := sleep(ctx, w.p.retry()); err != nil {
+				return err
+			}
+		}
+		if pause {
+			c.restore()
+			text := fmt.Sprintf("resumes after %.1fs and polls again", time.Since(cutAt).Seconds())
+			c.state = simulator.StateWaiting
+			if stale {
+				c.state, c.line = simulator.StateStale, w.lines.work
+				text = fmt.Sprintf("resumes after %.1fs, still believing it holds the lock", time.Since(cutAt).Seconds())
+			}
+			w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, Text: text})
+		}
+		return nil
+	}
+	tries := w.retries()
+	for {
+		owner, err := w.obs().Exists(ctx, w.key).Result()
+		if err != nil {
+			return fmt.Errorf("watch %s expire: %w", w.key, err)
+		}
+		if owner == 0 {
+			break
+		}
+		if err := w.pollRound(ctx); err != nil {
+			return err
+		}
+		if err := sleep(ctx, w.p.retry()); err != nil {
+			return fmt.Errorf("%s's key did not expire %.1fs after the cut: %w", c.name, time.Since(cutAt).Seconds(), err)
+		}
+	}
+	after := time.Since(cutAt)
+	// On the run's clock an expiry takes the lease, whatever this machine took.
+	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
+		Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
+	if err := w.pollRound(ctx); err != nil {
+		return err
+	}
+	if !pause {
+		return nil
+	}
+	c.restore()
+	c.state, c.since, c.line = simulator.StateStale, w.step, w.lines.work
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
+		Text: fmt.Sprintf("resumes after %.1fs: its key expired during the pause, but nothing tells it so: it still believes it holds the lock", time.Since(cutAt).Seconds())})
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// waitFor is how long a wait step lets pass in real time: longer than a
+// watchdog's renewal interval in the built-ins, so its time to live is
+// seen climbing back.
+const waitFor = time.Second
+
+// wait lets time pass: every waiter polls for a second (and a watchdog
+// renews), so the view shows what a polling waiter costs.
+func (w *world) wait(ctx context.Context, who string) error {
+	rounds := max(1, int(waitFor/w.p.retry()))
+	tries := w.retries()
+	before, err := w.serverCalls(ctx)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	for range rounds {
+		if err := w.pollRound(ctx); err != nil {
+			return err
+		}
+		if err := sleep(ctx, w.p.retry()); err != nil {
+			return err
+		}
+	}
+	n := 0
+	for _, c := range w.clients {
+		if c.state == simulator.StateWaiting {
+			n++
+		}
+	}
+	text := fmt.Sprintf("time passes (%.1fs): %d waiter(s), %d failed tries in all", waitFor.Seconds(), n, w.retries()-tries)
+	if w.p.OwnServer {
+		after, err := w.serverCalls(ctx)
+		if err != nil {
+			return err
+		}
+		d := after - before
+		w.calls += d
+		text += fmt.Sprintf("; the server itself counted %d lock commands in %.1fs (INFO commandstats): %.0f commands/s while nobody could acquire",
+			d, time.Since(start).Seconds(), float64(d)/time.Since(start).Seconds())
+	}
+	w.emit(simulator.Event{Client: who, Event: simulator.EvWait, Text: text})
+	return nil
+}
+
+// lockCommands are the commands a lock's clients send, as INFO
+// commandstats names them; the classroom's own reads (GET, PTTL, EXISTS,
+// INFO) are left out.
+var lockCommands = []string{"set", "setnx", "del", "eval", "evalsha", "incr", "pexpire", "hincrby"}
+
+// serverCalls is what the server counted of the lock's commands so far.
+func (w *world) serverCalls(ctx context.Context) (int, error) {
+	if !w.p.OwnServer {
+		return 0, nil
+	}
+	info, err := w.obs().Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO commandstats: %w", err)
+	}
+	return sumCalls(info, lockCommands), nil
+}
+
+// sumCalls adds the calls= of the named commands in INFO commandstats
+// ("cmdstat_set:calls=12,usec=...").
+func sumCalls(info string, names []string) int {
+	total := 0
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !slices.Contains(names, strings.TrimPrefix(name, "cmdstat_")) {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				n, _ := strconv.Atoi(v)
+				total += n
+			}
+		}
+	}
+	return total
+}
+
+func (w *world) write(c *contender) {
+	c.stats.Writes++
+	c.line = w.lines.work
+	ok, why := w.resource.Write(c.name, c.fence)
+	tok := "no token"
+	if c.fence != 0 {
+		tok = fmt.Sprintf("token %d", c.fence)
+	}
+	if ok {
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Token: c.fence, Node: c.token,
+			Text: fmt.Sprintf("writes to the protected resource with %s: %s", tok, why)})
+		return
+	}
+	c.stats.Fenced++
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.fence, Node: c.token,
+		Text: fmt.Sprintf("writes with %s: rejected, %s", tok, why)})
+}
+
+// reconcile reads the key and marks what the server says: a client that
+// believes it holds but whose token is no longer the key's is stale.
+func (w *world) reconcile(ctx context.Context) error {
+	owner, err := w.keyToken(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range w.clients {
+		if c.state == simulator.StateHolding && c.token != owner {
+			c.state, c.since = simulator.StateStale, w.step
+		}
+	}
+	return nil
+}
+
+// keyToken is the token the key holds now ("" when there is no key); on
+// Redlock's masters, the token a quorum of them holds.
+func (w *world) keyToken(ctx context.Context) (string, error) {
+	if w.redlock() {
+		count := map[string]int{}
+		for _, t := range w.tokens(ctx) {
+			if t != "" {
+				count[t]++
+			}
+		}
+		for t, n := range count {
+			if n >= w.quorum() {
+				return t, nil
+			}
+		}
+		return "", nil
+	}
+	if w.p.Watchdog {
+		fields, err := w.obs().HKeys(ctx, w.key).Result()
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", w.key, err)
+		}
+		if len(fields) == 0 {
+			return "", nil
+		}
+		return fields[0], nil
+	}
+	v, err := w.obs().Get(ctx, w.key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", w.key, err)
+	}
+	return v, nil
+}
+
+// ownerOfKey names the client whose token the key holds, "" when free.
+func (w *world) ownerOfKey(ctx context.Context) string {
+	tok, err := w.keyToken(ctx)
+	if err != nil || tok == "" {
+		return ""
+	}
+	for _, c := range w.clients {
+		if c.token == tok {
+			return c.name
+		}
+	}
+	return tok
+}
+
+// show publishes the lock as it is now, in the middle of a step.
+func (w *world) show() {
+	if w.publish == nil {
+		return
+	}
+	if snap, _, err := w.Snapshot(); err == nil {
+		w.publish(snap)
+	}
+}
+
+// Snapshot reads the key from the server (GET or the hash's field, and
+// PTTL): the holder is whoever's token the server holds, not whom the
+// classroom believes. Polling waiters are added from the classroom's own
+// clients, marked as polling: the server keeps no record of them.
+func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	snap := lockqueue.Snapshot{
+		Service: serviceName, Path: w.key, Recipe: lockqueue.Generic, Connection: lockqueue.Connected, WatchSource: "none",
+		Nodes: []lockqueue.Node{}, Alerts: []lockqueue.Alert{}, UpdatedAt: time.Now(),
+	}
+	tok, err := w.keyToken(ctx)
+	if err != nil {
+		return snap, true, err
+	}
+	if w.redlock() {
+		w.redlockSnapshot(ctx, &snap)
+	} else if tok != "" {
+		pttl, err := w.obs().Do(ctx, "PTTL", w.key).Int64()
+		if err != nil {
+			return snap, true, fmt.Errorf("PTTL %s: %w", w.key, err)
+		}
+		snap.Exists = true
+		n := lockqueue.Node{Name: tok, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic, Holding: true,
+			Client: tok, Data: tok, Session: tok, LeaseID: w.key}
+		if pttl > 0 {
+			n.LeaseLeftMs = pttl
+			n.LeaseTTLMs = w.p.ExpiryMs
+		}
+		for _, c := range w.clients {
+			if c.token == tok {
+				n.Order = c.fence
+			}
+		}
+		snap.Nodes = append(snap.Nodes, n)
+		if pttl == -1 {
+			snap.Alerts = append(snap.Alerts, lockqueue.Alert{Kind: lockqueue.AlertZombie, Nodes: []string{tok},
+				Message: fmt.Sprintf("%s has no expiry: if its owner is gone, nothing will ever delete it", w.key)})
+		}
+	}
+	for _, c := range w.clients {
+		if c.state != simulator.StateWaiting {
+			continue
+		}
+		snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: c.token, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
+			WaitsFor: tok, WaitsOn: lockqueue.OnPoll, Client: c.token, Session: c.token, WaitsForSource: lockqueue.ByRule})
+	}
+	return snap, true, nil
+}
+
+// Narrate tells the step from its events, in the run's clock.
+func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
+	var parts []string
+	for _, e := range events {
+		switch e.Event {
+		case simulator.EvLock:
+			parts = append(parts, e.Client+" holds the lock")
+		case simulator.EvWait:
+			if a.Action == ActWait {
+				parts = append(parts, e.Text)
+			} else {
+				parts = append(parts, e.Client+" finds the key taken and polls")
+			}
+		case ActStop, ActStart, ActRestart, ActExpire:
+			parts = append(parts, e.Text)
+		case simulator.EvUnlock, simulator.EvWrite, simulator.EvFenced, simulator.EvCrash, simulator.EvPause, simulator.EvExpire, simulator.EvResume:
+			parts = append(parts, e.Client+" "+e.Text)
+		}
+	}
+	polls := 0
+	for _, c := range w.clients {
+		if c.state == simulator.StateWaiting {
+			polls++
+		}
+	}
+	if polls > 0 && !slices.ContainsFunc(events, func(e simulator.Event) bool { return e.Event == simulator.EvWait }) {
+		parts = append(parts, fmt.Sprintf("%d waiter(s) retried and found the key taken", polls))
+	}
+	return simulator.Sentence(a, parts)
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
+}
+
+// retries is the waiters' failed tries so far, all clients together.
+func (w *world) retries() int {
+	n := 0
+	for _, c := range w.clients {
+		n += c.stats.Retries
+	}
+	return n
+}
