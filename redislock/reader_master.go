@@ -82,8 +82,13 @@ func (m *master) readAs(ctx context.Context, name, as string) (keyRead, error) {
 		val = pipe.Do(ctx, "HGETALL", name)
 		numsub = pipe.Do(ctx, "PUBSUB", "NUMSUB", redissonChannel(name))
 	}
-	pipe.Exec(ctx) // each command's own error is read below
 	var kr keyRead
+	// Exec's error is the first command's that failed, or the
+	// connection's (which leaves no error on the commands); a missing
+	// key or a type changed since TYPE is no failure.
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !isWrongType(err) {
+		return kr, err
+	}
 	var err error
 	if kr.typ, err = typ.Text(); err != nil {
 		return kr, err

@@ -42,6 +42,10 @@ func (r *Reader) notifications(ctx context.Context, m *master) {
 		return
 	}
 	ps := m.client.Subscribe(ctx)
+	// Receive does not return when ctx ends; closing the connection
+	// under it does.
+	stop := context.AfterFunc(ctx, func() { ps.Close() })
+	defer stop()
 	defer ps.Close()
 	m.mu.Lock()
 	m.pubsub = ps

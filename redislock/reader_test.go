@@ -59,11 +59,11 @@ func (s *sink) count(name string) int {
 	return len(s.snaps[name])
 }
 
-// waitSnap waits for a snapshot of name, published from now on, that ok
-// accepts, and returns it.
+// waitSnap waits for a snapshot of name that ok accepts, the latest one
+// or one published from now on, and returns it.
 func (s *sink) waitSnap(t *testing.T, name, what string, ok func(lockqueue.Snapshot) bool) lockqueue.Snapshot {
 	t.Helper()
-	from := s.count(name)
+	from := max(s.count(name)-1, 0)
 	deadline := time.Now().Add(waitTimeout)
 	for time.Now().Before(deadline) {
 		for _, snap := range s.since(name, from) {
@@ -466,5 +466,45 @@ func TestCheckName(t *testing.T) {
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, lockservice.ErrBadName)) {
 			t.Errorf("CheckName(%.20q) = %v, want ok=%v (ErrBadName otherwise)", tc.name, err, tc.ok)
 		}
+	}
+}
+
+// With keyspace notifications on, the reader reads a lock on its events
+// and at its deadlines, not by polling: with an hour's poll, a SET, a
+// DEL, an expiry and a watchdog that stops renewing all still show.
+func TestKeyspaceNotifications(t *testing.T) {
+	srv := redislocal.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
+	r, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Poll: time.Hour, Names: []string{"events"}})
+	s.waitSnap(t, "events", "free, followed by keyspace events", func(s lockqueue.Snapshot) bool {
+		return free(s) && s.WatchSource == "keyspace"
+	})
+	cli(t, srv.Addr(), "SET", "events", "tok-e", "NX", "PX", "60000")
+	s.waitSnap(t, "events", "tok-e holding", held("tok-e"))
+	cli(t, srv.Addr(), "DEL", "events")
+	s.waitSnap(t, "events", "free after DEL", free)
+	cli(t, srv.Addr(), "SET", "events", "tok-short", "NX", "PX", "500")
+	s.waitSnap(t, "events", "tok-short holding", held("tok-short"))
+	s.waitSnap(t, "events", "free once tok-short expired", free)
+
+	l := redisson{c: client(t, srv.Addr()), name: "events", owner: "77aa:3", lease: 1500 * time.Millisecond}
+	l.lock(t)
+	stop := l.watchdog(t)
+	var lastLeft int64
+	s.waitSnap(t, "events", "a renewal seen", func(s lockqueue.Snapshot) bool {
+		h, _ := holder(s)
+		renewed := lastLeft > 0 && h.LeaseLeftMs > lastLeft
+		lastLeft = h.LeaseLeftMs
+		return renewed
+	})
+	stop()
+	s.waitSnap(t, "events", "lease-not-renewed with no event to wake the reader", func(s lockqueue.Snapshot) bool {
+		return slices.Contains(alertKinds(s), redislock.AlertNotRenewed)
+	})
+
+	if err := r.Unwatch("events"); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Watched(); len(got) != 0 {
+		t.Errorf("Watched after Unwatch = %v", got)
 	}
 }
