@@ -456,7 +456,8 @@ func TestCheckName(t *testing.T) {
 	}{
 		{"orders-lock", true},
 		{"{tenant}:orders", true},
-		{"locks/orders 2", true},
+		{"locks/orders/2", true},
+		{"orders 2", false},
 		{"", false},
 		{"a\nb", false},
 		{"\xff", false},

@@ -29,8 +29,9 @@ const maxNameBytes = 1024
 
 // CheckName checks a lock name: the Redis key as the lock library names it
 // (redsync's mutex name, Redisson's lock name). Any key Redis allows is
-// fine except an empty one, one that is not UTF-8, one with control
-// characters, or one longer than 1024 bytes.
+// fine except an empty one, one that is not UTF-8, one with spaces or
+// control characters (they could not be typed in --watch or a URL without
+// quoting), or one longer than 1024 bytes.
 func CheckName(name string) error {
 	switch {
 	case name == "":
@@ -39,8 +40,8 @@ func CheckName(name string) error {
 		return fmt.Errorf("%w: a Redis lock name of %d bytes: at most %d", lockservice.ErrBadName, len(name), maxNameBytes)
 	case !utf8.ValidString(name):
 		return fmt.Errorf("%w %q: a Redis lock name must be UTF-8", lockservice.ErrBadName, name)
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return fmt.Errorf("%w %q: a Redis lock name cannot hold control characters", lockservice.ErrBadName, name)
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return fmt.Errorf("%w %q: a Redis lock name cannot hold spaces or control characters", lockservice.ErrBadName, name)
 	}
 	return nil
 }

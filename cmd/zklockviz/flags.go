@@ -18,6 +18,12 @@ var envDefaults = []struct{ flag, env string }{
 	{"addr", "ZKLOCKVIZ_ADDR"},
 	{"auth-token", "ZKLOCKVIZ_TOKEN"},
 	{"stall-grace", "ZKLOCKVIZ_STALL_GRACE"},
+	{"redis", "ZKLOCKVIZ_REDIS"},
+	{"redis-user", "ZKLOCKVIZ_REDIS_USER"},
+	{"redis-password", "ZKLOCKVIZ_REDIS_PASSWORD"},
+	{"redis-tls-ca", "ZKLOCKVIZ_REDIS_TLS_CA"},
+	{"redis-tls-cert", "ZKLOCKVIZ_REDIS_TLS_CERT"},
+	{"redis-tls-key", "ZKLOCKVIZ_REDIS_TLS_KEY"},
 }
 
 // errHelp is returned when --help was asked for and answered.
@@ -35,6 +41,11 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, usa
 		}
 		if err := fs.Set(d.flag, v); err != nil {
 			return usagef("%s=%q (the default of --%s): %v", d.env, v, d.flag, err)
+		}
+		// A repeatable flag's default is replaced by the command line's
+		// values, not added to.
+		if l, ok := fs.Lookup(d.flag).Value.(interface{ setByEnvironment() }); ok {
+			l.setByEnvironment()
 		}
 	}
 	if err := fs.Parse(args); err != nil {

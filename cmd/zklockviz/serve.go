@@ -65,6 +65,26 @@ Flags (repeatable ones may be given many times):
                                  with ssl.clientAuth=need; imply --zk-tls
   --zk-tls-insecure-skip-verify  do not verify the members' certificates
                                  (testing only); implies --zk-tls
+  --redis HOST:PORT              a Redis master (repeatable, or a comma list;
+                                 env ZKLOCKVIZ_REDIS): several are one Redlock,
+                                 held by whoever holds a majority. Its locks
+                                 are keys: --watch redis:orders-lock
+  --redis-user USER --redis-password PASSWORD
+                                 Redis ACL user and password (env
+                                 ZKLOCKVIZ_REDIS_USER, ZKLOCKVIZ_REDIS_PASSWORD;
+                                 prefer the environment for the password);
+                                 --redis-password alone is requirepass's
+  --redis-tls                    connect to Redis with TLS (tls-port)
+  --redis-tls-ca FILE            PEM CA certificates to trust (env
+                                 ZKLOCKVIZ_REDIS_TLS_CA); implies --redis-tls
+  --redis-tls-cert FILE --redis-tls-key FILE
+                                 PEM client certificate and key, for
+                                 tls-auth-clients yes (env
+                                 ZKLOCKVIZ_REDIS_TLS_CERT, _KEY); imply
+                                 --redis-tls
+  --redis-tls-insecure-skip-verify
+                                 do not verify Redis's certificate (testing
+                                 only); implies --redis-tls
   --leases /path=N               lease limit of an N-holder queue or Curator
                                  semaphore, which ZooKeeper does not store
                                  (repeatable)
@@ -101,6 +121,16 @@ Production, read-only:
   shows as unknown. Children watches are never listed by ZooKeeper: herd-style
   waiters show as "children".
 
+  Redis: zklockviz reads each watched lock's key on every master with TYPE,
+  PTTL, GET or HGETALL and PUBSUB NUMSUB (Redisson's waiters), once per
+  --poll, or on keyspace events when notify-keyspace-events has them on
+  (read with CONFIG GET, never set). It never writes. An ACL user with
+      ACL SETUSER zklockviz on >PASSWORD ~* resetchannels -@all +ping +type
+        +pttl +get +hgetall +pubsub|numsub
+  is enough; add +config|get +subscribe &__keyspace@0__:* for keyspace
+  events. Spin-lock waiters (redsync, SET NX retries) leave no trace on the
+  server: only holders show, with their time left, per master.
+
   zklockviz binds 127.0.0.1 by default. To serve other hosts, set a token (or
   put it behind an authenticating proxy and pass --insecure).
 
@@ -110,7 +140,8 @@ Examples:
   zklockviz serve --zk zk1:2181,zk2:2181 --zk-admin http://zk1:8080 --zk-admin http://zk2:8080 --watch-under /locks
   ZKLOCKVIZ_TOKEN=$(openssl rand -hex 16) zklockviz serve --zk zk1:2181 --addr 0.0.0.0:8080 --watch-under /locks
 
-Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=,
+Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
+(&service=redis for a Redis lock),
 POST /api/v1/watch {"path":"/x"}, /ws?path= (live), /healthz, /metrics.
 `
 
@@ -137,12 +168,15 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
 	LogJSON         bool
+	// Redis is the Redis reader's configuration; nil without --redis.
+	Redis *redisConfig
 }
 
 // serveFlags is serve's command line as given; config checks it.
 type serveFlags struct {
 	conn                                  zkConnFlags
 	tls                                   zkTLSFlags
+	redis                                 redisFlags
 	addr, zkAuth, simRoot, token          string
 	level, format                         string
 	watch, under, admin, leases, origins  listFlag
@@ -155,6 +189,7 @@ type serveFlags struct {
 func (f *serveFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	f.tls.register(fs)
+	f.redis.register(fs)
 	fs.StringVar(&f.addr, "addr", defaultAddr, "")
 	fs.Var(&f.watch, "watch", "")
 	fs.Var(&f.under, "watch-under", "")
@@ -201,6 +236,9 @@ func (f *serveFlags) config() (serveConfig, error) {
 		return c, fmt.Errorf("--zk-auth: %w", err)
 	}
 	if c.ZKTLS, err = f.tls.config(); err != nil {
+		return c, err
+	}
+	if c.Redis, err = f.redis.config(nil); err != nil {
 		return c, err
 	}
 	err = errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
@@ -452,7 +490,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}()
 	m.log.Info("serving", "addr", m.Addr(), "zk", strings.Join(c.Servers, ","), "chroot", c.Chroot,
-		"watch", c.Watch, "watchUnder", c.WatchUnder, "sim", c.Sim, "auth", c.AuthToken != "")
+		"watch", c.Watch, "watchUnder", c.WatchUnder, "redis", c.Redis.addrs(), "sim", c.Sim, "auth", c.AuthToken != "")
 	fmt.Fprintf(m.Stderr, "listening on %s\n", m.URL())
 	return nil
 }
@@ -512,7 +550,10 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 // classroom) adds its line here, and web, views and static serve it.
 func (m *Main) registerServices(sim *simulator.Manager) error {
 	m.services = &lockservice.Registry{}
-	return m.services.Register(zookeeper.Service(m.watcher, sim))
+	return errors.Join(
+		m.services.Register(zookeeper.Service(m.watcher, sim)),
+		m.registerRedis(nil),
+	)
 }
 
 // newWeb builds the web server over the registered services.

@@ -48,25 +48,38 @@ func (f zkTLSFlags) config() (*tls.Config, error) {
 	if !f.on && !f.skipVerify && f.ca == "" && f.cert == "" && f.key == "" {
 		return nil, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.skipVerify}
-	if f.ca != "" {
-		pem, err := os.ReadFile(f.ca)
+	if f.on && f.ca == "" && f.cert == "" && f.key == "" && !f.skipVerify {
+		return &tls.Config{MinVersion: tls.VersionTLS12}, nil
+	}
+	return tlsFromFiles("--zk-tls", f.ca, f.cert, f.key, f.skipVerify)
+}
+
+// tlsFromFiles builds a client TLS configuration from the PEM files of a
+// service's --SERVICE-tls-ca, -cert and -key flags (flagPrefix names them
+// in errors); nil when none is given and skipVerify is off.
+func tlsFromFiles(flagPrefix, ca, cert, key string, skipVerify bool) (*tls.Config, error) {
+	if ca == "" && cert == "" && key == "" && !skipVerify {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: skipVerify}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
 		if err != nil {
-			return nil, fmt.Errorf("--zk-tls-ca: %w", err)
+			return nil, fmt.Errorf("%s-ca: %w", flagPrefix, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--zk-tls-ca %s: no PEM certificate in it", f.ca)
+			return nil, fmt.Errorf("%s-ca %s: no PEM certificate in it", flagPrefix, ca)
 		}
 		cfg.RootCAs = pool
 	}
-	if (f.cert == "") != (f.key == "") {
-		return nil, errors.New("--zk-tls-cert and --zk-tls-key go together")
+	if (cert == "") != (key == "") {
+		return nil, fmt.Errorf("%s-cert and %s-key go together", flagPrefix, flagPrefix)
 	}
-	if f.cert != "" {
-		pair, err := tls.LoadX509KeyPair(f.cert, f.key)
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
-			return nil, fmt.Errorf("--zk-tls-cert/--zk-tls-key: %w", err)
+			return nil, fmt.Errorf("%s-cert/%s-key: %w", flagPrefix, flagPrefix, err)
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}
