@@ -64,7 +64,8 @@ type Reader struct {
 	runCtx  context.Context // nil until Run
 	running sync.WaitGroup
 
-	done      chan struct{}
+	done      chan struct{} // closed by Close
+	stopped   chan struct{} // closed when Run returns
 	closeOnce sync.Once
 }
 
@@ -88,7 +89,7 @@ func NewReader(cfg Config) (*Reader, error) {
 	}
 	r := &Reader{
 		cfg: cfg, log: log.With("service", Name), quorum: len(cfg.Addrs)/2 + 1,
-		locks: map[string]*follow{}, done: make(chan struct{}),
+		locks: map[string]*follow{}, done: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	seen := map[string]bool{}
 	for _, a := range cfg.Addrs {
@@ -205,6 +206,7 @@ func (r *Reader) Run(ctx context.Context) error {
 		return errors.New("redis: reader already running")
 	}
 	r.runCtx = ctx
+	defer close(r.stopped)
 	for _, n := range r.order {
 		r.start(r.locks[n])
 	}
@@ -226,7 +228,7 @@ func (r *Reader) Close() {
 		started := r.runCtx != nil
 		r.mu.Unlock()
 		if started {
-			r.running.Wait()
+			<-r.stopped
 		}
 		for _, m := range r.masters {
 			m.client.Close()
