@@ -108,7 +108,7 @@ func NewReader(cfg Config) (*Reader, error) {
 }
 
 func newMaster(addr string, cfg Config) *master {
-	return &master{addr: addr, client: redis.NewClient(&redis.Options{
+	return &master{addr: addr, errs: map[string]error{}, client: redis.NewClient(&redis.Options{
 		Addr: addr, Username: cfg.Username, Password: cfg.Password, TLSConfig: cfg.TLS,
 		// RESP2 and no identity or maintenance handshake: a connection
 		// sends AUTH and nothing else a least-privilege user would need.
@@ -155,6 +155,7 @@ func (r *Reader) Unwatch(name string) error {
 	}
 	for _, m := range r.masters {
 		m.unsubscribe(name)
+		m.forget(name)
 	}
 	return nil
 }
@@ -246,6 +247,10 @@ func (r *Reader) start(f *follow) {
 	r.running.Go(func() { r.loop(ctx, f) })
 }
 
+// healthSource is the health ping's source of a master's error; no lock
+// name is empty, so it is no lock's.
+const healthSource = ""
+
 // health pings a master at startup, so Err names a bad address or
 // password within seconds, and then whenever no lock's reads would notice.
 func (r *Reader) health(ctx context.Context, m *master) {
@@ -253,8 +258,10 @@ func (r *Reader) health(ctx context.Context, m *master) {
 		r.mu.Lock()
 		idle := len(r.locks) == 0
 		r.mu.Unlock()
-		if idle || m.error() != nil || !m.checked() {
-			m.note(r.log, m.client.Ping(ctx).Err(), ctx)
+		if idle || !m.checked() {
+			m.note(ctx, r.log, healthSource, m.client.Ping(ctx).Err())
+		} else {
+			m.forget(healthSource) // the locks' reads speak for the master now
 		}
 		select {
 		case <-ctx.Done():
@@ -310,7 +317,7 @@ func (r *Reader) readAll(ctx context.Context, f *follow) []keyRead {
 			if ctx.Err() != nil {
 				return
 			}
-			kr.addr, kr.err = m.addr, m.note(r.log, err, ctx)
+			kr.addr, kr.err = m.addr, m.note(ctx, r.log, f.name, err)
 			reads[i] = kr
 			f.setGuess(i, kr.typ)
 		})

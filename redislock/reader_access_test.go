@@ -2,8 +2,11 @@ package redislock_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,19 +175,22 @@ func TestConnectionErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name string
-		cfg  redislock.Config
-		want []string
+		name   string
+		cfg    redislock.Config
+		want   []string
+		rounds int // rounds of reads to check the problem stays
 	}{
 		{"unreachable", redislock.Config{Addrs: []string{stopped.Addr()}},
-			[]string{"redis " + stopped.Addr(), "connection refused", "check that the server is up"}},
+			[]string{"redis " + stopped.Addr(), "connection refused", "check that the server is up"}, 0},
 		{"wrong password", redislock.Config{Addrs: []string{srv.Addr()}, Username: "no-numsub", Password: "wrong"},
-			[]string{"redis " + srv.Addr(), "WRONGPASS", "--redis-password"}},
+			[]string{"redis " + srv.Addr(), "WRONGPASS", "--redis-password"}, 0},
 		{"missing privilege", redislock.Config{Addrs: []string{srv.Addr()}, Username: "no-numsub", Password: "pw"},
-			[]string{"redis " + srv.Addr(), "NOPERM", "pubsub|numsub", "docs/services.md"}},
+			[]string{"redis " + srv.Addr(), "NOPERM", "pubsub|numsub", "docs/services.md"}, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Names = roNames
+			var logs syncBuffer
+			tc.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			r, s := startReader(t, tc.cfg)
 			snap := s.waitSnap(t, "ro-hash", "an error", func(s lockqueue.Snapshot) bool { return s.Error != "" })
 			var err error
@@ -196,6 +202,19 @@ func TestConnectionErrors(t *testing.T) {
 			}
 			if r.Connection() == lockqueue.Connected || snap.Live() {
 				t.Errorf("connection %s, snapshot live %v: want neither", r.Connection(), snap.Live())
+			}
+			// The problem stays named, and logged once, while another
+			// lock of the master reads well: five more rounds of reads
+			// (ro-string's time left changes on each).
+			for i := range tc.rounds {
+				n := s.count("ro-string")
+				waitUntil(t, fmt.Sprintf("round %d", i), func() bool { return s.count("ro-string") > n })
+				if err := r.Err(); err == nil || !strings.Contains(err.Error(), tc.want[1]) {
+					t.Errorf("round %d: Err = %v, want %s still", i, err, tc.want[1])
+				}
+			}
+			if n := strings.Count(logs.String(), "redis master not readable"); n != 1 {
+				t.Errorf("%d log lines of the problem, want 1:\n%s", n, logs.String())
 			}
 		})
 	}
@@ -237,6 +256,24 @@ func TestWatchBadName(t *testing.T) {
 	if _, err := redislock.NewReader(redislock.Config{Addrs: []string{"127.0.0.1:1", "127.0.0.1:1"}}); err == nil {
 		t.Error("NewReader with a master given twice = nil error")
 	}
+}
+
+// syncBuffer is a strings.Builder the reader's goroutines may log to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func waitUntil(t *testing.T, what string, ok func() bool) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,9 +29,10 @@ type master struct {
 	client *redis.Client
 
 	mu       sync.Mutex
-	err      error // described (describe); nil while it answers
-	answered bool  // a command has come back, well or not
-	notify   bool  // keyspace events for the watched locks arrive
+	errs     map[string]error // by source (a lock's name, or health), described
+	answered bool             // a command has come back, well or not
+	logged   []string         // the problems logged since it last read well
+	notify   bool             // keyspace events for the watched locks arrive
 	pubsub   *redis.PubSub
 }
 
@@ -144,9 +146,12 @@ func numsubCount(c *redis.Cmd) (int64, error) {
 	return 0, fmt.Errorf("PUBSUB NUMSUB answered %v", list)
 }
 
-// note records the outcome of a command and returns the described error;
-// it logs a master going bad or coming back once, not on every poll.
-func (m *master) note(log *slog.Logger, err error, ctx context.Context) error {
+// note records the outcome of a source's commands (a lock's reads, or the
+// health ping) and returns the described error. The master's error is
+// every source's: a NOPERM on one lock's PUBSUB NUMSUB does not come and
+// go as another lock's reads succeed. It logs each problem once until the
+// master reads well again, and then that it does.
+func (m *master) note(ctx context.Context, log *slog.Logger, source string, err error) error {
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -154,22 +159,55 @@ func (m *master) note(log *slog.Logger, err error, ctx context.Context) error {
 		err = describe(m.addr, err)
 	}
 	m.mu.Lock()
-	was, first := m.err, !m.answered
-	m.err, m.answered = err, true
-	m.mu.Unlock()
+	if err == nil {
+		delete(m.errs, source)
+	} else {
+		m.errs[source] = err
+	}
+	first := !m.answered
+	m.answered = true
+	var logErr, logBack bool
 	switch {
-	case err != nil && (was == nil || was.Error() != err.Error()):
+	case err != nil && !slices.Contains(m.logged, err.Error()):
+		m.logged, logErr = append(m.logged, err.Error()), true
+	case len(m.errs) == 0 && (len(m.logged) > 0 || first):
+		m.logged, logBack = nil, true
+	}
+	m.mu.Unlock()
+	if logErr {
 		log.Error("redis master not readable", "addr", m.addr, "err", err)
-	case err == nil && (was != nil || first):
+	}
+	if logBack {
 		log.Info("redis master readable", "addr", m.addr)
 	}
 	return err
 }
 
+// forget drops a source that reads no more (an unwatched lock).
+func (m *master) forget(source string) {
+	m.mu.Lock()
+	delete(m.errs, source)
+	m.mu.Unlock()
+}
+
+// error is the master's problem now, nil when every source reads.
 func (m *master) error() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.err
+	return m.errorLocked()
+}
+
+// errorLocked is one source's error, the same one each time (the first
+// source by name), so Err does not flicker between them.
+func (m *master) errorLocked() error {
+	var err error
+	first := ""
+	for s, e := range m.errs {
+		if err == nil || s < first {
+			first, err = s, e
+		}
+	}
+	return err
 }
 
 func (m *master) checked() bool {

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/redislock"
 )
@@ -111,6 +114,9 @@ func (m *Main) newRedisReader() (*redislock.Reader, error) {
 	if c == nil {
 		return nil, nil
 	}
+	// go-redis logs its pool's dial failures on its own, unstructured;
+	// the reader names them (once per problem) in the log already.
+	redis.SetLogger(redisDebugLog{m.log})
 	r, err := redislock.NewReader(redislock.Config{
 		Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLS: c.TLS,
 		Poll: m.Config.Poll, Names: c.Names, Publish: m.hub.Publish, Logger: m.log,
@@ -140,6 +146,13 @@ func (c *redisConfig) addrs() []string {
 		return nil
 	}
 	return c.Addrs
+}
+
+// redisDebugLog puts go-redis's own log lines at debug level.
+type redisDebugLog struct{ log *slog.Logger }
+
+func (l redisDebugLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "service", redislock.Name, "from", "go-redis")
 }
 
 // envList is a repeatable flag whose environment default the command line
