@@ -509,3 +509,38 @@ func TestKeyspaceNotifications(t *testing.T) {
 		t.Errorf("Watched after Unwatch = %v", got)
 	}
 }
+
+// A holder process killed with SIGKILL: its lock key was kept alive by a
+// renewal loop in that process; once it dies the lease is not renewed
+// (lease-not-renewed), then the key expires and the lock is free.
+func TestKilledHolder(t *testing.T) {
+	srv := redislocal.ForTest(t)
+	_, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{"killed"}})
+	_, port, _ := strings.Cut(srv.Addr(), ":")
+	cli(t, srv.Addr(), "SET", "killed", "tok-k", "NX", "PX", "3000")
+	holderProc := exec.Command("sh", "-c",
+		`while :; do redis-cli -p "$0" PEXPIRE killed 3000 >/dev/null || exit 1; sleep 1; done`, port)
+	if err := holderProc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holderProc.Process.Kill(); holderProc.Wait() })
+
+	var lastLeft int64
+	s.waitSnap(t, "killed", "a renewal by the holder process", func(s lockqueue.Snapshot) bool {
+		if len(s.Alerts) != 0 {
+			t.Errorf("alerts while the holder renews: %v", s.Alerts)
+		}
+		h, _ := holder(s)
+		renewed := lastLeft > 0 && h.LeaseLeftMs > lastLeft
+		lastLeft = h.LeaseLeftMs
+		return renewed
+	})
+	if err := holderProc.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	holderProc.Wait()
+	s.waitSnap(t, "killed", "lease-not-renewed after the kill", func(s lockqueue.Snapshot) bool {
+		return held("tok-k")(s) && slices.Contains(alertKinds(s), redislock.AlertNotRenewed)
+	})
+	s.waitSnap(t, "killed", "free once the lease ran out", free)
+}
