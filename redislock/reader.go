@@ -55,7 +55,7 @@ type Config struct {
 type Reader struct {
 	cfg     Config
 	log     *slog.Logger
-	masters []*master
+	masters []*liveMaster
 	quorum  int
 
 	mu      sync.Mutex
@@ -97,7 +97,7 @@ func NewReader(cfg Config) (*Reader, error) {
 			return nil, fmt.Errorf("redis: master %s given twice", a)
 		}
 		seen[a] = true
-		r.masters = append(r.masters, newMaster(a, cfg))
+		r.masters = append(r.masters, newLiveMaster(a, cfg))
 	}
 	for _, n := range cfg.Names {
 		if err := r.Watch(n); err != nil {
@@ -107,8 +107,8 @@ func NewReader(cfg Config) (*Reader, error) {
 	return r, nil
 }
 
-func newMaster(addr string, cfg Config) *master {
-	return &master{addr: addr, errs: map[string]error{}, client: redis.NewClient(&redis.Options{
+func newLiveMaster(addr string, cfg Config) *liveMaster {
+	return &liveMaster{addr: addr, errs: map[string]error{}, client: redis.NewClient(&redis.Options{
 		Addr: addr, Username: cfg.Username, Password: cfg.Password, TLSConfig: cfg.TLS,
 		// RESP2 and no identity or maintenance handshake: a connection
 		// sends AUTH and nothing else a least-privilege user would need.
@@ -253,7 +253,7 @@ const healthSource = ""
 
 // health pings a master at startup, so Err names a bad address or
 // password within seconds, and then whenever no lock's reads would notice.
-func (r *Reader) health(ctx context.Context, m *master) {
+func (r *Reader) health(ctx context.Context, m *liveMaster) {
 	for {
 		r.mu.Lock()
 		idle := len(r.locks) == 0

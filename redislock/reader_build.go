@@ -104,8 +104,8 @@ func (f *follow) setGuess(i int, typ string) {
 	f.mu.Unlock()
 }
 
-// hold is one owner's key on one master.
-type hold struct {
+// keyHold is one owner's key on one master.
+type keyHold struct {
 	addr  string
 	left  int64 // ms, -1 no expiry
 	count string
@@ -120,7 +120,7 @@ func (f *follow) build(reads []keyRead, quorum int, source string, now time.Time
 		UpdatedAt: now, Note: noteSpin,
 	}
 	var errs []string
-	holds := map[string][]hold{}
+	holds := map[string][]keyHold{}
 	types := map[string]bool{}
 	mode := lockqueue.Exclusive
 	for _, kr := range reads {
@@ -132,14 +132,14 @@ func (f *follow) build(reads []keyRead, quorum int, source string, now time.Time
 		case typeNone:
 			continue
 		case typeString:
-			holds[kr.value] = append(holds[kr.value], hold{addr: kr.addr, left: kr.pttl})
+			holds[kr.value] = append(holds[kr.value], keyHold{addr: kr.addr, left: kr.pttl})
 		case typeHash:
 			for field, v := range kr.fields {
 				if field == "mode" { // Redisson's read-write lock
 					mode = lockqueue.Mode(v)
 					continue
 				}
-				holds[field] = append(holds[field], hold{addr: kr.addr, left: kr.pttl, count: v})
+				holds[field] = append(holds[field], keyHold{addr: kr.addr, left: kr.pttl, count: v})
 			}
 			s.AnonymousWaiters = max(s.AnonymousWaiters, int(kr.waiters))
 			s.Note = noteRedisson
@@ -201,7 +201,7 @@ func recipe(types map[string]bool, masters int) lockqueue.Recipe {
 
 // see records the owners' times left, noting renewals, and forgets the
 // owners that are gone.
-func (f *follow) see(holds map[string][]hold, now time.Time) {
+func (f *follow) see(holds map[string][]keyHold, now time.Time) {
 	for owner := range f.owners {
 		if _, ok := holds[owner]; !ok {
 			delete(f.owners, owner)
@@ -235,7 +235,7 @@ func (f *follow) see(holds map[string][]hold, now time.Time) {
 // node is one owner's node: holding when it holds a majority of the
 // masters; its time left is the lock's validity, until fewer than a
 // majority of its keys remain.
-func (f *follow) node(owner string, hs []hold, reads []keyRead, quorum int, seen *ownerSeen) lockqueue.Node {
+func (f *follow) node(owner string, hs []keyHold, reads []keyRead, quorum int, seen *ownerSeen) lockqueue.Node {
 	n := lockqueue.Node{
 		Name: printable(owner), Seq: -1, Client: printable(owner), Ctime: seen.first,
 		Holding: len(hs) >= quorum,
@@ -270,7 +270,7 @@ func (f *follow) node(owner string, hs []hold, reads []keyRead, quorum int, seen
 	return n
 }
 
-func onMaster(kr keyRead, hs []hold) string {
+func onMaster(kr keyRead, hs []keyHold) string {
 	if kr.err != nil {
 		return "not readable"
 	}
@@ -321,7 +321,7 @@ func printable(token string) string {
 }
 
 // leaseAlerts are one owner's alerts on one master.
-func leaseAlerts(lock, node string, h hold, seen *ownerSeen) []lockqueue.Alert {
+func leaseAlerts(lock, node string, h keyHold, seen *ownerSeen) []lockqueue.Alert {
 	if h.left == -1 {
 		return []lockqueue.Alert{{Kind: AlertNoExpiry, Nodes: []string{node}, Message: fmt.Sprintf(
 			"%s has no expiry on %s: if its holder dies, it stays locked forever (SET without PX, or PERSIST)", lock, h.addr)}}
@@ -340,7 +340,7 @@ func notRenewedBelow(lease int64) int64 { return lease*2/3 - lease*notRenewedGra
 
 // nextCheck is when h's alerts or expiry next change: its expiry, or for
 // a renewed lease the moment it falls below the renewal threshold.
-func nextCheck(h hold, seen *ownerSeen) time.Duration {
+func nextCheck(h keyHold, seen *ownerSeen) time.Duration {
 	if h.left < 0 {
 		return 0
 	}
@@ -364,7 +364,7 @@ func earliest(a, b time.Duration) time.Duration {
 // former majority holder that never released keeps keys on some masters
 // after another took a majority (a master restarted without persistence,
 // or a key expired early): its client believes it still holds.
-func (f *follow) split(majority []string, holds map[string][]hold, masters int) []lockqueue.Alert {
+func (f *follow) split(majority []string, holds map[string][]keyHold, masters int) []lockqueue.Alert {
 	for o := range f.overtaken {
 		if _, ok := holds[o]; !ok {
 			delete(f.overtaken, o)

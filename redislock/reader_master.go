@@ -23,8 +23,8 @@ const (
 	typeHash   = "hash"
 )
 
-// master is one Redis server the reader reads, with what it last said.
-type master struct {
+// liveMaster is one Redis server the reader reads, with what it last said.
+type liveMaster struct {
 	addr   string
 	client *redis.Client
 
@@ -64,7 +64,7 @@ func redissonChannel(name string) string {
 // the value read as the type seen last time (guess); when the type has
 // changed, a second pipeline reads the value as what it now is. Every
 // command is a read: TYPE, PTTL, GET, HGETALL, PUBSUB NUMSUB.
-func (m *master) read(ctx context.Context, name, guess string) (keyRead, error) {
+func (m *liveMaster) read(ctx context.Context, name, guess string) (keyRead, error) {
 	kr, err := m.readAs(ctx, name, guess)
 	if err == nil && kr.typ != guess && (kr.typ == typeString || kr.typ == typeHash) {
 		kr, err = m.readAs(ctx, name, kr.typ)
@@ -72,7 +72,7 @@ func (m *master) read(ctx context.Context, name, guess string) (keyRead, error) 
 	return kr, err
 }
 
-func (m *master) readAs(ctx context.Context, name, as string) (keyRead, error) {
+func (m *liveMaster) readAs(ctx context.Context, name, as string) (keyRead, error) {
 	pipe := m.client.Pipeline()
 	typ := pipe.Do(ctx, "TYPE", name)
 	pttl := pipe.Do(ctx, "PTTL", name)
@@ -151,7 +151,7 @@ func numsubCount(c *redis.Cmd) (int64, error) {
 // every source's: a NOPERM on one lock's PUBSUB NUMSUB does not come and
 // go as another lock's reads succeed. It logs each problem once until the
 // master reads well again, and then that it does.
-func (m *master) note(ctx context.Context, log *slog.Logger, source string, err error) error {
+func (m *liveMaster) note(ctx context.Context, log *slog.Logger, source string, err error) error {
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -184,14 +184,14 @@ func (m *master) note(ctx context.Context, log *slog.Logger, source string, err 
 }
 
 // forget drops a source that reads no more (an unwatched lock).
-func (m *master) forget(source string) {
+func (m *liveMaster) forget(source string) {
 	m.mu.Lock()
 	delete(m.errs, source)
 	m.mu.Unlock()
 }
 
 // error is the master's problem now, nil when every source reads.
-func (m *master) error() error {
+func (m *liveMaster) error() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.errorLocked()
@@ -199,7 +199,7 @@ func (m *master) error() error {
 
 // errorLocked is one source's error, the same one each time (the first
 // source by name), so Err does not flicker between them.
-func (m *master) errorLocked() error {
+func (m *liveMaster) errorLocked() error {
 	var err error
 	first := ""
 	for s, e := range m.errs {
@@ -210,7 +210,7 @@ func (m *master) errorLocked() error {
 	return err
 }
 
-func (m *master) checked() bool {
+func (m *liveMaster) checked() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.answered

@@ -29,7 +29,7 @@ func keyspaceCovers(flags string) bool {
 // it reads notify-keyspace-events (CONFIG GET, a read; the reader never
 // sets it) and subscribes to each watched key's channel. Where either is
 // refused, or the events are off, the locks are polled at --poll.
-func (r *Reader) notifications(ctx context.Context, m *master) {
+func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 	flags, err := r.keyspaceFlags(ctx, m)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -92,7 +92,7 @@ func (r *Reader) notifications(ctx context.Context, m *master) {
 // keyspaceFlags reads notify-keyspace-events, retrying while the master
 // cannot be reached; an answer that is an error (NOPERM, a renamed CONFIG)
 // is final.
-func (r *Reader) keyspaceFlags(ctx context.Context, m *master) (string, error) {
+func (r *Reader) keyspaceFlags(ctx context.Context, m *liveMaster) (string, error) {
 	for {
 		v, err := m.client.Do(ctx, "CONFIG", "GET", "notify-keyspace-events").StringSlice()
 		var rerr redis.Error
@@ -112,7 +112,7 @@ func (r *Reader) keyspaceFlags(ctx context.Context, m *master) (string, error) {
 	}
 }
 
-func (m *master) subscribe(ctx context.Context, name string) {
+func (m *liveMaster) subscribe(ctx context.Context, name string) {
 	m.mu.Lock()
 	ps := m.pubsub
 	m.mu.Unlock()
@@ -121,7 +121,7 @@ func (m *master) subscribe(ctx context.Context, name string) {
 	}
 }
 
-func (m *master) unsubscribe(name string) {
+func (m *liveMaster) unsubscribe(name string) {
 	m.mu.Lock()
 	ps := m.pubsub
 	m.mu.Unlock()
@@ -130,19 +130,19 @@ func (m *master) unsubscribe(name string) {
 	}
 }
 
-func (m *master) setNotify(on bool) {
+func (m *liveMaster) setNotify(on bool) {
 	m.mu.Lock()
 	m.notify = on
 	m.mu.Unlock()
 }
 
-func (m *master) stopNotify() {
+func (m *liveMaster) stopNotify() {
 	m.mu.Lock()
 	m.notify, m.pubsub = false, nil
 	m.mu.Unlock()
 }
 
-func (m *master) notifyOn() bool {
+func (m *liveMaster) notifyOn() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.notify
