@@ -131,18 +131,18 @@ func TestClassroomScrubAndSpeed(t *testing.T) {
 	tb.until("tick 7 is current", `document.querySelector('#ticks button[data-step="7"]').classList.contains('current')`)
 
 	speed := func() float64 {
-		return eval[float64](tb, `window.zklockvizSim.panels[0].state.speed`)
+		return eval[float64](tb, `Number(document.querySelector('.run').dataset.speed)`)
 	}
 	tb.key("]")
 	tb.key("]")
 	tb.until("2× shown", `document.getElementById('speed-out').textContent === '2×'`)
-	tb.until("2× sent", `window.zklockvizSim.panels[0].state.speed === 2`)
+	tb.until("2× sent", `document.querySelector('.run').dataset.speed === '2'`)
 	tb.run(`{ const s = document.getElementById('speed'); s.value = '-2'; s.dispatchEvent(new Event('input', {bubbles: true})); }`)
 	tb.until("¼× shown", `document.getElementById('speed-out').textContent === '0.25×'`)
-	tb.until("¼× sent", `window.zklockvizSim.panels[0].state.speed === 0.25`)
+	tb.until("¼× sent", `document.querySelector('.run').dataset.speed === '0.25'`)
 	tb.key("[")
 	tb.key("[")
-	tb.until("⅛×", `window.zklockvizSim.panels[0].state.speed === 0.125 && document.getElementById('speed-out').textContent === '0.125×'`)
+	tb.until("⅛×", `document.querySelector('.run').dataset.speed === '0.125' && document.getElementById('speed-out').textContent === '0.125×'`)
 	if s := speed(); s != 0.125 {
 		t.Errorf("speed %v, want 0.125", s)
 	}

@@ -25,7 +25,7 @@ func TestClassroomSwitchWhileConnecting(t *testing.T) {
 new MutationObserver((ms, obs) => {
   if (!document.querySelector('.run[data-run]')) return;
   obs.disconnect();
-  window.__connecting = window.zklockvizSim.panels.filter(p => p.ws).map(p => p.ws.readyState);
+  window.__connecting = [...document.querySelectorAll('.run[data-socket]')].map(r => r.dataset.socket);
   const s = document.getElementById('strategy');
   s.value = 'herd';
   s.dispatchEvent(new Event('change'));
@@ -33,8 +33,8 @@ new MutationObserver((ms, obs) => {
 { const s = document.getElementById('strategy'); s.value = 'compare'; s.dispatchEvent(new Event('change')); }`)
 	herd := run("herd")
 	tb.until("the herd run alone", settled(herd, 0)+` && document.querySelectorAll('.run').length === 1 && document.querySelector('.run').dataset.socket === 'open'`)
-	if got := eval[[]int](tb, `window.__connecting`); len(got) == 0 || got[0] != 0 {
-		t.Fatalf("sockets when the strategy changed: %v, want one still connecting (0): the test did not catch the moment", got)
+	if got := eval[[]string](tb, `window.__connecting`); len(got) == 0 || got[0] != "connecting" {
+		t.Fatalf("sockets when the strategy changed: %v, want one still connecting: the test did not catch the moment", got)
 	}
 	tb.until("only the shown run is left on the server", `fetch('/api/v1/sim/runs').then(r => r.json()).then(rs => window.__runs = rs.map(r => r.id)) && window.__runs && window.__runs.length === 1 && window.__runs[0] === document.querySelector('.run').dataset.run`)
 }

@@ -200,7 +200,7 @@ func TestClassroomLock1to5(t *testing.T) {
 		tb.run(`{ const s = document.getElementById('speed'); s.value = '` + v + `'; s.dispatchEvent(new Event('input', {bubbles: true})); }`)
 	}
 	setSpeed("-3")
-	tb.until("⅛× sent", `window.zklockvizSim.panels[0].state.speed === 0.125`)
+	tb.until("⅛× sent", `document.querySelector('.run').dataset.speed === '0.125'`)
 	tb.key(" ")
 	tb.until("playing", `document.body.dataset.playing === 'true'`)
 	tb.until("a step played", `Number(document.body.dataset.step) >= 1`)
@@ -210,10 +210,10 @@ func TestClassroomLock1to5(t *testing.T) {
 		t.Fatalf("paused at step %d of %d: nothing left to play, so the pause proves nothing", k, total)
 	}
 	setSpeed("3")
-	tb.until("8× sent", `window.zklockvizSim.panels[0].state.speed === 8`)
+	tb.until("8× sent", `document.querySelector('.run').dataset.speed === '8'`)
 	tb.stays("paused", `document.body.dataset.step + '/' + document.body.dataset.playing`, 3*time.Second)
 	setSpeed("0")
-	tb.until("1× sent", `window.zklockvizSim.panels[0].state.speed === 1`)
+	tb.until("1× sent", `document.querySelector('.run').dataset.speed === '1'`)
 
 	// The help lists the keys.
 	tb.key("?")

@@ -102,7 +102,8 @@ func TestReadWriteLockView(t *testing.T) {
 	if got := eval[string](tb, `getComputedStyle(document.querySelector('#table tbody td.name button')).wordBreak`); got == "break-all" {
 		t.Error("table names still break anywhere (word-break: break-all)")
 	}
-	text := evalAwait[string](tb, `import('/static/table.js').then(m => m.snapshotText(window.zklockviz.snapshot))`)
+	// The text the copy button copies.
+	text := evalAwait[string](tb, `fetch('/parts/lock-text?path=`+path+`').then(r => r.text())`)
 	for _, want := range []string{path, lock[0].name + "  reader  holding", "unexpected", "LOCK6"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("copied text lacks %q:\n%s", want, text)

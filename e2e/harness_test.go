@@ -180,7 +180,8 @@ func startServer(t testing.TB, args ...string) *server {
 // one server and the other tests' sessions on it are left alone.
 func startServerOn(t testing.TB, zks *zklocal.Server, args ...string) *server {
 	t.Helper()
-	all := append([]string{"serve", "--zk", zks.Addr(), "--addr", "127.0.0.1:0"}, args...)
+	// Each server records its own history, not into the home directory.
+	all := append([]string{"serve", "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)
 	cmd := exec.Command(env.bin, all...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw

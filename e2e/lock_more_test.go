@@ -82,8 +82,8 @@ func TestHoldClockIsHonest(t *testing.T) {
 		t.Errorf("the server's first paint does not say the holder holds at most since its creation (holds ≤)")
 	}
 	// Its clock starts at the node's ctime, not when the page opened.
-	ctime := fmt.Sprintf(`Date.parse(window.zklockviz.snapshot.nodes.find(n => n.name === %s).ctime)`, jsString(q[0]))
-	if since, want := eval[float64](tb, fmt.Sprintf(`Number(document.querySelector('#lane [data-node=%s] .time').dataset.since)`, jsString(q[0]))), eval[float64](tb, ctime); since != want {
+	ctime := fmt.Sprintf(`fetch('/api/v1/lock?path=%s').then(r => r.json()).then(s => Date.parse(s.nodes.find(n => n.name === %s).ctime))`, path, jsString(q[0]))
+	if since, want := eval[float64](tb, fmt.Sprintf(`Number(document.querySelector('#lane [data-node=%s] .time').dataset.since)`, jsString(q[0]))), evalAwait[float64](tb, ctime); since != want {
 		t.Errorf("the first holder's clock starts at %v, its node's ctime is %v", since, want)
 	}
 	if tip := eval[string](tb, fmt.Sprintf(`document.querySelector('#lane [data-node=%s] > title').textContent`, jsString(q[0]))); !strings.Contains(tip, "since its node was created") {

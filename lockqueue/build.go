@@ -193,10 +193,15 @@ func onlyMode(nodes []Node, m Mode) bool {
 }
 
 // queueLess orders by folder (a semaphore's leases before its lock queue),
-// then by sequence, then by creation (unsequenced lease nodes), then name.
+// then by the service's own order (etcd's create revision, PostgreSQL's
+// wait start; ZooKeeper leaves it 0), then by sequence, then by creation
+// (unsequenced lease nodes), then name.
 func queueLess(a, b *Node) bool {
 	if a.Folder != b.Folder {
 		return a.Folder < b.Folder
+	}
+	if a.Order != b.Order {
+		return a.Order < b.Order
 	}
 	if a.Seq != b.Seq {
 		return a.Seq < b.Seq

@@ -3,7 +3,7 @@ package lockqueue
 import "sort"
 
 // NodeLess reports whether a comes before b in a Snapshot's queue order:
-// lock nodes by (folder, seq, czxid, name), then foreign children by name. Clients
+// lock nodes by (folder, order, seq, czxid, name), then foreign children by name. Clients
 // that patch a snapshot (the websocket deltas) re-sort with this rule and get
 // exactly the order Build produced.
 func NodeLess(a, b Node) bool {

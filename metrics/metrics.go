@@ -8,6 +8,7 @@ package metrics
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // Source is what the collector reads: the hub's newest snapshots and counters.
@@ -26,11 +28,15 @@ type Source interface {
 // Config says where the figures come from.
 type Config struct {
 	Hub Source
-	// Connection, when set, reports the watcher's ZooKeeper session state.
-	// Nil when no watcher runs (a simulator-only server).
-	Connection func() lockqueue.Connection
+	// Services lists the registered lock services (the registry's All);
+	// each one with a Reader gets its connection state gauged. Nil, or
+	// no service with a reader (a simulator-only server), gauges none.
+	Services func() []lockservice.Service
 	// Now is the clock for ages; time.Now when nil.
 	Now func() time.Time
+	// Extra collectors served beside the lock figures (the flight
+	// recorder's wait and hold histograms).
+	Extra []prometheus.Collector
 }
 
 // Handler serves the Prometheus text format: the lock figures, the Go
@@ -42,6 +48,7 @@ func Handler(cfg Config) http.Handler {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	reg.MustRegister(cfg.Extra...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
@@ -51,14 +58,16 @@ type collector struct {
 	cfg Config
 
 	queueLength, holders, waiters, oldestWait, holderAge, live, alerts *prometheus.Desc
-	zkConnection, locks, viewers, published, coalesced                 *prometheus.Desc
+	zkConnection, connection, locks, viewers, published, coalesced     *prometheus.Desc
 }
 
 func newCollector(cfg Config) *collector {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	path := []string{"path"}
+	// Every per-lock series names its service: an etcd prefix and a znode
+	// may share a path.
+	path := []string{"service", "path"}
 	return &collector{
 		cfg: cfg,
 		queueLength: prometheus.NewDesc("zklockviz_lock_queue_length",
@@ -74,9 +83,13 @@ func newCollector(cfg Config) *collector {
 		live: prometheus.NewDesc("zklockviz_lock_live",
 			"1 when the lock's state is live, 0 when it is the last known state (ZooKeeper unreachable or a read failed).", path, nil),
 		alerts: prometheus.NewDesc("zklockviz_lock_alerts",
-			"Alerts on the lock by kind (deadlock, zombie, foreign-child, persistent-node, ...).", []string{"path", "kind"}, nil),
+			"Alerts on the lock by kind (deadlock, zombie, foreign-child, persistent-node, ...).", []string{"service", "path", "kind"}, nil),
+		// Kept beside zklockviz_connection for the dashboards and alerts
+		// written against it before there were other services.
 		zkConnection: prometheus.NewDesc("zklockviz_zookeeper_connection",
-			"1 for the watcher's current ZooKeeper session state, 0 for the others.", []string{"state"}, nil),
+			"1 for the watcher's current ZooKeeper session state, 0 for the others (zklockviz_connection{service=\"zookeeper\"}).", []string{"state"}, nil),
+		connection: prometheus.NewDesc("zklockviz_connection",
+			"1 for each lock service reader's current connection state, 0 for the others.", []string{"service", "state"}, nil),
 		locks: prometheus.NewDesc("zklockviz_locks",
 			"Lock paths with a snapshot (watched locks and simulator runs).", nil, nil),
 		viewers: prometheus.NewDesc("zklockviz_viewers",
@@ -90,7 +103,7 @@ func newCollector(cfg Config) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.queueLength, c.holders, c.waiters, c.oldestWait, c.holderAge,
-		c.live, c.alerts, c.zkConnection, c.locks, c.viewers, c.published, c.coalesced} {
+		c.live, c.alerts, c.zkConnection, c.connection, c.locks, c.viewers, c.published, c.coalesced} {
 		ch <- d
 	}
 }
@@ -107,33 +120,54 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		return now.Sub(since).Seconds()
 	}
 	for _, s := range c.cfg.Hub.List() {
+		svc := s.ServiceName()
 		holders, waiters := len(s.Holders()), len(s.Waiters())
-		gauge(c.queueLength, float64(holders+waiters), s.Path)
-		gauge(c.holders, float64(holders), s.Path)
-		gauge(c.waiters, float64(waiters), s.Path)
+		gauge(c.queueLength, float64(holders+waiters), svc, s.Path)
+		gauge(c.holders, float64(holders), svc, s.Path)
+		gauge(c.waiters, float64(waiters), svc, s.Path)
 		heldSince, waitingSince := s.Oldest()
-		gauge(c.oldestWait, age(waitingSince), s.Path)
-		gauge(c.holderAge, age(heldSince), s.Path)
-		gauge(c.live, boolFloat(s.Live()), s.Path)
+		gauge(c.oldestWait, age(waitingSince), svc, s.Path)
+		gauge(c.holderAge, age(heldSince), svc, s.Path)
+		gauge(c.live, boolFloat(s.Live()), svc, s.Path)
 		kinds := map[string]int{}
 		for _, a := range s.Alerts {
 			kinds[a.Kind]++
 		}
 		for kind, n := range kinds {
-			gauge(c.alerts, float64(n), s.Path, kind)
+			gauge(c.alerts, float64(n), svc, s.Path, kind)
 		}
 	}
-	if c.cfg.Connection != nil {
-		state := c.cfg.Connection()
-		for _, st := range connections {
-			gauge(c.zkConnection, boolFloat(st == state), string(st))
-		}
-	}
+	c.collectConnections(gauge)
 	st := c.cfg.Hub.Stats()
 	gauge(c.locks, float64(st.Topics))
 	gauge(c.viewers, float64(st.Viewers))
 	ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(st.Published))
 	ch <- prometheus.MustNewConstMetric(c.coalesced, prometheus.CounterValue, float64(st.Coalesced))
+}
+
+// collectConnections gauges each reader's connection state: one series per
+// known state, and the current one even when it is none of those, so a
+// service's own state is never hidden.
+func (c *collector) collectConnections(gauge func(d *prometheus.Desc, v float64, labels ...string)) {
+	if c.cfg.Services == nil {
+		return
+	}
+	for _, svc := range c.cfg.Services() {
+		if svc.Reader == nil {
+			continue
+		}
+		state := svc.Reader.Connection()
+		states := connections
+		if !slices.Contains(states, state) {
+			states = append(slices.Clone(states), state)
+		}
+		for _, st := range states {
+			gauge(c.connection, boolFloat(st == state), svc.Name, string(st))
+			if svc.Name == lockqueue.ZooKeeper {
+				gauge(c.zkConnection, boolFloat(st == state), string(st))
+			}
+		}
+	}
 }
 
 func boolFloat(b bool) float64 {

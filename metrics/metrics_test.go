@@ -10,8 +10,37 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/metrics"
 )
+
+// stateReader is a lockservice.Reader that only reports a fixed
+// connection state: all the collector asks of a reader. Its other methods
+// are the nil interface's and would panic if the collector called them.
+type stateReader struct {
+	lockservice.Reader
+	state lockqueue.Connection
+}
+
+func (r stateReader) Connection() lockqueue.Connection { return r.state }
+
+// services is a registry's All over services with readers in the given
+// states (by service name, in order) and one classroom-only service.
+func services(t *testing.T, states ...[2]string) func() []lockservice.Service {
+	t.Helper()
+	reg := &lockservice.Registry{}
+	for _, st := range states {
+		svc := lockservice.Service{Name: st[0], CheckName: func(string) error { return nil },
+			Reader: stateReader{state: lockqueue.Connection(st[1])}}
+		if err := reg.Register(svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reg.Register(lockservice.Service{Name: "classroom-only", CheckName: func(string) error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	return reg.All
+}
 
 // scrape serves the handler and parses what Prometheus would read.
 func scrape(t *testing.T, h http.Handler) map[string][]sample {
@@ -69,6 +98,28 @@ next:
 	return 0, false
 }
 
+// series is one expected sample: a metric, the labels it must have (others
+// may be there too), its value.
+type series struct {
+	name   string
+	labels map[string]string
+	want   float64
+}
+
+func checkSeries(t *testing.T, got map[string][]sample, tests []series) {
+	t.Helper()
+	for _, tc := range tests {
+		v, ok := value(t, got, tc.name, tc.labels)
+		if !ok {
+			t.Errorf("%s%v missing", tc.name, tc.labels)
+			continue
+		}
+		if v != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
+		}
+	}
+}
+
 func TestLockMetrics(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	h := hub.New()
@@ -92,24 +143,20 @@ func TestLockMetrics(t *testing.T) {
 
 	got := scrape(t, metrics.Handler(metrics.Config{
 		Hub: h, Now: func() time.Time { return now },
-		Connection: func() lockqueue.Connection { return lockqueue.Reconnecting },
+		Services: services(t, [2]string{lockqueue.ZooKeeper, string(lockqueue.Reconnecting)}),
 	}))
 
-	orders := map[string]string{"path": "/locks/orders"}
-	idle := map[string]string{"path": "/locks/idle"}
-	tests := []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	orders := map[string]string{"service": "zookeeper", "path": "/locks/orders"}
+	idle := map[string]string{"service": "zookeeper", "path": "/locks/idle"}
+	tests := []series{
 		{"zklockviz_lock_queue_length", orders, 3},
 		{"zklockviz_lock_holders", orders, 1},
 		{"zklockviz_lock_waiters", orders, 2},
 		{"zklockviz_lock_oldest_wait_seconds", orders, 60},
 		{"zklockviz_lock_holder_age_seconds", orders, 90},
 		{"zklockviz_lock_live", orders, 1},
-		{"zklockviz_lock_alerts", map[string]string{"path": "/locks/orders", "kind": "zombie"}, 2},
-		{"zklockviz_lock_alerts", map[string]string{"path": "/locks/orders", "kind": "foreign-child"}, 1},
+		{"zklockviz_lock_alerts", map[string]string{"service": "zookeeper", "path": "/locks/orders", "kind": "zombie"}, 2},
+		{"zklockviz_lock_alerts", map[string]string{"service": "zookeeper", "path": "/locks/orders", "kind": "foreign-child"}, 1},
 		{"zklockviz_lock_queue_length", idle, 0},
 		{"zklockviz_lock_oldest_wait_seconds", idle, 0},
 		{"zklockviz_lock_holder_age_seconds", idle, 0},
@@ -117,21 +164,14 @@ func TestLockMetrics(t *testing.T) {
 		{"zklockviz_zookeeper_connection", map[string]string{"state": "reconnecting"}, 1},
 		{"zklockviz_zookeeper_connection", map[string]string{"state": "connected"}, 0},
 		{"zklockviz_zookeeper_connection", map[string]string{"state": "expired"}, 0},
+		{"zklockviz_connection", map[string]string{"service": "zookeeper", "state": "reconnecting"}, 1},
+		{"zklockviz_connection", map[string]string{"service": "zookeeper", "state": "connected"}, 0},
 		{"zklockviz_locks", nil, 2},
 		{"zklockviz_viewers", nil, 1},
 		{"zklockviz_snapshots_published_total", nil, 2},
 		{"zklockviz_snapshots_coalesced_total", nil, 0},
 	}
-	for _, tc := range tests {
-		v, ok := value(t, got, tc.name, tc.labels)
-		if !ok {
-			t.Errorf("%s%v missing", tc.name, tc.labels)
-			continue
-		}
-		if v != tc.want {
-			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
-		}
-	}
+	checkSeries(t, got, tests)
 	if _, ok := value(t, got, "zklockviz_lock_alerts", idle); ok {
 		t.Error("a lock without alerts has an alerts series")
 	}
@@ -141,11 +181,66 @@ func TestLockMetrics(t *testing.T) {
 }
 
 func TestNoWatcherNoConnectionSeries(t *testing.T) {
-	got := scrape(t, metrics.Handler(metrics.Config{Hub: hub.New()}))
-	if n := len(got["zklockviz_zookeeper_connection"]); n != 0 {
-		t.Errorf("%d connection series without a watcher, want none", n)
+	for _, cfg := range []metrics.Config{
+		{Hub: hub.New()},
+		{Hub: hub.New(), Services: services(t)}, // a classroom-only service
+	} {
+		got := scrape(t, metrics.Handler(cfg))
+		for _, name := range []string{"zklockviz_zookeeper_connection", "zklockviz_connection"} {
+			if n := len(got[name]); n != 0 {
+				t.Errorf("%d %s series without a reader, want none", n, name)
+			}
+		}
 	}
+	got := scrape(t, metrics.Handler(metrics.Config{Hub: hub.New()}))
 	if v, ok := value(t, got, "zklockviz_locks", nil); !ok || v != 0 {
 		t.Errorf("zklockviz_locks = %v, %v; want 0", v, ok)
+	}
+}
+
+// TestSecondService: a lock of another service is labelled with it, apart
+// from a ZooKeeper lock of the same path, and each service's reader has
+// its own connection series, the ZooKeeper-only gauge staying ZooKeeper's.
+func TestSecondService(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := hub.New()
+	h.Publish(lockqueue.Snapshot{Path: "/locks/orders", Connection: lockqueue.Connected,
+		Nodes: []lockqueue.Node{{Name: "lock-0000000001", Holding: true, Ctime: now.Add(-5 * time.Second)}}})
+	h.Publish(lockqueue.Snapshot{Service: "etcd", Path: "/locks/orders", Connection: lockqueue.Expired,
+		Nodes: []lockqueue.Node{
+			{Name: "/locks/orders/694d7a1b2c3d", Holding: true, Ctime: now.Add(-30 * time.Second)},
+			{Name: "/locks/orders/694d7a1b2c3e", Ctime: now.Add(-20 * time.Second)},
+		},
+		Alerts: []lockqueue.Alert{{Kind: lockqueue.AlertDisconnect, Nodes: []string{}}}})
+
+	got := scrape(t, metrics.Handler(metrics.Config{
+		Hub: h, Now: func() time.Time { return now },
+		Services: services(t, [2]string{lockqueue.ZooKeeper, "connected"}, [2]string{"etcd", "expired"}),
+	}))
+
+	zk := map[string]string{"service": "zookeeper", "path": "/locks/orders"}
+	etcd := map[string]string{"service": "etcd", "path": "/locks/orders"}
+	tests := []series{
+		{"zklockviz_lock_queue_length", zk, 1},
+		{"zklockviz_lock_queue_length", etcd, 2},
+		{"zklockviz_lock_waiters", etcd, 1},
+		{"zklockviz_lock_holder_age_seconds", zk, 5},
+		{"zklockviz_lock_holder_age_seconds", etcd, 30},
+		{"zklockviz_lock_oldest_wait_seconds", etcd, 20},
+		{"zklockviz_lock_live", zk, 1},
+		{"zklockviz_lock_live", etcd, 0},
+		{"zklockviz_lock_alerts", map[string]string{"service": "etcd", "path": "/locks/orders", "kind": "disconnected"}, 1},
+		{"zklockviz_connection", map[string]string{"service": "zookeeper", "state": "connected"}, 1},
+		{"zklockviz_connection", map[string]string{"service": "etcd", "state": "expired"}, 1},
+		{"zklockviz_connection", map[string]string{"service": "etcd", "state": "connected"}, 0},
+		{"zklockviz_zookeeper_connection", map[string]string{"state": "connected"}, 1},
+		{"zklockviz_locks", nil, 2},
+	}
+	checkSeries(t, got, tests)
+	if n := len(got["zklockviz_zookeeper_connection"]); n != 3 {
+		t.Errorf("%d zklockviz_zookeeper_connection series, want ZooKeeper's 3 states only", n)
+	}
+	if n := len(got["zklockviz_connection"]); n != 6 {
+		t.Errorf("%d zklockviz_connection series, want 3 states × 2 services with readers", n)
 	}
 }

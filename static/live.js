@@ -5,7 +5,7 @@
 
 const HEADER = ['path', 'revision', 'connection', 'watchSource', 'recipe', 'exists', 'leases', 'leasesInferred', 'alerts', 'invisibleChildWatches', 'updatedAt', 'error'];
 
-// nodeLess is lockqueue.NodeLess: lock nodes by (folder, seq, czxid, name),
+// nodeLess is lockqueue.NodeLess: lock nodes by (folder, order, seq, czxid, name),
 // then foreign children by name. A semaphore's nodes live in more than one
 // folder; other nodes have none.
 const folderOf = (n) => n.folder || '';
@@ -15,6 +15,7 @@ export function nodeLess(a, b) {
   if (fa !== fb) return fa - fb;
   if (fa) return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
   if (folderOf(a) !== folderOf(b)) return folderOf(a) < folderOf(b) ? -1 : 1;
+  if ((a.order || 0) !== (b.order || 0)) return (a.order || 0) - (b.order || 0);
   if (a.seq !== b.seq) return a.seq - b.seq;
   if (a.czxid !== b.czxid) return a.czxid - b.czxid;
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
@@ -48,12 +49,21 @@ export function closeSocket(ws, code = 1000, reason = '') {
   });
 }
 
-// LiveLock connects to /ws?path= and calls onSnapshot(snap) with every new
-// state and onStatus({socket: "open"|"connecting"|"reconnecting", attempt,
-// retryInMs}) when the socket's state changes.
+// lockQuery sets a lock's (service, path) on URL search params; ZooKeeper's
+// locks name no service, as every URL before other services did.
+export function lockQuery(params, service, path) {
+  if (service && service !== 'zookeeper') params.set('service', service);
+  params.set('path', path);
+  return params;
+}
+
+// LiveLock connects to /ws?service=&path= and calls onSnapshot(snap) with
+// every new state and onStatus({socket: "open"|"connecting"|"reconnecting",
+// attempt, retryInMs}) when the socket's state changes.
 export class LiveLock {
-  constructor(path, { onSnapshot, onStatus, base = '' } = {}) {
+  constructor(path, { service = '', onSnapshot, onStatus, base = '' } = {}) {
     this.path = path;
+    this.service = service;
     this.onSnapshot = onSnapshot || (() => {});
     this.onStatus = onStatus || (() => {});
     this.base = base;
@@ -71,7 +81,7 @@ export class LiveLock {
   url() {
     const u = new URL(this.base + '/ws', location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-    u.searchParams.set('path', this.path);
+    lockQuery(u.searchParams, this.service, this.path);
     return u.toString();
   }
 

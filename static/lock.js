@@ -1,15 +1,18 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, fmtDur, HEAD, TAIL, MAX_EXTRA } from './queue.js';
+import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA } from './queue.js';
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
-import { LiveLock } from './live.js';
-import { QueueTable, snapshotText, describeNode } from './table.js';
+import { LiveLock, lockQuery } from './live.js';
+import { QueueTable, startNodeClock } from './table.js';
 
 const body = document.body;
 const path = body.dataset.path;
+const service = body.dataset.service || '';
+// title names the lock's service in the banner ("ZooKeeper is unreachable").
+const title = body.dataset.serviceTitle || 'ZooKeeper';
 const svg = document.getElementById('lane');
 const banner = document.getElementById('banner');
 const alertsEl = document.getElementById('alerts');
@@ -24,7 +27,13 @@ let lastLiveAt = null;
 let live = null; // the LiveLock, once the path is watched
 
 legend(document.getElementById('legend'));
-const table = new QueueTable(document.getElementById('table'), { onSelect: select });
+// The table's pages are the server's, of the newest snapshot of this lock,
+// and come with the summary and the alerts of the same snapshot.
+const table = new QueueTable(document.getElementById('table'), {
+  onSelect: select,
+  source: (q) => fetch('/parts/lock?' + lockQuery(q, service, path)),
+  onParts: showParts,
+});
 
 function select(name) {
   selected = name === selected ? '' : name;
@@ -64,105 +73,60 @@ function renderBanner() {
   } else if (!snap) {
     why = 'waiting for the first snapshot…';
   } else if (snap.connection === 'expired') {
-    why = 'the watcher\'s ZooKeeper session expired; it is starting a new one';
+    why = `the watcher's ${title} session expired; it is starting a new one`;
   } else if (snap.connection !== 'connected') {
-    why = 'ZooKeeper is unreachable; the watcher is reconnecting';
+    why = `${title} is unreachable; the watcher is reconnecting`;
   } else {
-    why = `the last read from ZooKeeper failed: ${snap.error}`;
+    why = `the last read from ${title} failed: ${snap.error}`;
   }
   const when = lastLiveAt ? ` Showing the state last seen live at ${new Date(lastLiveAt).toLocaleTimeString()}.` : '';
   banner.hidden = false;
   banner.textContent = `NOT LIVE — ${why}.${when}`;
 }
 
-function renderAlerts() {
-  alertsEl.replaceChildren();
-  for (const a of snap.alerts || []) {
-    const li = document.createElement('li');
-    li.className = `alert alert-${a.kind}`;
-    li.dataset.kind = a.kind;
-    const k = document.createElement('strong');
-    k.textContent = a.kind;
-    li.append(k, ' ', a.message);
-    if ((a.nodes || []).length) {
-      li.tabIndex = 0;
-      li.title = a.nodes.join('\n');
-      const mark = (on) => {
-        for (const name of a.nodes) {
-          const g = svg.querySelector(`[data-node="${CSS.escape(name)}"]`);
-          if (g) g.classList.toggle('hl', on);
-        }
-      };
-      li.addEventListener('mouseenter', () => mark(true));
-      li.addEventListener('mouseleave', () => mark(false));
-      li.addEventListener('focus', () => mark(true));
-      li.addEventListener('blur', () => mark(false));
-      li.addEventListener('click', () => select(a.nodes[0]));
-    }
-    alertsEl.append(li);
+// showParts swaps in the summary and the alerts the server rendered with
+// the table's page (views.LockParts).
+function showParts(parts) {
+  for (const id of ['summary', 'alerts']) {
+    const next = parts.getElementById(id);
+    if (next) document.getElementById(id).replaceWith(next);
   }
-  alertsEl.hidden = !(snap.alerts || []).length;
+  const pane = parts.querySelector('.node-details');
+  if (pane) {
+    details.replaceChildren(pane);
+    startNodeClock(details, snap, timing);
+    tick(details);
+  }
+  const sum = document.getElementById('summary');
+  if (sum.dataset.title) document.title = sum.dataset.title;
+  tick(sum);
 }
 
-function renderSummary() {
-  const nodes = snap.nodes || [];
-  const holders = nodes.filter((n) => n.holding);
-  // One per contender (lockqueue.Node.Waiting): a semaphore acquirer's
-  // lock-folder node is part of its lease node's contender.
-  const waiters = nodes.filter((n) => !n.holding && !n.foreign && !n.partOf);
-  let oldest = null;
-  // A contender's wait starts with its first node, which may be the one
-  // that is partOf another (lockqueue.Snapshot.Oldest).
-  for (const n of nodes) {
-    if (n.holding || n.foreign) continue;
-    const t = Date.parse(n.ctime);
-    if (t && (oldest === null || t < oldest)) oldest = t;
-  }
-  const parts = [
-    ['recipe', snap.recipe || 'none'],
-    ['holding', String(holders.length)],
-    ['waiting', waiters.length.toLocaleString('en-US')],
-    ['watches from', snap.watchSource || 'none'],
-    ['revision', String(snap.revision)],
-  ];
-  if (snap.leases) parts.splice(2, 0, ['leases', String(snap.leases) + (snap.leasesInferred ? ' (inferred)' : '')]);
-  // Holders whose clients still wait: the count views.NewLock paints first.
-  const stalled = holders.filter((n) => n.stalledOn).length;
-  if (stalled) parts.splice(2, 0, ['stalled', String(stalled)]);
-  summary.replaceChildren();
-  for (const [k, v] of parts) {
-    const d = document.createElement('div');
-    d.className = k === 'stalled' ? 'stat warn' : 'stat';
-    d.dataset.stat = k;
-    const b = document.createElement('b');
-    b.textContent = v;
-    d.append(b, ' ', k);
-    summary.append(d);
-  }
-  if (oldest) {
-    const d = document.createElement('div');
-    d.className = 'stat';
-    d.dataset.stat = 'oldest';
-    const b = document.createElement('b');
-    b.dataset.since = oldest;
-    b.dataset.verb = '';
-    d.append(b, ' oldest wait');
-    summary.append(d);
-  }
-  if (snap.exists === false) {
-    const d = document.createElement('div');
-    d.className = 'stat warn';
-    d.textContent = 'the lock parent does not exist (yet)';
-    summary.append(d);
-  }
-  document.title = `${snap.path} · ${holders.length} holding · ${waiters.length} waiting — zklockviz`;
+// An alert marks the nodes it names (its title) while hovered or focused,
+// and selects the first when clicked; the alerts are replaced with every
+// change, so the page listens on the document.
+function alertNodes(e) {
+  const li = e.target.closest && e.target.closest('#alerts li.alert');
+  return li && li.title ? li.title.split('\n') : null;
 }
+function markAlert(e, on) {
+  for (const name of alertNodes(e) || []) {
+    const g = svg.querySelector(`[data-node="${CSS.escape(name)}"]`);
+    if (g) g.classList.toggle('hl', on);
+  }
+}
+document.addEventListener('mouseover', (e) => markAlert(e, true));
+document.addEventListener('mouseout', (e) => markAlert(e, false));
+document.addEventListener('focusin', (e) => markAlert(e, true));
+document.addEventListener('focusout', (e) => markAlert(e, false));
+document.addEventListener('click', (e) => {
+  const nodes = alertNodes(e);
+  if (nodes) select(nodes[0]);
+});
 
 function render() {
   renderBanner();
   if (!snap) return;
-  renderSummary();
-  renderAlerts();
   drawQueue(svg, snap, { selected, onSelect: select, timing, id: 'lane' });
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
@@ -179,7 +143,6 @@ function render() {
     foldNote.textContent = '';
   }
   table.update(snap, timing, selected);
-  describeNode(details, snap, selected, timing);
   tick(document.body);
   if (!body.dataset.firstDraw) {
     body.dataset.firstDraw = String(Math.round(performance.now()));
@@ -189,8 +152,17 @@ function render() {
 
 document.getElementById('copy').addEventListener('click', async (e) => {
   if (!snap) return;
-  const text = snapshotText(snap, timing);
   const btn = e.currentTarget;
+  let text;
+  try {
+    const res = await fetch('/parts/lock-text?' + lockQuery(new URLSearchParams(), service, path));
+    if (!res.ok) throw new Error(res.statusText);
+    text = await res.text();
+  } catch (err) {
+    btn.textContent = `could not copy: ${err.message}`;
+    setTimeout(() => (btn.textContent = 'copy as text'), 2000);
+    return;
+  }
   try {
     await navigator.clipboard.writeText(text);
     btn.textContent = 'copied ✓';
@@ -209,6 +181,7 @@ document.getElementById('copy').addEventListener('click', async (e) => {
 // an unwatched path would only be refused (404), again and again.
 function follow() {
   live = new LiveLock(path, {
+    service,
     onSnapshot(s) {
       snap = s;
       const now = Date.now();
@@ -235,7 +208,7 @@ if (watchThis) {
       const res = await fetch('/api/v1/watch', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ path }),
+        body: JSON.stringify(service && service !== 'zookeeper' ? { service, path } : { path }),
       });
       const answer = await res.json().catch(() => ({}));
       if (!res.ok) throw new Error(answer.error || `${res.status} ${res.statusText}`);
@@ -254,6 +227,3 @@ setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
 }, 1000);
-
-// Exposed for tests and for poking at in the console.
-window.zklockviz = { get snapshot() { return snap; }, fmtDur };

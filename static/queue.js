@@ -82,7 +82,7 @@ export function clip(text, n) {
 }
 
 // fmtDur formats a duration in ms the way a person reads a stopwatch.
-export function fmtDur(ms) {
+function fmtDur(ms) {
   if (!(ms >= 0)) ms = 0;
   const s = ms / 1000;
   if (s < 10) return s.toFixed(1) + 's';
@@ -154,8 +154,34 @@ export function holdHint(verb) {
   return verb === 'holds ≥' ? HOLD_UNKNOWN : verb === 'holds ≤' ? HOLD_SINCE_CREATED : '';
 }
 
+// waitEdges is lockqueue.Node.WaitEdges: the rule's target, vouched for by
+// the server when ZooKeeper's watch table confirms it or the service says
+// so, then every blocker the server reports that the rule did not name.
+function waitEdges(n) {
+  const out = [];
+  if (n.waitsFor) out.push({ to: n.waitsFor, provenance: n.edge === 'confirmed' || n.waitsForSource === 'server' ? 'server' : 'rule' });
+  for (const b of n.blockedBy || []) if (b !== n.waitsFor) out.push({ to: b, provenance: 'server' });
+  return out;
+}
+
+// PROVENANCE words who vouches for an edge (views.Provenance).
+const PROVENANCE = { rule: 'inferred', server: 'confirmed' };
+
+// usesNeutralFields is views.usesNeutralFields: a snapshot whose nodes
+// carry the service-neutral fields gets their columns and labels.
+function usesNeutralFields(snap) {
+  return (snap.nodes || []).some((n) => n.order || n.client || n.leaseId || n.leaseTtlMs || n.leaseLeftMs || n.waitsForSource || (n.blockedBy || []).length);
+}
+
+// leaseUntil is when n's lease runs out (ms epoch), counted from the
+// snapshot's updatedAt, when its time left was true; 0 when unknown.
+function leaseUntil(snap, n) {
+  const at = Date.parse(snap.updatedAt);
+  return n.leaseLeftMs > 0 && at > 0 ? at + n.leaseLeftMs : 0;
+}
+
 // alertIndex maps node names to the alerts that name them.
-export function alertIndex(snap) {
+function alertIndex(snap) {
   const idx = new Map();
   for (const a of snap.alerts || []) {
     for (const name of a.nodes || []) {
@@ -212,8 +238,8 @@ export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
 // STALLED is how a stalled holder's state reads.
 // PART_OF is how a node that is another node's contender too reads
 // (views.PartOfText).
-export const PART_OF = 'holds the internal lock for ';
-export const STALLED = 'holds by rule, client still waiting for';
+const PART_OF = 'holds the internal lock for ';
+const STALLED = 'holds by rule, client still waiting for';
 
 function el(tag, attrs, text) {
   const e = document.createElementNS(NS, tag);
@@ -338,6 +364,7 @@ export function drawQueue(svg, snap, opts = {}) {
 
   const arrows = el('g', { class: 'arrows' });
   const prefix = snap.path === '/' ? '/' : (snap.path || '') + '/';
+  const neutral = usesNeutralFields(snap);
   let drawnNodes = 0;
   for (const c of cols) {
     if (c.group) continue;
@@ -356,14 +383,29 @@ export function drawQueue(svg, snap, opts = {}) {
     } else if (n.waitsFor) {
       const tx = xOf(n.waitsFor);
       if (tx !== undefined) {
+        const prov = neutral ? waitEdges(n)[0].provenance : undefined;
         const p = el('path', {
           class: `arrow rule edge-${edge || 'none'}`, d: arc(c.x - 6, tx + 6, RULE_Y, -1, 68),
           'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
-          'data-from': n.name, 'data-to': n.waitsFor, 'data-kind': 'rule', 'data-edge': edge,
+          'data-from': n.name, 'data-to': n.waitsFor, 'data-kind': 'rule', 'data-edge': edge, 'data-provenance': prov && PROVENANCE[prov],
         });
-        p.append(el('title', {}, `${n.name} waits for ${n.waitsFor} (recipe rule)` + (edge === 'missing' ? ' — but its session watches nothing there' : '')));
+        const why = prov ? ` (${PROVENANCE[prov]}: ${prov === 'server' ? 'the server reports it' : 'by the recipe\'s rule; the server keeps no record of it'})` : ' (recipe rule)';
+        p.append(el('title', {}, `${n.name} waits for ${n.waitsFor}` + why + (edge === 'missing' ? ' — but its session watches nothing there' : '')));
         arrows.append(p);
       }
+    }
+    // Blockers the server reports beyond the rule's: below the lane, as
+    // the server's own edges.
+    for (const e of neutral ? waitEdges(n).filter((e) => e.to !== n.waitsFor) : []) {
+      const tx = xOf(e.to);
+      if (tx === undefined) continue;
+      const d = tx > c.x ? arc(c.x + 16, tx - 16, ACT_Y, 1, 46) : arc(c.x, tx, ACT_Y, 1.6, 66);
+      const p = el('path', {
+        class: 'arrow actual edge-confirmed blocked', d, 'marker-end': `url(#${id}-ah-confirmed)`,
+        'data-from': n.name, 'data-to': e.to, 'data-kind': 'blocked', 'data-edge': 'confirmed', 'data-provenance': PROVENANCE.server,
+      });
+      p.append(el('title', {}, `${n.name} is blocked by ${e.to} (confirmed: the server reports it)`));
+      arrows.append(p);
     }
   }
   for (const c of cols) {
@@ -516,14 +558,23 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   lines.push(el('text', { class: 'label name', y: LABEL_Y }, shortName(n)));
   let data = n.dataBinary ? '‹binary›' : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
   lines.push(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
-  lines.push(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session)));
+  // A service without sessions names the node's client instead.
+  lines.push(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session) || clip(n.client || '', 16)));
   const t = el('text', { class: 'label time', y: LABEL_Y + 3 * LINE });
   if (opts.timing) {
     t.setAttribute('data-since', opts.timing.since(n));
     const verb = opts.timing.verb(n);
     t.setAttribute('data-verb', verb);
   }
-  if (n.zombie && n.expiresInMs > 0) {
+  const lease = leaseUntil(snap, n);
+  if (lease) {
+    // The lease's time left says more than the node's age: when it runs
+    // out, the service lets the node go.
+    t.setAttribute('data-until', lease);
+    t.setAttribute('data-verb', 'lease');
+    t.setAttribute('data-expired', 'lease expired');
+    t.setAttribute('class', 'label time lease');
+  } else if (n.zombie && n.expiresInMs > 0) {
     const base = opts.timing && opts.timing.receivedAt ? opts.timing.receivedAt : Date.now();
     t.setAttribute('data-until', base + n.expiresInMs);
     t.setAttribute('data-verb', 'zombie');
@@ -549,7 +600,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
 export function tick(root, now = Date.now()) {
   for (const t of root.querySelectorAll('[data-until]')) {
     const left = Number(t.getAttribute('data-until')) - now;
-    t.textContent = left > 0 ? `${t.getAttribute('data-verb')} · ${fmtDur(left)} left` : 'zombie · expiry due';
+    t.textContent = left > 0 ? [t.getAttribute('data-verb'), fmtDur(left) + ' left'].filter(Boolean).join(' · ') : t.getAttribute('data-expired') || 'zombie · expiry due';
   }
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
     const since = Number(t.getAttribute('data-since'));

@@ -4,11 +4,10 @@
 // client) as plain HTTP POSTs. All the lock logic is the server's; this file
 // only shows states and forwards intentions.
 
-import { drawQueue, tick, fmtDur, animateNotify, animateNotifyParent, shortName, legend, modeLabel } from './queue.js';
-import { QueueTable, describeNode } from './table.js';
-import { closeSocket } from './live.js';
+import { legend, tick } from './queue.js';
+import { API, call, inflight, onSettled } from './sim-api.js';
+import { Panel } from './sim-panel.js';
 
-const API = '/api/v1/sim';
 const $ = (id) => document.getElementById(id);
 const ui = {
   scenario: $('scenario'), strategy: $('strategy'), clients: $('clients'), fencing: $('fencing'),
@@ -33,87 +32,6 @@ let generation = 0; // bumps on restart, so late answers of old runs are dropped
 // the other, the herd's steps taking longer on ZooKeeper.
 let together = null;
 let showing = null; // show() while it moves the runs to their newest states
-let inflight = 0; // API calls not answered yet
-
-// ---- State shape --------------------------------------------------------
-// The simulator documents its State in simulator/run.go; normalize keeps the
-// rest of this file independent of small naming differences.
-export function normalize(raw) {
-  const s = raw || {};
-  const pseudo = s.pseudocode || {};
-  const lines = Array.isArray(pseudo) ? pseudo : pseudo.lines || [];
-  const line = s.line ?? pseudo.line ?? 0;
-  const events = (s.events || []).map((e) => ({ ...e, kind: e.kind || e.event || 'event', text: e.text || '' }));
-  const steps = s.steps ?? 0;
-  const planned = s.planned ?? steps;
-  return {
-    id: s.id, scenario: s.scenario, title: s.title || s.scenario, lock: s.lock || 'rw', strategy: s.strategy,
-    path: s.path || (s.snapshot && s.snapshot.path), step: s.step ?? 0, steps, planned, total: Math.max(steps, planned),
-    playing: !!s.playing, speed: s.speed || 1, done: !!s.done, busy: !!s.busy, error: s.error || '',
-    action: s.action || null, next: s.next || null, fencing: !!s.fencing, sessionTimeoutMs: s.sessionTimeoutMs || 0,
-    clockMs: s.clockMs || 0, events, stats: s.stats || {}, lastRelease: s.lastRelease || null,
-    violations: s.violations || [], clients: s.clients || [], narration: s.narration || '',
-    lines, line: typeof line === 'number' ? line : 0, snapshot: s.snapshot || null,
-  };
-}
-
-// RunClock gives the queue, the table and the client pane their times from
-// the run's clock at the shown step (State.clockMs; a client's joinedMs and
-// sinceMs), never from this page's clock: a step reads the same live, after
-// scrubbing, and opened from a shared link. It has Timing's interface
-// (queue.js); the run's panel carries data-clock-at, which stops tick() at
-// the step's clock.
-export class RunClock {
-  constructor() {
-    this.at = 0;
-    this.byNode = new Map();
-  }
-
-  observe(state) {
-    this.at = state.clockMs || 0;
-    this.byNode = new Map(state.clients.filter((c) => c.node).map((c) => [c.node, c]));
-  }
-
-  since(n) {
-    const c = this.byNode.get(n.name);
-    if (!c) return this.at;
-    return n.holding ? c.sinceMs ?? this.at : c.joinedMs ?? this.at;
-  }
-
-  verb(n) {
-    if (n.foreign) return 'age';
-    return n.holding ? 'holds' : 'waits';
-  }
-
-}
-
-// ---- HTTP ---------------------------------------------------------------
-async function call(method, path, body) {
-  inflight++;
-  try {
-    const res = await fetch(API + path, {
-      method,
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    let data = null;
-    const text = await res.text();
-    if (text) {
-      try {
-        data = JSON.parse(text);
-      } catch {
-        data = { error: text };
-      }
-    }
-    if (!res.ok) throw new Error((data && (data.error || data.message)) || `${res.status} ${res.statusText}`);
-    return data;
-  } finally {
-    inflight--;
-    // A run held back for this answer may show now, once the caller has
-    // taken the answer (or not: a failed step leaves the runs apart).
-    setTimeout(show, 0);
-  }
-}
 
 function showError(err) {
   if (!err) {
@@ -123,369 +41,6 @@ function showError(err) {
   }
   ui.error.hidden = false;
   ui.error.textContent = String(err.message || err);
-}
-
-// ---- One run ------------------------------------------------------------
-class Panel {
-  constructor(strategy, compare) {
-    this.strategy = strategy;
-    this.state = null;
-    this.prev = null;
-    this.timing = new RunClock();
-    this.selectedClient = '';
-    this.selectedNode = '';
-    this.queue = [];
-    this.el = document.createElement('section');
-    this.el.className = 'run card';
-    this.el.dataset.strategy = strategy;
-    this.el.setAttribute('aria-label', `run: ${strategy}`);
-    const titles = {
-      herd: 'herd: every waiter watches all children',
-      children: 'children: every standby watches the lock\'s children',
-    };
-    const title = titles[strategy] || 'predecessor: each waiter watches one node';
-    this.el.innerHTML = `
-      <h2><span class="strategy"></span><span class="run-title dim"></span></h2>
-      <div class="narration" aria-live="polite"></div>
-      <div class="herd" aria-label="herd meter"></div>
-      <div class="lane-scroll"><svg class="lane" role="group" aria-label="lock queue"></svg></div>
-      <div class="clients" role="list" aria-label="clients"></div>
-      <div class="client-pane details" aria-live="polite"></div>
-      <details class="more pseudo-box" open><summary>recipe pseudocode</summary><ol class="pseudo"></ol></details>
-      <details class="more"><summary>events</summary><ol class="events"></ol></details>
-      <div class="run-table" ${showTable ? '' : 'hidden'}></div>`;
-    this.el.querySelector('.strategy').textContent = strategy;
-    this.el.querySelector('.run-title').textContent = title;
-    this.narration = this.el.querySelector('.narration');
-    this.herd = this.el.querySelector('.herd');
-    this.svg = this.el.querySelector('svg.lane');
-    this.clientsEl = this.el.querySelector('.clients');
-    this.pane = this.el.querySelector('.client-pane');
-    this.pseudo = this.el.querySelector('.pseudo');
-    this.eventsEl = this.el.querySelector('.events');
-    this.tableEl = this.el.querySelector('.run-table');
-    this.table = new QueueTable(this.tableEl, { pageSize: 50, onSelect: (n) => this.selectNode(n) });
-    this.compare = compare;
-  }
-
-  async start(scenario, clients, fencing, gen) {
-    // A lease scenario has no strategy to choose ("children" is its own).
-    const body = { scenario, fencing };
-    if (this.strategy !== 'children') body.strategy = this.strategy;
-    if (clients > 0) body.clients = clients;
-    const raw = await call('POST', '/runs', body);
-    if (gen !== generation) {
-      call('DELETE', `/runs/${encodeURIComponent(raw.id)}`).catch(() => {});
-      return;
-    }
-    this.id = raw.id;
-    this.el.dataset.run = this.id;
-    this.accept(raw);
-    this.connect(gen);
-  }
-
-  connect(gen) {
-    if (gen !== generation || !this.id) return;
-    const u = new URL(`${API}/runs/${encodeURIComponent(this.id)}/ws`, location.href);
-    u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(u);
-    this.ws = ws;
-    ws.onmessage = (ev) => {
-      try {
-        this.accept(JSON.parse(ev.data));
-      } catch (err) {
-        console.error('sim: bad message', err);
-      }
-    };
-    ws.onclose = (ev) => {
-      if (this.ws !== ws || gen !== generation || this.closed) return;
-      this.el.dataset.socket = 'closed';
-      // A normal closure is the server saying the run ended: reconnecting
-      // would only be refused (404).
-      if (ev.code === 1000) {
-        showError(`${this.strategy}: the run ended on the server; press restart for a new one`);
-        return;
-      }
-      setTimeout(() => this.connect(gen), 1000);
-    };
-    ws.onopen = () => (this.el.dataset.socket = 'open');
-  }
-
-  // accept takes a State from the socket or from a command's answer.
-  accept(raw) {
-    if (!raw || typeof raw !== 'object' || raw.id === undefined) return;
-    if (this.id && raw.id !== this.id) return;
-    this.queue.push(normalize(raw));
-    show();
-  }
-
-  // latest is the newest state received, shown or not.
-  latest() {
-    return this.queue.length ? this.queue[this.queue.length - 1] : this.state;
-  }
-
-  // animate shows the notifications the new step delivered, on the old
-  // drawing: a dot runs from the node whose deletion fired an exists watch to
-  // the watcher, or drops from the parent bar for a children watch (the herd).
-  async animate(before, after) {
-    const pos = this.positions;
-    if (!pos) return;
-    const nodeOf = new Map(before.clients.map((c) => [c.name, c.node]));
-    const ms = Math.max(150, Math.min(900, 650 / (after.speed || 1)));
-    const jobs = [];
-    for (const e of after.events) {
-      if (e.step !== after.step || e.kind !== 'notify') continue;
-      const to = pos.get(nodeOf.get(e.client));
-      if (to === undefined) continue;
-      if (e.watch === 'children') jobs.push(animateNotifyParent(this.svg, to, ms));
-      else if (pos.has(e.node)) jobs.push(animateNotify(this.svg, pos.get(e.node), to, ms));
-    }
-    if (!jobs.length) return;
-    this.svg.dataset.notifying = String(jobs.length);
-    await Promise.all(jobs);
-    delete this.svg.dataset.notifying;
-  }
-
-  selectClient(name) {
-    this.selectedClient = this.selectedClient === name ? '' : name;
-    const c = this.state && this.state.clients.find((x) => x.name === this.selectedClient);
-    this.selectedNode = c ? c.node || '' : '';
-    this.render();
-  }
-
-  selectNode(name) {
-    const c = this.state && this.state.clients.find((x) => x.node === name || (x.path && x.path.endsWith('/' + name)));
-    this.selectedNode = this.selectedNode === name ? '' : name;
-    this.selectedClient = this.selectedNode && c ? c.name : '';
-    this.render();
-  }
-
-  // act asks the simulator to act on a client; it answers the new state, or
-  // null when the simulator refused.
-  async act(client, action) {
-    try {
-      showError(null);
-      const body = { action };
-      if (client) body.client = client;
-      const raw = await call('POST', `/runs/${encodeURIComponent(this.id)}/act`, body);
-      this.accept(raw);
-      return normalize(raw);
-    } catch (err) {
-      showError(`${this.strategy}: ${action}${client ? ' ' + client : ''}: ${err.message}`);
-      return null;
-    }
-  }
-
-  renderMeta() {
-    this.el.dataset.step = this.state.step;
-    this.el.dataset.steps = this.state.steps;
-    this.el.dataset.playing = String(this.state.playing);
-  }
-
-  render() {
-    const s = this.state;
-    if (!s) return;
-    this.renderMeta();
-    this.el.dataset.path = s.path || '';
-    // Narration and violations.
-    this.narration.replaceChildren();
-    this.narration.append(s.narration || (s.step === 0 ? 'Ready. Press Space to play or → to take one step.' : ''));
-    for (const v of s.violations) {
-      const b = document.createElement('span');
-      b.className = 'violation';
-      b.dataset.kind = v.kind || '';
-      b.textContent = '⚠ ' + (v.message || v.kind || String(v));
-      this.narration.append(b);
-    }
-    if (s.error) {
-      const b = document.createElement('span');
-      b.className = 'violation';
-      b.textContent = '⚠ ' + s.error;
-      this.narration.append(b);
-    }
-    this.el.dataset.busy = String(s.busy);
-    this.renderHerd();
-    this.timing.observe(s);
-    this.el.dataset.clockAt = String(this.timing.at);
-    if (s.snapshot) {
-      this.positions = drawQueue(this.svg, s.snapshot, {
-        selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.strategy,
-      });
-      if (!this.tableEl.hidden) this.table.update(s.snapshot, this.timing, this.selectedNode);
-    }
-    this.renderClients();
-    this.renderPane();
-    this.renderPseudo();
-    this.renderEvents();
-  }
-
-  renderHerd() {
-    const s = this.state;
-    const st = s.stats || {};
-    const last = s.lastRelease;
-    const meters = [
-      ['notifications', 'notifications', 'watch events delivered'],
-      ['getChildren', 'getChildren', 'calls: each woken waiter re-reads the queue'],
-      ['wastedWakeups', 'wasted wake-ups', 'woken, but did not acquire'],
-      ['exists', 'exists / getData', 'watches set on one node'],
-    ];
-    const peers = panels.filter((p) => p.state);
-    // Bars are scaled to N(N−1)/2, the waiters' wake-ups when every release
-    // wakes every remaining waiter (or to the larger run's figure, should
-    // that exceed it: the herd scenario's joins and the holders' own
-    // leftover watches add more). One run's bars mean something alone.
-    const n = s.clients.length;
-    const worst = (n * (n - 1)) / 2;
-    this.herd.replaceChildren();
-    for (const [key, label, help] of meters) {
-      let v = st[key] ?? 0;
-      if (key === 'exists') v = (st.exists ?? 0) + (st.getData ?? 0);
-      const most = Math.max(0, ...peers.map((p) => (key === 'exists' ? (p.state.stats.exists ?? 0) + (p.state.stats.getData ?? 0) : p.state.stats[key] ?? 0)));
-      const max = Math.max(1, worst, most);
-      const m = document.createElement('div');
-      m.className = 'meter' + (key === 'wastedWakeups' && v === 0 ? ' good' : key === 'exists' ? ' good' : '');
-      m.dataset.meter = key;
-      m.dataset.value = v;
-      const lastV = last ? (key === 'exists' ? (last.exists ?? 0) + (last.getData ?? 0) : last[key] ?? 0) : null;
-      m.innerHTML = `<small></small><b></b><small class="last"></small><div class="bar"><i></i></div>`;
-      m.children[0].textContent = label;
-      m.children[1].textContent = String(v);
-      m.children[2].textContent = lastV === null ? help : `last release: ${lastV} · ${help}`;
-      m.querySelector('i').style.width = `${Math.round((100 * v) / max)}%`;
-      const bar = m.querySelector('.bar');
-      bar.dataset.max = max;
-      bar.title = `${v} of ${max}: ` + (max === worst && worst > 0
-        ? `the bar's end is N(N−1)/2 = ${worst}: the waiters' wake-ups when each of ${n} clients' releases wakes every remaining waiter`
-        : `the bar's end is the larger run's figure, ${max}`);
-      this.herd.append(m);
-    }
-  }
-
-  renderClients() {
-    const s = this.state;
-    this.clientsEl.replaceChildren();
-    for (const c of s.clients) {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.className = 'client' + (c.name === this.selectedClient ? ' selected' : '');
-      b.dataset.client = c.name;
-      b.dataset.state = c.state || '';
-      b.setAttribute('role', 'listitem');
-      b.setAttribute('aria-pressed', String(c.name === this.selectedClient));
-      const name = document.createElement('strong');
-      name.textContent = c.name;
-      const st = document.createElement('span');
-      st.className = 'cstate';
-      st.textContent = [c.mode && modeLabel(c.mode), c.state].filter(Boolean).join(' · ');
-      b.append(name, st);
-      b.addEventListener('click', () => this.selectClient(c.name));
-      this.clientsEl.append(b);
-    }
-  }
-
-  renderPane() {
-    const s = this.state;
-    const c = s.clients.find((x) => x.name === this.selectedClient);
-    this.pane.replaceChildren();
-    if (!c) {
-      if (this.selectedNode && s.snapshot) {
-        describeNode(this.pane, s.snapshot, this.selectedNode, this.timing);
-        return;
-      }
-      const p = document.createElement('p');
-      p.className = 'dim';
-      p.textContent = 'Click a client or a node to see its session, node, data and wait, and to release, crash or pause it.';
-      this.pane.append(p);
-      return;
-    }
-    const node = s.snapshot && c.node ? (s.snapshot.nodes || []).find((n) => n.name === c.node) : null;
-    const dl = document.createElement('dl');
-    const add = (k, v, cls) => {
-      const dt = document.createElement('dt');
-      dt.textContent = k;
-      const dd = document.createElement('dd');
-      dd.textContent = v;
-      if (cls) dd.className = cls;
-      dl.append(dt, dd);
-      return dd;
-    };
-    add('client', c.name);
-    add('state', (c.state || '') + (c.state === 'stale' ? ': back from a pause that outlasted its session, it still believes it holds' : ''));
-    add('session', c.session || (node && node.session) || '—', 'mono');
-    add('node', c.node || '—', 'mono');
-    if (c.waitsFor) add('waits for client', c.waitsFor);
-    if (node) {
-      add('mode', modeLabel(node.mode));
-      add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
-      if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
-      add('watches', (node.watching || []).map((p) => p.replace(s.snapshot.path + '/', '')).join(', ') || 'nothing', 'mono');
-      const t = add(node.holding ? 'holding for' : 'waiting for', '', 'time');
-      t.dataset.since = this.timing.since(node);
-      t.dataset.verb = '';
-    }
-    if (c.token) add('fencing token', String(c.token));
-    const acts = document.createElement('div');
-    acts.className = 'acts';
-    for (const [action, label, help] of [
-      ['release', 'release', 'delete its node: the lock passes on'],
-      ['crash', 'crash', 'close its session: ZooKeeper deletes its node at once'],
-      ['pause', 'pause', 'stop its heartbeats (a GC pause): its session expires later'],
-      ['write', 'write', 'write to the protected resource' + (s.fencing ? ' (it checks the fencing token)' : '')],
-    ]) {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.textContent = label;
-      b.title = help;
-      b.dataset.action = action;
-      b.disabled = !['waiting', 'holding', 'stale', 'paused'].includes(c.state) || (action === 'pause' && c.state === 'paused');
-      b.addEventListener('click', () => userAct(c.name, action));
-      acts.append(b);
-    }
-    this.pane.append(dl, acts);
-    tick(this.pane);
-  }
-
-  renderPseudo() {
-    const s = this.state;
-    this.pseudo.replaceChildren();
-    s.lines.forEach((text, i) => {
-      const li = document.createElement('li');
-      li.textContent = typeof text === 'string' ? text : text.text || '';
-      // The simulator numbers pseudocode lines from 1.
-      if (i + 1 === s.line) {
-        li.className = 'current';
-        li.setAttribute('aria-current', 'step');
-      }
-      this.pseudo.append(li);
-    });
-    this.el.querySelector('.pseudo-box').hidden = !s.lines.length;
-  }
-
-  renderEvents() {
-    const s = this.state;
-    this.eventsEl.replaceChildren();
-    for (const e of s.events) {
-      if (e.step > s.step) break;
-      const li = document.createElement('li');
-      li.textContent = e.text || e.kind;
-      li.dataset.step = e.step;
-      if (e.step === s.step) li.className = 'current';
-      this.eventsEl.append(li);
-    }
-    const cur = this.eventsEl.querySelector('li.current');
-    if (cur) cur.scrollIntoView({ block: 'nearest' });
-  }
-
-  // close ends the panel's run; the promise settles once the server has
-  // deleted it.
-  close() {
-    this.closed = true;
-    const closed = this.ws ? closeSocket(this.ws, 1000, 'done') : Promise.resolve();
-    if (!this.id) return closed;
-    // Delete the run once its socket is closed: a socket still connecting
-    // to a deleted run is refused (404), which the browser logs as an error.
-    return closed.then(() => call('DELETE', `/runs/${encodeURIComponent(this.id)}`)).catch(() => {});
-  }
 }
 
 // ---- Showing the runs in lockstep ---------------------------------------
@@ -498,7 +53,7 @@ function agreed() {
   const newest = panels.map((p) => p.latest()).filter(Boolean);
   if (!newest.length) return false;
   if (newest.length === panels.length && new Set(newest.map((s) => s.step)).size === 1) return true;
-  return !inflight && !together && !newest.some((s) => s.busy || s.playing);
+  return !inflight() && !together && !newest.some((s) => s.busy || s.playing);
 }
 
 // show moves every run to its newest state, together: the notifications a
@@ -610,7 +165,7 @@ function renderTicks() {
     b.tabIndex = -1;
     b.className = (e ? 'k-' + String(e.kind).toLowerCase().replace(/[^a-z]/g, '') : k <= s.steps ? 'recorded' : 'planned') + (k === s.step ? ' current' : '');
     b.style.left = `${(100 * k) / s.total}%`;
-    b.title = e ? `step ${k}: ${e.client ? e.client + ' ' : ''}${e.text || e.kind}` : `step ${k}` + (k <= s.steps ? ' (recorded)' : ' (not played yet)');
+    b.title = e ? `step ${k}: ${e.client ? e.client + ' ' : ''}${e.kind}` : `step ${k}` + (k <= s.steps ? ' (recorded)' : ' (not played yet)');
     b.dataset.step = k;
     b.addEventListener('click', () => seek(k));
     ui.ticks.append(b);
@@ -763,22 +318,22 @@ function sendSpeed(sp) {
 
 async function loadScenarios() {
   const data = await call('GET', '/scenarios');
-  scenarios = Array.isArray(data) ? data : data.scenarios || [];
+  scenarios = data || []; // simulator.ScenarioInfo, one per scenario
   ui.scenario.replaceChildren();
   for (const sc of scenarios) {
     const o = document.createElement('option');
-    o.value = sc.id || sc.name;
-    o.textContent = sc.title || sc.name || sc.id;
+    o.value = sc.id;
+    o.textContent = sc.title;
     if (sc.description) o.title = sc.description;
     ui.scenario.append(o);
   }
   const want = ui.scenario.dataset.initial;
-  if (want && scenarios.some((s) => (s.id || s.name) === want)) ui.scenario.value = want;
+  if (want && scenarios.some((s) => s.id === want)) ui.scenario.value = want;
   else if (want) showError(`unknown scenario "${want}"; showing ${ui.scenario.value || 'none'}`);
 }
 
 function scenarioInfo() {
-  return scenarios.find((s) => (s.id || s.name) === ui.scenario.value) || {};
+  return scenarios.find((s) => s.id === ui.scenario.value) || {};
 }
 
 async function restart() {
@@ -805,7 +360,17 @@ async function restart() {
   const compare = !fixed && ui.strategy.value === 'compare';
   ui.runs.classList.toggle('compare', compare);
   const strategies = fixed ? [info.strategy] : compare ? ['herd', 'predecessor'] : [ui.strategy.value];
-  panels = strategies.map((st) => new Panel(st, compare));
+  panels = strategies.map(
+    (st) =>
+      new Panel(st, compare, {
+        showTable,
+        current: (g) => g === generation,
+        onState: show,
+        onError: showError,
+        onAct: userAct,
+        peers: () => panels.filter((p) => p.state).map((p) => p.state),
+      }),
+  );
   for (const p of panels) ui.runs.append(p.el);
   // Only scenarios with a "*" step take a client count; the others name theirs.
   ui.clients.closest('label').hidden = !info.clients;
@@ -899,6 +464,9 @@ setInterval(() => {
 }, 5000);
 
 // ---- Wiring -------------------------------------------------------------
+// A run held back for an API answer may show once the caller has taken
+// the answer (or not: a failed step leaves the runs apart).
+onSettled(show);
 ui.play.addEventListener('click', actions.toggle);
 ui.step.addEventListener('click', actions.step);
 ui.back.addEventListener('click', actions.back);
@@ -1024,5 +592,4 @@ async function main() {
   await restart();
 }
 
-window.zklockvizSim = { get panels() { return panels; }, normalize, shortName, fmtDur };
 main();

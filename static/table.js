@@ -1,113 +1,32 @@
-// table.js shows a queue as a table (for screen readers, and for copying into
-// a bug report) and as plain text. Long queues are paged, so a 10,000-node
-// lock costs one page of rows in the DOM.
+// table.js keeps the server's rendering of a queue's table current (for
+// screen readers, and for copying into a bug report) and starts the clocks
+// of it and of a node's detail pane. The table's rows are the server's
+// (views.QueueTable), fetched a page at a time, so a 10,000-node lock costs
+// one page of rows in the DOM and the browser words no label of its own.
 
-import { alertIndex, fmtDur, tick, holdHint, modeLabel, PART_OF, shortName, STALLED } from './queue.js';
-
-// nameParts splits a znode name where a line may break without hiding what
-// matters: after each run of "-" or "_" and before the 10-digit sequence, so
-// "_c_8f3a…-__READ__0000000003" wraps between its parts, never mid-part.
-// views.NameParts is the same rule for the server-rendered first page.
-export function nameParts(name) {
-  const parts = name.match(/[^-_]*[-_]+|[^-_]+$/g) || [name];
-  // A leading run of separators ("_c_…") stays with what follows it.
-  if (parts.length > 1 && /^[-_]+$/.test(parts[0])) parts.splice(0, 2, parts[0] + parts[1]);
-  const last = parts[parts.length - 1];
-  const m = last.match(/^(.*[^0-9])(\d{10})$/);
-  if (m) parts.splice(parts.length - 1, 1, m[1], m[2]);
-  return parts.filter(Boolean);
-}
-
-// breakable fills el with name, with a line-break opportunity between parts.
-export function breakable(el, name) {
-  el.replaceChildren();
-  nameParts(name).forEach((p, i) => {
-    if (i) el.append(document.createElement('wbr'));
-    el.append(p);
-  });
-  return el;
-}
-
-// refs fills a cell with the nodes a waiter waits for or watches, each as
-// the lane labels it, its full name in the tooltip: the node column has every
-// name whole, and two more columns of whole names (kazoo's have 32 hex digits
-// and no hyphen to wrap at) made the table 1,700 px wide. A path outside the
-// node's folder (prefix) stays whole.
-function refs(cell, paths, prefix) {
-  paths.forEach((p, i) => {
-    if (i) cell.append(', ');
-    const name = p.startsWith(prefix) && !p.slice(prefix.length).includes('/') ? p.slice(prefix.length) : '';
-    if (!name) {
-      cell.append(breakable(document.createElement('span'), p));
-      return;
-    }
-    const a = document.createElement('abbr');
-    a.title = name;
-    a.textContent = shortName(name);
-    cell.append(a);
-  });
-  return cell;
-}
-
-function td(text, cls) {
-  const c = document.createElement('td');
-  c.textContent = text;
-  if (cls) c.className = cls;
-  return c;
-}
-
-function watchText(n, prefix) {
-  if (n.watching === null || n.watching === undefined) return n.foreign ? '' : 'unknown';
-  if (!n.watching.length) return 'nothing';
-  return n.watching.map((p) => (p.startsWith(prefix) && !p.slice(prefix.length).includes('/') ? p.slice(prefix.length) : p)).join(', ');
-}
-
-function stateText(n) {
-  if (n.foreign) return 'foreign';
-  if (n.partOf) return 'part'; // its acquirer's other node: not a waiter of its own
-  return n.holding ? 'holding' : 'waiting';
-}
-
-// stateLabel is the state column: views.NodeState is the same for the
-// server-rendered first page.
-function stateLabel(n) {
-  if (n.holding && n.zombie) return 'holding (zombie)';
-  if (n.stalledOn) return 'holding (stalled: client still waits)';
-  if (n.partOf) return PART_OF + n.partOf + (n.zombie ? ' (zombie)' : '');
-  return stateText(n) + (n.zombie ? ' (zombie)' : '');
-}
-
-// edgeText is the edge column: a stalled holder's is "stalled"
-// (views.EdgeText).
-function edgeText(n) {
-  return n.stalledOn ? 'stalled' : n.edge || '';
-}
-
-function waitsText(n) {
-  if (n.waitsOn === 'children' && n.folder) return 'a free lease'; // a semaphore's pending acquirer
-  if (n.waitsOn === 'children') return 'children of parent';
-  return n.waitsFor || '';
-}
-
-function dataText(n) {
-  if (n.dataBinary) return 'base64:' + n.data;
-  return n.data || '';
-}
+import { tick, holdHint } from './queue.js';
 
 export class QueueTable {
-  // root holds the table; opts.pageSize rows per page; opts.onSelect(name).
+  // root holds the table (the server's first paint, if any); opts.pageSize
+  // rows per page; opts.onSelect(name); opts.source(query, snap) fetches a
+  // page of the table the server renders for snap (views.QueueTable);
+  // opts.onParts(fragment) gets the whole answer, for what came with it.
   constructor(root, opts = {}) {
     this.root = root;
     this.pageSize = opts.pageSize || 100;
     this.onSelect = opts.onSelect;
+    this.source = opts.source;
+    this.onParts = opts.onParts;
     this.page = 0;
     this.filter = '';
     this.snap = null;
+    this.showName = '';
+    this.busy = false;
+    this.dirty = false;
     this.build();
   }
 
   build() {
-    this.root.replaceChildren();
     const bar = document.createElement('div');
     bar.className = 'table-bar';
     this.filterInput = document.createElement('input');
@@ -117,7 +36,7 @@ export class QueueTable {
     this.filterInput.addEventListener('input', () => {
       this.filter = this.filterInput.value.trim().toLowerCase();
       this.page = 0;
-      this.render();
+      this.refresh();
     });
     this.prev = button('‹ prev', () => this.go(this.page - 1));
     this.next = button('next ›', () => this.go(this.page + 1));
@@ -125,111 +44,90 @@ export class QueueTable {
     this.info.className = 'page-info';
     this.info.setAttribute('aria-live', 'polite');
     bar.append(this.filterInput, this.prev, this.info, this.next);
-
-    this.table = document.createElement('table');
-    this.table.className = 'queue-table';
-    this.caption = document.createElement('caption');
-    const head = document.createElement('thead');
-    const hr = document.createElement('tr');
-    for (const h of ['#', 'node', 'mode', 'state', 'waits for', 'watches', 'edge', 'session', 'data', 'time', 'alerts']) {
-      const th = document.createElement('th');
-      th.scope = 'col';
-      th.textContent = h;
-      hr.append(th);
-    }
-    head.append(hr);
-    this.body = document.createElement('tbody');
-    this.table.append(this.caption, head, this.body);
-    const wrap = document.createElement('div');
-    wrap.className = 'table-wrap';
-    wrap.append(this.table);
-    this.root.append(bar, wrap);
+    for (const el of this.root.querySelectorAll('.more-rows')) el.remove(); // the pager says it now
+    if (!this.root.querySelector('.table-wrap')) this.root.append(Object.assign(document.createElement('div'), { className: 'table-wrap' }));
+    this.root.prepend(bar);
+    this.root.addEventListener('click', (e) => {
+      const b = e.target.closest('td.name button');
+      if (b && this.onSelect) this.onSelect(b.closest('tr').dataset.row);
+    });
   }
 
   go(page) {
     this.page = page;
-    this.render();
+    this.refresh();
   }
 
   // show jumps to the page holding name.
   show(name) {
-    if (!this.snap) return;
-    const rows = this.rows();
-    const i = rows.findIndex((r) => r.n.name === name);
-    if (i >= 0) this.go(Math.floor(i / this.pageSize));
-    const tr = this.body.querySelector(`tr[data-row="${CSS.escape(name)}"]`);
-    if (tr) tr.scrollIntoView({ block: 'nearest' });
+    this.showName = name;
+    this.refresh();
   }
 
   update(snap, timing, selected) {
     this.snap = snap;
     this.timing = timing;
     this.selected = selected;
-    this.render();
+    this.refresh();
   }
 
-  rows() {
-    const nodes = this.snap.nodes || [];
-    const all = nodes.map((n, i) => ({ n, i }));
-    if (!this.filter) return all;
-    const f = this.filter;
-    return all.filter(({ n }) => n.name.toLowerCase().includes(f) || (n.session || '').includes(f) || (n.data || '').toLowerCase().includes(f));
-  }
-
-  render() {
-    const snap = this.snap;
-    if (!snap) return;
-    const rows = this.rows();
-    const pages = Math.max(1, Math.ceil(rows.length / this.pageSize));
-    this.page = Math.min(Math.max(0, this.page), pages - 1);
-    const from = this.page * this.pageSize;
-    const slice = rows.slice(from, from + this.pageSize);
-    const alerts = alertIndex(snap);
-    const prefix = snap.path === '/' ? '/' : snap.path + '/';
-    const holders = (snap.nodes || []).filter((n) => n.holding).length;
-    const others = (snap.nodes || []).length - holders;
-    this.caption.textContent = `${snap.path}: ${holders} holding, ${others} other node${others === 1 ? '' : 's'}` + (this.filter ? ` (${rows.length} match the filter)` : '');
-    const frag = document.createDocumentFragment();
-    for (const { n, i } of slice) {
-      const tr = document.createElement('tr');
-      tr.dataset.row = n.name;
-      tr.dataset.state = stateText(n);
-      if (n.stalledOn) tr.dataset.stalled = '';
-      if (n.name === this.selected) tr.className = 'selected';
-      tr.append(td(String(i + 1), 'num'));
-      const name = td(n.name, 'name');
-      const link = document.createElement('button');
-      link.type = 'button';
-      link.className = 'linkish';
-      breakable(link, n.name);
-      link.addEventListener('click', () => this.onSelect && this.onSelect(n.name));
-      name.replaceChildren(link);
-      tr.append(name);
-      tr.append(td(modeLabel(n.mode), 'mode mode-' + n.mode));
-      tr.append(td(stateLabel(n), 'state ' + stateText(n)));
-      // A semaphore's node names the siblings in its own folder, as the lane does.
-      const np = n.folder ? n.folder + '/' : prefix;
-      tr.append(n.waitsFor && n.waitsOn !== 'children' ? refs(td(''), [np + n.waitsFor], np) : td(waitsText(n)));
-      tr.append(n.watching && n.watching.length ? refs(td(''), n.watching, np) : td(watchText(n, prefix)));
-      const edge = edgeText(n);
-      tr.append(td(edge, edge ? 'edge edge-' + edge : ''));
-      tr.append(td(n.session || ''));
-      tr.append(td(dataText(n), 'data'));
-      const t = td('', 'time');
-      if (this.timing) {
-        t.dataset.since = this.timing.since(n);
-        t.dataset.verb = this.timing.verb(n);
-        if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
-      }
-      tr.append(t);
-      tr.append(td((alerts.get(n.name) || []).map((a) => a.kind).join(', '), 'alerts'));
-      frag.append(tr);
+  // refresh asks the server for the page to show; one request at a time,
+  // and a change that comes meanwhile is fetched once it is answered.
+  async refresh() {
+    if (!this.snap || !this.source) return;
+    if (this.busy) {
+      this.dirty = true;
+      return;
     }
-    this.body.replaceChildren(frag);
-    this.info.textContent = rows.length ? `rows ${from + 1}–${from + slice.length} of ${rows.length.toLocaleString('en-US')} · page ${this.page + 1}/${pages}` : 'no rows';
+    this.busy = true;
+    try {
+      do {
+        this.dirty = false;
+        const show = this.showName;
+        const q = new URLSearchParams({ page: String(Math.max(0, this.page)), size: String(this.pageSize), q: this.filter, selected: this.selected || '', show });
+        let html;
+        try {
+          const res = await this.source(q, this.snap);
+          if (!res.ok) throw new Error(res.statusText);
+          html = await res.text();
+        } catch {
+          return; // the table stays as it was; the next change asks again
+        }
+        if (this.dirty) continue;
+        if (this.showName === show) this.showName = '';
+        this.put(html, show);
+      } while (this.dirty);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  // put swaps the server's page in and starts its clocks, which only the
+  // page knows: when it saw each node start holding (Timing).
+  put(html, show) {
+    const tpl = document.createElement('template');
+    tpl.innerHTML = html;
+    const wrap = tpl.content.querySelector('.table-wrap');
+    if (!wrap) return;
+    if (this.onParts) this.onParts(tpl.content);
+    const byName = new Map((this.snap.nodes || []).map((n) => [n.name, n]));
+    for (const tr of wrap.querySelectorAll('tbody tr')) {
+      const n = byName.get(tr.dataset.row);
+      const t = tr.querySelector('td.time');
+      if (!n || !t || !this.timing) continue;
+      t.dataset.since = this.timing.since(n);
+      t.dataset.verb = this.timing.verb(n);
+      if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
+    }
+    this.root.querySelector('.table-wrap').replaceWith(wrap);
+    this.page = Number(wrap.dataset.page);
+    const pages = Number(wrap.dataset.pages);
+    this.info.textContent = wrap.dataset.info;
     this.prev.disabled = this.page === 0;
     this.next.disabled = this.page >= pages - 1;
-    tick(this.body);
+    tick(wrap);
+    const tr = show && wrap.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
+    if (tr) tr.scrollIntoView({ block: 'nearest' });
   }
 }
 
@@ -241,85 +139,16 @@ function button(text, fn) {
   return b;
 }
 
-function pad(rows) {
-  const widths = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] || 0, c.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd()).join('\n');
-}
-
-// snapshotText is the whole state as plain text, for a bug report.
-export function snapshotText(snap, timing, now = Date.now()) {
-  const out = [];
-  out.push(`lock ${snap.path}`);
-  out.push(`recipe ${snap.recipe || '(none)'} · revision ${snap.revision} · connection ${snap.connection} · watches from ${snap.watchSource || 'none'}` + (snap.leases ? ` · leases ${snap.leases}` : '') + ` · updated ${snap.updatedAt}`);
-  if (snap.exists === false) out.push('the lock parent does not exist');
-  if (snap.error) out.push(`error: ${snap.error}`);
-  if (snap.invisibleChildWatches > 0) out.push(`children watches the server cannot list: ${snap.invisibleChildWatches}`);
-  const prefix = snap.path === '/' ? '/' : snap.path + '/';
-  const alerts = alertIndex(snap);
-  const rows = [['#', 'node', 'mode', 'state', 'waits-for', 'watches', 'edge', 'session', 'data', 'time', 'alerts']];
-  (snap.nodes || []).forEach((n, i) => {
-    const since = timing ? timing.since(n) : Date.parse(n.ctime);
-    rows.push([
-      String(i + 1), n.name, modeLabel(n.mode), stateText(n) + (n.zombie ? '(zombie)' : '') + (n.stalledOn ? '(stalled)' : ''), waitsText(n) || '-', watchText(n, prefix) || '-',
-      edgeText(n) || '-', n.session || '-', JSON.stringify(dataText(n)), (timing ? timing.verb(n) : n.holding ? 'age' : 'waits') + ' ' + fmtDur(now - since),
-      (alerts.get(n.name) || []).map((a) => a.kind).join(',') || '-',
-    ]);
-  });
-  out.push('');
-  out.push(pad(rows));
-  if ((snap.alerts || []).length) {
-    out.push('');
-    out.push('alerts:');
-    for (const a of snap.alerts) out.push(`- ${a.kind}: ${a.message}` + (a.nodes && a.nodes.length ? ` [${a.nodes.join(', ')}]` : ''));
-  }
-  return out.join('\n') + '\n';
-}
-
-// describeNode fills a detail pane with everything known about one node.
-export function describeNode(root, snap, name, timing) {
-  const n = (snap.nodes || []).find((x) => x.name === name);
-  root.replaceChildren();
-  if (!n) {
-    const p = document.createElement('p');
-    p.className = 'dim';
-    p.textContent = name ? `${name} is gone from the queue.` : 'Click a node to see its details.';
-    root.append(p);
-    return;
-  }
-  const prefix = snap.path === '/' ? '/' : snap.path + '/';
-  const alerts = alertIndex(snap).get(n.name) || [];
-  const dl = document.createElement('dl');
-  const add = (k, v, cls) => {
-    const dt = document.createElement('dt');
-    dt.textContent = k;
-    const dd = document.createElement('dd');
-    dd.textContent = v;
-    if (cls) dd.className = cls;
-    dl.append(dt, dd);
-    return dd;
-  };
-  add('node', n.name, 'mono');
-  add('full path', (n.folder ? n.folder + '/' : prefix) + n.name, 'mono');
-  add('mode', modeLabel(n.mode) + (n.recipe ? ` (${n.recipe})` : ''));
-  add('state', (n.partOf ? `${PART_OF}${n.partOf}: one contender with it, not a waiter of its own` : stateText(n)) + (n.zombie ? ', zombie: its session has no live connection' : ''));
-  if (!n.holding && !n.foreign) add('recipe says it waits for', n.waitsOn === 'children' ? `the children of ${snap.path}` : n.waitsFor || '-', 'mono');
-  if (n.stalledOn) add('stalled', `${STALLED} ${n.stalledOn}, since ${n.stalledSince}: its client missed the wake-up and does not know it holds`, 'edge-stalled');
-  add('its session watches', watchText(n, prefix), 'mono');
-  if (n.edge) add('edge', n.edge, 'edge-' + n.edge);
-  add('session', n.session + (n.session === '0x0' ? ' (persistent node)' : ''), 'mono');
-  add('data', n.dataBinary ? `base64 ${n.data}` : n.data || '(empty)', 'mono');
-  add('created', n.ctime + ` (czxid 0x${Number(n.czxid).toString(16)}, seq ${n.seq})`);
-  const verb = timing ? timing.verb(n) : '';
-  const held = verb === 'holds ≥' ? 'holding for at least' : verb === 'holds ≤' ? 'holding for at most (since created)' : 'holding for';
-  const t = add(n.foreign ? 'age' : n.holding ? held : 'waiting for', '', 'time');
-  if (timing) {
-    t.dataset.since = timing.since(n);
-    t.dataset.verb = '';
-    if (holdHint(verb)) t.title = holdHint(verb);
-  }
-  if (n.zombie && n.expiresInMs > 0) add('session expires in', fmtDur(n.expiresInMs) + ' (at the last update)');
-  for (const a of alerts) add('⚠ ' + a.kind, a.message, 'alert-text');
-  root.append(dl);
-  tick(root);
+// startNodeClock starts the clock of the node a detail pane the server
+// rendered (views.NodeDetailsView) describes, from when this page saw it
+// start holding, and says how sure that is.
+export function startNodeClock(root, snap, timing) {
+  const pane = root.querySelector('.node-details[data-node]');
+  const n = pane && (snap.nodes || []).find((x) => x.name === pane.dataset.node);
+  const dd = pane && pane.querySelector('dd.time');
+  if (!n || !dd || !timing) return;
+  const verb = timing.verb(n);
+  if (n.holding) dd.previousElementSibling.textContent = verb === 'holds ≥' ? 'holding for at least' : verb === 'holds ≤' ? 'holding for at most (since created)' : 'holding for';
+  dd.dataset.since = timing.since(n);
+  if (holdHint(verb)) dd.title = holdHint(verb);
 }

@@ -6,9 +6,7 @@ package views
 
 import (
 	"fmt"
-	"html"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -47,14 +45,22 @@ type Dashboard struct {
 	Connection     string
 	ConnectionText string
 	Locks          []LockRow
+	// Services are the registered lock services (SetServices); Filter is
+	// the one whose locks alone are listed, "" for all.
+	Services []ServiceStatus
+	Filter   string
 }
 
 // LockRow is one watched lock on the dashboard.
 type LockRow struct {
-	Path    string
-	Href    string
-	Recipe  string
-	Holders string
+	// Service names the lock's service (ZooKeeper's too); ServiceTitle is
+	// its badge.
+	Service      string
+	ServiceTitle string
+	Path         string
+	Href         string
+	Recipe       string
+	Holders      string
 	// HoldersTitle lists the holders' full names, for a tooltip.
 	HoldersTitle string
 	Waiting      int
@@ -62,26 +68,48 @@ type LockRow struct {
 	Alerts       string
 	AlertTitle   string
 	Connection   string
+	// Pending: the service's reader follows the lock but has not read it.
+	Pending bool
 }
 
 // Lock is the lock view's first paint.
 type Lock struct {
 	Page
-	Path string
+	Service Service
+	Path    string
 	// Known is false when no snapshot of the path exists yet.
 	Known  bool
 	Live   bool
 	Banner string
 	Stats  []Stat
-	Alerts []Alert
-	Rows   []Row
-	Total  int
+	// Oldest is when the longest wait began, in Unix milliseconds (0: no
+	// one waits), for the page's clock; OldestText the wait at render.
+	Oldest     int64
+	OldestText string
+	// Missing: the lock parent does not exist (yet).
+	Missing bool
+	// DocTitle is the document's title while the page is open.
+	DocTitle string
+	Alerts   []Alert
+	// Table is a page of the table.
+	Table
+	// Details are the selected node's (TableQuery.Selected).
+	Details NodeDetails
 
 	// Watched is false when the server does not follow the path: the page
 	// says so, and opens no socket that could only be refused. CanWatch
 	// says whether the server can add it (POST /api/v1/watch).
 	Watched  bool
 	CanWatch bool
+}
+
+// focus makes an alert that names nodes reachable with Tab: focusing it
+// marks them in the lane.
+func (a Alert) focus() templ.Attributes {
+	if a.Nodes == "" {
+		return nil
+	}
+	return templ.Attributes{"tabindex": "0"}
 }
 
 // Stat is one figure in a summary line.
@@ -97,23 +125,6 @@ type Alert struct {
 	Nodes   string
 }
 
-// Row is one queue node as a table row.
-type Row struct {
-	Index    int
-	Name     string
-	Mode     string
-	State    string
-	WaitsFor string
-	Watches  string
-	Edge     string
-	Session  string
-	Data     string
-	Time     string
-	Alerts   string
-	// StalledOn: the node a stalled holder's client still waits for.
-	StalledOn string
-}
-
 // Sim is the classroom's first paint; the script fetches scenarios and runs.
 type Sim struct {
 	Page
@@ -126,7 +137,7 @@ type Sim struct {
 // NameParts splits a znode name where a line may break: after each run of
 // "-" or "_" and before a 10-digit sequence. The table puts a <wbr> between
 // parts, so a long Curator name wraps between its parts, never mid-part.
-// static/table.js nameParts is the same rule.
+// Every table is rendered here, so the browser has no copy of the rule.
 func NameParts(name string) []string {
 	var parts []string
 	start := 0
@@ -155,15 +166,6 @@ func NameParts(name string) []string {
 	return parts
 }
 
-// nameWithBreaks is name as HTML with a <wbr> between its NameParts.
-func nameWithBreaks(name string) templ.Component {
-	parts := NameParts(name)
-	for i, p := range parts {
-		parts[i] = html.EscapeString(p)
-	}
-	return templ.Raw(strings.Join(parts, "<wbr>"))
-}
-
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 func allDigits(s string) bool {
@@ -175,29 +177,11 @@ func allDigits(s string) bool {
 	return true
 }
 
-// LockHref is the lock view's URL for a path.
-func LockHref(path string) string { return "/lock?path=" + url.QueryEscape(path) }
-
 // ConnectionText says what a connection state means for what is on screen.
-func ConnectionText(c string) string {
-	switch c {
-	case string(lockqueue.Connected):
-		return "ZooKeeper: connected"
-	case string(lockqueue.Reconnecting):
-		return "ZooKeeper: unreachable, reconnecting — lock states below are NOT live"
-	case string(lockqueue.Expired):
-		return "ZooKeeper: session expired — lock states below are NOT live"
-	case "mixed":
-		return "ZooKeeper: some locks are not live"
-	case "":
-		return "ZooKeeper: no lock watched yet"
-	}
-	return "ZooKeeper: " + c
-}
+func ConnectionText(c string) string { return serviceConnectionText("ZooKeeper", c) }
 
 // SetWatcherConnection shows the watcher's own session state, which is known
 // whether or not a lock is watched ("" when the server runs no watcher).
-// dashboard.js words it the same way.
 func (d *Dashboard) SetWatcherConnection(c string) {
 	d.Connection = c
 	switch c {
@@ -219,9 +203,14 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 	d := Dashboard{Page: p}
 	states := map[string]bool{}
 	for _, s := range snaps {
-		states[string(s.Connection)] = true
+		if s.ServiceName() == lockqueue.ZooKeeper {
+			// The ZooKeeper line sums up ZooKeeper's locks; each other
+			// service has a line of its own.
+			states[string(s.Connection)] = true
+		}
 		row := LockRow{
-			Path: s.Path, Href: LockHref(s.Path), Recipe: string(s.Recipe),
+			Service: s.ServiceName(), ServiceTitle: s.ServiceName(),
+			Path: s.Path, Href: LockHref(s.ServiceName(), s.Path), Recipe: string(s.Recipe),
 			Connection: string(s.Connection), Holders: "none", OldestWait: "—", Alerts: "—",
 		}
 		if row.Recipe == "" {
@@ -231,7 +220,12 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 		for _, n := range s.Nodes {
 			if n.Holding {
 				short = append(short, ShortName(n.Name, n.Seq))
-				full = append(full, n.Name)
+				if n.Client != "" {
+					// Who the holder is, where the service can tell.
+					full = append(full, n.Name+" ("+n.Client+")")
+				} else {
+					full = append(full, n.Name)
+				}
 			}
 		}
 		if len(short) > 0 {
@@ -269,23 +263,26 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 	return d
 }
 
-// NewLock builds the lock view's first paint; known is false when there is no
-// snapshot of path yet.
-func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Time) Lock {
-	l := Lock{Page: p, Path: path, Known: known}
+// NewLock builds the lock view's first paint of a lock of svc; known is
+// false when there is no snapshot of path yet.
+// q picks the page of the table.
+func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool, q TableQuery, now time.Time) Lock {
+	l := Lock{Page: p, Service: svc, Path: path, Known: known, DocTitle: path + " — zklockviz"}
 	if !known {
 		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
+		l.Table = NewTable(lockqueue.Snapshot{Path: path}, q, now)
+		l.Details = NewNodeDetails(lockqueue.Snapshot{Path: path}, "", now)
 		return l
 	}
 	l.Live = s.Live()
 	switch {
 	case l.Live:
 	case s.Error != "":
-		l.Banner = "NOT LIVE — the last read from ZooKeeper failed: " + s.Error + "."
+		l.Banner = "NOT LIVE — the last read from " + svc.Title + " failed: " + s.Error + "."
 	case s.Connection == lockqueue.Expired:
-		l.Banner = "NOT LIVE — the watcher's ZooKeeper session expired; it is starting a new one."
+		l.Banner = "NOT LIVE — the watcher's " + svc.Title + " session expired; it is starting a new one."
 	default:
-		l.Banner = "NOT LIVE — ZooKeeper is unreachable; the watcher is reconnecting."
+		l.Banner = "NOT LIVE — " + svc.Title + " is unreachable; the watcher is reconnecting."
 	}
 	holding, waiting, stalled := 0, 0, 0
 	for _, n := range s.Nodes {
@@ -307,7 +304,7 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 	if stalled > 0 {
 		l.Stats = append(l.Stats, Stat{"stalled", fmt.Sprint(stalled)})
 	}
-	l.Stats = append(l.Stats, Stat{"waiting", fmt.Sprint(waiting)})
+	l.Stats = append(l.Stats, Stat{"waiting", thousands(waiting)})
 	if s.Leases > 0 {
 		leases := fmt.Sprint(s.Leases)
 		if s.LeasesInferred {
@@ -320,26 +317,18 @@ func NewLock(p Page, path string, s lockqueue.Snapshot, known bool, now time.Tim
 		ws = "none"
 	}
 	l.Stats = append(l.Stats, Stat{"watches from", ws}, Stat{"revision", fmt.Sprint(s.Revision)})
-	byNode := map[string][]string{}
+	// A contender's wait starts with its first node, which may be the one
+	// that is part of another (lockqueue.Snapshot.Oldest).
+	if _, oldest := s.Oldest(); !oldest.IsZero() {
+		l.Oldest, l.OldestText = oldest.UnixMilli(), Duration(now.Sub(oldest))
+	}
+	l.Missing = !s.Exists
+	l.DocTitle = fmt.Sprintf("%s · %d holding · %s waiting — zklockviz", s.Path, holding, thousands(waiting))
 	for _, a := range s.Alerts {
 		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
-		for _, n := range a.Nodes {
-			byNode[n] = append(byNode[n], a.Kind)
-		}
 	}
-	l.Total = len(s.Nodes)
-	prefix := s.Path + "/"
-	if s.Path == "/" {
-		prefix = "/"
-	}
-	for i, n := range s.Nodes[:min(FirstPageRows, len(s.Nodes))] {
-		l.Rows = append(l.Rows, Row{
-			Index: i + 1, Name: n.Name, Mode: ModeLabel(n.Mode), State: NodeState(n),
-			WaitsFor: WaitsText(n), Watches: WatchText(n, prefix), Edge: EdgeText(n),
-			Session: n.Session, Data: DataText(n), Time: nodeAge(n, now),
-			Alerts: strings.Join(byNode[n.Name], ", "), StalledOn: n.StalledOn,
-		})
-	}
+	l.Table = NewTable(s, q, now)
+	l.Details = NewNodeDetails(s, q.Selected, now)
 	return l
 }
 

@@ -63,7 +63,7 @@ func TestNewLockAndDashboard(t *testing.T) {
 	down := lockqueue.Build("/b", kids[:1], lockqueue.Options{})
 	down.Connection = lockqueue.Reconnecting
 
-	l := NewLock(Page{}, "/a", live, true, now)
+	l := NewLock(Page{}, ZooKeeperService, "/a", live, true, TableQuery{}, now)
 	if !l.Live || l.Banner != "" {
 		t.Errorf("live lock: Live %v, banner %q", l.Live, l.Banner)
 	}
@@ -76,10 +76,10 @@ func TestNewLockAndDashboard(t *testing.T) {
 	if l.Rows[1].Time != "waits 50s" {
 		t.Errorf("time %q", l.Rows[1].Time)
 	}
-	if b := NewLock(Page{}, "/b", down, true, now).Banner; b == "" {
+	if b := NewLock(Page{}, ZooKeeperService, "/b", down, true, TableQuery{}, now).Banner; b == "" {
 		t.Error("no banner on a lock whose watcher is reconnecting")
 	}
-	if b := NewLock(Page{}, "/c", lockqueue.Snapshot{}, false, now).Banner; b == "" {
+	if b := NewLock(Page{}, ZooKeeperService, "/c", lockqueue.Snapshot{}, false, TableQuery{}, now).Banner; b == "" {
 		t.Error("no banner on an unwatched lock")
 	}
 
@@ -92,7 +92,7 @@ func TestNewLockAndDashboard(t *testing.T) {
 	}
 }
 
-// NameParts splits where static/table.js nameParts does.
+// NameParts splits between a name's parts, never inside one.
 func TestNameParts(t *testing.T) {
 	for name, want := range map[string]string{
 		"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003": "_c_|8f3a1b2c-|1111-|2222-|3333-|444455556666-__|READ__|0000000003",
@@ -107,6 +107,31 @@ func TestNameParts(t *testing.T) {
 	} {
 		if got := strings.Join(NameParts(name), "|"); got != want {
 			t.Errorf("NameParts(%q) = %s, want %s", name, got, want)
+		}
+	}
+}
+
+// QueueText is the table as text: the table's words, columns lined up,
+// data quoted, alerts listed.
+func TestQueueText(t *testing.T) {
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	kids := []lockqueue.Child{
+		{Name: "R_0000000001", Data: []byte("LOCK1"), Ctime: now.Add(-time.Minute), EphemeralOwner: 1},
+		{Name: "W_0000000002", Data: []byte("a \"b\"\n"), Ctime: now.Add(-50 * time.Second), EphemeralOwner: 2},
+		{Name: "W_0000000003", Ctime: now.Add(-40 * time.Second), EphemeralOwner: 0},
+	}
+	s := lockqueue.Build("/a", kids, lockqueue.Options{})
+	s.Connection, s.Revision, s.UpdatedAt = lockqueue.Connected, 7, now
+	got := QueueText(s, now)
+	for _, want := range []string{
+		"lock /a\nrecipe seed-rw · revision 7 · connection connected · watches from none · updated 2025-01-02T03:04:05Z\n",
+		"#  node          mode    state    waits-for     watches  edge  session  data",
+		"1  R_0000000001  reader  holding  -             unknown  -",
+		`"a \"b\"\n"`, "waits 50s", "persistent-node",
+		"\nalerts:\n- persistent-node: ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("text lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -107,6 +107,10 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleLock(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("at") {
+		s.handleLockAt(w, r)
+		return
+	}
 	svc, id, err := s.lockRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
@@ -175,6 +179,31 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 		resp.Service = svc.Name
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// handleUnwatch stops following a lock: DELETE /api/v1/watch?service=&path=
+// answers 204, or 404 when the lock is not watched. The hub forgets the
+// lock, which ends its viewers' sockets.
+func (s *Server) handleUnwatch(w http.ResponseWriter, r *http.Request) {
+	svc, id, err := s.lockRef(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if !watchedBy(svc, id.Name) {
+		writeError(w, r, s.log, errorf(ErrNotFound, "%s is not watched", id.Name))
+		return
+	}
+	if err := svc.Reader.Unwatch(id.Name); err != nil {
+		kind := ErrConflict
+		if errors.Is(err, lockservice.ErrUnsupported) {
+			kind = ErrMethod
+		}
+		writeError(w, r, s.log, errorf(kind, "cannot stop watching %s: %v", id.Name, err))
+		return
+	}
+	s.log.Info("watch removed", "service", svc.Name, "path", id.Name, "remote", r.RemoteAddr)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 var indexPage = template.Must(template.New("index").Parse(`<!doctype html>

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -48,6 +51,11 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 	}
 	return func(r chi.Router) {
 		r.Get("/", p.dashboard)
+		r.Get("/parts/dashboard", p.dashboardLive)
+		r.Get("/parts/lock", p.lockParts)
+		r.Get("/parts/lock-text", p.lockText)
+		r.Post("/parts/queue-table", p.queueTable)
+		r.Post("/parts/queue-node", p.queueNode)
 		r.Get("/lock", p.lock)
 		r.Get("/sim", p.classroom)
 		r.Get("/static/*", p.static)
@@ -95,11 +103,54 @@ func (p *pages) page(title, active string) views.Page {
 }
 
 func (p *pages) dashboard(w http.ResponseWriter, r *http.Request) {
+	if d, ok := p.dashboardModel(w, r); ok {
+		p.render(w, r, http.StatusOK, views.DashboardPage(d))
+	}
+}
+
+// dashboardLive is the changing part of the dashboard alone, which
+// dashboard.js fetches to refresh the page: the server words every label.
+func (p *pages) dashboardLive(w http.ResponseWriter, r *http.Request) {
+	if d, ok := p.dashboardModel(w, r); ok {
+		p.render(w, r, http.StatusOK, views.DashboardLive(d))
+	}
+}
+
+// dashboardModel is the dashboard now, its locks those of ?service= when
+// it names one.
+func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Dashboard, bool) {
 	d := views.NewDashboard(p.page("Locks", "dashboard"), p.snaps.List(), time.Now())
 	if p.conn != nil {
 		d.SetWatcherConnection(string(p.conn()))
 	}
-	p.render(w, r, http.StatusOK, views.DashboardPage(d))
+	var statuses []views.ServiceStatus
+	watched := map[string][]string{}
+	for _, svc := range p.services.All() {
+		st := views.NewServiceStatus(views.Service{Name: svc.Name, Title: svc.Title}, false, "", nil)
+		if svc.Reader != nil {
+			st = views.NewServiceStatus(st.Service, true, svc.Reader.Connection(), svc.Reader.Err())
+			watched[svc.Name] = svc.Reader.Watched()
+		}
+		statuses = append(statuses, st)
+	}
+	d.SetServices(statuses, watched)
+	if name := r.URL.Query().Get("service"); name != "" {
+		svc, err := serviceNamed(p.services, name)
+		if err != nil {
+			p.fail(w, r, http.StatusNotFound, err.Error())
+			return d, false
+		}
+		d.OnlyService(svc.Name)
+	}
+	return d, true
+}
+
+// serviceView is svc as the pages name it.
+func serviceView(svc lockservice.Service) views.Service {
+	if svc.Name == lockqueue.ZooKeeper && svc.Title == "" {
+		return views.ZooKeeperService
+	}
+	return views.Service{Name: svc.Name, Title: svc.Title}
 }
 
 func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
@@ -123,13 +174,119 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	// simulator's runs go to the same hub as the watcher's locks).
 	watched := ok || watchedBy(svc, lp)
 	pg := p.page(lp, "lock")
-	pg.Body = templ.Attributes{"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched)}
-	l := views.NewLock(pg, lp, snap, ok, time.Now())
+	sv := serviceView(svc)
+	pg.Body = templ.Attributes{
+		"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched),
+		// The page script builds every URL (socket, JSON, watch) from
+		// (service, path) and words its banner with the title.
+		"data-service": sv.Name, "data-service-title": sv.Title,
+	}
+	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, time.Now())
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	if !watched {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
 	}
 	p.render(w, r, http.StatusOK, views.LockPage(l))
+}
+
+// tableQuery reads a table's page, size, filter, selection and the node
+// whose page to show from the URL, as QueueTable in table.js sends them.
+func tableQuery(q url.Values) views.TableQuery {
+	tq := views.TableQuery{Filter: q.Get("q"), Selected: q.Get("selected"), Show: q.Get("show")}
+	tq.Page, _ = strconv.Atoi(q.Get("page"))
+	tq.Size, _ = strconv.Atoi(q.Get("size"))
+	tq.Size = min(max(tq.Size, 0), maxTableRows)
+	return tq
+}
+
+// maxTableRows bounds one page of a table.
+const maxTableRows = 500
+
+// latest finds the lock a part of the lock page is about (?service=,
+// ?path=) and its newest snapshot, if any.
+func (p *pages) latest(r *http.Request) (svc lockservice.Service, name string, snap lockqueue.Snapshot, ok bool, err error) {
+	svc, err = serviceOf(p.services, r)
+	if err != nil {
+		return svc, "", snap, false, err
+	}
+	name = r.URL.Query().Get("path")
+	if err := svc.CheckName(name); err != nil {
+		return svc, name, snap, false, err
+	}
+	snap, ok = p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: name}.Key())
+	return svc, name, snap, ok, nil
+}
+
+// errStatus is the status of a lookup's error: a bad name is the
+// request's fault, anything else (an unknown service) is not found.
+func errStatus(err error) int {
+	if isBadName(err) {
+		return http.StatusBadRequest
+	}
+	return http.StatusNotFound
+}
+
+// lockParts are the parts of the lock page that follow the lock (summary,
+// alerts, a page of the table), from its newest snapshot: the lock page
+// fetches them after every change the socket sends, so their labels are
+// the server's, the same components as the first paint's.
+func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
+	svc, name, snap, ok, err := p.latest(r)
+	if err != nil {
+		http.Error(w, err.Error(), errStatus(err))
+		return
+	}
+	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), time.Now())
+	p.render(w, r, http.StatusOK, views.LockParts(l))
+}
+
+// lockText is the lock's newest snapshot as plain text, for the lock
+// page's "copy as text".
+func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
+	_, name, snap, ok, err := p.latest(r)
+	if err != nil {
+		http.Error(w, err.Error(), errStatus(err))
+		return
+	}
+	if !ok {
+		http.Error(w, name+" is not watched, or not read yet", http.StatusNotFound)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	io.WriteString(w, views.QueueText(snap, time.Now()))
+}
+
+// maxQueueTableBody bounds the snapshot a classroom sends to be rendered.
+const maxQueueTableBody = 1 << 20
+
+// queueTable renders the table of a snapshot the page sends: a classroom
+// run's step, which the run keeps, not the hub. The page sends back the
+// snapshot it shows, so the table matches the lane at the shown step.
+func (p *pages) queueTable(w http.ResponseWriter, r *http.Request) {
+	if snap, ok := sentSnapshot(w, r); ok {
+		p.render(w, r, http.StatusOK, views.QueueTable(views.NewTable(snap, tableQuery(r.URL.Query()), time.Now())))
+	}
+}
+
+// queueNode renders the detail pane of ?name= in a snapshot the page sends,
+// as queueTable does its table.
+func (p *pages) queueNode(w http.ResponseWriter, r *http.Request) {
+	if snap, ok := sentSnapshot(w, r); ok {
+		p.render(w, r, http.StatusOK, views.NodeDetailsView(views.NewNodeDetails(snap, r.URL.Query().Get("name"), time.Now())))
+	}
+}
+
+// sentSnapshot reads the snapshot a page sends to be rendered.
+func sentSnapshot(w http.ResponseWriter, r *http.Request) (lockqueue.Snapshot, bool) {
+	var snap lockqueue.Snapshot
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxQueueTableBody)).Decode(&snap); err != nil {
+		http.Error(w, "bad snapshot: "+err.Error(), http.StatusBadRequest)
+		return snap, false
+	}
+	return snap, true
 }
 
 // simStrategies are the classroom's strategy choices: one run of either, or

@@ -89,7 +89,7 @@ func TestPages(t *testing.T) {
 		}},
 		{name: "lock view paints the queue table", url: "/lock?path=/seeds/share", status: 200, want: []string{
 			`data-path="/seeds/share"`, `data-row="R_0000000001" data-state="holding"`,
-			`data-row="W_0000000002" data-state="waiting"`, `<td>R_0000000001</td>`, `<td class="name">R_<wbr>0000000001</td>`, `id="lane"`, `id="copy"`,
+			`data-row="W_0000000002" data-state="waiting"`, `<td class="waits"><abbr title="R_0000000001">R_0000000001</abbr></td>`, `<td class="name"><button type="button" class="linkish">R_<wbr>0000000001</button></td>`, `id="lane"`, `id="copy"`,
 			`id="banner" class="banner" role="alert" hidden`, `<b>1</b> holding`, `<b>4</b> waiting`, `/static/lock.js?v=`,
 		}},
 		{name: "not live lock shows the banner", url: "/lock?path=/down/lock", status: 200, want: []string{

@@ -28,7 +28,11 @@ func (s *Server) routes() http.Handler {
 		}
 		r.Get("/api/v1/locks", s.handleLocks)
 		r.Get("/api/v1/lock", s.handleLock)
+		r.Get("/api/v1/lock/history", s.handleLockHistory)
+		r.Get("/api/v1/lock/stats", s.handleLockStats)
+		r.Get("/api/v1/history/locks", s.handleHistoryLocks)
 		r.Post("/api/v1/watch", s.handleWatch)
+		r.Delete("/api/v1/watch", s.handleUnwatch)
 		// No timeout middleware here: a websocket lives as long as its viewer.
 		r.Get("/ws", s.handleWS)
 		if hasClassroom(s.cfg.Services) {

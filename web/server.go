@@ -20,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/go-chi/chi/v5"
+	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockservice"
 )
@@ -36,6 +37,8 @@ type Config struct {
 	Services *lockservice.Registry
 	// Metrics, when set, serves /metrics (the Prometheus text format).
 	Metrics http.Handler
+	// History, when set, answers the flight recorder's API (history.go).
+	History history.Source
 	// Pages, when set, registers the HTML pages (/, /lock, /sim,
 	// /static/*) on the router.
 	Pages func(r chi.Router)

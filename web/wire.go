@@ -26,7 +26,7 @@ const (
 // socket, into the next one. Every folder-level field is sent whole; nodes
 // are patched: Upsert holds the nodes that are new or changed in any field,
 // Remove the names that are gone. The patched node list is then re-sorted
-// with lockqueue.NodeLess (lock nodes by folder, seq, czxid, name; foreign children
+// with lockqueue.NodeLess (lock nodes by folder, seq, order, czxid, name; foreign children
 // last, by name). Order is always null, kept so a future server could send
 // an explicit order.
 type Delta struct {

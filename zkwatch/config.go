@@ -34,8 +34,8 @@ type Config struct {
 	// (a hub behind it coalesces) nor call AddPath.
 	Publish func(lockqueue.Snapshot)
 	// Forget, when set, is called with a lock parent's path once the watcher
-	// stops watching it (a discovered parent that went away), after its last
-	// snapshot (Exists:false) was published: a hub behind Publish should drop
+	// stops watching it (a discovered parent that went away, after its last
+	// snapshot (Exists:false) was published; a path given to RemovePath): a hub behind Publish should drop
 	// the path, or it keeps serving it as if it were watched. Called like
 	// Publish, one call at a time, and never for a path watched again since.
 	Forget func(path string)

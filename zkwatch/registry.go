@@ -1,6 +1,8 @@
 package zkwatch
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -47,6 +49,41 @@ func (g *registry) add(p string, discovered bool) (l *lock, isNew bool) {
 		g.discovered[l] = true
 	}
 	return l, true
+}
+
+// Errors of RemovePath.
+var (
+	// ErrNotWatched: the path is not a watched lock parent.
+	ErrNotWatched = errors.New("zkwatch: not watched")
+	// ErrDiscovered: the lock parent was found under a --watch-under
+	// prefix; discovery would find it again, so it is followed while it
+	// exists.
+	ErrDiscovered = errors.New("zkwatch: found under a --watch-under prefix, followed while it exists")
+)
+
+// remove forgets the configured or added lock parent p and stops its
+// reader, which publishes nothing more: not even an Exists:false
+// snapshot, since the parent is still there, only no longer watched.
+func (g *registry) remove(p string) (*lock, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l := g.byPath[p]
+	switch {
+	case l == nil:
+		return nil, fmt.Errorf("%s: %w", p, ErrNotWatched)
+	case g.discovered[l]:
+		return nil, fmt.Errorf("%s: %w", p, ErrDiscovered)
+	}
+	delete(g.byPath, p)
+	delete(g.byFull, l.full)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g.dropFoldersLocked(l)
+	l.removed, l.final = true, true
+	if l.stop != nil {
+		l.stop()
+	}
+	return l, nil
 }
 
 func (g *registry) get(p string) *lock {

@@ -169,6 +169,34 @@ func (w *Watcher) AddPath(p string) error {
 	return nil
 }
 
+// RemovePath stops watching lock parent p, which was configured or added
+// (ErrNotWatched otherwise; ErrDiscovered for one found under a prefix):
+// its reader stops re-reading and publishing, and Config.Forget is told,
+// so a hub behind Publish drops it. The children watch on the server
+// cannot be taken back (go-zookeeper has no removeWatches): it stays set
+// until the parent's children next change, and that one event is ignored
+// since nothing re-arms it. Adding p again later reads it afresh.
+func (w *Watcher) RemovePath(p string) error {
+	if err := ValidatePath(p); err != nil {
+		return err
+	}
+	if _, err := w.locks.remove(p); err != nil {
+		return err
+	}
+	w.log.Info("unwatched", "path", p)
+	if w.cfg.Forget != nil {
+		// Under pubMu: a publish of p's reader that passed its removed
+		// check before remove is out before the hub forgets p; and a p
+		// added again meanwhile is not forgotten.
+		w.pubMu.Lock()
+		if w.locks.get(p) == nil {
+			w.cfg.Forget(p)
+		}
+		w.pubMu.Unlock()
+	}
+	return nil
+}
+
 // Paths lists the watched lock parents, configured and discovered, sorted.
 func (w *Watcher) Paths() []string { return w.locks.paths() }
 

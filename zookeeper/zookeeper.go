@@ -63,10 +63,15 @@ func (r Reader) Watch(name string) error {
 	return r.w.AddPath(name)
 }
 
-// Unwatch is not offered: zkwatch keeps a path once watched, its
-// watches ending with the session.
+// Unwatch stops following a lock parent (zkwatch.Watcher.RemovePath): no
+// more reads or snapshots, and the hub forgets it. ZooKeeper keeps the
+// parent's children watch until it next fires, unanswered. A parent found
+// under a --watch-under prefix stays (zkwatch.ErrDiscovered).
 func (r Reader) Unwatch(name string) error {
-	return fmt.Errorf("unwatch %s: %w", name, lockservice.ErrUnsupported)
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	return r.w.RemovePath(name)
 }
 
 // Err says the session is not live; the watcher itself logs the cause

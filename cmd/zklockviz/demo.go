@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"github.com/zklockviz/zklockviz/zklocal"
@@ -80,13 +81,20 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		}
 	}()
 
+	// The demo's locks live on a throwaway server: so does their history.
+	histDir, err := os.MkdirTemp("", "zklockviz-demo-history-*")
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	defer os.RemoveAll(histDir)
+
 	m := NewMain(stdout, stderr)
 	m.Getenv = getenv
 	// The demo is a serve command line like any other, so it checks the
 	// same things (a non-loopback --addr needs a token here too).
 	err = m.ParseFlags([]string{
 		"--zk", zks.Addr(), "--addr", f.addr, "--sim", "--watch-under", demoPrefix, "--zk-timeout", f.zkTimeout.String(),
-		"--session-timeout", "4s", "--poll", "500ms", "--log-level", f.level,
+		"--session-timeout", "4s", "--poll", "500ms", "--log-level", f.level, "--data-dir", histDir,
 	})
 	if err != nil {
 		return err

@@ -18,12 +18,25 @@ var envDefaults = []struct{ flag, env string }{
 	{"addr", "ZKLOCKVIZ_ADDR"},
 	{"auth-token", "ZKLOCKVIZ_TOKEN"},
 	{"stall-grace", "ZKLOCKVIZ_STALL_GRACE"},
+	{"postgres", "ZKLOCKVIZ_POSTGRES"},
+	{"postgres-password", "ZKLOCKVIZ_POSTGRES_PASSWORD"},
+	{"etcd", "ZKLOCKVIZ_ETCD"},
+	{"etcd-user", "ZKLOCKVIZ_ETCD_USER"},
+	{"etcd-password", "ZKLOCKVIZ_ETCD_PASSWORD"},
+	{"etcd-tls-ca", "ZKLOCKVIZ_ETCD_TLS_CA"},
+	{"etcd-tls-cert", "ZKLOCKVIZ_ETCD_TLS_CERT"},
+	{"etcd-tls-key", "ZKLOCKVIZ_ETCD_TLS_KEY"},
 	{"redis", "ZKLOCKVIZ_REDIS"},
 	{"redis-user", "ZKLOCKVIZ_REDIS_USER"},
 	{"redis-password", "ZKLOCKVIZ_REDIS_PASSWORD"},
 	{"redis-tls-ca", "ZKLOCKVIZ_REDIS_TLS_CA"},
 	{"redis-tls-cert", "ZKLOCKVIZ_REDIS_TLS_CERT"},
 	{"redis-tls-key", "ZKLOCKVIZ_REDIS_TLS_KEY"},
+	{"data-dir", "ZKLOCKVIZ_DATA_DIR"},
+	{"history", "ZKLOCKVIZ_HISTORY"},
+	{"history-retention", "ZKLOCKVIZ_HISTORY_RETENTION"},
+	{"history-max-size", "ZKLOCKVIZ_HISTORY_MAX_SIZE"},
+	{"history-db", "ZKLOCKVIZ_HISTORY_DB"},
 }
 
 // errHelp is returned when --help was asked for and answered.
@@ -48,12 +61,18 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, usa
 			l.setByEnvironment()
 		}
 	}
+	sets := countSets(fs, onceFlags)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
 			return errHelp
 		}
 		return usagef("%v", err)
+	}
+	for _, name := range onceFlags {
+		if n := sets[name]; n != nil && *n > 1 {
+			return usagef("--%s given %d times: name one server (a cluster's members in one value, comma-separated)", name, *n)
+		}
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (flags start with --)", fs.Arg(0))
@@ -119,4 +138,33 @@ func (o *optDuration) Set(v string) error {
 	}
 	o.d, o.set = d, true
 	return nil
+}
+
+// onceFlags name one server each: given twice on the command line, one
+// would silently win over the other.
+var onceFlags = []string{"etcd"}
+
+// countingValue counts its Sets.
+type countingValue struct {
+	flag.Value
+	n *int
+}
+
+func (c countingValue) Set(v string) error {
+	*c.n++
+	return c.Value.Set(v)
+}
+
+// countSets makes fs count how often each named flag is set from now on
+// (the command line, after the environment's defaults).
+func countSets(fs *flag.FlagSet, names []string) map[string]*int {
+	out := map[string]*int{}
+	for _, name := range names {
+		if f := fs.Lookup(name); f != nil {
+			n := new(int)
+			f.Value = countingValue{Value: f.Value, n: n}
+			out[name] = n
+		}
+	}
+	return out
 }

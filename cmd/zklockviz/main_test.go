@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "zklockviz")
+	// serve records history by default under $XDG_STATE_HOME: not the
+	// home directory of whoever runs the tests.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -119,7 +119,7 @@ func (m *Main) newRedisReader() (*redislock.Reader, error) {
 	redis.SetLogger(redisDebugLog{m.log})
 	r, err := redislock.NewReader(redislock.Config{
 		Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLS: c.TLS,
-		Poll: m.Config.Poll, Names: c.Names, Publish: m.hub.Publish, Logger: m.log,
+		Poll: m.Config.Poll, Names: c.Names, Publish: m.readerSink(), Logger: m.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
@@ -127,15 +127,13 @@ func (m *Main) newRedisReader() (*redislock.Reader, error) {
 	return r, nil
 }
 
-// registerRedis registers Redis with its reader (--redis) and classroom,
-// when either is there.
+// registerRedis registers Redis with its reader (--redis) and its
+// classroom (nil when off), each when there is one, so that ?service=redis
+// says what to give when neither is.
 func (m *Main) registerRedis(classroom lockservice.Classroom) error {
 	r, err := m.newRedisReader()
 	if err != nil {
 		return err
-	}
-	if r == nil && classroom == nil {
-		return nil
 	}
 	return m.services.Register(redislock.Service(r, classroom))
 }

@@ -97,6 +97,19 @@ func TestServeRedis(t *testing.T) {
 	}
 }
 
+// serve with Redis alone (no --zk), its lock named on the command line.
+func TestServeRedisAlone(t *testing.T) {
+	m := redislocal.ForTest(t)
+	redisCLI(t, m.Addr(), "SET", "billing-lock", "tok-B", "NX", "PX", "600000")
+	s := startServe(t, "--addr", "127.0.0.1:0", "--poll", "200ms", "--redis", m.Addr(), "--watch", "redis:billing-lock")
+	snap := redisLock(t, s, "billing-lock", "tok-B holding", func(s lockqueue.Snapshot) bool {
+		return s.Live() && len(s.Holders()) == 1 && s.Nodes[0].Client == "tok-B"
+	})
+	if snap.Recipe != "redis-set-nx" || len(snap.Alerts) != 0 {
+		t.Errorf("recipe %q alerts %v", snap.Recipe, snap.Alerts)
+	}
+}
+
 // A wrong Redis password is named in serve's log and on the lock, with
 // the master's address and what to check, while ZooKeeper keeps serving.
 func TestServeRedisWrongPassword(t *testing.T) {
@@ -140,6 +153,9 @@ func TestRedisFlags(t *testing.T) {
 		{"TLS without --redis", []string{"--redis-tls"}, "need --redis HOST:PORT"},
 		{"user without password", []string{"--redis", "r1", "--redis-user", "viewer"}, "--redis-user viewer needs --redis-password"},
 		{"cert without key", []string{"--redis", "r1", "--redis-tls-cert", "c.pem"}, "--redis-tls-cert and --redis-tls-key go together"},
+		{"a Redis lock without --redis", []string{"--watch", "redis:orders"}, "--watch redis:orders: no redis server given: add --redis"},
+		{"a bad Redis lock name", []string{"--redis", "r1", "--watch", "redis:a b"}, "--watch redis:a b: invalid lock name"},
+		{"--watch-under a Redis prefix", []string{"--redis", "r1", "--watch-under", "redis:locks"}, "Redis locks are not found under a prefix"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runBinary(t, clean, append([]string{"serve", "--zk", "h:1"}, tc.args...)...)

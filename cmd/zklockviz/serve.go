@@ -30,6 +30,8 @@ import (
 const defaultAddr = "127.0.0.1:8080"
 
 const serveUsage = `Usage: zklockviz serve --zk HOST:PORT[,HOST:PORT...][/chroot] [flags]
+       zklockviz serve --etcd URL[,URL...] [flags]   (--zk optional then)
+       zklockviz serve --redis HOST:PORT [--redis HOST:PORT...] [flags]
 
 Watches lock parent znodes, read-only, and serves the live view at --addr.
 zklockviz never writes to your ZooKeeper (the simulator, when enabled with
@@ -45,9 +47,13 @@ Flags (repeatable ones may be given many times):
                                  exits 1 saying what failed at each address
   --addr HOST:PORT               where to serve (default 127.0.0.1:8080; env
                                  ZKLOCKVIZ_ADDR; port 0 picks a free one)
-  --watch /path                  a lock parent to watch (repeatable)
-  --watch-under /prefix          find lock parents up to 4 levels below prefix
-                                 (repeatable)
+  --watch LOCK                   a lock to watch (repeatable): a ZooKeeper lock
+                                 parent /path, or SERVICE:NAME for another
+                                 service, e.g. etcd:/locks/orders
+  --watch-under PREFIX           find locks below PREFIX (repeatable): lock
+                                 parents up to 4 levels below a ZooKeeper
+                                 /prefix; etcd:/prefix finds etcd locks by
+                                 their keys' names (read every 30 --poll)
   --zk-admin URL                 AdminServer base URL of a member, e.g.
                                  http://zk1:8080 (repeatable, one per member);
                                  used instead of four-letter words
@@ -65,6 +71,22 @@ Flags (repeatable ones may be given many times):
                                  with ssl.clientAuth=need; imply --zk-tls
   --zk-tls-insecure-skip-verify  do not verify the members' certificates
                                  (testing only); implies --zk-tls
+  --etcd URL[,URL...]            etcd's client URLs, e.g. http://etcd1:2379 (env
+                                 ZKLOCKVIZ_ETCD); HOST:PORT means http://, or
+                                 https:// with a --etcd-tls-* flag. Its locks
+                                 are concurrency.Mutex / etcdctl lock / recipes
+                                 RWMutex prefixes: --watch etcd:/locks/orders
+  --etcd-user USER --etcd-password PASSWORD
+                                 etcd credentials (env ZKLOCKVIZ_ETCD_USER,
+                                 ZKLOCKVIZ_ETCD_PASSWORD; prefer the
+                                 environment for the password); a role with
+                                 read on each lock prefix is all it needs
+  --etcd-tls-ca FILE             PEM CA certificates to trust for https://
+                                 endpoints (env ZKLOCKVIZ_ETCD_TLS_CA)
+  --etcd-tls-cert FILE --etcd-tls-key FILE
+                                 PEM client certificate and key, for etcd with
+                                 --client-cert-auth (env ZKLOCKVIZ_ETCD_TLS_CERT,
+                                 ZKLOCKVIZ_ETCD_TLS_KEY)
   --redis HOST:PORT              a Redis master (repeatable, or a comma list;
                                  env ZKLOCKVIZ_REDIS): several are one Redlock,
                                  held by whoever holds a majority. Its locks
@@ -90,13 +112,32 @@ Flags (repeatable ones may be given many times):
                                  (repeatable)
   --poll DURATION                how often the servers' watch tables are read
                                  (default 1s; wchp/wchc cost the server, so
-                                 keep it modest on big ensembles)
+                                 keep it modest on big ensembles), and etcd's
+                                 leases' time left (one LeaseTimeToLive per
+                                 lease per poll)
   --stall-grace DURATION         how long a holder's session may keep watching
                                  another node of its lock before it is a
                                  stalled holder (default two --poll; env
                                  ZKLOCKVIZ_STALL_GRACE)
   --session-timeout DURATION     the watcher's ZooKeeper session timeout
                                  (default 10s)
+  --postgres DSN                 a PostgreSQL to read advisory and row locks
+                                 from, read-only, e.g.
+                                 postgres://viz@db1:5432/app?sslmode=verify-full
+                                 (env ZKLOCKVIZ_POSTGRES); TLS by sslmode,
+                                 sslrootcert, sslcert, sslkey in the DSN; the
+                                 role needs only pg_monitor. Watch
+                                 advisory/KEY, advisory/KEY1/KEY2 or
+                                 table/SCHEMA.TABLE (--watch postgres:NAME, or
+                                 POST /api/v1/watch with "service":"postgres");
+                                 polled every --poll
+  --postgres-password PASSWORD   the role's password, kept out of the DSN (env
+                                 ZKLOCKVIZ_POSTGRES_PASSWORD; PGPASSWORD and
+                                 ~/.pgpass work too)
+  --postgres-long-wait DURATION  alert on a wait longer than this (default
+                                 30s; 0 turns it off)
+  --postgres-idle-alert DURATION alert on a holder idle in a transaction
+                                 longer than this (default 10s; 0: off)
   --sim                          enable the simulator (writes under --sim-root)
   --sim-root /path               the simulator's sandbox (default /zklockviz/sim)
   --allowed-origin PATTERN       an extra origin allowed to open websockets and
@@ -108,7 +149,7 @@ Flags (repeatable ones may be given many times):
                                  ZKLOCKVIZ_TOKEN)
   --insecure                     allow a non-loopback --addr without a token
   --shutdown-timeout DURATION    bound on a graceful stop (default 10s)
-  --log-level LEVEL              debug, info, warn or error (default info)
+` + historyUsage + `  --log-level LEVEL              debug, info, warn or error (default info)
   --log-format FORMAT            text or json (default text)
 
 Production, read-only:
@@ -121,6 +162,16 @@ Production, read-only:
   shows as unknown. Children watches are never listed by ZooKeeper: herd-style
   waiters show as "children".
 
+  etcd: zklockviz keeps one watch per lock prefix and reads the leases of its
+  keys; it never writes. An etcd user whose role has read on the prefixes
+  is enough:
+      etcdctl role add zklockviz
+      etcdctl role grant-permission zklockviz read --prefix /locks/
+      etcdctl user add zklockviz && etcdctl user grant-role zklockviz zklockviz
+  etcd keeps no list of watchers: whom each waiter waits for is the recipe's
+  rule (the key with the next lower create revision), shown as inferred. An
+  unreachable etcd or a refused login shows on its locks and in the log; the
+  other services keep working.
   Redis: zklockviz reads each watched lock's key on every master with TYPE,
   PTTL, GET or HGETALL and PUBSUB NUMSUB (Redisson's waiters), once per
   --poll, or on keyspace events when notify-keyspace-events has them on
@@ -139,10 +190,15 @@ Examples:
   zklockviz serve --zk zk1:2181/myapp --watch /locks/orders --watch /locks/billing
   zklockviz serve --zk zk1:2181,zk2:2181 --zk-admin http://zk1:8080 --zk-admin http://zk2:8080 --watch-under /locks
   ZKLOCKVIZ_TOKEN=$(openssl rand -hex 16) zklockviz serve --zk zk1:2181 --addr 0.0.0.0:8080 --watch-under /locks
+  zklockviz serve --etcd http://etcd1:2379,http://etcd2:2379 --watch etcd:/locks/orders
+  ZKLOCKVIZ_ETCD_PASSWORD=... zklockviz serve --zk zk1:2181 --watch-under /locks --etcd https://etcd1:2379 --etcd-user zklockviz --etcd-tls-ca ca.pem --watch-under etcd:/locks
+  ZKLOCKVIZ_REDIS_PASSWORD=... zklockviz serve --redis r1:6379 --redis r2:6379 --redis r3:6379 --redis-user zklockviz --watch redis:orders-lock
 
 Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
-(&service=redis for a Redis lock),
-POST /api/v1/watch {"path":"/x"}, /ws?path= (live), /healthz, /metrics.
+(&service=etcd, postgres or redis for another service's lock),
+POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics;
+history: /api/v1/lock?path=&at=, /api/v1/lock/history?path=&from=&to=,
+/api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks.
 `
 
 // serveConfig is serve's validated command line.
@@ -168,6 +224,10 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
 	LogJSON         bool
+	// Etcd is the etcd reader's configuration; nil without --etcd.
+	Etcd     *etcdConfig
+	Postgres pgConfig
+	History  historyConfig
 	// Redis is the Redis reader's configuration; nil without --redis.
 	Redis *redisConfig
 }
@@ -175,6 +235,7 @@ type serveConfig struct {
 // serveFlags is serve's command line as given; config checks it.
 type serveFlags struct {
 	conn                                  zkConnFlags
+	etcd                                  etcdFlags
 	tls                                   zkTLSFlags
 	redis                                 redisFlags
 	addr, zkAuth, simRoot, token          string
@@ -184,11 +245,14 @@ type serveFlags struct {
 	// stallGrace unset: the watcher uses two polls.
 	stallGrace    optDuration
 	sim, insecure bool
+	pg            pgFlags
+	history       historyFlags
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	f.tls.register(fs)
+	f.etcd.register(fs)
 	f.redis.register(fs)
 	fs.StringVar(&f.addr, "addr", defaultAddr, "")
 	fs.Var(&f.watch, "watch", "")
@@ -207,24 +271,57 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "")
 	fs.StringVar(&f.level, "log-level", "info", "")
 	fs.StringVar(&f.format, "log-format", "text", "")
+	f.pg.register(fs)
+	f.history.register(fs)
 }
 
 // config checks the flags and builds serve's configuration.
 func (f *serveFlags) config() (serveConfig, error) {
 	c := serveConfig{
-		ZKTimeout: f.conn.timeout, Addr: f.addr, Watch: f.watch, WatchUnder: f.under, Poll: f.poll,
+		ZKTimeout: f.conn.timeout, Addr: f.addr, Poll: f.poll,
 		SessionTimeout: f.sessionTimeout, Sim: f.sim, SimRoot: f.simRoot, AllowedOrigins: f.origins,
 		AuthToken: f.token, Insecure: f.insecure, ShutdownTimeout: f.shutdownTimeout, StallGrace: f.stallGrace.d,
 	}
 	var err error
-	if c.Servers, c.Chroot, err = f.conn.parse(); err != nil {
+	var watch, under serviceLocks
+	if c.Watch, watch, err = splitLocks("--watch", f.watch); err != nil {
 		return c, err
 	}
-	if err := checkPaths("--watch", f.watch); err != nil {
+	if c.WatchUnder, under, err = splitLocks("--watch-under", f.under); err != nil {
 		return c, err
 	}
-	if err := checkPaths("--watch-under", f.under); err != nil {
+	if c.Etcd, err = f.etcd.config(watch["etcd"], under["etcd"]); err != nil {
 		return c, err
+	}
+	if c.Postgres, err = f.pg.config(watch["postgres"]); err != nil {
+		return c, err
+	}
+	if c.Redis, err = f.redis.config(watch["redis"]); err != nil {
+		return c, err
+	}
+	if len(under["redis"]) > 0 {
+		return c, fmt.Errorf("--watch-under redis:%s: Redis locks are not found under a prefix (zklockviz never scans keys); name each with --watch redis:KEY", under["redis"][0])
+	}
+	if len(under["postgres"]) > 0 {
+		return c, fmt.Errorf("--watch-under postgres:%s: PostgreSQL's locks are not found under a prefix; name each with --watch postgres:NAME", under["postgres"][0])
+	}
+	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != "", "redis": c.Redis != nil}
+	if err := errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given)); err != nil {
+		return c, err
+	}
+	// --zk may be left out when another service is given: serve then
+	// shows that service's locks alone.
+	others := c.Etcd != nil || c.Postgres.DSN != "" || c.Redis != nil
+	if f.conn.zk != "" || !others {
+		if c.Servers, c.Chroot, err = f.conn.parse(); err != nil {
+			if f.conn.zk == "" {
+				err = fmt.Errorf("%w, or another lock service (--etcd URL, --postgres DSN, --redis HOST:PORT)", err)
+			}
+			return c, err
+		}
+	}
+	if len(c.Servers) == 0 && (len(c.Watch) > 0 || len(c.WatchUnder) > 0 || f.sim) {
+		return c, errors.New("ZooKeeper locks and --sim need --zk HOST:PORT (a lock of another service is named SERVICE:NAME, e.g. etcd:/locks/orders)")
 	}
 	if c.AdminURLs, err = parseAdminURLs(f.admin); err != nil {
 		return c, err
@@ -238,9 +335,6 @@ func (f *serveFlags) config() (serveConfig, error) {
 	if c.ZKTLS, err = f.tls.config(); err != nil {
 		return c, err
 	}
-	if c.Redis, err = f.redis.config(nil); err != nil {
-		return c, err
-	}
 	err = errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
 		positive("shutdown-timeout", f.shutdownTimeout), checkSimRoot(f.simRoot))
 	if err != nil {
@@ -250,6 +344,9 @@ func (f *serveFlags) config() (serveConfig, error) {
 		return c, fmt.Errorf("--stall-grace %v: want a positive duration such as 2s", f.stallGrace.d)
 	}
 	if c.LogLevel, c.LogJSON, err = parseLog(f.level, f.format); err != nil {
+		return c, err
+	}
+	if c.History, err = f.history.config(); err != nil {
 		return c, err
 	}
 	return c, checkExposure(f.addr, f.token, f.insecure)
@@ -267,6 +364,7 @@ type Main struct {
 	log     *slog.Logger
 	hub     *hub.Hub
 	watcher *zkwatch.Watcher
+	hist    historyRun
 	// services are the lock services served, each registered once
 	// (registerServices); their readers run and close with Main.
 	services *lockservice.Registry
@@ -303,15 +401,6 @@ func (m *Main) ParseFlags(args []string) error {
 		return usagef("%v", err)
 	}
 	m.Config = c
-	return nil
-}
-
-func checkPaths(flagName string, paths []string) error {
-	for _, p := range paths {
-		if err := zkwatch.ValidatePath(p); err != nil {
-			return fmt.Errorf("%s: %w", flagName, err)
-		}
-	}
 	return nil
 }
 
@@ -431,20 +520,25 @@ func isLoopback(addr string) (bool, error) {
 func (m *Main) Run(ctx context.Context) error {
 	c := m.Config
 	h := m.startLog()
-	if err := m.checkZK(ctx); err != nil {
+	m.hub = hub.New()
+	if err := m.startHistory(ctx); err != nil {
 		return err
 	}
-	m.hub = hub.New()
-	w, err := zkwatch.New(zkwatch.Config{
-		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
-		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.hub.Publish,
-		Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
-		Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
-	})
-	if err != nil {
-		return fmt.Errorf("watcher: %w", err)
+	if len(c.Servers) > 0 {
+		if err := m.checkZK(ctx); err != nil {
+			return errors.Join(err, m.closeHistory())
+		}
+		w, err := zkwatch.New(zkwatch.Config{
+			Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
+			Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.readerSink(),
+			Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
+			Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
+		})
+		if err != nil {
+			return errors.Join(fmt.Errorf("watcher: %w", err), m.closeHistory())
+		}
+		m.watcher = w
 	}
-	m.watcher = w
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
@@ -490,7 +584,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}()
 	m.log.Info("serving", "addr", m.Addr(), "zk", strings.Join(c.Servers, ","), "chroot", c.Chroot,
-		"watch", c.Watch, "watchUnder", c.WatchUnder, "redis", c.Redis.addrs(), "sim", c.Sim, "auth", c.AuthToken != "")
+		"watch", c.Watch, "watchUnder", c.WatchUnder, "etcd", c.Etcd.endpoints(), "redis", c.Redis.addrs(), "sim", c.Sim, "auth", c.AuthToken != "")
 	fmt.Fprintf(m.Stderr, "listening on %s\n", m.URL())
 	return nil
 }
@@ -552,6 +646,8 @@ func (m *Main) registerServices(sim *simulator.Manager) error {
 	m.services = &lockservice.Registry{}
 	return errors.Join(
 		m.services.Register(zookeeper.Service(m.watcher, sim)),
+		m.registerEtcd(),
+		m.registerPostgres(),
 		m.registerRedis(nil),
 	)
 }
@@ -560,9 +656,9 @@ func (m *Main) registerServices(sim *simulator.Manager) error {
 func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Services: m.services,
+		Hub: m.hub, Services: m.services, History: m.hist.store,
 		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services)),
-		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Connection: m.watcher.Connection}),
+		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors()}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
 	if err != nil {
@@ -624,6 +720,9 @@ func (m *Main) Close() error {
 	}
 	m.cancel()
 	m.closeReaders()
+	if err := m.closeHistory(); err != nil {
+		errs = append(errs, err)
+	}
 	m.log.Info("stopped")
 	return errors.Join(errs...)
 }

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// The flight recorder's flags and wiring: serve records every snapshot the
+// live readers publish (not the classroom's) into a store under
+// --data-dir.
+
+const historyUsage = `  --data-dir DIR                 where the history is kept (default
+                                 $XDG_STATE_HOME/zklockviz, else
+                                 ~/.local/state/zklockviz; env
+                                 ZKLOCKVIZ_DATA_DIR)
+  --history on|off               record every watched lock's changes
+                                 (default on; env ZKLOCKVIZ_HISTORY)
+  --history-retention DURATION   keep this long, e.g. 7d or 36h (default 7d;
+                                 env ZKLOCKVIZ_HISTORY_RETENTION)
+  --history-max-size SIZE        keep at most this much, e.g. 1GiB or 500MB
+                                 (default 1GiB; env
+                                 ZKLOCKVIZ_HISTORY_MAX_SIZE); the oldest
+                                 data goes first
+  --history-db postgres://...    keep the history in this PostgreSQL database
+                                 instead of --data-dir (table
+                                 zklockviz_history, created if missing; env
+                                 ZKLOCKVIZ_HISTORY_DB)
+`
+
+// historyConfig is the recorder's validated configuration.
+type historyConfig struct {
+	On      bool
+	DataDir string
+	// DirGiven: --data-dir (or its env) was given, not the default.
+	DirGiven bool
+	MaxAge   time.Duration
+	MaxSize  int64
+	// DB is a PostgreSQL URL to keep the history in instead of DataDir.
+	DB string
+}
+
+// historyFlags are the recorder's flags as given.
+type historyFlags struct {
+	dataDir, on, retention, maxSize, db string
+}
+
+func (f *historyFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dataDir, "data-dir", "", "")
+	fs.StringVar(&f.on, "history", "on", "")
+	fs.StringVar(&f.retention, "history-retention", "7d", "")
+	fs.StringVar(&f.maxSize, "history-max-size", "1GiB", "")
+	fs.StringVar(&f.db, "history-db", "", "")
+}
+
+func (f *historyFlags) config() (historyConfig, error) {
+	var c historyConfig
+	switch f.on {
+	case "on", "true", "1":
+		c.On = true
+	case "off", "false", "0":
+	default:
+		return c, fmt.Errorf("--history %q: want on or off", f.on)
+	}
+	var err error
+	if c.MaxAge, err = parseRetention(f.retention); err != nil {
+		return c, fmt.Errorf("--history-retention %q: %w", f.retention, err)
+	}
+	if c.MaxSize, err = parseSize(f.maxSize); err != nil {
+		return c, fmt.Errorf("--history-max-size %q: %w", f.maxSize, err)
+	}
+	c.DataDir, c.DirGiven = f.dataDir, f.dataDir != ""
+	if f.db != "" && !strings.HasPrefix(f.db, "postgres://") && !strings.HasPrefix(f.db, "postgresql://") {
+		return c, fmt.Errorf("--history-db: want a PostgreSQL URL, postgres://user:password@host/database")
+	}
+	c.DB = f.db
+	if c.DataDir == "" && c.On {
+		if c.DataDir, err = defaultDataDir(); err != nil {
+			return c, fmt.Errorf("--data-dir: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// defaultDataDir follows the XDG base directory spec: state that should
+// survive a restart but is not worth a backup.
+func defaultDataDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "zklockviz"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no home directory for the default (%w); give --data-dir", err)
+	}
+	return filepath.Join(home, ".local", "state", "zklockviz"), nil
+}
+
+// parseRetention reads a Go duration or a number of days ("7d").
+func parseRetention(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, perr := strconv.ParseFloat(days, 64)
+		d, err = time.Duration(n*24)*time.Hour, perr
+	}
+	if err != nil || d <= 0 {
+		return 0, errors.New("want a positive duration such as 7d, 36h or 90m")
+	}
+	return d, nil
+}
+
+// parseSize reads bytes with an optional unit: KB, MB, GB (powers of
+// 1000), KiB, MiB, GiB (powers of 1024).
+func parseSize(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	num, mult := v, int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || n <= 0 {
+		return 0, errors.New("want a size such as 1GiB, 500MB or 1048576")
+	}
+	return int64(n * float64(mult)), nil
+}
+
+// historyRun is the recorder of a running serve.
+type historyRun struct {
+	store    history.DB
+	recorder *history.Recorder
+	metrics  *history.Metrics
+}
+
+// startHistory opens the store and starts the recorder when --history is
+// on. A data directory another zklockviz records into is no reason not
+// to serve: this one serves without a history and says so.
+func (m *Main) startHistory(ctx context.Context) error {
+	c := m.Config.History
+	if !c.On {
+		return nil
+	}
+	if c.DB != "" {
+		return m.startHistoryDB(ctx)
+	}
+	store, err := history.Open(history.Options{Dir: c.DataDir, MaxAge: c.MaxAge, MaxSize: c.MaxSize, Logger: m.log})
+	if errors.Is(err, history.ErrLocked) {
+		m.log.Warn("history off: another zklockviz records into the data directory; give this one its own --data-dir", "dataDir", c.DataDir)
+		return nil
+	}
+	if err != nil && !c.DirGiven {
+		// The default place may be unwritable (no home, a read-only
+		// container): serving the live view matters more.
+		m.log.Warn("history off: the default data directory cannot be used; give --data-dir", "dataDir", c.DataDir, "err", err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w (check --data-dir, or give --history=off)", err)
+	}
+	m.startRecorder(store)
+	m.log.Info("recording history", "dataDir", c.DataDir, "retention", c.MaxAge, "maxSize", c.MaxSize)
+	return nil
+}
+
+// startHistoryDB records into --history-db. A database that does not
+// answer stops serve: it was asked for by name.
+func (m *Main) startHistoryDB(ctx context.Context) error {
+	c := m.Config.History
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.Config.ZKTimeout, defaultZKTimeout))
+	defer cancel()
+	store, err := history.OpenPG(ctx, history.PGOptions{URL: c.DB, MaxAge: c.MaxAge, MaxSize: c.MaxSize, Logger: m.log})
+	if err != nil {
+		return fmt.Errorf("%w (check --history-db, or give --history=off)", err)
+	}
+	m.startRecorder(store)
+	m.log.Info("recording history in PostgreSQL", "retention", c.MaxAge, "maxSize", c.MaxSize)
+	return nil
+}
+
+func (m *Main) startRecorder(store history.DB) {
+	m.hist.store, m.hist.metrics = store, history.NewMetrics()
+	m.hist.recorder = history.NewRecorder(store, m.hist.metrics, 0, m.log)
+}
+
+// readerSink is the Sink for the live readers: the hub, and the recorder
+// when it runs.
+func (m *Main) readerSink() func(lockqueue.Snapshot) {
+	if m.hist.recorder == nil {
+		return m.hub.Publish
+	}
+	return m.hist.recorder.Wrap(m.hub.Publish)
+}
+
+// historyCollectors are the recorder's Prometheus collectors for /metrics.
+func (m *Main) historyCollectors() []prometheus.Collector {
+	if m.hist.metrics == nil {
+		return nil
+	}
+	return []prometheus.Collector{m.hist.metrics}
+}
+
+// closeHistory records what is queued and closes the store; after the
+// readers have stopped.
+func (m *Main) closeHistory() error {
+	if m.hist.recorder != nil {
+		m.hist.recorder.Close()
+	}
+	if m.hist.store != nil {
+		if err := m.hist.store.Close(); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
+	return nil
+}

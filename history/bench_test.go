@@ -1,0 +1,137 @@
+package history_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// handoffs are snapshots of a busy lock: five contenders, the holder
+// leaves and a newcomer queues in each; about nine events a snapshot.
+func handoffs(path string, start time.Time, n int) []lockqueue.Snapshot {
+	out := make([]lockqueue.Snapshot, n)
+	for i := range out {
+		names := make([]string, 5)
+		for j := range names {
+			names[j] = fmt.Sprintf("_c_5b2c3f0e-8d7a-4f1b-9c2e-%012d-lock-%010d", i+j, i+j)
+		}
+		out[i] = queue(path, start.Add(time.Duration(i)*time.Millisecond), names...)
+	}
+	return out
+}
+
+// Recording: events stored per second and bytes per event on disk,
+// keyframes included (go test -bench Record -run ^$ ./history/).
+func BenchmarkRecord(b *testing.B) {
+	s := openStore(b, history.Options{Dir: b.TempDir()})
+	locks := []string{"/locks/a", "/locks/b", "/locks/c", "/locks/d"}
+	snaps := map[string][]lockqueue.Snapshot{}
+	for _, l := range locks {
+		snaps[l] = handoffs(l, time.Now(), 4096)
+	}
+	events := 0
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; b.Loop(); i++ {
+		l := locks[i%len(locks)]
+		evs, err := s.Record(snaps[l][(i/len(locks))%4096])
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += len(evs)
+	}
+	elapsed := time.Since(start)
+	if err := s.Flush(true); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(events)/elapsed.Seconds(), "events/s")
+	b.ReportMetric(float64(s.Size())/float64(s.Recorded()), "bytes/event")
+}
+
+// Replay: a day of one lock at one change a second, then the queue at
+// random moments, each decoding its segment from the keyframe (the cache
+// of decoded segments holds 8 of the day's 144).
+func BenchmarkAtRandomMomentOfADay(b *testing.B) {
+	c := newClock(t0)
+	dir := b.TempDir()
+	s, err := history.Open(history.Options{Dir: dir, Now: c.Now, SyncEvery: 24 * time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const day = 86400
+	names := []string{}
+	for i := range day {
+		c.set(t0.Add(time.Duration(i) * time.Second))
+		// A queue of one to four, a holder going or a waiter coming each
+		// second.
+		if len(names) < 4 && (len(names) == 0 || i%3 != 0) {
+			names = append(names, fmt.Sprintf("_c_5b2c3f0e-8d7a-4f1b-9c2e-lock-%010d", i))
+		} else {
+			names = names[1:]
+		}
+		if _, err := s.Record(queue("/locks/day", c.Now(), names...)); err != nil {
+			b.Fatal(err)
+		}
+		if i%60 == 0 {
+			if err := s.Flush(false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	c.set(t0.Add(day * time.Second))
+	s = openStore(b, history.Options{Dir: dir, Now: c.Now})
+	size := s.Size()
+	r := rand.New(rand.NewPCG(1, 2))
+	for b.Loop() {
+		at := t0.Add(time.Duration(r.Int64N(day*1000)) * time.Millisecond)
+		if _, err := s.At("/locks/day", at); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size)/day, "bytes/change")
+}
+
+// A hand-off in a 10,000-node queue: what one snapshot of a big lock
+// costs the recorder (its goroutine, never the reader's).
+func BenchmarkRecordBigQueue(b *testing.B) {
+	s := openStore(b, history.Options{Dir: b.TempDir()})
+	const n = 10_000
+	names := make([]string, n+4096)
+	for i := range names {
+		names[i] = fmt.Sprintf("_c_5b2c3f0e-8d7a-4f1b-9c2e-lock-%010d", i)
+	}
+	start := time.Now()
+	snaps := make([]lockqueue.Snapshot, 64)
+	for i := range snaps {
+		snaps[i] = queue("/locks/big", start.Add(time.Duration(i)*time.Millisecond), names[i:i+n]...)
+	}
+	if _, err := s.Record(snaps[0]); err != nil {
+		b.Fatal(err)
+	}
+	i := 1
+	for b.Loop() {
+		// Hand-offs forward through the prepared snapshots; the first
+		// keyframe is outside the loop.
+		snap := snaps[i%len(snaps)]
+		if i%len(snaps) == 0 {
+			b.StopTimer()
+			s.Close()
+			s = openStore(b, history.Options{Dir: b.TempDir()})
+			s.Record(snap)
+			b.StartTimer()
+			i++
+			continue
+		}
+		if _, err := s.Record(snap); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

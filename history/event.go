@@ -1,0 +1,509 @@
+// Package history is zklockviz's flight recorder: an append-only event
+// stream per lock, derived from the consecutive Snapshots a live reader
+// publishes, kept in an embedded store of segment files under a data
+// directory, and read back as events, as the queue at a past moment, and as
+// wait and hold figures. It knows locks only through lockqueue's
+// service-neutral Snapshot, so every service behind the seam is recorded
+// alike.
+package history
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Kind is what an event says happened.
+type Kind string
+
+// Event kinds. A node's life is queued, then acquired (maybe), then left.
+const (
+	// Queued: a node appeared (Mode, Client, Since = when it queued: the
+	// server's creation time when the service tells it, else first seen).
+	Queued Kind = "queued"
+	// Acquired: a node started to hold (Since = when it queued, so the
+	// wait is Time-Since).
+	Acquired Kind = "acquired"
+	// Unheld: a node stopped holding but is still there (an N-holder queue
+	// reordered); rare.
+	Unheld Kind = "unheld"
+	// Left: a node went (How; Since = queued, Acquired = when it started
+	// to hold, zero when it never did).
+	Left Kind = "left"
+	// WaitsFor: the node's waits-for edge by its recipe's rule changed
+	// (To, Source, Value = what it waits on when not a node, Nodes = the
+	// blockers the server reports).
+	WaitsFor Kind = "waits-for"
+	// Watch: what the node's session actually watches changed (Edge, Nodes
+	// = the watched paths).
+	Watch Kind = "watch"
+	// Zombie: the node's client is gone, its session or lease not expired
+	// yet (Value "zombie"), or it is alive again (Value "alive").
+	Zombie Kind = "zombie"
+	// AlertRaised and AlertCleared: an alert (Alert, Nodes, Message).
+	AlertRaised  Kind = "alert-raised"
+	AlertCleared Kind = "alert-cleared"
+	// Connection: the reader's view changed (Connection; Message = the
+	// read error). Anything but connected without an error is a gap: the
+	// history does not know what happened until the next connected one.
+	Connection Kind = "connection"
+	// Exists: the lock itself appeared (Value "yes") or went ("no").
+	Exists Kind = "exists"
+	// Recipe: the queue's recipe changed (Value).
+	Recipe Kind = "recipe"
+	// Gap: the recorder saw nothing from Since to Time (Message says why:
+	// not running, or its queue overflowed).
+	Gap Kind = "gap"
+	// keyframe starts a lock's whole state at a segment's start; the
+	// events after it with Synthetic set rebuild it. Never returned.
+	keyframe Kind = "keyframe"
+)
+
+// How says how a node left.
+type How string
+
+const (
+	// Released: it held and went while its client was alive.
+	Released How = "released"
+	// Expired: its client was gone (a zombie) and its session or lease
+	// ran out.
+	Expired How = "expired"
+	// GaveUp: it waited, never held, and went while its client was alive.
+	GaveUp How = "gave-up"
+	// Removed: a node that was neither holder nor waiter (a foreign child,
+	// part of another node's contender) went.
+	Removed How = "removed"
+	// Unseen: it went while the reader was not connected, so how is not
+	// known.
+	Unseen How = "unknown"
+)
+
+// Event is one change of one lock. Which fields are set depends on Kind.
+type Event struct {
+	Time time.Time `json:"time"`
+	Kind Kind      `json:"kind"`
+	Node string    `json:"node,omitempty"`
+
+	Mode     string    `json:"mode,omitempty"`
+	Client   string    `json:"client,omitempty"`
+	Seq      int64     `json:"seq,omitempty"`
+	Foreign  bool      `json:"foreign,omitempty"`
+	PartOf   string    `json:"partOf,omitempty"`
+	Since    time.Time `json:"since,omitzero"`
+	Acquired time.Time `json:"acquired,omitzero"`
+	How      How       `json:"how,omitempty"`
+
+	To     string   `json:"to,omitempty"`
+	Source string   `json:"source,omitempty"`
+	Edge   string   `json:"edge,omitempty"`
+	Nodes  []string `json:"nodes,omitempty"`
+
+	Alert      string `json:"alert,omitempty"`
+	Message    string `json:"message,omitempty"`
+	Connection string `json:"connection,omitempty"`
+	Value      string `json:"value,omitempty"`
+
+	// Synthetic marks the events of a keyframe: a restatement of the
+	// state, not a change.
+	Synthetic bool `json:"-"`
+}
+
+// Wait is how long a node waited: for Acquired, until it held; for a Left
+// that never held, until it went. Zero for other events.
+func (e Event) Wait() time.Duration {
+	switch {
+	case e.Since.IsZero():
+		return 0
+	case e.Kind == Acquired:
+		return e.Time.Sub(e.Since)
+	case e.Kind == Left && e.Acquired.IsZero():
+		return e.Time.Sub(e.Since)
+	}
+	return 0
+}
+
+// Hold is how long a node that left had held; zero otherwise.
+func (e Event) Hold() time.Duration {
+	if e.Kind != Left || e.Acquired.IsZero() {
+		return 0
+	}
+	return e.Time.Sub(e.Acquired)
+}
+
+// nodeState is what the history keeps of one node.
+type nodeState struct {
+	Name       string
+	Mode       string
+	Client     string
+	Seq        int64
+	Foreign    bool
+	PartOf     string
+	QueuedAt   time.Time
+	AcquiredAt time.Time
+	Holding    bool
+	WaitsFor   string
+	WaitsOn    string
+	Source     string
+	BlockedBy  []string
+	Edge       string
+	Watching   []string
+	Zombie     bool
+	// leaseEnds is when the node's lease (an etcd lease, a Redis key's
+	// TTL) runs out by the last snapshot that told its time left. Only
+	// the recording process keeps it: it decides how a node left.
+	leaseEnds time.Time
+}
+
+// State is a lock as the history knows it at one moment: what a Snapshot
+// says about holders, waiters, edges and alerts, rebuilt from events.
+type State struct {
+	Lock       string
+	Time       time.Time
+	Connection lockqueue.Connection
+	Error      string
+	Exists     bool
+	Recipe     lockqueue.Recipe
+	nodes      []nodeState
+	Alerts     []lockqueue.Alert
+	// index finds a node in nodes by name; nil until needed, and again
+	// after a node goes (the others move).
+	index map[string]int
+}
+
+// Live reports whether the reader saw the lock at that moment.
+func (s *State) Live() bool { return s.Connection == lockqueue.Connected && s.Error == "" }
+
+func (s *State) node(name string) int {
+	if s.index == nil {
+		s.index = make(map[string]int, len(s.nodes))
+		for i, n := range s.nodes {
+			s.index[n.Name] = i
+		}
+	}
+	if i, ok := s.index[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// Snapshot is the state as a lockqueue.Snapshot, as the live API would
+// have shown it (less what the history does not keep: node data, zxids,
+// lease times).
+func (s *State) Snapshot() lockqueue.Snapshot {
+	id := parseKey(s.Lock)
+	snap := lockqueue.Snapshot{
+		Path: id.Name, Recipe: s.Recipe, Connection: s.Connection, Exists: s.Exists,
+		UpdatedAt: s.Time, Error: s.Error, Nodes: []lockqueue.Node{}, Alerts: slices.Clone(s.Alerts),
+		WatchSource: "history",
+	}
+	if snap.Alerts == nil {
+		snap.Alerts = []lockqueue.Alert{}
+	}
+	if id.Service != lockqueue.ZooKeeper {
+		snap.Service = id.Service
+	}
+	for _, n := range s.nodes {
+		node := lockqueue.Node{
+			Name: n.Name, Seq: n.Seq, Mode: lockqueue.Mode(n.Mode), Recipe: s.Recipe, Holding: n.Holding,
+			WaitsFor: n.WaitsFor, WaitsOn: lockqueue.WaitOn(n.WaitsOn), Watching: slices.Clone(n.Watching),
+			Edge: lockqueue.Edge(n.Edge), Ctime: n.QueuedAt, Foreign: n.Foreign, Zombie: n.Zombie,
+			PartOf: n.PartOf, WaitsForSource: lockqueue.Provenance(n.Source), BlockedBy: slices.Clone(n.BlockedBy),
+		}
+		if id.Service == lockqueue.ZooKeeper {
+			node.Session = n.Client
+		} else {
+			node.Client = n.Client
+		}
+		snap.Nodes = append(snap.Nodes, node)
+	}
+	return snap
+}
+
+// parseKey turns a Snapshot.Key back into the lock's identity: a ZooKeeper
+// path starts with '/', another service's key is "service:name".
+func parseKey(key string) lockqueue.LockID {
+	if svc, name, ok := strings.Cut(key, ":"); ok && !strings.HasPrefix(key, "/") {
+		return lockqueue.LockID{Service: svc, Name: name}
+	}
+	return lockqueue.LockID{Service: lockqueue.ZooKeeper, Name: key}
+}
+
+// apply changes the state by one event.
+func (s *State) apply(e Event) {
+	if e.Time.After(s.Time) {
+		s.Time = e.Time
+	}
+	i := -1
+	if e.Node != "" {
+		i = s.node(e.Node)
+	}
+	switch e.Kind {
+	case keyframe:
+		*s = State{Lock: s.Lock, Time: e.Time}
+	case Queued:
+		if i < 0 {
+			s.nodes = append(s.nodes, nodeState{
+				Name: e.Node, Mode: e.Mode, Client: e.Client, Seq: e.Seq, Foreign: e.Foreign,
+				PartOf: e.PartOf, QueuedAt: e.Since,
+			})
+			if s.index != nil {
+				s.index[e.Node] = len(s.nodes) - 1
+			}
+		}
+	case Acquired:
+		if i >= 0 {
+			s.nodes[i].Holding = true
+			s.nodes[i].AcquiredAt = e.Time
+			if e.Synthetic && !e.Acquired.IsZero() {
+				s.nodes[i].AcquiredAt = e.Acquired
+			}
+		}
+	case Unheld:
+		if i >= 0 {
+			s.nodes[i].Holding = false
+			s.nodes[i].AcquiredAt = time.Time{}
+		}
+	case Left:
+		if i >= 0 {
+			s.nodes = slices.Delete(s.nodes, i, i+1)
+			s.index = nil
+		}
+	case WaitsFor:
+		if i >= 0 {
+			n := &s.nodes[i]
+			n.WaitsFor, n.Source, n.WaitsOn, n.BlockedBy = e.To, e.Source, e.Value, e.Nodes
+		}
+	case Watch:
+		if i >= 0 {
+			s.nodes[i].Edge, s.nodes[i].Watching = e.Edge, e.Nodes
+		}
+	case Zombie:
+		if i >= 0 {
+			s.nodes[i].Zombie = e.Value == "zombie"
+		}
+	case AlertRaised:
+		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: e.Alert, Nodes: e.Nodes, Message: e.Message})
+	case AlertCleared:
+		k := alertKey(lockqueue.Alert{Kind: e.Alert, Nodes: e.Nodes})
+		s.Alerts = slices.DeleteFunc(s.Alerts, func(a lockqueue.Alert) bool { return alertKey(a) == k })
+	case Connection:
+		s.Connection, s.Error = lockqueue.Connection(e.Connection), e.Message
+	case Exists:
+		s.Exists = e.Value == "yes"
+	case Recipe:
+		s.Recipe = lockqueue.Recipe(e.Value)
+	case Gap:
+		// What follows a gap is not known to be live until a reader says.
+		s.Connection = ""
+	}
+}
+
+// alertKey identifies an alert across snapshots: its kind and nodes. The
+// message is left out because some messages count down (a zombie's
+// "expires in 3s").
+func alertKey(a lockqueue.Alert) string {
+	return a.Kind + "\x00" + strings.Join(a.Nodes, "\x00")
+}
+
+// clientOf is who a node belongs to in its service's terms.
+func clientOf(n lockqueue.Node) string {
+	if n.Client != "" {
+		return n.Client
+	}
+	return n.Session
+}
+
+// diff is the events that turn prev into snap, at time t. Nodes that went
+// come first, so a hand-off reads as released, then acquired.
+func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
+	var out []Event
+	if prev.Connection != snap.Connection || prev.Error != snap.Error {
+		out = append(out, Event{Time: t, Kind: Connection, Connection: string(snap.Connection), Message: snap.Error})
+	}
+	if prev.Exists != snap.Exists {
+		out = append(out, Event{Time: t, Kind: Exists, Value: yesNo(snap.Exists)})
+	}
+	if prev.Recipe != snap.Recipe {
+		out = append(out, Event{Time: t, Kind: Recipe, Value: string(snap.Recipe)})
+	}
+	seen := make(map[string]int, len(snap.Nodes))
+	for i, n := range snap.Nodes {
+		seen[n.Name] = i
+	}
+	for _, p := range prev.nodes {
+		if _, ok := seen[p.Name]; ok {
+			continue
+		}
+		out = append(out, Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(prev, p, t), Since: p.QueuedAt, Acquired: p.AcquiredAt})
+	}
+	for _, n := range snap.Nodes {
+		i := prev.node(n.Name)
+		var p nodeState
+		if i < 0 {
+			q := n.Ctime
+			if q.IsZero() || q.After(t) {
+				q = t
+			}
+			out = append(out, Event{
+				Time: t, Kind: Queued, Node: n.Name, Mode: string(n.Mode), Client: clientOf(n), Seq: n.Seq,
+				Foreign: n.Foreign, PartOf: n.PartOf, Since: q,
+			})
+			p = nodeState{QueuedAt: q}
+		} else {
+			p = prev.nodes[i]
+		}
+		out = append(out, nodeChanges(p, n, t)...)
+	}
+	prevAlerts := make(map[string]bool, len(prev.Alerts))
+	for _, a := range prev.Alerts {
+		prevAlerts[alertKey(a)] = true
+	}
+	now := make(map[string]bool, len(snap.Alerts))
+	for _, a := range snap.Alerts {
+		k := alertKey(a)
+		now[k] = true
+		if !prevAlerts[k] {
+			out = append(out, Event{Time: t, Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+		}
+	}
+	for _, a := range prev.Alerts {
+		if !now[alertKey(a)] {
+			out = append(out, Event{Time: t, Kind: AlertCleared, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+		}
+	}
+	return out
+}
+
+// nodeChanges is the events that turn node state p into n.
+func nodeChanges(p nodeState, n lockqueue.Node, t time.Time) []Event {
+	var out []Event
+	switch {
+	case n.Holding && !p.Holding:
+		out = append(out, Event{Time: t, Kind: Acquired, Node: n.Name, Since: p.QueuedAt})
+	case !n.Holding && p.Holding:
+		out = append(out, Event{Time: t, Kind: Unheld, Node: n.Name})
+	}
+	if n.WaitsFor != p.WaitsFor || string(n.WaitsForSource) != p.Source || string(n.WaitsOn) != p.WaitsOn || !slices.Equal(n.BlockedBy, p.BlockedBy) {
+		out = append(out, Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: string(n.WaitsForSource), Value: string(n.WaitsOn), Nodes: n.BlockedBy})
+	}
+	if string(n.Edge) != p.Edge || !slices.Equal(n.Watching, p.Watching) {
+		out = append(out, Event{Time: t, Kind: Watch, Node: n.Name, Edge: string(n.Edge), Nodes: n.Watching})
+	}
+	if n.Zombie != p.Zombie {
+		v := "alive"
+		if n.Zombie {
+			v = "zombie"
+		}
+		out = append(out, Event{Time: t, Kind: Zombie, Node: n.Name, Value: v})
+	}
+	return out
+}
+
+// leaseSlack: a node whose lease was due to run out within this of when it
+// went is taken to have expired; a reader polls, so it sees the key go up
+// to a poll after its TTL.
+const leaseSlack = time.Second
+
+// howLeft decides from what the last snapshot showed how a node went at t.
+func howLeft(prev *State, n nodeState, t time.Time) How {
+	switch {
+	case !prev.Live():
+		return Unseen
+	case n.Zombie:
+		return Expired
+	case !n.leaseEnds.IsZero() && !t.Before(n.leaseEnds.Add(-leaseSlack)):
+		return Expired
+	case n.Holding:
+		return Released
+	case n.Foreign || n.PartOf != "":
+		return Removed
+	}
+	return GaveUp
+}
+
+// noteLeases keeps when each node's lease runs out, by snap taken at t.
+func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
+	for _, n := range snap.Nodes {
+		if n.LeaseLeftMs <= 0 {
+			continue
+		}
+		if i := s.node(n.Name); i >= 0 {
+			s.nodes[i].leaseEnds = t.Add(time.Duration(n.LeaseLeftMs) * time.Millisecond)
+		}
+	}
+}
+
+// changes is what snap, taken at t, records of its lock, whose state
+// is st (nil when the lock is new). The first snapshot of a lock is a
+// keyframe: what was there before the recorder saw it is not a change it
+// saw happen.
+func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
+	if st == nil {
+		evs := append([]Event{{Time: t, Kind: keyframe}}, diff(&State{}, snap, t)...)
+		for i := range evs {
+			evs[i].Synthetic = true
+		}
+		return evs
+	}
+	evs := diff(st, snap, t)
+	if !st.Live() {
+		for i := range evs {
+			// Acquired during a gap: when exactly is not known, so the
+			// wait is not measured.
+			if evs[i].Kind == Acquired {
+				evs[i].Value = "after-gap"
+			}
+		}
+	}
+	return evs
+}
+
+// changed is evs less the keyframe's restatements: what Record returns.
+func changed(evs []Event) []Event {
+	return slices.DeleteFunc(evs, func(e Event) bool { return e.Synthetic })
+}
+
+// keyframeEvents restates s as events at time t.
+func keyframeEvents(s *State, t time.Time) []Event {
+	out := []Event{{Time: t, Kind: keyframe}}
+	if s.Connection != "" || s.Error != "" {
+		out = append(out, Event{Time: t, Kind: Connection, Connection: string(s.Connection), Message: s.Error})
+	}
+	if s.Exists {
+		out = append(out, Event{Time: t, Kind: Exists, Value: "yes"})
+	}
+	if s.Recipe != "" {
+		out = append(out, Event{Time: t, Kind: Recipe, Value: string(s.Recipe)})
+	}
+	for _, n := range s.nodes {
+		out = append(out, Event{Time: t, Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign, PartOf: n.PartOf, Since: n.QueuedAt})
+		if n.Holding {
+			out = append(out, Event{Time: t, Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt})
+		}
+		if n.WaitsFor != "" || n.Source != "" || n.WaitsOn != "" || len(n.BlockedBy) > 0 {
+			out = append(out, Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: n.Source, Value: n.WaitsOn, Nodes: n.BlockedBy})
+		}
+		if n.Edge != "" || len(n.Watching) > 0 {
+			out = append(out, Event{Time: t, Kind: Watch, Node: n.Name, Edge: n.Edge, Nodes: n.Watching})
+		}
+		if n.Zombie {
+			out = append(out, Event{Time: t, Kind: Zombie, Node: n.Name, Value: "zombie"})
+		}
+	}
+	for _, a := range s.Alerts {
+		out = append(out, Event{Time: t, Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+	}
+	for i := range out {
+		out[i].Synthetic = true
+	}
+	return out
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,341 @@
+package history
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// PGStore keeps the history in a PostgreSQL table, for a team that wants it
+// in its own database (serve --history-db postgres://…). The rows are the
+// same events, as the API's JSON, plus the keyframes that restate each
+// lock's state: at its first sight, after a restart and every
+// KeyframeEvery, so "the lock at T" is the last keyframe before T and the
+// rows after it.
+type PGStore struct {
+	opts PGOptions
+	pool *pgxpool.Pool
+
+	mu     sync.Mutex
+	states map[string]*State
+	lastKF map[string]time.Time
+	closed bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// PGOptions configure a PGStore.
+type PGOptions struct {
+	// URL is the database, postgres://user:password@host/db.
+	URL string
+	// MaxAge and MaxSize bound what is kept (defaults as Options'); the
+	// oldest rows go first. The size is the stored events' own, which
+	// PostgreSQL's table and index overheads add to.
+	MaxAge  time.Duration
+	MaxSize int64
+	// KeyframeEvery is how often each lock's state is restated (default
+	// DefaultSegmentAge).
+	KeyframeEvery time.Duration
+	Now           func() time.Time
+	Logger        *slog.Logger
+}
+
+const pgSchema = `
+CREATE TABLE IF NOT EXISTS zklockviz_history (
+	id        bigserial PRIMARY KEY,
+	lock      text        NOT NULL,
+	at        timestamptz NOT NULL,
+	kind      text        NOT NULL,
+	synthetic boolean     NOT NULL DEFAULT false,
+	event     jsonb       NOT NULL
+);
+CREATE INDEX IF NOT EXISTS zklockviz_history_lock_at ON zklockviz_history (lock, at);
+CREATE INDEX IF NOT EXISTS zklockviz_history_at ON zklockviz_history (at);
+`
+
+// OpenPG connects, creates the table if missing, and recovers each lock's
+// last state, recording the time since its last row as a gap.
+func OpenPG(ctx context.Context, opts PGOptions) (*PGStore, error) {
+	opts.MaxAge = cmp.Or(opts.MaxAge, DefaultMaxAge)
+	opts.MaxSize = cmp.Or(opts.MaxSize, DefaultMaxSize)
+	opts.KeyframeEvery = cmp.Or(opts.KeyframeEvery, DefaultSegmentAge)
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	pool, err := pgxpool.New(ctx, opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("history: --history-db: %w", err)
+	}
+	s := &PGStore{opts: opts, pool: pool, states: map[string]*State{}, lastKF: map[string]time.Time{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	if err := s.open(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	go s.background()
+	return s, nil
+}
+
+func (s *PGStore) open(ctx context.Context) error {
+	if _, err := s.pool.Exec(ctx, pgSchema); err != nil {
+		return fmt.Errorf("history: create the table: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT lock, max(at) FROM zklockviz_history GROUP BY lock`)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	lasts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct {
+		lock string
+		at   time.Time
+	}, error) {
+		var v struct {
+			lock string
+			at   time.Time
+		}
+		return v, r.Scan(&v.lock, &v.at)
+	})
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	now := s.opts.Now()
+	var evs []record
+	for _, l := range lasts {
+		st, err := s.replay(ctx, l.lock, l.at)
+		if errors.Is(err, ErrNoHistory) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		st.apply(Event{Time: now, Kind: Gap})
+		s.states[l.lock] = &st
+		s.lastKF[l.lock] = now
+		for _, e := range keyframeEvents(&st, now) {
+			evs = append(evs, record{Lock: l.lock, Event: e})
+		}
+		evs = append(evs, record{Lock: l.lock, Event: Event{Time: now, Kind: Gap, Since: l.at, Message: "not recording (zklockviz was not running)"}})
+	}
+	return s.insert(ctx, evs)
+}
+
+// insert writes rows in order: their ids keep it.
+func (s *PGStore) insert(ctx context.Context, recs []record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(recs))
+	for i, r := range recs {
+		b, err := json.Marshal(r.Event)
+		if err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		rows[i] = []any{r.Lock, r.Time, string(r.Kind), r.Synthetic, b}
+	}
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"zklockviz_history"}, []string{"lock", "at", "kind", "synthetic", "event"}, pgx.CopyFromRows(rows))
+	if err != nil {
+		return fmt.Errorf("history: insert: %w", err)
+	}
+	return nil
+}
+
+// Record stores the changes snap makes to its lock and returns them.
+func (s *PGStore) Record(snap lockqueue.Snapshot) ([]Event, error) {
+	key := snap.Key()
+	t := snap.UpdatedAt
+	if t.IsZero() {
+		t = s.opts.Now()
+	}
+	t = t.Truncate(time.Millisecond)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	st := s.states[key]
+	evs := changes(st, snap, t)
+	if st == nil {
+		st = &State{Lock: key}
+		s.states[key] = st
+		s.lastKF[key] = t
+	}
+	recs := make([]record, 0, len(evs))
+	for _, e := range evs {
+		st.apply(e)
+		recs = append(recs, record{Lock: key, Event: e})
+	}
+	st.noteLeases(snap, t)
+	if t.Sub(s.lastKF[key]) >= s.opts.KeyframeEvery {
+		s.lastKF[key] = t
+		for _, e := range keyframeEvents(st, t) {
+			recs = append(recs, record{Lock: key, Event: e})
+		}
+	}
+	if err := s.insert(context.Background(), recs); err != nil {
+		return nil, err
+	}
+	return changed(evs), nil
+}
+
+// RecordGap stores that nothing of lock was seen from since until now.
+func (s *PGStore) RecordGap(lock string, since time.Time, why string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	e := Event{Time: s.opts.Now().Truncate(time.Millisecond), Kind: Gap, Since: since, Message: why}
+	if st := s.states[lock]; st != nil {
+		st.apply(e)
+	}
+	return s.insert(context.Background(), []record{{Lock: lock, Event: e}})
+}
+
+// scan reads event rows.
+func scanEvents(rows pgx.Rows) ([]Event, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var e Event
+		var b []byte
+		var synthetic bool
+		if err := r.Scan(&b, &synthetic); err != nil {
+			return e, err
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			return e, err
+		}
+		e.Synthetic = synthetic
+		return e, nil
+	})
+}
+
+// Events are the lock's recorded changes in [from, to], in order.
+func (s *PGStore) Events(lock string, from, to time.Time) ([]Event, error) {
+	rows, err := s.pool.Query(context.Background(), `SELECT event, synthetic FROM zklockviz_history
+		WHERE lock = $1 AND NOT synthetic AND at BETWEEN $2 AND $3 ORDER BY id`, lock, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	evs, err := scanEvents(rows)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	return evs, nil
+}
+
+// At is the lock as it was at t: its last keyframe before t and the rows
+// after it.
+func (s *PGStore) At(lock string, t time.Time) (State, error) {
+	return s.replay(context.Background(), lock, t)
+}
+
+func (s *PGStore) replay(ctx context.Context, lock string, t time.Time) (State, error) {
+	var kf int64
+	err := s.pool.QueryRow(ctx, `SELECT id FROM zklockviz_history WHERE lock = $1 AND kind = 'keyframe' AND at <= $2
+		ORDER BY at DESC, id DESC LIMIT 1`, lock, t).Scan(&kf)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return State{}, fmt.Errorf("%w of %s at %s", ErrNoHistory, lock, t.UTC().Format(time.RFC3339))
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("history: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT event, synthetic FROM zklockviz_history
+		WHERE lock = $1 AND id >= $2 AND at <= $3 ORDER BY id`, lock, kf, t)
+	if err != nil {
+		return State{}, fmt.Errorf("history: %w", err)
+	}
+	evs, err := scanEvents(rows)
+	if err != nil {
+		return State{}, fmt.Errorf("history: %w", err)
+	}
+	st := State{Lock: lock}
+	for _, e := range evs {
+		st.apply(e)
+	}
+	return st, nil
+}
+
+// Locks lists the locks with a history.
+func (s *PGStore) Locks() ([]lockqueue.LockID, error) {
+	rows, err := s.pool.Query(context.Background(), `SELECT DISTINCT lock FROM zklockviz_history`)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	return lockIDs(keys), nil
+}
+
+// Stats are the lock's figures over [from, to].
+func (s *PGStore) Stats(lock string, from, to time.Time) (Stats, error) {
+	return statsOf(s, lock, from, to)
+}
+
+// background applies retention once a minute.
+func (s *PGStore) background() {
+	defer close(s.done)
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		if err := s.Retain(context.Background()); err != nil {
+			s.opts.Logger.Error("history: retention", "err", err)
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Retain deletes rows older than MaxAge, then the oldest tenth at a time
+// while the events stored exceed MaxSize.
+func (s *PGStore) Retain(ctx context.Context) error {
+	cutoff := s.opts.Now().Add(-s.opts.MaxAge)
+	if _, err := s.pool.Exec(ctx, `DELETE FROM zklockviz_history WHERE at < $1`, cutoff); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	for range 10 {
+		var size int64
+		if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(pg_column_size(event)), 0) FROM zklockviz_history`).Scan(&size); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		if size <= s.opts.MaxSize {
+			return nil
+		}
+		if _, err := s.pool.Exec(ctx, `DELETE FROM zklockviz_history WHERE at < (
+			SELECT percentile_disc(0.1) WITHIN GROUP (ORDER BY at) FROM zklockviz_history) OR id = (SELECT min(id) FROM zklockviz_history)`); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close stops retention and closes the connections.
+func (s *PGStore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	s.mu.Unlock()
+	<-s.done
+	s.pool.Close()
+	return nil
+}

@@ -1,0 +1,235 @@
+package history
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Figures summarise durations, in seconds.
+type Figures struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// figures computes nearest-rank percentiles.
+func figures(ds []time.Duration) Figures {
+	if len(ds) == 0 {
+		return Figures{}
+	}
+	slices.Sort(ds)
+	rank := func(p float64) float64 {
+		i := int(p*float64(len(ds))+0.999999) - 1
+		return ds[min(max(i, 0), len(ds)-1)].Seconds()
+	}
+	return Figures{Count: len(ds), P50: rank(0.50), P95: rank(0.95), P99: rank(0.99), Max: ds[len(ds)-1].Seconds()}
+}
+
+// Hour is one clock hour of a window.
+type Hour struct {
+	Hour         time.Time `json:"hour"`
+	Acquisitions int       `json:"acquisitions"`
+	MaxWait      float64   `json:"maxWait"`
+}
+
+// Span is a stretch of time the history does not know about, and why.
+type Span struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	Why  string    `json:"why"`
+}
+
+// Stats are a lock's figures over a window.
+type Stats struct {
+	Service string    `json:"service"`
+	Path    string    `json:"path"`
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	// Wait: from queueing to holding, of nodes that acquired in the window
+	// (acquisitions after a gap are left out: when they happened is not
+	// known). Hold: from holding to leaving, of nodes that left in it.
+	Wait           Figures `json:"wait"`
+	Hold           Figures `json:"hold"`
+	Acquisitions   int     `json:"acquisitions"`
+	HandoffsPerMin float64 `json:"handoffsPerMin"`
+	Released       int     `json:"released"`
+	GaveUp         int     `json:"gaveUp"`
+	Expired        int     `json:"expired"`
+	// GiveUpWait: how long the waits that gave up had lasted.
+	GiveUpWait Figures `json:"giveUpWait"`
+	// BusiestHours are the window's clock hours with the most
+	// acquisitions, busiest first (at most five).
+	BusiestHours []Hour `json:"busiestHours"`
+	// Gaps are the stretches the reader did not see.
+	Gaps []Span `json:"gaps"`
+}
+
+// Figures computes the lock's figures from its events in [from, to];
+// before is the lock's state at from (for a gap already open then).
+func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats {
+	id := parseKey(lock)
+	st := Stats{Service: id.Service, Path: id.Name, From: from, To: to, BusiestHours: []Hour{}, Gaps: Gaps(before, evs, to)}
+	var waits, holds, gaveUp []time.Duration
+	hours := map[time.Time]*Hour{}
+	for _, e := range evs {
+		switch {
+		case e.Kind == Acquired:
+			st.Acquisitions++
+			h := hours[e.Time.UTC().Truncate(time.Hour)]
+			if h == nil {
+				h = &Hour{Hour: e.Time.UTC().Truncate(time.Hour)}
+				hours[h.Hour] = h
+			}
+			h.Acquisitions++
+			if e.Value != "after-gap" && !e.Since.IsZero() {
+				w := e.Wait()
+				waits = append(waits, w)
+				h.MaxWait = max(h.MaxWait, w.Seconds())
+			}
+		case e.Kind == Left && e.How == Released:
+			st.Released++
+		case e.Kind == Left && e.How == GaveUp:
+			st.GaveUp++
+			gaveUp = append(gaveUp, e.Wait())
+		case e.Kind == Left && e.How == Expired:
+			st.Expired++
+		}
+		if e.Kind == Left && !e.Acquired.IsZero() && e.How != Unseen {
+			holds = append(holds, e.Hold())
+		}
+	}
+	st.Wait, st.Hold, st.GiveUpWait = figures(waits), figures(holds), figures(gaveUp)
+	if mins := to.Sub(from).Minutes(); mins > 0 {
+		st.HandoffsPerMin = float64(st.Acquisitions) / mins
+	}
+	for _, h := range hours {
+		st.BusiestHours = append(st.BusiestHours, *h)
+	}
+	slices.SortFunc(st.BusiestHours, func(a, b Hour) int {
+		return cmp.Or(cmp.Compare(b.Acquisitions, a.Acquisitions), a.Hour.Compare(b.Hour))
+	})
+	st.BusiestHours = st.BusiestHours[:min(len(st.BusiestHours), 5)]
+	return st
+}
+
+// Gaps are the stretches in evs (up to end) when the reader did not see
+// the lock: a connection other than connected, a read error, a recorder
+// that was not running or overflowed. before is the state when evs start.
+func Gaps(before State, evs []Event, end time.Time) []Span {
+	out := []Span{}
+	var open *Span
+	if before.Lock != "" && !before.Live() {
+		open = &Span{From: before.Time, Why: gapWhy(before.Connection, before.Error)}
+	}
+	for _, e := range evs {
+		switch e.Kind {
+		case Gap:
+			out = append(out, Span{From: e.Since, To: e.Time, Why: e.Message})
+		case Connection:
+			live := lockqueue.Connection(e.Connection) == lockqueue.Connected && e.Message == ""
+			switch {
+			case live && open != nil:
+				open.To = e.Time
+				out = append(out, *open)
+				open = nil
+			case !live && open == nil:
+				open = &Span{From: e.Time, Why: gapWhy(lockqueue.Connection(e.Connection), e.Message)}
+			}
+		}
+	}
+	if open != nil {
+		open.To = end
+		out = append(out, *open)
+	}
+	slices.SortFunc(out, func(a, b Span) int { return a.From.Compare(b.From) })
+	return out
+}
+
+func gapWhy(c lockqueue.Connection, msg string) string {
+	switch {
+	case msg != "":
+		return msg
+	case c == "":
+		return "not recording"
+	}
+	return "reader " + string(c)
+}
+
+// Stats computes the lock's figures over [from, to].
+func (s *Store) Stats(lock string, from, to time.Time) (Stats, error) {
+	return statsOf(s, lock, from, to)
+}
+
+// statsOf computes a lock's figures from what src recorded.
+func statsOf(src Source, lock string, from, to time.Time) (Stats, error) {
+	evs, err := src.Events(lock, from, to)
+	if err != nil {
+		return Stats{}, err
+	}
+	before, err := src.At(lock, from)
+	if err != nil && !errors.Is(err, ErrNoHistory) {
+		return Stats{}, err
+	}
+	return figuresOf(lock, before, evs, from, to), nil
+}
+
+// Life is one node's life as far as the history saw it: when it queued,
+// acquired and left, and how; what was still going at the window's end is
+// left zero, its wait or hold counted to the end.
+type Life struct {
+	Node     string    `json:"node"`
+	Queued   time.Time `json:"queued"`
+	Acquired time.Time `json:"acquired,omitzero"`
+	Left     time.Time `json:"left,omitzero"`
+	How      How       `json:"how,omitempty"`
+	// Wait is from queueing to holding, or to leaving (a give-up), or to
+	// the window's end; Hold from holding to leaving or the end. Seconds.
+	Wait float64 `json:"wait"`
+	Hold float64 `json:"hold"`
+}
+
+// Lives are the lives of the nodes there at the window's start (before)
+// or queued in it (evs), in the order they queued.
+func Lives(before State, evs []Event, end time.Time) []Life {
+	out := []Life{}
+	at := map[string]int{}
+	add := func(node string, queued, acquired time.Time) {
+		at[node] = len(out)
+		out = append(out, Life{Node: node, Queued: queued, Acquired: acquired})
+	}
+	for _, n := range before.nodes {
+		if !n.Foreign && n.PartOf == "" {
+			add(n.Name, n.QueuedAt, n.AcquiredAt)
+		}
+	}
+	for _, e := range evs {
+		i, known := at[e.Node]
+		switch {
+		case e.Kind == Queued && !known && !e.Foreign && e.PartOf == "":
+			add(e.Node, e.Since, time.Time{})
+		case e.Kind == Acquired && known:
+			out[i].Acquired = e.Time
+		case e.Kind == Left && known:
+			out[i].Left, out[i].How = e.Time, e.How
+			delete(at, e.Node)
+		}
+	}
+	for i := range out {
+		l := &out[i]
+		stop := cmp.Or(l.Left, end)
+		switch {
+		case l.Acquired.IsZero():
+			l.Wait = stop.Sub(l.Queued).Seconds()
+		default:
+			l.Wait = l.Acquired.Sub(l.Queued).Seconds()
+			l.Hold = stop.Sub(l.Acquired).Seconds()
+		}
+	}
+	return out
+}

@@ -1,0 +1,748 @@
+package history
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxAge      = 7 * 24 * time.Hour
+	DefaultMaxSize     = 1 << 30
+	DefaultSegmentSize = 4 << 20
+	DefaultSegmentAge  = 10 * time.Minute
+	// DefaultFlushEvery bounds what kill -9 loses: what was recorded but
+	// not yet written. Written data survives the process (the page cache
+	// has it); fsync, once a second at most, guards against the machine
+	// going down.
+	DefaultFlushEvery = 200 * time.Millisecond
+	DefaultSyncEvery  = time.Second
+)
+
+// ErrNoHistory: the store has nothing of the lock at the time asked.
+var ErrNoHistory = errors.New("no history")
+
+// ErrLocked: another process (or another Store in this one) writes to the
+// directory.
+var ErrLocked = errors.New("history: data directory in use by another zklockviz")
+
+// Options configure a Store.
+type Options struct {
+	// Dir holds the segment files; created if missing.
+	Dir string
+	// MaxAge and MaxSize bound what is kept; the oldest segments go first.
+	MaxAge  time.Duration
+	MaxSize int64
+	// SegmentSize and SegmentAge: when the current segment is closed and a
+	// new one started with a keyframe of every lock. Smaller segments make
+	// "the queue at time T" cheaper (one segment is replayed) and cost a
+	// keyframe each.
+	SegmentSize int64
+	SegmentAge  time.Duration
+	FlushEvery  time.Duration
+	SyncEvery   time.Duration
+	// Now is the clock; time.Now when nil.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (o *Options) defaults() {
+	o.MaxAge = cmp.Or(o.MaxAge, DefaultMaxAge)
+	o.MaxSize = cmp.Or(o.MaxSize, DefaultMaxSize)
+	o.SegmentSize = cmp.Or(o.SegmentSize, DefaultSegmentSize)
+	o.SegmentAge = cmp.Or(o.SegmentAge, DefaultSegmentAge)
+	o.FlushEvery = cmp.Or(o.FlushEvery, DefaultFlushEvery)
+	o.SyncEvery = cmp.Or(o.SyncEvery, DefaultSyncEvery)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// segment is one file of the store.
+type segment struct {
+	path  string
+	seq   int64
+	start time.Time
+	size  int64
+}
+
+// Store is the embedded history store: segment files of framed, checksummed
+// records under one directory, written by one process. Every method is
+// safe for concurrent use.
+type Store struct {
+	opts Options
+
+	mu       sync.Mutex
+	segs     []segment // oldest first; the last is being written
+	cur      *os.File
+	enc      *encoder
+	states   map[string]*State
+	lastSync time.Time
+	lock     *os.File
+	events   int64
+	closed   bool
+
+	cacheMu sync.Mutex
+	cache   map[int64][]record // decoded closed segments by seq
+	// live is the segment being written, decoded as far as it was read:
+	// scrubbing through the last minutes reads only what is new.
+	live struct {
+		seq  int64
+		dec  *segmentReader
+		recs []record
+	}
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Open opens (or creates) the store in opts.Dir. The last segment of an
+// earlier process is checked frame by frame and a torn tail truncated; the
+// locks' last states are recovered from it, and a gap is recorded for each
+// from its last record until now.
+func Open(opts Options) (*Store, error) {
+	opts.defaults()
+	if opts.Dir == "" {
+		return nil, errors.New("history: no data directory")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+		return nil, fmt.Errorf("history: create %s: %w", opts.Dir, err)
+	}
+	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64][]record{}, stop: make(chan struct{}), done: make(chan struct{})}
+	if err := s.takeLock(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.lock.Close()
+		}
+	}()
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	now := opts.Now()
+	last, err := s.recover()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.states {
+		st.apply(Event{Time: now, Kind: Gap})
+	}
+	if err := s.newSegment(now); err != nil {
+		return nil, err
+	}
+	if !last.IsZero() {
+		for _, key := range s.lockKeys() {
+			s.append(key, Event{Time: now, Kind: Gap, Since: last, Message: "not recording (zklockviz was not running)"})
+		}
+	}
+	s.retain(now)
+	go s.background()
+	ok = true
+	return s, nil
+}
+
+// takeLock holds an exclusive flock on the directory's lock file for the
+// store's life: two writers would interleave segments. The kernel drops
+// it when the process dies, kill -9 included.
+func (s *Store) takeLock() error {
+	f, err := os.OpenFile(filepath.Join(s.opts.Dir, "lock"), os.O_CREATE|os.O_RDWR, 0o640)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("%w: %s", ErrLocked, s.opts.Dir)
+		}
+		return fmt.Errorf("history: lock %s: %w", s.opts.Dir, err)
+	}
+	s.lock = f
+	return nil
+}
+
+// load lists the segment files, oldest first.
+func (s *Store) load() error {
+	ents, err := os.ReadDir(s.opts.Dir)
+	if err != nil {
+		return fmt.Errorf("history: read %s: %w", s.opts.Dir, err)
+	}
+	for _, e := range ents {
+		seq, start, ok := parseSegmentName(e.Name())
+		if !ok {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		s.segs = append(s.segs, segment{path: filepath.Join(s.opts.Dir, e.Name()), seq: seq, start: start, size: info.Size()})
+	}
+	slices.SortFunc(s.segs, func(a, b segment) int { return cmp.Compare(a.seq, b.seq) })
+	return nil
+}
+
+func segmentName(seq int64, start time.Time) string {
+	return fmt.Sprintf("%012d-%d.seg", seq, start.UnixMilli())
+}
+
+func parseSegmentName(name string) (int64, time.Time, bool) {
+	base, ok := strings.CutSuffix(name, ".seg")
+	if !ok {
+		return 0, time.Time{}, false
+	}
+	a, b, ok := strings.Cut(base, "-")
+	if !ok {
+		return 0, time.Time{}, false
+	}
+	seq, err1 := strconv.ParseInt(a, 10, 64)
+	ms, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, time.Time{}, false
+	}
+	return seq, time.UnixMilli(ms), true
+}
+
+// recover reads the previous process's last segment: it truncates a torn
+// tail and rebuilds each lock's last state. A last segment with nothing
+// whole in it (the process died within a flush of starting it) is
+// removed, and the one before it read instead: every segment that has a
+// frame starts with a keyframe of every lock. It returns the last
+// record's time.
+func (s *Store) recover() (time.Time, error) {
+	var last time.Time
+	for len(s.segs) > 0 {
+		i := len(s.segs) - 1
+		seg := s.segs[i]
+		recs, good, err := readSegment(seg)
+		if err != nil && !errors.Is(err, errCorrupt) {
+			return last, err
+		}
+		if len(recs) == 0 {
+			s.opts.Logger.Warn("history: removing a segment with nothing whole in it (the process stopped as it began)", "segment", seg.path)
+			if err := os.Remove(seg.path); err != nil {
+				return last, fmt.Errorf("history: %w", err)
+			}
+			s.segs = s.segs[:i]
+			continue
+		}
+		if good < seg.size {
+			s.opts.Logger.Warn("history: truncating a torn segment tail (the process stopped mid-write)",
+				"segment", seg.path, "size", seg.size, "kept", good)
+			if err := os.Truncate(seg.path, good); err != nil {
+				return last, fmt.Errorf("history: truncate %s: %w", seg.path, err)
+			}
+			s.segs[i].size = good
+		}
+		for _, r := range recs {
+			st := s.states[r.Lock]
+			if st == nil {
+				st = &State{Lock: r.Lock}
+				s.states[r.Lock] = st
+			}
+			st.apply(r.Event)
+			if r.Time.After(last) {
+				last = r.Time
+			}
+		}
+		return last, nil
+	}
+	return last, nil
+}
+
+// readSegment decodes a whole segment file. good is the length of its
+// whole frames; errCorrupt says the rest is torn or damaged.
+func readSegment(seg segment) ([]record, int64, error) {
+	f, err := os.Open(seg.path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	d, err := newSegmentReader(f, seg.start)
+	if err != nil {
+		return nil, 0, fmt.Errorf("history: %s: %w", seg.path, err)
+	}
+	var recs []record
+	for {
+		recs, err = d.next(recs)
+		if err == io.EOF {
+			return recs, d.good, nil
+		}
+		if err != nil {
+			return recs, d.good, err
+		}
+	}
+}
+
+// newSegment closes the current segment and starts one at t with a
+// keyframe of every lock. Called with mu held.
+func (s *Store) newSegment(t time.Time) error {
+	if s.cur != nil {
+		if err := s.writeFrame(true); err != nil {
+			return err
+		}
+		if err := s.cur.Close(); err != nil {
+			return fmt.Errorf("history: close segment: %w", err)
+		}
+	}
+	if n := len(s.segs); n > 0 && !t.After(s.segs[n-1].start) {
+		// Segment starts must increase: a query picks the segment by time.
+		t = s.segs[n-1].start.Add(time.Millisecond)
+	}
+	seq := int64(1)
+	if n := len(s.segs); n > 0 {
+		seq = s.segs[n-1].seq + 1
+	}
+	seg := segment{path: filepath.Join(s.opts.Dir, segmentName(seq, t)), seq: seq, start: t.Truncate(time.Millisecond)}
+	f, err := os.OpenFile(seg.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return fmt.Errorf("history: new segment: %w", err)
+	}
+	if _, err := f.WriteString(magic); err != nil {
+		f.Close()
+		return fmt.Errorf("history: new segment: %w", err)
+	}
+	seg.size = int64(len(magic))
+	s.segs = append(s.segs, seg)
+	s.cur, s.enc = f, newEncoder(seg.start)
+	for key, st := range s.states {
+		// A lock that has been empty and unchanged for the whole retention
+		// is forgotten: locks named per job would otherwise fill every
+		// keyframe forever. Seen again, it starts with a keyframe.
+		if len(st.nodes) == 0 && len(st.Alerts) == 0 && t.Sub(st.Time) > s.opts.MaxAge {
+			delete(s.states, key)
+		}
+	}
+	for _, key := range s.lockKeys() {
+		for _, ev := range keyframeEvents(s.states[key], seg.start) {
+			s.enc.event(key, ev)
+		}
+	}
+	return nil
+}
+
+func (s *Store) lockKeys() []string {
+	keys := make([]string, 0, len(s.states))
+	for k := range s.states {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// writeFrame writes what is buffered as one frame, and fsyncs when sync
+// is set or a second has passed. Called with mu held.
+func (s *Store) writeFrame(sync bool) error {
+	if fr := s.enc.frame(); fr != nil {
+		if _, err := s.cur.Write(fr); err != nil {
+			return fmt.Errorf("history: write: %w", err)
+		}
+		s.segs[len(s.segs)-1].size += int64(len(fr))
+	}
+	now := s.opts.Now()
+	if sync || now.Sub(s.lastSync) >= s.opts.SyncEvery {
+		if err := s.cur.Sync(); err != nil {
+			return fmt.Errorf("history: fsync: %w", err)
+		}
+		s.lastSync = now
+	}
+	return nil
+}
+
+// append encodes one event and applies it to the lock's state. Called
+// with mu held.
+func (s *Store) append(key string, ev Event) {
+	st := s.states[key]
+	if st == nil {
+		st = &State{Lock: key}
+		s.states[key] = st
+	}
+	s.enc.event(key, ev)
+	st.apply(ev)
+	s.events++
+}
+
+// Record stores the changes snap makes to its lock and returns them. The
+// first snapshot of a lock, or of a lock after a gap, is stored as a
+// keyframe: what was there before the recorder saw it is not a change it
+// saw happen.
+func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
+	key := snap.Key()
+	t := snap.UpdatedAt
+	if t.IsZero() {
+		t = s.opts.Now()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if start := s.segs[len(s.segs)-1].start; t.Before(start) {
+		// Taken just before the segment began: a query picks segments by
+		// time, so the record must not predate its own.
+		t = start
+	}
+	evs := changes(s.states[key], snap, t)
+	for _, ev := range evs {
+		s.append(key, ev)
+	}
+	s.states[key].noteLeases(snap, t)
+	if len(s.enc.buf) > 1<<20 {
+		if err := s.writeFrame(false); err != nil {
+			return evs, err
+		}
+	}
+	return changed(evs), nil
+}
+
+// RecordGap stores that the recorder saw nothing of lock from since to
+// now, and why.
+func (s *Store) RecordGap(lock string, since time.Time, why string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	s.append(lock, Event{Time: s.opts.Now(), Kind: Gap, Since: since, Message: why})
+	return nil
+}
+
+// background writes, fsyncs, rotates and applies retention.
+func (s *Store) background() {
+	defer close(s.done)
+	tick := time.NewTicker(s.opts.FlushEvery)
+	defer tick.Stop()
+	lastRetain := s.opts.Now()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+		}
+		if err := s.Flush(false); err != nil {
+			s.opts.Logger.Error("history: flush", "err", err)
+		}
+		if now := s.opts.Now(); now.Sub(lastRetain) >= time.Minute {
+			lastRetain = now
+			s.mu.Lock()
+			s.retain(now)
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Flush writes what is buffered; with sync, fsyncs too. It starts a new
+// segment when the current one is due.
+func (s *Store) Flush(sync bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	return s.flushLocked(sync)
+}
+
+func (s *Store) flushLocked(sync bool) error {
+	if err := s.writeFrame(sync); err != nil {
+		return err
+	}
+	cur := s.segs[len(s.segs)-1]
+	now := s.opts.Now()
+	if cur.size >= s.opts.SegmentSize || now.Sub(cur.start) >= s.opts.SegmentAge {
+		if err := s.newSegment(now); err != nil {
+			return err
+		}
+		s.retain(now)
+	}
+	return nil
+}
+
+// retain deletes the oldest segments while they are older than MaxAge or
+// the store is over MaxSize; never the segment being written. Called with
+// mu held.
+func (s *Store) retain(now time.Time) {
+	var total int64
+	for _, g := range s.segs {
+		total += g.size
+	}
+	cutoff := now.Add(-s.opts.MaxAge)
+	for len(s.segs) > 1 {
+		old, next := s.segs[0], s.segs[1]
+		if !next.start.Before(cutoff) && total <= s.opts.MaxSize {
+			return
+		}
+		if err := os.Remove(old.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.opts.Logger.Error("history: retention", "segment", old.path, "err", err)
+			return
+		}
+		s.opts.Logger.Debug("history: retention removed a segment", "segment", old.path, "start", old.start)
+		total -= old.size
+		s.cacheMu.Lock()
+		delete(s.cache, old.seq)
+		s.cacheMu.Unlock()
+		s.segs = s.segs[1:]
+	}
+}
+
+// Close writes and fsyncs what is buffered and closes the store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	close(s.stop)
+	s.mu.Unlock()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	err := s.writeFrame(true)
+	return errors.Join(err, s.cur.Close(), s.lock.Close())
+}
+
+// Size is the bytes the store's segments take on disk, written or not.
+func (s *Store) Size() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := int64(len(s.enc.buf))
+	for _, g := range s.segs {
+		total += g.size
+	}
+	return total
+}
+
+// Recorded is how many events (keyframes' included) this process stored.
+func (s *Store) Recorded() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.events
+}
+
+// Segments lists the segment files, oldest first.
+func (s *Store) Segments() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.segs))
+	for i, g := range s.segs {
+		out[i] = g.path
+	}
+	return out
+}
+
+// Locks lists the locks the store has a history of: every lock it
+// recorded, each restated in every segment's keyframe.
+func (s *Store) Locks() ([]lockqueue.LockID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return lockIDs(s.lockKeys()), nil
+}
+
+// view is the segments a query reads: the current segment's buffer is
+// written first, so a query sees everything recorded; the decoding then
+// runs without the writer's lock, so a long query never holds up Record
+// (whose queue would overflow). Segments are append-only and a closed one
+// never changes; one retention removes meanwhile reads as empty.
+func (s *Store) view() ([]segment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		if err := s.writeFrame(false); err != nil {
+			return nil, err
+		}
+	}
+	return slices.Clone(s.segs), nil
+}
+
+// records decodes segs[i], from the cache when it is closed.
+func (s *Store) records(segs []segment, i int) ([]record, error) {
+	g := segs[i]
+	last := i == len(segs)-1
+	if last {
+		return s.tail(g)
+	}
+	if !last {
+		s.cacheMu.Lock()
+		recs, ok := s.cache[g.seq]
+		s.cacheMu.Unlock()
+		if ok {
+			return recs, nil
+		}
+	}
+	recs, _, err := readSegment(g)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, errCorrupt) && last:
+		// The writer may be mid-frame: what is whole is what was written.
+	case errors.Is(err, errCorrupt):
+		s.opts.Logger.Warn("history: damaged segment, reading what is whole", "segment", g.path, "err", err)
+	case err != nil:
+		return nil, err
+	}
+	if !last {
+		s.cacheMu.Lock()
+		if len(s.cache) >= 8 {
+			clear(s.cache)
+		}
+		s.cache[g.seq] = recs
+		s.cacheMu.Unlock()
+	}
+	return recs, nil
+}
+
+// tail decodes the segment being written, resuming where the last query
+// stopped.
+func (s *Store) tail(g segment) ([]record, error) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.live.seq != g.seq || s.live.dec == nil {
+		s.live.seq, s.live.dec, s.live.recs = g.seq, nil, nil
+	}
+	f, err := os.Open(g.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	d := s.live.dec
+	if d == nil {
+		if d, err = newSegmentReader(f, g.start); err != nil {
+			return nil, fmt.Errorf("history: %s: %w", g.path, err)
+		}
+	} else {
+		if _, err := f.Seek(d.good, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		d.r.Reset(f)
+	}
+	recs := s.live.recs
+	for {
+		// A torn frame is one being written: the next query resumes at
+		// its start.
+		if recs, err = d.next(recs); err != nil {
+			break
+		}
+	}
+	if err != nil && err != io.EOF && !errors.Is(err, errCorrupt) {
+		return nil, err
+	}
+	s.live.dec, s.live.recs = d, recs
+	return recs, nil
+}
+
+// segmentAt is the index in segs of the segment holding time t, -1 before
+// the first.
+func segmentAt(segs []segment, t time.Time) int {
+	i, _ := slices.BinarySearchFunc(segs, t, func(g segment, t time.Time) int {
+		if g.start.After(t) {
+			return 1
+		}
+		return -1
+	})
+	return i - 1
+}
+
+// Events are the lock's recorded changes from from to to, inclusive, in
+// order.
+func (s *Store) Events(lock string, from, to time.Time) ([]Event, error) {
+	segs, err := s.view()
+	if err != nil {
+		return nil, err
+	}
+	var out []Event
+	for i := max(segmentAt(segs, from), 0); i < len(segs) && !segs[i].start.After(to); i++ {
+		recs, err := s.records(segs, i)
+		if err != nil {
+			return out, err
+		}
+		for _, r := range recs {
+			if r.Lock == lock && !r.Synthetic && !r.Time.Before(from) && !r.Time.After(to) {
+				out = append(out, r.Event)
+			}
+		}
+	}
+	return out, nil
+}
+
+// At is the lock as it was at time t: the keyframe at the start of the
+// segment holding t, replayed up to t. ErrNoHistory when the store has
+// nothing of the lock then.
+func (s *Store) At(lock string, t time.Time) (State, error) {
+	segs, err := s.view()
+	if err != nil {
+		return State{}, err
+	}
+	i := segmentAt(segs, t)
+	if i < 0 {
+		return State{}, fmt.Errorf("%w of %s at %s: the oldest kept is from %s", ErrNoHistory, lock, t.UTC().Format(time.RFC3339), segs[0].start.UTC().Format(time.RFC3339))
+	}
+	recs, err := s.records(segs, i)
+	if err != nil {
+		return State{}, err
+	}
+	st := State{Lock: lock}
+	found := false
+	for _, r := range recs {
+		if r.Lock != lock || r.Time.After(t) {
+			continue
+		}
+		if r.Kind == keyframe {
+			found = true
+		}
+		if found {
+			st.apply(r.Event)
+		}
+	}
+	if !found {
+		return State{}, fmt.Errorf("%w of %s at %s", ErrNoHistory, lock, t.UTC().Format(time.RFC3339))
+	}
+	return st, nil
+}
+
+// Verify reads every segment and reports the first damaged one. Only the
+// segment being written can end in a torn frame, and Open truncates that.
+func (s *Store) Verify() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		if err := s.writeFrame(false); err != nil {
+			return err
+		}
+	}
+	for _, g := range s.segs {
+		f, err := os.Stat(g.path)
+		if err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		_, good, err := readSegment(g)
+		if err != nil {
+			return fmt.Errorf("history: %s: %w", g.path, err)
+		}
+		if good != f.Size() {
+			return fmt.Errorf("history: %s: %d bytes past the last whole frame: %w", g.path, f.Size()-good, errCorrupt)
+		}
+	}
+	return nil
+}

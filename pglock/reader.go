@@ -1,0 +1,423 @@
+package pglock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
+)
+
+// Defaults of Config.
+const (
+	DefaultPoll      = time.Second
+	DefaultLongWait  = 30 * time.Second
+	DefaultIdleGrace = 10 * time.Second
+	// DefaultTimeout bounds a connection attempt and a poll's query.
+	DefaultTimeout = 5 * time.Second
+)
+
+// Config configures a Reader.
+type Config struct {
+	// DSN is a libpq connection string or URL. TLS is set in it
+	// (sslmode, sslrootcert, sslcert, sslkey), as are the password and
+	// the database; libpq's environment (PGPASSWORD, PGSSLMODE…) fills
+	// what it leaves out.
+	DSN string
+	// Password, when set, replaces the DSN's (so it need not show in a
+	// process list).
+	Password string
+	// Publish receives each lock's snapshot when it changes. Required.
+	Publish lockservice.Sink
+	// Forget, when set, is told the hub key of a lock no longer watched.
+	Forget func(key string)
+	// Poll is how often the locks are read. Default DefaultPoll.
+	Poll time.Duration
+	// LongWait: a wait longer than this raises a long-wait alert;
+	// IdleGrace: a holder idle in a transaction longer than this raises an
+	// idle-in-transaction alert. Defaults DefaultLongWait and
+	// DefaultIdleGrace; negative turns the alert off.
+	LongWait, IdleGrace time.Duration
+	// Timeout bounds each connection attempt and each poll. Default
+	// DefaultTimeout.
+	Timeout time.Duration
+	Logger  *slog.Logger
+	// Watch are the locks to follow from the start.
+	Watch []string
+}
+
+// Reader follows PostgreSQL locks, read-only, on one connection: every
+// poll is one query in a read-only transaction (the session's
+// default_transaction_read_only is on), and needs only pg_monitor.
+type Reader struct {
+	cfg    Config
+	conn   *pgx.ConnConfig
+	addr   string
+	log    *slog.Logger
+	wake   chan struct{}
+	closed chan struct{}
+	once   sync.Once
+
+	mu      sync.Mutex
+	watched []string
+	last    map[string]lockqueue.Snapshot
+	err     error
+	live    bool
+
+	// Only Run's goroutine uses these.
+	db    *pgx.Conn
+	query string
+}
+
+var _ lockservice.Reader = (*Reader)(nil)
+
+// New checks cfg and returns a Reader; it connects when Run starts.
+func New(cfg Config) (*Reader, error) {
+	if cfg.Publish == nil {
+		return nil, errors.New("postgres: Config.Publish is required")
+	}
+	cc, err := ConnConfig(cfg.DSN, cfg.Password)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Poll == 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.Poll < 0 {
+		return nil, fmt.Errorf("postgres: poll %v: want a positive duration", cfg.Poll)
+	}
+	cfg.LongWait = orDefault(cfg.LongWait, DefaultLongWait)
+	cfg.IdleGrace = orDefault(cfg.IdleGrace, DefaultIdleGrace)
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cc.ConnectTimeout == 0 || cc.ConnectTimeout > cfg.Timeout {
+		cc.ConnectTimeout = cfg.Timeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	r := &Reader{
+		cfg: cfg, conn: cc, addr: address(cc), log: cfg.Logger.With("service", Name),
+		wake: make(chan struct{}, 1), closed: make(chan struct{}), last: map[string]lockqueue.Snapshot{},
+		err: fmt.Errorf("postgres %s: not connected yet", address(cc)),
+	}
+	for _, name := range cfg.Watch {
+		if err := r.Watch(name); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// ConnConfig parses a DSN the way the reader connects with it: read-only
+// transactions by default, application_name zklockviz unless the DSN names
+// one, a statement timeout so a poll never lingers on the server.
+func ConnConfig(dsn, password string) (*pgx.ConnConfig, error) {
+	cc, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgx quotes the DSN first, masking its password only as best it
+		// can: keep what follows, which says what is wrong.
+		why := err.Error()
+		if i := strings.LastIndex(why, "`: "); i >= 0 {
+			why = why[i+3:]
+		} else {
+			why = "cannot parse it"
+		}
+		return nil, fmt.Errorf("--postgres: not a valid PostgreSQL connection string or URL: %s "+
+			"(want postgres://USER@HOST:PORT/DB?sslmode=… or host=… user=… dbname=…)", why)
+	}
+	if password != "" {
+		cc.Password = password
+	}
+	cc.RuntimeParams["default_transaction_read_only"] = "on"
+	if cc.RuntimeParams["application_name"] == "" {
+		cc.RuntimeParams["application_name"] = "zklockviz"
+	}
+	if cc.RuntimeParams["statement_timeout"] == "" {
+		cc.RuntimeParams["statement_timeout"] = strconv.Itoa(int(DefaultTimeout.Milliseconds()))
+	}
+	return cc, nil
+}
+
+// address names the server as errors and logs show it.
+func address(cc *pgx.ConnConfig) string {
+	if len(cc.Host) > 0 && cc.Host[0] == '/' {
+		return cc.Host + "/.s.PGSQL." + strconv.Itoa(int(cc.Port))
+	}
+	return net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))
+}
+
+// Addr is the server's address as the reader names it.
+func (r *Reader) Addr() string { return r.addr }
+
+// Watch starts following a lock; the next poll reads it at once.
+func (r *Reader) Watch(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if !slices.Contains(r.watched, name) {
+		r.watched = append(r.watched, name)
+	}
+	r.mu.Unlock()
+	r.poke()
+	return nil
+}
+
+// Unwatch stops following a lock.
+func (r *Reader) Unwatch(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	i := slices.Index(r.watched, name)
+	if i >= 0 {
+		r.watched = slices.Delete(r.watched, i, i+1)
+		delete(r.last, name)
+	}
+	r.mu.Unlock()
+	if i >= 0 && r.cfg.Forget != nil {
+		r.cfg.Forget(lockqueue.LockID{Service: Name, Name: name}.Key())
+	}
+	return nil
+}
+
+func (r *Reader) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Watched lists the followed locks.
+func (r *Reader) Watched() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.watched)
+}
+
+// Connection is Connected while the last poll succeeded.
+func (r *Reader) Connection() lockqueue.Connection {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live {
+		return lockqueue.Connected
+	}
+	return lockqueue.Reconnecting
+}
+
+// Err is why the last poll failed, naming the server and what to check.
+func (r *Reader) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Run polls until ctx ends or Close. A failure is reported through Err,
+// the log and the snapshots' Error, and the next poll tries again: the
+// reader never gives up on its server.
+func (r *Reader) Run(ctx context.Context) error {
+	defer r.disconnect()
+	t := time.NewTicker(r.cfg.Poll)
+	defer t.Stop()
+	for {
+		r.poll(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.closed:
+			return nil
+		case <-t.C:
+		case <-r.wake:
+		}
+	}
+}
+
+// Close stops Run, which closes the connection.
+func (r *Reader) Close() { r.once.Do(func() { close(r.closed) }) }
+
+func (r *Reader) disconnect() {
+	if r.db != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		r.db.Close(ctx)
+		r.db = nil
+	}
+}
+
+// poll reads every watched lock with one query and publishes those that
+// changed.
+func (r *Reader) poll(parent context.Context) {
+	ctx, cancel := context.WithTimeout(parent, r.cfg.Timeout)
+	defer cancel()
+	// A poll cut short by shutdown is no failure of the server.
+	fail := func(err error) {
+		if parent.Err() == nil {
+			r.fail(err)
+		}
+	}
+	if r.db == nil {
+		if err := r.connect(ctx); err != nil {
+			fail(err)
+			return
+		}
+	}
+	watched := r.Watched()
+	if len(watched) == 0 {
+		// Nothing to read: only check that the server still answers,
+		// so its errors show before the first watch.
+		if err := r.db.Ping(ctx); err != nil {
+			r.disconnect()
+			fail(describe(r.addr, r.conn.User, err))
+			return
+		}
+		r.ok()
+		return
+	}
+	names := r.namesOf(watched)
+	var raw []byte
+	if err := r.db.QueryRow(ctx, r.query, queryArgs(names)...).Scan(&raw); err != nil {
+		r.disconnect()
+		fail(describe(r.addr, r.conn.User, err))
+		return
+	}
+	res, err := decodeResult(raw)
+	if err != nil {
+		fail(fmt.Errorf("postgres %s: %w", r.addr, err))
+		return
+	}
+	r.ok()
+	waits := res.graph()
+	for i, name := range watched {
+		parts, exists := res.parts(names[i])
+		nodes, alerts := lockqueue.BuildServerQueue(lockqueue.ServerQueue{
+			Recipe: names[i].recipe, Sessions: res.sessions(names[i], parts), Waits: waits, Now: res.Now,
+			LongWait: r.cfg.LongWait, IdleGrace: r.cfg.IdleGrace,
+		})
+		r.publish(lockqueue.Snapshot{
+			Service: Name, Path: name, Recipe: names[i].recipe, Connection: lockqueue.Connected,
+			WatchSource: "pg_locks", Exists: exists, Nodes: nodes, Alerts: alerts, UpdatedAt: res.Now,
+		})
+	}
+}
+
+func (r *Reader) namesOf(watched []string) []lockName {
+	names := make([]lockName, 0, len(watched))
+	for _, w := range watched {
+		n, _ := parseName(w) // checked by Watch
+		names = append(names, n)
+	}
+	return names
+}
+
+// connect opens the session and checks what the reader needs of it.
+func (r *Reader) connect(ctx context.Context) error {
+	db, err := pgx.ConnectConfig(ctx, r.conn)
+	if err != nil {
+		return describe(r.addr, r.conn.User, err)
+	}
+	var user string
+	var monitor bool
+	var version int
+	err = db.QueryRow(ctx, `SELECT current_user, pg_has_role(current_user, 'pg_monitor', 'USAGE'),
+		current_setting('server_version_num')::int`).Scan(&user, &monitor, &version)
+	if err == nil && !monitor {
+		err = fmt.Errorf("postgres %s: role %s lacks pg_monitor, without which other sessions' "+
+			"application, client, state and query are hidden: GRANT pg_monitor TO %s", r.addr, user, user)
+	} else if err != nil {
+		err = describe(r.addr, r.conn.User, err)
+	}
+	if err != nil {
+		db.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	r.db, r.query = db, queryFor(version)
+	return nil
+}
+
+func (r *Reader) ok() {
+	r.mu.Lock()
+	was := r.err
+	r.err, r.live = nil, true
+	r.mu.Unlock()
+	if was != nil {
+		r.log.Info("postgres: reading locks", "addr", r.addr)
+	}
+}
+
+// fail records err and marks every watched lock's snapshot with it: the
+// last known nodes stay, shown as not live.
+func (r *Reader) fail(err error) {
+	r.mu.Lock()
+	was := r.err
+	r.err, r.live = err, false
+	watched := slices.Clone(r.watched)
+	r.mu.Unlock()
+	if was == nil || was.Error() != err.Error() {
+		r.log.Warn("postgres: cannot read locks", "addr", r.addr, "err", err)
+	}
+	for _, name := range watched {
+		r.mu.Lock()
+		s, ok := r.last[name]
+		r.mu.Unlock()
+		if !ok {
+			n, _ := parseName(name)
+			s = lockqueue.Snapshot{Service: Name, Path: name, Recipe: n.recipe, WatchSource: "pg_locks"}
+		}
+		s.Connection, s.Error = lockqueue.Reconnecting, err.Error()
+		s.UpdatedAt = time.Now()
+		r.publish(s)
+	}
+}
+
+// publish sends s when it differs from the lock's last snapshot in
+// anything but its time, with the next revision.
+func (r *Reader) publish(s lockqueue.Snapshot) {
+	r.mu.Lock()
+	prev, seen := r.last[s.Path]
+	if !slices.Contains(r.watched, s.Path) || (seen && same(prev, s)) {
+		r.mu.Unlock()
+		return
+	}
+	s.Revision = prev.Revision + 1
+	r.last[s.Path] = s
+	r.mu.Unlock()
+	r.cfg.Publish(s)
+}
+
+func same(a, b lockqueue.Snapshot) bool {
+	return a.Exists == b.Exists && a.Connection == b.Connection && a.Error == b.Error && a.Recipe == b.Recipe &&
+		slices.EqualFunc(a.Nodes, b.Nodes, lockqueue.Node.Equal) &&
+		slices.EqualFunc(a.Alerts, b.Alerts, func(x, y lockqueue.Alert) bool {
+			return x.Kind == y.Kind && x.Message == y.Message && slices.Equal(x.Nodes, y.Nodes)
+		})
+}
+
+// Service is PostgreSQL for the registry; r may be nil (not connected).
+func Service(r *Reader) lockservice.Service {
+	s := lockservice.Service{Name: Name, Title: "PostgreSQL", CheckName: CheckName}
+	if r != nil {
+		s.Reader = r
+	}
+	return s
+}

@@ -1,0 +1,297 @@
+// sim-panel.js is one classroom run on the page: it starts the run,
+// follows its state over the run's websocket, forwards the teacher's acts,
+// and draws the run with queue.js, table.js and sim-views.js.
+
+import { drawQueue, animateNotify, animateNotifyParent, tick } from './queue.js';
+import { QueueTable, startNodeClock } from './table.js';
+import { closeSocket } from './live.js';
+import { API, call } from './sim-api.js';
+import { herdMeter, clientList, clientPane, pseudocode, eventLog } from './sim-views.js';
+
+// runState is a run's State as simulator/run.go sends it, with what the
+// page derives once: total, the steps played or planned, whichever is more,
+// and the pseudocode's lines. Go sends a nil list as null.
+function runState(s) {
+  return {
+    ...s, total: Math.max(s.steps, s.planned), lines: s.pseudocode.lines || [],
+    events: s.events || [], violations: s.violations || [], clients: s.clients || [], stats: s.stats || {},
+  };
+}
+
+// RunClock gives the queue, the table and the client pane their times from
+// the run's clock at the shown step (State.clockMs; a client's joinedMs and
+// sinceMs), never from this page's clock: a step reads the same live, after
+// scrubbing, and opened from a shared link. It has Timing's interface
+// (queue.js); the run's panel carries data-clock-at, which stops tick() at
+// the step's clock.
+class RunClock {
+  constructor() {
+    this.at = 0;
+    this.byNode = new Map();
+  }
+
+  observe(state) {
+    this.at = state.clockMs || 0;
+    this.byNode = new Map(state.clients.filter((c) => c.node).map((c) => [c.node, c]));
+  }
+
+  since(n) {
+    const c = this.byNode.get(n.name);
+    if (!c) return this.at;
+    return n.holding ? c.sinceMs ?? this.at : c.joinedMs ?? this.at;
+  }
+
+  verb(n) {
+    if (n.foreign) return 'age';
+    return n.holding ? 'holds' : 'waits';
+  }
+
+}
+
+// Panel is one run on the page: its section, its socket, the states it
+// received and the one it shows.
+//   opts.showTable: whether the run's table starts shown
+//   opts.current(gen): whether gen is still the page's generation of runs
+//   opts.onState(): a state arrived (the page decides when to show it)
+//   opts.onError(msg): say what went wrong; null clears it
+//   opts.onAct(client, action): the teacher acts on a client
+//   opts.peers(): the shown states of every run, for the herd meter's scale
+export class Panel {
+  constructor(strategy, compare, opts) {
+    this.opts = opts;
+    this.strategy = strategy;
+    this.state = null;
+    this.prev = null;
+    this.timing = new RunClock();
+    this.selectedClient = '';
+    this.selectedNode = '';
+    this.queue = [];
+    this.el = document.createElement('section');
+    this.el.className = 'run card';
+    this.el.dataset.strategy = strategy;
+    this.el.setAttribute('aria-label', `run: ${strategy}`);
+    const titles = {
+      herd: 'herd: every waiter watches all children',
+      children: 'children: every standby watches the lock\'s children',
+    };
+    const title = titles[strategy] || 'predecessor: each waiter watches one node';
+    this.el.innerHTML = `
+      <h2><span class="strategy"></span><span class="run-title dim"></span></h2>
+      <div class="narration" aria-live="polite"></div>
+      <div class="herd" aria-label="herd meter"></div>
+      <div class="lane-scroll"><svg class="lane" role="group" aria-label="lock queue"></svg></div>
+      <div class="clients" role="list" aria-label="clients"></div>
+      <div class="client-pane details" aria-live="polite"></div>
+      <details class="more pseudo-box" open><summary>recipe pseudocode</summary><ol class="pseudo"></ol></details>
+      <details class="more"><summary>events</summary><ol class="events"></ol></details>
+      <div class="run-table" ${opts.showTable ? '' : 'hidden'}></div>`;
+    this.el.querySelector('.strategy').textContent = strategy;
+    this.el.querySelector('.run-title').textContent = title;
+    this.narration = this.el.querySelector('.narration');
+    this.herd = this.el.querySelector('.herd');
+    this.svg = this.el.querySelector('svg.lane');
+    this.clientsEl = this.el.querySelector('.clients');
+    this.pane = this.el.querySelector('.client-pane');
+    this.pseudo = this.el.querySelector('.pseudo');
+    this.eventsEl = this.el.querySelector('.events');
+    this.tableEl = this.el.querySelector('.run-table');
+    // A step's snapshot is the run's, not the hub's: the server renders
+    // the one this panel shows.
+    this.table = new QueueTable(this.tableEl, {
+      pageSize: 50,
+      onSelect: (n) => this.selectNode(n),
+      source: (q, snap) => fetch('/parts/queue-table?' + q, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(snap) }),
+    });
+    this.compare = compare;
+  }
+
+  async start(scenario, clients, fencing, gen) {
+    // A lease scenario has no strategy to choose ("children" is its own).
+    const body = { scenario, fencing };
+    if (this.strategy !== 'children') body.strategy = this.strategy;
+    if (clients > 0) body.clients = clients;
+    const raw = await call('POST', '/runs', body);
+    if (!this.opts.current(gen)) {
+      call('DELETE', `/runs/${encodeURIComponent(raw.id)}`).catch(() => {});
+      return;
+    }
+    this.id = raw.id;
+    this.el.dataset.run = this.id;
+    this.accept(raw);
+    this.connect(gen);
+  }
+
+  connect(gen) {
+    if (!this.opts.current(gen) || !this.id) return;
+    const u = new URL(`${API}/runs/${encodeURIComponent(this.id)}/ws`, location.href);
+    u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(u);
+    this.ws = ws;
+    this.el.dataset.socket = 'connecting';
+    ws.onmessage = (ev) => {
+      try {
+        this.accept(JSON.parse(ev.data));
+      } catch (err) {
+        console.error('sim: bad message', err);
+      }
+    };
+    ws.onclose = (ev) => {
+      if (this.ws !== ws || !this.opts.current(gen) || this.closed) return;
+      this.el.dataset.socket = 'closed';
+      // A normal closure is the server saying the run ended: reconnecting
+      // would only be refused (404).
+      if (ev.code === 1000) {
+        this.opts.onError(`${this.strategy}: the run ended on the server; press restart for a new one`);
+        return;
+      }
+      setTimeout(() => this.connect(gen), 1000);
+    };
+    ws.onopen = () => (this.el.dataset.socket = 'open');
+  }
+
+  // accept takes a State from the socket or from a command's answer.
+  accept(raw) {
+    if (!raw || typeof raw !== 'object' || raw.id === undefined) return;
+    if (this.id && raw.id !== this.id) return;
+    this.queue.push(runState(raw));
+    this.opts.onState();
+  }
+
+  // latest is the newest state received, shown or not.
+  latest() {
+    return this.queue.length ? this.queue[this.queue.length - 1] : this.state;
+  }
+
+  // animate shows the notifications the new step delivered, on the old
+  // drawing: a dot runs from the node whose deletion fired an exists watch to
+  // the watcher, or drops from the parent bar for a children watch (the herd).
+  async animate(before, after) {
+    const pos = this.positions;
+    if (!pos) return;
+    const nodeOf = new Map(before.clients.map((c) => [c.name, c.node]));
+    const ms = Math.max(150, Math.min(900, 650 / (after.speed || 1)));
+    const jobs = [];
+    for (const e of after.events) {
+      if (e.step !== after.step || e.kind !== 'notify') continue;
+      const to = pos.get(nodeOf.get(e.client));
+      if (to === undefined) continue;
+      if (e.watch === 'children') jobs.push(animateNotifyParent(this.svg, to, ms));
+      else if (pos.has(e.node)) jobs.push(animateNotify(this.svg, pos.get(e.node), to, ms));
+    }
+    if (!jobs.length) return;
+    this.svg.dataset.notifying = String(jobs.length);
+    await Promise.all(jobs);
+    delete this.svg.dataset.notifying;
+  }
+
+  selectClient(name) {
+    this.selectedClient = this.selectedClient === name ? '' : name;
+    const c = this.state && this.state.clients.find((x) => x.name === this.selectedClient);
+    this.selectedNode = c ? c.node || '' : '';
+    this.render();
+  }
+
+  selectNode(name) {
+    const c = this.state && this.state.clients.find((x) => x.node === name || (x.path && x.path.endsWith('/' + name)));
+    this.selectedNode = this.selectedNode === name ? '' : name;
+    this.selectedClient = this.selectedNode && c ? c.name : '';
+    this.render();
+  }
+
+  // act asks the simulator to act on a client; it answers the new state, or
+  // null when the simulator refused.
+  async act(client, action) {
+    try {
+      this.opts.onError(null);
+      const body = { action };
+      if (client) body.client = client;
+      const raw = await call('POST', `/runs/${encodeURIComponent(this.id)}/act`, body);
+      this.accept(raw);
+      return runState(raw);
+    } catch (err) {
+      this.opts.onError(`${this.strategy}: ${action}${client ? ' ' + client : ''}: ${err.message}`);
+      return null;
+    }
+  }
+
+  renderMeta() {
+    this.el.dataset.step = this.state.step;
+    // The speed the server runs at, as the page shows the run.
+    this.el.dataset.speed = String(this.state.speed);
+    this.el.dataset.steps = this.state.steps;
+    this.el.dataset.playing = String(this.state.playing);
+  }
+
+  render() {
+    const s = this.state;
+    if (!s) return;
+    this.renderMeta();
+    this.el.dataset.path = s.path || '';
+    // Narration and violations.
+    this.narration.replaceChildren();
+    this.narration.append(s.narration || (s.step === 0 ? 'Ready. Press Space to play or → to take one step.' : ''));
+    for (const v of s.violations) {
+      const b = document.createElement('span');
+      b.className = 'violation';
+      b.dataset.kind = v.kind || '';
+      b.textContent = '⚠ ' + (v.message || v.kind);
+      this.narration.append(b);
+    }
+    if (s.error) {
+      const b = document.createElement('span');
+      b.className = 'violation';
+      b.textContent = '⚠ ' + s.error;
+      this.narration.append(b);
+    }
+    this.el.dataset.busy = String(s.busy);
+    this.renderHerd();
+    this.timing.observe(s);
+    this.el.dataset.clockAt = String(this.timing.at);
+    if (s.snapshot) {
+      this.positions = drawQueue(this.svg, s.snapshot, {
+        selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.strategy,
+      });
+      if (!this.tableEl.hidden) this.table.update(s.snapshot, this.timing, this.selectedNode);
+    }
+    clientList(this.clientsEl, s, this.selectedClient, (name) => this.selectClient(name));
+    clientPane(this.pane, s, {
+      client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
+      nodePane: (root) => this.nodePane(root, s.snapshot, this.selectedNode),
+    });
+    pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
+    eventLog(this.eventsEl, s);
+  }
+
+  // nodePane fills root with the server's details of name in snap, unless
+  // the selection changed meanwhile.
+  async nodePane(root, snap, name) {
+    try {
+      const res = await fetch('/parts/queue-node?' + new URLSearchParams({ name }), {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(snap),
+      });
+      if (!res.ok) return;
+      const html = await res.text();
+      if (this.selectedNode !== name || this.selectedClient || !this.state || this.state.snapshot !== snap) return;
+      root.innerHTML = html;
+      startNodeClock(root, snap, this.timing);
+      tick(root);
+    } catch {
+      // The pane stays as it was; the next render asks again.
+    }
+  }
+
+  renderHerd() {
+    herdMeter(this.herd, this.state, this.opts.peers());
+  }
+
+  // close ends the panel's run; the promise settles once the server has
+  // deleted it.
+  close() {
+    this.closed = true;
+    const closed = this.ws ? closeSocket(this.ws, 1000, 'done') : Promise.resolve();
+    if (!this.id) return closed;
+    // Delete the run once its socket is closed: a socket still connecting
+    // to a deleted run is refused (404), which the browser logs as an error.
+    return closed.then(() => call('DELETE', `/runs/${encodeURIComponent(this.id)}`)).catch(() => {});
+  }
+}

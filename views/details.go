@@ -1,0 +1,160 @@
+package views
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Stalled is how a stalled holder's state reads; static/queue.js STALLED
+// is the lane's copy.
+const Stalled = "holds by rule, client still waiting for"
+
+// NodeDetails is everything known about one node, for the detail pane of
+// the lock page (with GET /parts/lock) and of the classroom (POST
+// /parts/queue-node).
+type NodeDetails struct {
+	// Name is the node asked about; Empty what the pane says when there is
+	// nothing to list.
+	Name    string
+	Empty   string
+	Entries []Detail
+}
+
+// Detail is one term of the pane. Time marks the node's clock, which the
+// page starts from when it saw the node start holding (Since is the
+// server's guess: its creation); Until is a lease's end for a countdown.
+type Detail struct {
+	Term  string
+	Value string
+	Class string
+	Time  bool
+	Since int64
+	Until int64
+}
+
+// NewNodeDetails describes the node name of s.
+func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetails {
+	d := NodeDetails{Name: name, Empty: "Click a node to see its details."}
+	i := -1
+	for k, n := range s.Nodes {
+		if n.Name == name {
+			i = k
+		}
+	}
+	if i < 0 {
+		if name != "" {
+			d.Empty = name + " is gone from the queue."
+		}
+		return d
+	}
+	n := s.Nodes[i]
+	add := func(term, value, class string) {
+		d.Entries = append(d.Entries, Detail{Term: term, Value: value, Class: class})
+	}
+	prefix := childPrefix(s.Path)
+	folder := prefix
+	if n.Folder != "" {
+		folder = n.Folder + "/"
+	}
+	add("node", n.Name, "mono")
+	add("full path", folder+n.Name, "mono")
+	mode := ModeLabel(n.Mode)
+	if n.Recipe != "" {
+		mode += " (" + string(n.Recipe) + ")"
+	}
+	add("mode", mode, "")
+	state := stateClass(n)
+	if n.PartOf != "" {
+		state = PartOfText(n) + ": one contender with it, not a waiter of its own"
+	}
+	if n.Zombie {
+		state += ", zombie: its session has no live connection"
+	}
+	add("state", state, "")
+	if !n.Holding && !n.Foreign {
+		waits := cmp.Or(n.WaitsFor, "-")
+		if n.WaitsOn == lockqueue.OnChildren {
+			waits = "the children of " + s.Path
+		}
+		add("recipe says it waits for", waits, "mono")
+	}
+	if n.StalledOn != "" {
+		add("stalled", fmt.Sprintf("%s %s, since %s: its client missed the wake-up and does not know it holds",
+			Stalled, n.StalledOn, n.StalledSince.Format(time.RFC3339Nano)), "edge-stalled")
+	}
+	add("its session watches", WatchText(n, prefix), "mono")
+	if n.Edge != "" {
+		add("edge", string(n.Edge), "edge-"+string(n.Edge))
+	}
+	neutral := usesNeutralFields(s)
+	if neutral {
+		d.addNeutral(s, n, now)
+	}
+	if n.Session != "" {
+		session := n.Session
+		if session == "0x0" {
+			session += " (persistent node)"
+		}
+		add("session", session, "mono")
+	}
+	data := cmp.Or(n.Data, "(empty)")
+	if n.DataBinary {
+		data = "base64 " + n.Data
+	}
+	add("data", data, "mono")
+	created := n.Ctime.Format(time.RFC3339Nano)
+	if n.Czxid != 0 || !neutral { // only ZooKeeper has a czxid and a sequence
+		created += fmt.Sprintf(" (czxid 0x%x, seq %d)", n.Czxid, n.Seq)
+	}
+	add("created", created, "")
+	clock := Detail{Term: "waiting for", Class: "time", Time: true, Since: n.Ctime.UnixMilli(), Value: Duration(now.Sub(n.Ctime))}
+	switch {
+	case n.Foreign:
+		clock.Term = "age"
+	case n.Holding:
+		clock.Term = "holding for at most (since created)" // the page knows better when it saw the hand-off
+	}
+	d.Entries = append(d.Entries, clock)
+	if n.Zombie && n.ExpiresInMs > 0 {
+		add("session expires in", Duration(time.Duration(n.ExpiresInMs)*time.Millisecond)+" (at the last update)", "")
+	}
+	for _, a := range s.Alerts {
+		for _, name := range a.Nodes {
+			if name == n.Name {
+				add("⚠ "+a.Kind, a.Message, "alert-text")
+			}
+		}
+	}
+	return d
+}
+
+// addNeutral adds the service-neutral fields: order, client, the waits-for
+// edges with who vouches for them, the server's blockers, the lease.
+func (d *NodeDetails) addNeutral(s lockqueue.Snapshot, n lockqueue.Node, now time.Time) {
+	add := func(term, value, class string) {
+		d.Entries = append(d.Entries, Detail{Term: term, Value: value, Class: class})
+	}
+	if n.Order != 0 {
+		add("order", fmt.Sprint(n.Order), "")
+	}
+	if n.Client != "" {
+		add("client", n.Client, "mono")
+	}
+	for _, e := range waitEdges(n) {
+		add("waits for ("+e.Provenance+")", e.To, "mono")
+	}
+	if len(n.BlockedBy) > 0 {
+		add("blocked by (server)", strings.Join(n.BlockedBy, ", "), "mono")
+	}
+	if l := nodeLease(n, s.UpdatedAt, now); l != nil {
+		value := l.ID
+		if l.TTL != "" {
+			value = strings.TrimPrefix(value+" · ttl "+l.TTL, " · ")
+		}
+		d.Entries = append(d.Entries, Detail{Term: "lease", Value: value, Class: "mono", Until: l.Until})
+	}
+}

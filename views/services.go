@@ -1,0 +1,249 @@
+package views
+
+import (
+	"cmp"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// Every page names a lock by (service, path). ZooKeeper's URLs carry no
+// service, so every link that existed before other services keeps working.
+
+// Service is a lock service as the pages name it.
+type Service struct {
+	// Name is the registry's name (?service=); Title is how people call it.
+	Name  string
+	Title string
+}
+
+// ZooKeeperService is the service of a lock that names none.
+var ZooKeeperService = Service{Name: lockqueue.ZooKeeper, Title: "ZooKeeper"}
+
+// IsZooKeeper reports whether s is ZooKeeper (or names no service).
+func (s Service) IsZooKeeper() bool { return s.Name == "" || s.Name == lockqueue.ZooKeeper }
+
+// LockHref is the lock view's URL for a lock of a service.
+func LockHref(service, path string) string {
+	if service == "" || service == lockqueue.ZooKeeper {
+		return "/lock?path=" + url.QueryEscape(path)
+	}
+	return "/lock?service=" + url.QueryEscape(service) + "&path=" + url.QueryEscape(path)
+}
+
+// JSONHref is the lock's GET /api/v1/lock URL.
+func (l Lock) JSONHref() string {
+	return "/api/v1" + LockHref(l.Service.Name, l.Path)
+}
+
+// ServiceStatus is one registered service as the dashboard shows it: its
+// reader's connection and the error that keeps it from its locks.
+type ServiceStatus struct {
+	Service
+	// Reader is false for a service registered only for the classroom.
+	Reader     bool
+	Connection string
+	// Text says what Connection means for the locks of the service.
+	Text string
+	// Err is the reader's own message (it names the service, the address
+	// and what to check), empty when nothing is wrong.
+	Err string
+}
+
+// NewServiceStatus words a reader's state; err is its Err().
+func NewServiceStatus(s Service, reader bool, conn lockqueue.Connection, err error) ServiceStatus {
+	st := ServiceStatus{Service: s, Reader: reader, Connection: string(conn)}
+	if !reader {
+		st.Connection = "none"
+		st.Text = s.Title + ": this server has no reader"
+		return st
+	}
+	st.Text = serviceConnectionText(s.Title, string(conn))
+	if err != nil {
+		st.Err = err.Error()
+	}
+	return st
+}
+
+// SetServices tells the dashboard the registered services: their badges,
+// the filter's choices, each reader's status, and the locks each reader
+// follows that have no snapshot yet (listed as not read yet).
+func (d *Dashboard) SetServices(ss []ServiceStatus, watched map[string][]string) {
+	d.Services = ss
+	titles := map[string]string{}
+	for _, s := range ss {
+		titles[s.Name] = s.Title
+	}
+	have := map[lockqueue.LockID]bool{}
+	for _, l := range d.Locks {
+		have[lockqueue.LockID{Service: l.Service, Name: l.Path}] = true
+	}
+	for _, s := range ss {
+		for _, p := range watched[s.Name] {
+			if id := (lockqueue.LockID{Service: s.Name, Name: p}); !have[id] {
+				have[id] = true
+				d.Locks = append(d.Locks, pendingRow(s.Name, p))
+			}
+		}
+	}
+	for i, l := range d.Locks {
+		d.Locks[i].ServiceTitle = cmp.Or(titles[l.Service], l.Service)
+	}
+	slices.SortFunc(d.Locks, func(a, b LockRow) int {
+		return strings.Compare(lockqueue.LockID{Service: a.Service, Name: a.Path}.Key(), lockqueue.LockID{Service: b.Service, Name: b.Path}.Key())
+	})
+}
+
+// OnlyService keeps the locks of one service ("" keeps all).
+func (d *Dashboard) OnlyService(name string) {
+	d.Filter = name
+	if name == "" {
+		return
+	}
+	d.Locks = slices.DeleteFunc(d.Locks, func(l LockRow) bool { return l.Service != name })
+}
+
+// Readers are the services whose reader the dashboard reports beside
+// ZooKeeper's own line.
+func (d Dashboard) Readers() []ServiceStatus {
+	var out []ServiceStatus
+	for _, s := range d.Services {
+		if s.Reader && !s.IsZooKeeper() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ZooKeeperErr is the ZooKeeper reader's message, if any.
+func (d Dashboard) ZooKeeperErr() string {
+	for _, s := range d.Services {
+		if s.IsZooKeeper() {
+			return s.Err
+		}
+	}
+	return ""
+}
+
+// Watchable lists the services that can add a lock to watch.
+func (d Dashboard) Watchable() []ServiceStatus {
+	var out []ServiceStatus
+	for _, s := range d.Services {
+		if s.Reader {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func pendingRow(service, path string) LockRow {
+	return LockRow{
+		Service: service, Path: path, Href: LockHref(service, path), Recipe: "—",
+		Holders: "not read yet", OldestWait: "—", Alerts: "—", Pending: true,
+	}
+}
+
+// serviceConnectionText says what a service's connection state means for
+// its locks on screen.
+func serviceConnectionText(title, c string) string {
+	switch c {
+	case string(lockqueue.Connected):
+		return title + ": connected"
+	case string(lockqueue.Reconnecting):
+		return title + ": unreachable, reconnecting — lock states below are NOT live"
+	case string(lockqueue.Expired):
+		return title + ": session expired — lock states below are NOT live"
+	case "mixed":
+		return title + ": some locks are not live"
+	case "":
+		return title + ": no lock watched yet"
+	}
+	return title + ": " + c
+}
+
+// Lease is a node's lease as shown: its id, and its time left when the
+// snapshot was taken, counted down from then.
+type Lease struct {
+	ID string
+	// Left is the time left now, as text; Until is when it runs out, in
+	// Unix milliseconds, for the browser's countdown (0: no time known).
+	Left  string
+	Until int64
+	TTL   string
+}
+
+// nodeLease is n's lease, nil when the service has none for it. The
+// countdown starts from the snapshot's UpdatedAt: LeaseLeftMs was true then.
+func nodeLease(n lockqueue.Node, updated, now time.Time) *Lease {
+	if n.LeaseID == "" && n.LeaseTTLMs == 0 && n.LeaseLeftMs == 0 {
+		return nil
+	}
+	l := &Lease{ID: n.LeaseID}
+	if n.LeaseTTLMs > 0 {
+		l.TTL = Duration(time.Duration(n.LeaseTTLMs) * time.Millisecond)
+	}
+	if n.LeaseLeftMs > 0 && !updated.IsZero() {
+		until := updated.Add(time.Duration(n.LeaseLeftMs) * time.Millisecond)
+		l.Until = until.UnixMilli()
+		l.Left = LeaseLeftText(until.Sub(now))
+	}
+	return l
+}
+
+// LeaseLeftText is a lease's time left; queue.js's tick counts it down
+// with the same words (data-until, data-expired).
+func LeaseLeftText(left time.Duration) string {
+	if left <= 0 {
+		return "expired"
+	}
+	return Duration(left) + " left"
+}
+
+// Provenance words who vouches for a waits-for edge.
+func Provenance(p lockqueue.Provenance) string {
+	if p == lockqueue.ByServer {
+		return "confirmed"
+	}
+	return "inferred"
+}
+
+// EdgeView is one waits-for edge as the table shows it.
+type EdgeView struct {
+	To         string
+	Provenance string
+}
+
+func waitEdges(n lockqueue.Node) []EdgeView {
+	var out []EdgeView
+	for _, e := range n.WaitEdges() {
+		out = append(out, EdgeView{To: e.To, Provenance: Provenance(e.Provenance)})
+	}
+	return out
+}
+
+// usesNeutralFields reports whether any node carries the service-neutral
+// fields, which is when the table shows their columns: a ZooKeeper lock's
+// table stays as it always was.
+func usesNeutralFields(s lockqueue.Snapshot) bool {
+	return slices.ContainsFunc(s.Nodes, func(n lockqueue.Node) bool {
+		return n.Order != 0 || n.Client != "" || n.LeaseID != "" || n.LeaseTTLMs != 0 || n.LeaseLeftMs != 0 ||
+			n.WaitsForSource != "" || len(n.BlockedBy) > 0
+	})
+}
+
+// Empty is what the dashboard's table says with no lock to list.
+func (d Dashboard) Empty() string {
+	if d.Filter != "" {
+		return "No lock of this service is watched."
+	}
+	return "No locks watched yet. Add a lock parent path below."
+}
+
+// connClass and connText show a lock's connection; a lock not read yet has
+// none.
+func connClass(c string) string { return cmp.Or(c, "unknown") }
+
+func connText(c string) string { return cmp.Or(c, "?") }

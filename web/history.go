@@ -1,0 +1,186 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// The flight recorder's API: a lock's recorded events, the lock as it was
+// at a moment (GET /api/v1/lock?at=), and its figures over a window. Times
+// are RFC 3339 or unix milliseconds.
+
+// defaultWindow is the window when ?from= is left out.
+const defaultWindow = time.Hour
+
+// maxEvents bounds one answer; a longer window is asked for in parts.
+const maxEvents = 100_000
+
+// HistoryResponse answers GET /api/v1/lock/history.
+type HistoryResponse struct {
+	Service string          `json:"service,omitempty"`
+	Path    string          `json:"path"`
+	From    time.Time       `json:"from"`
+	To      time.Time       `json:"to"`
+	Events  []history.Event `json:"events"`
+	// Nodes are the lives of the nodes there at from or queued after it:
+	// queued, acquired, left and how, their wait and hold.
+	Nodes []history.Life `json:"nodes"`
+	// Gaps are the stretches the history does not know about.
+	Gaps []history.Span `json:"gaps"`
+	// Truncated: the window held more events than one answer carries;
+	// ask again from the last event's time.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// historyStore is the store, or a 404 saying the history is off.
+func (s *Server) historyStore() (history.Source, error) {
+	if s.cfg.History == nil {
+		return nil, errorf(ErrNotFound, "the history is off on this server (serve --history=on)")
+	}
+	return s.cfg.History, nil
+}
+
+// parseTime reads an RFC 3339 time or unix milliseconds.
+func parseTime(name, v string) (time.Time, error) {
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.UnixMilli(ms), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, errorf(ErrInvalid, "?%s=%q: want an RFC 3339 time (2026-11-23T03:12:00Z) or unix milliseconds", name, v)
+	}
+	return t, nil
+}
+
+// window reads ?from= and ?to= (default: the last hour).
+func window(r *http.Request) (from, to time.Time, err error) {
+	q := r.URL.Query()
+	to = time.Now()
+	if q.Has("to") {
+		if to, err = parseTime("to", q.Get("to")); err != nil {
+			return from, to, err
+		}
+	}
+	from = to.Add(-defaultWindow)
+	if q.Has("from") {
+		if from, err = parseTime("from", q.Get("from")); err != nil {
+			return from, to, err
+		}
+	}
+	if from.After(to) {
+		return from, to, errorf(ErrInvalid, "?from= (%s) is after ?to= (%s)", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	}
+	return from, to, nil
+}
+
+// historyRef is the lock and window of a history request.
+func (s *Server) historyRef(r *http.Request) (history.Source, lockqueue.LockID, time.Time, time.Time, error) {
+	var id lockqueue.LockID
+	var from, to time.Time
+	store, err := s.historyStore()
+	if err != nil {
+		return nil, id, from, to, err
+	}
+	if _, id, err = s.lockRef(r); err != nil {
+		return nil, id, from, to, err
+	}
+	from, to, err = window(r)
+	return store, id, from, to, err
+}
+
+func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
+	store, id, from, to, err := s.historyRef(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	evs, err := store.Events(id.Key(), from, to)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	before, err := store.At(id.Key(), from)
+	if err != nil && !errors.Is(err, history.ErrNoHistory) {
+		writeError(w, r, s.log, err)
+		return
+	}
+	resp := HistoryResponse{Path: id.Name, From: from, To: to, Events: nonNil(evs), Gaps: history.Gaps(before, evs, to),
+		Nodes: history.Lives(before, evs, to)}
+	if id.Service != lockqueue.ZooKeeper {
+		resp.Service = id.Service
+	}
+	if len(resp.Events) > maxEvents {
+		resp.Events, resp.Truncated = resp.Events[:maxEvents], true
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) handleLockStats(w http.ResponseWriter, r *http.Request) {
+	store, id, from, to, err := s.historyRef(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	st, err := store.Stats(id.Key(), from, to)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// handleLockAt answers GET /api/v1/lock?at=: the lock's snapshot as the
+// history rebuilds it for that moment.
+func (s *Server) handleLockAt(w http.ResponseWriter, r *http.Request) {
+	store, err := s.historyStore()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	_, id, err := s.lockRef(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	at, err := parseTime("at", r.URL.Query().Get("at"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	st, err := store.At(id.Key(), at)
+	if errors.Is(err, history.ErrNoHistory) {
+		writeError(w, r, s.log, errorf(ErrNotFound, "%v", err))
+		return
+	}
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wireSnapshot(st.Snapshot()))
+}
+
+// HistoryLocksResponse answers GET /api/v1/history/locks.
+type HistoryLocksResponse struct {
+	Locks []lockqueue.LockID `json:"locks"`
+}
+
+// handleHistoryLocks lists the locks with a history, watched now or not:
+// the way back to a lock no longer watched.
+func (s *Server) handleHistoryLocks(w http.ResponseWriter, r *http.Request) {
+	store, err := s.historyStore()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	ids, err := store.Locks()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, HistoryLocksResponse{Locks: nonNil(ids)})
+}

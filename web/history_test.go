@@ -1,0 +1,174 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// historyEnv serves the fixture service with a real history store that
+// recorded two hand-offs of the fixture's lock "orders", one a second.
+func historyEnv(t *testing.T) *testEnv {
+	t.Helper()
+	store, err := history.Open(history.Options{Dir: t.TempDir(), Now: func() time.Time { return fixtureEpoch }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	reg := zkRegistry(nil, nil)
+	e := newEnv(t, Config{Services: reg, History: store})
+	svc, r := fixtureService(e.hub)
+	if err := reg.Register(svc); err != nil {
+		t.Fatal(err)
+	}
+	for released := range 3 {
+		if _, err := store.Record(r.queue("orders", released)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func historyGet(t *testing.T, e *testEnv, endpoint string, q url.Values) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(e.ts.URL + endpoint + "?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+func TestHistoryAPI(t *testing.T) {
+	e := historyEnv(t)
+	ms := func(d time.Duration) string { return fmt.Sprint(fixtureEpoch.Add(d).UnixMilli()) }
+	orders := url.Values{"service": {fixtureName}, "path": {"orders"}}
+	with := func(kv ...string) url.Values {
+		q := url.Values{}
+		for k, v := range orders {
+			q[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			q.Set(kv[i], kv[i+1])
+		}
+		return q
+	}
+
+	t.Run("events", func(t *testing.T) {
+		code, b := historyGet(t, e, "/api/v1/lock/history", with("from", ms(0), "to", fixtureEpoch.Add(time.Minute).Format(time.RFC3339)))
+		var resp HistoryResponse
+		if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+			t.Fatalf("status %d: %s", code, b)
+		}
+		var got []string
+		for _, ev := range resp.Events {
+			if ev.Kind == history.Left || ev.Kind == history.Acquired {
+				got = append(got, string(ev.Kind)+" "+ev.Node+" "+string(ev.How))
+			}
+		}
+		want := []string{"left a released", "acquired b ", "left b released", "acquired c "}
+		if resp.Service != fixtureName || resp.Path != "orders" || !slices.Equal(got, want) {
+			t.Errorf("service %q path %q events %q, want fixture, orders, %q", resp.Service, resp.Path, got, want)
+		}
+		// a held from first sight (the epoch) to 1s; b waited 1s and held
+		// 1s; c waited 2s and holds until the window's end, 1 minute.
+		var lives []string
+		for _, l := range resp.Nodes {
+			lives = append(lives, fmt.Sprintf("%s wait %gs hold %gs %s", l.Node, l.Wait, l.Hold, l.How))
+		}
+		if want := []string{"a wait 0s hold 1s released", "b wait 1s hold 1s released", "c wait 2s hold 58s "}; !slices.Equal(lives, want) {
+			t.Errorf("nodes %q, want %q", lives, want)
+		}
+	})
+
+	t.Run("at", func(t *testing.T) {
+		for _, tc := range []struct {
+			at      time.Duration
+			holders []string
+			waiters []string
+		}{
+			{500 * time.Millisecond, []string{"a"}, []string{"b", "c"}},
+			{1500 * time.Millisecond, []string{"b"}, []string{"c"}},
+			{time.Hour, []string{"c"}, nil},
+		} {
+			code, b := historyGet(t, e, "/api/v1/lock", with("at", ms(tc.at)))
+			var snap lockqueue.Snapshot
+			if code != http.StatusOK || json.Unmarshal(b, &snap) != nil {
+				t.Fatalf("at %v: status %d: %s", tc.at, code, b)
+			}
+			if !slices.Equal(snap.Holders(), tc.holders) || !slices.Equal(snap.Waiters(), tc.waiters) || snap.Service != fixtureName {
+				t.Errorf("at %v: holders %q waiters %q service %q, want %q %q fixture", tc.at, snap.Holders(), snap.Waiters(), snap.Service, tc.holders, tc.waiters)
+			}
+		}
+	})
+
+	t.Run("stats", func(t *testing.T) {
+		code, b := historyGet(t, e, "/api/v1/lock/stats", with("from", ms(0), "to", ms(time.Minute)))
+		var st history.Stats
+		if code != http.StatusOK || json.Unmarshal(b, &st) != nil {
+			t.Fatalf("status %d: %s", code, b)
+		}
+		// b and c queued at the epoch (their ctime) and acquired at 1s and 2s.
+		if st.Acquisitions != 2 || st.Wait.Max != 2 || st.Wait.P50 != 1 || st.Hold.Count != 2 {
+			t.Errorf("stats %+v: want 2 acquisitions, waits 1s and 2s, 2 holds", st)
+		}
+	})
+
+	for _, tc := range []struct {
+		name     string
+		endpoint string
+		q        url.Values
+		status   int
+	}{
+		{"bad time", "/api/v1/lock", with("at", "yesterday"), http.StatusBadRequest},
+		{"from after to", "/api/v1/lock/history", with("from", ms(time.Minute), "to", ms(0)), http.StatusBadRequest},
+		{"bad name", "/api/v1/lock/stats", url.Values{"service": {fixtureName}, "path": {"two words"}}, http.StatusBadRequest},
+		{"missing path", "/api/v1/lock/history", url.Values{"service": {fixtureName}}, http.StatusBadRequest},
+		{"unknown service", "/api/v1/lock/history", url.Values{"service": {"nosuch"}, "path": {"x"}}, http.StatusNotFound},
+		{"before the history", "/api/v1/lock", with("at", ms(-time.Hour)), http.StatusNotFound},
+		{"a lock never recorded", "/api/v1/lock", url.Values{"service": {fixtureName}, "path": {"other"}, "at": {ms(0)}}, http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := historyGet(t, e, tc.endpoint, tc.q)
+			var body errorBody
+			if code != tc.status || json.Unmarshal(b, &body) != nil || body.Error == "" {
+				t.Errorf("status %d body %s, want %d with an error message", code, b, tc.status)
+			}
+		})
+	}
+
+	t.Run("locks", func(t *testing.T) {
+		code, b := historyGet(t, e, "/api/v1/history/locks", nil)
+		var resp HistoryLocksResponse
+		if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+			t.Fatalf("status %d: %s", code, b)
+		}
+		if want := []lockqueue.LockID{{Service: fixtureName, Name: "orders"}}; !slices.Equal(resp.Locks, want) {
+			t.Errorf("locks %+v, want %+v", resp.Locks, want)
+		}
+	})
+
+	t.Run("history off", func(t *testing.T) {
+		off := newEnv(t, Config{})
+		for _, ep := range []string{"/api/v1/lock/history", "/api/v1/lock/stats"} {
+			if code, b := historyGet(t, off, ep, url.Values{"path": {"/locks/x"}}); code != http.StatusNotFound {
+				t.Errorf("%s with the history off: %d %s, want 404", ep, code, b)
+			}
+		}
+		if code, b := historyGet(t, off, "/api/v1/lock", url.Values{"path": {"/locks/x"}, "at": {"0"}}); code != http.StatusNotFound {
+			t.Errorf("?at= with the history off: %d %s, want 404", code, b)
+		}
+	})
+}
