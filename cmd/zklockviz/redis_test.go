@@ -110,6 +110,36 @@ func TestServeRedisAlone(t *testing.T) {
 	}
 }
 
+// The lock page says what Redis cannot show, and counts Redisson's
+// waiters without names: a Redisson-shaped hash, and a redis-cli
+// process subscribed to its unlock channel as a Redisson waiter is.
+func TestServeRedisLockPage(t *testing.T) {
+	m := redislocal.ForTest(t)
+	redisCLI(t, m.Addr(), "HSET", "inventory", "8c1e6f4a:57", "2")
+	redisCLI(t, m.Addr(), "PEXPIRE", "inventory", "600000")
+	host, port, _ := strings.Cut(m.Addr(), ":")
+	waiter := exec.Command("redis-cli", "-h", host, "-p", port, "SUBSCRIBE", "redisson_lock__channel:{inventory}")
+	if err := waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { waiter.Process.Kill(); waiter.Wait() })
+	s := startServe(t, "--addr", "127.0.0.1:0", "--poll", "200ms", "--redis", m.Addr(), "--watch", "redis:inventory")
+	redisLock(t, s, "inventory", "the owner holding, one waiting client", func(s lockqueue.Snapshot) bool {
+		return s.Live() && len(s.Holders()) == 1 && s.AnonymousWaiters == 1
+	})
+	resp, err := http.Get(s.url + "/lock?service=redis&path=inventory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{`data-stat="note"`, "cannot be named or ordered", "more waiting, unnamed", "thread 57, reentrancy 2"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the lock page lacks %q", want)
+		}
+	}
+}
+
 // A wrong Redis password is named in serve's log and on the lock, with
 // the master's address and what to check, while ZooKeeper keeps serving.
 func TestServeRedisWrongPassword(t *testing.T) {
