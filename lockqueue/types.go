@@ -204,6 +204,15 @@ type Snapshot struct {
 	// (kazoo) but read off a Curator semaphore's layout, where a pending
 	// acquirer waits because every other lease node is held.
 	LeasesInferred bool `json:"leasesInferred,omitempty"`
+
+	// Service-neutral, for services that cannot show everything (see
+	// service.go). Note says plainly what this lock's service cannot
+	// show ("spin-lock waiters leave no trace on the server").
+	Note string `json:"note,omitempty"`
+	// AnonymousWaiters counts waiters the server counts but cannot name or
+	// order, so they are no nodes (Redisson: the subscribers of the lock's
+	// unlock channel, one per waiting client, not per thread).
+	AnonymousWaiters int `json:"anonymousWaiters,omitempty"`
 }
 
 // Live reports whether the snapshot reflects ZooKeeper now.

@@ -34,7 +34,7 @@ func TestSeamImports(t *testing.T) {
 		forbidden []string
 		only      []string // when set, the module packages it may import
 	}{
-		{pkg: "web", forbidden: []string{"zkwatch", "simulator", "zookeeper", "zklocal", "github.com/go-zookeeper/zk", "etcdlock", "go.etcd.io/etcd"}},
+		{pkg: "web", forbidden: []string{"zkwatch", "simulator", "zookeeper", "zklocal", "github.com/go-zookeeper/zk", "etcdlock", "go.etcd.io/etcd", "redislock", "redislocal", "github.com/redis/go-redis"}},
 		{pkg: "lockservice", only: []string{"lockqueue", "lockservice"}},
 	} {
 		for _, dep := range deps(t, tc.pkg) {

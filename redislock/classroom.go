@@ -21,10 +21,6 @@ import (
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
-// serviceName is the service's registry name, as snapshots carry it. (The
-// package's Name, in service.go, is the same word.)
-const serviceName = "redis"
-
 // ActWait lets time pass: the waiters poll, a watchdog renews.
 const ActWait = "wait"
 
@@ -110,8 +106,8 @@ func ParseScenario(b []byte) (*simulator.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sc.Service != serviceName {
-		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: a Redis scenario says \"service\": %q", sc.Name, sc.Service, serviceName)
+	if sc.Service != Name {
+		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: a Redis scenario says \"service\": %q", sc.Name, sc.Service, Name)
 	}
 	rules := &Backend{}
 	if _, err := sc.PlanWith(0, func(p []simulator.Action) error { return rules.DryRun(sc, p) }); err != nil {
@@ -159,7 +155,7 @@ type Backend struct {
 var _ simulator.Backend = (*Backend)(nil)
 
 // Name is the service the backend's snapshots belong to.
-func (*Backend) Name() string { return serviceName }
+func (*Backend) Name() string { return Name }
 
 // Open starts the redis-server on first use. Without redis-server
 // installed the run is unavailable and the error names the package.

@@ -887,7 +887,7 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	snap := lockqueue.Snapshot{
-		Service: serviceName, Path: w.key, Recipe: lockqueue.Generic, Connection: lockqueue.Connected, WatchSource: "none",
+		Service: Name, Path: w.key, Recipe: lockqueue.Generic, Connection: lockqueue.Connected, WatchSource: "none",
 		Nodes: []lockqueue.Node{}, Alerts: []lockqueue.Alert{}, UpdatedAt: time.Now(),
 	}
 	tok, err := w.keyToken(ctx)

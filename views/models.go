@@ -88,6 +88,9 @@ type Lock struct {
 	OldestText string
 	// Missing: the lock parent does not exist (yet).
 	Missing bool
+	// Note says what the lock's service cannot show (Redis: spin-lock
+	// waiters leave no trace), from the snapshot.
+	Note string
 	// DocTitle is the document's title while the page is open.
 	DocTitle string
 	Alerts   []Alert
@@ -305,6 +308,11 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 		l.Stats = append(l.Stats, Stat{"stalled", fmt.Sprint(stalled)})
 	}
 	l.Stats = append(l.Stats, Stat{"waiting", thousands(waiting)})
+	if s.AnonymousWaiters > 0 {
+		// Counted by the server, not named: no nodes of their own.
+		l.Stats = append(l.Stats, Stat{"more waiting, unnamed", thousands(s.AnonymousWaiters)})
+	}
+	l.Note = s.Note
 	if s.Leases > 0 {
 		leases := fmt.Sprint(s.Leases)
 		if s.LeasesInferred {

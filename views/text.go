@@ -31,6 +31,12 @@ func QueueText(s lockqueue.Snapshot, now time.Time) string {
 	if s.InvisibleChildWatches > 0 {
 		fmt.Fprintf(&b, "children watches the server cannot list: %d\n", s.InvisibleChildWatches)
 	}
+	if s.AnonymousWaiters > 0 {
+		fmt.Fprintf(&b, "more waiting, unnamed: %d\n", s.AnonymousWaiters)
+	}
+	if s.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", s.Note)
+	}
 	neutral := usesNeutralFields(s)
 	head := []string{"#", "node", "mode", "state", "waits-for", "watches", "edge", "session", "data", "time", "alerts"}
 	if neutral {

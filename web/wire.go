@@ -44,6 +44,8 @@ type Delta struct {
 	InvisibleChildWatches int                  `json:"invisibleChildWatches"`
 	UpdatedAt             time.Time            `json:"updatedAt"`
 	Error                 string               `json:"error"`
+	Note                  string               `json:"note,omitempty"`
+	AnonymousWaiters      int                  `json:"anonymousWaiters,omitempty"`
 	Upsert                []lockqueue.Node     `json:"upsert"`
 	Remove                []string             `json:"remove"`
 	Order                 []string             `json:"order"`
@@ -85,7 +87,7 @@ func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
 		Service: d.Service, Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
 		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, LeasesInferred: d.LeasesInferred, Nodes: nodes,
 		Alerts: d.Alerts, InvisibleChildWatches: d.InvisibleChildWatches, UpdatedAt: d.UpdatedAt,
-		Error: d.Error,
+		Error: d.Error, Note: d.Note, AnonymousWaiters: d.AnonymousWaiters,
 	}, nil
 }
 
@@ -194,7 +196,7 @@ func delta(prev, s lockqueue.Snapshot) (*Delta, bool) {
 		Service: s.Service, Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
 		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
-		Error: s.Error, Upsert: []lockqueue.Node{}, Remove: []string{},
+		Error: s.Error, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, Upsert: []lockqueue.Node{}, Remove: []string{},
 	}
 	for _, n := range prev.Nodes {
 		if _, ok := index[n.Name]; !ok {

@@ -26,6 +26,12 @@ var envDefaults = []struct{ flag, env string }{
 	{"etcd-tls-ca", "ZKLOCKVIZ_ETCD_TLS_CA"},
 	{"etcd-tls-cert", "ZKLOCKVIZ_ETCD_TLS_CERT"},
 	{"etcd-tls-key", "ZKLOCKVIZ_ETCD_TLS_KEY"},
+	{"redis", "ZKLOCKVIZ_REDIS"},
+	{"redis-user", "ZKLOCKVIZ_REDIS_USER"},
+	{"redis-password", "ZKLOCKVIZ_REDIS_PASSWORD"},
+	{"redis-tls-ca", "ZKLOCKVIZ_REDIS_TLS_CA"},
+	{"redis-tls-cert", "ZKLOCKVIZ_REDIS_TLS_CERT"},
+	{"redis-tls-key", "ZKLOCKVIZ_REDIS_TLS_KEY"},
 	{"data-dir", "ZKLOCKVIZ_DATA_DIR"},
 	{"history", "ZKLOCKVIZ_HISTORY"},
 	{"history-retention", "ZKLOCKVIZ_HISTORY_RETENTION"},
@@ -48,6 +54,11 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, usa
 		}
 		if err := fs.Set(d.flag, v); err != nil {
 			return usagef("%s=%q (the default of --%s): %v", d.env, v, d.flag, err)
+		}
+		// A repeatable flag's default is replaced by the command line's
+		// values, not added to.
+		if l, ok := fs.Lookup(d.flag).Value.(interface{ setByEnvironment() }); ok {
+			l.setByEnvironment()
 		}
 	}
 	sets := countSets(fs, onceFlags)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"unicode"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
@@ -15,14 +14,11 @@ import (
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
-// redisService is Redis's registry name and --service value.
-const redisService = "redis"
-
 // simService runs `zklockviz sim --service NAME` for a service other than
 // ZooKeeper: its classroom starts its own server, so no --zk is needed.
 func simService(ctx context.Context, f *simFlags, stdout, stderr io.Writer) (int, error) {
-	if f.service != redisService {
-		return 0, usagef("--service %q: want %s or %s", f.service, lockqueue.ZooKeeper, redisService)
+	if f.service != redislock.Name {
+		return 0, usagef("--service %q: want %s or %s", f.service, lockqueue.ZooKeeper, redislock.Name)
 	}
 	switch {
 	case f.scenario == "":
@@ -77,17 +73,6 @@ func parseFencing(s string) (*bool, error) {
 	return nil, usagef("--fencing %q: want on or off", s)
 }
 
-// registerRedisClassroom registers Redis with its classroom when the
-// classroom is on. (Temporary: once redislock.Service joins the live
-// reader, registerServices passes newRedisClassroom's classroom to it.)
-func (m *Main) registerRedisClassroom() error {
-	cls, err := m.newRedisClassroom()
-	if err != nil || cls == nil {
-		return err
-	}
-	return m.services.Register(lockservice.Service{Name: redisService, Title: "Redis", CheckName: checkRedisKey, Classroom: cls})
-}
-
 // newRedisClassroom is Redis's classroom under serve --sim (nil when the
 // classroom is off). Its redis-server starts with the first Redis run and
 // stops with serve (stopSim).
@@ -110,14 +95,4 @@ func (m *Main) newRedisClassroom() (lockservice.Classroom, error) {
 		return errors.Join(err, sim.Close())
 	}
 	return cls, nil
-}
-
-// checkRedisKey accepts a Redis key as a lock name: not empty, at most
-// 1024 bytes, no spaces or control characters (they could not be typed
-// in --watch or a URL without quoting).
-func checkRedisKey(k string) error {
-	if k == "" || len(k) > 1024 || strings.ContainsFunc(k, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		return fmt.Errorf("redis key %q: want 1 to 1024 bytes without spaces or control characters: %w", k, lockservice.ErrBadName)
-	}
-	return nil
 }

@@ -31,6 +31,7 @@ const defaultAddr = "127.0.0.1:8080"
 
 const serveUsage = `Usage: zklockviz serve --zk HOST:PORT[,HOST:PORT...][/chroot] [flags]
        zklockviz serve --etcd URL[,URL...] [flags]   (--zk optional then)
+       zklockviz serve --redis HOST:PORT [--redis HOST:PORT...] [flags]
 
 Watches lock parent znodes, read-only, and serves the live view at --addr.
 zklockviz never writes to your ZooKeeper (the simulator, when enabled with
@@ -86,6 +87,26 @@ Flags (repeatable ones may be given many times):
                                  PEM client certificate and key, for etcd with
                                  --client-cert-auth (env ZKLOCKVIZ_ETCD_TLS_CERT,
                                  ZKLOCKVIZ_ETCD_TLS_KEY)
+  --redis HOST:PORT              a Redis master (repeatable, or a comma list;
+                                 env ZKLOCKVIZ_REDIS): several are one Redlock,
+                                 held by whoever holds a majority. Its locks
+                                 are keys: --watch redis:orders-lock
+  --redis-user USER --redis-password PASSWORD
+                                 Redis ACL user and password (env
+                                 ZKLOCKVIZ_REDIS_USER, ZKLOCKVIZ_REDIS_PASSWORD;
+                                 prefer the environment for the password);
+                                 --redis-password alone is requirepass's
+  --redis-tls                    connect to Redis with TLS (tls-port)
+  --redis-tls-ca FILE            PEM CA certificates to trust (env
+                                 ZKLOCKVIZ_REDIS_TLS_CA); implies --redis-tls
+  --redis-tls-cert FILE --redis-tls-key FILE
+                                 PEM client certificate and key, for
+                                 tls-auth-clients yes (env
+                                 ZKLOCKVIZ_REDIS_TLS_CERT, _KEY); imply
+                                 --redis-tls
+  --redis-tls-insecure-skip-verify
+                                 do not verify Redis's certificate (testing
+                                 only); implies --redis-tls
   --leases /path=N               lease limit of an N-holder queue or Curator
                                  semaphore, which ZooKeeper does not store
                                  (repeatable)
@@ -151,6 +172,15 @@ Production, read-only:
   rule (the key with the next lower create revision), shown as inferred. An
   unreachable etcd or a refused login shows on its locks and in the log; the
   other services keep working.
+  Redis: zklockviz reads each watched lock's key on every master with TYPE,
+  PTTL, GET or HGETALL and PUBSUB NUMSUB (Redisson's waiters), once per
+  --poll, or on keyspace events when notify-keyspace-events has them on
+  (read with CONFIG GET, never set). It never writes. An ACL user with
+      ACL SETUSER zklockviz on >PASSWORD ~* resetchannels -@all +ping +type
+        +pttl +get +hgetall +pubsub|numsub
+  is enough; add +config|get +subscribe &__keyspace@0__:* for keyspace
+  events. Spin-lock waiters (redsync, SET NX retries) leave no trace on the
+  server: only holders show, with their time left, per master.
 
   zklockviz binds 127.0.0.1 by default. To serve other hosts, set a token (or
   put it behind an authenticating proxy and pass --insecure).
@@ -162,9 +192,10 @@ Examples:
   ZKLOCKVIZ_TOKEN=$(openssl rand -hex 16) zklockviz serve --zk zk1:2181 --addr 0.0.0.0:8080 --watch-under /locks
   zklockviz serve --etcd http://etcd1:2379,http://etcd2:2379 --watch etcd:/locks/orders
   ZKLOCKVIZ_ETCD_PASSWORD=... zklockviz serve --zk zk1:2181 --watch-under /locks --etcd https://etcd1:2379 --etcd-user zklockviz --etcd-tls-ca ca.pem --watch-under etcd:/locks
+  ZKLOCKVIZ_REDIS_PASSWORD=... zklockviz serve --redis r1:6379 --redis r2:6379 --redis r3:6379 --redis-user zklockviz --watch redis:orders-lock
 
 Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
-(&service=etcd or postgres for another service's lock),
+(&service=etcd, postgres or redis for another service's lock),
 POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics;
 history: /api/v1/lock?path=&at=, /api/v1/lock/history?path=&from=&to=,
 /api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks.
@@ -197,6 +228,8 @@ type serveConfig struct {
 	Etcd     *etcdConfig
 	Postgres pgConfig
 	History  historyConfig
+	// Redis is the Redis reader's configuration; nil without --redis.
+	Redis *redisConfig
 }
 
 // serveFlags is serve's command line as given; config checks it.
@@ -204,6 +237,7 @@ type serveFlags struct {
 	conn                                  zkConnFlags
 	etcd                                  etcdFlags
 	tls                                   zkTLSFlags
+	redis                                 redisFlags
 	addr, zkAuth, simRoot, token          string
 	level, format                         string
 	watch, under, admin, leases, origins  listFlag
@@ -219,6 +253,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	f.tls.register(fs)
 	f.etcd.register(fs)
+	f.redis.register(fs)
 	fs.StringVar(&f.addr, "addr", defaultAddr, "")
 	fs.Var(&f.watch, "watch", "")
 	fs.Var(&f.under, "watch-under", "")
@@ -261,20 +296,26 @@ func (f *serveFlags) config() (serveConfig, error) {
 	if c.Postgres, err = f.pg.config(watch["postgres"]); err != nil {
 		return c, err
 	}
+	if c.Redis, err = f.redis.config(watch["redis"]); err != nil {
+		return c, err
+	}
+	if len(under["redis"]) > 0 {
+		return c, fmt.Errorf("--watch-under redis:%s: Redis locks are not found under a prefix (zklockviz never scans keys); name each with --watch redis:KEY", under["redis"][0])
+	}
 	if len(under["postgres"]) > 0 {
 		return c, fmt.Errorf("--watch-under postgres:%s: PostgreSQL's locks are not found under a prefix; name each with --watch postgres:NAME", under["postgres"][0])
 	}
-	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != ""}
+	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != "", "redis": c.Redis != nil}
 	if err := errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given)); err != nil {
 		return c, err
 	}
 	// --zk may be left out when another service is given: serve then
 	// shows that service's locks alone.
-	others := c.Etcd != nil || c.Postgres.DSN != ""
+	others := c.Etcd != nil || c.Postgres.DSN != "" || c.Redis != nil
 	if f.conn.zk != "" || !others {
 		if c.Servers, c.Chroot, err = f.conn.parse(); err != nil {
 			if f.conn.zk == "" {
-				err = fmt.Errorf("%w, or another lock service (--etcd URL, --postgres DSN)", err)
+				err = fmt.Errorf("%w, or another lock service (--etcd URL, --postgres DSN, --redis HOST:PORT)", err)
 			}
 			return c, err
 		}
@@ -543,7 +584,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}()
 	m.log.Info("serving", "addr", m.Addr(), "zk", strings.Join(c.Servers, ","), "chroot", c.Chroot,
-		"watch", c.Watch, "watchUnder", c.WatchUnder, "etcd", c.Etcd.endpoints(), "sim", c.Sim, "auth", c.AuthToken != "")
+		"watch", c.Watch, "watchUnder", c.WatchUnder, "etcd", c.Etcd.endpoints(), "redis", c.Redis.addrs(), "sim", c.Sim, "auth", c.AuthToken != "")
 	fmt.Fprintf(m.Stderr, "listening on %s\n", m.URL())
 	return nil
 }
@@ -603,11 +644,15 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 // classroom) adds its line here, and web, views and static serve it.
 func (m *Main) registerServices(sim *simulator.Manager) error {
 	m.services = &lockservice.Registry{}
+	redisClass, err := m.newRedisClassroom()
+	if err != nil {
+		return err
+	}
 	return errors.Join(
 		m.services.Register(zookeeper.Service(m.watcher, sim)),
 		m.registerEtcd(),
 		m.registerPostgres(),
-		m.registerRedisClassroom(),
+		m.registerRedis(redisClass),
 	)
 }
 

@@ -1,0 +1,149 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// keyspacePrefix names a key's keyspace-notification channel in database
+// 0, where lock libraries keep their locks.
+const keyspacePrefix = "__keyspace@0__:"
+
+// keyspaceCovers reports whether notify-keyspace-events sends a lock
+// key's events: keyspace events (K) for generic commands (g: DEL, PEXPIRE,
+// expiries), strings ($: SET) and hashes (h: HINCRBY), or all of them (A).
+func keyspaceCovers(flags string) bool {
+	if !strings.Contains(flags, "K") {
+		return false
+	}
+	return strings.Contains(flags, "A") ||
+		(strings.Contains(flags, "g") && strings.Contains(flags, "$") && strings.Contains(flags, "h"))
+}
+
+// notifications follows keyspace events on m when the server has them on:
+// it reads notify-keyspace-events (CONFIG GET, a read; the reader never
+// sets it) and subscribes to each watched key's channel. Where either is
+// refused, or the events are off, the locks are polled at --poll.
+func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
+	flags, err := r.keyspaceFlags(ctx, m)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Info("cannot read notify-keyspace-events; polling", "addr", m.addr, "poll", r.cfg.Poll, "err", err)
+		}
+		return
+	}
+	if !keyspaceCovers(flags) {
+		r.log.Info("keyspace notifications off; polling", "addr", m.addr, "notify-keyspace-events", flags, "poll", r.cfg.Poll)
+		return
+	}
+	ps := m.client.Subscribe(ctx)
+	// Receive does not return when ctx ends; closing the connection
+	// under it does.
+	stop := context.AfterFunc(ctx, func() { ps.Close() })
+	defer stop()
+	defer ps.Close()
+	m.mu.Lock()
+	m.pubsub = ps
+	m.mu.Unlock()
+	defer m.stopNotify()
+	for _, name := range r.Watched() {
+		m.subscribe(ctx, name)
+	}
+	for {
+		msg, err := ps.Receive(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		var rerr redis.Error
+		switch {
+		case errors.As(err, &rerr):
+			r.log.Info("keyspace notifications refused; polling", "addr", m.addr, "poll", r.cfg.Poll, "err", err)
+			return
+		case err != nil:
+			// go-redis dials again and subscribes again on the next
+			// Receive; until then the locks poll.
+			m.setNotify(false)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(r.cfg.Poll):
+			}
+			continue
+		}
+		switch v := msg.(type) {
+		case *redis.Subscription:
+			if v.Kind == "subscribe" {
+				m.setNotify(true)
+				// Subscribed again after a reconnect: what happened in
+				// between sent no event.
+				r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
+			}
+		case *redis.Message:
+			r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
+		}
+	}
+}
+
+// keyspaceFlags reads notify-keyspace-events, retrying while the master
+// cannot be reached; an answer that is an error (NOPERM, a renamed CONFIG)
+// is final.
+func (r *Reader) keyspaceFlags(ctx context.Context, m *liveMaster) (string, error) {
+	for {
+		v, err := m.client.Do(ctx, "CONFIG", "GET", "notify-keyspace-events").StringSlice()
+		var rerr redis.Error
+		switch {
+		case err == nil && len(v) == 2:
+			return v[1], nil
+		case err == nil:
+			return "", fmt.Errorf("CONFIG GET notify-keyspace-events answered %q", v)
+		case errors.As(err, &rerr):
+			return "", err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(r.cfg.Poll):
+		}
+	}
+}
+
+func (m *liveMaster) subscribe(ctx context.Context, name string) {
+	m.mu.Lock()
+	ps := m.pubsub
+	m.mu.Unlock()
+	if ps != nil {
+		ps.Subscribe(ctx, keyspacePrefix+name) // a refusal comes back through Receive
+	}
+}
+
+func (m *liveMaster) unsubscribe(name string) {
+	m.mu.Lock()
+	ps := m.pubsub
+	m.mu.Unlock()
+	if ps != nil {
+		ps.Unsubscribe(context.Background(), keyspacePrefix+name)
+	}
+}
+
+func (m *liveMaster) setNotify(on bool) {
+	m.mu.Lock()
+	m.notify = on
+	m.mu.Unlock()
+}
+
+func (m *liveMaster) stopNotify() {
+	m.mu.Lock()
+	m.notify, m.pubsub = false, nil
+	m.mu.Unlock()
+}
+
+func (m *liveMaster) notifyOn() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.notify
+}
