@@ -185,7 +185,13 @@ func tableFor(s *lockqueue.Snapshot, t lockqueue.WatchTable, at time.Time) lockq
 // sameSnapshot compares the nodes field by field: reflect.DeepEqual over
 // 1,000 nodes took over a millisecond of each watch-table poll's re-join,
 // under the locks a change's publish waits for.
+//
+// A change moves the revision (the parent's pzxid): that is told before
+// looking at any node.
 func sameSnapshot(a, b lockqueue.Snapshot) bool {
+	if a.Revision != b.Revision || len(a.Nodes) != len(b.Nodes) || len(a.Alerts) != len(b.Alerts) {
+		return false
+	}
 	if (a.Nodes == nil) != (b.Nodes == nil) || !slices.EqualFunc(a.Nodes, b.Nodes, lockqueue.Node.Equal) {
 		return false
 	}
