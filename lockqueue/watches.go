@@ -1,6 +1,7 @@
 package lockqueue
 
 import (
+	"sync"
 	"time"
 )
 
@@ -199,17 +200,20 @@ type findings struct {
 // name (an exact table) makes every finding of the node count at once.
 func (f *findings) lasted(key, node string, d time.Duration) (time.Time, bool) {
 	if f.seen == nil {
-		// Sized once: a join of a big queue with every waiter suspect
-		// looks at every node, and growing the map there was a sixth of
-		// a change's allocation in zkwatch's BenchmarkChange.
-		f.seen = make(map[string]bool, len(f.since))
+		// Reused from join to join: a join of a big queue with every
+		// waiter suspect looks at every node, and a new map of them was
+		// a sixth of a change's allocation in zkwatch's BenchmarkChange.
+		f.seen = seenPool.Get().(map[string]bool)
 	}
 	f.seen[key] = true
-	if t, ok := f.since[node]; ok && t.IsZero() {
+	since, ok := f.since[node]
+	if ok && since.IsZero() {
 		f.seen[node] = true
 		return f.now, true
 	}
-	since, ok := f.since[key]
+	if key != node {
+		since, ok = f.since[key]
+	}
 	if !ok {
 		since = f.now
 		f.since[key] = since
@@ -217,9 +221,19 @@ func (f *findings) lasted(key, node string, d time.Duration) (time.Time, bool) {
 	return since, f.now.Sub(since) >= d
 }
 
+var seenPool = sync.Pool{New: func() any { return map[string]bool{} }}
+
 // forgetGone drops findings no longer seen: a node's suspect edge or stall
-// that has ended starts its clock again when it comes back.
+// that has ended starts its clock again when it comes back. It ends the
+// join's use of seen.
 func (f *findings) forgetGone(q *queueView) {
+	if f.seen != nil {
+		defer func() {
+			clear(f.seen)
+			seenPool.Put(f.seen)
+			f.seen = nil
+		}()
+	}
 	for k, t := range f.since {
 		if f.seen[k] {
 			continue

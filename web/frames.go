@@ -72,11 +72,55 @@ type frameCache struct {
 	// delay each (the mutex profile's top entry once sync.Once was gone).
 	hot atomic.Pointer[hotEntry]
 
-	mu     sync.Mutex
-	refs   int // sockets using it
+	mu   sync.Mutex
+	refs int // sockets using it
+	// names holds the node names of the last few snapshots by seq: each
+	// change's delta needs those of the snapshot before and the new one,
+	// and the new one's serve the next change's delta again (a map of
+	// 1,000 names was half of a delta's cost).
+	names  [namesKept]seqNames
 	newest uint64
 	weak   map[frameKey]weak.Pointer[frameEntry]
 	kept   map[frameKey]*frameEntry
+}
+
+// namesKept: the snapshot viewers hold and the newest, and one more for a
+// viewer coalesced past one publish.
+const namesKept = 3
+
+type seqNames struct {
+	seq   uint64
+	names *names
+}
+
+// namesOf returns the names of snap's nodes, snap published with seq.
+func (fc *frameCache) namesOf(snap *lockqueue.Snapshot, seq uint64) *names {
+	fc.mu.Lock()
+	for _, e := range fc.names {
+		if e.seq == seq && e.names != nil {
+			fc.mu.Unlock()
+			return e.names
+		}
+	}
+	fc.mu.Unlock()
+	// Built without the lock: only the one socket computing a frame
+	// builds, the others wait for its frame.
+	n := nameIndex(snap.Nodes)
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	oldest := 0
+	for i, e := range fc.names {
+		if e.seq == seq {
+			return e.names
+		}
+		if e.seq < fc.names[oldest].seq {
+			oldest = i
+		}
+	}
+	if seq > fc.names[oldest].seq {
+		fc.names[oldest] = seqNames{seq: seq, names: n}
+	}
+	return n
 }
 
 type hotEntry struct {
@@ -175,7 +219,12 @@ func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, 
 	}
 	e := f.cache.entry(k)
 	e.compute(func() ([]byte, string, error) {
-		b, kind, err := encodeFrame(prev, snap)
+		b, kind, err := encodeFrame(prev, snap, func(ofPrev bool) *names {
+			if ofPrev {
+				return f.cache.namesOf(prev, k.base)
+			}
+			return f.cache.namesOf(&snap, seq)
+		})
 		if err == nil && len(b) <= keepLimit {
 			f.cache.keep(k, e)
 		}

@@ -119,7 +119,7 @@ func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
 	if e.sent {
 		prev = &e.prev
 	}
-	b, kind, err := encodeFrame(prev, s)
+	b, kind, err := encodeFrame(prev, s, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -130,8 +130,10 @@ func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
 // encodeFrame encodes s as a delta against prev (the last snapshot sent on
 // a socket; nil for none), or whole when that is smaller or there is
 // nothing to patch. It depends on nothing but prev and s, so sockets that
-// hold the same prev and get the same s can share its result.
-func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot) ([]byte, string, error) {
+// hold the same prev and get the same s can share its result. index, when
+// not nil, gives the names of prev's nodes (ofPrev) or of s's; nil builds
+// them.
+func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, index func(ofPrev bool) *names) ([]byte, string, error) {
 	s = wireSnapshot(s)
 	whole := func() ([]byte, string, error) {
 		b, err := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s})
@@ -142,7 +144,7 @@ func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot) ([]byte, string
 	var err error
 	if prev == nil || prev.Key() != s.Key() {
 		b, kind, err = whole()
-	} else if d, ok := delta(*prev, s); !ok {
+	} else if d, ok := delta(*prev, s, index); !ok {
 		// Duplicate names the patch could not express.
 		b, kind, err = whole()
 	} else {
@@ -176,22 +178,38 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-// nameIndex maps node names to positions; ok is false when a name repeats.
-func nameIndex(nodes []lockqueue.Node) (map[string]int, bool) {
+// names maps a snapshot's node names to positions; ok is false when a
+// name repeats.
+type names struct {
+	index map[string]int
+	ok    bool
+}
+
+func nameIndex(nodes []lockqueue.Node) *names {
 	index := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		index[n.Name] = i
 	}
-	return index, len(index) == len(nodes)
+	return &names{index: index, ok: len(index) == len(nodes)}
 }
 
 // delta patches prev into s; ok is false when either repeats a node name.
-func delta(prev, s lockqueue.Snapshot) (*Delta, bool) {
-	pindex, ok1 := nameIndex(prev.Nodes)
-	index, ok2 := nameIndex(s.Nodes)
-	if !ok1 || !ok2 {
+// index gives the names of prev's nodes (ofPrev) or of s's; nil builds
+// them.
+func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, bool) {
+	if index == nil {
+		index = func(ofPrev bool) *names {
+			if ofPrev {
+				return nameIndex(prev.Nodes)
+			}
+			return nameIndex(s.Nodes)
+		}
+	}
+	pnames, snames := index(true), index(false)
+	if !pnames.ok || !snames.ok {
 		return nil, false
 	}
+	pindex, sindex := pnames.index, snames.index
 	d := &Delta{
 		Service: s.Service, Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
 		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
@@ -199,7 +217,7 @@ func delta(prev, s lockqueue.Snapshot) (*Delta, bool) {
 		Error: s.Error, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, Upsert: []lockqueue.Node{}, Remove: []string{},
 	}
 	for _, n := range prev.Nodes {
-		if _, ok := index[n.Name]; !ok {
+		if _, ok := sindex[n.Name]; !ok {
 			d.Remove = append(d.Remove, n.Name)
 		}
 	}

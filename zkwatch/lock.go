@@ -34,10 +34,15 @@ type lock struct {
 	index map[string]int32
 	// fresh: base.Nodes is a read's Build output that no join has used
 	// yet, referenced nowhere else, so the next join fills it in place.
-	fresh     bool
-	epoch     uint64 // the connection epoch of that read
+	fresh bool
+	// baseGen counts the bases set, so a join can tell whether the base
+	// it joined is still the base.
+	baseGen uint64
+	epoch   uint64 // the connection epoch of that read
+	// missing is the join's findings (lockqueue.Join); guarded by the
+	// watcher's pubMu, not mu.
 	missing   map[string]time.Time
-	last      lockqueue.Snapshot // last published; never modified
+	last      lockqueue.Snapshot // last published; never modified; written with pubMu held too
 	published bool
 	armed     bool // a children watch is set and has not fired
 	// folders: a semaphore's other folders this lock reads (server
@@ -81,6 +86,7 @@ func (l *lock) lastPublished() (lockqueue.Snapshot, bool) {
 func (l *lock) removeLocked(epoch uint64) {
 	l.removed = true
 	l.base, l.index, l.fresh = missingSnapshot(l.path), nil, false
+	l.baseGen++
 	l.base.Alerts = []lockqueue.Alert{}
 	l.epoch = epoch
 	if l.stop != nil {
@@ -183,6 +189,7 @@ func (w *Watcher) setBase(l *lock, s lockqueue.Snapshot, index map[string]int32,
 		return
 	}
 	l.base, l.index, l.epoch, l.fresh = s, index, epoch, true
+	l.baseGen++
 	l.mu.Unlock()
 	w.emit(l)
 }

@@ -66,14 +66,31 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 		}
 		l.final = true
 	}
-	s := w.joinLocked(l, time.Now(), cv, conn, table)
+	in := joinInput{base: l.base, fresh: l.fresh, epoch: l.epoch, gen: l.baseGen}
+	l.fresh = false
+	l.mu.Unlock()
+	// The join runs without l.mu: ZooKeeper's receive loop takes it to
+	// note a fired watch, and a watch-table poll's join of a big queue
+	// (about a millisecond, far more when the process is descheduled
+	// holding it) held every change's event and read behind it. pubMu,
+	// held throughout, keeps joins and publishes in order, and a read's
+	// nodes joined in place are not read by its goroutine until its own
+	// emit, which waits for pubMu.
+	s := w.join(l, in, time.Now(), cv, conn, table)
+	// last and published are written with pubMu held too: read here
+	// without l.mu.
 	changed := !l.published || !sameSnapshot(l.last, s)
+	l.mu.Lock()
 	if changed {
 		// Published snapshots are never modified (copy on write: each join
 		// builds new nodes), so views get s itself, and base shares its
-		// nodes: the same nodes, in the same order, joined.
+		// nodes when it is still the base joined: the same nodes, in the
+		// same order, joined. A base set meanwhile is joined by its own
+		// emit, next.
 		l.last, l.published = s, true
-		l.base.Nodes = s.Nodes
+		if l.baseGen == in.gen {
+			l.base.Nodes = s.Nodes
+		}
 	}
 	if tr != nil {
 		l.stateSeq = tr.seq
@@ -87,31 +104,36 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	}
 }
 
-// joinLocked builds the snapshot to publish, with l.mu held; conn
-// overrides the connection state when set.
-func (w *Watcher) joinLocked(l *lock, now time.Time, cv connView, conn lockqueue.Connection, t tableState) lockqueue.Snapshot {
-	// A copy of the base for JoinWatches to fill in: its nodes are shared
+// joinInput is what a join takes from its lock, read under l.mu.
+type joinInput struct {
+	base  lockqueue.Snapshot
+	fresh bool // base.Nodes may be filled in place: see lock.fresh
+	epoch uint64
+	gen   uint64 // lock.baseGen of base
+}
+
+// join builds the snapshot to publish from in, with pubMu held (it guards
+// l.missing); conn overrides the connection state when set.
+func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn lockqueue.Connection, t tableState) lockqueue.Snapshot {
+	// A copy of the base for the join to fill in: its nodes are shared
 	// with the last published snapshot, unless a read has just built
 	// them, when no one else has them yet and the join fills them in
-	// place (JoinWatches resets all it sets, so they stay a valid base;
+	// place (the join resets all it sets, so they stay a valid base;
 	// readLock reads base nodes without the lock only after this join,
 	// which its own emit waits for). Node Watching slices need no copy:
 	// the join replaces them; Alerts does, as the join appends to it.
-	s := l.base
+	s := in.base
 	// Corrected ctimes go to the published copy only: the base keeps the
 	// server's, so a correction is never applied twice.
 	by, correct := w.clock.correction()
-	if l.fresh && !correct {
-		l.fresh = false
-	} else {
-		l.fresh = false
-		s.Nodes = slices.Clone(l.base.Nodes) // nil stays nil, [] stays []
+	if !in.fresh || correct {
+		s.Nodes = slices.Clone(in.base.Nodes) // nil stays nil, [] stays []
 	}
 	if correct {
 		correctCtimes(s.Nodes, by)
 	}
-	s.Alerts = slices.Clone(l.base.Alerts)
-	s.Connection = connFor(cv, l.epoch)
+	s.Alerts = slices.Clone(in.base.Alerts)
+	s.Connection = connFor(cv, in.epoch)
 	if conn != "" {
 		s.Connection = conn
 	}
@@ -163,7 +185,13 @@ func tableFor(s *lockqueue.Snapshot, t lockqueue.WatchTable, at time.Time) lockq
 // sameSnapshot compares the nodes field by field: reflect.DeepEqual over
 // 1,000 nodes took over a millisecond of each watch-table poll's re-join,
 // under the locks a change's publish waits for.
+//
+// A change moves the revision (the parent's pzxid): that is told before
+// looking at any node.
 func sameSnapshot(a, b lockqueue.Snapshot) bool {
+	if a.Revision != b.Revision || len(a.Nodes) != len(b.Nodes) || len(a.Alerts) != len(b.Alerts) {
+		return false
+	}
 	if (a.Nodes == nil) != (b.Nodes == nil) || !slices.EqualFunc(a.Nodes, b.Nodes, lockqueue.Node.Equal) {
 		return false
 	}
