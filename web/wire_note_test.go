@@ -26,7 +26,7 @@ func TestDeltaCarriesNoteAndAnonymousWaiters(t *testing.T) {
 	next.Revision, next.Nodes = 2, append(append([]lockqueue.Node(nil), nodes...), node(2000))
 	next.Note, next.AnonymousWaiters = "spin-lock waiters leave no trace", 3
 
-	b, kind, err := encodeFrame(&prev, next)
+	b, kind, err := encodeFrame(&prev, next, nil)
 	if err != nil || kind != FrameDelta {
 		t.Fatalf("frame %s, %v; want a delta", kind, err)
 	}
