@@ -423,6 +423,9 @@ func TestServiceErrorsOnDashboard(t *testing.T) {
 		tb.until("etcd's error on the dashboard", etcdErr+` && `+etcdErr+`.textContent.includes(`+jsString("etcd "+etcd.Addr())+`) && `+etcdErr+`.textContent.includes('check that etcd is up')`)
 		t.Logf("etcd's error showed %v after the kill: %s", time.Since(start).Round(100*time.Millisecond), eval[string](tb, etcdErr+`.textContent`))
 		tb.until("etcd's lock marked not live", dashRow("etcd", etcdLock)+`.dataset.connection !== 'connected'`)
+		if log := srv.out.String(); !strings.Contains(log, "etcd "+etcd.Addr()+": ") {
+			t.Errorf("the log does not name etcd and its address:\n%s", log)
+		}
 
 		// ZooKeeper and PostgreSQL keep moving.
 		if err := zkHolder.lock.Unlock(); err != nil {
@@ -461,8 +464,14 @@ func TestServiceErrorsOnDashboard(t *testing.T) {
 			"--watch", zkPath, "--watch", "etcd:"+etcdLock2, "--watch", "postgres:advisory/8")
 		tb := newTab(t)
 		tb.open(srv.URL + "/")
+		start := time.Now()
 		pgErr := `document.querySelector('#services li[data-service=postgres] .service-err')`
-		tb.until("PostgreSQL's error on the dashboard", pgErr+` && `+pgErr+`.textContent.includes(`+jsString("postgres "+pg.Addr()+": wrong password for role viz")+`) && `+pgErr+`.textContent.includes('--postgres-password')`)
+		wrong := "postgres " + pg.Addr() + ": wrong password for role viz"
+		tb.until("PostgreSQL's error on the dashboard", pgErr+` && `+pgErr+`.textContent.includes(`+jsString(wrong)+`) && `+pgErr+`.textContent.includes('--postgres-password')`)
+		t.Logf("PostgreSQL's error showed %v after the dashboard opened: %s", time.Since(start).Round(100*time.Millisecond), eval[string](tb, pgErr+`.textContent`))
+		if log := srv.out.String(); !strings.Contains(log, wrong) {
+			t.Errorf("the log does not have %q:\n%s", wrong, log)
+		}
 		if txt := eval[string](tb, `document.body.innerText`); strings.Contains(txt, "not-viz-pw-52") {
 			t.Error("the dashboard shows the password")
 		}
