@@ -267,6 +267,7 @@ func TestEveryServiceLive(t *testing.T) {
 		}
 	}
 	tb.until("every service connected", `['zookeeper','etcd','postgres'].every(s => document.querySelector('#services li[data-service='+s+'] .ensemble').dataset.state === 'connected')`)
+	tb.screenshot("dashboard-services.png")
 	if n := eval[int](tb, `document.querySelectorAll('#services .service-err').length`); n != 0 {
 		t.Errorf("%d service errors on a healthy dashboard: %s", n, eval[string](tb, `document.getElementById('services').textContent`))
 	}
