@@ -247,7 +247,7 @@ func TestServeEtcdReadBack(t *testing.T) {
 
 // etcdMetric reads one metric (summed over its labels that match label)
 // off etcd's /metrics.
-func etcdMetric(t *testing.T, srv *etcdlocal.Server, name, label string) float64 {
+func etcdMetric(t testing.TB, srv *etcdlocal.Server, name, label string) float64 {
 	t.Helper()
 	resp, err := http.Get(srv.Endpoint() + "/metrics")
 	if err != nil {

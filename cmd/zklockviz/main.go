@@ -109,19 +109,23 @@ func versionString() string {
 	return "zklockviz " + v
 }
 
-const mainUsage = `zklockviz shows ZooKeeper lock queues live in a browser: who holds, who waits,
-whom each waiter should watch by its recipe's rule and whom it really watches
-by the server's own watch table.
+const mainUsage = `zklockviz shows lock queues live in a browser, read-only: ZooKeeper, etcd,
+Redis and PostgreSQL locks side by side. For each lock: who holds it, who waits and in
+what order, and whom each waiter waits for, by its recipe's rule (etcd: marked
+inferred) or by the server's own word (ZooKeeper's watch table; PostgreSQL's
+pg_blocking_pids, marked confirmed); for Redis, each lock's holder token and
+time left per master (spin-lock waiters leave no trace on the server).
 
 Usage:
-  zklockviz serve --zk HOST:PORT[,HOST:PORT...][/chroot] [flags]
+  zklockviz serve [--zk HOST:PORT[,...][/chroot]] [--etcd URL[,...]] [--redis HOST:PORT...]
+                  [--postgres DSN] [flags]
   zklockviz demo [--addr 127.0.0.1:8080]
   zklockviz sim ...
   zklockviz version
   zklockviz help [serve|demo|sim]
 
 Commands:
-  serve    watch lock parents on a ZooKeeper ensemble (read-only) and serve the UI
+  serve    watch locks on ZooKeeper, etcd, Redis and PostgreSQL (read-only) and serve the UI
   demo     start a throwaway local ZooKeeper and serve the UI with the simulator
   sim      run simulator scenarios from the command line
   version  print the version
@@ -130,6 +134,11 @@ Examples:
   zklockviz demo
   zklockviz serve --zk zk1:2181,zk2:2181,zk3:2181 --watch-under /locks
   zklockviz serve --zk zk1:2181/myapp --watch /locks/orders --leases /locks/pool=3
+  zklockviz serve --etcd http://etcd1:2379 --watch etcd:/locks/orders
+  zklockviz serve --redis r1:6379 --redis r2:6379 --redis r3:6379 --watch redis:orders-lock
+  zklockviz serve --postgres 'postgres://viz@db1/app' --watch postgres:advisory/42
 
-Run 'zklockviz help serve' for what to whitelist on a production ensemble.
+Run 'zklockviz help serve' for every flag and the least privilege each
+service needs (what to whitelist on a production ensemble, the etcd role,
+the Redis ACL user, the PostgreSQL role).
 `

@@ -67,28 +67,16 @@ func BenchmarkPostgresViewers(b *testing.B) {
 			start := time.Now()
 			changes := 0
 			for b.Loop() {
-				before := make([]int64, len(vs))
-				for i, v := range vs {
-					before[i] = v.frames.Load()
-				}
-				sql := "SELECT pg_advisory_lock(42)"
-				if held {
-					sql = "SELECT pg_advisory_unlock(42)"
-				}
-				if _, err := holder.Exec(ctx, sql); err != nil {
-					b.Fatal(err)
-				}
-				held = !held
 				changes++
-				deadline := time.Now().Add(waitTimeout)
-				for i, v := range vs {
-					for v.frames.Load() == before[i] {
-						if time.Now().After(deadline) {
-							b.Fatalf("viewer %d got no frame for change %d", i, changes)
-						}
-						time.Sleep(time.Millisecond)
+				changeReachesViewers(b, vs, changes, func() error {
+					sql := "SELECT pg_advisory_lock(42)"
+					if held {
+						sql = "SELECT pg_advisory_unlock(42)"
 					}
-				}
+					held = !held
+					_, err := holder.Exec(ctx, sql)
+					return err
+				})
 			}
 			secs := time.Since(start).Seconds()
 			calls1, ms1 := polls()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,10 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/pglocal"
 	"github.com/zklockviz/zklockviz/zklocal"
 )
 
@@ -32,6 +37,7 @@ var readmeNotRun = map[string]string{
 	"make bench":                "every benchmark, for many minutes; make -n checked the target, and each go test -bench line the README quotes is checked with go test -list",
 	"docker compose up --build": "NOT run here: base images cannot be pulled on these machines; make image-check (CI) builds the Dockerfile with buildah and runs the image as compose.yaml does",
 	"make image-check":          "CI runs it after make test (.ci/run); make -n checked the target",
+	"go tool pprof -diff_base":  "named in the Benchmarks' prose (how two CPU profiles were compared), not a command to run on its own: the profiles come from the go test -bench lines checked above",
 }
 
 // readmeCommandStarts tell a command in an inline code span from a flag,
@@ -101,6 +107,7 @@ func TestREADMECommands(t *testing.T) {
 	}
 	zks := sharedZK(t)
 	r := &readmeRunner{zks: zks, dir: t.TempDir(), ran: map[string]bool{}, lists: map[string]string{}}
+	r.startOtherServices(t)
 	admin := connect(t, zks.Addr()) // closed after the removal below (cleanups run last first)
 	t.Cleanup(func() {
 		for _, p := range slices.Backward(r.created) {
@@ -154,12 +161,51 @@ type readmeRunner struct {
 	// removed when the test ends so that a second run (-count=2) can make
 	// them again on the package's one ZooKeeper.
 	created []string
+	// etcd and pg stand for the examples' etcd and PostgreSQL hosts; nil
+	// where the server is not installed (the examples then name hosts
+	// that do not answer, which serve survives).
+	etcd *etcdlocal.Server
+	pg   *pglocal.Server
+}
+
+// readmeDSN is the PostgreSQL of the README's examples.
+const readmeDSN = "postgres://viz@db1:5432/app?sslmode=verify-full"
+
+// startOtherServices starts an etcd and a PostgreSQL for the examples'
+// hosts, with the pg_monitor role and the database the examples name.
+func (r *readmeRunner) startOtherServices(t *testing.T) {
+	ctx := t.Context()
+	if e, err := etcdlocal.Start(ctx, etcdlocal.Options{}); err == nil {
+		r.etcd = e
+		t.Cleanup(func() { e.Close() })
+	} else if !errors.Is(err, etcdlocal.ErrNotInstalled) || os.Getenv("CI") == "true" {
+		t.Fatalf("etcd for the README's examples: %v", err)
+	}
+	if p, err := pglocal.Start(ctx, pglocal.Options{}); err == nil {
+		r.pg = p
+		t.Cleanup(func() { p.Close() })
+		for _, sql := range []string{"CREATE ROLE viz LOGIN IN ROLE pg_monitor", "CREATE DATABASE app"} {
+			if out, err := exec.Command("psql", "-X", "-q", "-d", p.DSN(), "-c", sql).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", sql, err, out)
+			}
+		}
+	} else if !errors.Is(err, pglocal.ErrNotInstalled) || os.Getenv("CI") == "true" {
+		t.Fatalf("PostgreSQL for the README's examples: %v", err)
+	}
 }
 
 // localize puts the test's ZooKeeper where the examples name hosts.
 func (r *readmeRunner) localize(line string) string {
 	line = regexp.MustCompile(`http://zk\d:8080`).ReplaceAllString(line, r.zks.AdminURL())
 	line = regexp.MustCompile(`zk\d:2181`).ReplaceAllString(line, r.zks.Addr())
+	if r.etcd != nil {
+		line = regexp.MustCompile(`http://etcd\d:2379`).ReplaceAllString(line, r.etcd.Endpoint())
+	}
+	if r.pg != nil {
+		// The same role and database; TLS (sslmode=verify-full) is
+		// pglock's TestTLS's, against a server with a certificate.
+		line = strings.ReplaceAll(line, readmeDSN, "postgres://viz@"+r.pg.Addr()+"/app?sslmode=disable")
+	}
 	return strings.ReplaceAll(line, "127.0.0.1:2181", r.zks.Addr())
 }
 
@@ -170,8 +216,8 @@ func (r *readmeRunner) run(t *testing.T, c readmeCommand) {
 		t.Log("run")
 		r.expect(t, 0, exec.Command(binary, args[1:]...))
 	case strings.HasPrefix(c.line, "zklockviz serve "):
-		t.Logf("run as %q --addr 127.0.0.1:0 until it listens, then SIGTERM: exit 0", args)
-		r.untilReady(t, "listening on ", syscall.SIGTERM, append(args[1:], "--addr", "127.0.0.1:0")...)
+		t.Logf("run as %q --addr 127.0.0.1:0 until it listens and reads each etcd and PostgreSQL lock it watches, then SIGTERM: exit 0", args)
+		r.untilReady(t, "listening on ", r.readsLocks(t, args), syscall.SIGTERM, append(args[1:], "--addr", "127.0.0.1:0")...)
 	case strings.HasPrefix(c.line, "zklockviz sim "):
 		want := 0
 		if strings.Contains(c.comment, "exit status 1") {
@@ -224,9 +270,40 @@ func (r *readmeRunner) expect(t *testing.T, want int, cmd *exec.Cmd) string {
 	return string(out)
 }
 
-// untilReady runs zklockviz args until a line of its output starts with
-// ready, then stops it with sig and expects exit status 0.
-func (r *readmeRunner) untilReady(t *testing.T, ready string, sig os.Signal, args ...string) {
+// readsLocks checks a serve example: each lock of a service the test stands
+// a server in for (etcd:NAME, postgres:NAME) is read, live and without an
+// error; nil when there is none.
+func (r *readmeRunner) readsLocks(t *testing.T, args []string) func(line string) {
+	var locks [][2]string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "--watch" {
+			continue
+		}
+		svc, name, _ := strings.Cut(args[i+1], ":")
+		if (svc == "etcd" && r.etcd != nil) || (svc == "postgres" && r.pg != nil) {
+			locks = append(locks, [2]string{svc, name})
+		}
+	}
+	if len(locks) == 0 {
+		return nil
+	}
+	return func(line string) {
+		_, base, _ := strings.Cut(line, "listening on ")
+		for _, l := range locks {
+			var snap lockqueue.Snapshot
+			waitFor(t, l[0]+":"+l[1]+" read", func() bool {
+				return getJSON(t, strings.TrimSpace(base)+"/api/v1/lock?service="+l[0]+"&path="+url.QueryEscape(l[1]), &snap) == 200 &&
+					snap.Live() && snap.Error == ""
+			})
+			t.Logf("%s:%s read live", l[0], l[1])
+		}
+	}
+}
+
+// untilReady runs zklockviz args until a line of its output contains
+// ready, runs check on that line (when given), then stops it with sig and
+// expects exit status 0.
+func (r *readmeRunner) untilReady(t *testing.T, ready string, check func(line string), sig os.Signal, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
@@ -245,6 +322,11 @@ func (r *readmeRunner) untilReady(t *testing.T, ready string, sig os.Signal, arg
 	for sc.Scan() {
 		out.WriteString(sc.Text() + "\n")
 		if strings.Contains(sc.Text(), ready) {
+			if check != nil {
+				// The output must keep draining while check waits.
+				go io.Copy(io.Discard, pr)
+				check(sc.Text())
+			}
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +368,7 @@ func (r *readmeRunner) runMake(t *testing.T, args []string) {
 	r.ran[target] = true
 	switch target {
 	case "demo":
-		r.untilReady(t, "  open ", os.Interrupt, "demo", "--addr", "127.0.0.1:0")
+		r.untilReady(t, "  open ", nil, os.Interrupt, "demo", "--addr", "127.0.0.1:0")
 	case "build", "install":
 		dir, err := os.MkdirTemp(r.dir, "make-")
 		if err != nil {

@@ -29,14 +29,19 @@ import (
 
 const defaultAddr = "127.0.0.1:8080"
 
-const serveUsage = `Usage: zklockviz serve --zk HOST:PORT[,HOST:PORT...][/chroot] [flags]
-       zklockviz serve --etcd URL[,URL...] [flags]   (--zk optional then)
-       zklockviz serve --redis HOST:PORT [--redis HOST:PORT...] [flags]
+const serveUsage = `Usage: zklockviz serve [--zk HOST:PORT[,HOST:PORT...][/chroot]] [--etcd URL[,URL...]]
+                       [--redis HOST:PORT...] [--postgres DSN] [flags]
+       At least one service; ZooKeeper locks and --sim need --zk.
 
-Watches lock parent znodes, read-only, and serves the live view at --addr.
-zklockviz never writes to your ZooKeeper (the simulator, when enabled with
---sim, writes only under --sim-root). It keeps one children watch per lock
-parent however many browsers look, and never watches the whole tree.
+Watches locks read-only and serves the live view at --addr: ZooKeeper lock
+parent znodes, etcd lock prefixes (concurrency.Mutex, etcdctl lock), Redis
+lock keys (SET NX PX, Redisson, Redlock over several masters) and
+PostgreSQL advisory and row locks, side by side. zklockviz never writes to
+any of them (the simulator, when enabled with --sim, writes only under
+--sim-root on ZooKeeper). However many browsers look, it keeps one children
+watch per ZooKeeper lock parent (never the whole tree), one watch per etcd
+lock prefix, one read of each Redis lock per master per --poll (or on its
+keyspace events), and reads PostgreSQL with one query per --poll.
 
 Flags (repeatable ones may be given many times):
   --zk HOST:PORT[,...][/chroot]  the ensemble; every member, so that the watch
@@ -160,7 +165,18 @@ Production, read-only:
   default at 8080, and not covered by the whitelist). Without either the
   queues, holders and waiters still show; whom each waiter really watches
   shows as unknown. Children watches are never listed by ZooKeeper: herd-style
-  waiters show as "children".
+  waiters show as "children". zklockviz's session needs only read (r) on the
+  lock parents and their nodes (--zk-auth when an ACL asks for credentials).
+
+  PostgreSQL: one query per --poll reads every watched lock from pg_locks,
+  pg_stat_activity and pg_blocking_pids, in a session that is read-only
+  (default_transaction_read_only=on). A role with pg_monitor and nothing else
+  is enough:
+      CREATE ROLE viz LOGIN PASSWORD '...' IN ROLE pg_monitor;
+  and pass the password in ZKLOCKVIZ_POSTGRES_PASSWORD. Whom each waiter waits
+  for is PostgreSQL's own answer (pg_blocking_pids), shown as confirmed. An
+  unreachable server or a refused login shows on the dashboard, on its locks
+  and in the log; the other services keep working.
 
   etcd: zklockviz keeps one watch per lock prefix and reads the leases of its
   keys; it never writes. An etcd user whose role has read on the prefixes
@@ -191,6 +207,7 @@ Examples:
   zklockviz serve --zk zk1:2181,zk2:2181 --zk-admin http://zk1:8080 --zk-admin http://zk2:8080 --watch-under /locks
   ZKLOCKVIZ_TOKEN=$(openssl rand -hex 16) zklockviz serve --zk zk1:2181 --addr 0.0.0.0:8080 --watch-under /locks
   zklockviz serve --etcd http://etcd1:2379,http://etcd2:2379 --watch etcd:/locks/orders
+  zklockviz serve --zk zk1:2181 --watch-under /locks --postgres 'postgres://viz@db1:5432/app?sslmode=verify-full' --watch postgres:advisory/42 --watch postgres:table/public.orders
   ZKLOCKVIZ_ETCD_PASSWORD=... zklockviz serve --zk zk1:2181 --watch-under /locks --etcd https://etcd1:2379 --etcd-user zklockviz --etcd-tls-ca ca.pem --watch-under etcd:/locks
   ZKLOCKVIZ_REDIS_PASSWORD=... zklockviz serve --redis r1:6379 --redis r2:6379 --redis r3:6379 --redis-user zklockviz --watch redis:orders-lock
 
