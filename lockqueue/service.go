@@ -81,3 +81,8 @@ func (n Node) WaitEdges() []WaitEdge {
 	}
 	return out
 }
+
+// OnPoll: the waiter retries on a timer (a Redis spin lock's SET NX); the
+// server keeps no record of it, so the classroom, which runs the client,
+// is the one to say so.
+const OnPoll WaitOn = "poll"

@@ -18,6 +18,9 @@ type Violation struct {
 	Steps   []int    `json:"steps"`
 	Clients []string `json:"clients"`
 	Message string   `json:"message"`
+	// ForMs is how long it lasted on the run's clock, from its first step
+	// to its last (a stale holder's write: from the step it lost the lock).
+	ForMs int64 `json:"forMs,omitempty"`
 
 	// what is the message without its "step n:" lead; consecutive steps
 	// merge only when it is the same, so a writer/writer overlap and a
@@ -31,6 +34,17 @@ type Violation struct {
 // matters is whether the resource let it write. fencing is whether the
 // resource checked tokens: it only says why a stale write got through.
 func checkSafety(recs []record, lock LockKind, leases int, fencing bool) []Violation {
+	return checkSafetyLost(recs, lock, leases, fencing, "session had expired")
+}
+
+// checkSafetyLost is checkSafety with the service's words for a lost lock
+// ("key had expired"). Each violation says how long it lasted on the run's
+// clock (ForMs).
+func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, lost string) []Violation {
+	clock := make(map[int]int64, len(recs))
+	for _, rec := range recs {
+		clock[rec.Step] = rec.Clock.Milliseconds()
+	}
 	var out []Violation
 	for _, rec := range recs {
 		if rec.Step == 0 {
@@ -73,7 +87,7 @@ func checkSafety(recs []record, lock LockKind, leases int, fencing bool) []Viola
 			why := fmt.Sprintf("%s no longer held the lock", e.Client)
 			if c.State == stStale {
 				steps = []int{c.Since, e.Step}
-				why = fmt.Sprintf("%s's session had expired at step %d", e.Client, c.Since)
+				why = fmt.Sprintf("%s's %s at step %d", e.Client, lost, c.Since)
 			}
 			holders := append(slices.Clone(writers), readers...)
 			if len(holders) > 0 {
@@ -83,6 +97,10 @@ func checkSafety(recs []record, lock LockKind, leases int, fencing bool) []Viola
 				Message: fmt.Sprintf("step %d: the protected resource accepted a write from %s with token %s, but %s: two clients acted as the lock holder (%s)",
 					e.Step, e.Client, tokenText(e.Token), why, fencingWhy(fencing, e.Token, holders))})
 		}
+	}
+	for i := range out {
+		v := &out[i]
+		v.ForMs = clock[v.Steps[len(v.Steps)-1]] - clock[v.Steps[0]]
 	}
 	return out
 }

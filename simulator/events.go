@@ -62,6 +62,16 @@ type Stats struct {
 	// acquires, to learn its fencing token (czxid); not part of the recipe,
 	// so not in Exists.
 	TokenReads int `json:"tokenReads"`
+
+	// Other services' meters; ZooKeeper leaves them zero and out of its JSON.
+
+	// Commands is every command the clients sent the server (Redis).
+	Commands int `json:"commands,omitempty"`
+	// Retries is the acquire attempts that found the lock taken: a
+	// polling waiter's cost.
+	Retries int `json:"retries,omitempty"`
+	// Renewals is a watchdog's lease renewals.
+	Renewals int `json:"renewals,omitempty"`
 }
 
 func (s *Stats) add(o Stats) {
@@ -75,7 +85,13 @@ func (s *Stats) add(o Stats) {
 	s.Writes += o.Writes
 	s.Fenced += o.Fenced
 	s.TokenReads += o.TokenReads
+	s.Commands += o.Commands
+	s.Retries += o.Retries
+	s.Renewals += o.Renewals
 }
+
+// Add adds o's counts to s.
+func (s *Stats) Add(o Stats) { s.add(o) }
 
 func (s Stats) sub(o Stats) Stats {
 	return Stats{
@@ -89,5 +105,8 @@ func (s Stats) sub(o Stats) Stats {
 		Writes:        s.Writes - o.Writes,
 		Fenced:        s.Fenced - o.Fenced,
 		TokenReads:    s.TokenReads - o.TokenReads,
+		Commands:      s.Commands - o.Commands,
+		Retries:       s.Retries - o.Retries,
+		Renewals:      s.Renewals - o.Renewals,
 	}
 }

@@ -36,6 +36,10 @@ const DefaultRoot = "/zklockviz/sim"
 
 // ManagerConfig configures a Manager.
 type ManagerConfig struct {
+	// Backend is the lock service the runs use; nil is ZooKeeper at
+	// Servers. Another service's backend ignores the ZooKeeper fields
+	// (Servers, Chroot, SessionTimeout).
+	Backend Backend
 	// Servers are ZooKeeper's host:port addresses.
 	Servers []string
 	// Chroot, when set, is prefixed to every path on the server; paths in
@@ -88,10 +92,11 @@ type Spec struct {
 
 // Manager owns the simulator's runs and its own ZooKeeper session.
 type Manager struct {
-	cfg    ManagerConfig
-	log    *slog.Logger
-	ctx    context.Context
-	cancel context.CancelFunc
+	cfg     ManagerConfig
+	backend Backend
+	log     *slog.Logger
+	ctx     context.Context
+	cancel  context.CancelFunc
 
 	connMu  sync.Mutex
 	obs     *zk.Conn
@@ -109,7 +114,7 @@ type Manager struct {
 
 // New checks the configuration; the ZooKeeper session opens with the first run.
 func New(cfg ManagerConfig) (*Manager, error) {
-	if len(cfg.Servers) == 0 {
+	if len(cfg.Servers) == 0 && cfg.Backend == nil {
 		return nil, errors.New("simulator: no ZooKeeper servers")
 	}
 	if cfg.Root == "" {
@@ -148,7 +153,10 @@ func New(cfg ManagerConfig) (*Manager, error) {
 		cfg.ViewerGrace = DefaultViewerGrace
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: map[string]*Run{}}
+	m := &Manager{cfg: cfg, backend: cfg.Backend, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: map[string]*Run{}}
+	if m.backend == nil {
+		m.backend = zkBackend{m}
+	}
 	if cfg.IdleTimeout > 0 || cfg.ViewerGrace > 0 {
 		m.wg.Add(1)
 		go m.reap()
@@ -202,11 +210,38 @@ func (m *Manager) stepTimeout() time.Duration {
 // Scenarios lists the built-in scenarios.
 func (m *Manager) Scenarios() []ScenarioInfo {
 	var out []ScenarioInfo
-	for _, n := range BuiltinNames() {
-		sc, _ := Builtin(n)
-		out = append(out, sc.info())
+	var missing error
+	if b, ok := m.backend.(interface{ Available() error }); ok {
+		missing = b.Available()
+	}
+	for _, n := range m.backend.BuiltinNames() {
+		sc, _ := m.backend.Builtin(n)
+		info := sc.info()
+		if missing != nil {
+			info.Unavailable = missing.Error()
+		}
+		out = append(out, info)
 	}
 	return out
+}
+
+// Actions are the actions the backend's clients accept.
+func (m *Manager) Actions() []string { return m.backend.Actions() }
+
+// lockKey is the hub's key of a world's lock.
+func (m *Manager) lockKey(w World) string {
+	return lockqueue.LockID{Service: m.backendService(), Name: w.Path()}.Key()
+}
+
+// backendService names the backend's service in snapshots ("" for ZooKeeper).
+func (m *Manager) backendService() string {
+	if _, zk := m.backend.(zkBackend); zk {
+		return ""
+	}
+	if n, ok := m.backend.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
 }
 
 // observer returns the manager's own session, connecting on first use.
@@ -275,12 +310,17 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 			sc.Name = "custom"
 		}
 	case spec.Scenario == "":
-		return nil, invalidf("missing scenario: want one of %s", strings.Join(BuiltinNames(), ", "))
+		return nil, invalidf("missing scenario: want one of %s", strings.Join(m.backend.BuiltinNames(), ", "))
 	default:
 		var ok bool
-		if sc, ok = Builtin(spec.Scenario); !ok {
-			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(BuiltinNames(), ", "))
+		if sc, ok = m.backend.Builtin(spec.Scenario); !ok {
+			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(m.backend.BuiltinNames(), ", "))
 		}
+	}
+	if svc := m.backendService(); sc.Service == "" {
+		sc.Service = svc
+	} else if sc.Service != svc && !(svc == "" && sc.Service == lockqueue.ZooKeeper) {
+		return nil, invalidf("scenario %s is for %s, not this classroom's service (%s)", sc.Name, sc.Service, cmp.Or(svc, lockqueue.ZooKeeper))
 	}
 	strategy := spec.Strategy
 	if strategy == "" {
@@ -293,7 +333,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := sc.Plan(clients)
+	plan, err := sc.plan(clients, func(p []Action) error { return m.backend.DryRun(sc, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +362,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 		m.mu.Unlock()
 	}()
 
-	if _, err := m.observer(m.ctx); err != nil {
+	if err := m.backend.Open(m.ctx); err != nil {
 		return nil, err
 	}
 	id, err := newID()
@@ -334,17 +374,16 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 		m: m, id: id, sc: sc, strategy: strategy, fencing: fencing, ctx: ctx, cancel: cancel,
 		plan: plan, speed: 1, lastUsed: time.Now(), subs: map[*Subscription]struct{}{},
 	}
-	w, err := newWorld(r.worldConfig(r.pathFor(0)))
+	w, err := r.openWorld(0)
 	if err != nil {
 		cancel()
 		return nil, unavailablef("simulator: %v", err)
 	}
-	w.noSnapshots = m.noSnapshots
-	r.world = w
+	r.setWorld(w)
 	rec, err := r.initial(w)
 	if err != nil {
 		cancel()
-		w.close()
+		w.Close()
 		return nil, unavailablef("simulator: %v", err)
 	}
 	r.records = []record{rec}
@@ -353,12 +392,12 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	if m.closed {
 		m.mu.Unlock()
 		cancel()
-		w.close()
+		w.Close()
 		return nil, unavailablef("simulator: shutting down")
 	}
 	m.runs[id] = r
 	m.mu.Unlock()
-	m.log.Info("simulator: run started", "run", id, "scenario", sc.Name, "strategy", strategy, "path", w.path, "steps", len(plan))
+	m.log.Info("simulator: run started", "run", id, "scenario", sc.Name, "strategy", strategy, "path", w.Path(), "steps", len(plan))
 	r.publish(rec)
 	return r, nil
 }
@@ -440,15 +479,15 @@ func (m *Manager) Delete(id string) error {
 }
 
 // retire closes a world replaced by a replay and removes its lock path.
-func (m *Manager) retire(w *world) {
+func (m *Manager) retire(w World) {
 	if w == nil {
 		return
 	}
 	if m.cfg.Remove != nil {
-		m.cfg.Remove(w.path)
+		m.cfg.Remove(m.lockKey(w))
 	}
-	if err := w.close(); err != nil {
-		m.log.Warn("simulator: clean up", "path", w.path, "err", err)
+	if err := w.Close(); err != nil {
+		m.log.Warn("simulator: clean up", "path", w.Path(), "err", err)
 	}
 }
 
@@ -532,6 +571,9 @@ func (m *Manager) Close() error {
 	wg.Wait()
 	m.cancel()
 	m.wg.Wait()
+	if err := m.backend.Close(); err != nil {
+		errs = append(errs, err)
+	}
 	m.connMu.Lock()
 	defer m.connMu.Unlock()
 	if m.obs != nil {

@@ -59,6 +59,13 @@ func narrate(a Action, events []Event, lock LockKind, sessionTimeout time.Durati
 			parts = append(parts, e.Client+" "+e.Text)
 		}
 	}
+	return Sentence(a, parts)
+}
+
+// Sentence joins a step's narration parts into one capitalised sentence
+// with the step's note; with no parts it says what the action was. Every
+// backend's narration ends here, so steps read alike whatever the service.
+func Sentence(a Action, parts []string) string {
 	if len(parts) == 0 {
 		return fmt.Sprintf("%s %s", a.Client, a.Action)
 	}

@@ -10,6 +10,8 @@ import (
 
 // Report is a whole run's timeline, as `zklockviz sim` prints it.
 type Report struct {
+	// Service is empty for ZooKeeper (see State.Service).
+	Service          string      `json:"service,omitempty"`
 	Scenario         string      `json:"scenario"`
 	Title            string      `json:"title"`
 	Strategy         Strategy    `json:"strategy"`
@@ -41,13 +43,13 @@ type StepInfo struct {
 func (r *Run) Report() Report {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rc := RecipeFor(r.sc.Lock, r.strategy)
+	rc := r.m.backend.Recipe(r.sc, r.strategy)
 	last := r.records[len(r.records)-1]
 	rep := Report{
 		Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Strategy: rc.Strategy, Lock: r.sc.Lock, Leases: r.sc.Leases,
-		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
+		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
 		Events: []Event{}, Steps: []StepInfo{}, Stats: last.Stats, Pseudocode: rc.Lines,
-		Violations: checkSafety(r.records, r.sc.Lock, r.sc.Leases, r.fencing),
+		Violations: r.check(r.records), Service: r.sc.Service,
 	}
 	if rep.Violations == nil {
 		rep.Violations = []Violation{}
@@ -73,8 +75,13 @@ func WriteText(w io.Writer, rep Report) error {
 		fencing = "off"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
-		rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
+	if rep.Service != "" {
+		fmt.Fprintf(&b, "scenario %s (%s, %s waiters, fencing %s) on the key %s, expiry %.1fs\n\n",
+			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
+	} else {
+		fmt.Fprintf(&b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
+			rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	// "#" numbers the rows as seed 000's table does; "step" is the scenario
 	// step the event belongs to, the number violations and the classroom
@@ -90,14 +97,23 @@ func WriteText(w io.Writer, rep Report) error {
 	}
 	tw.Flush()
 	s := rep.Stats
-	fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
-		s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
+	if rep.Service != "" {
+		fmt.Fprintf(&b, "\ncommands %d (acquire attempts that found the lock taken %d, watchdog renewals %d), acquisitions %d, deletes %d, writes %d, fenced %d\n",
+			s.Commands, s.Retries, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
+	} else {
+		fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
+			s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
+	}
 	if len(rep.Violations) == 0 {
 		b.WriteString("safety: no violations\n")
 	} else {
 		fmt.Fprintf(&b, "safety: %d violation(s)\n", len(rep.Violations))
 		for _, v := range rep.Violations {
-			fmt.Fprintf(&b, "  %s: %s\n", v.Kind, v.Message)
+			fmt.Fprintf(&b, "  %s: %s", v.Kind, v.Message)
+			if rep.Service != "" && v.ForMs > 0 {
+				fmt.Fprintf(&b, "; it lasted %.1fs on the run's clock", float64(v.ForMs)/1000)
+			}
+			b.WriteString("\n")
 		}
 	}
 	if rep.Error != "" {

@@ -74,7 +74,10 @@ type Pseudocode struct {
 
 // State is a run as the HTTP API and the websocket show it.
 type State struct {
-	ID               string   `json:"id"`
+	ID string `json:"id"`
+	// Service is the lock service the run's clients use; empty for
+	// ZooKeeper, whose runs read as they always did.
+	Service          string   `json:"service,omitempty"`
 	Scenario         string   `json:"scenario"`
 	Title            string   `json:"title"`
 	Lock             LockKind `json:"lock"`
@@ -133,7 +136,9 @@ type Run struct {
 	cancel   context.CancelFunc
 
 	// opMu serialises everything that touches the world or the plan.
-	opMu  sync.Mutex
+	opMu sync.Mutex
+	cur  World
+	// world is cur when the run is ZooKeeper's (tests reach into it).
 	world *world
 	forks int
 
@@ -158,13 +163,18 @@ type Run struct {
 // ID is the run's id.
 func (r *Run) ID() string { return r.id }
 
-func (r *Run) worldConfig(path string) worldConfig {
-	m := r.m
-	return worldConfig{
-		Path: path, ZPath: m.zpath(path), Servers: m.cfg.Servers, Observer: m.obs, Logger: m.log,
-		Lock: r.sc.Lock, Leases: r.sc.Leases, Strategy: r.strategy, Fencing: r.fencing,
-		SessionTimeout: m.cfg.SessionTimeout, Publish: m.cfg.Publish,
-	}
+// openWorld opens the backend's world for a fork (0: the first).
+func (r *Run) openWorld(fork int) (World, error) {
+	return r.m.backend.NewWorld(r.ctx, WorldSpec{
+		Path: r.pathFor(fork), Scenario: r.sc, Strategy: r.strategy, Fencing: r.fencing,
+		Publish: r.m.cfg.Publish, Logger: r.m.log,
+	})
+}
+
+// setWorld makes w the run's world.
+func (r *Run) setWorld(w World) {
+	r.cur = w
+	r.world, _ = w.(*world)
 }
 
 func (r *Run) pathFor(fork int) string {
@@ -176,16 +186,16 @@ func (r *Run) pathFor(fork int) string {
 }
 
 // initial is record 0: the empty lock.
-func (r *Run) initial(w *world) (record, error) {
-	rec := record{Step: 0, Path: w.path, Clients: []ClientInfo{}, Events: []Event{}}
-	if !w.noSnapshots {
-		snap, err := w.snapshot()
-		if err != nil {
-			return rec, err
-		}
+func (r *Run) initial(w World) (record, error) {
+	rec := record{Step: 0, Path: w.Path(), Clients: []ClientInfo{}, Events: []Event{}}
+	snap, ok, err := w.Snapshot()
+	if err != nil {
+		return rec, err
+	}
+	if ok {
 		rec.Snapshot = snap
 	}
-	rec.Narration = fmt.Sprintf("Ready: %s is empty. Each step performs one action, then waits until every client holds, waits on its watch or is gone.", w.path)
+	rec.Narration = w.Ready()
 	return rec, nil
 }
 
@@ -204,14 +214,14 @@ func (r *Run) exec(k int) error {
 	}()
 	ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout())
 	defer cancel()
-	events, err := r.world.do(ctx, k, a)
+	events, err := r.cur.Do(ctx, k, a)
 	if err != nil {
 		r.mu.Lock()
 		r.failed = err
 		r.mu.Unlock()
 		return err
 	}
-	rec, err := r.record(r.world, k, a, events)
+	rec, err := r.record(r.cur, k, a, events)
 	if err != nil {
 		r.mu.Lock()
 		r.failed = err
@@ -226,34 +236,20 @@ func (r *Run) exec(k int) error {
 	return nil
 }
 
-func (r *Run) record(w *world, k int, a Action, events []Event) (record, error) {
-	rec := record{Step: k, Action: &a, Events: events, Stats: w.stats(), Path: w.path, Clock: w.clockAt(k)}
+func (r *Run) record(w World, k int, a Action, events []Event) (record, error) {
+	rec := record{Step: k, Action: &a, Events: events, Stats: w.Stats(), Path: w.Path(), Clock: w.ClockAt(k)}
 	if rec.Events == nil {
 		rec.Events = []Event{}
 	}
-	if !w.noSnapshots {
-		snap, err := w.snapshot()
-		if err != nil {
-			return rec, fmt.Errorf("step %d: %w", k, err)
-		}
+	snap, ok, err := w.Snapshot()
+	if err != nil {
+		return rec, fmt.Errorf("step %d: %w", k, err)
+	}
+	if ok {
 		rec.Snapshot = snap
 	}
-	rec.Clients = make([]ClientInfo, 0, len(w.clients))
-	for _, c := range w.clients {
-		ci := ClientInfo{
-			Name: c.name, Node: c.lastNode, Mode: c.mode, State: c.state, Token: c.token,
-			Line: c.line, Joined: c.joined, Since: c.since, Session: lockqueue.SessionHex(c.session),
-			JoinedMs: w.clockAt(c.joined).Milliseconds(), SinceMs: w.clockAt(c.since).Milliseconds(),
-		}
-		if c.lastNode != "" {
-			ci.Path = w.path + "/" + c.lastNode
-		}
-		if c.state == stWaiting && c.waitsFor != "" {
-			ci.WaitsFor = w.ownerOf(c.waitsFor)
-		}
-		rec.Clients = append(rec.Clients, ci)
-	}
-	rec.Narration = narrate(a, events, w.lock, w.sessionTimeout)
+	rec.Clients = w.Clients()
+	rec.Narration = w.Narrate(a, events)
 	// The line to highlight: where the step left the last client it moved.
 	rec.LineClient = a.Client
 	for _, e := range events {
@@ -261,9 +257,7 @@ func (r *Run) record(w *world, k int, a Action, events []Event) (record, error) 
 			rec.LineClient = e.Client
 		}
 	}
-	if c := w.byName[rec.LineClient]; c != nil {
-		rec.Line = c.line
-	}
+	rec.Line = w.Line(rec.LineClient)
 	return rec, nil
 }
 
@@ -500,15 +494,16 @@ func (r *Run) Act(client, action string) error {
 	if a.Client == "" && isAdd(a.Action) {
 		a.Client = r.freeName(plan)
 	}
-	if err := checkAction(r.sc.Lock, a, false); err != nil {
+	b := r.m.backend
+	if err := b.CheckAction(r.sc, a, false); err != nil {
 		return invalidf("%v", err)
 	}
 	prefix := slices.Clone(plan[:cursor])
-	if err := dryRun(r.sc.Lock, r.sc.Leases, append(slices.Clone(prefix), a)); err != nil {
+	if err := b.DryRun(r.sc, append(slices.Clone(prefix), a)); err != nil {
 		return conflictf("%v", err)
 	}
 	next := append(append(slices.Clone(prefix), a), plan[cursor:]...)
-	if dryRun(r.sc.Lock, r.sc.Leases, next) != nil {
+	if b.DryRun(r.sc, next) != nil {
 		next = append(prefix, a)
 	}
 	if cursor < last || (failed != nil && cursor == last) {
@@ -557,16 +552,15 @@ func (r *Run) fork(upto int) error {
 		r.bump()
 	}()
 	r.forks++
-	w, err := newWorld(r.worldConfig(r.pathFor(r.forks)))
+	w, err := r.openWorld(r.forks)
 	if err != nil {
 		return unavailablef("replay: %v", err)
 	}
-	w.noSnapshots = r.m.noSnapshots
 	fail := func(err error) error {
-		if cerr := w.close(); cerr != nil {
-			r.m.log.Warn("simulator: clean up a failed replay", "path", w.path, "err", cerr)
+		if cerr := w.Close(); cerr != nil {
+			r.m.log.Warn("simulator: clean up a failed replay", "path", w.Path(), "err", cerr)
 		}
-		return fmt.Errorf("replay on %s: %w", w.path, err)
+		return fmt.Errorf("replay on %s: %w", w.Path(), err)
 	}
 	rec0, err := r.initial(w)
 	if err != nil {
@@ -575,7 +569,7 @@ func (r *Run) fork(upto int) error {
 	recs := []record{rec0}
 	for k := 1; k <= upto; k++ {
 		ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout())
-		events, err := w.do(ctx, k, plan[k-1])
+		events, err := w.Do(ctx, k, plan[k-1])
 		cancel()
 		if err != nil {
 			return fail(err)
@@ -586,9 +580,9 @@ func (r *Run) fork(upto int) error {
 		}
 		recs = append(recs, rec)
 	}
-	old := r.world
+	old := r.cur
 	r.mu.Lock()
-	r.world = w
+	r.setWorld(w)
 	r.records = recs
 	r.cursor = upto
 	r.failed = nil
@@ -612,13 +606,13 @@ func (r *Run) close() error {
 	r.opMu.Lock()
 	defer r.opMu.Unlock()
 	r.bump()
-	if r.world == nil {
+	if r.cur == nil {
 		return nil
 	}
 	if r.m.cfg.Remove != nil {
-		r.m.cfg.Remove(r.world.path)
+		r.m.cfg.Remove(r.m.lockKey(r.cur))
 	}
-	return r.world.close()
+	return r.cur.Close()
 }
 
 // Done reports whether every planned step is recorded and shown.
@@ -640,10 +634,10 @@ func (r *Run) State() State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := r.records[r.cursor]
-	rc := RecipeFor(r.sc.Lock, r.strategy)
+	rc := r.m.backend.Recipe(r.sc, r.strategy)
 	s := State{
-		ID: r.id, Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
-		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.cfg.SessionTimeout.Milliseconds(),
+		ID: r.id, Service: r.sc.Service, Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
+		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
 		Step: r.cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
 		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
 		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
@@ -664,7 +658,7 @@ func (r *Run) State() State {
 		s.EventsTruncated = n - maxStateEvents
 		s.Events = s.Events[n-maxStateEvents:]
 	}
-	s.Violations = checkSafety(r.records[:r.cursor+1], r.sc.Lock, r.sc.Leases, r.fencing)
+	s.Violations = r.check(r.records[:r.cursor+1])
 	if s.Violations == nil {
 		s.Violations = []Violation{}
 	}
@@ -685,4 +679,9 @@ func releases(events []Event) bool {
 		}
 	}
 	return false
+}
+
+// check runs the safety checker over recs with the run's rules.
+func (r *Run) check(recs []record) []Violation {
+	return checkSafetyLost(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost())
 }

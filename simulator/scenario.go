@@ -68,6 +68,10 @@ type Action struct {
 
 // Scenario is a scenario data file (see docs/simulator.md).
 type Scenario struct {
+	// Service is the lock service the scenario is for; empty for
+	// ZooKeeper. Another service's backend checks its steps and reads
+	// Params.
+	Service     string   `json:"service,omitempty"`
 	Name        string   `json:"name"`
 	Title       string   `json:"title,omitempty"`
 	Description string   `json:"description,omitempty"`
@@ -84,10 +88,15 @@ type Scenario struct {
 	// clients added without a name.
 	ClientPrefix string   `json:"clientPrefix,omitempty"`
 	Steps        []Action `json:"steps"`
+	// Params are the service's own settings (a Redis lock's expiry and
+	// release), which its backend decodes; ZooKeeper takes none.
+	Params json.RawMessage `json:"params,omitempty"`
 }
 
 // ScenarioInfo is what GET /scenarios lists.
 type ScenarioInfo struct {
+	// Service is empty for ZooKeeper's.
+	Service     string   `json:"service,omitempty"`
 	ID          string   `json:"id"`
 	Name        string   `json:"name"`
 	Title       string   `json:"title"`
@@ -102,6 +111,9 @@ type ScenarioInfo struct {
 	Fencing       bool   `json:"fencing"`
 	Clients       int    `json:"clients,omitempty"`
 	Steps         int    `json:"steps"`
+	// Unavailable says why the scenario cannot run here (its server is
+	// not installed: which package provides it); empty when it can.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Limits on scenarios, so a typo cannot start ten thousand sessions.
@@ -117,17 +129,24 @@ var (
 )
 
 func mustLoadBuiltins() map[string]*Scenario {
-	entries, err := builtinFS.ReadDir("scenarios")
+	return MustLoadScenarios(builtinFS, "scenarios", ParseScenario)
+}
+
+// MustLoadScenarios reads every scenario file of an embedded directory
+// with parse; a file must be named after its scenario. It panics on a bad
+// file: built-ins are checked by the package's own tests.
+func MustLoadScenarios(fsys embed.FS, dir string, parse func([]byte) (*Scenario, error)) map[string]*Scenario {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		panic(err)
 	}
 	out := map[string]*Scenario{}
 	for _, e := range entries {
-		b, err := builtinFS.ReadFile("scenarios/" + e.Name())
+		b, err := fsys.ReadFile(dir + "/" + e.Name())
 		if err != nil {
 			panic(err)
 		}
-		sc, err := ParseScenario(b)
+		sc, err := parse(b)
 		if err != nil {
 			panic(fmt.Sprintf("built-in scenario %s: %v", e.Name(), err))
 		}
@@ -138,6 +157,9 @@ func mustLoadBuiltins() map[string]*Scenario {
 	}
 	return out
 }
+
+// Clone is a deep copy of the scenario.
+func (sc *Scenario) Clone() *Scenario { return sc.clone() }
 
 // Builtin returns a built-in scenario by name.
 func Builtin(name string) (*Scenario, bool) {
@@ -275,12 +297,27 @@ func (sc *Scenario) check() error {
 	if len(sc.Steps) > maxSteps {
 		return invalidf("scenario: %d steps, at most %d", len(sc.Steps), maxSteps)
 	}
+	if sc.foreign() {
+		if len(sc.Params) == 0 {
+			return nil
+		}
+		return json.Unmarshal(sc.Params, new(map[string]any))
+	}
+	if len(sc.Params) > 0 {
+		return invalidf("scenario: params are for another lock service's scenario (set service)")
+	}
 	for i, a := range sc.Steps {
 		if err := checkAction(sc.Lock, a, true); err != nil {
 			return invalidf("scenario: step %d: %v", i+1, err)
 		}
 	}
 	return nil
+}
+
+// foreign reports whether the scenario is for a service other than
+// ZooKeeper, whose backend checks its steps.
+func (sc *Scenario) foreign() bool {
+	return sc.Service != "" && sc.Service != lockqueue.ZooKeeper
 }
 
 func checkAction(lock LockKind, a Action, wildcard bool) error {
@@ -313,6 +350,7 @@ func ParseStrategy(s string) (Strategy, error) {
 func (sc *Scenario) clone() *Scenario {
 	c := *sc
 	c.Steps = slices.Clone(sc.Steps)
+	c.Params = slices.Clone(sc.Params)
 	if sc.Fencing != nil {
 		f := *sc.Fencing
 		c.Fencing = &f
@@ -326,7 +364,7 @@ func (sc *Scenario) info() ScenarioInfo {
 		st = Predecessor
 	}
 	info := ScenarioInfo{
-		ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
+		Service: sc.Service, ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
 		Lock: sc.Lock, Leases: sc.Leases, Strategy: st, Fencing: sc.Fencing == nil || *sc.Fencing,
 		Clients: sc.Clients, Steps: len(sc.Steps),
 	}
@@ -353,6 +391,11 @@ func (sc *Scenario) Wildcard() bool {
 // Plan expands "*" steps for n clients (0: the scenario's default) and
 // checks the steps against each other by a dry run of the holding logic.
 func (sc *Scenario) Plan(n int) ([]Action, error) {
+	return sc.plan(n, func(p []Action) error { return dryRun(sc.Lock, sc.Leases, p) })
+}
+
+// plan is Plan with a service's dry run.
+func (sc *Scenario) plan(n int, dry func([]Action) error) ([]Action, error) {
 	wild := sc.Wildcard()
 	if n == 0 {
 		n = sc.Clients
@@ -390,7 +433,7 @@ func (sc *Scenario) Plan(n int) ([]Action, error) {
 			out = append(out, b)
 		}
 	}
-	if err := dryRun(sc.Lock, sc.Leases, out); err != nil {
+	if err := dry(out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -88,62 +88,6 @@ func (r Reader) Connection() lockqueue.Connection { return r.w.Connection() }
 func (r Reader) Run(ctx context.Context) error    { return r.w.Run(ctx) }
 func (r Reader) Close()                           { r.w.Close() }
 
-// Classroom is a simulator.Manager as a lockservice.Classroom.
-type Classroom struct{ m *simulator.Manager }
-
-var _ lockservice.Classroom = Classroom{}
-
-// NewClassroom adapts m.
-func NewClassroom(m *simulator.Manager) Classroom { return Classroom{m: m} }
-
-func (c Classroom) Scenarios() any    { return c.m.Scenarios() }
-func (c Classroom) Actions() []string { return simulator.Actions() }
-
-// Start decodes a simulator.Spec and starts its run.
-func (c Classroom) Start(decode func(any) error) (lockservice.Run, error) {
-	var spec simulator.Spec
-	if err := decode(&spec); err != nil {
-		return nil, err
-	}
-	r, err := c.m.Start(spec)
-	if err != nil {
-		return nil, err
-	}
-	return run{r}, nil
-}
-
-func (c Classroom) Get(id string) (lockservice.Run, bool) {
-	r, ok := c.m.Get(id)
-	if !ok {
-		return nil, false
-	}
-	return run{r}, true
-}
-
-func (c Classroom) Runs() []lockservice.Run {
-	rs := c.m.Runs()
-	out := make([]lockservice.Run, len(rs))
-	for i, r := range rs {
-		out[i] = run{r}
-	}
-	return out
-}
-
-func (c Classroom) Delete(id string) error { return c.m.Delete(id) }
-
-// run is a simulator.Run whose State and Subscribe speak lockservice.
-type run struct{ *simulator.Run }
-
-func (r run) State() any { return r.Run.State() }
-
-func (r run) Subscribe() (lockservice.Subscription, error) {
-	s, err := r.Run.Subscribe()
-	if err != nil {
-		return nil, err
-	}
-	return subscription{s}, nil
-}
-
-type subscription struct{ *simulator.Subscription }
-
-func (s subscription) State() any { return s.Subscription.State() }
+// NewClassroom adapts m (simulator.NewClassroom, shared with every
+// service whose classroom is a simulator backend).
+func NewClassroom(m *simulator.Manager) lockservice.Classroom { return simulator.NewClassroom(m) }

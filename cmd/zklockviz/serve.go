@@ -595,6 +595,7 @@ func (m *Main) registerServices(sim *simulator.Manager) error {
 		m.services.Register(zookeeper.Service(m.watcher, sim)),
 		m.registerEtcd(),
 		m.registerPostgres(),
+		m.registerRedisClassroom(),
 	)
 }
 

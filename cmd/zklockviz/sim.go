@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
@@ -27,6 +28,9 @@ Flags:
                                  (or ZKLOCKVIZ_ZK_TIMEOUT); then exit 1, saying
                                  what failed at each address
   --scenario NAME|FILE           a built-in (%s) or a scenario .json file (JSON only)
+  --service zookeeper|redis      the lock service (default zookeeper); redis starts its own
+                                 redis-server (no --zk) and runs its scenarios (redis-setnx-crash,
+                                 redis-px-pause, redis-del-third, redis-token-fencing, redis-watchdog)
   --strategy herd|predecessor    how waiters watch (default: the scenario's)
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
                                  error for a scenario without "*" steps
@@ -43,6 +47,7 @@ Examples:
   zklockviz sim --zk 127.0.0.1:2181 --scenario lock1-5
   zklockviz sim --zk 127.0.0.1:2181 --scenario lock1-5 --strategy herd
   zklockviz sim --zk 127.0.0.1:2181 --scenario gc-pause --fencing off --format json
+  zklockviz sim --service redis --scenario redis-px-pause
 `
 
 // defaultSimRoot is serve's --sim-root default: the simulator's own.
@@ -77,6 +82,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 type simFlags struct {
 	conn                                             zkConnFlags
 	scenario, strategy, fencing, format, root, level string
+	service                                          string
 	clients                                          int
 	sessionTimeout                                   time.Duration
 	// clientsSet: --clients was given, so it is checked even when 0.
@@ -86,6 +92,7 @@ type simFlags struct {
 func (f *simFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs)
 	fs.StringVar(&f.scenario, "scenario", "", "")
+	fs.StringVar(&f.service, "service", "", "")
 	fs.StringVar(&f.strategy, "strategy", "", "")
 	fs.IntVar(&f.clients, "clients", 0, "")
 	fs.StringVar(&f.fencing, "fencing", "", "")
@@ -113,14 +120,11 @@ func (f *simFlags) spec() (simulator.Spec, error) {
 		}
 		spec.Strategy = st
 	}
-	switch f.fencing {
-	case "":
-	case "on", "true", "off", "false":
-		on := f.fencing == "on" || f.fencing == "true"
-		spec.Fencing = &on
-	default:
-		return spec, usagef("--fencing %q: want on or off", f.fencing)
+	fencing, err := parseFencing(f.fencing)
+	if err != nil {
+		return spec, err
 	}
+	spec.Fencing = fencing
 	if f.format != "text" && f.format != "json" {
 		return spec, usagef("--format %q: want text or json", f.format)
 	}
@@ -149,6 +153,9 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0, err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.clientsSet = f.clientsSet || fl.Name == "clients" })
+	if f.service != "" && f.service != lockqueue.ZooKeeper {
+		return simService(ctx, &f, stdout, stderr)
+	}
 	servers, chroot, err := f.conn.parse()
 	if err != nil {
 		return 0, usagef("%v", err)

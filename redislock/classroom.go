@@ -1,0 +1,275 @@
+package redislock
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// serviceName is the service's registry name, as snapshots carry it. (The
+// package's Name, in service.go, is the same word.)
+const serviceName = "redis"
+
+// ActWait lets time pass: the waiters poll, a watchdog renews.
+const ActWait = "wait"
+
+// Release kinds a scenario's params choose.
+const (
+	releaseDel = "del"
+	releaseCAD = "compare-and-delete"
+)
+
+// params are a Redis scenario's own settings (Scenario.Params).
+type params struct {
+	// ExpiryMs is the key's PX; 0 is SETNX with no expiry. With Watchdog
+	// it is the lease the watchdog renews every third of.
+	ExpiryMs int64 `json:"expiryMs,omitempty"`
+	// Release is "del" (no owner check, the default) or "compare-and-delete".
+	Release string `json:"release,omitempty"`
+	// IncrFencing: an acquirer takes a fencing token from INCR on a
+	// counter key beside the lock.
+	IncrFencing bool `json:"incrFencing,omitempty"`
+	// Watchdog is Redisson's lock: a hash, its scripts, a renewal every
+	// third of the lease, release by its unlock script.
+	Watchdog bool `json:"watchdog,omitempty"`
+	// RetryMs is how often a waiter polls (100 ms when zero).
+	RetryMs int64 `json:"retryMs,omitempty"`
+}
+
+func (p params) retryMs() int64 {
+	if p.RetryMs == 0 {
+		return 100
+	}
+	return p.RetryMs
+}
+
+func (p params) retry() time.Duration { return time.Duration(p.retryMs()) * time.Millisecond }
+
+func paramsOf(sc *simulator.Scenario) (params, error) {
+	var p params
+	if len(sc.Params) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(sc.Params))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return p, fault.Errorf(fault.Invalid, "scenario %s: params: %v", sc.Name, err)
+		}
+	}
+	switch {
+	case p.Release != "" && p.Release != releaseDel && p.Release != releaseCAD:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: release %q: want %q or %q", sc.Name, p.Release, releaseDel, releaseCAD)
+	case p.ExpiryMs < 0 || p.ExpiryMs > 60_000:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: expiryMs %d: want 0 (none) to 60000", sc.Name, p.ExpiryMs)
+	case p.Watchdog && p.ExpiryMs < 300:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: a watchdog needs a lease (expiryMs) of at least 300", sc.Name)
+	case p.RetryMs < 0 || p.RetryMs > 5000:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: retryMs %d: want 10 to 5000", sc.Name, p.RetryMs)
+	}
+	return p, nil
+}
+
+var (
+	//go:embed scenarios/*.json
+	scenarioFS embed.FS
+	builtins   = mustLoad()
+	// order is the teaching order of the built-ins.
+	order = []string{"redis-setnx-crash", "redis-px-pause", "redis-del-third", "redis-token-fencing", "redis-watchdog"}
+)
+
+func mustLoad() map[string]*simulator.Scenario {
+	return simulator.MustLoadScenarios(scenarioFS, "scenarios", ParseScenario)
+}
+
+// ParseScenario reads a Redis scenario file: simulator's format with
+// "service": "redis" and the Redis params.
+func ParseScenario(b []byte) (*simulator.Scenario, error) {
+	sc, err := simulator.ParseScenario(b)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Service != serviceName {
+		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: a Redis scenario says \"service\": %q", sc.Name, sc.Service, serviceName)
+	}
+	if err := (&Backend{}).DryRun(sc, sc.Steps); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// Builtin returns a built-in Redis scenario.
+func Builtin(name string) (*simulator.Scenario, bool) {
+	sc, ok := builtins[name]
+	if !ok {
+		return nil, false
+	}
+	return sc.Clone(), true
+}
+
+// BuiltinNames lists the built-ins in teaching order.
+func BuiltinNames() []string {
+	var out []string
+	for _, n := range order {
+		if _, ok := builtins[n]; ok {
+			out = append(out, n)
+		}
+	}
+	for n := range builtins {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Backend is Redis's classroom for the simulator's engine: one
+// redis-server, started with the first run and stopped with the manager;
+// each run's lock is its own key on it.
+type Backend struct {
+	// Log receives redis-server's output; may be nil.
+	Log *slog.Logger
+
+	mu  sync.Mutex
+	srv *redislocal.Server
+}
+
+var _ simulator.Backend = (*Backend)(nil)
+
+// Name is the service the backend's snapshots belong to.
+func (*Backend) Name() string { return serviceName }
+
+// Open starts the redis-server on first use. Without redis-server
+// installed the run is unavailable and the error names the package.
+func (b *Backend) Open(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	srv, err := redislocal.Start(ctx, redislocal.Options{})
+	if err != nil {
+		if errors.Is(err, redislocal.ErrNotInstalled) {
+			return fault.Errorf(fault.Unavailable, "Redis scenarios are unavailable: %v", err)
+		}
+		return fault.Errorf(fault.Unavailable, "redis classroom: start redis-server: %v", err)
+	}
+	b.srv = srv
+	return nil
+}
+
+// Available says whether redis-server is installed; its error names the
+// package that provides it.
+func (*Backend) Available() error {
+	_, err := localproc.LookPath("redis-server", redislocal.ErrNotInstalled)
+	return err
+}
+
+// Addr is the classroom's redis-server, "" before the first run.
+func (b *Backend) Addr() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv == nil {
+		return ""
+	}
+	return b.srv.Addr()
+}
+
+// Close stops the redis-server and removes its directory.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv == nil {
+		return nil
+	}
+	err := b.srv.Close()
+	b.srv = nil
+	return err
+}
+
+func (*Backend) Builtin(name string) (*simulator.Scenario, bool) { return Builtin(name) }
+func (*Backend) BuiltinNames() []string                          { return BuiltinNames() }
+func (*Backend) Lost() string {
+	return "key was no longer its own (expired, or deleted by another client)"
+}
+
+// Actions are the actions a Redis client takes.
+func (*Backend) Actions() []string {
+	return []string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait}
+}
+
+func (b *Backend) Timeout(sc *simulator.Scenario) time.Duration {
+	p, _ := paramsOf(sc)
+	return time.Duration(p.ExpiryMs) * time.Millisecond
+}
+
+func (b *Backend) CheckAction(sc *simulator.Scenario, a simulator.Action, wildcard bool) error {
+	if !slices.Contains(b.Actions(), a.Action) {
+		return fmt.Errorf("unknown action %q: a Redis client takes %s", a.Action, strings.Join(b.Actions(), ", "))
+	}
+	if a.Client == "" || a.Client == "*" && !wildcard {
+		return fmt.Errorf("%s: missing client", a.Action)
+	}
+	return nil
+}
+
+func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {
+	p, err := paramsOf(spec.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	addr := b.Addr()
+	if addr == "" {
+		return nil, fault.Errorf(fault.Unavailable, "redis classroom: no server (closed)")
+	}
+	spec.Path = strings.ReplaceAll(strings.TrimPrefix(spec.Path, "/"), "/", ":")
+	return newWorld(ctx, addr, spec, p)
+}
+
+// NewClassroom is Redis's classroom for the registry: a simulator Manager
+// on a Backend. Close the returned manager at shutdown (it stops the
+// redis-server). cfg.Backend is set here.
+func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
+	b := &Backend{Log: cfg.Logger}
+	cfg.Backend = b
+	cfg.Servers, cfg.Chroot = nil, ""
+	m, err := simulator.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return simulator.NewClassroom(m), m, nil
+}
+
+// LoadScenario resolves a built-in Redis scenario's name or reads a
+// scenario file.
+func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
+	if sc, ok := Builtin(nameOrFile); ok {
+		return sc, nil
+	}
+	if !strings.HasSuffix(nameOrFile, ".json") {
+		return nil, fault.Errorf(fault.Invalid, "unknown Redis scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
+	}
+	b, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
+	}
+	sc, err := ParseScenario(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
+	}
+	return sc, nil
+}

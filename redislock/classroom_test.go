@@ -1,0 +1,298 @@
+package redislock
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// newManager is a classroom on its own redis-server. When the test ends it
+// checks that the manager's Close left no server process or directory.
+func newManager(t *testing.T) (*simulator.Manager, *Backend) {
+	t.Helper()
+	skipWithoutRedis(t)
+	b := &Backend{}
+	m, err := simulator.New(simulator.ManagerConfig{Backend: b, IdleTimeout: -1, ViewerGrace: -1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.mu.Lock()
+		srv := b.srv
+		b.mu.Unlock()
+		pid := 0
+		if srv != nil {
+			pid = srv.Pid()
+		}
+		if err := m.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		if srv == nil {
+			return
+		}
+		if _, err := os.Stat(srv.Dir()); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("redis-server's directory %s is left after Close (stat: %v)", srv.Dir(), err)
+		}
+		if pid <= 0 {
+			t.Errorf("redis-server had no pid while running")
+		} else if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("redis-server pid %d is left after Close (kill 0: %v)", pid, err)
+		}
+	})
+	return m, b
+}
+
+// skipWithoutRedis skips a test when redis-server is not installed, or
+// fails it under CI=true.
+func skipWithoutRedis(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis-server: %v", err)
+		}
+		t.Skipf("redis-server is not installed (apt-get install redis-server): %v", err)
+	}
+}
+
+// play starts a built-in (fencing nil: the scenario's) and steps it to its
+// end, returning the state at every step.
+func play(t *testing.T, m *simulator.Manager, name string, fencing *bool) []simulator.State {
+	t.Helper()
+	r, err := m.Start(simulator.Spec{Scenario: name, Fencing: fencing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := []simulator.State{r.State()}
+	for !r.Done() {
+		if err := r.Step(); err != nil {
+			t.Fatalf("step %d: %v", len(states), err)
+		}
+		states = append(states, r.State())
+	}
+	return states
+}
+
+func clientOf(t *testing.T, s simulator.State, name string) simulator.ClientInfo {
+	t.Helper()
+	for _, c := range s.Clients {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("step %d: no client %s in %+v", s.Step, name, s.Clients)
+	return simulator.ClientInfo{}
+}
+
+// holder is the token the server's key holds at a step ("" when none).
+func holder(s simulator.State) string {
+	for _, n := range s.Snapshot.Nodes {
+		if n.Holding {
+			return n.Client
+		}
+	}
+	return ""
+}
+
+func kinds(vs []simulator.Violation) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Kind+":"+v.Clients[0])
+	}
+	return out
+}
+
+// lockedAt is the step at which each client's lock event happened.
+func lockedAt(s simulator.State) map[string]int {
+	out := map[string]int{}
+	for _, e := range s.Events {
+		if e.Event == simulator.EvLock {
+			out[e.Client] = e.Step
+		}
+	}
+	return out
+}
+
+func TestScenarios(t *testing.T) {
+	m, _ := newManager(t)
+	off := false
+	tests := []struct {
+		name    string
+		fencing *bool
+		check   func(t *testing.T, st []simulator.State)
+	}{
+		{"redis-setnx-crash", nil, func(t *testing.T, st []simulator.State) {
+			last := st[len(st)-1]
+			c1 := clientOf(t, last, "C1")
+			if c1.State != simulator.StateCrashed || holder(last) != c1.Node {
+				t.Errorf("C1 %s; the key holds %q, want C1's token %s for ever", c1.State, holder(last), c1.Node)
+			}
+			for _, n := range last.Snapshot.Nodes {
+				if n.Holding && n.LeaseLeftMs != 0 {
+					t.Errorf("the key has %d ms left, want no expiry", n.LeaseLeftMs)
+				}
+			}
+			for _, n := range []string{"C2", "C3"} {
+				if c := clientOf(t, last, n); c.State != simulator.StateWaiting {
+					t.Errorf("%s is %s, want still polling", n, c.State)
+				}
+			}
+			if got := lockedAt(last); len(got) != 1 {
+				t.Errorf("locks %v: want C1's only", got)
+			}
+			if crash, end := st[5].Stats.Retries, last.Stats.Retries; end <= crash {
+				t.Errorf("retries %d after the crash, %d at the end: want the waiters to poll on", crash, end)
+			}
+			polling := 0
+			for _, n := range last.Snapshot.Nodes {
+				if n.WaitsOn == "poll" {
+					polling++
+				}
+			}
+			if polling != 2 || len(last.Violations) != 0 {
+				t.Errorf("%d polling nodes, violations %v: want 2, none", polling, last.Violations)
+			}
+		}},
+		{"redis-px-pause", nil, func(t *testing.T, st []simulator.State) {
+			last := st[len(st)-1]
+			if c2 := clientOf(t, st[4], "C2"); holder(st[4]) != c2.Node || clientOf(t, st[4], "C1").State != simulator.StateStale {
+				t.Errorf("after the pause the key holds %q (C2 is %s), C1 is %s: want C2's, C1 stale", holder(st[4]), c2.Node, clientOf(t, st[4], "C1").State)
+			}
+			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
+				t.Fatalf("violations %v: want C1's stale write", last.Violations)
+			}
+			if v := last.Violations[0]; v.ForMs <= 0 || !slices.Contains(v.Clients, "C2") {
+				t.Errorf("overlap %+v: want a duration > 0 with C2 holding", v)
+			}
+		}},
+		{"redis-del-third", nil, func(t *testing.T, st []simulator.State) {
+			last := st[len(st)-1]
+			if got := lockedAt(last); len(got) != 3 {
+				t.Errorf("clients that took the lock: %v, want C1, C2 and C3", got)
+			}
+			var del string
+			for _, e := range last.Events {
+				if e.Event == simulator.EvUnlock && e.Client == "C1" {
+					del = e.Text
+				}
+			}
+			if !strings.Contains(del, "deleted C2's lock") {
+				t.Errorf("C1's release: %q, want it to delete C2's lock", del)
+			}
+			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1", "unfenced-write:C2"}) {
+				t.Errorf("violations %v: want C1's and C2's stale writes", last.Violations)
+			}
+			if c2 := clientOf(t, last, "C2"); c2.State != simulator.StateStale {
+				t.Errorf("C2 is %s, want stale (it believes it holds; the key is C3's)", c2.State)
+			}
+		}},
+		{"redis-token-fencing", nil, func(t *testing.T, st []simulator.State) {
+			last := st[len(st)-1]
+			if len(last.Violations) != 0 {
+				t.Errorf("violations %v: want none", last.Violations)
+			}
+			fenced := 0
+			for _, e := range last.Events {
+				if e.Event == simulator.EvFenced && e.Client == "C1" && e.Token == 1 {
+					fenced++
+				}
+			}
+			if fenced != 1 || last.Stats.Fenced != 1 {
+				t.Errorf("%d fenced writes by C1 with token 1 (meter %d), want 1", fenced, last.Stats.Fenced)
+			}
+			if got := lockedAt(last)["C3"]; got != 9 {
+				t.Errorf("C3 took the lock at step %d, want 9 (after C2's release, not C1's)", got)
+			}
+		}},
+		{"redis-token-fencing", &off, func(t *testing.T, st []simulator.State) {
+			last := st[len(st)-1]
+			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
+				t.Errorf("violations %v: want C1's write, fencing off", last.Violations)
+			}
+			if got := lockedAt(last)["C3"]; got != 9 {
+				t.Errorf("C3 took the lock at step %d, want 9", got)
+			}
+		}},
+		{"redis-watchdog", nil, func(t *testing.T, st []simulator.State) {
+			last := st[len(st)-1]
+			c1 := clientOf(t, st[5], "C1")
+			if holder(st[5]) != c1.Node || st[5].Stats.Renewals == 0 {
+				t.Errorf("after two waits (%d ms) the key holds %q, renewals %d: want C1's, renewed", st[5].ClockMs, holder(st[5]), st[5].Stats.Renewals)
+			}
+			if got := lockedAt(last); got["C2"] != 6 || got["C4"] != 12 {
+				t.Errorf("locks at %v: want C2 at the pause (6), C4 at C3's crash (12)", got)
+			}
+			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
+				t.Errorf("violations %v: want C1's stale write", last.Violations)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		name := tt.name
+		if tt.fencing != nil {
+			name += "/fencing-off"
+		}
+		t.Run(name, func(t *testing.T) {
+			st := play(t, m, tt.name, tt.fencing)
+			for _, s := range st {
+				if s.Snapshot.Service != "redis" || s.Service != "redis" {
+					t.Fatalf("step %d: service %q, snapshot's %q", s.Step, s.Service, s.Snapshot.Service)
+				}
+			}
+			tt.check(t, st)
+		})
+	}
+}
+
+// TestPlanRules: a plan the key's rules cannot follow is refused before
+// any client connects.
+func TestPlanRules(t *testing.T) {
+	b := &Backend{}
+	sc, _ := Builtin("redis-setnx-crash")
+	tests := []struct {
+		name string
+		plan []simulator.Action
+		want string
+	}{
+		{"pause without expiry", []simulator.Action{{Client: "A", Action: "add"}, {Client: "A", Action: "pause"}}, "no expiry"},
+		{"waiter writes", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "add"}, {Client: "B", Action: "write"}}, "does not hold"},
+		{"unknown action", []simulator.Action{{Client: "A", Action: "add-reader"}}, "unknown action"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := b.DryRun(sc, tt.plan)
+			if err == nil || !errors.Is(err, fault.Invalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("DryRun: %v, want an invalid plan saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestNotInstalled: without redis-server only the Redis scenarios are
+// unavailable, and they say which package to install.
+func TestNotInstalled(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, m, err := NewClassroom(simulator.ManagerConfig{IdleTimeout: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, sc := range m.Scenarios() {
+		if !strings.Contains(sc.Unavailable, "apt-get install redis-server") {
+			t.Errorf("scenario %s: unavailable %q, want the package named", sc.ID, sc.Unavailable)
+		}
+	}
+	_, err = m.Start(simulator.Spec{Scenario: "redis-px-pause"})
+	if !errors.Is(err, fault.Unavailable) || !strings.Contains(err.Error(), "apt-get install redis-server") {
+		t.Errorf("Start: %v, want unavailable naming the package", err)
+	}
+}

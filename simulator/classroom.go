@@ -1,0 +1,61 @@
+package simulator
+
+import "github.com/zklockviz/zklockviz/lockservice"
+
+// NewClassroom adapts a Manager, whatever its backend, to the lock-service
+// seam: each service's package registers it as its Classroom.
+func NewClassroom(m *Manager) lockservice.Classroom { return classroom{m} }
+
+type classroom struct{ m *Manager }
+
+func (c classroom) Scenarios() any    { return c.m.Scenarios() }
+func (c classroom) Actions() []string { return c.m.Actions() }
+
+// Start decodes a Spec and starts its run.
+func (c classroom) Start(decode func(any) error) (lockservice.Run, error) {
+	var spec Spec
+	if err := decode(&spec); err != nil {
+		return nil, err
+	}
+	r, err := c.m.Start(spec)
+	if err != nil {
+		return nil, err
+	}
+	return seamRun{r}, nil
+}
+
+func (c classroom) Get(id string) (lockservice.Run, bool) {
+	r, ok := c.m.Get(id)
+	if !ok {
+		return nil, false
+	}
+	return seamRun{r}, true
+}
+
+func (c classroom) Runs() []lockservice.Run {
+	rs := c.m.Runs()
+	out := make([]lockservice.Run, len(rs))
+	for i, r := range rs {
+		out[i] = seamRun{r}
+	}
+	return out
+}
+
+func (c classroom) Delete(id string) error { return c.m.Delete(id) }
+
+// seamRun is a Run whose State and Subscribe speak lockservice.
+type seamRun struct{ *Run }
+
+func (r seamRun) State() any { return r.Run.State() }
+
+func (r seamRun) Subscribe() (lockservice.Subscription, error) {
+	s, err := r.Run.Subscribe()
+	if err != nil {
+		return nil, err
+	}
+	return seamSubscription{s}, nil
+}
+
+type seamSubscription struct{ *Subscription }
+
+func (s seamSubscription) State() any { return s.Subscription.State() }
