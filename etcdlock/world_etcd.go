@@ -88,6 +88,7 @@ type client struct {
 	state               string
 	joined, since, line int
 	writes, fenced      int
+	puts, deletes       int
 	closed              bool
 }
 
@@ -160,6 +161,7 @@ func (w *world) Stats() simulator.Stats {
 		s.Add(simulator.Stats{
 			Commands: int(c.meter.commands.Load()), Notifications: int(c.meter.notifications.Load()),
 			Renewals: int(c.meter.renewals.Load()), Writes: c.writes, Fenced: c.fenced,
+			Create: c.puts, Delete: c.deletes,
 		})
 	}
 	return s
@@ -321,7 +323,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("%s: new session: %w", name, err)
 	}
-	c.sess = sess
+	c.sess, c.puts = sess, 1 // the Mutex's Txn puts its key once
 	c.mu = concurrency.NewMutex(sess, w.prefix)
 	c.key = fmt.Sprintf("%s/%x", w.prefix, sess.Lease())
 	lctx, lcancel := context.WithCancel(context.Background())
@@ -431,6 +433,10 @@ func (w *world) release(ctx context.Context, c *client) error {
 	if err != nil {
 		return err
 	}
+	behind := ""
+	if i := slices.Index(w.queue, c.key); i >= 0 && i+1 < len(w.queue) {
+		behind = w.ownerOf(w.queue[i+1])
+	}
 	c.line = lineUnlock
 	if err := c.mu.Unlock(ctx); err != nil {
 		return fmt.Errorf("%s: Unlock: %w", c.name, err)
@@ -439,8 +445,13 @@ func (w *world) release(ctx context.Context, c *client) error {
 		w.log.Debug("etcd classroom: close session", "client", c.name, "err", err)
 	}
 	c.state, c.since = simulator.StateReleased, w.step
-	text := "Unlock: deleted its key; the waiter watching it is woken"
-	if had == 0 {
+	text := "Unlock: deleted its key; no one was waiting"
+	if behind != "" {
+		text = fmt.Sprintf("Unlock: deleted its key; %s, the one waiter watching it, is woken", behind)
+	}
+	if had != 0 {
+		c.deletes++
+	} else {
 		text = "Unlock: its key was already gone (Unlock says nothing when the lock was lost)"
 	}
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c), Text: text})
@@ -483,6 +494,7 @@ func (w *world) leave(ctx context.Context, c *client) error {
 	if err := c.sess.Close(); err != nil {
 		w.log.Debug("etcd classroom: close session", "client", c.name, "err", err)
 	}
+	c.deletes++
 	c.state, c.since, c.line = simulator.StateReleased, w.step, lineUnlock
 	text := "gives up waiting (its Lock's context is cancelled): the Mutex deletes its key from the middle of the queue"
 	if behind != "" {
