@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,4 +182,35 @@ func pidsIn(t *testing.T, comm, dir string) []int {
 		t.Fatalf("no %s runs in %s", comm, dir)
 	}
 	return pids
+}
+
+// TestServeEtcdClassroom: serve --sim (without --etcd) registers etcd's
+// classroom: its scenarios under ?service=etcd, and a run on its own etcd.
+func TestServeEtcdClassroom(t *testing.T) {
+	needEtcd(t)
+	zks := sharedZK(t)
+	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--sim")
+	var list []simulator.ScenarioInfo
+	if code := getJSON(t, s.url+"/api/v1/sim/scenarios?service=etcd", &list); code != 200 || len(list) != 2 || list[0].Service != "etcd" {
+		t.Fatalf("etcd scenarios: %d %+v", code, list)
+	}
+	resp, err := http.Post(s.url+"/api/v1/sim/runs?service=etcd", "application/json", strings.NewReader(`{"scenario":"etcd-mutex-queue"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st simulator.State
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || err != nil {
+		t.Fatalf("start: %d %v %+v", resp.StatusCode, err, st)
+	}
+	resp, err = http.Post(s.url+"/api/v1/sim/runs/"+st.ID+"/step?service=etcd", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || err != nil || st.Snapshot.Service != "etcd" || len(st.Snapshot.Holders()) != 1 {
+		t.Fatalf("step: %d %v: snapshot %+v, want etcd's, C1 holding", resp.StatusCode, err, st.Snapshot)
+	}
 }
