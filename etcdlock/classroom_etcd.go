@@ -32,9 +32,6 @@ const (
 	ActCheckedWrite = "checked-write"
 )
 
-// Predecessor is how every Mutex waiter waits: on the key just before its own.
-const Predecessor simulator.Strategy = "predecessor"
-
 // params are an etcd scenario's own settings (Scenario.Params).
 type params struct {
 	// TTL is each client's session lease in seconds (concurrency's
@@ -218,9 +215,10 @@ func (b *Backend) CheckAction(_ *simulator.Scenario, a simulator.Action, wildcar
 	return nil
 }
 
-// Recipe is concurrency.Mutex's Lock, as client/v3/concurrency writes it.
+// Recipe is concurrency.Mutex's Lock, as client/v3/concurrency writes it:
+// every waiter watches the key just before its own, whatever the run asks.
 func (*Backend) Recipe(*simulator.Scenario, simulator.Strategy) simulator.Recipe {
-	return simulator.Recipe{Strategy: Predecessor, Lines: recipe}
+	return simulator.Recipe{Strategy: simulator.Predecessor, Lines: recipe}
 }
 
 // recipe is the Mutex's pseudocode; the line constants point into it.

@@ -508,7 +508,7 @@ func (w *world) leave(ctx context.Context, c *client) error {
 // lease has run out on the server and its key is deleted.
 func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	if c.state != simulator.StateHolding {
-		return fmt.Errorf("%s is not holding (%s): only a holder's %s is staged", c.name, c.state, map[bool]string{true: "pause", false: "crash"}[pause])
+		return fmt.Errorf("%s is not holding (%s): only a holder's pause or crash is staged", c.name, c.state)
 	}
 	c.proxy.Cut()
 	cutAt := time.Now()
