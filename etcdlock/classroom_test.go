@@ -139,6 +139,16 @@ func TestMutexQueueScenario(t *testing.T) {
 	if len(rep.Violations) != 0 {
 		t.Errorf("violations %+v, want none", rep.Violations)
 	}
+	// Each hand-off after an Unlock is timed, from the delete to Lock's return.
+	var handOffs []string
+	for _, e := range rep.Events {
+		if e.Event == simulator.EvLock && strings.Contains(e.Text, "hand-off") {
+			handOffs = append(handOffs, e.Client)
+		}
+	}
+	if !slices.Equal(handOffs, []string{"C2", "C4"}) {
+		t.Errorf("timed hand-offs to %v, want C2 and C4", handOffs)
+	}
 	// Predecessor watching: C4's watch fires when C3 leaves and when C2
 	// releases, C2's when C1 releases: 3 events in all, no herd.
 	if rep.Stats.Notifications != 3 {

@@ -83,6 +83,7 @@ type client struct {
 	// Lock runs in its own goroutine while the client waits.
 	locking    bool
 	lockDone   chan error
+	lockedAt   time.Time // when Lock returned; set before lockDone is sent
 	cancelLock context.CancelFunc
 
 	state               string
@@ -108,6 +109,10 @@ type world struct {
 	// queue is the keys as last read, by create revision.
 	queue   []string
 	expired *lockqueue.ExpiredHolder
+	// freedAt is when this step's Unlock returned: the start of a
+	// hand-off. (An expiry's delete is only seen by polling, too late to
+	// time one.)
+	freedAt time.Time
 	step    int
 	events  []simulator.Event
 	start   time.Time
@@ -247,7 +252,7 @@ func (w *world) emit(e simulator.Event) {
 
 // Do performs one action, then waits until every client is at rest.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
-	w.step, w.events = step, nil
+	w.step, w.events, w.freedAt = step, nil, time.Time{}
 	w.clock = w.ClockAt(step-1) + stepTick
 	if err := w.act(ctx, a); err != nil {
 		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
@@ -328,7 +333,11 @@ func (w *world) add(ctx context.Context, name string) error {
 	c.key = fmt.Sprintf("%s/%x", w.prefix, sess.Lease())
 	lctx, lcancel := context.WithCancel(context.Background())
 	c.cancelLock, c.lockDone, c.locking, c.line = lcancel, make(chan error, 1), true, lineTxn
-	go func() { c.lockDone <- c.mu.Lock(lctx) }()
+	go func() {
+		err := c.mu.Lock(lctx)
+		c.lockedAt = time.Now()
+		c.lockDone <- err
+	}()
 	return nil
 }
 
@@ -398,11 +407,16 @@ func (w *world) collect() error {
 			rev = resp.Kvs[0].CreateRevision
 		}
 		c.rev, c.state, c.since, c.line = rev, simulator.StateHolding, w.step, lineWork
-		text := fmt.Sprintf("Lock returned: its key %s is the first by create revision (%d), so it holds the lock; the create revision is its fencing token", w.nodeName(c), rev)
+		e := simulator.Event{Client: c.name, Event: simulator.EvLock, Node: w.nodeName(c), Token: rev,
+			Text: fmt.Sprintf("Lock returned: its key %s is the first by create revision (%d), so it holds the lock; the create revision is its fencing token", w.nodeName(c), rev)}
 		if c.joined != w.step {
-			text = fmt.Sprintf("the key it watched was deleted; its key %s is now the first by create revision (%d): it holds the lock", w.nodeName(c), rev)
+			e.Text = fmt.Sprintf("the key it watched was deleted; its key %s is now the first by create revision (%d): it holds the lock", w.nodeName(c), rev)
+			if !w.freedAt.IsZero() {
+				e.AfterMs = max(c.lockedAt.Sub(w.freedAt), 0).Milliseconds()
+				e.Text += fmt.Sprintf(" (hand-off: Lock returned %.1f ms after the delete)", float64(max(c.lockedAt.Sub(w.freedAt), 0).Microseconds())/1000)
+			}
 		}
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: w.nodeName(c), Token: rev, Text: text})
+		w.emit(e)
 	}
 	return nil
 }
@@ -441,6 +455,7 @@ func (w *world) release(ctx context.Context, c *client) error {
 	if err := c.mu.Unlock(ctx); err != nil {
 		return fmt.Errorf("%s: Unlock: %w", c.name, err)
 	}
+	w.freedAt = time.Now()
 	if err := c.sess.Close(); err != nil {
 		w.log.Debug("etcd classroom: close session", "client", c.name, "err", err)
 	}
