@@ -149,10 +149,15 @@ func TestMutexQueueScenario(t *testing.T) {
 	if !slices.Equal(handOffs, []string{"C2", "C4"}) {
 		t.Errorf("timed hand-offs to %v, want C2 and C4", handOffs)
 	}
-	// Predecessor watching: C4's watch fires when C3 leaves and when C2
-	// releases, C2's when C1 releases: 3 events in all, no herd.
-	if rep.Stats.Notifications != 3 {
-		t.Errorf("notifications %d, want 3 (one per deleted predecessor key)", rep.Stats.Notifications)
+	// Predecessor watching: C4's watch fires when C3 leaves (step 6), C2's
+	// when C1 releases (7), C4's when C2 releases (9): one event per
+	// deleted key, to the one waiter behind it; no herd.
+	var perStep []int
+	for _, s := range rep.Steps {
+		perStep = append(perStep, s.Stats.Notifications)
+	}
+	if want := []int{0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 0}; !slices.Equal(perStep, want) || rep.Stats.Notifications != 3 {
+		t.Errorf("watch events per step %v (total %d), want %v", perStep, rep.Stats.Notifications, want)
 	}
 	if rep.Service != etcdlock.Name || rep.Stats.Writes != 3 || rep.Stats.Fenced != 0 {
 		t.Errorf("report: service %q, writes %d, fenced %d; want etcd, 3, 0", rep.Service, rep.Stats.Writes, rep.Stats.Fenced)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,11 +34,44 @@ const settleTimeout = 20 * time.Second
 // meter counts what one client really sent and received, at the gRPC
 // layer under the etcd client: the recipe's requests, the watch events
 // that woke it, and its lease's keep-alives.
-type meter struct{ commands, notifications, renewals atomic.Int64 }
+type meter struct {
+	commands, notifications, renewals atomic.Int64
+	// watches is the watches etcd confirmed created. A Mutex waiter holds
+	// one watch at a time and starts the next after the event that ends
+	// it, so its latest watch is in place when watches == notifications+1.
+	watches atomic.Int64
+	// target is the key the waiter's latest look-up for the key just
+	// before its own found ("" for none): the key it watches next.
+	mu     sync.Mutex
+	target string
+}
 
 func (m *meter) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	m.commands.Add(1)
-	return invoker(ctx, method, req, reply, cc, opts...)
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	// The Mutex's waitDeletes is the one Range with a create-revision
+	// bound: what it finds is the key the waiter will watch.
+	if rr, ok := req.(*pb.RangeRequest); ok && err == nil && rr.MaxCreateRevision != 0 {
+		target := ""
+		if kvs := reply.(*pb.RangeResponse).Kvs; len(kvs) > 0 {
+			target = string(kvs[0].Key)
+		}
+		m.mu.Lock()
+		m.target = target
+		m.mu.Unlock()
+	}
+	return err
+}
+
+// watchingFor says whether the waiter's watch on key is in place on the
+// server. Until then an action could go unseen by it, or its event for a
+// key already deleted could still be on its way (etcd delivers to a watch
+// that starts in the past from a catch-up loop, up to 100 ms later).
+func (m *meter) watchingFor(key string) bool {
+	m.mu.Lock()
+	target := m.target
+	m.mu.Unlock()
+	return target == key && m.watches.Load() == m.notifications.Load()+1
 }
 
 func (m *meter) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -62,8 +96,13 @@ func (s meteredStream) SendMsg(msg any) error {
 
 func (s meteredStream) RecvMsg(msg any) error {
 	err := s.ClientStream.RecvMsg(msg)
-	if wr, ok := msg.(*pb.WatchResponse); ok && err == nil && len(wr.Events) > 0 {
-		s.m.notifications.Add(1)
+	if wr, ok := msg.(*pb.WatchResponse); ok && err == nil {
+		if wr.Created {
+			s.m.watches.Add(1)
+		}
+		if len(wr.Events) > 0 {
+			s.m.notifications.Add(1)
+		}
 	}
 	return err
 }
@@ -342,8 +381,9 @@ func (w *world) add(ctx context.Context, name string) error {
 }
 
 // settle waits until every client is at rest: each client in Lock has
-// either returned from it or has its key in the queue behind another.
-// It reads the queue from the server, as the waiters' own rule does.
+// either returned from it or has its key in the queue behind another and
+// its watch on the key ahead confirmed by etcd. It reads the queue from
+// the server, as the waiters' own rule does.
 func (w *world) settle(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
@@ -361,8 +401,9 @@ func (w *world) settle(ctx context.Context) error {
 				continue
 			}
 			i := slices.Index(keys, c.key)
-			if i <= 0 {
-				// Not put yet, or first: Lock is about to return.
+			if i <= 0 || !c.meter.watchingFor(keys[i-1]) {
+				// Not put yet, first (Lock is about to return), or not
+				// yet watching the key now just before its own.
 				rest = false
 				continue
 			}
