@@ -93,6 +93,11 @@ func TestClassroomThroughAPI(t *testing.T) {
 	if got := serverQueue(t, st); got != "C1 C2>C1" {
 		t.Errorf("after C4's leave the server queue is %q, want C1 C2>C1", got)
 	}
+	// A crashed holder's key goes when its 5 s lease runs out, and C2 holds.
+	call("POST", "/api/v1/sim/runs/"+st.ID+"/act?service=etcd", `{"client":"C1","action":"crash"}`, 200, &st)
+	if got := serverQueue(t, st); got != "C2" || client(t, st, "C1").State != simulator.StateCrashed {
+		t.Errorf("after C1's crash the server queue is %q and C1 %s, want C2 holding and C1 crashed", got, client(t, st, "C1").State)
+	}
 	call("POST", "/api/v1/sim/runs/"+st.ID+"/act?service=etcd", `{"client":"C2","action":"add-reader"}`, 400, nil)
 	call("DELETE", "/api/v1/sim/runs/"+st.ID+"?service=etcd", "", 204, nil)
 	if _, ok := h.Latest(id); ok {
