@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // Report is a whole run's timeline, as `zklockviz sim` prints it.
@@ -75,10 +77,16 @@ func WriteText(w io.Writer, rep Report) error {
 		fencing = "off"
 	}
 	var b strings.Builder
-	if rep.Service != "" {
+	switch rep.Service {
+	case "":
+	case lockqueue.Etcd:
+		fmt.Fprintf(&b, "scenario %s (%s, %s waiters, fencing %s) on the prefix %s, lease %.1fs\n\n",
+			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
+	default:
 		fmt.Fprintf(&b, "scenario %s (%s, %s waiters, fencing %s) on the key %s, expiry %.1fs\n\n",
 			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
-	} else {
+	}
+	if rep.Service == "" {
 		fmt.Fprintf(&b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
 			rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
 	}
@@ -97,10 +105,14 @@ func WriteText(w io.Writer, rep Report) error {
 	}
 	tw.Flush()
 	s := rep.Stats
-	if rep.Service != "" {
+	switch {
+	case rep.Service == lockqueue.Etcd:
+		fmt.Fprintf(&b, "\nrequests %d (watch events %d, lease keep-alives %d), keys put %d, deletes %d, writes %d, fenced %d\n",
+			s.Commands, s.Notifications, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
+	case rep.Service != "":
 		fmt.Fprintf(&b, "\ncommands %d (acquire attempts that found the lock taken %d, watchdog renewals %d), acquisitions %d, deletes %d, writes %d, fenced %d\n",
 			s.Commands, s.Retries, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
-	} else {
+	default:
 		fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
 			s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
 	}

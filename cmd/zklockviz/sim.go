@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zklockviz/zklockviz/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -28,10 +29,12 @@ Flags:
                                  (or ZKLOCKVIZ_ZK_TIMEOUT); then exit 1, saying
                                  what failed at each address
   --scenario NAME|FILE           a built-in (%s) or a scenario .json file (JSON only)
-  --service zookeeper|redis      the lock service (default zookeeper); redis starts its own
+  --service zookeeper|redis|etcd the lock service (default zookeeper); redis starts its own
                                  redis-server (no --zk) and runs its scenarios (redis-setnx-crash,
                                  redis-px-pause, redis-del-third, redis-token-fencing, redis-watchdog,
-                                 redis-redlock-restart, redis-redlock-clock, redis-spin-cost)
+                                 redis-redlock-restart, redis-redlock-clock, redis-spin-cost);
+                                 etcd starts its own etcd (package etcd-server) and runs
+                                 etcd-mutex-queue and etcd-lease-pause
   --strategy herd|predecessor    how waiters watch (default: the scenario's)
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
                                  error for a scenario without "*" steps
@@ -49,6 +52,7 @@ Examples:
   zklockviz sim --zk 127.0.0.1:2181 --scenario lock1-5 --strategy herd
   zklockviz sim --zk 127.0.0.1:2181 --scenario gc-pause --fencing off --format json
   zklockviz sim --service redis --scenario redis-px-pause
+  zklockviz sim --service etcd --scenario etcd-lease-pause --fencing off
 `
 
 // defaultSimRoot is serve's --sim-root default: the simulator's own.
@@ -154,6 +158,9 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0, err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.clientsSet = f.clientsSet || fl.Name == "clients" })
+	if f.service == etcdlock.Name {
+		return simEtcd(ctx, &f, stdout, stderr)
+	}
 	if f.service != "" && f.service != lockqueue.ZooKeeper {
 		return simService(ctx, &f, stdout, stderr)
 	}

@@ -1,0 +1,350 @@
+package etcdlock
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// Actions of etcd's classroom beyond the engine's own.
+const (
+	// ActLeave: a waiter gives up (its Lock's context is cancelled), and
+	// the Mutex deletes its key from the middle of the queue.
+	ActLeave = "leave"
+	// ActCheckedWrite: before writing, the client checks session.Done()
+	// and, in one Txn, that its key still has its create revision (the
+	// Mutex's IsOwner comparison); if either fails it stops.
+	ActCheckedWrite = "checked-write"
+)
+
+// params are an etcd scenario's own settings (Scenario.Params).
+type params struct {
+	// TTL is each client's session lease in seconds (concurrency's
+	// WithTTL; its default is 60).
+	TTL int `json:"ttl,omitempty"`
+}
+
+func (p params) ttl() time.Duration { return time.Duration(p.TTL) * time.Second }
+
+func paramsOf(sc *simulator.Scenario) (params, error) {
+	p := params{TTL: 5}
+	if len(sc.Params) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(sc.Params))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return p, fault.Errorf(fault.Invalid, "scenario %s: params: %v", sc.Name, err)
+		}
+	}
+	// A lease under 1 s cannot be asked for; over a minute a pause step
+	// would keep a classroom waiting too long.
+	if p.TTL < 1 || p.TTL > 60 {
+		return p, fault.Errorf(fault.Invalid, "scenario %s: ttl %d: want 1 to 60 seconds", sc.Name, p.TTL)
+	}
+	return p, nil
+}
+
+var (
+	//go:embed scenarios/*.json
+	scenarioFS embed.FS
+	builtins   = simulator.MustLoadScenarios(scenarioFS, "scenarios", ParseScenario)
+	// order is the teaching order of the built-ins.
+	order = []string{"etcd-mutex-queue", "etcd-lease-pause"}
+)
+
+// ParseScenario reads an etcd scenario file: simulator's format with
+// "service": "etcd" and the etcd params.
+func ParseScenario(b []byte) (*simulator.Scenario, error) {
+	sc, err := simulator.ParseScenario(b)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Service != Name {
+		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: an etcd scenario says \"service\": %q", sc.Name, sc.Service, Name)
+	}
+	if err := (&Backend{}).DryRun(sc, sc.Steps); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// Builtin returns a built-in etcd scenario.
+func Builtin(name string) (*simulator.Scenario, bool) {
+	sc, ok := builtins[name]
+	if !ok {
+		return nil, false
+	}
+	return sc.Clone(), true
+}
+
+// BuiltinNames lists the built-ins in teaching order.
+func BuiltinNames() []string {
+	out := slices.Clone(order)
+	for n := range builtins {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// LoadScenario resolves a built-in etcd scenario's name or reads a
+// scenario file.
+func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
+	if sc, ok := Builtin(nameOrFile); ok {
+		return sc, nil
+	}
+	if !strings.HasSuffix(nameOrFile, ".json") {
+		return nil, fault.Errorf(fault.Invalid, "unknown etcd scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
+	}
+	b, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
+	}
+	sc, err := ParseScenario(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
+	}
+	return sc, nil
+}
+
+// Backend is etcd's classroom for the simulator's engine: one etcd server,
+// started with the first run and stopped with the manager; each run's lock
+// is its own key prefix on it.
+type Backend struct {
+	// Log receives etcd's output; may be nil.
+	Log *slog.Logger
+
+	mu  sync.Mutex
+	srv *etcdlocal.Server
+}
+
+var _ simulator.Backend = (*Backend)(nil)
+
+// Name is the service the backend's snapshots belong to.
+func (*Backend) Name() string { return Name }
+
+// Open starts the etcd server on first use. Without etcd installed the run
+// is unavailable and the error names the package.
+func (b *Backend) Open(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var opts etcdlocal.Options
+	if b.Log != nil {
+		opts.Log = slog.NewLogLogger(b.Log.Handler(), slog.LevelWarn).Writer()
+	}
+	srv, err := etcdlocal.Start(ctx, opts)
+	if err != nil {
+		if errors.Is(err, etcdlocal.ErrNotInstalled) {
+			return fault.Errorf(fault.Unavailable, "etcd scenarios are unavailable: %v", err)
+		}
+		return fault.Errorf(fault.Unavailable, "etcd classroom: start etcd: %v", err)
+	}
+	b.srv = srv
+	return nil
+}
+
+// Available says whether etcd is installed; its error names the package
+// that provides it.
+func (*Backend) Available() error {
+	_, err := localproc.LookPath("etcd", etcdlocal.ErrNotInstalled)
+	return err
+}
+
+// Server is the classroom's etcd, nil before the first run.
+func (b *Backend) Server() *etcdlocal.Server {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.srv
+}
+
+// Close stops the etcd server and removes its directory.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv == nil {
+		return nil
+	}
+	err := b.srv.Close()
+	b.srv = nil
+	return err
+}
+
+func (*Backend) Builtin(name string) (*simulator.Scenario, bool) { return Builtin(name) }
+func (*Backend) BuiltinNames() []string                          { return BuiltinNames() }
+func (*Backend) Lost() string {
+	return "lease had expired (etcd deleted its key)"
+}
+
+// Actions are the actions an etcd client takes.
+func (*Backend) Actions() []string {
+	return []string{simulator.ActAdd, simulator.ActRelease, ActLeave, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActCheckedWrite}
+}
+
+func (*Backend) Timeout(sc *simulator.Scenario) time.Duration {
+	p, _ := paramsOf(sc)
+	return p.ttl()
+}
+
+func (b *Backend) CheckAction(_ *simulator.Scenario, a simulator.Action, wildcard bool) error {
+	if !slices.Contains(b.Actions(), a.Action) {
+		return fmt.Errorf("unknown action %q: an etcd client takes %s", a.Action, strings.Join(b.Actions(), ", "))
+	}
+	if a.Client == "" || a.Client == "*" && !wildcard {
+		return fmt.Errorf("%s: missing client", a.Action)
+	}
+	return nil
+}
+
+// Recipe is concurrency.Mutex's Lock, as client/v3/concurrency writes it:
+// every waiter watches the key just before its own, whatever the run asks.
+func (*Backend) Recipe(*simulator.Scenario, simulator.Strategy) simulator.Recipe {
+	return simulator.Recipe{Strategy: simulator.Predecessor, Lines: recipe}
+}
+
+// recipe is the Mutex's pseudocode; the line constants point into it.
+var recipe = []string{
+	"session = NewSession(cli, WithTTL(ttl))  (a lease, kept alive every ttl/3)",
+	"TXN if CreateRevision(pfx/lease)==0 then PUT pfx/lease (lease) ; GET first key of pfx by create revision",
+	"if the first key is mine: I hold the lock",
+	"else WATCH the key with the largest create revision below mine until it is deleted",
+	"GET my key: gone → ErrSessionExpired, else I hold the lock",
+	"work: write(resource, token = my key's create revision)",
+	"checked: select session.Done(); TXN if CreateRevision(my key)==myRev then write",
+	"Unlock: DELETE pfx/lease",
+}
+
+const (
+	lineTxn     = 2
+	lineHold    = 3
+	lineWatch   = 4
+	lineWork    = 6
+	lineChecked = 7
+	lineUnlock  = 8
+)
+
+// DryRun checks a plan against a model of the queue: keys in the order
+// the clients joined, the first one holds; a pause or a crash ends the
+// holder's lease, and a paused client goes on believing it holds.
+func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error {
+	if _, err := paramsOf(sc); err != nil {
+		return err
+	}
+	const (
+		waiting, holding, stale, gone = "waiting", "holding", "stale", "gone"
+	)
+	state := map[string]string{}
+	var queue []string // clients with a key, by create revision
+	handOff := func() {
+		if len(queue) > 0 && state[queue[0]] == waiting {
+			state[queue[0]] = holding
+		}
+	}
+	drop := func(name string) {
+		queue = slices.DeleteFunc(queue, func(n string) bool { return n == name })
+	}
+	for i, a := range plan {
+		fail := func(format string, args ...any) error {
+			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
+		}
+		if err := b.CheckAction(sc, a, false); err != nil {
+			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
+		}
+		st, known := state[a.Client]
+		if a.Action == simulator.ActAdd {
+			if known {
+				return fail("%s is already in this run", a.Client)
+			}
+			state[a.Client] = waiting
+			queue = append(queue, a.Client)
+			handOff()
+			continue
+		}
+		if !known {
+			return fail("unknown client %s: add it first", a.Client)
+		}
+		if st == gone {
+			return fail("%s has released, left or crashed", a.Client)
+		}
+		switch a.Action {
+		case simulator.ActWrite:
+			if st != holding && st != stale {
+				return fail("%s does not hold the lock", a.Client)
+			}
+		case ActCheckedWrite:
+			if st != holding && st != stale {
+				return fail("%s does not hold the lock", a.Client)
+			}
+			if st == stale {
+				state[a.Client] = gone // the check fails and it stops
+			}
+		case simulator.ActRelease:
+			if st != holding && st != stale {
+				return fail("%s holds nothing: a waiter leaves instead", a.Client)
+			}
+			drop(a.Client)
+			state[a.Client] = gone
+		case ActLeave:
+			if st != waiting {
+				return fail("only a waiter leaves (a holder releases)")
+			}
+			drop(a.Client)
+			state[a.Client] = gone
+		case simulator.ActPause, simulator.ActCrash:
+			if st != holding {
+				return fail("only a holder's %s is staged here", a.Action)
+			}
+			drop(a.Client)
+			state[a.Client] = gone
+			if a.Action == simulator.ActPause {
+				state[a.Client] = stale
+			}
+		}
+		handOff()
+	}
+	return nil
+}
+
+func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {
+	p, err := paramsOf(spec.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	srv := b.Server()
+	if srv == nil {
+		return nil, fault.Errorf(fault.Unavailable, "etcd classroom: no server (closed)")
+	}
+	return newWorld(ctx, srv.Endpoint(), spec, p)
+}
+
+// NewClassroom is etcd's classroom for the registry: a simulator Manager
+// on a Backend. Close the returned manager at shutdown (it stops etcd).
+// cfg.Backend is set here.
+func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
+	cfg.Backend = &Backend{Log: cfg.Logger}
+	cfg.Servers, cfg.Chroot = nil, ""
+	m, err := simulator.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return simulator.NewClassroom(m), m, nil
+}

@@ -1,0 +1,114 @@
+package etcdlock_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/etcdlock"
+	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/web"
+)
+
+// TestClassroomThroughAPI: etcd runs over the classroom's HTTP API
+// (?service=etcd), their steps published to the hub under etcd:<prefix>.
+func TestClassroomThroughAPI(t *testing.T) {
+	if err := (&etcdlock.Backend{}).Available(); err != nil {
+		t.Skip(err)
+	}
+	h := hub.New()
+	cls, hm, err := etcdlock.NewClassroom(simulator.ManagerConfig{IdleTimeout: -1, Publish: h.Publish, Remove: h.Remove,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := hm.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	svc := etcdlock.Service(nil)
+	svc.Classroom = cls
+	reg := &lockservice.Registry{}
+	if err := reg.Register(svc); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(web.Config{Hub: h, Services: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	call := func(method, path, body string, want int, out any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
+		}
+		if out != nil {
+			if err := json.Unmarshal(b, out); err != nil {
+				t.Fatalf("%s %s: %v: %s", method, path, err, b)
+			}
+		}
+	}
+	var list []simulator.ScenarioInfo
+	call("GET", "/api/v1/sim/scenarios?service=etcd", "", 200, &list)
+	if len(list) != 2 || list[0].ID != "etcd-mutex-queue" || list[1].ID != "etcd-lease-pause" || list[0].Service != "etcd" || list[0].Unavailable != "" {
+		t.Fatalf("scenarios %+v", list)
+	}
+
+	// Scenario 8 at step 6: C3 has left from the middle; the hub's snapshot,
+	// read from etcd, shows C4's key waiting on C2's.
+	var st simulator.State
+	call("POST", "/api/v1/sim/runs?service=etcd", `{"scenario":"etcd-mutex-queue"}`, 201, &st)
+	call("POST", "/api/v1/sim/runs/"+st.ID+"/seek?service=etcd", `{"step":6}`, 200, &st)
+	id := lockqueue.LockID{Service: etcdlock.Name, Name: st.Path}.Key()
+	snap, ok := h.Latest(id)
+	if !ok || snap.Service != etcdlock.Name || snap.Recipe != lockqueue.EtcdMutex {
+		t.Fatalf("hub's snapshot of %s: %+v (found %v), want an etcd Mutex queue", st.Path, snap, ok)
+	}
+	if got := serverQueue(t, st); got != "C1 C2>C1 C4>C2" {
+		t.Errorf("queue after C3 left: %q, want C1 C2>C1 C4>C2", got)
+	}
+	for _, n := range snap.Nodes {
+		if n.LeaseID == "" || n.LeaseTTLMs != 5000 || n.Order == 0 {
+			t.Errorf("node %s: lease %q ttl %d ms, create revision %d: want its lease and 5 s TTL, and its revision", n.Name, n.LeaseID, n.LeaseTTLMs, n.Order)
+		}
+	}
+	call("POST", "/api/v1/sim/runs/"+st.ID+"/act?service=etcd", `{"client":"C4","action":"leave"}`, 200, &st)
+	if got := serverQueue(t, st); got != "C1 C2>C1" {
+		t.Errorf("after C4's leave the server queue is %q, want C1 C2>C1", got)
+	}
+	// A crashed holder's key goes when its 5 s lease runs out, and C2 holds.
+	call("POST", "/api/v1/sim/runs/"+st.ID+"/act?service=etcd", `{"client":"C1","action":"crash"}`, 200, &st)
+	if got := serverQueue(t, st); got != "C2" || client(t, st, "C1").State != simulator.StateCrashed {
+		t.Errorf("after C1's crash the server queue is %q and C1 %s, want C2 holding and C1 crashed", got, client(t, st, "C1").State)
+	}
+	call("POST", "/api/v1/sim/runs/"+st.ID+"/act?service=etcd", `{"client":"C2","action":"add-reader"}`, 400, nil)
+	call("DELETE", "/api/v1/sim/runs/"+st.ID+"?service=etcd", "", 204, nil)
+	if _, ok := h.Latest(id); ok {
+		t.Errorf("the hub still has the deleted run's lock")
+	}
+
+	// Scenario 9 with fencing off, to step 7: C1's stale write is flagged.
+	call("POST", "/api/v1/sim/runs?service=etcd", `{"scenario":"etcd-lease-pause","fencing":false}`, 201, &st)
+	call("POST", "/api/v1/sim/runs/"+st.ID+"/seek?service=etcd", `{"step":7}`, 200, &st)
+	if len(st.Violations) != 1 || st.Violations[0].Kind != "unfenced-write" || st.Violations[0].ForMs <= 0 {
+		t.Errorf("violations at step 7: %+v, want C1's stale write with its duration", st.Violations)
+	}
+	call("DELETE", "/api/v1/sim/runs/"+st.ID+"?service=etcd", "", 204, nil)
+}
