@@ -11,6 +11,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/pglock"
 	"github.com/zklockviz/zklockviz/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -21,8 +22,11 @@ const redisService = "redis"
 // simService runs `zklockviz sim --service NAME` for a service other than
 // ZooKeeper: its classroom starts its own server, so no --zk is needed.
 func simService(ctx context.Context, f *simFlags, stdout, stderr io.Writer) (int, error) {
+	if f.service == pglock.Name {
+		return simPostgres(ctx, f, stdout, stderr)
+	}
 	if f.service != redisService {
-		return 0, usagef("--service %q: want %s or %s", f.service, lockqueue.ZooKeeper, redisService)
+		return 0, usagef("--service %q: want %s, %s or %s", f.service, lockqueue.ZooKeeper, redisService, pglock.Name)
 	}
 	switch {
 	case f.scenario == "":

@@ -28,9 +28,11 @@ Flags:
                                  (or ZKLOCKVIZ_ZK_TIMEOUT); then exit 1, saying
                                  what failed at each address
   --scenario NAME|FILE           a built-in (%s) or a scenario .json file (JSON only)
-  --service zookeeper|redis      the lock service (default zookeeper); redis starts its own
+  --service zookeeper|redis|postgres  the lock service (default zookeeper); redis starts its own
                                  redis-server (no --zk) and runs its scenarios (redis-setnx-crash,
-                                 redis-px-pause, redis-del-third, redis-token-fencing, redis-watchdog)
+                                 redis-px-pause, redis-del-third, redis-token-fencing, redis-watchdog);
+                                 postgres starts its own PostgreSQL (pg-row-fifo, pg-advisory-fifo,
+                                 pg-idle-in-tx, pg-deadlock)
   --strategy herd|predecessor    how waiters watch (default: the scenario's)
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
                                  error for a scenario without "*" steps
@@ -48,6 +50,7 @@ Examples:
   zklockviz sim --zk 127.0.0.1:2181 --scenario lock1-5 --strategy herd
   zklockviz sim --zk 127.0.0.1:2181 --scenario gc-pause --fencing off --format json
   zklockviz sim --service redis --scenario redis-px-pause
+  zklockviz sim --service postgres --scenario pg-deadlock
 `
 
 // defaultSimRoot is serve's --sim-root default: the simulator's own.
