@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,5 +150,52 @@ func TestSimPostgresUsage(t *testing.T) {
 	code, _, stderr := simPostgresCLI(t, "--scenario", "pg-row-fifo", "--strategy", "herd")
 	if code != 2 || !strings.Contains(stderr, "--strategy is ZooKeeper's") {
 		t.Errorf("exit %d, stderr %q; want 2 and a word on --strategy", code, stderr)
+	}
+}
+
+// serve --sim offers PostgreSQL's classroom on the postgres service, with
+// or without --postgres: its scenarios listed, a run started and stepped
+// through the binary's HTTP API.
+func TestServePostgresClassroom(t *testing.T) {
+	if err := pglocal.Installed(); err != nil {
+		t.Skip(err)
+	}
+	zks := sharedZK(t)
+	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--sim")
+	var list []simulator.ScenarioInfo
+	if code := getJSON(t, s.url+"/api/v1/sim/scenarios?service=postgres", &list); code != 200 {
+		t.Fatalf("GET scenarios?service=postgres = %d", code)
+	}
+	var ids []string
+	for _, sc := range list {
+		ids = append(ids, sc.ID)
+		if sc.Service != "postgres" || sc.Unavailable != "" {
+			t.Errorf("scenario %+v", sc)
+		}
+	}
+	if want := []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock"}; !slices.Equal(ids, want) {
+		t.Errorf("scenarios %v, want %v", ids, want)
+	}
+	post := func(path, body string, want int) simulator.State {
+		t.Helper()
+		resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st simulator.State
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("POST %s = %d %s, want %d", path, resp.StatusCode, b, want)
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatalf("POST %s: %v: %s", path, err, b)
+		}
+		return st
+	}
+	st := post("/api/v1/sim/runs?service=postgres", `{"scenario":"pg-row-fifo"}`, 201)
+	st = post("/api/v1/sim/runs/"+st.ID+"/seek?service=postgres", `{"step":2}`, 200)
+	if st.Service != "postgres" || len(st.Snapshot.Nodes) != 2 || !st.Snapshot.Nodes[0].Holding {
+		t.Errorf("step 2: service %q, server's nodes %+v; want C1 holding, C2 waiting", st.Service, st.Snapshot.Nodes)
 	}
 }
