@@ -49,6 +49,7 @@ type pgClient struct {
 	// when none): the client sleeps in the lock manager until it returns.
 	pending chan error
 	second  bool // the statement in flight is its second lock
+	asleep  bool // its wait has been told
 }
 
 // classWorld is one run's lock on the classroom's server: a table with
@@ -379,6 +380,7 @@ func (w *classWorld) settle(ctx context.Context) error {
 			}
 		}
 		if rest {
+			w.tellWaits(waits)
 			cycle := w.cycle(waits)
 			if len(cycle) == 0 {
 				return nil
@@ -397,8 +399,32 @@ func (w *classWorld) settle(ctx context.Context) error {
 	}
 }
 
+// tellWaits tells each newly sleeping client's wait, naming whom
+// pg_blocking_pids says it waits for.
+func (w *classWorld) tellWaits(waits map[uint32][]uint32) {
+	for _, c := range w.clients {
+		if c.pending == nil || c.asleep {
+			continue
+		}
+		c.asleep = true
+		var by []string
+		for _, b := range waits[c.pid] {
+			if o := w.byPid[b]; o != nil {
+				by = append(by, o.name)
+			}
+		}
+		on := ""
+		if len(by) > 0 {
+			on = by[0]
+		}
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, On: on, Node: nodeName(int(c.pid)),
+			Text: fmt.Sprintf("sleeps in the server's lock manager (pg_blocking_pids: %s); it sends nothing until the server wakes it", strings.Join(by, ", "))})
+	}
+}
+
 // answered records the result of c's lock statement.
 func (w *classWorld) answered(c *pgClient, err error) {
+	c.asleep = false
 	if c.state == simulator.StateCrashed {
 		return
 	}
