@@ -217,3 +217,32 @@ func TestDeadlockDetected(t *testing.T) {
 		t.Errorf("C1 was not granted row 2 when C2 was aborted: %+v", s5.Events)
 	}
 }
+
+// TestPgScenarioRules: what a PostgreSQL scenario file may say.
+func TestPgScenarioRules(t *testing.T) {
+	tests := []struct {
+		name, file, err string
+	}{
+		{"built-in shape", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"row"},"steps":[{"client":"C1","action":"add"},{"client":"C1","action":"release"}]}`, ""},
+		{"no lock kind", `{"service":"postgres","name":"x","lock":"exclusive","steps":[{"client":"C1","action":"add"}]}`, `params.lock ""`},
+		{"pause never ends", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"row"},"steps":[{"client":"C1","action":"add"},{"client":"C1","action":"pause"}]}`, "never ends an idle transaction"},
+		{"second lock on an advisory key", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"advisory"},"steps":[{"client":"C1","action":"add"},{"client":"C1","action":"lock-second"}]}`, "needs a row-lock scenario"},
+		{"idle timeout on an advisory lock", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"advisory","idleInTxTimeoutMs":1000},"steps":[{"client":"C1","action":"add"}]}`, "needs a row lock"},
+		{"unknown action", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"row"},"steps":[{"client":"C1","action":"add-reader"}]}`, `unknown action "add-reader"`},
+		{"another service", `{"service":"redis","name":"x","lock":"exclusive","params":{"lock":"row"},"steps":[{"client":"C1","action":"add"}]}`, `a PostgreSQL scenario says "service": "postgres"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseScenario([]byte(tt.file))
+			switch {
+			case tt.err == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Errorf("error %v, want one saying %q", err, tt.err)
+			}
+		})
+	}
+	if got := BuiltinNames(); !slices.Equal(got, order) {
+		t.Errorf("built-ins %v, want %v", got, order)
+	}
+}
