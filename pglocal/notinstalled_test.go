@@ -16,4 +16,7 @@ func TestNotInstalled(t *testing.T) {
 		_, err := Start(ctx, Options{})
 		return err
 	})
+	// Installed says the same without starting anything (the classroom's
+	// scenario list marks PostgreSQL's scenarios unavailable with it).
+	localproc.CheckNotInstalled(t, ErrNotInstalled, "postgresql", func(context.Context) error { return Installed() })
 }

@@ -327,3 +327,10 @@ func errorMessage(body []byte) string {
 	}
 	return fmt.Sprintf("%s %s: %s", sev, code, text)
 }
+
+// Installed says whether PostgreSQL can be started here, without starting
+// it; its error wraps ErrNotInstalled and names the package to install.
+func Installed() error {
+	_, err := findInstall()
+	return err
+}

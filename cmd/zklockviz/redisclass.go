@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/zklockviz/zklockviz/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/pglock"
 	"github.com/zklockviz/zklockviz/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -17,8 +19,11 @@ import (
 // simService runs `zklockviz sim --service NAME` for a service other than
 // ZooKeeper: its classroom starts its own server, so no --zk is needed.
 func simService(ctx context.Context, f *simFlags, stdout, stderr io.Writer) (int, error) {
+	if f.service == pglock.Name {
+		return simPostgres(ctx, f, stdout, stderr)
+	}
 	if f.service != redislock.Name {
-		return 0, usagef("--service %q: want %s or %s", f.service, lockqueue.ZooKeeper, redislock.Name)
+		return 0, usagef("--service %q: want %s, %s, %s or %s", f.service, lockqueue.ZooKeeper, redislock.Name, etcdlock.Name, pglock.Name)
 	}
 	switch {
 	case f.scenario == "":

@@ -29,12 +29,13 @@ Flags:
                                  (or ZKLOCKVIZ_ZK_TIMEOUT); then exit 1, saying
                                  what failed at each address
   --scenario NAME|FILE           a built-in (%s) or a scenario .json file (JSON only)
-  --service zookeeper|redis|etcd the lock service (default zookeeper); redis starts its own
-                                 redis-server (no --zk) and runs its scenarios (redis-setnx-crash,
+  --service NAME                 the lock service (default zookeeper); the others start
+                                 their own server (no --zk): redis runs redis-setnx-crash,
                                  redis-px-pause, redis-del-third, redis-token-fencing, redis-watchdog,
-                                 redis-redlock-restart, redis-redlock-clock, redis-spin-cost);
-                                 etcd starts its own etcd (package etcd-server) and runs
-                                 etcd-mutex-queue and etcd-lease-pause
+                                 redis-redlock-restart, redis-redlock-clock, redis-spin-cost;
+                                 etcd (package etcd-server) runs etcd-mutex-queue and
+                                 etcd-lease-pause; postgres (package postgresql) runs
+                                 pg-row-fifo, pg-advisory-fifo, pg-idle-in-tx, pg-deadlock
   --strategy herd|predecessor    how waiters watch (default: the scenario's)
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
                                  error for a scenario without "*" steps
@@ -53,6 +54,7 @@ Examples:
   zklockviz sim --zk 127.0.0.1:2181 --scenario gc-pause --fencing off --format json
   zklockviz sim --service redis --scenario redis-px-pause
   zklockviz sim --service etcd --scenario etcd-lease-pause --fencing off
+  zklockviz sim --service postgres --scenario pg-deadlock
 `
 
 // defaultSimRoot is serve's --sim-root default: the simulator's own.

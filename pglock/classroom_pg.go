@@ -1,0 +1,368 @@
+package pglock
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// Classroom actions besides the engine's add, release, crash, pause and
+// write.
+const (
+	// ActWait lets a second pass: the waiters sleep in the lock manager.
+	ActWait = "wait"
+	// ActLockSecond takes the client's second lock (the other row) in the
+	// same transaction: two clients doing so in opposite order deadlock.
+	ActLockSecond = "lock-second"
+)
+
+// EvDeadlock is a client's transaction aborted by PostgreSQL's deadlock
+// detector (SQLSTATE 40P01).
+const EvDeadlock = "deadlock"
+
+// deadlockTimeout is the classroom server's deadlock_timeout (PostgreSQL's
+// default): how long a waiter sleeps before its backend checks for a cycle.
+const deadlockTimeout = time.Second
+
+// Lock kinds a scenario's params choose.
+const (
+	kindRow      = "row"
+	kindAdvisory = "advisory"
+)
+
+// classParams are a PostgreSQL scenario's own settings (Scenario.Params).
+type classParams struct {
+	// Lock is "row" (BEGIN; SELECT … FOR UPDATE; COMMIT releases) or
+	// "advisory" (pg_advisory_lock; pg_advisory_unlock releases).
+	Lock string `json:"lock"`
+	// IdleInTxTimeoutMs is each client's idle_in_transaction_session_timeout
+	// (0: none, PostgreSQL's default): the server ends a session left idle
+	// in a transaction that long, and with it the transaction's locks.
+	IdleInTxTimeoutMs int64 `json:"idleInTxTimeoutMs,omitempty"`
+	// Reversed are the clients that take row 2 first and row 1 second.
+	Reversed []string `json:"reversed,omitempty"`
+}
+
+func classParamsOf(sc *simulator.Scenario) (classParams, error) {
+	var p classParams
+	if len(sc.Params) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(sc.Params))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return p, fault.Errorf(fault.Invalid, "scenario %s: params: %v", sc.Name, err)
+		}
+	}
+	switch {
+	case p.Lock != kindRow && p.Lock != kindAdvisory:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: params.lock %q: want %q or %q", sc.Name, p.Lock, kindRow, kindAdvisory)
+	case p.IdleInTxTimeoutMs < 0 || p.IdleInTxTimeoutMs > 60_000:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: idleInTxTimeoutMs %d: want 0 (none) to 60000", sc.Name, p.IdleInTxTimeoutMs)
+	case p.IdleInTxTimeoutMs > 0 && p.Lock != kindRow:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: idleInTxTimeoutMs needs a row lock (a session's advisory lock outlives its transactions)", sc.Name)
+	case len(p.Reversed) > 0 && p.Lock != kindRow:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: reversed clients need row locks (two rows of the table)", sc.Name)
+	}
+	return p, nil
+}
+
+var (
+	//go:embed scenarios/*.json
+	scenarioFS embed.FS
+	builtins   = simulator.MustLoadScenarios(scenarioFS, "scenarios", ParseScenario)
+	// order is the teaching order of the built-ins.
+	order = []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock"}
+)
+
+// ParseScenario reads a PostgreSQL scenario file: simulator's format with
+// "service": "postgres" and the PostgreSQL params.
+func ParseScenario(b []byte) (*simulator.Scenario, error) {
+	sc, err := simulator.ParseScenario(b)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Service != Name {
+		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: a PostgreSQL scenario says \"service\": %q", sc.Name, sc.Service, Name)
+	}
+	if err := (&Backend{}).DryRun(sc, sc.Steps); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// Builtin returns a built-in PostgreSQL scenario.
+func Builtin(name string) (*simulator.Scenario, bool) {
+	sc, ok := builtins[name]
+	if !ok {
+		return nil, false
+	}
+	return sc.Clone(), true
+}
+
+// BuiltinNames lists the built-ins in teaching order.
+func BuiltinNames() []string {
+	var out []string
+	for _, n := range order {
+		if _, ok := builtins[n]; ok {
+			out = append(out, n)
+		}
+	}
+	for n := range builtins {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// LoadScenario resolves a built-in's name or reads a scenario file.
+func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
+	if sc, ok := Builtin(nameOrFile); ok {
+		return sc, nil
+	}
+	if !strings.HasSuffix(nameOrFile, ".json") {
+		return nil, fault.Errorf(fault.Invalid, "unknown PostgreSQL scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
+	}
+	b, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
+	}
+	sc, err := ParseScenario(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
+	}
+	return sc, nil
+}
+
+// Backend is PostgreSQL's classroom for the simulator's engine: one
+// server (pglocal), started with the first run and stopped with the
+// manager; each run has its own table, advisory key and client role on it.
+type Backend struct {
+	// Log receives the server's output; may be nil.
+	Log *slog.Logger
+
+	mu  sync.Mutex
+	srv *pglocal.Server
+}
+
+var _ simulator.Backend = (*Backend)(nil)
+
+// Name is the service the backend's snapshots belong to.
+func (*Backend) Name() string { return Name }
+
+// Open starts the server on first use, with pg_stat_statements loaded so
+// the runs can show what the server itself counted.
+func (b *Backend) Open(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	srv, err := pglocal.Start(ctx, pglocal.Options{Settings: map[string]string{
+		"shared_preload_libraries": "pg_stat_statements",
+		"deadlock_timeout":         deadlockTimeout.String(),
+	}})
+	if err != nil {
+		if errors.Is(err, pglocal.ErrNotInstalled) {
+			return fault.Errorf(fault.Unavailable, "PostgreSQL scenarios are unavailable: %v", err)
+		}
+		return fault.Errorf(fault.Unavailable, "postgres classroom: start postgres: %v", err)
+	}
+	db, err := pgx.Connect(ctx, srv.DSN())
+	if err == nil {
+		_, err = db.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+		db.Close(context.WithoutCancel(ctx))
+	}
+	if err != nil {
+		return errors.Join(fault.Errorf(fault.Unavailable, "postgres classroom: set up: %v", err), srv.Close())
+	}
+	b.srv = srv
+	return nil
+}
+
+// Available says whether PostgreSQL is installed; its error names the
+// package that provides it.
+func (*Backend) Available() error { return pglocal.Installed() }
+
+// server is the classroom's server, nil before the first run.
+func (b *Backend) server() *pglocal.Server {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.srv
+}
+
+// Close stops the server and removes its directory.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.srv == nil {
+		return nil
+	}
+	err := b.srv.Close()
+	b.srv = nil
+	return err
+}
+
+func (*Backend) Builtin(name string) (*simulator.Scenario, bool) { return Builtin(name) }
+func (*Backend) BuiltinNames() []string                          { return BuiltinNames() }
+func (*Backend) Lost() string {
+	return "server had ended its session (its locks went with it)"
+}
+
+// Actions are the actions a PostgreSQL client takes.
+func (*Backend) Actions() []string {
+	return []string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait, ActLockSecond}
+}
+
+// Timeout is the idle-in-transaction timeout: what a silent holder takes
+// to lose the lock (zero: never).
+func (*Backend) Timeout(sc *simulator.Scenario) time.Duration {
+	p, _ := classParamsOf(sc)
+	return time.Duration(p.IdleInTxTimeoutMs) * time.Millisecond
+}
+
+func (b *Backend) CheckAction(_ *simulator.Scenario, a simulator.Action, wildcard bool) error {
+	if !slices.Contains(b.Actions(), a.Action) {
+		return fmt.Errorf("unknown action %q: a PostgreSQL client takes %s", a.Action, strings.Join(b.Actions(), ", "))
+	}
+	if a.Client == "" || a.Client == "*" && !wildcard {
+		return fmt.Errorf("%s: missing client", a.Action)
+	}
+	return nil
+}
+
+// Recipe is the scenario's pseudocode.
+func (*Backend) Recipe(sc *simulator.Scenario, _ simulator.Strategy) simulator.Recipe {
+	p, _ := classParamsOf(sc)
+	return simulator.Recipe{Strategy: Queued, Lines: classLinesFor(p).lines}
+}
+
+// Queued is the strategy of PostgreSQL's locks: the waiter sleeps in the
+// server's lock manager until the lock is granted to it.
+const Queued simulator.Strategy = "server-queue"
+
+// classLines is a recipe's pseudocode and the line of each client state
+// (numbered from 1).
+type classLines struct {
+	lines                          []string
+	acquire, second, work, release int
+}
+
+func classLinesFor(p classParams) classLines {
+	if p.Lock == kindAdvisory {
+		return classLines{lines: []string{
+			"SELECT pg_advisory_lock(K)  -- sleeps in the lock manager until granted",
+			"work: write(resource)",
+			"SELECT pg_advisory_unlock(K)  -- or the session ends",
+		}, acquire: 1, work: 2, release: 3}
+	}
+	return classLines{lines: []string{
+		"BEGIN",
+		"SELECT * FROM T WHERE id = 1 FOR UPDATE  -- sleeps until the row's locker ends",
+		"SELECT * FROM T WHERE id = 2 FOR UPDATE  -- a second lock, same transaction",
+		"work: UPDATE T SET writes = writes + 1 WHERE id = 1; write(resource)",
+		"COMMIT  -- or ROLLBACK, or the session ends",
+	}, acquire: 2, second: 3, work: 4, release: 5}
+}
+
+// DryRun checks a plan against a model of the locks: per client whether it
+// is connected, holds, waits or is silent. Who gets a freed lock is the
+// server's to say (FIFO), so the model only refuses what no order allows.
+func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error {
+	p, err := classParamsOf(sc)
+	if err != nil {
+		return err
+	}
+	type cl struct {
+		gone, paused, second bool
+	}
+	clients := map[string]*cl{}
+	for i, a := range plan {
+		fail := func(format string, args ...any) error {
+			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
+		}
+		if err := b.CheckAction(sc, a, false); err != nil {
+			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
+		}
+		c := clients[a.Client]
+		if a.Action == simulator.ActAdd {
+			if c != nil {
+				return fail("%s is already in this run", a.Client)
+			}
+			clients[a.Client] = &cl{}
+			continue
+		}
+		if a.Action == ActWait {
+			continue
+		}
+		if c == nil {
+			return fail("unknown client %s: add it first", a.Client)
+		}
+		if c.gone && a.Action != simulator.ActWrite {
+			return fail("%s has released, crashed or lost its session", a.Client)
+		}
+		switch a.Action {
+		case ActLockSecond:
+			if p.Lock != kindRow {
+				return fail("a second lock needs a row-lock scenario")
+			}
+			if c.second {
+				return fail("%s already took its second lock", a.Client)
+			}
+			c.second = true
+		case simulator.ActPause:
+			if p.IdleInTxTimeoutMs == 0 {
+				return fail("without idleInTxTimeoutMs the server never ends an idle transaction, so the pause would never end: crash the holder instead")
+			}
+			c.paused, c.gone = true, true
+		case simulator.ActRelease, simulator.ActCrash:
+			c.gone = true
+		case simulator.ActWrite:
+			if c.gone && !c.paused {
+				return fail("%s has released or crashed", a.Client)
+			}
+		}
+	}
+	return nil
+}
+
+func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {
+	p, err := classParamsOf(spec.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	srv := b.server()
+	if srv == nil {
+		return nil, fault.Errorf(fault.Unavailable, "postgres classroom: no server (closed)")
+	}
+	return newClassWorld(ctx, srv, spec, p)
+}
+
+// NewClassroom is PostgreSQL's classroom for the registry: a simulator
+// Manager on a Backend. Close the returned manager at shutdown (it stops
+// the server). cfg.Backend is set here.
+func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
+	cfg.Backend = &Backend{Log: cfg.Logger}
+	cfg.Servers, cfg.Chroot = nil, ""
+	m, err := simulator.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return simulator.NewClassroom(m), m, nil
+}
