@@ -22,6 +22,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/etcdlocal"
 	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/redislocal"
 )
 
 // Every lock service live in one serve, looked at in the browser: real
@@ -194,7 +195,8 @@ func edge(from, to, kind, provenance string) string {
 // tableOrder is the lock table's rows, first to last.
 const tableOrder = `[...document.querySelectorAll('#table tbody tr[data-row]')].map(r => r.dataset.row).join(',')`
 
-// One serve watches a ZooKeeper, an etcd and a PostgreSQL lock at once.
+// One serve watches a ZooKeeper, an etcd, a PostgreSQL (advisory and row)
+// and a three-master Redis lock at once, as issue 15 asks.
 // The dashboard lists each with its service's badge and filters by
 // service; each lock's page draws its holder, its waiters in order and
 // their edges (etcd's inferred by the recipe's rule, PostgreSQL's
@@ -209,6 +211,7 @@ func TestEveryServiceLive(t *testing.T) {
 		etcdLock = "/e2e/every/orders"
 		pgLock   = "advisory/42"
 		rowLock  = "table/public.jobs"
+		redisKey = "e2e-every-orders"
 	)
 	pgQuery(t, pg.DSN(), `CREATE TABLE jobs (id int PRIMARY KEY); INSERT INTO jobs VALUES (1)`)
 
@@ -242,8 +245,17 @@ func TestEveryServiceLive(t *testing.T) {
 	psql(t, pg.DSN(), "row-second", forUpdate)
 	rw2 := pgNode(t, pg.DSN(), "row-second", true)
 
-	srv := startServer(t, "--etcd", etcd.Endpoint(), "--postgres", pg.DSN(), "--poll", "200ms",
-		"--watch", zkPath, "--watch", "etcd:"+etcdLock, "--watch", "postgres:"+pgLock, "--watch", "postgres:"+rowLock)
+	// Three Redis masters: one Redlock, held by redis-cli on every master.
+	masters := redislocal.NForTest(t, 3)
+	args := []string{"--etcd", etcd.Endpoint(), "--postgres", pg.DSN(), "--poll", "200ms",
+		"--watch", zkPath, "--watch", "etcd:" + etcdLock, "--watch", "postgres:" + pgLock, "--watch", "postgres:" + rowLock,
+		"--watch", "redis:" + redisKey}
+	for _, m := range masters {
+		args = append(args, "--redis", m.Addr())
+		redisCLI(t, m.Addr(), "SET", redisKey, "tok-A", "NX", "PX", "600000")
+	}
+
+	srv := startServer(t, args...)
 	tb := newTab(t)
 
 	// The dashboard: every lock, each with its service's badge.
@@ -253,6 +265,7 @@ func TestEveryServiceLive(t *testing.T) {
 		{"etcd", etcdLock, "etcd"},
 		{"postgres", pgLock, "PostgreSQL"},
 		{"postgres", rowLock, "PostgreSQL"},
+		{"redis", redisKey, "Redis"},
 	}
 	for _, l := range locks {
 		row := dashRow(l.service, l.name)
@@ -266,7 +279,7 @@ func TestEveryServiceLive(t *testing.T) {
 			t.Errorf("%s %s links to %q, want a link like %q", l.service, l.name, href, want)
 		}
 	}
-	tb.until("every service connected", `['zookeeper','etcd','postgres'].every(s => document.querySelector('#services li[data-service='+s+'] .ensemble').dataset.state === 'connected')`)
+	tb.until("every service connected", `['zookeeper','etcd','postgres','redis'].every(s => document.querySelector('#services li[data-service='+s+'] .ensemble').dataset.state === 'connected')`)
 	tb.screenshot("dashboard-services.png")
 	if n := eval[int](tb, `document.querySelectorAll('#services .service-err').length`); n != 0 {
 		t.Errorf("%d service errors on a healthy dashboard: %s", n, eval[string](tb, `document.getElementById('services').textContent`))
@@ -278,7 +291,8 @@ func TestEveryServiceLive(t *testing.T) {
 		{"etcd", []string{"etcd " + etcdLock}},
 		{"postgres", []string{"postgres " + pgLock, "postgres " + rowLock}},
 		{"zookeeper", []string{"zookeeper " + zkPath}},
-		{"", []string{"zookeeper " + zkPath, "etcd " + etcdLock, "postgres " + pgLock, "postgres " + rowLock}},
+		{"redis", []string{"redis " + redisKey}},
+		{"", []string{"zookeeper " + zkPath, "etcd " + etcdLock, "postgres " + pgLock, "postgres " + rowLock, "redis " + redisKey}},
 	} {
 		tb.run(`{ const s = document.getElementById('filter-service'); s.value = ` + jsString(tc.filter) + `; s.dispatchEvent(new Event('change')); }`)
 		rows := `[...document.querySelectorAll('#locks-body tr[data-lock]')].map(r => r.dataset.service + ' ' + r.dataset.lock).sort().join('|')`
@@ -358,10 +372,26 @@ func TestEveryServiceLive(t *testing.T) {
 	rowHolder.send(t, "COMMIT;")
 	tb.until("rows: the hand-off", nodeCount(2)+` && `+node(rw1, "holding")+` && `+node(rw2, "waiting")+` && `+edge(rw2, rw1, "rule", "confirmed"))
 
+	// Redis, a Redlock on three masters: tok-A holds all three, then tok-B
+	// takes every master after a release.
+	tb.open(lockPage(srv.URL, "redis", redisKey))
+	tb.until("Redis: tok-A holds, live", node("tok-A", "holding")+` && document.body.dataset.live === 'true'`)
+	tb.until("Redis: the breakdown per master", `document.querySelector('#table tr[data-row="tok-A"]').textContent.includes('holds 3 of 3 masters')`)
+	tb.run(`window.__samePage = true`)
+	for _, m := range masters {
+		redisCLI(t, m.Addr(), "DEL", redisKey)
+		redisCLI(t, m.Addr(), "SET", redisKey, "tok-B", "NX", "PX", "600000")
+	}
+	tb.until("Redis: the hand-off", nodeCount(1)+` && `+node("tok-B", "holding"))
+	if !eval[bool](tb, `window.__samePage === true`) {
+		t.Error("Redis's page reloaded for the hand-off")
+	}
+
 	// Back on the dashboard, every service's lock after its hand-off.
 	tb.open(srv.URL + "/")
 	for _, l := range []struct{ service, name, holder string }{
 		{"zookeeper", zkPath, q[1]}, {"etcd", etcdLock, ek[1]}, {"postgres", pgLock, pw1}, {"postgres", rowLock, rw1},
+		{"redis", redisKey, "tok-B"},
 	} {
 		row := dashRow(l.service, l.name)
 		tb.until(l.service+" "+l.name+": the new holder on the dashboard", row+` && `+dashHolds(row, l.holder))
