@@ -101,6 +101,11 @@ type Lock struct {
 	// says whether the server can add it (POST /api/v1/watch).
 	Watched  bool
 	CanWatch bool
+	// Replay is the time bar and the past moment shown, if any (history.go).
+	Replay Replay
+	// Figures are the lock's figures over the time bar's window, when the
+	// server keeps a history.
+	Figures *Figures
 }
 
 // focus makes an alert that names nodes reachable with Tab: focusing it

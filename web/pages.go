@@ -20,6 +20,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
+	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
@@ -54,6 +55,7 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 		r.Get("/parts/dashboard", p.dashboardLive)
 		r.Get("/parts/lock", p.lockParts)
 		r.Get("/parts/lock-text", p.lockText)
+		r.Get("/parts/lock-figures", p.lockFigures)
 		r.Post("/parts/queue-table", p.queueTable)
 		r.Post("/parts/queue-node", p.queueNode)
 		r.Get("/lock", p.lock)
@@ -90,6 +92,7 @@ func WithServices(reg *lockservice.Registry) PageOption {
 }
 
 type pages struct {
+	history  history.Source
 	snaps    Snapshots
 	sim      bool
 	assets   *assets
@@ -169,10 +172,20 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: lp}.Key())
+	id := lockqueue.LockID{Service: svc.Name, Name: lp}
+	snap, ok := p.snaps.Latest(id.Key())
 	// A path with a snapshot is followed, whoever publishes it (the
 	// simulator's runs go to the same hub as the watcher's locks).
 	watched := ok || watchedBy(svc, lp)
+	now := time.Now()
+	past, err := p.moment(id, q)
+	if err != nil {
+		p.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !past.replay.At.IsZero() {
+		snap, ok, now = past.snap, past.known, past.replay.At
+	}
 	pg := p.page(lp, "lock")
 	sv := serviceView(svc)
 	pg.Body = templ.Attributes{
@@ -180,9 +193,25 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		// The page script builds every URL (socket, JSON, watch) from
 		// (service, path) and words its banner with the title.
 		"data-service": sv.Name, "data-service-title": sv.Title,
+		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
 	}
-	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, time.Now())
+	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
+	l.Replay = past.replay
+	if p.history != nil {
+		to := time.Now()
+		if !past.replay.At.IsZero() {
+			to = past.replay.At.Add(defaultWindow / 2)
+		}
+		if f, err := p.figures(id, to.Add(-defaultWindow), to); err != nil {
+			p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
+		} else {
+			l.Figures = &f
+		}
+	}
+	if !past.replay.At.IsZero() {
+		l.Live, l.Banner = false, "" // the replay status says which moment this is
+	}
 	if !watched {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
 	}
@@ -236,7 +265,18 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), errStatus(err))
 		return
 	}
-	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), time.Now())
+	id := lockqueue.LockID{Service: svc.Name, Name: name}
+	past, err := p.moment(id, r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	if !past.replay.At.IsZero() {
+		snap, ok, now = past.snap, past.known, past.replay.At
+	}
+	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), now)
+	l.Replay = past.replay
 	p.render(w, r, http.StatusOK, views.LockParts(l))
 }
 

@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// recorded is what GET /api/v1/lock/history answers, as far as these
+// tests read it.
+type recorded struct {
+	Events []struct {
+		Time time.Time `json:"time"`
+		Kind string    `json:"kind"`
+		Node string    `json:"node"`
+	} `json:"events"`
+}
+
+// eventTime polls the lock's history until an event of kind on node is
+// recorded, and returns when it happened (the recorder's clock).
+func eventTime(t *testing.T, srv *server, path, kind, node string) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for {
+		res, err := http.Get(srv.URL + "/api/v1/lock/history?path=" + url.QueryEscape(path))
+		if err != nil {
+			t.Fatalf("history of %s: %v", path, err)
+		}
+		var h recorded
+		err = json.NewDecoder(res.Body).Decode(&h)
+		res.Body.Close()
+		if err != nil {
+			t.Fatalf("history of %s: %v", path, err)
+		}
+		for _, e := range h.Events {
+			if e.Kind == kind && e.Node == node {
+				return e.Time
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s event of %s recorded for %s after %s: %+v", kind, node, path, waitFor, h.Events)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// queuedTwo starts a server watching path, and two go-zookeeper lockers
+// on it: the first holds, the second waits. It returns them and the
+// queue's node names, in order.
+func queuedTwo(t *testing.T, path string) (*server, *gozkLock, *gozkLock, []string) {
+	t.Helper()
+	admin := connect(t)
+	ensurePath(t, admin, path)
+	srv := startServer(t, "--watch", path)
+	first := takeLock(t, path, "first")
+	if err := <-first.got; err != nil {
+		t.Fatalf("first lock: %v", err)
+	}
+	second := takeLock(t, path, "second")
+	q := queueNames(t, admin, path)
+	for len(q) < 2 {
+		q = queueNames(t, admin, path)
+	}
+	return srv, first, second, q
+}
+
+// A hand-off is recorded; the time bar goes back to before it (a drag, the
+// arrow keys, a link) and the lock view shows who held and who waited then;
+// L comes back to the live queue; the figures count the hand-off.
+func TestTimeBarReplaysThePast(t *testing.T) {
+	need(t)
+	const path = "/e2e/replay"
+	srv, first, second, q := queuedTwo(t, path)
+
+	// The moment the second queued: the first held, the second waited.
+	queued := eventTime(t, srv, path, "queued", q[1])
+	before := queued.UnixMilli()
+
+	if err := first.lock.Unlock(); err != nil {
+		t.Fatalf("unlock: %v", err)
+	}
+	if err := <-second.got; err != nil {
+		t.Fatalf("second lock: %v", err)
+	}
+	eventTime(t, srv, path, "acquired", q[1])
+
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + url.QueryEscape(path))
+	tb.until("the second holds, live", node(q[1], "holding"))
+	tb.until("the time bar has the recorded changes", `Number(document.getElementById('timebar').dataset.moments) >= 2`)
+
+	// Drag the bar to the moment the second queued (a drag ends in a change).
+	tb.run(fmt.Sprintf(`(() => { const s = document.getElementById('tb-scrub'); s.value = '%d'; s.dispatchEvent(new Event('change')); })()`, before))
+	tb.until("the first holds again", node(q[0], "holding"))
+	tb.until("the second waits again", node(q[1], "waiting"))
+	tb.until("the table row of the first holds", fmt.Sprintf(`document.querySelector('tr[data-row=%s]')?.dataset.state === 'holding'`, jsString(q[0])))
+	tb.until("the status names the moment", `document.getElementById('replay-status').dataset.at === '`+fmt.Sprint(before)+`'`)
+	if got := eval[string](tb, `new URL(location.href).searchParams.get('at')`); got != fmt.Sprint(before) {
+		t.Errorf("the address says at=%s, want %d", got, before)
+	}
+
+	// → steps to the next recorded change; the hand-off is one of them.
+	for range 10 {
+		if eval[bool](tb, node(q[1], "holding")+` !== null && `+fmt.Sprintf(`!document.querySelector('#lane [data-node=%s]')`, jsString(q[0]))) {
+			break
+		}
+		tb.key(kb.ArrowRight)
+	}
+	tb.until("stepping forward reaches the hand-off", node(q[1], "holding"))
+
+	// L is live again.
+	tb.key("l")
+	tb.until("live: the address names no moment", `!new URL(location.href).searchParams.has('at')`)
+	tb.until("live: the second holds", node(q[1], "holding"))
+	tb.until("live: the first is gone", fmt.Sprintf(`!document.querySelector('#lane [data-node=%s]')`, jsString(q[0])))
+
+	// A link to the past moment opens there, painted by the server.
+	tb.open(srv.URL + "/lock?path=" + url.QueryEscape(path) + "&at=" + fmt.Sprint(before))
+	first0 := eval[string](tb, fmt.Sprintf(`document.querySelector('#table tr[data-row=%s]')?.dataset.state || ''`, jsString(q[0])))
+	if first0 != "holding" {
+		t.Errorf("the link's first paint shows the first as %q, want holding", first0)
+	}
+	tb.until("the link shows the first holding", node(q[0], "holding"))
+	tb.until("the link shows the second waiting", node(q[1], "waiting"))
+	tb.until("the status says which moment", `document.getElementById('replay-status').textContent.includes('as it was at')`)
+
+	// The figures count the acquisitions and the second's wait.
+	tb.until("the figures count the second's wait", `Number(document.querySelector('#figures tr[data-figure=wait]').dataset.count) >= 1`)
+	tb.until("the figures count the acquisitions", `Number(document.querySelector('#figures [data-stat=acquisitions] b').textContent) >= 2`)
+	tb.until("the hold histogram counts the first's hold", `[...document.querySelectorAll('#figures [data-histogram=hold] tr')].some((r) => Number(r.dataset.count) > 0)`)
+	second.lock.Unlock()
+}
+
+// The exported incident is one file that opens from disk with the network
+// off and a quiet console, and steps through the window's changes.
+func TestIncidentExportOpensOffline(t *testing.T) {
+	need(t)
+	const path = "/e2e/export"
+	srv, first, second, q := queuedTwo(t, path)
+	from := eventTime(t, srv, path, "acquired", q[0]).Add(-time.Second)
+	first.lock.Unlock()
+	if err := <-second.got; err != nil {
+		t.Fatalf("second lock: %v", err)
+	}
+	second.lock.Unlock()
+	to := eventTime(t, srv, path, "left", q[1]).Add(time.Second)
+
+	// The page's button is the export of its window.
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + url.QueryEscape(path))
+	href := eval[string](tb, `document.getElementById('export').href`)
+	if !strings.Contains(href, "/api/v1/lock/export?") {
+		t.Fatalf("the export button links %q", href)
+	}
+
+	res, err := http.Get(fmt.Sprintf("%s/api/v1/lock/export?path=%s&from=%d&to=%d", srv.URL, url.QueryEscape(path), from.UnixMilli(), to.UnixMilli()))
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("export: %s, %v: %s", res.Status, err, body)
+	}
+	if cd := res.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, "attachment;") {
+		t.Errorf("Content-Disposition %q, want an attachment", cd)
+	}
+	file := filepath.Join(t.TempDir(), "incident.html")
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Network off, in a tab of its own: every http(s) and websocket request
+	// is blocked, and any request the file makes but for itself is counted.
+	tb = newTab(t)
+	var mu sync.Mutex
+	var requests []string
+	if err := chromedp.Listen(tb.ctx, func(ev any) {
+		if r, ok := ev.(*network.EventRequestWillBeSent); ok && !strings.HasPrefix(r.Request.URL, "file:") {
+			mu.Lock()
+			requests = append(requests, r.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	call(t, tb.ctx, "network on", func(ctx context.Context) error {
+		_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
+		return err
+	})
+	call(t, tb.ctx, "network off", func(ctx context.Context) error {
+		_, err := chromedp.Call(ctx, network.SetBlockedURLs, network.SetBlockedURLsParams{URLPatterns: []*network.BlockPattern{
+			{URLPattern: "*://*:*/*", Block: true},
+		}})
+		return err
+	})
+	tb.open("file://" + file)
+	tb.until("the incident's first change", `document.body.dataset.change === '0'`)
+	n := eval[int](tb, `document.querySelectorAll('#changes .change').length`)
+	if n < 3 {
+		t.Errorf("the incident has %d changes, want at least 3 (two queued, a hand-off)", n)
+	}
+	tb.key(kb.End)
+	tb.until("the last change shown", fmt.Sprintf(`document.body.dataset.change === '%d'`, n-1))
+	if !eval[bool](tb, `[...document.querySelectorAll('#changes .change')].some((c) => c.textContent.includes('acquired'))`) {
+		t.Error("no change of the incident says a node acquired")
+	}
+	tb.until("the figures in the file", `Number(document.querySelector('#figures [data-stat=acquisitions] b').textContent) >= 2`)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(requests) > 0 {
+		t.Errorf("the incident file made network requests: %v", requests)
+	}
+}
+
+func call(t *testing.T, ctx context.Context, what string, fn func(context.Context) error) {
+	t.Helper()
+	if err := fn(ctx); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
