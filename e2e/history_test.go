@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/zklockviz/zklockviz/zklocal"
 )
 
 // recorded is what GET /api/v1/lock/history answers, as far as these
@@ -26,12 +27,21 @@ type recorded struct {
 		Time time.Time `json:"time"`
 		Kind string    `json:"kind"`
 		Node string    `json:"node"`
+		// Connection is the reader's, for a connection event.
+		Connection string `json:"connection"`
 	} `json:"events"`
 }
 
 // eventTime polls the lock's history until an event of kind on node is
 // recorded, and returns when it happened (the recorder's clock).
 func eventTime(t *testing.T, srv *server, path, kind, node string) time.Time {
+	t.Helper()
+	return eventWhere(t, srv, path, kind+" of "+node, time.Time{}, func(kind2, node2, _ string) bool { return kind2 == kind && node2 == node })
+}
+
+// eventWhere polls the lock's history until an event after after matches,
+// and returns when it happened.
+func eventWhere(t *testing.T, srv *server, path, what string, after time.Time, match func(kind, node, connection string) bool) time.Time {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
@@ -46,12 +56,12 @@ func eventTime(t *testing.T, srv *server, path, kind, node string) time.Time {
 			t.Fatalf("history of %s: %v", path, err)
 		}
 		for _, e := range h.Events {
-			if e.Kind == kind && e.Node == node {
+			if e.Time.After(after) && match(e.Kind, e.Node, e.Connection) {
 				return e.Time
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s event of %s recorded for %s after %s: %+v", kind, node, path, waitFor, h.Events)
+			t.Fatalf("no event %s recorded for %s after %s: %+v", what, path, waitFor, h.Events)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -224,6 +234,39 @@ func TestIncidentExportOpensOffline(t *testing.T) {
 	if len(requests) > 0 {
 		t.Errorf("the incident file made network requests: %v", requests)
 	}
+}
+
+// While ZooKeeper is down the history does not know the lock: the time bar
+// draws the gap, and the view at a moment in it says it does not know.
+func TestTimeBarShowsWhatItDidNotSee(t *testing.T) {
+	need(t)
+	const path = "/e2e/gap"
+	zks := zklocal.ForTest(t)
+	admin := connectTo(t, zks)
+	ensurePath(t, admin, path)
+	l := takeLockVia(t, connectTo(t, zks), path, "holder")
+	if err := <-l.got; err != nil {
+		t.Fatal(err)
+	}
+	srv := startServerOn(t, zks, "--watch", path)
+	connected := func(_, _, c string) bool { return c == "connected" }
+	up := eventWhere(t, srv, path, "the reader connected", time.Time{}, connected)
+	if err := zks.Stop(); err != nil {
+		t.Fatalf("stop ZooKeeper: %v", err)
+	}
+	lost := eventWhere(t, srv, path, "the reader lost ZooKeeper", up, func(kind, _, c string) bool { return kind == "connection" && c != "connected" })
+	if err := zks.Start(t.Context()); err != nil {
+		t.Fatalf("restart ZooKeeper: %v", err)
+	}
+	back := eventWhere(t, srv, path, "the reader back", lost, connected)
+	mid := lost.Add(back.Sub(lost) / 2)
+
+	tb := newTab(t)
+	tb.open(fmt.Sprintf("%s/lock?path=%s&at=%d", srv.URL, url.QueryEscape(path), mid.UnixMilli()))
+	if txt := eval[string](tb, `document.getElementById('replay-status').textContent`); !strings.Contains(txt, "does not know") {
+		t.Errorf("at a moment ZooKeeper was down the view says %q, want that it does not know", txt)
+	}
+	tb.until("the gap is drawn on the bar", `Number(document.getElementById('timebar').dataset.gaps) >= 1 && document.querySelector('#tb-ticks .gap')`)
 }
 
 func call(t *testing.T, ctx context.Context, what string, fn func(context.Context) error) {
