@@ -108,6 +108,17 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	eventTime(t, srv, path, "acquired", q[1])
 
 	tb := newTab(t)
+	// The dashboard's sparkline counts both acquisitions.
+	tb.open(srv.URL + "/")
+	spark := fmt.Sprintf(`document.querySelector('tr[data-lock=%s] td.spark')`, jsString(path))
+	tb.until("the dashboard's sparkline", spark)
+	if n := eval[int](tb, `Number(`+spark+`.dataset.handoffs)`); n != 2 {
+		t.Errorf("the sparkline counts %d hand-offs in the last hour, want 2", n)
+	}
+	if pts := eval[string](tb, spark+`.querySelector('polyline').getAttribute('points')`); strings.Count(pts, ",") != 12 {
+		t.Errorf("the sparkline's points %q, want 12", pts)
+	}
+
 	tb.open(srv.URL + "/lock?path=" + url.QueryEscape(path))
 	tb.until("the second holds, live", node(q[1], "holding"))
 	tb.until("the time bar has the recorded changes", `Number(document.getElementById('timebar').dataset.moments) >= 2`)

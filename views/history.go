@@ -267,3 +267,69 @@ func (e Export) ExportName() string {
 	name := strings.NewReplacer("/", "_", ":", "_", " ", "_").Replace(strings.Trim(e.Path, "/"))
 	return "zklockviz-incident-" + name + "-" + e.From.UTC().Format("20060102T150405Z") + ".html"
 }
+
+// SparkBins is how many bars a sparkline has: five minutes each over the
+// last hour.
+const SparkBins = 12
+
+// Sparkline is a lock's hand-offs (acquisitions) over the last hour, in
+// SparkBins bins, oldest first.
+type Sparkline struct {
+	Bins  []int
+	Total int
+}
+
+// NewSparkline bins the acquisitions among evs over the hour up to now.
+func NewSparkline(evs []history.Event, now time.Time) Sparkline {
+	s := Sparkline{Bins: make([]int, SparkBins)}
+	from := now.Add(-time.Hour)
+	width := time.Hour / SparkBins
+	for _, e := range evs {
+		if e.Kind != history.Acquired || e.Time.Before(from) || e.Time.After(now) {
+			continue
+		}
+		i := min(int(e.Time.Sub(from)/width), SparkBins-1)
+		s.Bins[i]++
+		s.Total++
+	}
+	return s
+}
+
+// Points are the sparkline's polyline in a 60×16 box.
+func (s Sparkline) Points() string {
+	top := 1
+	for _, b := range s.Bins {
+		top = max(top, b)
+	}
+	var p []string
+	for i, b := range s.Bins {
+		x := float64(i) * 60 / float64(max(len(s.Bins)-1, 1))
+		y := 15 - float64(b)*14/float64(top)
+		p = append(p, strconv.FormatFloat(x, 'f', 1, 64)+","+strconv.FormatFloat(y, 'f', 1, 64))
+	}
+	return strings.Join(p, " ")
+}
+
+// Title words the sparkline for a tooltip and a screen reader.
+func (s Sparkline) Title() string {
+	if s.Total == 1 {
+		return "1 hand-off in the last hour"
+	}
+	return strconv.Itoa(s.Total) + " hand-offs in the last hour"
+}
+
+// SetSparklines gives each row its sparkline, from spark(service, path).
+func (d *Dashboard) SetSparklines(spark func(service, path string) Sparkline) {
+	d.History = true
+	for i := range d.Locks {
+		d.Locks[i].Spark = spark(d.Locks[i].Service, d.Locks[i].Path)
+	}
+}
+
+// Columns is how many columns the dashboard's table has.
+func (d Dashboard) Columns() string {
+	if d.History {
+		return "8"
+	}
+	return "7"
+}

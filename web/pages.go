@@ -93,6 +93,7 @@ func WithServices(reg *lockservice.Registry) PageOption {
 
 type pages struct {
 	history  history.Source
+	sparks   sparkCache
 	snaps    Snapshots
 	sim      bool
 	assets   *assets
@@ -137,6 +138,9 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 		statuses = append(statuses, st)
 	}
 	d.SetServices(statuses, watched)
+	if p.history != nil {
+		d.SetSparklines(p.sparks.of(p.history, p.log))
+	}
 	if name := r.URL.Query().Get("service"); name != "" {
 		svc, err := serviceNamed(p.services, name)
 		if err != nil {

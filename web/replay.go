@@ -3,8 +3,10 @@ package web
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/zklockviz/zklockviz/history"
@@ -134,4 +136,44 @@ func (p *pages) lockFigures(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.render(w, r, http.StatusOK, views.LockFigures(f))
+}
+
+// sparkTTL is how long a dashboard sparkline is reused: the dashboard is
+// fetched again on every change of any lock, and an hour of events need not
+// be read for each.
+const sparkTTL = 15 * time.Second
+
+// sparkCache keeps the dashboard's sparklines for sparkTTL.
+type sparkCache struct {
+	mu    sync.Mutex
+	lines map[string]cachedSpark
+}
+
+type cachedSpark struct {
+	at    time.Time
+	spark views.Sparkline
+}
+
+// of is the sparkline of a dashboard row, from src's last hour.
+func (c *sparkCache) of(src history.Source, log *slog.Logger) func(service, path string) views.Sparkline {
+	now := time.Now()
+	return func(service, path string) views.Sparkline {
+		key := lockqueue.LockID{Service: service, Name: path}.Key()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if s, ok := c.lines[key]; ok && now.Sub(s.at) < sparkTTL {
+			return s.spark
+		}
+		evs, err := src.Events(key, now.Add(-time.Hour), now)
+		if err != nil {
+			log.Warn("dashboard sparkline", "lock", key, "err", err)
+			return views.NewSparkline(nil, now)
+		}
+		if c.lines == nil {
+			c.lines = map[string]cachedSpark{}
+		}
+		s := views.NewSparkline(evs, now)
+		c.lines[key] = cachedSpark{at: now, spark: s}
+		return s
+	}
 }
