@@ -213,6 +213,9 @@ type Change struct {
 // NewChange words the events at one moment and the queue they left.
 func NewChange(at time.Time, evs []history.Event, st history.State) Change {
 	c := Change{At: at, Seen: st.Live()}
+	if len(evs) == 0 {
+		c.What = []string{"the queue as the window starts"}
+	}
 	for _, e := range evs {
 		c.What = append(c.What, EventText(e))
 	}

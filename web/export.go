@@ -41,6 +41,16 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	// The queue as the window starts, when the history knows it: what the
+	// first change changed.
+	start, err := store.At(id.Key(), from)
+	switch {
+	case err == nil:
+		e.Changes = append(e.Changes, views.NewChange(from, nil, start))
+	case !errors.Is(err, history.ErrNoHistory):
+		writeError(w, r, s.log, err)
+		return
+	}
 	// One change per moment: the events recorded at one time are one
 	// reading of the lock.
 	for i := 0; i < len(evs); {
