@@ -170,7 +170,9 @@ document.getElementById('copy').addEventListener('click', async (e) => {
   const btn = e.currentTarget;
   let text;
   try {
-    const res = await fetch('/parts/lock-text?' + lockQuery(new URLSearchParams(), service, path));
+    const q = new URLSearchParams();
+    if (at !== null) q.set('at', String(at));
+    const res = await fetch('/parts/lock-text?' + lockQuery(q, service, path));
     if (!res.ok) throw new Error(res.statusText);
     text = await res.text();
   } catch (err) {

@@ -287,10 +287,20 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 // lockText is the lock's newest snapshot as plain text, for the lock
 // page's "copy as text".
 func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
-	_, name, snap, ok, err := p.latest(r)
+	svc, name, snap, ok, err := p.latest(r)
 	if err != nil {
 		http.Error(w, err.Error(), errStatus(err))
 		return
+	}
+	// At a past moment (?at=) the text is the queue then.
+	past, err := p.moment(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	if !past.replay.At.IsZero() {
+		snap, ok, now = past.snap, past.known, past.replay.At
 	}
 	if !ok {
 		http.Error(w, name+" is not watched, or not read yet", http.StatusNotFound)
@@ -300,7 +310,7 @@ func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	io.WriteString(w, views.QueueText(snap, time.Now()))
+	io.WriteString(w, views.QueueText(snap, now))
 }
 
 // maxQueueTableBody bounds the snapshot a classroom sends to be rendered.
