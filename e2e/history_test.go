@@ -142,7 +142,18 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	}
 	tb.until("stepping forward reaches the hand-off", node(q[1], "holding"))
 
-	// L is live again.
+	// Home goes to the window's first recorded change.
+	tb.key(kb.Home)
+	tb.until("Home: the first change", `document.getElementById('timebar').dataset.at === document.querySelector('#tb-ticks button').dataset.at`)
+
+	// ▶ plays the changes from there on, and ends live.
+	tb.do("play", chromedp.Click("#tb-play"))
+	tb.until("playing reaches the end and goes live", `document.getElementById('timebar').dataset.at === '' && !new URL(location.href).searchParams.has('at')`)
+	tb.until("played to the hand-off", node(q[1], "holding"))
+
+	// L is live again, from a past moment.
+	tb.run(fmt.Sprintf(`(() => { const s = document.getElementById('tb-scrub'); s.value = '%d'; s.dispatchEvent(new Event('change')); })()`, before))
+	tb.until("back at the moment before", node(q[0], "holding"))
 	tb.key("l")
 	tb.until("live: the address names no moment", `!new URL(location.href).searchParams.has('at')`)
 	tb.until("live: the second holds", node(q[1], "holding"))

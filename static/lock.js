@@ -411,4 +411,8 @@ if (bar) {
   load().then(() => {
     if (at !== null) seek(at);
   });
+  // While live, the bar gains the changes recorded since.
+  setInterval(() => {
+    if (at === null && !playing && !document.hidden) load();
+  }, 15000);
 }
