@@ -173,6 +173,14 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	tb.until("the figures count the second's wait", `Number(document.querySelector('#figures tr[data-figure=wait]').dataset.count) >= 1`)
 	tb.until("the figures count the acquisitions", `Number(document.querySelector('#figures [data-stat=acquisitions] b').textContent) >= 2`)
 	tb.until("the hold histogram counts the first's hold", `[...document.querySelectorAll('#figures [data-histogram=hold] tr')].some((r) => Number(r.dataset.count) > 0)`)
+	for _, f := range []string{"wait", "hold"} {
+		hist := eval[int](tb, `[...document.querySelectorAll('#figures [data-histogram=`+f+`] tr')].reduce((n, r) => n + Number(r.dataset.count), 0)`)
+		count := eval[int](tb, `Number(document.querySelector('#figures tr[data-figure=`+f+`]').dataset.count)`)
+		if hist != count {
+			t.Errorf("the %s histogram holds %d, the percentiles count %d: they should be the same set", f, hist, count)
+		}
+	}
+	tb.screenshot("lock-history.png")
 	second.lock.Unlock()
 }
 

@@ -98,15 +98,17 @@ type FigureRow struct {
 }
 
 // histogramEdges are the upper bounds of the histograms' buckets: decades
-// from 10 ms, which is how wait and hold times spread in practice.
+// from 10 ms, which is how wait and hold times spread in practice; their
+// labels are worded here, where "10 ms" reads better than a clock.
 var histogramEdges = []time.Duration{10 * time.Millisecond, 100 * time.Millisecond, time.Second, 10 * time.Second, time.Minute, 10 * time.Minute}
+
+var histogramLabels = []string{"< 10 ms", "< 100 ms", "< 1 s", "< 10 s", "< 1 min", "< 10 min", "≥ 10 min"}
 
 func histogram(secs []float64) []Bar {
 	bars := make([]Bar, len(histogramEdges)+1)
-	for i, e := range histogramEdges {
-		bars[i].Label = "< " + Duration(e)
+	for i := range bars {
+		bars[i].Label = histogramLabels[i]
 	}
-	bars[len(histogramEdges)].Label = "≥ " + Duration(histogramEdges[len(histogramEdges)-1])
 	top := 0
 	for _, s := range secs {
 		d := time.Duration(s * float64(time.Second))
@@ -143,9 +145,9 @@ func figureRow(name string, f history.Figures) FigureRow {
 	return r
 }
 
-// NewFigures words st; lives (the window's node lives) give the
-// histograms: waits of nodes that acquired, holds of nodes that left.
-func NewFigures(st history.Stats, lives []history.Life) Figures {
+// NewFigures words st; evs (the window's events) give the histograms, of
+// the same waits and holds as st's percentiles.
+func NewFigures(st history.Stats, evs []history.Event) Figures {
 	f := Figures{From: st.From, To: st.To, Window: Duration(st.To.Sub(st.From))}
 	f.Rows = []FigureRow{figureRow("wait", st.Wait), figureRow("hold", st.Hold), figureRow("gave up after", st.GiveUpWait)}
 	f.Counts = []Stat{
@@ -159,12 +161,12 @@ func NewFigures(st history.Stats, lives []history.Life) Figures {
 		f.Busiest = append(f.Busiest, fmt.Sprintf("%s: %d acquisitions, longest wait %s", h.Hour.UTC().Format("2006-01-02 15:00 UTC"), h.Acquisitions, seconds(h.MaxWait)))
 	}
 	var waits, holds []float64
-	for _, l := range lives {
-		if !l.Acquired.IsZero() && l.Acquired.After(st.From) {
-			waits = append(waits, l.Wait)
+	for _, e := range evs {
+		if w, ok := e.MeasuredWait(); ok {
+			waits = append(waits, w.Seconds())
 		}
-		if !l.Left.IsZero() && !l.Acquired.IsZero() {
-			holds = append(holds, l.Hold)
+		if h, ok := e.MeasuredHold(); ok {
+			holds = append(holds, h.Seconds())
 		}
 	}
 	f.Wait, f.Hold = histogram(waits), histogram(holds)

@@ -204,8 +204,8 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	l.Replay = past.replay
 	if p.history != nil {
 		to := time.Now()
-		if !past.replay.At.IsZero() {
-			to = past.replay.At.Add(defaultWindow / 2)
+		if end := past.replay.At.Add(defaultWindow / 2); !past.replay.At.IsZero() && end.Before(to) {
+			to = end
 		}
 		if f, err := p.figures(id, to.Add(-defaultWindow), to); err != nil {
 			p.log.Warn("lock page figures", "lock", id.Key(), "err", err)

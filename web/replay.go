@@ -105,11 +105,7 @@ func figuresOf(src history.Source, id lockqueue.LockID, from, to time.Time) (vie
 	if err != nil {
 		return views.Figures{}, fmt.Errorf("events of %s: %w", id.Key(), err)
 	}
-	before, err := src.At(id.Key(), from)
-	if err != nil && !errors.Is(err, history.ErrNoHistory) {
-		return views.Figures{}, fmt.Errorf("the history of %s at %s: %w", id.Key(), views.When(from), err)
-	}
-	return views.NewFigures(st, history.Lives(before, evs, to)), nil
+	return views.NewFigures(st, evs), nil
 }
 
 // lockFigures is the figures part (GET /parts/lock-figures?from=&to=),
