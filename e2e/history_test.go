@@ -9,14 +9,17 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/zklocal"
 )
 
@@ -122,6 +125,45 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	tb.open(srv.URL + "/lock?path=" + url.QueryEscape(path))
 	tb.until("the second holds, live", node(q[1], "holding"))
 	tb.until("the time bar has the recorded changes", `Number(document.getElementById('timebar').dataset.moments) >= 2`)
+
+	// A real drag with the mouse, from the thumb (live, at the right end) to
+	// where the bar has a moment after the first acquired: the view shows
+	// the moment it ends on, exactly as the history has it then.
+	tb.run(`(() => { const w = document.getElementById('tb-window'); w.value = '900000'; w.dispatchEvent(new Event('change')); })()`)
+	tb.until("a 15-minute window", `(() => { const s = document.getElementById('tb-scrub'); return Number(s.max) - Number(s.min) === 900000; })()`)
+	type box struct{ Left, Right, Y, Min, Max float64 }
+	b := eval[box](tb, `(() => { const s = document.getElementById('tb-scrub'), r = s.getBoundingClientRect(); return {left: r.left, right: r.right, y: r.top + r.height / 2, min: Number(s.min), max: Number(s.max)}; })()`)
+	// The thumb's centre runs from 8 px in from either end.
+	target := float64(before) + (b.Max-float64(before))/2
+	x0, x1 := b.Right-8, b.Left+8+(b.Right-b.Left-16)*(target-b.Min)/(b.Max-b.Min)
+	steps := []chromedp.Action[chromedp.Void]{chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x0, b.Y, chromedp.ButtonType(input.MouseButtonLeft), chromedp.ClickCount(1))}
+	// Scrub all the way back, then forward to the target.
+	for k := 1; k <= 10; k++ {
+		steps = append(steps, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x0+(b.Left-x0)*float64(k)/10, b.Y, chromedp.ButtonType(input.MouseButtonLeft)))
+	}
+	for k := 1; k <= 10; k++ {
+		steps = append(steps, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, b.Left+(x1-b.Left)*float64(k)/10, b.Y, chromedp.ButtonType(input.MouseButtonLeft)))
+	}
+	steps = append(steps, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x1, b.Y, chromedp.ButtonType(input.MouseButtonLeft), chromedp.ClickCount(1)))
+	tb.do("drag the time bar", steps...)
+	tb.until("the drag shows a past moment", `document.getElementById('timebar').dataset.at !== ''`)
+	dragged := eval[string](tb, `document.getElementById('timebar').dataset.at`)
+	res, err := http.Get(srv.URL + "/api/v1/lock?path=" + url.QueryEscape(path) + "&at=" + dragged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var then lockqueue.Snapshot
+	if res.StatusCode == http.StatusOK {
+		err = json.NewDecoder(res.Body).Decode(&then)
+	}
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(then.Holders()) == 0 {
+		t.Errorf("the drag ended at %s, where the history has no holder: it should land after the first acquired (%d)", dragged, before)
+	}
+	tb.until("the lane is the history's at the dragged moment", fmt.Sprintf(`JSON.stringify([...document.querySelectorAll('#lane [data-node][data-state=holding]')].map((g) => g.dataset.node).sort()) === %s`, jsString(jsonOf(t, sorted(then.Holders())))))
 
 	// Drag the bar to the moment the second queued (a drag ends in a change).
 	tb.run(fmt.Sprintf(`(() => { const s = document.getElementById('tb-scrub'); s.value = '%d'; s.dispatchEvent(new Event('change')); })()`, before))
@@ -297,6 +339,22 @@ func TestTimeBarShowsWhatItDidNotSee(t *testing.T) {
 		t.Errorf("at a moment ZooKeeper was down the view says %q, want that it does not know", txt)
 	}
 	tb.until("the gap is drawn on the bar", `Number(document.getElementById('timebar').dataset.gaps) >= 1 && document.querySelector('#tb-ticks .gap')`)
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// sorted is ss sorted, never nil (JSON's [] rather than null).
+func sorted(ss []string) []string {
+	out := append([]string{}, ss...)
+	slices.Sort(out)
+	return out
 }
 
 func call(t *testing.T, ctx context.Context, what string, fn func(context.Context) error) {

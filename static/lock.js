@@ -250,7 +250,8 @@ setInterval(() => {
 // ---- The time bar: the lock as it was -----------------------------------
 // The history's events of the window mark the bar (timeline.js, the
 // classroom's timeline); picking a moment shows the lock as the history
-// rebuilds it then (GET /api/v1/lock?at=) with the server's parts for it.
+// rebuilds it then (GET /parts/lock-at: the snapshot GET /api/v1/lock?at=
+// answers) with the server's parts for it.
 
 // PastClock gives a past moment's times from the recorded lives: when a
 // node queued and acquired, the clock stopped at the moment (data-clock-at).
@@ -278,7 +279,7 @@ if (bar) {
     live: document.getElementById('tb-live'), win: document.getElementById('tb-window'), info: document.getElementById('tb-info'),
     exp: document.getElementById('export'),
   };
-  const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t) });
+  const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t), onScrub: (t) => seek(t) });
   let win = { from: 0, to: 0 };
   let moments = []; // the distinct times of the window's events, ms, ascending
   let playing = null;
@@ -339,16 +340,32 @@ if (bar) {
   }
 
   // seek shows the lock as it was at t.
+  // seek shows the lock as it was at t. While a drag moves the bar faster
+  // than the server answers, one request is under way at a time and the
+  // newest moment is fetched when it is answered.
+  let fetching = false;
   async function seek(t) {
     at = Math.round(t);
     const u = new URL(location.href);
     u.searchParams.set('at', String(at));
     history.replaceState(null, '', u);
     syncBar();
-    const res = await fetch('/api/v1/lock?' + lockQuery(new URLSearchParams({ at: String(at) }), service, path));
-    if (Math.round(t) !== at) return; // a later seek won
-    snap = res.ok ? await res.json() : { path, nodes: [], alerts: [], connection: '' };
-    render();
+    if (fetching) return;
+    fetching = true;
+    try {
+      let want;
+      do {
+        want = at;
+        const res = await fetch('/parts/lock-at?' + lockQuery(new URLSearchParams({ at: String(want) }), service, path));
+        const next = res.ok ? (await res.json()).snapshot : { path, nodes: [], alerts: [], connection: '' };
+        if (at === null) return; // Live came meanwhile
+        if (at !== want) continue;
+        snap = next;
+        render();
+      } while (at !== null && at !== want);
+    } finally {
+      fetching = false;
+    }
   }
 
   function goLive() {

@@ -5,14 +5,17 @@
 
 export class Timeline {
   // input: an <input type=range>; ticks: the element the marks go in.
-  // onSeek(value) is called when the user picks a position.
-  constructor(input, ticks, { onSeek = () => {} } = {}) {
+  // onSeek(value) is called when the user picks a position; onScrub(value)
+  // while a drag moves it (by default nothing: the classroom's steps run on
+  // ZooKeeper and are taken when the drag ends).
+  constructor(input, ticks, { onSeek = () => {}, onScrub = null } = {}) {
     this.input = input;
     this.ticks = ticks;
     this.onSeek = onSeek;
     this.min = 0;
     this.max = 0;
     input.addEventListener('change', () => this.onSeek(Number(input.value)));
+    if (onScrub) input.addEventListener('input', () => onScrub(Number(input.value)));
   }
 
   // set places the slider: its range, where it is and how a reader says it.

@@ -56,6 +56,7 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 		r.Get("/parts/lock", p.lockParts)
 		r.Get("/parts/lock-text", p.lockText)
 		r.Get("/parts/lock-figures", p.lockFigures)
+		r.Get("/parts/lock-at", p.lockAt)
 		r.Post("/parts/queue-table", p.queueTable)
 		r.Post("/parts/queue-node", p.queueNode)
 		r.Get("/lock", p.lock)

@@ -173,3 +173,32 @@ func (c *sparkCache) of(src history.Source, log *slog.Logger) func(service, path
 		return s
 	}
 }
+
+// lockAt is the lock's snapshot at ?at= for the lane of the lock page,
+// as GET /api/v1/lock?at= answers it, but a moment the history has nothing
+// of is an empty queue with "known": false rather than a 404: scrubbing
+// across the start of the history is not an error.
+func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
+	svc, name, _, _, err := p.latest(r)
+	if err != nil {
+		http.Error(w, err.Error(), errStatus(err))
+		return
+	}
+	if p.history == nil || !r.URL.Query().Has("at") {
+		http.Error(w, "the history is off on this server, or ?at= is missing", http.StatusNotFound)
+		return
+	}
+	past, err := p.moment(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	snap := past.snap
+	if !past.known {
+		snap = lockqueue.Snapshot{Path: name, WatchSource: "history"}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Known    bool               `json:"known"`
+		Snapshot lockqueue.Snapshot `json:"snapshot"`
+	}{past.known, wireSnapshot(snap)})
+}
