@@ -81,6 +81,8 @@ func TestLockPageAtAMoment(t *testing.T) {
 		{"before the history", "/lock?service=fixture&path=orders&at=" + ms(-time.Hour), 200, "", "", "No history of this lock"},
 		{"a bad moment", "/lock?service=fixture&path=orders&at=yesterday", 400, "", "", "RFC 3339"},
 		{"text at a moment", "/parts/lock-text?service=fixture&path=orders&at=" + ms(1500*time.Millisecond), 200, "", "", "watches from history"},
+		{"the lane's snapshot", "/parts/lock-at?service=fixture&path=orders&at=" + ms(1500*time.Millisecond), 200, "", "", `"known":true,"snapshot":{"service":"fixture","path":"orders"`},
+		{"the lane's snapshot before the history", "/parts/lock-at?service=fixture&path=orders&at=" + ms(-time.Hour), 200, "", "", `"known":false`},
 		{"parts at a bad moment", "/parts/lock?service=fixture&path=orders&at=yesterday", 400, "", "", "RFC 3339"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
