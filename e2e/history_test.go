@@ -237,6 +237,9 @@ func TestIncidentExportOpensOffline(t *testing.T) {
 	if err := <-second.got; err != nil {
 		t.Fatalf("second lock: %v", err)
 	}
+	// The reader sees snapshots, not every change: let it see the second
+	// hold before it lets go, or the hand-off may read as a give-up.
+	eventTime(t, srv, path, "acquired", q[1])
 	second.lock.Unlock()
 	to := eventTime(t, srv, path, "left", q[1]).Add(time.Second)
 
