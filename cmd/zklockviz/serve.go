@@ -167,7 +167,9 @@ Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
 (&service=etcd or postgres for another service's lock),
 POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics;
 history: /api/v1/lock?path=&at=, /api/v1/lock/history?path=&from=&to=,
-/api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks.
+/api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks,
+/api/v1/lock/export?path=&from=&to= (an incident as one offline HTML file);
+/lock?path=&at= opens the lock view at a past moment.
 `
 
 // serveConfig is serve's validated command line.
