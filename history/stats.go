@@ -70,6 +70,24 @@ type Stats struct {
 	Gaps []Span `json:"gaps"`
 }
 
+// MeasuredWait is the wait e counts in the figures: an acquisition's,
+// unless it came after a gap (when the node queued is not known).
+func (e Event) MeasuredWait() (time.Duration, bool) {
+	if e.Kind != Acquired || e.Value == "after-gap" || e.Since.IsZero() {
+		return 0, false
+	}
+	return e.Wait(), true
+}
+
+// MeasuredHold is the hold e counts in the figures: a holder's that left
+// while the reader saw it.
+func (e Event) MeasuredHold() (time.Duration, bool) {
+	if e.Kind != Left || e.Acquired.IsZero() || e.How == Unseen {
+		return 0, false
+	}
+	return e.Hold(), true
+}
+
 // Figures computes the lock's figures from its events in [from, to];
 // before is the lock's state at from (for a gap already open then).
 func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats {
@@ -87,8 +105,7 @@ func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats
 				hours[h.Hour] = h
 			}
 			h.Acquisitions++
-			if e.Value != "after-gap" && !e.Since.IsZero() {
-				w := e.Wait()
+			if w, ok := e.MeasuredWait(); ok {
 				waits = append(waits, w)
 				h.MaxWait = max(h.MaxWait, w.Seconds())
 			}
@@ -100,8 +117,8 @@ func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats
 		case e.Kind == Left && e.How == Expired:
 			st.Expired++
 		}
-		if e.Kind == Left && !e.Acquired.IsZero() && e.How != Unseen {
-			holds = append(holds, e.Hold())
+		if h, ok := e.MeasuredHold(); ok {
+			holds = append(holds, h)
 		}
 	}
 	st.Wait, st.Hold, st.GiveUpWait = figures(waits), figures(holds), figures(gaveUp)

@@ -7,6 +7,7 @@ import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA } from './queue.
 const ALERT_NAMES = 50;
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
+import { Timeline, timelineKeys } from './timeline.js';
 
 const body = document.body;
 const path = body.dataset.path;
@@ -25,13 +26,20 @@ let socket = { socket: 'connecting', attempt: 0 };
 let selected = new URLSearchParams(location.search).get('node') || '';
 let lastLiveAt = null;
 let live = null; // the LiveLock, once the path is watched
+// at is the past moment shown (ms epoch), null when live; liveSnap the
+// newest live snapshot, kept while a past moment is shown.
+let at = body.dataset.at ? Number(body.dataset.at) : null;
+let liveSnap = null;
 
 legend(document.getElementById('legend'));
 // The table's pages are the server's, of the newest snapshot of this lock,
 // and come with the summary and the alerts of the same snapshot.
 const table = new QueueTable(document.getElementById('table'), {
   onSelect: select,
-  source: (q) => fetch('/parts/lock?' + lockQuery(q, service, path)),
+  source: (q) => {
+    if (at !== null) q.set('at', String(at));
+    return fetch('/parts/lock?' + lockQuery(q, service, path));
+  },
   onParts: showParts,
 });
 
@@ -50,6 +58,12 @@ function isLive() {
 }
 
 function renderBanner() {
+  if (at !== null) {
+    // A past moment: the replay status (the server's) says which.
+    body.dataset.live = 'false';
+    banner.hidden = true;
+    return;
+  }
   if (!live) {
     // Not watched: the page says so in its own card; nothing is stale.
     body.dataset.live = 'false';
@@ -87,14 +101,14 @@ function renderBanner() {
 // showParts swaps in the summary and the alerts the server rendered with
 // the table's page (views.LockParts).
 function showParts(parts) {
-  for (const id of ['summary', 'alerts']) {
+  for (const id of ['summary', 'alerts', 'replay-status']) {
     const next = parts.getElementById(id);
     if (next) document.getElementById(id).replaceWith(next);
   }
   const pane = parts.querySelector('.node-details');
   if (pane) {
     details.replaceChildren(pane);
-    startNodeClock(details, snap, timing);
+    startNodeClock(details, snap, at !== null ? pastClock : timing);
     tick(details);
   }
   const sum = document.getElementById('summary');
@@ -127,7 +141,8 @@ document.addEventListener('click', (e) => {
 function render() {
   renderBanner();
   if (!snap) return;
-  drawQueue(svg, snap, { selected, onSelect: select, timing, id: 'lane' });
+  const clock = at !== null ? pastClock : timing;
+  drawQueue(svg, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
   foldNote.dataset.folded = String(folded);
@@ -142,7 +157,7 @@ function render() {
   } else {
     foldNote.textContent = '';
   }
-  table.update(snap, timing, selected);
+  table.update(snap, clock, selected);
   tick(document.body);
   if (!body.dataset.firstDraw) {
     body.dataset.firstDraw = String(Math.round(performance.now()));
@@ -155,7 +170,9 @@ document.getElementById('copy').addEventListener('click', async (e) => {
   const btn = e.currentTarget;
   let text;
   try {
-    const res = await fetch('/parts/lock-text?' + lockQuery(new URLSearchParams(), service, path));
+    const q = new URLSearchParams();
+    if (at !== null) q.set('at', String(at));
+    const res = await fetch('/parts/lock-text?' + lockQuery(q, service, path));
     if (!res.ok) throw new Error(res.statusText);
     text = await res.text();
   } catch (err) {
@@ -183,10 +200,12 @@ function follow() {
   live = new LiveLock(path, {
     service,
     onSnapshot(s) {
-      snap = s;
+      liveSnap = s;
       const now = Date.now();
       timing.observe(s, now);
       if (s.connection === 'connected' && !s.error) lastLiveAt = now;
+      if (at !== null) return; // a past moment is shown; Live comes back to this
+      snap = s;
       render();
     },
     onStatus(st) {
@@ -227,3 +246,190 @@ setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
 }, 1000);
+
+// ---- The time bar: the lock as it was -----------------------------------
+// The history's events of the window mark the bar (timeline.js, the
+// classroom's timeline); picking a moment shows the lock as the history
+// rebuilds it then (GET /parts/lock-at: the snapshot GET /api/v1/lock?at=
+// answers) with the server's parts for it.
+
+// PastClock gives a past moment's times from the recorded lives: when a
+// node queued and acquired, the clock stopped at the moment (data-clock-at).
+class PastClock {
+  constructor() {
+    this.lives = new Map();
+  }
+  since(n) {
+    const l = this.lives.get(n.name);
+    if (n.holding && l && l.acquired) return Date.parse(l.acquired);
+    if (l && l.queued) return Date.parse(l.queued);
+    return Date.parse(n.ctime) || at;
+  }
+  verb(n) {
+    if (n.foreign) return 'age';
+    return n.holding ? 'holds' : 'waits';
+  }
+}
+const pastClock = new PastClock();
+
+const bar = document.getElementById('timebar');
+if (bar) {
+  const ui = {
+    back: document.getElementById('tb-back'), play: document.getElementById('tb-play'), step: document.getElementById('tb-step'),
+    live: document.getElementById('tb-live'), win: document.getElementById('tb-window'), info: document.getElementById('tb-info'),
+    exp: document.getElementById('export'),
+  };
+  const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t), onScrub: (t) => seek(t) });
+  let win = { from: 0, to: 0 };
+  let moments = []; // the distinct times of the window's events, ms, ascending
+  let playing = null;
+  const fmt = (ms) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+
+  // load reads the window's events around the moment shown (or up to now).
+  async function load() {
+    const span = Number(ui.win.value);
+    const now = Date.now();
+    const to = at === null ? now : Math.min(now, at + span / 2);
+    const from = to - span;
+    const q = new URLSearchParams({ from: String(from), to: String(to) });
+    const res = await fetch('/api/v1/lock/history?' + lockQuery(q, service, path));
+    if (!res.ok) {
+      ui.info.textContent = `no history: ${res.status} ${res.statusText}`;
+      return;
+    }
+    const h = await res.json();
+    win = { from, to };
+    pastClock.lives = new Map((h.nodes || []).map((l) => [l.node, l]));
+    const byTime = new Map();
+    for (const e of h.events || []) {
+      const t = Date.parse(e.time);
+      if (!byTime.has(t)) byTime.set(t, []);
+      byTime.get(t).push(e);
+    }
+    moments = [...byTime.keys()].sort((a, b) => a - b);
+    const marks = moments.map((t) => {
+      const evs = byTime.get(t);
+      const kind = evs[0].kind;
+      return {
+        value: t,
+        cls: 'k-' + String(kind).replace(/[^a-z]/g, '') + (t === at ? ' current' : ''),
+        title: fmt(t) + ': ' + evs.map((e) => e.kind + (e.node ? ' ' + e.node : '')).join(', '),
+        data: { at: String(t) },
+      };
+    });
+    const gaps = (h.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${fmt(Date.parse(g.from))} – ${fmt(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
+    timeline.set({ min: from, max: to, value: at === null ? to : at, text: at === null ? 'live' : fmt(at) });
+    timeline.draw(marks, gaps);
+    bar.dataset.moments = String(moments.length);
+    bar.dataset.gaps = String(gaps.length);
+    const q2 = new URLSearchParams({ from: String(from), to: String(to) });
+    ui.exp.href = '/api/v1/lock/export?' + lockQuery(q2, service, path);
+    syncBar();
+  }
+
+  function syncBar() {
+    bar.dataset.at = at === null ? '' : String(at);
+    body.dataset.at = bar.dataset.at;
+    if (at === null) delete body.dataset.clockAt;
+    else body.dataset.clockAt = String(at);
+    ui.live.setAttribute('aria-pressed', String(at === null));
+    ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
+    ui.info.textContent = at === null ? `live · ${moments.length} recorded changes in the window` : `${fmt(at)} · ${moments.filter((t) => t <= at).length} of ${moments.length} changes`;
+    timeline.input.value = String(at === null ? win.to : at);
+    for (const b of timeline.ticks.querySelectorAll('button')) b.classList.toggle('current', Number(b.dataset.at) === at);
+  }
+
+  // seek shows the lock as it was at t.
+  // seek shows the lock as it was at t. While a drag moves the bar faster
+  // than the server answers, one request is under way at a time and the
+  // newest moment is fetched when it is answered.
+  let fetching = false;
+  async function seek(t) {
+    at = Math.round(t);
+    const u = new URL(location.href);
+    u.searchParams.set('at', String(at));
+    history.replaceState(null, '', u);
+    syncBar();
+    if (fetching) return;
+    fetching = true;
+    try {
+      let want;
+      do {
+        want = at;
+        const res = await fetch('/parts/lock-at?' + lockQuery(new URLSearchParams({ at: String(want) }), service, path));
+        const next = res.ok ? (await res.json()).snapshot : { path, nodes: [], alerts: [], connection: '' };
+        if (at === null) return; // Live came meanwhile
+        if (at !== want) continue;
+        snap = next;
+        render();
+      } while (at !== null && at !== want);
+    } finally {
+      fetching = false;
+    }
+  }
+
+  function goLive() {
+    stop();
+    at = null;
+    const u = new URL(location.href);
+    u.searchParams.delete('at');
+    history.replaceState(null, '', u);
+    snap = liveSnap;
+    syncBar();
+    render();
+    load();
+  }
+
+  const here = () => (at === null ? win.to : at);
+  const next = () => moments.find((t) => t > here());
+  const prev = () => [...moments].reverse().find((t) => t < here());
+  function stepFwd() {
+    const t = next();
+    if (t !== undefined) seek(t);
+    else goLive();
+  }
+  function stepBack() {
+    const t = prev();
+    if (t !== undefined) seek(t);
+  }
+  function stop() {
+    clearInterval(playing);
+    playing = null;
+  }
+  ui.play.addEventListener('click', () => {
+    if (playing) {
+      stop();
+    } else {
+      playing = setInterval(() => {
+        if (next() === undefined) goLive();
+        else stepFwd();
+      }, 1000);
+    }
+    syncBar();
+  });
+  ui.back.addEventListener('click', stepBack);
+  ui.step.addEventListener('click', stepFwd);
+  ui.live.addEventListener('click', goLive);
+  ui.win.addEventListener('change', async () => {
+    await load();
+    const q = new URLSearchParams({ from: String(win.from), to: String(win.to) });
+    const res = await fetch('/parts/lock-figures?' + lockQuery(q, service, path));
+    if (res.ok) {
+      const tpl = document.createElement('template');
+      tpl.innerHTML = await res.text();
+      const f = tpl.content.getElementById('figures');
+      if (f) document.getElementById('figures').replaceWith(f);
+    }
+  });
+  timelineKeys({
+    back: stepBack, step: stepFwd, first: () => moments.length && seek(moments[0]), last: () => moments.length && seek(moments[moments.length - 1]),
+    extra: { l: goLive, L: goLive },
+  });
+  load().then(() => {
+    if (at !== null) seek(at);
+  });
+  // While live, the bar gains the changes recorded since.
+  setInterval(() => {
+    if (at === null && !playing && !document.hidden) load();
+  }, 15000);
+}

@@ -7,6 +7,7 @@
 import { legend, tick } from './queue.js';
 import { API, call, inflight, onSettled } from './sim-api.js';
 import { Panel } from './sim-panel.js';
+import { Timeline, timelineKeys } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -17,6 +18,8 @@ const ui = {
   shortcuts: $('shortcuts'), strategyFixed: $('strategy-fixed'), runList: $('run-list'), runCount: $('run-count'),
   runItems: $('run-items'),
 };
+// The timeline is the one the lock view's time bar uses (timeline.js).
+const timeline = new Timeline(ui.scrub, ui.ticks, { onSeek: (k) => seek(k) });
 
 let scenarios = [];
 let panels = []; // one per run
@@ -120,9 +123,7 @@ function lead() {
 function syncControls() {
   const s = lead();
   const total = s ? s.total : 0;
-  ui.scrub.max = String(total);
-  ui.scrub.value = String(s ? s.step : 0);
-  ui.scrub.setAttribute('aria-valuetext', s ? `step ${s.step} of ${total}` : 'no run');
+  timeline.set({ max: total, value: s ? s.step : 0, text: s ? `step ${s.step} of ${total}` : 'no run' });
   const busy = panels.some((p) => p.state && p.state.busy);
   let info = s ? `step ${s.step} of ${total}` : 'starting…';
   if (s && s.done) info += ' · done';
@@ -154,22 +155,23 @@ function syncControls() {
 // for the steps shown so far, outlined for recorded or planned ones ahead.
 function renderTicks() {
   const s = lead();
-  ui.ticks.replaceChildren();
-  if (!s || !s.total) return;
+  if (!s || !s.total) {
+    timeline.draw([]);
+    return;
+  }
   const first = new Map();
   for (const e of s.events) if (!first.has(e.step)) first.set(e.step, e);
+  const marks = [];
   for (let k = 1; k <= s.total; k++) {
     const e = first.get(k);
-    const b = document.createElement('button');
-    b.type = 'button';
-    b.tabIndex = -1;
-    b.className = (e ? 'k-' + String(e.kind).toLowerCase().replace(/[^a-z]/g, '') : k <= s.steps ? 'recorded' : 'planned') + (k === s.step ? ' current' : '');
-    b.style.left = `${(100 * k) / s.total}%`;
-    b.title = e ? `step ${k}: ${e.client ? e.client + ' ' : ''}${e.kind}` : `step ${k}` + (k <= s.steps ? ' (recorded)' : ' (not played yet)');
-    b.dataset.step = k;
-    b.addEventListener('click', () => seek(k));
-    ui.ticks.append(b);
+    marks.push({
+      value: k,
+      cls: (e ? 'k-' + String(e.kind).toLowerCase().replace(/[^a-z]/g, '') : k <= s.steps ? 'recorded' : 'planned') + (k === s.step ? ' current' : ''),
+      title: e ? `step ${k}: ${e.client ? e.client + ' ' : ''}${e.kind}` : `step ${k}` + (k <= s.steps ? ' (recorded)' : ' (not played yet)'),
+      data: { step: k },
+    });
   }
+  timeline.draw(marks);
 }
 
 // updateURL makes the address say everything needed to replay what is shown:
@@ -268,7 +270,7 @@ const actions = {
     return command('/back');
   },
   first: () => seek(0),
-  last: () => seek(Number(ui.scrub.max)),
+  last: () => seek(timeline.max),
   slower: () => setSpeed(Number(ui.speed.value) - 0.5),
   faster: () => setSpeed(Number(ui.speed.value) + 0.5),
   reader: () => userAct('', ui.addReader.dataset.action || 'add-reader'),
@@ -498,7 +500,6 @@ ui.clients.addEventListener('change', () => {
   restart();
 });
 ui.speed.addEventListener('input', () => setSpeed(Number(ui.speed.value)));
-ui.scrub.addEventListener('change', () => seek(Number(ui.scrub.value)));
 ui.share.addEventListener('click', async () => {
   updateURL();
   try {
@@ -522,42 +523,39 @@ function toggleTable() {
   }
 }
 
-document.addEventListener('keydown', (e) => {
-  if (e.ctrlKey || e.metaKey || e.altKey) return;
-  const t = e.target;
-  const typing = t && (t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && !['range', 'checkbox'].includes(t.type)) || t.isContentEditable);
-  if (typing || (t && t.id === 'speed')) return;
-  if (!ui.shortcuts.hidden) {
+// The timeline's keys (← → Home End) are the shared ones; the classroom's
+// own ride along as extras.
+timelineKeys(
+  {
+    back: actions.back, step: actions.step, first: actions.first, last: actions.last,
+    extra: {
+      ' ': actions.toggle, '[': actions.slower, ']': actions.faster, r: actions.reader, w: actions.writer, t: toggleTable,
+      c: () => {
+        if (ui.strategy.disabled) return;
+        ui.strategy.value = ui.strategy.value === 'compare' ? 'predecessor' : 'compare';
+        restartKeeping();
+      },
+      '?': () => (ui.shortcuts.hidden = false),
+      Escape: () => {
+        for (const p of panels) {
+          p.selectedClient = '';
+          p.selectedNode = '';
+          p.render();
+        }
+      },
+    },
+  },
+  (e) => {
+    if (e.target && e.target.id === 'speed') return true;
+    if (ui.shortcuts.hidden) return false;
+    // The help is open: only its own keys close it.
     if (e.key === 'Escape' || e.key === '?') {
       ui.shortcuts.hidden = true;
       e.preventDefault();
     }
-    return;
-  }
-  const keys = {
-    ' ': actions.toggle, ArrowRight: actions.step, ArrowLeft: actions.back, Home: actions.first, End: actions.last,
-    '[': actions.slower, ']': actions.faster, r: actions.reader, w: actions.writer, t: toggleTable,
-    c: () => {
-      if (ui.strategy.disabled) return;
-      ui.strategy.value = ui.strategy.value === 'compare' ? 'predecessor' : 'compare';
-      restartKeeping();
-    },
-    '?': () => (ui.shortcuts.hidden = false),
-    Escape: () => {
-      for (const p of panels) {
-        p.selectedClient = '';
-        p.selectedNode = '';
-        p.render();
-      }
-    },
-  };
-  const fn = keys[e.key];
-  if (!fn) return;
-  // Space and the arrows would also press the focused button or move the
-  // focused slider: the shortcut replaces that.
-  e.preventDefault();
-  fn();
-});
+    return true;
+  },
+);
 
 window.addEventListener('pagehide', () => {
   for (const p of panels) {

@@ -49,6 +49,8 @@ type Dashboard struct {
 	// the one whose locks alone are listed, "" for all.
 	Services []ServiceStatus
 	Filter   string
+	// History: the server keeps one, so each row has a sparkline.
+	History bool
 }
 
 // LockRow is one watched lock on the dashboard.
@@ -70,6 +72,8 @@ type LockRow struct {
 	Connection   string
 	// Pending: the service's reader follows the lock but has not read it.
 	Pending bool
+	// Spark is the lock's hand-offs over the last hour (history.go).
+	Spark Sparkline
 }
 
 // Lock is the lock view's first paint.
@@ -104,6 +108,11 @@ type Lock struct {
 	// says whether the server can add it (POST /api/v1/watch).
 	Watched  bool
 	CanWatch bool
+	// Replay is the time bar and the past moment shown, if any (history.go).
+	Replay Replay
+	// Figures are the lock's figures over the time bar's window, when the
+	// server keeps a history.
+	Figures *Figures
 }
 
 // focus makes an alert that names nodes reachable with Tab: focusing it

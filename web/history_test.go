@@ -25,15 +25,7 @@ func historyEnv(t *testing.T) *testEnv {
 	t.Cleanup(func() { store.Close() })
 	reg := zkRegistry(nil, nil)
 	e := newEnv(t, Config{Services: reg, History: store})
-	svc, r := fixtureService(e.hub)
-	if err := reg.Register(svc); err != nil {
-		t.Fatal(err)
-	}
-	for released := range 3 {
-		if _, err := store.Record(r.queue("orders", released)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	recordFixture(t, store, reg, e.hub)
 	return e
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
+	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
@@ -54,6 +55,8 @@ func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Route
 		r.Get("/parts/dashboard", p.dashboardLive)
 		r.Get("/parts/lock", p.lockParts)
 		r.Get("/parts/lock-text", p.lockText)
+		r.Get("/parts/lock-figures", p.lockFigures)
+		r.Get("/parts/lock-at", p.lockAt)
 		r.Post("/parts/queue-table", p.queueTable)
 		r.Post("/parts/queue-node", p.queueNode)
 		r.Get("/lock", p.lock)
@@ -90,6 +93,8 @@ func WithServices(reg *lockservice.Registry) PageOption {
 }
 
 type pages struct {
+	history  history.Source
+	sparks   sparkCache
 	snaps    Snapshots
 	sim      bool
 	assets   *assets
@@ -134,6 +139,9 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 		statuses = append(statuses, st)
 	}
 	d.SetServices(statuses, watched)
+	if p.history != nil {
+		d.SetSparklines(p.sparks.of(p.history, p.log))
+	}
 	if name := r.URL.Query().Get("service"); name != "" {
 		svc, err := serviceNamed(p.services, name)
 		if err != nil {
@@ -169,10 +177,20 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	snap, ok := p.snaps.Latest(lockqueue.LockID{Service: svc.Name, Name: lp}.Key())
+	id := lockqueue.LockID{Service: svc.Name, Name: lp}
+	snap, ok := p.snaps.Latest(id.Key())
 	// A path with a snapshot is followed, whoever publishes it (the
 	// simulator's runs go to the same hub as the watcher's locks).
 	watched := ok || watchedBy(svc, lp)
+	now := time.Now()
+	past, err := p.moment(id, q)
+	if err != nil {
+		p.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if !past.replay.At.IsZero() {
+		snap, ok, now = past.snap, past.known, past.replay.At
+	}
 	pg := p.page(lp, "lock")
 	sv := serviceView(svc)
 	pg.Body = templ.Attributes{
@@ -180,9 +198,25 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		// The page script builds every URL (socket, JSON, watch) from
 		// (service, path) and words its banner with the title.
 		"data-service": sv.Name, "data-service-title": sv.Title,
+		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
 	}
-	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, time.Now())
+	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
+	l.Replay = past.replay
+	if p.history != nil {
+		to := time.Now()
+		if end := past.replay.At.Add(defaultWindow / 2); !past.replay.At.IsZero() && end.Before(to) {
+			to = end
+		}
+		if f, err := p.figures(id, to.Add(-defaultWindow), to); err != nil {
+			p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
+		} else {
+			l.Figures = &f
+		}
+	}
+	if !past.replay.At.IsZero() {
+		l.Live, l.Banner = false, "" // the replay status says which moment this is
+	}
 	if !watched {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
 	}
@@ -236,17 +270,38 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), errStatus(err))
 		return
 	}
-	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), time.Now())
+	id := lockqueue.LockID{Service: svc.Name, Name: name}
+	past, err := p.moment(id, r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	if !past.replay.At.IsZero() {
+		snap, ok, now = past.snap, past.known, past.replay.At
+	}
+	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), now)
+	l.Replay = past.replay
 	p.render(w, r, http.StatusOK, views.LockParts(l))
 }
 
 // lockText is the lock's newest snapshot as plain text, for the lock
 // page's "copy as text".
 func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
-	_, name, snap, ok, err := p.latest(r)
+	svc, name, snap, ok, err := p.latest(r)
 	if err != nil {
 		http.Error(w, err.Error(), errStatus(err))
 		return
+	}
+	// At a past moment (?at=) the text is the queue then.
+	past, err := p.moment(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	now := time.Now()
+	if !past.replay.At.IsZero() {
+		snap, ok, now = past.snap, past.known, past.replay.At
 	}
 	if !ok {
 		http.Error(w, name+" is not watched, or not read yet", http.StatusNotFound)
@@ -256,7 +311,7 @@ func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	io.WriteString(w, views.QueueText(snap, time.Now()))
+	io.WriteString(w, views.QueueText(snap, now))
 }
 
 // maxQueueTableBody bounds the snapshot a classroom sends to be rendered.

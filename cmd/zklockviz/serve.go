@@ -215,7 +215,9 @@ Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
 (&service=etcd, postgres or redis for another service's lock),
 POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics;
 history: /api/v1/lock?path=&at=, /api/v1/lock/history?path=&from=&to=,
-/api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks.
+/api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks,
+/api/v1/lock/export?path=&from=&to= (an incident as one offline HTML file);
+/lock?path=&at= opens the lock view at a past moment.
 `
 
 // serveConfig is serve's validated command line.
@@ -678,7 +680,7 @@ func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
 	srv, err := web.New(web.Config{
 		Hub: m.hub, Services: m.services, History: m.hist.store,
-		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services)),
+		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services), web.WithHistory(m.hist.store)),
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors()}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})

@@ -1,0 +1,83 @@
+// timeline.js is the one timeline the pages share: a range slider over
+// positions (the classroom's steps, the lock view's recorded moments), with
+// marks for what happened where and shaded gaps where nothing is known. The
+// page owns what a position means; the timeline only says where to go.
+
+export class Timeline {
+  // input: an <input type=range>; ticks: the element the marks go in.
+  // onSeek(value) is called when the user picks a position; onScrub(value)
+  // while a drag moves it (by default nothing: the classroom's steps run on
+  // ZooKeeper and are taken when the drag ends).
+  constructor(input, ticks, { onSeek = () => {}, onScrub = null } = {}) {
+    this.input = input;
+    this.ticks = ticks;
+    this.onSeek = onSeek;
+    this.min = 0;
+    this.max = 0;
+    input.addEventListener('change', () => this.onSeek(Number(input.value)));
+    if (onScrub) input.addEventListener('input', () => onScrub(Number(input.value)));
+  }
+
+  // set places the slider: its range, where it is and how a reader says it.
+  set({ min = 0, max, value, text = '' }) {
+    this.min = min;
+    this.max = max;
+    this.input.min = String(min);
+    this.input.max = String(max);
+    this.input.value = String(value);
+    if (text) this.input.setAttribute('aria-valuetext', text);
+  }
+
+  // pos is where value sits along the bar, in percent.
+  pos(value) {
+    const span = this.max - this.min;
+    return span > 0 ? (100 * (value - this.min)) / span : 0;
+  }
+
+  // draw replaces the marks and gaps. A mark is {value, cls, title, data};
+  // a gap is {from, to, title}. Marks are buttons that seek to their value.
+  draw(marks, gaps = []) {
+    this.ticks.replaceChildren();
+    for (const g of gaps) {
+      const d = document.createElement('div');
+      d.className = 'gap';
+      const from = Math.max(this.min, g.from);
+      const to = Math.min(this.max, g.to);
+      d.style.left = `${this.pos(from)}%`;
+      d.style.width = `${Math.max(0.5, this.pos(to) - this.pos(from))}%`;
+      d.title = g.title || '';
+      this.ticks.append(d);
+    }
+    for (const m of marks) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.tabIndex = -1;
+      b.className = m.cls || '';
+      b.style.left = `${this.pos(m.value)}%`;
+      b.title = m.title || '';
+      for (const [k, v] of Object.entries(m.data || {})) b.dataset[k] = v;
+      b.addEventListener('click', () => this.onSeek(m.value));
+      this.ticks.append(b);
+    }
+  }
+}
+
+// timelineKeys is the timeline's keyboard, the same on every page: ← and →
+// step, Home and End go to the ends; a page adds its own keys in extra. It
+// leaves typing alone, and returns the handler for a page that must add it
+// elsewhere.
+export function timelineKeys({ back, step, first, last, extra = {} }, skip = () => false) {
+  const handler = (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    const typing = t && (t.tagName === 'SELECT' || t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && !['range', 'checkbox'].includes(t.type)) || t.isContentEditable);
+    if (typing || skip(e)) return;
+    const fn = { ArrowLeft: back, ArrowRight: step, Home: first, End: last, ...extra }[e.key];
+    if (!fn) return;
+    // The arrows would also move the focused slider: the shortcut replaces that.
+    e.preventDefault();
+    fn(e);
+  };
+  document.addEventListener('keydown', handler);
+  return handler;
+}

@@ -1,0 +1,204 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/views"
+)
+
+// The lock page at a past moment (?at=) and its figures, from the history.
+
+// WithHistory gives the pages the flight recorder: the lock view gets its
+// time bar, answers for a past moment (?at=) and shows its figures.
+// Without it (or with a nil source) the pages are live only.
+func WithHistory(src history.Source) PageOption {
+	return func(p *pages) { p.history = src }
+}
+
+// past is the lock at the moment a page asks for (?at=); a zero
+// replay.At when it asks for the present.
+type past struct {
+	replay views.Replay
+	snap   lockqueue.Snapshot
+	known  bool
+}
+
+// moment reads ?at= and rebuilds the lock then.
+func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
+	var pt past
+	if p.history == nil {
+		return pt, nil
+	}
+	pt.replay = views.Replay{On: true, ExportHref: exportHref(id, time.Now().Add(-defaultWindow), time.Now())}
+	if !q.Has("at") || q.Get("at") == "" {
+		return pt, nil
+	}
+	at, err := parseTime("at", q.Get("at"))
+	if err != nil {
+		return pt, err
+	}
+	st, err := p.history.At(id.Key(), at)
+	known := err == nil
+	if err != nil && !errors.Is(err, history.ErrNoHistory) {
+		return pt, fmt.Errorf("the history of %s at %s: %w", id.Name, views.When(at), err)
+	}
+	href := exportHref(id, at.Add(-defaultWindow/2), at.Add(defaultWindow/2))
+	pt.replay = views.ReplayOf(st, known, at)
+	pt.replay.ExportHref = href
+	if known {
+		pt.snap, pt.known = st.Snapshot(), true
+		if why, in := gapAt(p.history, id, st, at); in {
+			pt.replay.Seen, pt.replay.Why = false, why
+		}
+	}
+	return pt, nil
+}
+
+// gapAt reports whether at falls in a stretch the history does not know
+// about, and why. A gap the recorder learns of afterwards (it was not
+// running) is recorded when it ends, so the events after at are read too.
+func gapAt(src history.Source, id lockqueue.LockID, st history.State, at time.Time) (string, bool) {
+	end := at.Add(defaultWindow)
+	evs, err := src.Events(id.Key(), at, end)
+	if err != nil {
+		return "", !st.Live()
+	}
+	for _, g := range history.Gaps(st, evs, end) {
+		if !g.From.After(at) && g.To.After(at) {
+			return g.Why, true
+		}
+	}
+	return "", false
+}
+
+// exportHref is the incident export of id over [from, to].
+func exportHref(id lockqueue.LockID, from, to time.Time) string {
+	q := url.Values{}
+	if id.Service != lockqueue.ZooKeeper {
+		q.Set("service", id.Service)
+	}
+	q.Set("path", id.Name)
+	q.Set("from", fmt.Sprint(from.UnixMilli()))
+	q.Set("to", fmt.Sprint(to.UnixMilli()))
+	return "/api/v1/lock/export?" + q.Encode()
+}
+
+// figures are id's figures over [from, to], histograms included.
+func (p *pages) figures(id lockqueue.LockID, from, to time.Time) (views.Figures, error) {
+	return figuresOf(p.history, id, from, to)
+}
+
+func figuresOf(src history.Source, id lockqueue.LockID, from, to time.Time) (views.Figures, error) {
+	st, err := src.Stats(id.Key(), from, to)
+	if err != nil {
+		return views.Figures{}, fmt.Errorf("figures of %s: %w", id.Key(), err)
+	}
+	evs, err := src.Events(id.Key(), from, to)
+	if err != nil {
+		return views.Figures{}, fmt.Errorf("events of %s: %w", id.Key(), err)
+	}
+	return views.NewFigures(st, evs), nil
+}
+
+// lockFigures is the figures part (GET /parts/lock-figures?from=&to=),
+// which the lock page fetches when its window changes.
+func (p *pages) lockFigures(w http.ResponseWriter, r *http.Request) {
+	if p.history == nil {
+		http.Error(w, "the history is off on this server (serve --history=on)", http.StatusNotFound)
+		return
+	}
+	svc, name, _, _, err := p.latest(r)
+	if err != nil {
+		http.Error(w, err.Error(), errStatus(err))
+		return
+	}
+	from, to, err := window(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f, err := p.figures(lockqueue.LockID{Service: svc.Name, Name: name}, from, to)
+	if err != nil {
+		p.log.Error("lock figures", "lock", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	p.render(w, r, http.StatusOK, views.LockFigures(f))
+}
+
+// sparkTTL is how long a dashboard sparkline is reused: the dashboard is
+// fetched again on every change of any lock, and an hour of events need not
+// be read for each.
+const sparkTTL = 15 * time.Second
+
+// sparkCache keeps the dashboard's sparklines for sparkTTL.
+type sparkCache struct {
+	mu    sync.Mutex
+	lines map[string]cachedSpark
+}
+
+type cachedSpark struct {
+	at    time.Time
+	spark views.Sparkline
+}
+
+// of is the sparkline of a dashboard row, from src's last hour.
+func (c *sparkCache) of(src history.Source, log *slog.Logger) func(service, path string) views.Sparkline {
+	now := time.Now()
+	return func(service, path string) views.Sparkline {
+		key := lockqueue.LockID{Service: service, Name: path}.Key()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if s, ok := c.lines[key]; ok && now.Sub(s.at) < sparkTTL {
+			return s.spark
+		}
+		evs, err := src.Events(key, now.Add(-time.Hour), now)
+		if err != nil {
+			log.Warn("dashboard sparkline", "lock", key, "err", err)
+			return views.NewSparkline(nil, now)
+		}
+		if c.lines == nil {
+			c.lines = map[string]cachedSpark{}
+		}
+		s := views.NewSparkline(evs, now)
+		c.lines[key] = cachedSpark{at: now, spark: s}
+		return s
+	}
+}
+
+// lockAt is the lock's snapshot at ?at= for the lane of the lock page,
+// as GET /api/v1/lock?at= answers it, but a moment the history has nothing
+// of is an empty queue with "known": false rather than a 404: scrubbing
+// across the start of the history is not an error.
+func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
+	svc, name, _, _, err := p.latest(r)
+	if err != nil {
+		http.Error(w, err.Error(), errStatus(err))
+		return
+	}
+	if p.history == nil || !r.URL.Query().Has("at") {
+		http.Error(w, "the history is off on this server, or ?at= is missing", http.StatusNotFound)
+		return
+	}
+	past, err := p.moment(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	snap := past.snap
+	if !past.known {
+		snap = lockqueue.Snapshot{Path: name, WatchSource: "history"}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Known    bool               `json:"known"`
+		Snapshot lockqueue.Snapshot `json:"snapshot"`
+	}{past.known, wireSnapshot(snap)})
+}
