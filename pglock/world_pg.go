@@ -373,10 +373,8 @@ func (w *classWorld) settle(ctx context.Context) error {
 		}
 		rest := true
 		for _, c := range w.clients {
-			if c.pending != nil {
-				if _, asleep := waits[c.pid]; !asleep {
-					rest = false
-				}
+			if c.pending != nil && !w.asleep(c, waits) {
+				rest = false
 			}
 		}
 		if rest {
@@ -397,6 +395,24 @@ func (w *classWorld) settle(ctx context.Context) error {
 			return fmt.Errorf("waiting for the clients to settle: %w", err)
 		}
 	}
+}
+
+// asleep says c sleeps in the lock manager behind a live session. A wait
+// on a client that has just crashed or released is not rest: the server
+// is about to wake c (the lock manager grants after the blocker's backend
+// is gone from pg_stat_activity, not before), and the step must show the
+// hand-off, not the moment before it.
+func (w *classWorld) asleep(c *pgClient, waits map[uint32][]uint32) bool {
+	by, ok := waits[c.pid]
+	if !ok || len(by) == 0 {
+		return false
+	}
+	for _, b := range by {
+		if o := w.byPid[b]; o != nil && (o.state == simulator.StateCrashed || o.state == simulator.StateReleased) {
+			return false
+		}
+	}
+	return true
 }
 
 // tellWaits tells each newly sleeping client's wait, naming whom

@@ -43,7 +43,8 @@ func TestServeZooKeeperReadOnlyACL(t *testing.T) {
 	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--zk-auth", "digest:viz:viz-pw", "--watch", path)
 	var lock lockqueue.Snapshot
 	waitFor(t, "the queue read with read-only rights", func() bool {
-		return getJSON(t, s.url+"/api/v1/lock?path="+path, &lock) == 200 && len(lock.Nodes) == 2
+		// Until the session is up, the snapshot says "not read yet".
+		return getJSON(t, s.url+"/api/v1/lock?path="+path, &lock) == 200 && len(lock.Nodes) == 2 && lock.Error == ""
 	})
 	if lock.Error != "" || !lock.Nodes[0].Holding || lock.Nodes[0].Name != names[0] || lock.Nodes[1].Name != names[1] || lock.Nodes[0].Data != "app" {
 		t.Errorf("read with r only: error %q, nodes %+v; want %v, the first holding, data read", lock.Error, lock.Nodes, names)
