@@ -43,7 +43,9 @@ func TestServeZooKeeperReadOnlyACL(t *testing.T) {
 	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--zk-auth", "digest:viz:viz-pw", "--watch", path)
 	var lock lockqueue.Snapshot
 	waitFor(t, "the queue read with read-only rights", func() bool {
-		// Until the session is up, the snapshot says "not read yet".
+		// Decode each answer into a zero Snapshot: an error left out of
+		// the JSON (omitempty) must not keep the last answer's.
+		lock = lockqueue.Snapshot{}
 		return getJSON(t, s.url+"/api/v1/lock?path="+path, &lock) == 200 && len(lock.Nodes) == 2 && lock.Error == ""
 	})
 	if lock.Error != "" || !lock.Nodes[0].Holding || lock.Nodes[0].Name != names[0] || lock.Nodes[1].Name != names[1] || lock.Nodes[0].Data != "app" {
@@ -54,6 +56,7 @@ func TestServeZooKeeperReadOnlyACL(t *testing.T) {
 	// names --zk-auth: the ACL above is really in force.
 	plain := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", path)
 	waitFor(t, "the ACL's refusal", func() bool {
+		lock = lockqueue.Snapshot{}
 		return getJSON(t, plain.url+"/api/v1/lock?path="+path, &lock) == 200 && strings.Contains(lock.Error, "--zk-auth")
 	})
 }
