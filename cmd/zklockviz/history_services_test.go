@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/zklockviz/zklockviz/etcdlocal"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/redislocal"
@@ -75,5 +79,89 @@ func TestHistoryRecordsRedis(t *testing.T) {
 	}
 	if st.Acquisitions != 2 || st.Released != 1 || st.Expired != 1 || st.Hold.Count != 2 {
 		t.Errorf("figures %+v: want 2 acquisitions, 1 release, 1 expiry, 2 holds", st)
+	}
+}
+
+// etcdctlLock starts `etcdctl lock` on prefix with a lease of ttl: it
+// holds once it prints its key, until it is interrupted (a release) or
+// killed (its lease runs out).
+func etcdctlLock(t *testing.T, endpoint, prefix string, ttl int) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("etcdctl", "--endpoints", endpoint, "lock", fmt.Sprintf("--ttl=%d", ttl), prefix)
+	cmd.Env = []string{"ETCDCTL_API=3"}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("etcdctl: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// The flight recorder records `etcdctl lock` contenders: a hand-off when
+// the holder is interrupted is a release, a holder killed with SIGKILL
+// leaves as expired when its lease runs out; waits and holds agree with
+// what the test measured.
+func TestHistoryRecordsEtcd(t *testing.T) {
+	srv := etcdlocal.ForTest(t)
+	const prefix = "/locks/orders"
+	s := startServe(t, "--etcd", srv.Endpoint(), "--addr", "127.0.0.1:0", "--watch", "etcd:"+prefix,
+		"--data-dir", t.TempDir(), "--poll", "100ms", "--log-level", "warn")
+	api := historyAPI{t: t, base: s.url, service: "etcd"}
+	start := time.Now()
+	api.waitLive(prefix, "the lock read", func(s lockqueue.Snapshot) bool { return s.Live() })
+
+	a := etcdctlLock(t, srv.Endpoint(), prefix, 30)
+	var snap lockqueue.Snapshot
+	api.waitLive(prefix, "a holding", func(s lockqueue.Snapshot) bool {
+		snap = s
+		return len(s.Nodes) == 1 && s.Nodes[0].Holding
+	})
+	aAcq, aName := time.Now(), snap.Nodes[0].Name
+	const bTTL = 3 * time.Second
+	b := etcdctlLock(t, srv.Endpoint(), prefix, int(bTTL/time.Second))
+	bQueued := api.waitLive(prefix, "b queued", func(s lockqueue.Snapshot) bool {
+		snap = s
+		return len(s.Nodes) == 2
+	})
+	bName := snap.Nodes[1].Name
+	time.Sleep(1500 * time.Millisecond) // a hold and a wait long enough to measure
+	aRel := time.Now()
+	if err := a.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	bHolds := api.waitLive(prefix, "b holding after a's release", holding(bName))
+	etcdctlLock(t, srv.Endpoint(), prefix, 30)
+	api.waitLive(prefix, "c queued", func(s lockqueue.Snapshot) bool {
+		snap = s
+		return len(s.Nodes) == 2
+	})
+	cName := snap.Nodes[1].Name
+	if err := b.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	bKilled := time.Now()
+	api.waitLive(prefix, "c holding once b's lease ran out", holding(cName))
+
+	evs := api.events(prefix, start)
+	if e, ok := expectLeft(t, evs, aName, history.Released); ok {
+		within(t, "a's hold", e.Hold(), aRel.Sub(aAcq))
+	}
+	if e, ok := findEvent(evs, history.Acquired, bName); !ok {
+		t.Errorf("no acquisition by b: %+v", evs)
+	} else {
+		within(t, "b's wait", e.Wait(), bHolds.Sub(bQueued))
+	}
+	if e, ok := expectLeft(t, evs, bName, history.Expired); ok {
+		// Killed, b's lease lasts at most its TTL after its last keep-alive.
+		if d := e.Time.Sub(bKilled); d > bTTL+figureTolerance {
+			t.Errorf("b left %v after it was killed, its TTL is %v", d, bTTL)
+		}
+	}
+	if snap := api.at(prefix, bQueued); !slices.Equal(snap.Holders(), []string{aName}) || !slices.Equal(snap.Waiters(), []string{bName}) {
+		t.Errorf("when b queued: holders %q waiters %q, want %s and %s", snap.Holders(), snap.Waiters(), aName, bName)
+	}
+	var st history.Stats
+	api.get("/api/v1/lock/stats", prefix, map[string]string{"from": ms(start), "to": ms(time.Now())}, &st)
+	if st.Acquisitions != 3 || st.Released != 1 || st.Expired != 1 {
+		t.Errorf("figures %+v: want 3 acquisitions, 1 release, 1 expiry", st)
 	}
 }
