@@ -2,15 +2,18 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcdlocal"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/pglocal"
 	"github.com/zklockviz/zklockviz/redislocal"
 )
 
@@ -163,5 +166,119 @@ func TestHistoryRecordsEtcd(t *testing.T) {
 	api.get("/api/v1/lock/stats", prefix, map[string]string{"from": ms(start), "to": ms(time.Now())}, &st)
 	if st.Acquisitions != 3 || st.Released != 1 || st.Expired != 1 {
 		t.Errorf("figures %+v: want 3 acquisitions, 1 release, 1 expiry", st)
+	}
+}
+
+// psqlSession is a psql whose standard input the test keeps, to send it
+// statements one at a time, as a person at a psql prompt would.
+type psqlSession struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+}
+
+func startPsql(t *testing.T, dsn, app string) *psqlSession {
+	t.Helper()
+	cmd := exec.Command("psql", "-X", "-q", "-d", dsn+"&application_name="+app)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("psql: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return &psqlSession{cmd, in}
+}
+
+func (p *psqlSession) send(t *testing.T, sql string) {
+	t.Helper()
+	if _, err := io.WriteString(p.in, sql+"\n"); err != nil {
+		t.Fatalf("psql %q: %v", sql, err)
+	}
+}
+
+// nodeOf is the name of the node whose session is the psql named app.
+func nodeOf(s lockqueue.Snapshot, app string) string {
+	for _, n := range s.Nodes {
+		if strings.Contains(n.Data, `"application":"`+app+`"`) {
+			return n.Name
+		}
+	}
+	return ""
+}
+
+// The flight recorder records psql sessions on an advisory lock: a
+// waiter whose lock_timeout runs out gave up, an unlock hands off (a
+// release), a killed session's lock goes at once; waits and holds agree
+// with what the test measured, and the snapshot at a past moment shows
+// the queue as it was.
+func TestHistoryRecordsPostgres(t *testing.T) {
+	pg := pglocal.ForTest(t)
+	const lock = "advisory/42"
+	s := startServe(t, "--postgres", pg.DSN(), "--addr", "127.0.0.1:0", "--watch", "postgres:"+lock,
+		"--data-dir", t.TempDir(), "--poll", "100ms", "--log-level", "warn")
+	api := historyAPI{t: t, base: s.url, service: "postgres"}
+	start := time.Now()
+	api.waitLive(lock, "the lock read", func(s lockqueue.Snapshot) bool { return s.Live() })
+
+	var snap lockqueue.Snapshot
+	seen := func(what string, ok func(lockqueue.Snapshot) bool) time.Time {
+		return api.waitLive(lock, what, func(s lockqueue.Snapshot) bool { snap = s; return ok(s) })
+	}
+	h := startPsql(t, pg.DSN(), "holder")
+	h.send(t, "SELECT pg_advisory_lock(42);")
+	hHolds := seen("the holder holding", func(s lockqueue.Snapshot) bool { return len(s.Holders()) == 1 && nodeOf(s, "holder") != "" })
+	hName := nodeOf(snap, "holder")
+
+	const timeout = 2 * time.Second
+	g := startPsql(t, pg.DSN(), "impatient")
+	g.send(t, fmt.Sprintf("SET lock_timeout = '%dms'; SELECT pg_advisory_lock(42);", timeout.Milliseconds()))
+	gQueued := seen("the impatient waiter queued", func(s lockqueue.Snapshot) bool { return nodeOf(s, "impatient") != "" })
+	gName := nodeOf(snap, "impatient")
+	seen("the impatient waiter gone", func(s lockqueue.Snapshot) bool { return nodeOf(s, "impatient") == "" })
+
+	w := startPsql(t, pg.DSN(), "waiter")
+	w.send(t, "SELECT pg_advisory_lock(42);")
+	wQueued := seen("the waiter queued", func(s lockqueue.Snapshot) bool { return nodeOf(s, "waiter") != "" })
+	wName := nodeOf(snap, "waiter")
+	time.Sleep(1500 * time.Millisecond) // a wait long enough to measure
+	hUnlock := time.Now()
+	h.send(t, "SELECT pg_advisory_unlock(42);")
+	wHolds := seen("the hand-off to the waiter", holding(wName))
+
+	k := startPsql(t, pg.DSN(), "next")
+	k.send(t, "SELECT pg_advisory_lock(42);")
+	seen("the next one queued", func(s lockqueue.Snapshot) bool { return nodeOf(s, "next") != "" })
+	kName := nodeOf(snap, "next")
+	wKilled := time.Now()
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	seen("the next one holding once the waiter's psql is killed", holding(kName))
+
+	evs := api.events(lock, start)
+	if e, ok := expectLeft(t, evs, gName, history.GaveUp); ok {
+		within(t, "the impatient waiter's wait", e.Wait(), timeout)
+	}
+	if e, ok := expectLeft(t, evs, hName, history.Released); ok {
+		within(t, "the holder's hold", e.Hold(), hUnlock.Sub(hHolds))
+	}
+	if e, ok := findEvent(evs, history.Acquired, wName); !ok {
+		t.Errorf("no acquisition by the waiter: %+v", evs)
+	} else {
+		within(t, "the waiter's wait", e.Wait(), wHolds.Sub(wQueued))
+	}
+	// A killed client's backend ends and lets go at once: the session is
+	// gone, not left to time out, so it is a release, not an expiry.
+	if e, ok := expectLeft(t, evs, wName, history.Released); ok {
+		within(t, "the killed waiter's hold", e.Hold(), wKilled.Sub(wHolds))
+	}
+	if at := api.at(lock, gQueued); !slices.Equal(at.Holders(), []string{hName}) || !slices.Equal(at.Waiters(), []string{gName}) {
+		t.Errorf("when the impatient one queued: holders %q waiters %q, want %s and %s", at.Holders(), at.Waiters(), hName, gName)
+	}
+	var st history.Stats
+	api.get("/api/v1/lock/stats", lock, map[string]string{"from": ms(start), "to": ms(time.Now())}, &st)
+	if st.Acquisitions != 3 || st.GaveUp != 1 || st.Released != 2 || st.Wait.Count != 3 {
+		t.Errorf("figures %+v: want 3 acquisitions, 1 give-up, 2 releases, 3 waits", st)
 	}
 }
