@@ -79,14 +79,7 @@ func replayServer(b *testing.B) *httptest.Server {
 	if err := reg.Register(svc); err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Config{Hub: h, Services: reg, History: store, Logger: testLogger(b),
-		Pages: PageRoutes(h, false, WithServices(reg), WithHistory(store))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	b.Cleanup(ts.Close)
-	return ts
+	return pagesWithHistory(b, h, reg, store)
 }
 
 // The server side of one scrub frame: the time bar asks for the lane's

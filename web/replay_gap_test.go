@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -47,13 +46,7 @@ func TestLockPartsInAGapRecordedAfterwards(t *testing.T) {
 	if _, err := store.Record(r.queue("orders", 1)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Hub: h, Services: reg, History: store, Logger: testLogger(t),
-		Pages: PageRoutes(h, false, WithServices(reg), WithHistory(store))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
+	ts := pagesWithHistory(t, h, reg, store)
 
 	for _, tc := range []struct {
 		name    string
