@@ -116,7 +116,8 @@ func BenchmarkScrubFrame(b *testing.B) {
 	}
 }
 
-func scrubGet(b *testing.B, url string) {
+// scrubGet fetches url and returns the size of its body.
+func scrubGet(b *testing.B, url string) int64 {
 	resp, err := http.Get(url)
 	if err != nil {
 		b.Fatal(err)
@@ -126,4 +127,28 @@ func scrubGet(b *testing.B, url string) {
 	if resp.StatusCode != http.StatusOK || n == 0 {
 		b.Fatalf("GET %s: %d, %d bytes", url, resp.StatusCode, n)
 	}
+	return n
+}
+
+// The incident export of a busy window: 500 changes (the most one file
+// shows) of the 100-node queue, somewhere in the day; its time and the
+// size of the file:
+//
+//	go test -run '^$' -bench ExportBusyWindow -benchtime 20x ./web/
+func BenchmarkExportBusyWindow(b *testing.B) {
+	ts := replayServer(b)
+	r := rand.New(rand.NewPCG(3, 4))
+	var took []time.Duration
+	var size int64
+	for b.Loop() {
+		from := fixtureEpoch.Add(time.Duration(r.Int64N(benchDay-600)) * time.Second)
+		to := from.Add((maxExportChanges - 1) * time.Second)
+		start := time.Now()
+		size = scrubGet(b, fmt.Sprintf("%s/api/v1/lock/export?service=fixture&path=orders&from=%d&to=%d",
+			ts.URL, from.UnixMilli(), to.UnixMilli()))
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2])/1e6, "ms-p50")
+	b.ReportMetric(float64(size)/1e6, "MB/file")
 }
