@@ -230,6 +230,19 @@ func parseKey(key string) lockqueue.LockID {
 	return lockqueue.LockID{Service: lockqueue.ZooKeeper, Name: key}
 }
 
+// Apply is the state after evs, the lock's events recorded after s, in
+// order, as At would rebuild it at the last one's time: a reader walking a
+// window change by change (an incident export) follows the events instead
+// of replaying a segment from its keyframe at every change. s is left as
+// it was.
+func (s State) Apply(evs []Event) State {
+	s.nodes, s.Alerts, s.index = slices.Clone(s.nodes), slices.Clone(s.Alerts), nil
+	for _, e := range evs {
+		s.apply(e)
+	}
+	return s
+}
+
 // apply changes the state by one event.
 func (s *State) apply(e Event) {
 	if e.Time.After(s.Time) {

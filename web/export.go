@@ -43,10 +43,11 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 	}
 	// The queue as the window starts, when the history knows it: what the
 	// first change changed.
-	start, err := store.At(id.Key(), from)
+	st, err := store.At(id.Key(), from)
+	known := err == nil
 	switch {
-	case err == nil:
-		e.Changes = append(e.Changes, views.NewChange(from, nil, start))
+	case known:
+		e.Changes = append(e.Changes, views.NewChange(from, nil, st))
 	case !errors.Is(err, history.ErrNoHistory):
 		writeError(w, r, s.log, err)
 		return
@@ -62,8 +63,13 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 			e.Truncated = true
 			break
 		}
-		st, err := store.At(id.Key(), evs[i].Time)
-		if err != nil && !errors.Is(err, history.ErrNoHistory) {
+		// Once the queue is known, each change follows from the one
+		// before; asking At for each would replay a segment per change.
+		if known {
+			st = st.Apply(evs[i:j])
+		} else if st, err = store.At(id.Key(), evs[i].Time); err == nil {
+			known = true
+		} else if !errors.Is(err, history.ErrNoHistory) {
 			writeError(w, r, s.log, err)
 			return
 		}

@@ -27,6 +27,15 @@ func replayPages(t *testing.T) *httptest.Server {
 	t.Cleanup(func() { store.Close() })
 	reg := zkRegistry(nil, nil)
 	h := hub.New()
+	ts := pagesWithHistory(t, h, reg, store)
+	recordFixture(t, store, reg, h)
+	return ts
+}
+
+// pagesWithHistory serves the API and the pages of reg's services over
+// the history in store.
+func pagesWithHistory(t testing.TB, h *hub.Hub, reg *lockservice.Registry, store history.Source) *httptest.Server {
+	t.Helper()
 	srv, err := New(Config{Hub: h, Services: reg, History: store, Logger: testLogger(t),
 		Pages: PageRoutes(h, false, WithServices(reg), WithHistory(store))})
 	if err != nil {
@@ -34,7 +43,6 @@ func replayPages(t *testing.T) *httptest.Server {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	recordFixture(t, store, reg, h)
 	return ts
 }
 

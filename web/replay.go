@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,14 +63,29 @@ func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
 	return pt, nil
 }
 
+// gapLookahead is how far gapAt reads past the moment, first the short
+// look then the long one. Nothing is recorded of a lock while the recorder
+// does not see it, so a gap learnt of afterwards is the first event after
+// any moment inside it: once an event after the moment is read, later ones
+// cannot change the answer. A busy lock is settled by the short look, which
+// keeps a scrub frame to the segment it is in rather than an hour of them.
+var gapLookahead = []time.Duration{time.Minute, defaultWindow}
+
 // gapAt reports whether at falls in a stretch the history does not know
 // about, and why. A gap the recorder learns of afterwards (it was not
 // running) is recorded when it ends, so the events after at are read too.
 func gapAt(src history.Source, id lockqueue.LockID, st history.State, at time.Time) (string, bool) {
-	end := at.Add(defaultWindow)
-	evs, err := src.Events(id.Key(), at, end)
-	if err != nil {
-		return "", !st.Live()
+	var evs []history.Event
+	var end time.Time
+	for _, ahead := range gapLookahead {
+		end = at.Add(ahead)
+		var err error
+		if evs, err = src.Events(id.Key(), at, end); err != nil {
+			return "", !st.Live()
+		}
+		if slices.ContainsFunc(evs, func(e history.Event) bool { return e.Time.After(at) }) {
+			break
+		}
 	}
 	for _, g := range history.Gaps(st, evs, end) {
 		if !g.From.After(at) && g.To.After(at) {

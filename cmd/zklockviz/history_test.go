@@ -162,11 +162,16 @@ func missingClient(t *testing.T, what string, err error) {
 type historyAPI struct {
 	t    *testing.T
 	base string
+	// service qualifies every lock asked for; empty is ZooKeeper.
+	service string
 }
 
 func (h historyAPI) get(endpoint, lock string, params map[string]string, v any) int {
 	h.t.Helper()
 	q := url.Values{"path": {lock}}
+	if h.service != "" {
+		q.Set("service", h.service)
+	}
 	for k, p := range params {
 		q.Set(k, p)
 	}
@@ -241,7 +246,7 @@ func TestHistoryRecordsRealLocks(t *testing.T) {
 	const kz, cur, killed = "/hist/kazoo", "/hist/curator", "/hist/killed"
 	srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", kz, "--watch", cur, "--watch", killed,
 		"--data-dir", t.TempDir(), "--poll", "250ms", "--log-level", "warn")
-	api := historyAPI{t, srv.url}
+	api := historyAPI{t: t, base: srv.url}
 	start := time.Now()
 	for _, l := range []string{kz, cur, killed} {
 		api.waitLive(l, "first snapshot of "+l, func(s lockqueue.Snapshot) bool { return s.Path == l && s.Live() })
@@ -536,7 +541,7 @@ func TestHistoryInPostgres(t *testing.T) {
 	pg := pglocal.ForTest(t)
 	const lock = "/hist/pg"
 	srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", lock, "--history-db", pg.DSN(), "--log-level", "warn")
-	api := historyAPI{t, srv.url}
+	api := historyAPI{t: t, base: srv.url}
 	start := time.Now()
 	api.waitLive(lock, "first snapshot", func(s lockqueue.Snapshot) bool { return s.Path == lock && s.Live() })
 
@@ -593,7 +598,7 @@ func TestHistorySurvivesKill9OfServe(t *testing.T) {
 	var lastSeen time.Time // when a serve last showed a change it had recorded
 	for round := range 3 {
 		srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", lock, "--data-dir", dir, "--log-level", "warn")
-		api := historyAPI{t, srv.url}
+		api := historyAPI{t: t, base: srv.url}
 		api.waitLive(lock, "first snapshot", func(s lockqueue.Snapshot) bool { return s.Path == lock && s.Live() })
 		if round > 0 {
 			var resp struct {

@@ -1,0 +1,67 @@
+package history_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+)
+
+// Following a lock's events from the queue at a window's start with
+// State.Apply gives, at every change, the queue At rebuilds from the
+// segment's keyframe: across segment boundaries, zombies and alerts, and
+// the gap of a store that was closed for a while.
+func TestApplyFollowsAt(t *testing.T) {
+	dir := t.TempDir()
+	c := newClock(t0)
+	opts := history.Options{Dir: dir, Now: c.Now, SegmentAge: time.Minute}
+	s, err := history.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const p = "/locks/apply"
+	rotate(t, s, c, p, func() {})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.set(t0.Add(10 * time.Minute))
+	s = openStore(t, opts)
+	for i, names := range [][]string{{"z!", "w1", "w2"}, {"z!", "w1", "w2"}, {"w1", "w2"}, {"w2"}, {}} {
+		c.set(t0.Add(10*time.Minute + time.Duration(i+1)*time.Second))
+		record(t, s, queue(p, c.Now(), names...))
+	}
+
+	from := t0.Add(30 * time.Second)
+	st, err := s.At(p, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.Events(p, from.Add(time.Millisecond), c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := 0
+	for i := 0; i < len(evs); {
+		j := i
+		for j < len(evs) && evs[j].Time.Equal(evs[i].Time) {
+			j++
+		}
+		before := st.Snapshot()
+		st = st.Apply(evs[i:j])
+		if got := st.Snapshot(); !reflect.DeepEqual(before, got) {
+			changes++
+		}
+		want, err := s.At(p, evs[i].Time)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := st.Snapshot(), want.Snapshot(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("at %s after %v:\nApply %+v\nAt    %+v", evs[i].Time.Format(time.StampMilli), kinds(evs[i:j]), got, want)
+		}
+		i = j
+	}
+	if changes < 270+4 {
+		t.Errorf("%d changes followed, want every second of the rotation after 30s and the queue after the gap", changes)
+	}
+}
