@@ -124,13 +124,16 @@ export class Timing {
   }
 
   // since is when n's clock starts: when it was first seen holding, or its
-  // creation for a waiter.
+  // creation for a waiter; 0 when unknown (an etcd key that existed before
+  // the reader started has no creation time: Go's zero time, year 1, which
+  // must not read as a wait of 739,000 days).
   since(n) {
     if (n.holding) {
       const h = this.holdSince.get(n.name);
       return h ? h.at : this.receivedAt || Date.now();
     }
-    return Date.parse(n.ctime) || Date.now();
+    const created = Date.parse(n.ctime);
+    return created > 0 ? created : 0;
   }
 
   // verb labels the clock: "holds" from a hand-off this page saw; for a node
@@ -144,6 +147,9 @@ export class Timing {
     return h && h.created ? 'holds ≤' : 'holds ≥';
   }
 }
+
+// WAIT_UNKNOWN explains a waiter's clock shown as "waits ?".
+export const WAIT_UNKNOWN = 'when it began to wait is unknown: the service gave no creation time for it (it was there before zklockviz started reading)';
 
 // HOLD_UNKNOWN explains a "holds ≥" clock, HOLD_SINCE_CREATED a "holds ≤" one.
 export const HOLD_UNKNOWN = 'already holding when this page opened: held at least this long; when it acquired is unknown';
@@ -562,9 +568,14 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   lines.push(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session) || clip(n.client || '', 16)));
   const t = el('text', { class: 'label time', y: LABEL_Y + 3 * LINE });
   if (opts.timing) {
-    t.setAttribute('data-since', opts.timing.since(n));
-    const verb = opts.timing.verb(n);
-    t.setAttribute('data-verb', verb);
+    const since = opts.timing.since(n);
+    if (since > 0) {
+      t.setAttribute('data-since', since);
+      t.setAttribute('data-verb', opts.timing.verb(n));
+    } else {
+      t.textContent = opts.timing.verb(n) + ' ?';
+      t.setAttribute('title', WAIT_UNKNOWN);
+    }
   }
   const lease = leaseUntil(snap, n);
   if (lease) {
@@ -604,6 +615,12 @@ export function tick(root, now = Date.now()) {
   }
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
     const since = Number(t.getAttribute('data-since'));
+    if (!(since > 0)) {
+      // Unknown start (see Timing.since): say so, never a made-up age.
+      t.textContent = [t.getAttribute('data-verb'), '?'].filter(Boolean).join(' ');
+      if (!t.title) t.title = WAIT_UNKNOWN;
+      continue;
+    }
     // A data-clock-at around it freezes the clock: the classroom shows a step
     // as of the run's clock at that step, not as of now.
     const frozen = t.closest('[data-clock-at]');
