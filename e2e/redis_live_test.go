@@ -51,6 +51,13 @@ func TestRedisLockLive(t *testing.T) {
 	}
 	tb.until("tok-B holds after the hand-off", node("tok-B", "holding")+` && `+nodeCount(1))
 	tb.until("the no-expiry alert", `document.querySelector('#alerts li[data-kind="no-expiry"]')`)
+
+	// Released everywhere: a free lock in Redis's words, not ZooKeeper's
+	// missing lock parent.
+	for _, m := range masters {
+		redisCLI(t, m.Addr(), "DEL", "orders-lock")
+	}
+	tb.until("the free lock, in Redis's words", nodeCount(0)+` && (document.querySelector('[data-stat=missing]') || {}).textContent === 'free: no key'`)
 }
 
 // A wrong Redis password shows on the dashboard, naming redis, the

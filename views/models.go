@@ -90,8 +90,9 @@ type Lock struct {
 	// one waits), for the page's clock; OldestText the wait at render.
 	Oldest     int64
 	OldestText string
-	// Missing: the lock parent does not exist (yet).
-	Missing bool
+	// Missing says the lock does not exist (yet), in its service's words:
+	// "" when it does.
+	Missing string
 	// Note says what the lock's service cannot show (Redis: spin-lock
 	// waiters leave no trace), from the snapshot.
 	Note string
@@ -339,7 +340,9 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	if _, oldest := s.Oldest(); !oldest.IsZero() {
 		l.Oldest, l.OldestText = oldest.UnixMilli(), Duration(now.Sub(oldest))
 	}
-	l.Missing = !s.Exists
+	if !s.Exists {
+		l.Missing = missingText(s.ServiceName())
+	}
 	l.DocTitle = fmt.Sprintf("%s · %d holding · %s waiting — zklockviz", s.Path, holding, thousands(waiting))
 	for _, a := range s.Alerts {
 		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
@@ -541,4 +544,19 @@ func ShortName(name string, seq int64) string {
 		return head + "#" + strconv.FormatInt(seq, 10)
 	}
 	return head + marker + "#" + strconv.FormatInt(seq, 10)
+}
+
+// missingText says a lock has nothing to show, in its service's terms: a
+// ZooKeeper lock parent can be missing, while a Redis key or an etcd prefix
+// with nothing in it is simply a free lock.
+func missingText(service string) string {
+	switch service {
+	case "redis":
+		return "free: no key"
+	case "etcd":
+		return "free: no keys under the prefix"
+	case "postgres":
+		return "free: nobody holds or waits"
+	}
+	return "the lock parent does not exist (yet)"
 }
