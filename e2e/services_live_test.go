@@ -363,6 +363,12 @@ func TestEveryServiceLive(t *testing.T) {
 		fmt.Sprintf(`[...document.querySelectorAll('#lane [data-from=%s]')].length > 0 && [...document.querySelectorAll('#lane [data-from=%s]')].every(a => a.dataset.provenance === 'confirmed')`, jsString(pw2), jsString(pw2)))
 	tb.until("PostgreSQL: the table's order", tableOrder+` === `+jsString(strings.Join([]string{ph, pw1, pw2}, ",")))
 	tb.until("PostgreSQL: the holder's session", fmt.Sprintf(`document.querySelector('#table tr[data-row=%s]').textContent.includes('adv-holder')`, jsString(ph)))
+	// A session reads as people know it, not as the reader's JSON record;
+	// PostgreSQL has no watches, and the legend names its edges only.
+	tb.until("PostgreSQL: the holder's label in the lane", fmt.Sprintf(`(t => t.startsWith('adv-holder') && !t.includes('{'))(document.querySelector('#lane [data-node=%s] .label.data').textContent)`, jsString(ph)))
+	tb.until("PostgreSQL: no watches column claims", fmt.Sprintf(`document.querySelector('#table tr[data-row=%s] td.watches').textContent.trim() === '—'`, jsString(pw1)))
+	tb.until("PostgreSQL: the legend names the server's edges, not ZooKeeper's watches",
+		`(l => l.includes('waits for (confirmed)') && !l.includes('watches (as it should)'))(document.getElementById('legend').textContent)`)
 	tb.run(`window.__samePage = true`)
 	pgHolder.send(t, "SELECT pg_advisory_unlock(42);")
 	tb.until("PostgreSQL: the hand-off", nodeCount(2)+` && `+node(pw1, "holding")+` && `+node(pw2, "waiting")+` && `+edge(pw2, pw1, "rule", "confirmed"))

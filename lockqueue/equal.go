@@ -16,7 +16,7 @@ func (n Node) Equal(m Node) bool {
 		n.Foreign == m.Foreign && n.Zombie == m.Zombie && n.ExpiresInMs == m.ExpiresInMs &&
 		n.StalledOn == m.StalledOn && n.StalledSince.Equal(m.StalledSince) &&
 		n.Owner() == m.Owner() && n.Folder == m.Folder && n.PartOf == m.PartOf &&
-		n.Order == m.Order && n.Client == m.Client && n.WaitsForSource == m.WaitsForSource &&
+		n.Order == m.Order && n.Client == m.Client && n.Label == m.Label && n.WaitsForSource == m.WaitsForSource &&
 		slices.Equal(n.BlockedBy, m.BlockedBy) && n.LeaseID == m.LeaseID &&
 		n.LeaseTTLMs == m.LeaseTTLMs && n.LeaseLeftMs == m.LeaseLeftMs
 }

@@ -50,6 +50,8 @@ type ServerSession struct {
 	IdleInTxSince time.Time
 	// Data is shown as the node's data (the session's details).
 	Data string
+	// Label names the session for people (Node.Label).
+	Label string
 }
 
 // ServerQueue is a server-kept lock's raw state and the thresholds of its
@@ -82,7 +84,7 @@ func BuildServerQueue(q ServerQueue) ([]Node, []Alert) {
 	for i, s := range ss {
 		n := Node{
 			Name: s.Name, Seq: -1, Mode: s.Mode, Recipe: q.Recipe, Holding: !s.Waiting,
-			Client: s.Client, Data: s.Data, Order: int64(i + 1), Ctime: s.Since,
+			Client: s.Client, Data: s.Data, Label: s.Label, Order: int64(i + 1), Ctime: s.Since,
 		}
 		if s.Waiting {
 			if !s.WaitStart.IsZero() {

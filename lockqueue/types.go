@@ -149,6 +149,10 @@ type Node struct {
 	// Client is who the node belongs to in the service's terms (a Redis
 	// lock's token, an etcd lease, a PostgreSQL backend pid).
 	Client string `json:"client,omitempty"`
+	// Label is how people know the node's client when Data is the
+	// service's raw record (a PostgreSQL session: "psql · 10.0.0.7 ·
+	// idle in transaction"); the views show it in place of Data.
+	Label string `json:"label,omitempty"`
 	// WaitsForSource is who vouches for WaitsFor when the service says
 	// (ByServer for PostgreSQL's pg_blocking_pids, ByRule for etcd).
 	WaitsForSource Provenance `json:"waitsForSource,omitempty"`

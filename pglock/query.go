@@ -239,7 +239,7 @@ func (r *pollResult) sessions(n lockName, parts map[int]part) []lockqueue.Server
 		s.LockMode, s.WaitStart = p.mode, p.waitStart
 		ss := lockqueue.ServerSession{
 			Name: nodeName(pid), Client: strconv.Itoa(pid), Mode: mode(p.mode), Waiting: p.waiting,
-			Since: since(n, s), Data: data(s),
+			Since: since(n, s), Data: data(s), Label: label(s),
 		}
 		if p.waitStart != nil {
 			ss.WaitStart = *p.waitStart
@@ -283,6 +283,21 @@ func since(n lockName, s session) time.Time {
 // data is the session as the node's data: JSON a person can read and a
 // script can parse. It holds times, not ages, so it changes only when the
 // session does.
+// label names a session as people know it: its application, where it
+// connects from, and its state.
+func label(s session) string {
+	var parts []string
+	for _, p := range []*string{s.Application, s.ClientAddr, s.State} {
+		if p != nil && *p != "" {
+			parts = append(parts, *p)
+		}
+	}
+	if len(parts) == 0 {
+		return "pid " + strconv.Itoa(s.Pid)
+	}
+	return strings.Join(parts, " · ")
+}
+
 func data(s session) string {
 	b, err := json.Marshal(s)
 	if err != nil {

@@ -355,6 +355,10 @@ func (w *classWorld) lockAsync(c *pgClient, stmt string, second bool) {
 // detector to break it, showing the cycle meanwhile.
 func (w *classWorld) settle(ctx context.Context) error {
 	shownCycle := false
+	// The lock manager's state right after a release or a crash is in
+	// motion (a woken waiter re-checks its row and may queue again): rest
+	// only when two reads in a row agree.
+	var lastRest string
 	for {
 		for _, c := range w.clients {
 			if c.pending == nil {
@@ -378,6 +382,14 @@ func (w *classWorld) settle(ctx context.Context) error {
 			}
 		}
 		if rest {
+			now := fmt.Sprint(waits)
+			if now != lastRest {
+				lastRest = now
+				if err := sleepCtx(ctx, settlePoll); err != nil {
+					return fmt.Errorf("waiting for the clients to settle: %w", err)
+				}
+				continue
+			}
 			w.tellWaits(waits)
 			cycle := w.cycle(waits)
 			if len(cycle) == 0 {

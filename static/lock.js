@@ -31,7 +31,7 @@ let live = null; // the LiveLock, once the path is watched
 let at = body.dataset.at ? Number(body.dataset.at) : null;
 let liveSnap = null;
 
-legend(document.getElementById('legend'));
+legend(document.getElementById('legend'), service);
 // The table's pages are the server's, of the newest snapshot of this lock,
 // and come with the summary and the alerts of the same snapshot.
 const table = new QueueTable(document.getElementById('table'), {

@@ -562,7 +562,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
 
   const lines = [];
   lines.push(el('text', { class: 'label name', y: LABEL_Y }, shortName(n)));
-  let data = n.dataBinary ? '‹binary›' : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
+  let data = n.label ? clip(n.label, 18) : n.dataBinary ? '‹binary›' : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
   lines.push(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
   // A service without sessions names the node's client instead.
   lines.push(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session) || clip(n.client || '', 16)));
@@ -668,7 +668,7 @@ function animateDot(svg, d, ms) {
 // legend writes the key to shapes and arrows into an HTML element: each entry
 // is a small SVG swatch and a text label, and the entries wrap like words, so
 // the key stays at the page's text size at any width.
-export function legend(root) {
+export function legend(root, service = '') {
   root.replaceChildren();
   const item = (key, swatch, label, title) => {
     const li = document.createElement('li');
@@ -720,7 +720,16 @@ export function legend(root) {
     ['actual', 'deadlock', 'watch cycle (deadlock)', 'heavy red: nodes that wait on each other, a stalled holder included'],
     ['actual', 'stalled', 'what a stalled holder still waits for', 'heavy dashed red from a holder: the watch its client is stuck on'],
   ];
-  for (const [kind, edge, label, title] of arrows) {
+  // Another service has no watches: its edges are the recipe's rule
+  // (etcd: inferred, the server keeps no record) or the server's own
+  // report (PostgreSQL's pg_blocking_pids: confirmed), nothing else.
+  const neutralArrows = service === 'postgres' ? [
+    ['rule', 'rule', 'waits for (confirmed)', 'solid, above the lane: the first session the server reports this one waits on (pg_blocking_pids)'],
+    ['actual', 'confirmed', 'also blocked by (confirmed)', 'below the lane: every other session the server reports this one waits on'],
+  ] : [
+    ['rule', 'rule', 'waits for (inferred)', 'solid, above the lane: what the recipe\'s rule says it waits for; the service keeps no record of it'],
+  ];
+  for (const [kind, edge, label, title] of service && service !== 'zookeeper' ? neutralArrows : arrows) {
     const sv = svgOf(34, 14);
     sv.append(markers(`lg-${edge}`));
     sv.append(el('path', { class: `arrow ${kind} edge-${edge}`, d: 'M2,7 L30,7', 'marker-end': `url(#lg-${edge}-ah-${edge === 'rule' ? 'rule' : edge})` }));

@@ -163,7 +163,15 @@ func newRow(s lockqueue.Snapshot, i int, neutral bool, alerts string, now time.T
 	if len(n.Watching) > 0 {
 		r.WatchRefs = refs(n.Watching, np)
 	}
+	if n.Label != "" {
+		r.Data = n.Label
+	}
 	if neutral {
+		if n.Watching == nil {
+			// The service keeps no list of watchers: nothing to show, and
+			// "unknown" would suggest ZooKeeper's missing watch table.
+			r.Watches = "—"
+		}
 		r.Order, r.Client, r.Lease = n.Order, n.Client, nodeLease(n, s.UpdatedAt, now)
 		r.Edges, r.BlockedBy = waitEdges(n), n.BlockedBy
 	}
