@@ -107,6 +107,8 @@ func TestServeEtcdFlags(t *testing.T) {
 			}},
 		{name: "postgres lock without --postgres", args: []string{"--zk", "zk1:2181", "--watch", "postgres:advisory/42"}, err: "no postgres server given: add --postgres"},
 		{name: "postgres bad lock name", args: []string{"--postgres", "postgres://viz@db1/app", "--watch", "postgres:advisory/x"}, err: "--watch postgres:advisory/x"},
+		{name: "postgres given twice", args: []string{"--postgres", "postgres://a@db1/app", "--postgres", "postgres://b@db2/app"}, err: "--postgres given 2 times"},
+		{name: "zk given twice", args: []string{"--zk", "zk1:2181", "--zk", "zk2:2181"}, err: "--zk given 2 times"},
 		{name: "postgres under a prefix", args: []string{"--postgres", "postgres://viz@db1/app", "--watch-under", "postgres:advisory"}, err: "not found under a prefix"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

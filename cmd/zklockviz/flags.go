@@ -142,7 +142,7 @@ func (o *optDuration) Set(v string) error {
 
 // onceFlags name one server each: given twice on the command line, one
 // would silently win over the other.
-var onceFlags = []string{"etcd"}
+var onceFlags = []string{"etcd", "postgres", "zk"}
 
 // countingValue counts its Sets.
 type countingValue struct {
