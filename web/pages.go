@@ -16,6 +16,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/a-h/templ"
@@ -41,16 +42,27 @@ var _ Snapshots = (*hub.Hub)(nil)
 // render a first paint from the hub; the scripts then follow the websocket
 // and the JSON API.
 func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Router) {
+	return newPages(h, simEnabled, opts...).routes
+}
+
+func newPages(h Snapshots, simEnabled bool, opts ...PageOption) *pages {
 	a, err := loadAssets(static.FS)
 	if err != nil {
 		// The assets are compiled in; failing here is a build mistake.
 		panic(fmt.Sprintf("web: static assets: %v", err))
 	}
-	p := &pages{snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages"), services: &lockservice.Registry{}}
+	p := &pages{
+		snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages"),
+		services: &lockservice.Registry{}, parts: &partsCache{},
+	}
 	for _, o := range opts {
 		o(p)
 	}
-	return func(r chi.Router) {
+	return p
+}
+
+func (p *pages) routes(r chi.Router) {
+	{
 		r.Get("/", p.dashboard)
 		r.Get("/parts/dashboard", p.dashboardLive)
 		r.Get("/parts/lock", p.lockParts)
@@ -101,6 +113,11 @@ type pages struct {
 	log      *slog.Logger
 	conn     func() lockqueue.Connection
 	services *lockservice.Registry
+	// parts caches GET /parts/lock of each lock's newest snapshot; nil
+	// renders every request.
+	parts *partsCache
+	// partRenders counts the renders of GET /parts/lock.
+	partRenders atomic.Int64
 }
 
 func (p *pages) page(title, active string) views.Page {
@@ -263,7 +280,11 @@ func errStatus(err error) int {
 // lockParts are the parts of the lock page that follow the lock (summary,
 // alerts, a page of the table), from its newest snapshot: the lock page
 // fetches them after every change the socket sends, so their labels are
-// the server's, the same components as the first paint's.
+// the server's, the same components as the first paint's. Every viewer
+// asks after every change, so the parts of the newest snapshot are cached
+// (partsCache) and carry an ETag: their clocks are started from data-since
+// by the page, so a render a few seconds old reads the same once ticked.
+// A past moment (?at=) is rendered each time.
 func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	svc, name, snap, ok, err := p.latest(r)
 	if err != nil {
@@ -280,9 +301,37 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	if !past.replay.At.IsZero() {
 		snap, ok, now = past.snap, past.known, past.replay.At
 	}
-	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), now)
-	l.Replay = past.replay
-	p.render(w, r, http.StatusOK, views.LockParts(l))
+	tq := tableQuery(r.URL.Query())
+	render := func() ([]byte, error) {
+		p.partRenders.Add(1)
+		l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tq, now)
+		l.Replay = past.replay
+		var buf bytes.Buffer
+		if err := views.LockParts(l).Render(r.Context(), &buf); err != nil {
+			return nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
+		}
+		return buf.Bytes(), nil
+	}
+	var part *renderedPart
+	if p.parts == nil || !past.replay.At.IsZero() {
+		part = renderPart(render)
+	} else {
+		part = p.parts.get(id.Key(), versionOf(snap, ok), viewKey(tq), render)
+	}
+	if part.err != nil {
+		p.log.Error("render parts", "lock", id.Key(), "err", part.err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	// no-cache, not no-store: the browser keeps the answer and asks again
+	// with If-None-Match, which an unchanged lock answers with a 304.
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", part.etag)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(part.body))
 }
 
 // lockText is the lock's newest snapshot as plain text, for the lock
