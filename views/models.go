@@ -116,6 +116,26 @@ type Lock struct {
 	Figures *Figures
 }
 
+// The lock page's banner while its own socket to this server is down, which
+// only the page knows; lock.js fills in {attempt} and {time}. Why the lock
+// shown is not live otherwise is the snapshot's, in Lock.Banner.
+const (
+	BannerConnecting = "NOT LIVE — connecting to the zklockviz server…"
+	BannerLost       = "NOT LIVE — lost the connection to the zklockviz server; reconnecting…"
+	BannerRetry      = "NOT LIVE — lost the connection to the zklockviz server; reconnecting (attempt {attempt})…"
+	BannerSeen       = " Showing the state last seen live at {time}."
+)
+
+// bannerWords are the banner's words for the page's own states (the
+// Banner* constants), on a page that follows the lock: an unwatched one
+// has nothing that could go stale.
+func (l Lock) bannerWords() templ.Attributes {
+	if !l.Watched {
+		return nil
+	}
+	return templ.Attributes{"data-connecting": BannerConnecting, "data-lost": BannerLost, "data-retry": BannerRetry, "data-seen": BannerSeen}
+}
+
 // focus makes an alert that names nodes reachable with Tab: focusing it
 // marks them in the lane.
 func (a Alert) focus() templ.Attributes {

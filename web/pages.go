@@ -213,7 +213,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	pg.Body = templ.Attributes{
 		"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched),
 		// The page script builds every URL (socket, JSON, watch) from
-		// (service, path) and words its banner with the title.
+		// (service, path).
 		"data-service": sv.Name, "data-service-title": sv.Title,
 		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
 	}
@@ -305,7 +305,7 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	render := func() ([]byte, error) {
 		p.partRenders.Add(1)
 		l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tq, now)
-		l.Replay = past.replay
+		l.Replay, l.Watched = past.replay, ok || watchedBy(svc, name)
 		var buf bytes.Buffer
 		if err := views.LockParts(l).Render(r.Context(), &buf); err != nil {
 			return nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
