@@ -56,8 +56,12 @@ func TestModeLabelsAndPlurals(t *testing.T) {
 	tb.open(srv.URL + "/lock?path=" + path)
 	tb.until("two nodes", nodeCount(2))
 
-	// The browser's labels are the server's.
-	js := evalAwait[map[string]string](tb, `import('/static/queue.js').then(m => m.MODE_LABELS)`)
+	// The browser's labels are the server's: the lane's modes come from the
+	// page (#lane-words), which has no other copy.
+	js := evalAwait[map[string]string](tb, `import('/static/queue.js').then(m => Object.fromEntries(['read', 'write', 'exclusive', 'lease', 'unknown', 'no-such-mode'].map(k => [k, m.modeLabel(k)])))`)
+	if js["no-such-mode"] != views.ModeLabel(lockqueue.Unknown) {
+		t.Errorf("an unknown mode reads %q, want %q", js["no-such-mode"], views.ModeLabel(lockqueue.Unknown))
+	}
 	for m, l := range views.ModeLabels() {
 		if js[string(m)] != l {
 			t.Errorf("mode %s: the browser says %q, the server %q", m, js[string(m)], l)

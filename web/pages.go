@@ -71,6 +71,7 @@ func (p *pages) routes(r chi.Router) {
 		r.Get("/parts/lock-at", p.lockAt)
 		r.Post("/parts/queue-table", p.queueTable)
 		r.Post("/parts/queue-node", p.queueNode)
+		r.Post("/parts/lane-names", p.laneNames)
 		r.Get("/lock", p.lock)
 		r.Get("/sim", p.classroom)
 		r.Get("/static/*", p.static)
@@ -380,6 +381,25 @@ func (p *pages) queueTable(w http.ResponseWriter, r *http.Request) {
 func (p *pages) queueNode(w http.ResponseWriter, r *http.Request) {
 	if snap, ok := sentSnapshot(w, r); ok {
 		p.render(w, r, http.StatusOK, views.NodeDetailsView(views.NewNodeDetails(snap, r.URL.Query().Get("name"), time.Now())))
+	}
+}
+
+// laneNames answers the name labels of the nodes a lane sends (a JSON list
+// of {name, seq}), as a JSON object by name: the rule is the server's
+// (views.ShortName), and a name's label never changes, so the lane asks
+// once per node it draws.
+func (p *pages) laneNames(w http.ResponseWriter, r *http.Request) {
+	var nodes []views.NamedNode
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxQueueTableBody)).Decode(&nodes); err != nil {
+		http.Error(w, "bad list of nodes: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if err := json.NewEncoder(w).Encode(views.LaneNames(nodes)); err != nil {
+		p.log.Warn("write lane names", "err", err)
 	}
 }
 
