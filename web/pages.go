@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -62,20 +63,18 @@ func newPages(h Snapshots, simEnabled bool, opts ...PageOption) *pages {
 }
 
 func (p *pages) routes(r chi.Router) {
-	{
-		r.Get("/", p.dashboard)
-		r.Get("/parts/dashboard", p.dashboardLive)
-		r.Get("/parts/lock", p.lockParts)
-		r.Get("/parts/lock-text", p.lockText)
-		r.Get("/parts/lock-figures", p.lockFigures)
-		r.Get("/parts/lock-at", p.lockAt)
-		r.Post("/parts/queue-table", p.queueTable)
-		r.Post("/parts/queue-node", p.queueNode)
-		r.Post("/parts/lane-names", p.laneNames)
-		r.Get("/lock", p.lock)
-		r.Get("/sim", p.classroom)
-		r.Get("/static/*", p.static)
-	}
+	r.Get("/", p.dashboard)
+	r.Get("/parts/dashboard", p.dashboardLive)
+	r.Get("/parts/lock", p.lockParts)
+	r.Get("/parts/lock-text", p.lockText)
+	r.Get("/parts/lock-figures", p.lockFigures)
+	r.Get("/parts/lock-at", p.lockAt)
+	r.Post("/parts/queue-table", p.queueTable)
+	r.Post("/parts/queue-node", p.queueNode)
+	r.Post("/parts/lane-names", p.laneNames)
+	r.Get("/lock", p.lock)
+	r.Get("/sim", p.classroom)
+	r.Get("/static/*", p.static)
 }
 
 // PageOption configures PageRoutes.
@@ -278,8 +277,8 @@ func errStatus(err error) int {
 	return http.StatusNotFound
 }
 
-// lockParts are the parts of the lock page that follow the lock (summary,
-// alerts, a page of the table), from its newest snapshot: the lock page
+// lockParts are the parts of the lock page that follow the lock (banner,
+// summary, alerts, a page of the table), from its newest snapshot: the lock page
 // fetches them after every change the socket sends, so their labels are
 // the server's, the same components as the first paint's. Every viewer
 // asks after every change, so the parts of the newest snapshot are cached
@@ -308,7 +307,9 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tq, now)
 		l.Replay, l.Watched = past.replay, ok || watchedBy(svc, name)
 		var buf bytes.Buffer
-		if err := views.LockParts(l).Render(r.Context(), &buf); err != nil {
+		// Shared by every viewer asking meanwhile: the first one leaving
+		// must not fail it for the others.
+		if err := views.LockParts(l).Render(context.WithoutCancel(r.Context()), &buf); err != nil {
 			return nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
 		}
 		return buf.Bytes(), nil
