@@ -213,7 +213,8 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	pg.Body = templ.Attributes{
 		"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched),
 		// The page script builds every URL (socket, JSON, watch) from
-		// (service, path).
+		// (service, path); the title names the service for whoever reads
+		// the page (tools, tests).
 		"data-service": sv.Name, "data-service-title": sv.Title,
 		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
 	}
