@@ -51,6 +51,11 @@ type params struct {
 	// OwnServer gives the run a redis-server of its own, so the server's
 	// own counters (INFO commandstats) count this run's clients alone.
 	OwnServer bool `json:"ownServer,omitempty"`
+	// RedsyncDefault names clients that lock with redsync's defaults (its
+	// own 32 tries, 50–250 ms apart, then ErrFailed) instead of polling
+	// in the classroom's pace; a wait step of one of them lasts until
+	// every such Lock has returned.
+	RedsyncDefault []string `json:"redsyncDefault,omitempty"`
 }
 
 func (p params) retryMs() int64 {
@@ -80,6 +85,8 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 		return p, fault.Errorf(fault.Invalid, "scenario %s: a watchdog needs a lease (expiryMs) of at least 300", sc.Name)
 	case p.Masters < 0 || p.Masters > 7 || p.Masters > 1 && (p.ExpiryMs == 0 || p.Watchdog || p.IncrFencing || p.Release == releaseDel):
 		return p, fault.Errorf(fault.Invalid, "scenario %s: masters %d: Redlock takes 3 to 7 masters, an expiry, and redsync's own release (no watchdog, INCR or DEL)", sc.Name, p.Masters)
+	case len(p.RedsyncDefault) > 0 && (p.Masters > 1 || p.Watchdog || p.ExpiryMs == 0):
+		return p, fault.Errorf(fault.Invalid, "scenario %s: redsyncDefault: redsync's default waiters contend for a SET NX PX key on one server (no masters, watchdog or SETNX without expiry)", sc.Name)
 	case p.RetryMs < 0 || p.RetryMs > 5000:
 		return p, fault.Errorf(fault.Invalid, "scenario %s: retryMs %d: want 10 to 5000", sc.Name, p.RetryMs)
 	}
