@@ -2,7 +2,9 @@ package redislock
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,5 +129,37 @@ func giveUps(t *testing.T, st []simulator.State) {
 	}
 	if !strings.Contains(wait.Narration, "gave up after") {
 		t.Errorf("narration %q does not tell the give-ups", wait.Narration)
+	}
+}
+
+var (
+	queueRate = regexp.MustCompile(`queued on (ZooKeeper|etcd) .*: (\d+\.\d) requests/s while nobody could acquire, against (\d+) commands/s`)
+)
+
+// queueCosts: the same waiters queued on ZooKeeper and on etcd cost their
+// servers (by the servers' own counters) a small fraction of what polling
+// costs Redis (by INFO commandstats).
+func queueCosts(t *testing.T, st []simulator.State) {
+	t.Helper()
+	var seen []string
+	for _, e := range st[len(st)-1].Events {
+		if e.Event != EvQueueCost {
+			continue
+		}
+		m := queueRate.FindStringSubmatch(e.Text)
+		if m == nil {
+			t.Errorf("queue cost: %q", e.Text)
+			continue
+		}
+		seen = append(seen, m[1])
+		queued, _ := strconv.ParseFloat(m[2], 64)
+		spin, _ := strconv.ParseFloat(m[3], 64)
+		t.Logf("%s: %.1f requests/s queued, Redis %.0f commands/s polling", m[1], queued, spin)
+		if spin < 20*max(queued, 1) {
+			t.Errorf("%s: %.1f requests/s with the waiters queued, Redis %.0f/s with them polling: want polling to cost at least 20 times more", m[1], queued, spin)
+		}
+	}
+	if !slices.Equal(seen, []string{"ZooKeeper", "etcd"}) {
+		t.Errorf("queue costs measured on %v, want ZooKeeper then etcd", seen)
 	}
 }

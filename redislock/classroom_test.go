@@ -271,6 +271,7 @@ func TestScenarios(t *testing.T) {
 				t.Errorf("%d waiters took the lock after H's release, want 1", winners)
 			}
 			giveUps(t, st)
+			queueCosts(t, st)
 		}},
 		{"redis-redlock-restart", nil, redlockTwoMajorities},
 		{"redis-redlock-clock", nil, redlockTwoMajorities},

@@ -141,6 +141,9 @@ type world struct {
 	clocks []time.Duration
 	// stepTTL is the key's time to live as the last step saw it.
 	stepTTL []simulator.TTLSample
+	// spinRate is the lock commands/s the server counted in the last
+	// metered wait.
+	spinRate float64
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
@@ -309,6 +312,8 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		return w.pollRound(ctx)
 	case ActWait:
 		return w.wait(ctx, c.name)
+	case ActCompare:
+		return w.compareQueues(ctx, c.name)
 	}
 	return fmt.Errorf("unknown action %q", a.Action)
 }
@@ -777,6 +782,7 @@ func (w *world) wait(ctx context.Context, who string) error {
 		// began when added), so their wait's count is told, not metered.
 		if !loops {
 			w.calls += d
+			w.spinRate = float64(d) / took.Seconds()
 		}
 		text += fmt.Sprintf("; the server itself counted %d lock commands in %.1fs (INFO commandstats): %.0f commands/s while nobody could acquire",
 			d, took.Seconds(), float64(d)/took.Seconds())
@@ -986,6 +992,8 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 			parts = append(parts, e.Text)
 		case EvGiveUp:
 			parts = append(parts, e.Client+" "+e.Text)
+		case EvQueueCost:
+			parts = append(parts, e.Text)
 		case simulator.EvUnlock, simulator.EvWrite, simulator.EvFenced, simulator.EvCrash, simulator.EvPause, simulator.EvExpire, simulator.EvResume:
 			parts = append(parts, e.Client+" "+e.Text)
 		}
