@@ -102,9 +102,18 @@ func TestClassroomServicesRedis(t *testing.T) {
 		}
 	}
 	tb.do("open the event log", chromedp.Click(chromedp.CSS(`.run details:last-of-type summary`)))
-	log := eval[string](tb, `document.querySelector('.run .events').textContent`)
-	if n := strings.Count(log, "give-up"); n != 3 {
-		t.Errorf("the event log shows %d give-ups, want 3:\n%s", n, log)
+	gaveUp := eval[[]string](tb, `[...document.querySelectorAll('.run .events li[data-kind="give-up"]')].map(li => li.textContent)`)
+	if len(gaveUp) != 3 {
+		t.Errorf("the event log shows %d give-ups, want R1, R2, R3's: %q", len(gaveUp), gaveUp)
+	}
+	for _, text := range gaveUp {
+		if !strings.Contains(text, "gave up after 32 tries") {
+			t.Errorf("give-up in the log: %q", text)
+		}
+	}
+	costs := eval[[]string](tb, `[...document.querySelectorAll('.run .events li[data-kind="queue-cost"]')].map(li => li.textContent)`)
+	if len(costs) != 2 || !strings.Contains(costs[0], "queued on ZooKeeper") || !strings.Contains(costs[1], "queued on etcd") {
+		t.Errorf("the queue costs in the log: %q, want ZooKeeper's and etcd's", costs)
 	}
 	if n := eval[int](tb, `Number(document.querySelector('.run [data-meter=serverCalls]').dataset.value)`); n == 0 {
 		t.Errorf("the server-counted meter reads 0 after the waiters spun")

@@ -186,14 +186,19 @@ export function pseudocode(root, box, s) {
   box.hidden = !s.lines.length;
 }
 
-// eventLog lists the events up to the shown step.
+// eventLog lists the events up to the shown step, each with its text.
 export function eventLog(root, s) {
   root.replaceChildren();
   for (const e of s.events) {
     if (e.step > s.step) break;
     const li = document.createElement('li');
-    li.textContent = e.kind;
+    const kind = document.createElement('code');
+    kind.textContent = e.kind;
+    li.append(kind);
+    // The event's own words, as the text timeline prints them.
+    if (e.text) li.append(` ${e.client ? e.client + ': ' : ''}${e.text}`);
     li.dataset.step = e.step;
+    li.dataset.kind = e.kind;
     if (e.step === s.step) li.className = 'current';
     root.append(li);
   }
