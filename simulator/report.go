@@ -26,6 +26,7 @@ type Report struct {
 	Steps            []StepInfo  `json:"steps"`
 	Stats            Stats       `json:"stats"`
 	Violations       []Violation `json:"violations"`
+	Verdict          Verdict     `json:"verdict"`
 	Pseudocode       []string    `json:"pseudocode"`
 	Error            string      `json:"error,omitempty"`
 }
@@ -56,6 +57,7 @@ func (r *Run) Report() Report {
 	if rep.Violations == nil {
 		rep.Violations = []Violation{}
 	}
+	rep.Verdict = VerdictOf(rep.Violations, rep.Stats)
 	if r.failed != nil {
 		rep.Error = r.failed.Error()
 	}
@@ -128,6 +130,7 @@ func WriteText(w io.Writer, rep Report) error {
 			b.WriteString("\n")
 		}
 	}
+	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict.Summary)
 	if rep.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", rep.Error)
 	}
