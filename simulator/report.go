@@ -27,6 +27,7 @@ type Report struct {
 	Stats            Stats       `json:"stats"`
 	Violations       []Violation `json:"violations"`
 	Verdict          Verdict     `json:"verdict"`
+	Meters           Meters      `json:"meters"`
 	Pseudocode       []string    `json:"pseudocode"`
 	Error            string      `json:"error,omitempty"`
 }
@@ -68,6 +69,7 @@ func (r *Run) Report() Report {
 			Line: rec.Line, Stats: rec.Stats.sub(r.records[k].Stats),
 		})
 	}
+	rep.Meters = MetersOf(rep.Service, rep.Events, rep.Stats)
 	return rep
 }
 

@@ -118,6 +118,7 @@ type State struct {
 	Violations      []Violation `json:"violations"`
 	// Verdict judges steps 1..Step (VerdictOf).
 	Verdict    Verdict            `json:"verdict"`
+	Meters     Meters             `json:"meters"`
 	Clients    []ClientInfo       `json:"clients"`
 	Narration  string             `json:"narration"`
 	Pseudocode Pseudocode         `json:"pseudocode"`
@@ -670,6 +671,7 @@ func (r *Run) State() State {
 		s.Violations = []Violation{}
 	}
 	s.Verdict = VerdictOf(s.Violations, s.Stats)
+	s.Meters = MetersOf(s.Service, s.Events, s.Stats)
 	for k := r.cursor; k >= 1; k-- {
 		if releases(r.records[k].Events) {
 			d := r.records[k].Stats.sub(r.records[k-1].Stats)

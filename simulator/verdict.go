@@ -1,6 +1,10 @@
 package simulator
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
 
 // Verdict is a run's outcome in two words a learner can compare across
 // services (scenario 12 puts every service side by side): whether mutual
@@ -63,4 +67,53 @@ func VerdictOf(vs []Violation, s Stats) Verdict {
 		v.Summary = excl + "; no stale write happened"
 	}
 	return v
+}
+
+// Meters are the numbers shown under every pane of scenario 12, the same
+// for every service: what the server was asked, what woke the waiters and
+// how long a hand-off took.
+type Meters struct {
+	// Requests is what the server was asked for this lock; RequestsFrom
+	// says who counted them (the server itself, or the classroom's
+	// clients when the server keeps no per-lock count).
+	Requests     int    `json:"requests"`
+	RequestsFrom string `json:"requestsFrom"`
+	// PerSec is Requests over the real time from the run's start to its
+	// latest event (waiters that poll keep asking between steps too).
+	PerSec        float64 `json:"perSec"`
+	Notifications int     `json:"notifications"`
+	// HandoffMs is the latest hand-off's real time from the release or
+	// expiry to the next client's lock; -1 before the first hand-off.
+	HandoffMs int64 `json:"handoffMs"`
+}
+
+// MetersOf reads a run's meters from its events (in order) and stats.
+func MetersOf(service string, events []Event, s Stats) Meters {
+	m := Meters{Notifications: s.Notifications, HandoffMs: -1}
+	switch {
+	case s.ServerCalls > 0:
+		m.Requests, m.RequestsFrom = s.ServerCalls, "counted by the server itself (Redis INFO commandstats)"
+	case service == "" || service == lockqueue.ZooKeeper:
+		m.Requests = s.GetChildren + s.Exists + s.GetData + s.Create + s.Delete
+		m.RequestsFrom = "the clients' ZooKeeper requests (getChildren, exists, getData, create, delete), counted by the classroom: ZooKeeper counts per server, not per lock"
+	default:
+		m.Requests = s.Commands
+		m.RequestsFrom = "the clients' requests to the server, counted by the classroom: the server keeps no per-lock count"
+	}
+	var lastMs, freedAt int64 = 0, -1
+	for _, e := range events {
+		lastMs = max(lastMs, e.AtMs)
+		switch e.Event {
+		case EvUnlock, EvExpire:
+			freedAt = e.AtMs
+		case EvLock:
+			if freedAt >= 0 {
+				m.HandoffMs, freedAt = e.AtMs-freedAt, -1
+			}
+		}
+	}
+	if lastMs > 0 {
+		m.PerSec = float64(m.Requests) / (float64(lastMs) / 1000)
+	}
+	return m
 }
