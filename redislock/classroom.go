@@ -51,6 +51,10 @@ type params struct {
 	// OwnServer gives the run a redis-server of its own, so the server's
 	// own counters (INFO commandstats) count this run's clients alone.
 	OwnServer bool `json:"ownServer,omitempty"`
+	// CountAll (with OwnServer) takes ServerCalls from the server's count
+	// after every step, not only in wait steps: scenario 12's meter is
+	// everything the server was asked.
+	CountAll bool `json:"countAll,omitempty"`
 }
 
 func (p params) retryMs() int64 {
@@ -80,6 +84,8 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 		return p, fault.Errorf(fault.Invalid, "scenario %s: a watchdog needs a lease (expiryMs) of at least 300", sc.Name)
 	case p.Masters < 0 || p.Masters > 7 || p.Masters > 1 && (p.ExpiryMs == 0 || p.Watchdog || p.IncrFencing || p.Release == releaseDel):
 		return p, fault.Errorf(fault.Invalid, "scenario %s: masters %d: Redlock takes 3 to 7 masters, an expiry, and redsync's own release (no watchdog, INCR or DEL)", sc.Name, p.Masters)
+	case p.CountAll && !p.OwnServer:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: countAll needs ownServer: a shared server counts other runs' commands too", sc.Name)
 	case p.RetryMs < 0 || p.RetryMs > 5000:
 		return p, fault.Errorf(fault.Invalid, "scenario %s: retryMs %d: want 10 to 5000", sc.Name, p.RetryMs)
 	}
