@@ -15,6 +15,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/pglock"
 	"github.com/zklockviz/zklockviz/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
@@ -53,7 +54,7 @@ func simEntry(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	f.register(fs)
-	if fs.Parse(args) != nil || f.scenario != simulator.SideBySideName {
+	if fs.Parse(args) != nil || f.scenario != lockservice.SideBySideName {
 		return sim(ctx, args, stdout, stderr, getenv)
 	}
 	return simSideBySide(ctx, args, stdout, stderr, getenv)
@@ -61,7 +62,7 @@ func simEntry(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 
 // SideResult is one pane's outcome as the CLI prints it.
 type SideResult struct {
-	simulator.SidePane
+	lockservice.SidePane
 	// Unavailable says why the run could not start (its server is not
 	// installed); the other fields are then empty.
 	Unavailable string                `json:"unavailable,omitempty"`
@@ -84,8 +85,8 @@ func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer,
 	var f simFlags
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	f.register(fs)
-	names := make([]string, 0, len(simulator.SideBySide()))
-	for _, p := range simulator.SideBySide() {
+	names := make([]string, 0, len(lockservice.SideBySide()))
+	for _, p := range lockservice.SideBySide() {
 		names = append(names, p.Scenario)
 	}
 	if err := parseFlags(fs, args, getenv, fmt.Sprintf(sideUsage, strings.Join(names, ", ")), stdout); err != nil {
@@ -100,7 +101,7 @@ func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer,
 	})
 	if len(bad) > 0 {
 		return 0, usagef("%s: scenario %s runs every service with its own scenario's settings; drop %s",
-			strings.Join(bad, ", "), simulator.SideBySideName, strings.Join(bad, ", "))
+			strings.Join(bad, ", "), lockservice.SideBySideName, strings.Join(bad, ", "))
 	}
 	if f.format != "text" && f.format != "json" {
 		return 0, usagef("--format %q: want text or json", f.format)
@@ -120,7 +121,7 @@ func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer,
 		return 0, err
 	}
 	defer zk.stop()
-	panes := make([]*sidePane, 0, len(simulator.SideBySide()))
+	panes := make([]*sidePane, 0, len(lockservice.SideBySide()))
 	defer func() {
 		for _, p := range panes {
 			if p.m == nil {
@@ -131,7 +132,7 @@ func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer,
 			}
 		}
 	}()
-	for _, sp := range simulator.SideBySide() {
+	for _, sp := range lockservice.SideBySide() {
 		p := &sidePane{res: SideResult{SidePane: sp}}
 		panes = append(panes, p)
 		p.m, p.err = f.sideManager(sp.Service, zk, log)
