@@ -62,12 +62,13 @@ export class Panel {
   constructor(strategy, compare, opts) {
     this.opts = opts;
     this.strategy = strategy;
-    this.pane = opts.pane || null;
+    // side is the scenario-12 pane this run is (opts.pane), or null.
+    this.side = opts.pane || null;
     // name says which run a message is about; key tells the panes apart.
-    this.name = this.pane ? this.pane.label : strategy;
-    this.key = this.pane ? this.pane.scenario : strategy;
+    this.name = this.side ? this.side.label : strategy;
+    this.key = this.side ? this.side.scenario : strategy;
     // Every API path of a pane's run names its service; ZooKeeper's is the default.
-    this.query = this.pane && this.pane.service !== 'zookeeper' ? `?service=${encodeURIComponent(this.pane.service)}` : '';
+    this.query = this.side && this.side.service !== 'zookeeper' ? `?service=${encodeURIComponent(this.side.service)}` : '';
     this.state = null;
     this.prev = null;
     this.timing = new RunClock();
@@ -96,11 +97,11 @@ export class Panel {
       <details class="more"><summary>events</summary><ol class="events"></ol></details>
       <div class="run-table" ${opts.showTable ? '' : 'hidden'}></div>`;
     this.el.querySelector('.strategy').textContent = this.name;
-    this.el.querySelector('.run-title').textContent = this.pane ? this.pane.scenario : title;
-    if (this.pane) {
+    this.el.querySelector('.run-title').textContent = this.side ? this.side.scenario : title;
+    if (this.side) {
       this.el.classList.add('side-pane');
-      this.el.dataset.service = this.pane.service;
-      this.el.dataset.scenario = this.pane.scenario;
+      this.el.dataset.service = this.side.service;
+      this.el.dataset.scenario = this.side.scenario;
     }
     this.verdictEl = this.el.querySelector('.side-verdict');
     this.metersEl = this.el.querySelector('.side-meters');
@@ -130,9 +131,9 @@ export class Panel {
   async start(scenario, clients, fencing, gen) {
     // A lease scenario has no strategy to choose ("children" is its own).
     // A pane runs its service's scenario with that scenario's own settings.
-    const body = this.pane ? { scenario: this.pane.scenario } : { scenario, fencing };
-    if (!this.pane && this.strategy !== 'children') body.strategy = this.strategy;
-    if (!this.pane && clients > 0) body.clients = clients;
+    const body = this.side ? { scenario: this.side.scenario } : { scenario, fencing };
+    if (!this.side && this.strategy !== 'children') body.strategy = this.strategy;
+    if (!this.side && clients > 0) body.clients = clients;
     const raw = await call('POST', '/runs' + this.query, body);
     if (!this.opts.current(gen)) {
       call('DELETE', `/runs/${encodeURIComponent(raw.id)}${this.query}`).catch(() => {});
@@ -283,7 +284,7 @@ export class Panel {
     });
     pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
     eventLog(this.eventsEl, s);
-    if (this.pane) this.renderSide(s);
+    if (this.side) this.renderSide(s);
   }
 
   // unavailable shows why a pane's run could not start (its server is not
@@ -303,7 +304,7 @@ export class Panel {
   // service).
   renderSide(s) {
     const v = s.verdict || {};
-    this.el.querySelector('.run-title').textContent = s.title || this.pane.scenario;
+    this.el.querySelector('.run-title').textContent = s.title || this.side.scenario;
     this.verdictEl.hidden = false;
     this.verdictEl.dataset.exclusion = v.exclusion || '';
     this.verdictEl.dataset.stale = v.staleWrite || '';

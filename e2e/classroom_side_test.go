@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/chromedp/chromedp/kb"
+	"github.com/zklockviz/zklockviz/pglocal"
+)
+
+// needServers skips (or fails under CI=true) when a server scenario 12
+// runs on is not installed.
+func needServers(t *testing.T, bins ...string) {
+	t.Helper()
+	var missing error
+	for _, b := range bins {
+		if _, err := exec.LookPath(b); err != nil {
+			missing = fmt.Errorf("%s is not installed: %w", b, err)
+		}
+	}
+	if err := pglocal.Installed(); err != nil {
+		missing = err
+	}
+	if missing == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(missing)
+	}
+	t.Skip(missing)
+}
+
+// Scenario 12 in the browser: five panes, one per service run, step in
+// lockstep with the one set of controls to the story's end, and each pane
+// shows the verdict its service earns on real servers.
+func TestClassroomSideBySide(t *testing.T) {
+	need(t)
+	needServers(t, "redis-server", "etcd")
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=side-by-side")
+
+	panes := `[...document.querySelectorAll('.run.side-pane')]`
+	atStep := func(k int) string {
+		return fmt.Sprintf(`%s.length === 5 && %s.every(p => p.dataset.step === '%d' && p.dataset.busy === 'false') && document.body.dataset.busy === 'false'`, panes, panes, k)
+	}
+	tb.until("five panes, ready", atStep(0)+` && `+panes+`.every(p => p.dataset.socket === 'open')`)
+	if got := eval[[]string](tb, panes+`.map(p => p.dataset.service)`); fmt.Sprint(got) != "[zookeeper redis redis etcd postgres]" {
+		t.Fatalf("panes' services %v, want ZooKeeper, Redis twice, etcd and PostgreSQL", got)
+	}
+	total := eval[int](tb, `Number(document.querySelector('.run.side-pane').dataset.steps) || 13`)
+	for k := 1; k <= total; k++ {
+		tb.key(kb.ArrowRight)
+		tb.until(fmt.Sprintf("every pane at step %d", k), atStep(k))
+	}
+	if got := eval[string](tb, `document.getElementById('step-info').textContent`); got != fmt.Sprintf("step %d of %d · done", total, total) {
+		t.Errorf("step info %q, want the story done", got)
+	}
+	verdicts := eval[map[string]string](tb, `Object.fromEntries(`+panes+`.map(p => {
+  const v = p.querySelector('.side-verdict');
+  return [p.dataset.scenario, v.dataset.exclusion + '/' + v.dataset.stale];
+}))`)
+	want := map[string]string{
+		"zk-side-by-side":          "held/fenced",
+		"redis-side-by-side":       "broken/accepted",
+		"redis-token-side-by-side": "held/fenced",
+		"etcd-side-by-side":        "held/fenced",
+		"pg-side-by-side":          "held/fenced",
+	}
+	for sc, w := range want {
+		if verdicts[sc] != w {
+			t.Errorf("%s: verdict %q, want %q (all: %v)", sc, verdicts[sc], w, verdicts)
+		}
+	}
+	meters := eval[[]string](tb, panes+`.map(p => p.querySelector('[data-meter="server requests/s"]').title)`)
+	for i, m := range meters {
+		if m == "" {
+			t.Errorf("pane %d's requests meter says nothing of who counted", i)
+		}
+	}
+}
