@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
 	"github.com/zklockviz/zklockviz/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -275,7 +274,7 @@ func writeSide(w io.Writer, results []SideResult, format string) error {
 		}
 		handoff := "-"
 		if r.Meters.HandoffMs >= 0 {
-			handoff = (time.Duration(r.Meters.HandoffMs) * time.Millisecond).String()
+			handoff = fmt.Sprintf("%d ms", r.Meters.HandoffMs)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%s\n", r.Label, r.Scenario, excl, r.Verdict.StaleWrite,
 			r.Meters.PerSec, r.Meters.Notifications, handoff)
