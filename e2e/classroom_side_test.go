@@ -50,11 +50,28 @@ func TestClassroomSideBySide(t *testing.T) {
 	if got := eval[[]string](tb, panes+`.map(p => p.dataset.service)`); fmt.Sprint(got) != "[zookeeper redis redis etcd postgres]" {
 		t.Fatalf("panes' services %v, want ZooKeeper, Redis twice, etcd and PostgreSQL", got)
 	}
-	total := eval[int](tb, `Number(document.querySelector('.run.side-pane').dataset.steps) || 13`)
+	total := eval[int](tb, `Number(document.getElementById('scrub').max)`)
+	// Note every pane's step at every change, as a person sees them (a
+	// MutationObserver runs once the page has finished a change): the
+	// panes never show different steps.
+	tb.run(`window.__steps = [];
+new MutationObserver(() => window.__steps.push([...document.querySelectorAll('.run.side-pane')].map(p => p.dataset.step)))
+  .observe(document.getElementById('runs'), {subtree: true, attributes: true, attributeFilter: ['data-step']});`)
+	together := func(when string) {
+		t.Helper()
+		for _, seen := range eval[[][]string](tb, `window.__steps`) {
+			for _, k := range seen {
+				if k != seen[0] {
+					t.Fatalf("%s: the panes showed steps %v at once", when, seen)
+				}
+			}
+		}
+	}
 	for k := 1; k <= total; k++ {
 		tb.key(kb.ArrowRight)
 		tb.until(fmt.Sprintf("every pane at step %d", k), atStep(k))
 	}
+	together("stepping with →")
 	if got := eval[string](tb, `document.getElementById('step-info').textContent`); got != fmt.Sprintf("step %d of %d · done", total, total) {
 		t.Errorf("step info %q, want the story done", got)
 	}
@@ -73,6 +90,16 @@ func TestClassroomSideBySide(t *testing.T) {
 		if verdicts[sc] != w {
 			t.Errorf("%s: verdict %q, want %q (all: %v)", sc, verdicts[sc], w, verdicts)
 		}
+	}
+	// One play control plays all five runs, still in lockstep.
+	tb.key(kb.Home)
+	tb.until("every pane back at step 0", atStep(0))
+	tb.run(`window.__steps = []`)
+	tb.key(" ")
+	tb.until("played to the end", atStep(total)+` && document.body.dataset.playing === 'false'`)
+	together("playing")
+	if n := len(eval[[][]string](tb, `window.__steps`)); n < total {
+		t.Errorf("playing showed %d changes, want every one of the %d steps", n, total)
 	}
 	meters := eval[[]string](tb, panes+`.map(p => p.querySelector('[data-meter="server requests/s"]').title)`)
 	for i, m := range meters {
