@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -41,7 +42,8 @@ Flags:
   --session-timeout 2s           each ZooKeeper client's session timeout
   --log-level warn               debug, info, warn or error (to stderr)
 
-Exit status: 0 every available run ended, 1 a run failed, 2 bad usage.
+Exit status: 0 every available run ended, 1 a run failed or none could run,
+2 bad usage.
 The verdicts are the lesson, not a failure: a broken mutual exclusion is
 what some of these runs are there to show.
 `
@@ -168,6 +170,10 @@ func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err := writeSide(stdout, results, f.format); err != nil {
 		return 1, err
 	}
+	ran := slices.ContainsFunc(results, func(r SideResult) bool { return r.Unavailable == "" })
+	if !ran {
+		return 1, errors.New("no service could run: install what each says above")
+	}
 	return code, nil
 }
 
@@ -216,7 +222,7 @@ func (f *simFlags) sideZK(ctx context.Context) (sideZKConf, error) {
 	zks, err := zklocal.Start(startCtx, zklocal.Options{})
 	cancel()
 	if err != nil {
-		return sideZKConf{missing: fmt.Sprintf("cannot start a local ZooKeeper (%v): apt-get install zookeeper, or give --zk", err), stop: func() {}}, nil
+		return sideZKConf{missing: fmt.Sprintf("no --zk given, and a local ZooKeeper did not start: %v", err), stop: func() {}}, nil
 	}
 	return sideZKConf{servers: []string{zks.Addr()}, stop: func() { zks.Close() }}, nil
 }

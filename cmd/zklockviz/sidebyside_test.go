@@ -17,7 +17,7 @@ import (
 // simSide runs the built binary's sim --scenario side-by-side with its own
 // TMPDIR (which PostgreSQL, run as its own user, must be able to enter),
 // and checks that nothing is left in it once the binary has exited.
-func simSide(t *testing.T, args ...string) (int, []byte, string) {
+func simSide(t *testing.T, env []string, args ...string) (int, []byte, string) {
 	t.Helper()
 	tmp := t.TempDir()
 	for _, d := range []string{tmp, filepath.Dir(tmp)} {
@@ -26,7 +26,7 @@ func simSide(t *testing.T, args ...string) (int, []byte, string) {
 		}
 	}
 	cmd := exec.Command(binary, append([]string{"sim", "--scenario", "side-by-side"}, args...)...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -50,14 +50,7 @@ func TestSimSideBySideCLI(t *testing.T) {
 		t.Skip(err)
 	}
 	zks := sharedZK(t)
-	code, out, stderr := simSide(t, "--zk", zks.Addr(), "--format", "json")
-	if code != 0 {
-		t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", code, stderr, out)
-	}
-	var results []SideResult
-	if err := json.Unmarshal(out, &results); err != nil {
-		t.Fatalf("decode %s: %v", out, err)
-	}
+	results := sideResults(t, nil, "--zk", zks.Addr())
 	want := []struct {
 		scenario, exclusion, stale string
 		// requestsBy is a word of Meters.RequestsFrom: who counted.
@@ -70,7 +63,7 @@ func TestSimSideBySideCLI(t *testing.T) {
 		{"pg-side-by-side", simulator.ExclusionHeld, simulator.StaleFenced, "classroom"},
 	}
 	if len(results) != len(want) {
-		t.Fatalf("%d runs, want %d: %s", len(results), len(want), out)
+		t.Fatalf("%d runs, want %d: %+v", len(results), len(want), results)
 	}
 	for i, w := range want {
 		r := results[i]
@@ -99,6 +92,61 @@ func TestSimSideBySideCLI(t *testing.T) {
 				t.Errorf("no hand-off measured, though C2, C3 and C4 each took the lock over")
 			}
 		})
+	}
+}
+
+// sideResults runs scenario 12 with --format json and decodes its results.
+func sideResults(t *testing.T, env []string, args ...string) []SideResult {
+	t.Helper()
+	code, out, stderr := simSide(t, env, append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", code, stderr, out)
+	}
+	var results []SideResult
+	if err := json.Unmarshal(out, &results); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	return results
+}
+
+// A server that is not installed makes its panes unavailable, saying
+// which package provides it; the other services still run.
+func TestSimSideBySideMissingServer(t *testing.T) {
+	needRedis(t)
+	needEtcd(t)
+	if err := pglocal.Installed(); err != nil {
+		t.Skip(err)
+	}
+	// A PATH with everything but redis-server and etcd.
+	bin := t.TempDir()
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.Name() == "redis-server" || e.Name() == "etcd" {
+				continue
+			}
+			// The first directory on PATH wins, as for the shell.
+			os.Symlink(filepath.Join(dir, e.Name()), filepath.Join(bin, e.Name()))
+		}
+	}
+	results := sideResults(t, []string{"PATH=" + bin}, "--zk", sharedZK(t).Addr())
+	want := map[string]string{
+		"zk-side-by-side":          "",
+		"redis-side-by-side":       "apt-get install redis-server",
+		"redis-token-side-by-side": "apt-get install redis-server",
+		"etcd-side-by-side":        "apt-get install etcd-server",
+		"pg-side-by-side":          "",
+	}
+	for _, r := range results {
+		w, ok := want[r.Scenario]
+		switch {
+		case !ok:
+			t.Errorf("unexpected run %s", r.Scenario)
+		case w == "" && (r.Unavailable != "" || r.Verdict == nil):
+			t.Errorf("%s: unavailable %q, want it run while the others are missing", r.Scenario, r.Unavailable)
+		case w != "" && (!strings.Contains(r.Unavailable, w) || r.Verdict != nil):
+			t.Errorf("%s: unavailable %q, verdict %v: want no verdict and a reason saying %q", r.Scenario, r.Unavailable, r.Verdict, w)
+		}
 	}
 }
 
