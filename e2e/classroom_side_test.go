@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp/kb"
@@ -106,5 +109,48 @@ new MutationObserver(() => window.__steps.push([...document.querySelectorAll('.r
 		if m == "" {
 			t.Errorf("pane %d's requests meter says nothing of who counted", i)
 		}
+	}
+}
+
+// pathWithout is a PATH with every command of this one but names.
+func pathWithout(t *testing.T, names ...string) string {
+	t.Helper()
+	bin := t.TempDir()
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if !slices.Contains(names, e.Name()) {
+				// The first directory on PATH wins, as for the shell.
+				os.Symlink(filepath.Join(dir, e.Name()), filepath.Join(bin, e.Name()))
+			}
+		}
+	}
+	return bin
+}
+
+// A server that is not installed: its panes say which package provides
+// it, and the others still step together, with nothing in the console.
+func TestClassroomSideBySideMissingServer(t *testing.T) {
+	need(t)
+	needServers(t)
+	// serve inherits the test's environment.
+	t.Setenv("PATH", pathWithout(t, "redis-server", "etcd"))
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=side-by-side")
+	running := `[...document.querySelectorAll('.run.side-pane:not([data-unavailable])')]`
+	atStep := func(k int) string {
+		return fmt.Sprintf(`%s.length === 2 && %s.every(p => p.dataset.step === '%d' && p.dataset.busy === 'false') && document.body.dataset.busy === 'false'`, running, running, k)
+	}
+	tb.until("two panes running, three unavailable", atStep(0)+` && document.querySelectorAll('.run.side-pane[data-unavailable]').length === 3`)
+	why := eval[map[string]string](tb, `Object.fromEntries([...document.querySelectorAll('.run.side-pane[data-unavailable]')].map(p => [p.dataset.scenario, p.querySelector('.narration').textContent]))`)
+	for sc, pkg := range map[string]string{"redis-side-by-side": "redis-server", "redis-token-side-by-side": "redis-server", "etcd-side-by-side": "etcd-server"} {
+		if !strings.Contains(why[sc], "apt-get install "+pkg) {
+			t.Errorf("%s says %q, want the package to install (%s)", sc, why[sc], pkg)
+		}
+	}
+	for k := 1; k <= 3; k++ {
+		tb.key(kb.ArrowRight)
+		tb.until(fmt.Sprintf("both running panes at step %d", k), atStep(k))
 	}
 }

@@ -129,6 +129,14 @@ export class Panel {
   }
 
   async start(scenario, clients, fencing, gen) {
+    // A pane asks its service first: a server that is not installed is
+    // said in the scenario list (which package provides it), without a
+    // refused start.
+    if (this.side) {
+      const list = (await call('GET', '/scenarios' + this.query)) || [];
+      const info = list.find((x) => x.id === this.side.scenario || x.name === this.side.scenario);
+      if (info && info.unavailable) throw new Error(info.unavailable);
+    }
     // A lease scenario has no strategy to choose ("children" is its own).
     // A pane runs its service's scenario with that scenario's own settings.
     const body = this.side ? { scenario: this.side.scenario } : { scenario, fencing };
