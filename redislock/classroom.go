@@ -61,6 +61,10 @@ type params struct {
 	// polling waiters on instead, in a compare-queues step, each on a
 	// server of its own, counted by that server.
 	CompareQueues []string `json:"compareQueues,omitempty"`
+	// CountAll (with OwnServer) takes ServerCalls from the server's count
+	// after every step, not only in wait steps: scenario 12's meter is
+	// everything the server was asked.
+	CountAll bool `json:"countAll,omitempty"`
 }
 
 func (p params) retryMs() int64 {
@@ -94,6 +98,8 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 		return p, fault.Errorf(fault.Invalid, "scenario %s: redsyncDefault: redsync's default waiters contend for a SET NX PX key on one server (no masters, watchdog or SETNX without expiry)", sc.Name)
 	case slices.ContainsFunc(p.CompareQueues, func(s string) bool { return s != queuecost.ZooKeeper && s != queuecost.Etcd }):
 		return p, fault.Errorf(fault.Invalid, "scenario %s: compareQueues %v: want %s or %s", sc.Name, p.CompareQueues, queuecost.ZooKeeper, queuecost.Etcd)
+	case p.CountAll && !p.OwnServer:
+		return p, fault.Errorf(fault.Invalid, "scenario %s: countAll needs ownServer: a shared server counts other runs' commands too", sc.Name)
 	case p.RetryMs < 0 || p.RetryMs > 5000:
 		return p, fault.Errorf(fault.Invalid, "scenario %s: retryMs %d: want 10 to 5000", sc.Name, p.RetryMs)
 	}

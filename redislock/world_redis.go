@@ -132,7 +132,7 @@ type world struct {
 	clients []*contender
 	byName  map[string]*contender
 	// calls is what the server counted of the lock's commands during wait
-	// steps (OwnServer only).
+	// steps, or in all (CountAll) (OwnServer only).
 	calls  int
 	step   int
 	events []simulator.Event
@@ -277,6 +277,13 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 	reads := stop()
 	if err != nil {
 		return w.events, err
+	}
+	if w.p.CountAll {
+		n, err := w.serverCalls(ctx)
+		if err != nil {
+			return w.events, fmt.Errorf("step %d: %w", step, err)
+		}
+		w.calls = n
 	}
 	if len(w.clocks) == 0 {
 		w.clocks = []time.Duration{0}

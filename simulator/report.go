@@ -26,6 +26,8 @@ type Report struct {
 	Steps            []StepInfo  `json:"steps"`
 	Stats            Stats       `json:"stats"`
 	Violations       []Violation `json:"violations"`
+	Verdict          Verdict     `json:"verdict"`
+	Meters           Meters      `json:"meters"`
 	Pseudocode       []string    `json:"pseudocode"`
 	Error            string      `json:"error,omitempty"`
 }
@@ -56,6 +58,7 @@ func (r *Run) Report() Report {
 	if rep.Violations == nil {
 		rep.Violations = []Violation{}
 	}
+	rep.Verdict = VerdictOf(rep.Violations, rep.Stats)
 	if r.failed != nil {
 		rep.Error = r.failed.Error()
 	}
@@ -66,6 +69,7 @@ func (r *Run) Report() Report {
 			Line: rec.Line, Stats: rec.Stats.sub(r.records[k].Stats),
 		})
 	}
+	rep.Meters = MetersOf(rep.Service, rep.Events, rep.Stats)
 	return rep
 }
 
@@ -128,6 +132,7 @@ func WriteText(w io.Writer, rep Report) error {
 			b.WriteString("\n")
 		}
 	}
+	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict.Summary)
 	if rep.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", rep.Error)
 	}

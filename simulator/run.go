@@ -114,16 +114,19 @@ type State struct {
 	Action *Action `json:"action,omitempty"`
 	Next   *Action `json:"next,omitempty"`
 	// Events are those of steps 1..Step (the latest maxStateEvents).
-	Events          []Event            `json:"events"`
-	EventsTruncated int                `json:"eventsTruncated,omitempty"`
-	Stats           Stats              `json:"stats"`
-	LastRelease     *Stats             `json:"lastRelease,omitempty"`
-	Violations      []Violation        `json:"violations"`
-	Clients         []ClientInfo       `json:"clients"`
-	Narration       string             `json:"narration"`
-	Pseudocode      Pseudocode         `json:"pseudocode"`
-	Line            int                `json:"line"`
-	Snapshot        lockqueue.Snapshot `json:"snapshot"`
+	Events          []Event     `json:"events"`
+	EventsTruncated int         `json:"eventsTruncated,omitempty"`
+	Stats           Stats       `json:"stats"`
+	LastRelease     *Stats      `json:"lastRelease,omitempty"`
+	Violations      []Violation `json:"violations"`
+	// Verdict judges steps 1..Step (VerdictOf).
+	Verdict    Verdict            `json:"verdict"`
+	Meters     Meters             `json:"meters"`
+	Clients    []ClientInfo       `json:"clients"`
+	Narration  string             `json:"narration"`
+	Pseudocode Pseudocode         `json:"pseudocode"`
+	Line       int                `json:"line"`
+	Snapshot   lockqueue.Snapshot `json:"snapshot"`
 	// Servers is what the run's servers hold beyond the snapshot
 	// (Redlock's masters, the key's time to live over the run's time).
 	Servers *Servers `json:"servers,omitempty"`
@@ -676,6 +679,8 @@ func (r *Run) State() State {
 	if s.Violations == nil {
 		s.Violations = []Violation{}
 	}
+	s.Verdict = VerdictOf(s.Violations, s.Stats)
+	s.Meters = MetersOf(s.Service, s.Events, s.Stats)
 	for k := r.cursor; k >= 1; k-- {
 		if releases(r.records[k].Events) {
 			d := r.records[k].Stats.sub(r.records[k-1].Stats)

@@ -56,10 +56,19 @@ class RunClock {
 //   opts.onError(msg): say what went wrong; null clears it
 //   opts.onAct(client, action): the teacher acts on a client
 //   opts.peers(): the shown states of every run, for the herd meter's scale
+//   opts.pane: {service, scenario, label} for one pane of scenario 12 (side
+//     by side): the run is that service's own scenario, on its ?service=
 export class Panel {
   constructor(strategy, compare, opts) {
     this.opts = opts;
     this.strategy = strategy;
+    // side is the scenario-12 pane this run is (opts.pane), or null.
+    this.side = opts.pane || null;
+    // name says which run a message is about; key tells the panes apart.
+    this.name = this.side ? this.side.label : strategy;
+    this.key = this.side ? this.side.scenario : strategy;
+    // Every API path of a pane's run names its service; ZooKeeper's is the default.
+    this.query = this.side && this.side.service !== 'zookeeper' ? `?service=${encodeURIComponent(this.side.service)}` : '';
     this.state = null;
     this.prev = null;
     this.timing = new RunClock();
@@ -69,7 +78,7 @@ export class Panel {
     this.el = document.createElement('section');
     this.el.className = 'run card';
     this.el.dataset.strategy = strategy;
-    this.el.setAttribute('aria-label', `run: ${strategy}`);
+    this.el.setAttribute('aria-label', `run: ${this.name}`);
     const titles = {
       herd: 'herd: every waiter watches all children',
       children: 'children: every standby watches the lock\'s children',
@@ -78,6 +87,8 @@ export class Panel {
     this.el.innerHTML = `
       <h2><span class="strategy"></span><span class="run-title dim"></span></h2>
       <div class="narration" aria-live="polite"></div>
+      <div class="side-verdict" hidden></div>
+      <dl class="side-meters" hidden></dl>
       <div class="herd" aria-label="herd meter"></div>
       <div class="lane-scroll"><svg class="lane" role="group" aria-label="lock queue"></svg></div>
       <div class="clients" role="list" aria-label="clients"></div>
@@ -85,8 +96,15 @@ export class Panel {
       <details class="more pseudo-box" open><summary>recipe pseudocode</summary><ol class="pseudo"></ol></details>
       <details class="more"><summary>events</summary><ol class="events"></ol></details>
       <div class="run-table" ${opts.showTable ? '' : 'hidden'}></div>`;
-    this.el.querySelector('.strategy').textContent = strategy;
-    this.el.querySelector('.run-title').textContent = title;
+    this.el.querySelector('.strategy').textContent = this.name;
+    this.el.querySelector('.run-title').textContent = this.side ? this.side.scenario : title;
+    if (this.side) {
+      this.el.classList.add('side-pane');
+      this.el.dataset.service = this.side.service;
+      this.el.dataset.scenario = this.side.scenario;
+    }
+    this.verdictEl = this.el.querySelector('.side-verdict');
+    this.metersEl = this.el.querySelector('.side-meters');
     this.narration = this.el.querySelector('.narration');
     this.herd = this.el.querySelector('.herd');
     this.svg = this.el.querySelector('svg.lane');
@@ -105,14 +123,28 @@ export class Panel {
     this.compare = compare;
   }
 
+  // path is an API path of this panel's run (suffix: '/step', ...).
+  path(suffix) {
+    return `/runs/${encodeURIComponent(this.id)}${suffix}${this.query}`;
+  }
+
   async start(scenario, clients, fencing, gen) {
+    // A pane asks its service first: a server that is not installed is
+    // said in the scenario list (which package provides it), without a
+    // refused start.
+    if (this.side) {
+      const list = (await call('GET', '/scenarios' + this.query)) || [];
+      const info = list.find((x) => x.id === this.side.scenario || x.name === this.side.scenario);
+      if (info && info.unavailable) throw new Error(info.unavailable);
+    }
     // A lease scenario has no strategy to choose ("children" is its own).
-    const body = { scenario, fencing };
-    if (this.strategy !== 'children') body.strategy = this.strategy;
-    if (clients > 0) body.clients = clients;
-    const raw = await call('POST', '/runs', body);
+    // A pane runs its service's scenario with that scenario's own settings.
+    const body = this.side ? { scenario: this.side.scenario } : { scenario, fencing };
+    if (!this.side && this.strategy !== 'children') body.strategy = this.strategy;
+    if (!this.side && clients > 0) body.clients = clients;
+    const raw = await call('POST', '/runs' + this.query, body);
     if (!this.opts.current(gen)) {
-      call('DELETE', `/runs/${encodeURIComponent(raw.id)}`).catch(() => {});
+      call('DELETE', `/runs/${encodeURIComponent(raw.id)}${this.query}`).catch(() => {});
       return;
     }
     this.id = raw.id;
@@ -123,7 +155,7 @@ export class Panel {
 
   connect(gen) {
     if (!this.opts.current(gen) || !this.id) return;
-    const u = new URL(apiURL(`/runs/${encodeURIComponent(this.id)}/ws`), location.href);
+    const u = new URL(apiURL(this.path('/ws')), location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(u);
     this.ws = ws;
@@ -141,7 +173,7 @@ export class Panel {
       // A normal closure is the server saying the run ended: reconnecting
       // would only be refused (404).
       if (ev.code === 1000) {
-        this.opts.onError(`${this.strategy}: the run ended on the server; press restart for a new one`);
+        this.opts.onError(`${this.name}: the run ended on the server; press restart for a new one`);
         return;
       }
       setTimeout(() => this.connect(gen), 1000);
@@ -205,11 +237,11 @@ export class Panel {
       this.opts.onError(null);
       const body = { action };
       if (client) body.client = client;
-      const raw = await call('POST', `/runs/${encodeURIComponent(this.id)}/act`, body);
+      const raw = await call('POST', this.path('/act'), body);
       this.accept(raw);
       return runState(raw);
     } catch (err) {
-      this.opts.onError(`${this.strategy}: ${action}${client ? ' ' + client : ''}: ${err.message}`);
+      this.opts.onError(`${this.name}: ${action}${client ? ' ' + client : ''}: ${err.message}`);
       return null;
     }
   }
@@ -249,7 +281,7 @@ export class Panel {
     this.el.dataset.clockAt = String(this.timing.at);
     if (s.snapshot) {
       this.positions = drawQueue(this.svg, s.snapshot, {
-        selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.strategy,
+        selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key,
       });
       if (!this.tableEl.hidden) this.table.update(s.snapshot, this.timing, this.selectedNode);
     }
@@ -260,6 +292,50 @@ export class Panel {
     });
     pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
     eventLog(this.eventsEl, s);
+    if (this.side) this.renderSide(s);
+  }
+
+  // unavailable shows why a pane's run could not start (its server is not
+  // installed, or its service has no classroom here); the other panes go on.
+  unavailable(why) {
+    this.failed = why;
+    this.el.dataset.unavailable = 'true';
+    this.narration.textContent = `unavailable: ${why}`;
+    this.verdictEl.hidden = false;
+    this.verdictEl.dataset.exclusion = 'unavailable';
+    this.verdictEl.textContent = 'unavailable';
+    this.verdictEl.title = why;
+  }
+
+  // renderSide draws the pane's verdict badge and its meters (State.verdict,
+  // State.meters: the simulator judges and counts, the same for every
+  // service).
+  renderSide(s) {
+    const v = s.verdict || {};
+    this.el.querySelector('.run-title').textContent = s.title || this.side.scenario;
+    this.verdictEl.hidden = false;
+    this.verdictEl.dataset.exclusion = v.exclusion || '';
+    this.verdictEl.dataset.stale = v.staleWrite || '';
+    this.verdictEl.textContent = `${v.exclusion === 'broken' ? '✗' : '✓'} ${v.summary || ''}`;
+    this.verdictEl.title = 'verdict so far, from the safety checker and the run\'s counts';
+    const m = s.meters || {};
+    const rows = [
+      ['server requests/s', m.perSec === undefined ? '–' : `${m.perSec.toFixed(1)} (${m.requests} in all)`, `requests: ${m.requestsFrom || ''}; per second of the run's real time`],
+      ['notifications', String(m.notifications ?? 0), 'watch events or messages that woke a waiter'],
+      ['hand-off', m.handoffMs >= 0 ? `${m.handoffMs} ms` : '–', 'the latest hand-off, in real time: from the release or expiry to the next client\'s lock'],
+    ];
+    this.metersEl.hidden = false;
+    this.metersEl.replaceChildren();
+    for (const [k, val, tip] of rows) {
+      const dt = document.createElement('dt');
+      dt.textContent = k;
+      dt.title = tip;
+      const dd = document.createElement('dd');
+      dd.textContent = val;
+      dd.title = tip;
+      dd.dataset.meter = k;
+      this.metersEl.append(dt, dd);
+    }
   }
 
   // nodePane fills root with the server's details of name in snap, unless
@@ -292,6 +368,6 @@ export class Panel {
     if (!this.id) return closed;
     // Delete the run once its socket is closed: a socket still connecting
     // to a deleted run is refused (404), which the browser logs as an error.
-    return closed.then(() => call('DELETE', `/runs/${encodeURIComponent(this.id)}`)).catch(() => {});
+    return closed.then(() => call('DELETE', this.path(''))).catch(() => {});
   }
 }

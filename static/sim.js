@@ -47,15 +47,22 @@ function showError(err) {
 }
 
 // ---- Showing the runs in lockstep ---------------------------------------
+// live are the runs that started: a side-by-side pane whose service could
+// not run shows why and takes no part in the lockstep.
+function live() {
+  return panels.filter((p) => !p.failed);
+}
+
 // agreed says whether every run may show its newest state now. Side by side,
 // both runs show the same step: a run that got ahead waits for the other,
 // as long as the other is still working toward it (an answer pending, a
 // step running on ZooKeeper, playback). When nothing is under way the runs
 // really differ, and each shows what it has.
 function agreed() {
-  const newest = panels.map((p) => p.latest()).filter(Boolean);
+  const runs = live();
+  const newest = runs.map((p) => p.latest()).filter(Boolean);
   if (!newest.length) return false;
-  if (newest.length === panels.length && new Set(newest.map((s) => s.step)).size === 1) return true;
+  if (newest.length === runs.length && new Set(newest.map((s) => s.step)).size === 1) return true;
   return !inflight() && !together && !newest.some((s) => s.busy || s.playing);
 }
 
@@ -117,7 +124,8 @@ export function decodeActs(text) {
 
 // ---- Controls -----------------------------------------------------------
 function lead() {
-  return panels[0] && panels[0].state;
+  const p = live()[0];
+  return p && p.state;
 }
 
 function syncControls() {
@@ -203,11 +211,11 @@ async function command(path, body) {
     panels.map(async (p) => {
       if (!p.id) return true;
       try {
-        const raw = await call('POST', `/runs/${encodeURIComponent(p.id)}${path}`, body);
+        const raw = await call('POST', p.path(path), body);
         if (gen === generation && raw) p.accept(raw);
         return true;
       } catch (err) {
-        showError(`${p.strategy}: ${path.slice(1)}: ${err.message}`);
+        showError(`${p.name}: ${path.slice(1)}: ${err.message}`);
         return false;
       }
     }),
@@ -239,7 +247,8 @@ async function playSteps(me) {
     if (!going()) return;
     if (lead() && lead().done && !(await command('/seek', { step: 0 }))) return;
     while (going()) {
-      const s = panels[0] && panels[0].latest();
+      const first = live()[0];
+      const s = first && first.latest();
       if (!s || s.done || !(await command('/step'))) break;
       // Every step is shown, its notifications animated, before the next.
       await Promise.all([show(), new Promise((r) => setTimeout(r, PLAY_INTERVAL_MS / speedOf(Number(ui.speed.value))))]);
@@ -318,10 +327,19 @@ function sendSpeed(sp) {
   return speedSending;
 }
 
+// SIDE_BY_SIDE is scenario 12: one pane per service, each an ordinary run of
+// that service's own scenario (GET /side-by-side lists them).
+const SIDE_BY_SIDE = 'side-by-side';
+
 async function loadScenarios() {
-  // Every service's classroom lists its scenarios; each names its service.
-  const data = await call('GET', '/scenarios?service=*');
+  const [data, panes] = await Promise.all([call('GET', '/scenarios?service=*'), call('GET', '/side-by-side').catch(() => null)]);
   scenarios = data || []; // simulator.ScenarioInfo, one per scenario
+  if (panes && panes.length) {
+    scenarios.push({
+      id: SIDE_BY_SIDE, title: 'Side by side: every service (scenario 12)', panes,
+      description: 'The same story on every service, stepped in lockstep: four clients, the holder pauses past its lease or session timeout, then wakes and writes. Each pane has its verdict: mutual exclusion held or broken, and whether fencing caught the stale write.',
+    });
+  }
   ui.scenario.replaceChildren();
   for (const sc of scenarios) {
     const o = document.createElement('option');
@@ -356,17 +374,22 @@ async function restart() {
   setService(info.service);
   // A scenario whose recipe has no strategy to choose says why, beside the
   // control it disables.
-  const fixed = info.strategyFixed || '';
+  const side = !!info.panes;
+  const fixed = side ? 'every pane runs its own service\'s scenario with its own settings' : info.strategyFixed || '';
   ui.strategy.disabled = !!fixed;
   ui.strategy.title = fixed;
   ui.strategyFixed.hidden = !fixed;
-  ui.strategyFixed.textContent = fixed ? `${info.strategy}: ${fixed}` : '';
-  const compare = !fixed && ui.strategy.value === 'compare';
+  ui.strategyFixed.textContent = side ? `side by side: ${fixed}` : fixed ? `${info.strategy}: ${fixed}` : '';
+  ui.fencing.disabled = side;
+  ui.fencing.title = side ? fixed : '';
+  const compare = side || (!fixed && ui.strategy.value === 'compare');
   ui.runs.classList.toggle('compare', compare);
-  const strategies = fixed ? [info.strategy] : compare ? ['herd', 'predecessor'] : [ui.strategy.value];
+  ui.runs.classList.toggle('side-by-side', side);
+  const strategies = side ? info.panes.map(() => '') : fixed ? [info.strategy] : compare ? ['herd', 'predecessor'] : [ui.strategy.value];
   panels = strategies.map(
-    (st) =>
+    (st, i) =>
       new Panel(st, compare, {
+        pane: side ? info.panes[i] : null,
         showTable,
         current: (g) => g === generation,
         onState: show,
@@ -382,7 +405,13 @@ async function restart() {
   if (!ui.fencing.dataset.touched) ui.fencing.checked = !!info.fencing;
   const clients = info.clients ? Number(ui.clients.value) || 0 : 0;
   try {
-    await Promise.all(panels.map((p) => p.start(ui.scenario.value, clients, ui.fencing.checked, gen)));
+    const started = await Promise.allSettled(panels.map((p) => p.start(ui.scenario.value, clients, ui.fencing.checked, gen)));
+    // A pane whose service cannot run says why; the others go on.
+    started.forEach((r, i) => {
+      if (r.status === 'rejected' && side && gen === generation) panels[i].unavailable(r.reason.message);
+    });
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed && !side) throw failed.reason;
   } catch (err) {
     showError(`could not start the run: ${err.message}`);
     // At the run limit the list shows what to delete.
@@ -561,7 +590,7 @@ timelineKeys(
 
 window.addEventListener('pagehide', () => {
   for (const p of panels) {
-    if (p.id) fetch(apiURL(`/runs/${encodeURIComponent(p.id)}`), { method: 'DELETE', keepalive: true }).catch(() => {});
+    if (p.id) fetch(apiURL(p.path('')), { method: 'DELETE', keepalive: true }).catch(() => {});
   }
 });
 setInterval(() => tick(ui.runs), 1000);

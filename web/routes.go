@@ -39,6 +39,7 @@ func (s *Server) routes() http.Handler {
 		if hasClassroom(s.cfg.Services) {
 			r.Route("/api/v1/sim", func(r chi.Router) {
 				r.Get("/scenarios", s.simScenarios)
+				r.Get("/side-by-side", s.simSideBySide)
 				r.Post("/runs", s.simStart)
 				r.Get("/runs", s.simList)
 				r.Route("/runs/{id}", func(r chi.Router) {

@@ -71,7 +71,7 @@ func checkSimRoot(root string) error {
 
 // runSim runs `zklockviz sim ...` and returns the exit status.
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	code, err := sim(ctx, args, stdout, stderr, getenv)
+	code, err := simEntry(ctx, args, stdout, stderr, getenv)
 	switch {
 	case errors.Is(err, errHelp):
 		return 0
