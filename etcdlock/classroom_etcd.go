@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -58,69 +57,16 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 	return p, nil
 }
 
-var (
-	//go:embed scenarios/*.json
-	scenarioFS embed.FS
-	builtins   = simulator.MustLoadScenarios(scenarioFS, "scenarios", ParseScenario)
-	// order is the teaching order of the built-ins.
-	order = []string{"etcd-mutex-queue", "etcd-lease-pause"}
-)
+//go:embed scenarios/*.json
+var scenarioFS embed.FS
 
-// ParseScenario reads an etcd scenario file: simulator's format with
-// "service": "etcd" and the etcd params.
-func ParseScenario(b []byte) (*simulator.Scenario, error) {
-	sc, err := simulator.ParseScenario(b)
-	if err != nil {
-		return nil, err
-	}
-	if sc.Service != Name {
-		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: an etcd scenario says \"service\": %q", sc.Name, sc.Service, Name)
-	}
-	if err := (&Backend{}).DryRun(sc, sc.Steps); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-// Builtin returns a built-in etcd scenario.
-func Builtin(name string) (*simulator.Scenario, bool) {
-	sc, ok := builtins[name]
-	if !ok {
-		return nil, false
-	}
-	return sc.Clone(), true
-}
-
-// BuiltinNames lists the built-ins in teaching order.
-func BuiltinNames() []string {
-	out := slices.Clone(order)
-	for n := range builtins {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// LoadScenario resolves a built-in etcd scenario's name or reads a
-// scenario file.
-func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
-	if sc, ok := Builtin(nameOrFile); ok {
-		return sc, nil
-	}
-	if !strings.HasSuffix(nameOrFile, ".json") {
-		return nil, fault.Errorf(fault.Invalid, "unknown etcd scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
-	}
-	b, err := os.ReadFile(nameOrFile)
-	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
-	}
-	sc, err := ParseScenario(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
-	}
-	return sc, nil
-}
+// Catalog is etcd's scenarios: simulator's format with "service": "etcd",
+// the etcd params and a dry run of its clients' rules.
+var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
+	Service: Name, Title: "etcd", FS: scenarioFS, Dir: "scenarios",
+	Order:    []string{"etcd-mutex-queue", "etcd-lease-pause"},
+	Validate: func(sc *simulator.Scenario) error { return (&Backend{}).DryRun(sc, sc.Steps) },
+})
 
 // Backend is etcd's classroom for the simulator's engine: one etcd server,
 // started with the first run and stopped with the manager; each run's lock
@@ -189,8 +135,7 @@ func (b *Backend) Close() error {
 	return err
 }
 
-func (*Backend) Builtin(name string) (*simulator.Scenario, bool) { return Builtin(name) }
-func (*Backend) BuiltinNames() []string                          { return BuiltinNames() }
+func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Lost() string {
 	return "lease had expired (etcd deleted its key)"
 }

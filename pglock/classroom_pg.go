@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -80,73 +79,16 @@ func classParamsOf(sc *simulator.Scenario) (classParams, error) {
 	return p, nil
 }
 
-var (
-	//go:embed scenarios/*.json
-	scenarioFS embed.FS
-	builtins   = simulator.MustLoadScenarios(scenarioFS, "scenarios", ParseScenario)
-	// order is the teaching order of the built-ins.
-	order = []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock"}
-)
+//go:embed scenarios/*.json
+var scenarioFS embed.FS
 
-// ParseScenario reads a PostgreSQL scenario file: simulator's format with
-// "service": "postgres" and the PostgreSQL params.
-func ParseScenario(b []byte) (*simulator.Scenario, error) {
-	sc, err := simulator.ParseScenario(b)
-	if err != nil {
-		return nil, err
-	}
-	if sc.Service != Name {
-		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: a PostgreSQL scenario says \"service\": %q", sc.Name, sc.Service, Name)
-	}
-	if err := (&Backend{}).DryRun(sc, sc.Steps); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-// Builtin returns a built-in PostgreSQL scenario.
-func Builtin(name string) (*simulator.Scenario, bool) {
-	sc, ok := builtins[name]
-	if !ok {
-		return nil, false
-	}
-	return sc.Clone(), true
-}
-
-// BuiltinNames lists the built-ins in teaching order.
-func BuiltinNames() []string {
-	var out []string
-	for _, n := range order {
-		if _, ok := builtins[n]; ok {
-			out = append(out, n)
-		}
-	}
-	for n := range builtins {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// LoadScenario resolves a built-in's name or reads a scenario file.
-func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
-	if sc, ok := Builtin(nameOrFile); ok {
-		return sc, nil
-	}
-	if !strings.HasSuffix(nameOrFile, ".json") {
-		return nil, fault.Errorf(fault.Invalid, "unknown PostgreSQL scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
-	}
-	b, err := os.ReadFile(nameOrFile)
-	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
-	}
-	sc, err := ParseScenario(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
-	}
-	return sc, nil
-}
+// Catalog is PostgreSQL's scenarios: simulator's format with "service": "postgres",
+// the PostgreSQL params and a dry run of its clients' rules.
+var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
+	Service: Name, Title: "PostgreSQL", FS: scenarioFS, Dir: "scenarios",
+	Order:    []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock"},
+	Validate: func(sc *simulator.Scenario) error { return (&Backend{}).DryRun(sc, sc.Steps) },
+})
 
 // Backend is PostgreSQL's classroom for the simulator's engine: one
 // server (pglocal), started with the first run and stopped with the
@@ -219,8 +161,7 @@ func (b *Backend) Close() error {
 	return err
 }
 
-func (*Backend) Builtin(name string) (*simulator.Scenario, bool) { return Builtin(name) }
-func (*Backend) BuiltinNames() []string                          { return BuiltinNames() }
+func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Lost() string {
 	return "server had ended its session (its locks went with it)"
 }

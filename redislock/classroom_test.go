@@ -293,7 +293,7 @@ func TestScenarios(t *testing.T) {
 // any client connects.
 func TestPlanRules(t *testing.T) {
 	b := &Backend{}
-	sc, _ := Builtin("redis-setnx-crash")
+	sc, _ := Catalog.Builtin("redis-setnx-crash")
 	tests := []struct {
 		name string
 		plan []simulator.Action

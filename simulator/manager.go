@@ -214,8 +214,9 @@ func (m *Manager) Scenarios() []ScenarioInfo {
 	if b, ok := m.backend.(interface{ Available() error }); ok {
 		missing = b.Available()
 	}
-	for _, n := range m.backend.BuiltinNames() {
-		sc, _ := m.backend.Builtin(n)
+	cat := m.backend.Catalog()
+	for _, n := range cat.Names() {
+		sc, _ := cat.Builtin(n)
 		info := sc.info()
 		if missing != nil {
 			info.Unavailable = missing.Error()
@@ -310,11 +311,11 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 			sc.Name = "custom"
 		}
 	case spec.Scenario == "":
-		return nil, invalidf("missing scenario: want one of %s", strings.Join(m.backend.BuiltinNames(), ", "))
+		return nil, invalidf("missing scenario: want one of %s", strings.Join(m.backend.Catalog().Names(), ", "))
 	default:
 		var ok bool
-		if sc, ok = m.backend.Builtin(spec.Scenario); !ok {
-			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(m.backend.BuiltinNames(), ", "))
+		if sc, ok = m.backend.Catalog().Builtin(spec.Scenario); !ok {
+			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(m.backend.Catalog().Names(), ", "))
 		}
 	}
 	if svc := m.backendService(); sc.Service == "" {
