@@ -207,66 +207,49 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 	drop := func(name string) {
 		queue = slices.DeleteFunc(queue, func(n string) bool { return n == name })
 	}
-	for i, a := range plan {
-		fail := func(format string, args ...any) error {
-			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
-		}
-		if err := b.CheckAction(sc, a, false); err != nil {
-			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
-		}
-		st, known := state[a.Client]
+	return simulator.WalkPlan(b, sc, plan, nil, func(step simulator.PlanStep) error {
+		defer handOff()
+		a, fail := step.Action, step.Fail
+		st := state[a.Client]
 		if a.Action == simulator.ActAdd {
-			if known {
-				return fail("%s is already in this run", a.Client)
-			}
 			state[a.Client] = waiting
 			queue = append(queue, a.Client)
-			handOff()
-			continue
-		}
-		if !known {
-			return fail("unknown client %s: add it first", a.Client)
+			return nil
 		}
 		if st == gone {
 			return fail("%s has released, left or crashed", a.Client)
 		}
+		holds := st == holding || st == stale
 		switch a.Action {
-		case simulator.ActWrite:
-			if st != holding && st != stale {
+		case simulator.ActWrite, ActCheckedWrite:
+			if !holds {
 				return fail("%s does not hold the lock", a.Client)
 			}
-		case ActCheckedWrite:
-			if st != holding && st != stale {
-				return fail("%s does not hold the lock", a.Client)
-			}
-			if st == stale {
+			if a.Action == ActCheckedWrite && st == stale {
 				state[a.Client] = gone // the check fails and it stops
 			}
+			return nil
 		case simulator.ActRelease:
-			if st != holding && st != stale {
+			if !holds {
 				return fail("%s holds nothing: a waiter leaves instead", a.Client)
 			}
-			drop(a.Client)
-			state[a.Client] = gone
 		case ActLeave:
 			if st != waiting {
 				return fail("only a waiter leaves (a holder releases)")
 			}
-			drop(a.Client)
-			state[a.Client] = gone
 		case simulator.ActPause, simulator.ActCrash:
 			if st != holding {
 				return fail("only a holder's %s is staged here", a.Action)
 			}
-			drop(a.Client)
-			state[a.Client] = gone
-			if a.Action == simulator.ActPause {
-				state[a.Client] = stale
-			}
 		}
-		handOff()
-	}
-	return nil
+		// Each of the rest deletes the client's key: the queue moves on.
+		drop(a.Client)
+		state[a.Client] = gone
+		if a.Action == simulator.ActPause {
+			state[a.Client] = stale
+		}
+		return nil
+	})
 }
 
 func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {

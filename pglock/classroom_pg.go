@@ -234,28 +234,17 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 		gone, paused, second bool
 	}
 	clients := map[string]*cl{}
-	for i, a := range plan {
-		fail := func(format string, args ...any) error {
-			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
-		}
-		if err := b.CheckAction(sc, a, false); err != nil {
-			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
-		}
+	wait := func(a simulator.Action) bool { return a.Action == ActWait }
+	return simulator.WalkPlan(b, sc, plan, wait, func(st simulator.PlanStep) error {
+		a, fail := st.Action, st.Fail
 		c := clients[a.Client]
-		if a.Action == simulator.ActAdd {
-			if c != nil {
-				return fail("%s is already in this run", a.Client)
-			}
+		switch {
+		case a.Action == simulator.ActAdd:
 			clients[a.Client] = &cl{}
-			continue
-		}
-		if a.Action == ActWait {
-			continue
-		}
-		if c == nil {
-			return fail("unknown client %s: add it first", a.Client)
-		}
-		if c.gone && a.Action != simulator.ActWrite {
+			return nil
+		case a.Action == ActWait:
+			return nil
+		case c.gone && a.Action != simulator.ActWrite:
 			return fail("%s has released, crashed or lost its session", a.Client)
 		}
 		switch a.Action {
@@ -279,8 +268,8 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 				return fail("%s has released or crashed", a.Client)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {
