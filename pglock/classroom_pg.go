@@ -288,11 +288,5 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 // Manager on a Backend. Close the returned manager at shutdown (it stops
 // the server). cfg.Backend is set here.
 func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	cfg.Backend = &Backend{Log: cfg.Logger}
-	cfg.Servers, cfg.Chroot = nil, ""
-	m, err := simulator.New(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return simulator.NewClassroom(m), m, nil
+	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger}, cfg)
 }

@@ -29,6 +29,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // DefaultRoot is the sandbox the simulator writes under unless told.
@@ -587,4 +588,17 @@ func (m *Manager) Close() error {
 		m.obs.Close()
 	}
 	return errors.Join(errs...)
+}
+
+// NewServerClassroom is the classroom of a service whose Backend starts its
+// own server (no ZooKeeper ensemble): a Manager on b, and its Classroom for
+// the registry. Close the manager at shutdown; it closes b.
+func NewServerClassroom(b Backend, cfg ManagerConfig) (lockservice.Classroom, *Manager, error) {
+	cfg.Backend = b
+	cfg.Servers, cfg.Chroot = nil, ""
+	m, err := New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return NewClassroom(m), m, nil
 }
