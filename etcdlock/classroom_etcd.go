@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -58,69 +57,16 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 	return p, nil
 }
 
-var (
-	//go:embed scenarios/*.json
-	scenarioFS embed.FS
-	builtins   = simulator.MustLoadScenarios(scenarioFS, "scenarios", ParseScenario)
-	// order is the teaching order of the built-ins.
-	order = []string{"etcd-mutex-queue", "etcd-lease-pause"}
-)
+//go:embed scenarios/*.json
+var scenarioFS embed.FS
 
-// ParseScenario reads an etcd scenario file: simulator's format with
-// "service": "etcd" and the etcd params.
-func ParseScenario(b []byte) (*simulator.Scenario, error) {
-	sc, err := simulator.ParseScenario(b)
-	if err != nil {
-		return nil, err
-	}
-	if sc.Service != Name {
-		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: an etcd scenario says \"service\": %q", sc.Name, sc.Service, Name)
-	}
-	if err := (&Backend{}).DryRun(sc, sc.Steps); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-// Builtin returns a built-in etcd scenario.
-func Builtin(name string) (*simulator.Scenario, bool) {
-	sc, ok := builtins[name]
-	if !ok {
-		return nil, false
-	}
-	return sc.Clone(), true
-}
-
-// BuiltinNames lists the built-ins in teaching order.
-func BuiltinNames() []string {
-	out := slices.Clone(order)
-	for n := range builtins {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// LoadScenario resolves a built-in etcd scenario's name or reads a
-// scenario file.
-func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
-	if sc, ok := Builtin(nameOrFile); ok {
-		return sc, nil
-	}
-	if !strings.HasSuffix(nameOrFile, ".json") {
-		return nil, fault.Errorf(fault.Invalid, "unknown etcd scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
-	}
-	b, err := os.ReadFile(nameOrFile)
-	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
-	}
-	sc, err := ParseScenario(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
-	}
-	return sc, nil
-}
+// Catalog is etcd's scenarios: simulator's format with "service": "etcd",
+// the etcd params and a dry run of its clients' rules.
+var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
+	Service: Name, Title: "etcd", FS: scenarioFS, Dir: "scenarios",
+	Order:    []string{"etcd-mutex-queue", "etcd-lease-pause"},
+	Validate: func(sc *simulator.Scenario) error { return (&Backend{}).DryRun(sc, sc.Steps) },
+})
 
 // Backend is etcd's classroom for the simulator's engine: one etcd server,
 // started with the first run and stopped with the manager; each run's lock
@@ -189,8 +135,7 @@ func (b *Backend) Close() error {
 	return err
 }
 
-func (*Backend) Builtin(name string) (*simulator.Scenario, bool) { return Builtin(name) }
-func (*Backend) BuiltinNames() []string                          { return BuiltinNames() }
+func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Lost() string {
 	return "lease had expired (etcd deleted its key)"
 }
@@ -262,66 +207,49 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 	drop := func(name string) {
 		queue = slices.DeleteFunc(queue, func(n string) bool { return n == name })
 	}
-	for i, a := range plan {
-		fail := func(format string, args ...any) error {
-			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
-		}
-		if err := b.CheckAction(sc, a, false); err != nil {
-			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
-		}
-		st, known := state[a.Client]
+	return simulator.WalkPlan(b, sc, plan, nil, func(step simulator.PlanStep) error {
+		defer handOff()
+		a, fail := step.Action, step.Fail
+		st := state[a.Client]
 		if a.Action == simulator.ActAdd {
-			if known {
-				return fail("%s is already in this run", a.Client)
-			}
 			state[a.Client] = waiting
 			queue = append(queue, a.Client)
-			handOff()
-			continue
-		}
-		if !known {
-			return fail("unknown client %s: add it first", a.Client)
+			return nil
 		}
 		if st == gone {
 			return fail("%s has released, left or crashed", a.Client)
 		}
+		holds := st == holding || st == stale
 		switch a.Action {
-		case simulator.ActWrite:
-			if st != holding && st != stale {
+		case simulator.ActWrite, ActCheckedWrite:
+			if !holds {
 				return fail("%s does not hold the lock", a.Client)
 			}
-		case ActCheckedWrite:
-			if st != holding && st != stale {
-				return fail("%s does not hold the lock", a.Client)
-			}
-			if st == stale {
+			if a.Action == ActCheckedWrite && st == stale {
 				state[a.Client] = gone // the check fails and it stops
 			}
+			return nil
 		case simulator.ActRelease:
-			if st != holding && st != stale {
+			if !holds {
 				return fail("%s holds nothing: a waiter leaves instead", a.Client)
 			}
-			drop(a.Client)
-			state[a.Client] = gone
 		case ActLeave:
 			if st != waiting {
 				return fail("only a waiter leaves (a holder releases)")
 			}
-			drop(a.Client)
-			state[a.Client] = gone
 		case simulator.ActPause, simulator.ActCrash:
 			if st != holding {
 				return fail("only a holder's %s is staged here", a.Action)
 			}
-			drop(a.Client)
-			state[a.Client] = gone
-			if a.Action == simulator.ActPause {
-				state[a.Client] = stale
-			}
 		}
-		handOff()
-	}
-	return nil
+		// Each of the rest deletes the client's key: the queue moves on.
+		drop(a.Client)
+		state[a.Client] = gone
+		if a.Action == simulator.ActPause {
+			state[a.Client] = stale
+		}
+		return nil
+	})
 }
 
 func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {
@@ -340,11 +268,5 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 // on a Backend. Close the returned manager at shutdown (it stops etcd).
 // cfg.Backend is set here.
 func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	cfg.Backend = &Backend{Log: cfg.Logger}
-	cfg.Servers, cfg.Chroot = nil, ""
-	m, err := simulator.New(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return simulator.NewClassroom(m), m, nil
+	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger}, cfg)
 }

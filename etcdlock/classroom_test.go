@@ -233,7 +233,7 @@ func TestLeasePauseScenario(t *testing.T) {
 }
 
 func TestPlanRules(t *testing.T) {
-	sc, ok := etcdlock.Builtin("etcd-mutex-queue")
+	sc, ok := etcdlock.Catalog.Builtin("etcd-mutex-queue")
 	if !ok {
 		t.Fatal("no etcd-mutex-queue")
 	}

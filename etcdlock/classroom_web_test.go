@@ -67,7 +67,7 @@ func TestClassroomThroughAPI(t *testing.T) {
 	}
 	var list []simulator.ScenarioInfo
 	call("GET", "/api/v1/sim/scenarios?service=etcd", "", 200, &list)
-	if len(list) != len(etcdlock.BuiltinNames()) || list[0].ID != "etcd-mutex-queue" || list[1].ID != "etcd-lease-pause" || list[0].Service != "etcd" || list[0].Unavailable != "" {
+	if len(list) != len(etcdlock.Catalog.Names()) || list[0].ID != "etcd-mutex-queue" || list[1].ID != "etcd-lease-pause" || list[0].Service != "etcd" || list[0].Unavailable != "" {
 		t.Fatalf("scenarios %+v", list)
 	}
 

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -80,73 +79,16 @@ func classParamsOf(sc *simulator.Scenario) (classParams, error) {
 	return p, nil
 }
 
-var (
-	//go:embed scenarios/*.json
-	scenarioFS embed.FS
-	builtins   = simulator.MustLoadScenarios(scenarioFS, "scenarios", ParseScenario)
-	// order is the teaching order of the built-ins.
-	order = []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock"}
-)
+//go:embed scenarios/*.json
+var scenarioFS embed.FS
 
-// ParseScenario reads a PostgreSQL scenario file: simulator's format with
-// "service": "postgres" and the PostgreSQL params.
-func ParseScenario(b []byte) (*simulator.Scenario, error) {
-	sc, err := simulator.ParseScenario(b)
-	if err != nil {
-		return nil, err
-	}
-	if sc.Service != Name {
-		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: a PostgreSQL scenario says \"service\": %q", sc.Name, sc.Service, Name)
-	}
-	if err := (&Backend{}).DryRun(sc, sc.Steps); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-// Builtin returns a built-in PostgreSQL scenario.
-func Builtin(name string) (*simulator.Scenario, bool) {
-	sc, ok := builtins[name]
-	if !ok {
-		return nil, false
-	}
-	return sc.Clone(), true
-}
-
-// BuiltinNames lists the built-ins in teaching order.
-func BuiltinNames() []string {
-	var out []string
-	for _, n := range order {
-		if _, ok := builtins[n]; ok {
-			out = append(out, n)
-		}
-	}
-	for n := range builtins {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// LoadScenario resolves a built-in's name or reads a scenario file.
-func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
-	if sc, ok := Builtin(nameOrFile); ok {
-		return sc, nil
-	}
-	if !strings.HasSuffix(nameOrFile, ".json") {
-		return nil, fault.Errorf(fault.Invalid, "unknown PostgreSQL scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
-	}
-	b, err := os.ReadFile(nameOrFile)
-	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
-	}
-	sc, err := ParseScenario(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
-	}
-	return sc, nil
-}
+// Catalog is PostgreSQL's scenarios: simulator's format with "service": "postgres",
+// the PostgreSQL params and a dry run of its clients' rules.
+var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
+	Service: Name, Title: "PostgreSQL", FS: scenarioFS, Dir: "scenarios",
+	Order:    []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock"},
+	Validate: func(sc *simulator.Scenario) error { return (&Backend{}).DryRun(sc, sc.Steps) },
+})
 
 // Backend is PostgreSQL's classroom for the simulator's engine: one
 // server (pglocal), started with the first run and stopped with the
@@ -219,8 +161,7 @@ func (b *Backend) Close() error {
 	return err
 }
 
-func (*Backend) Builtin(name string) (*simulator.Scenario, bool) { return Builtin(name) }
-func (*Backend) BuiltinNames() []string                          { return BuiltinNames() }
+func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Lost() string {
 	return "server had ended its session (its locks went with it)"
 }
@@ -293,28 +234,17 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 		gone, paused, second bool
 	}
 	clients := map[string]*cl{}
-	for i, a := range plan {
-		fail := func(format string, args ...any) error {
-			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
-		}
-		if err := b.CheckAction(sc, a, false); err != nil {
-			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
-		}
+	wait := func(a simulator.Action) bool { return a.Action == ActWait }
+	return simulator.WalkPlan(b, sc, plan, wait, func(st simulator.PlanStep) error {
+		a, fail := st.Action, st.Fail
 		c := clients[a.Client]
-		if a.Action == simulator.ActAdd {
-			if c != nil {
-				return fail("%s is already in this run", a.Client)
-			}
+		switch {
+		case a.Action == simulator.ActAdd:
 			clients[a.Client] = &cl{}
-			continue
-		}
-		if a.Action == ActWait {
-			continue
-		}
-		if c == nil {
-			return fail("unknown client %s: add it first", a.Client)
-		}
-		if c.gone && a.Action != simulator.ActWrite {
+			return nil
+		case a.Action == ActWait:
+			return nil
+		case c.gone && a.Action != simulator.ActWrite:
 			return fail("%s has released, crashed or lost its session", a.Client)
 		}
 		switch a.Action {
@@ -338,8 +268,8 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 				return fail("%s has released or crashed", a.Client)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {
@@ -358,11 +288,5 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 // Manager on a Backend. Close the returned manager at shutdown (it stops
 // the server). cfg.Backend is set here.
 func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	cfg.Backend = &Backend{Log: cfg.Logger}
-	cfg.Servers, cfg.Chroot = nil, ""
-	m, err := simulator.New(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return simulator.NewClassroom(m), m, nil
+	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger}, cfg)
 }

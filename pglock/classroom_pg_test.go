@@ -233,7 +233,7 @@ func TestPgScenarioRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseScenario([]byte(tt.file))
+			_, err := Catalog.Parse([]byte(tt.file))
 			switch {
 			case tt.err == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -243,7 +243,7 @@ func TestPgScenarioRules(t *testing.T) {
 		})
 	}
 	// The teaching order first; scenario 12's pane (pg-side-by-side) after.
-	if got := BuiltinNames(); !slices.Equal(got, append(slices.Clone(order), "pg-side-by-side")) {
-		t.Errorf("built-ins %v, want %v then pg-side-by-side", got, order)
+	if got, want := Catalog.Names(), []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock", "pg-side-by-side"}; !slices.Equal(got, want) {
+		t.Errorf("built-ins %v, want %v", got, want)
 	}
 }

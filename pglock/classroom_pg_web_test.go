@@ -72,7 +72,7 @@ func TestPgClassroomThroughAPI(t *testing.T) {
 	}
 	var list []simulator.ScenarioInfo
 	call("GET", "/api/v1/sim/scenarios?service=postgres", "", 200, &list)
-	if len(list) != len(BuiltinNames()) || list[0].ID != "pg-row-fifo" || list[0].Service != Name || list[0].Unavailable != "" {
+	if len(list) != len(Catalog.Names()) || list[0].ID != "pg-row-fifo" || list[0].Service != Name || list[0].Unavailable != "" {
 		t.Fatalf("scenarios %+v", list)
 	}
 	var st simulator.State

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -106,60 +105,20 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 	return p, nil
 }
 
-var (
-	//go:embed scenarios/*.json
-	scenarioFS embed.FS
-	builtins   = mustLoad()
-	// order is the teaching order of the built-ins.
-	order = []string{"redis-setnx-crash", "redis-px-pause", "redis-del-third", "redis-token-fencing", "redis-watchdog",
-		"redis-redlock-restart", "redis-redlock-clock", "redis-spin-cost"}
-)
+//go:embed scenarios/*.json
+var scenarioFS embed.FS
 
-func mustLoad() map[string]*simulator.Scenario {
-	return simulator.MustLoadScenarios(scenarioFS, "scenarios", ParseScenario)
-}
-
-// ParseScenario reads a Redis scenario file: simulator's format with
-// "service": "redis" and the Redis params.
-func ParseScenario(b []byte) (*simulator.Scenario, error) {
-	sc, err := simulator.ParseScenario(b)
-	if err != nil {
-		return nil, err
-	}
-	if sc.Service != Name {
-		return nil, fault.Errorf(fault.Invalid, "scenario %s: service %q: a Redis scenario says \"service\": %q", sc.Name, sc.Service, Name)
-	}
-	rules := &Backend{}
-	if _, err := sc.PlanWith(0, func(p []simulator.Action) error { return rules.DryRun(sc, p) }); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-// Builtin returns a built-in Redis scenario.
-func Builtin(name string) (*simulator.Scenario, bool) {
-	sc, ok := builtins[name]
-	if !ok {
-		return nil, false
-	}
-	return sc.Clone(), true
-}
-
-// BuiltinNames lists the built-ins in teaching order.
-func BuiltinNames() []string {
-	var out []string
-	for _, n := range order {
-		if _, ok := builtins[n]; ok {
-			out = append(out, n)
-		}
-	}
-	for n := range builtins {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+// Catalog is Redis's scenarios: simulator's format with "service": "redis",
+// the Redis params and its clients' rules.
+var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
+	Service: Name, Title: "Redis", FS: scenarioFS, Dir: "scenarios",
+	Order: []string{"redis-setnx-crash", "redis-px-pause", "redis-del-third", "redis-token-fencing", "redis-watchdog",
+		"redis-redlock-restart", "redis-redlock-clock", "redis-spin-cost"},
+	Validate: func(sc *simulator.Scenario) error {
+		_, err := sc.PlanWith(0, func(p []simulator.Action) error { return (&Backend{}).DryRun(sc, p) })
+		return err
+	},
+})
 
 // Backend is Redis's classroom for the simulator's engine: one
 // redis-server, started with the first run and stopped with the manager;
@@ -227,8 +186,7 @@ func (b *Backend) Close() error {
 	return err
 }
 
-func (*Backend) Builtin(name string) (*simulator.Scenario, bool) { return Builtin(name) }
-func (*Backend) BuiltinNames() []string                          { return BuiltinNames() }
+func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Lost() string {
 	return "key was no longer its own (expired, or deleted by another client)"
 }
@@ -297,32 +255,5 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 // on a Backend. Close the returned manager at shutdown (it stops the
 // redis-server). cfg.Backend is set here.
 func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	b := &Backend{Log: cfg.Logger}
-	cfg.Backend = b
-	cfg.Servers, cfg.Chroot = nil, ""
-	m, err := simulator.New(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return simulator.NewClassroom(m), m, nil
-}
-
-// LoadScenario resolves a built-in Redis scenario's name or reads a
-// scenario file.
-func LoadScenario(nameOrFile string) (*simulator.Scenario, error) {
-	if sc, ok := Builtin(nameOrFile); ok {
-		return sc, nil
-	}
-	if !strings.HasSuffix(nameOrFile, ".json") {
-		return nil, fault.Errorf(fault.Invalid, "unknown Redis scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
-	}
-	b, err := os.ReadFile(nameOrFile)
-	if err != nil {
-		return nil, fault.Errorf(fault.Invalid, "read scenario: %v", err)
-	}
-	sc, err := ParseScenario(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
-	}
-	return sc, nil
+	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger}, cfg)
 }

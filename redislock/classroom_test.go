@@ -297,20 +297,31 @@ func TestScenarios(t *testing.T) {
 // any client connects.
 func TestPlanRules(t *testing.T) {
 	b := &Backend{}
-	sc, _ := Builtin("redis-setnx-crash")
+	sc, _ := Catalog.Builtin("redis-setnx-crash")
+	redlock, _ := Catalog.Builtin("redis-redlock-restart")
 	tests := []struct {
 		name string
 		plan []simulator.Action
 		want string
+		// redlock: the plan is for the five-master scenario.
+		redlock bool
 	}{
-		{"pause without expiry", []simulator.Action{{Client: "A", Action: "add"}, {Client: "A", Action: "pause"}}, "no expiry"},
-		{"waiter writes", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "add"}, {Client: "B", Action: "write"}}, "does not hold"},
-		{"unknown action", []simulator.Action{{Client: "A", Action: "add-reader"}}, "unknown action"},
-		{"master action without masters", []simulator.Action{{Client: "M1", Action: "restart"}}, "only a Redlock scenario"},
+		{"added twice", []simulator.Action{{Client: "A", Action: "add"}, {Client: "A", Action: "add"}}, "step 2: add A: A is already in this run", false},
+		{"never added", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "write"}}, "step 2: write B: unknown client B: add it first", false},
+		{"Redlock client never added", []simulator.Action{{Client: "M1", Action: "stop"}, {Client: "A", Action: "release"}}, "step 2: release A: unknown client A", true},
+		{"Redlock master stopped twice", []simulator.Action{{Client: "M1", Action: "stop"}, {Client: "M1", Action: "stop"}}, "step 2: stop M1: M1 is down", true},
+		{"pause without expiry", []simulator.Action{{Client: "A", Action: "add"}, {Client: "A", Action: "pause"}}, "no expiry", false},
+		{"waiter writes", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "add"}, {Client: "B", Action: "write"}}, "does not hold", false},
+		{"unknown action", []simulator.Action{{Client: "A", Action: "add-reader"}}, "unknown action", false},
+		{"master action without masters", []simulator.Action{{Client: "M1", Action: "restart"}}, "only a Redlock scenario", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := b.DryRun(sc, tt.plan)
+			on := sc
+			if tt.redlock {
+				on = redlock
+			}
+			err := b.DryRun(on, tt.plan)
 			if err == nil || !errors.Is(err, fault.Invalid) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("DryRun: %v, want an invalid plan saying %q", err, tt.want)
 			}

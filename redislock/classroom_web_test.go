@@ -64,7 +64,7 @@ func TestClassroomThroughAPI(t *testing.T) {
 	}
 	var list []simulator.ScenarioInfo
 	call("GET", "/api/v1/sim/scenarios?service=redis", "", 200, &list)
-	if len(list) != len(BuiltinNames()) || list[1].ID != "redis-px-pause" || list[1].Service != "redis" || list[1].Unavailable != "" {
+	if len(list) != len(Catalog.Names()) || list[1].ID != "redis-px-pause" || list[1].Service != "redis" || list[1].Unavailable != "" {
 		t.Fatalf("scenarios %+v", list)
 	}
 	var st simulator.State

@@ -3,7 +3,6 @@ package redislock
 import (
 	"fmt"
 
-	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
@@ -97,6 +96,11 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 	if p.Masters > 1 {
 		return b.dryRunRedlock(sc, p, plan)
 	}
+	return b.dryRunKey(sc, p, plan)
+}
+
+// dryRunKey models one master's key for DryRun.
+func (b *Backend) dryRunKey(sc *simulator.Scenario, p params, plan []simulator.Action) error {
 	type cl struct {
 		state    string // waiting, holding, stale (believes, lost it in a pause), gone
 		believes bool
@@ -115,62 +119,47 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 			}
 		}
 	}
-	for i, a := range plan {
-		fail := func(format string, args ...any) error {
-			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
+	return simulator.WalkPlan(b, sc, plan, nil, func(st simulator.PlanStep) error {
+		defer handOff()
+		c := clients[st.Client]
+		if st.Action.Action == simulator.ActAdd {
+			clients[st.Client] = &cl{state: "waiting"}
+			order = append(order, st.Client)
+			return nil
 		}
-		if err := b.CheckAction(sc, a, false); err != nil {
-			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
+		if c.state == "gone" && st.Action.Action != ActWait {
+			return st.Fail("%s has released or crashed", st.Client)
 		}
-		c := clients[a.Client]
-		if a.Action == simulator.ActAdd {
-			if c != nil {
-				return fail("%s is already in this run", a.Client)
-			}
-			clients[a.Client] = &cl{state: "waiting"}
-			order = append(order, a.Client)
-			handOff()
-			continue
-		}
-		if c == nil {
-			return fail("unknown client %s: add it first", a.Client)
-		}
-		if c.state == "gone" && a.Action != ActWait {
-			return fail("%s has released or crashed", a.Client)
-		}
-		switch a.Action {
+		switch st.Action.Action {
 		case simulator.ActWrite:
 			if !c.believes {
-				return fail("%s does not hold the lock", a.Client)
+				return st.Fail("%s does not hold the lock", st.Client)
 			}
 		case simulator.ActRelease:
 			if !c.believes {
-				return fail("%s holds nothing", a.Client)
+				return st.Fail("%s holds nothing", st.Client)
 			}
-			if owner == a.Client || p.Release != releaseCAD && !p.Watchdog {
+			if owner == st.Client || p.Release != releaseCAD && !p.Watchdog {
 				owner = "" // a plain DEL deletes whoever's key
 			}
 			c.state, c.believes = "gone", false
 		case simulator.ActPause:
 			if !c.believes || c.state != "holding" {
-				return fail("only a holder's pause is staged here (a paused waiter just polls later)")
+				return st.Fail("only a holder's pause is staged here (a paused waiter just polls later)")
 			}
 			if p.ExpiryMs == 0 {
-				return fail("the key has no expiry, so a pause past it would never end: crash the holder instead")
+				return st.Fail("the key has no expiry, so a pause past it would never end: crash the holder instead")
 			}
 			owner = "" // it expires during the pause; the client still believes
+			c.state = "stale"
 		case simulator.ActCrash:
-			if owner == a.Client && p.ExpiryMs > 0 {
+			if owner == st.Client && p.ExpiryMs > 0 {
 				owner = ""
 			}
 			c.state, c.believes = "gone", false
 		}
-		if a.Action == simulator.ActPause {
-			c.state = "stale"
-		}
-		handOff()
-	}
-	return nil
+		return nil
+	})
 }
 
 // dryRunRedlock models each master's copy of the key: a try takes every
@@ -197,20 +186,25 @@ func (b *Backend) dryRunRedlock(sc *simulator.Scenario, p params, plan []simulat
 			believes[c], state[c] = true, "in"
 		}
 	}
-	for i, a := range plan {
-		fail := func(format string, args ...any) error {
-			return fault.Errorf(fault.Invalid, "step %d: %s %s: %s", i+1, a.Action, a.Client, fmt.Sprintf(format, args...))
-		}
-		if err := b.CheckAction(sc, a, false); err != nil {
-			return fault.Errorf(fault.Invalid, "step %d: %v", i+1, err)
-		}
-		m := -1
+	master := func(a simulator.Action) int {
 		for k := range p.Masters {
 			if a.Client == masterName(k) {
-				m = k
+				return k
 			}
 		}
-		switch {
+		return -1
+	}
+	isMaster := func(a simulator.Action) bool { return master(a) >= 0 }
+	return simulator.WalkPlan(b, sc, plan, isMaster, func(st simulator.PlanStep) error {
+		a, fail := st.Action, st.Fail
+		defer func() {
+			for _, c := range order {
+				if state[c] == "waiting" {
+					try(c)
+				}
+			}
+		}()
+		switch m := master(a); {
 		case m >= 0:
 			switch {
 			case a.Action == ActStop && down[m], a.Action == ActExpire && down[m], a.Action == ActRestart && down[m]:
@@ -221,13 +215,8 @@ func (b *Backend) dryRunRedlock(sc *simulator.Scenario, p params, plan []simulat
 			down[m] = a.Action == ActStop
 			owner[m] = ""
 		case a.Action == simulator.ActAdd:
-			if state[a.Client] != "" {
-				return fail("%s is already in this run", a.Client)
-			}
 			state[a.Client] = "waiting"
 			order = append(order, a.Client)
-		case state[a.Client] == "":
-			return fail("unknown client %s: add it first", a.Client)
 		case state[a.Client] == "gone" && a.Action != ActWait:
 			return fail("%s has released or crashed", a.Client)
 		case a.Action == simulator.ActPause || a.Action == simulator.ActCrash && believes[a.Client]:
@@ -247,11 +236,6 @@ func (b *Backend) dryRunRedlock(sc *simulator.Scenario, p params, plan []simulat
 		case a.Action == simulator.ActCrash:
 			state[a.Client] = "gone"
 		}
-		for _, c := range order {
-			if state[c] == "waiting" {
-				try(c)
-			}
-		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -60,10 +60,9 @@ type Backend interface {
 	// every run starts (a backend starts its server once). Its error says
 	// what is missing (a package to install) and makes the run unavailable.
 	Open(ctx context.Context) error
-	// Builtin finds a built-in scenario; BuiltinNames lists them in a
-	// teaching order.
-	Builtin(name string) (*Scenario, bool)
-	BuiltinNames() []string
+	// Catalog is the service's scenarios: its built-ins and its file
+	// format's rules.
+	Catalog() *Catalog
 	// Actions are the actions its clients accept.
 	Actions() []string
 	// CheckAction checks one action against the scenario on its own
@@ -93,10 +92,9 @@ func (b zkBackend) Open(ctx context.Context) error {
 	return err
 }
 
-func (zkBackend) Builtin(name string) (*Scenario, bool) { return Builtin(name) }
-func (zkBackend) BuiltinNames() []string                { return BuiltinNames() }
-func (zkBackend) Actions() []string                     { return Actions() }
-func (zkBackend) Lost() string                          { return "session had expired" }
+func (zkBackend) Catalog() *Catalog { return ZooKeeperCatalog }
+func (zkBackend) Actions() []string { return Actions() }
+func (zkBackend) Lost() string      { return "session had expired" }
 
 func (zkBackend) CheckAction(sc *Scenario, a Action, wildcard bool) error {
 	return checkAction(sc.Lock, a, wildcard)

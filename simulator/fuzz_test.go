@@ -14,7 +14,7 @@ import (
 //
 //	go test ./simulator -run '^$' -fuzz FuzzParseScenario -fuzztime 60s
 func FuzzParseScenario(f *testing.F) {
-	for _, n := range BuiltinNames() {
+	for _, n := range ZooKeeperCatalog.Names() {
 		b, err := builtinFS.ReadFile("scenarios/" + n + ".json")
 		if err != nil {
 			f.Fatal(err)

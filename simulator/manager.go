@@ -29,6 +29,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // DefaultRoot is the sandbox the simulator writes under unless told.
@@ -214,8 +215,9 @@ func (m *Manager) Scenarios() []ScenarioInfo {
 	if b, ok := m.backend.(interface{ Available() error }); ok {
 		missing = b.Available()
 	}
-	for _, n := range m.backend.BuiltinNames() {
-		sc, _ := m.backend.Builtin(n)
+	cat := m.backend.Catalog()
+	for _, n := range cat.Names() {
+		sc, _ := cat.Builtin(n)
 		info := sc.info()
 		if missing != nil {
 			info.Unavailable = missing.Error()
@@ -310,11 +312,11 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 			sc.Name = "custom"
 		}
 	case spec.Scenario == "":
-		return nil, invalidf("missing scenario: want one of %s", strings.Join(m.backend.BuiltinNames(), ", "))
+		return nil, invalidf("missing scenario: want one of %s", strings.Join(m.backend.Catalog().Names(), ", "))
 	default:
 		var ok bool
-		if sc, ok = m.backend.Builtin(spec.Scenario); !ok {
-			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(m.backend.BuiltinNames(), ", "))
+		if sc, ok = m.backend.Catalog().Builtin(spec.Scenario); !ok {
+			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(m.backend.Catalog().Names(), ", "))
 		}
 	}
 	if svc := m.backendService(); sc.Service == "" {
@@ -586,4 +588,17 @@ func (m *Manager) Close() error {
 		m.obs.Close()
 	}
 	return errors.Join(errs...)
+}
+
+// NewServerClassroom is the classroom of a service whose Backend starts its
+// own server (no ZooKeeper ensemble): a Manager on b, and its Classroom for
+// the registry. Close the manager at shutdown; it closes b.
+func NewServerClassroom(b Backend, cfg ManagerConfig) (lockservice.Classroom, *Manager, error) {
+	cfg.Backend = b
+	cfg.Servers, cfg.Chroot = nil, ""
+	m, err := New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return NewClassroom(m), m, nil
 }

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -122,100 +120,17 @@ const (
 	maxSteps   = 10000
 )
 
-var (
-	//go:embed scenarios/*.json
-	builtinFS embed.FS
-	builtins  = mustLoadBuiltins()
-)
+//go:embed scenarios/*.json
+var builtinFS embed.FS
 
-func mustLoadBuiltins() map[string]*Scenario {
-	return MustLoadScenarios(builtinFS, "scenarios", ParseScenario)
-}
-
-// MustLoadScenarios reads every scenario file of an embedded directory
-// with parse; a file must be named after its scenario. It panics on a bad
-// file: built-ins are checked by the package's own tests.
-func MustLoadScenarios(fsys embed.FS, dir string, parse func([]byte) (*Scenario, error)) map[string]*Scenario {
-	entries, err := fsys.ReadDir(dir)
-	if err != nil {
-		panic(err)
-	}
-	out := map[string]*Scenario{}
-	for _, e := range entries {
-		b, err := fsys.ReadFile(dir + "/" + e.Name())
-		if err != nil {
-			panic(err)
-		}
-		sc, err := parse(b)
-		if err != nil {
-			panic(fmt.Sprintf("built-in scenario %s: %v", e.Name(), err))
-		}
-		if want := strings.TrimSuffix(e.Name(), ".json"); sc.Name != want {
-			panic(fmt.Sprintf("built-in scenario %s is named %q", e.Name(), sc.Name))
-		}
-		out[sc.Name] = sc
-	}
-	return out
-}
+// ZooKeeperCatalog is ZooKeeper's built-in scenarios, the seeds' recipes.
+var ZooKeeperCatalog = NewCatalog(CatalogConfig{
+	FS: builtinFS, Dir: "scenarios",
+	Order: []string{"lock1-5", "herd", "ha-standby", "session-expiry", "gc-pause"},
+})
 
 // Clone is a deep copy of the scenario.
 func (sc *Scenario) Clone() *Scenario { return sc.clone() }
-
-// Builtin returns a built-in scenario by name.
-func Builtin(name string) (*Scenario, bool) {
-	sc, ok := builtins[name]
-	if !ok {
-		return nil, false
-	}
-	return sc.clone(), true
-}
-
-// BuiltinNames lists the built-in scenarios in a teaching order.
-func BuiltinNames() []string {
-	order := []string{"lock1-5", "herd", "ha-standby", "session-expiry", "gc-pause"}
-	var out []string
-	for _, n := range order {
-		if _, ok := builtins[n]; ok {
-			out = append(out, n)
-		}
-	}
-	var rest []string
-	for n := range builtins {
-		if !slices.Contains(out, n) {
-			rest = append(rest, n)
-		}
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
-}
-
-// LoadScenario resolves a built-in name or reads a scenario file.
-func LoadScenario(nameOrFile string) (*Scenario, error) {
-	if sc, ok := Builtin(nameOrFile); ok {
-		return sc, nil
-	}
-	switch strings.ToLower(path.Ext(nameOrFile)) {
-	case ".yaml", ".yml":
-		// The issue allowed YAML too; a YAML library is one more dependency
-		// for a format JSON already covers, so files are JSON only.
-		return nil, invalidf("%s: scenario files are JSON (.json), not YAML: write the same fields as a JSON object (see docs/simulator.md)", nameOrFile)
-	}
-	b, err := os.ReadFile(nameOrFile)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(nameOrFile, "/\\.") {
-			return nil, invalidf("unknown scenario %q: built-ins are %s, or give a .json file", nameOrFile, strings.Join(BuiltinNames(), ", "))
-		}
-		return nil, invalidf("read scenario: %v", err)
-	}
-	sc, err := ParseScenario(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
-	}
-	if sc.Name == "" {
-		sc.Name = strings.TrimSuffix(path.Base(strings.ReplaceAll(nameOrFile, "\\", "/")), ".json")
-	}
-	return sc, nil
-}
 
 // ParseScenario decodes and checks a scenario file. Unknown fields are
 // errors: a misspelt "acton" must not silently do nothing.

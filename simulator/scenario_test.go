@@ -8,12 +8,12 @@ import (
 
 func TestBuiltinsPlan(t *testing.T) {
 	want := map[string]int{"lock1-5": 10, "herd": 40, "ha-standby": 6, "session-expiry": 6, "gc-pause": 7, "zk-side-by-side": 13}
-	names := BuiltinNames()
+	names := ZooKeeperCatalog.Names()
 	if len(names) != len(want) {
 		t.Errorf("built-ins %v, want %d of them", names, len(want))
 	}
 	for _, n := range names {
-		sc, ok := Builtin(n)
+		sc, ok := ZooKeeperCatalog.Builtin(n)
 		if !ok {
 			t.Fatalf("Builtin(%q) missing", n)
 		}
@@ -26,7 +26,7 @@ func TestBuiltinsPlan(t *testing.T) {
 			t.Errorf("%s: %d steps, want %d", n, len(plan), want[n])
 		}
 	}
-	sc, _ := Builtin("herd")
+	sc, _ := ZooKeeperCatalog.Builtin("herd")
 	plan, err := sc.Plan(3)
 	if err != nil {
 		t.Fatal(err)

@@ -121,7 +121,7 @@ func TestClassroomAPI(t *testing.T) {
 
 	var scenarios []simulator.ScenarioInfo
 	api.do("GET", "/scenarios", nil, 200, &scenarios)
-	if len(scenarios) != len(simulator.BuiltinNames()) || scenarios[0].Name != "lock1-5" || scenarios[1].Clients != 20 {
+	if len(scenarios) != len(simulator.ZooKeeperCatalog.Names()) || scenarios[0].Name != "lock1-5" || scenarios[1].Clients != 20 {
 		t.Errorf("scenarios: %+v", scenarios)
 	}
 

@@ -99,7 +99,7 @@ func parseEtcdEndpoints(s string, tlsOn bool) ([]string, error) {
 func (m *Main) registerEtcd() error {
 	c := m.Config.Etcd
 	if c == nil {
-		return m.registerEtcdService(etcdlock.Service(nil))
+		return m.registerService(etcdlock.Service(nil))
 	}
 	r, err := etcdlock.New(etcdlock.Config{
 		Endpoints: c.Endpoints, Username: c.Username, Password: c.Password, TLS: c.TLS,
@@ -109,7 +109,7 @@ func (m *Main) registerEtcd() error {
 	if err != nil {
 		return fmt.Errorf("etcd: %w", err)
 	}
-	return m.registerEtcdService(etcdlock.Service(r))
+	return m.registerService(etcdlock.Service(r))
 }
 
 // endpoints are c's endpoints for the log; none when c is nil.

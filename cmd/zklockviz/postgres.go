@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/pglock"
 )
 
@@ -73,7 +72,7 @@ func (f *pgFlags) config(watch []string) (pgConfig, error) {
 func (m *Main) registerPostgres() error {
 	c := m.Config.Postgres
 	if c.DSN == "" {
-		return m.registerPostgresService(pglock.Service(nil))
+		return m.registerService(pglock.Service(nil))
 	}
 	r, err := pglock.New(pglock.Config{
 		DSN: c.DSN, Password: c.Password, Publish: m.readerSink(), Forget: m.hub.Remove,
@@ -83,14 +82,5 @@ func (m *Main) registerPostgres() error {
 		return err
 	}
 	m.log.Info("postgres reader", "addr", r.Addr(), "poll", m.Config.Poll)
-	return m.registerPostgresService(pglock.Service(r))
-}
-
-// registerPostgresService registers s with its classroom, when on.
-func (m *Main) registerPostgresService(s lockservice.Service) error {
-	s, err := m.withPostgresClassroom(s)
-	if err != nil {
-		return err
-	}
-	return m.services.Register(s)
+	return m.registerService(pglock.Service(r))
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/redislock"
 )
 
@@ -128,14 +127,14 @@ func (m *Main) newRedisReader() (*redislock.Reader, error) {
 }
 
 // registerRedis registers Redis with its reader (--redis) and its
-// classroom (nil when off), each when there is one, so that ?service=redis
+// classroom (serve --sim), each when there is one, so that ?service=redis
 // says what to give when neither is.
-func (m *Main) registerRedis(classroom lockservice.Classroom) error {
+func (m *Main) registerRedis() error {
 	r, err := m.newRedisReader()
 	if err != nil {
 		return err
 	}
-	return m.services.Register(redislock.Service(r, classroom))
+	return m.registerService(redislock.Service(r, nil))
 }
 
 // redisAddrs are c's masters for the log; none when c is nil.

@@ -663,15 +663,11 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 // classroom) adds its line here, and web, views and static serve it.
 func (m *Main) registerServices(sim *simulator.Manager) error {
 	m.services = &lockservice.Registry{}
-	redisClass, err := m.newRedisClassroom()
-	if err != nil {
-		return err
-	}
 	return errors.Join(
 		m.services.Register(zookeeper.Service(m.watcher, sim)),
 		m.registerEtcd(),
 		m.registerPostgres(),
-		m.registerRedis(redisClass),
+		m.registerRedis(),
 	)
 }
 

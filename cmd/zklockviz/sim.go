@@ -11,12 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcdlock"
-	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
-const simUsage = `Usage: zklockviz sim --zk HOST:PORT[,HOST:PORT...][/chroot] --scenario NAME|FILE [flags]
+const simUsageFormat = `Usage: zklockviz sim --zk HOST:PORT[,HOST:PORT...][/chroot] --scenario NAME|FILE [flags]
 
 Replays a lock scenario with real ZooKeeper clients (one session each) and
 prints the timeline: one row per event, like seed 000's table. Every step
@@ -28,23 +26,23 @@ Flags:
   --zk-timeout 5s                how long ZooKeeper may take to give a session
                                  (or ZKLOCKVIZ_ZK_TIMEOUT); then exit 1, saying
                                  what failed at each address
-  --scenario NAME|FILE           a built-in (%s) or a scenario .json file (JSON only)
-  --service NAME                 the lock service (default zookeeper); the others start
-                                 their own server (no --zk): redis runs redis-setnx-crash,
-                                 redis-px-pause, redis-del-third, redis-token-fencing, redis-watchdog,
-                                 redis-redlock-restart, redis-redlock-clock, redis-spin-cost;
-                                 etcd (package etcd-server) runs etcd-mutex-queue and
-                                 etcd-lease-pause; postgres (package postgresql) runs
-                                 pg-row-fifo, pg-advisory-fifo, pg-idle-in-tx, pg-deadlock
-  --strategy herd|predecessor    how waiters watch (default: the scenario's)
+  --scenario NAME|FILE           a built-in of the service (listed below) or a scenario
+                                 .json file (JSON only)
+  --service NAME                 the lock service: %s
+                                 (default zookeeper); the others start their
+                                 own server (no --zk)
+  --strategy herd|predecessor    how waiters watch (default: the scenario's);
+                                 ZooKeeper only
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
-                                 error for a scenario without "*" steps
+                                 error for a scenario without "*" steps; ZooKeeper only
   --fencing on|off               the protected resource checks fencing tokens (default: the scenario's)
   --format text|json             output (default text)
   --sim-root /path               the sandbox (default /zklockviz/sim)
   --session-timeout 2s           each client's ZooKeeper session timeout
   --log-level warn               debug, info, warn or error (to stderr)
 
+Built-in scenarios:
+%s
 Exit status: 0 no safety violation, 1 a violation or a failure, 2 bad usage
 or a bad scenario.
 
@@ -109,16 +107,21 @@ func (f *simFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.level, "log-level", "warn", "")
 }
 
-// spec checks the flags and returns the run they ask for, its scenario
-// loaded. Flag mistakes are *usageError; a bad scenario is
-// simulator.ErrInvalid.
-func (f *simFlags) spec() (simulator.Spec, error) {
+// spec checks the flags against the service and returns the run they ask
+// for, its scenario loaded. Flag mistakes are *usageError; a bad scenario
+// is simulator.ErrInvalid.
+func (f *simFlags) spec(svc classService) (simulator.Spec, error) {
 	spec := simulator.Spec{}
+	switch {
+	case f.scenario == "":
+		return spec, usagef("missing --scenario: a built-in (%s) or a .json file", strings.Join(svc.catalog.Names(), ", "))
+	case f.strategy != "" && svc.noStrategy != "":
+		return spec, usagef("%s", svc.noStrategy)
+	case f.clientsSet && svc.noClients != "":
+		return spec, usagef("%s", svc.noClients)
+	}
 	if f.clientsSet {
 		spec.Clients = &f.clients
-	}
-	if f.scenario == "" {
-		return spec, usagef("missing --scenario: a built-in (%s) or a .json file", strings.Join(simulator.BuiltinNames(), ", "))
 	}
 	if f.strategy != "" {
 		st, err := simulator.ParseStrategy(f.strategy)
@@ -141,7 +144,7 @@ func (f *simFlags) spec() (simulator.Spec, error) {
 	if err := errors.Join(positive("session-timeout", f.sessionTimeout), checkSimRoot(f.root)); err != nil {
 		return spec, usagef("%v", err)
 	}
-	sc, err := simulator.LoadScenario(f.scenario)
+	sc, err := svc.catalog.Load(f.scenario)
 	if err != nil {
 		return spec, err
 	}
@@ -152,25 +155,27 @@ func (f *simFlags) spec() (simulator.Spec, error) {
 	return spec, nil
 }
 
+// sim runs one scenario of any service: the flags checked against the
+// service, its classroom's manager opened, the run played to its end.
 func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) (int, error) {
 	var f simFlags
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	f.register(fs)
-	if err := parseFlags(fs, args, getenv, fmt.Sprintf(simUsage, strings.Join(simulator.BuiltinNames(), ", ")), stdout); err != nil {
+	if err := parseFlags(fs, args, getenv, simUsage(), stdout); err != nil {
 		return 0, err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.clientsSet = f.clientsSet || fl.Name == "clients" })
-	if f.service == etcdlock.Name {
-		return simEtcd(ctx, &f, stdout, stderr)
-	}
-	if f.service != "" && f.service != lockqueue.ZooKeeper {
-		return simService(ctx, &f, stdout, stderr)
-	}
-	servers, chroot, err := f.conn.parse()
+	svc, err := classServiceNamed(f.service)
 	if err != nil {
-		return 0, usagef("%v", err)
+		return 0, err
 	}
-	spec, err := f.spec()
+	if svc.newClassroom == nil {
+		// --zk first: without an ensemble nothing else matters.
+		if _, _, err := f.conn.parse(); err != nil {
+			return 0, usagef("%v", err)
+		}
+	}
+	spec, err := f.spec(svc)
 	if err != nil {
 		return 0, err
 	}
@@ -178,15 +183,12 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err := lvl.UnmarshalText([]byte(f.level)); err != nil {
 		return 0, usagef("--log-level %q: want debug, info, warn or error", f.level)
 	}
-	if _, err := checkZK(ctx, zkTarget{Servers: servers, Timeout: f.conn.timeout}); err != nil {
-		return 0, err
-	}
-	m, err := simulator.New(simulator.ManagerConfig{
-		Servers: servers, Chroot: chroot, Root: f.root, SessionTimeout: f.sessionTimeout, IdleTimeout: -1,
+	m, err := f.manager(ctx, svc, simulator.ManagerConfig{
+		Root: f.root, IdleTimeout: -1,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})),
 	})
 	if err != nil {
-		return 0, usagef("%v", err)
+		return 0, err
 	}
 	defer func() {
 		if err := m.Close(); err != nil {
@@ -198,6 +200,65 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0, err
 	}
 	return writeReport(stdout, rep, f.format)
+}
+
+// manager opens the run's manager: the service's classroom on a server it
+// starts, or ZooKeeper's on --zk's ensemble once that answers.
+func (f *simFlags) manager(ctx context.Context, svc classService, cfg simulator.ManagerConfig) (*simulator.Manager, error) {
+	var m *simulator.Manager
+	var err error
+	if svc.newClassroom != nil {
+		_, m, err = svc.newClassroom(cfg)
+	} else {
+		cfg.Servers, cfg.Chroot, err = f.conn.parse()
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		if _, err := checkZK(ctx, zkTarget{Servers: cfg.Servers, Timeout: f.conn.timeout}); err != nil {
+			return nil, err
+		}
+		cfg.SessionTimeout = f.sessionTimeout
+		m, err = simulator.New(cfg)
+	}
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return m, nil
+}
+
+// simUsage is sim's help, its service list and built-ins read from
+// classServices so that it names what the binary runs.
+func simUsage() string {
+	var builtins []string
+	for _, s := range classServices {
+		head := "  " + s.name
+		if s.pkg != "" {
+			head += " (package " + s.pkg + ")"
+		}
+		builtins = append(builtins, head+":\n"+wrapList(s.catalog.Names(), "    ", 78))
+	}
+	return fmt.Sprintf(simUsageFormat, classServiceList(), strings.Join(builtins, ""))
+}
+
+// wrapList joins words with ", " in lines of at most width columns, each
+// starting with indent.
+func wrapList(words []string, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for i, w := range words {
+		if i < len(words)-1 {
+			w += ","
+		}
+		if line != indent && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	return b.String() + line + "\n"
 }
 
 // playRun steps a run of spec to its end, or until ctx ends (Ctrl-C), and
@@ -246,6 +307,18 @@ func writeReport(w io.Writer, rep simulator.Report, format string) (int, error) 
 		return 1, nil
 	}
 	return 0, nil
+}
+
+// parseFencing reads --fencing: nil for the scenario's own.
+func parseFencing(s string) (*bool, error) {
+	switch s {
+	case "":
+		return nil, nil
+	case "on", "true", "off", "false":
+		on := s == "on" || s == "true"
+		return &on, nil
+	}
+	return nil, usagef("--fencing %q: want on or off", s)
 }
 
 // newSim starts the simulator for serve --sim; web serves its routes.

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zklockviz/zklockviz/etcdlock"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/pglock"
+	"github.com/zklockviz/zklockviz/redislock"
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// classService is a lock service's classroom as cmd knows it: what
+// `zklockviz sim --service` runs and what serve --sim registers. A new
+// service adds its line to classServices.
+type classService struct {
+	name    string
+	catalog *simulator.Catalog
+	// pkg is the package that installs the server its classroom starts;
+	// empty for ZooKeeper, whose ensemble is given with --zk.
+	pkg string
+	// newClassroom builds the classroom on a server it starts itself; nil
+	// for ZooKeeper, whose manager works on --zk's ensemble.
+	newClassroom func(simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error)
+	// noStrategy and noClients say why sim refuses --strategy and
+	// --clients; empty when the service takes them.
+	noStrategy, noClients string
+}
+
+var classServices = []classService{
+	{name: lockqueue.ZooKeeper, catalog: simulator.ZooKeeperCatalog},
+	{
+		name: redislock.Name, catalog: redislock.Catalog, pkg: "redis-server", newClassroom: redislock.NewClassroom,
+		noStrategy: "--strategy is ZooKeeper's: Redis waiters poll",
+		noClients:  "--clients: the Redis scenarios have a fixed cast; drop --clients",
+	},
+	{
+		name: etcdlock.Name, catalog: etcdlock.Catalog, pkg: "etcd-server", newClassroom: etcdlock.NewClassroom,
+		noStrategy: "--strategy is ZooKeeper's: etcd's Mutex waiters always watch their predecessor",
+		noClients:  "--clients: the etcd scenarios have a fixed cast; drop --clients",
+	},
+	{
+		name: pglock.Name, catalog: pglock.Catalog, pkg: "postgresql", newClassroom: pglock.NewClassroom,
+		noStrategy: "--strategy is ZooKeeper's: PostgreSQL's waiters queue in the server",
+		noClients:  "--clients: the PostgreSQL scenarios have a fixed cast; drop --clients",
+	},
+}
+
+// classServiceNamed finds a service by --service; empty is ZooKeeper.
+func classServiceNamed(name string) (classService, error) {
+	if name == "" {
+		name = lockqueue.ZooKeeper
+	}
+	for _, s := range classServices {
+		if s.name == name {
+			return s, nil
+		}
+	}
+	return classService{}, usagef("--service %q: want %s", name, classServiceList())
+}
+
+// classServiceList names the services for messages: "a, b, c or d".
+func classServiceList() string {
+	names := make([]string, len(classServices))
+	for i, s := range classServices {
+		names[i] = s.name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// registerService registers svc, its reader (if any) set, with its
+// classroom when serve --sim is on. The classroom's server starts with its
+// first run and stops with serve (stopSim).
+func (m *Main) registerService(svc lockservice.Service) error {
+	if m.Config.Sim {
+		cs, err := classServiceNamed(svc.Name)
+		if err == nil && cs.newClassroom == nil {
+			err = errors.New("its classroom needs the ensemble's manager (newSim), not a server of its own")
+		}
+		if err != nil {
+			return fmt.Errorf("%s classroom: %w", svc.Name, err)
+		}
+		cls, sim, err := cs.newClassroom(simulator.ManagerConfig{
+			Root: m.Config.SimRoot, Logger: m.log, Publish: m.hub.Publish, Remove: m.hub.Remove,
+		})
+		if err != nil {
+			return fmt.Errorf("%s classroom: %w", svc.Name, err)
+		}
+		prev := m.stopSim
+		m.stopSim = func() error {
+			var err error
+			if prev != nil {
+				err = prev()
+			}
+			return errors.Join(err, sim.Close())
+		}
+		svc.Classroom = cls
+	}
+	return m.services.Register(svc)
+}

@@ -1,0 +1,44 @@
+package simulator
+
+import "fmt"
+
+// PlanStep is what a service's dry run sees of one step: the action, and
+// Fail to refuse it with the step's place in the plan.
+type PlanStep struct {
+	Action
+	// N is the step's number, from 1.
+	N int
+}
+
+// Fail refuses the step: "step N: action client: why".
+func (s PlanStep) Fail(format string, args ...any) error {
+	return invalidf("step %d: %s %s: %s", s.N, s.Action.Action, s.Client, fmt.Sprintf(format, args...))
+}
+
+// WalkPlan is the frame every other service's dry run shares: each step's
+// action passes backend.CheckAction, a client is added once, and a client
+// does nothing before it is added (unless anonymous says the step needs no
+// client of the run: a wait, a Redlock master's restart); apply then runs
+// the service's own model of the lock on the step. anonymous may be nil.
+func WalkPlan(b Backend, sc *Scenario, plan []Action, anonymous func(Action) bool, apply func(PlanStep) error) error {
+	added := map[string]bool{}
+	for i, a := range plan {
+		st := PlanStep{Action: a, N: i + 1}
+		if err := b.CheckAction(sc, a, false); err != nil {
+			return invalidf("step %d: %v", st.N, err)
+		}
+		switch {
+		case isAdd(a.Action) && added[a.Client]:
+			return st.Fail("%s is already in this run", a.Client)
+		case isAdd(a.Action):
+			added[a.Client] = true
+		case anonymous != nil && anonymous(a):
+		case !added[a.Client]:
+			return st.Fail("unknown client %s: add it first", a.Client)
+		}
+		if err := apply(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
