@@ -193,6 +193,10 @@ type findings struct {
 	since map[string]time.Time
 	now   time.Time
 	seen  map[string]bool // keys looked at in this join
+	// unstored: a key was seen that lasted did not store in since (an
+	// exact table's marker stands for it), so seen and since cannot be
+	// told equal by their sizes.
+	unstored bool
 }
 
 // lasted records that the finding key is seen now and reports whether it
@@ -209,6 +213,7 @@ func (f *findings) lasted(key, node string, d time.Duration) (time.Time, bool) {
 	since, ok := f.since[node]
 	if ok && since.IsZero() {
 		f.seen[node] = true
+		f.unstored = f.unstored || key != node
 		return f.now, true
 	}
 	if key != node {
@@ -233,6 +238,12 @@ func (f *findings) forgetGone(q *queueView) {
 			seenPool.Put(f.seen)
 			f.seen = nil
 		}()
+	}
+	// Every key seen is in since; when they are as many, since holds
+	// nothing else. The usual join of a queue whose findings go on (every
+	// waiter of a big queue suspect) then looks none of them up again.
+	if !f.unstored && len(f.seen) == len(f.since) {
+		return
 	}
 	for k, t := range f.since {
 		if f.seen[k] {
