@@ -55,7 +55,8 @@ func simEntry(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	f.register(fs)
-	if fs.Parse(args) != nil || f.scenario != lockservice.SideBySideName {
+	// --help after --scenario side-by-side is scenario 12's help.
+	if err := fs.Parse(args); err != nil && !errors.Is(err, flag.ErrHelp) || f.scenario != lockservice.SideBySideName {
 		return sim(ctx, args, stdout, stderr, getenv)
 	}
 	return simSideBySide(ctx, args, stdout, stderr, getenv)

@@ -43,6 +43,10 @@ Flags:
 
 Built-in scenarios:
 %s
+  side-by-side         scenario 12: the same pause-past-the-lease story on every
+                       service at once, stepped in lockstep, with a verdict each
+                       (see zklockviz sim --scenario side-by-side --help)
+
 Exit status: 0 no safety violation, 1 a violation or a failure, 2 bad usage
 or a bad scenario.
 
@@ -53,6 +57,7 @@ Examples:
   zklockviz sim --service redis --scenario redis-px-pause
   zklockviz sim --service etcd --scenario etcd-lease-pause --fencing off
   zklockviz sim --service postgres --scenario pg-deadlock
+  zklockviz sim --scenario side-by-side
 `
 
 // defaultSimRoot is serve's --sim-root default: the simulator's own.
