@@ -88,6 +88,76 @@ func (e *encoder) str(s string) {
 	e.scratch = binary.AppendUvarint(e.scratch, id)
 }
 
+// lastField is the highest field bit; fields are written from fNode up.
+const lastField = fValue
+
+// stringField is ev's string field of bit, nil for the other fields.
+func stringField(ev *Event, bit uint64) *string {
+	switch bit {
+	case fNode:
+		return &ev.Node
+	case fMode:
+		return &ev.Mode
+	case fClient:
+		return &ev.Client
+	case fPartOf:
+		return &ev.PartOf
+	case fHow:
+		return (*string)(&ev.How)
+	case fTo:
+		return &ev.To
+	case fSource:
+		return &ev.Source
+	case fEdge:
+		return &ev.Edge
+	case fAlert:
+		return &ev.Alert
+	case fMessage:
+		return &ev.Message
+	case fConnection:
+		return &ev.Connection
+	case fValue:
+		return &ev.Value
+	}
+	return nil
+}
+
+// timeField is ev's time field of bit (Since or Acquired), nil for the
+// other fields.
+func timeField(ev *Event, bit uint64) *time.Time {
+	switch bit {
+	case fSince:
+		return &ev.Since
+	case fAcquired:
+		return &ev.Acquired
+	}
+	return nil
+}
+
+// fieldMask has the bit of every field ev has a value for.
+func fieldMask(ev *Event) uint64 {
+	var mask uint64
+	for bit := uint64(1); bit <= lastField; bit <<= 1 {
+		var on bool
+		switch {
+		case bit == fSeq:
+			on = ev.Seq != 0
+		case bit == fForeign:
+			on = ev.Foreign
+		case bit == fNodes:
+			on = len(ev.Nodes) > 0
+		case timeField(ev, bit) != nil:
+			on = !timeField(ev, bit).IsZero()
+		default:
+			on = *stringField(ev, bit) != ""
+		}
+		if on {
+			mask |= bit
+		}
+	}
+	return mask
+}
+
 // event appends one event record of lock.
 func (e *encoder) event(lock string, ev Event) {
 	e.scratch = e.scratch[:0]
@@ -96,62 +166,27 @@ func (e *encoder) event(lock string, ev Event) {
 	ms := ev.Time.UnixMilli()
 	e.scratch = binary.AppendVarint(e.scratch, ms-e.last)
 	e.last = ms
-	var mask uint64
-	set := func(bit uint64, on bool) {
-		if on {
-			mask |= bit
-		}
-	}
-	set(fNode, ev.Node != "")
-	set(fMode, ev.Mode != "")
-	set(fClient, ev.Client != "")
-	set(fSeq, ev.Seq != 0)
-	set(fForeign, ev.Foreign)
-	set(fPartOf, ev.PartOf != "")
-	set(fSince, !ev.Since.IsZero())
-	set(fAcquired, !ev.Acquired.IsZero())
-	set(fHow, ev.How != "")
-	set(fTo, ev.To != "")
-	set(fSource, ev.Source != "")
-	set(fEdge, ev.Edge != "")
-	set(fNodes, len(ev.Nodes) > 0)
-	set(fAlert, ev.Alert != "")
-	set(fMessage, ev.Message != "")
-	set(fConnection, ev.Connection != "")
-	set(fValue, ev.Value != "")
+	mask := fieldMask(&ev)
 	e.scratch = binary.AppendUvarint(e.scratch, mask)
-	strField := func(bit uint64, s string) {
-		if mask&bit != 0 {
-			e.str(s)
+	for bit := uint64(1); bit <= lastField; bit <<= 1 {
+		if mask&bit == 0 {
+			continue
+		}
+		switch {
+		case bit == fForeign: // the bit is the value
+		case bit == fSeq:
+			e.scratch = binary.AppendVarint(e.scratch, ev.Seq)
+		case bit == fNodes:
+			e.scratch = binary.AppendUvarint(e.scratch, uint64(len(ev.Nodes)))
+			for _, n := range ev.Nodes {
+				e.str(n)
+			}
+		case timeField(&ev, bit) != nil:
+			e.scratch = binary.AppendVarint(e.scratch, ms-timeField(&ev, bit).UnixMilli())
+		default:
+			e.str(*stringField(&ev, bit))
 		}
 	}
-	strField(fNode, ev.Node)
-	strField(fMode, ev.Mode)
-	strField(fClient, ev.Client)
-	if mask&fSeq != 0 {
-		e.scratch = binary.AppendVarint(e.scratch, ev.Seq)
-	}
-	strField(fPartOf, ev.PartOf)
-	if mask&fSince != 0 {
-		e.scratch = binary.AppendVarint(e.scratch, ms-ev.Since.UnixMilli())
-	}
-	if mask&fAcquired != 0 {
-		e.scratch = binary.AppendVarint(e.scratch, ms-ev.Acquired.UnixMilli())
-	}
-	strField(fHow, string(ev.How))
-	strField(fTo, ev.To)
-	strField(fSource, ev.Source)
-	strField(fEdge, ev.Edge)
-	if mask&fNodes != 0 {
-		e.scratch = binary.AppendUvarint(e.scratch, uint64(len(ev.Nodes)))
-		for _, n := range ev.Nodes {
-			e.str(n)
-		}
-	}
-	strField(fAlert, ev.Alert)
-	strField(fMessage, ev.Message)
-	strField(fConnection, ev.Connection)
-	strField(fValue, ev.Value)
 	head := kindCode[ev.Kind] << 1
 	if ev.Synthetic {
 		head |= 1
@@ -250,16 +285,10 @@ func (p *payloadReader) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
+// records decodes one frame's payload b, appending its events to out and
+// keeping its string definitions for the frames after it.
 func (d *segmentReader) records(b []byte, out []record) ([]record, error) {
 	p := &payloadReader{b: b}
-	str := func() string {
-		id := p.uvarint()
-		if id >= uint64(len(d.strings)) {
-			p.err = errCorrupt
-			return ""
-		}
-		return d.strings[id]
-	}
 	for len(p.b) > 0 && p.err == nil {
 		head := p.uvarint()
 		if head == 0 {
@@ -271,56 +300,10 @@ func (d *segmentReader) records(b []byte, out []record) ([]record, error) {
 			p.b = p.b[n:]
 			continue
 		}
-		code := head >> 1
-		if code >= uint64(len(kinds)) {
-			return out, errCorrupt
+		r, err := d.event(p, head)
+		if err != nil {
+			return out, err
 		}
-		var r record
-		r.Kind, r.Synthetic = kinds[code], head&1 == 1
-		r.Lock = str()
-		ms := d.last + p.varint()
-		d.last = ms
-		r.Time = time.UnixMilli(ms).UTC()
-		mask := p.uvarint()
-		strField := func(bit uint64, dst *string) {
-			if mask&bit != 0 {
-				*dst = str()
-			}
-		}
-		strField(fNode, &r.Node)
-		strField(fMode, &r.Mode)
-		strField(fClient, &r.Client)
-		if mask&fSeq != 0 {
-			r.Seq = p.varint()
-		}
-		r.Foreign = mask&fForeign != 0
-		strField(fPartOf, &r.PartOf)
-		if mask&fSince != 0 {
-			r.Since = time.UnixMilli(ms - p.varint()).UTC()
-		}
-		if mask&fAcquired != 0 {
-			r.Acquired = time.UnixMilli(ms - p.varint()).UTC()
-		}
-		var how string
-		strField(fHow, &how)
-		r.How = How(how)
-		strField(fTo, &r.To)
-		strField(fSource, &r.Source)
-		strField(fEdge, &r.Edge)
-		if mask&fNodes != 0 {
-			n := p.uvarint()
-			if n > uint64(len(p.b)) {
-				return out, errCorrupt
-			}
-			r.Nodes = make([]string, n)
-			for i := range r.Nodes {
-				r.Nodes[i] = str()
-			}
-		}
-		strField(fAlert, &r.Alert)
-		strField(fMessage, &r.Message)
-		strField(fConnection, &r.Connection)
-		strField(fValue, &r.Value)
 		if p.err == nil {
 			out = append(out, r)
 		}
@@ -329,4 +312,55 @@ func (d *segmentReader) records(b []byte, out []record) ([]record, error) {
 		return out, p.err
 	}
 	return out, nil
+}
+
+// str reads a string id and looks it up among the segment's definitions.
+func (d *segmentReader) str(p *payloadReader) string {
+	id := p.uvarint()
+	if id >= uint64(len(d.strings)) {
+		p.err = errCorrupt
+		return ""
+	}
+	return d.strings[id]
+}
+
+// event decodes the event record whose head (kind and synthetic bit) p has
+// just read.
+func (d *segmentReader) event(p *payloadReader, head uint64) (record, error) {
+	code := head >> 1
+	if code >= uint64(len(kinds)) {
+		return record{}, errCorrupt
+	}
+	var r record
+	r.Kind, r.Synthetic = kinds[code], head&1 == 1
+	r.Lock = d.str(p)
+	ms := d.last + p.varint()
+	d.last = ms
+	r.Time = time.UnixMilli(ms).UTC()
+	mask := p.uvarint()
+	for bit := uint64(1); bit <= lastField; bit <<= 1 {
+		if mask&bit == 0 {
+			continue
+		}
+		switch {
+		case bit == fForeign:
+			r.Foreign = true
+		case bit == fSeq:
+			r.Seq = p.varint()
+		case bit == fNodes:
+			n := p.uvarint()
+			if n > uint64(len(p.b)) {
+				return r, errCorrupt
+			}
+			r.Nodes = make([]string, n)
+			for i := range r.Nodes {
+				r.Nodes[i] = d.str(p)
+			}
+		case timeField(&r.Event, bit) != nil:
+			*timeField(&r.Event, bit) = time.UnixMilli(ms - p.varint()).UTC()
+		default:
+			*stringField(&r.Event, bit) = d.str(p)
+		}
+	}
+	return r, nil
 }

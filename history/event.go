@@ -248,54 +248,9 @@ func (s *State) apply(e Event) {
 	if e.Time.After(s.Time) {
 		s.Time = e.Time
 	}
-	i := -1
-	if e.Node != "" {
-		i = s.node(e.Node)
-	}
 	switch e.Kind {
 	case keyframe:
 		*s = State{Lock: s.Lock, Time: e.Time}
-	case Queued:
-		if i < 0 {
-			s.nodes = append(s.nodes, nodeState{
-				Name: e.Node, Mode: e.Mode, Client: e.Client, Seq: e.Seq, Foreign: e.Foreign,
-				PartOf: e.PartOf, QueuedAt: e.Since,
-			})
-			if s.index != nil {
-				s.index[e.Node] = len(s.nodes) - 1
-			}
-		}
-	case Acquired:
-		if i >= 0 {
-			s.nodes[i].Holding = true
-			s.nodes[i].AcquiredAt = e.Time
-			if e.Synthetic && !e.Acquired.IsZero() {
-				s.nodes[i].AcquiredAt = e.Acquired
-			}
-		}
-	case Unheld:
-		if i >= 0 {
-			s.nodes[i].Holding = false
-			s.nodes[i].AcquiredAt = time.Time{}
-		}
-	case Left:
-		if i >= 0 {
-			s.nodes = slices.Delete(s.nodes, i, i+1)
-			s.index = nil
-		}
-	case WaitsFor:
-		if i >= 0 {
-			n := &s.nodes[i]
-			n.WaitsFor, n.Source, n.WaitsOn, n.BlockedBy = e.To, e.Source, e.Value, e.Nodes
-		}
-	case Watch:
-		if i >= 0 {
-			s.nodes[i].Edge, s.nodes[i].Watching = e.Edge, e.Nodes
-		}
-	case Zombie:
-		if i >= 0 {
-			s.nodes[i].Zombie = e.Value == "zombie"
-		}
 	case AlertRaised:
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: e.Alert, Nodes: e.Nodes, Message: e.Message})
 	case AlertCleared:
@@ -310,6 +265,46 @@ func (s *State) apply(e Event) {
 	case Gap:
 		// What follows a gap is not known to be live until a reader says.
 		s.Connection = ""
+	case Queued:
+		if e.Node == "" || s.node(e.Node) < 0 {
+			s.nodes = append(s.nodes, nodeState{
+				Name: e.Node, Mode: e.Mode, Client: e.Client, Seq: e.Seq, Foreign: e.Foreign,
+				PartOf: e.PartOf, QueuedAt: e.Since,
+			})
+			if s.index != nil {
+				s.index[e.Node] = len(s.nodes) - 1
+			}
+		}
+	default:
+		if e.Node != "" {
+			if i := s.node(e.Node); i >= 0 {
+				s.applyNode(i, e)
+			}
+		}
+	}
+}
+
+// applyNode applies e, an event of a node already in the queue, to the
+// node at i.
+func (s *State) applyNode(i int, e Event) {
+	n := &s.nodes[i]
+	switch e.Kind {
+	case Acquired:
+		n.Holding, n.AcquiredAt = true, e.Time
+		if e.Synthetic && !e.Acquired.IsZero() {
+			n.AcquiredAt = e.Acquired
+		}
+	case Unheld:
+		n.Holding, n.AcquiredAt = false, time.Time{}
+	case Left:
+		s.nodes = slices.Delete(s.nodes, i, i+1)
+		s.index = nil
+	case WaitsFor:
+		n.WaitsFor, n.Source, n.WaitsOn, n.BlockedBy = e.To, e.Source, e.Value, e.Nodes
+	case Watch:
+		n.Edge, n.Watching = e.Edge, e.Nodes
+	case Zombie:
+		n.Zombie = e.Value == "zombie"
 	}
 }
 

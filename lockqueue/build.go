@@ -78,31 +78,9 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 	if nodes == nil {
 		nodes = []Node{}
 	}
-	recipes := map[Recipe]bool{}
-	nforeign := 0
-	for i := range nodes {
-		n := &nodes[i]
-		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn, n.PartOf = n.parsedMode, false, "", OnNode, ""
-		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
-		if n.Foreign {
-			nforeign++
-			continue
-		}
-		recipes[n.Recipe] = true
-	}
+	recipes, nforeign := resetNodes(nodes)
 	if nforeign > 0 {
-		// Lock nodes first, foreign children after them.
-		foreign := make([]Node, 0, nforeign)
-		j := 0
-		for _, n := range nodes {
-			if n.Foreign {
-				foreign = append(foreign, n)
-			} else {
-				nodes[j] = n
-				j++
-			}
-		}
-		copy(nodes[j:], foreign)
+		foreignLast(nodes, nforeign)
 	}
 	lock, foreign := nodes[:len(nodes)-nforeign], nodes[len(nodes)-nforeign:]
 
@@ -112,20 +90,7 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 	}
 	sortNodes(lock, func(a, b *Node) bool { return queueLess(a, b) })
 	sortNodes(foreign, func(a, b *Node) bool { return a.Name < b.Name })
-
-	s.Leases = opt.Leases
-	if s.Recipe == Kazoo && (opt.Semaphore == Kazoo || onlyMode(lock, Lease)) {
-		if n, ok := kazooLimit(opt.ParentData); ok {
-			s.Leases = n
-		}
-	}
-	if opt.Semaphore != NoRecipe {
-		if n := assignSemaphore(lock, s.Leases); n > 0 {
-			s.Leases, s.LeasesInferred = n, true
-		}
-	} else {
-		assign(lock, s.Leases)
-	}
+	s.Leases, s.LeasesInferred = assignLeases(lock, s.Recipe, opt)
 	if opt.WatchChildren {
 		for i := range lock {
 			if !lock[i].Holding {
@@ -137,6 +102,59 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 	s.Nodes = nodes
 	s.Alerts = folderAlerts(s, recipes, foreign, opt)
 	return s
+}
+
+// resetNodes clears what a previous build derived on each node, and says
+// which recipes the lock nodes use and how many nodes are foreign.
+func resetNodes(nodes []Node) (recipes map[Recipe]bool, nforeign int) {
+	recipes = map[Recipe]bool{}
+	for i := range nodes {
+		n := &nodes[i]
+		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn, n.PartOf = n.parsedMode, false, "", OnNode, ""
+		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
+		if n.Foreign {
+			nforeign++
+			continue
+		}
+		recipes[n.Recipe] = true
+	}
+	return recipes, nforeign
+}
+
+// foreignLast moves the nforeign foreign children after the lock nodes,
+// keeping each group's order.
+func foreignLast(nodes []Node, nforeign int) {
+	foreign := make([]Node, 0, nforeign)
+	j := 0
+	for _, n := range nodes {
+		if n.Foreign {
+			foreign = append(foreign, n)
+		} else {
+			nodes[j] = n
+			j++
+		}
+	}
+	copy(nodes[j:], foreign)
+}
+
+// assignLeases runs the recipe's rule over the sorted lock nodes and says
+// how many leases the lock has, and whether that number was inferred from
+// the holders rather than known.
+func assignLeases(lock []Node, recipe Recipe, opt Options) (leases int, inferred bool) {
+	leases = opt.Leases
+	if recipe == Kazoo && (opt.Semaphore == Kazoo || onlyMode(lock, Lease)) {
+		if n, ok := kazooLimit(opt.ParentData); ok {
+			leases = n
+		}
+	}
+	if opt.Semaphore == NoRecipe {
+		assign(lock, leases)
+		return leases, false
+	}
+	if n := assignSemaphore(lock, leases); n > 0 {
+		return n, true
+	}
+	return leases, false
 }
 
 // sortNodes sorts nodes stably by less, unless they are sorted already. It

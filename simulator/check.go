@@ -50,31 +50,8 @@ func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, los
 		if rec.Step == 0 {
 			continue
 		}
-		var readers, writers []string
-		for _, c := range rec.Clients {
-			if c.State != stHolding {
-				continue
-			}
-			if c.Mode == lockqueue.Read {
-				readers = append(readers, c.Name)
-			} else {
-				writers = append(writers, c.Name)
-			}
-		}
-		switch {
-		case lock == LeaseLock:
-			if len(writers) > leases {
-				out = addViolation(out, Violation{Kind: "leases", Steps: []int{rec.Step}, Clients: writers,
-					what: fmt.Sprintf("%d clients hold leases (%s), but there are only %d", len(writers), listAnd(writers), leases)})
-			}
-		case len(writers) > 1:
-			out = addViolation(out, Violation{Kind: "overlap", Steps: []int{rec.Step}, Clients: writers,
-				what: fmt.Sprintf("%s hold the lock at once", listAnd(writers))})
-		case len(writers) == 1 && len(readers) > 0:
-			cl := append(slices.Clone(writers), readers...)
-			out = addViolation(out, Violation{Kind: "overlap", Steps: []int{rec.Step}, Clients: cl,
-				what: fmt.Sprintf("writer %s and reader %s hold the lock at once", writers[0], listAnd(readers))})
-		}
+		readers, writers := holders(rec)
+		out = checkOverlap(out, rec.Step, lock, leases, readers, writers)
 		for _, e := range rec.Events {
 			if e.Event != EvWrite {
 				continue
@@ -83,19 +60,7 @@ func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, los
 			if !ok || c.State == stHolding {
 				continue
 			}
-			steps := []int{e.Step}
-			why := fmt.Sprintf("%s no longer held the lock", e.Client)
-			if c.State == stStale {
-				steps = []int{c.Since, e.Step}
-				why = fmt.Sprintf("%s's %s at step %d", e.Client, lost, c.Since)
-			}
-			holders := append(slices.Clone(writers), readers...)
-			if len(holders) > 0 {
-				why += fmt.Sprintf(" and %s held it", listAnd(holders))
-			}
-			out = append(out, Violation{Kind: "unfenced-write", Steps: steps, Clients: append([]string{e.Client}, holders...),
-				Message: fmt.Sprintf("step %d: the protected resource accepted a write from %s with token %s, but %s: two clients acted as the lock holder (%s)",
-					e.Step, e.Client, tokenText(e.Token), why, fencingWhy(fencing, e.Token, holders))})
+			out = append(out, unfencedWrite(e, c, append(slices.Clone(writers), readers...), fencing, lost))
 		}
 	}
 	for i := range out {
@@ -103,6 +68,59 @@ func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, los
 		v.ForMs = clock[v.Steps[len(v.Steps)-1]] - clock[v.Steps[0]]
 	}
 	return out
+}
+
+// holders are the clients holding the lock at rec, readers apart from
+// writers (a lease's holder counts as a writer).
+func holders(rec record) (readers, writers []string) {
+	for _, c := range rec.Clients {
+		if c.State != stHolding {
+			continue
+		}
+		if c.Mode == lockqueue.Read {
+			readers = append(readers, c.Name)
+		} else {
+			writers = append(writers, c.Name)
+		}
+	}
+	return readers, writers
+}
+
+// checkOverlap adds to out a violation if the holders at step are more
+// than the lock allows.
+func checkOverlap(out []Violation, step int, lock LockKind, leases int, readers, writers []string) []Violation {
+	switch {
+	case lock == LeaseLock:
+		if len(writers) > leases {
+			out = addViolation(out, Violation{Kind: "leases", Steps: []int{step}, Clients: writers,
+				what: fmt.Sprintf("%d clients hold leases (%s), but there are only %d", len(writers), listAnd(writers), leases)})
+		}
+	case len(writers) > 1:
+		out = addViolation(out, Violation{Kind: "overlap", Steps: []int{step}, Clients: writers,
+			what: fmt.Sprintf("%s hold the lock at once", listAnd(writers))})
+	case len(writers) == 1 && len(readers) > 0:
+		cl := append(slices.Clone(writers), readers...)
+		out = addViolation(out, Violation{Kind: "overlap", Steps: []int{step}, Clients: cl,
+			what: fmt.Sprintf("writer %s and reader %s hold the lock at once", writers[0], listAnd(readers))})
+	}
+	return out
+}
+
+// unfencedWrite is the violation of a write the resource accepted from c,
+// who did not hold the lock, while holders did.
+func unfencedWrite(e Event, c ClientInfo, holders []string, fencing bool, lost string) Violation {
+	steps := []int{e.Step}
+	why := fmt.Sprintf("%s no longer held the lock", e.Client)
+	if c.State == stStale {
+		steps = []int{c.Since, e.Step}
+		why = fmt.Sprintf("%s's %s at step %d", e.Client, lost, c.Since)
+	}
+	if len(holders) > 0 {
+		why += fmt.Sprintf(" and %s held it", listAnd(holders))
+	}
+	return Violation{Kind: "unfenced-write", Steps: steps, Clients: append([]string{e.Client}, holders...),
+		Message: fmt.Sprintf("step %d: the protected resource accepted a write from %s with token %s, but %s: two clients acted as the lock holder (%s)",
+			e.Step, e.Client, tokenText(e.Token), why, fencingWhy(fencing, e.Token, holders))}
 }
 
 // fencingWhy says why the resource let a stale write through.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,38 +192,10 @@ func (c *client) join() (acquired bool, err error) {
 func (c *client) check() (acquired bool, err error) {
 	r := c.w.recipe
 	for range 100 {
-		c.line = r.children
-		var names []string
-		if c.w.strategy == Predecessor {
-			names, _, err = c.conn.Children(c.w.zpath)
-			c.stats.GetChildren++
-		} else {
-			var ch <-chan zk.Event
-			names, _, ch, err = c.conn.ChildrenW(c.w.zpath)
-			c.stats.GetChildren++
-			if err == nil {
-				c.arm(c.w.zpath, "children", ch)
-			}
-		}
+		me, err := c.readQueue()
 		if err != nil {
-			return false, fmt.Errorf("%s: getChildren %s: %w", c.name, c.w.path, err)
+			return false, err
 		}
-		children := make([]lockqueue.Child, len(names))
-		for i, n := range names {
-			children[i] = lockqueue.Child{Name: n, EphemeralOwner: 1}
-		}
-		q := lockqueue.Build(c.w.path, children, c.w.opts)
-		i := -1
-		for j, n := range q.Nodes {
-			if n.Name == c.node {
-				i = j
-				break
-			}
-		}
-		if i < 0 {
-			return false, fmt.Errorf("%s: its node %s is no longer under %s", c.name, c.node, c.w.path)
-		}
-		me := q.Nodes[i]
 		c.line = r.hold
 		if me.Holding {
 			c.state, c.waitsFor = stHolding, ""
@@ -237,27 +210,70 @@ func (c *client) check() (acquired bool, err error) {
 			return false, nil
 		}
 		c.line = r.watch
-		target := c.w.zpath + "/" + me.WaitsFor
-		if c.w.beforeExists != nil {
-			c.w.beforeExists(c.name, target)
-		}
-		ok, _, ch, err := c.conn.ExistsW(target)
-		c.stats.Exists++
+		there, err := c.watchPredecessor(me.WaitsFor)
 		if err != nil {
-			return false, fmt.Errorf("%s: exists %s: %w", c.name, target, err)
+			return false, err
 		}
-		// exists() sets a watch whether or not the node is there. When it is
-		// gone, the watch waits for a creation that never comes (sequence
-		// numbers are not reused) and the client reads the children again.
-		// ZooKeeper's own lock recipe (WriteLock) behaves the same way.
-		c.arm(target, "exists", ch)
-		c.watches[len(c.watches)-1].creation = !ok
-		if ok {
+		if there {
 			c.line = r.wait
 			return false, nil
 		}
 	}
 	return false, fmt.Errorf("%s: the queue kept changing under it for 100 rounds", c.name)
+}
+
+// readQueue reads the lock's children (watching them, unless the client
+// watches its predecessor) and returns its own node as the recipe places
+// it.
+func (c *client) readQueue() (lockqueue.Node, error) {
+	c.line = c.w.recipe.children
+	var names []string
+	var err error
+	if c.w.strategy == Predecessor {
+		names, _, err = c.conn.Children(c.w.zpath)
+		c.stats.GetChildren++
+	} else {
+		var ch <-chan zk.Event
+		names, _, ch, err = c.conn.ChildrenW(c.w.zpath)
+		c.stats.GetChildren++
+		if err == nil {
+			c.arm(c.w.zpath, "children", ch)
+		}
+	}
+	if err != nil {
+		return lockqueue.Node{}, fmt.Errorf("%s: getChildren %s: %w", c.name, c.w.path, err)
+	}
+	children := make([]lockqueue.Child, len(names))
+	for i, n := range names {
+		children[i] = lockqueue.Child{Name: n, EphemeralOwner: 1}
+	}
+	q := lockqueue.Build(c.w.path, children, c.w.opts)
+	i := slices.IndexFunc(q.Nodes, func(n lockqueue.Node) bool { return n.Name == c.node })
+	if i < 0 {
+		return lockqueue.Node{}, fmt.Errorf("%s: its node %s is no longer under %s", c.name, c.node, c.w.path)
+	}
+	return q.Nodes[i], nil
+}
+
+// watchPredecessor sets an exists watch on the node the client waits for
+// and says whether it is there (if not, the queue must be read again).
+func (c *client) watchPredecessor(name string) (there bool, err error) {
+	target := c.w.zpath + "/" + name
+	if c.w.beforeExists != nil {
+		c.w.beforeExists(c.name, target)
+	}
+	ok, _, ch, err := c.conn.ExistsW(target)
+	c.stats.Exists++
+	if err != nil {
+		return false, fmt.Errorf("%s: exists %s: %w", c.name, target, err)
+	}
+	// exists() sets a watch whether or not the node is there. When it is
+	// gone, the watch waits for a creation that never comes (sequence
+	// numbers are not reused) and the client reads the children again.
+	// ZooKeeper's own lock recipe (WriteLock) behaves the same way.
+	c.arm(target, "exists", ch)
+	c.watches[len(c.watches)-1].creation = !ok
+	return ok, nil
 }
 
 func (c *client) arm(p, kind string, ch <-chan zk.Event) {

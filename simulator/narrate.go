@@ -120,14 +120,26 @@ func countPhrase(n int) string {
 // herd holder's leftover children watch fires on its own delete, and the
 // meters count that wake-up like any other.
 func notifiedPhrase(events []Event, cause Event, lock LockKind) string {
-	var locked, others []string
-	var self []Event
-	wasted := 0
-	children := false
 	all := notifies(events)
+	s, wasted := whoNotified(all, cause.Client)
+	if len(all) > 0 {
+		s += " " + countPhrase(len(all))
+	}
+	s += lockedPhrase(events, cause.Client, lock)
+	if wasted > 0 {
+		s += fmt.Sprintf("; %d woke for nothing", wasted)
+	}
+	return s
+}
+
+// whoNotified says which clients the notifications all woke, the cause
+// apart, and counts the others woken for nothing.
+func whoNotified(all []Event, cause string) (s string, wasted int) {
+	var others []string
+	self, children := false, false
 	for _, e := range all {
-		if e.Client == cause.Client {
-			self = append(self, e)
+		if e.Client == cause {
+			self = true
 			continue
 		}
 		if e.Watch == "children" {
@@ -140,14 +152,8 @@ func notifiedPhrase(events []Event, cause Event, lock LockKind) string {
 			others = append(others, e.Client)
 		}
 	}
-	for _, e := range events {
-		if e.Event == EvLock && e.Client != cause.Client {
-			locked = append(locked, e.Client)
-		}
-	}
-	var s string
 	switch {
-	case len(others) == 0 && len(self) == 0:
+	case len(others) == 0 && !self:
 		s = "; nobody was notified"
 	case len(others) == 0:
 		s = "; no other client was notified"
@@ -160,11 +166,20 @@ func notifiedPhrase(events []Event, cause Event, lock LockKind) string {
 		}
 		s = fmt.Sprintf("; only %s, which watched it, %s notified", listAnd(others), verb)
 	}
-	if len(self) > 0 {
-		s += fmt.Sprintf(", and %s's own leftover children watch fired on its own delete, waking it for nothing", cause.Client)
+	if self {
+		s += fmt.Sprintf(", and %s's own leftover children watch fired on its own delete, waking it for nothing", cause)
 	}
-	if len(all) > 0 {
-		s += " " + countPhrase(len(all))
+	return s, wasted
+}
+
+// lockedPhrase names the clients other than cause that took the lock (or
+// a lease) in events.
+func lockedPhrase(events []Event, cause string, lock LockKind) string {
+	var locked []string
+	for _, e := range events {
+		if e.Event == EvLock && e.Client != cause {
+			locked = append(locked, e.Client)
+		}
 	}
 	one, many := "locks", "lock"
 	if lock == LeaseLock {
@@ -172,15 +187,12 @@ func notifiedPhrase(events []Event, cause Event, lock LockKind) string {
 	}
 	switch len(locked) {
 	case 0:
+		return ""
 	case 1:
-		s += fmt.Sprintf("; %s %s", locked[0], one)
+		return fmt.Sprintf("; %s %s", locked[0], one)
 	case 2:
-		s += fmt.Sprintf("; both %s %s", listAnd(locked), many)
+		return fmt.Sprintf("; both %s %s", listAnd(locked), many)
 	default:
-		s += fmt.Sprintf("; %s %s", listAnd(locked), many)
+		return fmt.Sprintf("; %s %s", listAnd(locked), many)
 	}
-	if wasted > 0 {
-		s += fmt.Sprintf("; %d woke for nothing", wasted)
-	}
-	return s
 }

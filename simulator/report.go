@@ -76,24 +76,8 @@ func (r *Run) Report() Report {
 // WriteText prints a report as a table like seed 000's: one row per event,
 // a notification folded into the row of the change that caused it.
 func WriteText(w io.Writer, rep Report) error {
-	fencing := "on"
-	if !rep.Fencing {
-		fencing = "off"
-	}
 	var b strings.Builder
-	switch rep.Service {
-	case "":
-	case lockqueue.Etcd:
-		fmt.Fprintf(&b, "scenario %s (%s, %s waiters, fencing %s) on the prefix %s, lease %.1fs\n\n",
-			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
-	default:
-		fmt.Fprintf(&b, "scenario %s (%s, %s waiters, fencing %s) on the key %s, expiry %.1fs\n\n",
-			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
-	}
-	if rep.Service == "" {
-		fmt.Fprintf(&b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
-			rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, float64(rep.SessionTimeoutMs)/1000)
-	}
+	writeTextTitle(&b, rep)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	// "#" numbers the rows as seed 000's table does; "step" is the scenario
 	// step the event belongs to, the number violations and the classroom
@@ -108,34 +92,64 @@ func WriteText(w io.Writer, rep Report) error {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", row, e.Step, e.Client, e.Event, e.Text)
 	}
 	tw.Flush()
-	s := rep.Stats
-	switch {
-	case rep.Service == lockqueue.Etcd:
-		fmt.Fprintf(&b, "\nrequests %d (watch events %d, lease keep-alives %d), keys put %d, deletes %d, writes %d, fenced %d\n",
-			s.Commands, s.Notifications, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
-	case rep.Service != "":
-		fmt.Fprintf(&b, "\ncommands %d (acquire attempts that found the lock taken %d, watchdog renewals %d), acquisitions %d, deletes %d, writes %d, fenced %d\n",
-			s.Commands, s.Retries, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
-	default:
-		fmt.Fprintf(&b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
-			s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
-	}
-	if len(rep.Violations) == 0 {
-		b.WriteString("safety: no violations\n")
-	} else {
-		fmt.Fprintf(&b, "safety: %d violation(s)\n", len(rep.Violations))
-		for _, v := range rep.Violations {
-			fmt.Fprintf(&b, "  %s: %s", v.Kind, v.Message)
-			if rep.Service != "" && v.ForMs > 0 {
-				fmt.Fprintf(&b, "; it lasted %.1fs on the run's clock", float64(v.ForMs)/1000)
-			}
-			b.WriteString("\n")
-		}
-	}
+	writeTextStats(&b, rep)
+	writeTextSafety(&b, rep)
 	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict.Summary)
 	if rep.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", rep.Error)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeTextTitle says what ran, in its service's words.
+func writeTextTitle(b *strings.Builder, rep Report) {
+	fencing := "on"
+	if !rep.Fencing {
+		fencing = "off"
+	}
+	timeout := float64(rep.SessionTimeoutMs) / 1000
+	switch rep.Service {
+	case "":
+		fmt.Fprintf(b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
+			rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, timeout)
+	case lockqueue.Etcd:
+		fmt.Fprintf(b, "scenario %s (%s, %s waiters, fencing %s) on the prefix %s, lease %.1fs\n\n",
+			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, timeout)
+	default:
+		fmt.Fprintf(b, "scenario %s (%s, %s waiters, fencing %s) on the key %s, expiry %.1fs\n\n",
+			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, timeout)
+	}
+}
+
+// writeTextStats counts the run's requests in its service's terms.
+func writeTextStats(b *strings.Builder, rep Report) {
+	s := rep.Stats
+	switch {
+	case rep.Service == lockqueue.Etcd:
+		fmt.Fprintf(b, "\nrequests %d (watch events %d, lease keep-alives %d), keys put %d, deletes %d, writes %d, fenced %d\n",
+			s.Commands, s.Notifications, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
+	case rep.Service != "":
+		fmt.Fprintf(b, "\ncommands %d (acquire attempts that found the lock taken %d, watchdog renewals %d), acquisitions %d, deletes %d, writes %d, fenced %d\n",
+			s.Commands, s.Retries, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
+	default:
+		fmt.Fprintf(b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
+			s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
+	}
+}
+
+// writeTextSafety lists the violations, or says there were none.
+func writeTextSafety(b *strings.Builder, rep Report) {
+	if len(rep.Violations) == 0 {
+		b.WriteString("safety: no violations\n")
+		return
+	}
+	fmt.Fprintf(b, "safety: %d violation(s)\n", len(rep.Violations))
+	for _, v := range rep.Violations {
+		fmt.Fprintf(b, "  %s: %s", v.Kind, v.Message)
+		if rep.Service != "" && v.ForMs > 0 {
+			fmt.Fprintf(b, "; it lasted %.1fs on the run's clock", float64(v.ForMs)/1000)
+		}
+		b.WriteString("\n")
+	}
 }

@@ -286,20 +286,8 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 		return conflictf("%s has no session to lose (%s)", c.name, c.state)
 	}
 	held := c.state == stHolding
-	c.proxy.Cut()
-	c.cutAt = time.Now()
 	node := c.node
-	if pause {
-		c.state = stPaused
-		w.emit(Event{Client: c.name, Event: EvPause, Node: node,
-			Text: fmt.Sprintf("stops (a long GC pause): no heartbeats; %s stays until the session expires", node)})
-	} else {
-		c.state = stCrashed
-		w.emit(Event{Client: c.name, Event: EvCrash, Node: node,
-			Text: fmt.Sprintf("crashes (its connection is cut for good); %s stays until the session expires", node)})
-	}
-	c.since = w.step
-	w.show()
+	w.silence(c, pause)
 
 	if err := w.awaitExpiry(ctx, c, node); err != nil {
 		return err
@@ -321,7 +309,32 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 		go c.close()
 		return nil
 	}
+	return w.resume(ctx, c, node, held)
+}
 
+// silence cuts c off the server, as a crash (for good) or as a long GC
+// pause (until its session has expired).
+func (w *world) silence(c *client, pause bool) {
+	c.proxy.Cut()
+	c.cutAt = time.Now()
+	node := c.node
+	if pause {
+		c.state = stPaused
+		w.emit(Event{Client: c.name, Event: EvPause, Node: node,
+			Text: fmt.Sprintf("stops (a long GC pause): no heartbeats; %s stays until the session expires", node)})
+	} else {
+		c.state = stCrashed
+		w.emit(Event{Client: c.name, Event: EvCrash, Node: node,
+			Text: fmt.Sprintf("crashes (its connection is cut for good); %s stays until the session expires", node)})
+	}
+	c.since = w.step
+	w.show()
+}
+
+// resume gives a paused client its connection back once its session (and
+// node) are gone: a holder comes back believing it still holds, a waiter
+// comes back out of the queue.
+func (w *world) resume(ctx context.Context, c *client, node string, held bool) error {
 	old := c.session
 	c.proxy.Restore()
 	err := c.sess.wait(ctx, func(st zk.State) bool {

@@ -3,6 +3,7 @@ package views
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,12 +40,7 @@ type Detail struct {
 // NewNodeDetails describes the node name of s.
 func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetails {
 	d := NodeDetails{Name: name, Empty: "Click a node to see its details."}
-	i := -1
-	for k, n := range s.Nodes {
-		if n.Name == name {
-			i = k
-		}
-	}
+	i := slices.IndexFunc(s.Nodes, func(n lockqueue.Node) bool { return n.Name == name })
 	if i < 0 {
 		if name != "" {
 			d.Empty = name + " is gone from the queue."
@@ -52,21 +48,40 @@ func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetail
 		return d
 	}
 	n := s.Nodes[i]
-	add := func(term, value, class string) {
-		d.Entries = append(d.Entries, Detail{Term: term, Value: value, Class: class})
-	}
 	prefix := childPrefix(s.Path)
+	d.addIdentity(n, prefix)
+	d.addWaiting(s, n, prefix)
+	neutral := usesNeutralFields(s)
+	if neutral {
+		d.addNeutral(s, n, now)
+	}
+	d.addStored(n, neutral)
+	d.addClock(n, now)
+	for _, a := range s.Alerts {
+		if slices.Contains(a.Nodes, n.Name) {
+			d.add("⚠ "+a.Kind, a.Message, "alert-text")
+		}
+	}
+	return d
+}
+
+func (d *NodeDetails) add(term, value, class string) {
+	d.Entries = append(d.Entries, Detail{Term: term, Value: value, Class: class})
+}
+
+// addIdentity adds what the node is: its name, path, mode and state.
+func (d *NodeDetails) addIdentity(n lockqueue.Node, prefix string) {
 	folder := prefix
 	if n.Folder != "" {
 		folder = n.Folder + "/"
 	}
-	add("node", n.Name, "mono")
-	add("full path", folder+n.Name, "mono")
+	d.add("node", n.Name, "mono")
+	d.add("full path", folder+n.Name, "mono")
 	mode := ModeLabel(n.Mode)
 	if n.Recipe != "" {
 		mode += " (" + string(n.Recipe) + ")"
 	}
-	add("mode", mode, "")
+	d.add("mode", mode, "")
 	state := stateClass(n)
 	if n.PartOf != "" {
 		state = PartOfText(n) + ": one contender with it, not a waiter of its own"
@@ -74,43 +89,55 @@ func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetail
 	if n.Zombie {
 		state += ", zombie: its session has no live connection"
 	}
-	add("state", state, "")
+	d.add("state", state, "")
+}
+
+// addWaiting adds what the node waits for by the recipe, whether it is
+// stalled, what its session watches and its edge in the queue.
+func (d *NodeDetails) addWaiting(s lockqueue.Snapshot, n lockqueue.Node, prefix string) {
 	if !n.Holding && !n.Foreign {
 		waits := cmp.Or(n.WaitsFor, "-")
 		if n.WaitsOn == lockqueue.OnChildren {
 			waits = "the children of " + s.Path
 		}
-		add("recipe says it waits for", waits, "mono")
+		d.add("recipe says it waits for", waits, "mono")
 	}
 	if n.StalledOn != "" {
-		add("stalled", fmt.Sprintf("%s %s, since %s: its client missed the wake-up and does not know it holds",
+		d.add("stalled", fmt.Sprintf("%s %s, since %s: its client missed the wake-up and does not know it holds",
 			Stalled, n.StalledOn, n.StalledSince.Format(time.RFC3339Nano)), "edge-stalled")
 	}
-	add("its session watches", WatchText(n, prefix), "mono")
+	d.add("its session watches", WatchText(n, prefix), "mono")
 	if n.Edge != "" {
-		add("edge", string(n.Edge), "edge-"+string(n.Edge))
+		d.add("edge", string(n.Edge), "edge-"+string(n.Edge))
 	}
-	neutral := usesNeutralFields(s)
-	if neutral {
-		d.addNeutral(s, n, now)
-	}
+}
+
+// addStored adds what the server stores with the node: session, data and
+// creation. Only ZooKeeper has a czxid and a sequence, so a neutral
+// service's node shows them only when it has a czxid.
+func (d *NodeDetails) addStored(n lockqueue.Node, neutral bool) {
 	if n.Session != "" {
 		session := n.Session
 		if session == "0x0" {
 			session += " (persistent node)"
 		}
-		add("session", session, "mono")
+		d.add("session", session, "mono")
 	}
 	data := cmp.Or(n.Data, "(empty)")
 	if n.DataBinary {
 		data = "base64 " + n.Data
 	}
-	add("data", data, "mono")
+	d.add("data", data, "mono")
 	created := n.Ctime.Format(time.RFC3339Nano)
-	if n.Czxid != 0 || !neutral { // only ZooKeeper has a czxid and a sequence
+	if n.Czxid != 0 || !neutral {
 		created += fmt.Sprintf(" (czxid 0x%x, seq %d)", n.Czxid, n.Seq)
 	}
-	add("created", created, "")
+	d.add("created", created, "")
+}
+
+// addClock adds the node's running clock and, for a zombie, when its
+// session expires.
+func (d *NodeDetails) addClock(n lockqueue.Node, now time.Time) {
 	clock := Detail{Term: "waiting for", Class: "time", Time: true, Since: n.Ctime.UnixMilli(), Value: Duration(now.Sub(n.Ctime))}
 	switch {
 	case n.Foreign:
@@ -120,35 +147,24 @@ func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetail
 	}
 	d.Entries = append(d.Entries, clock)
 	if n.Zombie && n.ExpiresInMs > 0 {
-		add("session expires in", Duration(time.Duration(n.ExpiresInMs)*time.Millisecond)+" (at the last update)", "")
+		d.add("session expires in", Duration(time.Duration(n.ExpiresInMs)*time.Millisecond)+" (at the last update)", "")
 	}
-	for _, a := range s.Alerts {
-		for _, name := range a.Nodes {
-			if name == n.Name {
-				add("⚠ "+a.Kind, a.Message, "alert-text")
-			}
-		}
-	}
-	return d
 }
 
 // addNeutral adds the service-neutral fields: order, client, the waits-for
 // edges with who vouches for them, the server's blockers, the lease.
 func (d *NodeDetails) addNeutral(s lockqueue.Snapshot, n lockqueue.Node, now time.Time) {
-	add := func(term, value, class string) {
-		d.Entries = append(d.Entries, Detail{Term: term, Value: value, Class: class})
-	}
 	if n.Order != 0 {
-		add("order", fmt.Sprint(n.Order), "")
+		d.add("order", fmt.Sprint(n.Order), "")
 	}
 	if n.Client != "" {
-		add("client", n.Client, "mono")
+		d.add("client", n.Client, "mono")
 	}
 	for _, e := range waitEdges(n) {
-		add("waits for ("+e.Provenance+")", e.To, "mono")
+		d.add("waits for ("+e.Provenance+")", e.To, "mono")
 	}
 	if len(n.BlockedBy) > 0 {
-		add("blocked by (server)", strings.Join(n.BlockedBy, ", "), "mono")
+		d.add("blocked by (server)", strings.Join(n.BlockedBy, ", "), "mono")
 	}
 	if l := nodeLease(n, s.UpdatedAt, now); l != nil {
 		value := l.ID

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,31 +17,59 @@ import (
 // table's, in the table's words.
 func QueueText(s lockqueue.Snapshot, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "lock %s\n", s.Path)
-	fmt.Fprintf(&b, "recipe %s · revision %d · connection %s · watches from %s", cmp.Or(string(s.Recipe), "(none)"), s.Revision, s.Connection, cmp.Or(s.WatchSource, "none"))
-	if s.Leases > 0 {
-		fmt.Fprintf(&b, " · leases %d", s.Leases)
+	writeTextHeader(&b, s)
+	b.WriteString("\n")
+	b.WriteString(pad(textRows(s, now)))
+	b.WriteString("\n")
+	if len(s.Alerts) > 0 {
+		b.WriteString("\nalerts:\n")
+		for _, a := range s.Alerts {
+			fmt.Fprintf(&b, "- %s: %s", a.Kind, a.Message)
+			if len(a.Nodes) > 0 {
+				fmt.Fprintf(&b, " [%s]", strings.Join(a.Nodes, ", "))
+			}
+			b.WriteString("\n")
+		}
 	}
-	fmt.Fprintf(&b, " · updated %s\n", s.UpdatedAt.Format(time.RFC3339Nano))
+	return b.String()
+}
+
+// writeTextHeader writes the lock's own lines: its path, how it is read,
+// and whatever is wrong with it or not shown in the table.
+func writeTextHeader(b *strings.Builder, s lockqueue.Snapshot) {
+	fmt.Fprintf(b, "lock %s\n", s.Path)
+	fmt.Fprintf(b, "recipe %s · revision %d · connection %s · watches from %s", cmp.Or(string(s.Recipe), "(none)"), s.Revision, s.Connection, cmp.Or(s.WatchSource, "none"))
+	if s.Leases > 0 {
+		fmt.Fprintf(b, " · leases %d", s.Leases)
+	}
+	fmt.Fprintf(b, " · updated %s\n", s.UpdatedAt.Format(time.RFC3339Nano))
 	if !s.Exists {
 		b.WriteString("the lock parent does not exist\n")
 	}
 	if s.Error != "" {
-		fmt.Fprintf(&b, "error: %s\n", s.Error)
+		fmt.Fprintf(b, "error: %s\n", s.Error)
 	}
 	if s.InvisibleChildWatches > 0 {
-		fmt.Fprintf(&b, "children watches the server cannot list: %d\n", s.InvisibleChildWatches)
+		fmt.Fprintf(b, "children watches the server cannot list: %d\n", s.InvisibleChildWatches)
 	}
 	if s.AnonymousWaiters > 0 {
-		fmt.Fprintf(&b, "more waiting, unnamed: %d\n", s.AnonymousWaiters)
+		fmt.Fprintf(b, "more waiting, unnamed: %d\n", s.AnonymousWaiters)
 	}
 	if s.Note != "" {
-		fmt.Fprintf(&b, "note: %s\n", s.Note)
+		fmt.Fprintf(b, "note: %s\n", s.Note)
 	}
+}
+
+// neutralAt is where a service-neutral snapshot's extra columns go: after
+// session, before data.
+const neutralAt = 8
+
+// textRows is the node table, its head first.
+func textRows(s lockqueue.Snapshot, now time.Time) [][]string {
 	neutral := usesNeutralFields(s)
 	head := []string{"#", "node", "mode", "state", "waits-for", "watches", "edge", "session", "data", "time", "alerts"}
 	if neutral {
-		head = append(head[:8:8], append([]string{"order", "client", "lease", "blocked-by"}, head[8:]...)...)
+		head = slices.Insert(head, neutralAt, "order", "client", "lease", "blocked-by")
 	}
 	rows := [][]string{head}
 	alerts := map[string][]string{}
@@ -71,33 +100,24 @@ func QueueText(s lockqueue.Snapshot, now time.Time) string {
 			cmp.Or(EdgeText(n), "-"), cmp.Or(n.Session, "-"), quote(DataText(n)), cmp.Or(nodeAge(n, now), "-"), cmp.Or(strings.Join(alerts[n.Name], ","), "-"),
 		}
 		if neutral {
-			lease := ""
-			if l := nodeLease(n, s.UpdatedAt, now); l != nil {
-				lease = strings.TrimSpace(l.ID + " " + l.Left)
-			}
-			order := ""
-			if n.Order != 0 {
-				order = fmt.Sprint(n.Order)
-			}
-			extra := []string{cmp.Or(order, "-"), cmp.Or(n.Client, "-"), cmp.Or(lease, "-"), cmp.Or(strings.Join(n.BlockedBy, ","), "-")}
-			row = append(row[:8:8], append(extra, row[8:]...)...)
+			row = slices.Insert(row, neutralAt, neutralTextCells(s, n, now)...)
 		}
 		rows = append(rows, row)
 	}
-	b.WriteString("\n")
-	b.WriteString(pad(rows))
-	b.WriteString("\n")
-	if len(s.Alerts) > 0 {
-		b.WriteString("\nalerts:\n")
-		for _, a := range s.Alerts {
-			fmt.Fprintf(&b, "- %s: %s", a.Kind, a.Message)
-			if len(a.Nodes) > 0 {
-				fmt.Fprintf(&b, " [%s]", strings.Join(a.Nodes, ", "))
-			}
-			b.WriteString("\n")
-		}
+	return rows
+}
+
+// neutralTextCells are a node's order, client, lease and blockers.
+func neutralTextCells(s lockqueue.Snapshot, n lockqueue.Node, now time.Time) []string {
+	lease := ""
+	if l := nodeLease(n, s.UpdatedAt, now); l != nil {
+		lease = strings.TrimSpace(l.ID + " " + l.Left)
 	}
-	return b.String()
+	order := ""
+	if n.Order != 0 {
+		order = fmt.Sprint(n.Order)
+	}
+	return []string{cmp.Or(order, "-"), cmp.Or(n.Client, "-"), cmp.Or(lease, "-"), cmp.Or(strings.Join(n.BlockedBy, ","), "-")}
 }
 
 // pad lines the columns up, two spaces apart; the last is left ragged.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/static"
@@ -41,40 +42,9 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	// The queue as the window starts, when the history knows it: what the
-	// first change changed.
-	st, err := store.At(id.Key(), from)
-	known := err == nil
-	switch {
-	case known:
-		e.Changes = append(e.Changes, views.NewChange(from, nil, st))
-	case !errors.Is(err, history.ErrNoHistory):
+	if e.Changes, e.Truncated, err = exportChanges(store, id.Key(), from, evs); err != nil {
 		writeError(w, r, s.log, err)
 		return
-	}
-	// One change per moment: the events recorded at one time are one
-	// reading of the lock.
-	for i := 0; i < len(evs); {
-		j := i
-		for j < len(evs) && evs[j].Time.Equal(evs[i].Time) {
-			j++
-		}
-		if len(e.Changes) == maxExportChanges {
-			e.Truncated = true
-			break
-		}
-		// Once the queue is known, each change follows from the one
-		// before; asking At for each would replay a segment per change.
-		if known {
-			st = st.Apply(evs[i:j])
-		} else if st, err = store.At(id.Key(), evs[i].Time); err == nil {
-			known = true
-		} else if !errors.Is(err, history.ErrNoHistory) {
-			writeError(w, r, s.log, err)
-			return
-		}
-		e.Changes = append(e.Changes, views.NewChange(evs[i].Time, evs[i:j], st))
-		i = j
 	}
 	if e.CSS, e.Script, err = exportAssets(); err != nil {
 		writeError(w, r, s.log, err)
@@ -91,6 +61,42 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.Write(buf.Bytes())
+}
+
+// exportChanges is the window's changes, at most maxExportChanges of them
+// (truncated says some were left out): the queue as the window starts when
+// the history knows it (what the first change changed), then one change per
+// moment, since the events recorded at one time are one reading of the lock.
+func exportChanges(store history.Source, key string, from time.Time, evs []history.Event) (changes []views.Change, truncated bool, err error) {
+	st, err := store.At(key, from)
+	known := err == nil
+	switch {
+	case known:
+		changes = append(changes, views.NewChange(from, nil, st))
+	case !errors.Is(err, history.ErrNoHistory):
+		return nil, false, err
+	}
+	for i := 0; i < len(evs); {
+		j := i
+		for j < len(evs) && evs[j].Time.Equal(evs[i].Time) {
+			j++
+		}
+		if len(changes) == maxExportChanges {
+			return changes, true, nil
+		}
+		// Once the queue is known, each change follows from the one
+		// before; asking At for each would replay a segment per change.
+		if known {
+			st = st.Apply(evs[i:j])
+		} else if st, err = store.At(key, evs[i].Time); err == nil {
+			known = true
+		} else if !errors.Is(err, history.ErrNoHistory) {
+			return nil, false, err
+		}
+		changes = append(changes, views.NewChange(evs[i].Time, evs[i:j], st))
+		i = j
+	}
+	return changes, false, nil
 }
 
 // exportAssets are the pages' stylesheet and the incident's stepper, to

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -280,8 +281,32 @@ func (s *Server) writeFiles(dir string, peers []*Server) error {
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
 		return fmt.Errorf("zklocal: create data dir: %w", err)
 	}
+	cfg := s.baseConfig()
+	if s.securePort != 0 {
+		cfg = append(cfg, s.tls.config(s.securePort)...)
+	}
+	if peers != nil {
+		cfg = append(cfg, ensembleConfig(peers)...)
+		if err := writeFile(filepath.Join(s.dataDir, "myid"), strconv.Itoa(s.id)+"\n"); err != nil {
+			return err
+		}
+	}
+	cfg = withExtraConfig(cfg, s.opts.ExtraConfig)
+	var b strings.Builder
+	for _, kv := range cfg {
+		fmt.Fprintf(&b, "%s=%s\n", kv[0], kv[1])
+	}
+	if err := writeFile(s.cfgPath, b.String()); err != nil {
+		return err
+	}
+	return writeLogConfigs(dir, s.opts.LogLevel)
+}
+
+// baseConfig is zoo.cfg's key=value pairs common to every server, in file
+// order.
+func (s *Server) baseConfig() [][2]string {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	cfg := [][2]string{
+	return [][2]string{
 		{"tickTime", ms(s.opts.TickTime)},
 		// Loopback peers sync in milliseconds; keep limits short so a dead
 		// leader is noticed quickly, but not so short that a loaded 2-core
@@ -303,49 +328,43 @@ func (s *Server) writeFiles(dir string, peers []*Server) error {
 		{"admin.serverAddress", "127.0.0.1"},
 		{"admin.serverPort", strconv.Itoa(s.adminPort)},
 	}
-	if s.securePort != 0 {
-		cfg = append(cfg, s.tls.config(s.securePort)...)
+}
+
+// ensembleConfig is the quorum part of an ensemble member's zoo.cfg: every
+// peer's quorum and election ports.
+func ensembleConfig(peers []*Server) [][2]string {
+	cfg := [][2]string{
+		{"standaloneEnabled", "false"},
+		{"reconfigEnabled", "false"},
 	}
-	if peers != nil {
-		cfg = append(cfg,
-			[2]string{"standaloneEnabled", "false"},
-			[2]string{"reconfigEnabled", "false"},
-		)
-		for _, p := range peers {
-			cfg = append(cfg, [2]string{
-				"server." + strconv.Itoa(p.id),
-				fmt.Sprintf("127.0.0.1:%d:%d", p.peerPort, p.electionPort),
-			})
-		}
-		if err := os.WriteFile(filepath.Join(s.dataDir, "myid"), []byte(strconv.Itoa(s.id)+"\n"), 0o644); err != nil {
-			return fmt.Errorf("zklocal: write myid: %w", err)
-		}
+	for _, p := range peers {
+		cfg = append(cfg, [2]string{
+			"server." + strconv.Itoa(p.id),
+			fmt.Sprintf("127.0.0.1:%d:%d", p.peerPort, p.electionPort),
+		})
 	}
-	extraKeys := make([]string, 0, len(s.opts.ExtraConfig))
-	for k := range s.opts.ExtraConfig {
-		extraKeys = append(extraKeys, k)
-	}
-	slices.Sort(extraKeys)
-	for _, k := range extraKeys {
+	return cfg
+}
+
+// withExtraConfig overrides keys of cfg in place and appends new ones, in
+// key order so that zoo.cfg is the same from run to run.
+func withExtraConfig(cfg [][2]string, extra map[string]string) [][2]string {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		i := slices.IndexFunc(cfg, func(kv [2]string) bool { return kv[0] == k })
 		if i >= 0 {
-			cfg[i][1] = s.opts.ExtraConfig[k]
+			cfg[i][1] = extra[k]
 		} else {
-			cfg = append(cfg, [2]string{k, s.opts.ExtraConfig[k]})
+			cfg = append(cfg, [2]string{k, extra[k]})
 		}
 	}
-	var b strings.Builder
-	for _, kv := range cfg {
-		fmt.Fprintf(&b, "%s=%s\n", kv[0], kv[1])
-	}
-	if err := os.WriteFile(s.cfgPath, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("zklocal: write zoo.cfg: %w", err)
-	}
+	return cfg
+}
 
-	// Both backends get a config: Debian's 3.8 uses log4j 1.2, upstream
-	// 3.8+ binary distributions use logback. Logs go to stdout, never to
-	// files.
-	level := strings.ToUpper(s.opts.LogLevel)
+// writeLogConfigs writes both backends' configs: Debian's 3.8 uses log4j
+// 1.2, upstream 3.8+ binary distributions use logback. Logs go to stdout,
+// never to files.
+func writeLogConfigs(dir, logLevel string) error {
+	level := strings.ToUpper(logLevel)
 	log4j := fmt.Sprintf(`log4j.rootLogger=%s, CONSOLE
 log4j.logger.org.eclipse.jetty=ERROR
 log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
@@ -360,11 +379,16 @@ log4j.appender.CONSOLE.layout.ConversionPattern=%%d{ISO8601} %%-5p [%%t:%%C{1}@%
   <root level="%s"><appender-ref ref="CONSOLE"/></root>
 </configuration>
 `, level)
-	if err := os.WriteFile(filepath.Join(dir, "log4j.properties"), []byte(log4j), 0o644); err != nil {
-		return fmt.Errorf("zklocal: write log4j.properties: %w", err)
+	if err := writeFile(filepath.Join(dir, "log4j.properties"), log4j); err != nil {
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "logback.xml"), []byte(logback), 0o644); err != nil {
-		return fmt.Errorf("zklocal: write logback.xml: %w", err)
+	return writeFile(filepath.Join(dir, "logback.xml"), logback)
+}
+
+// writeFile writes a small config file, naming it in the error.
+func writeFile(path, content string) error {
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		return fmt.Errorf("zklocal: write %s: %w", filepath.Base(path), err)
 	}
 	return nil
 }

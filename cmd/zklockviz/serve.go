@@ -301,60 +301,13 @@ func (f *serveFlags) config() (serveConfig, error) {
 		SessionTimeout: f.sessionTimeout, Sim: f.sim, SimRoot: f.simRoot, AllowedOrigins: f.origins,
 		AuthToken: f.token, Insecure: f.insecure, ShutdownTimeout: f.shutdownTimeout, StallGrace: f.stallGrace.d,
 	}
-	var err error
-	var watch, under serviceLocks
-	if c.Watch, watch, err = splitLocks("--watch", f.watch); err != nil {
+	if err := f.lockConfig(&c); err != nil {
 		return c, err
 	}
-	if c.WatchUnder, under, err = splitLocks("--watch-under", f.under); err != nil {
+	if err := f.zkConfig(&c); err != nil {
 		return c, err
 	}
-	if c.Etcd, err = f.etcd.config(watch["etcd"], under["etcd"]); err != nil {
-		return c, err
-	}
-	if c.Postgres, err = f.pg.config(watch["postgres"]); err != nil {
-		return c, err
-	}
-	if c.Redis, err = f.redis.config(watch["redis"]); err != nil {
-		return c, err
-	}
-	if len(under["redis"]) > 0 {
-		return c, fmt.Errorf("--watch-under redis:%s: Redis locks are not found under a prefix (zklockviz never scans keys); name each with --watch redis:KEY", under["redis"][0])
-	}
-	if len(under["postgres"]) > 0 {
-		return c, fmt.Errorf("--watch-under postgres:%s: PostgreSQL's locks are not found under a prefix; name each with --watch postgres:NAME", under["postgres"][0])
-	}
-	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != "", "redis": c.Redis != nil}
-	if err := errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given)); err != nil {
-		return c, err
-	}
-	// --zk may be left out when another service is given: serve then
-	// shows that service's locks alone.
-	others := c.Etcd != nil || c.Postgres.DSN != "" || c.Redis != nil
-	if f.conn.zk != "" || !others {
-		if c.Servers, c.Chroot, err = f.conn.parse(); err != nil {
-			if f.conn.zk == "" {
-				err = fmt.Errorf("%w, or another lock service (--etcd URL, --postgres DSN, --redis HOST:PORT)", err)
-			}
-			return c, err
-		}
-	}
-	if len(c.Servers) == 0 && (len(c.Watch) > 0 || len(c.WatchUnder) > 0 || f.sim) {
-		return c, errors.New("ZooKeeper locks and --sim need --zk HOST:PORT (a lock of another service is named SERVICE:NAME, e.g. etcd:/locks/orders)")
-	}
-	if c.AdminURLs, err = parseAdminURLs(f.admin); err != nil {
-		return c, err
-	}
-	if c.Leases, err = parseLeases(f.leases); err != nil {
-		return c, err
-	}
-	if c.ZKAuth, err = parseZKAuth(f.zkAuth); err != nil {
-		return c, fmt.Errorf("--zk-auth: %w", err)
-	}
-	if c.ZKTLS, err = f.tls.config(); err != nil {
-		return c, err
-	}
-	err = errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
+	err := errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
 		positive("shutdown-timeout", f.shutdownTimeout), checkSimRoot(f.simRoot))
 	if err != nil {
 		return c, err
@@ -369,6 +322,66 @@ func (f *serveFlags) config() (serveConfig, error) {
 		return c, err
 	}
 	return c, checkExposure(f.addr, f.token, f.insecure)
+}
+
+// lockConfig reads the locks to watch and the other lock services
+// (etcd, PostgreSQL, Redis) into c, and checks that each lock's service
+// is given.
+func (f *serveFlags) lockConfig(c *serveConfig) error {
+	var err error
+	var watch, under serviceLocks
+	if c.Watch, watch, err = splitLocks("--watch", f.watch); err != nil {
+		return err
+	}
+	if c.WatchUnder, under, err = splitLocks("--watch-under", f.under); err != nil {
+		return err
+	}
+	if c.Etcd, err = f.etcd.config(watch["etcd"], under["etcd"]); err != nil {
+		return err
+	}
+	if c.Postgres, err = f.pg.config(watch["postgres"]); err != nil {
+		return err
+	}
+	if c.Redis, err = f.redis.config(watch["redis"]); err != nil {
+		return err
+	}
+	if len(under["redis"]) > 0 {
+		return fmt.Errorf("--watch-under redis:%s: Redis locks are not found under a prefix (zklockviz never scans keys); name each with --watch redis:KEY", under["redis"][0])
+	}
+	if len(under["postgres"]) > 0 {
+		return fmt.Errorf("--watch-under postgres:%s: PostgreSQL's locks are not found under a prefix; name each with --watch postgres:NAME", under["postgres"][0])
+	}
+	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != "", "redis": c.Redis != nil}
+	return errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given))
+}
+
+// zkConfig reads ZooKeeper's connection into c: --zk may be left out when
+// another service is given, serve then shows that service's locks alone.
+func (f *serveFlags) zkConfig(c *serveConfig) error {
+	var err error
+	others := c.Etcd != nil || c.Postgres.DSN != "" || c.Redis != nil
+	if f.conn.zk != "" || !others {
+		if c.Servers, c.Chroot, err = f.conn.parse(); err != nil {
+			if f.conn.zk == "" {
+				err = fmt.Errorf("%w, or another lock service (--etcd URL, --postgres DSN, --redis HOST:PORT)", err)
+			}
+			return err
+		}
+	}
+	if len(c.Servers) == 0 && (len(c.Watch) > 0 || len(c.WatchUnder) > 0 || f.sim) {
+		return errors.New("ZooKeeper locks and --sim need --zk HOST:PORT (a lock of another service is named SERVICE:NAME, e.g. etcd:/locks/orders)")
+	}
+	if c.AdminURLs, err = parseAdminURLs(f.admin); err != nil {
+		return err
+	}
+	if c.Leases, err = parseLeases(f.leases); err != nil {
+		return err
+	}
+	if c.ZKAuth, err = parseZKAuth(f.zkAuth); err != nil {
+		return fmt.Errorf("--zk-auth: %w", err)
+	}
+	c.ZKTLS, err = f.tls.config()
+	return err
 }
 
 // Main is the serve command: parse, run, close. Tests drive it in-process
@@ -544,19 +557,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if len(c.Servers) > 0 {
-		if err := m.checkZK(ctx); err != nil {
+		if err := m.startWatcher(ctx); err != nil {
 			return errors.Join(err, m.closeHistory())
 		}
-		w, err := zkwatch.New(zkwatch.Config{
-			Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
-			Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.readerSink(),
-			Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
-			Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
-		})
-		if err != nil {
-			return errors.Join(fmt.Errorf("watcher: %w", err), m.closeHistory())
-		}
-		m.watcher = w
 	}
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -574,6 +577,36 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.ln, err = net.Listen("tcp", c.Addr); err != nil {
 		return fmt.Errorf("listen on %s: %w", c.Addr, err)
 	}
+	m.serve(runCtx, h)
+	m.log.Info("serving", "addr", m.Addr(), "zk", strings.Join(c.Servers, ","), "chroot", c.Chroot,
+		"watch", c.Watch, "watchUnder", c.WatchUnder, "etcd", c.Etcd.endpoints(), "redis", c.Redis.addrs(), "sim", c.Sim, "auth", c.AuthToken != "")
+	fmt.Fprintf(m.Stderr, "listening on %s\n", m.URL())
+	return nil
+}
+
+// startWatcher checks that ZooKeeper answers and starts watching its
+// locks.
+func (m *Main) startWatcher(ctx context.Context) error {
+	if err := m.checkZK(ctx); err != nil {
+		return err
+	}
+	c := m.Config
+	w, err := zkwatch.New(zkwatch.Config{
+		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
+		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.readerSink(),
+		Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
+		Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
+	})
+	if err != nil {
+		return fmt.Errorf("watcher: %w", err)
+	}
+	m.watcher = w
+	return nil
+}
+
+// serve runs the services' readers and the HTTP server on m.ln until
+// runCtx ends or Close; their errors arrive on m.errc.
+func (m *Main) serve(runCtx context.Context, h slog.Handler) {
 	m.http = &http.Server{
 		Handler:           m.web,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -602,10 +635,6 @@ func (m *Main) Run(ctx context.Context) error {
 			m.errc <- fmt.Errorf("http: %w", err)
 		}
 	}()
-	m.log.Info("serving", "addr", m.Addr(), "zk", strings.Join(c.Servers, ","), "chroot", c.Chroot,
-		"watch", c.Watch, "watchUnder", c.WatchUnder, "etcd", c.Etcd.endpoints(), "redis", c.Redis.addrs(), "sim", c.Sim, "auth", c.AuthToken != "")
-	fmt.Fprintf(m.Stderr, "listening on %s\n", m.URL())
-	return nil
 }
 
 // startLog sets up the log (the process's default too) and returns its
