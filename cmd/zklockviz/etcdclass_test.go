@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklockviz/zklockviz/etcdlock"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
@@ -191,7 +192,7 @@ func TestServeEtcdClassroom(t *testing.T) {
 	zks := sharedZK(t)
 	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--sim")
 	var list []simulator.ScenarioInfo
-	if code := getJSON(t, s.url+"/api/v1/sim/scenarios?service=etcd", &list); code != 200 || len(list) != 2 || list[0].Service != "etcd" {
+	if code := getJSON(t, s.url+"/api/v1/sim/scenarios?service=etcd", &list); code != 200 || len(list) != len(etcdlock.Catalog.Names()) || list[0].Service != "etcd" {
 		t.Fatalf("etcd scenarios: %d %+v", code, list)
 	}
 	resp, err := http.Post(s.url+"/api/v1/sim/runs?service=etcd", "application/json", strings.NewReader(`{"scenario":"etcd-mutex-queue"}`))

@@ -173,7 +173,7 @@ func TestServePostgresClassroom(t *testing.T) {
 			t.Errorf("scenario %+v", sc)
 		}
 	}
-	if want := []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock"}; !slices.Equal(ids, want) {
+	if want := []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock", "pg-side-by-side"}; !slices.Equal(ids, want) {
 		t.Errorf("scenarios %v, want %v", ids, want)
 	}
 	post := func(path, body string, want int) simulator.State {
