@@ -84,46 +84,17 @@ type sidePane struct {
 }
 
 func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) (int, error) {
-	var f simFlags
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	f.register(fs)
-	names := make([]string, 0, len(lockservice.SideBySide()))
-	for _, p := range lockservice.SideBySide() {
-		names = append(names, p.Scenario)
-	}
-	if err := parseFlags(fs, args, getenv, fmt.Sprintf(sideUsage, strings.Join(names, ", ")), stdout); err != nil {
+	f, log, err := sideFlags(args, stdout, stderr, getenv)
+	if err != nil {
 		return 0, err
 	}
-	var bad []string
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "service", "strategy", "clients", "fencing":
-			bad = append(bad, "--"+fl.Name)
-		}
-	})
-	if len(bad) > 0 {
-		return 0, usagef("%s: scenario %s runs every service with its own scenario's settings; drop %s",
-			strings.Join(bad, ", "), lockservice.SideBySideName, strings.Join(bad, ", "))
-	}
-	if f.format != "text" && f.format != "json" {
-		return 0, usagef("--format %q: want text or json", f.format)
-	}
-	if err := errors.Join(positive("session-timeout", f.sessionTimeout), checkSimRoot(f.root)); err != nil {
-		return 0, usagef("%v", err)
-	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(f.level)); err != nil {
-		return 0, usagef("--log-level %q: want debug, info, warn or error", f.level)
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
-
 	// ZooKeeper stops after the runs have removed what they wrote.
 	zk, err := f.sideZK(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer zk.stop()
-	panes := make([]*sidePane, 0, len(lockservice.SideBySide()))
+	panes, err := f.startPanes(zk, log)
 	defer func() {
 		for _, p := range panes {
 			if p.m == nil {
@@ -134,6 +105,63 @@ func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer,
 			}
 		}
 	}()
+	if err != nil {
+		return 0, err
+	}
+	stepLockstep(ctx, panes)
+	results, code := paneResults(ctx, panes)
+	if err := writeSide(stdout, results, f.format); err != nil {
+		return 1, err
+	}
+	ran := slices.ContainsFunc(results, func(r SideResult) bool { return r.Unavailable == "" })
+	if !ran {
+		return 1, errors.New("no service could run: install what each says above")
+	}
+	return code, nil
+}
+
+// sideFlags reads scenario 12's command line: sim's flags less those each
+// pane's own scenario sets.
+func sideFlags(args []string, stdout, stderr io.Writer, getenv func(string) string) (*simFlags, *slog.Logger, error) {
+	var f simFlags
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	f.register(fs)
+	names := make([]string, 0, len(lockservice.SideBySide()))
+	for _, p := range lockservice.SideBySide() {
+		names = append(names, p.Scenario)
+	}
+	if err := parseFlags(fs, args, getenv, fmt.Sprintf(sideUsage, strings.Join(names, ", ")), stdout); err != nil {
+		return nil, nil, err
+	}
+	var bad []string
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "service", "strategy", "clients", "fencing":
+			bad = append(bad, "--"+fl.Name)
+		}
+	})
+	if len(bad) > 0 {
+		return nil, nil, usagef("%s: scenario %s runs every service with its own scenario's settings; drop %s",
+			strings.Join(bad, ", "), lockservice.SideBySideName, strings.Join(bad, ", "))
+	}
+	if f.format != "text" && f.format != "json" {
+		return nil, nil, usagef("--format %q: want text or json", f.format)
+	}
+	if err := errors.Join(positive("session-timeout", f.sessionTimeout), checkSimRoot(f.root)); err != nil {
+		return nil, nil, usagef("%v", err)
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(f.level)); err != nil {
+		return nil, nil, usagef("--log-level %q: want debug, info, warn or error", f.level)
+	}
+	return &f, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+// startPanes starts each service's run of scenario 12. A service whose
+// server is missing is a pane that says why; a bad built-in stops them all.
+// The panes started so far come back with an error, to be closed.
+func (f *simFlags) startPanes(zk sideZKConf, log *slog.Logger) ([]*sidePane, error) {
+	panes := make([]*sidePane, 0, len(lockservice.SideBySide()))
 	for _, sp := range lockservice.SideBySide() {
 		p := &sidePane{res: SideResult{SidePane: sp}}
 		panes = append(panes, p)
@@ -143,12 +171,16 @@ func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer,
 		}
 		if p.err != nil {
 			if errors.Is(p.err, simulator.ErrInvalid) {
-				return 0, fmt.Errorf("%s: %w", sp.Label, p.err)
+				return panes, fmt.Errorf("%s: %w", sp.Label, p.err)
 			}
 			p.res.Unavailable = p.err.Error()
 		}
 	}
-	stepLockstep(ctx, panes)
+	return panes, nil
+}
+
+// paneResults reads each pane's outcome; code is 1 when a run failed.
+func paneResults(ctx context.Context, panes []*sidePane) ([]SideResult, int) {
 	code := 0
 	results := make([]SideResult, 0, len(panes))
 	for _, p := range panes {
@@ -168,14 +200,7 @@ func simSideBySide(ctx context.Context, args []string, stdout, stderr io.Writer,
 		}
 		results = append(results, p.res)
 	}
-	if err := writeSide(stdout, results, f.format); err != nil {
-		return 1, err
-	}
-	ran := slices.ContainsFunc(results, func(r SideResult) bool { return r.Unavailable == "" })
-	if !ran {
-		return 1, errors.New("no service could run: install what each says above")
-	}
-	return code, nil
+	return results, code
 }
 
 // stepLockstep steps every started run once, all at once, and waits for
