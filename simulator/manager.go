@@ -301,6 +301,58 @@ func (m *Manager) ensureRoot() error {
 // Start begins a run of a scenario. It opens no client session yet: the
 // scenario's steps do.
 func (m *Manager) Start(spec Spec) (*Run, error) {
+	sc, err := m.scenarioOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	strategy := spec.Strategy
+	if strategy == "" {
+		strategy = cmp.Or(sc.Strategy, Predecessor)
+	}
+	if _, err := ParseStrategy(string(strategy)); err != nil {
+		return nil, err
+	}
+	plan, err := m.planOf(sc, spec.Clients)
+	if err != nil {
+		return nil, err
+	}
+	fencing := sc.Fencing == nil || *sc.Fencing
+	if spec.Fencing != nil {
+		fencing = *spec.Fencing
+	}
+
+	if err := m.reserve(); err != nil {
+		return nil, err
+	}
+	// The slot is taken until the run is in m.runs or has failed to start,
+	// so runs started at once cannot pass the limit together.
+	defer func() {
+		m.mu.Lock()
+		m.starting--
+		m.mu.Unlock()
+	}()
+	if err := m.backend.Open(m.ctx); err != nil {
+		return nil, err
+	}
+	id, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	r := &Run{
+		m: m, id: id, sc: sc, strategy: strategy, fencing: fencing, ctx: ctx, cancel: cancel,
+		plan: plan, speed: 1, lastUsed: time.Now(), subs: map[*Subscription]struct{}{},
+	}
+	if err := m.launch(r); err != nil {
+		cancel()
+		return nil, err
+	}
+	return r, nil
+}
+
+// scenarioOf is the spec's scenario, a built-in of the backend's catalog
+// or the spec's own definition, for this classroom's service.
+func (m *Manager) scenarioOf(spec Spec) (*Scenario, error) {
 	var sc *Scenario
 	switch {
 	case spec.Definition != nil:
@@ -324,14 +376,13 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	} else if sc.Service != svc && !(svc == "" && sc.Service == lockqueue.ZooKeeper) {
 		return nil, invalidf("scenario %s is for %s, not this classroom's service (%s)", sc.Name, sc.Service, cmp.Or(svc, lockqueue.ZooKeeper))
 	}
-	strategy := spec.Strategy
-	if strategy == "" {
-		strategy = cmp.Or(sc.Strategy, Predecessor)
-	}
-	if _, err := ParseStrategy(string(strategy)); err != nil {
-		return nil, err
-	}
-	clients, err := m.clients(sc, spec.Clients)
+	return sc, nil
+}
+
+// planOf expands sc's steps for the requested clients, checked by the
+// backend's dry run and against the server's client limit.
+func (m *Manager) planOf(sc *Scenario, requested *int) ([]Action, error) {
+	clients, err := m.clients(sc, requested)
 	if err != nil {
 		return nil, err
 	}
@@ -348,60 +399,35 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	if adds > m.cfg.MaxClients {
 		return nil, invalidf("%d clients: this server allows at most %d per run", adds, m.cfg.MaxClients)
 	}
-	fencing := sc.Fencing == nil || *sc.Fencing
-	if spec.Fencing != nil {
-		fencing = *spec.Fencing
-	}
+	return plan, nil
+}
 
-	if err := m.reserve(); err != nil {
-		return nil, err
-	}
-	// The slot is taken until the run is in m.runs or has failed to start,
-	// so runs started at once cannot pass the limit together.
-	defer func() {
-		m.mu.Lock()
-		m.starting--
-		m.mu.Unlock()
-	}()
-
-	if err := m.backend.Open(m.ctx); err != nil {
-		return nil, err
-	}
-	id, err := newID()
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(m.ctx)
-	r := &Run{
-		m: m, id: id, sc: sc, strategy: strategy, fencing: fencing, ctx: ctx, cancel: cancel,
-		plan: plan, speed: 1, lastUsed: time.Now(), subs: map[*Subscription]struct{}{},
-	}
+// launch opens r's world, records its first state and lists it among the
+// manager's runs; on an error the world is closed again.
+func (m *Manager) launch(r *Run) error {
 	w, err := r.openWorld(0)
 	if err != nil {
-		cancel()
-		return nil, unavailablef("simulator: %v", err)
+		return unavailablef("simulator: %v", err)
 	}
 	r.setWorld(w)
 	rec, err := r.initial(w)
 	if err != nil {
-		cancel()
 		w.Close()
-		return nil, unavailablef("simulator: %v", err)
+		return unavailablef("simulator: %v", err)
 	}
 	r.records = []record{rec}
 
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		cancel()
 		w.Close()
-		return nil, unavailablef("simulator: shutting down")
+		return unavailablef("simulator: shutting down")
 	}
-	m.runs[id] = r
+	m.runs[r.id] = r
 	m.mu.Unlock()
-	m.log.Info("simulator: run started", "run", id, "scenario", sc.Name, "strategy", strategy, "path", w.Path(), "steps", len(plan))
+	m.log.Info("simulator: run started", "run", r.id, "scenario", r.sc.Name, "strategy", r.strategy, "path", w.Path(), "steps", len(r.plan))
 	r.publish(rec)
-	return r, nil
+	return nil
 }
 
 // clients checks a requested client count against the scenario: only a
