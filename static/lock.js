@@ -8,6 +8,7 @@ const ALERT_NAMES = 50;
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { Timeline, timelineKeys } from './timeline.js';
+import { morph } from './morph.js';
 
 const body = document.body;
 const path = body.dataset.path;
@@ -138,11 +139,26 @@ document.addEventListener('click', (e) => {
   if (nodes) select(nodes[0]);
 });
 
-function render() {
+// drawLane draws the lane aside and morphs the page's into it: a past
+// moment is redrawn on every step of a scrub, and most of the queue's
+// nodes are the same between two moments.
+function drawLane(clock) {
+  const next = svg.cloneNode(false);
+  // The lane's clocks stop at the moment shown (data-clock-at), which
+  // drawQueue's tick looks for above the lane.
+  const aside = document.createElement('div');
+  if (body.dataset.clockAt) aside.dataset.clockAt = body.dataset.clockAt;
+  aside.append(next);
+  drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
+  morph(svg, next);
+}
+
+// render draws snap; pending is the table's page for it, if already asked.
+function render(pending = null) {
   renderBanner();
   if (!snap) return;
   const clock = at !== null ? pastClock : timing;
-  drawQueue(svg, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
+  drawLane(clock);
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
   foldNote.dataset.folded = String(folded);
@@ -157,8 +173,7 @@ function render() {
   } else {
     foldNote.textContent = '';
   }
-  table.update(snap, clock, selected);
-  tick(document.body);
+  table.update(snap, clock, selected, pending);
   if (!body.dataset.firstDraw) {
     body.dataset.firstDraw = String(Math.round(performance.now()));
     performance.mark('queue-drawn');
@@ -334,9 +349,9 @@ if (bar) {
     else body.dataset.clockAt = String(at);
     ui.live.setAttribute('aria-pressed', String(at === null));
     ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
-    ui.info.textContent = at === null ? `live · ${moments.length} recorded changes in the window` : `${fmt(at)} · ${moments.filter((t) => t <= at).length} of ${moments.length} changes`;
+    ui.info.textContent = at === null ? `live · ${moments.length} recorded changes in the window` : `${fmt(at)} · ${upTo(at)} of ${moments.length} changes`;
     timeline.input.value = String(at === null ? win.to : at);
-    for (const b of timeline.ticks.querySelectorAll('button')) b.classList.toggle('current', Number(b.dataset.at) === at);
+    timeline.current(at);
   }
 
   // seek shows the lock as it was at t.
@@ -356,12 +371,15 @@ if (bar) {
       let want;
       do {
         want = at;
+        // The moment's table (and the parts with it) is asked for with its
+        // snapshot, not after it.
+        const page = table.request(selected);
         const res = await fetch('/parts/lock-at?' + lockQuery(new URLSearchParams({ at: String(want) }), service, path));
         const next = res.ok ? (await res.json()).snapshot : { path, nodes: [], alerts: [], connection: '' };
         if (at === null) return; // Live came meanwhile
         if (at !== want) continue;
         snap = next;
-        render();
+        render(page);
       } while (at !== null && at !== want);
     } finally {
       fetching = false;
@@ -378,6 +396,18 @@ if (bar) {
     syncBar();
     render();
     load();
+  }
+
+  // upTo is how many of the window's changes are at or before t.
+  function upTo(t) {
+    let lo = 0;
+    let hi = moments.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (moments[mid] <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   const here = () => (at === null ? win.to : at);

@@ -38,6 +38,8 @@ export class Timeline {
   // a gap is {from, to, title}. Marks are buttons that seek to their value.
   draw(marks, gaps = []) {
     this.ticks.replaceChildren();
+    this.buttons = new Map();
+    this.shown = null;
     for (const g of gaps) {
       const d = document.createElement('div');
       d.className = 'gap';
@@ -58,7 +60,19 @@ export class Timeline {
       for (const [k, v] of Object.entries(m.data || {})) b.dataset[k] = v;
       b.addEventListener('click', () => this.onSeek(m.value));
       this.ticks.append(b);
+      this.buttons.set(m.value, b);
+      if (b.classList.contains('current')) this.shown = b;
     }
+  }
+
+  // current marks the mark at value (none for null) as the one shown,
+  // touching only the marks that change: a scrub calls it every frame.
+  current(value) {
+    const b = (this.buttons && this.buttons.get(value)) || null;
+    if (b === this.shown) return;
+    if (this.shown) this.shown.classList.remove('current');
+    if (b) b.classList.add('current');
+    this.shown = b;
   }
 }
 
