@@ -451,6 +451,9 @@ if (bar) {
         const page = table.request(selected);
         const res = await fetch('/parts/lock-at?' + lockQuery(new URLSearchParams({ at: String(want) }), service, path));
         const next = res.ok ? (await res.json()).snapshot : { path, nodes: [], alerts: [], connection: '' };
+        // Drawn together, the lane and the table cost the browser one
+        // style, layout and paint, not one each.
+        await page.res.catch(() => {});
         if (at === null) return; // Live came meanwhile
         if (at !== want) continue;
         snap = next;

@@ -5,8 +5,11 @@
 // mostly keeps its nodes.
 
 // keyOf names an element among its siblings across redraws: a lane's node
-// or fold, an edge, a table row. Unkeyed elements are matched in order.
+// or fold (g), an edge (path), a table row (tr). Other elements are matched
+// in order, and asked nothing: most of a redraw is theirs.
 export function keyOf(el) {
+  const tag = el.localName;
+  if (tag !== 'g' && tag !== 'path' && tag !== 'tr') return undefined;
   let k = el.getAttribute('data-node');
   if (k !== null) return 'node ' + k;
   if ((k = el.getAttribute('data-row')) !== null) return 'row ' + k;

@@ -84,7 +84,15 @@ export class QueueTable {
   // scrub asks for both at once); snap is the source's argument.
   request(selected, snap = this.snap) {
     const q = this.query(this.showName, selected);
-    return { key: q.toString(), res: this.source(q, snap) };
+    const key = q.toString(); // before the source adds its own to q
+    // The body is read as soon as it comes, not once the page is free to
+    // show it.
+    const res = this.source(q, snap).then((r) => {
+      const text = r.text();
+      text.catch(() => {});
+      return { ok: r.ok, statusText: r.statusText, text: () => text };
+    });
+    return { key, res };
   }
 
   // refresh asks the server for the page to show; one request at a time,
