@@ -41,7 +41,28 @@ function syncAttributes(live, next) {
 const same = (a, b) =>
   a.nodeType === b.nodeType && (a.nodeType !== Node.ELEMENT_NODE || (a.localName === b.localName && a.namespaceURI === b.namespaceURI));
 
+// aligned reports whether a and b pair up in order, node for node: the
+// common case below the keyed layers (a node's shapes, a row's cells), which
+// is morphed pairwise without the keyed bookkeeping.
+function aligned(a, b, key) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (!same(a[i], b[i])) return false;
+    if (a[i].nodeType === Node.ELEMENT_NODE && key(a[i]) !== key(b[i])) return false;
+  }
+  return true;
+}
+
 function morphChildren(live, next, key) {
+  const a = live.childNodes;
+  const b = next.childNodes;
+  if (aligned(a, b, key)) {
+    for (let i = 0; i < a.length; i++) {
+      if (a[i].nodeType === Node.ELEMENT_NODE) morph(a[i], b[i], key);
+      else if (a[i].nodeValue !== b[i].nodeValue) a[i].nodeValue = b[i].nodeValue;
+    }
+    return;
+  }
   const keyed = new Map();
   const unkeyed = [];
   for (const c of live.childNodes) {

@@ -145,6 +145,14 @@ export class QueueTable {
       t.dataset.verb = this.timing.verb(n);
       if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
     }
+    // The clocks are set before the rows are patched in, so that a row
+    // whose clock reads the same is left alone; they stop at the page's
+    // moment (data-clock-at), which tick looks for above them.
+    const aside = document.createElement('div');
+    const frozen = this.root.closest('[data-clock-at]');
+    if (frozen) aside.dataset.clockAt = frozen.dataset.clockAt;
+    aside.append(wrap);
+    tick(wrap);
     // Rows are patched, keyed by node, not swapped: between two moments
     // of a scrub most rows are the same nodes.
     const live = this.root.querySelector('.table-wrap');
@@ -154,7 +162,6 @@ export class QueueTable {
     this.info.textContent = live.dataset.info;
     this.prev.disabled = this.page === 0;
     this.next.disabled = this.page >= pages - 1;
-    tick(live);
     const tr = show && live.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
     if (tr) tr.scrollIntoView({ block: 'nearest' });
   }
