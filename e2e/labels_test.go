@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -56,8 +57,12 @@ func TestModeLabelsAndPlurals(t *testing.T) {
 	tb.open(srv.URL + "/lock?path=" + path)
 	tb.until("two nodes", nodeCount(2))
 
-	// The browser's labels are the server's.
-	js := evalAwait[map[string]string](tb, `import('/static/queue.js').then(m => m.MODE_LABELS)`)
+	// The browser's labels are the server's: the lane's modes come from the
+	// page (#lane-words), which has no other copy.
+	js := evalAwait[map[string]string](tb, `import('/static/queue.js').then(m => Object.fromEntries(['read', 'write', 'exclusive', 'lease', 'unknown', 'no-such-mode'].map(k => [k, m.modeLabel(k)])))`)
+	if js["no-such-mode"] != views.ModeLabel(lockqueue.Unknown) {
+		t.Errorf("an unknown mode reads %q, want %q", js["no-such-mode"], views.ModeLabel(lockqueue.Unknown))
+	}
 	for m, l := range views.ModeLabels() {
 		if js[string(m)] != l {
 			t.Errorf("mode %s: the browser says %q, the server %q", m, js[string(m)], l)
@@ -124,4 +129,34 @@ func get(t *testing.T, url string) string {
 		t.Fatalf("read %s: %v", url, err)
 	}
 	return string(b)
+}
+
+// The page's running clocks (queue.js tick) count on in the server's
+// format (views.Duration), so a clock the server painted does not change
+// its shape when the page takes it over.
+func TestClockFormatMatchesServer(t *testing.T) {
+	need(t)
+	srv := startServer(t)
+	tb := newTab(t)
+	tb.open(srv.URL + "/")
+	durations := []time.Duration{0, 4200 * time.Millisecond, 9950 * time.Millisecond, 37 * time.Second, 3*time.Minute + 4*time.Second,
+		59*time.Minute + 59*time.Second, 2*time.Hour + 5*time.Minute, 47*time.Hour + 59*time.Minute, 3*24*time.Hour + 4*time.Hour}
+	var ms []string
+	for _, d := range durations {
+		ms = append(ms, fmt.Sprint(d.Milliseconds()))
+	}
+	got := evalAwait[[]string](tb, `import('/static/queue.js').then(m => [`+strings.Join(ms, ",")+`].map(d => {
+		const root = document.createElement('div');
+		const t = Object.assign(document.createElement('span'), { textContent: '' });
+		t.dataset.since = String(1e12);
+		t.dataset.verb = '';
+		root.append(t);
+		m.tick(root, 1e12 + d);
+		return t.textContent;
+	}))`)
+	for i, d := range durations {
+		if want := views.Duration(d); i >= len(got) || got[i] != want {
+			t.Errorf("%v: the page counts %q, the server %q", d, got[min(i, len(got)-1)], want)
+		}
+	}
 }

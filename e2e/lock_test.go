@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -171,12 +172,13 @@ func TestBannerWhenZooKeeperStops(t *testing.T) {
 	tb.until("the banner cleared", `document.getElementById('banner').hidden && document.body.dataset.live === 'true'`)
 }
 
-// The browser's shortName and the server's views.ShortName are one rule.
+// The lane's name labels are the server's views.ShortName: the browser has
+// no copy of the rule.
 func TestShortNameMatchesServer(t *testing.T) {
 	need(t)
-	srv := startServer(t)
-	tb := newTab(t)
-	tb.open(srv.URL + "/")
+	const path = "/e2e/shortnames"
+	admin := connect(t)
+	ensurePath(t, admin, path)
 	names := []string{
 		"R_0000000001", "W_0000000012",
 		"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003",
@@ -193,22 +195,27 @@ func TestShortNameMatchesServer(t *testing.T) {
 		"W_-2147483648", "W_-000000005", "some-foreign-child-with-a-long-name",
 		"ünïcödé-node-with-long-name-0000000015",
 	}
-	var cases []string
-	var want []string
 	for _, n := range names {
-		nm, _ := lockqueue.ParseName(n)
-		cases = append(cases, fmt.Sprintf(`{name:%s,seq:%d}`, jsString(n), nm.Seq))
-		want = append(want, views.ShortName(n, nm.Seq))
-	}
-	got := evalAwait[[]string](tb, `import('/static/queue.js').then(m => [`+strings.Join(cases, ",")+`].map(m.shortName))`)
-	for i := range names {
-		if i >= len(got) || got[i] != want[i] {
-			g := "(none)"
-			if i < len(got) {
-				g = got[i]
-			}
-			t.Errorf("%s: browser %q, server %q", names[i], g, want[i])
+		if _, err := admin.Create(path+"/"+n, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", n, err)
 		}
+	}
+	srv := startServer(t, "--watch", path)
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("every node drawn", nodeCount(len(names)))
+
+	// The sequence each node's label is made from is the server's reading.
+	var snap lockqueue.Snapshot
+	if err := json.Unmarshal([]byte(get(t, srv.URL+"/api/v1/lock?path="+path)), &snap); err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Nodes) != len(names) {
+		t.Fatalf("the server reads %d nodes, want %d", len(snap.Nodes), len(names))
+	}
+	for _, n := range snap.Nodes {
+		label := fmt.Sprintf(`(document.querySelector('#lane [data-node=%s] > text.label.name') || {}).textContent`, jsString(n.Name))
+		tb.until(fmt.Sprintf("%s labelled %q", n.Name, views.ShortName(n.Name, n.Seq)), label+` === `+jsString(views.ShortName(n.Name, n.Seq)))
 	}
 }
 

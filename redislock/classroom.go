@@ -17,6 +17,7 @@ import (
 	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/queuecost"
 	"github.com/zklockviz/zklockviz/redislocal"
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -51,6 +52,15 @@ type params struct {
 	// OwnServer gives the run a redis-server of its own, so the server's
 	// own counters (INFO commandstats) count this run's clients alone.
 	OwnServer bool `json:"ownServer,omitempty"`
+	// RedsyncDefault names clients that lock with redsync's defaults (its
+	// own 32 tries, 50–250 ms apart, then ErrFailed) instead of polling
+	// in the classroom's pace; a wait step of one of them lasts until
+	// every such Lock has returned.
+	RedsyncDefault []string `json:"redsyncDefault,omitempty"`
+	// CompareQueues lists services (zookeeper, etcd) to queue the run's
+	// polling waiters on instead, in a compare-queues step, each on a
+	// server of its own, counted by that server.
+	CompareQueues []string `json:"compareQueues,omitempty"`
 }
 
 func (p params) retryMs() int64 {
@@ -80,6 +90,10 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 		return p, fault.Errorf(fault.Invalid, "scenario %s: a watchdog needs a lease (expiryMs) of at least 300", sc.Name)
 	case p.Masters < 0 || p.Masters > 7 || p.Masters > 1 && (p.ExpiryMs == 0 || p.Watchdog || p.IncrFencing || p.Release == releaseDel):
 		return p, fault.Errorf(fault.Invalid, "scenario %s: masters %d: Redlock takes 3 to 7 masters, an expiry, and redsync's own release (no watchdog, INCR or DEL)", sc.Name, p.Masters)
+	case len(p.RedsyncDefault) > 0 && (p.Masters > 1 || p.Watchdog || p.ExpiryMs == 0):
+		return p, fault.Errorf(fault.Invalid, "scenario %s: redsyncDefault: redsync's default waiters contend for a SET NX PX key on one server (no masters, watchdog or SETNX without expiry)", sc.Name)
+	case slices.ContainsFunc(p.CompareQueues, func(s string) bool { return s != queuecost.ZooKeeper && s != queuecost.Etcd }):
+		return p, fault.Errorf(fault.Invalid, "scenario %s: compareQueues %v: want %s or %s", sc.Name, p.CompareQueues, queuecost.ZooKeeper, queuecost.Etcd)
 	case p.RetryMs < 0 || p.RetryMs > 5000:
 		return p, fault.Errorf(fault.Invalid, "scenario %s: retryMs %d: want 10 to 5000", sc.Name, p.RetryMs)
 	}
@@ -215,7 +229,7 @@ func (*Backend) Lost() string {
 
 // Actions are the actions a Redis client takes.
 func (*Backend) Actions() []string {
-	return append([]string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait},
+	return append([]string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait, ActCompare},
 		masterActions...)
 }
 
@@ -247,6 +261,8 @@ func (b *Backend) CheckAction(sc *simulator.Scenario, a simulator.Action, wildca
 		return fmt.Errorf("%s %s: name a master, M1 to M%d", a.Action, a.Client, p.Masters)
 	case master && !slices.Contains(masterActions, a.Action):
 		return fmt.Errorf("%s is a master: it takes %s", a.Client, strings.Join(masterActions, ", "))
+	case a.Action == ActCompare && len(p.CompareQueues) == 0:
+		return fmt.Errorf("%s: the scenario names no services to compare with (params.compareQueues)", a.Action)
 	}
 	return nil
 }

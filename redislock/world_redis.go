@@ -72,6 +72,18 @@ type contender struct {
 	sub      *redis.PubSub
 	retryAt  time.Time
 	renewals *counter
+	// loop is a waiter locking with redsync's defaults, retrying on its
+	// own (nil for the classroom-paced clients).
+	loop *lockLoop
+}
+
+// retries is c's failed tries: the classroom's count of its paced ones,
+// or what its connection saw refused.
+func (c *contender) retries() int {
+	if c.loop != nil {
+		return int(c.loop.wire.refused.Load())
+	}
+	return c.stats.Retries
 }
 
 type counter struct {
@@ -127,6 +139,11 @@ type world struct {
 	start  time.Time
 	clock  time.Duration
 	clocks []time.Duration
+	// stepTTL is the key's time to live as the last step saw it.
+	stepTTL []simulator.TTLSample
+	// spinRate is the lock commands/s the server counted in the last
+	// metered wait.
+	spinRate float64
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
@@ -175,6 +192,10 @@ func (w *world) Stats() simulator.Stats {
 	var s simulator.Stats
 	for _, c := range w.clients {
 		s.Add(c.stats)
+		if c.loop != nil {
+			s.Commands += int(c.loop.wire.commands.Load())
+			s.Retries += int(c.loop.wire.refused.Load())
+		}
 		s.Renewals += c.renewals.get()
 		s.Commands += c.renewals.get()
 	}
@@ -189,7 +210,7 @@ func (w *world) Clients() []simulator.ClientInfo {
 			Name: c.name, Node: c.token, Path: w.key, Mode: lockqueue.Exclusive, State: c.state, Token: c.fence,
 			Session: c.token, Line: c.line, Joined: c.joined, Since: c.since,
 			JoinedMs: w.ClockAt(c.joined).Milliseconds(), SinceMs: w.ClockAt(c.since).Milliseconds(),
-			Polling: c.state == simulator.StateWaiting, Retries: c.stats.Retries,
+			Polling: c.state == simulator.StateWaiting, Retries: c.retries(),
 		}
 		out = append(out, ci)
 	}
@@ -220,6 +241,9 @@ func (w *world) closeMasters() error {
 }
 
 func (c *contender) close() {
+	if c.loop != nil {
+		c.loop.stop()
+	}
 	c.unsubscribe()
 	if c.stopRenew != nil {
 		c.stopRenew()
@@ -241,17 +265,24 @@ func (w *world) emit(e simulator.Event) int {
 // is one action and the retries it gives the waiters.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events = step, nil
-	w.clock = w.ClockAt(step-1) + stepTick
-	if err := w.act(ctx, a); err != nil {
-		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
+	from := w.ClockAt(step - 1)
+	w.clock = from + stepTick
+	stop := w.sampleTTL(ctx)
+	err := w.act(ctx, a)
+	if err != nil {
+		err = fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
+	} else if err = w.reconcile(ctx); err != nil {
+		err = fmt.Errorf("step %d: %w", step, err)
 	}
-	if err := w.reconcile(ctx); err != nil {
-		return w.events, fmt.Errorf("step %d: %w", step, err)
+	reads := stop()
+	if err != nil {
+		return w.events, err
 	}
 	if len(w.clocks) == 0 {
 		w.clocks = []time.Duration{0}
 	}
 	w.clocks = append(w.clocks[:step], w.clock)
+	w.stepTTL = w.placeTTL(reads, from, w.clock)
 	return w.events, nil
 }
 
@@ -281,6 +312,8 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		return w.pollRound(ctx)
 	case ActWait:
 		return w.wait(ctx, c.name)
+	case ActCompare:
+		return w.compareQueues(ctx, c.name)
 	}
 	return fmt.Errorf("unknown action %q", a.Action)
 }
@@ -317,6 +350,12 @@ func (w *world) add(ctx context.Context, name string) error {
 	}
 	w.clients = append(w.clients, c)
 	w.byName[name] = c
+	if w.defaultLocker(name) {
+		w.startLockLoop(c)
+		w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
+			Text: fmt.Sprintf("calls redsync's Lock with its defaults: up to %d tries of SET NX PX 8000, 50–250 ms apart, on its own clock, then ErrFailed", redsyncTries)})
+		return nil
+	}
 	ok, err := w.try(ctx, c)
 	if err != nil {
 		return err
@@ -495,7 +534,7 @@ func (w *world) pollRound(ctx context.Context) error {
 func (w *world) retryRound(ctx context.Context, published bool) error {
 	var waiters []*contender
 	for _, c := range w.clients {
-		if c.state != simulator.StateWaiting {
+		if c.state != simulator.StateWaiting || c.loop != nil {
 			continue
 		}
 		if c.sub != nil {
@@ -640,13 +679,8 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	w.show()
 	if !held || w.p.ExpiryMs == 0 {
 		// Nothing of c's will expire: the waiters keep polling a few times.
-		for range 3 {
-			if err := w.pollRound(ctx); err != nil {
-				return err
-			}
-			if err := sleep(ctx, w.p.retry()); err != nil {
-				return err
-			}
+		if err := w.pollFor(ctx, 3); err != nil {
+			return err
 		}
 		if pause {
 			c.restore()
@@ -720,13 +754,14 @@ func (w *world) wait(ctx context.Context, who string) error {
 		return err
 	}
 	start := time.Now()
-	for range rounds {
-		if err := w.pollRound(ctx); err != nil {
+	// A default locker's wait lasts until every such Lock has returned.
+	loops := w.defaultLocker(who)
+	if loops {
+		if err := w.waitLoops(ctx); err != nil {
 			return err
 		}
-		if err := sleep(ctx, w.p.retry()); err != nil {
-			return err
-		}
+	} else if err := w.pollFor(ctx, rounds); err != nil {
+		return err
 	}
 	n := 0
 	for _, c := range w.clients {
@@ -734,16 +769,23 @@ func (w *world) wait(ctx context.Context, who string) error {
 			n++
 		}
 	}
-	text := fmt.Sprintf("time passes (%.1fs): %d waiter(s), %d failed tries in all", waitFor.Seconds(), n, w.retries()-tries)
+	took := time.Since(start)
+	text := fmt.Sprintf("time passes (%.1fs): %d waiter(s), %d failed tries in all", took.Seconds(), n, w.retries()-tries)
 	if w.p.OwnServer {
 		after, err := w.serverCalls(ctx)
 		if err != nil {
 			return err
 		}
 		d := after - before
-		w.calls += d
+		// The server-counted meter must match the clients' tally step by
+		// step; default lockers' tries straddle the step's edges (they
+		// began when added), so their wait's count is told, not metered.
+		if !loops {
+			w.calls += d
+			w.spinRate = float64(d) / took.Seconds()
+		}
 		text += fmt.Sprintf("; the server itself counted %d lock commands in %.1fs (INFO commandstats): %.0f commands/s while nobody could acquire",
-			d, time.Since(start).Seconds(), float64(d)/time.Since(start).Seconds())
+			d, took.Seconds(), float64(d)/took.Seconds())
 	}
 	w.emit(simulator.Event{Client: who, Event: simulator.EvWait, Text: text})
 	return nil
@@ -806,6 +848,7 @@ func (w *world) write(c *contender) {
 // reconcile reads the key and marks what the server says: a client that
 // believes it holds but whose token is no longer the key's is stale.
 func (w *world) reconcile(ctx context.Context) error {
+	w.reapLoops(ctx)
 	owner, err := w.keyToken(ctx)
 	if err != nil {
 		return err
@@ -937,12 +980,19 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 		case simulator.EvLock:
 			parts = append(parts, e.Client+" holds the lock")
 		case simulator.EvWait:
-			if a.Action == ActWait {
+			switch {
+			case a.Action == ActWait:
 				parts = append(parts, e.Text)
-			} else {
+			case w.defaultLocker(e.Client):
+				parts = append(parts, e.Client+" "+e.Text)
+			default:
 				parts = append(parts, e.Client+" finds the key taken and polls")
 			}
 		case ActStop, ActStart, ActRestart, ActExpire:
+			parts = append(parts, e.Text)
+		case EvGiveUp:
+			parts = append(parts, e.Client+" "+e.Text)
+		case EvQueueCost:
 			parts = append(parts, e.Text)
 		case simulator.EvUnlock, simulator.EvWrite, simulator.EvFenced, simulator.EvCrash, simulator.EvPause, simulator.EvExpire, simulator.EvResume:
 			parts = append(parts, e.Client+" "+e.Text)
@@ -978,7 +1028,21 @@ func ordinal(n int) string {
 func (w *world) retries() int {
 	n := 0
 	for _, c := range w.clients {
-		n += c.stats.Retries
+		n += c.retries()
 	}
 	return n
+}
+
+// pollFor lets every polling waiter try rounds times, a retry interval
+// apart.
+func (w *world) pollFor(ctx context.Context, rounds int) error {
+	for range rounds {
+		if err := w.pollRound(ctx); err != nil {
+			return err
+		}
+		if err := sleep(ctx, w.p.retry()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

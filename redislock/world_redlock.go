@@ -159,3 +159,21 @@ func (w *world) redlockSnapshot(ctx context.Context, snap *lockqueue.Snapshot) {
 		snap.Nodes = append(snap.Nodes, n)
 	}
 }
+
+// masterStates reads every master's copy of the key: its value (whose
+// token) and PTTL, or that the master is down.
+func (w *world) masterStates(ctx context.Context) []simulator.MasterState {
+	tokens := w.tokens(ctx)
+	out := make([]simulator.MasterState, len(w.masters))
+	for i, m := range w.masters {
+		ms := simulator.MasterState{Name: m.name, Addr: m.addr, Up: m.srv == nil || m.srv.Running()}
+		if ms.Up && tokens[i] != "" {
+			ms.Token, ms.Client = tokens[i], w.clientOf(tokens[i])
+			if pttl, err := m.obs.PTTL(ctx, w.key).Result(); err == nil && pttl > 0 {
+				ms.LeftMs = pttl.Milliseconds()
+			}
+		}
+		out[i] = ms
+	}
+	return out
+}

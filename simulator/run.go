@@ -29,6 +29,9 @@ type record struct {
 	Path       string
 	// Clock is the run's clock at the end of the step (world.clock).
 	Clock time.Duration
+	// Servers is what the world's servers held (nil: nothing beyond the
+	// snapshot).
+	Servers *Servers
 }
 
 func (r record) client(name string) (ClientInfo, bool) {
@@ -121,6 +124,9 @@ type State struct {
 	Pseudocode      Pseudocode         `json:"pseudocode"`
 	Line            int                `json:"line"`
 	Snapshot        lockqueue.Snapshot `json:"snapshot"`
+	// Servers is what the run's servers hold beyond the snapshot
+	// (Redlock's masters, the key's time to live over the run's time).
+	Servers *Servers `json:"servers,omitempty"`
 }
 
 const (
@@ -201,6 +207,7 @@ func (r *Run) initial(w World) (record, error) {
 		rec.Snapshot = snap
 	}
 	rec.Narration = w.Ready()
+	rec.Servers = serversOf(w)
 	return rec, nil
 }
 
@@ -254,6 +261,7 @@ func (r *Run) record(w World, k int, a Action, events []Event) (record, error) {
 		rec.Snapshot = snap
 	}
 	rec.Clients = w.Clients()
+	rec.Servers = serversOf(w)
 	rec.Narration = w.Narrate(a, events)
 	// The line to highlight: where the step left the last client it moved.
 	rec.LineClient = a.Client
@@ -649,6 +657,7 @@ func (r *Run) State() State {
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},
 		Line:       rec.Line, Snapshot: rec.Snapshot, Events: []Event{},
 	}
+	s.Servers = stateServers(r.records[:r.cursor+1])
 	if r.failed != nil {
 		s.Error = r.failed.Error()
 	}

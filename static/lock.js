@@ -13,8 +13,6 @@ import { morph } from './morph.js';
 const body = document.body;
 const path = body.dataset.path;
 const service = body.dataset.service || '';
-// title names the lock's service in the banner ("ZooKeeper is unreachable").
-const title = body.dataset.serviceTitle || 'ZooKeeper';
 const svg = document.getElementById('lane');
 const banner = document.getElementById('banner');
 const alertsEl = document.getElementById('alerts');
@@ -54,10 +52,16 @@ function select(name) {
   if (selected) table.show(selected);
 }
 
+// said is the server's banner for the newest parts (views.NewLock): whether
+// the lock shown is live and, when not, why, in its service's words.
+let said = { live: banner.dataset.live === 'true', text: banner.textContent };
+
 function isLive() {
-  return socket.socket === 'open' && snap && snap.connection === 'connected' && !snap.error;
+  return socket.socket === 'open' && said.live;
 }
 
+// renderBanner shows the server's banner, or while the page's own socket
+// is down the server's words for that (the first paint's data-*).
 function renderBanner() {
   if (at !== null) {
     // A past moment: the replay status (the server's) says which.
@@ -75,33 +79,28 @@ function renderBanner() {
   const now = isLive();
   body.dataset.live = now ? 'true' : 'false';
   body.dataset.socket = socket.socket;
-  if (now) {
-    banner.hidden = true;
-    banner.textContent = '';
-    return;
-  }
-  let why;
+  const words = banner.dataset;
+  let text = said.text;
   if (socket.socket !== 'open') {
-    why = snap
-      ? `lost the connection to the zklockviz server; reconnecting` + (socket.attempt ? ` (attempt ${socket.attempt})` : '') + '…'
-      : 'connecting to the zklockviz server…';
-  } else if (!snap) {
-    why = 'waiting for the first snapshot…';
-  } else if (snap.connection === 'expired') {
-    why = `the watcher's ${title} session expired; it is starting a new one`;
-  } else if (snap.connection !== 'connected') {
-    why = `${title} is unreachable; the watcher is reconnecting`;
-  } else {
-    why = `the last read from ${title} failed: ${snap.error}`;
+    text = !snap ? words.connecting : socket.attempt ? words.retry.replace('{attempt}', socket.attempt) : words.lost;
   }
-  const when = lastLiveAt ? ` Showing the state last seen live at ${new Date(lastLiveAt).toLocaleTimeString()}.` : '';
-  banner.hidden = false;
-  banner.textContent = `NOT LIVE — ${why}.${when}`;
+  if (text && lastLiveAt && words.seen) text += words.seen.replace('{time}', new Date(lastLiveAt).toLocaleTimeString());
+  banner.hidden = now || !text;
+  banner.textContent = now ? '' : text || '';
 }
 
 // showParts swaps in the summary and the alerts the server rendered with
 // the table's page (views.LockParts).
 function showParts(parts) {
+  const b = parts.getElementById('banner');
+  if (b) {
+    said = { live: b.dataset.live === 'true', text: b.textContent };
+    // The words for the page's own states come with the parts, so a page
+    // that began to watch has them too.
+    for (const k of ['connecting', 'lost', 'retry', 'seen']) if (b.dataset[k]) banner.dataset[k] = b.dataset[k];
+    if (said.live) lastLiveAt = Date.now();
+    renderBanner();
+  }
   for (const id of ['summary', 'alerts', 'replay-status']) {
     const next = parts.getElementById(id);
     if (next) document.getElementById(id).replaceWith(next);
@@ -218,14 +217,13 @@ function follow() {
       liveSnap = s;
       const now = Date.now();
       timing.observe(s, now);
-      if (s.connection === 'connected' && !s.error) lastLiveAt = now;
       if (at !== null) return; // a past moment is shown; Live comes back to this
       snap = s;
       render();
     },
     onStatus(st) {
       socket = st;
-      if (st.socket === 'open' && snap && snap.connection === 'connected') lastLiveAt = Date.now();
+      if (isLive()) lastLiveAt = Date.now();
       renderBanner();
     },
   }).start();

@@ -33,42 +33,60 @@ export const MAX_EXTRA = 200; // holders, zombies and alerted nodes shown beyond
 
 const SHAPE_LETTER = { read: 'R', write: 'W', exclusive: 'X', lease: 'L', unknown: '?' };
 
-// MODE_LABELS is how each node mode reads everywhere: the legend, the tables,
-// the tooltips and the classroom. views.ModeLabel is the same on the server;
-// the e2e tests hold them equal.
-export const MODE_LABELS = { read: 'reader', write: 'writer', exclusive: 'exclusive', lease: 'lease', unknown: 'foreign / unknown' };
-
-export function modeLabel(mode) {
-  return MODE_LABELS[mode] || MODE_LABELS.unknown;
+// words are the server's words for the lane (views.Words, rendered into
+// every page as #lane-words): mode labels, states, provenance. The browser
+// has no copy of them.
+let cachedWords = null;
+function words() {
+  if (!cachedWords) {
+    const el = document.getElementById('lane-words');
+    cachedWords = el ? JSON.parse(el.textContent) : { modes: [], stalled: '', partOf: '', provenance: {} };
+  }
+  return cachedWords;
 }
 
-// shortName keeps what tells nodes apart, the recipe's marker and the
-// sequence, plus a few characters of the random prefix Curator, kazoo and
-// go-zookeeper add: "_c_8f3a…-__READ__0000000003" reads "8f3a…READ#3".
-// views.ShortName is the same rule on the server; the e2e tests hold them equal.
-// node is a Node, or a bare name whose sequence is read from its last 10 digits.
-export function shortName(node) {
-  if (typeof node === 'string') {
-    const m = node.match(/(\d{10})$/);
-    node = { name: node, seq: m ? Number(m[1]) : -1 };
+// modeLabel is the server's label of a node mode (views.ModeLabel).
+export function modeLabel(mode) {
+  const modes = words().modes;
+  const m = modes.find((x) => x.mode === mode) || modes.find((x) => x.mode === 'unknown');
+  return m ? m.label : mode;
+}
+
+// Lane names are the server's (views.ShortName, POST /parts/lane-names):
+// a node's label never changes, so each is asked for once and kept. Until
+// it comes the lane shows the whole name, clipped.
+const names = new Map(); // name -> label
+const asked = new Set();
+const MAX_NAMES = 20000;
+
+function nameLabel(n) {
+  return names.get(n.name) || clip(n.name, 16);
+}
+
+// learnNames asks the server for the labels of the drawn nodes it has not
+// named yet, and puts them on svg's nodes once they come.
+async function learnNames(svg, drawn) {
+  const want = drawn.filter((n) => !names.has(n.name) && !asked.has(n.name)).map((n) => ({ name: n.name, seq: n.seq ?? -1 }));
+  if (!want.length) return;
+  if (names.size + want.length > MAX_NAMES) {
+    names.clear();
+    asked.clear();
   }
-  const name = node.name;
-  const chars = Array.from(name);
-  if (chars.length <= 14) return name;
-  const seq = node.seq ?? -1;
-  if (seq === -1) return chars.slice(0, 6).join('') + '…' + chars.slice(-6).join('');
-  const width = seq < 0 ? Math.max(10, String(seq).length) : 10;
-  let prefix = name.slice(0, Math.max(0, name.length - width));
-  let marker = '';
-  const mk = prefix.match(/(__READ__|__WRIT__|__rlock__|__lock__|-lock-|-latch-|-lease-|-read-|-write-)$/);
-  if (mk) {
-    marker = mk[1].replace(/^[-_]+|[-_]+$/g, '');
-    prefix = prefix.slice(0, prefix.length - mk[1].length);
+  for (const n of want) asked.add(n.name);
+  let got;
+  try {
+    const res = await fetch('/parts/lane-names', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(want) });
+    if (!res.ok) throw new Error(res.statusText);
+    got = await res.json();
+  } catch {
+    for (const n of want) asked.delete(n.name); // asked again with the next draw
+    return;
   }
-  prefix = prefix.replace(/^_c_/, '').replace(/^x-/, '');
-  const p = Array.from(prefix);
-  const head = p.length ? p.slice(0, 4).join('') + '…' : '';
-  return head + marker + '#' + String(seq);
+  for (const [name, label] of Object.entries(got)) names.set(name, label);
+  for (const t of svg.querySelectorAll('[data-node] > text.label.name')) {
+    const label = names.get(t.parentNode.dataset.node);
+    if (label) t.textContent = label;
+  }
 }
 
 export function shortSession(s) {
@@ -170,8 +188,8 @@ function waitEdges(n) {
   return out;
 }
 
-// PROVENANCE words who vouches for an edge (views.Provenance).
-const PROVENANCE = { rule: 'inferred', server: 'confirmed' };
+// provenance words who vouches for an edge (views.Provenance).
+const provenance = (p) => words().provenance[p] || p;
 
 // usesNeutralFields is views.usesNeutralFields: a snapshot whose nodes
 // carry the service-neutral fields gets their columns and labels.
@@ -240,12 +258,6 @@ export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
   out.capped = capped;
   return out;
 }
-
-// STALLED is how a stalled holder's state reads.
-// PART_OF is how a node that is another node's contender too reads
-// (views.PartOfText).
-const PART_OF = 'holds the internal lock for ';
-const STALLED = 'holds by rule, client still waiting for';
 
 function el(tag, attrs, text) {
   const e = document.createElementNS(NS, tag);
@@ -393,9 +405,9 @@ export function drawQueue(svg, snap, opts = {}) {
         const p = el('path', {
           class: `arrow rule edge-${edge || 'none'}`, d: arc(c.x - 6, tx + 6, RULE_Y, -1, 68),
           'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
-          'data-from': n.name, 'data-to': n.waitsFor, 'data-kind': 'rule', 'data-edge': edge, 'data-provenance': prov && PROVENANCE[prov],
+          'data-from': n.name, 'data-to': n.waitsFor, 'data-kind': 'rule', 'data-edge': edge, 'data-provenance': prov && provenance(prov),
         });
-        const why = prov ? ` (${PROVENANCE[prov]}: ${prov === 'server' ? 'the server reports it' : 'by the recipe\'s rule; the server keeps no record of it'})` : ' (recipe rule)';
+        const why = prov ? ` (${provenance(prov)}: ${prov === 'server' ? 'the server reports it' : 'by the recipe\'s rule; the server keeps no record of it'})` : ' (recipe rule)';
         p.append(el('title', {}, `${n.name} waits for ${n.waitsFor}` + why + (edge === 'missing' ? ' — but its session watches nothing there' : '')));
         arrows.append(p);
       }
@@ -408,9 +420,9 @@ export function drawQueue(svg, snap, opts = {}) {
       const d = tx > c.x ? arc(c.x + 16, tx - 16, ACT_Y, 1, 46) : arc(c.x, tx, ACT_Y, 1.6, 66);
       const p = el('path', {
         class: 'arrow actual edge-confirmed blocked', d, 'marker-end': `url(#${id}-ah-confirmed)`,
-        'data-from': n.name, 'data-to': e.to, 'data-kind': 'blocked', 'data-edge': 'confirmed', 'data-provenance': PROVENANCE.server,
+        'data-from': n.name, 'data-to': e.to, 'data-kind': 'blocked', 'data-edge': 'confirmed', 'data-provenance': provenance('server'),
       });
-      p.append(el('title', {}, `${n.name} is blocked by ${e.to} (confirmed: the server reports it)`));
+      p.append(el('title', {}, `${n.name} is blocked by ${e.to} (${provenance('server')}: the server reports it)`));
       arrows.append(p);
     }
   }
@@ -499,11 +511,13 @@ export function drawQueue(svg, snap, opts = {}) {
   svg.setAttribute('data-extra', cols.extra || 0);
   svg.setAttribute('data-capped', cols.capped ? 'true' : 'false');
   tick(svg);
+  learnNames(svg, cols.filter((c) => !c.group).map((c) => c.node));
   return pos;
 }
 
 function drawNode(c, snap, opts, alerts, inCycle) {
   const n = c.node;
+  const w = words();
   const mode = n.foreign ? 'unknown' : n.mode || 'unknown';
   const state = n.holding ? 'holding' : n.partOf ? 'part' : 'waiting';
   const cls = ['node', `mode-${mode}`, state];
@@ -516,11 +530,11 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   const g = el('g', {
     class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
     transform: `translate(${c.x},0)`, tabindex: 0, role: 'button', 'data-stalled-on': n.stalledOn || undefined,
-    'aria-label': `${n.name}: ${modeLabel(mode)}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${STALLED} ${n.stalledOn}` : '') + (n.partOf ? `, ${PART_OF}${n.partOf}` : ''),
+    'aria-label': `${n.name}: ${modeLabel(mode)}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${w.stalled} ${n.stalledOn}` : '') + (n.partOf ? `, ${w.partOf}${n.partOf}` : ''),
   });
   const tip = [n.name, `${modeLabel(mode)} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
-  if (n.stalledOn) tip.push(`${STALLED} ${n.stalledOn} (since ${n.stalledSince})`);
-  if (n.partOf) tip.push(`${PART_OF}${n.partOf}: one contender with it, not a waiter of its own`);
+  if (n.stalledOn) tip.push(`${w.stalled} ${n.stalledOn} (since ${n.stalledSince})`);
+  if (n.partOf) tip.push(`${w.partOf}${n.partOf}: one contender with it, not a waiter of its own`);
   if (n.session) tip.push(`session ${n.session}`);
   if (opts.timing && holdHint(opts.timing.verb(n))) tip.push(holdHint(opts.timing.verb(n)));
   for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);
@@ -561,7 +575,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   }
 
   const lines = [];
-  lines.push(el('text', { class: 'label name', y: LABEL_Y }, shortName(n)));
+  lines.push(el('text', { class: 'label name', y: LABEL_Y }, nameLabel(n)));
   let data = n.label ? clip(n.label, 18) : n.dataBinary ? '‹binary›' : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
   lines.push(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
   // A service without sessions names the node's client instead.
@@ -680,7 +694,7 @@ export function legend(root, service = '') {
     root.append(li);
   };
   const svgOf = (w, h) => el('svg', { class: 'swatch', width: w, height: h, viewBox: `0 0 ${w} ${h}`, 'aria-hidden': 'true' });
-  for (const [mode, label] of Object.entries(MODE_LABELS)) {
+  for (const { mode, label } of words().modes) {
     const sv = svgOf(22, 22);
     const g = el('g', { class: `node mode-${mode} waiting`, transform: 'translate(11,11)' });
     const sh = shapePath(mode, 7);

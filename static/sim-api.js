@@ -4,6 +4,24 @@
 
 export const API = '/api/v1/sim';
 
+// A request goes to the classroom of one lock service (?service=;
+// ZooKeeper's when left out): a run's to the service it was started on,
+// the others to the page's, which follows the scenario it starts.
+let service = '';
+const runService = new Map();
+
+export function setService(name) {
+  service = name || '';
+}
+
+// apiURL is the API's URL for path, naming the service that answers it.
+export function apiURL(path) {
+  const m = /^\/runs\/([^/?]+)/.exec(path);
+  const svc = (m && runService.get(decodeURIComponent(m[1]))) ?? service;
+  if (!svc || /[?&]service=/.test(path)) return API + path;
+  return `${API}${path}${path.includes('?') ? '&' : '?'}service=${encodeURIComponent(svc)}`;
+}
+
 let pending = 0;
 let settled = () => {};
 
@@ -21,8 +39,9 @@ export function onSettled(fn) {
 // server's error message.
 export async function call(method, path, body) {
   pending++;
+  const svc = service;
   try {
-    const res = await fetch(API + path, {
+    const res = await fetch(apiURL(path), {
       method,
       headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -37,6 +56,7 @@ export async function call(method, path, body) {
       }
     }
     if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
+    if (method === 'POST' && path === '/runs' && data && data.id) runService.set(data.id, svc);
     return data;
   } finally {
     pending--;

@@ -5,7 +5,7 @@
 import { drawQueue, animateNotify, animateNotifyParent, tick } from './queue.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
-import { API, call } from './sim-api.js';
+import { apiURL, call } from './sim-api.js';
 import { herdMeter, clientList, clientPane, pseudocode, eventLog } from './sim-views.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
@@ -123,7 +123,7 @@ export class Panel {
 
   connect(gen) {
     if (!this.opts.current(gen) || !this.id) return;
-    const u = new URL(`${API}/runs/${encodeURIComponent(this.id)}/ws`, location.href);
+    const u = new URL(apiURL(`/runs/${encodeURIComponent(this.id)}/ws`), location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(u);
     this.ws = ws;

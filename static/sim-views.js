@@ -21,9 +21,44 @@ function definitions() {
   return [dl, add];
 }
 
-// herdMeter shows the run's watch traffic; peers are the states of every
-// run on the page, whose largest figure may scale the bars.
+// serviceMeters are the meters of a run on another service than
+// ZooKeeper: what its clients sent and what its server counted
+// (simulator.Stats), each bar scaled to the largest run on the page.
+const serviceMeters = {
+  redis: [
+    ['commands', 'commands sent', 'every command the clients sent the server'],
+    ['retries', 'failed tries', 'acquire attempts that found the key taken: what polling costs'],
+    ['serverCalls', 'server-counted', 'lock commands the server itself counted in wait steps (INFO commandstats)'],
+    ['renewals', 'renewals', 'the watchdog\'s lease renewals'],
+  ],
+  etcd: [
+    ['commands', 'requests', 'requests the clients sent etcd'],
+    ['notifications', 'watch events', 'each delivered to the one waiter watching the deleted key'],
+    ['renewals', 'keep-alives', 'lease keep-alives of the clients\' sessions'],
+    ['writes', 'writes', 'writes to the protected resource'],
+  ],
+  postgres: [
+    ['commands', 'statements', 'statements the clients sent; a waiter sends none while the lock manager holds it'],
+    ['create', 'locks taken', 'locks granted'],
+    ['delete', 'released', 'locks released'],
+    ['writes', 'writes', 'writes to the protected resource'],
+  ],
+};
+
+// herdMeter shows the run's watch traffic (on another service, its own
+// meters and what its servers hold); peers are the states of every run on
+// the page, whose largest figure may scale the bars.
 export function herdMeter(root, s, peers) {
+  if (s.service && serviceMeters[s.service]) {
+    root.replaceChildren();
+    for (const [key, label, help] of serviceMeters[s.service]) {
+      const v = (s.stats || {})[key] ?? 0;
+      const max = Math.max(1, v, ...peers.map((p) => (p.stats || {})[key] ?? 0));
+      root.append(meter(key, label, help, v, max, `${v} of ${max}, the largest run's figure`));
+    }
+    serverView(root, s);
+    return;
+  }
   const st = s.stats || {};
   const last = s.lastRelease;
   const meters = [
@@ -44,21 +79,11 @@ export function herdMeter(root, s, peers) {
     if (key === 'exists') v = (st.exists ?? 0) + (st.getData ?? 0);
     const most = Math.max(0, ...peers.map((p) => (key === 'exists' ? (p.stats.exists ?? 0) + (p.stats.getData ?? 0) : p.stats[key] ?? 0)));
     const max = Math.max(1, worst, most);
-    const m = document.createElement('div');
-    m.className = 'meter' + (key === 'wastedWakeups' && v === 0 ? ' good' : key === 'exists' ? ' good' : '');
-    m.dataset.meter = key;
-    m.dataset.value = v;
     const lastV = last ? (key === 'exists' ? (last.exists ?? 0) + (last.getData ?? 0) : last[key] ?? 0) : null;
-    m.innerHTML = `<small></small><b></b><small class="last"></small><div class="bar"><i></i></div>`;
-    m.children[0].textContent = label;
-    m.children[1].textContent = String(v);
-    m.children[2].textContent = lastV === null ? help : `last release: ${lastV} · ${help}`;
-    m.querySelector('i').style.width = `${Math.round((100 * v) / max)}%`;
-    const bar = m.querySelector('.bar');
-    bar.dataset.max = max;
-    bar.title = `${v} of ${max}: ` + (max === worst && worst > 0
+    const m = meter(key, label, lastV === null ? help : `last release: ${lastV} · ${help}`, v, max, `${v} of ${max}: ` + (max === worst && worst > 0
       ? `the bar's end is N(N−1)/2 = ${worst}: the waiters' wake-ups when each of ${n} clients' releases wakes every remaining waiter`
-      : `the bar's end is the larger run's figure, ${max}`);
+      : `the bar's end is the larger run's figure, ${max}`));
+    if ((key === 'wastedWakeups' && v === 0) || key === 'exists') m.classList.add('good');
     root.append(m);
   }
 }
@@ -81,6 +106,8 @@ export function clientList(root, s, selected, onSelect) {
     st.className = 'cstate';
     st.textContent = [c.mode && modeLabel(c.mode), c.state].filter(Boolean).join(' · ');
     b.append(name, st);
+    const wait = waitMark(c);
+    if (wait) b.append(wait);
     b.addEventListener('click', () => onSelect(c.name));
     root.append(b);
   }
@@ -159,17 +186,188 @@ export function pseudocode(root, box, s) {
   box.hidden = !s.lines.length;
 }
 
-// eventLog lists the events up to the shown step.
+// eventLog lists the events up to the shown step, each with its text.
 export function eventLog(root, s) {
   root.replaceChildren();
   for (const e of s.events) {
     if (e.step > s.step) break;
     const li = document.createElement('li');
-    li.textContent = e.kind;
+    const kind = document.createElement('code');
+    kind.textContent = e.kind;
+    li.append(kind);
+    // The event's own words, as the text timeline prints them.
+    if (e.text) li.append(` ${e.client ? e.client + ': ' : ''}${e.text}`);
     li.dataset.step = e.step;
+    li.dataset.kind = e.kind;
     if (e.step === s.step) li.className = 'current';
     root.append(li);
   }
   const cur = root.querySelector('li.current');
   if (cur) cur.scrollIntoView({ block: 'nearest' });
+}
+
+// meter is one meter: a figure, what it counts and a bar of v out of max.
+function meter(key, label, help, v, max, barTitle) {
+  const m = document.createElement('div');
+  m.className = 'meter';
+  m.dataset.meter = key;
+  m.dataset.value = v;
+  m.innerHTML = `<small></small><b></b><small class="last"></small><div class="bar"><i></i></div>`;
+  m.children[0].textContent = label;
+  m.children[1].textContent = String(v);
+  m.children[2].textContent = help;
+  m.querySelector('i').style.width = `${Math.round((100 * v) / max)}%`;
+  const bar = m.querySelector('.bar');
+  bar.dataset.max = max;
+  bar.title = barTitle;
+  return m;
+}
+
+const svgNS = 'http://www.w3.org/2000/svg';
+
+function svgEl(name, attrs) {
+  const el = document.createElementNS(svgNS, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  return el;
+}
+
+function seconds(ms) {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+// serverView draws what the run's servers hold beyond the lane
+// (simulator.Servers, read from the servers): each Redlock master's copy
+// of the key, and the key's time to live over the run's time.
+function serverView(root, s) {
+  const sv = s.servers;
+  if (!sv) return;
+  const box = document.createElement('div');
+  box.className = 'servers';
+  if (sv.masters && sv.masters.length) box.append(mastersView(sv.masters, sv.ttlMs || 0, s));
+  if (sv.ttl && sv.ttl.length) box.append(ttlView(sv.ttl, sv.ttlMs || 0, s.clockMs || 0));
+  root.append(box);
+}
+
+// mastersView is one small box per master: whose token its copy of the
+// key holds and its time left, or that it is empty or down.
+function mastersView(masters, ttlMs, s) {
+  const wrap = document.createElement('div');
+  wrap.className = 'masters';
+  wrap.dataset.masters = masters.length;
+  wrap.setAttribute('role', 'list');
+  wrap.setAttribute('aria-label', `the key on each of the ${masters.length} masters`);
+  const quorum = Math.floor(masters.length / 2) + 1;
+  const copies = new Map();
+  for (const m of masters) if (m.up && m.client) copies.set(m.client, (copies.get(m.client) || 0) + 1);
+  for (const m of masters) {
+    const d = document.createElement('div');
+    d.setAttribute('role', 'listitem');
+    d.dataset.master = m.name;
+    d.dataset.up = String(m.up);
+    d.dataset.client = m.up ? m.client || '' : '';
+    const state = !m.up ? 'down' : m.client ? 'held' : 'empty';
+    d.className = 'master ' + state;
+    const name = document.createElement('strong');
+    name.textContent = m.name;
+    const who = document.createElement('span');
+    who.className = 'who';
+    const bar = document.createElement('div');
+    bar.className = 'bar';
+    const fill = document.createElement('i');
+    bar.append(fill);
+    if (!m.up) {
+      who.textContent = 'down';
+      d.title = `${m.name} (${m.addr}) is down: it answers nobody, and holds nothing when it comes back`;
+    } else if (!m.client) {
+      who.textContent = 'empty';
+      d.title = `${m.name} (${m.addr}) has no copy of the key`;
+    } else {
+      const n = copies.get(m.client) || 0;
+      who.textContent = `${m.client} · ${seconds(m.leftMs || 0)}`;
+      d.classList.toggle('majority', n >= quorum);
+      d.title = `${m.name} (${m.addr}): the key holds ${m.client}'s token ${m.token}, ${m.leftMs} ms left; ${m.client} has ${n} of ${masters.length} copies (${n >= quorum ? 'a majority' : 'no majority'})`;
+      if (ttlMs > 0) fill.style.width = `${Math.max(0, Math.min(100, (100 * (m.leftMs || 0)) / ttlMs))}%`;
+    }
+    d.append(name, who, bar);
+    wrap.append(d);
+  }
+  return wrap;
+}
+
+// ttlView is the key's remaining time (PTTL samples) over the run's time,
+// a line per holder: a renewal shows as a rise, an expiry as a fall to the
+// floor, a new holder's key as a new line.
+function ttlView(samples, ttlMs, clockMs) {
+  const W = 600;
+  const H = 64;
+  const top = Math.max(ttlMs, ...samples.map((x) => x.leftMs), 1);
+  const end = Math.max(clockMs, samples[samples.length - 1].atMs, 1);
+  const x = (ms) => ((W * ms) / end).toFixed(1);
+  const y = (ms) => (H - 4 - ((H - 8) * ms) / top).toFixed(1);
+  const fig = document.createElement('figure');
+  fig.className = 'ttl';
+  const svg = svgEl('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img' });
+  svg.append(svgEl('line', { class: 'floor', x1: 0, x2: W, y1: y(0), y2: y(0) }));
+  // One line per holder's stretch; no key is drawn on the floor.
+  let run = null;
+  const runs = [];
+  for (const p of samples) {
+    if (!run || run.holder !== p.holder) {
+      run = { holder: p.holder, points: [] };
+      runs.push(run);
+    }
+    run.points.push(p);
+  }
+  let rises = 0;
+  for (const r of runs) {
+    const line = svgEl('polyline', {
+      class: r.holder ? 'held' : 'none', points: r.points.map((p) => `${x(p.atMs)},${y(p.leftMs)}`).join(' '),
+    });
+    line.dataset.holder = r.holder || '';
+    svg.append(line);
+    for (let i = 1; i < r.points.length; i++) {
+      if (r.holder && r.points[i].leftMs > r.points[i - 1].leftMs + 100) {
+        rises++;
+        svg.append(svgEl('circle', { class: 'renewal', cx: x(r.points[i].atMs), cy: y(r.points[i].leftMs), r: 2.5 }));
+      }
+    }
+  }
+  const holders = [...new Set(runs.filter((r) => r.holder).map((r) => r.holder))];
+  svg.setAttribute('aria-label', `the key's time to live over ${seconds(end)} of the run: ${rises} renewals; held by ${holders.join(', ') || 'nobody'}`);
+  svg.dataset.points = samples.length;
+  svg.dataset.rises = rises;
+  const cap = document.createElement('figcaption');
+  const last = samples[samples.length - 1];
+  cap.textContent = `the key's time to live (PTTL, read every 50 ms${ttlMs ? `; lease ${seconds(ttlMs)}` : ''}): ` +
+    (last.holder ? `${last.holder}'s key, ${seconds(last.leftMs)} left` : 'no key') + (rises ? ` · ${rises} renewals` : '') +
+    (holders.length ? ` · held by ${holders.join(' → ')}` : '');
+  fig.append(svg, cap);
+  return fig;
+}
+
+// waitMark draws how a waiting client waits: a polling one as a pulse per
+// failed try (the latest ones), a queued one as queued on the server.
+function waitMark(c) {
+  if (c.state !== 'waiting') return null;
+  const m = document.createElement('span');
+  if (c.polling) {
+    const n = c.retries || 0;
+    m.className = 'pulses';
+    m.dataset.retries = n;
+    m.title = `polls: ${n} failed tries so far, each a command the server answered`;
+    for (let i = 0; i < Math.min(n, 8); i++) {
+      const dot = document.createElement('i');
+      dot.className = 'pulse';
+      m.append(dot);
+    }
+    const count = document.createElement('small');
+    count.textContent = `${n}×`;
+    m.append(count);
+    return m;
+  }
+  m.className = 'queued';
+  m.dataset.queued = 'true';
+  m.title = 'queued on the server: it sends nothing until its turn comes';
+  m.textContent = c.waitsFor ? `queued after ${c.waitsFor}` : 'queued';
+  return m;
 }

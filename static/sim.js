@@ -5,7 +5,7 @@
 // only shows states and forwards intentions.
 
 import { legend, tick } from './queue.js';
-import { API, call, inflight, onSettled } from './sim-api.js';
+import { apiURL, call, inflight, onSettled, setService } from './sim-api.js';
 import { Panel } from './sim-panel.js';
 import { Timeline, timelineKeys } from './timeline.js';
 
@@ -319,7 +319,8 @@ function sendSpeed(sp) {
 }
 
 async function loadScenarios() {
-  const data = await call('GET', '/scenarios');
+  // Every service's classroom lists its scenarios; each names its service.
+  const data = await call('GET', '/scenarios?service=*');
   scenarios = data || []; // simulator.ScenarioInfo, one per scenario
   ui.scenario.replaceChildren();
   for (const sc of scenarios) {
@@ -352,6 +353,7 @@ async function restart() {
   await Promise.all(old.map((p) => p.close()));
   if (gen !== generation) return;
   const info = scenarioInfo();
+  setService(info.service);
   // A scenario whose recipe has no strategy to choose says why, beside the
   // control it disables.
   const fixed = info.strategyFixed || '';
@@ -559,7 +561,7 @@ timelineKeys(
 
 window.addEventListener('pagehide', () => {
   for (const p of panels) {
-    if (p.id) fetch(`${API}/runs/${encodeURIComponent(p.id)}`, { method: 'DELETE', keepalive: true }).catch(() => {});
+    if (p.id) fetch(apiURL(`/runs/${encodeURIComponent(p.id)}`), { method: 'DELETE', keepalive: true }).catch(() => {});
   }
 });
 setInterval(() => tick(ui.runs), 1000);

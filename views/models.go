@@ -116,6 +116,26 @@ type Lock struct {
 	Figures *Figures
 }
 
+// The lock page's banner while its own socket to this server is down, which
+// only the page knows; lock.js fills in {attempt} and {time}. Why the lock
+// shown is not live otherwise is the snapshot's, in Lock.Banner.
+const (
+	BannerConnecting = "NOT LIVE — connecting to the zklockviz server…"
+	BannerLost       = "NOT LIVE — lost the connection to the zklockviz server; reconnecting…"
+	BannerRetry      = "NOT LIVE — lost the connection to the zklockviz server; reconnecting (attempt {attempt})…"
+	BannerSeen       = " Showing the state last seen live at {time}."
+)
+
+// bannerWords are the banner's words for the page's own states (the
+// Banner* constants), on a page that follows the lock: an unwatched one
+// has nothing that could go stale.
+func (l Lock) bannerWords() templ.Attributes {
+	if !l.Watched {
+		return nil
+	}
+	return templ.Attributes{"data-connecting": BannerConnecting, "data-lost": BannerLost, "data-retry": BannerRetry, "data-seen": BannerSeen}
+}
+
 // focus makes an alert that names nodes reachable with Tab: focusing it
 // marks them in the lane.
 func (a Alert) focus() templ.Attributes {
@@ -353,8 +373,7 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 }
 
 // modeLabels is how each node mode reads everywhere: the legend, the tables,
-// the tooltips and the classroom. static/queue.js MODE_LABELS is the same;
-// the e2e tests hold them equal.
+// the tooltips and the classroom (the lane's through Words).
 var modeLabels = map[lockqueue.Mode]string{
 	lockqueue.Read: "reader", lockqueue.Write: "writer", lockqueue.Exclusive: "exclusive",
 	lockqueue.Lease: "lease", lockqueue.Unknown: "foreign / unknown",
@@ -403,8 +422,10 @@ func NodeState(n lockqueue.Node) string {
 // (lockqueue.Node.PartOf): a semaphore's lock-folder node, by which its
 // acquirer holds the internal lock.
 func PartOfText(n lockqueue.Node) string {
-	return "holds the internal lock for " + n.PartOf
+	return partOfPrefix + n.PartOf
 }
+
+const partOfPrefix = "holds the internal lock for "
 
 // EdgeText is a node's edge as the table shows it: a stalled holder's is
 // "stalled" (its session still watches StalledOn).
@@ -469,7 +490,8 @@ func nodeAge(n lockqueue.Node, now time.Time) string {
 		verb = "age"
 	case n.Holding:
 		// A snapshot tells when a node was created, not when it acquired:
-		// it has held at most since then. static/queue.js says the same.
+		// it has held at most since then. static/queue.js's Timing says the
+		// same of a node already holding when the page opened.
 		verb = "holds ≤"
 	}
 	return verb + " " + Duration(now.Sub(n.Ctime))
@@ -512,8 +534,8 @@ var (
 // ShortName keeps what tells lock nodes apart, the recipe's marker and the
 // sequence, plus a few characters of the random prefix Curator, kazoo and
 // go-zookeeper add: "_c_8f3a…-__READ__0000000003" reads "8f3a…READ#3". seq is
-// the node's parsed sequence, -1 when it has none. static/queue.js's
-// shortName is the same rule for the browser; the e2e tests hold them equal.
+// the node's parsed sequence, -1 when it has none. The lane asks for it
+// (POST /parts/lane-names): the browser has no copy of the rule.
 func ShortName(name string, seq int64) string {
 	if utf8.RuneCountInString(name) <= 14 {
 		return name

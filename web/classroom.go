@@ -17,12 +17,45 @@ import (
 // simulator.State and in docs/simulator.md.
 
 func (s *Server) simScenarios(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("service") == everyService {
+		list, err := s.everyScenario()
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, list)
+		return
+	}
 	cls, err := s.classroomOf(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, cls.Scenarios())
+}
+
+// everyService in ?service= of GET /api/v1/sim/scenarios lists every
+// classroom's scenarios in one list (the classroom page's), in the
+// registry's order; each names its service (ZooKeeper's leave it out).
+const everyService = "*"
+
+func (s *Server) everyScenario() ([]json.RawMessage, error) {
+	out := []json.RawMessage{}
+	for _, svc := range s.cfg.Services.All() {
+		if svc.Classroom == nil {
+			continue
+		}
+		b, err := json.Marshal(svc.Classroom.Scenarios())
+		if err != nil {
+			return nil, fmt.Errorf("%s's scenarios: %w", svc.Name, err)
+		}
+		var list []json.RawMessage
+		if err := json.Unmarshal(b, &list); err != nil {
+			return nil, fmt.Errorf("%s's scenarios are not a list: %w", svc.Name, err)
+		}
+		out = append(out, list...)
+	}
+	return out, nil
 }
 
 func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {

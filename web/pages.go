@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/a-h/templ"
@@ -41,28 +43,38 @@ var _ Snapshots = (*hub.Hub)(nil)
 // render a first paint from the hub; the scripts then follow the websocket
 // and the JSON API.
 func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Router) {
+	return newPages(h, simEnabled, opts...).routes
+}
+
+func newPages(h Snapshots, simEnabled bool, opts ...PageOption) *pages {
 	a, err := loadAssets(static.FS)
 	if err != nil {
 		// The assets are compiled in; failing here is a build mistake.
 		panic(fmt.Sprintf("web: static assets: %v", err))
 	}
-	p := &pages{snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages"), services: &lockservice.Registry{}}
+	p := &pages{
+		snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages"),
+		services: &lockservice.Registry{}, parts: &partsCache{},
+	}
 	for _, o := range opts {
 		o(p)
 	}
-	return func(r chi.Router) {
-		r.Get("/", p.dashboard)
-		r.Get("/parts/dashboard", p.dashboardLive)
-		r.Get("/parts/lock", p.lockParts)
-		r.Get("/parts/lock-text", p.lockText)
-		r.Get("/parts/lock-figures", p.lockFigures)
-		r.Get("/parts/lock-at", p.lockAt)
-		r.Post("/parts/queue-table", p.queueTable)
-		r.Post("/parts/queue-node", p.queueNode)
-		r.Get("/lock", p.lock)
-		r.Get("/sim", p.classroom)
-		r.Get("/static/*", p.static)
-	}
+	return p
+}
+
+func (p *pages) routes(r chi.Router) {
+	r.Get("/", p.dashboard)
+	r.Get("/parts/dashboard", p.dashboardLive)
+	r.Get("/parts/lock", p.lockParts)
+	r.Get("/parts/lock-text", p.lockText)
+	r.Get("/parts/lock-figures", p.lockFigures)
+	r.Get("/parts/lock-at", p.lockAt)
+	r.Post("/parts/queue-table", p.queueTable)
+	r.Post("/parts/queue-node", p.queueNode)
+	r.Post("/parts/lane-names", p.laneNames)
+	r.Get("/lock", p.lock)
+	r.Get("/sim", p.classroom)
+	r.Get("/static/*", p.static)
 }
 
 // PageOption configures PageRoutes.
@@ -102,6 +114,11 @@ type pages struct {
 	log      *slog.Logger
 	conn     func() lockqueue.Connection
 	services *lockservice.Registry
+	// parts caches GET /parts/lock of each lock's newest snapshot; nil
+	// renders every request.
+	parts *partsCache
+	// partRenders counts the renders of GET /parts/lock.
+	partRenders atomic.Int64
 }
 
 func (p *pages) page(title, active string) views.Page {
@@ -197,7 +214,8 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	pg.Body = templ.Attributes{
 		"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched),
 		// The page script builds every URL (socket, JSON, watch) from
-		// (service, path) and words its banner with the title.
+		// (service, path); the title names the service for whoever reads
+		// the page (tools, tests).
 		"data-service": sv.Name, "data-service-title": sv.Title,
 		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
 	}
@@ -261,10 +279,14 @@ func errStatus(err error) int {
 	return http.StatusNotFound
 }
 
-// lockParts are the parts of the lock page that follow the lock (summary,
-// alerts, a page of the table), from its newest snapshot: the lock page
+// lockParts are the parts of the lock page that follow the lock (banner,
+// summary, alerts, a page of the table), from its newest snapshot: the lock page
 // fetches them after every change the socket sends, so their labels are
-// the server's, the same components as the first paint's.
+// the server's, the same components as the first paint's. Every viewer
+// asks after every change, so the parts of the newest snapshot are cached
+// (partsCache) and carry an ETag: their clocks are started from data-since
+// by the page, so a render a few seconds old reads the same once ticked.
+// A past moment (?at=) is rendered each time.
 func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	svc, name, snap, ok, err := p.latest(r)
 	if err != nil {
@@ -281,9 +303,39 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	if !past.replay.At.IsZero() {
 		snap, ok, now = past.snap, past.known, past.replay.At
 	}
-	l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tableQuery(r.URL.Query()), now)
-	l.Replay = past.replay
-	p.render(w, r, http.StatusOK, views.LockParts(l))
+	tq := tableQuery(r.URL.Query())
+	render := func() ([]byte, error) {
+		p.partRenders.Add(1)
+		l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tq, now)
+		l.Replay, l.Watched = past.replay, ok || watchedBy(svc, name)
+		var buf bytes.Buffer
+		// Shared by every viewer asking meanwhile: the first one leaving
+		// must not fail it for the others.
+		if err := views.LockParts(l).Render(context.WithoutCancel(r.Context()), &buf); err != nil {
+			return nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
+		}
+		return buf.Bytes(), nil
+	}
+	var part *renderedPart
+	if p.parts == nil || !past.replay.At.IsZero() {
+		part = renderPart(render)
+	} else {
+		part = p.parts.get(id.Key(), versionOf(snap, ok), viewKey(tq), render)
+	}
+	if part.err != nil {
+		p.log.Error("render parts", "lock", id.Key(), "err", part.err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	// no-cache, not no-store: the browser keeps the answer and asks again
+	// with If-None-Match, which an unchanged lock answers with a 304.
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", part.etag)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(part.body))
 }
 
 // lockText is the lock's newest snapshot as plain text, for the lock
@@ -332,6 +384,25 @@ func (p *pages) queueTable(w http.ResponseWriter, r *http.Request) {
 func (p *pages) queueNode(w http.ResponseWriter, r *http.Request) {
 	if snap, ok := sentSnapshot(w, r); ok {
 		p.render(w, r, http.StatusOK, views.NodeDetailsView(views.NewNodeDetails(snap, r.URL.Query().Get("name"), time.Now())))
+	}
+}
+
+// laneNames answers the name labels of the nodes a lane sends (a JSON list
+// of {name, seq}), as a JSON object by name: the rule is the server's
+// (views.ShortName), and a name's label never changes, so the lane asks
+// once per node it draws.
+func (p *pages) laneNames(w http.ResponseWriter, r *http.Request) {
+	var nodes []views.NamedNode
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxQueueTableBody)).Decode(&nodes); err != nil {
+		http.Error(w, "bad list of nodes: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if err := json.NewEncoder(w).Encode(views.LaneNames(nodes)); err != nil {
+		p.log.Warn("write lane names", "err", err)
 	}
 }
 

@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// The classroom's one run on a service other than ZooKeeper.
+const serviceRun = ".run"
+
+// playToEnd opens a scenario of any service in the classroom and plays it
+// to its end (End), as a teacher would.
+func playToEnd(t *testing.T, tb *tab, base, scenario string) {
+	t.Helper()
+	tb.open(base + "/sim?scenario=" + scenario)
+	tb.until(scenario+"'s run", settled(serviceRun, 0)+` && document.getElementById('scenario').value === `+jsString(scenario))
+	tb.key(kb.End)
+	tb.until(scenario+" played to its end", `document.getElementById('step-info').textContent.includes('done') && `+
+		`document.querySelector('#ticks button.current') && document.body.dataset.busy === 'false' && `+
+		`document.querySelector('.run').dataset.step === document.querySelector('.run').dataset.steps`)
+	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {
+		t.Errorf("%s: error %q", scenario, msg)
+	}
+}
+
+// seekTo clicks step k's mark on the timeline and waits for the run to
+// show it.
+func seekTo(t *testing.T, tb *tab, k int) {
+	t.Helper()
+	tb.do(fmt.Sprintf("click step %d's mark", k), chromedp.Click(chromedp.CSS(fmt.Sprintf(`#ticks button[data-step="%d"]`, k))))
+	tb.until(fmt.Sprintf("step %d shown", k), settled(serviceRun, k))
+}
+
+// doneTicks counts the step marks drawn as done (a tick in the colour of
+// the step's event) and those drawn ahead.
+func doneTicks(tb *tab) (done, ahead int) {
+	got := eval[[]int](tb, `(() => { const b = [...document.querySelectorAll('#ticks button')]; `+
+		`const done = b.filter(x => getComputedStyle(x, '::after').content.includes('✓')).length; return [done, b.length - done]; })()`)
+	return got[0], got[1]
+}
+
+// Redis in the browser: the watchdog's saw-tooth, Redlock's five masters,
+// the spin lock's polling waiters as pulses and redsync's give-ups.
+func TestClassroomServicesRedis(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+
+	playToEnd(t, tb, srv.URL, "redis-watchdog")
+	if done, ahead := doneTicks(tb); done != 14 || ahead != 0 {
+		t.Errorf("step marks at the end: %d ticked, %d ahead; want all 14 ticked", done, ahead)
+	}
+	ttl := `document.querySelector('.run figure.ttl svg')`
+	rises := eval[int](tb, `Number(`+ttl+`?.dataset.rises ?? -1)`)
+	points := eval[int](tb, `Number(`+ttl+`?.dataset.points ?? -1)`)
+	renewals := eval[int](tb, `document.querySelectorAll('.run figure.ttl circle.renewal').length`)
+	if rises < 2 || renewals != rises || points < 20 {
+		t.Errorf("the ttl line: %d points, %d rises, %d renewal marks; want a saw-tooth renewed at least twice", points, rises, renewals)
+	}
+	holders := eval[string](tb, `[...new Set([...document.querySelectorAll('.run figure.ttl polyline.held')].map(l => l.dataset.holder))].join(',')`)
+	if holders != "C1,C2,C3,C4" {
+		t.Errorf("the ttl line's holders: %q, want C1,C2,C3,C4 in turn", holders)
+	}
+	seekTo(t, tb, 3)
+	if done, ahead := doneTicks(tb); done != 3 || ahead != 11 {
+		t.Errorf("step marks at step 3: %d ticked, %d ahead; want 3 and 11", done, ahead)
+	}
+
+	playToEnd(t, tb, srv.URL, "redis-redlock-restart")
+	masters := eval[string](tb, `[...document.querySelectorAll('.run .masters[data-masters="5"] .master')].map(m => m.dataset.master + ':' + (m.dataset.client || (m.dataset.up === 'true' ? '-' : 'down'))).join(' ')`)
+	if masters != "M1:C1 M2:C1 M3:C2 M4:C2 M5:C2" {
+		t.Errorf("masters at the end: %q, want C1's copies on M1, M2 and C2's on M3–M5", masters)
+	}
+	if n := eval[int](tb, `document.querySelectorAll('.run .master.majority').length`); n != 3 {
+		t.Errorf("%d masters marked as a majority's, want C2's 3", n)
+	}
+	seekTo(t, tb, 2)
+	masters = eval[string](tb, `[...document.querySelectorAll('.run .master')].map(m => m.dataset.master + ':' + (m.dataset.up === 'true' ? 'up' : m.querySelector('.who').textContent)).join(' ')`)
+	if masters != "M1:up M2:up M3:up M4:down M5:down" {
+		t.Errorf("masters after M4 and M5 stop: %q", masters)
+	}
+
+	playToEnd(t, tb, srv.URL, "redis-spin-cost")
+	pulses := eval[map[string]int](tb, `Object.fromEntries([...document.querySelectorAll('.run .client')].filter(b => b.querySelector('.pulses')).map(b => [b.dataset.client, Number(b.querySelector('.pulses').dataset.retries)]))`)
+	if len(pulses) != 19 {
+		t.Errorf("%d clients drawn polling, want the 19 waiters left after the hand-off: %v", len(pulses), pulses)
+	}
+	for name, n := range pulses {
+		dots := eval[int](tb, `document.querySelectorAll('.run .client[data-client=`+jsString(name)+`] .pulses i.pulse').length`)
+		if !strings.HasPrefix(name, "W") || n < 10 || dots != min(n, 8) {
+			t.Errorf("%s: %d failed tries, %d pulses drawn", name, n, dots)
+		}
+	}
+	states := clientStates(tb, serviceRun)
+	for _, r := range []string{"R1", "R2", "R3"} {
+		if states[r] != "gave-up" {
+			t.Errorf("%s: %q, want gave-up", r, states[r])
+		}
+	}
+	tb.do("open the event log", chromedp.Click(chromedp.CSS(`.run details:last-of-type summary`)))
+	gaveUp := eval[[]string](tb, `[...document.querySelectorAll('.run .events li[data-kind="give-up"]')].map(li => li.textContent)`)
+	if len(gaveUp) != 3 {
+		t.Errorf("the event log shows %d give-ups, want R1, R2, R3's: %q", len(gaveUp), gaveUp)
+	}
+	for _, text := range gaveUp {
+		if !strings.Contains(text, "gave up after 32 tries") {
+			t.Errorf("give-up in the log: %q", text)
+		}
+	}
+	costs := eval[[]string](tb, `[...document.querySelectorAll('.run .events li[data-kind="queue-cost"]')].map(li => li.textContent)`)
+	if len(costs) != 2 || !strings.Contains(costs[0], "queued on ZooKeeper") || !strings.Contains(costs[1], "queued on etcd") {
+		t.Errorf("the queue costs in the log: %q, want ZooKeeper's and etcd's", costs)
+	}
+	if n := eval[int](tb, `Number(document.querySelector('.run [data-meter=serverCalls]').dataset.value)`); n == 0 {
+		t.Errorf("the server-counted meter reads 0 after the waiters spun")
+	}
+}
+
+// queuedAt reads which clients a run draws as queued on the server, and
+// as polling.
+func queuedAt(tb *tab) (queued, polling []string) {
+	got := eval[[][]string](tb, `[[...document.querySelectorAll('.run .client')].filter(b => b.querySelector('.queued')).map(b => b.dataset.client + (b.querySelector('.queued').textContent.includes('after') ? '>' + b.querySelector('.queued').textContent.split('after ')[1] : '')), `+
+		`[...document.querySelectorAll('.run .client .pulses')].map(p => p.closest('.client').dataset.client)]`)
+	return got[0], got[1]
+}
+
+// queuedService plays a queue service's scenario to its end, then goes
+// back to step k, where the waiters must be drawn as want says (name, or
+// name>predecessor when the server names whom each waits after) and none
+// as polling.
+func queuedService(t *testing.T, scenario string, steps, k int, want string) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	playToEnd(t, tb, srv.URL, scenario)
+	if done, ahead := doneTicks(tb); done != steps || ahead != 0 {
+		t.Errorf("step marks at the end: %d ticked, %d ahead; want all %d ticked", done, ahead, steps)
+	}
+	seekTo(t, tb, k)
+	queued, polling := queuedAt(tb)
+	if strings.Join(queued, " ") != want || len(polling) != 0 {
+		t.Errorf("at step %d: queued %v, polling %v; want %s queued, nobody polling", k, queued, polling, want)
+	}
+	if n := eval[int](tb, `Number(document.querySelector('.run [data-meter=commands]').dataset.value)`); n == 0 {
+		t.Errorf("the requests meter reads 0 with four clients in")
+	}
+}
+
+// etcd in the browser: the waiters queue by create revision, each after
+// its predecessor, and nobody polls.
+func TestClassroomServicesEtcd(t *testing.T) {
+	queuedService(t, "etcd-mutex-queue", 11, 5, "C2>C1 C3>C2 C4>C3")
+}
+
+// PostgreSQL in the browser: the waiters sleep in the server's lock
+// manager, drawn as queued; nobody polls.
+func TestClassroomServicesPostgres(t *testing.T) {
+	queuedService(t, "pg-advisory-fifo", 11, 5, "C2 C3 C4")
+}

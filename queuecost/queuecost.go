@@ -1,0 +1,291 @@
+// Package queuecost measures what N waiters queued on a lock cost the
+// server while the holder works: the same N waiters the Redis spin-lock
+// scenario polls with, queued instead on a ZooKeeper (go-zookeeper's Lock)
+// or an etcd (concurrency.Mutex) the package starts for the measurement,
+// counted by the server itself (ZooKeeper's mntr zk_packets_received,
+// etcd's grpc_server_msg_received_total), never by the clients.
+package queuecost
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/zklocal"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// Services a queue can be measured on.
+const (
+	ZooKeeper = "zookeeper"
+	Etcd      = "etcd"
+)
+
+// Result is one measurement: while one client held the lock and n more
+// waited in its queue, the server received Requests in Window.
+type Result struct {
+	Service  string
+	Waiters  int
+	Requests int64
+	Window   time.Duration
+	// Counter names what the server counted.
+	Counter string
+}
+
+// PerSecond is the server's request rate over the window.
+func (r Result) PerSecond() float64 { return float64(r.Requests) / r.Window.Seconds() }
+
+// zkSessionTimeout is the waiters' session timeout: go-zookeeper pings
+// every third of it, which is all a queued waiter sends.
+const zkSessionTimeout = 10 * time.Second
+
+// Measure starts a throwaway server of service, queues n waiters behind a
+// holder, lets window pass and answers what the server counted meanwhile.
+// Everything it started is stopped and removed before it returns.
+func Measure(ctx context.Context, service string, n int, window time.Duration) (Result, error) {
+	switch service {
+	case ZooKeeper:
+		return measureZK(ctx, n, window)
+	case Etcd:
+		return measureEtcd(ctx, n, window)
+	}
+	return Result{}, fmt.Errorf("queuecost: unknown service %q: want %s or %s", service, ZooKeeper, Etcd)
+}
+
+func measureZK(ctx context.Context, n int, window time.Duration) (Result, error) {
+	res := Result{Service: ZooKeeper, Waiters: n, Window: window, Counter: "mntr zk_packets_received"}
+	srv, err := zklocal.Start(ctx, zklocal.Options{})
+	if err != nil {
+		return res, fmt.Errorf("start zookeeper: %w", err)
+	}
+	defer srv.Close()
+	const path = "/queuecost/lock"
+	var (
+		mu    sync.Mutex
+		conns []*zk.Conn
+		wg    sync.WaitGroup
+	)
+	defer func() {
+		// Closing a waiter's session ends its Lock call.
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}()
+	connect := func() (*zk.Conn, error) {
+		c, events, err := zk.Connect([]string{srv.Addr()}, zkSessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+		if err != nil {
+			return nil, fmt.Errorf("connect to zookeeper: %w", err)
+		}
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+		for ev := range events {
+			if ev.State == zk.StateHasSession {
+				return c, nil
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+		return nil, errors.New("zookeeper session never established")
+	}
+	holder, err := connect()
+	if err != nil {
+		return res, err
+	}
+	if err := zk.NewLock(holder, path, zk.WorldACL(zk.PermAll)).Lock(); err != nil {
+		return res, fmt.Errorf("holder's lock: %w", err)
+	}
+	for range n {
+		c, err := connect()
+		if err != nil {
+			return res, err
+		}
+		wg.Go(func() { zk.NewLock(c, path, zk.WorldACL(zk.PermAll)).Lock() })
+	}
+	// Queued: every waiter's node is under the lock, the holder's first.
+	for {
+		kids, _, err := holder.Children(path)
+		if err != nil {
+			return res, fmt.Errorf("read the queue: %w", err)
+		}
+		if len(kids) == n+1 {
+			break
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return res, fmt.Errorf("%d of %d waiters queued: %w", len(kids)-1, n, err)
+		}
+	}
+	count := func() (int64, error) {
+		out, err := zklocal.FourLetter(ctx, srv.Addr(), "mntr")
+		if err != nil {
+			return 0, fmt.Errorf("mntr: %w", err)
+		}
+		return field(out, "zk_packets_received", "\t")
+	}
+	return res.measure(ctx, count)
+}
+
+func measureEtcd(ctx context.Context, n int, window time.Duration) (Result, error) {
+	res := Result{Service: Etcd, Waiters: n, Window: window, Counter: "grpc_server_msg_received_total"}
+	srv, err := etcdlocal.Start(ctx, etcdlocal.Options{})
+	if err != nil {
+		return res, fmt.Errorf("start etcd: %w", err)
+	}
+	defer srv.Close()
+	const prefix = "/queuecost/lock"
+	var (
+		clis []*clientv3.Client
+		wg   sync.WaitGroup
+	)
+	lockCtx, stop := context.WithCancel(ctx)
+	defer func() {
+		stop()
+		wg.Wait()
+		for _, c := range clis {
+			c.Close()
+		}
+	}()
+	session := func() (*concurrency.Session, error) {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			return nil, fmt.Errorf("connect to etcd: %w", err)
+		}
+		clis = append(clis, cli)
+		s, err := concurrency.NewSession(cli)
+		if err != nil {
+			return nil, fmt.Errorf("etcd session: %w", err)
+		}
+		return s, nil
+	}
+	hs, err := session()
+	if err != nil {
+		return res, err
+	}
+	if err := concurrency.NewMutex(hs, prefix).Lock(ctx); err != nil {
+		return res, fmt.Errorf("holder's lock: %w", err)
+	}
+	for range n {
+		s, err := session()
+		if err != nil {
+			return res, err
+		}
+		wg.Go(func() { concurrency.NewMutex(s, prefix).Lock(lockCtx) })
+	}
+	for {
+		got, err := clis[0].Get(ctx, prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return res, fmt.Errorf("read the queue: %w", err)
+		}
+		if got.Count == int64(n+1) {
+			break
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return res, fmt.Errorf("%d of %d waiters queued: %w", got.Count-1, n, err)
+		}
+	}
+	// A waiter's Lock sends its Get and Watch after its key: let those land
+	// before the window opens.
+	if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		return res, err
+	}
+	count := func() (int64, error) { return etcdReceived(ctx, srv.Endpoint()) }
+	return res.measure(ctx, count)
+}
+
+// measure reads the server's counter before and after the window.
+func (r Result) measure(ctx context.Context, count func() (int64, error)) (Result, error) {
+	before, err := count()
+	if err != nil {
+		return r, err
+	}
+	start := time.Now()
+	if err := sleep(ctx, r.Window); err != nil {
+		return r, err
+	}
+	after, err := count()
+	if err != nil {
+		return r, err
+	}
+	r.Window, r.Requests = time.Since(start), after-before
+	return r, nil
+}
+
+// etcdReceived sums the gRPC messages etcd received, every method (the
+// lease keep-alive stream's messages too), from its /metrics.
+func etcdReceived(ctx context.Context, endpoint string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("etcd metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, resp.Body)
+		return 0, fmt.Errorf("etcd metrics: %s", resp.Status)
+	}
+	var total float64
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	seen := false
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "grpc_server_msg_received_total{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("etcd metrics: %q: %w", line, err)
+		}
+		total += v
+		seen = true
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("etcd metrics: %w", err)
+	}
+	if !seen {
+		return 0, errors.New("etcd metrics: no grpc_server_msg_received_total")
+	}
+	return int64(total), nil
+}
+
+// field reads "name<sep>value" out of a line-per-field answer.
+func field(out, name, sep string) (int64, error) {
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, name+sep); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in %q", name, out)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}

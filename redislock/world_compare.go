@@ -1,0 +1,78 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/queuecost"
+	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/zklocal"
+)
+
+// ActCompare runs the scenario's waiters, as many as poll now, queued on
+// each service of params.CompareQueues instead, on a server started for
+// it; EvQueueCost tells what that server counted.
+const (
+	ActCompare  = "compare-queues"
+	EvQueueCost = "queue-cost"
+)
+
+// queueWindow is how long a queue is counted: longer than go-zookeeper's
+// ping interval (a third of its 10 s session), so the heartbeats a queued
+// waiter does send are in it.
+const queueWindow = 4 * time.Second
+
+var queueTitles = map[string]string{
+	queuecost.ZooKeeper: "ZooKeeper (go-zookeeper's Lock: each waiter watches its predecessor)",
+	queuecost.Etcd:      "etcd (concurrency.Mutex: each waiter watches the key before its own)",
+}
+
+// compareQueues measures the same waiters queued on each service, while
+// the Redis waiters poll on here.
+func (w *world) compareQueues(ctx context.Context, who string) error {
+	n := 0
+	for _, c := range w.clients {
+		if c.state == simulator.StateWaiting && c.loop == nil {
+			n++
+		}
+	}
+	for _, svc := range w.p.CompareQueues {
+		done := make(chan struct{})
+		var (
+			r   queuecost.Result
+			err error
+		)
+		go func() {
+			defer close(done)
+			r, err = queuecost.Measure(ctx, svc, n, queueWindow)
+		}()
+		for polling := true; polling; {
+			select {
+			case <-done:
+				polling = false
+			default:
+				if perr := w.pollFor(ctx, 1); perr != nil {
+					<-done
+					return perr
+				}
+			}
+		}
+		switch {
+		case errors.Is(err, zklocal.ErrNotInstalled), errors.Is(err, etcdlocal.ErrNotInstalled):
+			w.emit(simulator.Event{Client: who, Event: EvQueueCost, Text: fmt.Sprintf("the same %d waiters on %s: not measured, %v", n, svc, err)})
+			continue
+		case err != nil:
+			return fmt.Errorf("the same %d waiters queued on %s: %w", n, svc, err)
+		}
+		text := fmt.Sprintf("the same %d waiters queued on %s, a server of its own: it counted %d requests in %.1fs (%s): %.1f requests/s while nobody could acquire",
+			r.Waiters, queueTitles[svc], r.Requests, r.Window.Seconds(), r.Counter, r.PerSecond())
+		if w.spinRate > 0 {
+			text += fmt.Sprintf(", against %.0f commands/s the polling waiters cost Redis", w.spinRate)
+		}
+		w.emit(simulator.Event{Client: who, Event: EvQueueCost, Text: text})
+	}
+	return nil
+}
