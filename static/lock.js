@@ -292,7 +292,20 @@ if (bar) {
     live: document.getElementById('tb-live'), win: document.getElementById('tb-window'), info: document.getElementById('tb-info'),
     exp: document.getElementById('export'),
   };
-  const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t), onScrub: (t) => seek(t) });
+  // A drag moves the bar many times a frame: its moves are taken once a
+  // frame, the newest winning (and seek keeps one request under way).
+  let scrubTo = null;
+  function scrub(t) {
+    if (scrubTo === null) {
+      requestAnimationFrame(() => {
+        const v = Math.round(scrubTo);
+        scrubTo = null;
+        if (v !== at) seek(v);
+      });
+    }
+    scrubTo = t;
+  }
+  const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t), onScrub: scrub });
   let win = { from: 0, to: 0 };
   // The window is known to the bar as a density, from the server: how many
   // moments lie in each of BUCKETS equal stretches. Its moments are listed
