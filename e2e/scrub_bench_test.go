@@ -17,38 +17,67 @@ import (
 // day. It returns the directory and the day's start.
 func dayRecorded(b *testing.B, path string) (string, time.Time) {
 	b.Helper()
-	const day, queue = 86400, 100
-	start := time.Now().Add(-time.Minute - day*time.Second).Truncate(time.Second)
+	r := recordQueue(b, path, 86400, time.Second, 100)
+	return r.dir, r.start
+}
+
+// queueRecord is a history written by recordQueue.
+type queueRecord struct {
+	dir        string
+	start      time.Time
+	events     int       // the events the store recorded
+	first      time.Time // the first change (the first snapshot is a keyframe)
+	last       time.Time // the last change
+	changes    int       // the moments with events
+	lastHolder string
+}
+
+// recordQueue writes into a data directory, through the recorder's public
+// API, changes snapshots of path one every apart, ending a minute ago: a
+// queue of size nodes whose holder leaves and a newcomer queues at each,
+// node lock-<i> holding from change i on.
+func recordQueue(tb testing.TB, path string, changes int, every time.Duration, size int) queueRecord {
+	tb.Helper()
+	start := time.Now().Add(-time.Minute - time.Duration(changes)*every).Truncate(time.Second)
 	now := start
-	dir := b.TempDir()
-	s, err := history.Open(history.Options{Dir: dir, Now: func() time.Time { return now }, SyncEvery: 24 * time.Hour})
+	r := queueRecord{dir: tb.TempDir(), start: start}
+	s, err := history.Open(history.Options{Dir: r.dir, Now: func() time.Time { return now }, SyncEvery: 24 * time.Hour})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	for i := range day {
-		now = start.Add(time.Duration(i) * time.Second)
+	for i := range changes {
+		now = start.Add(time.Duration(i) * every)
 		snap := lockqueue.Snapshot{Path: path, Recipe: lockqueue.Kazoo, Connection: lockqueue.Connected, Exists: true, UpdatedAt: now}
-		for j := range queue {
+		for j := range size {
 			n := lockqueue.Node{Name: fmt.Sprintf("lock-%010d", i+j), Seq: int64(i + j), Mode: lockqueue.Exclusive,
-				Holding: j == 0, Session: fmt.Sprintf("0x%x", i+j), Ctime: start.Add(time.Duration(i+j-queue) * time.Second)}
+				Holding: j == 0, Session: fmt.Sprintf("0x%x", i+j), Ctime: start.Add(time.Duration(i+j-size) * every)}
 			if j > 0 {
 				n.WaitsFor = snap.Nodes[j-1].Name
 			}
 			snap.Nodes = append(snap.Nodes, n)
 		}
-		if _, err := s.Record(snap); err != nil {
-			b.Fatal(err)
+		evs, err := s.Record(snap)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(evs) > 0 {
+			if r.changes == 0 {
+				r.first = now
+			}
+			r.events += len(evs)
+			r.changes++
+			r.last, r.lastHolder = now, snap.Nodes[0].Name
 		}
 		if i%60 == 0 {
 			if err := s.Flush(false); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 		}
 	}
 	if err := s.Close(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	return dir, start
+	return r
 }
 
 // BenchmarkScrubRedraw drives the lock view's time bar in headless

@@ -310,19 +310,54 @@ func (s *PGStore) Retain(ctx context.Context) error {
 		return fmt.Errorf("history: %w", err)
 	}
 	for range 10 {
-		var size int64
-		if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(pg_column_size(event)), 0) FROM zklockviz_history`).Scan(&size); err != nil {
-			return fmt.Errorf("history: %w", err)
+		size, err := s.Size(ctx)
+		if err != nil {
+			return err
 		}
 		if size <= s.opts.MaxSize {
 			return nil
 		}
-		if _, err := s.pool.Exec(ctx, `DELETE FROM zklockviz_history WHERE at < (
-			SELECT percentile_disc(0.1) WITHIN GROUP (ORDER BY at) FROM zklockviz_history) OR id = (SELECT min(id) FROM zklockviz_history)`); err != nil {
-			return fmt.Errorf("history: %w", err)
+		gone, err := s.dropOldest(ctx)
+		if err != nil || gone == 0 {
+			return err
 		}
 	}
 	return nil
+}
+
+// dropOldest deletes the oldest rows, about a tenth of them, cut back to
+// each lock's last keyframe before the cut so that what is left of a lock
+// starts with a keyframe and every moment kept still replays (a cut through
+// a keyframe's period would leave the rows after it unreadable). When the
+// oldest tenth lies within the locks' first periods it cuts further, up to
+// each lock's newest keyframe, as the embedded store never deletes the
+// segment being written. It returns how many rows went.
+func (s *PGStore) dropOldest(ctx context.Context) (int64, error) {
+	for tenths := 1; tenths <= 10; tenths++ {
+		tag, err := s.pool.Exec(ctx, `WITH cut AS (
+				SELECT percentile_disc($1::float8) WITHIN GROUP (ORDER BY at) AS at FROM zklockviz_history),
+			kf AS (
+				SELECT h.lock, max(h.at) AS at FROM zklockviz_history h, cut
+				WHERE h.kind = 'keyframe' AND h.at <= cut.at GROUP BY h.lock)
+			DELETE FROM zklockviz_history h USING kf WHERE h.lock = kf.lock AND h.at < kf.at`, float64(tenths)/10)
+		if err != nil {
+			return 0, fmt.Errorf("history: size retention: %w", err)
+		}
+		if n := tag.RowsAffected(); n > 0 {
+			return n, nil
+		}
+	}
+	return 0, nil
+}
+
+// Size is what the stored events take, as retention counts it: their
+// own bytes, without PostgreSQL's table and index overheads.
+func (s *PGStore) Size(ctx context.Context) (int64, error) {
+	var size int64
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(pg_column_size(event)), 0) FROM zklockviz_history`).Scan(&size); err != nil {
+		return 0, fmt.Errorf("history: the size stored: %w", err)
+	}
+	return size, nil
 }
 
 // Close stops retention and closes the connections.

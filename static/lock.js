@@ -8,6 +8,7 @@ const ALERT_NAMES = 50;
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { Timeline, timelineKeys } from './timeline.js';
+import { morph } from './morph.js';
 
 const body = document.body;
 const path = body.dataset.path;
@@ -137,11 +138,26 @@ document.addEventListener('click', (e) => {
   if (nodes) select(nodes[0]);
 });
 
-function render() {
+// drawLane draws the lane aside and morphs the page's into it: a past
+// moment is redrawn on every step of a scrub, and most of the queue's
+// nodes are the same between two moments.
+function drawLane(clock) {
+  const next = svg.cloneNode(false);
+  // The lane's clocks stop at the moment shown (data-clock-at), which
+  // drawQueue's tick looks for above the lane.
+  const aside = document.createElement('div');
+  if (body.dataset.clockAt) aside.dataset.clockAt = body.dataset.clockAt;
+  aside.append(next);
+  drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
+  morph(svg, next);
+}
+
+// render draws snap; pending is the table's page for it, if already asked.
+function render(pending = null) {
   renderBanner();
   if (!snap) return;
   const clock = at !== null ? pastClock : timing;
-  drawQueue(svg, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
+  drawLane(clock);
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
   foldNote.dataset.folded = String(folded);
@@ -156,8 +172,7 @@ function render() {
   } else {
     foldNote.textContent = '';
   }
-  table.update(snap, clock, selected);
-  tick(document.body);
+  table.update(snap, clock, selected, pending);
   if (!body.dataset.firstDraw) {
     body.dataset.firstDraw = String(Math.round(performance.now()));
     performance.mark('queue-drawn');
@@ -277,52 +292,139 @@ if (bar) {
     live: document.getElementById('tb-live'), win: document.getElementById('tb-window'), info: document.getElementById('tb-info'),
     exp: document.getElementById('export'),
   };
-  const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t), onScrub: (t) => seek(t) });
+  // A drag moves the bar many times a frame: its moves are taken once a
+  // frame, the newest winning (and seek keeps one request under way).
+  let scrubTo = null;
+  function scrub(t) {
+    if (scrubTo === null) {
+      requestAnimationFrame(() => {
+        const v = Math.round(scrubTo);
+        scrubTo = null;
+        if (v !== at) seek(v);
+      });
+    }
+    scrubTo = t;
+  }
+  const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t), onScrub: scrub });
   let win = { from: 0, to: 0 };
-  let moments = []; // the distinct times of the window's events, ms, ascending
+  // The window is known to the bar as a density, from the server: how many
+  // moments lie in each of BUCKETS equal stretches. Its moments are listed
+  // a page at a time: whole buckets around the moment shown, at most about
+  // PAGE moments, so a day of changes (past what one answer of the history
+  // lists) is as quick to open and move through as an hour.
+  const BUCKETS = 600;
+  const PAGE = 2000;
+  const MARKS = 400; // a page with more moments shows the density alone
+  let counts = [];
+  let total = 0;
+  let first = null;
+  let last = null;
+  let gaps = [];
+  // page: the buckets listed, [from, to) in ms (to past the window's end
+  // when it has the last bucket), and how many moments come before it.
+  let page = null;
+  let pageLoad = null; // the page being fetched, with done: its promise
+  let moments = []; // the distinct times of the page's events, ms, ascending
   let playing = null;
   const fmt = (ms) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 
-  // load reads the window's events around the moment shown (or up to now).
+  // load reads the window's density around the moment shown (or up to
+  // now) and lists the page of that moment.
   async function load() {
     const span = Number(ui.win.value);
     const now = Date.now();
     const to = at === null ? now : Math.min(now, at + span / 2);
     const from = to - span;
-    const q = new URLSearchParams({ from: String(from), to: String(to) });
-    const res = await fetch('/api/v1/lock/history?' + lockQuery(q, service, path));
+    const q = new URLSearchParams({ from: String(from), to: String(to), buckets: String(BUCKETS) });
+    const res = await fetch('/api/v1/lock/history/density?' + lockQuery(q, service, path));
     if (!res.ok) {
       ui.info.textContent = `no history: ${res.status} ${res.statusText}`;
       return;
     }
-    const h = await res.json();
+    const d = await res.json();
     win = { from, to };
-    pastClock.lives = new Map((h.nodes || []).map((l) => [l.node, l]));
-    const byTime = new Map();
-    for (const e of h.events || []) {
-      const t = Date.parse(e.time);
-      if (!byTime.has(t)) byTime.set(t, []);
-      byTime.get(t).push(e);
-    }
-    moments = [...byTime.keys()].sort((a, b) => a - b);
-    const marks = moments.map((t) => {
-      const evs = byTime.get(t);
-      const kind = evs[0].kind;
-      return {
-        value: t,
-        cls: 'k-' + String(kind).replace(/[^a-z]/g, '') + (t === at ? ' current' : ''),
-        title: fmt(t) + ': ' + evs.map((e) => e.kind + (e.node ? ' ' + e.node : '')).join(', '),
-        data: { at: String(t) },
-      };
-    });
-    const gaps = (h.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${fmt(Date.parse(g.from))} – ${fmt(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
+    counts = d.counts || [];
+    total = d.moments || 0;
+    first = d.first ? Date.parse(d.first) : null;
+    last = d.last ? Date.parse(d.last) : null;
+    gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${fmt(Date.parse(g.from))} – ${fmt(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
     timeline.set({ min: from, max: to, value: at === null ? to : at, text: at === null ? 'live' : fmt(at) });
-    timeline.draw(marks, gaps);
-    bar.dataset.moments = String(moments.length);
+    timeline.density(counts);
+    page = null;
+    pageLoad = null;
+    moments = [];
+    await ensurePage(here());
+    bar.dataset.moments = String(total);
     bar.dataset.gaps = String(gaps.length);
     const q2 = new URLSearchParams({ from: String(from), to: String(to) });
     ui.exp.href = '/api/v1/lock/export?' + lockQuery(q2, service, path);
     syncBar();
+  }
+
+  // Bucket i holds the moments t with floor((t - from) * buckets / span)
+  // = i, as the server counts them.
+  const spanOf = () => Math.max(1, win.to - win.from);
+  const bucketOf = (t) => Math.min(counts.length - 1, Math.max(0, Math.floor(((t - win.from) * counts.length) / spanOf())));
+  const bucketStart = (i) => (i >= counts.length ? win.to + 1 : win.from + Math.ceil((i * spanOf()) / counts.length));
+  const covers = (p, t) => p !== null && t >= p.from && t < p.to;
+
+  // ensurePage lists the page around t, unless it is listed or on its way;
+  // the newest page asked for wins.
+  function ensurePage(t) {
+    if (!counts.length || covers(page, t)) return Promise.resolve();
+    if (covers(pageLoad, t)) return pageLoad.done;
+    let i = bucketOf(t);
+    let j = i + 1;
+    let sum = counts[i];
+    for (let grew = true; grew; ) {
+      grew = false;
+      if (i > 0 && sum + counts[i - 1] <= PAGE) {
+        sum += counts[--i];
+        grew = true;
+      }
+      if (j < counts.length && sum + counts[j] <= PAGE) {
+        sum += counts[j++];
+        grew = true;
+      }
+    }
+    const p = { from: bucketStart(i), to: bucketStart(j), before: counts.slice(0, i).reduce((a, b) => a + b, 0) };
+    pageLoad = p;
+    p.done = (async () => {
+      const q = new URLSearchParams({ from: String(p.from), to: String(Math.min(p.to - 1, win.to)) });
+      const res = await fetch('/api/v1/lock/history?' + lockQuery(q, service, path));
+      const h = res.ok ? await res.json() : null;
+      if (pageLoad !== p) return;
+      if (!h) {
+        pageLoad = null; // asked again at the next move
+        return;
+      }
+      pageLoad = null;
+      page = p;
+      pastClock.lives = new Map((h.nodes || []).map((l) => [l.node, l]));
+      const byTime = new Map();
+      for (const e of h.events || []) {
+        const t = Date.parse(e.time);
+        if (!byTime.has(t)) byTime.set(t, []);
+        byTime.get(t).push(e);
+      }
+      moments = [...byTime.keys()].sort((a, b) => a - b);
+      const marks =
+        moments.length > MARKS
+          ? []
+          : moments.map((t) => {
+              const evs = byTime.get(t);
+              return {
+                value: t,
+                cls: 'k-' + String(evs[0].kind).replace(/[^a-z]/g, '') + (t === at ? ' current' : ''),
+                title: fmt(t) + ': ' + evs.map((e) => e.kind + (e.node ? ' ' + e.node : '')).join(', '),
+                data: { at: String(t) },
+              };
+            });
+      timeline.draw(marks, gaps);
+      bar.dataset.page = `${p.from}-${p.to}`;
+      syncBar();
+    })();
+    return p.done;
   }
 
   function syncBar() {
@@ -332,9 +434,10 @@ if (bar) {
     else body.dataset.clockAt = String(at);
     ui.live.setAttribute('aria-pressed', String(at === null));
     ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
-    ui.info.textContent = at === null ? `live · ${moments.length} recorded changes in the window` : `${fmt(at)} · ${moments.filter((t) => t <= at).length} of ${moments.length} changes`;
+    ui.info.textContent = at === null ? `live · ${total} recorded changes in the window` : `${fmt(at)} · ${countTo(at)} of ${total} changes`;
     timeline.input.value = String(at === null ? win.to : at);
-    for (const b of timeline.ticks.querySelectorAll('button')) b.classList.toggle('current', Number(b.dataset.at) === at);
+    timeline.current(at);
+    if (at !== null) ensurePage(at);
   }
 
   // seek shows the lock as it was at t.
@@ -354,12 +457,18 @@ if (bar) {
       let want;
       do {
         want = at;
+        // The moment's table (and the parts with it) is asked for with its
+        // snapshot, not after it.
+        const page = table.request(selected);
         const res = await fetch('/parts/lock-at?' + lockQuery(new URLSearchParams({ at: String(want) }), service, path));
         const next = res.ok ? (await res.json()).snapshot : { path, nodes: [], alerts: [], connection: '' };
+        // Drawn together, the lane and the table cost the browser one
+        // style, layout and paint, not one each.
+        await page.res.catch(() => {});
         if (at === null) return; // Live came meanwhile
         if (at !== want) continue;
         snap = next;
-        render();
+        render(page);
       } while (at !== null && at !== want);
     } finally {
       fetching = false;
@@ -378,16 +487,68 @@ if (bar) {
     load();
   }
 
+  // below is how many of the page's moments are before t (or at it, with
+  // at set).
+  function below(t, orAt = false) {
+    let lo = 0;
+    let hi = moments.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (moments[mid] < t || (orAt && moments[mid] === t)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  // countTo is how many of the window's moments are at or before t: exact
+  // on the listed page, to the bucket until t's page is listed.
+  function countTo(t) {
+    if (covers(page, t)) return page.before + below(t, true);
+    return counts.slice(0, bucketOf(t) + 1).reduce((a, b) => a + b, 0);
+  }
+
   const here = () => (at === null ? win.to : at);
-  const next = () => moments.find((t) => t > here());
-  const prev = () => [...moments].reverse().find((t) => t < here());
-  function stepFwd() {
-    const t = next();
+
+  // nextMoment is the window's first moment after t, listing the pages on
+  // the way (empty buckets are skipped by the density).
+  async function nextMoment(t) {
+    await ensurePage(t);
+    for (;;) {
+      const k = below(t, true);
+      if (k < moments.length) return moments[k];
+      if (page === null || page.to > win.to) return undefined;
+      let b = bucketOf(page.to);
+      while (b < counts.length && !counts[b]) b++;
+      if (b >= counts.length) return undefined;
+      const was = page;
+      await ensurePage(bucketStart(b));
+      if (page === was) return undefined;
+    }
+  }
+
+  // prevMoment is the window's last moment before t.
+  async function prevMoment(t) {
+    await ensurePage(t);
+    for (;;) {
+      const k = below(t);
+      if (k > 0) return moments[k - 1];
+      if (page === null || page.from <= win.from) return undefined;
+      let b = bucketOf(page.from - 1);
+      while (b >= 0 && !counts[b]) b--;
+      if (b < 0) return undefined;
+      const was = page;
+      await ensurePage(bucketStart(b));
+      if (page === was) return undefined;
+    }
+  }
+
+  async function stepFwd() {
+    const t = await nextMoment(here());
     if (t !== undefined) seek(t);
     else goLive();
   }
-  function stepBack() {
-    const t = prev();
+  async function stepBack() {
+    const t = await prevMoment(here());
     if (t !== undefined) seek(t);
   }
   function stop() {
@@ -398,10 +559,7 @@ if (bar) {
     if (playing) {
       stop();
     } else {
-      playing = setInterval(() => {
-        if (next() === undefined) goLive();
-        else stepFwd();
-      }, 1000);
+      playing = setInterval(stepFwd, 1000);
     }
     syncBar();
   });
@@ -420,7 +578,7 @@ if (bar) {
     }
   });
   timelineKeys({
-    back: stepBack, step: stepFwd, first: () => moments.length && seek(moments[0]), last: () => moments.length && seek(moments[moments.length - 1]),
+    back: stepBack, step: stepFwd, first: () => first !== null && seek(first), last: () => last !== null && seek(last),
     extra: { l: goLive, L: goLive },
   });
   load().then(() => {

@@ -83,7 +83,8 @@ async function learnNames(svg, drawn) {
     return;
   }
   for (const [name, label] of Object.entries(got)) names.set(name, label);
-  for (const t of svg.querySelectorAll('[data-node] > text.label.name')) {
+  // A lane drawn aside and patched into the page's (lock.js) has left svg.
+  for (const t of (svg.isConnected ? svg : document).querySelectorAll('[data-node] > text.label.name')) {
     const label = names.get(t.parentNode.dataset.node);
     if (label) t.textContent = label;
   }

@@ -5,6 +5,7 @@
 // one page of rows in the DOM and the browser words no label of its own.
 
 import { tick, holdHint } from './queue.js';
+import { morph } from './morph.js';
 
 export class QueueTable {
   // root holds the table (the server's first paint, if any); opts.pageSize
@@ -64,11 +65,34 @@ export class QueueTable {
     this.refresh();
   }
 
-  update(snap, timing, selected) {
+  // update shows snap; pending is a request() made for it, if the page
+  // started one while it read snap.
+  update(snap, timing, selected, pending = null) {
     this.snap = snap;
     this.timing = timing;
     this.selected = selected;
+    this.pending = pending;
     this.refresh();
+  }
+
+  query(show, selected = this.selected) {
+    return new URLSearchParams({ page: String(Math.max(0, this.page)), size: String(this.pageSize), q: this.filter, selected: selected || '', show });
+  }
+
+  // request starts fetching the page the next update will show, for a page
+  // that knows the next snapshot's moment before it has the snapshot (a
+  // scrub asks for both at once); snap is the source's argument.
+  request(selected, snap = this.snap) {
+    const q = this.query(this.showName, selected);
+    const key = q.toString(); // before the source adds its own to q
+    // The body is read as soon as it comes, not once the page is free to
+    // show it.
+    const res = this.source(q, snap).then((r) => {
+      const text = r.text();
+      text.catch(() => {});
+      return { ok: r.ok, statusText: r.statusText, text: () => text };
+    });
+    return { key, res };
   }
 
   // refresh asks the server for the page to show; one request at a time,
@@ -84,10 +108,12 @@ export class QueueTable {
       do {
         this.dirty = false;
         const show = this.showName;
-        const q = new URLSearchParams({ page: String(Math.max(0, this.page)), size: String(this.pageSize), q: this.filter, selected: this.selected || '', show });
+        const q = this.query(show);
+        const pending = this.pending;
+        this.pending = null;
         let html;
         try {
-          const res = await this.source(q, this.snap);
+          const res = await (pending && pending.key === q.toString() ? pending.res : this.source(q, this.snap));
           if (!res.ok) throw new Error(res.statusText);
           html = await res.text();
         } catch {
@@ -119,14 +145,24 @@ export class QueueTable {
       t.dataset.verb = this.timing.verb(n);
       if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
     }
-    this.root.querySelector('.table-wrap').replaceWith(wrap);
-    this.page = Number(wrap.dataset.page);
-    const pages = Number(wrap.dataset.pages);
-    this.info.textContent = wrap.dataset.info;
+    // The clocks are set before the rows are patched in, so that a row
+    // whose clock reads the same is left alone; they stop at the page's
+    // moment (data-clock-at), which tick looks for above them.
+    const aside = document.createElement('div');
+    const frozen = this.root.closest('[data-clock-at]');
+    if (frozen) aside.dataset.clockAt = frozen.dataset.clockAt;
+    aside.append(wrap);
+    tick(wrap);
+    // Rows are patched, keyed by node, not swapped: between two moments
+    // of a scrub most rows are the same nodes.
+    const live = this.root.querySelector('.table-wrap');
+    morph(live, wrap);
+    this.page = Number(live.dataset.page);
+    const pages = Number(live.dataset.pages);
+    this.info.textContent = live.dataset.info;
     this.prev.disabled = this.page === 0;
     this.next.disabled = this.page >= pages - 1;
-    tick(wrap);
-    const tr = show && wrap.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
+    const tr = show && live.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
     if (tr) tr.scrollIntoView({ block: 'nearest' });
   }
 }

@@ -37,7 +37,9 @@ export class Timeline {
   // draw replaces the marks and gaps. A mark is {value, cls, title, data};
   // a gap is {from, to, title}. Marks are buttons that seek to their value.
   draw(marks, gaps = []) {
-    this.ticks.replaceChildren();
+    this.ticks.replaceChildren(...(this.shape ? [this.shape] : []));
+    this.buttons = new Map();
+    this.shown = null;
     for (const g of gaps) {
       const d = document.createElement('div');
       d.className = 'gap';
@@ -58,7 +60,42 @@ export class Timeline {
       for (const [k, v] of Object.entries(m.data || {})) b.dataset[k] = v;
       b.addEventListener('click', () => this.onSeek(m.value));
       this.ticks.append(b);
+      this.buttons.set(m.value, b);
+      if (b.classList.contains('current')) this.shown = b;
     }
+  }
+
+  // density draws, under the marks, how many moments lie along the bar:
+  // counts[i] in the i-th of counts.length equal stretches, as one SVG path
+  // drawn once per window, for a window with too many moments to mark one
+  // by one (a scrub then moves only the slider over it).
+  density(counts) {
+    if (!this.shape) {
+      const ns = 'http://www.w3.org/2000/svg';
+      this.shape = document.createElementNS(ns, 'svg');
+      this.shape.setAttribute('class', 'density');
+      this.shape.setAttribute('preserveAspectRatio', 'none');
+      this.shape.append(document.createElementNS(ns, 'path'));
+      this.ticks.prepend(this.shape);
+    }
+    const top = counts.reduce((a, b) => Math.max(a, b), 0);
+    let d = '';
+    counts.forEach((c, i) => {
+      if (c > 0) d += `M${i},1V${(1 - (0.2 + (0.8 * c) / top)).toFixed(3)}H${i + 1}V1z`;
+    });
+    this.shape.setAttribute('viewBox', `0 0 ${Math.max(1, counts.length)} 1`);
+    this.shape.firstChild.setAttribute('d', d);
+    this.shape.dataset.buckets = String(counts.length);
+  }
+
+  // current marks the mark at value (none for null) as the one shown,
+  // touching only the marks that change: a scrub calls it every frame.
+  current(value) {
+    const b = (this.buttons && this.buttons.get(value)) || null;
+    if (b === this.shown) return;
+    if (this.shown) this.shown.classList.remove('current');
+    if (b) b.classList.add('current');
+    this.shown = b;
   }
 }
 

@@ -93,19 +93,28 @@ func (s *Server) historyRef(r *http.Request) (history.Source, lockqueue.LockID, 
 	return store, id, from, to, err
 }
 
+// windowEvents are id's events in [from, to] and the lock as it was at
+// from (no State when nothing was kept then).
+func windowEvents(store history.Source, id lockqueue.LockID, from, to time.Time) ([]history.Event, history.State, error) {
+	evs, err := store.Events(id.Key(), from, to)
+	if err != nil {
+		return nil, history.State{}, err
+	}
+	before, err := store.At(id.Key(), from)
+	if err != nil && !errors.Is(err, history.ErrNoHistory) {
+		return nil, history.State{}, err
+	}
+	return evs, before, nil
+}
+
 func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
 	store, id, from, to, err := s.historyRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	evs, err := store.Events(id.Key(), from, to)
+	evs, before, err := windowEvents(store, id, from, to)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	before, err := store.At(id.Key(), from)
-	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		writeError(w, r, s.log, err)
 		return
 	}
@@ -118,6 +127,81 @@ func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
 		resp.Events, resp.Truncated = resp.Events[:maxEvents], true
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// DensityResponse answers GET /api/v1/lock/history/density: how many
+// moments (distinct times of the recorded changes) fall in each of
+// ?buckets= equal stretches of the window, for a time bar over more changes
+// than one answer of the history lists. Bucket i holds the moments t with
+// (t-from)*buckets/(to-from) rounded down = i, in milliseconds (a moment at
+// to is in the last); the bar asks for the events of a few buckets at a time.
+type DensityResponse struct {
+	Service string    `json:"service,omitempty"`
+	Path    string    `json:"path"`
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	Counts  []int     `json:"counts"`
+	// Moments is the window's distinct times, the counts' sum.
+	Moments int `json:"moments"`
+	// First and Last are the window's first and last moments.
+	First *time.Time     `json:"first,omitempty"`
+	Last  *time.Time     `json:"last,omitempty"`
+	Gaps  []history.Span `json:"gaps"`
+}
+
+// Bounds of ?buckets=.
+const (
+	defaultBuckets = 600
+	maxBuckets     = 10_000
+)
+
+func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
+	store, id, from, to, err := s.historyRef(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	n := defaultBuckets
+	if v := r.URL.Query().Get("buckets"); v != "" {
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > maxBuckets {
+			writeError(w, r, s.log, errorf(ErrInvalid, "?buckets=%q: want a number from 1 to %d", v, maxBuckets))
+			return
+		}
+	}
+	evs, before, err := windowEvents(store, id, from, to)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	resp := density(evs, from, to, n)
+	resp.Path, resp.Gaps = id.Name, history.Gaps(before, evs, to)
+	if id.Service != lockqueue.ZooKeeper {
+		resp.Service = id.Service
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// density counts evs' distinct times (in milliseconds, as the API writes
+// them) in n buckets of [from, to].
+func density(evs []history.Event, from, to time.Time, n int) DensityResponse {
+	resp := DensityResponse{From: from, To: to, Counts: make([]int, n)}
+	lo, span := from.UnixMilli(), max(to.UnixMilli()-from.UnixMilli(), 1)
+	last := int64(-1 << 63)
+	for _, e := range evs {
+		ms := e.Time.UnixMilli()
+		if ms == last || ms < lo || ms > to.UnixMilli() {
+			continue
+		}
+		last = ms
+		resp.Counts[min((ms-lo)*int64(n)/span, int64(n-1))]++
+		resp.Moments++
+		t := time.UnixMilli(ms).UTC()
+		if resp.First == nil {
+			resp.First = &t
+		}
+		resp.Last = &t
+	}
+	return resp
 }
 
 func (s *Server) handleLockStats(w http.ResponseWriter, r *http.Request) {

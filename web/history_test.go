@@ -85,6 +85,38 @@ func TestHistoryAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("density", func(t *testing.T) {
+		// The hand-offs are the changes, at 1s and 2s (the first sight is a
+		// keyframe); a change at the window's end is in the last bucket.
+		for _, tc := range []struct {
+			to      time.Duration
+			buckets string
+			want    []int
+			last    time.Duration
+		}{
+			{4 * time.Second, "4", []int{0, 1, 1, 0}, 2 * time.Second},
+			{2 * time.Second, "2", []int{0, 2}, 2 * time.Second},
+			{1500 * time.Millisecond, "3", []int{0, 0, 1}, time.Second},
+		} {
+			code, b := historyGet(t, e, "/api/v1/lock/history/density", with("from", ms(0), "to", ms(tc.to), "buckets", tc.buckets))
+			var resp DensityResponse
+			if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+				t.Fatalf("status %d: %s", code, b)
+			}
+			wantLast := fixtureEpoch.Add(tc.last)
+			if !slices.Equal(resp.Counts, tc.want) || resp.Moments != sum(tc.want) || resp.First == nil || !resp.First.Equal(fixtureEpoch.Add(time.Second)) ||
+				resp.Last == nil || !resp.Last.Equal(wantLast) {
+				t.Errorf("to %s in %s buckets: counts %v, %d moments, first %v, last %v; want %v, first 1s, last %s",
+					tc.to, tc.buckets, resp.Counts, resp.Moments, resp.First, resp.Last, tc.want, wantLast.Sub(fixtureEpoch))
+			}
+		}
+		for _, bad := range []string{"0", "x", "10001"} {
+			if code, b := historyGet(t, e, "/api/v1/lock/history/density", with("buckets", bad)); code != http.StatusBadRequest {
+				t.Errorf("?buckets=%s: status %d (%s), want 400", bad, code, b)
+			}
+		}
+	})
+
 	t.Run("at", func(t *testing.T) {
 		for _, tc := range []struct {
 			at      time.Duration
@@ -163,4 +195,12 @@ func TestHistoryAPI(t *testing.T) {
 			t.Errorf("?at= with the history off: %d %s, want 404", code, b)
 		}
 	})
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }

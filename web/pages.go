@@ -107,6 +107,7 @@ func WithServices(reg *lockservice.Registry) PageOption {
 type pages struct {
 	history  history.Source
 	sparks   sparkCache
+	moments  momentCache
 	snaps    Snapshots
 	sim      bool
 	assets   *assets

@@ -46,21 +46,102 @@ func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
 	if err != nil {
 		return pt, err
 	}
-	st, err := p.history.At(id.Key(), at)
-	known := err == nil
-	if err != nil && !errors.Is(err, history.ErrNoHistory) {
-		return pt, fmt.Errorf("the history of %s at %s: %w", id.Name, views.When(at), err)
+	m := p.moments.of(id, at, func() rebuilt {
+		st, err := p.history.At(id.Key(), at)
+		m := rebuilt{st: st, known: err == nil}
+		if err != nil && !errors.Is(err, history.ErrNoHistory) {
+			m.err = fmt.Errorf("the history of %s at %s: %w", id.Name, views.When(at), err)
+		} else if m.known {
+			m.why, m.inGap = gapAt(p.history, id, st, at)
+		}
+		return m
+	})
+	if m.err != nil {
+		return pt, m.err
 	}
 	href := exportHref(id, at.Add(-defaultWindow/2), at.Add(defaultWindow/2))
-	pt.replay = views.ReplayOf(st, known, at)
+	pt.replay = views.ReplayOf(m.st, m.known, at)
 	pt.replay.ExportHref = href
-	if known {
-		pt.snap, pt.known = st.Snapshot(), true
-		if why, in := gapAt(p.history, id, st, at); in {
-			pt.replay.Seen, pt.replay.Why = false, why
+	if m.known {
+		pt.snap, pt.known = m.st.Snapshot(), true
+		if m.inGap {
+			pt.replay.Seen, pt.replay.Why = false, m.why
 		}
 	}
 	return pt, nil
+}
+
+// rebuilt is a lock at a past moment as the history rebuilds it.
+type rebuilt struct {
+	st    history.State
+	known bool
+	why   string // why the history does not know what happened then
+	inGap bool
+	err   error
+}
+
+// Bounds of the moment cache: how long a rebuilt moment is reused, and how
+// many are kept.
+const (
+	momentTTL  = 2 * time.Second
+	maxMoments = 64
+)
+
+// momentCache shares rebuilt moments between requests: a scrub frame asks
+// for the same moment twice at once, the lane's snapshot (/parts/lock-at)
+// and the table's page (/parts/lock?at=), and the history is read for it
+// once; a moment asked for while it is being rebuilt waits for it. Entries
+// live momentTTL: a moment close to now can still learn of a gap.
+type momentCache struct {
+	mu    sync.Mutex
+	calls map[momentKey]*momentCall
+}
+
+type momentKey struct {
+	lock string
+	at   int64
+}
+
+type momentCall struct {
+	done chan struct{}
+	made time.Time
+	m    rebuilt
+}
+
+// of is id at at, rebuilt by build unless it was lately.
+func (c *momentCache) of(id lockqueue.LockID, at time.Time, build func() rebuilt) rebuilt {
+	key := momentKey{id.Key(), at.UnixNano()}
+	now := time.Now()
+	c.mu.Lock()
+	if call, ok := c.calls[key]; ok && (call.made.IsZero() || now.Sub(call.made) < momentTTL) {
+		c.mu.Unlock()
+		<-call.done
+		return call.m
+	}
+	if c.calls == nil {
+		c.calls = map[momentKey]*momentCall{}
+	}
+	if len(c.calls) >= maxMoments {
+		for k, old := range c.calls {
+			// Expired ones go, then any finished while still full.
+			if !old.made.IsZero() && (now.Sub(old.made) >= momentTTL || len(c.calls) >= maxMoments) {
+				delete(c.calls, k)
+			}
+		}
+	}
+	call := &momentCall{done: make(chan struct{})}
+	c.calls[key] = call
+	c.mu.Unlock()
+
+	m := build()
+	c.mu.Lock()
+	call.m, call.made = m, time.Now()
+	if m.err != nil {
+		delete(c.calls, key) // asked again, read again
+	}
+	c.mu.Unlock()
+	close(call.done)
+	return m
 }
 
 // gapLookahead is how far gapAt reads past the moment, first the short
