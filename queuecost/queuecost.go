@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/zklocal"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -52,14 +53,26 @@ const zkSessionTimeout = 10 * time.Second
 // Measure starts a throwaway server of service, queues n waiters behind a
 // holder, lets window pass and answers what the server counted meanwhile.
 // Everything it started is stopped and removed before it returns.
+// A server that is not installed is an error wrapping fault.Unavailable,
+// so a caller can tell it from a failed measurement without importing the
+// server packages.
 func Measure(ctx context.Context, service string, n int, window time.Duration) (Result, error) {
+	var (
+		r   Result
+		err error
+	)
 	switch service {
 	case ZooKeeper:
-		return measureZK(ctx, n, window)
+		r, err = measureZK(ctx, n, window)
 	case Etcd:
-		return measureEtcd(ctx, n, window)
+		r, err = measureEtcd(ctx, n, window)
+	default:
+		return Result{}, fmt.Errorf("queuecost: unknown service %q: want %s or %s", service, ZooKeeper, Etcd)
 	}
-	return Result{}, fmt.Errorf("queuecost: unknown service %q: want %s or %s", service, ZooKeeper, Etcd)
+	if errors.Is(err, zklocal.ErrNotInstalled) || errors.Is(err, etcdlocal.ErrNotInstalled) {
+		err = fault.Errorf(fault.Unavailable, "%v", err)
+	}
+	return r, err
 }
 
 func measureZK(ctx context.Context, n int, window time.Duration) (Result, error) {

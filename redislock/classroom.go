@@ -15,8 +15,8 @@ import (
 
 	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
-	"github.com/zklockviz/zklockviz/queuecost"
 	"github.com/zklockviz/zklockviz/redislocal"
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -95,8 +95,8 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 		return p, fault.Errorf(fault.Invalid, "scenario %s: masters %d: Redlock takes 3 to 7 masters, an expiry, and redsync's own release (no watchdog, INCR or DEL)", sc.Name, p.Masters)
 	case len(p.RedsyncDefault) > 0 && (p.Masters > 1 || p.Watchdog || p.ExpiryMs == 0):
 		return p, fault.Errorf(fault.Invalid, "scenario %s: redsyncDefault: redsync's default waiters contend for a SET NX PX key on one server (no masters, watchdog or SETNX without expiry)", sc.Name)
-	case slices.ContainsFunc(p.CompareQueues, func(s string) bool { return s != queuecost.ZooKeeper && s != queuecost.Etcd }):
-		return p, fault.Errorf(fault.Invalid, "scenario %s: compareQueues %v: want %s or %s", sc.Name, p.CompareQueues, queuecost.ZooKeeper, queuecost.Etcd)
+	case slices.ContainsFunc(p.CompareQueues, func(s string) bool { return s != lockqueue.ZooKeeper && s != lockqueue.Etcd }):
+		return p, fault.Errorf(fault.Invalid, "scenario %s: compareQueues %v: want %s or %s", sc.Name, p.CompareQueues, lockqueue.ZooKeeper, lockqueue.Etcd)
 	case p.CountAll && !p.OwnServer:
 		return p, fault.Errorf(fault.Invalid, "scenario %s: countAll needs ownServer: a shared server counts other runs' commands too", sc.Name)
 	case p.RetryMs < 0 || p.RetryMs > 5000:
@@ -126,6 +126,9 @@ var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
 type Backend struct {
 	// Log receives redis-server's output; may be nil.
 	Log *slog.Logger
+	// QueueCost measures scenario 7's comparison (compare-queues); nil:
+	// the step says it is not wired.
+	QueueCost QueueCost
 
 	mu  sync.Mutex
 	srv *redislocal.Server
@@ -242,18 +245,31 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 		if err != nil {
 			return nil, fault.Errorf(fault.Unavailable, "redis classroom: %v", err)
 		}
-		return newWorld(ctx, ms, spec, p)
+		return b.withQueueCost(newWorld(ctx, ms, spec, p))
 	}
 	addr := b.Addr()
 	if addr == "" {
 		return nil, fault.Errorf(fault.Unavailable, "redis classroom: no server (closed)")
 	}
-	return newWorld(ctx, []*master{newMaster("", addr, nil)}, spec, p)
+	return b.withQueueCost(newWorld(ctx, []*master{newMaster("", addr, nil)}, spec, p))
+}
+
+func (b *Backend) withQueueCost(w *world, err error) (simulator.World, error) {
+	if err != nil {
+		return nil, err
+	}
+	w.queueCost = b.QueueCost
+	return w, nil
 }
 
 // NewClassroom is Redis's classroom for the registry: a simulator Manager
 // on a Backend. Close the returned manager at shutdown (it stops the
 // redis-server). cfg.Backend is set here.
 func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger}, cfg)
+	return NewClassroomWith(cfg, nil)
+}
+
+// NewClassroomWith is NewClassroom with scenario 7's comparison wired in.
+func NewClassroomWith(cfg simulator.ManagerConfig, cost QueueCost) (lockservice.Classroom, *simulator.Manager, error) {
+	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger, QueueCost: cost}, cfg)
 }

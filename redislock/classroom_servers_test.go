@@ -1,13 +1,16 @@
 package redislock
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/zklockviz/zklockviz/queuecost"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
@@ -130,6 +133,13 @@ func giveUps(t *testing.T, st []simulator.State) {
 	if !strings.Contains(wait.Narration, "gave up after") {
 		t.Errorf("narration %q does not tell the give-ups", wait.Narration)
 	}
+}
+
+// measureQueue is what cmd wires in for scenario 7: real servers started
+// by queuecost, counted by themselves.
+func measureQueue(ctx context.Context, service string, n int, window time.Duration) (QueueResult, error) {
+	r, err := queuecost.Measure(ctx, service, n, window)
+	return QueueResult{Waiters: r.Waiters, Requests: r.Requests, Window: r.Window, Counter: r.Counter}, err
 }
 
 var (

@@ -21,7 +21,7 @@ import (
 func newManager(t *testing.T) (*simulator.Manager, *Backend) {
 	t.Helper()
 	skipWithoutRedis(t)
-	b := &Backend{}
+	b := &Backend{QueueCost: measureQueue}
 	m, err := simulator.New(simulator.ManagerConfig{Backend: b, IdleTimeout: -1, ViewerGrace: -1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
-	"github.com/zklockviz/zklockviz/queuecost"
+	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
-	"github.com/zklockviz/zklockviz/zklocal"
 )
 
 // ActCompare runs the scenario's waiters, as many as poll now, queued on
@@ -26,9 +25,28 @@ const (
 const queueWindow = 4 * time.Second
 
 var queueTitles = map[string]string{
-	queuecost.ZooKeeper: "ZooKeeper (go-zookeeper's Lock: each waiter watches its predecessor)",
-	queuecost.Etcd:      "etcd (concurrency.Mutex: each waiter watches the key before its own)",
+	lockqueue.ZooKeeper: "ZooKeeper (go-zookeeper's Lock: each waiter watches its predecessor)",
+	lockqueue.Etcd:      "etcd (concurrency.Mutex: each waiter watches the key before its own)",
 }
+
+// QueueCost measures n waiters queued on service (zookeeper or etcd) for
+// window, on a server of that service started for it, and answers what
+// that server itself counted. cmd wires package queuecost in, so this
+// package starts no ZooKeeper or etcd of its own. An error wrapping
+// fault.Unavailable (the server is not installed) is told, not failed.
+type QueueCost func(ctx context.Context, service string, n int, window time.Duration) (QueueResult, error)
+
+// QueueResult is what a QueueCost server counted: Requests received in
+// Window, read from Counter.
+type QueueResult struct {
+	Waiters  int
+	Requests int64
+	Window   time.Duration
+	Counter  string
+}
+
+// PerSecond is the server's request rate over the window.
+func (r QueueResult) PerSecond() float64 { return float64(r.Requests) / r.Window.Seconds() }
 
 // compareQueues measures the same waiters queued on each service, while
 // the Redis waiters poll on here.
@@ -42,12 +60,16 @@ func (w *world) compareQueues(ctx context.Context, who string) error {
 	for _, svc := range w.p.CompareQueues {
 		done := make(chan struct{})
 		var (
-			r   queuecost.Result
+			r   QueueResult
 			err error
 		)
 		go func() {
 			defer close(done)
-			r, err = queuecost.Measure(ctx, svc, n, queueWindow)
+			if w.queueCost == nil {
+				err = fault.Errorf(fault.Unavailable, "this classroom has no way to start %s wired in", svc)
+				return
+			}
+			r, err = w.queueCost(ctx, svc, n, queueWindow)
 		}()
 		for polling := true; polling; {
 			select {
@@ -61,7 +83,7 @@ func (w *world) compareQueues(ctx context.Context, who string) error {
 			}
 		}
 		switch {
-		case errors.Is(err, zklocal.ErrNotInstalled), errors.Is(err, etcdlocal.ErrNotInstalled):
+		case errors.Is(err, fault.Unavailable):
 			w.emit(simulator.Event{Client: who, Event: EvQueueCost, Text: fmt.Sprintf("the same %d waiters on %s: not measured, %v", n, svc, err)})
 			continue
 		case err != nil:

@@ -144,6 +144,8 @@ type world struct {
 	// spinRate is the lock commands/s the server counted in the last
 	// metered wait.
 	spinRate float64
+	// queueCost measures compare-queues (Backend.QueueCost).
+	queueCost QueueCost
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {

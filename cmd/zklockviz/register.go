@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/zklockviz/zklockviz/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/pglock"
+	"github.com/zklockviz/zklockviz/queuecost"
 	"github.com/zklockviz/zklockviz/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -33,7 +36,7 @@ type classService struct {
 var classServices = []classService{
 	{name: lockqueue.ZooKeeper, catalog: simulator.ZooKeeperCatalog},
 	{
-		name: redislock.Name, catalog: redislock.Catalog, pkg: "redis-server", newClassroom: redislock.NewClassroom,
+		name: redislock.Name, catalog: redislock.Catalog, pkg: "redis-server", newClassroom: newRedisClassroom,
 		noStrategy: "--strategy is ZooKeeper's: Redis waiters poll",
 		noClients:  "--clients: the Redis scenarios have a fixed cast; drop --clients",
 	},
@@ -100,4 +103,13 @@ func (m *Main) registerService(svc lockservice.Service) error {
 		svc.Classroom = cls
 	}
 	return m.services.Register(svc)
+}
+
+// newRedisClassroom is Redis's classroom with scenario 7's comparison wired
+// in: the same waiters queued on a ZooKeeper and an etcd queuecost starts.
+func newRedisClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
+	return redislock.NewClassroomWith(cfg, func(ctx context.Context, service string, n int, window time.Duration) (redislock.QueueResult, error) {
+		r, err := queuecost.Measure(ctx, service, n, window)
+		return redislock.QueueResult{Waiters: r.Waiters, Requests: r.Requests, Window: r.Window, Counter: r.Counter}, err
+	})
 }
