@@ -54,6 +54,7 @@ func TestClassroomServicesRedis(t *testing.T) {
 	if done, ahead := doneTicks(tb); done != 14 || ahead != 0 {
 		t.Errorf("step marks at the end: %d ticked, %d ahead; want all 14 ticked", done, ahead)
 	}
+	serviceWords(t, tb, "retries SET NX")
 	ttl := `document.querySelector('.run figure.ttl svg')`
 	rises := eval[int](tb, `Number(`+ttl+`?.dataset.rises ?? -1)`)
 	points := eval[int](tb, `Number(`+ttl+`?.dataset.points ?? -1)`)
@@ -147,6 +148,22 @@ func queuedService(t *testing.T, scenario string, steps, k int, want string) {
 	}
 	if n := eval[int](tb, `Number(document.querySelector('.run [data-meter=commands]').dataset.value)`); n == 0 {
 		t.Errorf("the requests meter reads 0 with four clients in")
+	}
+	serviceWords(t, tb, "queue")
+}
+
+// serviceWords: another service's run is named for its service and says
+// how its waiters wait, in its title and beside the disabled strategy
+// control, with none of ZooKeeper's watch-strategy words.
+func serviceWords(t *testing.T, tb *tab, want string) {
+	t.Helper()
+	got := eval[[]string](tb, `[document.querySelector('.run .strategy').textContent, document.querySelector('.run .run-title').textContent, document.getElementById('strategy-fixed').textContent, String(document.getElementById('strategy').disabled)]`)
+	name, title, note, disabled := got[0], got[1], got[2], got[3]
+	if name == "predecessor" || strings.Contains(title, "predecessor") || strings.Contains(title, "watches one node") {
+		t.Errorf("run named %q titled %q: ZooKeeper's strategy words on another service", name, title)
+	}
+	if !strings.Contains(title, want) || title != note || disabled != "true" {
+		t.Errorf("title %q, note %q, strategy disabled %s: want the service's waiting words (with %q) in both, the control disabled", title, note, disabled, want)
 	}
 }
 

@@ -65,6 +65,7 @@ var scenarioFS embed.FS
 var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
 	Service: Name, Title: "etcd", FS: scenarioFS, Dir: "scenarios",
 	Order:    []string{"etcd-mutex-queue", "etcd-lease-pause"},
+	Waiting:  "etcd queues waiters by create revision: each watches only the key just before its own",
 	Validate: func(sc *simulator.Scenario) error { return (&Backend{}).DryRun(sc, sc.Steps) },
 })
 

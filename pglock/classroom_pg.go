@@ -87,6 +87,7 @@ var scenarioFS embed.FS
 var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
 	Service: Name, Title: "PostgreSQL", FS: scenarioFS, Dir: "scenarios",
 	Order:    []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock"},
+	Waiting:  "PostgreSQL's waiters sleep in the server's lock manager, queued in order: no polling, no watches",
 	Validate: func(sc *simulator.Scenario) error { return (&Backend{}).DryRun(sc, sc.Steps) },
 })
 

@@ -114,6 +114,7 @@ var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
 	Service: Name, Title: "Redis", FS: scenarioFS, Dir: "scenarios",
 	Order: []string{"redis-setnx-crash", "redis-px-pause", "redis-del-third", "redis-token-fencing", "redis-watchdog",
 		"redis-redlock-restart", "redis-redlock-clock", "redis-spin-cost"},
+	Waiting: "Redis keeps no queue: each waiter retries SET NX on its own timer until the key is free (the watchdog lock's waiters are also woken by a publish)",
 	Validate: func(sc *simulator.Scenario) error {
 		_, err := sc.PlanWith(0, func(p []simulator.Action) error { return (&Backend{}).DryRun(sc, p) })
 		return err

@@ -29,6 +29,10 @@ type CatalogConfig struct {
 	// (its params, a dry run of its steps); nil when the format's own
 	// checks are all.
 	Validate func(*Scenario) error
+	// Waiting says how the service's waiters wait, shown in place of
+	// ZooKeeper's watch strategies (herd, predecessor), which only
+	// ZooKeeper's recipes choose between; empty for ZooKeeper.
+	Waiting string
 }
 
 // Catalog is one lock service's scenarios: its built-ins and the way to
@@ -78,6 +82,9 @@ func NewCatalog(cfg CatalogConfig) *Catalog {
 	c.names = append(c.names, rest...)
 	return c
 }
+
+// Waiting is CatalogConfig.Waiting.
+func (c *Catalog) Waiting() string { return c.cfg.Waiting }
 
 // Service is the catalog's lock service, empty for ZooKeeper.
 func (c *Catalog) Service() string { return c.cfg.Service }

@@ -219,6 +219,10 @@ func (m *Manager) Scenarios() []ScenarioInfo {
 	for _, n := range cat.Names() {
 		sc, _ := cat.Builtin(n)
 		info := sc.info()
+		if w := cat.Waiting(); w != "" {
+			info.Waiting = w
+			info.StrategyFixed = "herd and predecessor are ZooKeeper's watch strategies; " + w
+		}
 		if missing != nil {
 			info.Unavailable = missing.Error()
 		}

@@ -106,9 +106,12 @@ type ScenarioInfo struct {
 	// (a lease lock's standbys always watch the children), for the
 	// classroom to show beside its disabled strategy control.
 	StrategyFixed string `json:"strategyFixed,omitempty"`
-	Fencing       bool   `json:"fencing"`
-	Clients       int    `json:"clients,omitempty"`
-	Steps         int    `json:"steps"`
+	// Waiting says how another service's waiters wait (its catalog's
+	// Waiting), for the classroom's strategy note and pane title.
+	Waiting string `json:"waiting,omitempty"`
+	Fencing bool   `json:"fencing"`
+	Clients int    `json:"clients,omitempty"`
+	Steps   int    `json:"steps"`
 	// Unavailable says why the scenario cannot run here (its server is
 	// not installed: which package provides it); empty when it can.
 	Unavailable string `json:"unavailable,omitempty"`

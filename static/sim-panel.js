@@ -56,6 +56,8 @@ class RunClock {
 //   opts.onError(msg): say what went wrong; null clears it
 //   opts.onAct(client, action): the teacher acts on a client
 //   opts.peers(): the shown states of every run, for the herd meter's scale
+//   opts.name, opts.title: another service's run is named for its
+//     service and titled with how its waiters wait (not a ZooKeeper strategy)
 //   opts.pane: {service, scenario, label} for one pane of scenario 12 (side
 //     by side): the run is that service's own scenario, on its ?service=
 export class Panel {
@@ -65,7 +67,7 @@ export class Panel {
     // side is the scenario-12 pane this run is (opts.pane), or null.
     this.side = opts.pane || null;
     // name says which run a message is about; key tells the panes apart.
-    this.name = this.side ? this.side.label : strategy;
+    this.name = this.side ? this.side.label : opts.name || strategy;
     this.key = this.side ? this.side.scenario : strategy;
     // Every API path of a pane's run names its service; ZooKeeper's is the default.
     this.query = this.side && this.side.service !== 'zookeeper' ? `?service=${encodeURIComponent(this.side.service)}` : '';
@@ -83,7 +85,9 @@ export class Panel {
       herd: 'herd: every waiter watches all children',
       children: 'children: every standby watches the lock\'s children',
     };
-    const title = titles[strategy] || 'predecessor: each waiter watches one node';
+    // Another service's waiters do not choose a ZooKeeper strategy: the
+    // title says how they wait (ScenarioInfo.waiting).
+    const title = opts.title || titles[strategy] || 'predecessor: each waiter watches one node';
     this.el.innerHTML = `
       <h2><span class="strategy"></span><span class="run-title dim"></span></h2>
       <div class="narration" aria-live="polite"></div>

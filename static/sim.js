@@ -379,7 +379,7 @@ async function restart() {
   ui.strategy.disabled = !!fixed;
   ui.strategy.title = fixed;
   ui.strategyFixed.hidden = !fixed;
-  ui.strategyFixed.textContent = side ? `side by side: ${fixed}` : fixed ? `${info.strategy}: ${fixed}` : '';
+  ui.strategyFixed.textContent = side ? `side by side: ${fixed}` : info.waiting ? info.waiting : fixed ? `${info.strategy}: ${fixed}` : '';
   ui.fencing.disabled = side;
   ui.fencing.title = side ? fixed : '';
   const compare = side || (!fixed && ui.strategy.value === 'compare');
@@ -390,6 +390,8 @@ async function restart() {
     (st, i) =>
       new Panel(st, compare, {
         pane: side ? info.panes[i] : null,
+        name: info.waiting ? info.service : undefined,
+        title: info.waiting,
         showTable,
         current: (g) => g === generation,
         onState: show,
