@@ -295,3 +295,25 @@ func TestWatchFromLockView(t *testing.T) {
 	tb.until("live", `document.body.dataset.live === 'true'`)
 	tb.until("the holder", `document.querySelector('#lane [data-state=holding]')`)
 }
+
+// Watched from the lock view, a page whose socket never opens says NOT LIVE
+// (connecting) at once: the words for the socket's states come with the
+// watch, not with a change the socket would have brought.
+func TestWatchFromLockViewSocketNeverOpens(t *testing.T) {
+	need(t)
+	const path = "/e2e/never"
+	admin := connect(t)
+	ensurePath(t, admin, path)
+	srv := startServer(t)
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("the offer", `document.getElementById('watch-this')`)
+	// A socket that never connects nor closes, as behind a proxy that
+	// holds the upgrade.
+	tb.run(`window.WebSocket = class { constructor() { this.readyState = 0; } close() {} send() {} addEventListener() {} };`)
+	tb.do("watch it", chromedp.Click(chromedp.ID("watch-this")))
+	tb.until("the connecting banner", `!document.getElementById('banner').hidden && document.getElementById('banner').textContent.startsWith('NOT LIVE — connecting')`)
+	if got := eval[string](tb, `document.body.dataset.live`); got != "false" {
+		t.Errorf("live %q with no socket, want false", got)
+	}
+}

@@ -247,6 +247,15 @@ if (watchThis) {
       watchThis.closest('.card').replaceChildren(Object.assign(document.createElement('p'), { textContent: `Watching ${path}.` }));
       body.dataset.watched = 'true';
       follow();
+      // The banner's words for the socket's own states come with the parts
+      // of a watched lock: take them now, not from the first change the
+      // socket brings, so a socket that never opens is said.
+      const res2 = await fetch('/parts/lock?' + lockQuery(new URLSearchParams(), service, path));
+      if (res2.ok) {
+        const tpl = document.createElement('template');
+        tpl.innerHTML = await res2.text();
+        showParts(tpl.content);
+      }
     } catch (err) {
       watchThis.disabled = false;
       watchThis.insertAdjacentText('afterend', ` Could not watch: ${err.message}`);
