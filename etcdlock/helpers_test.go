@@ -221,3 +221,22 @@ func etcdctlLock(t *testing.T, f *feed, endpoint, prefix string, ttl int, before
 	c.kill = func() { cmd.Process.Kill(); <-done }
 	return c
 }
+
+// createRevision waits for key to exist (a contender puts its key from its
+// own goroutine) and returns its create revision.
+func createRevision(t *testing.T, cli *clientv3.Client, key string) int64 {
+	t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for time.Now().Before(deadline) {
+		resp, err := cli.Get(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Kvs) == 1 {
+			return resp.Kvs[0].CreateRevision
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", key)
+	return 0
+}

@@ -319,12 +319,13 @@ func TestResyncAfterCompaction(t *testing.T) {
 	<-b.locked
 	c := goMutex(t, srv.Endpoint(), prefix, 30)
 	label[c.key] = "c"
+	// Compact at c's own revision: past the reader's watch (which stopped
+	// before a's delete) but not past c's. concurrency.Mutex watches its
+	// predecessor from its Get's revision, and a compaction past that makes
+	// c give up and delete its key, so compacting further would race c.
 	cli := newClient(t, srv.Endpoint())
-	resp, err := cli.Put(context.Background(), "/unrelated", "moves the revision on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Compact(context.Background(), resp.Header.Revision); err != nil {
+	rev := createRevision(t, cli, prefix+"/"+c.key)
+	if _, err := cli.Compact(context.Background(), rev); err != nil {
 		t.Fatal(err)
 	}
 	p.Restore()
