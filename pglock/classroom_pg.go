@@ -218,7 +218,7 @@ func classLinesFor(p classParams) classLines {
 		"BEGIN",
 		"SELECT * FROM T WHERE id = 1 FOR UPDATE  -- sleeps until the row's locker ends",
 		"SELECT * FROM T WHERE id = 2 FOR UPDATE  -- a second lock, same transaction",
-		"work: UPDATE T SET writes = writes + 1 WHERE id = 1; write(resource)",
+		"work: INSERT INTO T_writes (client) VALUES (me); write(resource)",
 		"COMMIT  -- or ROLLBACK, or the session ends",
 	}, acquire: 2, second: 3, work: 4, release: 5}
 }

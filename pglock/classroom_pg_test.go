@@ -176,7 +176,7 @@ func TestIdleInTransactionBlocksEveryone(t *testing.T) {
 		return e.Step == 7 && e.Client == "C1" && e.Event == simulator.EvFenced
 	})
 	if !fenced {
-		t.Errorf("C1's stale UPDATE was not refused: %+v", last.Events)
+		t.Errorf("C1's stale write was not refused: %+v", last.Events)
 	}
 	if len(last.Violations) != 0 {
 		t.Errorf("violations: %+v", last.Violations)

@@ -133,9 +133,11 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 	var version int
 	setup := []string{
 		"CREATE ROLE " + w.role + " LOGIN",
-		"CREATE TABLE " + w.table + " (id int PRIMARY KEY, writes int NOT NULL DEFAULT 0)",
+		"CREATE TABLE " + w.table + " (id int PRIMARY KEY)",
 		"INSERT INTO " + w.table + " (id) VALUES (1), (2)",
 		"GRANT SELECT, UPDATE ON " + w.table + " TO " + w.role,
+		"CREATE TABLE " + w.writes() + " (client text NOT NULL, at timestamptz NOT NULL DEFAULT now())",
+		"GRANT INSERT ON " + w.writes() + " TO " + w.role,
 	}
 	for _, q := range setup {
 		if _, err := obs.Exec(ctx, q); err != nil {
@@ -212,7 +214,7 @@ func (w *classWorld) Close() error {
 	if _, err := w.obs.Exec(ctx, "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE usename = $1", w.role); err != nil {
 		errs = append(errs, err)
 	}
-	for _, q := range []string{"DROP TABLE IF EXISTS " + w.table, "DROP ROLE IF EXISTS " + w.role} {
+	for _, q := range []string{"DROP TABLE IF EXISTS " + w.table, "DROP TABLE IF EXISTS " + w.writes(), "DROP ROLE IF EXISTS " + w.role} {
 		if _, err := w.obs.Exec(ctx, q); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", q, err))
 		}
@@ -636,9 +638,23 @@ func (w *classWorld) gone(ctx context.Context, c *pgClient) error {
 			return nil
 		}
 		if err := sleepCtx(ctx, settlePoll); err != nil {
-			return fmt.Errorf("%s's backend (pid %d) did not end: %w", c.name, c.pid, err)
+			return fmt.Errorf("%s's backend (pid %d) did not end (%s): %w", c.name, c.pid, w.backendState(c.pid), err)
 		}
 	}
+}
+
+// backendState says what pg_stat_activity shows of pid, for an error that
+// has to explain why a backend lingers.
+func (w *classWorld) backendState(pid uint32) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var state, waitType, wait, query string
+	err := w.obs.QueryRow(ctx, `SELECT coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), left(coalesce(query, ''), 80)
+		FROM pg_stat_activity WHERE pid = $1`, int32(pid)).Scan(&state, &waitType, &wait, &query)
+	if err != nil {
+		return fmt.Sprintf("pg_stat_activity unreadable: %v", err)
+	}
+	return fmt.Sprintf("state %q, waiting on %s/%s, query %q", state, waitType, wait, query)
 }
 
 // pause stops c with its transaction open: its connection stays up and
@@ -695,6 +711,12 @@ func (w *classWorld) pause(ctx context.Context, c *pgClient) error {
 // write is the work: with a row lock, an UPDATE of the locked row in the
 // same transaction (a stale holder's fails: its session is gone, so the
 // database fences itself), then the protected resource.
+// writes is the table a row-lock holder writes to inside its transaction.
+// Not the locked row itself: an UPDATE of it makes the next hand-off a race
+// (the waiters re-lock the row's new version, and whoever runs first wins,
+// which this machine showed under load), and the scenarios promise FIFO.
+func (w *classWorld) writes() string { return w.table + "_writes" }
+
 func (w *classWorld) write(ctx context.Context, c *pgClient) error {
 	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return fmt.Errorf("%s does not hold the lock (%s)", c.name, c.state)
@@ -702,15 +724,11 @@ func (w *classWorld) write(ctx context.Context, c *pgClient) error {
 	c.stats.Writes++
 	c.line = w.lines.work
 	if w.p.Lock == kindRow {
-		row := 1
-		if c.reversed {
-			row = 2
-		}
 		c.stats.Commands++
-		if _, err := c.conn.Exec(ctx, fmt.Sprintf("UPDATE %s SET writes = writes + 1 WHERE id = %d", w.table, row)); err != nil {
+		if _, err := c.conn.Exec(ctx, "INSERT INTO "+w.writes()+" (client) VALUES ($1)", c.name); err != nil {
 			c.stats.Fenced++
 			w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Node: nodeName(int(c.pid)),
-				Text: fmt.Sprintf("its UPDATE in the locked transaction fails (%v): a write that goes through the lock's own transaction cannot outlive the lock", err)})
+				Text: fmt.Sprintf("its INSERT in the locked transaction fails (%v): a write that goes through the lock's own transaction cannot outlive the lock", err)})
 			return nil
 		}
 	}
