@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,6 +74,7 @@ func TestSkewedServerClock(t *testing.T) {
 		missing(t, "libfaketime (Debian package faketime)", err)
 	}
 	const skew = 30 * time.Second
+	cleanFaketimeShm(t)
 	// The JVM inherits this process's environment; nothing else is started
 	// while it is set.
 	t.Setenv("LD_PRELOAD", libfaketime)
@@ -129,4 +135,46 @@ func TestSkewedServerClock(t *testing.T) {
 			}
 		}
 	}
+}
+
+// cleanFaketimeShm removes, after the test, the shared memory files
+// libfaketime made for the processes it was preloaded into: each makes
+// /dev/shm/faketime_shm_PID and sem.faketime_sem_PID and unlinks them only
+// on a clean exit, which a server stopped with SIGKILL never has. Files of
+// a process still running are left alone.
+func cleanFaketimeShm(t *testing.T) {
+	before := faketimeShm(t)
+	t.Cleanup(func() {
+		for name, pid := range faketimeShm(t) {
+			if before[name] != 0 {
+				continue
+			}
+			if err := syscall.Kill(pid, 0); err == nil {
+				continue // not ours to remove while it runs
+			}
+			if err := os.Remove(filepath.Join("/dev/shm", name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("remove libfaketime's %s: %v", name, err)
+			}
+		}
+	})
+}
+
+// faketimeShm lists libfaketime's files in /dev/shm by the pid they name.
+func faketimeShm(t *testing.T) map[string]int {
+	entries, err := os.ReadDir("/dev/shm")
+	if err != nil {
+		t.Logf("read /dev/shm: %v", err)
+		return nil
+	}
+	out := map[string]int{}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "faketime_shm_")
+		if !ok {
+			rest, ok = strings.CutPrefix(e.Name(), "sem.faketime_sem_")
+		}
+		if pid, err := strconv.Atoi(rest); ok && err == nil {
+			out[e.Name()] = pid
+		}
+	}
+	return out
 }
