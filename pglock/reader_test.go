@@ -217,8 +217,8 @@ func TestRowLocks(t *testing.T) {
 // Two sessions each hold one advisory lock and wait for the other's. With
 // deadlock_timeout at an hour PostgreSQL has not broken the cycle yet, and
 // the reader shows it on both locks. Cancelling one session's wait (what
-// the deadlock check does, with 40P01) clears the alert; the session keeps
-// the lock it held.
+// the deadlock check does, with 40P01: TestWaitCycleBrokenByDeadlockDetector
+// lets it) clears the alert; the session keeps the lock it held.
 func TestWaitCycle(t *testing.T) {
 	srv := server(t, nil)
 	su := superuser(t, srv)
@@ -261,6 +261,44 @@ func TestWaitCycle(t *testing.T) {
 	})
 	want := shape{order: pids(pb, pa), holders: pids(pb), blocked: map[string][]string{nodeName(pa): pids(pb)}}
 	col.await(t, "advisory/2", "the cycle gone, a still waiting for b's 2", func(s lockqueue.Snapshot) bool {
+		return len(s.Alerts) == 0 && shapeOf(s).equal(want)
+	})
+}
+
+// The same cycle broken by PostgreSQL's own deadlock check, not by the
+// test: b's session lowers its deadlock_timeout before it closes the
+// cycle, so its backend looks for cycles a second into its wait, finds
+// this one and aborts b's wait with 40P01. b keeps the lock it held (a
+// session-level advisory lock outlives the error) and a still waits for
+// it; the reader shows exactly that, with no cycle left.
+func TestWaitCycleBrokenByDeadlockDetector(t *testing.T) {
+	srv := server(t, nil)
+	su := superuser(t, srv)
+	_, col := startReader(t, Config{DSN: srv.DSN(), Watch: []string{"advisory/1", "advisory/2"}})
+	a, b := startPsql(t, srv, "detect-a"), startPsql(t, srv, "detect-b")
+	pa, pb := pidOf(t, su, "detect-a"), pidOf(t, su, "detect-b")
+	a.send(t, "SELECT pg_advisory_lock(1);")
+	b.send(t, "SELECT pg_advisory_lock(2);")
+	holdsAdvisory(t, su, pa, 1)
+	holdsAdvisory(t, su, pb, 1)
+	a.send(t, "SELECT pg_advisory_lock(2);")
+	waitingOn(t, su, pa)
+	b.send(t, `\set VERBOSITY verbose`)
+	b.send(t, "SET deadlock_timeout = '1s'; SELECT pg_advisory_lock(1);")
+	waitUntil(t, "PostgreSQL's deadlock check to abort b's wait", func() bool {
+		return strings.Contains(b.output(), "40P01")
+	})
+	if out := b.output(); !strings.Contains(out, "deadlock detected") {
+		t.Errorf("b's error is not the deadlock check's: %s", out)
+	}
+	if out := a.output(); strings.Contains(out, "deadlock") {
+		t.Errorf("a, whose deadlock_timeout is an hour, was aborted too: %s", out)
+	}
+	col.await(t, "advisory/1", "a alone on 1, no cycle", func(s lockqueue.Snapshot) bool {
+		return len(s.Alerts) == 0 && slices.Equal(s.Holders(), pids(pa)) && len(s.Nodes) == 1
+	})
+	want := shape{order: pids(pb, pa), holders: pids(pb), blocked: map[string][]string{nodeName(pa): pids(pb)}}
+	col.await(t, "advisory/2", "b still holding 2, a waiting for it, no cycle", func(s lockqueue.Snapshot) bool {
 		return len(s.Alerts) == 0 && shapeOf(s).equal(want)
 	})
 }
