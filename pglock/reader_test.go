@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
@@ -214,23 +215,39 @@ func TestRowLocks(t *testing.T) {
 	col.await(t, name, "no one left", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 0 })
 }
 
+// cycleHalf is a wait cycle one statement short: a holds advisory lock 1
+// and waits for 2, which b holds; b asking for 1 closes it.
+type cycleHalf struct {
+	su     *pgx.Conn
+	col    *collector
+	a, b   *psqlSession
+	pa, pb int
+}
+
+func halfCycle(t *testing.T) cycleHalf {
+	t.Helper()
+	srv := server(t, nil)
+	c := cycleHalf{su: superuser(t, srv)}
+	_, c.col = startReader(t, Config{DSN: srv.DSN(), Watch: []string{"advisory/1", "advisory/2"}})
+	c.a, c.b = startPsql(t, srv, "cycle-a"), startPsql(t, srv, "cycle-b")
+	c.pa, c.pb = pidOf(t, c.su, "cycle-a"), pidOf(t, c.su, "cycle-b")
+	c.a.send(t, "SELECT pg_advisory_lock(1);")
+	c.b.send(t, "SELECT pg_advisory_lock(2);")
+	holdsAdvisory(t, c.su, c.pa, 1)
+	holdsAdvisory(t, c.su, c.pb, 1)
+	c.a.send(t, "SELECT pg_advisory_lock(2);")
+	waitingOn(t, c.su, c.pa)
+	return c
+}
+
 // Two sessions each hold one advisory lock and wait for the other's. With
 // deadlock_timeout at an hour PostgreSQL has not broken the cycle yet, and
 // the reader shows it on both locks. Cancelling one session's wait (what
 // the deadlock check does, with 40P01: TestWaitCycleBrokenByDeadlockDetector
 // lets it) clears the alert; the session keeps the lock it held.
 func TestWaitCycle(t *testing.T) {
-	srv := server(t, nil)
-	su := superuser(t, srv)
-	_, col := startReader(t, Config{DSN: srv.DSN(), Watch: []string{"advisory/1", "advisory/2"}})
-	a, b := startPsql(t, srv, "cycle-a"), startPsql(t, srv, "cycle-b")
-	pa, pb := pidOf(t, su, "cycle-a"), pidOf(t, su, "cycle-b")
-	a.send(t, "SELECT pg_advisory_lock(1);")
-	b.send(t, "SELECT pg_advisory_lock(2);")
-	holdsAdvisory(t, su, pa, 1)
-	holdsAdvisory(t, su, pb, 1)
-	a.send(t, "SELECT pg_advisory_lock(2);")
-	waitingOn(t, su, pa)
+	c := halfCycle(t)
+	su, col, b, pa, pb := c.su, c.col, c.b, c.pa, c.pb
 	b.send(t, "SELECT pg_advisory_lock(1);")
 	waitingOn(t, su, pb)
 
@@ -251,7 +268,7 @@ func TestWaitCycle(t *testing.T) {
 	for _, pid := range []int{pa, pb} {
 		waitingOn(t, su, pid)
 	}
-	if out := a.output() + b.output(); strings.Contains(out, "deadlock") {
+	if out := c.a.output() + b.output(); strings.Contains(out, "deadlock") {
 		t.Fatalf("PostgreSQL already broke the cycle: %s", out)
 	}
 
@@ -272,17 +289,8 @@ func TestWaitCycle(t *testing.T) {
 // session-level advisory lock outlives the error) and a still waits for
 // it; the reader shows exactly that, with no cycle left.
 func TestWaitCycleBrokenByDeadlockDetector(t *testing.T) {
-	srv := server(t, nil)
-	su := superuser(t, srv)
-	_, col := startReader(t, Config{DSN: srv.DSN(), Watch: []string{"advisory/1", "advisory/2"}})
-	a, b := startPsql(t, srv, "detect-a"), startPsql(t, srv, "detect-b")
-	pa, pb := pidOf(t, su, "detect-a"), pidOf(t, su, "detect-b")
-	a.send(t, "SELECT pg_advisory_lock(1);")
-	b.send(t, "SELECT pg_advisory_lock(2);")
-	holdsAdvisory(t, su, pa, 1)
-	holdsAdvisory(t, su, pb, 1)
-	a.send(t, "SELECT pg_advisory_lock(2);")
-	waitingOn(t, su, pa)
+	c := halfCycle(t)
+	col, a, b, pa, pb := c.col, c.a, c.b, c.pa, c.pb
 	b.send(t, `\set VERBOSITY verbose`)
 	b.send(t, "SET deadlock_timeout = '1s'; SELECT pg_advisory_lock(1);")
 	waitUntil(t, "PostgreSQL's deadlock check to abort b's wait", func() bool {
