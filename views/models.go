@@ -5,6 +5,7 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -241,47 +242,7 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 			// service has a line of its own.
 			states[string(s.Connection)] = true
 		}
-		row := LockRow{
-			Service: s.ServiceName(), ServiceTitle: s.ServiceName(),
-			Path: s.Path, Href: LockHref(s.ServiceName(), s.Path), Recipe: string(s.Recipe),
-			Connection: string(s.Connection), Holders: "none", OldestWait: "—", Alerts: "—",
-		}
-		if row.Recipe == "" {
-			row.Recipe = "—"
-		}
-		var short, full []string
-		for _, n := range s.Nodes {
-			if n.Holding {
-				short = append(short, ShortName(n.Name, n.Seq))
-				if n.Client != "" {
-					// Who the holder is, where the service can tell.
-					full = append(full, n.Name+" ("+n.Client+")")
-				} else {
-					full = append(full, n.Name)
-				}
-			}
-		}
-		if len(short) > 0 {
-			row.Holders = strings.Join(short[:min(3, len(short))], ", ")
-			if len(short) > 3 {
-				row.Holders += fmt.Sprintf(" +%d", len(short)-3)
-			}
-			row.HoldersTitle = strings.Join(full[:min(50, len(full))], "\n")
-		}
-		row.Waiting = len(s.Waiters())
-		if _, oldest := s.Oldest(); !oldest.IsZero() {
-			row.OldestWait = Duration(now.Sub(oldest))
-		}
-		if len(s.Alerts) > 0 {
-			var kinds, msgs []string
-			for _, a := range s.Alerts {
-				kinds = append(kinds, a.Kind)
-				msgs = append(msgs, a.Message)
-			}
-			row.Alerts = strings.Join(kinds, ", ")
-			row.AlertTitle = strings.Join(msgs, "\n")
-		}
-		d.Locks = append(d.Locks, row)
+		d.Locks = append(d.Locks, newLockRow(s, now))
 	}
 	switch len(states) {
 	case 0:
@@ -296,6 +257,48 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 	return d
 }
 
+// newLockRow is one lock's row of the dashboard.
+func newLockRow(s lockqueue.Snapshot, now time.Time) LockRow {
+	row := LockRow{
+		Service: s.ServiceName(), ServiceTitle: s.ServiceName(),
+		Path: s.Path, Href: LockHref(s.ServiceName(), s.Path), Recipe: cmp.Or(string(s.Recipe), "—"),
+		Connection: string(s.Connection), Holders: "none", OldestWait: "—", Alerts: "—",
+	}
+	var short, full []string
+	for _, n := range s.Nodes {
+		if n.Holding {
+			short = append(short, ShortName(n.Name, n.Seq))
+			if n.Client != "" {
+				// Who the holder is, where the service can tell.
+				full = append(full, n.Name+" ("+n.Client+")")
+			} else {
+				full = append(full, n.Name)
+			}
+		}
+	}
+	if len(short) > 0 {
+		row.Holders = strings.Join(short[:min(3, len(short))], ", ")
+		if len(short) > 3 {
+			row.Holders += fmt.Sprintf(" +%d", len(short)-3)
+		}
+		row.HoldersTitle = strings.Join(full[:min(50, len(full))], "\n")
+	}
+	row.Waiting = len(s.Waiters())
+	if _, oldest := s.Oldest(); !oldest.IsZero() {
+		row.OldestWait = Duration(now.Sub(oldest))
+	}
+	if len(s.Alerts) > 0 {
+		var kinds, msgs []string
+		for _, a := range s.Alerts {
+			kinds = append(kinds, a.Kind)
+			msgs = append(msgs, a.Message)
+		}
+		row.Alerts = strings.Join(kinds, ", ")
+		row.AlertTitle = strings.Join(msgs, "\n")
+	}
+	return row
+}
+
 // NewLock builds the lock view's first paint of a lock of svc; known is
 // false when there is no snapshot of path yet.
 // q picks the page of the table.
@@ -308,53 +311,10 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 		return l
 	}
 	l.Live = s.Live()
-	switch {
-	case l.Live:
-	case s.Error != "":
-		l.Banner = "NOT LIVE — the last read from " + svc.Title + " failed: " + s.Error + "."
-	case s.Connection == lockqueue.Expired:
-		l.Banner = "NOT LIVE — the watcher's " + svc.Title + " session expired; it is starting a new one."
-	default:
-		l.Banner = "NOT LIVE — " + svc.Title + " is unreachable; the watcher is reconnecting."
-	}
-	holding, waiting, stalled := 0, 0, 0
-	for _, n := range s.Nodes {
-		switch {
-		case n.Holding:
-			holding++
-			if n.StalledOn != "" {
-				stalled++
-			}
-		case n.Waiting():
-			waiting++
-		}
-	}
-	recipe := string(s.Recipe)
-	if recipe == "" {
-		recipe = "none"
-	}
-	l.Stats = []Stat{{"recipe", recipe}, {"holding", fmt.Sprint(holding)}}
-	if stalled > 0 {
-		l.Stats = append(l.Stats, Stat{"stalled", fmt.Sprint(stalled)})
-	}
-	l.Stats = append(l.Stats, Stat{"waiting", thousands(waiting)})
-	if s.AnonymousWaiters > 0 {
-		// Counted by the server, not named: no nodes of their own.
-		l.Stats = append(l.Stats, Stat{"more waiting, unnamed", thousands(s.AnonymousWaiters)})
-	}
+	l.Banner = notLiveBanner(svc, s)
+	var holding, waiting int
+	l.Stats, holding, waiting = lockStats(s)
 	l.Note = s.Note
-	if s.Leases > 0 {
-		leases := fmt.Sprint(s.Leases)
-		if s.LeasesInferred {
-			leases += " (inferred)" // read off a Curator semaphore's layout
-		}
-		l.Stats = append(l.Stats, Stat{"leases", leases})
-	}
-	ws := s.WatchSource
-	if ws == "" {
-		ws = "none"
-	}
-	l.Stats = append(l.Stats, Stat{"watches from", ws}, Stat{"revision", fmt.Sprint(s.Revision)})
 	// A contender's wait starts with its first node, which may be the one
 	// that is part of another (lockqueue.Snapshot.Oldest).
 	if _, oldest := s.Oldest(); !oldest.IsZero() {
@@ -370,6 +330,55 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	l.Table = NewTable(s, q, now)
 	l.Details = NewNodeDetails(s, q.Selected, now)
 	return l
+}
+
+// notLiveBanner says why a known lock's snapshot is not live; "" when it is.
+func notLiveBanner(svc Service, s lockqueue.Snapshot) string {
+	switch {
+	case s.Live():
+		return ""
+	case s.Error != "":
+		return "NOT LIVE — the last read from " + svc.Title + " failed: " + s.Error + "."
+	case s.Connection == lockqueue.Expired:
+		return "NOT LIVE — the watcher's " + svc.Title + " session expired; it is starting a new one."
+	default:
+		return "NOT LIVE — " + svc.Title + " is unreachable; the watcher is reconnecting."
+	}
+}
+
+// lockStats is the lock view's stat line, with the holders and waiters it
+// counted.
+func lockStats(s lockqueue.Snapshot) (stats []Stat, holding, waiting int) {
+	stalled := 0
+	for _, n := range s.Nodes {
+		switch {
+		case n.Holding:
+			holding++
+			if n.StalledOn != "" {
+				stalled++
+			}
+		case n.Waiting():
+			waiting++
+		}
+	}
+	stats = []Stat{{"recipe", cmp.Or(string(s.Recipe), "none")}, {"holding", fmt.Sprint(holding)}}
+	if stalled > 0 {
+		stats = append(stats, Stat{"stalled", fmt.Sprint(stalled)})
+	}
+	stats = append(stats, Stat{"waiting", thousands(waiting)})
+	if s.AnonymousWaiters > 0 {
+		// Counted by the server, not named: no nodes of their own.
+		stats = append(stats, Stat{"more waiting, unnamed", thousands(s.AnonymousWaiters)})
+	}
+	if s.Leases > 0 {
+		leases := fmt.Sprint(s.Leases)
+		if s.LeasesInferred {
+			leases += " (inferred)" // read off a Curator semaphore's layout
+		}
+		stats = append(stats, Stat{"leases", leases})
+	}
+	stats = append(stats, Stat{"watches from", cmp.Or(s.WatchSource, "none")}, Stat{"revision", fmt.Sprint(s.Revision)})
+	return stats, holding, waiting
 }
 
 // modeLabels is how each node mode reads everywhere: the legend, the tables,

@@ -222,17 +222,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	l.Replay = past.replay
-	if p.history != nil {
-		to := time.Now()
-		if end := past.replay.At.Add(defaultWindow / 2); !past.replay.At.IsZero() && end.Before(to) {
-			to = end
-		}
-		if f, err := p.figures(id, to.Add(-defaultWindow), to); err != nil {
-			p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
-		} else {
-			l.Figures = &f
-		}
-	}
+	l.Figures = p.pageFigures(id, past.replay.At)
 	if !past.replay.At.IsZero() {
 		l.Live, l.Banner = false, "" // the replay status says which moment this is
 	}
@@ -240,6 +230,25 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
 	}
 	p.render(w, r, http.StatusOK, views.LockPage(l))
+}
+
+// pageFigures are the lock page's wait and hold figures over the default
+// window ending now, or around at when the page replays a moment; nil
+// without a history.
+func (p *pages) pageFigures(id lockqueue.LockID, at time.Time) *views.Figures {
+	if p.history == nil {
+		return nil
+	}
+	to := time.Now()
+	if end := at.Add(defaultWindow / 2); !at.IsZero() && end.Before(to) {
+		to = end
+	}
+	f, err := p.figures(id, to.Add(-defaultWindow), to)
+	if err != nil {
+		p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
+		return nil
+	}
+	return &f
 }
 
 // tableQuery reads a table's page, size, filter, selection and the node

@@ -48,27 +48,10 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	// Read under pubMu: a state change after this read is published after
 	// this publish, by stateLoop.
 	cv, table := w.sess.view(), w.poll.current()
-	l.mu.Lock()
-	conn := lockqueue.Connection("")
-	if tr != nil && tr.seq != cv.seq {
-		if l.stateSeq >= tr.seq || tr.state == lockqueue.Connected {
-			l.mu.Unlock()
-			return
-		}
-		conn = tr.state
+	in, conn, ok := l.takeJoinInput(tr, cv)
+	if !ok {
+		return
 	}
-	if l.removed {
-		// One last snapshot (Exists:false) goes out after removal; a
-		// read still in flight must not follow it.
-		if l.final {
-			l.mu.Unlock()
-			return
-		}
-		l.final = true
-	}
-	in := joinInput{base: l.base, fresh: l.fresh, epoch: l.epoch, gen: l.baseGen}
-	l.fresh = false
-	l.mu.Unlock()
 	// The join runs without l.mu: ZooKeeper's receive loop takes it to
 	// note a fired watch, and a watch-table poll's join of a big queue
 	// (about a millisecond, far more when the process is descheduled
@@ -77,10 +60,45 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	// nodes joined in place are not read by its goroutine until its own
 	// emit, which waits for pubMu.
 	s := w.join(l, in, time.Now(), cv, conn, table)
+	if l.keepPublished(s, in, tr, cv) && w.cfg.Publish != nil {
+		w.cfg.Publish(s)
+	}
+}
+
+// takeJoinInput says what a publish of l joins, and whether it publishes
+// at all: a past transition goes only to a lock that has published
+// nothing since, and a removed lock publishes one last snapshot. conn
+// overrides the connection state for a past transition.
+func (l *lock) takeJoinInput(tr *transition, cv connView) (in joinInput, conn lockqueue.Connection, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if tr != nil && tr.seq != cv.seq {
+		if l.stateSeq >= tr.seq || tr.state == lockqueue.Connected {
+			return joinInput{}, "", false
+		}
+		conn = tr.state
+	}
+	if l.removed {
+		// One last snapshot (Exists:false) goes out after removal; a
+		// read still in flight must not follow it.
+		if l.final {
+			return joinInput{}, "", false
+		}
+		l.final = true
+	}
+	in = joinInput{base: l.base, fresh: l.fresh, epoch: l.epoch, gen: l.baseGen}
+	l.fresh = false
+	return in, conn, true
+}
+
+// keepPublished records s as l's last published snapshot when it differs
+// from the last one, and reports whether it does; pubMu is held.
+func (l *lock) keepPublished(s lockqueue.Snapshot, in joinInput, tr *transition, cv connView) (changed bool) {
 	// last and published are written with pubMu held too: read here
 	// without l.mu.
-	changed := !l.published || !sameSnapshot(l.last, s)
+	changed = !l.published || !sameSnapshot(l.last, s)
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if changed {
 		// Published snapshots are never modified (copy on write: each join
 		// builds new nodes), so views get s itself, and base shares its
@@ -98,10 +116,7 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 		// Unchanged or not, what views have now matches the current state.
 		l.stateSeq = cv.seq
 	}
-	l.mu.Unlock()
-	if changed && w.cfg.Publish != nil {
-		w.cfg.Publish(s)
-	}
+	return changed
 }
 
 // joinInput is what a join takes from its lock, read under l.mu.
