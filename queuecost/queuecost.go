@@ -83,64 +83,25 @@ func measureZK(ctx context.Context, n int, window time.Duration) (Result, error)
 	}
 	defer srv.Close()
 	const path = "/queuecost/lock"
-	var (
-		mu    sync.Mutex
-		conns []*zk.Conn
-		wg    sync.WaitGroup
-	)
-	defer func() {
-		// Closing a waiter's session ends its Lock call.
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	}()
-	connect := func() (*zk.Conn, error) {
-		c, events, err := zk.Connect([]string{srv.Addr()}, zkSessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
-		if err != nil {
-			return nil, fmt.Errorf("connect to zookeeper: %w", err)
-		}
-		mu.Lock()
-		conns = append(conns, c)
-		mu.Unlock()
-		for ev := range events {
-			if ev.State == zk.StateHasSession {
-				return c, nil
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-		}
-		return nil, errors.New("zookeeper session never established")
-	}
-	holder, err := connect()
+	sessions := &zkSessions{addr: srv.Addr()}
+	defer sessions.close()
+	holder, err := sessions.connect(ctx)
 	if err != nil {
 		return res, err
 	}
 	if err := zk.NewLock(holder, path, zk.WorldACL(zk.PermAll)).Lock(); err != nil {
 		return res, fmt.Errorf("holder's lock: %w", err)
 	}
-	for range n {
-		c, err := connect()
-		if err != nil {
-			return res, err
-		}
-		wg.Go(func() { zk.NewLock(c, path, zk.WorldACL(zk.PermAll)).Lock() })
+	if err := sessions.queue(ctx, path, n); err != nil {
+		return res, err
 	}
 	// Queued: every waiter's node is under the lock, the holder's first.
-	for {
+	queued := func() (int64, error) {
 		kids, _, err := holder.Children(path)
-		if err != nil {
-			return res, fmt.Errorf("read the queue: %w", err)
-		}
-		if len(kids) == n+1 {
-			break
-		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return res, fmt.Errorf("%d of %d waiters queued: %w", len(kids)-1, n, err)
-		}
+		return int64(len(kids)), err
+	}
+	if err := waitQueued(ctx, n, queued); err != nil {
+		return res, err
 	}
 	count := func() (int64, error) {
 		out, err := zklocal.FourLetter(ctx, srv.Addr(), "mntr")
@@ -152,6 +113,58 @@ func measureZK(ctx context.Context, n int, window time.Duration) (Result, error)
 	return res.measure(ctx, count)
 }
 
+// zkSessions are the ZooKeeper sessions of one measurement, the holder's
+// and the waiters'.
+type zkSessions struct {
+	addr  string
+	mu    sync.Mutex
+	conns []*zk.Conn
+	wg    sync.WaitGroup
+}
+
+// connect opens a session and waits until the server has granted it.
+func (s *zkSessions) connect(ctx context.Context) (*zk.Conn, error) {
+	c, events, err := zk.Connect([]string{s.addr}, zkSessionTimeout, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		return nil, fmt.Errorf("connect to zookeeper: %w", err)
+	}
+	s.mu.Lock()
+	s.conns = append(s.conns, c)
+	s.mu.Unlock()
+	for ev := range events {
+		if ev.State == zk.StateHasSession {
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	return nil, errors.New("zookeeper session never established")
+}
+
+// queue starts n waiters, each on its own session, blocked in Lock on path.
+func (s *zkSessions) queue(ctx context.Context, path string, n int) error {
+	for range n {
+		c, err := s.connect(ctx)
+		if err != nil {
+			return err
+		}
+		s.wg.Go(func() { zk.NewLock(c, path, zk.WorldACL(zk.PermAll)).Lock() })
+	}
+	return nil
+}
+
+// close ends every session and waits for the waiters: closing a waiter's
+// session ends its Lock call.
+func (s *zkSessions) close() {
+	s.mu.Lock()
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
 func measureEtcd(ctx context.Context, n int, window time.Duration) (Result, error) {
 	res := Result{Service: Etcd, Waiters: n, Window: window, Counter: "grpc_server_msg_received_total"}
 	srv, err := etcdlocal.Start(ctx, etcdlocal.Options{})
@@ -160,55 +173,27 @@ func measureEtcd(ctx context.Context, n int, window time.Duration) (Result, erro
 	}
 	defer srv.Close()
 	const prefix = "/queuecost/lock"
-	var (
-		clis []*clientv3.Client
-		wg   sync.WaitGroup
-	)
-	lockCtx, stop := context.WithCancel(ctx)
-	defer func() {
-		stop()
-		wg.Wait()
-		for _, c := range clis {
-			c.Close()
-		}
-	}()
-	session := func() (*concurrency.Session, error) {
-		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, DialTimeout: 5 * time.Second})
-		if err != nil {
-			return nil, fmt.Errorf("connect to etcd: %w", err)
-		}
-		clis = append(clis, cli)
-		s, err := concurrency.NewSession(cli)
-		if err != nil {
-			return nil, fmt.Errorf("etcd session: %w", err)
-		}
-		return s, nil
-	}
-	hs, err := session()
+	sessions := newEtcdSessions(ctx, srv.Endpoint())
+	defer sessions.close()
+	hs, err := sessions.open()
 	if err != nil {
 		return res, err
 	}
 	if err := concurrency.NewMutex(hs, prefix).Lock(ctx); err != nil {
 		return res, fmt.Errorf("holder's lock: %w", err)
 	}
-	for range n {
-		s, err := session()
-		if err != nil {
-			return res, err
-		}
-		wg.Go(func() { concurrency.NewMutex(s, prefix).Lock(lockCtx) })
+	if err := sessions.queue(prefix, n); err != nil {
+		return res, err
 	}
-	for {
-		got, err := clis[0].Get(ctx, prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	queued := func() (int64, error) {
+		got, err := hs.Client().Get(ctx, prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 		if err != nil {
-			return res, fmt.Errorf("read the queue: %w", err)
+			return 0, err
 		}
-		if got.Count == int64(n+1) {
-			break
-		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return res, fmt.Errorf("%d of %d waiters queued: %w", got.Count-1, n, err)
-		}
+		return got.Count, nil
+	}
+	if err := waitQueued(ctx, n, queued); err != nil {
+		return res, err
 	}
 	// A waiter's Lock sends its Get and Watch after its key: let those land
 	// before the window opens.
@@ -217,6 +202,74 @@ func measureEtcd(ctx context.Context, n int, window time.Duration) (Result, erro
 	}
 	count := func() (int64, error) { return etcdReceived(ctx, srv.Endpoint()) }
 	return res.measure(ctx, count)
+}
+
+// etcdSessions are the etcd clients and sessions of one measurement, the
+// holder's and the waiters'.
+type etcdSessions struct {
+	endpoint string
+	clis     []*clientv3.Client
+	wg       sync.WaitGroup
+	// lockCtx is the waiters' Lock context: stop ends their calls.
+	lockCtx context.Context
+	stop    context.CancelFunc
+}
+
+func newEtcdSessions(ctx context.Context, endpoint string) *etcdSessions {
+	lockCtx, stop := context.WithCancel(ctx)
+	return &etcdSessions{endpoint: endpoint, lockCtx: lockCtx, stop: stop}
+}
+
+// open connects a client of its own and starts a session on it.
+func (s *etcdSessions) open() (*concurrency.Session, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{s.endpoint}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("connect to etcd: %w", err)
+	}
+	s.clis = append(s.clis, cli)
+	sess, err := concurrency.NewSession(cli)
+	if err != nil {
+		return nil, fmt.Errorf("etcd session: %w", err)
+	}
+	return sess, nil
+}
+
+// queue starts n waiters, each on its own session, blocked in Lock on prefix.
+func (s *etcdSessions) queue(prefix string, n int) error {
+	for range n {
+		sess, err := s.open()
+		if err != nil {
+			return err
+		}
+		s.wg.Go(func() { concurrency.NewMutex(sess, prefix).Lock(s.lockCtx) })
+	}
+	return nil
+}
+
+// close ends the waiters' Lock calls, waits for them, then closes every client.
+func (s *etcdSessions) close() {
+	s.stop()
+	s.wg.Wait()
+	for _, c := range s.clis {
+		c.Close()
+	}
+}
+
+// waitQueued polls the lock queue's length until the holder and all n
+// waiters are in it.
+func waitQueued(ctx context.Context, n int, length func() (int64, error)) error {
+	for {
+		got, err := length()
+		if err != nil {
+			return fmt.Errorf("read the queue: %w", err)
+		}
+		if got == int64(n+1) {
+			return nil
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return fmt.Errorf("%d of %d waiters queued: %w", got-1, n, err)
+		}
+	}
 }
 
 // measure reads the server's counter before and after the window.

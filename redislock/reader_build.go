@@ -119,6 +119,20 @@ func (f *follow) build(reads []keyRead, quorum int, source string, now time.Time
 		Service: Name, Path: f.name, Connection: lockqueue.Connected, WatchSource: source,
 		UpdatedAt: now, Note: noteSpin,
 	}
+	holds, types, mode := f.collect(&s, reads)
+	s.Recipe = recipe(types, len(reads))
+	f.see(holds, now)
+	majority, deadline := f.addNodes(&s, holds, reads, quorum, mode)
+	lockqueue.SortNodes(s.Nodes)
+	s.Alerts = append(s.Alerts, f.split(majority, holds, len(reads))...)
+	sort.SliceStable(s.Alerts, func(i, j int) bool { return s.Alerts[i].Kind < s.Alerts[j].Kind })
+	return s, deadline
+}
+
+// collect sorts one round of reads by owner: each owner's keys, the key
+// types seen and the lock's mode. What the reads say of the connection,
+// the waiters and a key that is no lock goes into s.
+func (f *follow) collect(s *lockqueue.Snapshot, reads []keyRead) (map[string][]keyHold, map[string]bool, lockqueue.Mode) {
 	var errs []string
 	holds := map[string][]keyHold{}
 	types := map[string]bool{}
@@ -153,9 +167,13 @@ func (f *follow) build(reads []keyRead, quorum int, source string, now time.Time
 	if len(errs) > 0 {
 		s.Connection, s.Error = lockqueue.Reconnecting, strings.Join(errs, "; ")
 	}
-	s.Recipe = recipe(types, len(reads))
-	f.see(holds, now)
+	return holds, types, mode
+}
 
+// addNodes adds a node for each owner to s, with its lease alerts, and
+// answers the owners holding a majority and when the leases should be
+// read again at the latest (0: no deadline).
+func (f *follow) addNodes(s *lockqueue.Snapshot, holds map[string][]keyHold, reads []keyRead, quorum int, mode lockqueue.Mode) ([]string, time.Duration) {
 	var majority []string
 	var deadline time.Duration
 	for owner, hs := range holds {
@@ -177,10 +195,7 @@ func (f *follow) build(reads []keyRead, quorum int, source string, now time.Time
 			deadline = earliest(deadline, nextCheck(h, seen))
 		}
 	}
-	lockqueue.SortNodes(s.Nodes)
-	s.Alerts = append(s.Alerts, f.split(majority, holds, len(reads))...)
-	sort.SliceStable(s.Alerts, func(i, j int) bool { return s.Alerts[i].Kind < s.Alerts[j].Kind })
-	return s, deadline
+	return majority, deadline
 }
 
 func recipe(types map[string]bool, masters int) lockqueue.Recipe {

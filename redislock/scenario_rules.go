@@ -101,65 +101,80 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 
 // dryRunKey models one master's key for DryRun.
 func (b *Backend) dryRunKey(sc *simulator.Scenario, p params, plan []simulator.Action) error {
-	type cl struct {
-		state    string // waiting, holding, stale (believes, lost it in a pause), gone
-		believes bool
+	m := &keyModel{p: p, clients: map[string]*keyClient{}}
+	return simulator.WalkPlan(b, sc, plan, nil, func(st simulator.PlanStep) error {
+		defer m.handOff()
+		return m.step(st)
+	})
+}
+
+// keyModel is dryRunKey's model: one key, its owner, and the clients in
+// the order they arrived.
+type keyModel struct {
+	p       params
+	clients map[string]*keyClient
+	order   []string
+	owner   string
+}
+
+type keyClient struct {
+	state    string // waiting, holding, stale (believes, lost it in a pause), gone
+	believes bool
+}
+
+// handOff gives a free key to the first waiter to have arrived.
+func (m *keyModel) handOff() {
+	if m.owner != "" {
+		return
 	}
-	clients := map[string]*cl{}
-	var order []string
-	owner := ""
-	handOff := func() {
-		if owner != "" {
+	for _, n := range m.order {
+		if c := m.clients[n]; c.state == "waiting" {
+			c.state, c.believes, m.owner = "holding", true, n
 			return
 		}
-		for _, n := range order {
-			if c := clients[n]; c.state == "waiting" {
-				c.state, c.believes, owner = "holding", true, n
-				return
-			}
-		}
 	}
-	return simulator.WalkPlan(b, sc, plan, nil, func(st simulator.PlanStep) error {
-		defer handOff()
-		c := clients[st.Client]
-		if st.Action.Action == simulator.ActAdd {
-			clients[st.Client] = &cl{state: "waiting"}
-			order = append(order, st.Client)
-			return nil
-		}
-		if c.state == "gone" && st.Action.Action != ActWait {
-			return st.Fail("%s has released or crashed", st.Client)
-		}
-		switch st.Action.Action {
-		case simulator.ActWrite:
-			if !c.believes {
-				return st.Fail("%s does not hold the lock", st.Client)
-			}
-		case simulator.ActRelease:
-			if !c.believes {
-				return st.Fail("%s holds nothing", st.Client)
-			}
-			if owner == st.Client || p.Release != releaseCAD && !p.Watchdog {
-				owner = "" // a plain DEL deletes whoever's key
-			}
-			c.state, c.believes = "gone", false
-		case simulator.ActPause:
-			if !c.believes || c.state != "holding" {
-				return st.Fail("only a holder's pause is staged here (a paused waiter just polls later)")
-			}
-			if p.ExpiryMs == 0 {
-				return st.Fail("the key has no expiry, so a pause past it would never end: crash the holder instead")
-			}
-			owner = "" // it expires during the pause; the client still believes
-			c.state = "stale"
-		case simulator.ActCrash:
-			if owner == st.Client && p.ExpiryMs > 0 {
-				owner = ""
-			}
-			c.state, c.believes = "gone", false
-		}
+}
+
+// step applies one planned action, or says why the plan cannot take it.
+func (m *keyModel) step(st simulator.PlanStep) error {
+	if st.Action.Action == simulator.ActAdd {
+		m.clients[st.Client] = &keyClient{state: "waiting"}
+		m.order = append(m.order, st.Client)
 		return nil
-	})
+	}
+	c := m.clients[st.Client]
+	if c.state == "gone" && st.Action.Action != ActWait {
+		return st.Fail("%s has released or crashed", st.Client)
+	}
+	switch st.Action.Action {
+	case simulator.ActWrite:
+		if !c.believes {
+			return st.Fail("%s does not hold the lock", st.Client)
+		}
+	case simulator.ActRelease:
+		if !c.believes {
+			return st.Fail("%s holds nothing", st.Client)
+		}
+		if m.owner == st.Client || m.p.Release != releaseCAD && !m.p.Watchdog {
+			m.owner = "" // a plain DEL deletes whoever's key
+		}
+		c.state, c.believes = "gone", false
+	case simulator.ActPause:
+		if !c.believes || c.state != "holding" {
+			return st.Fail("only a holder's pause is staged here (a paused waiter just polls later)")
+		}
+		if m.p.ExpiryMs == 0 {
+			return st.Fail("the key has no expiry, so a pause past it would never end: crash the holder instead")
+		}
+		m.owner = "" // it expires during the pause; the client still believes
+		c.state = "stale"
+	case simulator.ActCrash:
+		if m.owner == st.Client && m.p.ExpiryMs > 0 {
+			m.owner = ""
+		}
+		c.state, c.believes = "gone", false
+	}
+	return nil
 }
 
 // dryRunRedlock models each master's copy of the key: a try takes every
@@ -167,75 +182,109 @@ func (b *Backend) dryRunKey(sc *simulator.Scenario, p params, plan []simulator.A
 // gives them back, as redsync does); a restart, a stop or a clock jump
 // loses that master's copy.
 func (b *Backend) dryRunRedlock(sc *simulator.Scenario, p params, plan []simulator.Action) error {
-	owner := make([]string, p.Masters) // "" free
-	down := make([]bool, p.Masters)
-	believes := map[string]bool{}
-	state := map[string]string{} // waiting, in, gone
-	var order []string
-	try := func(c string) {
-		var free []int
-		for i := range owner {
-			if !down[i] && owner[i] == "" {
-				free = append(free, i)
-			}
-		}
-		if len(free) >= p.Masters/2+1 {
-			for _, i := range free {
-				owner[i] = c
-			}
-			believes[c], state[c] = true, "in"
-		}
+	m := &redlockModel{
+		owner:    make([]string, p.Masters),
+		down:     make([]bool, p.Masters),
+		believes: map[string]bool{},
+		state:    map[string]string{},
 	}
-	master := func(a simulator.Action) int {
-		for k := range p.Masters {
-			if a.Client == masterName(k) {
-				return k
-			}
+	return simulator.WalkPlan(b, sc, plan, m.isMaster, func(st simulator.PlanStep) error {
+		defer m.tryWaiting()
+		if k := m.master(st.Action); k >= 0 {
+			return m.masterStep(st, k)
 		}
-		return -1
-	}
-	isMaster := func(a simulator.Action) bool { return master(a) >= 0 }
-	return simulator.WalkPlan(b, sc, plan, isMaster, func(st simulator.PlanStep) error {
-		a, fail := st.Action, st.Fail
-		defer func() {
-			for _, c := range order {
-				if state[c] == "waiting" {
-					try(c)
-				}
-			}
-		}()
-		switch m := master(a); {
-		case m >= 0:
-			switch {
-			case a.Action == ActStop && down[m], a.Action == ActExpire && down[m], a.Action == ActRestart && down[m]:
-				return fail("%s is down", a.Client)
-			case a.Action == ActStart && !down[m]:
-				return fail("%s is running", a.Client)
-			}
-			down[m] = a.Action == ActStop
-			owner[m] = ""
-		case a.Action == simulator.ActAdd:
-			state[a.Client] = "waiting"
-			order = append(order, a.Client)
-		case state[a.Client] == "gone" && a.Action != ActWait:
-			return fail("%s has released or crashed", a.Client)
-		case a.Action == simulator.ActPause || a.Action == simulator.ActCrash && believes[a.Client]:
-			return fail("a Redlock holder's pause or crash is not staged here: stop, restart or clock-jump a master")
-		case a.Action == simulator.ActWrite && !believes[a.Client]:
-			return fail("%s does not hold the lock", a.Client)
-		case a.Action == simulator.ActRelease:
-			if !believes[a.Client] {
-				return fail("%s holds nothing", a.Client)
-			}
-			for k := range owner {
-				if owner[k] == a.Client {
-					owner[k] = ""
-				}
-			}
-			believes[a.Client], state[a.Client] = false, "gone"
-		case a.Action == simulator.ActCrash:
-			state[a.Client] = "gone"
-		}
-		return nil
+		return m.clientStep(st)
 	})
+}
+
+// redlockModel is dryRunRedlock's model: each master's copy of the key,
+// which masters are down, and the clients in the order they arrived.
+type redlockModel struct {
+	owner    []string // each master's copy's owner, "" free
+	down     []bool
+	believes map[string]bool
+	state    map[string]string // waiting, in, gone
+	order    []string
+}
+
+// tryWaiting lets every waiter try, in the order they arrived.
+func (m *redlockModel) tryWaiting() {
+	for _, c := range m.order {
+		if m.state[c] == "waiting" {
+			m.try(c)
+		}
+	}
+}
+
+// try takes every free copy for c if they are a majority.
+func (m *redlockModel) try(c string) {
+	var free []int
+	for i := range m.owner {
+		if !m.down[i] && m.owner[i] == "" {
+			free = append(free, i)
+		}
+	}
+	if len(free) >= len(m.owner)/2+1 {
+		for _, i := range free {
+			m.owner[i] = c
+		}
+		m.believes[c], m.state[c] = true, "in"
+	}
+}
+
+// master is the index of the master a acts on, -1 for a client's action.
+func (m *redlockModel) master(a simulator.Action) int {
+	for k := range m.owner {
+		if a.Client == masterName(k) {
+			return k
+		}
+	}
+	return -1
+}
+
+func (m *redlockModel) isMaster(a simulator.Action) bool { return m.master(a) >= 0 }
+
+// masterStep applies a stop, start, restart or clock jump of master k: each
+// loses its copy of the key.
+func (m *redlockModel) masterStep(st simulator.PlanStep, k int) error {
+	a := st.Action
+	switch {
+	case a.Action == ActStop && m.down[k], a.Action == ActExpire && m.down[k], a.Action == ActRestart && m.down[k]:
+		return st.Fail("%s is down", a.Client)
+	case a.Action == ActStart && !m.down[k]:
+		return st.Fail("%s is running", a.Client)
+	}
+	m.down[k] = a.Action == ActStop
+	m.owner[k] = ""
+	return nil
+}
+
+// clientStep applies a client's planned action, or says why the plan
+// cannot take it.
+func (m *redlockModel) clientStep(st simulator.PlanStep) error {
+	a, fail := st.Action, st.Fail
+	switch {
+	case a.Action == simulator.ActAdd:
+		m.state[a.Client] = "waiting"
+		m.order = append(m.order, a.Client)
+	case m.state[a.Client] == "gone" && a.Action != ActWait:
+		return fail("%s has released or crashed", a.Client)
+	case a.Action == simulator.ActPause || a.Action == simulator.ActCrash && m.believes[a.Client]:
+		return fail("a Redlock holder's pause or crash is not staged here: stop, restart or clock-jump a master")
+	case a.Action == simulator.ActWrite && !m.believes[a.Client]:
+		return fail("%s does not hold the lock", a.Client)
+	case a.Action == simulator.ActRelease:
+		if !m.believes[a.Client] {
+			return fail("%s holds nothing", a.Client)
+		}
+		for k := range m.owner {
+			if m.owner[k] == a.Client {
+				m.owner[k] = ""
+			}
+		}
+		m.believes[a.Client], m.state[a.Client] = false, "gone"
+	case a.Action == simulator.ActCrash:
+		m.state[a.Client] = "gone"
+	}
+	return nil
 }

@@ -115,6 +115,14 @@ func (c *contender) restore() {
 
 func (c *contender) cutting() bool { return c.proxies[0].Cutting() }
 
+// stopWatchdog ends c's lease renewals, if it has any running.
+func (c *contender) stopWatchdog() {
+	if c.stopRenew != nil {
+		c.stopRenew()
+		c.stopRenew = nil
+	}
+}
+
 // world is one Redis lock key on the classroom's redis-server (or on
 // Redlock's masters, a server each) and the clients contending for it.
 type world struct {
@@ -247,10 +255,7 @@ func (c *contender) close() {
 		c.loop.stop()
 	}
 	c.unsubscribe()
-	if c.stopRenew != nil {
-		c.stopRenew()
-		c.stopRenew = nil
-	}
+	c.stopWatchdog()
 	for i := range c.rdbs {
 		c.rdbs[i].Close()
 		c.proxies[i].Close()
@@ -587,67 +592,86 @@ func (w *world) release(ctx context.Context, c *contender) error {
 	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return fmt.Errorf("%s holds nothing (%s)", c.name, c.state)
 	}
-	if c.stopRenew != nil {
-		c.stopRenew()
-		c.stopRenew = nil
-	}
+	c.stopWatchdog()
 	before := w.ownerOfKey(ctx)
 	c.stats.Commands++
 	c.line = w.lines.release
-	var deleted int64
-	var err error
-	switch {
-	case w.redlock():
-		// redsync's release: its compare-and-delete script on every master.
-		c.stats.Commands += len(w.masters) - 1
-		before := w.tokens(ctx)
-		_, err = c.mutex.UnlockContext(ctx)
-		if errors.Is(err, redsync.ErrLockAlreadyExpired) || errors.As(err, new(*redsync.ErrTaken)) {
-			err = nil
-		}
-		after := w.tokens(ctx)
-		for i := range before {
-			if before[i] == c.token && after[i] != c.token {
-				deleted++
-			}
-		}
-		deleted = min(deleted, 1)
-	case w.p.Watchdog:
-		var r any
-		r, err = redissonUnlock.Run(ctx, c.rdb(), []string{w.key, w.channel}, 0, w.p.ExpiryMs, c.token).Result()
-		if errors.Is(err, redis.Nil) {
-			err = nil
-		}
-		if n, ok := r.(int64); ok && n == 1 {
-			deleted = 1
-		}
-	case w.p.Release == releaseCAD:
-		deleted, err = compareAndDelete.Run(ctx, c.rdb(), []string{w.key}, c.token).Int64()
-	default:
-		deleted, err = c.rdb().Del(ctx, w.key).Result()
-	}
+	deleted, err := w.unlock(ctx, c)
 	if err != nil {
 		return fmt.Errorf("%s: release: %w", c.name, err)
 	}
 	c.state, c.since = simulator.StateReleased, w.step
-	var text string
-	switch {
-	case deleted == 1 && before == c.name:
+	if deleted == 1 {
 		c.stats.Delete++
-		text = fmt.Sprintf("%s: deleted its own key", w.lines.releaseText)
-	case deleted == 1:
-		c.stats.Delete++
-		text = fmt.Sprintf("%s: its own key had expired, and the DEL deleted %s's lock (a plain DEL checks no owner)", w.lines.releaseText, before)
-	case before == "":
-		text = fmt.Sprintf("%s: nothing to delete, its key had expired", w.lines.releaseText)
-	default:
-		text = fmt.Sprintf("%s: the key is %s's now, so the script deleted nothing", w.lines.releaseText, before)
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.token, On: ownerUnless(before, c.name), Text: text})
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.token, On: ownerUnless(before, c.name),
+		Text: w.releaseText(c, before, deleted)})
 	if w.p.Watchdog && deleted == 1 {
 		return w.retryRound(ctx, true)
 	}
 	return w.pollRound(ctx)
+}
+
+// unlock sends c's release command and answers how many lock keys it
+// deleted, 0 or 1.
+func (w *world) unlock(ctx context.Context, c *contender) (int64, error) {
+	switch {
+	case w.redlock():
+		return w.redlockUnlock(ctx, c)
+	case w.p.Watchdog:
+		return w.watchdogUnlock(ctx, c)
+	case w.p.Release == releaseCAD:
+		return compareAndDelete.Run(ctx, c.rdb(), []string{w.key}, c.token).Int64()
+	default:
+		return c.rdb().Del(ctx, w.key).Result()
+	}
+}
+
+// redlockUnlock is redsync's release: its compare-and-delete script on
+// every master. However many masters still had c's token, that is one
+// lock deleted.
+func (w *world) redlockUnlock(ctx context.Context, c *contender) (int64, error) {
+	c.stats.Commands += len(w.masters) - 1
+	before := w.tokens(ctx)
+	_, err := c.mutex.UnlockContext(ctx)
+	if errors.Is(err, redsync.ErrLockAlreadyExpired) || errors.As(err, new(*redsync.ErrTaken)) {
+		err = nil
+	}
+	after := w.tokens(ctx)
+	var deleted int64
+	for i := range before {
+		if before[i] == c.token && after[i] != c.token {
+			deleted++
+		}
+	}
+	return min(deleted, 1), err
+}
+
+// watchdogUnlock is Redisson's release: its unlock script, which answers
+// 1 when it deleted the lock.
+func (w *world) watchdogUnlock(ctx context.Context, c *contender) (int64, error) {
+	r, err := redissonUnlock.Run(ctx, c.rdb(), []string{w.key, w.channel}, 0, w.p.ExpiryMs, c.token).Result()
+	if errors.Is(err, redis.Nil) {
+		err = nil
+	}
+	if n, ok := r.(int64); ok && n == 1 {
+		return 1, err
+	}
+	return 0, err
+}
+
+// releaseText tells what c's release did to the key before owned.
+func (w *world) releaseText(c *contender, before string, deleted int64) string {
+	switch {
+	case deleted == 1 && before == c.name:
+		return fmt.Sprintf("%s: deleted its own key", w.lines.releaseText)
+	case deleted == 1:
+		return fmt.Sprintf("%s: its own key had expired, and the DEL deleted %s's lock (a plain DEL checks no owner)", w.lines.releaseText, before)
+	case before == "":
+		return fmt.Sprintf("%s: nothing to delete, its key had expired", w.lines.releaseText)
+	default:
+		return fmt.Sprintf("%s: the key is %s's now, so the script deleted nothing", w.lines.releaseText, before)
+	}
 }
 
 func ownerUnless(owner, self string) string {
@@ -671,38 +695,65 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	stale := c.state == simulator.StateStale
 	c.cut()
 	cutAt := time.Now()
+	w.announceCut(c, pause)
+	if !held || w.p.ExpiryMs == 0 {
+		return w.cutWithoutExpiry(ctx, c, pause, stale, cutAt)
+	}
+	if err := w.awaitExpiry(ctx, c, cutAt); err != nil {
+		return err
+	}
+	if !pause {
+		return nil
+	}
+	c.restore()
+	c.state, c.since, c.line = simulator.StateStale, w.step, w.lines.work
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
+		Text: fmt.Sprintf("resumes after %.1fs: its key expired during the pause, but nothing tells it so: it still believes it holds the lock", time.Since(cutAt).Seconds())})
+	return nil
+}
+
+// announceCut records c, just cut off, as paused or crashed (a crash ends
+// its renewals for good).
+func (w *world) announceCut(c *contender, pause bool) {
 	if pause {
 		c.state = simulator.StatePaused
 		w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: c.token,
 			Text: "stops (a long GC pause): it sends nothing, renews nothing, and still believes what it believed"})
 	} else {
 		c.state = simulator.StateCrashed
-		if c.stopRenew != nil {
-			c.stopRenew()
-			c.stopRenew = nil
-		}
+		c.stopWatchdog()
 		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: c.token,
 			Text: "crashes: its connection is gone for good, and with it any renewal"})
 	}
 	c.since = w.step
 	w.show()
-	if !held || w.p.ExpiryMs == 0 {
-		// Nothing of c's will expire: the waiters keep polling a few times.
-		if err := w.pollFor(ctx, 3); err != nil {
-			return err
-		}
-		if pause {
-			c.restore()
-			text := fmt.Sprintf("resumes after %.1fs and polls again", time.Since(cutAt).Seconds())
-			c.state = simulator.StateWaiting
-			if stale {
-				c.state, c.line = simulator.StateStale, w.lines.work
-				text = fmt.Sprintf("resumes after %.1fs, still believing it holds the lock", time.Since(cutAt).Seconds())
-			}
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, Text: text})
-		}
+}
+
+// cutWithoutExpiry is a cut when nothing of c's will expire: the waiters
+// keep polling a few times, then a paused c resumes as it was, waiting or
+// (stale) still believing it holds the lock.
+func (w *world) cutWithoutExpiry(ctx context.Context, c *contender, pause, stale bool, cutAt time.Time) error {
+	if err := w.pollFor(ctx, 3); err != nil {
+		return err
+	}
+	if !pause {
 		return nil
 	}
+	c.restore()
+	text := fmt.Sprintf("resumes after %.1fs and polls again", time.Since(cutAt).Seconds())
+	c.state = simulator.StateWaiting
+	if stale {
+		c.state, c.line = simulator.StateStale, w.lines.work
+		text = fmt.Sprintf("resumes after %.1fs, still believing it holds the lock", time.Since(cutAt).Seconds())
+	}
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, Text: text})
+	return nil
+}
+
+// awaitExpiry lets the waiters poll every retry interval until c's key,
+// silent since cutAt, expires, then tells of the expiry and lets them try
+// once more.
+func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) error {
 	tries := w.retries()
 	for {
 		owner, err := w.obs().Exists(ctx, w.key).Result()
@@ -724,17 +775,7 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
 		Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
-	if err := w.pollRound(ctx); err != nil {
-		return err
-	}
-	if !pause {
-		return nil
-	}
-	c.restore()
-	c.state, c.since, c.line = simulator.StateStale, w.step, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
-		Text: fmt.Sprintf("resumes after %.1fs: its key expired during the pause, but nothing tells it so: it still believes it holds the lock", time.Since(cutAt).Seconds())})
-	return nil
+	return w.pollRound(ctx)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -51,21 +51,14 @@ func (f *demoFlags) register(fs *flag.FlagSet) {
 
 // runDemo is the demo command.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	var f demoFlags
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	f.register(fs)
-	if err := parseFlags(fs, args, getenv, demoUsage, stdout); err != nil {
+	f, err := parseDemoFlags(args, stdout, getenv)
+	if err != nil {
 		return err
 	}
-	if err := positive("zk-timeout", f.zkTimeout); err != nil {
-		return usagef("%v", err)
-	}
 	// Find a taken --addr now, not after half a minute of ZooKeeper start.
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return fmt.Errorf("cannot listen on %s (pick another with --addr, or make demo ADDR=...): %w", f.addr, err)
+	if err := checkListen(f.addr); err != nil {
+		return err
 	}
-	ln.Close()
 
 	fmt.Fprintln(stderr, "starting a local ZooKeeper...")
 	zks, err := startDemoZK(ctx, getenv)
@@ -88,14 +81,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	}
 	defer os.RemoveAll(histDir)
 
-	m := NewMain(stdout, stderr)
-	m.Getenv = getenv
-	// The demo is a serve command line like any other, so it checks the
-	// same things (a non-loopback --addr needs a token here too).
-	err = m.ParseFlags([]string{
-		"--zk", zks.Addr(), "--addr", f.addr, "--sim", "--watch-under", demoPrefix, "--zk-timeout", f.zkTimeout.String(),
-		"--session-timeout", "4s", "--poll", "500ms", "--log-level", f.level, "--data-dir", histDir,
-	})
+	m, err := demoMain(f, zks.Addr(), histDir, stdout, stderr, getenv)
 	if err != nil {
 		return err
 	}
@@ -110,6 +96,46 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	case runErr = <-m.Err():
 	}
 	return errors.Join(runErr, m.Close())
+}
+
+// parseDemoFlags reads demo's command line.
+func parseDemoFlags(args []string, stdout io.Writer, getenv func(string) string) (demoFlags, error) {
+	var f demoFlags
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	f.register(fs)
+	if err := parseFlags(fs, args, getenv, demoUsage, stdout); err != nil {
+		return f, err
+	}
+	if err := positive("zk-timeout", f.zkTimeout); err != nil {
+		return f, usagef("%v", err)
+	}
+	return f, nil
+}
+
+// checkListen fails when addr cannot be listened on, and frees it again.
+func checkListen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (pick another with --addr, or make demo ADDR=...): %w", addr, err)
+	}
+	ln.Close() // a probe: serve listens again once ZooKeeper is up
+	return nil
+}
+
+// demoMain is the serve command the demo runs against the ZooKeeper at
+// zkAddr. The demo is a serve command line like any other, so it checks
+// the same things (a non-loopback --addr needs a token here too).
+func demoMain(f demoFlags, zkAddr, histDir string, stdout, stderr io.Writer, getenv func(string) string) (*Main, error) {
+	m := NewMain(stdout, stderr)
+	m.Getenv = getenv
+	err := m.ParseFlags([]string{
+		"--zk", zkAddr, "--addr", f.addr, "--sim", "--watch-under", demoPrefix, "--zk-timeout", f.zkTimeout.String(),
+		"--session-timeout", "4s", "--poll", "500ms", "--log-level", f.level, "--data-dir", histDir,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // zkCliPath is where Debian's zookeeper package puts zkCli.sh, off PATH.
