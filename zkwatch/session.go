@@ -75,7 +75,9 @@ func (s *session) connect(cfg Config, onEvent func(zk.Event)) (*zk.Conn, error) 
 		zk.WithEventCallback(onEvent),
 		zk.WithLogger(zkLogger{s.log}),
 		zk.WithLogInfo(false),
-		zk.WithDialer(dialer),
+		// go-zookeeper's own bound on any other answer: one receive
+		// timeout, two thirds of the session timeout.
+		zk.WithDialer(boundHandshake(dialer, cfg.SessionTimeout*2/3)),
 		// go-zookeeper's default is unbounded; 16 MiB still holds the
 		// listing of a folder with a few hundred thousand children.
 		zk.WithMaxBufferSize(16<<20))
