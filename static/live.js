@@ -5,32 +5,28 @@
 
 const HEADER = ['path', 'revision', 'connection', 'watchSource', 'recipe', 'exists', 'leases', 'leasesInferred', 'alerts', 'invisibleChildWatches', 'updatedAt', 'error'];
 
-// nodeLess is lockqueue.NodeLess: lock nodes by (folder, order, seq, czxid, name),
-// then foreign children by name. A semaphore's nodes live in more than one
-// folder; other nodes have none.
-const folderOf = (n) => n.folder || '';
-export function nodeLess(a, b) {
-  const fa = a.foreign ? 1 : 0;
-  const fb = b.foreign ? 1 : 0;
-  if (fa !== fb) return fa - fb;
-  if (fa) return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-  if (folderOf(a) !== folderOf(b)) return folderOf(a) < folderOf(b) ? -1 : 1;
-  if ((a.order || 0) !== (b.order || 0)) return (a.order || 0) - (b.order || 0);
-  if (a.seq !== b.seq) return a.seq - b.seq;
-  if (a.czxid !== b.czxid) return a.czxid - b.czxid;
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
 // applyDelta returns the snapshot after msg, or null when msg does not apply
-// to snap (its base is another revision).
+// to snap (its base is another revision). It is web.ApplyDelta step by step:
+// drop the removed and upserted names, then put each upsert at its position
+// (msg.at) in the new list. The order is the server's; nothing here sorts.
 export function applyDelta(snap, msg) {
   if (!snap || msg.base !== snap.revision || (msg.path && msg.path !== snap.path)) return null;
+  const upsert = msg.upsert || [];
+  const at = msg.at || [];
+  if (at.length !== upsert.length) return null;
   const next = { ...snap };
   for (const k of HEADER) if (k in msg) next[k] = msg[k];
-  const byName = new Map((snap.nodes || []).map((n) => [n.name, n]));
-  for (const name of msg.remove || []) byName.delete(name);
-  for (const n of msg.upsert || []) byName.set(n.name, n);
-  next.nodes = [...byName.values()].sort(nodeLess);
+  const drop = new Set([...(msg.remove || []), ...upsert.map((n) => n.name)]);
+  const kept = (snap.nodes || []).filter((n) => !drop.has(n.name));
+  const nodes = [];
+  let k = 0;
+  for (let i = 0; i < upsert.length; i++) {
+    if (at[i] < nodes.length || at[i] > nodes.length + kept.length - k) return null;
+    while (nodes.length < at[i]) nodes.push(kept[k++]);
+    nodes.push(upsert[i]);
+  }
+  while (k < kept.length) nodes.push(kept[k++]);
+  next.nodes = nodes;
   return next;
 }
 

@@ -255,8 +255,8 @@ func (v *viewer) next() (wireBytes int64) {
 		if f.Delta == nil {
 			v.t.Fatalf("delta frame without fields: %s", b)
 		}
-		if f.Order != nil {
-			v.t.Fatalf("delta with an order, want null: %s", b)
+		if len(f.At) != len(f.Upsert) {
+			v.t.Fatalf("delta with %d positions for %d upserts: %s", len(f.At), len(f.Upsert), b)
 		}
 		s, err := ApplyDelta(v.snap, f.Delta)
 		if err != nil {

@@ -25,10 +25,10 @@ const (
 // Delta turns the snapshot with revision Base, the last one sent on this
 // socket, into the next one. Every folder-level field is sent whole; nodes
 // are patched: Upsert holds the nodes that are new or changed in any field,
-// Remove the names that are gone. The patched node list is then re-sorted
-// with lockqueue.NodeLess (lock nodes by folder, seq, order, czxid, name; foreign children
-// last, by name). Order is always null, kept so a future server could send
-// an explicit order.
+// in the new snapshot's order, At the position of each in the new node
+// list, and Remove the names that are gone. A client drops the removed and
+// upserted names from its list and puts each upsert at its position: the
+// order is the server's (lockqueue.SortNodes), never derived again.
 type Delta struct {
 	Service               string               `json:"service,omitempty"`
 	Path                  string               `json:"path"`
@@ -47,8 +47,8 @@ type Delta struct {
 	Note                  string               `json:"note,omitempty"`
 	AnonymousWaiters      int                  `json:"anonymousWaiters,omitempty"`
 	Upsert                []lockqueue.Node     `json:"upsert"`
+	At                    []int                `json:"at"`
 	Remove                []string             `json:"remove"`
-	Order                 []string             `json:"order"`
 }
 
 // ApplyDelta patches prev with d the way a client must. It fails when d was
@@ -58,31 +58,33 @@ func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
 	if d.Service != prev.Service || d.Path != prev.Path || d.Base != prev.Revision {
 		return prev, fmt.Errorf("delta for %s@%d does not apply to %s@%d", d.Path, d.Base, prev.Path, prev.Revision)
 	}
-	gone := make(map[string]bool, len(d.Remove))
+	if len(d.At) != len(d.Upsert) {
+		return prev, fmt.Errorf("delta for %s@%d: %d positions for %d upserts", d.Path, d.Base, len(d.At), len(d.Upsert))
+	}
+	drop := make(map[string]bool, len(d.Remove)+len(d.Upsert))
 	for _, name := range d.Remove {
-		gone[name] = true
+		drop[name] = true
 	}
-	up := make(map[string]lockqueue.Node, len(d.Upsert))
 	for _, n := range d.Upsert {
-		up[n.Name] = n
+		drop[n.Name] = true
 	}
-	nodes := make([]lockqueue.Node, 0, len(prev.Nodes)+len(d.Upsert))
+	kept := make([]lockqueue.Node, 0, len(prev.Nodes))
 	for _, n := range prev.Nodes {
-		if gone[n.Name] {
-			continue
-		}
-		if u, ok := up[n.Name]; ok {
-			n = u
-			delete(up, n.Name)
-		}
-		nodes = append(nodes, n)
-	}
-	for _, n := range d.Upsert {
-		if _, ok := up[n.Name]; ok {
-			nodes = append(nodes, n)
+		if !drop[n.Name] {
+			kept = append(kept, n)
 		}
 	}
-	lockqueue.SortNodes(nodes)
+	nodes := make([]lockqueue.Node, 0, len(kept)+len(d.Upsert))
+	for i, n := range d.Upsert {
+		at := d.At[i]
+		if at < len(nodes) || at > len(nodes)+len(kept) {
+			return prev, fmt.Errorf("delta for %s@%d: upsert %s at %d is out of place", d.Path, d.Base, n.Name, at)
+		}
+		take := at - len(nodes)
+		nodes = append(append(nodes, kept[:take]...), n)
+		kept = kept[take:]
+	}
+	nodes = append(nodes, kept...)
 	return lockqueue.Snapshot{
 		Service: d.Service, Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
 		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, LeasesInferred: d.LeasesInferred, Nodes: nodes,
@@ -145,7 +147,7 @@ func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, index func(ofPr
 	if prev == nil || prev.Key() != s.Key() {
 		b, kind, err = whole()
 	} else if d, ok := delta(*prev, s, index); !ok {
-		// Duplicate names the patch could not express.
+		// Duplicate names or a reordering the patch could not express.
 		b, kind, err = whole()
 	} else {
 		switch {
@@ -193,7 +195,8 @@ func nameIndex(nodes []lockqueue.Node) *names {
 	return &names{index: index, ok: len(index) == len(nodes)}
 }
 
-// delta patches prev into s; ok is false when either repeats a node name.
+// delta patches prev into s; ok is false when either repeats a node name,
+// or when nodes left as they were changed places.
 // index gives the names of prev's nodes (ofPrev) or of s's; nil builds
 // them.
 func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, bool) {
@@ -214,17 +217,27 @@ func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, 
 		Service: s.Service, Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
 		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
-		Error: s.Error, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, Upsert: []lockqueue.Node{}, Remove: []string{},
+		Error: s.Error, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, Upsert: []lockqueue.Node{}, At: []int{}, Remove: []string{},
 	}
 	for _, n := range prev.Nodes {
 		if _, ok := sindex[n.Name]; !ok {
 			d.Remove = append(d.Remove, n.Name)
 		}
 	}
-	for _, n := range s.Nodes {
-		if i, ok := pindex[n.Name]; !ok || !nodeEqual(prev.Nodes[i], n) {
+	last := -1 // prev's position of the last node kept as it was
+	for at, n := range s.Nodes {
+		i, ok := pindex[n.Name]
+		if !ok || !nodeEqual(prev.Nodes[i], n) {
 			d.Upsert = append(d.Upsert, n)
+			d.At = append(d.At, at)
+			continue
 		}
+		if i < last {
+			// Unchanged nodes that swapped places: positions of the
+			// upserts alone cannot say so, a whole snapshot can.
+			return nil, false
+		}
+		last = i
 	}
 	return d, true
 }
