@@ -219,16 +219,17 @@ func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, 
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
 		Error: s.Error, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, Upsert: []lockqueue.Node{}, At: []int{}, Remove: []string{},
 	}
-	for _, n := range prev.Nodes {
-		if _, ok := sindex[n.Name]; !ok {
-			d.Remove = append(d.Remove, n.Name)
+	for i := range prev.Nodes {
+		if _, ok := sindex[prev.Nodes[i].Name]; !ok {
+			d.Remove = append(d.Remove, prev.Nodes[i].Name)
 		}
 	}
 	last := -1 // prev's position of the last node kept as it was
-	for at, n := range s.Nodes {
+	for at := range s.Nodes {
+		n := &s.Nodes[at]
 		i, ok := pindex[n.Name]
-		if !ok || !nodeEqual(prev.Nodes[i], n) {
-			d.Upsert = append(d.Upsert, n)
+		if !ok || !nodeEqual(&prev.Nodes[i], n) {
+			d.Upsert = append(d.Upsert, *n)
 			d.At = append(d.At, at)
 			continue
 		}
@@ -242,6 +243,7 @@ func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, 
 	return d, true
 }
 
-// nodeEqual is lockqueue.Node.Equal; TestNodeEqualCoversEveryField holds
-// it to every field.
-func nodeEqual(a, b lockqueue.Node) bool { return a.Equal(b) }
+// nodeEqual is lockqueue.NodesEqual (pointers: a node is hundreds of bytes,
+// and a delta compares every node of the queue); TestNodeEqualCoversEveryField
+// holds it to every field.
+func nodeEqual(a, b *lockqueue.Node) bool { return lockqueue.NodesEqual(a, b) }

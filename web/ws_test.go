@@ -273,7 +273,7 @@ func TestFrameSize10k(t *testing.T) {
 func TestNodeEqualCoversEveryField(t *testing.T) {
 	base := gozkFolder("/l", 2).snapshot().Nodes[1]
 	base.Watching = []string{"/l/x"}
-	if !nodeEqual(base, base) {
+	if !nodeEqual(&base, &base) {
 		t.Fatal("a node differs from itself")
 	}
 	typ := reflect.TypeFor[lockqueue.Node]()
@@ -298,7 +298,7 @@ func TestNodeEqualCoversEveryField(t *testing.T) {
 		default:
 			t.Fatalf("field %s of type %s: teach this test (and nodeEqual) about it", field.Name, field.Type)
 		}
-		if nodeEqual(base, changed) {
+		if nodeEqual(&base, &changed) {
 			t.Errorf("nodeEqual misses a change to %s", field.Name)
 		}
 	}
@@ -306,7 +306,7 @@ func TestNodeEqualCoversEveryField(t *testing.T) {
 	unknown.Watching = nil
 	known := base
 	known.Watching = []string{}
-	if nodeEqual(unknown, known) {
+	if nodeEqual(&unknown, &known) {
 		t.Error("nodeEqual treats watching unknown (null) as watching nothing ([])")
 	}
 }
