@@ -278,6 +278,16 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 // NewClassroom is PostgreSQL's classroom for the registry: a simulator
 // Manager on a Backend. Close the returned manager at shutdown (it stops
 // the server). cfg.Backend is set here.
+//
+// The server starts at once, in the background: initdb and the
+// postmaster's start take a second or more, which the first run would
+// otherwise wait for.
 func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger}, cfg)
+	b := &Backend{Log: cfg.Logger}
+	cls, m, err := simulator.NewServerClassroom(b, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.srv.Prestart(b.serverSpec())
+	return cls, m, nil
 }

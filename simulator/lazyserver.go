@@ -70,20 +70,66 @@ func hasKind(err error) bool {
 }
 
 // LazyServer is the one server of a Backend that starts its own (Redis,
-// etcd, PostgreSQL): started by the first Open, shared by every run, and
-// stopped by Close. The zero value has no server.
+// etcd, PostgreSQL): started by the first Open, or ahead of it by
+// Prestart, shared by every run, and stopped by Close. The zero value has
+// no server.
 type LazyServer[S io.Closer] struct {
-	mu  sync.Mutex
-	srv S
-	up  bool
+	mu      sync.Mutex
+	srv     S
+	up      bool
+	pending *pendingStart[S] // Prestart's start, until an Open or Close takes it
 }
 
-// Open starts the server as sp says unless it is up. Opens wait for each
-// other, so two first runs start one server.
+// pendingStart is a start under way in the background.
+type pendingStart[S io.Closer] struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when srv and err are set
+	srv    S
+	err    error
+}
+
+// Prestart begins starting the server in the background, so that the
+// first run finds it up, or part of the way there. The next Open waits for
+// it and returns its error; Close cancels it and stops what it started.
+// It does nothing when the server is up or already being started.
+func (l *LazyServer[S]) Prestart(sp ServerSpec[S]) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.up || l.pending != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &pendingStart[S]{cancel: cancel, done: make(chan struct{})}
+	l.pending = p
+	go func() {
+		defer close(p.done)
+		p.srv, p.err = sp.start(ctx)
+	}()
+}
+
+// Open starts the server as sp says unless it is up, or takes over
+// Prestart's start. Opens wait for each other, so two first runs start
+// one server.
 func (l *LazyServer[S]) Open(ctx context.Context, sp ServerSpec[S]) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.up {
+		return nil
+	}
+	if p := l.pending; p != nil {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			// The start goes on for the next Open.
+			return fault.Errorf(fault.Unavailable, "%s classroom: start %s: %v", sp.Service, sp.Program, ctx.Err())
+		}
+		l.pending = nil
+		p.cancel()
+		if p.err != nil {
+			// The next Open tries again.
+			return p.err
+		}
+		l.srv, l.up = p.srv, true
 		return nil
 	}
 	srv, err := sp.start(ctx)
@@ -101,11 +147,23 @@ func (l *LazyServer[S]) Server() (srv S, ok bool) {
 	return l.srv, l.up
 }
 
-// Close stops the server (removing its directory); a later Open starts a
-// new one.
+// Close stops the server (removing its directory), after cancelling and
+// waiting for a Prestart's start, so that nothing it began is left; a
+// later Open starts a new server.
 func (l *LazyServer[S]) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if p := l.pending; p != nil {
+		l.pending = nil
+		p.cancel()
+		<-p.done
+		if p.err == nil {
+			return p.srv.Close()
+		}
+		// A start that failed, or was cancelled here, has cleaned up
+		// after itself.
+		return nil
+	}
 	if !l.up {
 		return nil
 	}
