@@ -5,17 +5,14 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcdlocal"
 	"github.com/zklockviz/zklockviz/fault"
-	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -76,8 +73,7 @@ type Backend struct {
 	// Log receives etcd's output; may be nil.
 	Log *slog.Logger
 
-	mu  sync.Mutex
-	srv *etcdlocal.Server
+	srv simulator.LazyServer[*etcdlocal.Server]
 }
 
 var _ simulator.Backend = (*Backend)(nil)
@@ -85,56 +81,38 @@ var _ simulator.Backend = (*Backend)(nil)
 // Name is the service the backend's snapshots belong to.
 func (*Backend) Name() string { return Name }
 
+// serverSpec is how the classroom starts its etcd, with etcd's warnings
+// going to b.Log.
+func (b *Backend) serverSpec() simulator.ServerSpec[*etcdlocal.Server] {
+	return simulator.ServerSpec[*etcdlocal.Server]{
+		Title: "etcd", Service: "etcd", Program: "etcd",
+		NotInstalled: etcdlocal.ErrNotInstalled, Timeout: 30 * time.Second,
+		Start: func(ctx context.Context) (*etcdlocal.Server, error) {
+			var opts etcdlocal.Options
+			if b.Log != nil {
+				opts.Log = slog.NewLogLogger(b.Log.Handler(), slog.LevelWarn).Writer()
+			}
+			return etcdlocal.Start(ctx, opts)
+		},
+	}
+}
+
 // Open starts the etcd server on first use. Without etcd installed the run
 // is unavailable and the error names the package.
-func (b *Backend) Open(ctx context.Context) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv != nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var opts etcdlocal.Options
-	if b.Log != nil {
-		opts.Log = slog.NewLogLogger(b.Log.Handler(), slog.LevelWarn).Writer()
-	}
-	srv, err := etcdlocal.Start(ctx, opts)
-	if err != nil {
-		if errors.Is(err, etcdlocal.ErrNotInstalled) {
-			return fault.Errorf(fault.Unavailable, "etcd scenarios are unavailable: %v", err)
-		}
-		return fault.Errorf(fault.Unavailable, "etcd classroom: start etcd: %v", err)
-	}
-	b.srv = srv
-	return nil
-}
+func (b *Backend) Open(ctx context.Context) error { return b.srv.Open(ctx, b.serverSpec()) }
 
 // Available says whether etcd is installed; its error names the package
 // that provides it.
-func (*Backend) Available() error {
-	_, err := localproc.LookPath("etcd", etcdlocal.ErrNotInstalled)
-	return err
-}
+func (b *Backend) Available() error { return b.serverSpec().Available() }
 
 // Server is the classroom's etcd, nil before the first run.
 func (b *Backend) Server() *etcdlocal.Server {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.srv
+	srv, _ := b.srv.Server()
+	return srv
 }
 
 // Close stops the etcd server and removes its directory.
-func (b *Backend) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv == nil {
-		return nil
-	}
-	err := b.srv.Close()
-	b.srv = nil
-	return err
-}
+func (b *Backend) Close() error { return b.srv.Close() }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Lost() string {

@@ -1,9 +1,10 @@
 // Package pglocal runs real, throwaway PostgreSQL servers on loopback for
 // tests, demos and the classroom.
 //
-// initdb runs once per process into a template directory (about a second,
-// five the first time on a cold machine); each server then starts from a
-// copy of it. The copy (28 MB, some 1000 files) takes longer than the
+// initdb (about a second, five the first time on a cold machine) runs
+// straight into the first server's directory, and then, in the background,
+// into a template directory; each later server starts from a copy of the
+// template. The copy (28 MB, some 1000 files) takes longer than the
 // postmaster's start, so one spare copy is made ahead, in the background,
 // after every Start. PostgreSQL refuses to run as root, so when this
 // process is root, initdb and postgres run as the `postgres` user (created by

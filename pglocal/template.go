@@ -18,18 +18,42 @@ var clusters pool
 type pool struct {
 	mu       sync.Mutex
 	template *localproc.Dir // initdb's result, made once
+	making   chan struct{}  // non-nil while the template is made; closed after
 	spare    *localproc.Dir // a copy made ahead of need, or nil
 	filling  chan struct{}  // non-nil while a spare is made; closed after
 }
 
-// take returns a new server directory with the cluster in data/, made by
-// initdb on the first call, and starts making the next one.
+// take returns a new server directory with a fresh cluster in data/ and
+// starts making the next one. The first call runs initdb straight into the
+// server's directory: copying a template made first would add a quarter of
+// a second to the first server's start. The template is made after it, in
+// the background, by a second initdb; running both at once would make them
+// compete for the CPU and slow the first.
 func (p *pool) take(ctx context.Context, in install) (*localproc.Dir, error) {
-	tmpl, err := p.templateData(ctx, in)
-	if err != nil {
-		return nil, err
+	var tmpl string
+	for tmpl == "" {
+		p.mu.Lock()
+		template, making := p.template, p.making
+		if template == nil && making == nil {
+			// Takes that come meanwhile wait for the template.
+			p.making = make(chan struct{})
+		}
+		p.mu.Unlock()
+		switch {
+		case template != nil:
+			tmpl = filepath.Join(template.Path(), "data")
+		case making == nil:
+			return p.first(ctx, in)
+		default:
+			select {
+			case <-making:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("pglocal: waiting for the template cluster: %w", ctx.Err())
+			}
+		}
 	}
 	var dir *localproc.Dir
+	var err error
 	for dir == nil {
 		p.mu.Lock()
 		dir, p.spare = p.spare, nil
@@ -56,6 +80,35 @@ func (p *pool) take(ctx context.Context, in install) (*localproc.Dir, error) {
 	return dir, nil
 }
 
+// first makes the first server's directory with initdb (p.making is set
+// by the caller), and then, in the background, the template and a spare
+// copy of it. When either initdb fails, the next take starts over and
+// reports its own error.
+func (p *pool) first(ctx context.Context, in install) (*localproc.Dir, error) {
+	dir, err := initCluster(ctx, in, "pglocal", reaperHook)
+	if err != nil {
+		p.made(nil)
+		return nil, err
+	}
+	go func() {
+		template, err := initCluster(context.Background(), in, "pglocal-template", "")
+		p.made(template)
+		if err == nil {
+			p.refill(in, filepath.Join(template.Path(), "data"))
+		}
+	}()
+	return dir, nil
+}
+
+// made ends the making of the template: template is nil when it failed.
+func (p *pool) made(template *localproc.Dir) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.template = template
+	close(p.making)
+	p.making = nil
+}
+
 // refill makes a spare copy in the background unless there is one already.
 func (p *pool) refill(in install, tmpl string) {
 	p.mu.Lock()
@@ -79,8 +132,14 @@ func (p *pool) refill(in install, tmpl string) {
 	}()
 }
 
-// settle waits for a spare being made, if any.
+// settle waits for the template and a spare being made, if any.
 func (p *pool) settle() {
+	p.mu.Lock()
+	making := p.making
+	p.mu.Unlock()
+	if making != nil {
+		<-making
+	}
 	p.mu.Lock()
 	filling := p.filling
 	p.mu.Unlock()
@@ -106,15 +165,11 @@ func copyCluster(ctx context.Context, in install, tmpl string) (*localproc.Dir, 
 	return dir, nil
 }
 
-func (p *pool) templateData(ctx context.Context, in install) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.template != nil {
-		return filepath.Join(p.template.Path(), "data"), nil
-	}
-	dir, err := localproc.NewDir("pglocal-template", "")
+// initCluster runs initdb into the data/ of a new directory.
+func initCluster(ctx context.Context, in install, prefix, onDeath string) (*localproc.Dir, error) {
+	dir, err := localproc.NewDir(prefix, onDeath)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	data := filepath.Join(dir.Path(), "data")
 	err = in.chown(dir.Path())
@@ -129,8 +184,7 @@ func (p *pool) templateData(ctx context.Context, in install) (string, error) {
 		}
 	}
 	if err != nil {
-		return "", errors.Join(err, dir.Remove())
+		return nil, errors.Join(err, dir.Remove())
 	}
-	p.template = dir
-	return data, nil
+	return dir, nil
 }

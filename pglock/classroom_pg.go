@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -98,8 +97,7 @@ type Backend struct {
 	// Log receives the server's output; may be nil.
 	Log *slog.Logger
 
-	mu  sync.Mutex
-	srv *pglocal.Server
+	srv simulator.LazyServer[*pglocal.Server]
 }
 
 var _ simulator.Backend = (*Backend)(nil)
@@ -107,25 +105,24 @@ var _ simulator.Backend = (*Backend)(nil)
 // Name is the service the backend's snapshots belong to.
 func (*Backend) Name() string { return Name }
 
-// Open starts the server on first use, with pg_stat_statements loaded so
-// the runs can show what the server itself counted.
-func (b *Backend) Open(ctx context.Context) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv != nil {
-		return nil
+// serverSpec is how the classroom starts its server: with
+// pg_stat_statements loaded so the runs can show what the server itself
+// counted.
+func (*Backend) serverSpec() simulator.ServerSpec[*pglocal.Server] {
+	return simulator.ServerSpec[*pglocal.Server]{
+		Title: "PostgreSQL", Service: "postgres", Program: "postgres",
+		NotInstalled: pglocal.ErrNotInstalled, Installed: pglocal.Installed, Timeout: 60 * time.Second,
+		Start: startClassServer,
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+}
+
+func startClassServer(ctx context.Context) (*pglocal.Server, error) {
 	srv, err := pglocal.Start(ctx, pglocal.Options{Settings: map[string]string{
 		"shared_preload_libraries": "pg_stat_statements",
 		"deadlock_timeout":         deadlockTimeout.String(),
 	}})
 	if err != nil {
-		if errors.Is(err, pglocal.ErrNotInstalled) {
-			return fault.Errorf(fault.Unavailable, "PostgreSQL scenarios are unavailable: %v", err)
-		}
-		return fault.Errorf(fault.Unavailable, "postgres classroom: start postgres: %v", err)
+		return nil, err
 	}
 	db, err := pgx.Connect(ctx, srv.DSN())
 	if err == nil {
@@ -133,34 +130,27 @@ func (b *Backend) Open(ctx context.Context) error {
 		db.Close(context.WithoutCancel(ctx))
 	}
 	if err != nil {
-		return errors.Join(fault.Errorf(fault.Unavailable, "postgres classroom: set up: %v", err), srv.Close())
+		return nil, errors.Join(fault.Errorf(fault.Unavailable, "postgres classroom: set up: %v", err), srv.Close())
 	}
-	b.srv = srv
-	return nil
+	return srv, nil
 }
+
+// Open starts the server on first use. Without PostgreSQL installed the
+// run is unavailable and the error names the package.
+func (b *Backend) Open(ctx context.Context) error { return b.srv.Open(ctx, b.serverSpec()) }
 
 // Available says whether PostgreSQL is installed; its error names the
 // package that provides it.
-func (*Backend) Available() error { return pglocal.Installed() }
+func (b *Backend) Available() error { return b.serverSpec().Available() }
 
 // server is the classroom's server, nil before the first run.
 func (b *Backend) server() *pglocal.Server {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.srv
+	srv, _ := b.srv.Server()
+	return srv
 }
 
 // Close stops the server and removes its directory.
-func (b *Backend) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv == nil {
-		return nil
-	}
-	err := b.srv.Close()
-	b.srv = nil
-	return err
-}
+func (b *Backend) Close() error { return b.srv.Close() }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Lost() string {
@@ -288,6 +278,16 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 // NewClassroom is PostgreSQL's classroom for the registry: a simulator
 // Manager on a Backend. Close the returned manager at shutdown (it stops
 // the server). cfg.Backend is set here.
+//
+// The server starts at once, in the background: initdb and the
+// postmaster's start take a second or more, which the first run would
+// otherwise wait for.
 func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger}, cfg)
+	b := &Backend{Log: cfg.Logger}
+	cls, m, err := simulator.NewServerClassroom(b, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.srv.Prestart(b.serverSpec())
+	return cls, m, nil
 }

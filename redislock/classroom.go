@@ -5,16 +5,13 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zklockviz/zklockviz/fault"
-	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/redislocal"
@@ -131,8 +128,7 @@ type Backend struct {
 	// the step says it is not wired.
 	QueueCost QueueCost
 
-	mu  sync.Mutex
-	srv *redislocal.Server
+	srv simulator.LazyServer[*redislocal.Server]
 }
 
 var _ simulator.Backend = (*Backend)(nil)
@@ -140,55 +136,36 @@ var _ simulator.Backend = (*Backend)(nil)
 // Name is the service the backend's snapshots belong to.
 func (*Backend) Name() string { return Name }
 
+// serverSpec is how the classroom starts its redis-server.
+func (*Backend) serverSpec() simulator.ServerSpec[*redislocal.Server] {
+	return simulator.ServerSpec[*redislocal.Server]{
+		Title: "Redis", Service: "redis", Program: "redis-server",
+		NotInstalled: redislocal.ErrNotInstalled, Timeout: 30 * time.Second,
+		Start: func(ctx context.Context) (*redislocal.Server, error) {
+			return redislocal.Start(ctx, redislocal.Options{})
+		},
+	}
+}
+
 // Open starts the redis-server on first use. Without redis-server
 // installed the run is unavailable and the error names the package.
-func (b *Backend) Open(ctx context.Context) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv != nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	srv, err := redislocal.Start(ctx, redislocal.Options{})
-	if err != nil {
-		if errors.Is(err, redislocal.ErrNotInstalled) {
-			return fault.Errorf(fault.Unavailable, "Redis scenarios are unavailable: %v", err)
-		}
-		return fault.Errorf(fault.Unavailable, "redis classroom: start redis-server: %v", err)
-	}
-	b.srv = srv
-	return nil
-}
+func (b *Backend) Open(ctx context.Context) error { return b.srv.Open(ctx, b.serverSpec()) }
 
 // Available says whether redis-server is installed; its error names the
 // package that provides it.
-func (*Backend) Available() error {
-	_, err := localproc.LookPath("redis-server", redislocal.ErrNotInstalled)
-	return err
-}
+func (b *Backend) Available() error { return b.serverSpec().Available() }
 
 // Addr is the classroom's redis-server, "" before the first run.
 func (b *Backend) Addr() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv == nil {
+	srv, ok := b.srv.Server()
+	if !ok {
 		return ""
 	}
-	return b.srv.Addr()
+	return srv.Addr()
 }
 
 // Close stops the redis-server and removes its directory.
-func (b *Backend) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.srv == nil {
-		return nil
-	}
-	err := b.srv.Close()
-	b.srv = nil
-	return err
-}
+func (b *Backend) Close() error { return b.srv.Close() }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Lost() string {

@@ -28,9 +28,7 @@ func newManager(t *testing.T) (*simulator.Manager, *Backend) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		b.mu.Lock()
-		srv := b.srv
-		b.mu.Unlock()
+		srv, _ := b.srv.Server()
 		pid := 0
 		if srv != nil {
 			pid = srv.Pid()
