@@ -84,6 +84,16 @@ type Classroom interface {
 	Delete(id string) error
 }
 
+// Warmer is a Classroom whose server is slow to start (PostgreSQL's initdb
+// takes a second or more): the classroom page warms it when a teacher opens
+// it, so the first run does not wait, and a server nobody opens the
+// classroom for is never started.
+type Warmer interface {
+	// Warm begins starting the server in the background; it returns at
+	// once and does nothing when the server is up or starting.
+	Warm()
+}
+
 // Run is one classroom run. Every command returns an error in the web
 // layer's vocabulary (fault) when the run refuses it.
 type Run interface {

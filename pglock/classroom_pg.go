@@ -278,16 +278,17 @@ func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simul
 // NewClassroom is PostgreSQL's classroom for the registry: a simulator
 // Manager on a Backend. Close the returned manager at shutdown (it stops
 // the server). cfg.Backend is set here.
-//
-// The server starts at once, in the background: initdb and the
-// postmaster's start take a second or more, which the first run would
-// otherwise wait for.
 func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	b := &Backend{Log: cfg.Logger}
-	cls, m, err := simulator.NewServerClassroom(b, cfg)
-	if err != nil {
-		return nil, nil, err
+	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger}, cfg)
+}
+
+// Warm starts the server in the background when PostgreSQL is installed:
+// initdb and the postmaster's start take a second or more, which the
+// first run would otherwise wait for. The classroom page calls it
+// (lockservice.Warmer), so serve --sim starts no PostgreSQL until a
+// teacher opens the classroom.
+func (b *Backend) Warm() {
+	if b.Available() == nil {
+		b.srv.Prestart(b.serverSpec())
 	}
-	b.srv.Prestart(b.serverSpec())
-	return cls, m, nil
 }

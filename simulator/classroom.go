@@ -11,6 +11,14 @@ type classroom struct{ m *Manager }
 func (c classroom) Scenarios() any    { return c.m.Scenarios() }
 func (c classroom) Actions() []string { return c.m.Actions() }
 
+// Warm warms the backend's server when the backend has one that is slow to
+// start (lockservice.Warmer).
+func (c classroom) Warm() {
+	if w, ok := c.m.backend.(lockservice.Warmer); ok {
+		w.Warm()
+	}
+}
+
 // Start decodes a Spec and starts its run.
 func (c classroom) Start(decode func(any) error) (lockservice.Run, error) {
 	var spec Spec

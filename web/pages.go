@@ -455,8 +455,20 @@ func (p *pages) classroom(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if !p.sim {
 		status = http.StatusNotFound
+	} else {
+		p.warmClassrooms()
 	}
 	p.render(w, r, status, views.SimPage(s))
+}
+
+// warmClassrooms starts, in the background, the servers that are slow to
+// start, now that someone has opened the classroom.
+func (p *pages) warmClassrooms() {
+	for _, svc := range p.services.All() {
+		if w, ok := svc.Classroom.(lockservice.Warmer); ok {
+			w.Warm()
+		}
+	}
 }
 
 func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,58 @@ func TestServePostgresClassroom(t *testing.T) {
 	st = post("/api/v1/sim/runs/"+st.ID+"/seek?service=postgres", `{"step":2}`, 200)
 	if st.Service != "postgres" || len(st.Snapshot.Nodes) != 2 || !st.Snapshot.Nodes[0].Holding {
 		t.Errorf("step 2: service %q, server's nodes %+v; want C1 holding, C2 waiting", st.Service, st.Snapshot.Nodes)
+	}
+}
+
+// childrenNamed lists the processes whose parent is pid and whose command
+// is one of names.
+func childrenNamed(pid int, names ...string) []string {
+	var out []string
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		stat, err := os.ReadFile(filepath.Join("/proc", p.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		comm, rest := string(stat[open+1:end]), strings.Fields(string(stat[end+1:]))
+		if len(rest) > 1 && rest[1] == strconv.Itoa(pid) && slices.Contains(names, comm) {
+			out = append(out, p.Name()+" "+comm)
+		}
+	}
+	return out
+}
+
+// serve --sim starts no PostgreSQL of its own until someone opens the
+// classroom page, which warms it in the background so that the first run
+// does not wait for initdb.
+func TestClassroomPageWarmsPostgres(t *testing.T) {
+	if err := pglocal.Installed(); err != nil {
+		t.Skip(err)
+	}
+	zks := sharedZK(t)
+	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--sim")
+	pid := s.cmd.Process.Pid
+	if code := getJSON(t, s.url+"/api/v1/sim/scenarios?service=postgres", &[]simulator.ScenarioInfo{}); code != 200 {
+		t.Fatalf("GET scenarios = %d", code)
+	}
+	if kids := childrenNamed(pid, "initdb", "postgres"); len(kids) > 0 {
+		t.Fatalf("serve --sim started PostgreSQL before anyone opened the classroom: %v", kids)
+	}
+	resp, err := http.Get(s.url + "/sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(childrenNamed(pid, "postgres")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no postgres child of serve (pid %d) 30 s after the classroom page was opened", pid)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
