@@ -154,3 +154,58 @@ func TestClassroomSideBySideMissingServer(t *testing.T) {
 		tb.until(fmt.Sprintf("both running panes at step %d", k), atStep(k))
 	}
 }
+
+// A side-by-side link shared at a step opens every pane at that step, each
+// showing what the original showed: its clients, its holders and its
+// verdict so far.
+func TestClassroomSideBySideShareLink(t *testing.T) {
+	need(t)
+	needServers(t, "redis-server", "etcd")
+	srv := startServer(t, "--sim")
+	panes := `[...document.querySelectorAll('.run.side-pane')]`
+	atStep := func(k int) string {
+		return fmt.Sprintf(`%s.length === 5 && %s.every(p => p.dataset.step === '%d' && p.dataset.busy === 'false') && document.body.dataset.busy === 'false'`, panes, panes, k)
+	}
+	// What each pane shows, by scenario: its clients' states, its holders
+	// and its verdict.
+	shows := `Object.fromEntries(` + panes + `.map(p => {
+  const clients = [...p.querySelectorAll('.client')].map(c => c.dataset.client + '=' + c.dataset.state).sort().join(' ');
+  const v = p.querySelector('.side-verdict');
+  return [p.dataset.scenario, clients + ' | ' + (v ? v.dataset.exclusion + '/' + v.dataset.stale : '')];
+}))`
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=side-by-side")
+	tb.until("five panes, ready", atStep(0))
+	// The story's end: the verdicts differ by then (Redis without a token
+	// broken, the others held).
+	k := eval[int](tb, `Number(document.getElementById('scrub').max)`)
+	for i := 1; i <= k; i++ {
+		tb.key(kb.ArrowRight)
+		tb.until(fmt.Sprintf("every pane at step %d", i), atStep(i))
+	}
+	tb.until("the URL carries the step", fmt.Sprintf(`new URLSearchParams(location.search).get('step') === '%d'`, k))
+	url := eval[string](tb, `location.href`)
+	want := eval[map[string]string](tb, shows)
+	if len(want) != 5 {
+		t.Fatalf("the original shows %d panes: %v", len(want), want)
+	}
+	for sc, w := range want {
+		if strings.HasPrefix(w, " |") || strings.HasSuffix(w, "| ") {
+			t.Fatalf("%s shows no clients or no verdict at step %d: %q", sc, k, w)
+		}
+	}
+	t.Logf("at step %d: %v", k, want)
+
+	tb2 := newTab(t)
+	tb2.open(url)
+	tb2.until(fmt.Sprintf("the shared link opens every pane at step %d", k), atStep(k))
+	got := eval[map[string]string](tb2, shows)
+	for sc, w := range want {
+		if got[sc] != w {
+			t.Errorf("%s from the shared link shows %q; the original showed %q", sc, got[sc], w)
+		}
+	}
+	if msg := eval[string](tb2, `document.getElementById('sim-error').textContent`); msg != "" {
+		t.Errorf("shared link: error %q", msg)
+	}
+}
