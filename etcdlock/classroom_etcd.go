@@ -173,62 +173,85 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 	if _, err := paramsOf(sc); err != nil {
 		return err
 	}
-	const (
-		waiting, holding, stale, gone = "waiting", "holding", "stale", "gone"
-	)
-	state := map[string]string{}
-	var queue []string // clients with a key, by create revision
-	handOff := func() {
-		if len(queue) > 0 && state[queue[0]] == waiting {
-			state[queue[0]] = holding
-		}
-	}
-	drop := func(name string) {
-		queue = slices.DeleteFunc(queue, func(n string) bool { return n == name })
-	}
-	return simulator.WalkPlan(b, sc, plan, nil, func(step simulator.PlanStep) error {
-		defer handOff()
-		a, fail := step.Action, step.Fail
-		st := state[a.Client]
-		if a.Action == simulator.ActAdd {
-			state[a.Client] = waiting
-			queue = append(queue, a.Client)
-			return nil
-		}
-		if st == gone {
-			return fail("%s has released, left or crashed", a.Client)
-		}
-		holds := st == holding || st == stale
-		switch a.Action {
-		case simulator.ActWrite, ActCheckedWrite:
-			if !holds {
-				return fail("%s does not hold the lock", a.Client)
-			}
-			if a.Action == ActCheckedWrite && st == stale {
-				state[a.Client] = gone // the check fails and it stops
-			}
-			return nil
-		case simulator.ActRelease:
-			if !holds {
-				return fail("%s holds nothing: a waiter leaves instead", a.Client)
-			}
-		case ActLeave:
-			if st != waiting {
-				return fail("only a waiter leaves (a holder releases)")
-			}
-		case simulator.ActPause, simulator.ActCrash:
-			if st != holding {
-				return fail("only a holder's %s is staged here", a.Action)
-			}
-		}
-		// Each of the rest deletes the client's key: the queue moves on.
-		drop(a.Client)
-		state[a.Client] = gone
-		if a.Action == simulator.ActPause {
-			state[a.Client] = stale
-		}
+	m := mutexModel{state: map[string]string{}}
+	return simulator.WalkPlan(b, sc, plan, nil, m.step)
+}
+
+// The states of DryRun's clients.
+const (
+	modelWaiting, modelHolding, modelStale, modelGone = "waiting", "holding", "stale", "gone"
+)
+
+// mutexModel is DryRun's model of a concurrency.Mutex queue.
+type mutexModel struct {
+	state map[string]string
+	queue []string // clients with a key, by create revision
+}
+
+// step checks one action of the plan and applies it.
+func (m *mutexModel) step(step simulator.PlanStep) error {
+	defer m.handOff()
+	a, fail := step.Action, step.Fail
+	st := m.state[a.Client]
+	switch {
+	case a.Action == simulator.ActAdd:
+		m.state[a.Client] = modelWaiting
+		m.queue = append(m.queue, a.Client)
 		return nil
-	})
+	case st == modelGone:
+		return fail("%s has released, left or crashed", a.Client)
+	case a.Action == simulator.ActWrite || a.Action == ActCheckedWrite:
+		return m.write(a, st, fail)
+	}
+	if err := deletesOwnKey(a, st, fail); err != nil {
+		return err
+	}
+	// Each of the rest deletes the client's key: the queue moves on.
+	m.queue = slices.DeleteFunc(m.queue, func(n string) bool { return n == a.Client })
+	m.state[a.Client] = modelGone
+	if a.Action == simulator.ActPause {
+		m.state[a.Client] = modelStale
+	}
+	return nil
+}
+
+// handOff gives the lock to the first key's client.
+func (m *mutexModel) handOff() {
+	if len(m.queue) > 0 && m.state[m.queue[0]] == modelWaiting {
+		m.state[m.queue[0]] = modelHolding
+	}
+}
+
+// write: only a client that believes it holds writes; a checked write by
+// a stale one fails its check, and the client stops.
+func (m *mutexModel) write(a simulator.Action, st string, fail func(string, ...any) error) error {
+	if st != modelHolding && st != modelStale {
+		return fail("%s does not hold the lock", a.Client)
+	}
+	if a.Action == ActCheckedWrite && st == modelStale {
+		m.state[a.Client] = modelGone
+	}
+	return nil
+}
+
+// deletesOwnKey checks an action that deletes the client's key: a release
+// by a holder, a waiter leaving, a holder's pause or crash.
+func deletesOwnKey(a simulator.Action, st string, fail func(string, ...any) error) error {
+	switch a.Action {
+	case simulator.ActRelease:
+		if st != modelHolding && st != modelStale {
+			return fail("%s holds nothing: a waiter leaves instead", a.Client)
+		}
+	case ActLeave:
+		if st != modelWaiting {
+			return fail("only a waiter leaves (a holder releases)")
+		}
+	case simulator.ActPause, simulator.ActCrash:
+		if st != modelHolding {
+			return fail("only a holder's %s is staged here", a.Action)
+		}
+	}
+	return nil
 }
 
 func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {
