@@ -38,7 +38,8 @@ func newQueueView(s *Snapshot) *queueView {
 func (q *queueView) lookup(name string) (int, bool) {
 	if q.index == nil {
 		q.index = make(map[string]int, len(q.nodes))
-		for i, n := range q.nodes {
+		for i := range q.nodes {
+			n := &q.nodes[i]
 			q.index[n.Name] = i
 			if n.Folder != "" {
 				if q.folders == nil {
@@ -157,7 +158,8 @@ func attribute(s *Snapshot, w WatchTable, q *queueView) []attribution {
 	}
 	out := make([]attribution, len(s.Nodes))
 	bySession := map[int64][]int{}
-	for i, n := range s.Nodes {
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
 		if n.Foreign || n.owner == 0 {
 			continue
 		}

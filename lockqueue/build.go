@@ -202,7 +202,8 @@ func folderRecipe(recipes map[Recipe]bool) Recipe {
 }
 
 func onlyMode(nodes []Node, m Mode) bool {
-	for _, n := range nodes {
+	for ni := range nodes {
+		n := &nodes[ni]
 		if n.Mode != m {
 			return false
 		}
@@ -315,7 +316,8 @@ func folderAlerts(s Snapshot, recipes map[Recipe]bool, foreign []Node, opt Optio
 			Message: "nodes of several recipes share this folder (" + strings.Join(rs, ", ") + "); each library sees a different queue"})
 	}
 	var persistent, wrapped []string
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if n.owner == 0 {
 			persistent = append(persistent, n.Name)
 		}
@@ -333,7 +335,8 @@ func folderAlerts(s Snapshot, recipes map[Recipe]bool, foreign []Node, opt Optio
 	}
 	if s.Leases > 0 {
 		held := 0
-		for _, n := range s.Nodes {
+		for ni := range s.Nodes {
+			n := &s.Nodes[ni]
 			if n.Holding && n.Mode == Lease {
 				held++
 			}

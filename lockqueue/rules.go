@@ -90,7 +90,8 @@ func stalledOn(n *Node, q *queueView) string {
 // than the listing, must not make a deadlock.
 func waitGraph(s *Snapshot, q *queueView) map[string][]string {
 	adj := map[string][]string{}
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if n.Foreign || !waitsInFact(n) {
 			continue
 		}
@@ -105,7 +106,7 @@ func waitGraph(s *Snapshot, q *queueView) map[string][]string {
 
 // waitsInFact reports whether a node's client is known to be waiting on
 // what its session watches.
-func waitsInFact(n Node) bool {
+func waitsInFact(n *Node) bool {
 	if n.Holding {
 		return n.StalledOn != ""
 	}
@@ -158,7 +159,8 @@ func queueCycle(s *Snapshot, q *queueView) []string {
 		return nil
 	}
 	var order []string
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if len(adj[n.Name]) > 0 {
 			order = append(order, n.Name)
 		}
@@ -199,7 +201,8 @@ func zombieAlert(s *Snapshot, names []string) Alert {
 	msg := Count(len(names), "node belongs to a session", "nodes belong to sessions") + " with no live connection: " +
 		agree(len(names), "its client is gone or cut off, but the node stays", "their clients are gone or cut off, but the nodes stay") +
 		" until the session expires"
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if n.Zombie && n.ExpiresInMs > 0 {
 			msg += fmt.Sprintf(" (%s expires in %.1fs)", n.Name, float64(n.ExpiresInMs)/1000)
 			break
@@ -211,7 +214,8 @@ func zombieAlert(s *Snapshot, names []string) Alert {
 // orphanAlert: waiters of live sessions that watch nothing at all.
 func orphanAlert(s *Snapshot) (Alert, bool) {
 	var orphans []string
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if n.Edge == EdgeMissing && len(n.Watching) == 0 {
 			orphans = append(orphans, n.Name)
 		}

@@ -225,7 +225,8 @@ func (s Snapshot) Live() bool { return s.Connection == Connected && s.Error == "
 // Holders returns the names of the holding nodes in queue order.
 func (s Snapshot) Holders() []string {
 	var out []string
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if n.Holding {
 			out = append(out, n.Name)
 		}
@@ -237,7 +238,8 @@ func (s Snapshot) Holders() []string {
 // waiters (zero when there are none): the start of the longest hold and of
 // the longest wait. Foreign children neither hold nor wait.
 func (s Snapshot) Oldest() (holder, waiter time.Time) {
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if n.Foreign || n.Ctime.IsZero() {
 			continue
 		}
@@ -256,7 +258,8 @@ func (s Snapshot) Oldest() (holder, waiter time.Time) {
 // waiting contender.
 func (s Snapshot) Waiters() []string {
 	var out []string
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if n.Waiting() {
 			out = append(out, n.Name)
 		}
