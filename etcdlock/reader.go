@@ -611,7 +611,7 @@ func (r *Reader) publishLocked(l *lock) {
 // time aside.
 func sameSnapshot(a, b lockqueue.Snapshot) bool {
 	return a.Recipe == b.Recipe && a.Connection == b.Connection && a.Error == b.Error && a.Exists == b.Exists &&
-		slices.EqualFunc(a.Nodes, b.Nodes, lockqueue.Node.Equal) &&
+		lockqueue.SameNodes(a.Nodes, b.Nodes) &&
 		slices.EqualFunc(a.Alerts, b.Alerts, func(x, y lockqueue.Alert) bool {
 			return x.Kind == y.Kind && x.Message == y.Message && slices.Equal(x.Nodes, y.Nodes)
 		})

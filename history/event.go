@@ -316,7 +316,7 @@ func alertKey(a lockqueue.Alert) string {
 }
 
 // clientOf is who a node belongs to in its service's terms.
-func clientOf(n lockqueue.Node) string {
+func clientOf(n *lockqueue.Node) string {
 	if n.Client != "" {
 		return n.Client
 	}
@@ -337,7 +337,8 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		out = append(out, Event{Time: t, Kind: Recipe, Value: string(snap.Recipe)})
 	}
 	seen := make(map[string]int, len(snap.Nodes))
-	for i, n := range snap.Nodes {
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
 		seen[n.Name] = i
 	}
 	for _, p := range prev.nodes {
@@ -346,7 +347,8 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		}
 		out = append(out, Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(prev, p, t), Since: p.QueuedAt, Acquired: p.AcquiredAt})
 	}
-	for _, n := range snap.Nodes {
+	for ni := range snap.Nodes {
+		n := &snap.Nodes[ni]
 		i := prev.node(n.Name)
 		var p nodeState
 		if i < 0 {
@@ -385,7 +387,7 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 }
 
 // nodeChanges is the events that turn node state p into n.
-func nodeChanges(p nodeState, n lockqueue.Node, t time.Time) []Event {
+func nodeChanges(p nodeState, n *lockqueue.Node, t time.Time) []Event {
 	var out []Event
 	switch {
 	case n.Holding && !p.Holding:
@@ -433,7 +435,8 @@ func howLeft(prev *State, n nodeState, t time.Time) How {
 
 // noteLeases keeps when each node's lease runs out, by snap taken at t.
 func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
-	for _, n := range snap.Nodes {
+	for ni := range snap.Nodes {
+		n := &snap.Nodes[ni]
 		if n.LeaseLeftMs <= 0 {
 			continue
 		}

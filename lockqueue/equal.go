@@ -23,3 +23,17 @@ func NodesEqual(n, m *Node) bool {
 		slices.Equal(n.BlockedBy, m.BlockedBy) && n.LeaseID == m.LeaseID &&
 		n.LeaseTTLMs == m.LeaseTTLMs && n.LeaseLeftMs == m.LeaseLeftMs
 }
+
+// SameNodes reports whether a and b hold equal nodes in the same order,
+// comparing them in place.
+func SameNodes(a, b []Node) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !NodesEqual(&a[i], &b[i]) {
+			return false
+		}
+	}
+	return true
+}

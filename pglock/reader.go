@@ -407,7 +407,7 @@ func (r *Reader) publish(s lockqueue.Snapshot) {
 
 func same(a, b lockqueue.Snapshot) bool {
 	return a.Exists == b.Exists && a.Connection == b.Connection && a.Error == b.Error && a.Recipe == b.Recipe &&
-		slices.EqualFunc(a.Nodes, b.Nodes, lockqueue.Node.Equal) &&
+		lockqueue.SameNodes(a.Nodes, b.Nodes) &&
 		slices.EqualFunc(a.Alerts, b.Alerts, func(x, y lockqueue.Alert) bool {
 			return x.Kind == y.Kind && x.Message == y.Message && slices.Equal(x.Nodes, y.Nodes)
 		})

@@ -189,7 +189,8 @@ type names struct {
 
 func nameIndex(nodes []lockqueue.Node) *names {
 	index := make(map[string]int, len(nodes))
-	for i, n := range nodes {
+	for i := range nodes {
+		n := &nodes[i]
 		index[n.Name] = i
 	}
 	return &names{index: index, ok: len(index) == len(nodes)}

@@ -229,7 +229,8 @@ func (l *lock) pruneSessions(nodes []lockqueue.Node) {
 		return
 	}
 	live := make(map[int64]string, len(l.sessions))
-	for _, n := range nodes {
+	for ni := range nodes {
+		n := &nodes[ni]
 		live[n.Owner()] = n.Session
 	}
 	l.sessions = live

@@ -181,7 +181,8 @@ func tableFor(s *lockqueue.Snapshot, t lockqueue.WatchTable, at time.Time) lockq
 		return t
 	}
 	var young []int64
-	for _, n := range s.Nodes {
+	for ni := range s.Nodes {
+		n := &s.Nodes[ni]
 		if id := n.Owner(); id != 0 && !t.Connected[id] && !n.Ctime.Before(at.Add(-youngMargin)) {
 			young = append(young, id)
 		}
@@ -207,7 +208,7 @@ func sameSnapshot(a, b lockqueue.Snapshot) bool {
 	if a.Revision != b.Revision || len(a.Nodes) != len(b.Nodes) || len(a.Alerts) != len(b.Alerts) {
 		return false
 	}
-	if (a.Nodes == nil) != (b.Nodes == nil) || !slices.EqualFunc(a.Nodes, b.Nodes, lockqueue.Node.Equal) {
+	if (a.Nodes == nil) != (b.Nodes == nil) || !lockqueue.SameNodes(a.Nodes, b.Nodes) {
 		return false
 	}
 	a.UpdatedAt, b.UpdatedAt = time.Time{}, time.Time{}
