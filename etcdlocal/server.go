@@ -151,7 +151,7 @@ func newServer(bin string, opts Options) (*Server, error) {
 		Command: func() localproc.Command {
 			return localproc.Command{Path: bin, Args: args, Dir: dir.Path(), Env: cleanEnv()}
 		},
-		Ready: func(ctx context.Context) error { return health(ctx, s.health, s.Endpoint()) },
+		Ready: func(ctx context.Context) error { return HealthWith(ctx, s.health, s.Endpoint()) },
 	})
 	return s, nil
 }
@@ -207,12 +207,13 @@ func (s *Server) ClientTLS() *tls.Config {
 // (it has a leader and serves reads). Plain HTTP, so the project needs no
 // etcd client module just to know a server is up.
 func Health(ctx context.Context, endpoint string) error {
-	return health(ctx, http.DefaultClient, endpoint)
+	return HealthWith(ctx, http.DefaultClient, endpoint)
 }
 
-// health is Health with client, which for an https:// endpoint knows the
-// server's CA and a client certificate.
-func health(ctx context.Context, client *http.Client, endpoint string) error {
+// HealthWith is Health through client, which for an https:// endpoint
+// trusts the server's CA and, if the server asks for one, shows a client
+// certificate.
+func HealthWith(ctx context.Context, client *http.Client, endpoint string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/health", nil)
 	if err != nil {
 		return err

@@ -46,15 +46,20 @@ func TestTLSClientAuth(t *testing.T) {
 		"plain http":            {"http://" + s.Addr(), nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc.cfg}}
-			resp, err := c.Get(tc.endpoint + "/health")
-			if err == nil {
-				resp.Body.Close()
-				t.Fatalf("GET /health answered %s", resp.Status)
+			if err := health(tc.endpoint, tc.cfg); err == nil {
+				t.Fatal("/health answered")
 			}
-			t.Logf("GET /health: %v", err)
 		})
 	}
+}
+
+// health asks /health at endpoint with cfg as the client's TLS
+// configuration.
+func health(endpoint string, cfg *tls.Config) error {
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return etcdlocal.HealthWith(ctx, c, endpoint)
 }
 
 // Options.TLS alone: any client that trusts the CA is served.
@@ -62,14 +67,8 @@ func TestTLSWithoutClientAuth(t *testing.T) {
 	s := etcdlocal.ForTestWith(t, etcdlocal.Options{TLS: true})
 	cfg := s.ClientTLS()
 	cfg.Certificates = nil
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
-	resp, err := c.Get(s.Endpoint() + "/health")
-	if err != nil {
-		t.Fatalf("GET /health without a client certificate: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("GET /health = %s", resp.Status)
+	if err := health(s.Endpoint(), cfg); err != nil {
+		t.Errorf("/health without a client certificate: %v", err)
 	}
 	if cert, key := s.ClientCertFiles(); !strings.HasSuffix(cert, ".pem") || !strings.HasSuffix(key, ".pem") {
 		t.Errorf("ClientCertFiles = %q, %q", cert, key)

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
 	"github.com/zklockviz/zklockviz/etcdlocal"
 	"github.com/zklockviz/zklockviz/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -22,12 +19,7 @@ import (
 // http://, the error names etcd, the address and what to check.
 func TestReaderTLS(t *testing.T) {
 	srv := etcdlocal.ForTestWith(t, etcdlocal.Options{TLSClientAuth: true})
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, TLS: srv.ClientTLS(),
-		DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := newClientTLS(t, srv.Endpoint(), srv.ClientTLS())
 	const prefix = "/locks/tls"
 	a := goMutexOn(t, cli, prefix, 10)
 	<-a.locked
