@@ -26,6 +26,9 @@ func gateway(t *testing.T, s *etcdlocal.Server, path string, body, out any) {
 		t.Fatal(err)
 	}
 	c := http.Client{Timeout: 10 * time.Second}
+	if cfg := s.ClientTLS(); cfg != nil {
+		c.Transport = &http.Transport{TLSClientConfig: cfg}
+	}
 	resp, err := c.Post(s.Endpoint()+"/v3/"+path, "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)

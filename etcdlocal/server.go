@@ -13,6 +13,7 @@ package etcdlocal
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/testca"
 )
 
 // ErrNotInstalled is returned (wrapped) by Start when the etcd binary cannot
@@ -46,6 +48,14 @@ type Options struct {
 	LogLevel string
 	// Args are extra etcd arguments, e.g. {"--auth-token", "simple"}.
 	Args []string
+	// TLS serves clients over https only (Endpoint says https://), with a
+	// server certificate from a throwaway CA: see Server.CAFile and
+	// Server.ClientTLS. The peer URL stays plain: one member has no peers.
+	TLS bool
+	// TLSClientAuth makes etcd refuse clients without a certificate from
+	// that CA (--client-cert-auth, --trusted-ca-file); one is in
+	// Server.ClientCertFiles. It implies TLS.
+	TLSClientAuth bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -62,6 +72,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.LogLevel == "" {
 		o.LogLevel = "error"
 	}
+	if o.TLSClientAuth {
+		o.TLS = true
+	}
 	return o, nil
 }
 
@@ -70,6 +83,8 @@ func (o Options) withDefaults() (Options, error) {
 type Server struct {
 	*localproc.Server    // Name, Dir, Pid, Running, Output, Start, Stop, Kill, Close
 	clientPort, peerPort int
+	tls                  testca.Files // with Options.TLS
+	health               *http.Client // trusts tls.CA, shows tls.ClientCert
 }
 
 // Start launches etcd on free loopback ports and waits until /health says
@@ -97,7 +112,14 @@ func newServer(bin string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{clientPort: ports[0], peerPort: ports[1]}
+	s := &Server{clientPort: ports[0], peerPort: ports[1], health: http.DefaultClient}
+	if opts.TLS {
+		if s.tls, err = testca.WriteFiles(dir.Path(), "etcdlocal test CA"); err != nil {
+			return nil, errors.Join(fmt.Errorf("etcdlocal: TLS files: %w", err), dir.Remove())
+		}
+		// No keep-alive: a connection would outlive the readiness check.
+		s.health = &http.Client{Transport: &http.Transport{TLSClientConfig: s.ClientTLS(), DisableKeepAlives: true}}
+	}
 	peer := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.peerPort))
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	args := []string{
@@ -115,6 +137,12 @@ func newServer(bin string, opts Options) (*Server, error) {
 		"--log-outputs", "stderr",
 		"--log-level", opts.LogLevel,
 	}
+	if opts.TLS {
+		args = append(args, "--cert-file", s.tls.ServerCert, "--key-file", s.tls.ServerKey)
+	}
+	if opts.TLSClientAuth {
+		args = append(args, "--client-cert-auth", "--trusted-ca-file", s.tls.CA)
+	}
 	args = append(args, opts.Args...)
 	s.Server = localproc.NewServer(localproc.Spec{
 		Name:   "etcd " + s.Addr(),
@@ -123,7 +151,7 @@ func newServer(bin string, opts Options) (*Server, error) {
 		Command: func() localproc.Command {
 			return localproc.Command{Path: bin, Args: args, Dir: dir.Path(), Env: cleanEnv()}
 		},
-		Ready: func(ctx context.Context) error { return Health(ctx, s.Endpoint()) },
+		Ready: func(ctx context.Context) error { return HealthWith(ctx, s.health, s.Endpoint()) },
 	})
 	return s, nil
 }
@@ -143,19 +171,54 @@ func cleanEnv() []string {
 // Addr is the client address, "127.0.0.1:PORT".
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.clientPort)) }
 
-// Endpoint is the client URL, "http://127.0.0.1:PORT", for clientv3's
-// Endpoints, etcdctl's --endpoints, and the JSON gateway under /v3/.
-func (s *Server) Endpoint() string { return "http://" + s.Addr() }
+// Endpoint is the client URL, "http://127.0.0.1:PORT" ("https://" with
+// Options.TLS), for clientv3's Endpoints, etcdctl's --endpoints, and the
+// JSON gateway under /v3/.
+func (s *Server) Endpoint() string {
+	if s.tls.CA != "" {
+		return "https://" + s.Addr()
+	}
+	return "http://" + s.Addr()
+}
+
+// CAFile is the PEM certificate of the CA that signed the server's TLS
+// certificate (for --etcd-tls-ca and etcdctl's --cacert); "" without
+// Options.TLS.
+func (s *Server) CAFile() string { return s.tls.CA }
+
+// ClientCertFiles are a client certificate and its key, PEM files signed by
+// the server's CA (for --etcd-tls-cert and --etcd-tls-key); "" without
+// Options.TLS.
+func (s *Server) ClientCertFiles() (certFile, keyFile string) {
+	return s.tls.ClientCert, s.tls.ClientKey
+}
+
+// ClientTLS is a client TLS configuration that trusts the server's CA and
+// presents the client certificate of ClientCertFiles, so it works with
+// Options.TLSClientAuth too; nil without Options.TLS.
+func (s *Server) ClientTLS() *tls.Config {
+	if s.tls.CA == "" {
+		return nil
+	}
+	return s.tls.ClientTLS()
+}
 
 // Health asks endpoint's /health and returns nil if etcd says it is healthy
 // (it has a leader and serves reads). Plain HTTP, so the project needs no
 // etcd client module just to know a server is up.
 func Health(ctx context.Context, endpoint string) error {
+	return HealthWith(ctx, http.DefaultClient, endpoint)
+}
+
+// HealthWith is Health through client, which for an https:// endpoint
+// trusts the server's CA and, if the server asks for one, shows a client
+// certificate.
+func HealthWith(ctx context.Context, client *http.Client, endpoint string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/health", nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

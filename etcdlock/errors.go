@@ -56,10 +56,14 @@ func probe(ctx context.Context, endpoint string, cfg *tls.Config, timeout time.D
 		tc.ServerName = u.Hostname()
 	}
 	tc.NextProtos = []string{"h2"}
-	herr := tls.Client(conn, tc).HandshakeContext(ctx)
+	tconn := tls.Client(conn, tc)
+	herr := tconn.HandshakeContext(ctx)
 	if u.Scheme == "https" {
+		if herr == nil {
+			herr = refusedAfterHandshake(ctx, tconn)
+		}
 		if herr != nil {
-			return tlsError{herr}
+			return tlsError{err: herr, clientCert: len(tc.Certificates) > 0 || tc.GetClientCertificate != nil}
 		}
 		return nil
 	}
@@ -81,8 +85,41 @@ func unanswered(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
 }
 
+// refusedAfterHandshake returns the alert a server sends right after a
+// TLS 1.3 handshake, nil if none comes within a moment. In TLS 1.3 the
+// client is done before the server has checked its certificate, so a
+// server that requires one (--client-cert-auth) says no only to the first
+// read: without this, the refusal looks like an unreachable server.
+func refusedAfterHandshake(ctx context.Context, conn *tls.Conn) error {
+	if conn.ConnectionState().Version < tls.VersionTLS13 {
+		return nil
+	}
+	deadline := time.Now().Add(250 * time.Millisecond)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := conn.SetReadDeadline(deadline); err != nil {
+		return nil
+	}
+	_, err := conn.Read(make([]byte, 1))
+	if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "remote error" {
+		return err
+	}
+	return nil
+}
+
 // tlsError is a failed TLS handshake with an https:// endpoint.
-type tlsError struct{ err error }
+type tlsError struct {
+	err        error
+	clientCert bool // a client certificate was offered
+}
+
+// clientCertAlert reports the server refusing the client's certificate,
+// or its lack of one.
+func (e tlsError) clientCertAlert() bool {
+	var op *net.OpError
+	return errors.As(e.err, &op) && op.Op == "remote error" && strings.Contains(op.Err.Error(), "certificate")
+}
 
 func (e tlsError) Error() string { return "TLS handshake: " + e.err.Error() }
 func (e tlsError) Unwrap() error { return e.err }
@@ -126,6 +163,18 @@ func classify(err error, prefix string, timeout time.Duration) (what, check stri
 		var te tlsError
 		if errors.As(err, &te) {
 			detail = te.err.Error()
+			var verr *tls.CertificateVerificationError
+			switch {
+			case errors.As(te.err, &verr):
+				return "TLS handshake failed: the server's certificate is not trusted (" + detail + ")",
+					"check --etcd-tls-ca: it must hold the CA that signed the server's certificate"
+			case te.clientCertAlert() && !te.clientCert:
+				return "TLS handshake failed: the server requires a client certificate (--client-cert-auth) and none was given (" + detail + ")",
+					"give --etcd-tls-cert and --etcd-tls-key"
+			case te.clientCertAlert():
+				return "TLS handshake failed: the server refused the client certificate (" + detail + ")",
+					"check --etcd-tls-cert and --etcd-tls-key: the certificate must be signed by a CA in the server's --trusted-ca-file, and not be expired"
+			}
 		}
 		return "TLS handshake failed (" + detail + ")",
 			"write the URL as http:// if the server speaks plain HTTP; otherwise check --etcd-tls-ca, --etcd-tls-cert and --etcd-tls-key"

@@ -2,6 +2,7 @@ package etcdlock_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -154,7 +155,13 @@ type contender struct {
 
 func newClient(t *testing.T, endpoint string) *clientv3.Client {
 	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	return newClientTLS(t, endpoint, nil)
+}
+
+// newClientTLS is newClient with a TLS configuration, for https://.
+func newClientTLS(t *testing.T, endpoint string, cfg *tls.Config) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, TLS: cfg, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

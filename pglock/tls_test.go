@@ -1,14 +1,6 @@
 package pglock
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/url"
 	"os"
 	"os/user"
@@ -16,61 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/testca"
 )
 
-// testCA issues throwaway certificates.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
+// serverCert writes a certificate for 127.0.0.1 from ca and its key,
+// readable by the server (PostgreSQL refuses a key others may read).
+func serverCert(t *testing.T, ca *testca.CA, dir string) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// serverCert writes a certificate for 127.0.0.1 and its key, readable by
-// the server (PostgreSQL refuses a key others may read).
-func (ca *testCA) serverCert(t *testing.T, dir string) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	certFile, keyFile = ca.CertForTest(t, dir, "server")
 	if os.Getuid() == 0 { // pglocal runs the server as postgres
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -114,13 +61,13 @@ func TestTLS(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ca, other := newTestCA(t, "pglock test CA"), newTestCA(t, "another CA")
-	certFile, keyFile := ca.serverCert(t, dir)
+	ca, other := testca.ForTest(t, "pglock test CA"), testca.ForTest(t, "another CA")
+	certFile, keyFile := serverCert(t, ca, dir)
 	caFile, otherFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "other.pem")
-	if err := os.WriteFile(caFile, ca.pem, 0o644); err != nil {
+	if err := ca.WriteCA(caFile); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(otherFile, other.pem, 0o644); err != nil {
+	if err := other.WriteCA(otherFile); err != nil {
 		t.Fatal(err)
 	}
 	tlsSrv := server(t, map[string]string{"ssl": "on", "ssl_cert_file": certFile, "ssl_key_file": keyFile})

@@ -1,71 +1,32 @@
 package redislock_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/redislocal"
 	"github.com/zklockviz/zklockviz/redislock"
+	"github.com/zklockviz/zklockviz/testca"
 )
 
 // certPair is a throwaway CA and a server certificate it signed for
 // 127.0.0.1, as PEM files in dir.
 func certPair(t *testing.T, dir, name string) (caFile, certFile, keyFile string, pool *x509.CertPool) {
 	t.Helper()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+	ca := testca.ForTest(t, name+" CA")
+	caFile = filepath.Join(dir, name+"-ca.pem")
+	if err := ca.WriteCA(caFile); err != nil {
+		t.Fatal(err)
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(err)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + " CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	must(err)
-	ca, err := x509.ParseCertificate(caDER)
-	must(err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	must(err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	must(err)
-	write := func(file, typ string, b []byte) string {
-		p := filepath.Join(dir, file)
-		must(os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600))
-		return p
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(ca)
-	return write(name+"-ca.pem", "CERTIFICATE", caDER), write(name+".pem", "CERTIFICATE", der),
-		write(name+"-key.pem", "EC PRIVATE KEY", keyDER), pool
+	certFile, keyFile = ca.CertForTest(t, dir, name)
+	return caFile, certFile, keyFile, ca.Pool()
 }
 
 // A Redis master on a TLS port: with its CA trusted the reader reads the

@@ -132,8 +132,16 @@ func TestServeEtcdFlags(t *testing.T) {
 // etcdForTest is a throwaway etcd with a client of its own.
 func etcdForTest(t *testing.T) (*etcdlocal.Server, *clientv3.Client) {
 	t.Helper()
-	srv := etcdlocal.ForTest(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	return etcdForTestWith(t, etcdlocal.Options{})
+}
+
+// etcdForTestWith is etcdForTest with options; with TLS, the client
+// trusts the server's CA and shows its client certificate.
+func etcdForTestWith(t *testing.T, opts etcdlocal.Options) (*etcdlocal.Server, *clientv3.Client) {
+	t.Helper()
+	srv := etcdlocal.ForTestWith(t, opts)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, TLS: srv.ClientTLS(),
+		DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
