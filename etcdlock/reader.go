@@ -597,7 +597,7 @@ func (r *Reader) publishLocked(l *lock) {
 	if err := r.errorForLocked(l); err != nil {
 		s.Error = err.Error()
 	}
-	if l.rev > 0 && sameSnapshot(s, l.last) {
+	if l.rev > 0 && lockqueue.SameShown(s, l.last) {
 		return
 	}
 	l.rev++
@@ -605,14 +605,4 @@ func (r *Reader) publishLocked(l *lock) {
 	s.UpdatedAt = time.Now()
 	l.last = s
 	r.cfg.Publish(s)
-}
-
-// sameSnapshot reports whether a and b show the same, their revision and
-// time aside.
-func sameSnapshot(a, b lockqueue.Snapshot) bool {
-	return a.Recipe == b.Recipe && a.Connection == b.Connection && a.Error == b.Error && a.Exists == b.Exists &&
-		lockqueue.SameNodes(a.Nodes, b.Nodes) &&
-		slices.EqualFunc(a.Alerts, b.Alerts, func(x, y lockqueue.Alert) bool {
-			return x.Kind == y.Kind && x.Message == y.Message && slices.Equal(x.Nodes, y.Nodes)
-		})
 }

@@ -1,6 +1,10 @@
 package lockqueue
 
-import "slices"
+import (
+	"reflect"
+	"slices"
+	"time"
+)
 
 // Equal reports whether n and m show the same in every field. It is spelled
 // out rather than reflect.DeepEqual because it runs per node per change:
@@ -36,4 +40,17 @@ func SameNodes(a, b []Node) bool {
 		}
 	}
 	return true
+}
+
+// SameShown reports whether a and b show the same: equal in every field
+// but their revision and the time they were read. Readers publish a
+// snapshot only when it is not SameShown as their last.
+func SameShown(a, b Snapshot) bool {
+	if len(a.Nodes) != len(b.Nodes) || (a.Nodes == nil) != (b.Nodes == nil) || !SameNodes(a.Nodes, b.Nodes) {
+		return false
+	}
+	a.Revision, b.Revision = 0, 0
+	a.UpdatedAt, b.UpdatedAt = time.Time{}, time.Time{}
+	a.Nodes, b.Nodes = nil, nil
+	return reflect.DeepEqual(a, b)
 }

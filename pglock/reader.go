@@ -395,7 +395,7 @@ func (r *Reader) fail(err error) {
 func (r *Reader) publish(s lockqueue.Snapshot) {
 	r.mu.Lock()
 	prev, seen := r.last[s.Path]
-	if !slices.Contains(r.watched, s.Path) || (seen && same(prev, s)) {
+	if !slices.Contains(r.watched, s.Path) || (seen && lockqueue.SameShown(prev, s)) {
 		r.mu.Unlock()
 		return
 	}
@@ -403,14 +403,6 @@ func (r *Reader) publish(s lockqueue.Snapshot) {
 	r.last[s.Path] = s
 	r.mu.Unlock()
 	r.cfg.Publish(s)
-}
-
-func same(a, b lockqueue.Snapshot) bool {
-	return a.Exists == b.Exists && a.Connection == b.Connection && a.Error == b.Error && a.Recipe == b.Recipe &&
-		lockqueue.SameNodes(a.Nodes, b.Nodes) &&
-		slices.EqualFunc(a.Alerts, b.Alerts, func(x, y lockqueue.Alert) bool {
-			return x.Kind == y.Kind && x.Message == y.Message && slices.Equal(x.Nodes, y.Nodes)
-		})
 }
 
 // Service is PostgreSQL for the registry; r may be nil (not connected).

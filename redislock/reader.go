@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -328,14 +327,12 @@ func (r *Reader) readAll(ctx context.Context, f *follow) []keyRead {
 
 // publish sends snap unless it shows what the last one did.
 func (r *Reader) publish(f *follow, snap lockqueue.Snapshot) {
-	cmp := snap
-	cmp.UpdatedAt, cmp.Revision = time.Time{}, 0
-	if f.published && reflect.DeepEqual(cmp, f.last) {
+	if f.published && lockqueue.SameShown(snap, f.last) {
 		return
 	}
 	f.rev++
 	snap.Revision = f.rev
-	f.last, f.published = cmp, true
+	f.last, f.published = snap, true
 	r.cfg.Publish(snap)
 }
 
