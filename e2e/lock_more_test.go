@@ -98,6 +98,23 @@ func TestHoldClockIsHonest(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb.until("the second holds, seen acquiring", node(q[1], "holding")+` && /^holds [0-9]/.test(`+clock(q[1])+`)`)
+
+	// The watcher saw the second acquire and says when: a page opened
+	// afterwards shows the same exact clock, from the same moment.
+	heldSince := fmt.Sprintf(`fetch('/api/v1/lock?path=%s').then(r => r.json()).then(s => Date.parse(s.nodes.find(n => n.name === %s).heldSince || ''))`, path, jsString(q[1]))
+	stamped := evalAwait[float64](tb, heldSince)
+	if !(stamped > 0) {
+		t.Fatalf("the API gives the second holder no heldSince")
+	}
+	if page := get(t, srv.URL+"/lock?path="+path); strings.Contains(page, "holds ≤ ") {
+		t.Errorf("the first paint after the hand-off still says holds ≤")
+	}
+	late := newTab(t)
+	late.open(srv.URL + "/lock?path=" + path)
+	late.until("a page opened later: the second holds, exactly", `/^holds [0-9]/.test(`+clock(q[1])+`)`)
+	if since := eval[float64](late, fmt.Sprintf(`Number(document.querySelector('#lane [data-node=%s] .time').dataset.since)`, jsString(q[1]))); since != stamped {
+		t.Errorf("the later page's clock starts at %v, the watcher saw the hand-off at %v", since, stamped)
+	}
 }
 
 // A 10,000-node lock made by a real client first paints with its middle

@@ -597,12 +597,18 @@ func (r *Reader) publishLocked(l *lock) {
 	if err := r.errorForLocked(l); err != nil {
 		s.Error = err.Error()
 	}
-	if l.rev > 0 && lockqueue.SameShown(s, l.last) {
+	now := time.Now()
+	var last *lockqueue.Snapshot
+	if l.rev > 0 {
+		last = &l.last
+	}
+	lockqueue.CarryHolds(last, &s, now)
+	if last != nil && lockqueue.SameShown(s, *last) {
 		return
 	}
 	l.rev++
 	s.Revision = l.rev
-	s.UpdatedAt = time.Now()
+	s.UpdatedAt = now
 	l.last = s
 	r.cfg.Publish(s)
 }

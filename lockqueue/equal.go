@@ -21,7 +21,7 @@ func NodesEqual(n, m *Node) bool {
 		n.Edge == m.Edge && n.Session == m.Session && n.Data == m.Data &&
 		n.DataBinary == m.DataBinary && n.Ctime.Equal(m.Ctime) && n.Czxid == m.Czxid &&
 		n.Foreign == m.Foreign && n.Zombie == m.Zombie && n.ExpiresInMs == m.ExpiresInMs &&
-		n.StalledOn == m.StalledOn && n.StalledSince.Equal(m.StalledSince) &&
+		n.StalledOn == m.StalledOn && n.StalledSince.Equal(m.StalledSince) && n.HeldSince.Equal(m.HeldSince) &&
 		n.Owner() == m.Owner() && n.Folder == m.Folder && n.PartOf == m.PartOf &&
 		n.Order == m.Order && n.Client == m.Client && n.Label == m.Label && n.WaitsForSource == m.WaitsForSource &&
 		slices.Equal(n.BlockedBy, m.BlockedBy) && n.LeaseID == m.LeaseID &&

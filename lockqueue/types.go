@@ -126,6 +126,12 @@ type Node struct {
 	StalledOn string `json:"stalledOn,omitempty"`
 	// StalledSince is when the stall was first seen.
 	StalledSince time.Time `json:"stalledSince,omitzero"`
+	// HeldSince is when a holder began to hold, as the reader saw it: the
+	// read that first showed it holding, which followed the hand-off
+	// within one read. Zero when the reader cannot tell: the node already
+	// held at its first read (or its first read after a gap), when only
+	// Ctime bounds it. Set by CarryHolds.
+	HeldSince time.Time `json:"heldSince,omitzero"`
 
 	// Folder is the folder the node lives in when it is not the lock
 	// path (a semaphore's leases/ and locks/, kazoo's <path>-__lock__);

@@ -395,6 +395,11 @@ func (r *Reader) fail(err error) {
 func (r *Reader) publish(s lockqueue.Snapshot) {
 	r.mu.Lock()
 	prev, seen := r.last[s.Path]
+	var last *lockqueue.Snapshot
+	if seen {
+		last = &prev
+	}
+	lockqueue.CarryHolds(last, &s, s.UpdatedAt)
 	if !slices.Contains(r.watched, s.Path) || (seen && lockqueue.SameShown(prev, s)) {
 		r.mu.Unlock()
 		return

@@ -327,6 +327,11 @@ func (r *Reader) readAll(ctx context.Context, f *follow) []keyRead {
 
 // publish sends snap unless it shows what the last one did.
 func (r *Reader) publish(f *follow, snap lockqueue.Snapshot) {
+	var last *lockqueue.Snapshot
+	if f.published {
+		last = &f.last
+	}
+	lockqueue.CarryHolds(last, &snap, snap.UpdatedAt)
 	if f.published && lockqueue.SameShown(snap, f.last) {
 		return
 	}

@@ -113,12 +113,15 @@ function fmtDur(ms) {
   return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
 }
 
-// Timing remembers when each node was first seen holding: a snapshot tells a
-// node's creation time but not when it acquired. A node already holding in the
-// first snapshot this page saw acquired at or after its creation (its ctime,
-// which the watcher puts on its own clock when ZooKeeper's measurably
-// differs): its label says so ("holds ≤ 26s") and grows from there. Without a
-// ctime it has held at least since the page saw it ("holds ≥ 12s").
+// Timing says when each holder's clock starts. A live reader stamps a holder
+// with heldSince when it saw it acquire (lockqueue.CarryHolds): that is the
+// clock, whenever the page opened ("holds 3s"). A holder without it (one
+// already holding at the reader's first read, a classroom's) is timed as
+// this page saw it: one already holding in the first snapshot acquired at or
+// after its creation (its ctime, which the watcher puts on its own clock
+// when ZooKeeper's measurably differs), so its label says so ("holds ≤ 26s");
+// without a ctime it has held at least since the page saw it ("holds ≥
+// 12s"); one seen acquiring later holds since then.
 export class Timing {
   constructor() {
     this.holdSince = new Map(); // name -> {at, known}
@@ -130,7 +133,8 @@ export class Timing {
     const next = new Map();
     for (const n of snap.nodes || []) {
       if (!n.holding) continue;
-      let since = this.holdSince.get(n.name);
+      const stamped = Date.parse(n.heldSince);
+      let since = stamped > 0 ? { at: stamped, known: true } : this.holdSince.get(n.name);
       if (since === undefined) {
         const created = Date.parse(n.ctime);
         since = this.first && created > 0 ? { at: created, created: true } : { at: receivedAt, known: !this.first };

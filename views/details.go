@@ -142,8 +142,11 @@ func (d *NodeDetails) addClock(n lockqueue.Node, now time.Time) {
 	switch {
 	case n.Foreign:
 		clock.Term = "age"
+	case n.Holding && !n.HeldSince.IsZero():
+		// The reader saw it acquire.
+		clock.Term, clock.Since, clock.Value = "holding for", n.HeldSince.UnixMilli(), Duration(now.Sub(n.HeldSince))
 	case n.Holding:
-		clock.Term = "holding for at most (since created)" // the page knows better when it saw the hand-off
+		clock.Term = "holding for at most (since created)"
 	}
 	d.Entries = append(d.Entries, clock)
 	if n.Zombie && n.ExpiresInMs > 0 {

@@ -490,6 +490,9 @@ func DataText(n lockqueue.Node) string {
 }
 
 func nodeAge(n lockqueue.Node, now time.Time) string {
+	if n.Holding && !n.Foreign && !n.HeldSince.IsZero() {
+		return "holds " + Duration(now.Sub(n.HeldSince)) // the reader saw it acquire
+	}
 	if n.Ctime.IsZero() {
 		return ""
 	}
@@ -498,9 +501,8 @@ func nodeAge(n lockqueue.Node, now time.Time) string {
 	case n.Foreign:
 		verb = "age"
 	case n.Holding:
-		// A snapshot tells when a node was created, not when it acquired:
-		// it has held at most since then. static/queue.js's Timing says the
-		// same of a node already holding when the page opened.
+		// Held since before the reader's first read: its creation bounds
+		// when it acquired. static/queue.js's Timing says the same.
 		verb = "holds ≤"
 	}
 	return verb + " " + Duration(now.Sub(n.Ctime))

@@ -59,6 +59,12 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	// nodes joined in place are not read by its goroutine until its own
 	// emit, which waits for pubMu.
 	s := w.join(l, in, time.Now(), cv, conn, table)
+	// last is written with pubMu held: read here without l.mu.
+	var last *lockqueue.Snapshot
+	if l.published {
+		last = &l.last
+	}
+	lockqueue.CarryHolds(last, &s, s.UpdatedAt)
 	if l.keepPublished(s, in, tr, cv) && w.cfg.Publish != nil {
 		w.cfg.Publish(s)
 	}
