@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -263,12 +264,16 @@ func connectVia(t testing.TB, servers []string, timeout time.Duration, hp zk.Hos
 		}
 	})
 	logger := zk.WithLogger(zkLogger{testLogger(t)})
+	// Like the watcher's: a ZooKeeper restarting swallows connect
+	// requests, and go-zookeeper alone waits ten receive timeouts (200 s
+	// at 30 s) on each (handshake.go).
+	dialer := zk.WithDialer(boundHandshake(net.DialTimeout, timeout*2/3))
 	var conn *zk.Conn
 	var err error
 	if hp != nil {
-		conn, _, err = zk.Connect(servers, timeout, zk.WithLogInfo(false), logger, cb, zk.WithHostProvider(hp))
+		conn, _, err = zk.Connect(servers, timeout, zk.WithLogInfo(false), logger, cb, dialer, zk.WithHostProvider(hp))
 	} else {
-		conn, _, err = zk.Connect(servers, timeout, zk.WithLogInfo(false), logger, cb)
+		conn, _, err = zk.Connect(servers, timeout, zk.WithLogInfo(false), logger, cb, dialer)
 	}
 	if err != nil {
 		t.Fatalf("connect %v: %v", servers, err)
