@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA } from './queue.js';
+import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
@@ -140,7 +140,10 @@ document.addEventListener('click', (e) => {
 
 // drawLane draws the lane aside and morphs the page's into it: a past
 // moment is redrawn on every step of a scrub, and most of the queue's
-// nodes are the same between two moments.
+// nodes are the same between two moments. A past moment's lane keeps only
+// the columns near the part in view (cullLane) until the moments stop
+// coming: when one node leaves a queue every column behind it moves, and
+// the browser would lay out and paint all of them each frame.
 function drawLane(clock) {
   const next = svg.cloneNode(false);
   // The lane's clocks stop at the moment shown (data-clock-at), which
@@ -149,7 +152,57 @@ function drawLane(clock) {
   if (body.dataset.clockAt) aside.dataset.clockAt = body.dataset.clockAt;
   aside.append(next);
   drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
+  clearTimeout(laneRest);
+  laneCulled = at !== null && cullLane(next);
+  // Once the scrub rests, the whole lane: find-in-page, the alerts'
+  // highlights and the tests see every node.
+  if (laneCulled) laneRest = setTimeout(redrawLane, LANE_REST_MS);
   morph(svg, next);
+}
+
+// LANE_REST_MS is how long a culled lane waits for the next moment before
+// it is drawn whole: longer than a scrub frame, short enough not to be seen.
+const LANE_REST_MS = 200;
+let laneCulled = false;
+let laneRest = 0;
+
+function redrawLane() {
+  if (snap) drawLane(at !== null ? pastClock : timing);
+}
+// A culled lane scrolled is drawn again around what comes into view.
+svg.parentElement.addEventListener('scroll', () => laneCulled && redrawLane(), { passive: true });
+
+// cullLane drops from next, a lane just drawn, the columns (node, fold and
+// band) more than half a view left or right of what the lane's scroller
+// shows, and the arrows that start and end among them. It reports whether
+// it dropped any.
+function cullLane(next) {
+  const view = svg.parentElement;
+  const w = view ? view.clientWidth : 0;
+  if (!w) return false;
+  const from = view.scrollLeft - w / 2 - COL;
+  const to = view.scrollLeft + w + w / 2 + COL;
+  const out = (x) => x < from || x > to;
+  const names = new Set();
+  const gone = new Set();
+  let dropped = false;
+  for (const g of next.querySelectorAll(':scope > g.nodes > g')) {
+    const m = /translate\(([-\d.]+)/.exec(g.getAttribute('transform') || '');
+    if (g.dataset.node) names.add(g.dataset.node);
+    if (!m || !out(Number(m[1]))) continue;
+    if (g.dataset.node) gone.add(g.dataset.node);
+    g.remove();
+    dropped = true;
+  }
+  for (const r of next.querySelectorAll(':scope > g.bands > rect')) {
+    const x = Number(r.getAttribute('x'));
+    if (out(x) && out(x + Number(r.getAttribute('width')))) r.remove();
+  }
+  for (const p of next.querySelectorAll(':scope > g.arrows > path[data-from]')) {
+    const to = p.dataset.to;
+    if (gone.has(p.dataset.from) && (gone.has(to) || !names.has(to))) p.remove();
+  }
+  return dropped;
 }
 
 // render draws snap; pending is the table's page for it, if already asked.
