@@ -31,12 +31,16 @@ let at = body.dataset.at ? Number(body.dataset.at) : null;
 let liveSnap = null;
 
 legend(document.getElementById('legend'), service);
+// withMoment, while a scrub asks the table for its page, fetches that page
+// inside the moment's answer (seek).
+let withMoment = null;
 // The table's pages are the server's, of the newest snapshot of this lock,
 // and come with the summary and the alerts of the same snapshot.
 const table = new QueueTable(document.getElementById('table'), {
   onSelect: select,
   source: (q) => {
     if (at !== null) q.set('at', String(at));
+    if (withMoment) return withMoment(q);
     return fetch('/parts/lock?' + lockQuery(q, service, path));
   },
   onParts: showParts,
@@ -519,11 +523,27 @@ if (bar) {
       let want;
       do {
         want = at;
-        // The moment's table (and the parts with it) is asked for with its
-        // snapshot, not after it.
-        const page = table.request(selected);
-        const res = await fetch('/parts/lock-at?' + lockQuery(new URLSearchParams({ at: String(want) }), service, path));
-        const next = res.ok ? (await res.json()).snapshot : { path, nodes: [], alerts: [], connection: '' };
+        // The moment's table (and the parts with it) comes in one answer
+        // with its snapshot (GET /parts/lock-at?parts=1): one request a
+        // frame, and the server rebuilds the moment once.
+        let moment = null;
+        withMoment = (q) => {
+          q.set('parts', '1');
+          moment = fetchMoment(q);
+          return moment.then((m) =>
+            m && typeof m.parts === 'string'
+              ? new Response(m.parts, { headers: { 'Content-Type': 'text/html; charset=utf-8' } })
+              : new Response('', { status: 502, statusText: 'no parts with the moment' }),
+          );
+        };
+        let page;
+        try {
+          page = table.request(selected);
+        } finally {
+          withMoment = null;
+        }
+        const m = await (moment || fetchMoment(new URLSearchParams({ at: String(want) })));
+        const next = m ? m.snapshot : { path, nodes: [], alerts: [], connection: '' };
         // Drawn together, the lane and the table cost the browser one
         // style, layout and paint, not one each.
         await page.res.catch(() => {});
@@ -535,6 +555,13 @@ if (bar) {
     } finally {
       fetching = false;
     }
+  }
+
+  // fetchMoment is the lock at a past moment (GET /parts/lock-at), null
+  // when the server has none to give.
+  async function fetchMoment(q) {
+    const res = await fetch('/parts/lock-at?' + lockQuery(q, service, path));
+    return res.ok ? res.json() : null;
   }
 
   function goLive() {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,5 +65,68 @@ func TestMomentRebuiltOnceForBothParts(t *testing.T) {
 	get("/parts/lock-at?service=fixture&path=orders&at="+at(500*time.Millisecond), `"known":true`)
 	if n := src.ats.Load(); n != 2 {
 		t.Errorf("%d rebuilds after another moment, want 2", n)
+	}
+}
+
+// A scrub frame's one request (?parts=1) answers the moment's snapshot
+// and, as "parts", what /parts/lock answers for the same query, from one
+// rebuild of the moment.
+func TestMomentWithItsParts(t *testing.T) {
+	store, err := history.Open(history.Options{Dir: t.TempDir(), Now: func() time.Time { return fixtureEpoch }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	reg := zkRegistry(nil, nil)
+	h := hub.New()
+	src := &countingSource{Source: store}
+	ts := pagesWithHistory(t, h, reg, src)
+	recordFixture(t, store, reg, h)
+
+	get := func(u string) []byte {
+		t.Helper()
+		res, err := http.Get(ts.URL + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v: %.300s", u, res.StatusCode, err, b)
+		}
+		return b
+	}
+	q := "?service=fixture&path=orders&page=0&size=100&selected=b&at=" + fmt.Sprint(fixtureEpoch.Add(1500*time.Millisecond).UnixMilli())
+	var got struct {
+		Known    bool `json:"known"`
+		Snapshot struct {
+			Nodes []struct {
+				Name string `json:"name"`
+			} `json:"nodes"`
+		} `json:"snapshot"`
+		Parts *string `json:"parts"`
+	}
+	if err := json.Unmarshal(get("/parts/lock-at"+q+"&parts=1"), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Known || len(got.Snapshot.Nodes) == 0 {
+		t.Errorf("known %v with %d nodes, want the moment's queue", got.Known, len(got.Snapshot.Nodes))
+	}
+	if n := src.ats.Load(); n != 1 {
+		t.Errorf("the moment was rebuilt %d times for its snapshot and parts, want once", n)
+	}
+	want := string(get("/parts/lock" + q))
+	switch {
+	case got.Parts == nil:
+		t.Fatal("no parts in the answer")
+	case *got.Parts != want:
+		t.Errorf("parts differ from /parts/lock's:\n%.400s\nwant\n%.400s", *got.Parts, want)
+	case !strings.Contains(want, `id="replay-status"`) || !strings.Contains(want, `data-row="b"`):
+		t.Errorf("the parts lack the replay status or the table's rows: %.400s", want)
+	}
+
+	// Without ?parts=1 the answer is the snapshot alone, as before.
+	if b := get("/parts/lock-at" + q); strings.Contains(string(b), `"parts"`) {
+		t.Errorf("parts without ?parts=1: %.200s", b)
 	}
 }

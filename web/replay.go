@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -274,7 +275,10 @@ func (c *sparkCache) of(src history.Source, log *slog.Logger) func(service, path
 // lockAt is the lock's snapshot at ?at= for the lane of the lock page,
 // as GET /api/v1/lock?at= answers it, but a moment the history has nothing
 // of is an empty queue with "known": false rather than a 404: scrubbing
-// across the start of the history is not an error.
+// across the start of the history is not an error. With ?parts=1 the
+// answer also holds, as "parts", the lock's parts at the moment as
+// GET /parts/lock answers them for the same query (the table's page): a
+// scrub frame is one request, not two racing for the same two cores.
 func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	svc, name, _, _, err := p.latest(r)
 	if err != nil {
@@ -294,8 +298,48 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	if !past.known {
 		snap = lockqueue.Snapshot{Path: name, WatchSource: "history"}
 	}
+	var parts *string
+	if r.URL.Query().Get("parts") == "1" {
+		// The parts handler itself, into memory: the moment it rebuilds
+		// is the one just rebuilt (momentCache).
+		// Parts that fail are left out (lockParts logs why): the lane is
+		// still drawn, and the table stays as it was.
+		var pr partsResponse
+		p.lockParts(&pr, r)
+		if pr.code == http.StatusOK {
+			html := pr.body.String()
+			parts = &html
+		}
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Known    bool               `json:"known"`
 		Snapshot lockqueue.Snapshot `json:"snapshot"`
-	}{past.known, wireSnapshot(snap)})
+		Parts    *string            `json:"parts,omitempty"`
+	}{past.known, wireSnapshot(snap), parts})
+}
+
+// partsResponse keeps in memory the answer of a handler called for
+// another's (lockAt's ?parts=1).
+type partsResponse struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (r *partsResponse) Header() http.Header {
+	if r.header == nil {
+		r.header = http.Header{}
+	}
+	return r.header
+}
+
+func (r *partsResponse) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+}
+
+func (r *partsResponse) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
 }
