@@ -530,11 +530,7 @@ if (bar) {
         withMoment = (q) => {
           q.set('parts', '1');
           moment = fetchMoment(q);
-          return moment.then((m) =>
-            m && typeof m.parts === 'string'
-              ? new Response(m.parts, { headers: { 'Content-Type': 'text/html; charset=utf-8' } })
-              : new Response('', { status: 502, statusText: 'no parts with the moment' }),
-          );
+          return moment.then((m) => new Response(m.html, { status: m.status, statusText: m.statusText, headers: { 'Content-Type': 'text/html; charset=utf-8' } }));
         };
         let page;
         try {
@@ -542,8 +538,8 @@ if (bar) {
         } finally {
           withMoment = null;
         }
-        const m = await (moment || fetchMoment(new URLSearchParams({ at: String(want) })));
-        const next = m ? m.snapshot : { path, nodes: [], alerts: [], connection: '' };
+        const m = await (moment || fetchMoment(new URLSearchParams({ at: String(want), parts: '1' })));
+        const next = m.snap || { path, nodes: [], alerts: [], connection: '' };
         // Drawn together, the lane and the table cost the browser one
         // style, layout and paint, not one each.
         await page.res.catch(() => {});
@@ -557,11 +553,16 @@ if (bar) {
     }
   }
 
-  // fetchMoment is the lock at a past moment (GET /parts/lock-at), null
-  // when the server has none to give.
+  // fetchMoment is the lock at a past moment with its parts (GET
+  // /parts/lock-at?parts=1): snap, null when the server has none to give,
+  // and the answer's HTML, the parts after the snapshot's JSON element.
   async function fetchMoment(q) {
     const res = await fetch('/parts/lock-at?' + lockQuery(q, service, path));
-    return res.ok ? res.json() : null;
+    const html = res.ok ? await res.text() : '';
+    const open = html.indexOf('>') + 1;
+    const end = html.indexOf('</script>');
+    const snap = res.ok && end > open ? JSON.parse(html.slice(open, end)).snapshot : null;
+    return { snap, html, status: res.status, statusText: res.statusText };
   }
 
   function goLive() {

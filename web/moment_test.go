@@ -68,9 +68,9 @@ func TestMomentRebuiltOnceForBothParts(t *testing.T) {
 	}
 }
 
-// A scrub frame's one request (?parts=1) answers the moment's snapshot
-// and, as "parts", what /parts/lock answers for the same query, from one
-// rebuild of the moment.
+// A scrub frame's one request (?parts=1) answers the moment's snapshot,
+// in a JSON element, and then what /parts/lock answers for the same query,
+// from one rebuild of the moment.
 func TestMomentWithItsParts(t *testing.T) {
 	store, err := history.Open(history.Options{Dir: t.TempDir(), Now: func() time.Time { return fixtureEpoch }})
 	if err != nil {
@@ -83,7 +83,7 @@ func TestMomentWithItsParts(t *testing.T) {
 	ts := pagesWithHistory(t, h, reg, src)
 	recordFixture(t, store, reg, h)
 
-	get := func(u string) []byte {
+	get := func(u string) string {
 		t.Helper()
 		res, err := http.Get(ts.URL + u)
 		if err != nil {
@@ -94,9 +94,15 @@ func TestMomentWithItsParts(t *testing.T) {
 		if err != nil || res.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: %d %v: %.300s", u, res.StatusCode, err, b)
 		}
-		return b
+		return string(b)
 	}
 	q := "?service=fixture&path=orders&page=0&size=100&selected=b&at=" + fmt.Sprint(fixtureEpoch.Add(1500*time.Millisecond).UnixMilli())
+	both := get("/parts/lock-at" + q + "&parts=1")
+	const open, end = `<script type="application/json" id="moment">`, "</script>\n"
+	snapJSON, parts, ok := strings.Cut(strings.TrimPrefix(both, open), end)
+	if !strings.HasPrefix(both, open) || !ok {
+		t.Fatalf("the answer does not start with the moment's JSON element: %.300s", both)
+	}
 	var got struct {
 		Known    bool `json:"known"`
 		Snapshot struct {
@@ -104,9 +110,8 @@ func TestMomentWithItsParts(t *testing.T) {
 				Name string `json:"name"`
 			} `json:"nodes"`
 		} `json:"snapshot"`
-		Parts *string `json:"parts"`
 	}
-	if err := json.Unmarshal(get("/parts/lock-at"+q+"&parts=1"), &got); err != nil {
+	if err := json.Unmarshal([]byte(snapJSON), &got); err != nil {
 		t.Fatal(err)
 	}
 	if !got.Known || len(got.Snapshot.Nodes) == 0 {
@@ -115,18 +120,16 @@ func TestMomentWithItsParts(t *testing.T) {
 	if n := src.ats.Load(); n != 1 {
 		t.Errorf("the moment was rebuilt %d times for its snapshot and parts, want once", n)
 	}
-	want := string(get("/parts/lock" + q))
-	switch {
-	case got.Parts == nil:
-		t.Fatal("no parts in the answer")
-	case *got.Parts != want:
-		t.Errorf("parts differ from /parts/lock's:\n%.400s\nwant\n%.400s", *got.Parts, want)
-	case !strings.Contains(want, `id="replay-status"`) || !strings.Contains(want, `data-row="b"`):
+	want := get("/parts/lock" + q)
+	if parts != want {
+		t.Errorf("parts differ from /parts/lock's:\n%.400s\nwant\n%.400s", parts, want)
+	}
+	if !strings.Contains(want, `id="replay-status"`) || !strings.Contains(want, `data-row="b"`) {
 		t.Errorf("the parts lack the replay status or the table's rows: %.400s", want)
 	}
 
-	// Without ?parts=1 the answer is the snapshot alone, as before.
-	if b := get("/parts/lock-at" + q); strings.Contains(string(b), `"parts"`) {
-		t.Errorf("parts without ?parts=1: %.200s", b)
+	// Without ?parts=1 the answer is the snapshot's JSON alone, as before.
+	if b := get("/parts/lock-at" + q); !strings.HasPrefix(b, `{"known":true`) {
+		t.Errorf("without ?parts=1: %.200s", b)
 	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -276,9 +277,10 @@ func (c *sparkCache) of(src history.Source, log *slog.Logger) func(service, path
 // as GET /api/v1/lock?at= answers it, but a moment the history has nothing
 // of is an empty queue with "known": false rather than a 404: scrubbing
 // across the start of the history is not an error. With ?parts=1 the
-// answer also holds, as "parts", the lock's parts at the moment as
-// GET /parts/lock answers them for the same query (the table's page): a
-// scrub frame is one request, not two racing for the same two cores.
+// answer is HTML: that JSON in a <script type="application/json"
+// id="moment"> element, then the lock's parts at the moment as
+// GET /parts/lock answers them for the same query (the table's page), so
+// a scrub frame is one request, not two racing for the same two cores.
 func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	svc, name, _, _, err := p.latest(r)
 	if err != nil {
@@ -298,24 +300,35 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	if !past.known {
 		snap = lockqueue.Snapshot{Path: name, WatchSource: "history"}
 	}
-	var parts *string
-	if r.URL.Query().Get("parts") == "1" {
-		// The parts handler itself, into memory: the moment it rebuilds
-		// is the one just rebuilt (momentCache).
-		// Parts that fail are left out (lockParts logs why): the lane is
-		// still drawn, and the table stays as it was.
-		var pr partsResponse
-		p.lockParts(&pr, r)
-		if pr.code == http.StatusOK {
-			html := pr.body.String()
-			parts = &html
-		}
-	}
-	writeJSON(w, http.StatusOK, struct {
+	answer := struct {
 		Known    bool               `json:"known"`
 		Snapshot lockqueue.Snapshot `json:"snapshot"`
-		Parts    *string            `json:"parts,omitempty"`
-	}{past.known, wireSnapshot(snap), parts})
+	}{past.known, wireSnapshot(snap)}
+	if r.URL.Query().Get("parts") != "1" {
+		writeJSON(w, http.StatusOK, answer)
+		return
+	}
+	// The parts handler itself, into memory: the moment it rebuilds is the
+	// one just rebuilt (momentCache). Parts that fail are left out
+	// (lockParts logs why): the lane is still drawn, the table stays.
+	var pr partsResponse
+	p.lockParts(&pr, r)
+	b, err := json.Marshal(answer)
+	if err != nil {
+		p.log.Error("lock at a moment", "lock", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// json.Marshal escapes <, > and &, so the snapshot cannot end its
+	// element; the parts follow as they are, not escaped into a string.
+	fmt.Fprintf(w, "<script type=\"application/json\" id=\"moment\">%s</script>\n", b)
+	if pr.code == http.StatusOK {
+		w.Write(pr.body.Bytes())
+	}
 }
 
 // partsResponse keeps in memory the answer of a handler called for
