@@ -506,18 +506,25 @@ if (bar) {
     if (at !== null) ensurePage(at);
   }
 
-  // seek shows the lock as it was at t.
   // seek shows the lock as it was at t. While a drag moves the bar faster
   // than the server answers, one request is under way at a time and the
-  // newest moment is fetched when it is answered.
+  // newest moment is fetched when it is answered. The address names the
+  // moment once its request is on its way: replacing it costs the browser
+  // milliseconds the request need not wait for.
   let fetching = false;
-  async function seek(t) {
+  function seek(t) {
     at = Math.round(t);
+    syncBar();
+    const drawn = fetching ? Promise.resolve() : fetchAndDraw();
     const u = new URL(location.href);
     u.searchParams.set('at', String(at));
     history.replaceState(null, '', u);
-    syncBar();
-    if (fetching) return;
+    return drawn;
+  }
+
+  // fetchAndDraw fetches and draws the moment shown, again while a newer
+  // one came meanwhile.
+  async function fetchAndDraw() {
     fetching = true;
     try {
       let want;
