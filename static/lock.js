@@ -548,8 +548,10 @@ if (bar) {
         const m = await (moment || fetchMoment(new URLSearchParams({ at: String(want), parts: '1' })));
         const next = m.snap || { path, nodes: [], alerts: [], connection: '' };
         // Drawn together, the lane and the table cost the browser one
-        // style, layout and paint, not one each.
-        await page.res.catch(() => {});
+        // style, layout and paint, not one each: the table's text is
+        // awaited too, or the table would be patched a task later, after
+        // a frame of the lane alone.
+        await page.res.then((r) => r.text()).catch(() => {});
         if (at === null) return; // Live came meanwhile
         if (at !== want) continue;
         snap = next;
