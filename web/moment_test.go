@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,9 +27,10 @@ func (c *countingSource) At(lock string, t time.Time) (history.State, error) {
 	return c.Source.At(lock, t)
 }
 
-// A scrub frame asks for a moment's snapshot and its parts at once: the
-// history rebuilds the moment once for both, and another moment anew.
-func TestMomentRebuiltOnceForBothParts(t *testing.T) {
+// countedReplay serves the pages over the fixture's recorded history
+// (replayPages), counting the moments rebuilt from it.
+func countedReplay(t *testing.T) (*httptest.Server, *countingSource) {
+	t.Helper()
 	store, err := history.Open(history.Options{Dir: t.TempDir(), Now: func() time.Time { return fixtureEpoch }})
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +41,13 @@ func TestMomentRebuiltOnceForBothParts(t *testing.T) {
 	src := &countingSource{Source: store}
 	ts := pagesWithHistory(t, h, reg, src)
 	recordFixture(t, store, reg, h)
+	return ts, src
+}
+
+// A scrub frame asks for a moment's snapshot and its parts at once: the
+// history rebuilds the moment once for both, and another moment anew.
+func TestMomentRebuiltOnceForBothParts(t *testing.T) {
+	ts, src := countedReplay(t)
 
 	get := func(u, want string) {
 		res, err := http.Get(ts.URL + u)
@@ -72,16 +81,7 @@ func TestMomentRebuiltOnceForBothParts(t *testing.T) {
 // in a JSON element, and then what /parts/lock answers for the same query,
 // from one rebuild of the moment.
 func TestMomentWithItsParts(t *testing.T) {
-	store, err := history.Open(history.Options{Dir: t.TempDir(), Now: func() time.Time { return fixtureEpoch }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	reg := zkRegistry(nil, nil)
-	h := hub.New()
-	src := &countingSource{Source: store}
-	ts := pagesWithHistory(t, h, reg, src)
-	recordFixture(t, store, reg, h)
+	ts, src := countedReplay(t)
 
 	get := func(u string) string {
 		t.Helper()

@@ -2,9 +2,11 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/views"
@@ -313,22 +316,19 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	// (lockParts logs why): the lane is still drawn, the table stays.
 	var pr partsResponse
 	p.lockParts(&pr, r)
-	b, err := json.Marshal(answer)
-	if err != nil {
-		p.log.Error("lock at a moment", "lock", name, "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	// json.Marshal escapes <, > and &, so the snapshot cannot end its
-	// element; the parts follow as they are, not escaped into a string.
-	fmt.Fprintf(w, "<script type=\"application/json\" id=\"moment\">%s</script>\n", b)
-	if pr.code == http.StatusOK {
-		w.Write(pr.body.Bytes())
-	}
+	p.render(w, r, http.StatusOK, templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		b, err := json.Marshal(answer)
+		if err != nil {
+			return fmt.Errorf("the snapshot of %s at a moment: %w", name, err)
+		}
+		// json.Marshal escapes <, > and &, so the snapshot cannot end its
+		// element; the parts follow as they are, not escaped into a string.
+		fmt.Fprintf(w, "<script type=\"application/json\" id=\"moment\">%s</script>\n", b)
+		if pr.code == http.StatusOK {
+			_, err = w.Write(pr.body.Bytes())
+		}
+		return err
+	}))
 }
 
 // partsResponse keeps in memory the answer of a handler called for
