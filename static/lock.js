@@ -187,13 +187,16 @@ function cullLane(next) {
   const from = view.scrollLeft - w / 2 - COL;
   const to = view.scrollLeft + w + w / 2 + COL;
   const out = (x) => x < from || x > to;
+  // The node with the keyboard's focus stays, wherever it is, or the
+  // morph would drop the focus with it.
+  const focused = svg.contains(document.activeElement) ? document.activeElement.getAttribute('data-node') : null;
   const names = new Set();
   const gone = new Set();
   let dropped = false;
   for (const g of next.querySelectorAll(':scope > g.nodes > g')) {
     const m = /translate\(([-\d.]+)/.exec(g.getAttribute('transform') || '');
     if (g.dataset.node) names.add(g.dataset.node);
-    if (!m || !out(Number(m[1]))) continue;
+    if (!m || !out(Number(m[1])) || (focused && g.dataset.node === focused)) continue;
     if (g.dataset.node) gone.add(g.dataset.node);
     g.remove();
     dropped = true;
@@ -203,8 +206,8 @@ function cullLane(next) {
     if (out(x) && out(x + Number(r.getAttribute('width')))) r.remove();
   }
   for (const p of next.querySelectorAll(':scope > g.arrows > path[data-from]')) {
-    const to = p.dataset.to;
-    if (gone.has(p.dataset.from) && (gone.has(to) || !names.has(to))) p.remove();
+    const target = p.dataset.to;
+    if (gone.has(p.dataset.from) && (gone.has(target) || !names.has(target))) p.remove();
   }
   return dropped;
 }
