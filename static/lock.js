@@ -148,7 +148,7 @@ document.addEventListener('click', (e) => {
 // the columns near the part in view (cullLane) until the moments stop
 // coming: when one node leaves a queue every column behind it moves, and
 // the browser would lay out and paint all of them each frame.
-function drawLane(clock) {
+function drawLane(clock, whole = false) {
   const next = svg.cloneNode(false);
   // The lane's clocks stop at the moment shown (data-clock-at), which
   // drawQueue's tick looks for above the lane.
@@ -157,10 +157,10 @@ function drawLane(clock) {
   aside.append(next);
   drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
   clearTimeout(laneRest);
-  laneCulled = at !== null && cullLane(next);
+  laneCulled = !whole && at !== null && cullLane(next);
   // Once the scrub rests, the whole lane: find-in-page, the alerts'
   // highlights and the tests see every node.
-  if (laneCulled) laneRest = setTimeout(redrawLane, LANE_REST_MS);
+  if (laneCulled) laneRest = setTimeout(() => redrawLane(true), LANE_REST_MS);
   morph(svg, next);
 }
 
@@ -170,11 +170,11 @@ const LANE_REST_MS = 200;
 let laneCulled = false;
 let laneRest = 0;
 
-function redrawLane() {
-  if (snap) drawLane(at !== null ? pastClock : timing);
+function redrawLane(whole) {
+  if (snap) drawLane(at !== null ? pastClock : timing, whole);
 }
 // A culled lane scrolled is drawn again around what comes into view.
-svg.parentElement.addEventListener('scroll', () => laneCulled && redrawLane(), { passive: true });
+svg.parentElement.addEventListener('scroll', () => laneCulled && redrawLane(false), { passive: true });
 
 // cullLane drops from next, a lane just drawn, the columns (node, fold and
 // band) more than half a view left or right of what the lane's scroller
