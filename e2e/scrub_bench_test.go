@@ -129,3 +129,49 @@ func BenchmarkScrubRedraw(b *testing.B) {
 	b.ReportMetric(lanes[len(lanes)/2], "ms-p50/lane")
 	b.ReportMetric(0, "ns/op")
 }
+
+// A scrub frame draws a past moment's lane only near the part in view:
+// with a 100-node queue a frame has fewer nodes than the queue, and once
+// the scrub rests the lane is drawn whole, and stays so.
+func TestScrubbedLaneIsWholeAtRest(t *testing.T) {
+	need(t)
+	const path, size = "/e2e/scrub/whole", 100
+	r := recordQueue(t, path, 60, time.Second, size)
+	srv := startServer(t, "--data-dir", r.dir)
+	tb := newTab(t)
+	at := r.start.Add(20 * time.Second)
+	tb.open(fmt.Sprintf("%s/lock?path=%s&at=%d", srv.URL, url.QueryEscape(path), at.UnixMilli()))
+	tb.until("the time bar's window loaded", `Number(document.getElementById('timebar').dataset.moments) > 0`)
+	whole := fmt.Sprintf(`document.querySelectorAll('#lane [data-node]').length === %d`, size)
+	tb.until("the lane at the moment, whole", whole)
+
+	least := size
+	for range 10 {
+		at = at.Add(time.Second)
+		holder := fmt.Sprintf("lock-%010d", int(at.Sub(r.start)/time.Second))
+		n := evalAwait[int](tb, fmt.Sprintf(`(async () => {
+  const s = document.getElementById('tb-scrub'), want = '%d', holder = %s;
+  s.value = want;
+  s.dispatchEvent(new Event('input'));
+  s.dispatchEvent(new Event('change'));
+  const t0 = performance.now();
+  while (!(document.querySelector('#lane [data-node][data-state=holding]')?.dataset.node === holder && document.getElementById('replay-status').dataset.at === want)) {
+    if (performance.now() - t0 > 10000) throw new Error('not redrawn at ' + want + ' in 10 s');
+    await new Promise((r) => requestAnimationFrame(r));
+  }
+  return document.querySelectorAll('#lane [data-node]').length;
+})()`, at.UnixMilli(), jsString(holder)))
+		least = min(least, n)
+	}
+	if least >= size {
+		t.Errorf("every scrub frame drew all %d nodes, want only those near the view", size)
+	}
+	tb.until("the lane whole once the scrub rests", whole)
+	time.Sleep(time.Second)
+	if n := eval[int](tb, `document.querySelectorAll('#lane [data-node]').length`); n != size {
+		t.Errorf("a second after the scrub rested the lane has %d nodes, want all %d", n, size)
+	}
+	if got := eval[string](tb, `document.querySelector('#lane [data-node][data-state=holding]')?.dataset.node`); got != fmt.Sprintf("lock-%010d", int(at.Sub(r.start)/time.Second)) {
+		t.Errorf("the whole lane's holder is %s, want the moment's", got)
+	}
+}

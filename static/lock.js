@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA } from './queue.js';
+import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
@@ -31,12 +31,16 @@ let at = body.dataset.at ? Number(body.dataset.at) : null;
 let liveSnap = null;
 
 legend(document.getElementById('legend'), service);
+// withMoment, while a scrub asks the table for its page, fetches that page
+// inside the moment's answer (seek).
+let withMoment = null;
 // The table's pages are the server's, of the newest snapshot of this lock,
 // and come with the summary and the alerts of the same snapshot.
 const table = new QueueTable(document.getElementById('table'), {
   onSelect: select,
   source: (q) => {
     if (at !== null) q.set('at', String(at));
+    if (withMoment) return withMoment(q);
     return fetch('/parts/lock?' + lockQuery(q, service, path));
   },
   onParts: showParts,
@@ -140,8 +144,11 @@ document.addEventListener('click', (e) => {
 
 // drawLane draws the lane aside and morphs the page's into it: a past
 // moment is redrawn on every step of a scrub, and most of the queue's
-// nodes are the same between two moments.
-function drawLane(clock) {
+// nodes are the same between two moments. A past moment's lane keeps only
+// the columns near the part in view (cullLane) until the moments stop
+// coming: when one node leaves a queue every column behind it moves, and
+// the browser would lay out and paint all of them each frame.
+function drawLane(clock, whole = false) {
   const next = svg.cloneNode(false);
   // The lane's clocks stop at the moment shown (data-clock-at), which
   // drawQueue's tick looks for above the lane.
@@ -149,7 +156,60 @@ function drawLane(clock) {
   if (body.dataset.clockAt) aside.dataset.clockAt = body.dataset.clockAt;
   aside.append(next);
   drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
+  clearTimeout(laneRest);
+  laneCulled = !whole && at !== null && cullLane(next);
+  // Once the scrub rests, the whole lane: find-in-page, the alerts'
+  // highlights and the tests see every node.
+  if (laneCulled) laneRest = setTimeout(() => redrawLane(true), LANE_REST_MS);
   morph(svg, next);
+}
+
+// LANE_REST_MS is how long a culled lane waits for the next moment before
+// it is drawn whole: longer than a scrub frame, short enough not to be seen.
+const LANE_REST_MS = 200;
+let laneCulled = false;
+let laneRest = 0;
+
+function redrawLane(whole) {
+  if (snap) drawLane(at !== null ? pastClock : timing, whole);
+}
+// A culled lane scrolled is drawn again around what comes into view.
+svg.parentElement.addEventListener('scroll', () => laneCulled && redrawLane(false), { passive: true });
+
+// cullLane drops from next, a lane just drawn, the columns (node, fold and
+// band) more than half a view left or right of what the lane's scroller
+// shows, and the arrows that start and end among them. It reports whether
+// it dropped any.
+function cullLane(next) {
+  const view = svg.parentElement;
+  const w = view ? view.clientWidth : 0;
+  if (!w) return false;
+  const from = view.scrollLeft - w / 2 - COL;
+  const to = view.scrollLeft + w + w / 2 + COL;
+  const out = (x) => x < from || x > to;
+  // The node with the keyboard's focus stays, wherever it is, or the
+  // morph would drop the focus with it.
+  const focused = svg.contains(document.activeElement) ? document.activeElement.getAttribute('data-node') : null;
+  const names = new Set();
+  const gone = new Set();
+  let dropped = false;
+  for (const g of next.querySelectorAll(':scope > g.nodes > g')) {
+    const m = /translate\(([-\d.]+)/.exec(g.getAttribute('transform') || '');
+    if (g.dataset.node) names.add(g.dataset.node);
+    if (!m || !out(Number(m[1])) || (focused && g.dataset.node === focused)) continue;
+    if (g.dataset.node) gone.add(g.dataset.node);
+    g.remove();
+    dropped = true;
+  }
+  for (const r of next.querySelectorAll(':scope > g.bands > rect')) {
+    const x = Number(r.getAttribute('x'));
+    if (out(x) && out(x + Number(r.getAttribute('width')))) r.remove();
+  }
+  for (const p of next.querySelectorAll(':scope > g.arrows > path[data-from]')) {
+    const target = p.dataset.to;
+    if (gone.has(p.dataset.from) && (gone.has(target) || !names.has(target))) p.remove();
+  }
+  return dropped;
 }
 
 // render draws snap; pending is the table's page for it, if already asked.
@@ -449,31 +509,52 @@ if (bar) {
     if (at !== null) ensurePage(at);
   }
 
-  // seek shows the lock as it was at t.
   // seek shows the lock as it was at t. While a drag moves the bar faster
   // than the server answers, one request is under way at a time and the
-  // newest moment is fetched when it is answered.
+  // newest moment is fetched when it is answered. The address names the
+  // moment once its request is on its way: replacing it costs the browser
+  // milliseconds the request need not wait for.
   let fetching = false;
-  async function seek(t) {
+  function seek(t) {
     at = Math.round(t);
+    syncBar();
+    const drawn = fetching ? Promise.resolve() : fetchAndDraw();
     const u = new URL(location.href);
     u.searchParams.set('at', String(at));
     history.replaceState(null, '', u);
-    syncBar();
-    if (fetching) return;
+    return drawn;
+  }
+
+  // fetchAndDraw fetches and draws the moment shown, again while a newer
+  // one came meanwhile.
+  async function fetchAndDraw() {
     fetching = true;
     try {
       let want;
       do {
         want = at;
-        // The moment's table (and the parts with it) is asked for with its
-        // snapshot, not after it.
-        const page = table.request(selected);
-        const res = await fetch('/parts/lock-at?' + lockQuery(new URLSearchParams({ at: String(want) }), service, path));
-        const next = res.ok ? (await res.json()).snapshot : { path, nodes: [], alerts: [], connection: '' };
+        // The moment's table (and the parts with it) comes in one answer
+        // with its snapshot (GET /parts/lock-at?parts=1): one request a
+        // frame, and the server rebuilds the moment once.
+        let moment = null;
+        withMoment = (q) => {
+          q.set('parts', '1');
+          moment = fetchMoment(q);
+          return moment.then((m) => new Response(m.html, { status: m.status, statusText: m.statusText, headers: { 'Content-Type': 'text/html; charset=utf-8' } }));
+        };
+        let page;
+        try {
+          page = table.request(selected);
+        } finally {
+          withMoment = null;
+        }
+        const m = await (moment || fetchMoment(new URLSearchParams({ at: String(want), parts: '1' })));
+        const next = m.snap || { path, nodes: [], alerts: [], connection: '' };
         // Drawn together, the lane and the table cost the browser one
-        // style, layout and paint, not one each.
-        await page.res.catch(() => {});
+        // style, layout and paint, not one each: the table's text is
+        // awaited too, or the table would be patched a task later, after
+        // a frame of the lane alone.
+        await page.res.then((r) => r.text()).catch(() => {});
         if (at === null) return; // Live came meanwhile
         if (at !== want) continue;
         snap = next;
@@ -482,6 +563,18 @@ if (bar) {
     } finally {
       fetching = false;
     }
+  }
+
+  // fetchMoment is the lock at a past moment with its parts (GET
+  // /parts/lock-at?parts=1): snap, null when the server has none to give,
+  // and the answer's HTML, the parts after the snapshot's JSON element.
+  async function fetchMoment(q) {
+    const res = await fetch('/parts/lock-at?' + lockQuery(q, service, path));
+    const html = res.ok ? await res.text() : '';
+    const open = html.indexOf('>') + 1;
+    const end = html.indexOf('</script>');
+    const snap = res.ok && end > open ? JSON.parse(html.slice(open, end)).snapshot : null;
+    return { snap, html, status: res.status, statusText: res.statusText };
   }
 
   function goLive() {

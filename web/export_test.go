@@ -20,15 +20,7 @@ import (
 // a second apart from fixtureEpoch.
 func replayPages(t *testing.T) *httptest.Server {
 	t.Helper()
-	store, err := history.Open(history.Options{Dir: t.TempDir(), Now: func() time.Time { return fixtureEpoch }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	reg := zkRegistry(nil, nil)
-	h := hub.New()
-	ts := pagesWithHistory(t, h, reg, store)
-	recordFixture(t, store, reg, h)
+	ts, _ := countedReplay(t)
 	return ts
 }
 

@@ -1,8 +1,12 @@
 package web
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -10,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/views"
@@ -274,7 +279,11 @@ func (c *sparkCache) of(src history.Source, log *slog.Logger) func(service, path
 // lockAt is the lock's snapshot at ?at= for the lane of the lock page,
 // as GET /api/v1/lock?at= answers it, but a moment the history has nothing
 // of is an empty queue with "known": false rather than a 404: scrubbing
-// across the start of the history is not an error.
+// across the start of the history is not an error. With ?parts=1 the
+// answer is HTML: that JSON in a <script type="application/json"
+// id="moment"> element, then the lock's parts at the moment as
+// GET /parts/lock answers them for the same query (the table's page), so
+// a scrub frame is one request, not two racing for the same two cores.
 func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	svc, name, _, _, err := p.latest(r)
 	if err != nil {
@@ -294,8 +303,56 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	if !past.known {
 		snap = lockqueue.Snapshot{Path: name, WatchSource: "history"}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	answer := struct {
 		Known    bool               `json:"known"`
 		Snapshot lockqueue.Snapshot `json:"snapshot"`
-	}{past.known, wireSnapshot(snap)})
+	}{past.known, wireSnapshot(snap)}
+	if r.URL.Query().Get("parts") != "1" {
+		writeJSON(w, http.StatusOK, answer)
+		return
+	}
+	// The parts handler itself, into memory: the moment it rebuilds is the
+	// one just rebuilt (momentCache). Parts that fail are left out
+	// (lockParts logs why): the lane is still drawn, the table stays.
+	var pr partsResponse
+	p.lockParts(&pr, r)
+	p.render(w, r, http.StatusOK, templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		b, err := json.Marshal(answer)
+		if err != nil {
+			return fmt.Errorf("the snapshot of %s at a moment: %w", name, err)
+		}
+		// json.Marshal escapes <, > and &, so the snapshot cannot end its
+		// element; the parts follow as they are, not escaped into a string.
+		fmt.Fprintf(w, "<script type=\"application/json\" id=\"moment\">%s</script>\n", b)
+		if pr.code == http.StatusOK {
+			_, err = w.Write(pr.body.Bytes())
+		}
+		return err
+	}))
+}
+
+// partsResponse keeps in memory the answer of a handler called for
+// another's (lockAt's ?parts=1).
+type partsResponse struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (r *partsResponse) Header() http.Header {
+	if r.header == nil {
+		r.header = http.Header{}
+	}
+	return r.header
+}
+
+func (r *partsResponse) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+}
+
+func (r *partsResponse) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
 }

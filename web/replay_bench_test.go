@@ -83,11 +83,11 @@ func replayServer(b *testing.B) *httptest.Server {
 }
 
 // The server side of one scrub frame: the time bar asks for the lane's
-// snapshot (/parts/lock-at) and the lock's parts (/parts/lock?at=) at the
-// moment under the pointer, over real HTTP. "drag" moves the pointer a
+// snapshot and the lock's parts with the table's page (one request,
+// /parts/lock-at?parts=1) at the moment under the pointer, over real
+// HTTP. "drag" moves the pointer a
 // second a frame, as dragging does; "jump" lands anywhere in the day, as
-// a click on the bar or a link does. p50 and p99 are per frame (both
-// requests):
+// a click on the bar or a link does. p50 and p99 are per frame:
 //
 //	go test -run '^$' -bench ScrubFrame -benchtime 400x ./web/
 func BenchmarkScrubFrame(b *testing.B) {
@@ -105,8 +105,7 @@ func BenchmarkScrubFrame(b *testing.B) {
 				}
 				ms := fmt.Sprint(at.UnixMilli())
 				start := time.Now()
-				scrubGet(b, ts.URL+"/parts/lock-at?service=fixture&path=orders&at="+ms)
-				scrubGet(b, ts.URL+"/parts/lock?service=fixture&path=orders&at="+ms)
+				scrubGet(b, ts.URL+"/parts/lock-at?service=fixture&path=orders&page=0&size=100&parts=1&at="+ms)
 				frames = append(frames, time.Since(start))
 			}
 			slices.Sort(frames)
