@@ -144,10 +144,10 @@ document.addEventListener('click', (e) => {
 
 // drawLane draws the lane aside and morphs the page's into it: a past
 // moment is redrawn on every step of a scrub, and most of the queue's
-// nodes are the same between two moments. A past moment's lane keeps only
-// the columns near the part in view (cullLane) until the moments stop
-// coming: when one node leaves a queue every column behind it moves, and
-// the browser would lay out and paint all of them each frame.
+// nodes are the same between two moments. A past moment's lane is drawn
+// only near the part in view (nearView) until the moments stop coming:
+// when one node leaves a queue every column behind it moves, and the
+// browser would build, lay out and paint all of them each frame.
 function drawLane(clock, whole = false) {
   const next = svg.cloneNode(false);
   // The lane's clocks stop at the moment shown (data-clock-at), which
@@ -155,9 +155,13 @@ function drawLane(clock, whole = false) {
   const aside = document.createElement('div');
   if (body.dataset.clockAt) aside.dataset.clockAt = body.dataset.clockAt;
   aside.append(next);
-  drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane' });
+  const keep = !whole && at !== null ? nearView() : undefined;
+  // The node with the keyboard's focus stays, wherever it is, or the
+  // morph would drop the focus with it.
+  const focused = svg.contains(document.activeElement) ? document.activeElement.getAttribute('data-node') : null;
+  drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane', keep, focused });
   clearTimeout(laneRest);
-  laneCulled = !whole && at !== null && cullLane(next);
+  laneCulled = Number(next.dataset.culled) > 0;
   // Once the scrub rests, the whole lane: find-in-page, the alerts'
   // highlights and the tests see every node.
   if (laneCulled) laneRest = setTimeout(() => redrawLane(true), LANE_REST_MS);
@@ -176,40 +180,16 @@ function redrawLane(whole) {
 // A culled lane scrolled is drawn again around what comes into view.
 svg.parentElement.addEventListener('scroll', () => laneCulled && redrawLane(false), { passive: true });
 
-// cullLane drops from next, a lane just drawn, the columns (node, fold and
-// band) more than half a view left or right of what the lane's scroller
-// shows, and the arrows that start and end among them. It reports whether
-// it dropped any.
-function cullLane(next) {
+// nearView says, by a column's centre x, whether it lies within half a view
+// left or right of what the lane's scroller shows; undefined (draw all)
+// when the scroller has no width yet.
+function nearView() {
   const view = svg.parentElement;
   const w = view ? view.clientWidth : 0;
-  if (!w) return false;
+  if (!w) return undefined;
   const from = view.scrollLeft - w / 2 - COL;
   const to = view.scrollLeft + w + w / 2 + COL;
-  const out = (x) => x < from || x > to;
-  // The node with the keyboard's focus stays, wherever it is, or the
-  // morph would drop the focus with it.
-  const focused = svg.contains(document.activeElement) ? document.activeElement.getAttribute('data-node') : null;
-  const names = new Set();
-  const gone = new Set();
-  let dropped = false;
-  for (const g of next.querySelectorAll(':scope > g.nodes > g')) {
-    const m = /translate\(([-\d.]+)/.exec(g.getAttribute('transform') || '');
-    if (g.dataset.node) names.add(g.dataset.node);
-    if (!m || !out(Number(m[1])) || (focused && g.dataset.node === focused)) continue;
-    if (g.dataset.node) gone.add(g.dataset.node);
-    g.remove();
-    dropped = true;
-  }
-  for (const r of next.querySelectorAll(':scope > g.bands > rect')) {
-    const x = Number(r.getAttribute('x'));
-    if (out(x) && out(x + Number(r.getAttribute('width')))) r.remove();
-  }
-  for (const p of next.querySelectorAll(':scope > g.arrows > path[data-from]')) {
-    const target = p.dataset.to;
-    if (gone.has(p.dataset.from) && (gone.has(target) || !names.has(target))) p.remove();
-  }
-  return dropped;
+  return (x) => x >= from && x <= to;
 }
 
 // render draws snap; pending is the table's page for it, if already asked.

@@ -351,6 +351,14 @@ export function drawQueue(svg, snap, opts = {}) {
     const i = index.get(name);
     return i === undefined ? undefined : groupOf[i];
   };
+  // opts.keep, when given, says by its centre x which columns to draw: a
+  // scrub through past moments draws only those near the view (lock.js),
+  // since one node leaving moves every column behind it. The selected and
+  // focused nodes are always drawn; an arrow goes only when both its ends
+  // do. data-culled counts the columns left out.
+  const keepX = (x) => !opts.keep || (x !== undefined && opts.keep(x));
+  const kept = (c) => keepX(c.x) || (!c.group && (c.node.name === opts.selected || c.node.name === opts.focused));
+  let culled = 0;
 
   svg.replaceChildren();
   svg.setAttribute('viewBox', `0 0 ${width} ${HEIGHT}`);
@@ -363,6 +371,7 @@ export function drawQueue(svg, snap, opts = {}) {
   // Column bands: a node is its column.
   const bands = el('g', { class: 'bands' });
   for (const c of cols) {
+    if (!kept(c)) continue;
     const cls = c.group ? 'band group' : 'band' + (c.node.holding ? ' holding' : '') + (c.node.name === opts.selected ? ' selected' : '');
     bands.append(el('rect', { class: cls, x: c.x - c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4, rx: 8 }));
   }
@@ -393,9 +402,10 @@ export function drawQueue(svg, snap, opts = {}) {
     if (c.group) continue;
     const n = c.node;
     if (n.holding || n.foreign) continue;
+    const away = !kept(c);
     // What the recipe says it waits for.
     const edge = n.edge || '';
-    if (n.waitsOn === 'children') {
+    if (n.waitsOn === 'children' && !away) {
       const p = el('path', {
         class: `arrow rule edge-${edge || 'none'}`, d: `M${c.x - 6},${RULE_Y} L${c.x - 6},${BAR_Y + BAR_H + 2}`,
         'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'children'})`,
@@ -403,9 +413,9 @@ export function drawQueue(svg, snap, opts = {}) {
       });
       p.append(el('title', {}, `${n.name} waits on the children of ${snap.path}`));
       arrows.append(p);
-    } else if (n.waitsFor) {
+    } else if (n.waitsFor && n.waitsOn !== 'children') {
       const tx = xOf(n.waitsFor);
-      if (tx !== undefined) {
+      if (tx !== undefined && !(away && !keepX(tx))) {
         const prov = neutral ? waitEdges(n)[0].provenance : undefined;
         const p = el('path', {
           class: `arrow rule edge-${edge || 'none'}`, d: arc(c.x - 6, tx + 6, RULE_Y, -1, 68),
@@ -421,7 +431,7 @@ export function drawQueue(svg, snap, opts = {}) {
     // the server's own edges.
     for (const e of neutral ? waitEdges(n).filter((e) => e.to !== n.waitsFor) : []) {
       const tx = xOf(e.to);
-      if (tx === undefined) continue;
+      if (tx === undefined || (away && !keepX(tx))) continue;
       const d = tx > c.x ? arc(c.x + 16, tx - 16, ACT_Y, 1, 46) : arc(c.x, tx, ACT_Y, 1.6, 66);
       const p = el('path', {
         class: 'arrow actual edge-confirmed blocked', d, 'marker-end': `url(#${id}-ah-confirmed)`,
@@ -435,11 +445,13 @@ export function drawQueue(svg, snap, opts = {}) {
     if (c.group) continue;
     const n = c.node;
     if (!n.watching || n.foreign) continue;
+    const away = !kept(c);
     let k = 0;
     for (const path of n.watching) {
       k++;
       const inCycle = deadlocked.has(n.name);
       if (path === snap.path) {
+        if (away) continue;
         // A children watch on the parent (only the simulator can list these).
         const p = el('path', {
           class: `arrow actual edge-${n.edge || 'none'}` + (n.holding ? ' from-holder' : ''),
@@ -457,6 +469,7 @@ export function drawQueue(svg, snap, opts = {}) {
       const target = path.slice(np.length);
       if (target.includes('/')) continue;
       const tx = xOf(target);
+      if (away && !(tx !== undefined && keepX(tx))) continue;
       // A stalled holder's watch is what keeps its client waiting: the
       // stuck edge.
       const stuck = n.holding && n.stalledOn === target;
@@ -496,6 +509,11 @@ export function drawQueue(svg, snap, opts = {}) {
 
   const layer = el('g', { class: 'nodes' });
   for (const c of cols) {
+    if (!c.group) drawnNodes++;
+    if (!kept(c)) {
+      culled++;
+      continue;
+    }
     if (c.group) {
       const g = el('g', { class: 'group', 'data-group': `${c.from}-${c.to}`, transform: `translate(${c.x},0)` });
       g.append(el('rect', { x: -c.w / 2 + 10, y: CY - 26, width: c.w - 20, height: 52, rx: 10 }));
@@ -507,11 +525,11 @@ export function drawQueue(svg, snap, opts = {}) {
       layer.append(g);
       continue;
     }
-    drawnNodes++;
     layer.append(drawNode(c, snap, opts, alerted.get(c.node.name), deadlocked.has(c.node.name)));
   }
   svg.append(layer);
   svg.setAttribute('data-drawn', drawnNodes);
+  svg.setAttribute('data-culled', culled);
   svg.setAttribute('data-folded', nodes.length - drawnNodes);
   svg.setAttribute('data-extra', cols.extra || 0);
   svg.setAttribute('data-capped', cols.capped ? 'true' : 'false');
