@@ -76,8 +76,8 @@ type frameCache struct {
 	refs int // sockets using it
 	// names holds the node names of the last few snapshots by seq: each
 	// change's delta needs those of the snapshot before and the new one,
-	// and the new one's serve the next change's delta again (a map of
-	// 1,000 names was half of a delta's cost).
+	// and what a delta learnt of the new one's (that none repeats, or
+	// their map when it needed one) serves the next change's delta.
 	names  [namesKept]seqNames
 	newest uint64
 	weak   map[frameKey]weak.Pointer[frameEntry]
@@ -96,27 +96,17 @@ type seqNames struct {
 // namesOf returns the names of snap's nodes, snap published with seq.
 func (fc *frameCache) namesOf(snap *lockqueue.Snapshot, seq uint64) *names {
 	fc.mu.Lock()
-	for _, e := range fc.names {
-		if e.seq == seq && e.names != nil {
-			fc.mu.Unlock()
-			return e.names
-		}
-	}
-	fc.mu.Unlock()
-	// Built without the lock: only the one socket computing a frame
-	// builds, the others wait for its frame.
-	n := nameIndex(snap.Nodes)
-	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	oldest := 0
 	for i, e := range fc.names {
-		if e.seq == seq {
+		if e.seq == seq && e.names != nil {
 			return e.names
 		}
 		if e.seq < fc.names[oldest].seq {
 			oldest = i
 		}
 	}
+	n := newNames(snap.Nodes)
 	if seq > fc.names[oldest].seq {
 		fc.names[oldest] = seqNames{seq: seq, names: n}
 	}

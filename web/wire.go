@@ -3,6 +3,9 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -180,56 +183,172 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-// names maps a snapshot's node names to positions; ok is false when a
-// name repeats.
+// names answers for one snapshot's node names: whether one repeats, and
+// where each is. Both are worked out when first asked: a one-node change
+// learns that the new snapshot's names are unique from the last one's and
+// its few new names (matchNames), without a map of every name, which was
+// the biggest part of a delta of a 1,000-node queue.
 type names struct {
+	nodes []lockqueue.Node
+	once  sync.Once
 	index map[string]int
-	ok    bool
+	uniq  atomic.Int32 // uniqUnknown, uniqYes or uniqNo
 }
 
-func nameIndex(nodes []lockqueue.Node) *names {
-	index := make(map[string]int, len(nodes))
-	for i := range nodes {
-		n := &nodes[i]
-		index[n.Name] = i
+const (
+	uniqUnknown = iota
+	uniqYes
+	uniqNo
+)
+
+func newNames(nodes []lockqueue.Node) *names { return &names{nodes: nodes} }
+
+// positions maps each name to its node's position (a repeated name to its
+// last).
+func (n *names) positions() map[string]int {
+	n.once.Do(func() {
+		n.index = make(map[string]int, len(n.nodes))
+		for i := range n.nodes {
+			n.index[n.nodes[i].Name] = i
+		}
+		n.learn(len(n.index) == len(n.nodes))
+	})
+	return n.index
+}
+
+// unique reports whether no name repeats.
+func (n *names) unique() bool {
+	if u := n.uniq.Load(); u != uniqUnknown {
+		return u == uniqYes
 	}
-	return &names{index: index, ok: len(index) == len(nodes)}
+	n.positions()
+	return n.uniq.Load() == uniqYes
+}
+
+func (n *names) learn(unique bool) {
+	u := int32(uniqNo)
+	if unique {
+		u = uniqYes
+	}
+	n.uniq.CompareAndSwap(uniqUnknown, u)
+}
+
+// smallMiddle bounds the nodes between the common head and tail that
+// matchNames pairs by scanning rather than by maps.
+const smallMiddle = 8
+
+// matchNames says where each of s's nodes was in prev (from; -1 for a new
+// name) and which of prev's names are gone, in prev's order; ok is false
+// when a name repeats in either. Most changes add or remove a node or two
+// and leave the rest where they were: the nodes equal by name at the same
+// place from the head and from the tail are paired without maps, and only
+// the few between are looked up.
+func matchNames(prev, s *names) (from []int, gone []string, ok bool) {
+	if !prev.unique() {
+		return nil, nil, false
+	}
+	p, n := prev.nodes, s.nodes
+	head := 0
+	for head < len(p) && head < len(n) && p[head].Name == n[head].Name {
+		head++
+	}
+	tail := 0
+	for tail < len(p)-head && tail < len(n)-head && p[len(p)-1-tail].Name == n[len(n)-1-tail].Name {
+		tail++
+	}
+	pmid, nmid := p[head:len(p)-tail], n[head:len(n)-tail]
+	if len(pmid) > smallMiddle || len(nmid) > smallMiddle {
+		return matchByMaps(prev, s)
+	}
+	from = make([]int, len(n))
+	for i := range head {
+		from[i] = i
+	}
+	for i := len(n) - tail; i < len(n); i++ {
+		from[i] = i + len(p) - len(n)
+	}
+	// prev's names are unique and its head and tail are s's, so s repeats
+	// a name only among its middle nodes, or by a middle name that is in
+	// prev but not in prev's middle.
+	matched := make([]bool, len(pmid))
+	for k := range nmid {
+		at, name := head+k, nmid[k].Name
+		if hasName(nmid[:k], nil, name) {
+			s.learn(false)
+			return nil, nil, false
+		}
+		from[at] = -1
+		if j := slices.IndexFunc(pmid, func(n lockqueue.Node) bool { return n.Name == name }); j >= 0 {
+			matched[j], from[at] = true, head+j
+		} else if hasName(p[:head], p[len(p)-tail:], name) {
+			s.learn(false)
+			return nil, nil, false
+		}
+	}
+	for j := range pmid {
+		if !matched[j] {
+			gone = append(gone, pmid[j].Name)
+		}
+	}
+	s.learn(true)
+	return from, gone, true
+}
+
+func hasName(a, b []lockqueue.Node, name string) bool {
+	return slices.ContainsFunc(a, func(n lockqueue.Node) bool { return n.Name == name }) ||
+		slices.ContainsFunc(b, func(n lockqueue.Node) bool { return n.Name == name })
+}
+
+// matchByMaps is matchNames for any change, by the maps of both.
+func matchByMaps(prev, s *names) (from []int, gone []string, ok bool) {
+	pindex, sindex := prev.positions(), s.positions()
+	if !prev.unique() || !s.unique() {
+		return nil, nil, false
+	}
+	for i := range prev.nodes {
+		if _, ok := sindex[prev.nodes[i].Name]; !ok {
+			gone = append(gone, prev.nodes[i].Name)
+		}
+	}
+	from = make([]int, len(s.nodes))
+	for at := range s.nodes {
+		i, ok := pindex[s.nodes[at].Name]
+		if !ok {
+			i = -1
+		}
+		from[at] = i
+	}
+	return from, gone, true
 }
 
 // delta patches prev into s; ok is false when either repeats a node name,
 // or when nodes left as they were changed places.
-// index gives the names of prev's nodes (ofPrev) or of s's; nil builds
+// index gives the names of prev's nodes (ofPrev) or of s's; nil makes
 // them.
 func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, bool) {
 	if index == nil {
 		index = func(ofPrev bool) *names {
 			if ofPrev {
-				return nameIndex(prev.Nodes)
+				return newNames(prev.Nodes)
 			}
-			return nameIndex(s.Nodes)
+			return newNames(s.Nodes)
 		}
 	}
-	pnames, snames := index(true), index(false)
-	if !pnames.ok || !snames.ok {
+	from, gone, ok := matchNames(index(true), index(false))
+	if !ok {
 		return nil, false
 	}
-	pindex, sindex := pnames.index, snames.index
 	d := &Delta{
 		Service: s.Service, Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
 		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
-		Error: s.Error, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, Upsert: []lockqueue.Node{}, At: []int{}, Remove: []string{},
-	}
-	for i := range prev.Nodes {
-		if _, ok := sindex[prev.Nodes[i].Name]; !ok {
-			d.Remove = append(d.Remove, prev.Nodes[i].Name)
-		}
+		Error: s.Error, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, Upsert: []lockqueue.Node{}, At: []int{}, Remove: append([]string{}, gone...),
 	}
 	last := -1 // prev's position of the last node kept as it was
 	for at := range s.Nodes {
 		n := &s.Nodes[at]
-		i, ok := pindex[n.Name]
-		if !ok || !nodeEqual(&prev.Nodes[i], n) {
+		i := from[at]
+		if i < 0 || !nodeEqual(&prev.Nodes[i], n) {
 			d.Upsert = append(d.Upsert, *n)
 			d.At = append(d.At, at)
 			continue

@@ -53,6 +53,16 @@ func FuzzDeltaRoundTrip(f *testing.F) {
 		if !slices.EqualFunc(got.Nodes, next.Nodes, lockqueue.Node.Equal) {
 			t.Fatalf("%s frame %s\nprev %v\ngot  %v\nwant %v", kind, raw, nodeNames(prev.Nodes), nodeNames(got.Nodes), nodeNames(next.Nodes))
 		}
+		// Pairing by head and tail is pairing by maps, without them.
+		pn, sn := newNames(prev.Nodes), newNames(next.Nodes)
+		from, gone, ok := matchNames(pn, sn)
+		wfrom, wgone, wok := matchByMaps(newNames(prev.Nodes), newNames(next.Nodes))
+		if ok != wok || !slices.Equal(from, wfrom) || !slices.Equal(gone, wgone) {
+			t.Fatalf("matchNames(%v, %v) = %v %v %v, maps say %v %v %v", nodeNames(prev.Nodes), nodeNames(next.Nodes), from, gone, ok, wfrom, wgone, wok)
+		}
+		if unique := newNames(prev.Nodes).unique() && newNames(next.Nodes).unique(); ok != unique || sn.unique() != newNames(next.Nodes).unique() {
+			t.Fatalf("matchNames(%v, %v) = %v and learnt unique=%v, but the names are unique: %v", nodeNames(prev.Nodes), nodeNames(next.Nodes), ok, sn.unique(), unique)
+		}
 	})
 }
 
