@@ -108,6 +108,7 @@ func BuildNodes(path string, nodes []Node, opt Options) Snapshot {
 // which recipes the lock nodes use and how many nodes are foreign.
 func resetNodes(nodes []Node) (recipes map[Recipe]bool, nforeign int) {
 	recipes = map[Recipe]bool{}
+	var last Recipe
 	for i := range nodes {
 		n := &nodes[i]
 		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn, n.PartOf = n.parsedMode, false, "", OnNode, ""
@@ -116,7 +117,11 @@ func resetNodes(nodes []Node) (recipes map[Recipe]bool, nforeign int) {
 			nforeign++
 			continue
 		}
-		recipes[n.Recipe] = true
+		// A queue's nodes nearly all share one recipe: a map write per
+		// node was about a seventh of a 1,000-node change's build and join.
+		if n.Recipe != last || len(recipes) == 0 {
+			recipes[n.Recipe], last = true, n.Recipe
+		}
 	}
 	return recipes, nforeign
 }

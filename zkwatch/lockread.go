@@ -258,10 +258,18 @@ func (w *Watcher) observeClock(index map[string]int32, fresh []item, got map[str
 // sort. A kept node's name is not parsed again nor its data encoded again.
 func (l *lock) merge(prev []lockqueue.Node, keep []bool, fresh []item, got map[string]lockqueue.Child) []lockqueue.Node {
 	nodes := make([]lockqueue.Node, 0, len(prev)+len(fresh))
-	for i := range prev {
-		if keep[i] {
-			nodes = append(nodes, prev[i])
+	// Kept nodes come in runs (a change adds or removes one or two), and
+	// a run is copied at once: node by node, the copy of a 1,000-node
+	// queue was half of merge's time.
+	for i := 0; i < len(prev); {
+		j := i
+		for j < len(prev) && keep[j] == keep[i] {
+			j++
 		}
+		if keep[i] {
+			nodes = append(nodes, prev[i:j]...)
+		}
+		i = j
 	}
 	for _, it := range fresh {
 		// Absent from got: deleted between the listing and the read; its
