@@ -172,6 +172,10 @@ type Node struct {
 	// time left when the snapshot was taken.
 	LeaseTTLMs  int64 `json:"leaseTtlMs,omitempty"`
 	LeaseLeftMs int64 `json:"leaseLeftMs,omitempty"`
+	// ShownEdges is WaitEdges as sent to the browser, set by
+	// Snapshot.WithWaitEdges on the nodes of a snapshot that uses the
+	// neutral fields; nil everywhere else.
+	ShownEdges []WaitEdge `json:"waitEdges,omitempty"`
 
 	owner int64
 	// parsedMode is Mode as the name alone says it, before Build's rules

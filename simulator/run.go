@@ -658,7 +658,7 @@ func (r *Run) State() State {
 		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
 		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},
-		Line:       rec.Line, Snapshot: rec.Snapshot, Events: []Event{},
+		Line:       rec.Line, Snapshot: rec.Snapshot.WithWaitEdges(), Events: []Event{},
 	}
 	s.Servers = stateServers(r.records[:r.cursor+1])
 	if r.failed != nil {

@@ -183,24 +183,8 @@ export function holdHint(verb) {
   return verb === 'holds ≥' ? HOLD_UNKNOWN : verb === 'holds ≤' ? HOLD_SINCE_CREATED : '';
 }
 
-// waitEdges is lockqueue.Node.WaitEdges: the rule's target, vouched for by
-// the server when ZooKeeper's watch table confirms it or the service says
-// so, then every blocker the server reports that the rule did not name.
-function waitEdges(n) {
-  const out = [];
-  if (n.waitsFor) out.push({ to: n.waitsFor, provenance: n.edge === 'confirmed' || n.waitsForSource === 'server' ? 'server' : 'rule' });
-  for (const b of n.blockedBy || []) if (b !== n.waitsFor) out.push({ to: b, provenance: 'server' });
-  return out;
-}
-
 // provenance words who vouches for an edge (views.Provenance).
 const provenance = (p) => words().provenance[p] || p;
-
-// usesNeutralFields is views.usesNeutralFields: a snapshot whose nodes
-// carry the service-neutral fields gets their columns and labels.
-function usesNeutralFields(snap) {
-  return (snap.nodes || []).some((n) => n.order || n.client || n.leaseId || n.leaseTtlMs || n.leaseLeftMs || n.waitsForSource || (n.blockedBy || []).length);
-}
 
 // leaseUntil is when n's lease runs out (ms epoch), counted from the
 // snapshot's updatedAt, when its time left was true; 0 when unknown.
@@ -396,7 +380,6 @@ export function drawQueue(svg, snap, opts = {}) {
 
   const arrows = el('g', { class: 'arrows' });
   const prefix = snap.path === '/' ? '/' : (snap.path || '') + '/';
-  const neutral = usesNeutralFields(snap);
   let drawnNodes = 0;
   for (const c of cols) {
     if (c.group) continue;
@@ -416,7 +399,9 @@ export function drawQueue(svg, snap, opts = {}) {
     } else if (n.waitsFor && n.waitsOn !== 'children') {
       const tx = xOf(n.waitsFor);
       if (tx !== undefined && !(away && !keepX(tx))) {
-        const prov = neutral ? waitEdges(n)[0].provenance : undefined;
+        // The server says who vouches for the edge (waitEdges, only on a
+        // snapshot that shows provenance: lockqueue.Snapshot.WithWaitEdges).
+        const prov = (n.waitEdges || []).find((e) => e.to === n.waitsFor)?.provenance;
         const p = el('path', {
           class: `arrow rule edge-${edge || 'none'}`, d: arc(c.x - 6, tx + 6, RULE_Y, -1, 68),
           'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
@@ -429,7 +414,7 @@ export function drawQueue(svg, snap, opts = {}) {
     }
     // Blockers the server reports beyond the rule's: below the lane, as
     // the server's own edges.
-    for (const e of neutral ? waitEdges(n).filter((e) => e.to !== n.waitsFor) : []) {
+    for (const e of (n.waitEdges || []).filter((e) => e.to !== n.waitsFor)) {
       const tx = xOf(e.to);
       if (tx === undefined || (away && !keepX(tx))) continue;
       const d = tx > c.x ? arc(c.x + 16, tx - 16, ACT_Y, 1, 46) : arc(c.x, tx, ACT_Y, 1.6, 66);
