@@ -315,24 +315,13 @@ setInterval(() => {
 // rebuilds it then (GET /parts/lock-at: the snapshot GET /api/v1/lock?at=
 // answers) with the server's parts for it.
 
-// PastClock gives a past moment's times from the recorded lives: when a
-// node queued and acquired, the clock stopped at the moment (data-clock-at).
-class PastClock {
-  constructor() {
-    this.lives = new Map();
-  }
-  since(n) {
-    const l = this.lives.get(n.name);
-    if (n.holding && l && l.acquired) return Date.parse(l.acquired);
-    if (l && l.queued) return Date.parse(l.queued);
-    return Date.parse(n.ctime) || at;
-  }
-  verb(n) {
-    if (n.foreign) return 'age';
-    return n.holding ? 'holds' : 'waits';
-  }
-}
-const pastClock = new PastClock();
+// pastClock times a past moment's nodes from the snapshot the history
+// rebuilt: when each began to hold (heldSince) or queued (ctime), the clock
+// stopped at the moment (data-clock-at).
+const pastClock = {
+  since: (n) => Date.parse(n.holding && !n.foreign ? n.heldSince : n.ctime) || at,
+  verb: (n) => (n.foreign ? 'age' : n.holding ? 'holds' : 'waits'),
+};
 
 const bar = document.getElementById('timebar');
 if (bar) {
@@ -448,7 +437,6 @@ if (bar) {
       }
       pageLoad = null;
       page = p;
-      pastClock.lives = new Map((h.nodes || []).map((l) => [l.node, l]));
       const byTime = new Map();
       for (const e of h.events || []) {
         const t = Date.parse(e.time);

@@ -113,18 +113,19 @@ function fmtDur(ms) {
   return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
 }
 
-// Timing says when each holder's clock starts. A live reader stamps a holder
-// with heldSince when it saw it acquire (lockqueue.CarryHolds): that is the
-// clock, whenever the page opened ("holds 3s"). A holder without it (one
-// already holding at the reader's first read, a classroom's) is timed as
-// this page saw it: one already holding in the first snapshot acquired at or
-// after its creation (its ctime, which the watcher puts on its own clock
-// when ZooKeeper's measurably differs), so its label says so ("holds ≤ 26s");
-// without a ctime it has held at least since the page saw it ("holds ≥
-// 12s"); one seen acquiring later holds since then.
+// Timing says when each holder's clock starts. Every source stamps a holder
+// with heldSince when it can tell: a live reader when it saw it acquire
+// (lockqueue.CarryHolds), a replay when the history recorded it. That is the
+// clock, whenever the page opened ("holds 3s"). A live holder that was
+// already holding at the reader's first read (or its first read after a
+// gap) has none, and the page says what it can: one already holding in the
+// page's first snapshot acquired at or after its creation (its ctime, which
+// the watcher puts on its own clock when ZooKeeper's measurably differs), so
+// its label says so ("holds ≤ 26s"); without a ctime, or first seen later,
+// it has held at least since the page saw it ("holds ≥ 12s").
 export class Timing {
   constructor() {
-    this.holdSince = new Map(); // name -> {at, known}
+    this.holds = new Map(); // name -> {at, verb}
     this.first = true;
   }
 
@@ -134,40 +135,39 @@ export class Timing {
     for (const n of snap.nodes || []) {
       if (!n.holding) continue;
       const stamped = Date.parse(n.heldSince);
-      let since = stamped > 0 ? { at: stamped, known: true } : this.holdSince.get(n.name);
-      if (since === undefined) {
+      let h = stamped > 0 ? { at: stamped, verb: 'holds' } : this.holds.get(n.name);
+      if (h === undefined) {
         const created = Date.parse(n.ctime);
-        since = this.first && created > 0 ? { at: created, created: true } : { at: receivedAt, known: !this.first };
+        h = this.first && created > 0 ? { at: created, verb: 'holds ≤' } : { at: receivedAt, verb: 'holds ≥' };
       }
-      next.set(n.name, since);
+      next.set(n.name, h);
     }
-    this.holdSince = next;
+    this.holds = next;
     this.first = false;
     this.receivedAt = receivedAt;
   }
 
-  // since is when n's clock starts: when it was first seen holding, or its
-  // creation for a waiter; 0 when unknown (an etcd key that existed before
-  // the reader started has no creation time: Go's zero time, year 1, which
-  // must not read as a wait of 739,000 days).
+  // since is when n's clock starts: when it began to hold, or its creation
+  // for a waiter; 0 when unknown (an etcd key that existed before the
+  // reader started has no creation time: Go's zero time, year 1, which must
+  // not read as a wait of 739,000 days).
   since(n) {
     if (n.holding) {
-      const h = this.holdSince.get(n.name);
+      const h = this.holds.get(n.name);
       return h ? h.at : this.receivedAt || Date.now();
     }
     const created = Date.parse(n.ctime);
     return created > 0 ? created : 0;
   }
 
-  // verb labels the clock: "holds" from a hand-off this page saw; for a node
-  // already holding when it opened, "holds ≤" from its creation, or "holds ≥"
-  // from when the page saw it.
+  // verb labels the clock: "holds" from a stamped hand-off; for a holder
+  // without one, "holds ≤" from its creation or "holds ≥" from when the
+  // page saw it.
   verb(n) {
     if (n.foreign) return 'age';
     if (!n.holding) return 'waits';
-    const h = this.holdSince.get(n.name);
-    if (h && h.known) return 'holds';
-    return h && h.created ? 'holds ≤' : 'holds ≥';
+    const h = this.holds.get(n.name);
+    return h ? h.verb : 'holds ≥';
   }
 }
 
