@@ -130,7 +130,8 @@ type Node struct {
 	// read that first showed it holding, which followed the hand-off
 	// within one read. Zero when the reader cannot tell: the node already
 	// held at its first read (or its first read after a gap), when only
-	// Ctime bounds it. Set by CarryHolds.
+	// Ctime bounds it. Set by CarryHolds; a replay (history.State.Snapshot)
+	// and the classroom (simulator.State) stamp their own.
 	HeldSince time.Time `json:"heldSince,omitzero"`
 
 	// Folder is the folder the node lives in when it is not the lock
