@@ -160,3 +160,27 @@ func TestClockFormatMatchesServer(t *testing.T) {
 		}
 	}
 }
+
+// The time bar words moments in the page (timeline.js when: a drag moves
+// between moments the server never worded) as the server does (views.When),
+// so the status line and the bar quote a moment alike.
+func TestWhenMatchesServer(t *testing.T) {
+	need(t)
+	srv := startServer(t)
+	tb := newTab(t)
+	tb.open(srv.URL + "/")
+	moments := []time.Time{
+		time.UnixMilli(0), time.UnixMilli(999), time.Date(2024, 2, 29, 23, 59, 59, 999_000_000, time.UTC),
+		time.Date(2026, 11, 26, 14, 5, 7, 120_000_000, time.FixedZone("CET", 3600)), time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC),
+	}
+	var ms []string
+	for _, m := range moments {
+		ms = append(ms, fmt.Sprint(m.UnixMilli()))
+	}
+	got := evalAwait[[]string](tb, `import('/static/timeline.js').then(m => [`+strings.Join(ms, ",")+`].map(m.when))`)
+	for i, m := range moments {
+		if want := views.When(m); i >= len(got) || got[i] != want {
+			t.Errorf("%v: the page says %q, the server %q", m, got[min(i, len(got)-1)], want)
+		}
+	}
+}

@@ -65,3 +65,30 @@ func TestApplyFollowsAt(t *testing.T) {
 		t.Errorf("%d changes followed, want every second of the rotation after 30s and the queue after the gap", changes)
 	}
 }
+
+// A replayed holder carries when the recorder saw it begin to hold, so the
+// page times it from the snapshot; waiters carry none.
+func TestReplayStampsHolds(t *testing.T) {
+	c := newClock(t0)
+	s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now})
+	const p = "/locks/held"
+	record(t, s, queue(p, c.Now(), "a", "b"))
+	c.set(t0.Add(3 * time.Second))
+	record(t, s, queue(p, c.Now(), "b"))
+	st, err := s.At(p, c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := st.Snapshot().Nodes
+	if len(nodes) != 1 || !nodes[0].HeldSince.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("b after the hand-off: %+v, want it held since %s", nodes, t0.Add(3*time.Second))
+	}
+	st, err = s.At(p, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes = st.Snapshot().Nodes
+	if !nodes[0].HeldSince.Equal(t0) || !nodes[1].HeldSince.IsZero() {
+		t.Errorf("at the start: a held since %s, b (waiting) %s; want %s and zero", nodes[0].HeldSince, nodes[1].HeldSince, t0)
+	}
+}

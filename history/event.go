@@ -190,7 +190,7 @@ func (s *State) node(name string) int {
 
 // Snapshot is the state as a lockqueue.Snapshot, as the live API would
 // have shown it (less what the history does not keep: node data, zxids,
-// lease times).
+// lease times), its holders stamped with HeldSince.
 func (s *State) Snapshot() lockqueue.Snapshot {
 	id := parseKey(s.Lock)
 	snap := lockqueue.Snapshot{
@@ -210,6 +210,12 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 			WaitsFor: n.WaitsFor, WaitsOn: lockqueue.WaitOn(n.WaitsOn), Watching: slices.Clone(n.Watching),
 			Edge: lockqueue.Edge(n.Edge), Ctime: n.QueuedAt, Foreign: n.Foreign, Zombie: n.Zombie,
 			PartOf: n.PartOf, WaitsForSource: lockqueue.Provenance(n.Source), BlockedBy: slices.Clone(n.BlockedBy),
+		}
+		if n.Holding {
+			// When the recorder saw it begin to hold (or first saw it
+			// holding), so the page times a replayed holder as it does
+			// a live one, by the snapshot.
+			node.HeldSince = n.AcquiredAt
 		}
 		if id.Service == lockqueue.ZooKeeper {
 			node.Session = n.Client

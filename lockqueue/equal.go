@@ -25,7 +25,7 @@ func NodesEqual(n, m *Node) bool {
 		n.Owner() == m.Owner() && n.Folder == m.Folder && n.PartOf == m.PartOf &&
 		n.Order == m.Order && n.Client == m.Client && n.Label == m.Label && n.WaitsForSource == m.WaitsForSource &&
 		slices.Equal(n.BlockedBy, m.BlockedBy) && n.LeaseID == m.LeaseID &&
-		n.LeaseTTLMs == m.LeaseTTLMs && n.LeaseLeftMs == m.LeaseLeftMs
+		n.LeaseTTLMs == m.LeaseTTLMs && n.LeaseLeftMs == m.LeaseLeftMs && slices.Equal(n.ShownEdges, m.ShownEdges)
 }
 
 // SameNodes reports whether a and b hold equal nodes in the same order,

@@ -1,5 +1,7 @@
 package lockqueue
 
+import "slices"
+
 // The service-neutral part of the model. A Snapshot was ZooKeeper's lock
 // parent first; other lock services (Redis, etcd, PostgreSQL) fill the same
 // Snapshot and Node, using the fields below where ZooKeeper's own
@@ -80,6 +82,33 @@ func (n Node) WaitEdges() []WaitEdge {
 		}
 	}
 	return out
+}
+
+// UsesNeutralFields reports whether any node carries the service-neutral
+// fields, which is when the views show their columns and say who vouches
+// for each edge: a ZooKeeper lock's stay as they always were.
+func (s Snapshot) UsesNeutralFields() bool {
+	return slices.ContainsFunc(s.Nodes, func(n Node) bool {
+		return n.Order != 0 || n.Client != "" || n.LeaseID != "" || n.LeaseTTLMs != 0 || n.LeaseLeftMs != 0 ||
+			n.WaitsForSource != "" || len(n.BlockedBy) > 0
+	})
+}
+
+// WithWaitEdges returns s with every node's WaitEdges in ShownEdges when s
+// uses the neutral fields, the one case the views show them, so the browser
+// draws the server's edges instead of deriving them again. A ZooKeeper
+// snapshot comes back as it is and its JSON does not grow. The nodes are
+// copied when stamped: s's may be shared with other readers.
+func (s Snapshot) WithWaitEdges() Snapshot {
+	if !s.UsesNeutralFields() {
+		return s
+	}
+	nodes := slices.Clone(s.Nodes)
+	for i := range nodes {
+		nodes[i].ShownEdges = nodes[i].WaitEdges()
+	}
+	s.Nodes = nodes
+	return s
 }
 
 // OnPoll: the waiter retries on a timer (a Redis spin lock's SET NX); the

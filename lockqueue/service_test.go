@@ -48,14 +48,33 @@ func TestWaitEdges(t *testing.T) {
 // The service-neutral fields are additive: a ZooKeeper snapshot's JSON
 // carries none of them.
 func TestServiceFieldsLeftOutForZooKeeper(t *testing.T) {
-	s := Build("/locks/a", []Child{{Name: "lock-0000000001", EphemeralOwner: 1}}, Options{})
-	b, err := json.Marshal(s)
+	s := Build("/locks/a", []Child{{Name: "lock-0000000001", EphemeralOwner: 1}, {Name: "lock-0000000002", EphemeralOwner: 2}}, Options{})
+	b, err := json.Marshal(s.WithWaitEdges())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"service"`, `"order"`, `"client"`, `"waitsForSource"`, `"blockedBy"`, `"leaseId"`, `"leaseTtlMs"`, `"leaseLeftMs"`} {
+	for _, key := range []string{`"service"`, `"order"`, `"client"`, `"waitsForSource"`, `"blockedBy"`, `"leaseId"`, `"leaseTtlMs"`, `"leaseLeftMs"`, `"waitEdges"`} {
 		if strings.Contains(string(b), key) {
 			t.Errorf("a ZooKeeper snapshot's JSON has %s: %s", key, b)
+		}
+	}
+}
+
+// WithWaitEdges stamps the edges on a neutral snapshot's copy, leaving the
+// (possibly shared) original alone.
+func TestWithWaitEdges(t *testing.T) {
+	orig := Snapshot{Service: "postgres", Nodes: []Node{
+		{Name: "a", Holding: true, Client: "1"},
+		{Name: "b", WaitsFor: "a", WaitsForSource: ByServer, BlockedBy: []string{"a", "c"}, Client: "2"},
+		{Name: "c", WaitsFor: "b", Client: "3"},
+	}}
+	got := orig.WithWaitEdges()
+	for i, want := range [][]WaitEdge{nil, {{"a", ByServer}, {"c", ByServer}}, {{"b", ByRule}}} {
+		if !slices.Equal(got.Nodes[i].ShownEdges, want) {
+			t.Errorf("%s: shown edges %v, want %v", got.Nodes[i].Name, got.Nodes[i].ShownEdges, want)
+		}
+		if orig.Nodes[i].ShownEdges != nil {
+			t.Errorf("%s: the original node was stamped", orig.Nodes[i].Name)
 		}
 	}
 }

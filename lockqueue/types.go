@@ -130,7 +130,8 @@ type Node struct {
 	// read that first showed it holding, which followed the hand-off
 	// within one read. Zero when the reader cannot tell: the node already
 	// held at its first read (or its first read after a gap), when only
-	// Ctime bounds it. Set by CarryHolds.
+	// Ctime bounds it. Set by CarryHolds; a replay (history.State.Snapshot)
+	// and the classroom (simulator.State) stamp their own.
 	HeldSince time.Time `json:"heldSince,omitzero"`
 
 	// Folder is the folder the node lives in when it is not the lock
@@ -172,6 +173,10 @@ type Node struct {
 	// time left when the snapshot was taken.
 	LeaseTTLMs  int64 `json:"leaseTtlMs,omitempty"`
 	LeaseLeftMs int64 `json:"leaseLeftMs,omitempty"`
+	// ShownEdges is WaitEdges as sent to the browser, set by
+	// Snapshot.WithWaitEdges on the nodes of a snapshot that uses the
+	// neutral fields; nil everywhere else.
+	ShownEdges []WaitEdge `json:"waitEdges,omitempty"`
 
 	owner int64
 	// parsedMode is Mode as the name alone says it, before Build's rules

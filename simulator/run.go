@@ -645,6 +645,29 @@ func (r *Run) Err() error {
 	return r.failed
 }
 
+// runHolds stamps each holder of snap with HeldSince: when its client
+// acquired, on the run's clock (ClientInfo.SinceMs) taken as that many
+// milliseconds after the Unix epoch, the base State.ClockMs counts from. The
+// page times a step's holders from the snapshot, as it does a live lock's,
+// and stops their clocks at ClockMs. The nodes are copied: snap is the
+// step's record.
+func runHolds(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot {
+	since := make(map[string]int64, len(clients))
+	for _, c := range clients {
+		if c.Node != "" {
+			since[c.Node] = c.SinceMs
+		}
+	}
+	nodes := slices.Clone(snap.Nodes)
+	for i := range nodes {
+		if ms, ok := since[nodes[i].Name]; ok && nodes[i].Holding {
+			nodes[i].HeldSince = time.UnixMilli(ms).UTC()
+		}
+	}
+	snap.Nodes = nodes
+	return snap
+}
+
 // State is the run as the browser shows it, at the shown step.
 func (r *Run) State() State {
 	r.mu.Lock()
@@ -658,7 +681,7 @@ func (r *Run) State() State {
 		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
 		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},
-		Line:       rec.Line, Snapshot: rec.Snapshot, Events: []Event{},
+		Line:       rec.Line, Snapshot: runHolds(rec.Snapshot, rec.Clients).WithWaitEdges(), Events: []Event{},
 	}
 	s.Servers = stateServers(r.records[:r.cursor+1])
 	if r.failed != nil {

@@ -7,7 +7,7 @@ import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA, COL } from './q
 const ALERT_NAMES = 50;
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
-import { Timeline, timelineKeys } from './timeline.js';
+import { Timeline, timelineKeys, when } from './timeline.js';
 import { morph } from './morph.js';
 
 const body = document.body;
@@ -315,24 +315,13 @@ setInterval(() => {
 // rebuilds it then (GET /parts/lock-at: the snapshot GET /api/v1/lock?at=
 // answers) with the server's parts for it.
 
-// PastClock gives a past moment's times from the recorded lives: when a
-// node queued and acquired, the clock stopped at the moment (data-clock-at).
-class PastClock {
-  constructor() {
-    this.lives = new Map();
-  }
-  since(n) {
-    const l = this.lives.get(n.name);
-    if (n.holding && l && l.acquired) return Date.parse(l.acquired);
-    if (l && l.queued) return Date.parse(l.queued);
-    return Date.parse(n.ctime) || at;
-  }
-  verb(n) {
-    if (n.foreign) return 'age';
-    return n.holding ? 'holds' : 'waits';
-  }
-}
-const pastClock = new PastClock();
+// pastClock times a past moment's nodes from the snapshot the history
+// rebuilt: when each began to hold (heldSince) or queued (ctime), the clock
+// stopped at the moment (data-clock-at).
+const pastClock = {
+  since: (n) => Date.parse(n.holding && !n.foreign ? n.heldSince : n.ctime) || at,
+  verb: (n) => (n.foreign ? 'age' : n.holding ? 'holds' : 'waits'),
+};
 
 const bar = document.getElementById('timebar');
 if (bar) {
@@ -375,7 +364,6 @@ if (bar) {
   let pageLoad = null; // the page being fetched, with done: its promise
   let moments = []; // the distinct times of the page's events, ms, ascending
   let playing = null;
-  const fmt = (ms) => new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 
   // load reads the window's density around the moment shown (or up to
   // now) and lists the page of that moment.
@@ -396,8 +384,8 @@ if (bar) {
     total = d.moments || 0;
     first = d.first ? Date.parse(d.first) : null;
     last = d.last ? Date.parse(d.last) : null;
-    gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${fmt(Date.parse(g.from))} – ${fmt(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
-    timeline.set({ min: from, max: to, value: at === null ? to : at, text: at === null ? 'live' : fmt(at) });
+    gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${when(Date.parse(g.from))} – ${when(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
+    timeline.set({ min: from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
     timeline.density(counts);
     page = null;
     pageLoad = null;
@@ -449,7 +437,6 @@ if (bar) {
       }
       pageLoad = null;
       page = p;
-      pastClock.lives = new Map((h.nodes || []).map((l) => [l.node, l]));
       const byTime = new Map();
       for (const e of h.events || []) {
         const t = Date.parse(e.time);
@@ -465,7 +452,7 @@ if (bar) {
               return {
                 value: t,
                 cls: 'k-' + String(evs[0].kind).replace(/[^a-z]/g, '') + (t === at ? ' current' : ''),
-                title: fmt(t) + ': ' + evs.map((e) => e.kind + (e.node ? ' ' + e.node : '')).join(', '),
+                title: when(t) + ': ' + evs.map((e) => e.kind + (e.node ? ' ' + e.node : '')).join(', '),
                 data: { at: String(t) },
               };
             });
@@ -483,7 +470,7 @@ if (bar) {
     else body.dataset.clockAt = String(at);
     ui.live.setAttribute('aria-pressed', String(at === null));
     ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
-    ui.info.textContent = at === null ? `live · ${total} recorded changes in the window` : `${fmt(at)} · ${countTo(at)} of ${total} changes`;
+    ui.info.textContent = at === null ? `live · ${total} recorded changes in the window` : `${when(at)} · ${countTo(at)} of ${total} changes`;
     timeline.input.value = String(at === null ? win.to : at);
     timeline.current(at);
     if (at !== null) ensurePage(at);

@@ -113,18 +113,19 @@ function fmtDur(ms) {
   return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
 }
 
-// Timing says when each holder's clock starts. A live reader stamps a holder
-// with heldSince when it saw it acquire (lockqueue.CarryHolds): that is the
-// clock, whenever the page opened ("holds 3s"). A holder without it (one
-// already holding at the reader's first read, a classroom's) is timed as
-// this page saw it: one already holding in the first snapshot acquired at or
-// after its creation (its ctime, which the watcher puts on its own clock
-// when ZooKeeper's measurably differs), so its label says so ("holds ≤ 26s");
-// without a ctime it has held at least since the page saw it ("holds ≥
-// 12s"); one seen acquiring later holds since then.
+// Timing says when each holder's clock starts. Every source stamps a holder
+// with heldSince when it can tell: a live reader when it saw it acquire
+// (lockqueue.CarryHolds), a replay when the history recorded it. That is the
+// clock, whenever the page opened ("holds 3s"). A live holder that was
+// already holding at the reader's first read (or its first read after a
+// gap) has none, and the page says what it can: one already holding in the
+// page's first snapshot acquired at or after its creation (its ctime, which
+// the watcher puts on its own clock when ZooKeeper's measurably differs), so
+// its label says so ("holds ≤ 26s"); without a ctime, or first seen later,
+// it has held at least since the page saw it ("holds ≥ 12s").
 export class Timing {
   constructor() {
-    this.holdSince = new Map(); // name -> {at, known}
+    this.holds = new Map(); // name -> {at, verb}
     this.first = true;
   }
 
@@ -134,40 +135,39 @@ export class Timing {
     for (const n of snap.nodes || []) {
       if (!n.holding) continue;
       const stamped = Date.parse(n.heldSince);
-      let since = stamped > 0 ? { at: stamped, known: true } : this.holdSince.get(n.name);
-      if (since === undefined) {
+      let h = stamped > 0 ? { at: stamped, verb: 'holds' } : this.holds.get(n.name);
+      if (h === undefined) {
         const created = Date.parse(n.ctime);
-        since = this.first && created > 0 ? { at: created, created: true } : { at: receivedAt, known: !this.first };
+        h = this.first && created > 0 ? { at: created, verb: 'holds ≤' } : { at: receivedAt, verb: 'holds ≥' };
       }
-      next.set(n.name, since);
+      next.set(n.name, h);
     }
-    this.holdSince = next;
+    this.holds = next;
     this.first = false;
     this.receivedAt = receivedAt;
   }
 
-  // since is when n's clock starts: when it was first seen holding, or its
-  // creation for a waiter; 0 when unknown (an etcd key that existed before
-  // the reader started has no creation time: Go's zero time, year 1, which
-  // must not read as a wait of 739,000 days).
+  // since is when n's clock starts: when it began to hold, or its creation
+  // for a waiter; 0 when unknown (an etcd key that existed before the
+  // reader started has no creation time: Go's zero time, year 1, which must
+  // not read as a wait of 739,000 days).
   since(n) {
     if (n.holding) {
-      const h = this.holdSince.get(n.name);
+      const h = this.holds.get(n.name);
       return h ? h.at : this.receivedAt || Date.now();
     }
     const created = Date.parse(n.ctime);
     return created > 0 ? created : 0;
   }
 
-  // verb labels the clock: "holds" from a hand-off this page saw; for a node
-  // already holding when it opened, "holds ≤" from its creation, or "holds ≥"
-  // from when the page saw it.
+  // verb labels the clock: "holds" from a stamped hand-off; for a holder
+  // without one, "holds ≤" from its creation or "holds ≥" from when the
+  // page saw it.
   verb(n) {
     if (n.foreign) return 'age';
     if (!n.holding) return 'waits';
-    const h = this.holdSince.get(n.name);
-    if (h && h.known) return 'holds';
-    return h && h.created ? 'holds ≤' : 'holds ≥';
+    const h = this.holds.get(n.name);
+    return h ? h.verb : 'holds ≥';
   }
 }
 
@@ -183,24 +183,8 @@ export function holdHint(verb) {
   return verb === 'holds ≥' ? HOLD_UNKNOWN : verb === 'holds ≤' ? HOLD_SINCE_CREATED : '';
 }
 
-// waitEdges is lockqueue.Node.WaitEdges: the rule's target, vouched for by
-// the server when ZooKeeper's watch table confirms it or the service says
-// so, then every blocker the server reports that the rule did not name.
-function waitEdges(n) {
-  const out = [];
-  if (n.waitsFor) out.push({ to: n.waitsFor, provenance: n.edge === 'confirmed' || n.waitsForSource === 'server' ? 'server' : 'rule' });
-  for (const b of n.blockedBy || []) if (b !== n.waitsFor) out.push({ to: b, provenance: 'server' });
-  return out;
-}
-
 // provenance words who vouches for an edge (views.Provenance).
 const provenance = (p) => words().provenance[p] || p;
-
-// usesNeutralFields is views.usesNeutralFields: a snapshot whose nodes
-// carry the service-neutral fields gets their columns and labels.
-function usesNeutralFields(snap) {
-  return (snap.nodes || []).some((n) => n.order || n.client || n.leaseId || n.leaseTtlMs || n.leaseLeftMs || n.waitsForSource || (n.blockedBy || []).length);
-}
 
 // leaseUntil is when n's lease runs out (ms epoch), counted from the
 // snapshot's updatedAt, when its time left was true; 0 when unknown.
@@ -396,7 +380,6 @@ export function drawQueue(svg, snap, opts = {}) {
 
   const arrows = el('g', { class: 'arrows' });
   const prefix = snap.path === '/' ? '/' : (snap.path || '') + '/';
-  const neutral = usesNeutralFields(snap);
   let drawnNodes = 0;
   for (const c of cols) {
     if (c.group) continue;
@@ -416,7 +399,9 @@ export function drawQueue(svg, snap, opts = {}) {
     } else if (n.waitsFor && n.waitsOn !== 'children') {
       const tx = xOf(n.waitsFor);
       if (tx !== undefined && !(away && !keepX(tx))) {
-        const prov = neutral ? waitEdges(n)[0].provenance : undefined;
+        // The server says who vouches for the edge (waitEdges, only on a
+        // snapshot that shows provenance: lockqueue.Snapshot.WithWaitEdges).
+        const prov = (n.waitEdges || []).find((e) => e.to === n.waitsFor)?.provenance;
         const p = el('path', {
           class: `arrow rule edge-${edge || 'none'}`, d: arc(c.x - 6, tx + 6, RULE_Y, -1, 68),
           'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
@@ -429,7 +414,7 @@ export function drawQueue(svg, snap, opts = {}) {
     }
     // Blockers the server reports beyond the rule's: below the lane, as
     // the server's own edges.
-    for (const e of neutral ? waitEdges(n).filter((e) => e.to !== n.waitsFor) : []) {
+    for (const e of (n.waitEdges || []).filter((e) => e.to !== n.waitsFor)) {
       const tx = xOf(e.to);
       if (tx === undefined || (away && !keepX(tx))) continue;
       const d = tx > c.x ? arc(c.x + 16, tx - 16, ACT_Y, 1, 46) : arc(c.x, tx, ACT_Y, 1.6, 66);

@@ -19,11 +19,11 @@ function runState(s) {
 }
 
 // RunClock gives the queue, the table and the client pane their times from
-// the run's clock at the shown step (State.clockMs; a client's joinedMs and
-// sinceMs), never from this page's clock: a step reads the same live, after
-// scrubbing, and opened from a shared link. It has Timing's interface
-// (queue.js); the run's panel carries data-clock-at, which stops tick() at
-// the step's clock.
+// the run's clock at the shown step (State.clockMs; a holder's heldSince,
+// which the run stamps on that clock, and a client's joinedMs), never from
+// this page's clock: a step reads the same live, after scrubbing, and opened
+// from a shared link. It has Timing's interface (queue.js); the run's panel
+// carries data-clock-at, which stops tick() at the step's clock.
 class RunClock {
   constructor() {
     this.at = 0;
@@ -36,9 +36,11 @@ class RunClock {
   }
 
   since(n) {
-    const c = this.byNode.get(n.name);
-    if (!c) return this.at;
-    return n.holding ? c.sinceMs ?? this.at : c.joinedMs ?? this.at;
+    if (n.holding) {
+      const held = Date.parse(n.heldSince); // 0 at the run's start is a time
+      return Number.isNaN(held) ? this.at : held;
+    }
+    return this.byNode.get(n.name)?.joinedMs ?? this.at;
   }
 
   verb(n) {

@@ -128,8 +128,9 @@ export class QueueTable {
     }
   }
 
-  // put swaps the server's page in and starts its clocks, which only the
-  // page knows: when it saw each node start holding (Timing).
+  // put swaps the server's page in and starts its clocks, which tick in
+  // the page from the times the timing gives (Timing, or a replay's or a
+  // run's clock).
   put(html, show) {
     const tpl = document.createElement('template');
     tpl.innerHTML = html;
@@ -176,8 +177,8 @@ function button(text, fn) {
 }
 
 // startNodeClock starts the clock of the node a detail pane the server
-// rendered (views.NodeDetailsView) describes, from when this page saw it
-// start holding, and says how sure that is.
+// rendered (views.NodeDetailsView) describes, from when the timing says it
+// started holding, and says how sure that is.
 export function startNodeClock(root, snap, timing) {
   const pane = root.querySelector('.node-details[data-node]');
   const n = pane && (snap.nodes || []).find((x) => x.name === pane.dataset.node);

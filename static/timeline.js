@@ -3,6 +3,14 @@
 // marks for what happened where and shaded gaps where nothing is known. The
 // page owns what a position means; the timeline only says where to go.
 
+// when words a moment (ms epoch) for the time bar as views.When does: UTC to
+// the second. The browser keeps this copy because the bar's label follows a
+// drag between moments the server never saw; e2e's TestWhenMatchesServer
+// holds it to the Go function.
+export function when(ms) {
+  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
 export class Timeline {
   // input: an <input type=range>; ticks: the element the marks go in.
   // onSeek(value) is called when the user picks a position; onScrub(value)

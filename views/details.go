@@ -51,7 +51,7 @@ func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetail
 	prefix := childPrefix(s.Path)
 	d.addIdentity(n, prefix)
 	d.addWaiting(s, n, prefix)
-	neutral := usesNeutralFields(s)
+	neutral := s.UsesNeutralFields()
 	if neutral {
 		d.addNeutral(s, n, now)
 	}

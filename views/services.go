@@ -224,16 +224,6 @@ func waitEdges(n lockqueue.Node) []EdgeView {
 	return out
 }
 
-// usesNeutralFields reports whether any node carries the service-neutral
-// fields, which is when the table shows their columns: a ZooKeeper lock's
-// table stays as it always was.
-func usesNeutralFields(s lockqueue.Snapshot) bool {
-	return slices.ContainsFunc(s.Nodes, func(n lockqueue.Node) bool {
-		return n.Order != 0 || n.Client != "" || n.LeaseID != "" || n.LeaseTTLMs != 0 || n.LeaseLeftMs != 0 ||
-			n.WaitsForSource != "" || len(n.BlockedBy) > 0
-	})
-}
-
 // Empty is what the dashboard's table says with no lock to list.
 func (d Dashboard) Empty() string {
 	if d.Filter != "" {

@@ -97,7 +97,7 @@ func NewTable(s lockqueue.Snapshot, q TableQuery, now time.Time) Table {
 	if size <= 0 {
 		size = FirstPageRows
 	}
-	t := Table{Path: s.Path, Total: len(s.Nodes), Neutral: usesNeutralFields(s), Selected: q.Selected}
+	t := Table{Path: s.Path, Total: len(s.Nodes), Neutral: s.UsesNeutralFields(), Selected: q.Selected}
 	filter := strings.ToLower(strings.TrimSpace(q.Filter))
 	var keep []int
 	for i, n := range s.Nodes {

@@ -66,7 +66,7 @@ const neutralAt = 8
 
 // textRows is the node table, its head first.
 func textRows(s lockqueue.Snapshot, now time.Time) [][]string {
-	neutral := usesNeutralFields(s)
+	neutral := s.UsesNeutralFields()
 	head := []string{"#", "node", "mode", "state", "waits-for", "watches", "edge", "session", "data", "time", "alerts"}
 	if neutral {
 		head = slices.Insert(head, neutralAt, "order", "client", "lease", "blocked-by")

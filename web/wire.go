@@ -97,8 +97,10 @@ func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
 }
 
 // wireSnapshot gives empty lists as [] rather than null, so scripts can
-// iterate without checks.
+// iterate without checks, and stamps each node's wait edges
+// (Snapshot.WithWaitEdges) so the browser draws the server's.
 func wireSnapshot(s lockqueue.Snapshot) lockqueue.Snapshot {
+	s = s.WithWaitEdges()
 	s.Nodes = nonNil(s.Nodes)
 	s.Alerts = nonNil(s.Alerts)
 	return s
@@ -140,6 +142,13 @@ func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
 // them.
 func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, index func(ofPrev bool) *names) ([]byte, string, error) {
 	s = wireSnapshot(s)
+	if prev != nil {
+		// Stamped as s is, so a node whose edges did not change is
+		// left out of the delta, and every node is sent again when
+		// the snapshot stops or starts using the neutral fields.
+		p := prev.WithWaitEdges()
+		prev = &p
+	}
 	whole := func() ([]byte, string, error) {
 		b, err := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s})
 		return b, FrameSnapshot, err

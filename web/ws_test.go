@@ -293,6 +293,8 @@ func TestNodeEqualCoversEveryField(t *testing.T) {
 			v.SetBool(!v.Bool())
 		case v.Type() == reflect.TypeFor[[]string]():
 			v.Set(reflect.ValueOf(append([]string{"/l/y"}, base.Watching...)))
+		case v.Type() == reflect.TypeFor[[]lockqueue.WaitEdge]():
+			v.Set(reflect.ValueOf([]lockqueue.WaitEdge{{To: "x", Provenance: lockqueue.ByServer}}))
 		case v.Type() == reflect.TypeFor[time.Time]():
 			v.Set(reflect.ValueOf(base.Ctime.Add(time.Second)))
 		default:
