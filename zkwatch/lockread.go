@@ -98,7 +98,14 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 		CVersion: ls.cversion, Semaphore: ls.sem})
 	s.Revision = ls.revision
 	l.pruneSessions(s.Nodes)
-	w.setBase(l, s, reindex(index, prev, keep, s.Nodes), epoch)
+	if index == nil {
+		index = make(map[string]int32, len(s.Nodes))
+	}
+	w.setBase(l, s, index, epoch)
+	// After the publish: only the next read uses the index, and updating
+	// it (a map write per node when the head of the queue leaves) kept
+	// every change waiting.
+	reindex(index, prev, keep, s.Nodes)
 	return nil
 }
 
@@ -294,12 +301,8 @@ func (l *lock) remember(stat *zk.Stat, lists []listing) {
 
 // reindex updates index, the positions of prev's nodes, to those of nodes:
 // prev's nodes not kept are gone, and the others may have moved. It
-// updates in place (only the lock's goroutine reads index's contents) and
-// makes a new map when there is none.
-func reindex(index map[string]int32, prev []lockqueue.Node, keep []bool, nodes []lockqueue.Node) map[string]int32 {
-	if index == nil {
-		index = make(map[string]int32, len(nodes))
-	}
+// updates in place: only the lock's goroutine reads index's contents.
+func reindex(index map[string]int32, prev []lockqueue.Node, keep []bool, nodes []lockqueue.Node) {
 	for i := range prev {
 		if !keep[i] {
 			delete(index, nodeKey(prev[i].Folder, prev[i].Name))
@@ -311,5 +314,4 @@ func reindex(index map[string]int32, prev []lockqueue.Node, keep []bool, nodes [
 			index[k] = int32(i)
 		}
 	}
-	return index
 }
