@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -51,6 +52,13 @@ type lock struct {
 	removed  bool
 	final    bool
 	stateSeq uint64 // the connection state its last publish showed
+
+	// reading is set from a poke to the end of the read it causes. A
+	// watch-table poll meanwhile leaves its publish to the lock's
+	// goroutine (pollLater): joined in the poll, a 1,000-node queue held
+	// pubMu for the join while the change's publish waited behind it.
+	reading   atomic.Bool
+	pollLater atomic.Bool
 
 	// Owned by the lock's goroutine.
 	parentCzxid int64
@@ -109,27 +117,55 @@ func (w *Watcher) lockLoop(ctx context.Context, l *lock) {
 			return
 		case <-l.kick:
 		}
-		if !sleep(ctx, time.Until(last.Add(settle))) {
+		l.reading.Store(true)
+		ok := w.readPoked(ctx, l, &last)
+		l.reading.Store(false)
+		if !ok {
 			return
 		}
-		select {
-		case <-l.kick:
-		default:
-		}
-		r, epoch, ok := w.sess.live()
-		if !ok {
-			continue // the next session pokes every lock
-		}
-		last = time.Now()
-		if err := w.readLock(ctx, r, epoch, l); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			w.readRetry(l, err)
-		} else {
-			l.lastErr = ""
+		if l.pollLater.Swap(false) {
+			w.emit(l)
 		}
 	}
+}
+
+// readPoked reads l once poked, at most once per settle; false when ctx
+// ended.
+func (w *Watcher) readPoked(ctx context.Context, l *lock, last *time.Time) bool {
+	if !sleep(ctx, time.Until(last.Add(settle))) {
+		return false
+	}
+	select {
+	case <-l.kick:
+	default:
+	}
+	r, epoch, ok := w.sess.live()
+	if !ok {
+		return true // the next session pokes every lock
+	}
+	*last = time.Now()
+	if err := w.readLock(ctx, r, epoch, l); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		w.readRetry(l, err)
+	} else {
+		l.lastErr = ""
+	}
+	return true
+}
+
+// emitAfterPoll publishes l with a new watch table, or leaves it to the
+// read under way, which publishes with the newest table anyway.
+func (w *Watcher) emitAfterPoll(l *lock) {
+	if l.reading.Load() {
+		l.pollLater.Store(true)
+		// The read may have ended since: then one of the two takes it.
+		if l.reading.Load() || !l.pollLater.Swap(false) {
+			return
+		}
+	}
+	w.emit(l)
 }
 
 // readRetry logs a failed read (once while it keeps failing the same way)

@@ -90,7 +90,7 @@ func (w *Watcher) pollLoop(ctx context.Context) {
 			own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull)
 			w.poll.merge(infos, w.sess.ownIDs(), own, start)
 			for _, l := range w.locks.all() {
-				w.emit(l)
+				w.emitAfterPoll(l)
 			}
 		}
 		select {
