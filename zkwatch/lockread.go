@@ -205,12 +205,20 @@ func countFolder(nodes []lockqueue.Node, folder string) int {
 func rereadNonSequential(prev []lockqueue.Node, keep []bool, ls listing) []item {
 	var out []item
 	for i := range prev {
-		if _, _, seq := lockqueue.SplitSeq(prev[i].Name); keep[i] && !seq && prev[i].Folder == ls.folder {
+		if keep[i] && !sequential(prev[i].Name) && prev[i].Folder == ls.folder {
 			keep[i] = false
 			out = append(out, item{ls.folder, ls.full, prev[i].Name})
 		}
 	}
 	return out
+}
+
+// sequential tells a ZooKeeper sequential node's name as the recipes read
+// it: a kazoo lease (32 hex digits) is not one even when it ends in ten
+// decimal digits.
+func sequential(name string) bool {
+	nm, _ := lockqueue.ParseName(name)
+	return nm.HasSeq
 }
 
 // readItems reads the data of fresh, by nodeKey; fresh is grouped by
@@ -245,7 +253,7 @@ func (w *Watcher) observeClock(index map[string]int32, fresh []item, got map[str
 		if _, ok := index[it.name]; ok || it.folder != "" {
 			continue
 		}
-		if _, _, seq := lockqueue.SplitSeq(it.name); seq {
+		if sequential(it.name) {
 			if c, ok := got[it.name]; ok {
 				w.clock.observe(c.Ctime, answered)
 			}
