@@ -134,8 +134,13 @@ func (w *Watcher) listFolders(r Reader, l *lock, names []string, stat *zk.Stat) 
 	if sem == lockqueue.Curator {
 		out.lists[0].names = nil // "leases" and "locks" are folders, not nodes
 	}
-	for _, f := range folders {
-		full := w.root.full(f)
+	fulls := make([]string, len(folders))
+	for i, f := range folders {
+		fulls[i] = w.root.full(f)
+	}
+	w.locks.expectFolders(l, fulls)
+	for i, f := range folders {
+		full := fulls[i]
 		fnames, fstat, _, err := r.ChildrenW(full)
 		if errors.Is(err, zk.ErrNoNode) {
 			// Not made yet (kazoo's lock queue before the first acquire)

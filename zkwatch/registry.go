@@ -199,6 +199,30 @@ func (g *registry) setFolders(l *lock, lists []listing) {
 	l.folders = now
 }
 
+// expectFolders routes the events of the folders at fulls (server paths)
+// to l before l lists them: a listing sets the folder's watch, which can
+// fire before setFolders records it, and an event no one is routed is
+// lost with the spent watch. Until listed, a folder counts as unarmed;
+// setFolders forgets those that turn out not to be listed.
+func (g *registry) expectFolders(l *lock, fulls []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.removed {
+		return
+	}
+	for _, full := range fulls {
+		g.folders[full] = l
+		if _, ok := l.folders[full]; !ok {
+			if l.folders == nil {
+				l.folders = map[string]bool{}
+			}
+			l.folders[full] = false
+		}
+	}
+}
+
 // dropFolders forgets all of l's other folders.
 func (g *registry) dropFolders(l *lock) {
 	g.mu.Lock()

@@ -370,3 +370,71 @@ func TestKazooLeaseNamedLikeASequence(t *testing.T) {
 			{2, "pool-__lock__", false, lockqueue.OnChildren, -1}, {3, "pool-__lock__", false, "", 2},
 		}))
 }
+
+// A change in a semaphore's other folder right after the reader first lists
+// it (setting its watch) fires that watch while the read is still under
+// way: the event must reach the lock's reader, or the folder is not read
+// again until the semaphore's path itself changes (the watch is spent).
+// The event is delivered, as go-zookeeper's receive loop would, before the
+// listing returns.
+func TestFolderEventDuringFirstListing(t *testing.T) {
+	s := sharedServer(t)
+	servers := []string{s.Addr()}
+	path := fresh("/folder-event") + "/pool"
+	lockDir := path + lockqueue.KazooSemaphoreLock
+	c := connect(t, servers, 10*time.Second)
+	mkdirs(t, c, path)
+	mkdirs(t, c, lockDir)
+	if _, err := c.Set(path, []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(Config{Servers: servers, Paths: []string{path}, Publish: func(lockqueue.Snapshot) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := w.locks.get(path)
+	r := eventAfterListing{Reader: connect(t, servers, 10*time.Second), t: t, folder: lockDir, deliver: w.onEvent,
+		change: func() {
+			if _, err := c.Create(lockDir+"/"+strings.Repeat("a", 32)+"__lock__", nil, zk.FlagEphemeral|zk.FlagSequence, acl); err != nil {
+				t.Fatal(err)
+			}
+		}}
+	// No reader goroutine runs: a poke stays in l.kick.
+	select {
+	case <-l.kick:
+	default:
+	}
+	if err := w.readLock(t.Context(), r, 0, l); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.kick:
+	default:
+		t.Fatalf("the change in %s during its first listing poked no read: its event was lost", lockDir)
+	}
+}
+
+// eventAfterListing is a Reader that, once it has listed folder with a
+// watch, calls change and then deliver with the event that watch fires.
+type eventAfterListing struct {
+	Reader
+	t       *testing.T
+	folder  string
+	change  func()
+	deliver func(zk.Event)
+}
+
+func (r eventAfterListing) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	names, stat, ch, err := r.Reader.ChildrenW(p)
+	if err != nil || p != r.folder {
+		return names, stat, ch, err
+	}
+	r.change()
+	select {
+	case ev := <-ch:
+		r.deliver(ev)
+	case <-time.After(waitTimeout):
+		r.t.Fatalf("no event on %s", p)
+	}
+	return names, stat, ch, err
+}
