@@ -12,6 +12,9 @@ const (
 	uuidB = "bbbbbbbb-2fa1-11d2-883f-0016d3cca427"
 	hexA  = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	hexB  = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	// hexDigits is a kazoo lease name (32 hex digits) that also reads as
+	// a 22-character prefix and a ZooKeeper sequence.
+	hexDigits = "cccccccccccccccccccccc0123456789"
 )
 
 // kids makes children owned by sessions 1, 2, 3, ... in the order given, with

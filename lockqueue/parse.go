@@ -71,11 +71,16 @@ func allDigits(s string) bool {
 // ParseName recognises the conventions of recipes.md §1. ok is false for a
 // foreign child: a name no lock recipe makes.
 func ParseName(name string) (Name, bool) {
+	// kazoo's Semaphore names a lease uuid4().hex. About one such name in
+	// 500 ends in ten decimal digits that fit an int32, and would read as
+	// a sequential node of no known recipe with a 22-hex-digit prefix
+	// (which no recipe makes): the folder would turn mixed and the lease
+	// limit in its data would go unused. 32 hex digits are a lease.
+	if kazooLease.MatchString(name) {
+		return Name{Recipe: Kazoo, Mode: Lease, Seq: -1, Prefix: name, Kind: "lease"}, true
+	}
 	prefix, seq, hasSeq := SplitSeq(name)
 	if !hasSeq {
-		if kazooLease.MatchString(name) {
-			return Name{Recipe: Kazoo, Mode: Lease, Seq: -1, Prefix: name, Kind: "lease"}, true
-		}
 		return Name{Mode: Unknown, Seq: -1, Prefix: name}, false
 	}
 	nm := classifyPrefix(prefix, seq)

@@ -26,6 +26,10 @@ func TestParseName(t *testing.T) {
 		{hex32 + "__lock__0000000012", true, Kazoo, Exclusive, 12},
 		{hex32 + "__rlock__0000000013", true, Kazoo, Read, 13},
 		{hex32, true, Kazoo, Lease, -1},
+		// A kazoo lease whose uuid ends in ten decimal digits: still a
+		// lease, not a sequence 1234567890 after a 22-hex-digit prefix.
+		{"0123456789abcdef0123451234567890", true, Kazoo, Lease, -1},
+		{"00000000000000000000000000000000", true, Kazoo, Lease, -1},
 		{"x-72057594037927936-0000000000", true, ZookeeperRecipe, Exclusive, 0},
 		{"x-0123456789abcdef-0000000009", true, ZookeeperRecipe, Exclusive, 9},
 		{"x--8070450532247928831-0000000003", true, ZookeeperRecipe, Exclusive, 3}, // session id with the top bit set

@@ -140,6 +140,24 @@ func TestBuildSemaphore(t *testing.T) {
 				{hexA + "__lock__0000000002", Lease, false, "", OnChildren},
 				{hexB + "__lock__0000000003", Lease, false, hexA + "__lock__0000000002", ""},
 			}, partOf: [2]string{hexA + "__lock__0000000002", hexA}, waiting: 1},
+		// uuid4().hex ends in ten decimal digits about once in 500 leases:
+		// still a lease, or the folder turns mixed, the limit in the data
+		// goes unused and the lease looks pending.
+		{desc: "kazoo: a lease whose name ends in ten decimal digits",
+			children: []Child{
+				semKid("", hexA, 1, 102),
+				semKid("", hexDigits, 2, 104),
+				semKid(klock, hexA+"__lock__0000000003", 3, 109),
+				semKid(klock, hexB+"__lock__0000000004", 4, 110),
+			},
+			opt:    Options{ParentData: []byte("2")},
+			recipe: Kazoo, leases: 2,
+			want: []want{
+				{hexA, Lease, true, "", ""},
+				{hexDigits, Lease, true, "", ""},
+				{hexA + "__lock__0000000003", Lease, false, "", OnChildren},
+				{hexB + "__lock__0000000004", Lease, false, hexA + "__lock__0000000003", ""},
+			}, waiting: 2},
 		{desc: "an empty kazoo semaphore", opt: Options{ParentData: []byte("2")}, recipe: Kazoo, leases: 2},
 		{desc: "an empty Curator semaphore", recipe: Curator},
 	}

@@ -141,8 +141,13 @@ func (w *Watcher) listFolders(r Reader, l *lock, names []string, stat *zk.Stat) 
 	if sem == lockqueue.Curator {
 		out.lists[0].names = nil // "leases" and "locks" are folders, not nodes
 	}
-	for _, f := range folders {
-		full := w.root.full(f)
+	fulls := make([]string, len(folders))
+	for i, f := range folders {
+		fulls[i] = w.root.full(f)
+	}
+	w.locks.expectFolders(l, fulls)
+	for i, f := range folders {
+		full := fulls[i]
 		fnames, fstat, _, err := r.ChildrenW(full)
 		if errors.Is(err, zk.ErrNoNode) {
 			// Not made yet (kazoo's lock queue before the first acquire)
@@ -212,12 +217,20 @@ func countFolder(nodes []lockqueue.Node, folder string) int {
 func rereadNonSequential(prev []lockqueue.Node, keep []bool, ls listing) []item {
 	var out []item
 	for i := range prev {
-		if _, _, seq := lockqueue.SplitSeq(prev[i].Name); keep[i] && !seq && prev[i].Folder == ls.folder {
+		if keep[i] && !sequential(prev[i].Name) && prev[i].Folder == ls.folder {
 			keep[i] = false
 			out = append(out, item{ls.folder, ls.full, prev[i].Name})
 		}
 	}
 	return out
+}
+
+// sequential tells a ZooKeeper sequential node's name as the recipes read
+// it: a kazoo lease (32 hex digits) is not one even when it ends in ten
+// decimal digits.
+func sequential(name string) bool {
+	nm, _ := lockqueue.ParseName(name)
+	return nm.HasSeq
 }
 
 // readItems reads the data of fresh, by nodeKey; fresh is grouped by
@@ -252,7 +265,7 @@ func (w *Watcher) observeClock(index map[string]int32, fresh []item, got map[str
 		if _, ok := index[it.name]; ok || it.folder != "" {
 			continue
 		}
-		if _, _, seq := lockqueue.SplitSeq(it.name); seq {
+		if sequential(it.name) {
 			if c, ok := got[it.name]; ok {
 				w.clock.observe(c.Ctime, answered)
 			}

@@ -174,29 +174,55 @@ func (g *registry) armedWatches() int {
 // reads. The server keeps a forgotten watch until it fires, which it does
 // when that folder goes.
 func (g *registry) setFolders(l *lock, lists []listing) {
+	g.whileLive(l, func() {
+		now := make(map[string]bool, len(lists))
+		for _, ls := range lists {
+			now[ls.full] = true
+		}
+		for full := range l.folders {
+			if !now[full] && g.folders[full] == l {
+				delete(g.folders, full)
+			}
+		}
+		for full := range now {
+			g.folders[full] = l
+		}
+		if len(now) == 0 {
+			now = nil
+		}
+		l.folders = now
+	})
+}
+
+// expectFolders routes the events of the folders at fulls (server paths)
+// to l before l lists them: a listing sets the folder's watch, which can
+// fire before setFolders records it, and an event no one is routed is
+// lost with the spent watch. Until listed, a folder counts as unarmed;
+// setFolders forgets those that turn out not to be listed.
+func (g *registry) expectFolders(l *lock, fulls []string) {
+	g.whileLive(l, func() {
+		for _, full := range fulls {
+			g.folders[full] = l
+			if _, ok := l.folders[full]; !ok {
+				if l.folders == nil {
+					l.folders = map[string]bool{}
+				}
+				l.folders[full] = false
+			}
+		}
+	})
+}
+
+// whileLive runs fn with the registry's lock and l's held, unless l was
+// removed (its folders were dropped then and must stay so).
+func (g *registry) whileLive(l *lock, fn func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.removed {
-		return
+	if !l.removed {
+		fn()
 	}
-	now := make(map[string]bool, len(lists))
-	for _, ls := range lists {
-		now[ls.full] = true
-	}
-	for full := range l.folders {
-		if !now[full] && g.folders[full] == l {
-			delete(g.folders, full)
-		}
-	}
-	for full := range now {
-		g.folders[full] = l
-	}
-	if len(now) == 0 {
-		now = nil
-	}
-	l.folders = now
 }
 
 // dropFolders forgets all of l's other folders.

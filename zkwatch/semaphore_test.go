@@ -317,3 +317,124 @@ func TestDiscoverSemaphoreLookalikes(t *testing.T) {
 		t.Errorf("Paths() = %v, want %v", got, want)
 	}
 }
+
+// kazoo names a Semaphore's leases uuid4().hex, and about one in 500 ends
+// in ten decimal digits that fit an int32 (the cause of a flaky
+// TestSemaphores/kazoo_Semaphore). Such a lease is still a lease: the
+// semaphore stays kazoo's, with the limit from its data, both leases held
+// and the lock queue's head waiting for one. The layout is kazoo's, made by
+// hand so the name is the troublesome one every time.
+func TestKazooLeaseNamedLikeASequence(t *testing.T) {
+	s := sharedServer(t)
+	servers := []string{s.Addr()}
+	path := fresh("/kazoo-digits") + "/pool"
+	lockDir := path + lockqueue.KazooSemaphoreLock
+	clients := make([]*zk.Conn, 4)
+	sessions := make([]string, 4)
+	for i := range clients {
+		clients[i] = connect(t, servers, 10*time.Second)
+		sessions[i] = lockqueue.SessionHex(clients[i].SessionID())
+	}
+	c := clients[0]
+	mkdirs(t, c, path)
+	mkdirs(t, c, lockDir)
+	if _, err := c.Set(path, []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	create := func(c *zk.Conn, p string, flags int32, data string) string {
+		t.Helper()
+		got, err := c.Create(p, []byte(data), flags, acl)
+		if err != nil {
+			t.Fatalf("create %s: %v", p, err)
+		}
+		return got
+	}
+	const hexA, hexB = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	create(clients[0], path+"/"+hexA, zk.FlagEphemeral, "p0")
+	create(clients[1], path+"/cccccccccccccccccccccc0123456789", zk.FlagEphemeral, "p1")
+	// Participant 2 holds the internal lock and waits for a lease with a
+	// children watch on the path; 3 waits for 2 with a data watch.
+	head := create(clients[2], lockDir+"/"+hexA+"__lock__", zk.FlagEphemeral|zk.FlagSequence, "p2")
+	create(clients[3], lockDir+"/"+hexB+"__lock__", zk.FlagEphemeral|zk.FlagSequence, "p3")
+	if _, _, _, err := clients[2].ChildrenW(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := clients[3].GetW(head); err != nil {
+		t.Fatal(err)
+	}
+
+	_, rec := startWatcher(t, Config{Servers: servers, Paths: []string{path}})
+	rec.wait(t, path, 0, "kazoo's semaphore: 2 holders, a pending acquirer, a queued one, no alerts",
+		semaphoreIs(lockqueue.Kazoo, sessions, 2, false, []semNode{
+			{0, "", true, "", -1}, {1, "", true, "", -1},
+			{2, "pool-__lock__", false, lockqueue.OnChildren, -1}, {3, "pool-__lock__", false, "", 2},
+		}))
+}
+
+// A change in a semaphore's other folder right after the reader first lists
+// it (setting its watch) fires that watch while the read is still under
+// way: the event must reach the lock's reader, or the folder is not read
+// again until the semaphore's path itself changes (the watch is spent).
+// The event is delivered, as go-zookeeper's receive loop would, before the
+// listing returns.
+func TestFolderEventDuringFirstListing(t *testing.T) {
+	s := sharedServer(t)
+	servers := []string{s.Addr()}
+	path := fresh("/folder-event") + "/pool"
+	lockDir := path + lockqueue.KazooSemaphoreLock
+	c := connect(t, servers, 10*time.Second)
+	mkdirs(t, c, path)
+	mkdirs(t, c, lockDir)
+	if _, err := c.Set(path, []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(Config{Servers: servers, Paths: []string{path}, Publish: func(lockqueue.Snapshot) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := w.locks.get(path)
+	r := eventAfterListing{Reader: connect(t, servers, 10*time.Second), t: t, folder: lockDir, deliver: w.onEvent,
+		change: func() {
+			if _, err := c.Create(lockDir+"/"+strings.Repeat("a", 32)+"__lock__", nil, zk.FlagEphemeral|zk.FlagSequence, acl); err != nil {
+				t.Fatal(err)
+			}
+		}}
+	// No reader goroutine runs: a poke stays in l.kick.
+	select {
+	case <-l.kick:
+	default:
+	}
+	if err := w.readLock(t.Context(), r, 0, l); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.kick:
+	default:
+		t.Fatalf("the change in %s during its first listing poked no read: its event was lost", lockDir)
+	}
+}
+
+// eventAfterListing is a Reader that, once it has listed folder with a
+// watch, calls change and then deliver with the event that watch fires.
+type eventAfterListing struct {
+	Reader
+	t       *testing.T
+	folder  string
+	change  func()
+	deliver func(zk.Event)
+}
+
+func (r eventAfterListing) ChildrenW(p string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	names, stat, ch, err := r.Reader.ChildrenW(p)
+	if err != nil || p != r.folder {
+		return names, stat, ch, err
+	}
+	r.change()
+	select {
+	case ev := <-ch:
+		r.deliver(ev)
+	case <-time.After(waitTimeout):
+		r.t.Fatalf("no event on %s", p)
+	}
+	return names, stat, ch, err
+}
