@@ -84,14 +84,19 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 	w.locks.setFolders(l, ls.lists[1:])
 
 	keep, fresh := l.diff(prev, index, ls.lists)
-	got, err := readItems(ctx, r, fresh)
+	// The new children's data is read while the kept nodes are copied:
+	// the round trip and the copy of a 1,000-node queue (0.29 and 0.15 ms
+	// at the median of BenchmarkChangeToFrame) were one after the other.
+	read := readItemsAsync(ctx, r, fresh)
+	nodes := keptNodes(prev, keep, len(fresh))
+	got, err := read()
 	if err != nil {
 		return w.readFailed(l, err)
 	}
 	if index != nil {
 		w.observeClock(index, fresh, got, answered)
 	}
-	nodes := l.merge(prev, keep, fresh, got)
+	nodes = l.addFresh(nodes, fresh, got)
 	l.remember(stat, ls.lists)
 
 	s := lockqueue.BuildNodes(l.path, nodes, lockqueue.Options{Leases: w.cfg.Leases[l.path], ParentData: l.parentData,
@@ -256,6 +261,26 @@ func readItems(ctx context.Context, r Reader, fresh []item) (map[string]lockqueu
 	return got, nil
 }
 
+// readItemsAsync starts readItems and returns the wait for its answer.
+func readItemsAsync(ctx context.Context, r Reader, fresh []item) func() (map[string]lockqueue.Child, error) {
+	if len(fresh) == 0 {
+		return func() (map[string]lockqueue.Child, error) { return map[string]lockqueue.Child{}, nil }
+	}
+	type answer struct {
+		got map[string]lockqueue.Child
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		got, err := readItems(ctx, r, fresh)
+		ch <- answer{got, err}
+	}()
+	return func() (map[string]lockqueue.Child, error) {
+		a := <-ch
+		return a.got, a.err
+	}
+}
+
 // observeClock: sequential nodes new since the last listing were created
 // live, just before this listing was answered, so they tell ZooKeeper's
 // clock. Only the parent's own listing was answered at answered; a
@@ -273,11 +298,12 @@ func (w *Watcher) observeClock(index map[string]int32, fresh []item, got map[str
 	}
 }
 
-// merge is the Build input: the nodes kept, in the last read's queue
-// order, then the new ones, so that a join (the common change) needs no
-// sort. A kept node's name is not parsed again nor its data encoded again.
-func (l *lock) merge(prev []lockqueue.Node, keep []bool, fresh []item, got map[string]lockqueue.Child) []lockqueue.Node {
-	nodes := make([]lockqueue.Node, 0, len(prev)+len(fresh))
+// keptNodes and addFresh make the Build input: the nodes kept, in the
+// last read's queue order, then the new ones, so that a join (the common
+// change) needs no sort. A kept node's name is not parsed again nor its
+// data encoded again.
+func keptNodes(prev []lockqueue.Node, keep []bool, fresh int) []lockqueue.Node {
+	nodes := make([]lockqueue.Node, 0, len(prev)+fresh)
 	// Kept nodes come in runs (a change adds or removes one or two), and
 	// a run is copied at once: node by node, the copy of a 1,000-node
 	// queue was half of merge's time.
@@ -291,6 +317,10 @@ func (l *lock) merge(prev []lockqueue.Node, keep []bool, fresh []item, got map[s
 		}
 		i = j
 	}
+	return nodes
+}
+
+func (l *lock) addFresh(nodes []lockqueue.Node, fresh []item, got map[string]lockqueue.Child) []lockqueue.Node {
 	for _, it := range fresh {
 		// Absent from got: deleted between the listing and the read; its
 		// deletion fires the children watch.
