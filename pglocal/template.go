@@ -203,24 +203,26 @@ const memRoom = 1 << 30
 const tmpfsMagic = 0x01021994
 
 // parentDir is where server directories are made: /dev/shm when $TMPDIR
-// is not set and /dev/shm is a tmpfs with room, else os.TempDir(). initdb
-// creates and opens some 5,000 files: on this project's ext4 disks that
-// costs about 0.45 s of system time, on a tmpfs 0.12 s, and initdb is most
-// of the first server's start. A $TMPDIR that is set wins: the caller chose
-// where temporary files go (the tests that look for leftovers do). The
-// reapers remove these directories as they do any other.
-var parentDir = sync.OnceValue(func() string {
-	if os.Getenv("TMPDIR") != "" {
+// is not set and /dev/shm is a tmpfs with room, else os.TempDir() ("").
+// initdb creates and opens some 5,000 files: on this project's ext4 disks
+// that costs about 0.45 s of system time, on a tmpfs 0.12 s, and initdb is
+// most of the first server's start. A $TMPDIR that is set wins: the caller
+// chose where temporary files go (the tests that look for leftovers do).
+// The reapers remove these directories as they do any other.
+var parentDir = sync.OnceValue(func() string { return chooseParent(os.Getenv("TMPDIR"), memParent) })
+
+func chooseParent(tmpdir, mem string) string {
+	if tmpdir != "" {
 		return ""
 	}
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(memParent, &st); err != nil || st.Type != tmpfsMagic ||
+	if err := syscall.Statfs(mem, &st); err != nil || st.Type != tmpfsMagic ||
 		st.Bavail*uint64(st.Bsize) < memRoom {
 		return ""
 	}
 	// Every user may make directories there, as in /tmp.
-	if fi, err := os.Stat(memParent); err != nil || fi.Mode()&(os.ModeSticky|0o777) != os.ModeSticky|0o777 {
+	if fi, err := os.Stat(mem); err != nil || fi.Mode()&(os.ModeSticky|0o777) != os.ModeSticky|0o777 {
 		return ""
 	}
-	return memParent
-})
+	return mem
+}
