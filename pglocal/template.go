@@ -208,9 +208,12 @@ const tmpfsMagic = 0x01021994
 // that costs about 0.45 s of system time, on a tmpfs 0.12 s, and initdb is
 // most of the first server's start. A $TMPDIR that is set wins: the caller
 // chose where temporary files go (the tests that look for leftovers do).
-// The reapers remove these directories as they do any other.
-var parentDir = sync.OnceValue(func() string { return chooseParent(os.Getenv("TMPDIR"), memParent) })
+// The reapers remove these directories as they do any other. It looks
+// again for every directory (two system calls), so a /dev/shm that has
+// filled up since is passed over.
+func parentDir() string { return chooseParent(os.Getenv("TMPDIR"), memParent) }
 
+// chooseParent is parentDir with $TMPDIR's value and the tmpfs's path given.
 func chooseParent(tmpdir, mem string) string {
 	if tmpdir != "" {
 		return ""
