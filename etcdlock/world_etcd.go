@@ -135,6 +135,8 @@ type client struct {
 // world is one etcd lock prefix on the classroom's server and the clients
 // contending for it.
 type world struct {
+	simulator.StepClocks // ClockAt
+
 	prefix   string
 	addr     string
 	obs      *clientv3.Client // the classroom's own: snapshots and cleanup
@@ -156,7 +158,6 @@ type world struct {
 	events  []simulator.Event
 	start   time.Time
 	clock   time.Duration
-	clocks  []time.Duration
 }
 
 func newWorld(ctx context.Context, endpoint string, spec simulator.WorldSpec, p params) (*world, error) {
@@ -181,22 +182,12 @@ func newWorld(ctx context.Context, endpoint string, spec simulator.WorldSpec, p 
 
 func (w *world) Path() string { return w.prefix }
 
-func (w *world) ClockAt(k int) time.Duration {
-	if k <= 0 || k >= len(w.clocks) {
-		return 0
-	}
-	return w.clocks[k]
-}
-
 func (w *world) Ready() string {
 	return fmt.Sprintf("Ready: no key under %s/. Each step performs one action, then waits until every client holds, watches the key before its own or is gone.", w.prefix)
 }
 
 func (w *world) Line(name string) int {
-	if c := w.byName[name]; c != nil {
-		return c.line
-	}
-	return 0
+	return simulator.LineOf(w.byName, name, func(c *client) int { return c.line })
 }
 
 func (w *world) Stats() simulator.Stats {
@@ -307,10 +298,7 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, Node: w.nodeName(c), On: ahead,
 			Text: fmt.Sprintf("puts its key %s; it is not the first by create revision, so it watches %s's key, the one just before its own (one watcher per key: no herd)", w.nodeName(c), ahead)})
 	}
-	if len(w.clocks) == 0 {
-		w.clocks = []time.Duration{0}
-	}
-	w.clocks = append(w.clocks[:step], w.clock)
+	w.EndStep(step, w.clock)
 	return w.events, nil
 }
 
@@ -666,14 +654,7 @@ func (w *world) checkedWrite(ctx context.Context, c *client) error {
 }
 
 // show publishes the lock as it is now, in the middle of a step.
-func (w *world) show() {
-	if w.publish == nil {
-		return
-	}
-	if snap, _, err := w.Snapshot(); err == nil {
-		w.publish(snap)
-	}
-}
+func (w *world) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
 
 // Snapshot reads the prefix's keys by create revision and their leases'
 // time left from the server and builds the queue by lockqueue's etcd

@@ -45,8 +45,12 @@ type Dir struct {
 // starts its reaper. onDeath is a shell snippet the reaper runs, with $d set
 // to the directory, before removing it (for what a SIGKILLed server leaves
 // outside its directory); "" for none.
-func NewDir(prefix, onDeath string) (*Dir, error) {
-	path, err := os.MkdirTemp("", prefix+"-*")
+func NewDir(prefix, onDeath string) (*Dir, error) { return NewDirIn("", prefix, onDeath) }
+
+// NewDirIn is NewDir under parent instead of os.TempDir() ("" for
+// os.TempDir()).
+func NewDirIn(parent, prefix, onDeath string) (*Dir, error) {
+	path, err := os.MkdirTemp(parent, prefix+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("localproc: create temp dir: %w", err)
 	}

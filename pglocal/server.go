@@ -10,13 +10,15 @@
 // process is root, initdb and postgres run as the `postgres` user (created by
 // Debian's postgresql package) and every directory they use is theirs.
 //
-// Each server has its own temporary directory and free port, dies with this
-// process (PR_SET_PDEATHSIG; its backends follow their postmaster), and its
-// directory is removed even after kill -9 (see package localproc). Settings
-// keep a killed server from leaving anything outside that directory: dynamic
-// shared memory lives in the data directory (dynamic_shared_memory_type=mmap,
-// not /dev/shm), and the reaper removes the small System V segment the
-// postmaster keeps as a data-directory interlock.
+// Each server has its own temporary directory (in /dev/shm when $TMPDIR is
+// not set and /dev/shm is a tmpfs with room: see parentDir) and free port,
+// dies with this process (PR_SET_PDEATHSIG; its backends follow their
+// postmaster), and its directory is removed even after kill -9 (see package
+// localproc). Settings keep a killed server from leaving anything outside
+// that directory: dynamic shared memory lives in the data directory
+// (dynamic_shared_memory_type=mmap, not as segments of its own in /dev/shm),
+// and the reaper removes the small System V segment the postmaster keeps as
+// a data-directory interlock.
 //
 // Stop is a fast shutdown (SIGINT: sessions are disconnected, open
 // transactions rolled back); Kill SIGKILLs the postmaster and its backends,

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/zklockviz/zklockviz/localproc"
 )
@@ -149,7 +151,7 @@ func (p *pool) settle() {
 }
 
 func copyCluster(ctx context.Context, in install, tmpl string) (*localproc.Dir, error) {
-	dir, err := localproc.NewDir("pglocal", reaperHook)
+	dir, err := localproc.NewDirIn(parentDir(), "pglocal", reaperHook)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +169,7 @@ func copyCluster(ctx context.Context, in install, tmpl string) (*localproc.Dir, 
 
 // initCluster runs initdb into the data/ of a new directory.
 func initCluster(ctx context.Context, in install, prefix, onDeath string) (*localproc.Dir, error) {
-	dir, err := localproc.NewDir(prefix, onDeath)
+	dir, err := localproc.NewDirIn(parentDir(), prefix, onDeath)
 	if err != nil {
 		return nil, err
 	}
@@ -187,4 +189,43 @@ func initCluster(ctx context.Context, in install, prefix, onDeath string) (*loca
 		return nil, errors.Join(err, dir.Remove())
 	}
 	return dir, nil
+}
+
+// memParent is the RAM-backed directory server directories go to when
+// parentDir picks it.
+const memParent = "/dev/shm"
+
+// memRoom is the free space memParent must have: a cluster is 28 MB, and
+// the classroom holds three (server, template, spare); tests hold more.
+const memRoom = 1 << 30
+
+// tmpfsMagic is statfs's f_type of a tmpfs (TMPFS_MAGIC in linux/magic.h).
+const tmpfsMagic = 0x01021994
+
+// parentDir is where server directories are made: /dev/shm when $TMPDIR
+// is not set and /dev/shm is a tmpfs with room, else os.TempDir() ("").
+// initdb creates and opens some 5,000 files: on this project's ext4 disks
+// that costs about 0.45 s of system time, on a tmpfs 0.12 s, and initdb is
+// most of the first server's start. A $TMPDIR that is set wins: the caller
+// chose where temporary files go (the tests that look for leftovers do).
+// The reapers remove these directories as they do any other. It looks
+// again for every directory (two system calls), so a /dev/shm that has
+// filled up since is passed over.
+func parentDir() string { return chooseParent(os.Getenv("TMPDIR"), memParent) }
+
+// chooseParent is parentDir with $TMPDIR's value and the tmpfs's path given.
+func chooseParent(tmpdir, mem string) string {
+	if tmpdir != "" {
+		return ""
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mem, &st); err != nil || st.Type != tmpfsMagic ||
+		st.Bavail*uint64(st.Bsize) < memRoom {
+		return ""
+	}
+	// Every user may make directories there, as in /tmp.
+	if fi, err := os.Stat(mem); err != nil || fi.Mode()&(os.ModeSticky|0o777) != os.ModeSticky|0o777 {
+		return ""
+	}
+	return mem
 }

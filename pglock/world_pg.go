@@ -56,6 +56,8 @@ type pgClient struct {
 // two rows, or an advisory key, and a role its clients log in as (so the
 // server's pg_stat_statements counts their statements apart).
 type classWorld struct {
+	simulator.StepClocks // ClockAt
+
 	lockName string
 	name     lockName
 	table    string
@@ -78,7 +80,6 @@ type classWorld struct {
 	events  []simulator.Event
 	start   time.Time
 	clock   time.Duration
-	clocks  []time.Duration
 	calls   int64 // the server's count of the clients' statements (pg_stat_statements)
 	// broken is the cycle the deadlock detector broke in this step, drawn
 	// as an alert on the step's snapshot.
@@ -153,13 +154,6 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 
 func (w *classWorld) Path() string { return w.lockName }
 
-func (w *classWorld) ClockAt(k int) time.Duration {
-	if k <= 0 || k >= len(w.clocks) {
-		return 0
-	}
-	return w.clocks[k]
-}
-
 func (w *classWorld) Ready() string {
 	what := fmt.Sprintf("the rows of %s are unlocked", w.table)
 	if w.p.Lock == kindAdvisory {
@@ -169,10 +163,7 @@ func (w *classWorld) Ready() string {
 }
 
 func (w *classWorld) Line(name string) int {
-	if c := w.byName[name]; c != nil {
-		return c.line
-	}
-	return 0
+	return simulator.LineOf(w.byName, name, func(c *pgClient) int { return c.line })
 }
 
 // Stats are the clients' counters; Commands is the server's own count of
@@ -255,10 +246,7 @@ func (w *classWorld) Do(ctx context.Context, step int, a simulator.Action) ([]si
 	if err := w.count(ctx); err != nil {
 		return w.events, fmt.Errorf("step %d: %w", step, err)
 	}
-	if len(w.clocks) == 0 {
-		w.clocks = []time.Duration{0}
-	}
-	w.clocks = append(w.clocks[:step], w.clock)
+	w.EndStep(step, w.clock)
 	return w.events, nil
 }
 
@@ -387,7 +375,7 @@ func (w *classWorld) settle(ctx context.Context) error {
 			now := fmt.Sprint(waits)
 			if now != lastRest {
 				lastRest = now
-				if err := sleepCtx(ctx, settlePoll); err != nil {
+				if err := simulator.Sleep(ctx, settlePoll); err != nil {
 					return fmt.Errorf("waiting for the clients to settle: %w", err)
 				}
 				continue
@@ -405,7 +393,7 @@ func (w *classWorld) settle(ctx context.Context) error {
 				w.show()
 			}
 		}
-		if err := sleepCtx(ctx, settlePoll); err != nil {
+		if err := simulator.Sleep(ctx, settlePoll); err != nil {
 			return fmt.Errorf("waiting for the clients to settle: %w", err)
 		}
 	}
@@ -637,7 +625,7 @@ func (w *classWorld) gone(ctx context.Context, c *pgClient) error {
 		if n == 0 {
 			return nil
 		}
-		if err := sleepCtx(ctx, settlePoll); err != nil {
+		if err := simulator.Sleep(ctx, settlePoll); err != nil {
 			return fmt.Errorf("%s's backend (pid %d) did not end (%s): %w", c.name, c.pid, w.backendState(c.pid), err)
 		}
 	}
@@ -695,7 +683,7 @@ func (w *classWorld) pause(ctx context.Context, c *pgClient) error {
 				w.show()
 			}
 		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+		if err := simulator.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return fmt.Errorf("%s's session was not ended: %w", c.name, err)
 		}
 	}
@@ -753,7 +741,7 @@ func (w *classWorld) wait(ctx context.Context) error {
 		return err
 	}
 	before = w.calls
-	if err := sleepCtx(ctx, waitFor); err != nil {
+	if err := simulator.Sleep(ctx, waitFor); err != nil {
 		return err
 	}
 	if err := w.count(ctx); err != nil {
@@ -781,26 +769,8 @@ func (w *classWorld) count(ctx context.Context) error {
 	return nil
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
-}
-
 // show publishes the lock as it is now, in the middle of a step.
-func (w *classWorld) show() {
-	if w.publish == nil {
-		return
-	}
-	if snap, _, err := w.Snapshot(); err == nil {
-		w.publish(snap)
-	}
-}
+func (w *classWorld) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
 
 // Snapshot is the live reader's poll, for this run's lock: the same query
 // and the same rules (BuildServerQueue), so the classroom draws what

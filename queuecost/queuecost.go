@@ -21,6 +21,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/etcdlocal"
 	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zklocal"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -197,7 +198,7 @@ func measureEtcd(ctx context.Context, n int, window time.Duration) (Result, erro
 	}
 	// A waiter's Lock sends its Get and Watch after its key: let those land
 	// before the window opens.
-	if err := sleep(ctx, 200*time.Millisecond); err != nil {
+	if err := simulator.Sleep(ctx, 200*time.Millisecond); err != nil {
 		return res, err
 	}
 	count := func() (int64, error) { return etcdReceived(ctx, srv.Endpoint()) }
@@ -266,7 +267,7 @@ func waitQueued(ctx context.Context, n int, length func() (int64, error)) error 
 		if got == int64(n+1) {
 			return nil
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := simulator.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return fmt.Errorf("%d of %d waiters queued: %w", got-1, n, err)
 		}
 	}
@@ -279,7 +280,7 @@ func (r Result) measure(ctx context.Context, count func() (int64, error)) (Resul
 		return r, err
 	}
 	start := time.Now()
-	if err := sleep(ctx, r.Window); err != nil {
+	if err := simulator.Sleep(ctx, r.Window); err != nil {
 		return r, err
 	}
 	after, err := count()
@@ -339,17 +340,6 @@ func field(out, name, sep string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s in %q", name, out)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
 }
 
 type quiet struct{}

@@ -169,7 +169,7 @@ func (w *world) waitLoops(ctx context.Context) error {
 		if err := w.pollRound(ctx); err != nil {
 			return err
 		}
-		if err := sleep(ctx, w.p.retry()); err != nil {
+		if err := simulator.Sleep(ctx, w.p.retry()); err != nil {
 			return fmt.Errorf("redsync's waiters still trying: %w", err)
 		}
 	}

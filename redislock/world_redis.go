@@ -126,6 +126,8 @@ func (c *contender) stopWatchdog() {
 // world is one Redis lock key on the classroom's redis-server (or on
 // Redlock's masters, a server each) and the clients contending for it.
 type world struct {
+	simulator.StepClocks // ClockAt
+
 	key      string
 	fenceKey string
 	channel  string
@@ -146,7 +148,6 @@ type world struct {
 	events []simulator.Event
 	start  time.Time
 	clock  time.Duration
-	clocks []time.Duration
 	// stepTTL is the key's time to live as the last step saw it.
 	stepTTL []simulator.TTLSample
 	// spinRate is the lock commands/s the server counted in the last
@@ -180,22 +181,12 @@ func (w *world) quorum() int { return len(w.masters)/2 + 1 }
 
 func (w *world) Path() string { return w.key }
 
-func (w *world) ClockAt(k int) time.Duration {
-	if k <= 0 || k >= len(w.clocks) {
-		return 0
-	}
-	return w.clocks[k]
-}
-
 func (w *world) Ready() string {
 	return fmt.Sprintf("Ready: the Redis key %s does not exist. Each step performs one action, then every polling waiter tries once more.", w.key)
 }
 
 func (w *world) Line(name string) int {
-	if c := w.byName[name]; c != nil {
-		return c.line
-	}
-	return 0
+	return simulator.LineOf(w.byName, name, func(c *contender) int { return c.line })
 }
 
 func (w *world) Stats() simulator.Stats {
@@ -292,10 +283,7 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 		}
 		w.calls = n
 	}
-	if len(w.clocks) == 0 {
-		w.clocks = []time.Duration{0}
-	}
-	w.clocks = append(w.clocks[:step], w.clock)
+	w.EndStep(step, w.clock)
 	w.stepTTL = w.placeTTL(reads, from, w.clock)
 	return w.events, nil
 }
@@ -766,7 +754,7 @@ func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) 
 		if err := w.pollRound(ctx); err != nil {
 			return err
 		}
-		if err := sleep(ctx, w.p.retry()); err != nil {
+		if err := simulator.Sleep(ctx, w.p.retry()); err != nil {
 			return fmt.Errorf("%s's key did not expire %.1fs after the cut: %w", c.name, time.Since(cutAt).Seconds(), err)
 		}
 	}
@@ -776,17 +764,6 @@ func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) 
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
 		Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
 	return w.pollRound(ctx)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
 }
 
 // waitFor is how long a wait step lets pass in real time: longer than a
@@ -963,14 +940,7 @@ func (w *world) ownerOfKey(ctx context.Context) string {
 }
 
 // show publishes the lock as it is now, in the middle of a step.
-func (w *world) show() {
-	if w.publish == nil {
-		return
-	}
-	if snap, _, err := w.Snapshot(); err == nil {
-		w.publish(snap)
-	}
-}
+func (w *world) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
 
 // Snapshot reads the key from the server (GET or the hash's field, and
 // PTTL): the holder is whoever's token the server holds, not whom the
@@ -1090,7 +1060,7 @@ func (w *world) pollFor(ctx context.Context, rounds int) error {
 		if err := w.pollRound(ctx); err != nil {
 			return err
 		}
-		if err := sleep(ctx, w.p.retry()); err != nil {
+		if err := simulator.Sleep(ctx, w.p.retry()); err != nil {
 			return err
 		}
 	}

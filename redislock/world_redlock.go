@@ -123,7 +123,7 @@ func (w *world) actMaster(ctx context.Context, m *master, action string) error {
 			if n == 0 {
 				break
 			}
-			if err := sleep(ctx, time.Millisecond); err != nil {
+			if err := simulator.Sleep(ctx, time.Millisecond); err != nil {
 				return err
 			}
 		}
