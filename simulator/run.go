@@ -156,6 +156,11 @@ type Run struct {
 	world *world
 	forks int
 
+	// pubMu guards the last snapshot of each path (a fork's has its own)
+	// given to the live views.
+	pubMu   sync.Mutex
+	lastPub map[string]lockqueue.Snapshot
+
 	// mu guards what State reads, so State answers while a step runs.
 	mu       sync.Mutex
 	plan     []Action
@@ -181,7 +186,7 @@ func (r *Run) ID() string { return r.id }
 func (r *Run) openWorld(fork int) (World, error) {
 	return r.m.backend.NewWorld(r.ctx, WorldSpec{
 		Path: r.pathFor(fork), Scenario: r.sc, Strategy: r.strategy, Fencing: r.fencing,
-		Publish: r.m.cfg.Publish, Logger: r.m.log,
+		Publish: r.show, Logger: r.m.log,
 	})
 }
 
@@ -278,9 +283,32 @@ func (r *Run) record(w World, k int, a Action, events []Event) (record, error) {
 }
 
 func (r *Run) publish(rec record) {
-	if r.m.cfg.Publish != nil && rec.Snapshot.Path != "" {
-		r.m.cfg.Publish(rec.Snapshot)
+	if rec.Snapshot.Path != "" {
+		r.show(rec.Snapshot)
 	}
+}
+
+// show gives a snapshot of the run's lock, a step's or one in the middle
+// of a step, to the live views, its holders' clocks carried from the last
+// one shown (lockqueue.CarryHolds, as every live reader does), so the lock
+// view of a run times a hand-off it saw as a hand-off.
+func (r *Run) show(s lockqueue.Snapshot) {
+	if r.m.cfg.Publish == nil {
+		return
+	}
+	s.Nodes = slices.Clone(s.Nodes) // a step's record keeps its own
+	r.pubMu.Lock()
+	defer r.pubMu.Unlock()
+	var last *lockqueue.Snapshot
+	if l, ok := r.lastPub[s.Path]; ok {
+		last = &l
+	}
+	lockqueue.CarryHolds(last, &s, time.Now())
+	if r.lastPub == nil {
+		r.lastPub = map[string]lockqueue.Snapshot{}
+	}
+	r.lastPub[s.Path] = s
+	r.m.cfg.Publish(s)
 }
 
 // bump tells the subscribers that the state changed.
