@@ -11,10 +11,6 @@ import (
 // DefaultQueue is how many snapshots may wait for the recorder.
 const DefaultQueue = 4096
 
-// linger is how long the recorder waits, once woken, before it records
-// what is queued.
-const linger = 10 * time.Millisecond
-
 // Recorder takes the snapshots the live readers publish and stores them,
 // on its own goroutine: a reader never waits for the disk. Its queue is
 // bounded; a snapshot that finds it full is kept aside, the newest per
@@ -109,13 +105,7 @@ func (r *Recorder) run() {
 				r.catchUp()
 				return
 			}
-			// The change's frames go out first: recording a change of a
-			// big queue (a diff of every node) took the CPU from the
-			// sockets writing that change, on a 2-core machine. Events
-			// carry the snapshot's own time, so none moves.
-			time.Sleep(linger)
 			r.record(s)
-			r.drain()
 		case <-r.kick:
 			// What is queued was offered before what was set aside.
 			r.drain()
