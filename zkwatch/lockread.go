@@ -103,15 +103,20 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 		CVersion: ls.cversion, Semaphore: ls.sem})
 	s.Revision = ls.revision
 	l.pruneSessions(s.Nodes)
+	w.publishRead(l, s, epoch, index, prev, keep)
+	return nil
+}
+
+// publishRead makes s, read at epoch, l's base and publishes it, then
+// brings index, the positions of prev's nodes, up to date: after the
+// publish, as only the next read uses it, and updating it (a map write per
+// node when the head of the queue leaves) kept every change waiting.
+func (w *Watcher) publishRead(l *lock, s lockqueue.Snapshot, epoch uint64, index map[string]int32, prev []lockqueue.Node, keep []bool) {
 	if index == nil {
 		index = make(map[string]int32, len(s.Nodes))
 	}
 	w.setBase(l, s, index, epoch)
-	// After the publish: only the next read uses the index, and updating
-	// it (a map write per node when the head of the queue leaves) kept
-	// every change waiting.
 	reindex(index, prev, keep, s.Nodes)
-	return nil
 }
 
 // readParentData reads the parent's data again when it changed. It
