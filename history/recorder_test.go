@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +60,52 @@ func TestRecorderOverflowIsAGapNotAStall(t *testing.T) {
 	}
 	if h := st.Snapshot().Holders(); len(h) != 1 || h[0] != "n50" {
 		t.Errorf("holder after catching up %q, want the last offered, n50", h)
+	}
+}
+
+// The recorder lingers before it records, but a read through its Source
+// never trails the live views: whatever a sink's next (the hub) was given
+// is recorded by the time a read made after it answers.
+func TestSourceNeverTrailsTheLiveView(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := NewRecorder(s, nil, 0, nil)
+	defer r.Close()
+	src := r.Source(s)
+	start := time.Now()
+	queued := func(name string) bool {
+		evs, err := src.Events("/locks/seen", start.Add(-time.Minute), time.Now().Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.Kind == Queued && e.Node == name {
+				return true
+			}
+		}
+		return false
+	}
+	checked := 0
+	sink := r.Wrap(func(snap lockqueue.Snapshot) {
+		if len(snap.Nodes) == 0 {
+			return // the lock's first state: recorded as it is, no events
+		}
+		// A viewer reading the history the moment it sees a node.
+		if name := snap.Nodes[len(snap.Nodes)-1].Name; !queued(name) {
+			t.Errorf("%s shown live, but the history read then has no queued event for it", name)
+		}
+		checked++
+	})
+	nodes := []lockqueue.Node{}
+	for i := range 6 {
+		sink(lockqueue.Snapshot{Path: "/locks/seen", Connection: lockqueue.Connected, Exists: true,
+			UpdatedAt: start.Add(time.Duration(i) * time.Millisecond), Nodes: slices.Clone(nodes)})
+		nodes = append(nodes, lockqueue.Node{Name: fmt.Sprintf("n%d", i), Seq: int64(i), Holding: i == 0})
+	}
+	if checked != 5 {
+		t.Errorf("%d snapshots with nodes checked, want 5", checked)
 	}
 }

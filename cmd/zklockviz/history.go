@@ -207,6 +207,16 @@ func (m *Main) readerSink() func(lockqueue.Snapshot) {
 	return m.hist.recorder.Wrap(m.hub.Publish)
 }
 
+// historySource is what the web server reads the history from: the store,
+// read once the recorder has caught up with what the live views showed;
+// nil when no history is kept.
+func (m *Main) historySource() history.Source {
+	if m.hist.store == nil {
+		return nil
+	}
+	return m.hist.recorder.Source(m.hist.store)
+}
+
 // historyCollectors are the recorder's Prometheus collectors for /metrics.
 func (m *Main) historyCollectors() []prometheus.Collector {
 	if m.hist.metrics == nil {

@@ -704,8 +704,8 @@ func (m *Main) registerServices(sim *simulator.Manager) error {
 func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Services: m.services, History: m.hist.store,
-		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services), web.WithHistory(m.hist.store)),
+		Hub: m.hub, Services: m.services, History: m.historySource(),
+		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services), web.WithHistory(m.historySource())),
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors()}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
