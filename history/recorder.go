@@ -160,9 +160,7 @@ func (r *Recorder) run() {
 			r.drain()
 			r.catchUp()
 		case reply := <-r.syncs:
-			r.drain()
-			r.catchUp()
-			close(reply)
+			r.syncNow(reply)
 		}
 	}
 }
@@ -178,11 +176,18 @@ func (r *Recorder) lingerThenRecord(s lockqueue.Snapshot) {
 	case reply = <-r.syncs:
 	}
 	r.record(s)
-	r.drain()
 	if reply != nil {
-		r.catchUp()
-		close(reply)
+		r.syncNow(reply)
+		return
 	}
+	r.drain()
+}
+
+// syncNow records all that is queued or set aside, then answers a Sync.
+func (r *Recorder) syncNow(reply chan struct{}) {
+	r.drain()
+	r.catchUp()
+	close(reply)
 }
 
 func (r *Recorder) drain() {
