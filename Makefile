@@ -21,12 +21,10 @@ GOFILES  = $(shell find . -name '*.go' -not -path './tmp/*' -not -path './.git/*
 # about 20 s of fuzzing on a quiet CI machine, as the targets' speeds differ
 # 200-fold. `make fuzz FUZZTIME=60s` still runs every target for a duration.
 FUZZTIME ?=
-FUZZ_BUDGET_FuzzParseName      = 500000x
-FUZZ_BUDGET_FuzzParseScenario  = 100000x
-FUZZ_BUDGET_FuzzAPI            = 10000x
-FUZZ_BUDGET_FuzzDeltaRoundTrip = 6000x
+FUZZ_BUDGETS = FuzzParseName=500000x FuzzParseScenario=100000x \
+	FuzzAPI=10000x FuzzDeltaRoundTrip=6000x
 
-.PHONY: all build install generate test check fuzz fuzz-budget vet bench deps deps-zookeeper deps-image image-check demo clean
+.PHONY: all build install generate test check fuzz vet bench deps deps-zookeeper deps-image image-check demo clean
 
 all: build
 
@@ -77,17 +75,14 @@ fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			budget="$(FUZZTIME)"; \
-			if [ -z "$$budget" ]; then \
-				budget=$$($(MAKE) -s --no-print-directory fuzz-budget TARGET=$$f); \
-			fi; \
-			if [ -z "$$budget" ]; then echo "no FUZZ_BUDGET_$$f in the Makefile"; exit 1; fi; \
+			for kv in $(FUZZ_BUDGETS); do \
+				if [ -z "$(FUZZTIME)" ] && [ "$${kv%%=*}" = "$$f" ]; then budget="$${kv#*=}"; fi; \
+			done; \
+			if [ -z "$$budget" ]; then echo "$$f has no budget in the Makefile's FUZZ_BUDGETS"; exit 1; fi; \
 			echo "fuzz $$pkg $$f for $$budget"; \
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $$budget $$pkg; \
 		done; \
 	done
-
-fuzz-budget:
-	@echo $(FUZZ_BUDGET_$(TARGET))
 
 vet:
 	$(GO) vet ./...
