@@ -356,12 +356,16 @@ func folderAlerts(s Snapshot, recipes map[Recipe]bool, foreign []Node, opt Optio
 
 // clip keeps alert node lists readable on huge folders.
 func clip(names []string) []string {
-	const max = 50
-	if len(names) > max {
-		return names[:max]
+	if len(names) > maxAlertNames {
+		// A copy: a slice of the whole list would keep all of it alive
+		// in every snapshot published with the alert.
+		return slices.Clone(names[:maxAlertNames])
 	}
 	return names
 }
+
+// maxAlertNames is how many nodes an alert names at most.
+const maxAlertNames = 50
 
 // SessionHex formats a session id as zkCli does.
 func SessionHex(id int64) string { return "0x" + strconv.FormatUint(uint64(id), 16) }

@@ -213,18 +213,28 @@ func zombieAlert(s *Snapshot, names []string) Alert {
 
 // orphanAlert: waiters of live sessions that watch nothing at all.
 func orphanAlert(s *Snapshot) (Alert, bool) {
+	// Only the names an alert shows are kept: in a big queue whose
+	// sessions watch nothing every waiter is one, and the list of them
+	// all was rebuilt on every join.
 	var orphans []string
+	count := 0
 	for ni := range s.Nodes {
 		n := &s.Nodes[ni]
 		if n.Edge == EdgeMissing && len(n.Watching) == 0 {
-			orphans = append(orphans, n.Name)
+			if orphans == nil {
+				orphans = make([]string, 0, min(maxAlertNames, len(s.Nodes)-ni))
+			}
+			if count < maxAlertNames {
+				orphans = append(orphans, n.Name)
+			}
+			count++
 		}
 	}
-	if len(orphans) == 0 {
+	if count == 0 {
 		return Alert{}, false
 	}
-	return Alert{Kind: AlertOrphan, Nodes: clip(orphans),
-		Message: Count(len(orphans), "waiter in a live session watches", "waiters in live sessions watch") + " nothing: nothing will wake " + agree(len(orphans), "it", "them") + " (an interrupted acquire or release leaves such nodes)"}, true
+	return Alert{Kind: AlertOrphan, Nodes: orphans,
+		Message: Count(count, "waiter in a live session watches", "waiters in live sessions watch") + " nothing: nothing will wake " + agree(count, "it", "them") + " (an interrupted acquire or release leaves such nodes)"}, true
 }
 
 // maxStallAlerts bounds the stalled-holder alerts of one lock: beyond it

@@ -338,3 +338,39 @@ func TestWatchTarget(t *testing.T) {
 		}
 	}
 }
+
+// A big queue whose sessions watch nothing: the orphan alert counts every
+// waiter and names the first maxAlertNames in queue order, and keeps no
+// more of the list than it shows.
+func TestOrphanAlertOfABigQueue(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var cs []Child
+	since := map[string]time.Time{}
+	connected := map[int64]bool{}
+	for i := 1000; i >= 1; i-- {
+		name := SeqName("W_", int64(i))
+		cs = append(cs, Child{Name: name, EphemeralOwner: int64(i)})
+		since[name] = now.Add(-3 * time.Second)
+		connected[int64(i)] = true
+	}
+	s := Build("/q", cs, Options{})
+	JoinWatches(&s, WatchTable{Source: "4lw", Watches: map[int64][]string{}, Connected: connected}, since, now)
+	var got *Alert
+	for i := range s.Alerts {
+		if s.Alerts[i].Kind == AlertOrphan {
+			got = &s.Alerts[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("no orphan alert in %+v", s.Alerts)
+	}
+	if !strings.HasPrefix(got.Message, "999 waiters in live sessions watch nothing") {
+		t.Errorf("message = %q, want it to count all 999 waiters", got.Message)
+	}
+	if len(got.Nodes) != 50 || got.Nodes[0] != "W_0000000002" || got.Nodes[49] != "W_0000000051" {
+		t.Errorf("named %d nodes, %v … %v; want the first 50 waiters, W_0000000002 … W_0000000051", len(got.Nodes), got.Nodes[0], got.Nodes[len(got.Nodes)-1])
+	}
+	if cap(got.Nodes) > 50 {
+		t.Errorf("the alert's name list has room for %d names: it keeps more of the list than it shows", cap(got.Nodes))
+	}
+}
