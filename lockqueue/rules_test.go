@@ -374,3 +374,27 @@ func TestOrphanAlertOfABigQueue(t *testing.T) {
 		t.Errorf("the alert's name list has room for %d names: it keeps more of the list than it shows", cap(got.Nodes))
 	}
 }
+
+func TestBySession(t *testing.T) {
+	node := func(owner int64, foreign bool) Node { return Node{owner: owner, Foreign: foreign} }
+	tests := []struct {
+		desc  string
+		nodes []Node
+		want  [][]int // sorted by first index
+	}{
+		{"none", nil, [][]int{}},
+		{"one session owns all, in queue order", []Node{node(7, false), node(7, false), node(7, false)}, [][]int{{0, 1, 2}}},
+		{"sessions interleaved; persistent and foreign nodes left out",
+			[]Node{node(1, false), node(2, false), node(1, false), node(0, false), node(3, false), node(2, true), node(2, false)},
+			[][]int{{0, 2}, {1, 6}, {4}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			got := bySession(tt.nodes)
+			slices.SortFunc(got, func(a, b []int) int { return a[0] - b[0] })
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("bySession = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

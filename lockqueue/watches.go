@@ -95,6 +95,7 @@ func Join(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time
 		}
 		j.node(&s.Nodes[i], a)
 	}
+	releaseAttributions(attributed)
 	j.f.forgetGone(j.q)
 	if len(j.zombies) > 0 {
 		s.Alerts = append(s.Alerts, zombieAlert(s, j.zombies))
