@@ -1,7 +1,6 @@
 package lockqueue
 
 import (
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -198,28 +197,30 @@ func releaseAttributions(out []attribution) {
 // session, in queue order within each. The groups share one array: a
 // slice grown per session was a third of a big queue's join allocation.
 func bySession(nodes []Node) [][]int {
-	count := map[int64]int{}
+	group := map[int64]int{} // a session's group, by first appearance
+	var sizes []int
 	for i := range nodes {
 		if n := &nodes[i]; !n.Foreign && n.owner != 0 {
-			count[n.owner]++
+			g, ok := group[n.owner]
+			if !ok {
+				g = len(sizes)
+				group[n.owner] = g
+				sizes = append(sizes, 0)
+			}
+			sizes[g]++
 		}
 	}
-	total := 0
-	for id, c := range count {
-		count[id] = total // from here on: where the session's group starts
-		total += c
+	flat := make([]int, 0, len(nodes))
+	groups := make([][]int, len(sizes))
+	for g, size := range sizes {
+		groups[g] = flat[len(flat) : len(flat) : len(flat)+size]
+		flat = flat[:len(flat)+size]
 	}
-	flat := make([]int, total)
-	next := maps.Clone(count)
 	for i := range nodes {
 		if n := &nodes[i]; !n.Foreign && n.owner != 0 {
-			flat[next[n.owner]] = i
-			next[n.owner]++
+			g := group[n.owner]
+			groups[g] = append(groups[g], i)
 		}
-	}
-	groups := make([][]int, 0, len(count))
-	for id, start := range count {
-		groups = append(groups, flat[start:next[id]])
 	}
 	return groups
 }
