@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,9 @@ type Proxy struct {
 	// ctx is cancelled by Close so pending dials don't delay it.
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// fromTarget counts the bytes the target sent through the proxy.
+	fromTarget atomic.Int64
 
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{} // both ends of every live pair
@@ -50,6 +54,10 @@ func New(target string) (*Proxy, error) {
 
 // Addr is the proxy's listening address, "127.0.0.1:PORT".
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// FromTarget is how many bytes the target has sent its clients through
+// the proxy so far: what reading through it cost.
+func (p *Proxy) FromTarget() int64 { return p.fromTarget.Load() }
 
 // Target is the address connections are forwarded to.
 func (p *Proxy) Target() string { return p.target }
@@ -170,8 +178,8 @@ func (p *Proxy) handle(client net.Conn) {
 	slog.Debug("proxy: forwarding", "client", client.RemoteAddr(), "target", p.target)
 
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, err := io.Copy(dst, src)
+	pipe := func(dst, src net.Conn, n *atomic.Int64) {
+		_, err := io.Copy(countingWriter{dst, n}, src)
 		if err == nil {
 			// Clean EOF: pass the half-close on so request/response
 			// protocols still get their answer.
@@ -185,8 +193,9 @@ func (p *Proxy) handle(client net.Conn) {
 		}
 		done <- struct{}{}
 	}
-	go pipe(server, client)
-	go pipe(client, server)
+	var toTarget atomic.Int64 // not asked for
+	go pipe(server, client, &toTarget)
+	go pipe(client, server, &p.fromTarget)
 	<-done
 	<-done
 
@@ -196,4 +205,17 @@ func (p *Proxy) handle(client net.Conn) {
 	p.mu.Unlock()
 	client.Close()
 	server.Close()
+}
+
+// countingWriter counts what it writes as it goes, so a count read while
+// a connection is open is up to date.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n.Add(int64(n))
+	return n, err
 }

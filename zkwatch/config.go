@@ -39,6 +39,11 @@ type Config struct {
 	// the path, or it keeps serving it as if it were watched. Called like
 	// Publish, one call at a time, and never for a path watched again since.
 	Forget func(path string)
+	// ChildrenWatchesOnly keeps to one-shot children watches, as before
+	// ZooKeeper 3.6, instead of a persistent recursive watch on each lock
+	// parent (persist.go). A server that refuses persistent watches gets
+	// children watches anyway.
+	ChildrenWatchesOnly bool
 	// Poll is how often the server's watch table is read. Default 1s.
 	Poll time.Duration
 	// StallGrace is how long a holder's session may keep watching another

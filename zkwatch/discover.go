@@ -351,6 +351,7 @@ func (w *Watcher) apply(ops []levelOp) {
 func (w *Watcher) finishRemoved(ls []*lock) {
 	for _, l := range ls {
 		w.log.Info("lock parent gone", "path", l.path)
+		w.unwatch(l)
 		w.emit(l)
 		if w.cfg.Forget == nil {
 			continue

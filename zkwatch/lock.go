@@ -53,6 +53,16 @@ type lock struct {
 	final    bool
 	stateSeq uint64 // the connection state its last publish showed
 
+	// The persistent watch (persist.go): while persistent, the event
+	// callback queues the children's creates and deletes in events, or
+	// sets relist for a change they cannot express.
+	persistent bool
+	events     []childEvent
+	relist     bool
+	// persisted is the session epoch the persistent watch was set in (0:
+	// none). Set by the lock's goroutine; atomic for unwatch's.
+	persisted atomic.Uint64
+
 	// reading is set from a poke to the end of the read it causes. A
 	// watch-table poll meanwhile leaves its publish to the lock's
 	// goroutine (pollLater): joined in the poll, a 1,000-node queue held
@@ -70,6 +80,10 @@ type lock struct {
 	parentData []byte
 	sessions   map[int64]string // session ids as text, shared by the nodes
 	lastErr    string
+	// eventBase: base is a listing made under the persistent watch, to
+	// which events apply; sem, that listing's semaphore recipe.
+	eventBase bool
+	sem       lockqueue.Recipe
 }
 
 func (l *lock) poke() {
@@ -188,10 +202,14 @@ func connectionErr(err error) bool {
 // readMissing handles a parent that does not exist: watch for it to appear
 // (Curator deletes empty container parents and makes them again later).
 func (w *Watcher) readMissing(r Reader, epoch uint64, l *lock) error {
+	persistent := l.persisted.Load() == epoch
 	l.mu.Lock()
-	l.armed = false
+	l.armed = persistent
 	l.mu.Unlock()
-	if !w.locks.isDiscovered(l) {
+	// The persistent watch tells when the parent is made; an exists watch
+	// beside it would take its place (ZooKeeper before 3.9 keeps one
+	// watch mode per path and connection: ZOOKEEPER-4466).
+	if !persistent && !w.locks.isDiscovered(l) {
 		// A discovered lock goes away with its listing instead, so it
 		// leaves no exists watch behind.
 		ok, _, _, err := r.ExistsW(l.full)

@@ -52,7 +52,21 @@ func nodeKey(folder, name string) string {
 }
 
 func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock) error {
-	names, stat, _, err := r.ChildrenW(l.full)
+	persistent := w.persistentWatch(r, epoch, l)
+	if persistent {
+		evs, relist := l.takeEvents()
+		if l.fromEvents(epoch, evs, relist) {
+			if len(evs) == 0 {
+				return nil // taken by the read before
+			}
+			if done, err := w.readEvents(ctx, r, epoch, l, evs); done {
+				return err
+			}
+		}
+		// Else the listing below holds what these events tell.
+	}
+	l.eventBase = false
+	names, stat, err := listParent(r, l.full, persistent)
 	answered := time.Now()
 	if errors.Is(err, zk.ErrNoNode) {
 		return w.readMissing(r, epoch, l)
@@ -103,8 +117,19 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 		CVersion: ls.cversion, Semaphore: ls.sem})
 	s.Revision = ls.revision
 	l.pruneSessions(s.Nodes)
+	l.eventBase, l.sem = persistent && len(ls.lists) == 1, ls.sem
 	w.publishRead(l, s, epoch, index, prev, keep)
 	return nil
+}
+
+// listParent lists a lock parent, setting a children watch on it unless
+// the persistent watch tells of its changes.
+func listParent(r Reader, full string, persistent bool) ([]string, *zk.Stat, error) {
+	if persistent {
+		return r.Children(full)
+	}
+	names, stat, _, err := r.ChildrenW(full)
+	return names, stat, err
 }
 
 // publishRead makes s, read at epoch, l's base and publishes it, then

@@ -8,7 +8,11 @@ import (
 
 // Reader is everything the watcher may ask of ZooKeeper. It has no write
 // method, so the watcher cannot write by construction; *zk.Conn satisfies it.
+// AddWatch and RemoveWatches change nothing in the tree either: they ask
+// the server to tell this connection of changes, or to stop (persist.go).
 type Reader interface {
+	AddWatch(path string, mode zk.AddWatchMode) error
+	RemoveWatches(path string, t zk.WatcherType) error
 	Children(path string) ([]string, *zk.Stat, error)
 	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
 	Get(path string) ([]byte, *zk.Stat, error)
@@ -25,6 +29,16 @@ var _ Reader = (*zk.Conn)(nil)
 type countingReader struct {
 	r Reader
 	n *atomic.Int64
+}
+
+func (c countingReader) AddWatch(p string, mode zk.AddWatchMode) error {
+	c.n.Add(1)
+	return c.r.AddWatch(p, mode)
+}
+
+func (c countingReader) RemoveWatches(p string, t zk.WatcherType) error {
+	c.n.Add(1)
+	return c.r.RemoveWatches(p, t)
 }
 
 func (c countingReader) Children(p string) ([]string, *zk.Stat, error) {

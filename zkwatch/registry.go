@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
@@ -117,17 +119,23 @@ func (g *registry) paths() []string {
 	return slices.Sorted(maps.Keys(g.byPath))
 }
 
-// changed routes a watch event on server path full to the reader whose
-// watch fired: the lock parent's own, or a semaphore's other folder's.
-func (g *registry) changed(full string) {
+// changed routes a watch event to the reader whose watch fired: the lock
+// parent's own, a semaphore's other folder's, or, from a persistent watch,
+// the parent of the child that changed.
+func (g *registry) changed(ev zk.Event) {
+	full := ev.Path
 	g.mu.Lock()
 	l, f := g.byFull[full], g.folders[full]
+	var parent *lock
+	if l == nil && full != "/" {
+		parent = g.byFull[path.Dir(full)]
+	}
 	g.mu.Unlock()
 	if l != nil {
-		l.mu.Lock()
-		l.armed = false
-		l.mu.Unlock()
-		l.poke()
+		l.parentEvent()
+	}
+	if parent != nil {
+		parent.childEvent(ev)
 	}
 	if f != nil {
 		f.mu.Lock()
@@ -151,7 +159,10 @@ func (g *registry) disarm() {
 	}
 }
 
-// armedWatches counts the children watches the readers hold now.
+// armedWatches counts the children watches the readers hold now. A
+// persistent recursive watch counts as one: ZooKeeper 3.8 counts it twice
+// in mntr's zk_watch_count and once among the data watches wchs lists,
+// so it adds one to what the table takes for children watches.
 func (g *registry) armedWatches() int {
 	n := 0
 	for _, l := range g.all() {

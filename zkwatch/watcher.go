@@ -1,8 +1,10 @@
-// Package zkwatch is the read-only live watcher: it keeps one children watch
-// per lock parent (and per other folder a semaphore keeps nodes in),
-// re-reads a parent after every change, asks every ensemble member which
-// sessions really watch which nodes, and publishes whole
-// lockqueue.Snapshots. It never writes to ZooKeeper.
+// Package zkwatch is the read-only live watcher: it keeps one watch per
+// lock parent (a persistent recursive watch on ZooKeeper 3.6+, whose
+// events name the child that came or went; a children watch before 3.6,
+// and on each other folder a semaphore keeps nodes in), reads what each
+// change brought, asks every ensemble member which sessions really watch
+// which nodes, and publishes whole lockqueue.Snapshots. It never writes to
+// ZooKeeper.
 //
 // A Watcher is made of parts that each own their state and their lock; a
 // newcomer can read them one at a time:
@@ -10,10 +12,13 @@
 //   - config.go: Config, its defaults and validation.
 //   - session.go: the connection and its session: the state snapshots are
 //     shown with, and the re-read a new session (or an expiry) sets off.
-//   - lock.go, lockread.go, nodedata.go: one reader per watched lock
-//     parent: the single children watch on it (and on each other folder a
-//     semaphore keeps nodes in), the reads of new children's data, and the
-//     last snapshot. registry.go holds the readers and routes events.
+//   - lock.go, lockread.go, persist.go, nodedata.go: one reader per
+//     watched lock parent: the single watch on it (persist.go: the
+//     persistent watch and the reads its events make; lockread.go: the
+//     listing, with a children watch before ZooKeeper 3.6, and on each
+//     other folder a semaphore keeps nodes in), the reads of new
+//     children's data, and the last snapshot. registry.go holds the
+//     readers and routes events.
 //   - watchtable.go: the poller that asks every ensemble member for its
 //     watch table (serverinfo.go, fourletter.go, adminserver.go) and
 //     merges the answers.
@@ -75,6 +80,13 @@ type Watcher struct {
 	// corrected by before they are published.
 	clock serverClock
 	reads atomic.Int64
+	// persistRefused: the server refused a persistent watch, so every
+	// lock keeps to children watches.
+	persistRefused atomic.Bool
+	// persistMu orders the persistent watches set and removed: a path
+	// removed and watched again must not lose its new watch to the
+	// removal of the old (persist.go).
+	persistMu sync.Mutex
 
 	// pubMu orders publishes, so a snapshot taken before a state change
 	// can never be published after it.
@@ -172,17 +184,19 @@ func (w *Watcher) AddPath(p string) error {
 // RemovePath stops watching lock parent p, which was configured or added
 // (ErrNotWatched otherwise; ErrDiscovered for one found under a prefix):
 // its reader stops re-reading and publishing, and Config.Forget is told,
-// so a hub behind Publish drops it. The children watch on the server
-// cannot be taken back (go-zookeeper has no removeWatches): it stays set
-// until the parent's children next change, and that one event is ignored
-// since nothing re-arms it. Adding p again later reads it afresh.
+// so a hub behind Publish drops it. Its persistent watch is removed; a
+// children watch (before ZooKeeper 3.6) stays set until the parent's
+// children next change, and that one event is ignored since nothing
+// re-arms it. Adding p again later reads it afresh.
 func (w *Watcher) RemovePath(p string) error {
 	if err := ValidatePath(p); err != nil {
 		return err
 	}
-	if _, err := w.locks.remove(p); err != nil {
+	l, err := w.locks.remove(p)
+	if err != nil {
 		return err
 	}
+	w.unwatch(l)
 	w.log.Info("unwatched", "path", p)
 	if w.cfg.Forget != nil {
 		// Under pubMu: a publish of p's reader that passed its removed
@@ -226,7 +240,7 @@ func (w *Watcher) onEvent(ev zk.Event) {
 		w.sess.handle(ev.State)
 	case zk.EventNodeChildrenChanged, zk.EventNodeCreated, zk.EventNodeDeleted,
 		zk.EventNodeDataChanged, zk.EventNotWatching:
-		w.locks.changed(ev.Path)
+		w.locks.changed(ev)
 		w.disc.changed(ev.Path)
 	}
 }

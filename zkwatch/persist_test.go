@@ -1,0 +1,186 @@
+package zkwatch
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/proxy"
+)
+
+// watchModes are the two ways the watcher learns of changes: a persistent
+// recursive watch per lock parent (ZooKeeper 3.6+, the default), and
+// one-shot children watches (older servers, or ChildrenWatchesOnly).
+var watchModes = []struct {
+	name         string
+	childrenOnly bool
+}{
+	{"persistent watch", false},
+	{"children watches", true},
+}
+
+// A waiter joining and leaving a 1,000-node queue, in both watch modes:
+// every change is shown, and the bytes ZooKeeper sends the watcher for it
+// (counted on a proxy between them) are those of the change with a
+// persistent watch, and a listing of every child with children watches.
+func TestChangeCost(t *testing.T) {
+	s := sharedServer(t)
+	const nodes, changes = 1000, 5
+	for _, mode := range watchModes {
+		t.Run(mode.name, func(t *testing.T) {
+			path := fresh("/cost/lock")
+			c := connect(t, []string{s.Addr()}, 30*time.Second)
+			mkdirs(t, c, path)
+			ops := make([]any, nodes)
+			for i := range ops {
+				ops[i] = &zk.CreateRequest{Path: path + "/lock-", Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence}
+			}
+			if _, err := c.Multi(ops...); err != nil {
+				t.Fatal(err)
+			}
+			p, err := proxy.New(s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			// No watch-table polls through the proxy while it counts.
+			_, rec := startWatcher(t, Config{Servers: []string{p.Addr()}, Paths: []string{path}, Poll: time.Hour,
+				ChildrenWatchesOnly: mode.childrenOnly})
+			rec.wait(t, path, 0, fmt.Sprintf("%d nodes", nodes), func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == nodes })
+
+			before := p.FromTarget()
+			for range changes {
+				mark := rec.mark(path)
+				name, err := c.Create(path+"/lock-", []byte("joiner"), zk.FlagEphemeral|zk.FlagSequence, acl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name = name[len(path)+1:]
+				rec.wait(t, path, mark, "the joiner, with its data", func(s lockqueue.Snapshot) bool {
+					i := slices.IndexFunc(s.Nodes, func(n lockqueue.Node) bool { return n.Name == name })
+					return s.Live() && len(s.Nodes) == nodes+1 && i == nodes && s.Nodes[i].Data == "joiner" && !s.Nodes[i].Holding
+				})
+				mark = rec.mark(path)
+				if err := c.Delete(path+"/"+name, -1); err != nil {
+					t.Fatal(err)
+				}
+				rec.wait(t, path, mark, "the joiner gone", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == nodes })
+			}
+			perChange := (p.FromTarget() - before) / (2 * changes)
+			// A listing of 1,000 names of 15 bytes is 19 KB; a new
+			// child's data and a parent's stat are about 200 bytes.
+			if mode.childrenOnly && perChange < 9_000 {
+				t.Errorf("%d bytes per change with children watches, want a listing's (over 9,000)", perChange)
+			}
+			if !mode.childrenOnly && perChange > 1_000 {
+				t.Errorf("%d bytes per change with a persistent watch, want under 1,000 (no listing)", perChange)
+			}
+			t.Logf("%s: %d bytes from ZooKeeper per change", mode.name, perChange)
+		})
+	}
+}
+
+// A connection lost and made again within the session: the server forgets
+// the connection's watches, so the watcher sets them again, and a change
+// after the reconnect is seen, in both watch modes.
+func TestChangeAfterReconnect(t *testing.T) {
+	s := sharedServer(t)
+	for _, mode := range watchModes {
+		t.Run(mode.name, func(t *testing.T) {
+			p, err := proxy.New(s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			path := fresh("/reconnect/lock")
+			c := connect(t, []string{s.Addr()}, 30*time.Second)
+			_, rec := startWatcher(t, Config{Servers: []string{p.Addr()}, Paths: []string{path}, SessionTimeout: 30 * time.Second,
+				ChildrenWatchesOnly: mode.childrenOnly})
+			lockAsync(t, rec, c, path, 1)
+
+			mark := rec.mark(path)
+			p.Cut()
+			rec.wait(t, path, mark, "reconnecting", func(s lockqueue.Snapshot) bool { return s.Connection == lockqueue.Reconnecting })
+			mark = rec.mark(path)
+			p.Restore()
+			rec.wait(t, path, mark, "connected again", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
+
+			// The watcher's reads after the reconnect set its watch
+			// again, before or after this create.
+			mark = rec.mark(path)
+			lockAsync(t, rec, connect(t, []string{s.Addr()}, 30*time.Second), path, 2)
+			rec.wait(t, path, mark, "the waiter that came after", queueIs(lockqueue.GoZookeeper, exclusive(2), lockqueue.EdgeConfirmed))
+		})
+	}
+}
+
+// The watcher's own watches as the server lists them (wchc).
+func ownWatches(t *testing.T, addr string, w *Watcher) []string {
+	t.Helper()
+	reply, err := fourLetter(context.Background(), addr, "wchc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := parseWchc(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table[w.sess.sessionID()]
+}
+
+// A lock parent no longer watched, given up by RemovePath or gone from
+// under a --watch-under prefix, takes its persistent watch with it: the
+// server would send its events for the whole session, and count it among
+// the children watches the table reports.
+func TestUnwatchRemovesPersistentWatch(t *testing.T) {
+	s := sharedServer(t)
+	c := connect(t, []string{s.Addr()}, 10*time.Second)
+	root := fresh("/unwatch")
+	configured, apps := root+"/configured", root+"/apps"
+	found := apps + "/svc/lock"
+	for _, p := range []string{configured, found} {
+		mkdirs(t, c, p)
+		if _, err := c.Create(p+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, rec := startWatcher(t, Config{Servers: []string{s.Addr()}, Paths: []string{configured}, Prefixes: []string{apps}})
+	for _, p := range []string{configured, found} {
+		rec.wait(t, p, 0, "read, 1 node", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
+		if got := ownWatches(t, s.Addr(), w); !slices.Contains(got, p) {
+			t.Fatalf("the watcher's watches %v lack %s", got, p)
+		}
+	}
+
+	if err := w.RemovePath(configured); err != nil {
+		t.Fatal(err)
+	}
+	kids, _, err := c.Children(found)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		if err := c.Delete(found+"/"+k, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Delete(found, -1); err != nil {
+		t.Fatal(err)
+	}
+	rec.forgotten(t, found)
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		got := ownWatches(t, s.Addr(), w)
+		if !slices.Contains(got, configured) && !slices.Contains(got, found) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher still watches %v after it stopped watching %s and %s", got, configured, found)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
