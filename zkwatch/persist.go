@@ -152,9 +152,14 @@ func (l *lock) fromEvents(epoch uint64, evs []childEvent, relist bool) bool {
 	if relist || !l.eventBase || l.persisted.Load() != epoch || l.sem != lockqueue.NoRecipe {
 		return false
 	}
+	return onlySequential(evs)
+}
+
+// onlySequential: no child in evs was made without a sequence number. One
+// that was may be a semaphore's folder, or a lease whose name comes back:
+// a listing tells.
+func onlySequential(evs []childEvent) bool {
 	for _, ev := range evs {
-		// A child that is no sequential node may be a semaphore's
-		// folder, or a lease whose name comes back: a listing tells.
 		if ev.created && !sequential(ev.name) {
 			return false
 		}
@@ -194,7 +199,7 @@ func (w *Watcher) readEvents(ctx context.Context, r Reader, epoch uint64, l *loc
 			stat = st
 			break
 		}
-		if batch = l.takeFirst(need); batch == nil {
+		if batch = l.takeFirst(need); batch == nil || !onlySequential(batch) {
 			return false, nil
 		}
 		evs = append(evs, batch...)
