@@ -54,17 +54,17 @@ func nodeKey(folder, name string) string {
 func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock) error {
 	persistent := w.persistentWatch(r, epoch, l)
 	if persistent {
-		evs, relist := l.takeEvents()
-		if l.fromEvents(epoch, evs, relist) {
-			if len(evs) == 0 {
-				return nil // taken by the read before
-			}
-			if done, err := w.readEvents(ctx, r, epoch, l, evs); done {
-				return err
-			}
+		if done, err := w.readFromEvents(ctx, r, epoch, l); done {
+			return err
 		}
-		// Else the listing below holds what these events tell.
+		// Else the listing holds what the events told.
 	}
+	return w.readListing(ctx, r, epoch, l, persistent)
+}
+
+// readListing reads l from a listing of its folders: the first read, a
+// read with children watches, or one the events cannot make.
+func (w *Watcher) readListing(ctx context.Context, r Reader, epoch uint64, l *lock, persistent bool) error {
 	l.eventBase = false
 	names, stat, err := listParent(r, l.full, persistent)
 	answered := time.Now()

@@ -167,6 +167,19 @@ func onlySequential(evs []childEvent) bool {
 	return true
 }
 
+// readFromEvents reads l from its queued events when they can say what
+// changed; done is false when the parent is to be listed instead.
+func (w *Watcher) readFromEvents(ctx context.Context, r Reader, epoch uint64, l *lock) (done bool, err error) {
+	evs, relist := l.takeEvents()
+	if !l.fromEvents(epoch, evs, relist) {
+		return false, nil
+	}
+	if len(evs) == 0 {
+		return true, nil // taken by the read before
+	}
+	return w.readEvents(ctx, r, epoch, l, evs)
+}
+
 // readEvents is readLock for a lock whose events say what changed since
 // its last read. An exists call on the parent, sent beside the new
 // children's reads, ends it: its answer comes after the events of every
