@@ -66,7 +66,15 @@ public class ChurnLocks {
     }
 
     // ZooKeeper's WriteLock acquires asynchronously: lock() returns at once
-    // and lockAcquired() is called when its predecessor goes.
+    // and lockAcquired() is called when its predecessor goes. ZooKeeper
+    // 3.8.0's recipe has a race: when the predecessor goes between its
+    // getChildren and its exists, it logs "Could not find the stats for
+    // less than me" and returns false with no watch set, so nothing ever
+    // calls lockAcquired(). Calling lock() again, as its own watcher does on
+    // an event, finds it the owner. It is called again only after 10 s
+    // without a grant, far past any wait here (four contenders, holds of at
+    // most LONG_HOLD_MS), so that a second watch on a predecessor still
+    // there cannot grant a round twice.
     static Churnable recipe(ZooKeeper zk, String path) {
         final java.util.concurrent.Semaphore held = new java.util.concurrent.Semaphore(0);
         final WriteLock lock = new WriteLock(zk, path, null, new LockListener() {
@@ -75,13 +83,17 @@ public class ChurnLocks {
         });
         return new Churnable() {
             public void acquire() throws Exception {
-                if (!lock.lock()) {
-                    if (!held.tryAcquire(60, TimeUnit.SECONDS)) {
+                boolean owner = lock.lock();
+                for (int waited = 0; !owner; waited++) {
+                    if (held.tryAcquire(waited == 0 ? 10 : 1, TimeUnit.SECONDS)) {
+                        return;
+                    }
+                    if (waited == 50) {
                         throw new IllegalStateException("WriteLock " + lock.getId() + " not granted after 60s");
                     }
-                } else {
-                    held.drainPermits();
+                    owner = lock.lock();
                 }
+                held.drainPermits();
             }
             public void release() throws Exception { lock.unlock(); }
         };
