@@ -186,3 +186,18 @@ func TestClassroomReleaseAndPause(t *testing.T) {
 		t.Errorf("pause narration %q does not say the session expired", got)
 	}
 }
+
+// A link to a scenario the server does not have says so, and names the
+// scenario shown instead, rather than quietly showing the first one.
+func TestClassroomUnknownScenarioSaysSo(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=nope")
+	tb.until("the run", settled(run("predecessor"), 0))
+	tb.until("the error line", `!document.getElementById('sim-error').hidden`)
+	msg := eval[string](tb, `document.getElementById('sim-error').textContent`)
+	if !strings.Contains(msg, `unknown scenario "nope"`) || !strings.Contains(msg, "instead") {
+		t.Errorf("error line %q: want it to name the unknown scenario and what is shown instead", msg)
+	}
+}

@@ -611,6 +611,10 @@ func (m *Manager) Close() error {
 	if m.obs != nil {
 		for i := len(m.created) - 1; i >= 0; i-- {
 			err := m.obs.Delete(m.created[i], -1)
+			if unreachable(err) {
+				errs = append(errs, fmt.Errorf("%w (delete %s by hand: zkCli.sh deleteall %s): %v", ErrSandboxLeft, m.created[0], m.created[0], err))
+				break
+			}
 			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
 				errs = append(errs, fmt.Errorf("simulator: remove %s: %w", m.created[i], err))
 			}
@@ -618,6 +622,13 @@ func (m *Manager) Close() error {
 		m.obs.Close()
 	}
 	return errors.Join(errs...)
+}
+
+// unreachable: the connection, not the request, failed, so every later
+// delete would fail the same way.
+func unreachable(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing)
 }
 
 // NewServerClassroom is the classroom of a service whose Backend starts its

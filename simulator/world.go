@@ -117,6 +117,9 @@ func (w *world) close() error {
 	wg.Wait()
 	var errs []error
 	names, _, err := w.obs.Children(w.zpath)
+	if unreachable(err) {
+		return fmt.Errorf("%w (the run's lock %s among it): %v", ErrSandboxLeft, w.path, err)
+	}
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("clean up %s: %w", w.path, err)
 	}

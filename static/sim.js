@@ -350,7 +350,8 @@ async function loadScenarios() {
   }
   const want = ui.scenario.dataset.initial;
   if (want && scenarios.some((s) => s.id === want)) ui.scenario.value = want;
-  else if (want) showError(`unknown scenario "${want}"; showing ${ui.scenario.value || 'none'}`);
+  else if (want) return `unknown scenario "${want}": showing ${scenarioInfo().title || 'none'} instead; pick one from the list`;
+  return null;
 }
 
 function scenarioInfo() {
@@ -614,13 +615,17 @@ async function main() {
     ui.fencing.dataset.touched = '1';
   }
   ui.speedOut.textContent = speedOf(Number(ui.speed.value)) + '×';
+  let unknown;
   try {
-    await loadScenarios();
+    unknown = await loadScenarios();
   } catch (err) {
     showError(`could not load the scenarios: ${err.message}`);
     return;
   }
   await restart();
+  // After the run starts, which clears the error line: a link to a scenario
+  // this server does not have says so instead of quietly showing another.
+  if (unknown && ui.error.hidden) showError(unknown);
 }
 
 main();

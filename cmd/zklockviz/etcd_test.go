@@ -39,6 +39,9 @@ func TestParseServiceLock(t *testing.T) {
 		// Text before ':' that names no service: a ZooKeeper path.
 		{"/locks/a:b", "zookeeper", "/locks/a:b"},
 		{"consul:/x", "zookeeper", "consul:/x"},
+		// A service's name in any case.
+		{"Redis:orders", "redis", "orders"},
+		{"ETCD:/locks/orders", "etcd", "/locks/orders"},
 	} {
 		got := parseServiceLock(tc.in)
 		if got.Service != tc.service || got.Name != tc.name {

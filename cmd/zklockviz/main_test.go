@@ -512,3 +512,39 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Ctrl-C after the ZooKeeper under the classroom went away is a clean
+// shutdown: exit 0, with one warning naming the sandbox left behind and how
+// to delete it, not a "simulator: simulator:" failure.
+func TestServeStopsCleanlyAfterZooKeeperWentAway(t *testing.T) {
+	sharedZK(t) // skips, or fails under CI, without ZooKeeper
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	zks, err := zklocal.Start(ctx, zklocal.Options{})
+	if err != nil {
+		t.Fatalf("start ZooKeeper: %v", err)
+	}
+	defer zks.Close()
+	s := startServe(t, "--zk", zks.Addr(), "--sim", "--addr", "127.0.0.1:0")
+	resp, err := http.Post(s.url+"/api/v1/sim/runs", "application/json", strings.NewReader(`{"scenario":"lock1-5"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("start a run: %s", resp.Status)
+	}
+	if err := zks.Close(); err != nil {
+		t.Fatalf("stop ZooKeeper: %v", err)
+	}
+	s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-s.done:
+		out := s.output()
+		if err != nil || strings.Contains(out, "simulator: simulator:") || !strings.Contains(out, "sandbox is left on ZooKeeper") || !strings.Contains(out, "deleteall /zklockviz") {
+			t.Errorf("serve exited with %v; want exit 0 and a warning naming the sandbox left behind\n%s", err, out)
+		}
+	case <-time.After(2 * waitTimeout):
+		t.Fatalf("serve did not stop\n%s", s.output())
+	}
+}

@@ -32,3 +32,49 @@ func TestSimEveryServiceFromOneTable(t *testing.T) {
 		t.Errorf("unknown service: exit %d, stderr %q; want 2 saying %q", code, stderr, want)
 	}
 }
+
+// A built-in scenario's name belongs to one service, so sim infers the
+// service from it, and names the right one when --service disagrees. Each
+// run stops before a server starts: at the check that the service's
+// package is installed (its server is kept off PATH), or at a flag only
+// ZooKeeper takes; either names the inferred service.
+func TestSimInfersServiceFromScenario(t *testing.T) {
+	noServers := "PATH=" + t.TempDir()
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		contains string
+	}{
+		{[]string{"--scenario", "redis-px-pause"}, 1, "apt-get install redis-server"},
+		{[]string{"--scenario", "etcd-lease-pause"}, 1, "apt-get install etcd-server"},
+		{[]string{"--scenario", "pg-deadlock", "--strategy", "herd"}, 2, "PostgreSQL's waiters queue in the server"},
+		{[]string{"--service", "etcd", "--scenario", "redis-px-pause"}, 2, "--scenario redis-px-pause is a redis scenario, not etcd's: use --service redis"},
+		{[]string{"--scenario", "no-such-scenario", "--zk", "127.0.0.1:1"}, 2, "lock1-5"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := runBinary(t, []string{noServers, "TMPDIR=" + t.TempDir()}, append([]string{"sim"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stderr, tc.contains) || strings.Contains(stderr, "unknown scenario \"redis") {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.contains)
+			}
+		})
+	}
+}
+
+// A mistyped service before the ':' is no ZooKeeper path: serve names the
+// service it most likely meant, before connecting to anything.
+func TestServeSuggestsTheService(t *testing.T) {
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--watch", "reddis:orders", "did you mean redis:orders?"},
+		{"--watch", "postgresql:advisory/42", "did you mean postgres:advisory/42?"},
+		{"--watch-under", "ectd:/locks", "did you mean etcd:/locks?"},
+		{"--watch", "zk:/locks/orders", "did you mean zookeeper:/locks/orders?"},
+		{"--watch", "consul:/x", "must start with /"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			code, _, stderr := runBinary(t, nil, "serve", "--zk", "127.0.0.1:1", tc.flag, tc.value)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}

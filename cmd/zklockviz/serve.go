@@ -762,8 +762,14 @@ func (m *Main) Close() error {
 		}
 	}
 	if m.stopSim != nil {
-		if err := m.stopSim(); err != nil {
-			errs = append(errs, fmt.Errorf("simulator: %w", err))
+		// A shutdown after ZooKeeper went away is still a clean shutdown:
+		// say what is left behind, and fail only for anything else.
+		for _, err := range joined(m.stopSim()) {
+			if errors.Is(err, simulator.ErrSandboxLeft) {
+				m.log.Warn(err.Error())
+				continue
+			}
+			errs = append(errs, err)
 		}
 	}
 	m.cancel()
@@ -773,6 +779,22 @@ func (m *Main) Close() error {
 	}
 	m.log.Info("stopped")
 	return errors.Join(errs...)
+}
+
+// joined lists the errors errors.Join put together (err itself when it is
+// no join; none when nil).
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, joined(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // runServe is the serve command.

@@ -29,8 +29,9 @@ Flags:
   --scenario NAME|FILE           a built-in of the service (listed below) or a scenario
                                  .json file (JSON only)
   --service NAME                 the lock service: %s
-                                 (default zookeeper); the others start their
-                                 own server (no --zk)
+                                 (default: the built-in scenario's own, else
+                                 zookeeper); the others start their own
+                                 server (no --zk)
   --strategy herd|predecessor    how waiters watch (default: the scenario's);
                                  ZooKeeper only
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
@@ -54,9 +55,9 @@ Examples:
   zklockviz sim --zk 127.0.0.1:2181 --scenario lock1-5
   zklockviz sim --zk 127.0.0.1:2181 --scenario lock1-5 --strategy herd
   zklockviz sim --zk 127.0.0.1:2181 --scenario gc-pause --fencing off --format json
-  zklockviz sim --service redis --scenario redis-px-pause
-  zklockviz sim --service etcd --scenario etcd-lease-pause --fencing off
-  zklockviz sim --service postgres --scenario pg-deadlock
+  zklockviz sim --scenario redis-px-pause
+  zklockviz sim --scenario etcd-lease-pause --fencing off
+  zklockviz sim --scenario pg-deadlock
   zklockviz sim --scenario side-by-side
 `
 
@@ -151,6 +152,9 @@ func (f *simFlags) spec(svc classService) (simulator.Spec, error) {
 	}
 	sc, err := svc.catalog.Load(f.scenario)
 	if err != nil {
+		if other := scenarioService(f.scenario); other != "" && other != svc.name {
+			return spec, usagef("--scenario %s is a %s scenario, not %s's: use --service %s (or drop --service)", f.scenario, other, svc.name, other)
+		}
 		return spec, err
 	}
 	if f.clientsSet && !sc.Wildcard() {
@@ -170,6 +174,9 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0, err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.clientsSet = f.clientsSet || fl.Name == "clients" })
+	if f.service == "" {
+		f.service = scenarioService(f.scenario)
+	}
 	svc, err := classServiceNamed(f.service)
 	if err != nil {
 		return 0, err
@@ -205,6 +212,20 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0, err
 	}
 	return writeReport(stdout, rep, f.format)
+}
+
+// scenarioService is the service whose built-in scenario is named name,
+// when --service was not given: a built-in's name belongs to one service,
+// so `sim --scenario redis-px-pause` needs no --service redis. Empty (that
+// is, ZooKeeper) for a file or a name no service has, which ZooKeeper's
+// catalog then refuses with its list.
+func scenarioService(name string) string {
+	for _, s := range classServices {
+		if _, ok := s.catalog.Builtin(name); ok {
+			return s.name
+		}
+	}
+	return ""
 }
 
 // manager opens the run's manager: the service's classroom on a server it
