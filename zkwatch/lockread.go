@@ -140,8 +140,26 @@ func (w *Watcher) publishRead(l *lock, s lockqueue.Snapshot, epoch uint64, index
 	if index == nil {
 		index = make(map[string]int32, len(s.Nodes))
 	}
+	if s.Recipe == lockqueue.Mixed && l.sem != lockqueue.NoRecipe {
+		w.logMixedSemaphore(l, s, len(keep))
+	}
 	w.setBase(l, s, index, epoch)
 	reindex(index, prev, keep, s.Nodes)
+}
+
+// logMixedSemaphore says what a semaphore's read was built from when its
+// nodes came out of more than one recipe, which a semaphore's never are: each
+// node's folder, name and recipe as the build saw them (kept from the last
+// read or read now), and the parent data that made it a semaphore.
+func (w *Watcher) logMixedSemaphore(l *lock, s lockqueue.Snapshot, kept int) {
+	nodes := make([]string, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		if !n.Foreign {
+			nodes = append(nodes, fmt.Sprintf("%s/%s=%s", n.Folder, n.Name, n.Recipe))
+		}
+	}
+	w.log.Warn("a semaphore read as mixed recipes", "path", l.path, "semaphore", l.sem, "parentData", fmt.Sprintf("%q", l.parentData),
+		"kept", kept, "nodes", nodes, "eventBase", l.eventBase)
 }
 
 // readParentData reads the parent's data again when it changed. It
