@@ -26,7 +26,7 @@ func deps(t *testing.T, pkg string) []string {
 // TestSeamImports: the seam holds only if the web layer reaches lock
 // services through lockservice alone, and lockservice stays a small
 // package of interfaces over the model. A service's package (zkwatch,
-// simulator, zookeeper, and later redis, etcd, postgres) may appear in
+// simulator, zookeeper, redislock, etcdlock, pglock) may appear in
 // cmd's imports, never in web's.
 func TestSeamImports(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,5 +1,5 @@
 // Package lockservice is the seam between zklockviz and the lock services it
-// shows. Each service (ZooKeeper today; Redis, etcd, PostgreSQL later) is one
+// shows. Each service (ZooKeeper, Redis, etcd and PostgreSQL) is one
 // package that provides a Reader for live locks, a Classroom for the
 // simulator, or both, and is listed once in a Registry by cmd. The web layer
 // knows only these interfaces and the lockqueue model; it never imports a

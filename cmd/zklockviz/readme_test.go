@@ -91,19 +91,26 @@ func readmeCommands(readme string) []readmeCommand {
 	return out
 }
 
-// TestREADMECommands runs every command README.md shows, so that none can
+// TestREADMECommands runs every command README.md (and the measurements'
+// page it points to, docs/performance.md) shows, so that none can
 // rot: with the test's ZooKeeper in place of the hosts the examples name,
 // --addr 127.0.0.1:0 for servers (stopped once they listen), and temporary
 // directories for what make installs. Benchmark lines are checked with go
 // test -list; what is not run is in readmeNotRun, with what covers it.
 func TestREADMECommands(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	// The README's measurements live in docs/performance.md, with the
+	// commands that took them: those are checked as the README's are.
+	var docs []byte
+	for _, f := range []string{"../../README.md", "../../docs/performance.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(append(docs, b...), '\n')
 	}
-	cmds := readmeCommands(string(b))
+	cmds := readmeCommands(string(docs))
 	if len(cmds) < 20 {
-		t.Fatalf("found %d commands in README.md; the extractor is broken", len(cmds))
+		t.Fatalf("found %d commands in README.md and docs/performance.md; the extractor is broken", len(cmds))
 	}
 	zks := sharedZK(t)
 	r := &readmeRunner{zks: zks, dir: t.TempDir(), ran: map[string]bool{}, lists: map[string]string{}}

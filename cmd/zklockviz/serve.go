@@ -38,9 +38,10 @@ parent znodes, etcd lock prefixes (concurrency.Mutex, etcdctl lock), Redis
 lock keys (SET NX PX, Redisson, Redlock over several masters) and
 PostgreSQL advisory and row locks, side by side. zklockviz never writes to
 any of them (the simulator, when enabled with --sim, writes only under
---sim-root on ZooKeeper). However many browsers look, it keeps one children
-watch per ZooKeeper lock parent (never the whole tree), one watch per etcd
-lock prefix, one read of each Redis lock per master per --poll (or on its
+--sim-root on ZooKeeper). However many browsers look, it keeps one watch per
+ZooKeeper lock parent (persistent and recursive on ZooKeeper 3.6+, a
+children watch before; never the whole tree), one watch per etcd lock
+prefix, one read of each Redis lock per master per --poll (or on its
 keyspace events), and reads PostgreSQL with one query per --poll.
 
 Flags (repeatable ones may be given many times):
