@@ -179,7 +179,7 @@ func TestHistoryAPI(t *testing.T) {
 		if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
 			t.Fatalf("status %d: %s", code, b)
 		}
-		if want := []lockqueue.LockID{{Service: fixtureName, Name: "orders"}}; !slices.Equal(resp.Locks, want) {
+		if want := []history.Lock{{LockID: lockqueue.LockID{Service: fixtureName, Name: "orders"}, Cluster: history.UnknownCluster}}; !slices.Equal(resp.Locks, want) {
 			t.Errorf("locks %+v, want %+v", resp.Locks, want)
 		}
 	})
