@@ -208,3 +208,33 @@ func TestHistoryKeepsClustersApart(t *testing.T) {
 			code, snap.Cluster, holderOf(snap), prodNode)
 	}
 }
+
+// ZKLOCKVIZ_CLUSTER (--cluster) names the cluster for every service: the
+// history's moments and locks carry the name, and so does every metric,
+// so two zklockviz scraped by one Prometheus stay apart.
+func TestClusterNamed(t *testing.T) {
+	zks := sharedZK(t)
+	const lock = "/hist/named"
+	t.Setenv("ZKLOCKVIZ_CLUSTER", "payments-prod")
+	srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", lock,
+		"--data-dir", t.TempDir(), "--poll", "250ms", "--log-level", "warn")
+	api := historyAPI{t: t, base: srv.url}
+	seen := api.waitLive(lock, "the lock read", func(s lockqueue.Snapshot) bool { return s.Live() && s.Cluster == "payments-prod" })
+	if snap := api.at(lock, seen); snap.Cluster != "payments-prod" {
+		t.Errorf("the moment's cluster %q, want payments-prod", snap.Cluster)
+	}
+	var locks struct{ Locks []history.Lock }
+	getJSON(t, srv.url+"/api/v1/history/locks", &locks)
+	if !slices.ContainsFunc(locks.Locks, func(l history.Lock) bool { return l.Name == lock && l.Cluster == "payments-prod" }) {
+		t.Errorf("locks %+v: want %s of payments-prod", locks.Locks, lock)
+	}
+	exposed := getText(t, srv.url+"/metrics")
+	for _, want := range []string{
+		`zklockviz_lock_queue_length{cluster="payments-prod",path="/hist/named",service="zookeeper"} 0`,
+		`zklockviz_history_events_total{cluster="payments-prod"}`,
+	} {
+		if !strings.Contains(exposed, want) {
+			t.Errorf("/metrics does not have %s", want)
+		}
+	}
+}
