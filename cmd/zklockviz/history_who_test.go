@@ -134,6 +134,11 @@ func TestHistoryNamesWhoHeld(t *testing.T) {
 		t.Errorf("longest holds %+v: want A's node %s first, with its data and session", st.LongestHolds, aNode)
 	}
 
+	lockPage := getText(t, srv.url+"/lock?"+url.Values{"path": {lock}, "at": {ms(aHolds)}}.Encode())
+	if want := "as it was at " + aHolds.UTC().Format("2006-01-02 15:04:05 UTC") + " on cluster " + zks.Addr(); !strings.Contains(lockPage, want) {
+		t.Errorf("the lock page at A's hold does not say %q", want)
+	}
+
 	q := url.Values{"path": {lock}, "from": {ms(start)}, "to": {ms(time.Now())}}
 	page := getText(t, srv.url+"/api/v1/lock/export?"+q.Encode())
 	for _, want := range []string{aNode + ` (&#34;A&#34; · ` + holderOf(live).Session + `)`, "cluster " + zks.Addr()} {
