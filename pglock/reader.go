@@ -359,9 +359,9 @@ func (r *Reader) connect(ctx context.Context) error {
 }
 
 // clusterOf identifies the server's cluster: its system identifier, the
-// same on a primary and its physical replicas, when the role may read it
-// (pg_control_system() is for superusers and pg_monitor's members on some
-// versions, granted otherwise on others); else its host, port and
+// same on a primary and its physical replicas (and on any copy of its data
+// directory), when the role may read it (any role may, on the versions
+// tested, unless an administrator revoked it); else its host, port and
 // database, as the reader was given them.
 func (r *Reader) clusterOf(ctx context.Context, db *pgx.Conn) string {
 	var id string
