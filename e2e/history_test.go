@@ -170,6 +170,13 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	tb.until("the first holds again", node(q[0], "holding"))
 	tb.until("the second waits again", node(q[1], "waiting"))
 	tb.until("the table row of the first holds", fmt.Sprintf(`document.querySelector('tr[data-row=%s]')?.dataset.state === 'holding'`, jsString(q[0])))
+	// Who: each row names its node's session and data (the locker's name)
+	// as the live view did.
+	for i, who := range []string{"first", "second"} {
+		tb.until("the table names the "+who+" by its data and session", fmt.Sprintf(
+			`(() => { const r = document.querySelector('#table tr[data-row=%s]'); return !!r && r.textContent.includes(%s) && /0x[0-9a-f]+/.test(r.textContent); })()`,
+			jsString(q[i]), jsString(who)))
+	}
 	tb.until("the status names the moment", `document.getElementById('replay-status').dataset.at === '`+fmt.Sprint(before)+`'`)
 	if got := eval[string](tb, `new URL(location.href).searchParams.get('at')`); got != fmt.Sprint(before) {
 		t.Errorf("the address says at=%s, want %d", got, before)
@@ -214,6 +221,7 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	// The figures count the acquisitions and the second's wait.
 	tb.until("the figures count the second's wait", `Number(document.querySelector('#figures tr[data-figure=wait]').dataset.count) >= 1`)
 	tb.until("the figures count the acquisitions", `Number(document.querySelector('#figures [data-stat=acquisitions] b').textContent) >= 2`)
+	tb.until("the longest holds name the first by its data", `[...document.querySelectorAll('#figures .longest-holds li')].some((li) => li.textContent.includes('"first"'))`)
 	tb.until("the hold histogram counts the first's hold", `[...document.querySelectorAll('#figures [data-histogram=hold] tr')].some((r) => Number(r.dataset.count) > 0)`)
 	for _, f := range []string{"wait", "hold"} {
 		hist := eval[int](tb, `[...document.querySelectorAll('#figures [data-histogram=`+f+`] tr')].reduce((n, r) => n + Number(r.dataset.count), 0)`)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -44,6 +45,9 @@ type Reader struct {
 	// connVague: all connErr knows is that gRPC's connection is down; a
 	// lock's own failed read then says better why (TLS, refused…).
 	connVague bool
+	// cluster is the etcd cluster's id (hex) from the last response
+	// header: the history keeps each cluster's locks apart by it.
+	cluster   string
 	closeOnce sync.Once
 }
 
@@ -398,6 +402,9 @@ func (r *Reader) resync(l *lock, resp *clientv3.GetResponse) {
 		keys[name] = k
 	}
 	l.keys, l.read, l.err = keys, true, nil
+	if resp.Header != nil && resp.Header.ClusterId != 0 {
+		r.cluster = strconv.FormatUint(resp.Header.ClusterId, 16)
+	}
 	r.publishLocked(l)
 	r.pokeIfNewLease(l)
 }
@@ -593,7 +600,7 @@ func (r *Reader) publishLocked(l *lock) {
 	if l.expired != nil && !l.expired.Apply(&s) {
 		l.expired = nil
 	}
-	s.Connection = r.connectionLocked()
+	s.Connection, s.Cluster = r.connectionLocked(), r.cluster
 	if err := r.errorForLocked(l); err != nil {
 		s.Error = err.Error()
 	}

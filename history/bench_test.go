@@ -3,6 +3,7 @@ package history_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,13 +20,29 @@ func handoffs(path string, start time.Time, n int) []lockqueue.Snapshot {
 		for j := range names {
 			names[j] = fmt.Sprintf("_c_5b2c3f0e-8d7a-4f1b-9c2e-%012d-lock-%010d", i+j, i+j)
 		}
-		out[i] = queue(path, start.Add(time.Duration(i)*time.Millisecond), names...)
+		out[i] = withWho(queue(path, start.Add(time.Duration(i)*time.Millisecond), names...))
 	}
 	return out
 }
 
+const benchCluster = "10.0.0.1:2181,10.0.0.2:2181,10.0.0.3:2181/payments"
+
+// withWho gives s's nodes what the history keeps of who they are, at its
+// largest: MaxData bytes of data each (a lock client's identifier is
+// usually far shorter), and a cluster of three members and a chroot.
+func withWho(s lockqueue.Snapshot) lockqueue.Snapshot {
+	s.Cluster = benchCluster
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		id := "worker " + n.Name + " on payments-7d9f8c6b5-x2x4q pid 4242 "
+		n.Data = strings.Repeat(id, history.MaxData/len(id)+1)[:history.MaxData]
+	}
+	return s
+}
+
 // Recording: events stored per second and bytes per event on disk,
-// keyframes included (go test -bench Record -run ^$ ./history/).
+// keyframes included, each node with MaxData bytes of data (withWho)
+// (go test -bench Record -run ^$ ./history/).
 func BenchmarkRecord(b *testing.B) {
 	s := openStore(b, history.Options{Dir: b.TempDir()})
 	locks := []string{"/locks/a", "/locks/b", "/locks/c", "/locks/d"}
@@ -52,9 +69,10 @@ func BenchmarkRecord(b *testing.B) {
 	b.ReportMetric(float64(s.Size())/float64(s.Recorded()), "bytes/event")
 }
 
-// Replay: a day of one lock at one change a second, then the queue at
-// random moments, each decoding its segment from the keyframe (the cache
-// of decoded segments holds 8 of the day's 144).
+// Replay: a day of one lock at one change a second, each node with
+// MaxData bytes of data (withWho), then the queue at random moments, each
+// decoding its segment from the keyframe (the cache of decoded segments
+// holds 8 of the day's 144).
 func BenchmarkAtRandomMomentOfADay(b *testing.B) {
 	c := newClock(t0)
 	dir := b.TempDir()
@@ -73,7 +91,7 @@ func BenchmarkAtRandomMomentOfADay(b *testing.B) {
 		} else {
 			names = names[1:]
 		}
-		if _, err := s.Record(queue("/locks/day", c.Now(), names...)); err != nil {
+		if _, err := s.Record(withWho(queue("/locks/day", c.Now(), names...))); err != nil {
 			b.Fatal(err)
 		}
 		if i%60 == 0 {
@@ -82,6 +100,7 @@ func BenchmarkAtRandomMomentOfADay(b *testing.B) {
 			}
 		}
 	}
+	recorded := s.Recorded()
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -91,11 +110,12 @@ func BenchmarkAtRandomMomentOfADay(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for b.Loop() {
 		at := t0.Add(time.Duration(r.Int64N(day*1000)) * time.Millisecond)
-		if _, err := s.At("/locks/day", at); err != nil {
+		if _, err := s.At(history.Key(benchCluster, "/locks/day"), at); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(size)/day, "bytes/change")
+	b.ReportMetric(float64(size)/float64(recorded), "bytes/event")
 }
 
 // A hand-off in a 10,000-node queue: what one snapshot of a big lock

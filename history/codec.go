@@ -62,6 +62,12 @@ const (
 	fMessage
 	fConnection
 	fValue
+	// Who a node is (Queued only); a segment written before they were
+	// added has none of these bits, and reads as it did.
+	fData
+	fDataBinary
+	fLabel
+	fLease
 )
 
 // encoder writes records of one segment into a buffer.
@@ -89,7 +95,7 @@ func (e *encoder) str(s string) {
 }
 
 // lastField is the highest field bit; fields are written from fNode up.
-const lastField = fValue
+const lastField = fLease
 
 // stringField is ev's string field of bit, nil for the other fields.
 func stringField(ev *Event, bit uint64) *string {
@@ -118,6 +124,12 @@ func stringField(ev *Event, bit uint64) *string {
 		return &ev.Connection
 	case fValue:
 		return &ev.Value
+	case fData:
+		return &ev.Data
+	case fLabel:
+		return &ev.Label
+	case fLease:
+		return &ev.Lease
 	}
 	return nil
 }
@@ -144,6 +156,8 @@ func fieldMask(ev *Event) uint64 {
 			on = ev.Seq != 0
 		case bit == fForeign:
 			on = ev.Foreign
+		case bit == fDataBinary:
+			on = ev.DataBinary
 		case bit == fNodes:
 			on = len(ev.Nodes) > 0
 		case timeField(ev, bit) != nil:
@@ -173,7 +187,7 @@ func (e *encoder) event(lock string, ev Event) {
 			continue
 		}
 		switch {
-		case bit == fForeign: // the bit is the value
+		case bit == fForeign, bit == fDataBinary: // the bit is the value
 		case bit == fSeq:
 			e.scratch = binary.AppendVarint(e.scratch, ev.Seq)
 		case bit == fNodes:
@@ -345,6 +359,8 @@ func (d *segmentReader) event(p *payloadReader, head uint64) (record, error) {
 		switch {
 		case bit == fForeign:
 			r.Foreign = true
+		case bit == fDataBinary:
+			r.DataBinary = true
 		case bit == fSeq:
 			r.Seq = p.varint()
 		case bit == fNodes:

@@ -8,9 +8,11 @@
 package history
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
@@ -21,7 +23,9 @@ type Kind string
 // Event kinds. A node's life is queued, then acquired (maybe), then left.
 const (
 	// Queued: a node appeared (Mode, Client, Since = when it queued: the
-	// server's creation time when the service tells it, else first seen).
+	// server's creation time when the service tells it, else first seen;
+	// Data, DataBinary, Label and Lease: who it is, as the live view
+	// showed it then, recorded once per node).
 	Queued Kind = "queued"
 	// Acquired: a node started to hold (Since = when it queued, so the
 	// wait is Time-Since).
@@ -105,6 +109,17 @@ type Event struct {
 	Connection string `json:"connection,omitempty"`
 	Value      string `json:"value,omitempty"`
 
+	// Who a Queued node's owner is beyond Client (its ZooKeeper session,
+	// Redis token, etcd lease or PostgreSQL pid): its data, the first
+	// MaxData bytes (base64 when DataBinary, as the live API has it), the
+	// service's label of its client (PostgreSQL: application, client,
+	// state) and its lease. Set on Queued events only: a node's owner
+	// does not change.
+	Data       string `json:"data,omitempty"`
+	DataBinary bool   `json:"dataBinary,omitempty"`
+	Label      string `json:"label,omitempty"`
+	Lease      string `json:"lease,omitempty"`
+
 	// Synthetic marks the events of a keyframe: a restatement of the
 	// state, not a change.
 	Synthetic bool `json:"-"`
@@ -140,6 +155,10 @@ type nodeState struct {
 	Seq        int64
 	Foreign    bool
 	PartOf     string
+	Data       string
+	DataBinary bool
+	Label      string
+	Lease      string
 	QueuedAt   time.Time
 	AcquiredAt time.Time
 	Holding    bool
@@ -189,14 +208,16 @@ func (s *State) node(name string) int {
 }
 
 // Snapshot is the state as a lockqueue.Snapshot, as the live API would
-// have shown it (less what the history does not keep: node data, zxids,
-// lease times), its holders stamped with HeldSince.
+// have shown it (less what the history does not keep: data past MaxData
+// bytes, zxids, lease times), its holders stamped with HeldSince.
+// Cluster is the cluster it was recorded on, UnknownCluster for a
+// recording that does not say.
 func (s *State) Snapshot() lockqueue.Snapshot {
 	id := parseKey(s.Lock)
 	snap := lockqueue.Snapshot{
 		Path: id.Name, Recipe: s.Recipe, Connection: s.Connection, Exists: s.Exists,
 		UpdatedAt: s.Time, Error: s.Error, Nodes: []lockqueue.Node{}, Alerts: slices.Clone(s.Alerts),
-		WatchSource: "history",
+		WatchSource: "history", Cluster: ClusterOf(s.Lock),
 	}
 	if snap.Alerts == nil {
 		snap.Alerts = []lockqueue.Alert{}
@@ -210,6 +231,7 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 			WaitsFor: n.WaitsFor, WaitsOn: lockqueue.WaitOn(n.WaitsOn), Watching: slices.Clone(n.Watching),
 			Edge: lockqueue.Edge(n.Edge), Ctime: n.QueuedAt, Foreign: n.Foreign, Zombie: n.Zombie,
 			PartOf: n.PartOf, WaitsForSource: lockqueue.Provenance(n.Source), BlockedBy: slices.Clone(n.BlockedBy),
+			Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, LeaseID: n.Lease,
 		}
 		if n.Holding {
 			// When the recorder saw it begin to hold (or first saw it
@@ -227,9 +249,46 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 	return snap
 }
 
-// parseKey turns a Snapshot.Key back into the lock's identity: a ZooKeeper
-// path starts with '/', another service's key is "service:name".
+// UnknownCluster names the cluster of a lock recorded without one: by a
+// zklockviz that did not yet tell clusters apart. Such a recording may be
+// of any cluster, so it is never answered as a known cluster's.
+const UnknownCluster = "unknown"
+
+// clusterSep ends the cluster part of a history key. It is a control
+// character, so no lock key of a recording made before clusters were
+// recorded (a znode path, "service:name") starts with a cluster part.
+const clusterSep = "\x1f"
+
+// Key is the key a lock's history is kept under: the cluster, then the
+// lock's Snapshot.Key. The same path on two clusters is two histories.
+// An empty cluster or UnknownCluster is the key of a recording made
+// before clusters were recorded.
+func Key(cluster, lock string) string {
+	if cluster == "" || cluster == UnknownCluster {
+		return lock
+	}
+	return cluster + clusterSep + lock
+}
+
+// KeyOf is the key snap's lock is recorded under.
+func KeyOf(snap lockqueue.Snapshot) string { return Key(snap.Cluster, snap.Key()) }
+
+// ClusterOf is the cluster of a history key, UnknownCluster when it
+// names none.
+func ClusterOf(key string) string {
+	if c, _, ok := strings.Cut(key, clusterSep); ok {
+		return c
+	}
+	return UnknownCluster
+}
+
+// parseKey turns a history key back into the lock's identity: after the
+// cluster, a ZooKeeper path starts with '/', another service's key is
+// "service:name".
 func parseKey(key string) lockqueue.LockID {
+	if _, k, ok := strings.Cut(key, clusterSep); ok {
+		key = k
+	}
 	if svc, name, ok := strings.Cut(key, ":"); ok && !strings.HasPrefix(key, "/") {
 		return lockqueue.LockID{Service: svc, Name: name}
 	}
@@ -275,7 +334,7 @@ func (s *State) apply(e Event) {
 		if e.Node == "" || s.node(e.Node) < 0 {
 			s.nodes = append(s.nodes, nodeState{
 				Name: e.Node, Mode: e.Mode, Client: e.Client, Seq: e.Seq, Foreign: e.Foreign,
-				PartOf: e.PartOf, QueuedAt: e.Since,
+				PartOf: e.PartOf, QueuedAt: e.Since, Data: e.Data, DataBinary: e.DataBinary, Label: e.Label, Lease: e.Lease,
 			})
 			if s.index != nil {
 				s.index[e.Node] = len(s.nodes) - 1
@@ -362,9 +421,11 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 			if q.IsZero() || q.After(t) {
 				q = t
 			}
+			data, binary := boundData(n.Data, n.DataBinary)
 			out = append(out, Event{
 				Time: t, Kind: Queued, Node: n.Name, Mode: string(n.Mode), Client: clientOf(n), Seq: n.Seq,
 				Foreign: n.Foreign, PartOf: n.PartOf, Since: q,
+				Data: data, DataBinary: binary, Label: n.Label, Lease: n.LeaseID,
 			})
 			p = nodeState{QueuedAt: q}
 		} else {
@@ -390,6 +451,34 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		}
 	}
 	return out
+}
+
+// MaxData is how much of a node's data the history keeps: enough for the
+// name, host or id a lock client writes there, not a whole payload.
+const MaxData = 256
+
+// boundData is a node's data as recorded: its first MaxData bytes, text
+// cut at a character's start, binary (base64, as the live API has it)
+// decoded, cut and encoded again.
+func boundData(data string, binary bool) (string, bool) {
+	if !binary {
+		if len(data) <= MaxData {
+			return data, false
+		}
+		cut := MaxData
+		for cut > 0 && !utf8.RuneStart(data[cut]) {
+			cut--
+		}
+		return data[:cut], false
+	}
+	if base64.StdEncoding.DecodedLen(len(data)) <= MaxData {
+		return data, binary
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return "", false
+	}
+	return base64.StdEncoding.EncodeToString(raw[:min(len(raw), MaxData)]), true
 }
 
 // nodeChanges is the events that turn node state p into n.
@@ -495,7 +584,8 @@ func keyframeEvents(s *State, t time.Time) []Event {
 		out = append(out, Event{Time: t, Kind: Recipe, Value: string(s.Recipe)})
 	}
 	for _, n := range s.nodes {
-		out = append(out, Event{Time: t, Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign, PartOf: n.PartOf, Since: n.QueuedAt})
+		out = append(out, Event{Time: t, Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
+			PartOf: n.PartOf, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.Lease})
 		if n.Holding {
 			out = append(out, Event{Time: t, Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt})
 		}

@@ -160,7 +160,7 @@ func (s *PGStore) insert(ctx context.Context, recs []record) error {
 
 // Record stores the changes snap makes to its lock and returns them.
 func (s *PGStore) Record(snap lockqueue.Snapshot) ([]Event, error) {
-	key := snap.Key()
+	key := KeyOf(snap)
 	t := snap.UpdatedAt
 	if t.IsZero() {
 		t = s.opts.Now()
@@ -274,7 +274,7 @@ func (s *PGStore) replay(ctx context.Context, lock string, t time.Time) (State, 
 }
 
 // Locks lists the locks with a history.
-func (s *PGStore) Locks() ([]lockqueue.LockID, error) {
+func (s *PGStore) Locks() ([]Lock, error) {
 	rows, err := s.pool.Query(context.Background(), `SELECT DISTINCT lock FROM zklockviz_history`)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
@@ -283,7 +283,7 @@ func (s *PGStore) Locks() ([]lockqueue.LockID, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	return lockIDs(keys), nil
+	return locksOf(keys), nil
 }
 
 // Stats are the lock's figures over [from, to].

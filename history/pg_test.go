@@ -39,7 +39,7 @@ func TestPGStore(t *testing.T) {
 		s := openPG(t, pg.DSN(), c)
 		checkSession(t, s)
 		ids, err := s.Locks()
-		if want := (lockqueue.LockID{Service: lockqueue.ZooKeeper, Name: "/locks/orders"}); err != nil || !slices.Contains(ids, want) {
+		if want := (history.Lock{LockID: lockqueue.LockID{Service: lockqueue.ZooKeeper, Name: "/locks/orders"}, Cluster: history.UnknownCluster}); err != nil || !slices.Contains(ids, want) {
 			t.Errorf("Locks: %+v, %v; want %+v among them", ids, err, want)
 		}
 	})

@@ -105,7 +105,7 @@ func (s syncedSource) Stats(lock string, from, to time.Time) (Stats, error) {
 	return s.src.Stats(lock, from, to)
 }
 
-func (s syncedSource) Locks() ([]lockqueue.LockID, error) {
+func (s syncedSource) Locks() ([]Lock, error) {
 	s.sync()
 	return s.src.Locks()
 }
@@ -117,7 +117,7 @@ func (r *Recorder) Offer(s lockqueue.Snapshot) {
 	if r.stopped {
 		return
 	}
-	key := s.Key()
+	key := KeyOf(s)
 	// Once a lock's snapshot was set aside, the lock's later ones are too,
 	// until the recorder catches up: it must not record an older one after
 	// a newer one.
@@ -220,7 +220,7 @@ func (r *Recorder) catchUp() {
 func (r *Recorder) record(s lockqueue.Snapshot) {
 	evs, err := r.store.Record(s)
 	if err != nil {
-		r.log.Error("history: record", "lock", s.Key(), "err", err)
+		r.log.Error("history: record", "lock", s.Key(), "cluster", s.Cluster, "err", err)
 		return
 	}
 	if r.metrics != nil {

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"time"
@@ -20,17 +21,31 @@ type Source interface {
 	At(lock string, t time.Time) (State, error)
 	// Stats are the lock's figures over [from, to].
 	Stats(lock string, from, to time.Time) (Stats, error)
-	// Locks lists the locks with a history.
-	Locks() ([]lockqueue.LockID, error)
+	// Locks lists the locks with a history, each once per cluster it
+	// was recorded on.
+	Locks() ([]Lock, error)
 }
 
-// lockIDs turns keys into identities, sorted.
-func lockIDs(keys []string) []lockqueue.LockID {
-	slices.Sort(keys)
-	out := make([]lockqueue.LockID, len(keys))
+// Lock is a lock with a history: its identity and the cluster it was
+// recorded on (UnknownCluster for a recording that does not say).
+type Lock struct {
+	lockqueue.LockID
+	Cluster string `json:"cluster"`
+}
+
+// Key is the key the lock's history is kept under.
+func (l Lock) Key() string { return Key(l.Cluster, l.LockID.Key()) }
+
+// locksOf turns history keys into locks, sorted by service, name and
+// cluster.
+func locksOf(keys []string) []Lock {
+	out := make([]Lock, len(keys))
 	for i, k := range keys {
-		out[i] = parseKey(k)
+		out[i] = Lock{LockID: parseKey(k), Cluster: ClusterOf(k)}
 	}
+	slices.SortFunc(out, func(a, b Lock) int {
+		return cmp.Or(cmp.Compare(a.Service, b.Service), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cluster, b.Cluster))
+	})
 	return out
 }
 

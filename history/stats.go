@@ -68,6 +68,9 @@ type Stats struct {
 	BusiestHours []Hour `json:"busiestHours"`
 	// Gaps are the stretches the reader did not see.
 	Gaps []Span `json:"gaps"`
+	// LongestHolds are the window's longest holds that ended in it, and
+	// who held (at most five, longest first).
+	LongestHolds []Held `json:"longestHolds"`
 }
 
 // MeasuredWait is the wait e counts in the figures: an acquisition's,
@@ -132,6 +135,7 @@ func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats
 		return cmp.Or(cmp.Compare(b.Acquisitions, a.Acquisitions), a.Hour.Compare(b.Hour))
 	})
 	st.BusiestHours = st.BusiestHours[:min(len(st.BusiestHours), 5)]
+	st.LongestHolds = longestHolds(before, evs)
 	return st
 }
 
@@ -200,7 +204,9 @@ func statsOf(src Source, lock string, from, to time.Time) (Stats, error) {
 // acquired and left, and how; what was still going at the window's end is
 // left zero, its wait or hold counted to the end.
 type Life struct {
-	Node     string    `json:"node"`
+	Node string `json:"node"`
+	// Owner is who the node belongs to.
+	Owner
 	Queued   time.Time `json:"queued"`
 	Acquired time.Time `json:"acquired,omitzero"`
 	Left     time.Time `json:"left,omitzero"`
@@ -216,20 +222,20 @@ type Life struct {
 func Lives(before State, evs []Event, end time.Time) []Life {
 	out := []Life{}
 	at := map[string]int{}
-	add := func(node string, queued, acquired time.Time) {
+	add := func(node string, owner Owner, queued, acquired time.Time) {
 		at[node] = len(out)
-		out = append(out, Life{Node: node, Queued: queued, Acquired: acquired})
+		out = append(out, Life{Node: node, Owner: owner, Queued: queued, Acquired: acquired})
 	}
 	for _, n := range before.nodes {
 		if !n.Foreign && n.PartOf == "" {
-			add(n.Name, n.QueuedAt, n.AcquiredAt)
+			add(n.Name, n.owner(), n.QueuedAt, n.AcquiredAt)
 		}
 	}
 	for _, e := range evs {
 		i, known := at[e.Node]
 		switch {
 		case e.Kind == Queued && !known && !e.Foreign && e.PartOf == "":
-			add(e.Node, e.Since, time.Time{})
+			add(e.Node, e.Owner(), e.Since, time.Time{})
 		case e.Kind == Acquired && known:
 			out[i].Acquired = e.Time
 		case e.Kind == Left && known:

@@ -386,7 +386,7 @@ func (s *Store) append(key string, ev Event) {
 // keyframe: what was there before the recorder saw it is not a change it
 // saw happen.
 func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
-	key := snap.Key()
+	key := KeyOf(snap)
 	t := snap.UpdatedAt
 	if t.IsZero() {
 		t = s.opts.Now()
@@ -551,10 +551,10 @@ func (s *Store) Segments() []string {
 
 // Locks lists the locks the store has a history of: every lock it
 // recorded, each restated in every segment's keyframe.
-func (s *Store) Locks() ([]lockqueue.LockID, error) {
+func (s *Store) Locks() ([]Lock, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return lockIDs(s.lockKeys()), nil
+	return locksOf(s.lockKeys()), nil
 }
 
 // view is the segments a query reads: the current segment's buffer is

@@ -377,7 +377,7 @@ func TestRetentionDeletesOldestFirst(t *testing.T) {
 			if opts.MaxAge > 0 {
 				// A lock emptied at the start is forgotten once the
 				// retention has passed over it.
-				if ids, _ := s.Locks(); slices.ContainsFunc(ids, func(id lockqueue.LockID) bool { return id.Name == "/locks/emptied" }) {
+				if ids, _ := s.Locks(); slices.ContainsFunc(ids, func(id history.Lock) bool { return id.Name == "/locks/emptied" }) {
 					t.Errorf("the lock empty for longer than the retention is still kept: %v", ids)
 				}
 			}

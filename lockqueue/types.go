@@ -228,6 +228,13 @@ type Snapshot struct {
 	// order, so they are no nodes (Redisson: the subscribers of the lock's
 	// unlock channel, one per waiting client, not per thread).
 	AnonymousWaiters int `json:"anonymousWaiters,omitempty"`
+
+	// Cluster says which cluster of its service the lock lives on: etcd's
+	// cluster id, PostgreSQL's system identifier (else host, port and
+	// database), the Redis masters' addresses, ZooKeeper's members and
+	// chroot, or the name serve --cluster gives. The history keeps the
+	// same path on two clusters apart by it. Empty until known.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // Live reports whether the snapshot reflects ZooKeeper now.

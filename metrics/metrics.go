@@ -37,18 +37,25 @@ type Config struct {
 	// Extra collectors served beside the lock figures (the flight
 	// recorder's wait and hold histograms).
 	Extra []prometheus.Collector
+	// Cluster, when set (serve --cluster), is a label on every series:
+	// two zklockviz scraped by one Prometheus stay apart by it.
+	Cluster string
 }
 
 // Handler serves the Prometheus text format: the lock figures, the Go
 // runtime's and the process's.
 func Handler(cfg Config) http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(
+	var into prometheus.Registerer = reg
+	if cfg.Cluster != "" {
+		into = prometheus.WrapRegistererWith(prometheus.Labels{"cluster": cfg.Cluster}, reg)
+	}
+	into.MustRegister(
 		newCollector(cfg),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	reg.MustRegister(cfg.Extra...)
+	into.MustRegister(cfg.Extra...)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 

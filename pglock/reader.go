@@ -76,6 +76,9 @@ type Reader struct {
 	// Only Run's goroutine uses these.
 	db    *pgx.Conn
 	query string
+	// cluster identifies the server (clusterOf); empty until the first
+	// connection.
+	cluster string
 }
 
 var _ lockservice.Reader = (*Reader)(nil)
@@ -351,8 +354,23 @@ func (r *Reader) connect(ctx context.Context) error {
 		db.Close(context.WithoutCancel(ctx))
 		return err
 	}
-	r.db, r.query = db, queryFor(version)
+	r.db, r.query, r.cluster = db, queryFor(version), r.clusterOf(ctx, db)
 	return nil
+}
+
+// clusterOf identifies the server's cluster: its system identifier, the
+// same on a primary and its physical replicas (and on any copy of its data
+// directory), when the role may read it (any role may, on the versions
+// tested, unless an administrator revoked it); else its host, port and
+// database, as the reader was given them.
+func (r *Reader) clusterOf(ctx context.Context, db *pgx.Conn) string {
+	var id string
+	err := db.QueryRow(ctx, `SELECT system_identifier::text FROM pg_control_system()`).Scan(&id)
+	if err == nil && id != "" {
+		return id
+	}
+	r.log.Debug("postgres: no system identifier; the cluster is named by its address", "addr", r.addr, "err", err)
+	return r.addr + "/" + r.conn.Database
 }
 
 func (r *Reader) ok() {
@@ -393,6 +411,7 @@ func (r *Reader) fail(err error) {
 // publish sends s when it differs from the lock's last snapshot in
 // anything but its time, with the next revision.
 func (r *Reader) publish(s lockqueue.Snapshot) {
+	s.Cluster = r.cluster
 	r.mu.Lock()
 	prev, seen := r.last[s.Path]
 	var last *lockqueue.Snapshot

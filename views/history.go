@@ -1,12 +1,14 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // Replay is the lock view's time bar and the moment it shows: live (At
@@ -23,6 +25,9 @@ type Replay struct {
 	Why string
 	// ExportHref downloads the incident around the shown moment.
 	ExportHref string
+	// Cluster is the cluster the shown history was recorded on, when
+	// Known (history.UnknownCluster for a recording that does not say).
+	Cluster string
 }
 
 // AtMillis is At in Unix milliseconds, "" when live.
@@ -51,12 +56,23 @@ func (r Replay) Status() string {
 		}
 		return "zklockviz does not know what happened at " + When(r.At) + " (" + why + "); the queue shown is the last one it saw before."
 	}
-	return "Showing the queue as it was at " + When(r.At) + "."
+	return "Showing the queue as it was at " + When(r.At) + " on " + ClusterText(r.Cluster) + "."
+}
+
+// ClusterText words the cluster a history was recorded on.
+func ClusterText(c string) string {
+	if c == "" || c == history.UnknownCluster {
+		return "an unknown cluster (recorded before clusters were told apart)"
+	}
+	return "cluster " + c
 }
 
 // ReplayOf is the replay of a lock at t from the history's state then.
 func ReplayOf(st history.State, known bool, t time.Time) Replay {
 	r := Replay{On: true, At: t, Known: known, Seen: known && st.Live()}
+	if known {
+		r.Cluster = history.ClusterOf(st.Lock)
+	}
 	if known && !r.Seen {
 		r.Why = st.Error
 		if r.Why == "" {
@@ -87,6 +103,9 @@ type Figures struct {
 	Wait    []Bar
 	Hold    []Bar
 	Gaps    []string
+	// Longest are the longest holds that ended in the window, each with
+	// who held, longest first.
+	Longest []string
 }
 
 // FigureRow is one line of percentiles.
@@ -170,6 +189,13 @@ func NewFigures(st history.Stats, evs []history.Event) Figures {
 		}
 	}
 	f.Wait, f.Hold = histogram(waits), histogram(holds)
+	for _, h := range st.LongestHolds {
+		line := fmt.Sprintf("%s: %s from %s", seconds(h.Hold), h.Node, When(h.Acquired))
+		if who := Who(h.Owner); who != "" {
+			line = fmt.Sprintf("%s: %s (%s) from %s", seconds(h.Hold), h.Node, who, When(h.Acquired))
+		}
+		f.Longest = append(f.Longest, line)
+	}
 	for _, g := range st.Gaps {
 		f.Gaps = append(f.Gaps, GapText(g))
 	}
@@ -190,6 +216,8 @@ func GapText(g history.Span) string {
 type Export struct {
 	Service Service
 	Path    string
+	// Cluster is the cluster the incident was recorded on.
+	Cluster string
 	From    time.Time
 	To      time.Time
 	Figures Figures
@@ -226,7 +254,11 @@ func NewChange(at time.Time, evs []history.Event, st history.State) Change {
 	var holders []string
 	for _, n := range snap.Nodes {
 		if n.Holding {
-			holders = append(holders, n.Name)
+			h := n.Name
+			if who := NodeWho(n); who != "" {
+				h += " (" + who + ")"
+			}
+			holders = append(holders, h)
 		} else if n.Waiting() {
 			c.Waiting++
 		}
@@ -258,6 +290,9 @@ func EventText(e history.Event) string {
 	case e.To != "":
 		b.WriteString(" → " + e.To)
 	}
+	if who := Who(e.Owner()); e.Kind == history.Queued && who != "" {
+		b.WriteString(" by " + who)
+	}
 	if w := e.Wait(); w > 0 && e.Kind == history.Acquired {
 		b.WriteString(", waited " + Duration(w))
 	}
@@ -265,6 +300,32 @@ func EventText(e history.Event) string {
 		b.WriteString(", held " + Duration(h))
 	}
 	return b.String()
+}
+
+// Who words who a node's owner is, as the history recorded it: its label
+// or its data (binary data as base64), then its client and lease.
+func Who(o history.Owner) string {
+	var parts []string
+	switch {
+	case o.Label != "":
+		parts = append(parts, o.Label)
+	case o.DataBinary && o.Data != "":
+		parts = append(parts, "base64:"+o.Data)
+	case o.Data != "":
+		parts = append(parts, strconv.Quote(o.Data))
+	}
+	if o.Client != "" {
+		parts = append(parts, o.Client)
+	}
+	if o.Lease != "" && o.Lease != o.Client {
+		parts = append(parts, "lease "+o.Lease)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// NodeWho is Who of a node of a snapshot (one the history rebuilt).
+func NodeWho(n lockqueue.Node) string {
+	return Who(history.Owner{Client: cmp.Or(n.Client, n.Session), Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.LeaseID})
 }
 
 // ExportName is the incident file's name.

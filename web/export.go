@@ -22,7 +22,7 @@ const maxExportChanges = 500
 // window as one self-contained HTML file (views.ExportPage), its CSS and
 // script inlined so it opens from a ticket's attachment with no network.
 func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
-	store, id, from, to, err := s.historyRef(r)
+	store, id, key, from, to, err := s.historyRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -32,17 +32,17 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	evs, err := store.Events(id.Key(), from, to)
+	evs, err := store.Events(key, from, to)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	e := views.Export{Service: serviceView(svc), Path: id.Name, From: from, To: to}
-	if e.Figures, err = figuresOf(store, id, from, to); err != nil {
+	e := views.Export{Service: serviceView(svc), Path: id.Name, Cluster: history.ClusterOf(key), From: from, To: to}
+	if e.Figures, err = figuresOf(store, key, from, to); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if e.Changes, e.Truncated, err = exportChanges(store, id.Key(), from, evs); err != nil {
+	if e.Changes, e.Truncated, err = exportChanges(store, key, from, evs); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}

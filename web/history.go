@@ -2,8 +2,11 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zklockviz/zklockviz/history"
@@ -22,8 +25,11 @@ const maxEvents = 100_000
 
 // HistoryResponse answers GET /api/v1/lock/history.
 type HistoryResponse struct {
-	Service string          `json:"service,omitempty"`
-	Path    string          `json:"path"`
+	Service string `json:"service,omitempty"`
+	Path    string `json:"path"`
+	// Cluster is the cluster the history is of (history.UnknownCluster
+	// for one recorded before clusters were recorded).
+	Cluster string          `json:"cluster"`
 	From    time.Time       `json:"from"`
 	To      time.Time       `json:"to"`
 	Events  []history.Event `json:"events"`
@@ -78,29 +84,77 @@ func window(r *http.Request) (from, to time.Time, err error) {
 	return from, to, nil
 }
 
-// historyRef is the lock and window of a history request.
-func (s *Server) historyRef(r *http.Request) (history.Source, lockqueue.LockID, time.Time, time.Time, error) {
+// historyKey is the key of the history of id that a request asks about,
+// which names its cluster:
+//   - the cluster ?cluster= names (history.UnknownCluster: what was
+//     recorded before clusters were recorded);
+//   - else the cluster the lock is read from now, by its newest snapshot
+//     (latest);
+//   - else, for a lock not read now, the one cluster it was recorded on.
+//
+// So a recording of another cluster, or of an unknown one, is never
+// answered as the lock's own unless asked for by name; every answer names
+// the cluster it is of.
+func historyKey(src history.Source, latest func(string) (lockqueue.Snapshot, bool), id lockqueue.LockID, q url.Values) (string, error) {
+	if q.Has("cluster") {
+		c := q.Get("cluster")
+		if c == "" {
+			return "", errorf(ErrInvalid, "?cluster= is empty: give a cluster as /api/v1/history/locks lists it, or %s", history.UnknownCluster)
+		}
+		return history.Key(c, id.Key()), nil
+	}
+	if snap, ok := latest(id.Key()); ok {
+		// A snapshot that names no cluster (a reader that does not tell
+		// it) is of an unknown one.
+		return history.Key(snap.Cluster, id.Key()), nil
+	}
+	locks, err := src.Locks()
+	if err != nil {
+		return "", err
+	}
+	var clusters []string
+	for _, l := range locks {
+		if l.LockID == id {
+			clusters = append(clusters, l.Cluster)
+		}
+	}
+	switch len(clusters) {
+	case 0:
+		return id.Key(), nil // nothing recorded: the store says so
+	case 1:
+		return history.Key(clusters[0], id.Key()), nil
+	}
+	return "", errorf(ErrInvalid, "%s was recorded on %d clusters (%s): ask with ?cluster=", id.Name, len(clusters), strings.Join(clusters, ", "))
+}
+
+// historyRef is the lock, its history's key and the window of a history
+// request.
+func (s *Server) historyRef(r *http.Request) (history.Source, lockqueue.LockID, string, time.Time, time.Time, error) {
 	var id lockqueue.LockID
 	var from, to time.Time
 	store, err := s.historyStore()
 	if err != nil {
-		return nil, id, from, to, err
+		return nil, id, "", from, to, err
 	}
 	if _, id, err = s.lockRef(r); err != nil {
-		return nil, id, from, to, err
+		return nil, id, "", from, to, err
+	}
+	key, err := historyKey(store, s.cfg.Hub.Latest, id, r.URL.Query())
+	if err != nil {
+		return nil, id, "", from, to, err
 	}
 	from, to, err = window(r)
-	return store, id, from, to, err
+	return store, id, key, from, to, err
 }
 
-// windowEvents are id's events in [from, to] and the lock as it was at
-// from (no State when nothing was kept then).
-func windowEvents(store history.Source, id lockqueue.LockID, from, to time.Time) ([]history.Event, history.State, error) {
-	evs, err := store.Events(id.Key(), from, to)
+// windowEvents are the events of the lock's history key in [from, to]
+// and the lock as it was at from (no State when nothing was kept then).
+func windowEvents(store history.Source, key string, from, to time.Time) ([]history.Event, history.State, error) {
+	evs, err := store.Events(key, from, to)
 	if err != nil {
 		return nil, history.State{}, err
 	}
-	before, err := store.At(id.Key(), from)
+	before, err := store.At(key, from)
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return nil, history.State{}, err
 	}
@@ -108,18 +162,18 @@ func windowEvents(store history.Source, id lockqueue.LockID, from, to time.Time)
 }
 
 func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
-	store, id, from, to, err := s.historyRef(r)
+	store, id, key, from, to, err := s.historyRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	evs, before, err := windowEvents(store, id, from, to)
+	evs, before, err := windowEvents(store, key, from, to)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	resp := HistoryResponse{Path: id.Name, From: from, To: to, Events: nonNil(evs), Gaps: history.Gaps(before, evs, to),
-		Nodes: history.Lives(before, evs, to)}
+	resp := HistoryResponse{Path: id.Name, Cluster: history.ClusterOf(key), From: from, To: to, Events: nonNil(evs),
+		Gaps: history.Gaps(before, evs, to), Nodes: history.Lives(before, evs, to)}
 	if id.Service != lockqueue.ZooKeeper {
 		resp.Service = id.Service
 	}
@@ -156,7 +210,7 @@ const (
 )
 
 func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
-	store, id, from, to, err := s.historyRef(r)
+	store, id, key, from, to, err := s.historyRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -168,7 +222,7 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	evs, before, err := windowEvents(store, id, from, to)
+	evs, before, err := windowEvents(store, key, from, to)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -205,12 +259,12 @@ func density(evs []history.Event, from, to time.Time, n int) DensityResponse {
 }
 
 func (s *Server) handleLockStats(w http.ResponseWriter, r *http.Request) {
-	store, id, from, to, err := s.historyRef(r)
+	store, _, key, from, to, err := s.historyRef(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	st, err := store.Stats(id.Key(), from, to)
+	st, err := store.Stats(key, from, to)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -236,9 +290,14 @@ func (s *Server) handleLockAt(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	st, err := store.At(id.Key(), at)
+	key, err := historyKey(store, s.cfg.Hub.Latest, id, r.URL.Query())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	st, err := store.At(key, at)
 	if errors.Is(err, history.ErrNoHistory) {
-		writeError(w, r, s.log, errorf(ErrNotFound, "%v", err))
+		writeError(w, r, s.log, errorf(ErrNotFound, "%v%s", err, otherClusters(store, id, key)))
 		return
 	}
 	if err != nil {
@@ -248,9 +307,29 @@ func (s *Server) handleLockAt(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wireSnapshot(st.Snapshot()))
 }
 
-// HistoryLocksResponse answers GET /api/v1/history/locks.
+// otherClusters says which other clusters id was recorded on, for an
+// answer that found nothing of the one asked for; "" when none.
+func otherClusters(store history.Source, id lockqueue.LockID, key string) string {
+	locks, err := store.Locks()
+	if err != nil {
+		return ""
+	}
+	var others []string
+	for _, l := range locks {
+		if l.LockID == id && l.Key() != key {
+			others = append(others, l.Cluster)
+		}
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" on cluster %s; it was also recorded on %s (ask with ?cluster=)", history.ClusterOf(key), strings.Join(others, ", "))
+}
+
+// HistoryLocksResponse answers GET /api/v1/history/locks: each lock once
+// per cluster it was recorded on.
 type HistoryLocksResponse struct {
-	Locks []lockqueue.LockID `json:"locks"`
+	Locks []history.Lock `json:"locks"`
 }
 
 // handleHistoryLocks lists the locks with a history, watched now or not:

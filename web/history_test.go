@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,7 +180,7 @@ func TestHistoryAPI(t *testing.T) {
 		if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
 			t.Fatalf("status %d: %s", code, b)
 		}
-		if want := []lockqueue.LockID{{Service: fixtureName, Name: "orders"}}; !slices.Equal(resp.Locks, want) {
+		if want := []history.Lock{{LockID: lockqueue.LockID{Service: fixtureName, Name: "orders"}, Cluster: history.UnknownCluster}}; !slices.Equal(resp.Locks, want) {
 			t.Errorf("locks %+v, want %+v", resp.Locks, want)
 		}
 	})
@@ -203,4 +204,40 @@ func sum(xs []int) int {
 		n += x
 	}
 	return n
+}
+
+// A lock not read now that was recorded on two clusters is answered for
+// the cluster asked for, and a request that names none is told which
+// there are rather than given either's.
+func TestHistoryOfALockOnTwoClusters(t *testing.T) {
+	e := historyEnv(t)
+	store := e.srv.cfg.History.(*history.Store)
+	for i, cluster := range []string{"west", "east"} {
+		snap := lockqueue.Snapshot{Service: fixtureName, Cluster: cluster, Path: "elsewhere", Connection: lockqueue.Connected, Exists: true,
+			UpdatedAt: fixtureEpoch.Add(time.Duration(i) * time.Second),
+			Nodes:     []lockqueue.Node{{Name: "n-" + cluster, Seq: -1, Mode: lockqueue.Exclusive, Holding: true, Client: "client-" + cluster}}}
+		if _, err := store.Record(snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := fmt.Sprint(fixtureEpoch.Add(2 * time.Second).UnixMilli())
+	q := url.Values{"service": {fixtureName}, "path": {"elsewhere"}, "at": {at}}
+	code, b := historyGet(t, e, "/api/v1/lock", q)
+	var body errorBody
+	if code != http.StatusBadRequest || json.Unmarshal(b, &body) != nil || !strings.Contains(body.Error, "east, west") {
+		t.Errorf("no cluster named: %d %s, want 400 naming east and west", code, b)
+	}
+	for _, cluster := range []string{"east", "west"} {
+		q.Set("cluster", cluster)
+		code, b := historyGet(t, e, "/api/v1/lock", q)
+		var snap lockqueue.Snapshot
+		if code != http.StatusOK || json.Unmarshal(b, &snap) != nil || snap.Cluster != cluster ||
+			len(snap.Nodes) != 1 || snap.Nodes[0].Name != "n-"+cluster || snap.Nodes[0].Client != "client-"+cluster {
+			t.Errorf("?cluster=%s: %d %s, want its own node", cluster, code, b)
+		}
+	}
+	q.Set("cluster", history.UnknownCluster)
+	if code, b := historyGet(t, e, "/api/v1/lock", q); code != http.StatusNotFound || !strings.Contains(string(b), "also recorded on east, west") {
+		t.Errorf("?cluster=unknown: %d %s, want 404 naming the clusters it was recorded on", code, b)
+	}
 }

@@ -158,7 +158,7 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 	}
 	d.SetServices(statuses, watched)
 	if p.history != nil {
-		d.SetSparklines(p.sparks.of(p.history, p.log))
+		d.SetSparklines(p.sparks.of(p.history, p.snaps.Latest, p.log))
 	}
 	if name := r.URL.Query().Get("service"); name != "" {
 		svc, err := serviceNamed(p.services, name)
@@ -222,7 +222,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	l.Replay = past.replay
-	l.Figures = p.pageFigures(id, past.replay.At)
+	l.Figures = p.pageFigures(id, q, past.replay.At)
 	if !past.replay.At.IsZero() {
 		l.Live, l.Banner = false, "" // the replay status says which moment this is
 	}
@@ -235,7 +235,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 // pageFigures are the lock page's wait and hold figures over the default
 // window ending now, or around at when the page replays a moment; nil
 // without a history.
-func (p *pages) pageFigures(id lockqueue.LockID, at time.Time) *views.Figures {
+func (p *pages) pageFigures(id lockqueue.LockID, q url.Values, at time.Time) *views.Figures {
 	if p.history == nil {
 		return nil
 	}
@@ -243,7 +243,7 @@ func (p *pages) pageFigures(id lockqueue.LockID, at time.Time) *views.Figures {
 	if end := at.Add(defaultWindow / 2); !at.IsZero() && end.Before(to) {
 		to = end
 	}
-	f, err := p.figures(id, to.Add(-defaultWindow), to)
+	f, err := p.figures(id, q, to.Add(-defaultWindow), to)
 	if err != nil {
 		p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
 		return nil

@@ -51,13 +51,20 @@ func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
 	if err != nil {
 		return pt, err
 	}
-	m := p.moments.of(id, at, func() rebuilt {
-		st, err := p.history.At(id.Key(), at)
+	key, err := historyKey(p.history, p.snaps.Latest, id, q)
+	if err != nil {
+		// Which cluster's history to show is not known: none is.
+		pt.replay = views.ReplayOf(history.State{}, false, at)
+		pt.replay.ExportHref = exportHref(id, at.Add(-defaultWindow/2), at.Add(defaultWindow/2))
+		return pt, nil
+	}
+	m := p.moments.of(key, at, func() rebuilt {
+		st, err := p.history.At(key, at)
 		m := rebuilt{st: st, known: err == nil}
 		if err != nil && !errors.Is(err, history.ErrNoHistory) {
 			m.err = fmt.Errorf("the history of %s at %s: %w", id.Name, views.When(at), err)
 		} else if m.known {
-			m.why, m.inGap = gapAt(p.history, id, st, at)
+			m.why, m.inGap = gapAt(p.history, key, st, at)
 		}
 		return m
 	})
@@ -113,9 +120,10 @@ type momentCall struct {
 	m    rebuilt
 }
 
-// of is id at at, rebuilt by build unless it was lately.
-func (c *momentCache) of(id lockqueue.LockID, at time.Time, build func() rebuilt) rebuilt {
-	key := momentKey{id.Key(), at.UnixNano()}
+// of is the lock of history key lock at at, rebuilt by build unless it
+// was lately.
+func (c *momentCache) of(lock string, at time.Time, build func() rebuilt) rebuilt {
+	key := momentKey{lock, at.UnixNano()}
 	now := time.Now()
 	c.mu.Lock()
 	if call, ok := c.calls[key]; ok && (call.made.IsZero() || now.Sub(call.made) < momentTTL) {
@@ -160,13 +168,13 @@ var gapLookahead = []time.Duration{time.Minute, defaultWindow}
 // gapAt reports whether at falls in a stretch the history does not know
 // about, and why. A gap the recorder learns of afterwards (it was not
 // running) is recorded when it ends, so the events after at are read too.
-func gapAt(src history.Source, id lockqueue.LockID, st history.State, at time.Time) (string, bool) {
+func gapAt(src history.Source, key string, st history.State, at time.Time) (string, bool) {
 	var evs []history.Event
 	var end time.Time
 	for _, ahead := range gapLookahead {
 		end = at.Add(ahead)
 		var err error
-		if evs, err = src.Events(id.Key(), at, end); err != nil {
+		if evs, err = src.Events(key, at, end); err != nil {
 			return "", !st.Live()
 		}
 		if slices.ContainsFunc(evs, func(e history.Event) bool { return e.Time.After(at) }) {
@@ -193,19 +201,25 @@ func exportHref(id lockqueue.LockID, from, to time.Time) string {
 	return "/api/v1/lock/export?" + q.Encode()
 }
 
-// figures are id's figures over [from, to], histograms included.
-func (p *pages) figures(id lockqueue.LockID, from, to time.Time) (views.Figures, error) {
-	return figuresOf(p.history, id, from, to)
+// figures are id's figures over [from, to], histograms included, of the
+// cluster q asks for (historyKey); none when which is not known.
+func (p *pages) figures(id lockqueue.LockID, q url.Values, from, to time.Time) (views.Figures, error) {
+	key, err := historyKey(p.history, p.snaps.Latest, id, q)
+	if err != nil {
+		return views.Figures{}, nil
+	}
+	return figuresOf(p.history, key, from, to)
 }
 
-func figuresOf(src history.Source, id lockqueue.LockID, from, to time.Time) (views.Figures, error) {
-	st, err := src.Stats(id.Key(), from, to)
+// figuresOf are the figures of the lock of history key key.
+func figuresOf(src history.Source, key string, from, to time.Time) (views.Figures, error) {
+	st, err := src.Stats(key, from, to)
 	if err != nil {
-		return views.Figures{}, fmt.Errorf("figures of %s: %w", id.Key(), err)
+		return views.Figures{}, fmt.Errorf("figures of %s: %w", key, err)
 	}
-	evs, err := src.Events(id.Key(), from, to)
+	evs, err := src.Events(key, from, to)
 	if err != nil {
-		return views.Figures{}, fmt.Errorf("events of %s: %w", id.Key(), err)
+		return views.Figures{}, fmt.Errorf("events of %s: %w", key, err)
 	}
 	return views.NewFigures(st, evs), nil
 }
@@ -227,7 +241,7 @@ func (p *pages) lockFigures(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	f, err := p.figures(lockqueue.LockID{Service: svc.Name, Name: name}, from, to)
+	f, err := p.figures(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query(), from, to)
 	if err != nil {
 		p.log.Error("lock figures", "lock", name, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -252,11 +266,15 @@ type cachedSpark struct {
 	spark views.Sparkline
 }
 
-// of is the sparkline of a dashboard row, from src's last hour.
-func (c *sparkCache) of(src history.Source, log *slog.Logger) func(service, path string) views.Sparkline {
+// of is the sparkline of a dashboard row, from src's last hour of the
+// cluster the lock is read from (historyKey).
+func (c *sparkCache) of(src history.Source, latest func(string) (lockqueue.Snapshot, bool), log *slog.Logger) func(service, path string) views.Sparkline {
 	now := time.Now()
 	return func(service, path string) views.Sparkline {
-		key := lockqueue.LockID{Service: service, Name: path}.Key()
+		key, err := historyKey(src, latest, lockqueue.LockID{Service: service, Name: path}, nil)
+		if err != nil {
+			return views.NewSparkline(nil, now)
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if s, ok := c.lines[key]; ok && now.Sub(s.at) < sparkTTL {

@@ -104,7 +104,7 @@ func (m *Main) registerEtcd() error {
 	r, err := etcdlock.New(etcdlock.Config{
 		Endpoints: c.Endpoints, Username: c.Username, Password: c.Password, TLS: c.TLS,
 		Prefixes: c.Prefixes, Under: c.Under, Poll: m.Config.Poll,
-		Publish: m.readerSink(), Forget: m.hub.Remove, Logger: m.log,
+		Publish: m.readerSink(""), Forget: m.hub.Remove, Logger: m.log,
 	})
 	if err != nil {
 		return fmt.Errorf("etcd: %w", err)

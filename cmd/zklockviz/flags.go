@@ -37,6 +37,7 @@ var envDefaults = []struct{ flag, env string }{
 	{"history-retention", "ZKLOCKVIZ_HISTORY_RETENTION"},
 	{"history-max-size", "ZKLOCKVIZ_HISTORY_MAX_SIZE"},
 	{"history-db", "ZKLOCKVIZ_HISTORY_DB"},
+	{"cluster", "ZKLOCKVIZ_CLUSTER"},
 }
 
 // errHelp is returned when --help was asked for and answered.

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -38,6 +40,14 @@ const historyUsage = `  --data-dir DIR                 where the history is kept
                                  instead of --data-dir (table
                                  zklockviz_history, created if missing; env
                                  ZKLOCKVIZ_HISTORY_DB)
+  --cluster NAME                 name the servers read, for every service
+                                 (default: each one's own identity: etcd's
+                                 cluster id, PostgreSQL's system
+                                 identifier, the Redis masters, the
+                                 ZooKeeper members and chroot); the history
+                                 keeps each cluster's locks apart, and
+                                 every metric carries cluster=NAME (env
+                                 ZKLOCKVIZ_CLUSTER)
 `
 
 // historyConfig is the recorder's validated configuration.
@@ -50,11 +60,14 @@ type historyConfig struct {
 	MaxSize  int64
 	// DB is a PostgreSQL URL to keep the history in instead of DataDir.
 	DB string
+	// Cluster names the servers read (--cluster), for every service;
+	// empty: each names its own.
+	Cluster string
 }
 
 // historyFlags are the recorder's flags as given.
 type historyFlags struct {
-	dataDir, on, retention, maxSize, db string
+	dataDir, on, retention, maxSize, db, cluster string
 }
 
 func (f *historyFlags) register(fs *flag.FlagSet) {
@@ -63,6 +76,7 @@ func (f *historyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.retention, "history-retention", "7d", "")
 	fs.StringVar(&f.maxSize, "history-max-size", "1GiB", "")
 	fs.StringVar(&f.db, "history-db", "", "")
+	fs.StringVar(&f.cluster, "cluster", "", "")
 }
 
 func (f *historyFlags) config() (historyConfig, error) {
@@ -86,12 +100,27 @@ func (f *historyFlags) config() (historyConfig, error) {
 		return c, fmt.Errorf("--history-db: want a PostgreSQL URL, postgres://user:password@host/database")
 	}
 	c.DB = f.db
+	if c.Cluster, err = clusterName(f.cluster); err != nil {
+		return c, err
+	}
 	if c.DataDir == "" && c.On {
 		if c.DataDir, err = defaultDataDir(); err != nil {
 			return c, fmt.Errorf("--data-dir: %w", err)
 		}
 	}
 	return c, nil
+}
+
+// clusterName checks --cluster: printable, and not the name the history
+// gives recordings of an unknown cluster.
+func clusterName(v string) (string, error) {
+	if v == history.UnknownCluster {
+		return "", fmt.Errorf("--cluster %q: the history calls recordings of an unknown cluster so; pick another name", v)
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return "", fmt.Errorf("--cluster %q: want printable characters", v)
+	}
+	return v, nil
 }
 
 // defaultDataDir follows the XDG base directory spec: state that should
@@ -198,13 +227,34 @@ func (m *Main) startRecorder(store history.DB) {
 	m.hist.recorder = history.NewRecorder(store, m.hist.metrics, 0, m.log)
 }
 
-// readerSink is the Sink for the live readers: the hub, and the recorder
-// when it runs.
-func (m *Main) readerSink() func(lockqueue.Snapshot) {
-	if m.hist.recorder == nil {
-		return m.hub.Publish
+// readerSink is the Sink for a live reader: the hub, and the recorder
+// when it runs. It names each snapshot's cluster: --cluster when given,
+// else the reader's own (etcd's cluster id, PostgreSQL's system
+// identifier), else own, the servers as configured. A snapshot whose
+// cluster is not known yet (etcd and PostgreSQL before their first
+// answer) is shown but not recorded: the history could not say which
+// cluster it was of, and it holds nothing the reader has seen.
+func (m *Main) readerSink(own string) func(lockqueue.Snapshot) {
+	name, rec := m.Config.History.Cluster, m.hist.recorder
+	return func(s lockqueue.Snapshot) {
+		switch {
+		case name != "":
+			s.Cluster = name
+		case s.Cluster == "":
+			s.Cluster = own
+		}
+		if rec != nil && s.Cluster != "" {
+			rec.Offer(s)
+		}
+		m.hub.Publish(s)
 	}
-	return m.hist.recorder.Wrap(m.hub.Publish)
+}
+
+// serversCluster is the identity of a cluster known by its servers'
+// addresses: sorted, so the same servers given in another order are the
+// same cluster, then the chroot (ZooKeeper's), if any.
+func serversCluster(addrs []string, chroot string) string {
+	return strings.Join(slices.Sorted(slices.Values(addrs)), ",") + chroot
 }
 
 // historySource is what the web server reads the history from: the store,

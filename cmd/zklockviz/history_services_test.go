@@ -72,8 +72,13 @@ func TestHistoryRecordsRedis(t *testing.T) {
 		at     time.Time
 		holder string
 	}{{aHolds, "tok-A"}, {bHolds, "tok-B"}} {
-		if snap := api.at(key, m.at); !slices.Equal(snap.Holders(), []string{m.holder}) || snap.Service != "redis" {
+		snap := api.at(key, m.at)
+		if !slices.Equal(snap.Holders(), []string{m.holder}) || snap.Service != "redis" {
 			t.Errorf("at %s: service %q holders %q, want %s", m.at.Format(time.StampMilli), snap.Service, snap.Holders(), m.holder)
+		}
+		// Who held: the token, on the master it was read from.
+		if len(snap.Nodes) != 1 || snap.Nodes[0].Client != m.holder || snap.Cluster != r.Addr() {
+			t.Errorf("at %s: nodes %+v of cluster %q, want %s's token as its client, of %s", m.at.Format(time.StampMilli), snap.Nodes, snap.Cluster, m.holder, r.Addr())
 		}
 	}
 	var st history.Stats
@@ -118,7 +123,7 @@ func TestHistoryRecordsEtcd(t *testing.T) {
 		snap = s
 		return len(s.Nodes) == 1 && s.Nodes[0].Holding
 	})
-	aAcq, aName := time.Now(), snap.Nodes[0].Name
+	aAcq, aName, aLease, cluster := time.Now(), snap.Nodes[0].Name, snap.Nodes[0].LeaseID, snap.Cluster
 	const bTTL = 3 * time.Second
 	b := etcdctlLock(t, srv.Endpoint(), prefix, int(bTTL/time.Second))
 	bQueued := api.waitLive(prefix, "b queued", func(s lockqueue.Snapshot) bool {
@@ -161,6 +166,10 @@ func TestHistoryRecordsEtcd(t *testing.T) {
 	}
 	if snap := api.at(prefix, bQueued); !slices.Equal(snap.Holders(), []string{aName}) || !slices.Equal(snap.Waiters(), []string{bName}) {
 		t.Errorf("when b queued: holders %q waiters %q, want %s and %s", snap.Holders(), snap.Waiters(), aName, bName)
+	} else if snap.Nodes[0].LeaseID != aLease || aLease == "" || snap.Cluster != cluster || cluster == "" {
+		// Who held: a's lease, as the live view showed it, on the cluster
+		// etcd names in its response headers.
+		t.Errorf("when b queued: a's lease %q of cluster %q, live it was %q of %q", snap.Nodes[0].LeaseID, snap.Cluster, aLease, cluster)
 	}
 	var st history.Stats
 	api.get("/api/v1/lock/stats", prefix, map[string]string{"from": ms(start), "to": ms(time.Now())}, &st)
@@ -275,10 +284,25 @@ func TestHistoryRecordsPostgres(t *testing.T) {
 	}
 	if at := api.at(lock, gQueued); !slices.Equal(at.Holders(), []string{hName}) || !slices.Equal(at.Waiters(), []string{gName}) {
 		t.Errorf("when the impatient one queued: holders %q waiters %q, want %s and %s", at.Holders(), at.Waiters(), hName, gName)
+	} else {
+		// Who: each psql's pid and label (its application_name), as the
+		// live view showed them, on the server's own cluster.
+		for i, app := range []string{"holder", "impatient"} {
+			n := at.Nodes[i]
+			if !strings.HasPrefix(n.Label, app) || n.Name != "pid-"+n.Client || nodeOf(at, app) != n.Name {
+				t.Errorf("when the impatient one queued, node %s: label %q client %q data %q; want %s's", n.Name, n.Label, n.Client, n.Data, app)
+			}
+		}
+		if at.Cluster == "" || at.Cluster != snap.Cluster {
+			t.Errorf("the moment's cluster %q, live %q", at.Cluster, snap.Cluster)
+		}
 	}
 	var st history.Stats
 	api.get("/api/v1/lock/stats", lock, map[string]string{"from": ms(start), "to": ms(time.Now())}, &st)
 	if st.Acquisitions != 3 || st.GaveUp != 1 || st.Released != 2 || st.Wait.Count != 3 {
 		t.Errorf("figures %+v: want 3 acquisitions, 1 give-up, 2 releases, 3 waits", st)
+	}
+	if i := slices.IndexFunc(st.LongestHolds, func(h history.Held) bool { return h.Node == hName }); i < 0 || !strings.HasPrefix(st.LongestHolds[i].Label, "holder") {
+		t.Errorf("longest holds %+v: want the holder's hold, labelled holder", st.LongestHolds)
 	}
 }

@@ -494,6 +494,8 @@ func TestHistoryFlags(t *testing.T) {
 		{[]string{"--history-max-size", "lots"}, nil, 2, "--history-max-size"},
 		{[]string{"--history-db", "mysql://db/x"}, nil, 2, "--history-db: want a PostgreSQL URL"},
 		{nil, []string{"ZKLOCKVIZ_HISTORY_MAX_SIZE=-1GiB"}, 2, `--history-max-size "-1GiB"`},
+		{[]string{"--cluster", "unknown"}, nil, 2, `--cluster "unknown": the history calls recordings of an unknown cluster so`},
+		{nil, []string{"ZKLOCKVIZ_CLUSTER=a\tb"}, 2, `--cluster "a\tb": want printable characters`},
 	} {
 		t.Run(strings.Join(append(tc.env, tc.args...), " "), func(t *testing.T) {
 			args := append([]string{"serve", "--zk", "127.0.0.1:1"}, tc.args...)

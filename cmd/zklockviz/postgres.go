@@ -75,7 +75,7 @@ func (m *Main) registerPostgres() error {
 		return m.registerService(pglock.Service(nil))
 	}
 	r, err := pglock.New(pglock.Config{
-		DSN: c.DSN, Password: c.Password, Publish: m.readerSink(), Forget: m.hub.Remove,
+		DSN: c.DSN, Password: c.Password, Publish: m.readerSink(""), Forget: m.hub.Remove,
 		Poll: m.Config.Poll, LongWait: c.LongWait, IdleGrace: c.IdleGrace, Logger: m.log, Watch: c.Watch,
 	})
 	if err != nil {

@@ -118,7 +118,7 @@ func (m *Main) newRedisReader() (*redislock.Reader, error) {
 	redis.SetLogger(redisDebugLog{m.log})
 	r, err := redislock.NewReader(redislock.Config{
 		Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLS: c.TLS,
-		Poll: m.Config.Poll, Names: c.Names, Publish: m.readerSink(), Logger: m.log,
+		Poll: m.Config.Poll, Names: c.Names, Publish: m.readerSink(serversCluster(c.Addrs, "")), Logger: m.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)

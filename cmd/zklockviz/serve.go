@@ -594,7 +594,7 @@ func (m *Main) startWatcher(ctx context.Context) error {
 	c := m.Config
 	w, err := zkwatch.New(zkwatch.Config{
 		Servers: c.Servers, Chroot: c.Chroot, SessionTimeout: c.SessionTimeout,
-		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.readerSink(),
+		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.readerSink(serversCluster(c.Servers, c.Chroot)),
 		Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
 		Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
 	})
@@ -707,7 +707,7 @@ func (m *Main) newWeb() (*web.Server, error) {
 	srv, err := web.New(web.Config{
 		Hub: m.hub, Services: m.services, History: m.historySource(),
 		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services), web.WithHistory(m.historySource())),
-		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors()}),
+		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors(), Cluster: c.History.Cluster}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
 	if err != nil {

@@ -3,9 +3,11 @@
 
 usage: kazoo_lock.py HOSTS PATH TIMEOUT_SECONDS KIND...
 
-KIND is lock, read or write (kazoo's Lock, ReadLock, WriteLock). Each KIND is
-one participant with its own KazooClient (its own session), joining in the
-order given: a participant joins only once the previous one's node exists.
+KIND is lock, read or write (kazoo's Lock, ReadLock, WriteLock), optionally
+followed by =NAME: the participant's identifier, which kazoo writes as its
+node's data (default p<i>). Each KIND is one participant with its own
+KazooClient (its own session), joining in the order given: a participant
+joins only once the previous one's node exists.
 
 Prints, one line each, flushed:
   queued <i> <node>     participant i's node exists (it may hold or wait)
@@ -42,16 +44,18 @@ def main():
     hosts, path, timeout, kinds = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
     clients, locks, release, acquired = [], [], [], []
     stopping = threading.Event()
-    for i, kind in enumerate(kinds):
+    for i, spec in enumerate(kinds):
+        kind, _, name = spec.partition("=")
+        ident = name or "p%d" % i
         zk = KazooClient(hosts=hosts, timeout=timeout)
         zk.start(timeout=30)
         clients.append(zk)
         if kind == "lock":
-            lk = zk.Lock(path, identifier="p%d" % i)
+            lk = zk.Lock(path, identifier=ident)
         elif kind == "read":
-            lk = zk.ReadLock(path, identifier="p%d" % i)
+            lk = zk.ReadLock(path, identifier=ident)
         elif kind == "write":
-            lk = zk.WriteLock(path, identifier="p%d" % i)
+            lk = zk.WriteLock(path, identifier=ident)
         else:
             sys.exit("unknown kind %r" % kind)
         locks.append(lk)

@@ -1,0 +1,68 @@
+package history
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Owner is who a node belongs to, as the history recorded it when the
+// node queued: what the live view showed of its owner then.
+type Owner struct {
+	// Client is its ZooKeeper session, Redis token or Redisson owner,
+	// etcd lease or PostgreSQL backend pid.
+	Client string `json:"client,omitempty"`
+	// Data is the node's data, its first MaxData bytes (base64 when
+	// DataBinary); Label the service's name for its client (PostgreSQL:
+	// application, client address, state); Lease its lease.
+	Data       string `json:"data,omitempty"`
+	DataBinary bool   `json:"dataBinary,omitempty"`
+	Label      string `json:"label,omitempty"`
+	Lease      string `json:"lease,omitempty"`
+}
+
+// Owner is who the node of a Queued event belongs to; empty for other
+// kinds, which do not repeat it.
+func (e Event) Owner() Owner {
+	return Owner{Client: e.Client, Data: e.Data, DataBinary: e.DataBinary, Label: e.Label, Lease: e.Lease}
+}
+
+func (n nodeState) owner() Owner {
+	return Owner{Client: n.Client, Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.Lease}
+}
+
+// Held is one hold that ended in a window: the node, who held it, when
+// and for how long (seconds).
+type Held struct {
+	Node string `json:"node"`
+	Owner
+	Acquired time.Time `json:"acquired"`
+	Left     time.Time `json:"left"`
+	Hold     float64   `json:"hold"`
+}
+
+// maxLongestHolds is how many holds Stats.LongestHolds names.
+const maxLongestHolds = 5
+
+// longestHolds are the longest measured holds among evs, longest first,
+// each with its holder: known from its Queued event, or from before (the
+// lock as the window starts) for a node queued earlier.
+func longestHolds(before State, evs []Event) []Held {
+	owners := make(map[string]Owner, len(before.nodes))
+	for _, n := range before.nodes {
+		owners[n.Name] = n.owner()
+	}
+	out := []Held{}
+	for _, e := range evs {
+		switch e.Kind {
+		case Queued:
+			owners[e.Node] = e.Owner()
+		case Left:
+			if h, ok := e.MeasuredHold(); ok {
+				out = append(out, Held{Node: e.Node, Owner: owners[e.Node], Acquired: e.Acquired, Left: e.Time, Hold: h.Seconds()})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Held) int { return cmp.Compare(b.Hold, a.Hold) })
+	return out[:min(len(out), maxLongestHolds)]
+}

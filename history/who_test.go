@@ -1,0 +1,152 @@
+package history_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/pglocal"
+)
+
+// whoQueue is a queue whose nodes say who they are as each service does:
+// data (a long text and a binary one among them), a label, a lease.
+func whoQueue(cluster string, at time.Time, names ...string) lockqueue.Snapshot {
+	s := queue("/locks/who", at, names...)
+	s.Cluster = cluster
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		switch n.Name {
+		case "long":
+			n.Data = strings.Repeat("é", history.MaxData) // 2 bytes each
+		case "bin":
+			n.Data, n.DataBinary = base64.StdEncoding.EncodeToString(make([]byte, 1000)), true
+		default:
+			n.Data = "owner " + n.Name
+		}
+		n.Label, n.LeaseID = "app-"+n.Name, "lease-"+n.Name
+	}
+	return s
+}
+
+// Who a node is goes into its Queued event once, bounded to MaxData
+// bytes, and comes back in the lock at any later moment, across a
+// segment's keyframe, as the live view had it; the same path recorded on
+// another cluster is another lock.
+func TestRecordsWhoOncePerNode(t *testing.T) {
+	pg := pglocal.ForTest(t)
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T, c *clock) history.DB
+	}{
+		{"store", func(t *testing.T, c *clock) history.DB {
+			return openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now, SegmentAge: time.Minute})
+		}},
+		{"postgres", func(t *testing.T, c *clock) history.DB { return openPG(t, pg.DSN(), c) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock(t0)
+			s := tc.open(t, c)
+			cluster := "c-" + tc.name + "-" + t.Name()
+			key := history.Key(cluster, "/locks/who")
+			record(t, s, whoQueue(cluster, t0, "a", "long", "bin"))
+			c.set(t0.Add(2 * time.Minute)) // past a segment's end: a keyframe restates the queue
+			record(t, s, whoQueue(cluster, c.Now(), "long", "bin"))
+			if st, ok := s.(*history.Store); ok {
+				if err := st.Flush(false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.set(t0.Add(3 * time.Minute))
+			record(t, s, whoQueue(cluster, c.Now(), "bin"))
+
+			evs, err := s.Events(key, t0, c.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				if e.Kind != history.Queued && (e.Data != "" || e.Label != "" || e.Lease != "") {
+					t.Errorf("a %s event repeats who %s is: %+v", e.Kind, e.Node, e)
+				}
+			}
+			st, err := s.At(key, t0.Add(150*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := st.Snapshot()
+			if snap.Cluster != cluster || len(snap.Nodes) != 2 {
+				t.Fatalf("after the keyframe: cluster %q, nodes %+v", snap.Cluster, snap.Nodes)
+			}
+			long, bin := snap.Nodes[0], snap.Nodes[1]
+			if want := strings.Repeat("é", history.MaxData/2); long.Data != want || long.Label != "app-long" || long.LeaseID != "lease-long" ||
+				long.Session != "0xlong" || !long.Holding {
+				t.Errorf("the long one: data %d bytes, label %q, lease %q, session %q; want its first %d bytes, app-long, lease-long, 0xlong",
+					len(long.Data), long.Label, long.LeaseID, long.Session, history.MaxData)
+			}
+			if raw, err := base64.StdEncoding.DecodeString(bin.Data); err != nil || !bin.DataBinary || len(raw) != history.MaxData {
+				t.Errorf("the binary one: %d bytes (binary %v, %v), want its first %d", len(raw), bin.DataBinary, err, history.MaxData)
+			}
+			if _, err := s.At(history.Key("another", "/locks/who"), t0.Add(150*time.Second)); !errors.Is(err, history.ErrNoHistory) {
+				t.Errorf("another cluster's /locks/who: %v, want no history", err)
+			}
+		})
+	}
+}
+
+// A segment written before who and clusters were recorded (by the
+// previous release's encoder: testdata/before-clusters) is read as it was,
+// as a recording of an unknown cluster; a new recording of the same path
+// with a cluster is kept apart from it.
+func TestSegmentsBeforeClustersStillRead(t *testing.T) {
+	dir := t.TempDir()
+	ents, err := os.ReadDir("testdata/before-clusters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("testdata/before-clusters", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The old recording: /locks/x from 03:00:01, a holding (session 0x1),
+	// b queued at 03:00:02, a gone and b holding at 03:00:04.
+	old := time.Date(2026, 11, 1, 3, 0, 0, 0, time.UTC)
+	c := newClock(old.Add(time.Hour))
+	s := openStore(t, history.Options{Dir: dir, Now: c.Now})
+	if err := s.Verify(); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	st, err := s.At("/locks/x", old.Add(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := st.Snapshot()
+	if got := []string{snap.Holders()[0], snap.Nodes[0].Session, snap.Waiters()[0], snap.Cluster}; !slices.Equal(got, []string{"a", "0x1", "b", history.UnknownCluster}) {
+		t.Errorf("the old recording at 03:00:03: holder, its session, waiter, cluster = %q", got)
+	}
+	record(t, s, whoQueue("zk-new", c.Now(), "n"))
+	locks, err := s.Locks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []history.Lock{
+		{LockID: lockqueue.LockID{Service: lockqueue.ZooKeeper, Name: "/locks/who"}, Cluster: "zk-new"},
+		{LockID: lockqueue.LockID{Service: lockqueue.ZooKeeper, Name: "/locks/x"}, Cluster: history.UnknownCluster},
+	}
+	if !slices.Equal(locks, want) {
+		t.Errorf("locks %+v, want %+v", locks, want)
+	}
+	if _, err := s.At(history.Key("zk-new", "/locks/x"), old.Add(3*time.Second)); !errors.Is(err, history.ErrNoHistory) {
+		t.Errorf("a known cluster's /locks/x at the old moment: %v, want no history", err)
+	}
+}
