@@ -89,6 +89,9 @@ type lostKey struct {
 	// known: the master's run id changed; otherwise a restart is only
 	// suspected (INFO refused).
 	known bool
+	// kept: the owner still held keys on other masters then (a Redlock);
+	// once it holds none, it let go or they expired.
+	kept bool
 }
 
 // ownerSeen is what the reader has seen of one token (or Redisson owner).
@@ -154,7 +157,7 @@ func (f *follow) build(reads []keyRead, quorum int, source string, now time.Time
 	}
 	s.Recipe = recipe(types, len(reads))
 	f.noteLost(reads, holds, now)
-	f.see(holds, now)
+	f.see(holds, reads, now)
 	majority, deadline := f.addNodes(&s, holds, reads, quorum, mode)
 	lockqueue.SortNodes(s.Nodes)
 	s.Alerts = append(s.Alerts, f.split(majority, holds, len(reads))...)
@@ -251,8 +254,14 @@ func recipe(types map[string]bool, masters int) lockqueue.Recipe {
 }
 
 // see records the owners' times left, noting renewals, and forgets the
-// owners that are gone.
-func (f *follow) see(holds map[string][]keyHold, now time.Time) {
+// owners that are gone; what a master not read held stays as it was.
+func (f *follow) see(holds map[string][]keyHold, reads []keyRead, now time.Time) {
+	unread := map[string]bool{}
+	for _, kr := range reads {
+		if kr.err != nil {
+			unread[kr.addr] = true
+		}
+	}
 	for owner := range f.owners {
 		if _, ok := holds[owner]; !ok {
 			delete(f.owners, owner)
@@ -275,7 +284,7 @@ func (f *follow) see(holds map[string][]keyHold, now time.Time) {
 			seen.lease[h.addr] = max(seen.lease[h.addr], h.left)
 		}
 		for addr := range seen.left {
-			if !on[addr] { // released there and maybe taken again: start afresh
+			if !on[addr] && !unread[addr] { // released there and maybe taken again: start afresh
 				delete(seen.left, addr)
 				delete(seen.lease, addr)
 				delete(seen.renewed, addr)
@@ -517,21 +526,35 @@ func (f *follow) noteLost(reads []keyRead, holds map[string][]keyHold, now time.
 				k.due = time.Time{}
 			}
 		}
-		if len(k.addrs) > 0 {
-			f.lost[owner] = k
+		if len(k.addrs) == 0 {
+			continue
 		}
+		k.kept = len(holds[owner]) > 0
+		if was, ok := f.lost[owner]; ok { // lost on other masters before
+			k.addrs = slices.Compact(slices.Sorted(slices.Values(append(was.addrs, k.addrs...))))
+			k.known = k.known && was.known
+			if was.due.IsZero() || (!k.due.IsZero() && was.due.After(k.due)) {
+				k.due = was.due
+			}
+		}
+		f.lost[owner] = k
 	}
 }
 
 // lostAlerts are the alerts of the keys lost in restarts whose owners may
-// still believe they hold them: until the lease would have run out, or,
-// for a key without expiry, until the owner's key is back. until is when
-// the next of them ends (0: none).
+// still believe they hold them: until the lease would have run out, the
+// owner's keys are back where they were lost, or an owner that kept keys
+// elsewhere has none left (it let go). until is when the next of them
+// ends (0: none).
 func (f *follow) lostAlerts(holds map[string][]keyHold, now time.Time) (alerts []lockqueue.Alert, until time.Duration) {
 	for _, owner := range slices.Sorted(maps.Keys(f.lost)) {
 		k := f.lost[owner]
-		_, back := holds[owner]
-		if back || (!k.due.IsZero() && !now.Before(k.due)) {
+		back := true
+		for _, addr := range k.addrs {
+			back = back && slices.ContainsFunc(holds[owner], func(h keyHold) bool { return h.addr == addr })
+		}
+		gone := k.kept && len(holds[owner]) == 0
+		if back || gone || (!k.due.IsZero() && !now.Before(k.due)) {
 			delete(f.lost, owner)
 			continue
 		}

@@ -74,15 +74,15 @@ func redissonChannel(name string) string {
 // changed, a second pipeline reads the value as what it now is. Every
 // command is a read: TYPE, PTTL, GET, HGETALL, PUBSUB NUMSUB.
 func (m *liveMaster) read(ctx context.Context, name, guess string) (keyRead, error) {
-	runID, err := m.readRunID(ctx)
-	if err != nil {
-		return keyRead{}, err
-	}
 	kr, err := m.readAs(ctx, name, guess)
 	if err == nil && kr.typ != guess && (kr.typ == typeString || kr.typ == typeHash) {
 		kr, err = m.readAs(ctx, name, kr.typ)
 	}
-	kr.runID = runID
+	if err == nil {
+		// After the key: a connection renewed by its reads (a restart)
+		// asks the new server's.
+		kr.runID, err = m.readRunID(ctx)
+	}
 	return kr, err
 }
 
@@ -108,6 +108,13 @@ func (m *liveMaster) readRunID(ctx context.Context) (string, error) {
 	}
 	m.runID, m.runIDStale = infoField(info, "run_id"), false
 	return m.runID, nil
+}
+
+// runIDMayChange has the next read ask the run id again.
+func (m *liveMaster) runIDMayChange() {
+	m.mu.Lock()
+	m.runIDStale = true
+	m.mu.Unlock()
 }
 
 // infoField is one field of INFO's "name:value" lines.
@@ -211,7 +218,7 @@ func (m *liveMaster) note(ctx context.Context, log *slog.Logger, source string, 
 		delete(m.errs, source)
 	} else {
 		m.errs[source] = err
-		m.runIDStale = true
+		m.runIDStale = true // a restart may follow
 	}
 	first := !m.answered
 	m.answered = true
