@@ -88,7 +88,8 @@ func (m *liveMaster) read(ctx context.Context, name, guess string) (keyRead, err
 
 // readRunID is the server's run id: read with INFO server at the first
 // read and at the first after a failure (a restart comes with one), else
-// the one read then. A refused INFO leaves it unknown ("") for good.
+// the one read then. INFO refused (an ACL without +info, a server that
+// renamed it) leaves it unknown ("") for good.
 func (m *liveMaster) readRunID(ctx context.Context) (string, error) {
 	m.mu.Lock()
 	id, ask := m.runID, (m.runID == "" || m.runIDStale) && !m.infoRefused
@@ -99,8 +100,9 @@ func (m *liveMaster) readRunID(ctx context.Context) (string, error) {
 	info, err := m.client.Info(ctx, "server").Result()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var refused redis.Error // the server's answer: NOPERM, or INFO renamed away
 	switch {
-	case err != nil && strings.HasPrefix(err.Error(), "NOPERM"):
+	case errors.As(err, &refused):
 		m.infoRefused, m.runID = true, ""
 		return "", nil
 	case err != nil:
