@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zklockviz/zklockviz/redislocal"
 )
@@ -72,4 +74,42 @@ func TestRedisErrorOnDashboard(t *testing.T) {
 	tb.open(srv.URL + "/")
 	tb.until("the Redis reader's error", `[...document.querySelectorAll('#services li[data-service=redis] .service-err')].some(e => `+
 		`e.textContent.includes('redis `+m.Addr()+`') && e.textContent.includes('WRONGPASS') && e.textContent.includes('--redis-password'))`)
+}
+
+// A Redis killed under a key without expiry, in the browser: the page
+// keeps drawing the holder, says the state is unknown since the outage
+// began (in the stat line and on the lane's lock bar), never free, and
+// keeps the no-expiry alert. Restarted without persistence, the page
+// says the restart lost the key while its owner may still believe it
+// holds.
+func TestRedisOutageInBrowser(t *testing.T) {
+	need(t)
+	m := redislocal.ForTest(t)
+	redisCLI(t, m.Addr(), "SET", "orders-lock", "tok-A", "NX")
+	srv := startServer(t, "--poll", "200ms", "--redis", m.Addr(), "--watch", "redis:orders-lock")
+	tb := newTab(t)
+	tb.open(srv.URL + "/lock?service=redis&path=orders-lock")
+	tb.until("tok-A holds, live, with no expiry", node("tok-A", "holding")+` && document.body.dataset.live === 'true' && `+
+		`document.querySelector('#alerts li[data-kind="no-expiry"]')`)
+
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	missing := `(document.querySelector('[data-stat=missing]') || {textContent: ''}).textContent`
+	bar := `(document.querySelector('#lane g.parent text') || {textContent: ''}).textContent`
+	tb.until("the last known state, unknown since the outage", `document.body.dataset.live === 'false' && `+
+		node("tok-A", "holding")+` && `+missing+`.startsWith('unknown since') && `+bar+`.includes('(unknown')`)
+	time.Sleep(2 * time.Second) // ten polls of a dead server
+	if free := eval[bool](tb, `document.querySelector('main').textContent.includes('free') || `+bar+`.includes('does not exist') || !`+node("tok-A", "holding")+
+		` || !document.querySelector('#alerts li[data-kind="no-expiry"]')`); free {
+		t.Errorf("with Redis down the page shows the lock free or lost its holder or alert:\n%s", eval[string](tb, `document.querySelector('main').textContent`))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tb.until("the loss in the restart told", `document.body.dataset.live === 'true' && `+nodeCount(0)+` && `+
+		`[...document.querySelectorAll('#alerts li[data-kind="lost-in-restart"]')].some(a => a.textContent.includes('may still believe it holds'))`)
 }

@@ -609,6 +609,12 @@ func (r *Reader) publishLocked(l *lock) {
 	if l.rev > 0 {
 		last = &l.last
 	}
+	if !s.Live() {
+		// Keys and leases not read now are not gone: the last known
+		// state, marked not live.
+		s.UpdatedAt = now
+		s = lockqueue.LastKnown(last, s)
+	}
 	lockqueue.CarryHolds(last, &s, now)
 	if last != nil && lockqueue.SameShown(s, *last) {
 		return

@@ -530,6 +530,9 @@ func howLeft(prev *State, n nodeState, t time.Time) How {
 
 // noteLeases keeps when each node's lease runs out, by snap taken at t.
 func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
+	if !snap.Live() {
+		return // a last known lease, not a new reading of it
+	}
 	for ni := range snap.Nodes {
 		n := &snap.Nodes[ni]
 		if n.LeaseLeftMs <= 0 {
@@ -553,6 +556,12 @@ func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		}
 		return evs
 	}
+	if !snap.Live() {
+		return unseen(st, snap, t)
+	}
+	// Live again after a gap: st is still the last state seen live, so
+	// what changed while the reader could not see is told against it
+	// (a node gone meanwhile leaves Unseen, see howLeft).
 	evs := diff(st, snap, t)
 	if !st.Live() {
 		for i := range evs {
@@ -564,6 +573,18 @@ func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		}
 	}
 	return evs
+}
+
+// unseen is what a snapshot that is not live records: only that the
+// reader's view changed (the gap, or why it goes on). Its nodes, existence
+// and alerts are the reader's last known state or nothing it could read,
+// so nothing left, expired, acquired or cleared by it: that is for the
+// first live snapshot after the gap to tell.
+func unseen(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
+	if st.Connection == snap.Connection && st.Error == snap.Error {
+		return nil
+	}
+	return []Event{{Time: t, Kind: Connection, Connection: string(snap.Connection), Message: snap.Error}}
 }
 
 // changed is evs less the keyframe's restatements: what Record returns.

@@ -474,3 +474,60 @@ func TestQueriesFollowTheWriter(t *testing.T) {
 		}
 	})
 }
+
+// A snapshot that is not live records only the gap, whatever it shows: a
+// reader that published an unreadable lock as empty, missing and without
+// its alerts (as one did when its server went away) makes no release, no
+// expiry, no "exists: no" and no cleared alert. The first live snapshot
+// after the gap is told against the last live state: a holder gone
+// meanwhile left unseen, and the figures count no release and no hold.
+func TestNotLiveRecordsOnlyTheGap(t *testing.T) {
+	const p = "/locks/outage"
+	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+	held := queue(p, at(0), "a!", "b")
+	for _, tc := range []struct {
+		name string
+		gap  lockqueue.Snapshot
+	}{
+		{"empty and missing", lockqueue.Snapshot{Path: p, Connection: lockqueue.Reconnecting, UpdatedAt: at(10), Nodes: []lockqueue.Node{}}},
+		{"a read error", func() lockqueue.Snapshot {
+			s := queue(p, at(10))
+			s.Exists, s.Error = false, "connection refused"
+			return s
+		}()},
+		{"the last known state", lockqueue.LastKnown(&held, lockqueue.Snapshot{Path: p, Connection: lockqueue.Reconnecting, UpdatedAt: at(10)})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t, history.Options{Dir: t.TempDir(), Now: newClock(t0).Now})
+			later := tc.gap
+			later.UpdatedAt = at(20)
+			later.Error += " still"
+			record(t, s, held, queue(p, at(5), "a!", "b"), tc.gap, later, queue(p, at(30), "b"))
+			evs, err := s.Events(p, t0, at(40))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The gap, its error changing, the reader back; then what
+			// changed meanwhile.
+			want := []string{"connection", "connection", "connection", "left a unknown", "acquired b", "waits-for b", "watch b", "alert-cleared"}
+			if got := kinds(evs); !slices.Equal(got, want) {
+				t.Errorf("events:\n got %q\nwant %q", got, want)
+			}
+			st, err := s.At(p, at(15))
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := st.Snapshot()
+			if !slices.Equal(snap.Holders(), []string{"a"}) || !snap.Exists || len(snap.Alerts) != 1 || snap.Live() {
+				t.Errorf("during the gap: %+v, want a's hold and its alert, not live", snap)
+			}
+			stats, err := s.Stats(p, t0, at(40))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stats.Released != 0 || stats.Expired != 0 || stats.Hold.Count != 0 || len(stats.Gaps) != 1 {
+				t.Errorf("figures %+v: want no release, expiry or hold, one gap", stats)
+			}
+		})
+	}
+}

@@ -214,6 +214,11 @@ type Snapshot struct {
 	UpdatedAt             time.Time  `json:"updatedAt"`
 	// Error is set when the last read failed; the nodes are then the last known ones.
 	Error string `json:"error,omitempty"`
+	// UnknownSince is when the reader stopped knowing the lock's state: the
+	// first read that failed, or the connection lost, after the last live
+	// read. Set on every snapshot that is not Live and shows the last known
+	// state (see LastKnown); zero on a live one, and left out of the JSON.
+	UnknownSince time.Time `json:"unknownSince,omitzero"`
 
 	// LeasesInferred: Leases was neither given (--leases) nor stored
 	// (kazoo) but read off a Curator semaphore's layout, where a pending

@@ -398,13 +398,14 @@ func (r *Reader) fail(err error) {
 		r.mu.Lock()
 		s, ok := r.last[name]
 		r.mu.Unlock()
-		if !ok {
-			n, _ := parseName(name)
-			s = lockqueue.Snapshot{Service: Name, Path: name, Recipe: n.recipe, WatchSource: "pg_locks"}
+		n, _ := parseName(name)
+		now := lockqueue.Snapshot{Service: Name, Path: name, Recipe: n.recipe, WatchSource: "pg_locks",
+			Connection: lockqueue.Reconnecting, Error: err.Error(), UpdatedAt: time.Now()}
+		var last *lockqueue.Snapshot
+		if ok {
+			last = &s
 		}
-		s.Connection, s.Error = lockqueue.Reconnecting, err.Error()
-		s.UpdatedAt = time.Now()
-		r.publish(s)
+		r.publish(lockqueue.LastKnown(last, now))
 	}
 }
 

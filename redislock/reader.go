@@ -107,7 +107,8 @@ func NewReader(cfg Config) (*Reader, error) {
 }
 
 func newLiveMaster(addr string, cfg Config) *liveMaster {
-	return &liveMaster{addr: addr, errs: map[string]error{}, client: redis.NewClient(&redis.Options{
+	m := &liveMaster{addr: addr, errs: map[string]error{}}
+	m.client = redis.NewClient(&redis.Options{
 		Addr: addr, Username: cfg.Username, Password: cfg.Password, TLSConfig: cfg.TLS,
 		// RESP2 and no identity or maintenance handshake: a connection
 		// sends AUTH and nothing else a least-privilege user would need.
@@ -115,7 +116,11 @@ func newLiveMaster(addr string, cfg Config) *liveMaster {
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 		DialTimeout:              3 * time.Second, ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second,
 		MaxRetries: 1, PoolSize: 4,
-	})}
+		// A new connection may be to a restarted server, even when the
+		// retry on it hid the old one's failure: read the run id again.
+		OnConnect: func(context.Context, *redis.Conn) error { m.runIDMayChange(); return nil },
+	})
+	return m
 }
 
 // Watch starts following the lock named name (its key).

@@ -19,7 +19,7 @@ import (
 // for keyspace notifications CONFIG GET, SUBSCRIBE and the keyspace
 // channels. docs/services.md lists the same.
 var (
-	viewerPoll   = []string{"+ping", "+type", "+pttl", "+get", "+hgetall", "+pubsub|numsub"}
+	viewerPoll   = []string{"+ping", "+type", "+pttl", "+get", "+hgetall", "+pubsub|numsub", "+info"}
 	viewerNotify = append(slices.Clone(viewerPoll), "+config|get", "+subscribe", "&__keyspace@0__:*")
 )
 

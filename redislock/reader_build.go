@@ -29,6 +29,11 @@ const (
 	// another, which held a majority before and never released it, still
 	// holds keys: both may believe they hold the lock.
 	AlertSplitRedlock = "split-redlock"
+	// AlertLostInRestart: a holder's key was gone when its master
+	// answered again after it restarted (or, when INFO is refused, after
+	// it stopped answering), before its lease ran out: a server without
+	// persistence lost it, and its owner may still believe it holds.
+	AlertLostInRestart = "lost-in-restart"
 )
 
 // Recipes, as the key's shape tells them.
@@ -68,11 +73,31 @@ type follow struct {
 	rev       int64
 	last      lockqueue.Snapshot
 	published bool
+	// runIDs: per master, its run id at this lock's last good read there.
+	runIDs []string
+	// lost are the owners whose keys a restart took, by owner.
+	lost map[string]lostKey
+}
+
+// lostKey is an owner's key that a master lost in a restart.
+type lostKey struct {
+	node  string
+	addrs []string
+	// due is when its lease would have run out; zero for a key without
+	// expiry, whose owner believes it holds until it lets go.
+	due time.Time
+	// known: the master's run id changed; otherwise a restart is only
+	// suspected (INFO refused).
+	known bool
+	// kept: the owner still held keys on other masters then (a Redlock);
+	// once it holds none, it let go or they expired.
+	kept bool
 }
 
 // ownerSeen is what the reader has seen of one token (or Redisson owner).
 type ownerSeen struct {
 	first   time.Time
+	at      time.Time        // the last read that showed it
 	lease   map[string]int64 // per master: the longest time to live seen
 	left    map[string]int64 // per master: the time left at the last read
 	renewed map[string]bool  // per master: the time left has gone up
@@ -86,6 +111,7 @@ func newFollow(name string, masters int) *follow {
 	return &follow{
 		name: name, kick: make(chan struct{}, 1), guesses: g,
 		owners: map[string]*ownerSeen{}, overtaken: map[string]bool{},
+		runIDs: make([]string, masters), lost: map[string]lostKey{},
 	}
 }
 
@@ -120,11 +146,24 @@ func (f *follow) build(reads []keyRead, quorum int, source string, now time.Time
 		UpdatedAt: now, Note: noteSpin,
 	}
 	holds, types, mode := f.collect(&s, reads)
+	if readable(reads) < quorum {
+		// Who holds a majority cannot be told: the last known state,
+		// never a free lock; the owners seen stay for the next read.
+		var last *lockqueue.Snapshot
+		if f.published {
+			last = &f.last
+		}
+		return lockqueue.LastKnown(last, s), 0
+	}
 	s.Recipe = recipe(types, len(reads))
-	f.see(holds, now)
+	f.noteLost(reads, holds, now)
+	f.see(holds, reads, now)
 	majority, deadline := f.addNodes(&s, holds, reads, quorum, mode)
 	lockqueue.SortNodes(s.Nodes)
 	s.Alerts = append(s.Alerts, f.split(majority, holds, len(reads))...)
+	lost, until := f.lostAlerts(holds, now)
+	s.Alerts = append(s.Alerts, lost...)
+	deadline = earliest(deadline, until)
 	sort.SliceStable(s.Alerts, func(i, j int) bool { return s.Alerts[i].Kind < s.Alerts[j].Kind })
 	return s, deadline
 }
@@ -215,8 +254,14 @@ func recipe(types map[string]bool, masters int) lockqueue.Recipe {
 }
 
 // see records the owners' times left, noting renewals, and forgets the
-// owners that are gone.
-func (f *follow) see(holds map[string][]keyHold, now time.Time) {
+// owners that are gone; what a master not read held stays as it was.
+func (f *follow) see(holds map[string][]keyHold, reads []keyRead, now time.Time) {
+	unread := map[string]bool{}
+	for _, kr := range reads {
+		if kr.err != nil {
+			unread[kr.addr] = true
+		}
+	}
 	for owner := range f.owners {
 		if _, ok := holds[owner]; !ok {
 			delete(f.owners, owner)
@@ -228,6 +273,7 @@ func (f *follow) see(holds map[string][]keyHold, now time.Time) {
 			seen = &ownerSeen{first: now, lease: map[string]int64{}, left: map[string]int64{}, renewed: map[string]bool{}}
 			f.owners[owner] = seen
 		}
+		seen.at = now
 		on := map[string]bool{}
 		for _, h := range hs {
 			on[h.addr] = true
@@ -238,7 +284,7 @@ func (f *follow) see(holds map[string][]keyHold, now time.Time) {
 			seen.lease[h.addr] = max(seen.lease[h.addr], h.left)
 		}
 		for addr := range seen.left {
-			if !on[addr] { // released there and maybe taken again: start afresh
+			if !on[addr] && !unread[addr] { // released there and maybe taken again: start afresh
 				delete(seen.left, addr)
 				delete(seen.lease, addr)
 				delete(seen.renewed, addr)
@@ -422,4 +468,109 @@ func printables(owners []string) []string {
 		out[i] = printable(o)
 	}
 	return out
+}
+
+// readable counts the masters read without an error.
+func readable(reads []keyRead) int {
+	n := 0
+	for _, kr := range reads {
+		if kr.err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// noteLost finds the owners whose keys a master lost: it answered with a
+// new run id (it restarted) and the key an owner held there at the last
+// read, its lease not yet run out, is not there. When INFO is refused, a
+// key gone the same way across a stretch the master did not answer is a
+// suspected restart. Call before see, which forgets the owners gone.
+func (f *follow) noteLost(reads []keyRead, holds map[string][]keyHold, now time.Time) {
+	restarted := map[string]bool{} // by address: true known, false suspected
+	for i, kr := range reads {
+		if kr.err != nil {
+			continue
+		}
+		switch prev := f.runIDs[i]; {
+		case prev != "" && kr.runID != "" && kr.runID != prev:
+			restarted[kr.addr] = true
+		case (prev == "" || kr.runID == "") && f.published && !f.last.Live():
+			restarted[kr.addr] = false
+		}
+		if kr.runID != "" {
+			f.runIDs[i] = kr.runID
+		}
+	}
+	if len(restarted) == 0 {
+		return
+	}
+	for owner, seen := range f.owners {
+		on := map[string]bool{}
+		for _, h := range holds[owner] {
+			on[h.addr] = true
+		}
+		k := lostKey{node: printable(owner), known: true}
+		for _, addr := range slices.Sorted(maps.Keys(seen.left)) {
+			known, ok := restarted[addr]
+			left := seen.left[addr]
+			due := seen.at.Add(time.Duration(left) * time.Millisecond)
+			if !ok || on[addr] || (left >= 0 && !now.Before(due)) {
+				continue // not restarted, still there, or its lease ran out anyway
+			}
+			k.addrs, k.known = append(k.addrs, addr), k.known && known
+			if left >= 0 && due.After(k.due) {
+				k.due = due
+			}
+			if left < 0 {
+				k.due = time.Time{}
+			}
+		}
+		if len(k.addrs) == 0 {
+			continue
+		}
+		k.kept = len(holds[owner]) > 0
+		if was, ok := f.lost[owner]; ok { // lost on other masters before
+			k.addrs = slices.Compact(slices.Sorted(slices.Values(append(was.addrs, k.addrs...))))
+			k.known = k.known && was.known
+			if was.due.IsZero() || (!k.due.IsZero() && was.due.After(k.due)) {
+				k.due = was.due
+			}
+		}
+		f.lost[owner] = k
+	}
+}
+
+// lostAlerts are the alerts of the keys lost in restarts whose owners may
+// still believe they hold them: until the lease would have run out, the
+// owner's keys are back where they were lost, or an owner that kept keys
+// elsewhere has none left (it let go). until is when the next of them
+// ends (0: none).
+func (f *follow) lostAlerts(holds map[string][]keyHold, now time.Time) (alerts []lockqueue.Alert, until time.Duration) {
+	for _, owner := range slices.Sorted(maps.Keys(f.lost)) {
+		k := f.lost[owner]
+		back := true
+		for _, addr := range k.addrs {
+			back = back && slices.ContainsFunc(holds[owner], func(h keyHold) bool { return h.addr == addr })
+		}
+		gone := k.kept && len(holds[owner]) == 0
+		if back || gone || (!k.due.IsZero() && !now.Before(k.due)) {
+			delete(f.lost, owner)
+			continue
+		}
+		what := "restarted (its run id changed)"
+		if !k.known {
+			what = "answered again after an outage, before its lease ran out: it restarted without persistence, " +
+				"it seems (grant the reader +info to tell)"
+		}
+		lasts := "the key had no expiry: until its owner lets go"
+		if !k.due.IsZero() {
+			lasts = "until its lease would have run out at " + k.due.Format(time.TimeOnly)
+			until = earliest(until, k.due.Sub(now)+time.Millisecond)
+		}
+		alerts = append(alerts, lockqueue.Alert{Kind: AlertLostInRestart, Nodes: []string{k.node}, Message: fmt.Sprintf(
+			"%s's key %s was gone when %s %s: its owner may still believe it holds the lock (%s)",
+			k.node, f.name, strings.Join(k.addrs, ", "), what, lasts)})
+	}
+	return alerts, until
 }

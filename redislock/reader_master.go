@@ -34,6 +34,13 @@ type liveMaster struct {
 	logged   []string         // the problems logged since it last read well
 	notify   bool             // keyspace events for the watched locks arrive
 	pubsub   *redis.PubSub
+	// runID is INFO's run_id, read again after the master failed to
+	// answer: a new one means the server restarted, and without
+	// persistence lost every key. Empty while unknown; infoRefused when
+	// the ACL refuses INFO (a restart is then only suspected).
+	runID       string
+	runIDStale  bool
+	infoRefused bool
 }
 
 // keyRead is one lock key as one master holds it.
@@ -49,6 +56,8 @@ type keyRead struct {
 	fields map[string]string
 	// waiters: subscribers of the Redisson unlock channel.
 	waiters int64
+	// runID is the server's run id at the read; empty when not known.
+	runID string
 }
 
 // redissonChannel is the channel Redisson publishes a lock's release on
@@ -69,7 +78,55 @@ func (m *liveMaster) read(ctx context.Context, name, guess string) (keyRead, err
 	if err == nil && kr.typ != guess && (kr.typ == typeString || kr.typ == typeHash) {
 		kr, err = m.readAs(ctx, name, kr.typ)
 	}
+	if err == nil {
+		// After the key: a connection renewed by its reads (a restart)
+		// asks the new server's.
+		kr.runID, err = m.readRunID(ctx)
+	}
 	return kr, err
+}
+
+// readRunID is the server's run id: read with INFO server at the first
+// read and at the first after a failure (a restart comes with one), else
+// the one read then. INFO refused (an ACL without +info, a server that
+// renamed it) leaves it unknown ("") for good.
+func (m *liveMaster) readRunID(ctx context.Context) (string, error) {
+	m.mu.Lock()
+	id, ask := m.runID, (m.runID == "" || m.runIDStale) && !m.infoRefused
+	m.mu.Unlock()
+	if !ask {
+		return id, nil
+	}
+	info, err := m.client.Info(ctx, "server").Result()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var refused redis.Error // the server's answer: NOPERM, or INFO renamed away
+	switch {
+	case errors.As(err, &refused):
+		m.infoRefused, m.runID = true, ""
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	m.runID, m.runIDStale = infoField(info, "run_id"), false
+	return m.runID, nil
+}
+
+// runIDMayChange has the next read ask the run id again.
+func (m *liveMaster) runIDMayChange() {
+	m.mu.Lock()
+	m.runIDStale = true
+	m.mu.Unlock()
+}
+
+// infoField is one field of INFO's "name:value" lines.
+func infoField(info, name string) string {
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func (m *liveMaster) readAs(ctx context.Context, name, as string) (keyRead, error) {
@@ -163,6 +220,7 @@ func (m *liveMaster) note(ctx context.Context, log *slog.Logger, source string, 
 		delete(m.errs, source)
 	} else {
 		m.errs[source] = err
+		m.runIDStale = true // a restart may follow
 	}
 	first := !m.answered
 	m.answered = true
@@ -232,7 +290,7 @@ func describe(addr string, err error) error {
 		check = "check --redis-user and --redis-password (env ZKLOCKVIZ_REDIS_USER, ZKLOCKVIZ_REDIS_PASSWORD)"
 	case strings.HasPrefix(msg, "NOPERM"):
 		check = "the user lacks a read command zklockviz needs: grant it the read-only ACL in docs/services.md " +
-			"(+type +pttl +get +hgetall +pubsub|numsub +ping)"
+			"(+type +pttl +get +hgetall +pubsub|numsub +ping +info)"
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
 		check = "the server's TLS certificate is not trusted: check --redis-tls-ca and the name in --redis"
 	case errors.As(err, &recErr), strings.Contains(msg, "tls: "):

@@ -16,6 +16,9 @@ export function applyDelta(snap, msg) {
   if (at.length !== upsert.length) return null;
   const next = { ...snap };
   for (const k of HEADER) if (k in msg) next[k] = msg[k];
+  // Left out while live: a delta without it ends the unknown stretch.
+  if (msg.unknownSince) next.unknownSince = msg.unknownSince;
+  else delete next.unknownSince;
   const drop = new Set([...(msg.remove || []), ...upsert.map((n) => n.name)]);
   const kept = (snap.nodes || []).filter((n) => !drop.has(n.name));
   const nodes = [];

@@ -40,7 +40,7 @@ let cachedWords = null;
 function words() {
   if (!cachedWords) {
     const el = document.getElementById('lane-words');
-    cachedWords = el ? JSON.parse(el.textContent) : { modes: [], stalled: '', partOf: '', provenance: {} };
+    cachedWords = el ? JSON.parse(el.textContent) : { modes: [], stalled: '', partOf: '', provenance: {}, missing: '', unknown: '' };
   }
   return cachedWords;
 }
@@ -366,7 +366,10 @@ export function drawQueue(svg, snap, opts = {}) {
   const parent = el('g', { class: 'parent' + (childWatchers ? ' herd' : ''), 'data-parent': snap.path, 'data-children-watchers': childWatchers });
   parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
   let parentText = snap.path || '';
-  if (snap.exists === false) parentText += '  (does not exist)';
+  // Not live, the state shown is the last known one: an empty lane or a
+  // missing lock is not news of a free one.
+  if (snap.connection !== 'connected' || snap.error) parentText += words().unknown;
+  else if (snap.exists === false) parentText += words().missing;
   else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watch${snap.invisibleChildWatches === 1 ? '' : 'es'} the server cannot list`;
   else if (childWatchers > 0 && nodes.some((n) => n.folder)) parentText += `  · ${childWatchers} wait${childWatchers === 1 ? 's' : ''} for a free lease`; // a semaphore: not a herd
   else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch${childWatchers === 1 ? 'es' : ''} all children`;

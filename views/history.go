@@ -296,7 +296,8 @@ func EventText(e history.Event) string {
 	if w := e.Wait(); w > 0 && e.Kind == history.Acquired {
 		b.WriteString(", waited " + Duration(w))
 	}
-	if h := e.Hold(); h > 0 {
+	if h, ok := e.MeasuredHold(); ok && h > 0 {
+		// A node gone while unseen held for an unknown part of the gap.
 		b.WriteString(", held " + Duration(h))
 	}
 	return b.String()

@@ -15,6 +15,10 @@ type LaneWords struct {
 	// Provenance words who vouches for a waits-for edge, by
 	// lockqueue.Provenance.
 	Provenance map[lockqueue.Provenance]string `json:"provenance"`
+	// Missing follows the lock's name when it does not exist; Unknown
+	// when the snapshot is not live, whatever it shows (never "free").
+	Missing string `json:"missing"`
+	Unknown string `json:"unknown"`
 }
 
 // ModeWord is one mode's label.
@@ -29,7 +33,7 @@ var legendModes = []lockqueue.Mode{lockqueue.Read, lockqueue.Write, lockqueue.Ex
 // Words are the lane's words.
 func Words() LaneWords {
 	w := LaneWords{
-		Stalled: Stalled, PartOf: partOfPrefix,
+		Stalled: Stalled, PartOf: partOfPrefix, Missing: "  (does not exist)", Unknown: "  (unknown: the last known state, not live)",
 		Provenance: map[lockqueue.Provenance]string{lockqueue.ByRule: Provenance(lockqueue.ByRule), lockqueue.ByServer: Provenance(lockqueue.ByServer)},
 	}
 	for _, m := range legendModes {

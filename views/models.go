@@ -320,7 +320,12 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	if _, oldest := s.Oldest(); !oldest.IsZero() {
 		l.Oldest, l.OldestText = oldest.UnixMilli(), Duration(now.Sub(oldest))
 	}
-	if !s.Exists {
+	switch {
+	case !l.Live:
+		// Not read now: what is shown is the last known state, and an
+		// empty one is no news of a free lock.
+		l.Missing = unknownText(s)
+	case !s.Exists:
 		l.Missing = missingText(s.ServiceName())
 	}
 	l.DocTitle = fmt.Sprintf("%s · %d holding · %s waiting — zklockviz", s.Path, holding, thousands(waiting))
@@ -334,16 +339,30 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 
 // notLiveBanner says why a known lock's snapshot is not live; "" when it is.
 func notLiveBanner(svc Service, s lockqueue.Snapshot) string {
+	var why string
 	switch {
 	case s.Live():
 		return ""
 	case s.Error != "":
-		return "NOT LIVE — the last read from " + svc.Title + " failed: " + s.Error + "."
+		why = "NOT LIVE — the last read from " + svc.Title + " failed: " + s.Error + "."
 	case s.Connection == lockqueue.Expired:
-		return "NOT LIVE — the watcher's " + svc.Title + " session expired; it is starting a new one."
+		why = "NOT LIVE — the watcher's " + svc.Title + " session expired; it is starting a new one."
 	default:
-		return "NOT LIVE — " + svc.Title + " is unreachable; the watcher is reconnecting."
+		why = "NOT LIVE — " + svc.Title + " is unreachable; the watcher is reconnecting."
 	}
+	if s.UnknownSince.IsZero() {
+		return why
+	}
+	return why + " Showing the last known state; unknown since " + When(s.UnknownSince) + "."
+}
+
+// unknownText is the lock's state when it is not live: unknown, never
+// free or missing, whatever the last known state shows.
+func unknownText(s lockqueue.Snapshot) string {
+	if s.UnknownSince.IsZero() {
+		return "unknown: not live"
+	}
+	return "unknown since " + When(s.UnknownSince) + ": the last known state is shown"
 }
 
 // lockStats is the lock view's stat line, with the holders and waiters it

@@ -43,7 +43,10 @@ func writeTextHeader(b *strings.Builder, s lockqueue.Snapshot) {
 		fmt.Fprintf(b, " · leases %d", s.Leases)
 	}
 	fmt.Fprintf(b, " · updated %s\n", s.UpdatedAt.Format(time.RFC3339Nano))
-	if !s.Exists {
+	switch {
+	case !s.Live():
+		b.WriteString(unknownText(s) + "\n")
+	case !s.Exists:
 		b.WriteString("the lock parent does not exist\n")
 	}
 	if s.Error != "" {

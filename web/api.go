@@ -42,6 +42,9 @@ type LockSummary struct {
 	Revision     int64     `json:"revision"`
 	UpdatedAt    time.Time `json:"updatedAt"`
 	Error        string    `json:"error,omitempty"`
+	// UnknownSince is when the lock stopped being known (the snapshot's):
+	// left out while it is live.
+	UnknownSince time.Time `json:"unknownSince,omitzero"`
 	// Pending marks a watched path whose first read has not landed yet.
 	Pending bool `json:"pending,omitempty"`
 }
@@ -60,6 +63,7 @@ func summarize(snap lockqueue.Snapshot, now time.Time) LockSummary {
 		Service: snap.Service, Path: snap.Path, Recipe: snap.Recipe, Connection: snap.Connection,
 		Holders: nonNil(snap.Holders()), Waiters: nonNil(snap.Waiters()), Alerts: snap.Alerts,
 		Exists: snap.Exists, Revision: snap.Revision, UpdatedAt: snap.UpdatedAt, Error: snap.Error,
+		UnknownSince: snap.UnknownSince,
 	}
 	if sum.Alerts == nil {
 		sum.Alerts = []lockqueue.Alert{}

@@ -160,6 +160,17 @@ func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn l
 	s.UpdatedAt = now
 	l.missing = lockqueue.Join(&s, tableFor(&s, t.table, t.at), l.missing, now, lockqueue.JoinOptions{StallGrace: w.cfg.StallGrace})
 	s.Alerts = append(s.Alerts, t.alerts(s)...)
+	if !s.Live() {
+		// A lock not read now, or a watch table not asked, is no free
+		// lock and no cleared alert: the last known state, marked not
+		// live (the disconnect alert restated with the state now).
+		var last *lockqueue.Snapshot
+		if l.published {
+			last = &l.last
+		}
+		s = lockqueue.LastKnown(last, s)
+		s.Alerts = slices.DeleteFunc(s.Alerts, func(a lockqueue.Alert) bool { return a.Kind == lockqueue.AlertDisconnect })
+	}
 	if s.Connection != lockqueue.Connected {
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{},
 			Message: "the watcher's ZooKeeper connection is " + string(s.Connection) + ": this is the last known state, not live"})

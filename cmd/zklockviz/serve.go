@@ -194,7 +194,7 @@ Production, read-only:
   --poll, or on keyspace events when notify-keyspace-events has them on
   (read with CONFIG GET, never set). It never writes. An ACL user with
       ACL SETUSER zklockviz on >PASSWORD ~* resetchannels -@all +ping +type
-        +pttl +get +hgetall +pubsub|numsub
+        +pttl +get +hgetall +pubsub|numsub +info
   is enough; add +config|get +subscribe &__keyspace@0__:* for keyspace
   events. Spin-lock waiters (redsync, SET NX retries) leave no trace on the
   server: only holders show, with their time left, per master.
