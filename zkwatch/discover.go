@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -14,38 +15,115 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
-// level is a node under a --watch-under prefix that is not (yet) a lock
-// parent. Each holds a children watch, so a lock parent appearing anywhere
-// within MaxDiscoverDepth levels is noticed; deeper nodes are never watched.
-// Its fields are guarded by discovery.mu.
+// Discovery finds lock parents under the --watch-under prefixes, at most
+// MaxDiscoverDepth levels down, and hands each to the registry. It knows
+// the folders above them (levels) and, for each, the names of its
+// children; it learns of changes in one of two ways.
+//
+// On ZooKeeper 3.6+, one persistent recursive watch per prefix: its
+// NodeCreated and NodeDeleted events name every node made or deleted below
+// the prefix, so no folder needs a watch of its own. The tree is listed
+// once per connection, in batches of folders per multiRead request, with
+// no watch (the prefix's tells); a new connection sets the watch again and
+// lists the tree again, which shows what changed in between. After that the
+// events keep it: a new folder is listed (it may have children already), a
+// deleted one is forgotten with all that was found below it, and a folder
+// whose new or deleted child may change what it is (a sequential child
+// makes it a lock parent; a semaphore's folders) is listed again. Changes
+// told while a folder's listing is out are applied on top of the listing
+// when it is in: each child's last change decides, so a change the listing
+// already shows is applied again to no effect.
+//
+// A lock parent under a prefix keeps no watch of its own: the prefix's
+// tells its reader of its children (ZooKeeper sends a connection one event
+// per change, however many of its watches match), and a persistent watch
+// per lock would cost a request per lock, on every connection, and a watch
+// on the server, for the same events. It also keeps ZOOKEEPER-4466 (before
+// 3.9, one watch mode per path and connection) out of the way: nothing but
+// the prefix's recursive watch is set on a prefix, and discovery sets no
+// watch on any other path.
+//
+// Before 3.6, or with Config.ChildrenWatchesOnly, a children watch on each
+// level: at most Config.DiscoverLimit of them (--discover-limit). The
+// folders beyond are counted and Discovery reports them, so the dashboard
+// and the API can say what is not looked into: a bound never hides locks
+// silently.
+
+// DefaultDiscoverLimit is how many folders discovery keeps children
+// watches on (ZooKeeper before 3.6, or ChildrenWatchesOnly) unless
+// Config.DiscoverLimit says otherwise.
+const DefaultDiscoverLimit = 2000
+
+// multiReadBatch is how many folders one multiRead request lists: about
+// 30 KB of request for paths of 30 bytes, well inside the server's 1 MB
+// jute.maxbuffer.
+const multiReadBatch = 1000
+
+// level is a folder under a --watch-under prefix that is not (yet) a lock
+// parent. Its fields are guarded by discovery.mu; it is kept small, as a
+// fleet has a folder per entity.
 type level struct {
-	full, path string
-	depth      int
-	root       bool            // the prefix itself
-	kids       map[string]bool // the last listing
-	dirty      bool
-	armed      bool
+	full  string // server path
+	depth int
+	root  bool            // the prefix itself
+	kids  map[string]bool // the last listing and the changes since; nil when none
+	dirty bool            // to be listed
+	armed bool            // its children watch is set (children watches)
+	// inflight: its listing is out (recursive watch); pending holds the
+	// changes to its children told meanwhile, applied on top of it.
+	inflight bool
+	pending  []childChange
+	// skipped counts children not looked into for the limit.
+	skipped int
 }
 
-// discovery finds lock parents under the --watch-under prefixes: it keeps
-// a children watch on each level above them, and hands each lock parent it
-// finds to the registry. Its lock is taken before the registry's.
+// childChange is a child of a level made or deleted.
+type childChange struct {
+	name    string
+	created bool
+}
+
+// discovery finds lock parents under the --watch-under prefixes, and hands
+// each lock parent it finds to the registry. Its lock is taken before the
+// registry's.
 type discovery struct {
-	log  *slog.Logger
-	kick chan struct{}
+	log      *slog.Logger
+	root     chroot
+	prefixes []string // server paths
+	limit    int
+	kick     chan struct{}
 
-	mu        sync.Mutex
-	levels    map[string]*level // by server path
+	mu     sync.Mutex
+	levels map[string]*level // by server path
+	// recursive: a persistent recursive watch per prefix; false: a
+	// children watch per level.
+	recursive bool
+	// ops are the registry changes found, in the order found, for the
+	// discovery loop to carry out (applyOps).
+	ops       []levelOp
 	capLogged bool
+
+	// wmu guards watched, the session epoch each prefix's recursive
+	// watch was set in. Taken before Watcher.persistMu, never with mu.
+	wmu     sync.Mutex
+	watched map[string]uint64
 }
 
-func newDiscovery(root chroot, prefixes []string, log *slog.Logger) *discovery {
-	d := &discovery{log: log, kick: make(chan struct{}, 1), levels: map[string]*level{}}
+func newDiscovery(root chroot, prefixes []string, limit int, recursive bool, log *slog.Logger) *discovery {
+	d := &discovery{log: log, root: root, limit: limit, recursive: recursive, kick: make(chan struct{}, 1),
+		levels: map[string]*level{}, watched: map[string]uint64{}}
 	for _, p := range prefixes {
 		full := root.full(p)
-		d.levels[full] = &level{full: full, path: p, root: true, dirty: true, kids: map[string]bool{}}
+		d.prefixes = append(d.prefixes, full)
+		d.levels[full] = &level{full: full, root: true, dirty: true}
 	}
 	return d
+}
+
+// user is the user path of server path full.
+func (d *discovery) user(full string) string {
+	p, _ := d.root.rel(full)
+	return p
 }
 
 func (d *discovery) poke() {
@@ -55,7 +133,91 @@ func (d *discovery) poke() {
 	}
 }
 
-// changed takes a watch event on server path full.
+func (d *discovery) isRecursive() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.recursive
+}
+
+// event takes a watch event. With children watches it is a level's watch
+// firing; with the prefixes' recursive watches, a node made or deleted.
+func (d *discovery) event(ev zk.Event) {
+	d.mu.Lock()
+	if !d.recursive {
+		d.mu.Unlock()
+		d.changed(ev.Path)
+		return
+	}
+	poke := (ev.Type == zk.EventNodeCreated || ev.Type == zk.EventNodeDeleted) &&
+		d.madeOrDeletedLocked(ev.Path, ev.Type == zk.EventNodeCreated)
+	d.mu.Unlock()
+	if poke {
+		d.poke()
+	}
+}
+
+// madeOrDeletedLocked takes the node at full made or deleted; true when
+// there is work for the discovery loop.
+func (d *discovery) madeOrDeletedLocked(full string, created bool) bool {
+	if lv := d.levels[full]; lv != nil && lv.root {
+		// The prefix made or deleted: its listing tells which.
+		lv.dirty = true
+		return true
+	}
+	if full == "/" {
+		return false
+	}
+	lv := d.levels[path.Dir(full)]
+	switch {
+	case lv == nil:
+		return false // below a lock parent (its reader's), or too deep
+	case lv.inflight:
+		lv.pending = append(lv.pending, childChange{name: path.Base(full), created: created})
+		return false
+	case lv.dirty:
+		return false // its listing, still to come, shows it
+	}
+	d.childChangedLocked(lv, path.Base(full), created)
+	return true
+}
+
+// childChangedLocked applies a change to one of lv's children, or marks lv
+// to be listed when the change may change what lv is.
+func (d *discovery) childChangedLocked(lv *level, name string, created bool) {
+	if relistFor(lv, name) {
+		lv.dirty = true
+		return
+	}
+	full := join(lv.full, name)
+	if !created {
+		delete(lv.kids, name)
+		d.dropLevelsLocked(full, true)
+		d.ops = append(d.ops, levelOp{drop: full, self: true})
+		return
+	}
+	if lv.kids == nil {
+		lv.kids = map[string]bool{}
+	}
+	lv.kids[name] = true
+	d.addLevelLocked(lv, name)
+}
+
+// relistFor: a child named so, made or deleted, may change what lv is or
+// what its other children are, which only a listing of lv tells (the rule
+// in relist): a sequential node makes lv a lock parent; "leases" and
+// "locks" may make it a Curator semaphore; a kazoo Semaphore's lock queue
+// beside its path makes that path a lock.
+func relistFor(lv *level, name string) bool {
+	if _, _, ok := lockqueue.SplitSeq(name); ok {
+		return true
+	}
+	if name == lockqueue.CuratorLeases || name == lockqueue.CuratorLocks || strings.HasSuffix(name, lockqueue.KazooSemaphoreLock) {
+		return true
+	}
+	return lv.kids[name+lockqueue.KazooSemaphoreLock]
+}
+
+// changed takes a children watch's event on server path full.
 func (d *discovery) changed(full string) {
 	d.mu.Lock()
 	lv := d.levels[full]
@@ -79,6 +241,18 @@ func (d *discovery) dirtyAll() {
 	d.poke()
 }
 
+// childrenWatches turns to a children watch per level: the server refused
+// a persistent watch.
+func (d *discovery) childrenWatches() {
+	d.mu.Lock()
+	d.recursive = false
+	for _, lv := range d.levels {
+		lv.dirty, lv.inflight, lv.pending = true, false, nil
+	}
+	d.mu.Unlock()
+	d.poke()
+}
+
 // disarm notes that every watch is gone with an expired session.
 func (d *discovery) disarm() {
 	d.mu.Lock()
@@ -88,12 +262,22 @@ func (d *discovery) disarm() {
 	}
 }
 
-// armedWatches counts the children watches discovery holds now, but for
-// those on lock parents (isLock), which their readers count.
-func (d *discovery) armedWatches(isLock func(full string) bool) int {
+// armedWatches counts the watches discovery holds now: the prefixes'
+// recursive watches set in epoch (each counts as one children watch in the
+// server's table, as a lock's does: registry.armedWatches), and the
+// children watches, but for those on lock parents (isLock), which their
+// readers count.
+func (d *discovery) armedWatches(isLock func(full string) bool, epoch uint64) int {
+	n := 0
+	d.wmu.Lock()
+	for _, e := range d.watched {
+		if e == epoch {
+			n++
+		}
+	}
+	d.wmu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := 0
 	for _, lv := range d.levels {
 		if lv.armed && !isLock(lv.full) {
 			n++
@@ -102,11 +286,42 @@ func (d *discovery) armedWatches(isLock func(full string) bool) int {
 	return n
 }
 
-// fulls lists the server paths discovery keeps watches on.
+// fulls lists the server paths of the levels.
 func (d *discovery) fulls() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Collect(maps.Keys(d.levels))
+}
+
+// DiscoveryStatus is what discovery under the --watch-under prefixes
+// looks into.
+type DiscoveryStatus struct {
+	// Prefixes are the --watch-under prefixes; none: no discovery.
+	Prefixes []string
+	// Recursive: one persistent recursive watch per prefix (ZooKeeper
+	// 3.6+); otherwise a children watch per folder, at most Limit.
+	Recursive bool
+	// Folders is how many folders below the prefixes are looked into,
+	// the prefixes included, lock parents not.
+	Folders int
+	// Unexplored is how many folders were not looked into because Limit
+	// was reached: lock parents in them are not shown.
+	Unexplored int
+	// Limit is the bound on folders with children watches.
+	Limit int
+}
+
+func (d *discovery) status() DiscoveryStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := DiscoveryStatus{Recursive: d.recursive, Folders: len(d.levels), Limit: d.limit}
+	for _, p := range d.prefixes {
+		st.Prefixes = append(st.Prefixes, d.user(p))
+	}
+	for _, lv := range d.levels {
+		st.Unexplored += lv.skipped
+	}
+	return st
 }
 
 // isLockParent: a folder whose children carry sequence suffixes is a lock
@@ -153,33 +368,118 @@ func (w *Watcher) discoverLoop(ctx context.Context) {
 			return
 		}
 		for ctx.Err() == nil {
-			r, _, ok := w.sess.live()
-			if !ok {
+			r, epoch, ok := w.sess.live()
+			if !ok || !w.discoverNext(r, epoch) {
 				break
 			}
-			lv := w.disc.nextDirty()
-			if lv == nil {
-				break
-			}
-			w.scanLevel(r, lv)
 		}
+		w.applyOps() // those of events alone
 	}
 }
 
-func (d *discovery) nextDirty() *level {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var best *level
-	for _, lv := range d.levels {
-		// Shallow first, so a subtree removed above is never scanned.
-		if lv.dirty && (best == nil || lv.depth < best.depth || lv.depth == best.depth && lv.full < best.full) {
-			best = lv
+// discoverNext lists the next levels and carries out what their listings
+// found; false when there is nothing to list, or it cannot be now.
+func (w *Watcher) discoverNext(r Reader, epoch uint64) bool {
+	if w.disc.isRecursive() {
+		if err := w.watchPrefixes(r, epoch); err != nil {
+			// Refused: children watches from now on, listed at once.
+			return w.persistRefused.Load() && !connectionErr(err)
+		}
+		batch := w.disc.nextBatch(multiReadBatch, true)
+		if len(batch) == 0 {
+			return false
+		}
+		w.listBatch(r, batch)
+	} else {
+		batch := w.disc.nextBatch(1, false)
+		if len(batch) == 0 {
+			return false
+		}
+		w.scanLevel(r, batch[0])
+	}
+	w.applyOps()
+	return true
+}
+
+// watchPrefixes sets each prefix's persistent recursive watch in this
+// session epoch, before anything below it is listed.
+func (w *Watcher) watchPrefixes(r Reader, epoch uint64) error {
+	for _, p := range w.disc.prefixes {
+		if err := w.watchPrefix(r, epoch, p); err != nil {
+			return err
 		}
 	}
-	if best != nil {
-		best.dirty = false
+	return nil
+}
+
+// watchPrefix sets the recursive watch of the prefix at server path p
+// once per session epoch (the watch is the connection's). A server that
+// refuses it (before 3.6) turns discovery and every lock to children
+// watches.
+func (w *Watcher) watchPrefix(r Reader, epoch uint64, p string) error {
+	d := w.disc
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	if d.watched[p] == epoch {
+		return nil
 	}
-	return best
+	w.persistMu.Lock()
+	err := r.AddWatch(p, zk.AddWatchModePersistentRecursive)
+	w.persistMu.Unlock()
+	if err == nil {
+		d.watched[p] = epoch
+		return nil
+	}
+	if connectionErr(err) || errors.Is(err, zk.ErrNoAuth) {
+		return err
+	}
+	if !w.persistRefused.Swap(true) {
+		w.log.Warn("ZooKeeper refused a persistent watch (it needs 3.6 or later); using children watches", "path", d.user(p), "err", err)
+	}
+	d.childrenWatches()
+	return err
+}
+
+// prefixWatchFor reports whether the lock parent at server path full is at
+// or below a prefix whose recursive watch is set in epoch, setting it if
+// need be: the lock's reader then takes the prefix's events and needs no
+// watch of its own.
+func (w *Watcher) prefixWatchFor(r Reader, epoch uint64, full string) bool {
+	if w.cfg.ChildrenWatchesOnly || !w.disc.isRecursive() {
+		return false
+	}
+	for _, p := range w.disc.prefixes {
+		if under(full, p, true) {
+			return w.watchPrefix(r, epoch, p) == nil
+		}
+	}
+	return false
+}
+
+// nextBatch takes the levels to list next: dirty ones of the least depth
+// (shallow first, so a subtree removed above is never listed), at most
+// max. With recursive, their listings are out from now on.
+func (d *discovery) nextBatch(max int, recursive bool) []*level {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []*level
+	depth := MaxDiscoverDepth + 1
+	for _, lv := range d.levels {
+		if !lv.dirty || lv.depth > depth || lv.depth == depth && len(out) >= max {
+			continue
+		}
+		if lv.depth < depth {
+			depth, out = lv.depth, out[:0]
+		}
+		out = append(out, lv)
+	}
+	for _, lv := range out {
+		lv.dirty = false
+		if recursive {
+			lv.inflight, lv.pending = true, nil
+		}
+	}
+	return out
 }
 
 func (d *discovery) markDirty(lv *level) {
@@ -191,6 +491,21 @@ func (d *discovery) markDirty(lv *level) {
 	d.poke()
 }
 
+// listLater ends the listings of levels that failed, and lists them again
+// after retryDelay.
+func (d *discovery) listLater(levels []*level) {
+	d.mu.Lock()
+	for _, lv := range levels {
+		lv.inflight, lv.pending = false, nil
+	}
+	d.mu.Unlock()
+	time.AfterFunc(retryDelay, func() {
+		for _, lv := range levels {
+			d.markDirty(lv)
+		}
+	})
+}
+
 // levelOp is one thing a level's listing asks of the registry, in order:
 // forget the discovered locks at (self) and below full, or add a lock at
 // path.
@@ -200,6 +515,36 @@ type levelOp struct {
 	add  string // user path
 }
 
+// listBatch lists batch's levels in one multiRead, with no watch: the
+// prefixes' recursive watches tell of changes.
+func (w *Watcher) listBatch(r Reader, batch []*level) {
+	ops := make([]zk.ReadOp, len(batch))
+	for i, lv := range batch {
+		ops[i] = zk.GetChildrenOp(lv.full)
+	}
+	res, err := r.MultiRead(ops...)
+	if err != nil {
+		if !connectionErr(err) {
+			w.log.Warn("discovery: list failed; retrying", "folders", len(batch), "first", w.disc.user(batch[0].full), "err", err)
+		}
+		w.disc.listLater(batch)
+		return
+	}
+	for i, lv := range batch {
+		switch err := res[i].Error; {
+		case errors.Is(err, zk.ErrNoNode):
+			w.levelGone(r, lv)
+		case err != nil:
+			w.log.Warn("discovery: list failed; retrying", "path", w.disc.user(lv.full), "err", err)
+			w.disc.listLater([]*level{lv})
+		default:
+			lockParent := isLockParent(res[i].Children) || curatorSemaphore(r, lv.full, res[i].Children)
+			w.disc.relist(lv, res[i].Children, lockParent, w.locks.hasFull)
+		}
+	}
+}
+
+// scanLevel lists one level, setting its children watch.
 func (w *Watcher) scanLevel(r Reader, lv *level) {
 	names, _, _, err := r.ChildrenW(lv.full)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -208,68 +553,90 @@ func (w *Watcher) scanLevel(r Reader, lv *level) {
 	}
 	if err != nil {
 		if !connectionErr(err) {
-			w.log.Warn("discovery: list failed; retrying", "path", lv.path, "err", err)
+			w.log.Warn("discovery: list failed; retrying", "path", w.disc.user(lv.full), "err", err)
 		}
 		time.AfterFunc(retryDelay, func() { w.disc.markDirty(lv) })
 		return
 	}
 	lockParent := isLockParent(names) || curatorSemaphore(r, lv.full, names)
-	ops, ok := w.disc.relist(lv, names, lockParent, w.locks.hasFull)
-	if !ok {
-		return // dropped meanwhile
-	}
-	w.apply(ops)
+	w.disc.relist(lv, names, lockParent, w.locks.hasFull)
 }
 
-// levelGone forgets what was found below a level that went away; a
-// prefix gets an exists watch to tell when it comes (back).
+// levelGone forgets what was found below a level that went away. With
+// children watches a prefix gets an exists watch to tell when it comes
+// (back); the recursive watch tells that itself.
 func (w *Watcher) levelGone(r Reader, lv *level) {
-	if lv.root {
+	if lv.root && !w.disc.isRecursive() {
 		ok, _, _, err := r.ExistsW(lv.full)
 		if err == nil && ok {
 			w.disc.markDirty(lv)
 			return
 		}
 	}
+	d := w.disc
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.levels[lv.full] != lv {
+		return
+	}
+	d.dropLevelsLocked(lv.full, !lv.root)
+	lv.kids, lv.armed, lv.inflight, lv.pending, lv.skipped = nil, false, false, nil, 0
+	d.ops = append(d.ops, levelOp{drop: lv.full, self: !lv.root})
+}
+
+// applyOps carries out the registry changes found so far, in order.
+func (w *Watcher) applyOps() {
 	w.disc.mu.Lock()
-	w.disc.dropLevelsLocked(lv.full, !lv.root)
-	lv.kids = map[string]bool{}
-	lv.armed = false
+	ops := w.disc.ops
+	w.disc.ops = nil
 	w.disc.mu.Unlock()
-	w.finishRemoved(w.locks.dropDiscovered(lv.full, !lv.root, w.sess.view().epoch))
+	if len(ops) > 0 {
+		w.apply(ops)
+	}
 }
 
 // relist takes a level's new listing: a lock parent replaces the level
 // (and anything found below it); otherwise the levels of children gone
-// are dropped and those of new ones made. It returns what the registry is
-// to do, in order; false when lv was dropped meanwhile. isLock tells the
-// lock parents already watched.
-func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock func(full string) bool) ([]levelOp, bool) {
+// are dropped and those of new ones made, and the changes told while the
+// listing was out are applied on top. What the registry is to do is
+// queued for applyOps. isLock tells the lock parents already watched.
+func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock func(full string) bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.levels[lv.full] != lv {
-		return nil, false
+		return // dropped meanwhile
 	}
-	lv.armed = true
+	lv.armed = !d.recursive
+	pending := lv.pending
+	lv.inflight, lv.pending = false, nil
 	if lockParent {
 		d.dropLevelsLocked(lv.full, true)
-		return []levelOp{{drop: lv.full, self: true}, {add: lv.path}}, true
+		if isLock(lv.full) {
+			// A prefix that is a lock parent itself, already watched:
+			// only what was found below it goes.
+			d.ops = append(d.ops, levelOp{drop: lv.full})
+			return
+		}
+		d.ops = append(d.ops, levelOp{drop: lv.full, self: true}, levelOp{add: d.user(lv.full)})
+		return
 	}
-	now := make(map[string]bool, len(names))
+	var now map[string]bool
+	if len(names) > 0 {
+		now = make(map[string]bool, len(names))
+	}
 	for _, n := range names {
 		now[n] = true
 	}
-	var ops []levelOp
 	drop := func(full string) {
 		d.dropLevelsLocked(full, true)
-		ops = append(ops, levelOp{drop: full, self: true})
+		d.ops = append(d.ops, levelOp{drop: full, self: true})
 	}
 	for old := range lv.kids {
 		if !now[old] {
 			drop(join(lv.full, old))
 		}
 	}
-	lv.kids = now
+	lv.kids, lv.skipped = now, 0
 	adding := map[string]bool{}
 	isLockNow := func(full string) bool { return adding[full] || isLock(full) }
 	for _, n := range names {
@@ -283,7 +650,7 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 			// own nor a folder to look into.
 			if bfull := join(lv.full, base); !isLockNow(bfull) {
 				drop(bfull)
-				ops = append(ops, levelOp{add: join(lv.path, base)})
+				d.ops = append(d.ops, levelOp{add: d.user(bfull)})
 				adding[bfull] = true
 			}
 			drop(full)
@@ -291,34 +658,47 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 		}
 		d.addLevelLocked(lv, n)
 	}
-	return ops, true
+	for _, c := range pending {
+		if lv.dirty {
+			break // to be listed again anyway
+		}
+		d.childChangedLocked(lv, c.name, c.created)
+	}
 }
 
-// addLevelLocked makes a level of lv's child n, unless it is one, too deep,
-// or one too many.
+// addLevelLocked makes a level of lv's child n, unless it is one, too
+// deep, or, with children watches, one too many (counted in lv.skipped).
 func (d *discovery) addLevelLocked(lv *level, n string) {
 	full := join(lv.full, n)
 	if _, ok := d.levels[full]; ok || lv.depth >= MaxDiscoverDepth {
 		return
 	}
-	if len(d.levels) >= maxLevels {
+	if !d.recursive && len(d.levels) >= d.limit {
+		lv.skipped++
 		if !d.capLogged {
 			d.capLogged = true
-			d.log.Warn("discovery: too many folders under the prefixes; not looking further", "limit", maxLevels, "at", lv.path)
+			d.log.Warn("discovery: too many folders under the prefixes for children watches; not looking into the rest (raise --discover-limit)",
+				"limit", d.limit, "at", d.user(lv.full))
 		}
 		return
 	}
-	d.levels[full] = &level{full: full, path: join(lv.path, n), depth: lv.depth + 1, kids: map[string]bool{}, dirty: true}
+	d.levels[full] = &level{full: full, depth: lv.depth + 1, dirty: true}
 }
 
 // dropLevelsLocked forgets the levels at (when self) and below full, the
-// prefixes excepted. The server keeps the dropped watches until they fire,
-// which they do when those nodes go.
+// prefixes excepted, following the children each level lists (every level
+// below is one's child). With children watches the server keeps the
+// dropped watches until they fire, which they do when those nodes go.
 func (d *discovery) dropLevelsLocked(full string, self bool) {
-	for p, lv := range d.levels {
-		if under(p, full, self) && !lv.root {
-			delete(d.levels, p)
-		}
+	lv := d.levels[full]
+	if lv == nil {
+		return
+	}
+	for n := range lv.kids {
+		d.dropLevelsLocked(join(full, n), true)
+	}
+	if self && !lv.root {
+		delete(d.levels, full)
 	}
 }
 

@@ -159,7 +159,9 @@ func (g *registry) disarm() {
 	}
 }
 
-// armedWatches counts the children watches the readers hold now. A
+// armedWatches counts the children watches the readers hold now (a lock
+// under a --watch-under prefix takes the prefix's watch: discovery counts
+// it). A
 // persistent recursive watch counts as one: ZooKeeper 3.8 counts it twice
 // in mntr's zk_watch_count and once among the data watches wchs lists,
 // so it adds one to what the table takes for children watches.
@@ -167,7 +169,7 @@ func (g *registry) armedWatches() int {
 	n := 0
 	for _, l := range g.all() {
 		l.mu.Lock()
-		if l.armed {
+		if l.armed && !l.viaPrefix.Load() {
 			n++
 		}
 		for _, armed := range l.folders {
