@@ -191,8 +191,7 @@ func (d *discovery) childChangedLocked(lv *level, name string, created bool) {
 	full := join(lv.full, name)
 	if !created {
 		delete(lv.kids, name)
-		d.dropLevelsLocked(full, true)
-		d.ops = append(d.ops, levelOp{drop: full, self: true})
+		d.dropLocked(full)
 		return
 	}
 	if lv.kids == nil {
@@ -507,12 +506,23 @@ func (d *discovery) listLater(levels []*level) {
 }
 
 // levelOp is one thing a level's listing asks of the registry, in order:
-// forget the discovered locks at (self) and below full, or add a lock at
-// path.
+// forget the discovered locks at drop (self) and below it (below), or add
+// a lock at add.
 type levelOp struct {
-	drop string // server path
-	self bool
-	add  string // user path
+	drop        string // server path
+	self, below bool
+	add         string // user path
+}
+
+// dropLocked forgets the level at full, if any, and the levels below it,
+// and queues the same for the registry's discovered locks. A discovered
+// lock's folder is a level (or a prefix), so when full was no level, or
+// one with no children, only a lock at full itself can go.
+func (d *discovery) dropLocked(full string) {
+	lv := d.levels[full]
+	below := lv != nil && len(lv.kids) > 0
+	d.dropLevelsLocked(full, true)
+	d.ops = append(d.ops, levelOp{drop: full, self: true, below: below})
 }
 
 // listBatch lists batch's levels in one multiRead, with no watch: the
@@ -581,7 +591,7 @@ func (w *Watcher) levelGone(r Reader, lv *level) {
 	}
 	d.dropLevelsLocked(lv.full, !lv.root)
 	lv.kids, lv.armed, lv.inflight, lv.pending, lv.skipped = nil, false, false, nil, 0
-	d.ops = append(d.ops, levelOp{drop: lv.full, self: !lv.root})
+	d.ops = append(d.ops, levelOp{drop: lv.full, self: !lv.root, below: true})
 }
 
 // applyOps carries out the registry changes found so far, in order.
@@ -610,14 +620,15 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 	pending := lv.pending
 	lv.inflight, lv.pending = false, nil
 	if lockParent {
-		d.dropLevelsLocked(lv.full, true)
-		if isLock(lv.full) {
-			// A prefix that is a lock parent itself, already watched:
-			// only what was found below it goes.
-			d.ops = append(d.ops, levelOp{drop: lv.full})
-			return
+		// What was found below it goes; it is no lock yet (a level never
+		// is), unless it is a prefix, or configured, already watched.
+		if len(lv.kids) > 0 {
+			d.ops = append(d.ops, levelOp{drop: lv.full, below: true})
 		}
-		d.ops = append(d.ops, levelOp{drop: lv.full, self: true}, levelOp{add: d.user(lv.full)})
+		d.dropLevelsLocked(lv.full, true)
+		if !isLock(lv.full) {
+			d.ops = append(d.ops, levelOp{add: d.user(lv.full)})
+		}
 		return
 	}
 	var now map[string]bool
@@ -627,13 +638,9 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 	for _, n := range names {
 		now[n] = true
 	}
-	drop := func(full string) {
-		d.dropLevelsLocked(full, true)
-		d.ops = append(d.ops, levelOp{drop: full, self: true})
-	}
 	for old := range lv.kids {
 		if !now[old] {
-			drop(join(lv.full, old))
+			d.dropLocked(join(lv.full, old))
 		}
 	}
 	lv.kids, lv.skipped = now, 0
@@ -649,11 +656,11 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 			// semaphore at base reads it, so it is neither a lock of its
 			// own nor a folder to look into.
 			if bfull := join(lv.full, base); !isLockNow(bfull) {
-				drop(bfull)
+				d.dropLocked(bfull)
 				d.ops = append(d.ops, levelOp{add: d.user(bfull)})
 				adding[bfull] = true
 			}
-			drop(full)
+			d.dropLocked(full)
 			continue
 		}
 		d.addLevelLocked(lv, n)
@@ -708,12 +715,15 @@ func (w *Watcher) apply(ops []levelOp) {
 	var added, removed []*lock
 	epoch := w.sess.view().epoch
 	for _, op := range ops {
-		if op.add == "" {
+		switch {
+		case op.add != "":
+			if l, isNew := w.locks.add(op.add, true); isNew {
+				added = append(added, l)
+			}
+		case op.below:
 			removed = append(removed, w.locks.dropDiscovered(op.drop, op.self, epoch)...)
-			continue
-		}
-		if l, isNew := w.locks.add(op.add, true); isNew {
-			added = append(added, l)
+		case op.self:
+			removed = append(removed, w.locks.dropDiscoveredAt(op.drop, epoch)...)
 		}
 	}
 	for _, l := range added {

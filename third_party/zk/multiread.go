@@ -20,6 +20,10 @@ import (
 
 const opMultiRead = 22
 
+// ErrMultiReadUnimplemented is MultiRead's error from a server that has no
+// multiRead (before 3.6): the caller reads one path a request instead.
+var ErrMultiReadUnimplemented = errors.New("zk: the server has no multiRead (ZooKeeper before 3.6)")
+
 // ReadOp is one read of a MultiRead: GetChildrenOp or GetDataOp.
 type ReadOp struct {
 	Path string
@@ -93,9 +97,9 @@ func (r *multiReadResponse) Decode(buf []byte) (int, error) {
 }
 
 // MultiRead sends ops in one request (ZooKeeper 3.6+) and returns one result
-// per op, in order. The error is the request's (the connection, a server
-// older than 3.6: "unknown error: -6", unimplemented); each op's own
-// failure is in its result. No watch is set. The server reads each path in
+// per op, in order. The error is the request's (the connection; a server
+// older than 3.6: ErrMultiReadUnimplemented); each op's own failure is in
+// its result. No watch is set. The server reads each path in
 // turn, not at one point in time: a change between two ops may show in
 // the second only.
 func (c *Conn) MultiRead(ops ...ReadOp) ([]ReadResult, error) {
@@ -115,7 +119,13 @@ func (c *Conn) MultiRead(ops ...ReadOp) ([]ReadResult, error) {
 		req.Ops = append(req.Ops, multiRequestOp{multiHeader{code, false, -1}, &pathWatchRequest{Path: op.Path}})
 	}
 	res := &multiReadResponse{}
-	if _, err := c.request(opMultiRead, req, res, nil); err != nil {
+	var code ErrCode
+	// Called on the receive loop before request returns.
+	keepCode := func(_ *request, h *responseHeader, _ error) { code = h.Err }
+	if _, err := c.request(opMultiRead, req, res, keepCode); err != nil {
+		if code == errUnimplemented {
+			return nil, ErrMultiReadUnimplemented
+		}
 		return nil, err
 	}
 	if len(res.Results) != len(ops) {
