@@ -63,18 +63,18 @@ const multiReadBatch = 1000
 // parent. Its fields are guarded by discovery.mu; it is kept small, as a
 // fleet has a folder per entity.
 type level struct {
-	full  string // server path
-	depth int
-	root  bool            // the prefix itself
-	kids  map[string]bool // the last listing and the changes since; nil when none
-	dirty bool            // to be listed
-	armed bool            // its children watch is set (children watches)
-	// inflight: its listing is out (recursive watch); pending holds the
-	// changes to its children told meanwhile, applied on top of it.
+	full string // server path
+	// kids are its children in the last listing and the changes since;
+	// nil when none. A child that is a level shares its name's bytes with
+	// that level's full.
+	kids  map[string]struct{}
+	depth int8
+	root  bool // the prefix itself
+	dirty bool // to be listed
+	armed bool // its children watch is set (children watches)
+	// inflight: its listing is out (recursive watch); discovery.pending
+	// holds the changes to its children told meanwhile.
 	inflight bool
-	pending  []childChange
-	// skipped counts children not looked into for the limit.
-	skipped int
 }
 
 // childChange is a child of a level made or deleted.
@@ -95,6 +95,14 @@ type discovery struct {
 
 	mu     sync.Mutex
 	levels map[string]*level // by server path
+	// dirtyq queues the dirty levels by depth, for nextBatch; an entry no
+	// longer dirty, or dropped, is skipped.
+	dirtyq [MaxDiscoverDepth + 1][]*level
+	// pending holds the changes to a level's children told while its
+	// listing is out, applied on top of it; skipped counts a level's
+	// children not looked into for the limit. Few levels have either.
+	pending map[*level][]childChange
+	skipped map[*level]int
 	// recursive: a persistent recursive watch per prefix; false: a
 	// children watch per level.
 	recursive bool
@@ -111,11 +119,13 @@ type discovery struct {
 
 func newDiscovery(root chroot, prefixes []string, limit int, recursive bool, log *slog.Logger) *discovery {
 	d := &discovery{log: log, root: root, limit: limit, recursive: recursive, kick: make(chan struct{}, 1),
-		levels: map[string]*level{}, watched: map[string]uint64{}}
+		levels: map[string]*level{}, watched: map[string]uint64{}, pending: map[*level][]childChange{}, skipped: map[*level]int{}}
 	for _, p := range prefixes {
 		full := root.full(p)
 		d.prefixes = append(d.prefixes, full)
-		d.levels[full] = &level{full: full, root: true, dirty: true}
+		lv := &level{full: full, root: true}
+		d.levels[full] = lv
+		d.dirtyLocked(lv)
 	}
 	return d
 }
@@ -161,7 +171,7 @@ func (d *discovery) event(ev zk.Event) {
 func (d *discovery) madeOrDeletedLocked(full string, created bool) bool {
 	if lv := d.levels[full]; lv != nil && lv.root {
 		// The prefix made or deleted: its listing tells which.
-		lv.dirty = true
+		d.dirtyLocked(lv)
 		return true
 	}
 	if full == "/" {
@@ -172,7 +182,7 @@ func (d *discovery) madeOrDeletedLocked(full string, created bool) bool {
 	case lv == nil:
 		return false // below a lock parent (its reader's), or too deep
 	case lv.inflight:
-		lv.pending = append(lv.pending, childChange{name: path.Base(full), created: created})
+		d.pending[lv] = append(d.pending[lv], childChange{name: path.Base(full), created: created})
 		return false
 	case lv.dirty:
 		return false // its listing, still to come, shows it
@@ -185,7 +195,7 @@ func (d *discovery) madeOrDeletedLocked(full string, created bool) bool {
 // to be listed when the change may change what lv is.
 func (d *discovery) childChangedLocked(lv *level, name string, created bool) {
 	if relistFor(lv, name) {
-		lv.dirty = true
+		d.dirtyLocked(lv)
 		return
 	}
 	full := join(lv.full, name)
@@ -195,10 +205,9 @@ func (d *discovery) childChangedLocked(lv *level, name string, created bool) {
 		return
 	}
 	if lv.kids == nil {
-		lv.kids = map[string]bool{}
+		lv.kids = map[string]struct{}{}
 	}
-	lv.kids[name] = true
-	d.addLevelLocked(lv, name)
+	lv.kids[d.addLevelLocked(lv, name)] = struct{}{}
 }
 
 // relistFor: a child named so, made or deleted, may change what lv is or
@@ -213,7 +222,8 @@ func relistFor(lv *level, name string) bool {
 	if name == lockqueue.CuratorLeases || name == lockqueue.CuratorLocks || strings.HasSuffix(name, lockqueue.KazooSemaphoreLock) {
 		return true
 	}
-	return lv.kids[name+lockqueue.KazooSemaphoreLock]
+	_, ok := lv.kids[name+lockqueue.KazooSemaphoreLock]
+	return ok
 }
 
 // changed takes a children watch's event on server path full.
@@ -222,7 +232,7 @@ func (d *discovery) changed(full string) {
 	lv := d.levels[full]
 	if lv != nil {
 		lv.armed = false
-		lv.dirty = true
+		d.dirtyLocked(lv)
 	}
 	d.mu.Unlock()
 	if lv != nil {
@@ -234,7 +244,7 @@ func (d *discovery) changed(full string) {
 func (d *discovery) dirtyAll() {
 	d.mu.Lock()
 	for _, lv := range d.levels {
-		lv.dirty = true
+		d.dirtyLocked(lv)
 	}
 	d.mu.Unlock()
 	d.poke()
@@ -246,8 +256,10 @@ func (d *discovery) childrenWatches() {
 	d.mu.Lock()
 	d.recursive = false
 	for _, lv := range d.levels {
-		lv.dirty, lv.inflight, lv.pending = true, false, nil
+		lv.inflight = false
+		d.dirtyLocked(lv)
 	}
+	clear(d.pending)
 	d.mu.Unlock()
 	d.poke()
 }
@@ -317,8 +329,8 @@ func (d *discovery) status() DiscoveryStatus {
 	for _, p := range d.prefixes {
 		st.Prefixes = append(st.Prefixes, d.user(p))
 	}
-	for _, lv := range d.levels {
-		st.Unexplored += lv.skipped
+	for _, n := range d.skipped {
+		st.Unexplored += n
 	}
 	return st
 }
@@ -455,6 +467,14 @@ func (w *Watcher) prefixWatchFor(r Reader, epoch uint64, full string) bool {
 	return false
 }
 
+// dirtyLocked marks lv to be listed, queued by depth.
+func (d *discovery) dirtyLocked(lv *level) {
+	if !lv.dirty {
+		lv.dirty = true
+		d.dirtyq[lv.depth] = append(d.dirtyq[lv.depth], lv)
+	}
+}
+
 // nextBatch takes the levels to list next: dirty ones of the least depth
 // (shallow first, so a subtree removed above is never listed), at most
 // max. With recursive, their listings are out from now on.
@@ -462,20 +482,28 @@ func (d *discovery) nextBatch(max int, recursive bool) []*level {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []*level
-	depth := MaxDiscoverDepth + 1
-	for _, lv := range d.levels {
-		if !lv.dirty || lv.depth > depth || lv.depth == depth && len(out) >= max {
-			continue
+	for depth := range d.dirtyq {
+		q := d.dirtyq[depth]
+		for len(q) > 0 && len(out) < max {
+			lv := q[0]
+			q = q[1:]
+			if lv.dirty && d.levels[lv.full] == lv {
+				out = append(out, lv)
+			}
 		}
-		if lv.depth < depth {
-			depth, out = lv.depth, out[:0]
+		if len(q) == 0 {
+			q = nil // let the backing array go
 		}
-		out = append(out, lv)
+		d.dirtyq[depth] = q
+		if len(out) > 0 {
+			break
+		}
 	}
 	for _, lv := range out {
 		lv.dirty = false
 		if recursive {
-			lv.inflight, lv.pending = true, nil
+			lv.inflight = true
+			delete(d.pending, lv)
 		}
 	}
 	return out
@@ -484,7 +512,7 @@ func (d *discovery) nextBatch(max int, recursive bool) []*level {
 func (d *discovery) markDirty(lv *level) {
 	d.mu.Lock()
 	if d.levels[lv.full] == lv {
-		lv.dirty = true
+		d.dirtyLocked(lv)
 	}
 	d.mu.Unlock()
 	d.poke()
@@ -495,7 +523,8 @@ func (d *discovery) markDirty(lv *level) {
 func (d *discovery) listLater(levels []*level) {
 	d.mu.Lock()
 	for _, lv := range levels {
-		lv.inflight, lv.pending = false, nil
+		lv.inflight = false
+		delete(d.pending, lv)
 	}
 	d.mu.Unlock()
 	time.AfterFunc(retryDelay, func() {
@@ -590,7 +619,9 @@ func (w *Watcher) levelGone(r Reader, lv *level) {
 		return
 	}
 	d.dropLevelsLocked(lv.full, !lv.root)
-	lv.kids, lv.armed, lv.inflight, lv.pending, lv.skipped = nil, false, false, nil, 0
+	lv.kids, lv.armed, lv.inflight = nil, false, false
+	delete(d.pending, lv)
+	delete(d.skipped, lv)
 	d.ops = append(d.ops, levelOp{drop: lv.full, self: !lv.root, below: true})
 }
 
@@ -617,8 +648,9 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 		return // dropped meanwhile
 	}
 	lv.armed = !d.recursive
-	pending := lv.pending
-	lv.inflight, lv.pending = false, nil
+	pending := d.pending[lv]
+	lv.inflight = false
+	delete(d.pending, lv)
 	if lockParent {
 		// What was found below it goes; it is no lock yet (a level never
 		// is), unless it is a prefix, or configured, already watched.
@@ -631,19 +663,20 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 		}
 		return
 	}
-	var now map[string]bool
+	var now map[string]struct{}
 	if len(names) > 0 {
-		now = make(map[string]bool, len(names))
+		now = make(map[string]struct{}, len(names))
 	}
 	for _, n := range names {
-		now[n] = true
+		now[n] = struct{}{}
 	}
 	for old := range lv.kids {
-		if !now[old] {
+		if _, ok := now[old]; !ok {
 			d.dropLocked(join(lv.full, old))
 		}
 	}
-	lv.kids, lv.skipped = now, 0
+	lv.kids = now
+	delete(d.skipped, lv)
 	adding := map[string]bool{}
 	isLockNow := func(full string) bool { return adding[full] || isLock(full) }
 	for _, n := range names {
@@ -651,7 +684,7 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 		if isLockNow(full) {
 			continue
 		}
-		if base, ok := strings.CutSuffix(n, lockqueue.KazooSemaphoreLock); ok && now[base] {
+		if base, ok := strings.CutSuffix(n, lockqueue.KazooSemaphoreLock); ok && has(now, base) {
 			// A kazoo Semaphore's lock queue, beside its path: the
 			// semaphore at base reads it, so it is neither a lock of its
 			// own nor a folder to look into.
@@ -663,7 +696,9 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 			d.dropLocked(full)
 			continue
 		}
-		d.addLevelLocked(lv, n)
+		// The same name: a new level's full keeps it (a string key is
+		// replaced on assignment).
+		now[d.addLevelLocked(lv, n)] = struct{}{}
 	}
 	for _, c := range pending {
 		if lv.dirty {
@@ -673,23 +708,35 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 	}
 }
 
+// has reports whether set holds k.
+func has(set map[string]struct{}, k string) bool {
+	_, ok := set[k]
+	return ok
+}
+
 // addLevelLocked makes a level of lv's child n, unless it is one, too
-// deep, or, with children watches, one too many (counted in lv.skipped).
-func (d *discovery) addLevelLocked(lv *level, n string) {
+// deep, or, with children watches, one too many (counted in skipped). It
+// returns n, as the tail of the new level's full when it made one, so lv's
+// kids can keep the name without a copy of its own (a fleet's folder costs
+// its path once).
+func (d *discovery) addLevelLocked(lv *level, n string) string {
 	full := join(lv.full, n)
 	if _, ok := d.levels[full]; ok || lv.depth >= MaxDiscoverDepth {
-		return
+		return n
 	}
 	if !d.recursive && len(d.levels) >= d.limit {
-		lv.skipped++
+		d.skipped[lv]++
 		if !d.capLogged {
 			d.capLogged = true
 			d.log.Warn("discovery: too many folders under the prefixes for children watches; not looking into the rest (raise --discover-limit)",
 				"limit", d.limit, "at", d.user(lv.full))
 		}
-		return
+		return n
 	}
-	d.levels[full] = &level{full: full, depth: lv.depth + 1, dirty: true}
+	kid := &level{full: full, depth: lv.depth + 1}
+	d.levels[full] = kid
+	d.dirtyLocked(kid)
+	return full[len(full)-len(n):]
 }
 
 // dropLevelsLocked forgets the levels at (when self) and below full, the
@@ -706,6 +753,8 @@ func (d *discovery) dropLevelsLocked(full string, self bool) {
 	}
 	if self && !lv.root {
 		delete(d.levels, full)
+		delete(d.pending, lv)
+		delete(d.skipped, lv)
 	}
 }
 
