@@ -31,6 +31,7 @@ type fleetLocks struct {
 		Flag    string `json:"flag"`
 		Message string `json:"message"`
 	} `json:"unexplored"`
+	Next string `json:"next"`
 }
 
 // held lists, sorted, the locks with a holder and a waiter.
@@ -116,8 +117,9 @@ func waitLocks(t *testing.T, s *server, what string, ok func(fleetLocks) bool) f
 	t.Helper()
 	var got fleetLocks
 	waitFor(t, what, func() bool {
-		got = fleetLocks{}
-		return getJSON(t, s.url+"/api/v1/locks", &got) == 200 && ok(got)
+		var err error
+		got, err = fetchLocks(s.url)
+		return err == nil && ok(got)
 	})
 	return got
 }
