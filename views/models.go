@@ -52,6 +52,8 @@ type Dashboard struct {
 	Filter   string
 	// History: the server keeps one, so each row has a sparkline.
 	History bool
+	// Unexplored are the services whose discovery left folders unread.
+	Unexplored []Unexplored
 }
 
 // LockRow is one watched lock on the dashboard.

@@ -56,6 +56,9 @@ type LocksResponse struct {
 	// reconnecting or expired; left out when no watcher runs (a simulator
 	// only server).
 	Connection lockqueue.Connection `json:"connection,omitempty"`
+	// Unexplored: services whose discovery left folders unread, so the
+	// list lacks their locks; left out when none did.
+	Unexplored []UnexploredNote `json:"unexplored,omitempty"`
 }
 
 func summarize(snap lockqueue.Snapshot, now time.Time) LockSummary {
@@ -85,6 +88,7 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 		seen[snap.Key()] = true
 	}
 	resp.Connection = zkConnection(s.cfg.Services)
+	resp.Unexplored = unexploredNotes(s.cfg.Services)
 	added := false
 	for _, svc := range s.cfg.Services.All() {
 		if svc.Reader == nil {

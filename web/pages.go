@@ -157,6 +157,7 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 		statuses = append(statuses, st)
 	}
 	d.SetServices(statuses, watched)
+	d.Unexplored = unexplored(p.services)
 	if p.history != nil {
 		d.SetSparklines(p.sparks.of(p.history, p.snaps.Latest, p.log))
 	}

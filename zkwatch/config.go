@@ -27,6 +27,12 @@ type Config struct {
 	// Prefixes are folders below which lock parents are discovered
 	// (--watch-under), at most MaxDiscoverDepth levels deep.
 	Prefixes []string
+	// DiscoverLimit bounds the folders below Prefixes that discovery
+	// keeps a children watch on (--discover-limit), when it uses children
+	// watches (ZooKeeper before 3.6, or ChildrenWatchesOnly); Discovery
+	// counts the folders beyond. Default DefaultDiscoverLimit. With a
+	// persistent recursive watch per prefix there is no bound.
+	DiscoverLimit int
 	// Leases gives the lease limit of N-holder queues by path (--leases).
 	Leases map[string]int
 	// Publish receives every changed snapshot, whole. It is called from the
@@ -117,6 +123,12 @@ func (cfg Config) check() (checked, error) {
 		if err := ValidatePath(p); err != nil {
 			return checked{}, fmt.Errorf("zkwatch: watch-under: %w", err)
 		}
+	}
+	if cfg.DiscoverLimit < 0 {
+		return checked{}, fmt.Errorf("zkwatch: discover-limit: %d is negative", cfg.DiscoverLimit)
+	}
+	if cfg.DiscoverLimit == 0 {
+		cfg.DiscoverLimit = DefaultDiscoverLimit
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

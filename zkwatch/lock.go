@@ -62,6 +62,9 @@ type lock struct {
 	// persisted is the session epoch the persistent watch was set in (0:
 	// none). Set by the lock's goroutine; atomic for unwatch's.
 	persisted atomic.Uint64
+	// viaPrefix: the watch is a --watch-under prefix's recursive watch
+	// (discover.go), not the lock's own; it is not the lock's to remove.
+	viaPrefix atomic.Bool
 
 	// reading is set from a poke to the end of the read it causes. A
 	// watch-table poll meanwhile leaves its publish to the lock's

@@ -170,6 +170,12 @@ func (l *lock) readParentData(r Reader, stat *zk.Stat) (gone bool, err error) {
 	if l.parentData != nil && key == l.parentKey {
 		return false, nil
 	}
+	if stat.DataLength == 0 {
+		// Nothing to read: the recipes make their lock parents so, and a
+		// fleet's first reads are a request fewer each.
+		l.parentData, l.parentKey = []byte{}, key
+		return false, nil
+	}
 	data, pstat, err := r.Get(l.full)
 	if errors.Is(err, zk.ErrNoNode) {
 		return true, nil

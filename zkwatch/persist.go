@@ -51,6 +51,18 @@ func (w *Watcher) persistentWatch(r Reader, epoch uint64, l *lock) bool {
 	if l.persisted.Load() == epoch {
 		return true
 	}
+	if w.prefixWatchFor(r, epoch, l.full) {
+		// The prefix's watch is set: events from now on are queued, and
+		// the listing that follows holds those before.
+		l.mu.Lock()
+		l.persistent, l.events, l.relist = true, nil, true
+		l.mu.Unlock()
+		l.eventBase = false
+		l.viaPrefix.Store(true)
+		l.persisted.Store(epoch)
+		return true
+	}
+	l.viaPrefix.Store(false)
 	// Queue events from before the request: the server may send one
 	// before its answer.
 	l.mu.Lock()
@@ -81,8 +93,8 @@ func (w *Watcher) persistentWatch(r Reader, epoch uint64, l *lock) bool {
 // whole session, and the watch-table count would take it for a client's.
 func (w *Watcher) unwatch(l *lock) {
 	r, epoch, ok := w.sess.live()
-	if !ok || l.persisted.Load() != epoch {
-		return // none set in this connection
+	if !ok || l.persisted.Load() != epoch || l.viaPrefix.Load() {
+		return // none of its own set in this connection
 	}
 	w.run.spawn(func(context.Context) {
 		w.persistMu.Lock()

@@ -132,10 +132,12 @@ func ownWatches(t *testing.T, addr string, w *Watcher) []string {
 	return table[w.sess.sessionID()]
 }
 
-// A lock parent no longer watched, given up by RemovePath or gone from
-// under a --watch-under prefix, takes its persistent watch with it: the
-// server would send its events for the whole session, and count it among
-// the children watches the table reports.
+// A lock parent no longer watched, given up by RemovePath, takes its
+// persistent watch with it: the server would send its events for the
+// whole session, and count it among the children watches the table
+// reports. One found under a --watch-under prefix has no watch of its
+// own (the prefix's recursive watch tells its reader), so its going
+// removes nothing: the prefix's watch stays, and no other is left.
 func TestUnwatchRemovesPersistentWatch(t *testing.T) {
 	s := sharedServer(t)
 	c := connect(t, []string{s.Addr()}, 10*time.Second)
@@ -151,9 +153,9 @@ func TestUnwatchRemovesPersistentWatch(t *testing.T) {
 	w, rec := startWatcher(t, Config{Servers: []string{s.Addr()}, Paths: []string{configured}, Prefixes: []string{apps}})
 	for _, p := range []string{configured, found} {
 		rec.wait(t, p, 0, "read, 1 node", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
-		if got := ownWatches(t, s.Addr(), w); !slices.Contains(got, p) {
-			t.Fatalf("the watcher's watches %v lack %s", got, p)
-		}
+	}
+	if got := slices.Sorted(slices.Values(ownWatches(t, s.Addr(), w))); !slices.Equal(got, []string{apps, configured}) {
+		t.Fatalf("the watcher's watches are %v, want the prefix's and the configured lock's: %v", got, []string{apps, configured})
 	}
 
 	if err := w.RemovePath(configured); err != nil {
@@ -175,12 +177,75 @@ func TestUnwatchRemovesPersistentWatch(t *testing.T) {
 	deadline := time.Now().Add(waitTimeout)
 	for {
 		got := ownWatches(t, s.Addr(), w)
-		if !slices.Contains(got, configured) && !slices.Contains(got, found) {
+		if slices.Equal(got, []string{apps}) {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the watcher still watches %v after it stopped watching %s and %s", got, configured, found)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Discovery across a lost connection: the server forgets the connection's
+// watches, so the watcher sets them again (in recursive mode the prefix's
+// watch) and lists the prefix again. A lock parent made and one deleted
+// while it was away are seen once it is back, and one made after, in both
+// watch modes.
+func TestDiscoverAfterReconnect(t *testing.T) {
+	s := sharedServer(t)
+	for _, mode := range watchModes {
+		t.Run(mode.name, func(t *testing.T) {
+			p, err := proxy.New(s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			c := connect(t, []string{s.Addr()}, 30*time.Second)
+			apps := fresh("/rediscover")
+			mkLock := func(path string) {
+				t.Helper()
+				mkdirs(t, c, path)
+				if _, err := c.Create(path+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, acl); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, meanwhile, after := apps+"/a/lock", apps+"/b/lock", apps+"/c/lock"
+			mkLock(before)
+			w, rec := startWatcher(t, Config{Servers: []string{p.Addr()}, Prefixes: []string{apps}, SessionTimeout: 30 * time.Second,
+				ChildrenWatchesOnly: mode.childrenOnly})
+			rec.wait(t, before, 0, "discovered", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
+
+			mark := rec.mark(before)
+			p.Cut()
+			rec.wait(t, before, mark, "reconnecting", func(s lockqueue.Snapshot) bool { return s.Connection == lockqueue.Reconnecting })
+			mkLock(meanwhile)
+			kids, _, err := c.Children(before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range kids {
+				if err := c.Delete(before+"/"+k, -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.Delete(before, -1); err != nil {
+				t.Fatal(err)
+			}
+			p.Restore()
+			rec.wait(t, meanwhile, 0, "made while away, discovered", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
+			rec.forgotten(t, before)
+
+			mkLock(after)
+			rec.wait(t, after, 0, "made after, discovered", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
+			if got := w.Paths(); !slices.Equal(got, []string{meanwhile, after}) {
+				t.Errorf("Paths() = %v, want %v", got, []string{meanwhile, after})
+			}
+			if !mode.childrenOnly {
+				if got := ownWatches(t, s.Addr(), w); !slices.Equal(got, []string{apps}) {
+					t.Errorf("the watcher's watches are %v, want the prefix's alone", got)
+				}
+			}
+		})
 	}
 }

@@ -18,6 +18,7 @@ type Reader interface {
 	Get(path string) ([]byte, *zk.Stat, error)
 	Exists(path string) (bool, *zk.Stat, error)
 	ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error)
+	MultiRead(ops ...zk.ReadOp) ([]zk.ReadResult, error)
 	State() zk.State
 	SessionID() int64
 }
@@ -64,6 +65,12 @@ func (c countingReader) Exists(p string) (bool, *zk.Stat, error) {
 func (c countingReader) ExistsW(p string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	c.n.Add(1)
 	return c.r.ExistsW(p)
+}
+
+// MultiRead counts as one request, however many reads it carries.
+func (c countingReader) MultiRead(ops ...zk.ReadOp) ([]zk.ReadResult, error) {
+	c.n.Add(1)
+	return c.r.MultiRead(ops...)
 }
 
 func (c countingReader) State() zk.State  { return c.r.State() }

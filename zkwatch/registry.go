@@ -159,7 +159,9 @@ func (g *registry) disarm() {
 	}
 }
 
-// armedWatches counts the children watches the readers hold now. A
+// armedWatches counts the children watches the readers hold now (a lock
+// under a --watch-under prefix takes the prefix's watch: discovery counts
+// it). A
 // persistent recursive watch counts as one: ZooKeeper 3.8 counts it twice
 // in mntr's zk_watch_count and once among the data watches wchs lists,
 // so it adds one to what the table takes for children watches.
@@ -167,7 +169,7 @@ func (g *registry) armedWatches() int {
 	n := 0
 	for _, l := range g.all() {
 		l.mu.Lock()
-		if l.armed {
+		if l.armed && !l.viaPrefix.Load() {
 			n++
 		}
 		for _, armed := range l.folders {
@@ -264,19 +266,36 @@ func (g *registry) dropDiscovered(full string, self bool, epoch uint64) []*lock 
 	defer g.mu.Unlock()
 	var out []*lock
 	for p, l := range g.byFull {
-		if !under(p, full, self) || !g.discovered[l] {
-			continue
+		if under(p, full, self) && g.discovered[l] {
+			g.forgetLocked(l, epoch)
+			out = append(out, l)
 		}
-		delete(g.byFull, p)
-		delete(g.byPath, l.path)
-		delete(g.discovered, l)
-		l.mu.Lock()
-		g.dropFoldersLocked(l)
-		l.removeLocked(epoch)
-		l.mu.Unlock()
-		out = append(out, l)
 	}
 	return out
+}
+
+// dropDiscoveredAt is dropDiscovered of the lock at full alone, without
+// looking at every lock: discovery knows when nothing was found below.
+func (g *registry) dropDiscoveredAt(full string, epoch uint64) []*lock {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l := g.byFull[full]
+	if l == nil || !g.discovered[l] {
+		return nil
+	}
+	g.forgetLocked(l, epoch)
+	return []*lock{l}
+}
+
+// forgetLocked forgets the discovered lock l and stops its reader.
+func (g *registry) forgetLocked(l *lock, epoch uint64) {
+	delete(g.byFull, l.full)
+	delete(g.byPath, l.path)
+	delete(g.discovered, l)
+	l.mu.Lock()
+	g.dropFoldersLocked(l)
+	l.removeLocked(epoch)
+	l.mu.Unlock()
 }
 
 // under reports whether server path p is below full, or is full itself

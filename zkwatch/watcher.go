@@ -22,7 +22,9 @@
 //   - watchtable.go: the poller that asks every ensemble member for its
 //     watch table (serverinfo.go, fourletter.go, adminserver.go) and
 //     merges the answers.
-//   - discover.go: lock parents found under --watch-under prefixes.
+//   - discover.go: lock parents found under --watch-under prefixes (one
+//     persistent recursive watch per prefix on ZooKeeper 3.6+, whose
+//     events also reach the readers of the lock parents below it).
 //   - publish.go: how a lock's last read, the session's state and the last
 //     watch table become the snapshot views get.
 //
@@ -49,11 +51,10 @@ const (
 	DefaultSessionTimeout = 10 * time.Second
 	DefaultPoll           = time.Second
 	// MaxDiscoverDepth bounds how far below a --watch-under prefix lock
-	// parents are looked for: discovery keeps a children watch on every
-	// level above them, and must never amount to watching the whole tree.
+	// parents are looked for: discovery lists every level above them (and
+	// before ZooKeeper 3.6 keeps a children watch on each), and must never
+	// amount to reading the whole tree.
 	MaxDiscoverDepth = 4
-	// maxLevels caps the non-lock nodes discovery keeps watches on.
-	maxLevels = 2000
 	// settle is the least time between two reads of one parent. A burst of
 	// creates then costs one read per settle, not one per create; the watch
 	// re-armed by each read guarantees a final read after the burst.
@@ -107,7 +108,7 @@ func New(cfg Config) (*Watcher, error) {
 		root:  c.root,
 		log:   log,
 		locks: newRegistry(c.root),
-		disc:  newDiscovery(c.root, c.Prefixes, log),
+		disc:  newDiscovery(c.root, c.Prefixes, c.DiscoverLimit, !c.ChildrenWatchesOnly, log),
 		poll:  newPoller(c, log),
 		run:   runState{done: make(chan struct{})},
 	}
@@ -223,6 +224,10 @@ func (w *Watcher) Snapshot(p string) (lockqueue.Snapshot, bool) {
 	return l.lastPublished()
 }
 
+// Discovery says what discovery under the --watch-under prefixes looks
+// into, and what it does not for its limit.
+func (w *Watcher) Discovery() DiscoveryStatus { return w.disc.status() }
+
 // Reads is the number of ZooKeeper read requests sent so far.
 func (w *Watcher) Reads() int64 { return w.reads.Load() }
 
@@ -241,7 +246,7 @@ func (w *Watcher) onEvent(ev zk.Event) {
 	case zk.EventNodeChildrenChanged, zk.EventNodeCreated, zk.EventNodeDeleted,
 		zk.EventNodeDataChanged, zk.EventNotWatching:
 		w.locks.changed(ev)
-		w.disc.changed(ev.Path)
+		w.disc.event(ev)
 	}
 }
 

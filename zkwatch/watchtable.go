@@ -87,7 +87,7 @@ func (w *Watcher) pollLoop(ctx context.Context) {
 	for {
 		start := time.Now()
 		if infos, ok := w.poll.ask(ctx); ok {
-			own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull)
+			own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull, w.sess.view().epoch)
 			w.poll.merge(infos, w.sess.ownIDs(), own, start)
 			for _, l := range w.locks.all() {
 				w.emitAfterPoll(l)

@@ -83,6 +83,18 @@ func (r Reader) Err() error {
 	return nil
 }
 
+var _ lockservice.Discoverer = Reader{}
+
+// Unexplored is what --watch-under discovery leaves unread: folders past
+// --discover-limit, with children watches only (ZooKeeper before 3.6).
+func (r Reader) Unexplored() lockservice.Unexplored {
+	st := r.w.Discovery()
+	if st.Unexplored == 0 {
+		return lockservice.Unexplored{}
+	}
+	return lockservice.Unexplored{Folders: st.Unexplored, Limit: st.Limit, Flag: "--discover-limit"}
+}
+
 func (r Reader) Watched() []string                { return r.w.Paths() }
 func (r Reader) Connection() lockqueue.Connection { return r.w.Connection() }
 func (r Reader) Run(ctx context.Context) error    { return r.w.Run(ctx) }

@@ -60,6 +60,15 @@ Flags (repeatable ones may be given many times):
                                  parents up to 4 levels below a ZooKeeper
                                  /prefix; etcd:/prefix finds etcd locks by
                                  their keys' names (read every 30 --poll)
+  --discover-limit N             how many folders below the ZooKeeper
+                                 --watch-under prefixes get a children watch
+                                 each, with children watches (ZooKeeper before
+                                 3.6; default 2000); the dashboard and
+                                 /api/v1/locks say how many were left unread.
+                                 On 3.6+ one watch per prefix sees every folder
+  --zk-children-watches          keep to one-shot children watches, as with
+                                 ZooKeeper before 3.6, instead of persistent
+                                 recursive watches (3.6+)
   --zk-admin URL                 AdminServer base URL of a member, e.g.
                                  http://zk1:8080 (repeatable, one per member);
                                  used instead of four-letter words
@@ -229,6 +238,8 @@ type serveConfig struct {
 	Addr            string
 	Watch           []string
 	WatchUnder      []string
+	DiscoverLimit   int
+	ChildrenWatches bool
 	AdminURLs       []string
 	ZKAuth          []zkwatch.Auth
 	ZKTLS           *tls.Config
@@ -265,6 +276,8 @@ type serveFlags struct {
 	// stallGrace unset: the watcher uses two polls.
 	stallGrace    optDuration
 	sim, insecure bool
+	discoverLimit int
+	childWatches  bool
 	pg            pgFlags
 	history       historyFlags
 }
@@ -277,6 +290,8 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.addr, "addr", defaultAddr, "")
 	fs.Var(&f.watch, "watch", "")
 	fs.Var(&f.under, "watch-under", "")
+	fs.IntVar(&f.discoverLimit, "discover-limit", zkwatch.DefaultDiscoverLimit, "")
+	fs.BoolVar(&f.childWatches, "zk-children-watches", false, "")
 	fs.Var(&f.admin, "zk-admin", "")
 	fs.Var(&f.leases, "leases", "")
 	fs.StringVar(&f.zkAuth, "zk-auth", "", "")
@@ -301,6 +316,7 @@ func (f *serveFlags) config() (serveConfig, error) {
 		ZKTimeout: f.conn.timeout, Addr: f.addr, Poll: f.poll,
 		SessionTimeout: f.sessionTimeout, Sim: f.sim, SimRoot: f.simRoot, AllowedOrigins: f.origins,
 		AuthToken: f.token, Insecure: f.insecure, ShutdownTimeout: f.shutdownTimeout, StallGrace: f.stallGrace.d,
+		DiscoverLimit: f.discoverLimit, ChildrenWatches: f.childWatches,
 	}
 	if err := f.lockConfig(&c); err != nil {
 		return c, err
@@ -309,7 +325,7 @@ func (f *serveFlags) config() (serveConfig, error) {
 		return c, err
 	}
 	err := errors.Join(positive("poll", f.poll), positive("session-timeout", f.sessionTimeout),
-		positive("shutdown-timeout", f.shutdownTimeout), checkSimRoot(f.simRoot))
+		positive("shutdown-timeout", f.shutdownTimeout), checkSimRoot(f.simRoot), checkDiscoverLimit(f.discoverLimit))
 	if err != nil {
 		return c, err
 	}
@@ -323,6 +339,13 @@ func (f *serveFlags) config() (serveConfig, error) {
 		return c, err
 	}
 	return c, checkExposure(f.addr, f.token, f.insecure)
+}
+
+func checkDiscoverLimit(n int) error {
+	if n < 1 {
+		return fmt.Errorf("--discover-limit %d: want a positive number of folders such as %d", n, zkwatch.DefaultDiscoverLimit)
+	}
+	return nil
 }
 
 // lockConfig reads the locks to watch and the other lock services
@@ -597,6 +620,7 @@ func (m *Main) startWatcher(ctx context.Context) error {
 		Paths: c.Watch, Prefixes: c.WatchUnder, Leases: c.Leases, Publish: m.readerSink(serversCluster(c.Servers, c.Chroot)),
 		Poll: c.Poll, StallGrace: c.StallGrace, AdminURLs: c.AdminURLs, Logger: m.log,
 		Auth: c.ZKAuth, TLS: c.ZKTLS, Forget: m.hub.Remove,
+		DiscoverLimit: c.DiscoverLimit, ChildrenWatchesOnly: c.ChildrenWatches,
 	})
 	if err != nil {
 		return fmt.Errorf("watcher: %w", err)

@@ -1,0 +1,21 @@
+package lockservice
+
+// Discoverer is a Reader that finds locks below prefixes and, for a bound,
+// may not look everywhere; the web layer asks it (an optional interface)
+// so that what is not looked into is said, never hidden.
+type Discoverer interface {
+	// Unexplored says what discovery leaves unread now; its Folders is 0
+	// when it looks into everything.
+	Unexplored() Unexplored
+}
+
+// Unexplored is what a reader's discovery did not look into.
+type Unexplored struct {
+	// Folders is how many folders below the prefixes were not looked into:
+	// locks in them are not shown.
+	Folders int
+	// Limit is the bound that was reached, and Flag the command-line flag
+	// that raises it.
+	Limit int
+	Flag  string
+}

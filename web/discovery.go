@@ -1,0 +1,43 @@
+package web
+
+import (
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/views"
+)
+
+// UnexploredNote is a service whose discovery below its prefixes stopped
+// at a bound, in GET /api/v1/locks: locks in the folders it did not look
+// into are missing from the list.
+type UnexploredNote struct {
+	Service string `json:"service"`
+	// Folders were not looked into; Limit is the bound reached, Flag the
+	// command-line flag that raises it.
+	Folders int    `json:"folders"`
+	Limit   int    `json:"limit"`
+	Flag    string `json:"flag"`
+	Message string `json:"message"`
+}
+
+// unexplored lists the services whose discovery left folders unread.
+func unexplored(reg *lockservice.Registry) []views.Unexplored {
+	var out []views.Unexplored
+	for _, svc := range reg.All() {
+		d, ok := svc.Reader.(lockservice.Discoverer)
+		if !ok {
+			continue
+		}
+		if u := d.Unexplored(); u.Folders > 0 {
+			out = append(out, views.Unexplored{Service: serviceView(svc), Folders: u.Folders, Limit: u.Limit, Flag: u.Flag})
+		}
+	}
+	return out
+}
+
+// unexploredNotes is unexplored for the API.
+func unexploredNotes(reg *lockservice.Registry) []UnexploredNote {
+	var out []UnexploredNote
+	for _, u := range unexplored(reg) {
+		out = append(out, UnexploredNote{Service: u.Service.Name, Folders: u.Folders, Limit: u.Limit, Flag: u.Flag, Message: u.Text()})
+	}
+	return out
+}
