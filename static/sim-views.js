@@ -115,14 +115,15 @@ export function clientList(root, s, selected, onSelect) {
 
 // clientPane shows the selected client (or node) and the actions a
 // teacher may take on it.
-// nodePane(root) fills root with the selected node's details (from the
-// server, views.NodeDetailsView) when no client is selected.
+// nodePane(root, name) fills root with node name's details (from the
+// server, views.NodeDetailsView): the selected node's when no client is
+// selected, and below a client of another service than ZooKeeper.
 export function clientPane(root, s, { client, node: selectedNode, timing, onAct, nodePane }) {
   const c = s.clients.find((x) => x.name === client);
   root.replaceChildren();
   if (!c) {
     if (selectedNode && s.snapshot) {
-      nodePane(root);
+      nodePane(root, selectedNode);
       return;
     }
     const p = document.createElement('p');
@@ -138,7 +139,14 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
   add('session', c.session || (node && node.session) || '—', 'mono');
   add('node', c.node || '—', 'mono');
   if (c.waitsFor) add('waits for client', c.waitsFor);
-  if (node) {
+  // Another service's node is described by the server, in its terms
+  // (views.NodeDetails: a PostgreSQL backend as pg_activity shows it).
+  const serverPane = node && s.service && s.service !== 'zookeeper';
+  if (serverPane) {
+    const t = add(node.holding ? 'holding for' : 'waiting for', '', 'time');
+    t.dataset.since = timing.since(node);
+    t.dataset.verb = '';
+  } else if (node) {
     add('mode', modeLabel(node.mode));
     add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
     if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
@@ -150,10 +158,11 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
   if (c.token) add('fencing token', String(c.token));
   const acts = document.createElement('div');
   acts.className = 'acts';
+  const zk = !s.service || s.service === 'zookeeper';
   for (const [action, label, help] of [
-    ['release', 'release', 'delete its node: the lock passes on'],
-    ['crash', 'crash', 'close its session: ZooKeeper deletes its node at once'],
-    ['pause', 'pause', 'stop its heartbeats (a GC pause): its session expires later'],
+    ['release', 'release', zk ? 'delete its node: the lock passes on' : 'release the lock: it passes on'],
+    ['crash', 'crash', zk ? 'close its session: ZooKeeper deletes its node at once' : 'kill the client without a release'],
+    ['pause', 'pause', zk ? 'stop its heartbeats (a GC pause): its session expires later' : 'stop the client (a GC pause): it does nothing until it wakes'],
     ['write', 'write', 'write to the protected resource' + (s.fencing ? ' (it checks the fencing token)' : '')],
   ]) {
     const b = document.createElement('button');
@@ -166,6 +175,12 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
     acts.append(b);
   }
   root.append(dl, acts);
+  if (serverPane) {
+    const more = document.createElement('div');
+    more.className = 'server-details';
+    root.append(more);
+    nodePane(more, c.node);
+  }
   tick(root);
 }
 

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/pglocal"
+)
+
+// A server started for PostgreSQL alone speaks PostgreSQL: no ZooKeeper
+// line on the dashboard, no watches on the lock page, and a session shown
+// as pg_activity shows a backend (pid, application, client, state, query,
+// transaction and wait), with the statement that would end it to copy.
+func TestPostgresOnlyWords(t *testing.T) {
+	need(t)
+	pg := pglocal.ForTest(t)
+	const lock = "advisory/42"
+	psql(t, pg.DSN(), "orders-worker", "BEGIN; SELECT pg_advisory_lock(42), 'a query long enough to be shortened in the pane, as a real one would be';")
+	holder := pgNode(t, pg.DSN(), "orders-worker", false)
+	psql(t, pg.DSN(), "orders-waiter", "SELECT pg_advisory_lock(42);")
+	waiter := pgNode(t, pg.DSN(), "orders-waiter", true)
+	pid := strings.TrimPrefix(holder, "pid-")
+
+	srv := startServerOn(t, nil, "--postgres", pg.DSN(), "--poll", "200ms", "--watch", "postgres:"+lock)
+	tb := newTab(t)
+
+	tb.open(srv.URL + "/")
+	tb.until("PostgreSQL's line, connected", `document.querySelector('#services li[data-service=postgres] .ensemble')?.dataset.state === 'connected'`)
+	tb.until("the lock's row", dashRow("postgres", lock))
+	if got := eval[string](tb, `document.getElementById('services').textContent`); strings.Contains(got, "ZooKeeper") {
+		t.Errorf("the services line of a server without --zk: %q, names ZooKeeper", got)
+	}
+	if live := eval[string](tb, `document.body.dataset.live`); live != "true" {
+		t.Errorf("the dashboard of a PostgreSQL-only server reads live=%q", live)
+	}
+
+	tb.open(lockPage(srv.URL, "postgres", lock) + "&node=" + holder)
+	tb.until("the holder and its waiter", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]') && document.querySelector('#lane [data-node=%s]')`, jsString(holder), jsString(waiter)))
+	tb.until("the holder's details", `document.querySelector('#details .node-details[data-node=`+jsString(holder)+`] dl')`)
+	summary := eval[string](tb, `document.getElementById('summary').textContent`)
+	if strings.Contains(summary, "watches from") || !strings.Contains(summary, "pg_locks, polled") {
+		t.Errorf("summary %q: want how PostgreSQL is read (pg_locks, polled), not ZooKeeper's watch table", summary)
+	}
+	terms := eval[map[string]string](tb, `Object.fromEntries([...document.querySelectorAll('#details dt')].map(dt => [dt.textContent, dt.nextElementSibling.textContent.trim() + (dt.nextElementSibling.title ? ' | ' + dt.nextElementSibling.title : '')]))`)
+	for term := range terms {
+		if strings.Contains(term, "watches") || term == "data" || term == "edge" {
+			t.Errorf("details of a PostgreSQL session: %q, a ZooKeeper term or the raw record", term)
+		}
+	}
+	query := terms["query"]
+	shown, full, _ := strings.Cut(query, " | ")
+	for term, want := range map[string]string{
+		"pid": pid, "application": "orders-worker", "backend state": "idle in transaction",
+		"to end it": "SELECT pg_terminate_backend(" + pid + ");",
+	} {
+		if !strings.HasPrefix(terms[term], want) {
+			t.Errorf("details %s: %q, want %q", term, terms[term], want)
+		}
+	}
+	if !strings.HasSuffix(shown, "…") || len([]rune(shown)) > 61 || !strings.Contains(full, "as a real one would be") {
+		t.Errorf("query shown %q, full %q: want it shortened, the whole on hover", shown, full)
+	}
+	for _, term := range []string{"client", "transaction"} {
+		if terms[term] == "" {
+			t.Errorf("details: no %s: %v", term, terms)
+		}
+	}
+	if !strings.Contains(terms["transaction"], "since") {
+		t.Errorf("transaction %q: want its duration and start", terms["transaction"])
+	}
+	if sel := eval[string](tb, `getComputedStyle(document.querySelector('#details dd.copyable')).userSelect`); sel != "all" {
+		t.Errorf("the terminate statement selects %q on a click, want all of it", sel)
+	}
+	if over := eval[bool](tb, `(() => { const p = document.getElementById('details'); return [...p.querySelectorAll('dd')].some(d => d.getBoundingClientRect().right > p.getBoundingClientRect().right + 1); })()`); over {
+		t.Error("a detail runs past the pane's right edge")
+	}
+
+	// The waiter's wait, as the server reports it.
+	tb.open(lockPage(srv.URL, "postgres", lock) + "&node=" + waiter)
+	tb.until("the waiter's details", `document.querySelector('#details .node-details[data-node=`+jsString(waiter)+`] dl')`)
+	wait := eval[string](tb, `[...document.querySelectorAll('#details dt')].find(dt => dt.textContent === 'waiting')?.nextElementSibling.textContent ?? ''`)
+	if !strings.Contains(wait, "since") {
+		t.Errorf("the waiter's wait: %q, want its duration and start", wait)
+	}
+}
