@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"github.com/zklockviz/zklockviz/pglocal"
 )
 
@@ -82,5 +85,73 @@ func TestPostgresOnlyWords(t *testing.T) {
 	wait := eval[string](tb, `[...document.querySelectorAll('#details dt')].find(dt => dt.textContent === 'waiting')?.nextElementSibling.textContent ?? ''`)
 	if !strings.Contains(wait, "since") {
 		t.Errorf("the waiter's wait: %q, want its duration and start", wait)
+	}
+}
+
+// The classroom speaks the service of the scenario it runs: its legend
+// has none of ZooKeeper's watch words, the strategy control (a ZooKeeper
+// choice) is not shown, and while a step works the status line names the
+// service it works on. A PostgreSQL client's pane shows its backend as the
+// lock page does, not the reader's record.
+func TestClassroomSpeaksEachService(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	for _, c := range []struct {
+		scenario, title string
+		notInLegend     []string
+	}{
+		{"redis-setnx-crash", "Redis", []string{"herd", "watch", "reader", "writer", "stalled"}},
+		{"etcd-mutex-queue", "etcd", []string{"herd", "watch", "stalled"}},
+		{"pg-advisory-fifo", "PostgreSQL", []string{"herd", "watch", "writer", "stalled"}},
+	} {
+		{
+			tb.open(srv.URL + "/sim?scenario=" + c.scenario)
+			tb.until(c.scenario+"'s run", settled(serviceRun, 0)+` && document.getElementById('scenario').value === `+jsString(c.scenario))
+			tb.run(`window.__infos = []; new MutationObserver(() => window.__infos.push(document.getElementById('step-info').textContent)).observe(document.getElementById('step-info'), {childList: true, characterData: true, subtree: true})`)
+			legend := eval[string](tb, `document.getElementById('legend').textContent`)
+			for _, w := range c.notInLegend {
+				if strings.Contains(legend, w) {
+					t.Errorf("%s: legend %q has %q", c.scenario, legend, w)
+				}
+			}
+			if !strings.Contains(legend, "waits for") {
+				t.Errorf("%s: legend %q: no waits-for edge", c.scenario, legend)
+			}
+			if shown := eval[bool](tb, `!document.getElementById('strategy-box').hidden && document.getElementById('strategy-box').offsetParent !== null`); shown {
+				t.Errorf("%s: the strategy control is shown for a scenario with no strategy to choose", c.scenario)
+			}
+			for k := 1; k <= 3; k++ {
+				tb.key(kb.ArrowRight)
+				tb.until(fmt.Sprintf("step %d", k), settled(serviceRun, k))
+			}
+			infos := eval[[]string](tb, `window.__infos`)
+			working := false
+			for _, info := range infos {
+				if strings.Contains(info, "ZooKeeper") {
+					t.Errorf("status %q during a %s scenario", info, c.title)
+				}
+				working = working || strings.Contains(info, "working on "+c.title+"…")
+			}
+			if !working {
+				t.Errorf("no status said 'working on %s…' while a step ran: %q", c.title, infos)
+			}
+		}
+	}
+
+	// The holder's client pane, on PostgreSQL: its backend, and no record.
+	tb.do("select the holder", chromedp.Click(chromedp.CSS(`.run .client[data-state=holding]`)))
+	tb.until("the backend's details", `document.querySelector('.run .client-pane .server-details .node-details dl')`)
+	terms := eval[[]string](tb, `[...document.querySelectorAll('.run .client-pane dt')].map(dt => dt.textContent)`)
+	all := strings.Join(terms, "|")
+	for _, want := range []string{"pid", "application", "backend state", "query", "to end it"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the PostgreSQL client's pane: %q, no %q", terms, want)
+		}
+	}
+	for _, not := range []string{"|data|", "watches"} {
+		if strings.Contains("|"+all+"|", not) {
+			t.Errorf("the PostgreSQL client's pane: %q, has %q", terms, not)
+		}
 	}
 }
