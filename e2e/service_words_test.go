@@ -98,12 +98,12 @@ func TestClassroomSpeaksEachService(t *testing.T) {
 	srv := startServer(t, "--sim")
 	tb := newTab(t)
 	for _, c := range []struct {
-		scenario, title string
-		notInLegend     []string
+		scenario, title, shot string
+		notInLegend           []string
 	}{
-		{"redis-setnx-crash", "Redis", []string{"herd", "watch", "reader", "writer", "stalled"}},
-		{"etcd-mutex-queue", "etcd", []string{"herd", "watch", "stalled"}},
-		{"pg-advisory-fifo", "PostgreSQL", []string{"herd", "watch", "writer", "stalled"}},
+		{"redis-setnx-crash", "Redis", "classroom-redis.png", []string{"herd", "watch", "reader", "writer", "stalled"}},
+		{"etcd-mutex-queue", "etcd", "classroom-etcd.png", []string{"herd", "watch", "stalled"}},
+		{"pg-advisory-fifo", "PostgreSQL", "", []string{"herd", "watch", "writer", "stalled"}},
 	} {
 		{
 			tb.open(srv.URL + "/sim?scenario=" + c.scenario)
@@ -118,7 +118,7 @@ func TestClassroomSpeaksEachService(t *testing.T) {
 			if !strings.Contains(legend, "waits for") {
 				t.Errorf("%s: legend %q: no waits-for edge", c.scenario, legend)
 			}
-			if shown := eval[bool](tb, `!document.getElementById('strategy-box').hidden && document.getElementById('strategy-box').offsetParent !== null`); shown {
+			if shown := eval[bool](tb, `document.getElementById('strategy').closest('label').offsetParent !== null`); shown {
 				t.Errorf("%s: the strategy control is shown for a scenario with no strategy to choose", c.scenario)
 			}
 			for k := 1; k <= 3; k++ {
@@ -136,6 +136,9 @@ func TestClassroomSpeaksEachService(t *testing.T) {
 			if !working {
 				t.Errorf("no status said 'working on %s…' while a step ran: %q", c.title, infos)
 			}
+			if c.shot != "" {
+				tb.screenshot(c.shot)
+			}
 		}
 	}
 
@@ -152,6 +155,26 @@ func TestClassroomSpeaksEachService(t *testing.T) {
 	for _, not := range []string{"|data|", "watches"} {
 		if strings.Contains("|"+all+"|", not) {
 			t.Errorf("the PostgreSQL client's pane: %q, has %q", terms, not)
+		}
+	}
+	tb.screenshot("classroom-postgres.png")
+}
+
+// A side-by-side pane is narrow: its recipe's pseudocode wraps inside the
+// pane instead of running past its edge (clipped behind a scrollbar).
+func TestClassroomPseudocodeFitsNarrowPanes(t *testing.T) {
+	need(t)
+	needServers(t, "redis-server", "etcd")
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=side-by-side")
+	panes := `[...document.querySelectorAll('.run.side-pane')]`
+	tb.until("five panes, ready", panes+`.length === 5 && `+panes+`.every(p => p.dataset.step === '0' && p.dataset.busy === 'false' && p.querySelector('.pseudo li'))`)
+	for _, width := range []int{1440, 1150, 800} {
+		tb.do(fmt.Sprintf("viewport %d", width), chromedp.EmulateViewport(int64(width), 900))
+		clipped := eval[[]string](tb, panes+`.flatMap(p => [...p.querySelectorAll('.pseudo li')].filter(li => li.scrollWidth > li.clientWidth + 1 || li.getBoundingClientRect().right > p.querySelector('.pseudo').getBoundingClientRect().right + 1).map(li => p.dataset.service + ': ' + li.textContent))`)
+		if len(clipped) > 0 {
+			t.Errorf("at %d px, pseudocode lines run past their pane: %q", width, clipped)
 		}
 	}
 }
