@@ -64,7 +64,7 @@ func TestPostgresOnlyWords(t *testing.T) {
 	if !strings.HasSuffix(shown, "…") || len([]rune(shown)) > 61 || !strings.Contains(full, "as a real one would be") {
 		t.Errorf("query shown %q, full %q: want it shortened, the whole on hover", shown, full)
 	}
-	for _, term := range []string{"client", "transaction"} {
+	for _, term := range []string{"client address", "transaction"} {
 		if terms[term] == "" {
 			t.Errorf("details: no %s: %v", term, terms)
 		}
@@ -102,8 +102,8 @@ func TestClassroomSpeaksEachService(t *testing.T) {
 		notInLegend           []string
 	}{
 		{"redis-setnx-crash", "Redis", "classroom-redis.png", []string{"herd", "watch", "reader", "writer", "stalled"}},
-		{"etcd-mutex-queue", "etcd", "classroom-etcd.png", []string{"herd", "watch", "stalled"}},
-		{"pg-advisory-fifo", "PostgreSQL", "", []string{"herd", "watch", "writer", "stalled"}},
+		{"etcd-mutex-queue", "etcd", "classroom-etcd.png", []string{"herd", "watch", "reader", "writer", "stalled"}},
+		{"pg-advisory-fifo", "PostgreSQL", "", []string{"herd", "watch", "reader", "writer", "stalled"}},
 	} {
 		{
 			tb.open(srv.URL + "/sim?scenario=" + c.scenario)

@@ -690,7 +690,9 @@ function animateDot(svg, d, ms) {
 // legend writes the key to shapes and arrows into an HTML element: each entry
 // is a small SVG swatch and a text label, and the entries wrap like words, so
 // the key stays at the page's text size at any width.
-export function legend(root, service = '') {
+// modes, when given, keeps only those modes' shapes: a classroom
+// scenario's lock takes only its own.
+export function legend(root, service = '', modes = null) {
   root.replaceChildren();
   const item = (key, swatch, label, title) => {
     const li = document.createElement('li');
@@ -706,6 +708,7 @@ export function legend(root, service = '') {
   const all = words().legend || {};
   for (const { key, swatch, label, title } of all[service || 'zookeeper'] || all.zookeeper || []) {
     if (swatch === 'mode') {
+      if (modes && !modes.includes(key)) continue;
       const sv = svgOf(22, 22);
       const g = el('g', { class: `node mode-${key} waiting`, transform: 'translate(11,11)' });
       const sh = shapePath(key, 7);

@@ -128,25 +128,26 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
     }
     const p = document.createElement('p');
     p.className = 'dim';
-    p.textContent = 'Click a client or a node to see its session, node, data and wait, and to release, crash or pause it.';
+    p.textContent = !s.service || s.service === 'zookeeper'
+      ? 'Click a client or a node to see its session, node, data and wait, and to release, crash or pause it.'
+      : 'Click a client or a node to see it as the server does, and to release, crash or pause it.';
     root.append(p);
     return;
   }
   const node = s.snapshot && c.node ? (s.snapshot.nodes || []).find((n) => n.name === c.node) : null;
   const [dl, add] = definitions();
+  // Another service's node is described by the server, in its terms
+  // (views.NodeDetails: a PostgreSQL backend as pg_activity shows it),
+  // below the client's own lines.
+  const serverPane = node && s.service && s.service !== 'zookeeper';
   add('client', c.name);
   add('state', (c.state || '') + (c.state === 'stale' ? ': back from a pause that outlasted its session, it still believes it holds' : ''));
-  add('session', c.session || (node && node.session) || '—', 'mono');
-  add('node', c.node || '—', 'mono');
+  if (!serverPane) {
+    add('session', c.session || (node && node.session) || '—', 'mono');
+    add('node', c.node || '—', 'mono');
+  }
   if (c.waitsFor) add('waits for client', c.waitsFor);
-  // Another service's node is described by the server, in its terms
-  // (views.NodeDetails: a PostgreSQL backend as pg_activity shows it).
-  const serverPane = node && s.service && s.service !== 'zookeeper';
-  if (serverPane) {
-    const t = add(node.holding ? 'holding for' : 'waiting for', '', 'time');
-    t.dataset.since = timing.since(node);
-    t.dataset.verb = '';
-  } else if (node) {
+  if (node && !serverPane) {
     add('mode', modeLabel(node.mode));
     add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
     if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
@@ -174,13 +175,14 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
     b.addEventListener('click', () => onAct(c.name, action));
     acts.append(b);
   }
-  root.append(dl, acts);
+  root.append(dl);
   if (serverPane) {
     const more = document.createElement('div');
     more.className = 'server-details';
     root.append(more);
     nodePane(more, c.node);
   }
+  root.append(acts);
   tick(root);
 }
 

@@ -368,6 +368,10 @@ function scenarioInfo() {
   return scenarios.find((s) => s.id === ui.scenario.value) || {};
 }
 
+// LOCK_MODES are the node modes a scenario's kind of lock takes
+// (simulator.LockKind), for the legend.
+const LOCK_MODES = { rw: ['read', 'write'], exclusive: ['exclusive'], lease: ['lease'] };
+
 async function restart() {
   generation++;
   together = null;
@@ -393,7 +397,7 @@ async function restart() {
   // says how this scenario's waiters wait instead.
   $('strategy-box').hidden = !!fixed;
   $('compare-key').hidden = !!fixed;
-  legend($('legend'), side ? '' : info.service || '');
+  legend($('legend'), side ? '' : info.service || '', side || !info.service ? null : LOCK_MODES[info.lock] || null);
   ui.strategyFixed.hidden = !fixed;
   ui.strategyFixed.textContent = side ? `side by side: ${fixed}` : info.waiting ? info.waiting : fixed ? `${info.strategy}: ${fixed}` : '';
   ui.fencing.disabled = side;

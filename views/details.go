@@ -169,7 +169,9 @@ func (d *NodeDetails) addNeutral(s lockqueue.Snapshot, n lockqueue.Node, now tim
 	if n.Order != 0 {
 		d.add("order", fmt.Sprint(n.Order), "")
 	}
-	if n.Client != "" {
+	// A PostgreSQL node's client is its backend's pid, which addPostgres
+	// shows as pid.
+	if n.Client != "" && s.ServiceName() != postgres {
 		d.add("client", n.Client, "mono")
 	}
 	for _, e := range waitEdges(n) {

@@ -59,7 +59,7 @@ func (d *NodeDetails) addPostgres(s lockqueue.Snapshot, n lockqueue.Node) bool {
 			client = net.JoinHostPort(client, strconv.Itoa(*ss.ClientPort))
 		}
 	}
-	d.add("client", client, "mono")
+	d.add("client address", client, "mono")
 	d.add("backend state", pgText(ss.State, "?"), "")
 	if ss.LockMode != "" {
 		d.add("lock mode", ss.LockMode, "mono")
