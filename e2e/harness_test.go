@@ -181,7 +181,12 @@ func startServer(t testing.TB, args ...string) *server {
 func startServerOn(t testing.TB, zks *zklocal.Server, args ...string) *server {
 	t.Helper()
 	// Each server records its own history, not into the home directory.
-	all := append([]string{"serve", "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)
+	// A nil zks is a server started without ZooKeeper (no --zk).
+	all := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}
+	if zks != nil {
+		all = append(all, "--zk", zks.Addr())
+	}
+	all = append(all, args...)
 	cmd := exec.Command(env.bin, all...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw

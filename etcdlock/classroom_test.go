@@ -184,6 +184,18 @@ func TestLeasePauseScenario(t *testing.T) {
 			if !slices.ContainsFunc(at(5).Snapshot.Alerts, func(a lockqueue.Alert) bool { return a.Kind == "holder-expired" }) {
 				t.Errorf("step 5 alerts %+v, want holder-expired", at(5).Snapshot.Alerts)
 			}
+			// The narration tells the lease as C1's, and every token of a
+			// message in one form: the revision, in decimal.
+			if n := at(5).Narration; !strings.Contains(n, "C1's 2 s lease ran out") {
+				t.Errorf("step 5 narration %q, want C1's 2 s lease ran out", n)
+			}
+			words := at(7).Narration
+			for _, v := range rep.Violations {
+				words += " " + v.Message
+			}
+			if strings.Contains(words, "0x") || !strings.Contains(words, "token ") {
+				t.Errorf("step 7 narration and violations %q: want the tokens as revisions, none in hex", words)
+			}
 			c1, c2 := client(t, at(7), "C1"), client(t, at(7), "C2")
 			if c1.Token >= c2.Token {
 				t.Errorf("tokens C1 %d, C2 %d: want C1's create revision older", c1.Token, c2.Token)

@@ -695,7 +695,7 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 		case simulator.EvLock:
 			parts = append(parts, fmt.Sprintf("%s holds the lock (token %d)", e.Client, e.Token))
 		default:
-			parts = append(parts, e.Client+" "+e.Text)
+			parts = append(parts, simulator.Said(e.Client, e.Text))
 		}
 	}
 	return simulator.Sentence(a, parts)

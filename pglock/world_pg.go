@@ -811,10 +811,10 @@ func (w *classWorld) Narrate(a simulator.Action, events []simulator.Event) strin
 			if e.Client == "" {
 				parts = append(parts, e.Text)
 			} else {
-				parts = append(parts, e.Client+" "+e.Text)
+				parts = append(parts, simulator.Said(e.Client, e.Text))
 			}
 		default:
-			parts = append(parts, e.Client+" "+e.Text)
+			parts = append(parts, simulator.Said(e.Client, e.Text))
 		}
 	}
 	var asleep []string

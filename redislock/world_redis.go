@@ -1004,18 +1004,18 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 			case a.Action == ActWait:
 				parts = append(parts, e.Text)
 			case w.defaultLocker(e.Client):
-				parts = append(parts, e.Client+" "+e.Text)
+				parts = append(parts, simulator.Said(e.Client, e.Text))
 			default:
 				parts = append(parts, e.Client+" finds the key taken and polls")
 			}
 		case ActStop, ActStart, ActRestart, ActExpire:
 			parts = append(parts, e.Text)
 		case EvGiveUp:
-			parts = append(parts, e.Client+" "+e.Text)
+			parts = append(parts, simulator.Said(e.Client, e.Text))
 		case EvQueueCost:
 			parts = append(parts, e.Text)
 		case simulator.EvUnlock, simulator.EvWrite, simulator.EvFenced, simulator.EvCrash, simulator.EvPause, simulator.EvExpire, simulator.EvResume:
-			parts = append(parts, e.Client+" "+e.Text)
+			parts = append(parts, simulator.Said(e.Client, e.Text))
 		}
 	}
 	polls := 0

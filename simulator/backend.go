@@ -192,7 +192,9 @@ const (
 type Resource struct{ r resource }
 
 // NewResource returns a resource that checks tokens when fencing is on.
-func NewResource(fencing bool) *Resource { return &Resource{resource{fencing: fencing}} }
+func NewResource(fencing bool) *Resource {
+	return &Resource{resource{fencing: fencing, token: decimalToken}}
+}
 
 // Write is a client's write with its token (0: none); it says whether the
 // resource accepted it and why.

@@ -34,13 +34,13 @@ type Violation struct {
 // matters is whether the resource let it write. fencing is whether the
 // resource checked tokens: it only says why a stale write got through.
 func checkSafety(recs []record, lock LockKind, leases int, fencing bool) []Violation {
-	return checkSafetyLost(recs, lock, leases, fencing, "session had expired")
+	return checkSafetyLost(recs, lock, leases, fencing, "session had expired", tokenText)
 }
 
 // checkSafetyLost is checkSafety with the service's words for a lost lock
 // ("key had expired"). Each violation says how long it lasted on the run's
 // clock (ForMs).
-func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, lost string) []Violation {
+func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, lost string, token func(int64) string) []Violation {
 	clock := make(map[int]int64, len(recs))
 	for _, rec := range recs {
 		clock[rec.Step] = rec.Clock.Milliseconds()
@@ -60,7 +60,7 @@ func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, los
 			if !ok || c.State == stHolding {
 				continue
 			}
-			out = append(out, unfencedWrite(e, c, append(slices.Clone(writers), readers...), fencing, lost))
+			out = append(out, unfencedWrite(e, c, append(slices.Clone(writers), readers...), fencing, lost, token))
 		}
 	}
 	for i := range out {
@@ -108,7 +108,7 @@ func checkOverlap(out []Violation, step int, lock LockKind, leases int, readers,
 
 // unfencedWrite is the violation of a write the resource accepted from c,
 // who did not hold the lock, while holders did.
-func unfencedWrite(e Event, c ClientInfo, holders []string, fencing bool, lost string) Violation {
+func unfencedWrite(e Event, c ClientInfo, holders []string, fencing bool, lost string, token func(int64) string) Violation {
 	steps := []int{e.Step}
 	why := fmt.Sprintf("%s no longer held the lock", e.Client)
 	if c.State == stStale {
@@ -120,11 +120,11 @@ func unfencedWrite(e Event, c ClientInfo, holders []string, fencing bool, lost s
 	}
 	return Violation{Kind: "unfenced-write", Steps: steps, Clients: append([]string{e.Client}, holders...),
 		Message: fmt.Sprintf("step %d: the protected resource accepted a write from %s with token %s, but %s: two clients acted as the lock holder (%s)",
-			e.Step, e.Client, tokenText(e.Token), why, fencingWhy(fencing, e.Token, holders))}
+			e.Step, e.Client, token(e.Token), why, fencingWhy(fencing, token(e.Token), holders))}
 }
 
 // fencingWhy says why the resource let a stale write through.
-func fencingWhy(fencing bool, token int64, holders []string) string {
+func fencingWhy(fencing bool, token string, holders []string) string {
 	if !fencing {
 		return "fencing is off: the resource checks nothing"
 	}
@@ -133,7 +133,7 @@ func fencingWhy(fencing bool, token int64, holders []string) string {
 		newer = fmt.Sprintf("%s had not written yet", listAnd(holders))
 	}
 	return fmt.Sprintf("fencing is on, but the resource had not yet seen a token newer than %s (%s), so it could not tell this one was stale",
-		tokenText(token), newer)
+		token, newer)
 }
 
 // addViolation records a holding violation, merging it into the latest one

@@ -56,10 +56,20 @@ func narrate(a Action, events []Event, lock LockKind, sessionTimeout time.Durati
 				parts = append(parts, e.Client+" resumes: its session expired while it waited, its watch went with it; it is out of the queue")
 			}
 		case EvWrite, EvFenced:
-			parts = append(parts, e.Client+" "+e.Text)
+			parts = append(parts, Said(e.Client, e.Text))
 		}
 	}
 	return Sentence(a, parts)
+}
+
+// Said is an event's text told of its client, as a narration part: "C2
+// writes …", and "C2's 2 s lease ran out …" for a text that begins with
+// the client's "its" (the event log shows "C2: its 2 s lease …").
+func Said(client, text string) string {
+	if rest, ok := strings.CutPrefix(text, "its "); ok && client != "" {
+		return client + "'s " + rest
+	}
+	return strings.TrimSpace(client + " " + text)
 }
 
 // Sentence joins a step's narration parts into one capitalised sentence

@@ -753,5 +753,9 @@ func releases(events []Event) bool {
 
 // check runs the safety checker over recs with the run's rules.
 func (r *Run) check(recs []record) []Violation {
-	return checkSafetyLost(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost())
+	token := decimalToken
+	if _, zk := r.m.backend.(zkBackend); zk {
+		token = tokenText
+	}
+	return checkSafetyLost(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost(), token)
 }

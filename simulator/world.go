@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,7 +94,7 @@ func newWorld(cfg worldConfig) (*world, error) {
 		path: cfg.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer, log: cfg.Logger,
 		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: RecipeFor(cfg.Lock, cfg.Strategy),
 		opts: buildOptions(cfg.Lock, cfg.Leases, st), sessionTimeout: cfg.SessionTimeout, start: time.Now(),
-		publish: cfg.Publish, byName: map[string]*client{}, resource: resource{fencing: cfg.Fencing},
+		publish: cfg.Publish, byName: map[string]*client{}, resource: resource{fencing: cfg.Fencing, token: tokenText},
 		cache: map[string]lockqueue.Child{},
 	}
 	if _, err := w.obs.Create(w.zpath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -403,11 +404,22 @@ func (w *world) write(c *client) error {
 	return nil
 }
 
+// tokenText is a ZooKeeper token: the holder's node's czxid, in hex as
+// ZooKeeper writes zxids.
 func tokenText(t int64) string {
 	if t == 0 {
 		return "none"
 	}
 	return fmt.Sprintf("0x%x", t)
+}
+
+// decimalToken is another service's token (a Redis INCR, an etcd
+// revision), in decimal as its narration writes it.
+func decimalToken(t int64) string {
+	if t == 0 {
+		return "none"
+	}
+	return strconv.FormatInt(t, 10)
 }
 
 // settleWorkers bounds the parallel syncs and re-checks of a big herd.
@@ -672,6 +684,9 @@ type resource struct {
 	fencing  bool
 	maxToken int64
 	last     string
+	// token words a token as the service's narration does (tokenText:
+	// ZooKeeper's zxids in hex; decimalToken for the others).
+	token func(int64) string
 }
 
 func (r *resource) write(client string, token int64) (bool, string) {
@@ -682,7 +697,7 @@ func (r *resource) write(client string, token int64) (bool, string) {
 	case token == 0:
 		return false, "a write without a token"
 	case token < r.maxToken:
-		return false, fmt.Sprintf("the resource has already seen token 0x%x (from %s): this one is stale", r.maxToken, r.last)
+		return false, fmt.Sprintf("the resource has already seen token %s (from %s): this one is stale", r.token(r.maxToken), r.last)
 	}
 	r.note(client, token)
 	return true, "accepted"

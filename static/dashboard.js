@@ -21,17 +21,23 @@ function partURL() {
   return u;
 }
 
-// showLive marks the page live as the ZooKeeper line the server rendered
+// ensemble is the first service's line: ZooKeeper's when this server reads
+// ZooKeeper, else the first other service's.
+function ensemble() {
+  return document.getElementById('ensemble') || document.querySelector('#services .ensemble');
+}
+
+// showLive marks the page live as the service line the server rendered
 // says, which holds whether or not any lock is watched.
 function showLive() {
-  const ens = document.getElementById('ensemble');
+  const ens = ensemble();
   document.body.dataset.live = String(!!ens && ens.dataset.state === 'connected');
 }
 
 // showUnreachable says that this page lost the zklockviz server itself: the
 // one state the server cannot render.
 function showUnreachable() {
-  const ens = document.getElementById('ensemble');
+  const ens = ensemble();
   if (ens) {
     ens.dataset.state = 'server-unreachable';
     ens.textContent = 'zklockviz server unreachable — retrying; nothing below is live';

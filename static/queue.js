@@ -693,7 +693,9 @@ function animateDot(svg, d, ms) {
 // legend writes the key to shapes and arrows into an HTML element: each entry
 // is a small SVG swatch and a text label, and the entries wrap like words, so
 // the key stays at the page's text size at any width.
-export function legend(root, service = '') {
+// modes, when given, keeps only those modes' shapes: a classroom
+// scenario's lock takes only its own.
+export function legend(root, service = '', modes = null) {
   root.replaceChildren();
   const item = (key, swatch, label, title) => {
     const li = document.createElement('li');
@@ -705,59 +707,34 @@ export function legend(root, service = '') {
     root.append(li);
   };
   const svgOf = (w, h) => el('svg', { class: 'swatch', width: w, height: h, viewBox: `0 0 ${w} ${h}`, 'aria-hidden': 'true' });
-  for (const { mode, label } of words().modes) {
-    const sv = svgOf(22, 22);
-    const g = el('g', { class: `node mode-${mode} waiting`, transform: 'translate(11,11)' });
-    const sh = shapePath(mode, 7);
-    sh.setAttribute('class', 'shape');
-    g.append(sh);
-    sv.append(g);
-    item(mode, sv, label);
-  }
-  {
-    const sv = svgOf(26, 26);
-    const g = el('g', { class: 'node mode-write holding', transform: 'translate(13,13)' });
-    g.append(el('circle', { class: 'halo', r: 12 }));
-    const sh = shapePath('write', 7);
-    sh.setAttribute('class', 'shape');
-    g.append(sh);
-    sv.append(g);
-    item('holding', sv, 'holds the lock (yellow halo)');
-  }
-  {
-    const sv = svgOf(26, 26);
-    const g = el('g', { class: 'node mode-read holding stalled', transform: 'translate(13,13)' });
-    g.append(el('circle', { class: 'halo', r: 12 }));
-    g.append(el('circle', { class: 'stall-ring', r: 12 }));
-    const sh = shapePath('read', 7);
-    sh.setAttribute('class', 'shape');
-    g.append(sh);
-    sv.append(g);
-    item('stalled-holder', sv, 'holds by rule, client still waiting (stalled)', 'dashed red ring and an hourglass: the recipe says it holds, but its session still watches another node of the lock: its client missed the wake-up');
-  }
-  const arrows = [
-    ['rule', 'rule', 'recipe: waits for', 'solid, above the lane: what its recipe says it waits for'],
-    ['actual', 'confirmed', 'watches (as it should)', 'dashed, below the lane: the watch its session holds, as the recipe says'],
-    ['actual', 'children', 'watches all children (herd)', 'dashed up into the parent bar: a children watch; every waiter is woken by every change'],
-    ['actual', 'unexpected', 'watches something else', 'dashed: its session watches a node the recipe does not say'],
-    ['rule', 'missing', 'should watch, does not', 'the recipe says it waits for this node, but its session watches nothing'],
-    ['actual', 'dangling', 'watches a gone node', 'dashed into a small ghost: a leaked watch on a deleted node'],
-    ['actual', 'deadlock', 'watch cycle (deadlock)', 'heavy red: nodes that wait on each other, a stalled holder included'],
-    ['actual', 'stalled', 'what a stalled holder still waits for', 'heavy dashed red from a holder: the watch its client is stuck on'],
-  ];
-  // Another service has no watches: its edges are the recipe's rule
-  // (etcd: inferred, the server keeps no record) or the server's own
-  // report (PostgreSQL's pg_blocking_pids: confirmed), nothing else.
-  const neutralArrows = service === 'postgres' ? [
-    ['rule', 'rule', 'waits for (confirmed)', 'solid, above the lane: the first session the server reports this one waits on (pg_blocking_pids)'],
-    ['actual', 'confirmed', 'also blocked by (confirmed)', 'below the lane: every other session the server reports this one waits on'],
-  ] : [
-    ['rule', 'rule', 'waits for (inferred)', 'solid, above the lane: what the recipe\'s rule says it waits for; the service keeps no record of it'],
-  ];
-  for (const [kind, edge, label, title] of service && service !== 'zookeeper' ? neutralArrows : arrows) {
-    const sv = svgOf(34, 14);
-    sv.append(markers(`lg-${edge}`));
-    sv.append(el('path', { class: `arrow ${kind} edge-${edge}`, d: 'M2,7 L30,7', 'marker-end': `url(#lg-${edge}-ah-${edge === 'rule' ? 'rule' : edge})` }));
-    item(edge, sv, label, title);
+  // The service's own entries (views.Words): only what its locks can show.
+  const all = words().legend || {};
+  for (const { key, swatch, label, title } of all[service || 'zookeeper'] || all.zookeeper || []) {
+    if (swatch === 'mode') {
+      if (modes && !modes.includes(key)) continue;
+      const sv = svgOf(22, 22);
+      const g = el('g', { class: `node mode-${key} waiting`, transform: 'translate(11,11)' });
+      const sh = shapePath(key, 7);
+      sh.setAttribute('class', 'shape');
+      g.append(sh);
+      sv.append(g);
+      item(key, sv, label, title);
+    } else if (swatch === 'holding' || swatch === 'stalled') {
+      const sv = svgOf(26, 26);
+      const stalled = swatch === 'stalled';
+      const g = el('g', { class: stalled ? 'node mode-read holding stalled' : 'node mode-write holding', transform: 'translate(13,13)' });
+      g.append(el('circle', { class: 'halo', r: 12 }));
+      if (stalled) g.append(el('circle', { class: 'stall-ring', r: 12 }));
+      const sh = shapePath(stalled ? 'read' : 'write', 7);
+      sh.setAttribute('class', 'shape');
+      g.append(sh);
+      sv.append(g);
+      item(key, sv, label, title);
+    } else {
+      const sv = svgOf(34, 14);
+      sv.append(markers(`lg-${key}`));
+      sv.append(el('path', { class: `arrow ${swatch} edge-${key}`, d: 'M2,7 L30,7', 'marker-end': `url(#lg-${key}-ah-${key})` }));
+      item(key, sv, label, title);
+    }
   }
 }

@@ -294,7 +294,7 @@ export class Panel {
     clientList(this.clientsEl, s, this.selectedClient, (name) => this.selectClient(name));
     clientPane(this.pane, s, {
       client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
-      nodePane: (root) => this.nodePane(root, s.snapshot, this.selectedNode),
+      nodePane: (root, name) => this.nodePane(root, s.snapshot, name),
     });
     pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
     eventLog(this.eventsEl, s);
@@ -353,7 +353,9 @@ export class Panel {
       });
       if (!res.ok) return;
       const html = await res.text();
-      if (this.selectedNode !== name || this.selectedClient || !this.state || this.state.snapshot !== snap) return;
+      if (this.selectedNode !== name || !this.state || this.state.snapshot !== snap || !root.isConnected) return;
+      // The pane itself is the node's only while no client is selected.
+      if (root === this.pane && this.selectedClient) return;
       root.innerHTML = html;
       startNodeClock(root, snap, this.timing);
       tick(root);

@@ -115,30 +115,39 @@ export function clientList(root, s, selected, onSelect) {
 
 // clientPane shows the selected client (or node) and the actions a
 // teacher may take on it.
-// nodePane(root) fills root with the selected node's details (from the
-// server, views.NodeDetailsView) when no client is selected.
+// nodePane(root, name) fills root with node name's details (from the
+// server, views.NodeDetailsView): the selected node's when no client is
+// selected, and below a client of another service than ZooKeeper.
 export function clientPane(root, s, { client, node: selectedNode, timing, onAct, nodePane }) {
   const c = s.clients.find((x) => x.name === client);
   root.replaceChildren();
   if (!c) {
     if (selectedNode && s.snapshot) {
-      nodePane(root);
+      nodePane(root, selectedNode);
       return;
     }
     const p = document.createElement('p');
     p.className = 'dim';
-    p.textContent = 'Click a client or a node to see its session, node, data and wait, and to release, crash or pause it.';
+    p.textContent = !s.service || s.service === 'zookeeper'
+      ? 'Click a client or a node to see its session, node, data and wait, and to release, crash or pause it.'
+      : 'Click a client or a node to see it as the server does, and to release, crash or pause it.';
     root.append(p);
     return;
   }
   const node = s.snapshot && c.node ? (s.snapshot.nodes || []).find((n) => n.name === c.node) : null;
   const [dl, add] = definitions();
+  // Another service's node is described by the server, in its terms
+  // (views.NodeDetails: a PostgreSQL backend as pg_activity shows it),
+  // below the client's own lines.
+  const serverPane = node && s.service && s.service !== 'zookeeper';
   add('client', c.name);
   add('state', (c.state || '') + (c.state === 'stale' ? ': back from a pause that outlasted its session, it still believes it holds' : ''));
-  add('session', c.session || (node && node.session) || '—', 'mono');
-  add('node', c.node || '—', 'mono');
+  if (!serverPane) {
+    add('session', c.session || (node && node.session) || '—', 'mono');
+    add('node', c.node || '—', 'mono');
+  }
   if (c.waitsFor) add('waits for client', c.waitsFor);
-  if (node) {
+  if (node && !serverPane) {
     add('mode', modeLabel(node.mode));
     add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
     if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
@@ -150,10 +159,11 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
   if (c.token) add('fencing token', String(c.token));
   const acts = document.createElement('div');
   acts.className = 'acts';
+  const zk = !s.service || s.service === 'zookeeper';
   for (const [action, label, help] of [
-    ['release', 'release', 'delete its node: the lock passes on'],
-    ['crash', 'crash', 'close its session: ZooKeeper deletes its node at once'],
-    ['pause', 'pause', 'stop its heartbeats (a GC pause): its session expires later'],
+    ['release', 'release', zk ? 'delete its node: the lock passes on' : 'release the lock: it passes on'],
+    ['crash', 'crash', zk ? 'close its session: ZooKeeper deletes its node at once' : 'kill the client without a release'],
+    ['pause', 'pause', zk ? 'stop its heartbeats (a GC pause): its session expires later' : 'stop the client (a GC pause): it does nothing until it wakes'],
     ['write', 'write', 'write to the protected resource' + (s.fencing ? ' (it checks the fencing token)' : '')],
   ]) {
     const b = document.createElement('button');
@@ -165,7 +175,14 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
     b.addEventListener('click', () => onAct(c.name, action));
     acts.append(b);
   }
-  root.append(dl, acts);
+  root.append(dl);
+  if (serverPane) {
+    const more = document.createElement('div');
+    more.className = 'server-details';
+    root.append(more);
+    nodePane(more, c.node);
+  }
+  root.append(acts);
   tick(root);
 }
 

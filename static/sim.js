@@ -128,6 +128,16 @@ function lead() {
   return p && p.state;
 }
 
+// serviceTitles are the services' names as people say them (views.Sim,
+// #service-titles), for the status line.
+const serviceTitles = JSON.parse(($('service-titles') || {}).textContent || '{}');
+
+// busyServices names the services whose runs are working on a step.
+function busyServices() {
+  const names = panels.filter((p) => p.state && p.state.busy).map((p) => p.state.service || 'zookeeper');
+  return [...new Set(names)].map((n) => serviceTitles[n] || n).join(', ');
+}
+
 function syncControls() {
   const s = lead();
   const total = s ? s.total : 0;
@@ -136,7 +146,7 @@ function syncControls() {
   let info = s ? `step ${s.step} of ${total}` : 'starting…';
   if (s && s.done) info += ' · done';
   if (playing()) info += ' · playing';
-  if (busy) info += ' · working on ZooKeeper…';
+  if (busy) info += ` · working on ${busyServices()}…`;
   if (s && s.next && !playing()) info += ` · next: ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}`;
   ui.stepInfo.textContent = info;
   ui.stepInfo.dataset.step = s ? s.step : 0;
@@ -358,6 +368,10 @@ function scenarioInfo() {
   return scenarios.find((s) => s.id === ui.scenario.value) || {};
 }
 
+// LOCK_MODES are the node modes a scenario's kind of lock takes
+// (simulator.LockKind), for the legend.
+const LOCK_MODES = { rw: ['read', 'write'], exclusive: ['exclusive'], lease: ['lease'] };
+
 async function restart() {
   generation++;
   together = null;
@@ -379,6 +393,11 @@ async function restart() {
   const fixed = side ? 'every pane runs its own service\'s scenario with its own settings' : info.strategyFixed || '';
   ui.strategy.disabled = !!fixed;
   ui.strategy.title = fixed;
+  // A strategy that does not apply is not offered: the note beside it
+  // says how this scenario's waiters wait instead.
+  $('strategy-box').hidden = !!fixed;
+  $('compare-key').hidden = !!fixed;
+  legend($('legend'), side ? '' : info.service || '', side || !info.service ? null : LOCK_MODES[info.lock] || null);
   ui.strategyFixed.hidden = !fixed;
   ui.strategyFixed.textContent = side ? `side by side: ${fixed}` : info.waiting ? info.waiting : fixed ? `${info.strategy}: ${fixed}` : '';
   ui.fencing.disabled = side;
@@ -599,7 +618,6 @@ window.addEventListener('pagehide', () => {
 setInterval(() => tick(ui.runs), 1000);
 
 async function main() {
-  legend($('legend'));
   const strategy = ui.strategy.dataset.initial;
   if (strategy) ui.strategy.value = strategy;
   const step = Number($('step-info').dataset.step || 0);

@@ -35,6 +35,8 @@ type Detail struct {
 	Time  bool
 	Since int64
 	Until int64
+	// Title is the whole value where Value is shortened.
+	Title string
 }
 
 // NewNodeDetails describes the node name of s.
@@ -55,7 +57,9 @@ func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetail
 	if neutral {
 		d.addNeutral(s, n, now)
 	}
-	d.addStored(n, neutral)
+	if s.ServiceName() != postgres || !d.addPostgres(s, n) {
+		d.addStored(n, neutral)
+	}
 	d.addClock(n, now)
 	for _, a := range s.Alerts {
 		if slices.Contains(a.Nodes, n.Name) {
@@ -105,6 +109,11 @@ func (d *NodeDetails) addWaiting(s lockqueue.Snapshot, n lockqueue.Node, prefix 
 	if n.StalledOn != "" {
 		d.add("stalled", fmt.Sprintf("%s %s, since %s: its client missed the wake-up and does not know it holds",
 			Stalled, n.StalledOn, n.StalledSince.Format(time.RFC3339Nano)), "edge-stalled")
+	}
+	// Only ZooKeeper has sessions that watch nodes; another service's
+	// waits are its waits-for edges (addNeutral).
+	if s.ServiceName() != lockqueue.ZooKeeper {
+		return
 	}
 	d.add("its session watches", WatchText(n, prefix), "mono")
 	if n.Edge != "" {
@@ -160,7 +169,9 @@ func (d *NodeDetails) addNeutral(s lockqueue.Snapshot, n lockqueue.Node, now tim
 	if n.Order != 0 {
 		d.add("order", fmt.Sprint(n.Order), "")
 	}
-	if n.Client != "" {
+	// A PostgreSQL node's client is its backend's pid, which addPostgres
+	// shows as pid.
+	if n.Client != "" && s.ServiceName() != postgres {
 		d.add("client", n.Client, "mono")
 	}
 	for _, e := range waitEdges(n) {

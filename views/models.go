@@ -168,6 +168,18 @@ type Sim struct {
 	Scenario string
 	Strategy string
 	Step     int
+	// Services are the registered services, whose titles the status line
+	// names while a run's step works on its server.
+	Services []Service
+}
+
+// ServiceTitles are the services' titles by name, for sim.js.
+func (s Sim) ServiceTitles() map[string]string {
+	out := map[string]string{ZooKeeperService.Name: ZooKeeperService.Title}
+	for _, svc := range s.Services {
+		out[svc.Name] = svc.Title
+	}
+	return out
 }
 
 // NameParts splits a znode name where a line may break: after each run of
@@ -398,8 +410,32 @@ func lockStats(s lockqueue.Snapshot) (stats []Stat, holding, waiting int) {
 		}
 		stats = append(stats, Stat{"leases", leases})
 	}
-	stats = append(stats, Stat{"watches from", cmp.Or(s.WatchSource, "none")}, Stat{"revision", fmt.Sprint(s.Revision)})
+	if term, value := SourceWords(s); term != "" {
+		stats = append(stats, Stat{term, value})
+	}
+	stats = append(stats, Stat{"revision", fmt.Sprint(s.Revision)})
 	return stats, holding, waiting
+}
+
+// SourceWords says how the lock's state was read, in its service's terms:
+// ZooKeeper's watch table ("watches from"); another service has no watch
+// table, so it says what the reader reads ("read from"), and nothing when
+// it reads no more than the lock itself.
+func SourceWords(s lockqueue.Snapshot) (term, value string) {
+	if s.ServiceName() == lockqueue.ZooKeeper {
+		return "watches from", cmp.Or(s.WatchSource, "none")
+	}
+	switch s.WatchSource {
+	case "", "none":
+		return "", ""
+	case "pg_locks":
+		return "read from", "pg_locks, polled"
+	case "poll":
+		return "read from", "polling the key"
+	case "keyspace":
+		return "read from", "keyspace events"
+	}
+	return "read from", s.WatchSource
 }
 
 // modeLabels is how each node mode reads everywhere: the legend, the tables,

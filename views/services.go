@@ -118,6 +118,23 @@ func (d Dashboard) Readers() []ServiceStatus {
 	return out
 }
 
+// ShowZooKeeper reports whether the dashboard has a ZooKeeper line: a
+// server started without ZooKeeper (no --zk) has no ZooKeeper state to
+// report, unless a ZooKeeper lock is listed anyway.
+func (d Dashboard) ShowZooKeeper() bool {
+	for _, l := range d.Locks {
+		if l.Service == lockqueue.ZooKeeper {
+			return true
+		}
+	}
+	for _, s := range d.Services {
+		if s.IsZooKeeper() {
+			return s.Reader
+		}
+	}
+	return true
+}
+
 // ZooKeeperErr is the ZooKeeper reader's message, if any.
 func (d Dashboard) ZooKeeperErr() string {
 	for _, s := range d.Services {

@@ -62,7 +62,7 @@ func SimPage(s Sim) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"></select></label> <label>strategy <select id=\"strategy\" data-initial=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"></select></label> <label id=\"strategy-box\">strategy <select id=\"strategy\" data-initial=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -88,20 +88,28 @@ func SimPage(s Sim) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\">step 0 of 0</div><details id=\"run-list\" class=\"run-list\"><summary>open runs on this server <span id=\"run-count\" class=\"dim\"></span></summary><p class=\"dim\">Runs hold real ZooKeeper sessions. A run closes by itself a few seconds after its last viewer leaves; delete one here to make room at once.</p><ul id=\"run-items\" aria-label=\"open runs\"></ul></details></section><div class=\"legend-row\"><ul id=\"legend\" class=\"legend\" aria-label=\"legend: shapes and arrows\"></ul></div><div id=\"runs\" class=\"runs\"></div><div id=\"shortcuts\" class=\"shortcuts\" hidden role=\"dialog\" aria-modal=\"true\" aria-labelledby=\"shortcuts-title\"><div class=\"card\"><h2 id=\"shortcuts-title\">Keyboard</h2><table><tbody><tr><td><kbd>Space</kbd></td><td>play / pause</td></tr><tr><td><kbd>→</kbd></td><td>one step forward</td></tr><tr><td><kbd>←</kbd></td><td>one step back</td></tr><tr><td><kbd>Home</kbd> / <kbd>End</kbd></td><td>first / last recorded step</td></tr><tr><td><kbd>[</kbd> / <kbd>]</kbd></td><td>slower / faster</td></tr><tr><td><kbd>r</kbd> / <kbd>w</kbd></td><td>add a reader / writer</td></tr><tr><td><kbd>c</kbd></td><td>compare herd and predecessor side by side</td></tr><tr><td><kbd>t</kbd></td><td>show the table view</td></tr><tr><td><kbd>?</kbd></td><td>this help</td></tr><tr><td><kbd>Esc</kbd></td><td>close</td></tr></tbody></table><p><button id=\"shortcuts-close\" type=\"button\">close</button></p></div></div><script type=\"module\" src=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\">step 0 of 0</div><details id=\"run-list\" class=\"run-list\"><summary>open runs on this server <span id=\"run-count\" class=\"dim\"></span></summary><p class=\"dim\">Runs hold real sessions on their lock servers. A run closes by itself a few seconds after its last viewer leaves; delete one here to make room at once.</p><ul id=\"run-items\" aria-label=\"open runs\"></ul></details></section><div class=\"legend-row\"><ul id=\"legend\" class=\"legend\" aria-label=\"legend: shapes and arrows\"></ul></div><div id=\"runs\" class=\"runs\"></div><div id=\"shortcuts\" class=\"shortcuts\" hidden role=\"dialog\" aria-modal=\"true\" aria-labelledby=\"shortcuts-title\"><div class=\"card\"><h2 id=\"shortcuts-title\">Keyboard</h2><table><tbody><tr><td><kbd>Space</kbd></td><td>play / pause</td></tr><tr><td><kbd>→</kbd></td><td>one step forward</td></tr><tr><td><kbd>←</kbd></td><td>one step back</td></tr><tr><td><kbd>Home</kbd> / <kbd>End</kbd></td><td>first / last recorded step</td></tr><tr><td><kbd>[</kbd> / <kbd>]</kbd></td><td>slower / faster</td></tr><tr><td><kbd>r</kbd> / <kbd>w</kbd></td><td>add a reader / writer</td></tr><tr id=\"compare-key\"><td><kbd>c</kbd></td><td>compare herd and predecessor side by side</td></tr><tr><td><kbd>t</kbd></td><td>show the table view</td></tr><tr><td><kbd>?</kbd></td><td>this help</td></tr><tr><td><kbd>Esc</kbd></td><td>close</td></tr></tbody></table><p><button id=\"shortcuts-close\" type=\"button\">close</button></p></div></div>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templ.JSONScript("service-titles", s.ServiceTitles()).Render(ctx, templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, " <script type=\"module\" src=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(s.Asset("sim.js"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 77, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 78, Col: 48}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\"></script>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\"></script>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -38,7 +38,10 @@ func QueueText(s lockqueue.Snapshot, now time.Time) string {
 // and whatever is wrong with it or not shown in the table.
 func writeTextHeader(b *strings.Builder, s lockqueue.Snapshot) {
 	fmt.Fprintf(b, "lock %s\n", s.Path)
-	fmt.Fprintf(b, "recipe %s · revision %d · connection %s · watches from %s", cmp.Or(string(s.Recipe), "(none)"), s.Revision, s.Connection, cmp.Or(s.WatchSource, "none"))
+	fmt.Fprintf(b, "recipe %s · revision %d · connection %s", cmp.Or(string(s.Recipe), "(none)"), s.Revision, s.Connection)
+	if term, value := SourceWords(s); term != "" {
+		fmt.Fprintf(b, " · %s %s", term, value)
+	}
 	if s.Leases > 0 {
 		fmt.Fprintf(b, " · leases %d", s.Leases)
 	}
