@@ -50,13 +50,9 @@ type LockSummary struct {
 	Pending bool `json:"pending,omitempty"`
 }
 
-// LocksResponse is the body of GET /api/v1/locks: a page of locks.
+// LocksResponse is the body of GET /api/v1/locks: a page of locks. The
+// locks and the connection come last, as they always have.
 type LocksResponse struct {
-	Locks []LockSummary `json:"locks"`
-	// Connection is the watcher's own ZooKeeper session state: connected,
-	// reconnecting or expired; left out when no watcher runs (a simulator
-	// only server).
-	Connection lockqueue.Connection `json:"connection,omitempty"`
 	// Totals count every watched lock (of ?service= when given), whatever
 	// the page, ?q= and ?state=.
 	Totals LockTotals `json:"totals"`
@@ -69,8 +65,13 @@ type LocksResponse struct {
 	Limit int    `json:"limit"`
 	// Next and Prev are cursors (?cursor=) for the pages after and
 	// before this one, left out when there is none.
-	Next string `json:"next,omitempty"`
-	Prev string `json:"prev,omitempty"`
+	Next  string        `json:"next,omitempty"`
+	Prev  string        `json:"prev,omitempty"`
+	Locks []LockSummary `json:"locks"`
+	// Connection is the watcher's own ZooKeeper session state: connected,
+	// reconnecting or expired; left out when no watcher runs (a simulator
+	// only server).
+	Connection lockqueue.Connection `json:"connection,omitempty"`
 }
 
 func summarize(l listedLock, now time.Time) LockSummary {
