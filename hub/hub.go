@@ -31,7 +31,8 @@ type Hub struct {
 }
 
 type topic struct {
-	latest lockqueue.Snapshot
+	// latest is the newest snapshot, which the summary points to too.
+	latest *lockqueue.Snapshot
 	seq    uint64 // latest's publish sequence number
 	has    bool
 	// idx is the topic's place in Hub.sums, valid while has.
@@ -71,8 +72,9 @@ func (h *Hub) Publish(s lockqueue.Snapshot) {
 		return
 	}
 	// Summarised outside the lock: it walks the nodes.
-	sum := s.Summarize()
-	key := s.Key()
+	latest := &s
+	sum := latest.Summarize()
+	key := sum.Key()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topics[key]
@@ -86,7 +88,7 @@ func (h *Hub) Publish(s lockqueue.Snapshot) {
 	}
 	h.sums[t.idx] = &sum
 	h.published++
-	t.latest, t.seq, t.has = s, uint64(h.published), true
+	t.latest, t.seq, t.has = latest, uint64(h.published), true
 	for sub := range t.subs {
 		if sub.offer(s, t.seq) {
 			h.coalesced++
@@ -102,7 +104,7 @@ func (h *Hub) Latest(path string) (lockqueue.Snapshot, bool) {
 	if t == nil || !t.has {
 		return lockqueue.Snapshot{}, false
 	}
-	return t.latest, true
+	return *t.latest, true
 }
 
 // Has reports whether path has a snapshot.
@@ -119,7 +121,7 @@ func (h *Hub) List() []lockqueue.Snapshot {
 	out := make([]lockqueue.Snapshot, 0, len(h.topics))
 	for _, t := range h.topics {
 		if t.has {
-			out = append(out, t.latest)
+			out = append(out, *t.latest)
 		}
 	}
 	h.mu.Unlock()
@@ -175,7 +177,7 @@ func (h *Hub) Subscribe(path string) *Sub {
 	t.subs[sub] = struct{}{}
 	h.viewers++
 	if t.has {
-		sub.offer(t.latest, t.seq)
+		sub.offer(*t.latest, t.seq)
 	}
 	return sub
 }

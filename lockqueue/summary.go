@@ -12,25 +12,19 @@ const SummaryNames = 10
 // Summary is a lock at a glance: what a list of many locks shows of each.
 // It counts the holders and waiters and names only the first SummaryNames
 // of each, so it stays small however long the queue: a list of 100,000
-// locks is a sort over these, never over the snapshots.
+// locks is a sort over these, never over the snapshots. The snapshot's
+// own fields (Path, Recipe, Connection, Revision…) are read through it;
+// the Snapshot is shared and must not be changed.
 type Summary struct {
-	// Service is the snapshot's (empty for ZooKeeper).
-	Service    string
-	Path       string
-	Recipe     Recipe
-	Connection Connection
-	Exists     bool
-	Revision   int64
-	UpdatedAt  time.Time
-	Error      string
+	*Snapshot
 	// Holders and Waiters are the first SummaryNames holders and waiting
 	// contenders in queue order; HolderCount and WaiterCount count all.
 	Holders     []NodeName
 	Waiters     []NodeName
 	HolderCount int
 	WaiterCount int
-	// OldestHolder and OldestWaiter are Snapshot.Oldest's.
-	OldestHolder time.Time
+	// OldestWaiter is when the longest wait began (Snapshot.Oldest's
+	// waiter); zero when nobody waits.
 	OldestWaiter time.Time
 	// Alerts are the snapshot's, each naming at most SummaryNames nodes.
 	Alerts []Alert
@@ -46,12 +40,10 @@ type NodeName struct {
 }
 
 // Summarize is s at a glance. It allocates only for the names it keeps:
-// nothing for an empty lock.
-func (s Snapshot) Summarize() Summary {
-	sum := Summary{
-		Service: s.Service, Path: s.Path, Recipe: s.Recipe, Connection: s.Connection, Exists: s.Exists,
-		Revision: s.Revision, UpdatedAt: s.UpdatedAt, Error: s.Error, Alerts: s.Alerts, key: s.Key(),
-	}
+// nothing for an empty lock. The summary points to s, which must not
+// change afterwards.
+func (s *Snapshot) Summarize() Summary {
+	sum := Summary{Snapshot: s, Alerts: s.Alerts, key: s.Key()}
 	for ni := range s.Nodes {
 		n := &s.Nodes[ni]
 		switch {
@@ -67,7 +59,7 @@ func (s Snapshot) Summarize() Summary {
 			sum.WaiterCount++
 		}
 	}
-	sum.OldestHolder, sum.OldestWaiter = s.Oldest()
+	_, sum.OldestWaiter = s.Oldest()
 	copied := false
 	for i, a := range s.Alerts {
 		if len(a.Nodes) > SummaryNames {
@@ -93,15 +85,7 @@ func (s *Summary) Alerting() bool { return len(s.Alerts) > 0 }
 // Key is the lock's key, as Snapshot.Key.
 func (s *Summary) Key() string {
 	if s.key == "" {
-		return LockID{Service: s.Service, Name: s.Path}.Key()
+		return s.Snapshot.Key()
 	}
 	return s.key
-}
-
-// ServiceName is the lock's service, ZooKeeper when it names none.
-func (s *Summary) ServiceName() string {
-	if s.Service == "" {
-		return ZooKeeper
-	}
-	return s.Service
 }

@@ -481,11 +481,11 @@ func (p *pendingLocks) get(h Summaries, reg *lockservice.Registry, now time.Time
 			for _, name := range svc.Reader.Watched() {
 				id := lockqueue.LockID{Service: svc.Name, Name: name}
 				if !h.Has(id.Key()) {
-					sum := &lockqueue.Summary{Path: name}
+					snap := &lockqueue.Snapshot{Path: name}
 					if svc.Name != lockqueue.ZooKeeper {
-						sum.Service = svc.Name
+						snap.Service = svc.Name
 					}
-					p.list = append(p.list, sum)
+					p.list = append(p.list, &lockqueue.Summary{Snapshot: snap})
 				}
 			}
 		}
