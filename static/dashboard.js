@@ -102,9 +102,9 @@ async function poll() {
 
 // The selects apply at once; the search as one types, a beat after the
 // last key.
-controls.addEventListener('change', (e) => {
-  if (e.target !== search) setList('');
-});
+for (const sel of controls.querySelectorAll('select')) {
+  sel.addEventListener('change', () => setList(''));
+}
 let typing = null;
 search.addEventListener('input', () => {
   clearTimeout(typing);
