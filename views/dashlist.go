@@ -136,13 +136,3 @@ func (d Dashboard) Caption() string {
 	}
 	return "Watched locks, " + order + ": who holds each, how many wait and for how long, and what looks wrong. Only this page of them is shown; search or page for the others."
 }
-
-// firstRowTiming names the first row's link for the browser's element
-// timing (PerformanceElementTiming): when the first lock was drawn, which
-// the dashboard's benchmark reads.
-func firstRowTiming(i int) templ.Attributes {
-	if i == 0 {
-		return templ.Attributes{"elementtiming": "first-lock-row"}
-	}
-	return nil
-}
