@@ -3,7 +3,10 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +16,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/web"
+	"github.com/zklockviz/zklockviz/zookeeper"
 )
 
 // fleetRuns numbers the fleets made in this process: their persistent
@@ -274,4 +282,59 @@ func envInt(b *testing.B, name string, def int) int {
 		b.Fatalf("%s=%q: want a positive whole number", name, s)
 	}
 	return n
+}
+
+// BenchmarkDashboardFirstRowHub is BenchmarkDashboardFirstRow with the
+// fleet published straight into a server's hub, as the readers publish it,
+// so that it measures the dashboard of ZKLOCKVIZ_BENCH_PARENTS locks
+// (default 100,000; ZKLOCKVIZ_BENCH_HELD, default 10,000, held with one
+// waiter, the rest empty) whatever discovery finds: the server runs in the
+// test's process.
+//
+//	CI=true go test ./e2e -run '^$' -bench DashboardFirstRowHub -benchtime 5x
+func BenchmarkDashboardFirstRowHub(b *testing.B) {
+	need(b)
+	parents, held := envInt(b, "ZKLOCKVIZ_BENCH_PARENTS", 100_000), envInt(b, "ZKLOCKVIZ_BENCH_HELD", 10_000)
+	every := max(parents/max(held, 1), 1)
+	h := hub.New()
+	now := time.Now()
+	for i := range parents {
+		var kids []lockqueue.Child
+		if i%every == 0 && i/every < held {
+			for n := range 2 {
+				kids = append(kids, lockqueue.Child{
+					Name: lockqueue.SeqName(fmt.Sprintf("_c_%032x-lock-", 2*i+n), int64(n)), Czxid: int64(2*i + n),
+					Ctime: now.Add(-time.Duration(parents-i) * time.Millisecond), EphemeralOwner: int64(0x1000 + 2*i + n),
+				})
+			}
+		}
+		s := lockqueue.Build(fmt.Sprintf("/locks/order-%06d", i), kids, lockqueue.Options{})
+		s.Revision, s.Connection, s.Exists, s.UpdatedAt = int64(i+1), lockqueue.Connected, true, now
+		h.Publish(s)
+	}
+	reg := &lockservice.Registry{}
+	if err := reg.Register(zookeeper.Service(nil, nil)); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := web.New(web.Config{Hub: h, Services: reg, Pages: web.PageRoutes(h, false, web.WithServices(reg)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	b.Cleanup(ts.Close)
+	tb := newTab(b)
+	var firstRow, fcp float64
+	for b.Loop() {
+		tb.open(ts.URL + "/")
+		tb.until("a lock row drawn", `document.body.dataset.firstRow`)
+		firstRow += eval[float64](tb, `Number(document.body.dataset.firstRow)`)
+		fcp += eval[float64](tb, `(performance.getEntriesByName('first-contentful-paint')[0] || {startTime: 0}).startTime`)
+		if got := eval[[]int](tb, `['all', 'held'].map(s => Number(document.querySelector('#totals [data-total=' + s + ']').dataset.count))`); got[0] != parents || got[1] != held {
+			b.Fatalf("the dashboard's totals: %d locks, %d held; want %d and %d", got[0], got[1], parents, held)
+		}
+	}
+	b.ReportMetric(firstRow/float64(b.N), "ms/first-row")
+	b.ReportMetric(fcp/float64(b.N), "ms/fcp")
+	b.ReportMetric(0, "ns/op")
 }
