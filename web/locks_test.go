@@ -343,3 +343,38 @@ func TestLocksPending(t *testing.T) {
 		t.Errorf("after a read: %v %+v, want a read, b and c pending", got, r.Totals)
 	}
 }
+
+// Locks published, removed and watched while the list is read: every page
+// is whole (run with -race).
+func TestLocksWhilePublishing(t *testing.T) {
+	w := unstartedWatcher(t)
+	e := newEnv(t, Config{Services: zkRegistry(zookeeper.NewReader(w), nil)})
+	now := time.Now()
+	fleet(t, e, 50, now)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 300 {
+			p := fmt.Sprintf("/churn/%03d", i%40)
+			if i%3 == 2 {
+				e.hub.Remove(p)
+				continue
+			}
+			e.hub.Publish(gozkFolder(p, 1+i%5).snapshot())
+			if i%50 == 0 {
+				w.AddPath(fmt.Sprintf("/churn/watched-%d", i))
+			}
+		}
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		r := getLocks(t, e, "sort=queue-length&limit=20")
+		if len(r.Locks) != 20 || r.Totals.Locks < 50 || r.Matched != r.Totals.Locks {
+			t.Fatalf("a page read while locks change: %d locks, totals %+v, matched %d", len(r.Locks), r.Totals, r.Matched)
+		}
+	}
+}
