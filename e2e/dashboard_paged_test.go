@@ -193,7 +193,6 @@ func TestDashboardPaged(t *testing.T) {
 	t.Logf("%s waits", w)
 	tb.until("the new waiter live", row+`.cells[3].textContent.trim() === '1' && `+total("contended")+` === 21`)
 	tb.until("still the search's five", rows+`.length === 5 && location.search.includes('limit=25')`)
-	tb.screenshot("dashboard-paged.png")
 }
 
 // BenchmarkDashboardFirstRow opens the dashboard of a fleet in headless

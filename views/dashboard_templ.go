@@ -124,7 +124,7 @@ func DashboardPage(d Dashboard) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\" placeholder=\"part of a path  ( / )\" autocomplete=\"off\" aria-keyshortcuts=\"/\" aria-controls=\"locks-body\"> <label for=\"lock-state\">Show</label> <select id=\"lock-state\" name=\"state\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\" placeholder=\"part of a path  ( / )\" autocomplete=\"off\" aria-keyshortcuts=\"/\" aria-controls=\"locks-body\"> <label for=\"lock-state\">Locks</label> <select id=\"lock-state\" name=\"state\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

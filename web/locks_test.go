@@ -362,7 +362,9 @@ func TestLocksWhilePublishing(t *testing.T) {
 			}
 			e.hub.Publish(gozkFolder(p, 1+i%5).snapshot())
 			if i%50 == 0 {
-				w.AddPath(fmt.Sprintf("/churn/watched-%d", i))
+				if err := w.AddPath(fmt.Sprintf("/churn/watched-%d", i)); err != nil {
+					t.Error(err)
+				}
 			}
 		}
 	}()
