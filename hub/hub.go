@@ -19,18 +19,27 @@ import (
 // (or the slices in it) after Publish, and readers must not modify what
 // Latest, List or Sub.Next return.
 type Hub struct {
-	mu        sync.Mutex
-	topics    map[string]*topic
+	mu     sync.Mutex
+	topics map[string]*topic
+	// sums holds the summary of every topic with a snapshot, in no order
+	// (each topic knows its index): a list of every lock copies this one
+	// slice of pointers, not the topics.
+	sums      []*lockqueue.Summary
 	viewers   int
 	published int64
 	coalesced int64
 }
 
 type topic struct {
-	latest lockqueue.Snapshot
+	// latest is the newest snapshot, which the summary points to too.
+	latest *lockqueue.Snapshot
 	seq    uint64 // latest's publish sequence number
 	has    bool
-	subs   map[*Sub]struct{}
+	// idx is the topic's place in Hub.sums, valid while has.
+	idx int
+	// subs is nil until someone subscribes: most locks of a fleet are
+	// never looked at.
+	subs map[*Sub]struct{}
 }
 
 // New returns an empty Hub.
@@ -62,16 +71,24 @@ func (h *Hub) Publish(s lockqueue.Snapshot) {
 	if s.Path == "" {
 		return
 	}
+	// Summarised outside the lock: it walks the nodes.
+	latest := &s
+	sum := latest.Summarize()
+	key := sum.Key()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	key := s.Key()
 	t := h.topics[key]
 	if t == nil {
-		t = &topic{subs: map[*Sub]struct{}{}}
+		t = &topic{}
 		h.topics[key] = t
 	}
+	if !t.has {
+		t.idx = len(h.sums)
+		h.sums = append(h.sums, nil)
+	}
+	h.sums[t.idx] = &sum
 	h.published++
-	t.latest, t.seq, t.has = s, uint64(h.published), true
+	t.latest, t.seq, t.has = latest, uint64(h.published), true
 	for sub := range t.subs {
 		if sub.offer(s, t.seq) {
 			h.coalesced++
@@ -87,7 +104,15 @@ func (h *Hub) Latest(path string) (lockqueue.Snapshot, bool) {
 	if t == nil || !t.has {
 		return lockqueue.Snapshot{}, false
 	}
-	return t.latest, true
+	return *t.latest, true
+}
+
+// Has reports whether path has a snapshot.
+func (h *Hub) Has(path string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[path]
+	return t != nil && t.has
 }
 
 // List returns the newest snapshot of every path, sorted by path.
@@ -96,12 +121,22 @@ func (h *Hub) List() []lockqueue.Snapshot {
 	out := make([]lockqueue.Snapshot, 0, len(h.topics))
 	for _, t := range h.topics {
 		if t.has {
-			out = append(out, t.latest)
+			out = append(out, *t.latest)
 		}
 	}
 	h.mu.Unlock()
 	slices.SortFunc(out, func(a, b lockqueue.Snapshot) int { return strings.Compare(a.Key(), b.Key()) })
 	return out
+}
+
+// Summaries appends the summary of every lock with a snapshot to buf, in
+// no particular order, and returns it. The summaries are shared and never
+// change: a new snapshot gets a new one. Pass a reused buf to list 100,000
+// locks without an allocation.
+func (h *Hub) Summaries(buf []*lockqueue.Summary) []*lockqueue.Summary {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append(buf, h.sums...)
 }
 
 // Remove forgets path (a finished simulator run, say). Its subscribers are
@@ -114,6 +149,9 @@ func (h *Hub) Remove(path string) {
 		return
 	}
 	delete(h.topics, path)
+	if t.has {
+		h.dropSummary(t)
+	}
 	for sub := range t.subs {
 		sub.end()
 		h.viewers--
@@ -130,13 +168,16 @@ func (h *Hub) Subscribe(path string) *Sub {
 	t := h.topics[path]
 	if t == nil {
 		// A topic without a snapshot only lives while someone waits on it.
-		t = &topic{subs: map[*Sub]struct{}{}}
+		t = &topic{}
 		h.topics[path] = t
+	}
+	if t.subs == nil {
+		t.subs = map[*Sub]struct{}{}
 	}
 	t.subs[sub] = struct{}{}
 	h.viewers++
 	if t.has {
-		sub.offer(t.latest, t.seq)
+		sub.offer(*t.latest, t.seq)
 	}
 	return sub
 }
@@ -159,6 +200,19 @@ func (h *Hub) Stats() Stats {
 		}
 	}
 	return st
+}
+
+// dropSummary takes t's summary out of h.sums, moving the last one into its
+// place. Called with h.mu held.
+func (h *Hub) dropSummary(t *topic) {
+	last := len(h.sums) - 1
+	if t.idx != last {
+		moved := h.sums[last]
+		h.sums[t.idx] = moved
+		h.topics[moved.Key()].idx = t.idx
+	}
+	h.sums[last] = nil
+	h.sums = h.sums[:last]
 }
 
 func (h *Hub) unsubscribe(sub *Sub) {

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -277,4 +278,77 @@ func TestNextSeq(t *testing.T) {
 	if _, s, ok := a.NextSeq(); ok || s != 0 {
 		t.Fatalf("empty mailbox gave seq %d ok %v", s, ok)
 	}
+}
+
+// Summaries has one summary per lock with a snapshot, the newest, however
+// locks come and go.
+func TestSummaries(t *testing.T) {
+	h := New()
+	sub := h.Subscribe("/waiting") // a topic without a snapshot: no summary
+	defer sub.Close()
+	for i := range 10 {
+		h.Publish(queue(fmt.Sprintf("/l/%d", i), 1, i))
+	}
+	h.Publish(queue("/l/3", 2, 7))
+	h.Remove("/l/0")
+	h.Remove("/l/9")
+	h.Remove("/l/5")
+	h.Remove("/not/there")
+	got := map[string]*lockqueue.Summary{}
+	for _, s := range h.Summaries(nil) {
+		if got[s.Key()] != nil {
+			t.Errorf("%s summarised twice", s.Key())
+		}
+		got[s.Key()] = s
+	}
+	for i := range 10 {
+		p := fmt.Sprintf("/l/%d", i)
+		s, ok := got[p]
+		if gone := i == 0 || i == 9 || i == 5; gone == ok {
+			t.Errorf("%s summarised: %v, want %v", p, ok, !gone)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		want, _ := h.Latest(p)
+		if s.Revision != want.Revision || s.HolderCount+s.WaiterCount != len(want.Nodes) {
+			t.Errorf("%s summary at revision %d with %d nodes, snapshot at %d with %d", p, s.Revision, s.HolderCount+s.WaiterCount, want.Revision, len(want.Nodes))
+		}
+	}
+	if len(got) != 7 {
+		t.Errorf("%d summaries, want 7", len(got))
+	}
+}
+
+// BenchmarkIdleParentMemory publishes 100,000 empty lock parents, as the
+// watcher reads a fleet's idle locks, and reports the heap they keep in
+// the hub per parent (bytes/parent, after a GC). The paths' own bytes are
+// not counted: the reader that publishes them holds them anyway.
+//
+//	go test -run '^$' -bench BenchmarkIdleParentMemory -benchtime 3x ./hub/
+func BenchmarkIdleParentMemory(b *testing.B) {
+	const parents = 100_000
+	paths := make([]string, parents)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("/locks/order-%06d", i)
+	}
+	updated := time.Now()
+	var perParent float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		h := New()
+		for i, p := range paths {
+			s := lockqueue.Build(p, nil, lockqueue.Options{})
+			s.Revision, s.Connection, s.Exists, s.WatchSource, s.UpdatedAt = int64(i+1), lockqueue.Connected, true, "4lw", updated
+			h.Publish(s)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perParent = float64(after.HeapAlloc-before.HeapAlloc) / parents
+		runtime.KeepAlive(h)
+	}
+	b.ReportMetric(perParent, "bytes/parent")
 }

@@ -1,23 +1,43 @@
 // dashboard.js keeps the dashboard current: it fetches the server's own
 // rendering of the changing part (GET /parts/dashboard, the same templ
 // component as the first paint) and swaps it in, so every label is the
-// server's. It also sends the watch form and applies the service filter.
+// server's. It also sends the watch form and applies the list's controls:
+// the service filter, the search, state, order, page size and page. Which
+// page of which locks lives in the URL (GET /api/v1/locks's parameters),
+// so a refresh, a reload and a shared link show the same page; the server
+// renders only that page, whatever the number of locks.
 
 const live = document.getElementById('dash-live');
 const form = document.getElementById('watch-form');
 const msg = document.getElementById('watch-msg');
 const filter = document.getElementById('filter-service');
+const controls = document.getElementById('service-filter');
+const search = document.getElementById('lock-q');
 let failures = 0;
 let timer = null;
+// seq numbers the refreshes: an answer older than one already shown (a
+// slow one for the previous search) is dropped.
+let seq = 0;
+let shown = 0;
 
-// service is the filter's choice, "" for every service.
-function service() {
-  return filter ? filter.value : new URLSearchParams(location.search).get('service') || '';
+// The list's parameters and their defaults (views.Dashboard*), which the
+// URL leaves out.
+const defaults = { service: '', q: '', state: 'all', sort: 'alerts', limit: '50' };
+
+// listParams are the list's parameters as the URL has them.
+function listParams() {
+  const now = new URLSearchParams(location.search);
+  const out = new URLSearchParams();
+  for (const k of [...Object.keys(defaults), 'cursor']) {
+    const v = now.get(k);
+    if (v) out.set(k, v);
+  }
+  return out;
 }
 
 function partURL() {
   const u = new URL('/parts/dashboard', location.href);
-  if (service()) u.searchParams.set('service', service());
+  u.search = listParams().toString();
   return u;
 }
 
@@ -25,6 +45,22 @@ function partURL() {
 // ZooKeeper, else the first other service's.
 function ensemble() {
   return document.getElementById('ensemble') || document.querySelector('#services .ensemble');
+}
+
+// setList puts the controls' values in the URL; the page starts over from
+// the first unless a cursor is given.
+function setList(cursor) {
+  const u = new URL(location.href);
+  for (const k of Object.keys(defaults)) {
+    const el = controls.elements[k];
+    const v = el ? el.value.trim() : u.searchParams.get(k) || '';
+    if (v && v !== defaults[k]) u.searchParams.set(k, v);
+    else u.searchParams.delete(k);
+  }
+  if (cursor) u.searchParams.set('cursor', cursor);
+  else u.searchParams.delete('cursor');
+  history.replaceState(null, '', u);
+  poll();
 }
 
 // showLive marks the page live as the service line the server rendered
@@ -45,11 +81,28 @@ function showUnreachable() {
   showLive();
 }
 
+// markFirstRow marks when the first lock row was drawn, in milliseconds
+// since navigation (body data-first-row), for the dashboard's benchmark:
+// after the first frame that has it, so at most a frame late.
+let marking = false;
+function markFirstRow() {
+  if (marking || !document.querySelector('#locks-body tr[data-lock]')) return;
+  marking = true;
+  requestAnimationFrame(() => setTimeout(() => {
+    document.body.dataset.firstRow = String(Math.round(performance.now()));
+  }));
+}
+
 async function refresh() {
+  const mine = ++seq;
   const res = await fetch(partURL(), { headers: { Accept: 'text/html' } });
   if (!res.ok) throw new Error(res.status + ' ' + res.statusText);
-  live.innerHTML = await res.text();
+  const html = await res.text();
+  if (mine < shown) return;
+  shown = mine;
+  live.innerHTML = html;
   showLive();
+  markFirstRow();
 }
 
 async function poll() {
@@ -61,18 +114,50 @@ async function poll() {
     failures++;
     showUnreachable();
   }
+  // Another poll may have ended meanwhile: keep one timer.
+  clearTimeout(timer);
   timer = setTimeout(poll, failures ? Math.min(10000, 1000 * 2 ** failures) : 2000);
 }
 
-if (filter) {
-  filter.addEventListener('change', () => {
-    const u = new URL(location.href);
-    if (service()) u.searchParams.set('service', service());
-    else u.searchParams.delete('service');
-    history.replaceState(null, '', u);
-    poll();
-  });
+// The selects apply at once; the search as one types, a beat after the
+// last key.
+for (const sel of controls.querySelectorAll('select')) {
+  sel.addEventListener('change', () => setList(''));
 }
+let typing = null;
+search.addEventListener('input', () => {
+  clearTimeout(typing);
+  typing = setTimeout(() => setList(''), 200);
+});
+controls.addEventListener('submit', (e) => {
+  e.preventDefault();
+  clearTimeout(typing);
+  setList('');
+});
+
+// The pager's links (and the totals', which pick a state) are plain links
+// for a page without script; here they change the list in place.
+live.addEventListener('click', (e) => {
+  const a = e.target.closest('#pager a[data-cursor], #totals a[data-total]');
+  if (!a || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  e.preventDefault();
+  if (a.dataset.total) {
+    controls.elements.state.value = a.dataset.total;
+    setList('');
+    return;
+  }
+  setList(a.dataset.cursor);
+});
+
+// "/" goes to the search, as on most sites with one.
+document.addEventListener('keydown', (e) => {
+  if (e.key !== '/' || e.metaKey || e.ctrlKey || e.altKey) return;
+  const t = e.target;
+  if (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName)) return;
+  e.preventDefault();
+  search.focus();
+  search.select();
+});
 
 form.addEventListener('submit', async (e) => {
   e.preventDefault();
@@ -105,6 +190,7 @@ form.addEventListener('submit', async (e) => {
 });
 
 showLive();
+markFirstRow();
 // Poll at once: the first paint may be seconds old by the time the
 // module runs.
 poll();

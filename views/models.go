@@ -54,6 +54,30 @@ type Dashboard struct {
 	History bool
 	// Unexplored are the services whose discovery left folders unread.
 	Unexplored []Unexplored
+	// List is which page of which locks Locks is, and the totals.
+	List DashboardList
+}
+
+// DashboardList is the page of locks the dashboard shows: of every watched
+// lock only a page is rendered, chosen by the server as GET /api/v1/locks
+// chooses it, with the same query parameters.
+type DashboardList struct {
+	// Q is the search (a piece of the path, any case); State, Sort and
+	// Limit the list's; Cursor the page's, "" for the first.
+	Q, State, Sort string
+	Limit          int
+	Cursor         string
+	// Next and Prev are the cursors of the pages after and before.
+	Next, Prev string
+	// Offset is how many matching locks come before the page; Matched
+	// how many match.
+	Offset, Matched int
+	Totals          Totals
+}
+
+// Totals count every watched lock, whatever the page and the search.
+type Totals struct {
+	Locks, Held, Contended, Alerting, Pending int
 }
 
 // LockRow is one watched lock on the dashboard.
@@ -238,7 +262,7 @@ func (d *Dashboard) SetWatcherConnection(c string) {
 		d.ConnectionText = "ZooKeeper: this server has no watcher"
 	case string(lockqueue.Connected):
 		d.ConnectionText = ConnectionText(c)
-		if len(d.Locks) == 0 {
+		if d.List.Totals.Locks == 0 {
 			d.ConnectionText += " · no lock watched yet"
 		}
 	default:
@@ -246,24 +270,16 @@ func (d *Dashboard) SetWatcherConnection(c string) {
 	}
 }
 
-// NewDashboard builds the dashboard from every watched lock.
-func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
-	d := Dashboard{Page: p}
-	states := map[string]bool{}
-	for _, s := range snaps {
-		if s.ServiceName() == lockqueue.ZooKeeper {
-			// The ZooKeeper line sums up ZooKeeper's locks; each other
-			// service has a line of its own.
-			states[string(s.Connection)] = true
-		}
-		d.Locks = append(d.Locks, newLockRow(s, now))
-	}
-	switch len(states) {
+// NewDashboard builds the dashboard from a page of the watched locks and
+// the connection states of every ZooKeeper lock.
+func NewDashboard(p Page, rows []LockRow, list DashboardList, zkConns []string) Dashboard {
+	d := Dashboard{Page: p, Locks: rows, List: list}
+	switch len(zkConns) {
 	case 0:
 	case 1:
-		for c := range states {
-			d.Connection = c
-		}
+		// The ZooKeeper line sums up ZooKeeper's locks; each other
+		// service has a line of its own.
+		d.Connection = zkConns[0]
 	default:
 		d.Connection = "mixed"
 	}
@@ -271,16 +287,20 @@ func NewDashboard(p Page, snaps []lockqueue.Snapshot, now time.Time) Dashboard {
 	return d
 }
 
-// newLockRow is one lock's row of the dashboard.
-func newLockRow(s lockqueue.Snapshot, now time.Time) LockRow {
+// NewLockRow is one lock's row of the dashboard, from its summary; pending:
+// the service's reader follows the lock but has not read it yet.
+func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
+	if pending {
+		return pendingRow(s.ServiceName(), s.Path)
+	}
 	row := LockRow{
 		Service: s.ServiceName(), ServiceTitle: s.ServiceName(),
 		Path: s.Path, Href: LockHref(s.ServiceName(), s.Path), Recipe: cmp.Or(string(s.Recipe), "—"),
 		Connection: string(s.Connection), Holders: "none", OldestWait: "—", Alerts: "—",
 	}
-	var short, full []string
-	for _, n := range s.Nodes {
-		if n.Holding {
+	if len(s.Holders) > 0 {
+		var short, full []string
+		for _, n := range s.Holders {
 			short = append(short, ShortName(n.Name, n.Seq))
 			if n.Client != "" {
 				// Who the holder is, where the service can tell.
@@ -289,17 +309,18 @@ func newLockRow(s lockqueue.Snapshot, now time.Time) LockRow {
 				full = append(full, n.Name)
 			}
 		}
-	}
-	if len(short) > 0 {
 		row.Holders = strings.Join(short[:min(3, len(short))], ", ")
-		if len(short) > 3 {
-			row.Holders += fmt.Sprintf(" +%d", len(short)-3)
+		if s.HolderCount > 3 {
+			row.Holders += fmt.Sprintf(" +%d", s.HolderCount-3)
 		}
-		row.HoldersTitle = strings.Join(full[:min(50, len(full))], "\n")
+		row.HoldersTitle = strings.Join(full, "\n")
+		if more := s.HolderCount - len(full); more > 0 {
+			row.HoldersTitle += fmt.Sprintf("\nand %d more", more)
+		}
 	}
-	row.Waiting = len(s.Waiters())
-	if _, oldest := s.Oldest(); !oldest.IsZero() {
-		row.OldestWait = Duration(now.Sub(oldest))
+	row.Waiting = s.WaiterCount
+	if !s.OldestWaiter.IsZero() {
+		row.OldestWait = Duration(now.Sub(s.OldestWaiter))
 	}
 	if len(s.Alerts) > 0 {
 		var kinds, msgs []string

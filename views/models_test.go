@@ -83,8 +83,9 @@ func TestNewLockAndDashboard(t *testing.T) {
 		t.Error("no banner on an unwatched lock")
 	}
 
-	d := NewDashboard(Page{}, []lockqueue.Snapshot{live, down}, now)
-	if d.Connection != "mixed" || len(d.Locks) != 2 {
+	liveSum := live.Summarize()
+	d := NewDashboard(Page{}, []LockRow{NewLockRow(&liveSum, false, now)}, DashboardList{}, []string{string(live.Connection), string(down.Connection)})
+	if d.Connection != "mixed" || len(d.Locks) != 1 {
 		t.Fatalf("dashboard %+v", d)
 	}
 	if r := d.Locks[0]; r.Holders != "R_0000000001" || r.Waiting != 2 || r.OldestWait != "50s" || r.Alerts != "persistent-node" {

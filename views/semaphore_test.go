@@ -52,8 +52,8 @@ func TestSemaphoreCountsContenders(t *testing.T) {
 		}
 	}
 
-	d := NewDashboard(Page{}, []lockqueue.Snapshot{s}, now)
-	if r := d.Locks[0]; r.Waiting != 2 {
+	sum := s.Summarize()
+	if r := NewLockRow(&sum, false, now); r.Waiting != 2 {
 		t.Errorf("dashboard row waiting %d, want 2 contenders", r.Waiting)
 	}
 }

@@ -3,8 +3,6 @@ package views
 import (
 	"cmp"
 	"net/url"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -69,42 +67,21 @@ func NewServiceStatus(s Service, reader bool, conn lockqueue.Connection, err err
 }
 
 // SetServices tells the dashboard the registered services: their badges,
-// the filter's choices, each reader's status, and the locks each reader
-// follows that have no snapshot yet (listed as not read yet).
-func (d *Dashboard) SetServices(ss []ServiceStatus, watched map[string][]string) {
+// the filter's choices and each reader's status.
+func (d *Dashboard) SetServices(ss []ServiceStatus) {
 	d.Services = ss
 	titles := map[string]string{}
 	for _, s := range ss {
 		titles[s.Name] = s.Title
 	}
-	have := map[lockqueue.LockID]bool{}
-	for _, l := range d.Locks {
-		have[lockqueue.LockID{Service: l.Service, Name: l.Path}] = true
-	}
-	for _, s := range ss {
-		for _, p := range watched[s.Name] {
-			if id := (lockqueue.LockID{Service: s.Name, Name: p}); !have[id] {
-				have[id] = true
-				d.Locks = append(d.Locks, pendingRow(s.Name, p))
-			}
-		}
-	}
 	for i, l := range d.Locks {
 		d.Locks[i].ServiceTitle = cmp.Or(titles[l.Service], l.Service)
 	}
-	slices.SortFunc(d.Locks, func(a, b LockRow) int {
-		return strings.Compare(lockqueue.LockID{Service: a.Service, Name: a.Path}.Key(), lockqueue.LockID{Service: b.Service, Name: b.Path}.Key())
-	})
 }
 
-// OnlyService keeps the locks of one service ("" keeps all).
-func (d *Dashboard) OnlyService(name string) {
-	d.Filter = name
-	if name == "" {
-		return
-	}
-	d.Locks = slices.DeleteFunc(d.Locks, func(l LockRow) bool { return l.Service != name })
-}
+// OnlyService says that the locks listed are one service's ("" for all):
+// the server chose them.
+func (d *Dashboard) OnlyService(name string) { d.Filter = name }
 
 // Readers are the services whose reader the dashboard reports beside
 // ZooKeeper's own line.
@@ -243,7 +220,12 @@ func waitEdges(n lockqueue.Node) []EdgeView {
 
 // Empty is what the dashboard's table says with no lock to list.
 func (d Dashboard) Empty() string {
-	if d.Filter != "" {
+	switch {
+	case d.List.Q != "" || d.List.State != "" && d.List.State != "all":
+		return "No watched lock matches."
+	case d.List.Cursor != "" && d.List.Matched > 0:
+		return "No lock on this page any more."
+	case d.Filter != "":
 		return "No lock of this service is watched."
 	}
 	return "No locks watched yet. Add a lock parent path below."

@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,11 +25,16 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // LockSummary is one entry of GET /api/v1/locks.
 type LockSummary struct {
 	// Service is the lock's service; left out for ZooKeeper.
-	Service    string               `json:"service,omitempty"`
-	Path       string               `json:"path"`
-	Recipe     lockqueue.Recipe     `json:"recipe"`
-	Holders    []string             `json:"holders"`
-	Waiters    []string             `json:"waiters"`
+	Service string           `json:"service,omitempty"`
+	Path    string           `json:"path"`
+	Recipe  lockqueue.Recipe `json:"recipe"`
+	// Holders and Waiters name the first lockqueue.SummaryNames holders
+	// and waiters in queue order; HolderCount and WaiterCount count all.
+	Holders     []string `json:"holders"`
+	Waiters     []string `json:"waiters"`
+	HolderCount int      `json:"holderCount"`
+	WaiterCount int      `json:"waiterCount"`
+	// Alerts each name at most lockqueue.SummaryNames nodes.
 	Alerts     []lockqueue.Alert    `json:"alerts"`
 	Connection lockqueue.Connection `json:"connection"`
 	// QueueLength counts lock nodes (holders and waiters), not foreign children.
@@ -49,8 +53,23 @@ type LockSummary struct {
 	Pending bool `json:"pending,omitempty"`
 }
 
-// LocksResponse is the body of GET /api/v1/locks.
+// LocksResponse is the body of GET /api/v1/locks: a page of locks. The
+// locks and the connection come last, as they always have.
 type LocksResponse struct {
+	// Totals count every watched lock (of ?service= when given), whatever
+	// the page, ?q= and ?state=.
+	Totals LockTotals `json:"totals"`
+	// Matched counts the locks ?q= and ?state= select; Offset how many of
+	// them come before this page.
+	Matched int `json:"matched"`
+	Offset  int `json:"offset"`
+	// Sort and Limit are the ones applied.
+	Sort  string `json:"sort"`
+	Limit int    `json:"limit"`
+	// Next and Prev are cursors (?cursor=) for the pages after and
+	// before this one, left out when there is none.
+	Next  string        `json:"next,omitempty"`
+	Prev  string        `json:"prev,omitempty"`
 	Locks []LockSummary `json:"locks"`
 	// Connection is the watcher's own ZooKeeper session state: connected,
 	// reconnecting or expired; left out when no watcher runs (a simulator
@@ -61,55 +80,48 @@ type LocksResponse struct {
 	Unexplored []UnexploredNote `json:"unexplored,omitempty"`
 }
 
-func summarize(snap lockqueue.Snapshot, now time.Time) LockSummary {
+func summarize(l listedLock, now time.Time) LockSummary {
 	sum := LockSummary{
-		Service: snap.Service, Path: snap.Path, Recipe: snap.Recipe, Connection: snap.Connection,
-		Holders: nonNil(snap.Holders()), Waiters: nonNil(snap.Waiters()), Alerts: snap.Alerts,
-		Exists: snap.Exists, Revision: snap.Revision, UpdatedAt: snap.UpdatedAt, Error: snap.Error,
-		UnknownSince: snap.UnknownSince,
+		Service: l.Service, Path: l.Path, Recipe: l.Recipe, Connection: l.Connection,
+		Holders: summaryNames(l.Holders), Waiters: summaryNames(l.Waiters), HolderCount: l.HolderCount, WaiterCount: l.WaiterCount,
+		Alerts: l.Alerts, Exists: l.Exists, Revision: l.Revision, UpdatedAt: l.UpdatedAt, Error: l.Error, Pending: l.Pending,
+		UnknownSince: l.UnknownSince,
 	}
 	if sum.Alerts == nil {
 		sum.Alerts = []lockqueue.Alert{}
 	}
-	sum.QueueLength = len(sum.Holders) + len(sum.Waiters)
-	_, oldest := snap.Oldest()
-	if !oldest.IsZero() && now.After(oldest) {
+	sum.QueueLength = l.HolderCount + l.WaiterCount
+	if oldest := l.OldestWaiter; !oldest.IsZero() && now.After(oldest) {
 		sum.OldestWaitMs = now.Sub(oldest).Milliseconds()
 	}
 	return sum
 }
 
+// summaryNames are the nodes' names, never nil.
+func summaryNames(ns []lockqueue.NodeName) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.Name
+	}
+	return out
+}
+
 func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
+	q, err := parseLocksQuery(r.URL.Query(), s.cfg.Services, SortPath, defaultLocksLimit)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	now := time.Now()
-	resp := LocksResponse{Locks: []LockSummary{}}
-	seen := map[string]bool{}
-	for _, snap := range s.cfg.Hub.List() {
-		resp.Locks = append(resp.Locks, summarize(snap, now))
-		seen[snap.Key()] = true
+	page := listLocks(s.cfg.Hub, pendingFor(s.cfg.Services), s.cfg.Services, q, now)
+	resp := LocksResponse{
+		Locks: make([]LockSummary, len(page.Rows)), Connection: zkConnection(s.cfg.Services),
+		Totals: page.Totals, Matched: page.Matched, Offset: page.Offset, Sort: q.sort, Limit: q.limit,
+		Next: page.Next, Prev: page.Prev,
 	}
-	resp.Connection = zkConnection(s.cfg.Services)
 	resp.Unexplored = unexploredNotes(s.cfg.Services)
-	added := false
-	for _, svc := range s.cfg.Services.All() {
-		if svc.Reader == nil {
-			continue
-		}
-		for _, p := range svc.Reader.Watched() {
-			id := lockqueue.LockID{Service: svc.Name, Name: p}
-			if !seen[id.Key()] {
-				sum := LockSummary{Path: p, Holders: []string{}, Waiters: []string{}, Alerts: []lockqueue.Alert{}, Pending: true}
-				if svc.Name != lockqueue.ZooKeeper {
-					sum.Service = svc.Name
-				}
-				resp.Locks = append(resp.Locks, sum)
-				added = true
-			}
-		}
-	}
-	if added {
-		slices.SortFunc(resp.Locks, func(a, b LockSummary) int {
-			return strings.Compare(lockqueue.LockID{Service: a.Service, Name: a.Path}.Key(), lockqueue.LockID{Service: b.Service, Name: b.Path}.Key())
-		})
+	for i, l := range page.Rows {
+		resp.Locks[i] = summarize(l, now)
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
@@ -181,6 +193,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	pendingFor(s.cfg.Services).forget()
 	s.log.Info("watch added", "service", svc.Name, "path", req.Path, "remote", r.RemoteAddr)
 	resp := WatchResponse{Path: req.Path, Watching: true}
 	if svc.Name != lockqueue.ZooKeeper {
@@ -210,6 +223,7 @@ func (s *Server) handleUnwatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, errorf(kind, "cannot stop watching %s: %v", id.Name, err))
 		return
 	}
+	pendingFor(s.cfg.Services).forget()
 	s.log.Info("watch removed", "service", svc.Name, "path", id.Name, "remote", r.RemoteAddr)
 	w.WriteHeader(http.StatusNoContent)
 }

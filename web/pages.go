@@ -34,6 +34,7 @@ import (
 type Snapshots interface {
 	Latest(path string) (lockqueue.Snapshot, bool)
 	List() []lockqueue.Snapshot
+	Summaries
 }
 
 var _ Snapshots = (*hub.Hub)(nil)
@@ -139,36 +140,46 @@ func (p *pages) dashboardLive(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// dashboardModel is the dashboard now, its locks those of ?service= when
-// it names one.
+// dashboardModel is the dashboard now: the totals and the page of locks
+// the URL asks for (GET /api/v1/locks's parameters; the locks that need a
+// look first by default), of ?service= when it names one.
 func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Dashboard, bool) {
-	d := views.NewDashboard(p.page("Locks", "dashboard"), p.snaps.List(), time.Now())
+	q, err := parseLocksQuery(r.URL.Query(), p.services, views.DashboardSort, views.DashboardLimit)
+	if err != nil {
+		p.fail(w, r, statusOf(err), err.Error())
+		return views.Dashboard{}, false
+	}
+	now := time.Now()
+	page := listLocks(p.snaps, pendingFor(p.services), p.services, q, now)
+	rows := make([]views.LockRow, len(page.Rows))
+	for i, l := range page.Rows {
+		rows[i] = views.NewLockRow(l.Summary, l.Pending, now)
+	}
+	var conns []string
+	for c := range page.ZooKeeperConns {
+		conns = append(conns, string(c))
+	}
+	d := views.NewDashboard(p.page("Locks", "dashboard"), rows, views.DashboardList{
+		Q: q.q, State: q.state, Sort: q.sort, Limit: q.limit, Cursor: r.URL.Query().Get("cursor"),
+		Next: page.Next, Prev: page.Prev, Offset: page.Offset, Matched: page.Matched, Totals: views.Totals(page.Totals),
+	}, conns)
 	if p.conn != nil {
 		d.SetWatcherConnection(string(p.conn()))
 	}
 	var statuses []views.ServiceStatus
-	watched := map[string][]string{}
 	for _, svc := range p.services.All() {
 		st := views.NewServiceStatus(views.Service{Name: svc.Name, Title: svc.Title}, false, "", nil)
 		if svc.Reader != nil {
 			st = views.NewServiceStatus(st.Service, true, svc.Reader.Connection(), svc.Reader.Err())
-			watched[svc.Name] = svc.Reader.Watched()
 		}
 		statuses = append(statuses, st)
 	}
-	d.SetServices(statuses, watched)
+	d.SetServices(statuses)
 	d.Unexplored = unexplored(p.services)
 	if p.history != nil {
 		d.SetSparklines(p.sparks.of(p.history, p.snaps.Latest, p.log))
 	}
-	if name := r.URL.Query().Get("service"); name != "" {
-		svc, err := serviceNamed(p.services, name)
-		if err != nil {
-			p.fail(w, r, http.StatusNotFound, err.Error())
-			return d, false
-		}
-		d.OnlyService(svc.Name)
-	}
+	d.OnlyService(q.service)
 	return d, true
 }
 
