@@ -258,7 +258,7 @@ func EventText(e history.Event) string {
 	case e.To != "":
 		b.WriteString(" → " + e.To)
 	}
-	if w := e.Wait(); w > 0 && e.Kind == history.Acquired {
+	if w, ok := e.MeasuredWait(); ok && w > 0 {
 		b.WriteString(", waited " + Duration(w))
 	}
 	if h := e.Hold(); h > 0 {
@@ -290,7 +290,7 @@ func NewSparkline(evs []history.Event, now time.Time) Sparkline {
 	from := now.Add(-time.Hour)
 	width := time.Hour / SparkBins
 	for _, e := range evs {
-		if e.Kind != history.Acquired || e.Time.Before(from) || e.Time.After(now) {
+		if !e.SeenAcquired() || e.Time.Before(from) || e.Time.After(now) {
 			continue
 		}
 		i := min(int(e.Time.Sub(from)/width), SparkBins-1)

@@ -91,6 +91,9 @@ type Lock struct {
 	// one waits), for the page's clock; OldestText the wait at render.
 	Oldest     int64
 	OldestText string
+	// OldestVerb is "≥" when the oldest wait is a lower bound (its
+	// node was there before the reader looked, with no creation time).
+	OldestVerb string
 	// Missing says the lock does not exist (yet), in its service's words:
 	// "" when it does.
 	Missing string
@@ -284,8 +287,8 @@ func newLockRow(s lockqueue.Snapshot, now time.Time) LockRow {
 		row.HoldersTitle = strings.Join(full[:min(50, len(full))], "\n")
 	}
 	row.Waiting = len(s.Waiters())
-	if _, oldest := s.Oldest(); !oldest.IsZero() {
-		row.OldestWait = Duration(now.Sub(oldest))
+	if oldest, verb := oldestWait(s); !oldest.IsZero() {
+		row.OldestWait = strings.TrimSpace(verb + " " + Duration(now.Sub(oldest)))
 	}
 	if len(s.Alerts) > 0 {
 		var kinds, msgs []string
@@ -317,8 +320,9 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	l.Note = s.Note
 	// A contender's wait starts with its first node, which may be the one
 	// that is part of another (lockqueue.Snapshot.Oldest).
-	if _, oldest := s.Oldest(); !oldest.IsZero() {
-		l.Oldest, l.OldestText = oldest.UnixMilli(), Duration(now.Sub(oldest))
+	if oldest, verb := oldestWait(s); !oldest.IsZero() {
+		l.Oldest, l.OldestVerb = oldest.UnixMilli(), verb
+		l.OldestText = strings.TrimSpace(verb + " " + Duration(now.Sub(oldest)))
 	}
 	if !s.Exists {
 		l.Missing = missingText(s.ServiceName())
@@ -489,6 +493,18 @@ func DataText(n lockqueue.Node) string {
 	return n.Data
 }
 
+// oldestWait is when the longest wait began and "≥" when that is only
+// when the reader first saw its node (lockqueue.Node.CtimeAtMost).
+func oldestWait(s lockqueue.Snapshot) (time.Time, string) {
+	_, oldest := s.Oldest()
+	for ni := range s.Nodes {
+		if n := &s.Nodes[ni]; n.CtimeAtMost && !n.Holding && !n.Foreign && n.Ctime.Equal(oldest) {
+			return oldest, "≥"
+		}
+	}
+	return oldest, ""
+}
+
 func nodeAge(n lockqueue.Node, now time.Time) string {
 	if n.Holding && !n.Foreign && !n.HeldSince.IsZero() {
 		return "holds " + Duration(now.Sub(n.HeldSince)) // the reader saw it acquire
@@ -500,10 +516,15 @@ func nodeAge(n lockqueue.Node, now time.Time) string {
 	switch {
 	case n.Foreign:
 		verb = "age"
+	case n.Holding && n.CtimeAtMost:
+		// Neither its creation nor its acquisition is known.
+		return ""
 	case n.Holding:
 		// Held since before the reader's first read: its creation bounds
 		// when it acquired. static/queue.js's Timing says the same.
 		verb = "holds ≤"
+	case n.CtimeAtMost:
+		verb = "waits ≥"
 	}
 	return verb + " " + Duration(now.Sub(n.Ctime))
 }
