@@ -308,9 +308,14 @@ if (watchThis) {
 }
 
 window.addEventListener('pagehide', () => live && live.close());
+// While the summary says the history is off, its parts are asked again
+// every few seconds even on a quiet lock: recording resumes by itself,
+// which no change of the lock would show.
+let historyOffAsked = 0;
 setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
+  if (at === null && document.querySelector('#summary [data-stat="history-off"]') && ++historyOffAsked % 3 === 0) table.refresh();
 }, 1000);
 
 // ---- The time bar: the lock as it was -----------------------------------

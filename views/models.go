@@ -30,6 +30,9 @@ type Page struct {
 	// Version tags asset URLs so browsers may cache them for good.
 	Version string
 	Body    templ.Attributes
+	// HistoryOff says why the flight recorder is not recording, and since
+	// when; empty while it records (or when no history is kept).
+	HistoryOff string
 }
 
 // Asset is the URL of a static file.
