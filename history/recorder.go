@@ -181,7 +181,10 @@ func (r *Recorder) run() {
 		select {
 		case <-retry.C:
 			for _, p := range r.failing {
-				r.record(p.snap)
+				// The newest snapshot is the lock as it is now.
+				s := p.snap
+				s.UpdatedAt = time.Now()
+				r.record(s)
 			}
 		case s, ok := <-r.ch:
 			if !ok {
@@ -263,14 +266,21 @@ func (r *Recorder) record(s lockqueue.Snapshot) {
 			return
 		}
 		delete(r.failing, key)
+		if now := time.Now(); s.UpdatedAt.Before(now) {
+			s.UpdatedAt = now // not before the gap it follows
+		}
 	}
 	evs, err := r.store.Record(s)
 	if err != nil {
-		since := s.UpdatedAt
-		if since.IsZero() {
-			since = time.Now()
+		if f, ok := r.failing[key]; ok {
+			f.snap = s // still failing: the gap begins where it began
+		} else {
+			since := s.UpdatedAt
+			if since.IsZero() {
+				since = time.Now()
+			}
+			r.failing[key] = &pending{since: since, snap: s, why: err.Error()}
 		}
-		r.failing[key] = &pending{since: since, snap: s, why: err.Error()}
 		r.failed(err)
 		return
 	}
