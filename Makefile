@@ -98,7 +98,8 @@ bench:
 # detected by a file it installs: ZooKeeper, Redis, etcd and PostgreSQL to run
 # real servers (etcdctl as a real etcd client), kazoo and Curator for real
 # clients of other recipes, Chromium for the browser tests, libfaketime for a
-# ZooKeeper whose clock is skewed.
+# ZooKeeper whose clock is skewed, promtool (Debian's prometheus package) to
+# check and unit-test the shipped alerting rules.
 deps:
 	@need=(); \
 	[ -e /usr/share/java/zookeeper.jar ] || need+=(zookeeper); \
@@ -110,6 +111,7 @@ deps:
 	[ -e /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java); \
 	[ -x /usr/bin/chromium ] || need+=(chromium); \
 	[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ] || need+=(faketime); \
+	[ -x /usr/bin/promtool ] || need+=(prometheus); \
 	if [ $${#need[@]} -gt 0 ]; then \
 		echo "installing $${need[*]}"; \
 		$(APT) update && $(APT) install -y "$${need[@]}"; \

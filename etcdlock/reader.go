@@ -38,6 +38,7 @@ type Reader struct {
 	locks   map[string]*lock
 	order   []string
 	leases  map[int64]leaseFacts
+	revs    revClock
 	connErr error // what keeps the reader from etcd; nil when connected
 	// tried: etcd has answered or failed once; until then connErr only
 	// says "connecting" and nothing is published.
@@ -363,7 +364,7 @@ func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock
 		return false, err
 	}
 	r.okConn()
-	r.resync(l, resp)
+	r.resync(l, resp, time.Now())
 
 	// WithRequireLeader: a member cut off from its cluster cancels the
 	// watch instead of leaving it silent, so a stale queue is not live.
@@ -378,7 +379,7 @@ func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock
 		if err := wr.Err(); err != nil {
 			return true, err
 		}
-		r.apply(l, pfx, wr.Events)
+		r.apply(l, pfx, wr.Header.Revision, wr.Events)
 	}
 	if err := ctx.Err(); err != nil {
 		return true, err
@@ -386,18 +387,23 @@ func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock
 	return true, errors.New("watch closed by the server")
 }
 
-// resync replaces l's keys with a fresh read. A key seen before keeps
-// the time its creation was seen.
-func (r *Reader) resync(l *lock, resp *clientv3.GetResponse) {
+// resync replaces l's keys with a fresh read, answered at at. A key seen
+// before keeps the time its creation was seen; one met here for the first
+// time was made by the first moment the reader saw its create revision
+// (etcd keeps no creation time), which times its wait from then on.
+func (r *Reader) resync(l *lock, resp *clientv3.GetResponse, at time.Time) {
 	pfx := l.name + "/"
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.revs.note(resp.Header.Revision, at)
 	keys := make(map[string]lockqueue.EtcdKey, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		name := string(kv.Key[len(pfx):])
 		k := lockqueue.EtcdKey{Name: name, CreateRevision: kv.CreateRevision, Value: kv.Value, Lease: kv.Lease}
 		if old, ok := l.keys[name]; ok && old.CreateRevision == kv.CreateRevision {
-			k.Seen = old.Seen
+			k.Seen, k.SeenLate = old.Seen, old.SeenLate
+		} else {
+			k.Seen, k.SeenLate = r.revs.by(kv.CreateRevision, at), true
 		}
 		keys[name] = k
 	}
@@ -409,11 +415,12 @@ func (r *Reader) resync(l *lock, resp *clientv3.GetResponse) {
 	r.pokeIfNewLease(l)
 }
 
-// apply applies watch events to l.
-func (r *Reader) apply(l *lock, pfx string, events []*clientv3.Event) {
+// apply applies watch events to l, of a response at revision rev.
+func (r *Reader) apply(l *lock, pfx string, rev int64, events []*clientv3.Event) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.revs.note(rev, now)
 	for _, ev := range events {
 		name := string(ev.Kv.Key[len(pfx):])
 		if ev.Type == clientv3.EventTypeDelete {
@@ -427,7 +434,7 @@ func (r *Reader) apply(l *lock, pfx string, events []*clientv3.Event) {
 		if ev.IsCreate() {
 			k.Seen = now
 		} else if old, ok := l.keys[name]; ok {
-			k.Seen = old.Seen
+			k.Seen, k.SeenLate = old.Seen, old.SeenLate
 		}
 		l.keys[name] = k
 	}
@@ -586,7 +593,10 @@ func (r *Reader) publishAllLocked() {
 // differently. A lock never read has nothing to show yet; one unwatched
 // (its goroutine not yet stopped) nothing any more. r.mu held.
 func (r *Reader) publishLocked(l *lock) {
-	if r.locks[l.name] != l || (!l.read && l.err == nil && !r.tried) {
+	// Before its first read a lock has nothing to show, unless the
+	// reader failed and can say why: published connected, it would read
+	// as free, and its holder's first read as a new acquisition.
+	if r.locks[l.name] != l || (!l.read && l.err == nil && (!r.tried || r.connErr == nil)) {
 		return // unwatched, or nothing to show yet
 	}
 	keys := make([]lockqueue.EtcdKey, 0, len(l.keys))

@@ -40,7 +40,7 @@ func NewMetrics() *Metrics {
 		hold: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricHold,
 			Help: "How long lock nodes held before they left.", Buckets: buckets}, labels),
 		acquisitions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricAcquisitions,
-			Help: "Lock acquisitions seen."}, labels),
+			Help: "Lock acquisitions seen (not a holder first seen already holding)."}, labels),
 		expiries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricExpiries,
 			Help: "Lock nodes that went because their session or lease expired."}, labels),
 		gaveUp: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricGiveUps,
@@ -76,9 +76,11 @@ func (m *Metrics) observe(id lockqueue.LockID, evs []Event) {
 	for _, e := range evs {
 		switch e.Kind {
 		case Acquired:
-			m.acquisitions.WithLabelValues(id.Service, id.Name).Inc()
-			if e.Value != "after-gap" && !e.Since.IsZero() {
-				m.wait.WithLabelValues(id.Service, id.Name).Observe(e.Wait().Seconds())
+			if w, ok := e.MeasuredWait(); ok {
+				m.wait.WithLabelValues(id.Service, id.Name).Observe(w.Seconds())
+			}
+			if e.SeenAcquired() {
+				m.acquisitions.WithLabelValues(id.Service, id.Name).Inc()
 			}
 		case Left:
 			if !e.Acquired.IsZero() && e.How != Unseen {

@@ -171,28 +171,31 @@ func (s *PGStore) Record(snap lockqueue.Snapshot) ([]Event, error) {
 	if s.closed {
 		return nil, errClosed
 	}
-	st := s.states[key]
-	evs := changes(st, snap, t)
-	if st == nil {
-		st = &State{Lock: key}
-		s.states[key] = st
-		s.lastKF[key] = t
+	prev := s.states[key]
+	evs := changes(prev, snap, t)
+	// The state moves on only once the database took the events: after a
+	// refused insert (the database gone) the next snapshot is diffed
+	// against what was stored, so nothing it missed is lost.
+	st, lastKF := &State{Lock: key}, t
+	if prev != nil {
+		st, lastKF = prev, s.lastKF[key]
 	}
+	next := st.Apply(evs)
 	recs := make([]record, 0, len(evs))
 	for _, e := range evs {
-		st.apply(e)
 		recs = append(recs, record{Lock: key, Event: e})
 	}
-	st.noteLeases(snap, t)
-	if t.Sub(s.lastKF[key]) >= s.opts.KeyframeEvery {
-		s.lastKF[key] = t
-		for _, e := range keyframeEvents(st, t) {
+	next.noteLeases(snap, t)
+	if t.Sub(lastKF) >= s.opts.KeyframeEvery {
+		lastKF = t
+		for _, e := range keyframeEvents(&next, t) {
 			recs = append(recs, record{Lock: key, Event: e})
 		}
 	}
 	if err := s.insert(context.Background(), recs); err != nil {
 		return nil, err
 	}
+	s.states[key], s.lastKF[key] = &next, lastKF
 	return changed(evs), nil
 }
 

@@ -34,13 +34,40 @@ type Recorder struct {
 	mu       sync.Mutex
 	overflow map[string]*pending
 	stopped  bool
+	status   Status
+
+	// failing are the locks whose newest snapshot the store refused, by
+	// key: retried every retryEvery, and recorded after a gap once the
+	// store takes them again. Only run's goroutine touches it.
+	failing map[string]*pending
 
 	done chan struct{}
+}
+
+// retryEvery is how often the recorder retries a store that refused a
+// write (a database gone, a directory another process records into).
+const retryEvery = 2 * time.Second
+
+// Status says whether the recorder is recording: the last write to its
+// store worked. When not, Why is the store's error and Since when the
+// writes began to fail.
+type Status struct {
+	Recording bool      `json:"recording"`
+	Why       string    `json:"why,omitempty"`
+	Since     time.Time `json:"since,omitzero"`
+}
+
+// Status is the recorder's current Status.
+func (r *Recorder) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
 }
 
 type pending struct {
 	since time.Time
 	snap  lockqueue.Snapshot
+	why   string // why it was not recorded, for a refused write
 }
 
 // NewRecorder starts a recorder into store; metrics may be nil, queue 0
@@ -55,6 +82,7 @@ func NewRecorder(store Writer, metrics *Metrics, queue int, log *slog.Logger) *R
 	r := &Recorder{
 		store: store, metrics: metrics, log: log, ch: make(chan lockqueue.Snapshot, queue),
 		kick: make(chan struct{}, 1), syncs: make(chan chan struct{}), overflow: map[string]*pending{}, done: make(chan struct{}),
+		failing: map[string]*pending{}, status: Status{Recording: true},
 	}
 	go r.run()
 	return r
@@ -147,8 +175,17 @@ func (r *Recorder) countOverflow() {
 
 func (r *Recorder) run() {
 	defer close(r.done)
+	retry := time.NewTicker(retryEvery)
+	defer retry.Stop()
 	for {
 		select {
+		case <-retry.C:
+			for _, p := range r.failing {
+				// The newest snapshot is the lock as it is now.
+				s := p.snap
+				s.UpdatedAt = time.Now()
+				r.record(s)
+			}
 		case s, ok := <-r.ch:
 			if !ok {
 				r.catchUp()
@@ -217,14 +254,70 @@ func (r *Recorder) catchUp() {
 	}
 }
 
+// record stores s. A lock whose earlier snapshots the store refused gets a
+// gap first, from the first refused one: what happened meanwhile is not
+// recorded, and its history must not claim it saw it.
 func (r *Recorder) record(s lockqueue.Snapshot) {
+	key := KeyOf(s)
+	if f, ok := r.failing[key]; ok {
+		if err := r.store.RecordGap(key, f.since, "not recording: "+f.why); err != nil {
+			f.snap = s
+			r.failed(err)
+			return
+		}
+		delete(r.failing, key)
+		if now := time.Now(); s.UpdatedAt.Before(now) {
+			s.UpdatedAt = now // not before the gap it follows
+		}
+	}
 	evs, err := r.store.Record(s)
 	if err != nil {
-		r.log.Error("history: record", "lock", s.Key(), "cluster", s.Cluster, "err", err)
+		if f, ok := r.failing[key]; ok {
+			f.snap = s // still failing: the gap begins where it began
+		} else {
+			since := s.UpdatedAt
+			if since.IsZero() {
+				since = time.Now()
+			}
+			r.failing[key] = &pending{since: since, snap: s, why: err.Error()}
+		}
+		r.failed(err)
 		return
 	}
+	r.recorded()
 	if r.metrics != nil {
 		r.metrics.observe(s.Lock(), evs)
+	}
+}
+
+// failed marks the recorder not recording because of err; logged when
+// that is news, not for every snapshot refused.
+func (r *Recorder) failed(err error) {
+	r.mu.Lock()
+	was := r.status
+	if was.Recording {
+		r.status = Status{Why: err.Error(), Since: time.Now()}
+	} else {
+		r.status.Why = err.Error()
+	}
+	r.mu.Unlock()
+	if was.Recording || was.Why != err.Error() {
+		r.log.Error("history: not recording; retrying", "err", err)
+	}
+}
+
+// recorded marks the recorder recording again once the store took a write
+// and no lock waits for a retry.
+func (r *Recorder) recorded() {
+	if len(r.failing) > 0 {
+		return
+	}
+	r.mu.Lock()
+	was := r.status
+	r.status = Status{Recording: true}
+	r.mu.Unlock()
+	if !was.Recording {
+		r.log.Info("history: recording again", "offSince", was.Since)
 	}
 }
 

@@ -51,9 +51,12 @@ type Stats struct {
 	Path    string    `json:"path"`
 	From    time.Time `json:"from"`
 	To      time.Time `json:"to"`
-	// Wait: from queueing to holding, of nodes that acquired in the window
-	// (acquisitions after a gap are left out: when they happened is not
-	// known). Hold: from holding to leaving, of nodes that left in it.
+	// Wait: from queueing to holding, of nodes that acquired in the window.
+	// Hold: from holding to leaving, of nodes that left in it.
+	// Acquisitions (and so Wait, HandoffsPerMin and BusiestHours) leave
+	// out a holder first seen holding after a gap (one already holding
+	// when zklockviz started, or that acquired while the reader was not
+	// connected): when it acquired is not known, maybe before the window.
 	Wait           Figures `json:"wait"`
 	Hold           Figures `json:"hold"`
 	Acquisitions   int     `json:"acquisitions"`
@@ -76,10 +79,17 @@ type Stats struct {
 // MeasuredWait is the wait e counts in the figures: an acquisition's,
 // unless it came after a gap (when the node queued is not known).
 func (e Event) MeasuredWait() (time.Duration, bool) {
-	if e.Kind != Acquired || e.Value == "after-gap" || e.Since.IsZero() {
+	if !e.SeenAcquired() || e.Since.IsZero() {
 		return 0, false
 	}
 	return e.Wait(), true
+}
+
+// SeenAcquired reports whether e is an acquisition the reader saw happen:
+// not a holder first seen holding after a gap, which acquired at some
+// unknown time before.
+func (e Event) SeenAcquired() bool {
+	return e.Kind == Acquired && e.Value != "after-gap"
 }
 
 // MeasuredHold is the hold e counts in the figures: a holder's that left
@@ -100,7 +110,7 @@ func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats
 	hours := map[time.Time]*Hour{}
 	for _, e := range evs {
 		switch {
-		case e.Kind == Acquired:
+		case e.SeenAcquired():
 			st.Acquisitions++
 			h := hours[e.Time.UTC().Truncate(time.Hour)]
 			if h == nil {

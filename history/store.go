@@ -97,6 +97,12 @@ type Store struct {
 	lock     *os.File
 	events   int64
 	closed   bool
+	// writeErr is why the last write failed (a full disk, a directory
+	// made read-only); nil while writes work. See lost.
+	writeErr    error
+	failedSince time.Time
+	lastWritten time.Time
+	retrying    bool
 
 	cacheMu sync.Mutex
 	cache   map[int64][]record // decoded closed segments by seq
@@ -319,6 +325,7 @@ func (s *Store) newSegment(t time.Time) error {
 	}
 	if _, err := f.WriteString(magic); err != nil {
 		f.Close()
+		os.Remove(seg.path) // a segment without its magic would stop Open
 		return fmt.Errorf("history: new segment: %w", err)
 	}
 	seg.size = int64(len(magic))
@@ -352,16 +359,21 @@ func (s *Store) lockKeys() []string {
 // writeFrame writes what is buffered as one frame, and fsyncs when sync
 // is set or a second has passed. Called with mu held.
 func (s *Store) writeFrame(sync bool) error {
-	if fr := s.enc.frame(); fr != nil {
-		if _, err := s.cur.Write(fr); err != nil {
-			return fmt.Errorf("history: write: %w", err)
-		}
-		s.segs[len(s.segs)-1].size += int64(len(fr))
+	if s.writeErr != nil {
+		s.enc.frame() // dropped: the segment cannot go on (lost)
+		return s.writeErr
 	}
 	now := s.opts.Now()
+	if fr := s.enc.frame(); fr != nil {
+		if _, err := s.cur.Write(fr); err != nil {
+			return s.lost(fmt.Errorf("history: write: %w", err))
+		}
+		s.segs[len(s.segs)-1].size += int64(len(fr))
+		s.lastWritten = now
+	}
 	if sync || now.Sub(s.lastSync) >= s.opts.SyncEvery {
 		if err := s.cur.Sync(); err != nil {
-			return fmt.Errorf("history: fsync: %w", err)
+			return s.lost(fmt.Errorf("history: fsync: %w", err))
 		}
 		s.lastSync = now
 	}
@@ -406,6 +418,10 @@ func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
 		s.append(key, ev)
 	}
 	s.states[key].noteLeases(snap, t)
+	if s.writeErr != nil {
+		// Kept in memory for the keyframe that follows the gap, not written.
+		return nil, s.writeErr
+	}
 	if len(s.enc.buf) > 1<<20 {
 		if err := s.writeFrame(false); err != nil {
 			return evs, err
@@ -438,7 +454,7 @@ func (s *Store) background() {
 			return
 		case <-tick.C:
 		}
-		if err := s.Flush(false); err != nil {
+		if err := s.Flush(false); err != nil && !errors.Is(err, errNotWriting) {
 			s.opts.Logger.Error("history: flush", "err", err)
 		}
 		if now := s.opts.Now(); now.Sub(lastRetain) >= time.Minute {
@@ -462,6 +478,9 @@ func (s *Store) Flush(sync bool) error {
 }
 
 func (s *Store) flushLocked(sync bool) error {
+	if s.writeErr != nil {
+		return s.retryWrite()
+	}
 	if err := s.writeFrame(sync); err != nil {
 		return err
 	}
@@ -516,6 +535,9 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	if s.cur == nil { // writes had failed: what was whole is on disk
+		return s.lock.Close()
+	}
 	err := s.writeFrame(true)
 	return errors.Join(err, s.cur.Close(), s.lock.Close())
 }

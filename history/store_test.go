@@ -209,8 +209,10 @@ func checkSession(t *testing.T, s history.DB) {
 	if st.Hold.Count != 2 || st.Hold.Max != 20 || st.Hold.P50 != 10 {
 		t.Errorf("hold figures %+v, want 2 holds, p50 10s, max 20s", st.Hold)
 	}
-	if st.GaveUp != 1 || st.Expired != 1 || st.Released != 1 || st.Acquisitions != 3 {
-		t.Errorf("gave up %d, expired %d, released %d, acquisitions %d; want 1, 1, 1, 3", st.GaveUp, st.Expired, st.Released, st.Acquisitions)
+	// Acquisitions: b and c; a held at first sight and d acquired in the
+	// gap, when is not known.
+	if st.GaveUp != 1 || st.Expired != 1 || st.Released != 1 || st.Acquisitions != 2 {
+		t.Errorf("gave up %d, expired %d, released %d, acquisitions %d; want 1, 1, 1, 2", st.GaveUp, st.Expired, st.Released, st.Acquisitions)
 	}
 	if st.GiveUpWait.Max != 12 {
 		t.Errorf("give-up wait %+v, want 12s", st.GiveUpWait)
@@ -218,8 +220,8 @@ func checkSession(t *testing.T, s history.DB) {
 	if len(st.Gaps) != 1 || !st.Gaps[0].From.Equal(at(60)) || !st.Gaps[0].To.Equal(at(70)) {
 		t.Errorf("gaps %+v, want one from 60s to 70s", st.Gaps)
 	}
-	if len(st.BusiestHours) != 1 || st.BusiestHours[0].Acquisitions != 3 {
-		t.Errorf("busiest hours %+v, want one hour with 3 acquisitions", st.BusiestHours)
+	if len(st.BusiestHours) != 1 || st.BusiestHours[0].Acquisitions != 2 {
+		t.Errorf("busiest hours %+v, want one hour with 2 acquisitions", st.BusiestHours)
 	}
 }
 

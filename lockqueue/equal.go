@@ -19,7 +19,7 @@ func NodesEqual(n, m *Node) bool {
 		n.Holding == m.Holding && n.WaitsFor == m.WaitsFor && n.WaitsOn == m.WaitsOn &&
 		slices.Equal(n.Watching, m.Watching) && (n.Watching == nil) == (m.Watching == nil) &&
 		n.Edge == m.Edge && n.Session == m.Session && n.Data == m.Data &&
-		n.DataBinary == m.DataBinary && n.Ctime.Equal(m.Ctime) && n.Czxid == m.Czxid &&
+		n.DataBinary == m.DataBinary && n.Ctime.Equal(m.Ctime) && n.CtimeAtMost == m.CtimeAtMost && n.Czxid == m.Czxid &&
 		n.Foreign == m.Foreign && n.Zombie == m.Zombie && n.ExpiresInMs == m.ExpiresInMs &&
 		n.StalledOn == m.StalledOn && n.StalledSince.Equal(m.StalledSince) && n.HeldSince.Equal(m.HeldSince) &&
 		n.Owner() == m.Owner() && n.Folder == m.Folder && n.PartOf == m.PartOf &&

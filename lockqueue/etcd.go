@@ -57,10 +57,13 @@ type EtcdKey struct {
 	// read yet) and time left; LeaseGone when etcd no longer knows it.
 	LeaseTTL, LeaseLeft time.Duration
 	LeaseGone           bool
-	// Seen is when the reader saw the key's creation; zero when the key
-	// was there before the reader looked (etcd keeps no creation time; an
-	// RWMutex key's name then tells it, by its client's clock).
+	// Seen is when the reader saw the key's creation; zero when not known.
 	Seen time.Time
+	// SeenLate: the key was there before the reader looked (etcd keeps no
+	// creation time), so Seen is only when the reader first knew it
+	// existed: it was made then or earlier. An RWMutex key's name tells
+	// its creation by its client's clock, which is taken instead.
+	SeenLate bool
 }
 
 // LeaseHex formats an etcd lease id as the Mutex recipe names its key.
@@ -138,9 +141,12 @@ func BuildEtcd(prefix string, keys []EtcdKey) Snapshot {
 			Name: k.Name, Seq: -1, Mode: mode, Recipe: recipe, Ctime: k.Seen, Order: k.CreateRevision,
 			Foreign: !ok, parsedMode: mode,
 		}
-		if n.Ctime.IsZero() && recipe == EtcdRWMutex {
-			n.Ctime = rwKeyTime(k.Name)
+		if (n.Ctime.IsZero() || k.SeenLate) && recipe == EtcdRWMutex {
+			if t := rwKeyTime(k.Name); !t.IsZero() {
+				n.Ctime = t
+			}
 		}
+		n.CtimeAtMost = k.SeenLate && n.Ctime.Equal(k.Seen) && !n.Ctime.IsZero()
 		if k.Lease != 0 {
 			n.LeaseID = LeaseHex(k.Lease)
 			n.Client = n.LeaseID

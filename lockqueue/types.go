@@ -118,6 +118,11 @@ type Node struct {
 	Czxid      int64     `json:"czxid"`
 	Foreign    bool      `json:"foreign,omitempty"`
 	Zombie     bool      `json:"zombie,omitempty"`
+	// CtimeAtMost: the service keeps no creation time and the node was
+	// there before the reader looked, so Ctime is when the reader first
+	// knew of it: it was made then or earlier, and a wait timed from
+	// Ctime is at least that long.
+	CtimeAtMost bool `json:"ctimeAtMost,omitempty"`
 	// ExpiresInMs is set on zombie nodes when the server tells the session's expiry.
 	ExpiresInMs int64 `json:"expiresInMs,omitempty"`
 	// StalledOn is set on a holder whose session has kept a data watch on

@@ -29,6 +29,9 @@ let live = null; // the LiveLock, once the path is watched
 // newest live snapshot, kept while a past moment is shown.
 let at = body.dataset.at ? Number(body.dataset.at) : null;
 let liveSnap = null;
+// liveChanged is told of every live snapshot (the time bar's figures
+// follow them); nothing without a time bar.
+let liveChanged = () => {};
 
 legend(document.getElementById('legend'), service);
 // withMoment, while a scrub asks the table for its page, fetches that page
@@ -257,6 +260,7 @@ function follow() {
       liveSnap = s;
       const now = Date.now();
       timing.observe(s, now);
+      liveChanged();
       if (at !== null) return; // a past moment is shown; Live comes back to this
       snap = s;
       render();
@@ -304,9 +308,14 @@ if (watchThis) {
 }
 
 window.addEventListener('pagehide', () => live && live.close());
+// While the summary says the history is off, its parts are asked again
+// every few seconds even on a quiet lock: recording resumes by itself,
+// which no change of the lock would show.
+let historyOffAsked = 0;
 setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
+  if (at === null && document.querySelector('#summary [data-stat="history-off"]') && ++historyOffAsked % 3 === 0) table.refresh();
 }, 1000);
 
 // ---- The time bar: the lock as it was -----------------------------------
@@ -635,17 +644,50 @@ if (bar) {
   ui.back.addEventListener('click', stepBack);
   ui.step.addEventListener('click', stepFwd);
   ui.live.addEventListener('click', goLive);
-  ui.win.addEventListener('change', async () => {
-    await load();
-    const q = new URLSearchParams({ from: String(win.from), to: String(win.to) });
+  // showFigures replaces the figures with the server's for [from, to].
+  async function showFigures(from, to) {
+    const q = new URLSearchParams({ from: String(from), to: String(to) });
     const res = await fetch('/parts/lock-figures?' + lockQuery(q, service, path));
     if (res.ok) {
       const tpl = document.createElement('template');
       tpl.innerHTML = await res.text();
       const f = tpl.content.getElementById('figures');
-      if (f) document.getElementById('figures').replaceWith(f);
+      const shown = document.getElementById('figures');
+      if (f && shown) shown.replaceWith(f);
     }
+  }
+  ui.win.addEventListener('change', async () => {
+    await load();
+    await showFigures(win.from, win.to);
   });
+  // While live, the figures follow every change: the window up to now,
+  // fetched again once the change is recorded. Changes that come while a
+  // fetch is under way (or within FIGURES_GAP of the last) make one more
+  // fetch after it, so a busy lock costs at most one every FIGURES_GAP and
+  // the last change is always counted.
+  const FIGURES_GAP = 500;
+  let figuresBusy = false;
+  let figuresAgain = false;
+  liveChanged = async () => {
+    if (at !== null || !document.getElementById('figures')) return;
+    if (figuresBusy) {
+      figuresAgain = true;
+      return;
+    }
+    figuresBusy = true;
+    try {
+      do {
+        figuresAgain = false;
+        const to = Date.now();
+        await showFigures(to - Number(ui.win.value), to);
+        await new Promise((r) => setTimeout(r, FIGURES_GAP));
+      } while (figuresAgain && at === null);
+    } catch {
+      // The next change tries again.
+    } finally {
+      figuresBusy = false;
+    }
+  };
   timelineKeys({
     back: stepBack, step: stepFwd, first: () => first !== null && seek(first), last: () => last !== null && seek(last),
     extra: { l: goLive, L: goLive },

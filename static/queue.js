@@ -138,7 +138,9 @@ export class Timing {
       let h = stamped > 0 ? { at: stamped, verb: 'holds' } : this.holds.get(n.name);
       if (h === undefined) {
         const created = Date.parse(n.ctime);
-        h = this.first && created > 0 ? { at: created, verb: 'holds ≤' } : { at: receivedAt, verb: 'holds ≥' };
+        // A ctime that is only when the reader first saw the node
+        // (ctimeAtMost) bounds neither its creation nor its acquisition.
+        h = this.first && created > 0 && !n.ctimeAtMost ? { at: created, verb: 'holds ≤' } : { at: receivedAt, verb: 'holds ≥' };
       }
       next.set(n.name, h);
     }
@@ -148,9 +150,8 @@ export class Timing {
   }
 
   // since is when n's clock starts: when it began to hold, or its creation
-  // for a waiter; 0 when unknown (an etcd key that existed before the
-  // reader started has no creation time: Go's zero time, year 1, which must
-  // not read as a wait of 739,000 days).
+  // for a waiter; 0 when unknown (a node with no creation time has Go's
+  // zero time, year 1, which must not read as a wait of 739,000 days).
   since(n) {
     if (n.holding) {
       const h = this.holds.get(n.name);
@@ -165,7 +166,9 @@ export class Timing {
   // page saw it.
   verb(n) {
     if (n.foreign) return 'age';
-    if (!n.holding) return 'waits';
+    // ctimeAtMost: it was there before the reader first saw it, so it has
+    // waited at least this long.
+    if (!n.holding) return n.ctimeAtMost ? 'waits ≥' : 'waits';
     const h = this.holds.get(n.name);
     return h ? h.verb : 'holds ≥';
   }

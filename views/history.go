@@ -293,7 +293,7 @@ func EventText(e history.Event) string {
 	if who := Who(e.Owner()); e.Kind == history.Queued && who != "" {
 		b.WriteString(" by " + who)
 	}
-	if w := e.Wait(); w > 0 && e.Kind == history.Acquired {
+	if w, ok := e.MeasuredWait(); ok && w > 0 {
 		b.WriteString(", waited " + Duration(w))
 	}
 	if h, ok := e.MeasuredHold(); ok && h > 0 {
@@ -352,7 +352,7 @@ func NewSparkline(evs []history.Event, now time.Time) Sparkline {
 	from := now.Add(-time.Hour)
 	width := time.Hour / SparkBins
 	for _, e := range evs {
-		if e.Kind != history.Acquired || e.Time.Before(from) || e.Time.After(now) {
+		if !e.SeenAcquired() || e.Time.Before(from) || e.Time.After(now) {
 			continue
 		}
 		i := min(int(e.Time.Sub(from)/width), SparkBins-1)

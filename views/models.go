@@ -30,6 +30,9 @@ type Page struct {
 	// Version tags asset URLs so browsers may cache them for good.
 	Version string
 	Body    templ.Attributes
+	// HistoryOff says why the flight recorder is not recording, and since
+	// when; empty while it records (or when no history is kept).
+	HistoryOff string
 }
 
 // Asset is the URL of a static file.
@@ -117,6 +120,9 @@ type Lock struct {
 	// one waits), for the page's clock; OldestText the wait at render.
 	Oldest     int64
 	OldestText string
+	// OldestVerb is "≥" when the oldest wait is a lower bound (its
+	// node was there before the reader looked, with no creation time).
+	OldestVerb string
 	// Missing says the lock does not exist (yet), in its service's words:
 	// "" when it does.
 	Missing string
@@ -320,7 +326,8 @@ func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
 	}
 	row.Waiting = s.WaiterCount
 	if !s.OldestWaiter.IsZero() {
-		row.OldestWait = Duration(now.Sub(s.OldestWaiter))
+		_, verb := oldestWait(*s.Snapshot) // "≥" when only a bound of the wait's start is known
+		row.OldestWait = strings.TrimSpace(verb + " " + Duration(now.Sub(s.OldestWaiter)))
 	}
 	if len(s.Alerts) > 0 {
 		var kinds, msgs []string
@@ -352,8 +359,9 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	l.Note = s.Note
 	// A contender's wait starts with its first node, which may be the one
 	// that is part of another (lockqueue.Snapshot.Oldest).
-	if _, oldest := s.Oldest(); !oldest.IsZero() {
-		l.Oldest, l.OldestText = oldest.UnixMilli(), Duration(now.Sub(oldest))
+	if oldest, verb := oldestWait(s); !oldest.IsZero() {
+		l.Oldest, l.OldestVerb = oldest.UnixMilli(), verb
+		l.OldestText = strings.TrimSpace(verb + " " + Duration(now.Sub(oldest)))
 	}
 	switch {
 	case !l.Live:
@@ -567,6 +575,18 @@ func DataText(n lockqueue.Node) string {
 	return n.Data
 }
 
+// oldestWait is when the longest wait began and "≥" when that is only
+// when the reader first saw its node (lockqueue.Node.CtimeAtMost).
+func oldestWait(s lockqueue.Snapshot) (time.Time, string) {
+	_, oldest := s.Oldest()
+	for ni := range s.Nodes {
+		if n := &s.Nodes[ni]; n.CtimeAtMost && !n.Holding && !n.Foreign && n.Ctime.Equal(oldest) {
+			return oldest, "≥"
+		}
+	}
+	return oldest, ""
+}
+
 func nodeAge(n lockqueue.Node, now time.Time) string {
 	if n.Holding && !n.Foreign && !n.HeldSince.IsZero() {
 		return "holds " + Duration(now.Sub(n.HeldSince)) // the reader saw it acquire
@@ -578,10 +598,15 @@ func nodeAge(n lockqueue.Node, now time.Time) string {
 	switch {
 	case n.Foreign:
 		verb = "age"
+	case n.Holding && n.CtimeAtMost:
+		// Neither its creation nor its acquisition is known.
+		return ""
 	case n.Holding:
 		// Held since before the reader's first read: its creation bounds
 		// when it acquired. static/queue.js's Timing says the same.
 		verb = "holds ≤"
+	case n.CtimeAtMost:
+		verb = "waits ≥"
 	}
 	return verb + " " + Duration(now.Sub(n.Ctime))
 }

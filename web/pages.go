@@ -120,10 +120,18 @@ type pages struct {
 	parts *partsCache
 	// partRenders counts the renders of GET /parts/lock.
 	partRenders atomic.Int64
+	// historyStatus says whether the recorder records (WithHistoryStatus).
+	historyStatus func() history.Status
 }
 
 func (p *pages) page(title, active string) views.Page {
-	return views.Page{Title: title, Active: active, SimEnabled: p.sim, Version: p.assets.version}
+	pg := views.Page{Title: title, Active: active, SimEnabled: p.sim, Version: p.assets.version}
+	if p.historyStatus != nil {
+		if st := p.historyStatus(); !st.Recording {
+			pg.HistoryOff = fmt.Sprintf("since %s: %s", st.Since.Local().Format("15:04:05"), st.Why)
+		}
+	}
+	return pg
 }
 
 func (p *pages) dashboard(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +265,9 @@ func (p *pages) pageFigures(id lockqueue.LockID, q url.Values, at time.Time) *vi
 	}
 	f, err := p.figures(id, q, to.Add(-defaultWindow), to)
 	if err != nil {
-		p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
+		if !errors.Is(err, history.ErrNoHistory) { // the history is off: the page says so
+			p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
+		}
 		return nil
 	}
 	return &f
@@ -325,9 +335,10 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		snap, ok, now = past.snap, past.known, past.replay.At
 	}
 	tq := tableQuery(r.URL.Query())
+	pg := p.page(name, "lock")
 	render := func() ([]byte, error) {
 		p.partRenders.Add(1)
-		l := views.NewLock(p.page(name, "lock"), serviceView(svc), name, snap, ok, tq, now)
+		l := views.NewLock(pg, serviceView(svc), name, snap, ok, tq, now)
 		l.Replay, l.Watched = past.replay, ok || watchedBy(svc, name)
 		var buf bytes.Buffer
 		// Shared by every viewer asking meanwhile: the first one leaving
@@ -341,7 +352,8 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	if p.parts == nil || !past.replay.At.IsZero() {
 		part = renderPart(render)
 	} else {
-		part = p.parts.get(id.Key(), versionOf(snap, ok), viewKey(tq), render)
+		// The history's status is part of what the parts say.
+		part = p.parts.get(id.Key(), versionOf(snap, ok), viewKey(tq)+"\x00"+pg.HistoryOff, render)
 	}
 	if part.err != nil {
 		p.log.Error("render parts", "lock", id.Key(), "err", part.err)

@@ -29,6 +29,12 @@ func WithHistory(src history.Source) PageOption {
 	return func(p *pages) { p.history = src }
 }
 
+// WithHistoryStatus has the lock page and the dashboard say when the
+// recorder is not recording, and why (history.Recorder.Status).
+func WithHistoryStatus(status func() history.Status) PageOption {
+	return func(p *pages) { p.historyStatus = status }
+}
+
 // past is the lock at the moment a page asks for (?at=); a zero
 // replay.At when it asks for the present.
 type past struct {
@@ -282,7 +288,9 @@ func (c *sparkCache) of(src history.Source, latest func(string) (lockqueue.Snaps
 		}
 		evs, err := src.Events(key, now.Add(-time.Hour), now)
 		if err != nil {
-			log.Warn("dashboard sparkline", "lock", key, "err", err)
+			if !errors.Is(err, history.ErrNoHistory) { // the history is off: the dashboard says so
+				log.Warn("dashboard sparkline", "lock", key, "err", err)
+			}
 			return views.NewSparkline(nil, now)
 		}
 		if c.lines == nil {

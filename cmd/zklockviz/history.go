@@ -6,11 +6,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -18,6 +20,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/web"
 )
 
 // The flight recorder's flags and wiring: serve records every snapshot the
@@ -188,23 +191,142 @@ func (m *Main) startHistory(ctx context.Context) error {
 	if c.DB != "" {
 		return m.startHistoryDB(ctx)
 	}
-	store, err := history.Open(history.Options{Dir: c.DataDir, MaxAge: c.MaxAge, MaxSize: c.MaxSize, Logger: m.log})
-	if errors.Is(err, history.ErrLocked) {
-		m.log.Warn("history off: another zklockviz records into the data directory; give this one its own --data-dir", "dataDir", c.DataDir)
-		return nil
-	}
-	if err != nil && !c.DirGiven {
-		// The default place may be unwritable (no home, a read-only
-		// container): serving the live view matters more.
-		m.log.Warn("history off: the default data directory cannot be used; give --data-dir", "dataDir", c.DataDir, "err", err)
-		return nil
-	}
+	opts := history.Options{Dir: c.DataDir, MaxAge: c.MaxAge, MaxSize: c.MaxSize, Logger: m.log}
+	store, err := history.Open(opts)
 	if err != nil {
-		return fmt.Errorf("%w (check --data-dir, or give --history=off)", err)
+		// Another zklockviz records into the directory, or it cannot be
+		// written (no home, a read-only container): serving the live view
+		// matters more. The pages say the history is off and why, and the
+		// directory is tried again until it opens.
+		m.log.Warn("history off until the data directory can be used; retrying", "dataDir", c.DataDir, "err", offWhy(c.DataDir, err))
+		later := newLaterStore(ctx, opts, offWhy(c.DataDir, err), m.log)
+		m.startRecorder(later)
+		return nil
 	}
 	m.startRecorder(store)
 	m.log.Info("recording history", "dataDir", c.DataDir, "retention", c.MaxAge, "maxSize", c.MaxSize)
 	return nil
+}
+
+// offWhy says why the data directory cannot be used, in a user's words.
+func offWhy(dir string, err error) error {
+	if errors.Is(err, history.ErrLocked) {
+		return fmt.Errorf("another zklockviz records into %s (give this one its own --data-dir)", dir)
+	}
+	return fmt.Errorf("%w (check --data-dir)", err)
+}
+
+// laterStore is the history of a serve whose data directory could not be
+// opened at start: it refuses writes saying why (so the recorder reports
+// itself not recording) and reads as no history, and it tries to open the
+// directory every retryEvery until it does; from then on it is that store.
+type laterStore struct {
+	mu    sync.Mutex
+	store history.DB
+	err   error
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+// laterRetry is how often laterStore tries the directory again.
+const laterRetry = 2 * time.Second
+
+func newLaterStore(ctx context.Context, opts history.Options, why error, log *slog.Logger) *laterStore {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &laterStore{err: why, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(laterRetry)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			store, err := history.Open(opts)
+			l.mu.Lock()
+			if err == nil {
+				l.store, l.err = store, nil
+			} else {
+				l.err = offWhy(opts.Dir, err)
+			}
+			l.mu.Unlock()
+			if err == nil {
+				log.Info("recording history: the data directory opened", "dataDir", opts.Dir)
+				return
+			}
+		}
+	}()
+	return l
+}
+
+func (l *laterStore) get() (history.DB, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.store, l.err
+}
+
+func (l *laterStore) Record(snap lockqueue.Snapshot) ([]history.Event, error) {
+	db, err := l.get()
+	if db == nil {
+		return nil, err
+	}
+	return db.Record(snap)
+}
+
+func (l *laterStore) RecordGap(lock string, since time.Time, why string) error {
+	db, err := l.get()
+	if db == nil {
+		return err
+	}
+	return db.RecordGap(lock, since, why)
+}
+
+// Before the directory opened, nothing is recorded: no events, no locks,
+// figures of a window that is all gap, and no moment to replay.
+
+func (l *laterStore) Events(lock string, from, to time.Time) ([]history.Event, error) {
+	db, _ := l.get()
+	if db == nil {
+		return nil, nil
+	}
+	return db.Events(lock, from, to)
+}
+
+func (l *laterStore) At(lock string, t time.Time) (history.State, error) {
+	db, err := l.get()
+	if db == nil {
+		return history.State{}, fmt.Errorf("%w: the history is off: %v", history.ErrNoHistory, err)
+	}
+	return db.At(lock, t)
+}
+
+func (l *laterStore) Stats(lock string, from, to time.Time) (history.Stats, error) {
+	db, err := l.get()
+	if db == nil {
+		return history.Stats{From: from, To: to, BusiestHours: []history.Hour{},
+			Gaps: []history.Span{{From: from, To: to, Why: "history off: " + err.Error()}}}, nil
+	}
+	return db.Stats(lock, from, to)
+}
+
+func (l *laterStore) Locks() ([]history.Lock, error) {
+	db, _ := l.get()
+	if db == nil {
+		return nil, nil
+	}
+	return db.Locks()
+}
+
+func (l *laterStore) Close() error {
+	l.stop()
+	<-l.done
+	db, _ := l.get()
+	if db == nil {
+		return nil
+	}
+	return db.Close()
 }
 
 // startHistoryDB records into --history-db. A database that does not
@@ -265,6 +387,16 @@ func (m *Main) historySource() history.Source {
 		return nil
 	}
 	return m.hist.recorder.Source(m.hist.store)
+}
+
+// pageOptions are the pages' services and history, and the recorder's
+// status when it runs.
+func (m *Main) pageOptions() []web.PageOption {
+	opts := []web.PageOption{web.WithServices(m.services), web.WithHistory(m.historySource())}
+	if m.hist.recorder != nil {
+		opts = append(opts, web.WithHistoryStatus(m.hist.recorder.Status))
+	}
+	return opts
 }
 
 // historyCollectors are the recorder's Prometheus collectors for /metrics.

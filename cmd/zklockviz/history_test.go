@@ -523,16 +523,38 @@ func TestHistoryFlags(t *testing.T) {
 	}
 }
 
-// An explicit --data-dir that cannot be used stops serve with the reason.
+// A --data-dir that cannot be used does not stop serve: the dashboard and
+// the lock page say the history is off and why, naming the directory and
+// --data-dir; once the directory can be made, recording starts by itself
+// and the stretch before shows as a gap.
 func TestHistoryDataDirUnusable(t *testing.T) {
 	zks := sharedZK(t)
+	const lock = "/hist/unusable"
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runBinary(t, nil, "serve", "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--data-dir", file)
-	if code != 1 || !strings.Contains(stderr, file) || !strings.Contains(stderr, "--data-dir") {
-		t.Errorf("exit %d, stderr %q; want 1 naming the directory and --data-dir", code, stderr)
+	srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", lock, "--data-dir", file, "--log-level", "warn")
+	api := historyAPI{t: t, base: srv.url}
+	api.waitLive(lock, "the lock read", func(s lockqueue.Snapshot) bool { return s.Live() })
+	off := func(page string) bool {
+		body := httpText(t, srv.url+page)
+		return strings.Contains(body, "history off") && strings.Contains(body, file) && strings.Contains(body, "--data-dir")
+	}
+	waitFor(t, "the dashboard saying the history is off", func() bool { return off("/") })
+	waitFor(t, "the lock page saying the history is off", func() bool { return off("/lock?path=" + url.QueryEscape(lock)) })
+
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "recording to start", func() bool { return !off("/") && !off("/lock?path="+url.QueryEscape(lock)) })
+	var resp struct{ Gaps []history.Span }
+	waitFor(t, "the unrecorded stretch as a gap", func() bool {
+		api.get("/api/v1/lock/history", lock, nil, &resp)
+		return len(resp.Gaps) > 0 && strings.Contains(resp.Gaps[len(resp.Gaps)-1].Why, "not recording: ")
+	})
+	if why := resp.Gaps[len(resp.Gaps)-1].Why; !strings.Contains(why, file) {
+		t.Errorf("the gap says %q, want why naming %s", why, file)
 	}
 }
 

@@ -730,7 +730,7 @@ func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
 	srv, err := web.New(web.Config{
 		Hub: m.hub, Services: m.services, History: m.historySource(),
-		Pages:          web.PageRoutes(m.hub, c.Sim, web.WithServices(m.services), web.WithHistory(m.historySource())),
+		Pages:          web.PageRoutes(m.hub, c.Sim, m.pageOptions()...),
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors(), Cluster: c.History.Cluster}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
