@@ -540,7 +540,8 @@ func (d *discovery) listLater(levels []*level) {
 type levelOp struct {
 	drop        string // server path
 	self, below bool
-	add         string // user path
+	add         string   // user path
+	names       []string // the children add's listing showed
 }
 
 // dropLocked forgets the level at full, if any, and the levels below it,
@@ -659,7 +660,7 @@ func (d *discovery) relist(lv *level, names []string, lockParent bool, isLock fu
 		}
 		d.dropLevelsLocked(lv.full, true)
 		if !isLock(lv.full) {
-			d.ops = append(d.ops, levelOp{add: d.user(lv.full)})
+			d.ops = append(d.ops, levelOp{add: d.user(lv.full), names: names})
 		}
 		return
 	}
@@ -767,6 +768,7 @@ func (w *Watcher) apply(ops []levelOp) {
 		switch {
 		case op.add != "":
 			if l, isNew := w.locks.add(op.add, true); isNew {
+				l.hint = op.names // its goroutine starts below
 				added = append(added, l)
 			}
 		case op.below:

@@ -87,6 +87,9 @@ type lock struct {
 	// which events apply; sem, that listing's semaphore recipe.
 	eventBase bool
 	sem       lockqueue.Recipe
+	// hint: the children discovery listed when it found the parent, for
+	// its first read (firstread.go); set before the goroutine starts.
+	hint []string
 }
 
 func (l *lock) poke() {

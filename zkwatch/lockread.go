@@ -65,6 +65,14 @@ func (w *Watcher) readLock(ctx context.Context, r Reader, epoch uint64, l *lock)
 // readListing reads l from a listing of its folders: the first read, a
 // read with children watches, or one the events cannot make.
 func (w *Watcher) readListing(ctx context.Context, r Reader, epoch uint64, l *lock, persistent bool) error {
+	if hint := l.hint; hint != nil {
+		l.hint = nil
+		if persistent {
+			if done, err := w.readHinted(ctx, r, epoch, l, hint); done {
+				return err
+			}
+		}
+	}
 	l.eventBase = false
 	names, stat, err := listParent(r, l.full, persistent)
 	answered := time.Now()

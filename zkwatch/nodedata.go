@@ -98,8 +98,7 @@ func multiGetChildren(ctx context.Context, r Reader, parent string, names []stri
 			case rr.Error != nil:
 				return out, fmt.Errorf("data of %s: %w", ops[j].Path, rr.Error)
 			}
-			out[batch[j]] = lockqueue.Child{Name: batch[j], Data: rr.Data, Czxid: rr.Stat.Czxid,
-				Ctime: time.UnixMilli(rr.Stat.Ctime), EphemeralOwner: rr.Stat.EphemeralOwner}
+			out[batch[j]] = childOf(batch[j], rr.Data, rr.Stat)
 		}
 		if err := ctx.Err(); err != nil {
 			return out, err
@@ -135,6 +134,10 @@ func getChild(r Reader, parent, name string) (c lockqueue.Child, ok bool, err er
 	case err != nil:
 		return c, false, fmt.Errorf("data of %s: %w", p, err)
 	}
-	return lockqueue.Child{Name: name, Data: data, Czxid: st.Czxid,
-		Ctime: time.UnixMilli(st.Ctime), EphemeralOwner: st.EphemeralOwner}, true, nil
+	return childOf(name, data, st), true, nil
+}
+
+// childOf is the child name as read: its data and Stat.
+func childOf(name string, data []byte, st *zk.Stat) lockqueue.Child {
+	return lockqueue.Child{Name: name, Data: data, Czxid: st.Czxid, Ctime: time.UnixMilli(st.Ctime), EphemeralOwner: st.EphemeralOwner}
 }

@@ -159,12 +159,12 @@ func (g *registry) disarm() {
 	}
 }
 
-// armedWatches counts the children watches the readers hold now (a lock
-// under a --watch-under prefix takes the prefix's watch: discovery counts
-// it). A
+// armedWatches counts the children watches the readers hold now. A
 // persistent recursive watch counts as one: ZooKeeper 3.8 counts it twice
 // in mntr's zk_watch_count and once among the data watches wchs lists,
-// so it adds one to what the table takes for children watches.
+// so it adds one to what the table takes for children watches. A lock
+// under a --watch-under prefix takes the prefix's watch, which discovery
+// counts.
 func (g *registry) armedWatches() int {
 	n := 0
 	for _, l := range g.all() {

@@ -53,12 +53,14 @@ func BenchmarkFleetDiscovery(b *testing.B) {
 					}
 					time.Sleep(500 * time.Millisecond)
 				}
-				took += time.Since(start)
+				took1 := time.Since(start)
+				took += took1
 				pid := strconv.Itoa(s.cmd.Process.Pid)
 				hwm = max(hwm, procStatus(pid, "VmHWM")["VmHWM"])
 				time.Sleep(5 * time.Second)
 				st := procStatus(pid, "VmRSS", "VmHWM")
 				rss, hwm = st["VmRSS"], max(hwm, st["VmHWM"])
+				b.Logf("every held lock after %.2fs; peak RSS %.0f MB, RSS %.0f MB 5 s later", took1.Seconds(), st["VmHWM"], rss)
 				b.StopTimer()
 				s.cmd.Process.Signal(os.Interrupt)
 				<-s.done
