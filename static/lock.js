@@ -8,6 +8,7 @@ const ALERT_NAMES = 50;
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { Timeline, timelineKeys, when } from './timeline.js';
+import { Strip } from './strip.js';
 import { morph } from './morph.js';
 
 const body = document.body;
@@ -353,6 +354,9 @@ if (bar) {
     scrubTo = t;
   }
   const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t), onScrub: scrub });
+  // The strip chart over the bar picks moments as the bar does.
+  const strip = new Strip(document.getElementById('strip-chart'), document.getElementById('strip-scale'), { onSeek: (t) => seek(t), onScrub: scrub });
+  const STRIP_BUCKETS = 120;
   let win = { from: 0, to: 0 };
   // The window is known to the bar as a density, from the server: how many
   // moments lie in each of BUCKETS equal stretches. Its moments are listed
@@ -382,6 +386,10 @@ if (bar) {
     const to = at === null ? now : Math.min(now, at + span / 2);
     const from = to - span;
     const q = new URLSearchParams({ from: String(from), to: String(to), buckets: String(BUCKETS) });
+    const qs = new URLSearchParams({ from: String(from), to: String(to), n: String(STRIP_BUCKETS) });
+    const stripRes = fetch('/api/v1/lock/strip?' + lockQuery(qs, service, path))
+      .then((r) => (r.ok ? r.json() : null))
+      .catch(() => null);
     const res = await fetch('/api/v1/lock/history/density?' + lockQuery(q, service, path));
     if (!res.ok) {
       ui.info.textContent = `no history: ${res.status} ${res.statusText}`;
@@ -396,6 +404,7 @@ if (bar) {
     gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${when(Date.parse(g.from))} – ${when(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
     timeline.set({ min: from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
     timeline.density(counts);
+    strip.draw(await stripRes);
     page = null;
     pageLoad = null;
     moments = [];
@@ -482,6 +491,7 @@ if (bar) {
     ui.info.textContent = at === null ? `live · ${total} recorded changes in the window` : `${when(at)} · ${countTo(at)} of ${total} changes`;
     timeline.input.value = String(at === null ? win.to : at);
     timeline.current(at);
+    strip.cursor(at);
     if (at !== null) ensurePage(at);
   }
 

@@ -215,12 +215,10 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	n := defaultBuckets
-	if v := r.URL.Query().Get("buckets"); v != "" {
-		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > maxBuckets {
-			writeError(w, r, s.log, errorf(ErrInvalid, "?buckets=%q: want a number from 1 to %d", v, maxBuckets))
-			return
-		}
+	n, err := countParam(r, "buckets", defaultBuckets, maxBuckets)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
 	}
 	evs, before, err := windowEvents(store, key, from, to)
 	if err != nil {
@@ -233,6 +231,19 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 		resp.Service = id.Service
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// countParam reads ?name= as a count from 1 to most, def when left out.
+func countParam(r *http.Request, name string, def, most int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		return 0, errorf(ErrInvalid, "?%s=%q: want a number from 1 to %d", name, v, most)
+	}
+	return n, nil
 }
 
 // density counts evs' distinct times (in milliseconds, as the API writes
@@ -256,6 +267,44 @@ func density(evs []history.Event, from, to time.Time, n int) DensityResponse {
 		resp.Last = &t
 	}
 	return resp
+}
+
+// StripResponse answers GET /api/v1/lock/strip: the window in ?n= equal
+// buckets for the strip chart over the time bar (history.Strip).
+type StripResponse struct {
+	Service string `json:"service,omitempty"`
+	Path    string `json:"path"`
+	Cluster string `json:"cluster"`
+	history.Strip
+}
+
+// Bounds of the strip's ?n=.
+const (
+	defaultStripBuckets = 120
+	maxStripBuckets     = 2000
+)
+
+func (s *Server) handleLockStrip(w http.ResponseWriter, r *http.Request) {
+	store, id, key, from, to, err := s.historyRef(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	n, err := countParam(r, "n", defaultStripBuckets, maxStripBuckets)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	evs, before, err := windowEvents(store, key, from, to)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	resp := StripResponse{Path: id.Name, Cluster: history.ClusterOf(key), Strip: history.StripOf(before, evs, from, to, n)}
+	if id.Service != lockqueue.ZooKeeper {
+		resp.Service = id.Service
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) handleLockStats(w http.ResponseWriter, r *http.Request) {

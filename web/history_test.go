@@ -118,6 +118,25 @@ func TestHistoryAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("strip", func(t *testing.T) {
+		// a holds from the start, b and c wait; a hands off to b at 1s,
+		// b to c at 2s.
+		code, b := historyGet(t, e, "/api/v1/lock/strip", with("from", ms(0), "to", ms(4*time.Second), "n", "4"))
+		var resp StripResponse
+		if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+			t.Fatalf("status %d: %s", code, b)
+		}
+		want := []history.Bucket{{Holders: 1, Waiters: 2, MaxWait: 1}, {Holders: 1, Waiters: 2, MaxWait: 2}, {Holders: 1, Waiters: 1, MaxWait: 2}, {Holders: 1}}
+		if resp.Service != fixtureName || resp.Path != "orders" || !slices.Equal(resp.Buckets, want) || resp.MaxQueue != 3 || resp.MaxWait != 2 {
+			t.Errorf("service %q path %q buckets %v max queue %d wait %v; want fixture, orders, %v, 3, 2", resp.Service, resp.Path, resp.Buckets, resp.MaxQueue, resp.MaxWait, want)
+		}
+		for _, bad := range []string{"0", "x", "2001"} {
+			if code, b := historyGet(t, e, "/api/v1/lock/strip", with("n", bad)); code != http.StatusBadRequest {
+				t.Errorf("?n=%s: status %d (%s), want 400", bad, code, b)
+			}
+		}
+	})
+
 	t.Run("at", func(t *testing.T) {
 		for _, tc := range []struct {
 			at      time.Duration

@@ -1,0 +1,137 @@
+// strip.js is the strip chart over the lock view's time bar: the window's
+// queue (holders and waiters stacked) and its longest wait (a line on its
+// own scale) in the buckets GET /api/v1/lock/strip answers, alerts as ticks
+// and gaps shaded. A click or a drag on it picks the moment under the
+// pointer, as the time bar would.
+
+import { when } from './timeline.js';
+
+const NS = 'http://www.w3.org/2000/svg';
+const H = 100; // the chart's height in viewBox units; bars use the bottom TOP of it
+const TOP = 86; // the top 14 units hold the alert ticks
+
+function el(name, attrs = {}) {
+  const e = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+}
+
+// seconds words a wait for a title: 4.2s, 3m 10s, 2h 5m.
+function seconds(s) {
+  if (s < 60) return `${+s.toFixed(1)}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${Math.round(s % 60)}s`;
+  return `${Math.floor(s / 3600)}h ${Math.round((s % 3600) / 60)}m`;
+}
+
+export class Strip {
+  // svg: the chart; scale: where the scales are said. onScrub(t) is called
+  // while a drag moves, onSeek(t) when the pointer is let go.
+  constructor(svg, scale, { onSeek, onScrub }) {
+    this.svg = svg;
+    this.scale = scale;
+    this.from = 0;
+    this.to = 0;
+    let down = false;
+    svg.addEventListener('pointerdown', (e) => {
+      if (e.button !== 0 || this.to <= this.from) return;
+      down = true;
+      svg.setPointerCapture(e.pointerId);
+      onScrub(this.timeAt(e.clientX));
+    });
+    svg.addEventListener('pointermove', (e) => {
+      if (down) onScrub(this.timeAt(e.clientX));
+    });
+    const up = (e) => {
+      if (!down) return;
+      down = false;
+      onSeek(this.timeAt(e.clientX));
+    };
+    svg.addEventListener('pointerup', up);
+    svg.addEventListener('pointercancel', () => (down = false));
+  }
+
+  // timeAt is the moment (ms epoch) under the pointer at clientX.
+  timeAt(x) {
+    const r = this.svg.getBoundingClientRect();
+    const f = Math.min(1, Math.max(0, (x - r.left) / Math.max(1, r.width)));
+    return Math.round(this.from + f * (this.to - this.from));
+  }
+
+  // draw replaces the chart with d, the strip's answer (null: none).
+  draw(d) {
+    const svg = this.svg;
+    this.cursorLine = null;
+    if (!d) {
+      svg.replaceChildren();
+      svg.dataset.buckets = '0';
+      this.scale.textContent = '';
+      return;
+    }
+    this.from = Date.parse(d.from);
+    this.to = Date.parse(d.to);
+    const n = d.buckets.length;
+    const span = Math.max(1, this.to - this.from);
+    const x = (t) => (n * (t - this.from)) / span;
+    svg.setAttribute('viewBox', `0 0 ${n} ${H}`);
+    const parts = [];
+    for (const g of d.gaps || []) {
+      const a = Math.max(0, x(Date.parse(g.from)));
+      const b = Math.min(n, x(Date.parse(g.to)));
+      if (b > a) parts.push(el('rect', { class: 'gap', x: a, y: 0, width: b - a, height: H }));
+    }
+    const top = Math.max(1, d.maxQueue);
+    const wtop = d.maxWait > 0 ? d.maxWait : 1;
+    const step = span / n;
+    let line = '';
+    d.buckets.forEach((b, i) => {
+      const q = b.holders + b.waiters;
+      if (q > 0) {
+        const g = el('g', { class: 'bar' });
+        g.dataset.queue = String(q);
+        const hh = (TOP * b.holders) / top;
+        const wh = (TOP * b.waiters) / top;
+        if (b.holders) g.append(el('rect', { class: 'holders', x: i, y: H - hh, width: 1, height: hh }));
+        if (b.waiters) g.append(el('rect', { class: 'waiters', x: i, y: H - hh - wh, width: 1, height: wh }));
+        const title = el('title');
+        title.textContent = `${when(this.from + i * step)}: ${b.holders} holding, ${b.waiters} waiting, longest wait ${seconds(b.maxWait)}`;
+        g.append(title);
+        parts.push(g);
+      }
+      line += `${i ? 'L' : 'M'}${i + 0.5},${(H - (TOP * b.maxWait) / wtop).toFixed(2)}`;
+    });
+    if (n) parts.push(el('path', { class: 'wait', d: line }));
+    for (const a of d.alerts || []) {
+      const t = Date.parse(a.time);
+      const m = el('line', { class: 'alert' + (a.raised ? '' : ' cleared'), x1: x(t), x2: x(t), y1: 0, y2: H - TOP - 2 });
+      const title = el('title');
+      title.textContent = `${when(t)}: ${a.alert} ${a.raised ? 'raised' : 'cleared'}${a.message ? ' — ' + a.message : ''}`;
+      m.append(title);
+      parts.push(m);
+    }
+    this.cursorLine = el('line', { class: 'cursor', y1: 0, y2: H, visibility: 'hidden' });
+    parts.push(this.cursorLine);
+    svg.replaceChildren(...parts);
+    svg.dataset.buckets = String(n);
+    svg.dataset.from = String(this.from);
+    svg.dataset.to = String(this.to);
+    svg.dataset.maxQueue = String(d.maxQueue);
+    svg.dataset.maxWait = String(d.maxWait);
+    this.scale.textContent = `queue up to ${d.maxQueue} · longest wait ${seconds(d.maxWait)}`;
+    this.cursor(this.at ?? null);
+  }
+
+  // cursor marks the moment shown (null: live, no mark).
+  cursor(t) {
+    this.at = t;
+    const c = this.cursorLine;
+    if (!c) return;
+    if (t === null || t < this.from || t > this.to) {
+      c.setAttribute('visibility', 'hidden');
+      return;
+    }
+    const v = ((this.svg.viewBox.baseVal.width || 1) * (t - this.from)) / Math.max(1, this.to - this.from);
+    c.setAttribute('x1', String(v));
+    c.setAttribute('x2', String(v));
+    c.setAttribute('visibility', 'visible');
+  }
+}
