@@ -66,7 +66,8 @@ func TestSimRedisCLI(t *testing.T) {
 		t.Run(strings.Join(tt.args[1:], " "), func(t *testing.T) {
 			code, out, stderr := simRedis(t, nil, append(tt.args, "--format", "json")...)
 			if code != tt.code {
-				t.Fatalf("exit %d, want %d; stderr: %s", code, tt.code, stderr)
+				// The report says which violation and at which step.
+				t.Fatalf("exit %d, want %d; stderr: %s\nreport: %s", code, tt.code, stderr, out)
 			}
 			var rep simulator.Report
 			if err := json.Unmarshal(out, &rep); err != nil {
