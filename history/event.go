@@ -169,6 +169,10 @@ type nodeState struct {
 	Edge       string
 	Watching   []string
 	Zombie     bool
+	// acquiredUnseen: it was first seen already holding (at the reader's
+	// start or after a gap), so when it acquired is not known. Kept
+	// across segments by the keyframe's Acquired event ("after-gap").
+	acquiredUnseen bool
 	// leaseEnds is when the node's lease (an etcd lease, a Redis key's
 	// TTL) runs out by the last snapshot that told its time left. Only
 	// the recording process keeps it: it decides how a node left.
@@ -355,7 +359,7 @@ func (s *State) applyNode(i int, e Event) {
 	n := &s.nodes[i]
 	switch e.Kind {
 	case Acquired:
-		n.Holding, n.AcquiredAt = true, e.Time
+		n.Holding, n.AcquiredAt, n.acquiredUnseen = true, e.Time, !e.SeenAcquired()
 		if e.Synthetic && !e.Acquired.IsZero() {
 			n.AcquiredAt = e.Acquired
 		}
@@ -553,6 +557,9 @@ func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		evs := append([]Event{{Time: t, Kind: keyframe}}, diff(&State{}, snap, t)...)
 		for i := range evs {
 			evs[i].Synthetic = true
+			if evs[i].Kind == Acquired {
+				evs[i].Value = "after-gap" // held before the recorder saw it
+			}
 		}
 		return evs
 	}
@@ -608,7 +615,11 @@ func keyframeEvents(s *State, t time.Time) []Event {
 		out = append(out, Event{Time: t, Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
 			PartOf: n.PartOf, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.Lease})
 		if n.Holding {
-			out = append(out, Event{Time: t, Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt})
+			ev := Event{Time: t, Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt}
+			if n.acquiredUnseen {
+				ev.Value = "after-gap"
+			}
+			out = append(out, ev)
 		}
 		if n.WaitsFor != "" || n.Source != "" || n.WaitsOn != "" || len(n.BlockedBy) > 0 {
 			out = append(out, Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: n.Source, Value: n.WaitsOn, Nodes: n.BlockedBy})

@@ -225,6 +225,11 @@ type Life struct {
 	// the window's end; Hold from holding to leaving or the end. Seconds.
 	Wait float64 `json:"wait"`
 	Hold float64 `json:"hold"`
+	// WaitUnknown: the node already held when it was first seen (at the
+	// reader's start, or after a gap), so when it queued and acquired is
+	// not known: Wait is 0 and means nothing, and Hold counts from that
+	// first sight.
+	WaitUnknown bool `json:"waitUnknown,omitempty"`
 }
 
 // Lives are the lives of the nodes there at the window's start (before)
@@ -239,6 +244,7 @@ func Lives(before State, evs []Event, end time.Time) []Life {
 	for _, n := range before.nodes {
 		if !n.Foreign && n.PartOf == "" {
 			add(n.Name, n.owner(), n.QueuedAt, n.AcquiredAt)
+			out[len(out)-1].WaitUnknown = n.Holding && n.acquiredUnseen
 		}
 	}
 	for _, e := range evs {
@@ -247,7 +253,7 @@ func Lives(before State, evs []Event, end time.Time) []Life {
 		case e.Kind == Queued && !known && !e.Foreign && e.PartOf == "":
 			add(e.Node, e.Owner(), e.Since, time.Time{})
 		case e.Kind == Acquired && known:
-			out[i].Acquired = e.Time
+			out[i].Acquired, out[i].WaitUnknown = e.Time, !e.SeenAcquired()
 		case e.Kind == Left && known:
 			out[i].Left, out[i].How = e.Time, e.How
 			delete(at, e.Node)
@@ -260,7 +266,9 @@ func Lives(before State, evs []Event, end time.Time) []Life {
 		case l.Acquired.IsZero():
 			l.Wait = stop.Sub(l.Queued).Seconds()
 		default:
-			l.Wait = l.Acquired.Sub(l.Queued).Seconds()
+			if !l.WaitUnknown {
+				l.Wait = l.Acquired.Sub(l.Queued).Seconds()
+			}
 			l.Hold = stop.Sub(l.Acquired).Seconds()
 		}
 	}
