@@ -3,6 +3,7 @@ package e2e
 import (
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,4 +48,32 @@ func TestHistoryOffIsSaid(t *testing.T) {
 	if !strings.Contains(gaps, "not recording: "+why) {
 		t.Errorf("the history's gaps do not say why it did not record: %s", gaps)
 	}
+}
+
+// A data directory that cannot be used (a file where it should be) is said
+// in the browser too, naming the path and the flag, and the pages stop
+// saying it once the cause is gone and recording resumes.
+func TestHistoryOffForAnUnusableDirectory(t *testing.T) {
+	need(t)
+	const path = "/e2e/history-off-dir"
+	ensurePath(t, connect(t), path)
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "--watch", path, "--data-dir", file)
+
+	tb := newTab(t)
+	tb.open(srv.URL + "/")
+	dashOff := `(document.getElementById('history-off') || {}).textContent || ''`
+	tb.until("the dashboard says the history is off, naming the directory and the flag",
+		dashOff+`.includes('history off') && `+dashOff+`.includes(`+jsString(file)+`) && `+dashOff+`.includes('--data-dir')`)
+	tb.open(srv.URL + "/lock?path=" + url.QueryEscape(path))
+	lockOff := `(document.querySelector('#summary [data-stat="history-off"]') || {}).textContent || ''`
+	tb.until("the lock page says the history is off, naming the directory", lockOff+`.includes(`+jsString(file)+`)`)
+
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	tb.until("the lock page no longer says the history is off", `!document.querySelector('#summary [data-stat="history-off"]') && document.querySelector('#summary')`)
 }
