@@ -105,24 +105,9 @@ type pgWait struct {
 	Blockers []int `json:"blockers"`
 }
 
-// session is a pg_stat_activity row; it is also the node's data, as JSON.
-type session struct {
-	Pid          int        `json:"pid"`
-	Database     *string    `json:"database"`
-	User         *string    `json:"user"`
-	Application  *string    `json:"application"`
-	ClientAddr   *string    `json:"clientAddr"`
-	ClientPort   *int       `json:"clientPort"`
-	State        *string    `json:"state"`
-	BackendStart *time.Time `json:"backendStart"`
-	XactStart    *time.Time `json:"xactStart"`
-	QueryStart   *time.Time `json:"queryStart"`
-	StateChange  *time.Time `json:"stateChange"`
-	Query        *string    `json:"query"`
-	// Set by the reader, not the query.
-	LockMode  string     `json:"lockMode,omitempty"`
-	WaitStart *time.Time `json:"waitStart,omitempty"`
-}
+// session is a pg_stat_activity row; it is also the node's data, as JSON,
+// which the views read back (lockqueue.PGSession: one type for both).
+type session = lockqueue.PGSession
 
 func decodeResult(b []byte) (pollResult, error) {
 	var r pollResult

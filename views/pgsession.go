@@ -16,21 +16,8 @@ import (
 const postgres = "postgres"
 
 // pgSession is a PostgreSQL node's data: the backend's row of
-// pg_stat_activity as the reader records it (pglock's session, JSON).
-type pgSession struct {
-	Pid         int        `json:"pid"`
-	Database    *string    `json:"database"`
-	User        *string    `json:"user"`
-	Application *string    `json:"application"`
-	ClientAddr  *string    `json:"clientAddr"`
-	ClientPort  *int       `json:"clientPort"`
-	State       *string    `json:"state"`
-	XactStart   *time.Time `json:"xactStart"`
-	QueryStart  *time.Time `json:"queryStart"`
-	Query       *string    `json:"query"`
-	LockMode    string     `json:"lockMode"`
-	WaitStart   *time.Time `json:"waitStart"`
-}
+// pg_stat_activity as the reader records it.
+type pgSession = lockqueue.PGSession
 
 // queryShown is how much of a query the pane shows; the whole is its
 // tooltip.
