@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
@@ -213,6 +214,25 @@ func (s *PGStore) RecordGap(lock string, since time.Time, why string) error {
 	return s.insert(context.Background(), []record{{Lock: lock, Event: e}})
 }
 
+// errStoredEvent is a row that does not decode: the database answered,
+// and what it holds is wrong.
+type errStoredEvent struct{ err error }
+
+func (e errStoredEvent) Error() string { return "a stored event: " + e.err.Error() }
+func (e errStoredEvent) Unwrap() error { return e.err }
+
+// unreadable is a read the database did not answer (it went away, or
+// refused the connection): the history cannot be read for now, which the
+// API says as unavailable (503) with the database's reason, not as a fault
+// of zklockviz. A row that does not decode stays an internal error.
+func unreadable(err error) error {
+	var bad errStoredEvent
+	if errors.As(err, &bad) {
+		return fmt.Errorf("history: %w", err)
+	}
+	return fault.Errorf(fault.Unavailable, "the history database cannot be read: %v", err)
+}
+
 // scan reads event rows.
 func scanEvents(rows pgx.Rows) ([]Event, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
@@ -223,7 +243,7 @@ func scanEvents(rows pgx.Rows) ([]Event, error) {
 			return e, err
 		}
 		if err := json.Unmarshal(b, &e); err != nil {
-			return e, err
+			return e, errStoredEvent{err}
 		}
 		e.Synthetic = synthetic
 		return e, nil
@@ -235,11 +255,11 @@ func (s *PGStore) Events(lock string, from, to time.Time) ([]Event, error) {
 	rows, err := s.pool.Query(context.Background(), `SELECT event, synthetic FROM zklockviz_history
 		WHERE lock = $1 AND NOT synthetic AND at BETWEEN $2 AND $3 ORDER BY id`, lock, from, to)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, unreadable(err)
 	}
 	evs, err := scanEvents(rows)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, unreadable(err)
 	}
 	return evs, nil
 }
@@ -258,16 +278,16 @@ func (s *PGStore) replay(ctx context.Context, lock string, t time.Time) (State, 
 		return State{}, fmt.Errorf("%w of %s at %s", ErrNoHistory, lock, t.UTC().Format(time.RFC3339))
 	}
 	if err != nil {
-		return State{}, fmt.Errorf("history: %w", err)
+		return State{}, unreadable(err)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT event, synthetic FROM zklockviz_history
 		WHERE lock = $1 AND id >= $2 AND at <= $3 ORDER BY id`, lock, kf, t)
 	if err != nil {
-		return State{}, fmt.Errorf("history: %w", err)
+		return State{}, unreadable(err)
 	}
 	evs, err := scanEvents(rows)
 	if err != nil {
-		return State{}, fmt.Errorf("history: %w", err)
+		return State{}, unreadable(err)
 	}
 	st := State{Lock: lock}
 	for _, e := range evs {
@@ -280,11 +300,11 @@ func (s *PGStore) replay(ctx context.Context, lock string, t time.Time) (State, 
 func (s *PGStore) Locks() ([]Lock, error) {
 	rows, err := s.pool.Query(context.Background(), `SELECT DISTINCT lock FROM zklockviz_history`)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, unreadable(err)
 	}
 	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, unreadable(err)
 	}
 	return locksOf(keys), nil
 }

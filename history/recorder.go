@@ -64,6 +64,26 @@ func (r *Recorder) Status() Status {
 	return r.status
 }
 
+// SyncedStatus is Status once what was offered before it was called is
+// recorded, or once within has passed: a page drawn after a change says
+// whether that change was recorded, and a store slow to answer does not
+// hold the page up longer than within.
+func (r *Recorder) SyncedStatus(within time.Duration) Status {
+	t := time.NewTimer(within)
+	defer t.Stop()
+	reply := make(chan struct{})
+	select {
+	case r.syncs <- reply:
+		select {
+		case <-reply:
+		case <-t.C:
+		}
+	case <-r.done:
+	case <-t.C:
+	}
+	return r.Status()
+}
+
 type pending struct {
 	since time.Time
 	snap  lockqueue.Snapshot

@@ -33,6 +33,24 @@ let liveSnap = null;
 // liveChanged is told of every live snapshot (the time bar's figures
 // follow them); nothing without a time bar.
 let liveChanged = () => {};
+// historyOff says whether the summary says the history is off: its reads
+// are refused then (503), so the time bar, the strip and the figures do not
+// ask until it no longer says so, when historyBack has them ask again.
+const historyOff = () => !!document.querySelector('#summary [data-stat="history-off"]');
+let historyBack = () => {};
+// partsCount counts the parts shown; partsShown(n) resolves once the n-th
+// is, or after PARTS_WAIT: a change's figures wait for the summary of the
+// same change, which says whether it was recorded.
+const PARTS_WAIT = 3000;
+let partsCount = 0;
+let partsWaiters = [];
+function partsShown(n) {
+  if (partsCount >= n) return Promise.resolve();
+  return new Promise((resolve) => {
+    partsWaiters.push({ n, resolve });
+    setTimeout(resolve, PARTS_WAIT);
+  });
+}
 
 legend(document.getElementById('legend'), service);
 // withMoment, while a scrub asks the table for its page, fetches that page
@@ -122,6 +140,8 @@ function showParts(parts) {
   const sum = document.getElementById('summary');
   if (sum.dataset.title) document.title = sum.dataset.title;
   tick(sum);
+  partsCount++;
+  partsWaiters = partsWaiters.filter((w) => (partsCount >= w.n ? (w.resolve(), false) : true));
 }
 
 // An alert marks the nodes it names (its title) while hovered or focused,
@@ -313,10 +333,14 @@ window.addEventListener('pagehide', () => live && live.close());
 // every few seconds even on a quiet lock: recording resumes by itself,
 // which no change of the lock would show.
 let historyOffAsked = 0;
+let historyWasOff = historyOff();
 setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
-  if (at === null && document.querySelector('#summary [data-stat="history-off"]') && ++historyOffAsked % 3 === 0) table.refresh();
+  const off = historyOff();
+  if (at === null && off && ++historyOffAsked % 3 === 0) table.refresh();
+  if (historyWasOff && !off) historyBack();
+  historyWasOff = off;
 }, 1000);
 
 // ---- The time bar: the lock as it was -----------------------------------
@@ -381,6 +405,7 @@ if (bar) {
   // load reads the window's density around the moment shown (or up to
   // now) and lists the page of that moment.
   async function load() {
+    if (historyOff()) return;
     const span = Number(ui.win.value);
     const now = Date.now();
     const to = at === null ? now : Math.min(now, at + span / 2);
@@ -426,7 +451,7 @@ if (bar) {
   // ensurePage lists the page around t, unless it is listed or on its way;
   // the newest page asked for wins.
   function ensurePage(t) {
-    if (!counts.length || covers(page, t)) return Promise.resolve();
+    if (!counts.length || covers(page, t) || historyOff()) return Promise.resolve();
     if (covers(pageLoad, t)) return pageLoad.done;
     let i = bucketOf(t);
     let j = i + 1;
@@ -656,6 +681,7 @@ if (bar) {
   ui.live.addEventListener('click', goLive);
   // showFigures replaces the figures with the server's for [from, to].
   async function showFigures(from, to) {
+    if (historyOff()) return;
     const q = new URLSearchParams({ from: String(from), to: String(to) });
     const res = await fetch('/parts/lock-figures?' + lockQuery(q, service, path));
     if (res.ok) {
@@ -678,8 +704,10 @@ if (bar) {
   const FIGURES_GAP = 500;
   let figuresBusy = false;
   let figuresAgain = false;
+  let figuresParts = 0; // the parts of the newest change
   liveChanged = async () => {
     if (at !== null || !document.getElementById('figures')) return;
+    figuresParts = partsCount + 1;
     if (figuresBusy) {
       figuresAgain = true;
       return;
@@ -688,6 +716,7 @@ if (bar) {
     try {
       do {
         figuresAgain = false;
+        await partsShown(figuresParts);
         const to = Date.now();
         await showFigures(to - Number(ui.win.value), to);
         await new Promise((r) => setTimeout(r, FIGURES_GAP));
@@ -705,6 +734,11 @@ if (bar) {
   load().then(() => {
     if (at !== null) seek(at);
   });
+  historyBack = () => {
+    load();
+    const to = Date.now();
+    if (at === null) showFigures(to - Number(ui.win.value), to);
+  };
   // While live, the bar gains the changes recorded since.
   setInterval(() => {
     if (at === null && !playing && !document.hidden) load();

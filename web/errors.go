@@ -60,6 +60,20 @@ type errorBody struct {
 // writeError answers with err's status and message. Errors outside the
 // vocabulary are logged and hidden behind a generic message.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code, msg := errorAnswer(w, r, log, err)
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+// writeTextError is writeError for a part of a page (HTML the page script
+// fetches): the same status and message, as plain text.
+func writeTextError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code, msg := errorAnswer(w, r, log, err)
+	http.Error(w, msg, code)
+}
+
+// errorAnswer is err's status and the message a client gets, with the
+// headers that status calls for set on w.
+func errorAnswer(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) (int, string) {
 	code := statusOf(err)
 	msg := err.Error()
 	if code == http.StatusInternalServerError {
@@ -72,7 +86,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, code, errorBody{Error: msg})
+	return code, msg
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -223,7 +223,8 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	past, err := p.moment(id, q)
 	if err != nil {
-		p.fail(w, r, http.StatusBadRequest, err.Error())
+		code, msg := errorAnswer(w, r, p.log, err)
+		p.fail(w, r, code, msg)
 		return
 	}
 	if !past.replay.At.IsZero() {
@@ -327,7 +328,7 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
 	past, err := p.moment(id, r.URL.Query())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	now := time.Now()
@@ -382,7 +383,7 @@ func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
 	// At a past moment (?at=) the text is the queue then.
 	past, err := p.moment(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	now := time.Now()

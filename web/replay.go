@@ -58,6 +58,9 @@ func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
 		return pt, err
 	}
 	key, err := historyKey(p.history, p.snaps.Latest, id, q)
+	if errors.Is(err, ErrUnavailable) {
+		return pt, err
+	}
 	if err != nil {
 		// Which cluster's history to show is not known: none is.
 		pt.replay = views.ReplayOf(history.State{}, false, at)
@@ -211,6 +214,9 @@ func exportHref(id lockqueue.LockID, from, to time.Time) string {
 // cluster q asks for (historyKey); none when which is not known.
 func (p *pages) figures(id lockqueue.LockID, q url.Values, from, to time.Time) (views.Figures, error) {
 	key, err := historyKey(p.history, p.snaps.Latest, id, q)
+	if errors.Is(err, ErrUnavailable) {
+		return views.Figures{}, err
+	}
 	if err != nil {
 		return views.Figures{}, nil
 	}
@@ -244,13 +250,14 @@ func (p *pages) lockFigures(w http.ResponseWriter, r *http.Request) {
 	}
 	from, to, err := window(r)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	f, err := p.figures(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query(), from, to)
 	if err != nil {
-		p.log.Error("lock figures", "lock", name, "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
+		// A history that cannot be read now (its database gone) is 503
+		// with the store's reason; the page asks again once it records.
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	p.render(w, r, http.StatusOK, views.LockFigures(f))
@@ -322,7 +329,7 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	}
 	past, err := p.moment(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	snap := past.snap

@@ -389,12 +389,20 @@ func (m *Main) historySource() history.Source {
 	return m.hist.recorder.Source(m.hist.store)
 }
 
+// statusWait bounds how long a page waits for the recorder before it says
+// whether the history records.
+const statusWait = 500 * time.Millisecond
+
 // pageOptions are the pages' services and history, and the recorder's
 // status when it runs.
 func (m *Main) pageOptions() []web.PageOption {
 	opts := []web.PageOption{web.WithServices(m.services), web.WithHistory(m.historySource())}
 	if m.hist.recorder != nil {
-		opts = append(opts, web.WithHistoryStatus(m.hist.recorder.Status))
+		// The status follows the snapshots offered before the page asked:
+		// the summary of a change says whether that change was recorded,
+		// so the page does not ask a history that just went away.
+		rec := m.hist.recorder
+		opts = append(opts, web.WithHistoryStatus(func() history.Status { return rec.SyncedStatus(statusWait) }))
 	}
 	return opts
 }

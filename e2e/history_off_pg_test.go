@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklockviz/zklockviz/pglocal"
+)
+
+// A PostgreSQL history database that goes away under an open lock page
+// and dashboard: both say "history off", the page stops asking the history
+// (whose reads answer 503 with the database's reason, never 500) and its
+// console stays quiet; when the database is back both stop saying it, the
+// page asks again and the stretch without it is a gap on the time bar.
+func TestHistoryOffWhilePostgresIsGoneInTheBrowser(t *testing.T) {
+	need(t)
+	pg := pglocal.ForTest(t)
+	const path = "/e2e/history-off-pg"
+	ensurePath(t, connect(t), path)
+	srv := startServer(t, "--watch", path, "--history-db", pg.DSN())
+	lockURL := srv.URL + "/lock?path=" + url.QueryEscape(path)
+
+	dash := newTab(t)
+	dash.open(srv.URL + "/")
+	dash.until("the dashboard lists the lock", `document.getElementById('ensemble')`)
+	lock := newTab(t)
+	lock.open(lockURL)
+	lock.until("the time bar loaded", `(document.getElementById('timebar') || {dataset: {}}).dataset.moments !== undefined && document.getElementById('figures')`)
+	const lockOff = `(document.querySelector('#summary [data-stat="history-off"]') || {}).textContent || ''`
+	const dashOff = `(document.getElementById('history-off') || {}).textContent || ''`
+	if eval[string](lock, lockOff) != "" || eval[string](dash, dashOff) != "" {
+		t.Fatal("history off before the database went")
+	}
+
+	// The page asks the time bar again every 15 s: the database goes and
+	// the change comes well inside that, so only the page's own asking
+	// after the change can meet the database gone.
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	holder := takeLock(t, path, "while-pg-is-gone")
+	if err := <-holder.got; err != nil {
+		t.Fatalf("lock: %v", err)
+	}
+	lock.until("the lock page says the history is off, and why", lockOff+`.includes('history off since')`)
+	dash.until("the dashboard says the history is off", dashOff+`.includes('history off')`)
+
+	// Every history read says the database is unavailable, with its reason.
+	q := "path=" + url.QueryEscape(path)
+	at := time.Now().Add(-time.Second).UnixMilli()
+	for _, u := range []string{
+		"/api/v1/lock/history?" + q,
+		"/api/v1/lock/strip?" + q,
+		"/api/v1/lock/history/density?" + q,
+		"/api/v1/lock/export?" + q,
+		"/api/v1/lock?" + q + "&at=" + strconv.FormatInt(at, 10),
+		"/parts/lock-figures?" + q,
+		"/parts/lock-at?" + q + "&at=" + strconv.FormatInt(at, 10),
+	} {
+		code, body := status(t, srv.URL+u)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "history database cannot be read") {
+			t.Errorf("GET %s with the database gone: %d %s, want 503 saying the database cannot be read", u, code, body)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lock.until("the lock page no longer says the history is off", `!document.querySelector('#summary [data-stat="history-off"]') && document.querySelector('#summary')`)
+	lock.until("the time bar, asked again, shows the gap", `Number(document.getElementById('timebar').dataset.gaps) >= 1`)
+	// A change after the database came back is recorded, and repaints the
+	// dashboard.
+	if err := holder.lock.Unlock(); err != nil {
+		t.Fatalf("unlock: %v", err)
+	}
+	dash.until("the dashboard no longer says the history is off", `document.getElementById('ensemble') && !document.getElementById('history-off')`)
+	code, body := status(t, srv.URL+"/api/v1/lock/history?"+q)
+	if code != http.StatusOK || !strings.Contains(body, "not recording: ") {
+		t.Errorf("the history after the database came back: %d %s, want the gap", code, body)
+	}
+}
+
+// status is a GET's status and body.
+func status(t *testing.T, u string) (int, string) {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("read %s: %v", u, err)
+	}
+	return res.StatusCode, string(b)
+}
