@@ -353,7 +353,11 @@ func (s *Server) handleLockAt(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wireSnapshot(st.Snapshot()))
+	snap := st.Snapshot()
+	if gap, in := gapAt(store, key, st, at); in {
+		markUnknown(&snap, gap)
+	}
+	writeJSON(w, http.StatusOK, wireSnapshot(snap))
 }
 
 // otherClusters says which other clusters id was recorded on, for an

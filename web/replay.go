@@ -73,7 +73,7 @@ func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
 		if err != nil && !errors.Is(err, history.ErrNoHistory) {
 			m.err = fmt.Errorf("the history of %s at %s: %w", id.Name, views.When(at), err)
 		} else if m.known {
-			m.why, m.inGap = gapAt(p.history, key, st, at)
+			m.gap, m.inGap = gapAt(p.history, key, st, at)
 		}
 		return m
 	})
@@ -86,7 +86,8 @@ func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
 	if m.known {
 		pt.snap, pt.known = m.st.Snapshot(), true
 		if m.inGap {
-			pt.replay.Seen, pt.replay.Why = false, m.why
+			pt.replay.Seen, pt.replay.Why = false, m.gap.Why
+			markUnknown(&pt.snap, m.gap)
 		}
 	}
 	return pt, nil
@@ -96,7 +97,7 @@ func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
 type rebuilt struct {
 	st    history.State
 	known bool
-	why   string // why the history does not know what happened then
+	gap   history.Span // the stretch the history does not know about, and why
 	inGap bool
 	err   error
 }
@@ -175,16 +176,17 @@ func (c *momentCache) of(lock string, at time.Time, build func() rebuilt) rebuil
 var gapLookahead = []time.Duration{time.Minute, defaultWindow}
 
 // gapAt reports whether at falls in a stretch the history does not know
-// about, and why. A gap the recorder learns of afterwards (it was not
-// running) is recorded when it ends, so the events after at are read too.
-func gapAt(src history.Source, key string, st history.State, at time.Time) (string, bool) {
+// about: since when, and why. A gap the recorder learns of afterwards (it
+// was not running) is recorded when it ends, so the events after at are
+// read too.
+func gapAt(src history.Source, key string, st history.State, at time.Time) (history.Span, bool) {
 	var evs []history.Event
 	var end time.Time
 	for _, ahead := range gapLookahead {
 		end = at.Add(ahead)
 		var err error
 		if evs, err = src.Events(key, at, end); err != nil {
-			return "", !st.Live()
+			return history.Span{From: st.Time}, !st.Live()
 		}
 		if slices.ContainsFunc(evs, func(e history.Event) bool { return e.Time.After(at) }) {
 			break
@@ -192,10 +194,24 @@ func gapAt(src history.Source, key string, st history.State, at time.Time) (stri
 	}
 	for _, g := range history.Gaps(st, evs, end) {
 		if !g.From.After(at) && g.To.After(at) {
-			return g.Why, true
+			return g, true
 		}
 	}
-	return "", false
+	return history.Span{}, false
+}
+
+// markUnknown marks snap, the lock as the history last saw it before gap,
+// as not known from the gap's start on: the state before a gap is the last
+// known one, never an answer for a moment inside it (a gap learnt of
+// afterwards follows a state that was live).
+func markUnknown(snap *lockqueue.Snapshot, gap history.Span) {
+	snap.UnknownSince = gap.From
+	if snap.Connection == lockqueue.Connected {
+		snap.Connection = ""
+	}
+	if snap.Error == "" {
+		snap.Error = gap.Why
+	}
 }
 
 // exportHref is the incident export of id over [from, to].
