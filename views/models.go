@@ -129,6 +129,10 @@ type Lock struct {
 	// Note says what the lock's service cannot show (Redis: spin-lock
 	// waiters leave no trace), from the snapshot.
 	Note string
+	// Cluster is the cluster the lock is read from (or, at a past moment,
+	// was recorded on), as the history and the export name it; "" when
+	// the reader does not say.
+	Cluster string
 	// DocTitle is the document's title while the page is open.
 	DocTitle string
 	Alerts   []Alert
@@ -356,7 +360,7 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	l.Banner = notLiveBanner(svc, s)
 	var holding, waiting int
 	l.Stats, holding, waiting = lockStats(s)
-	l.Note = s.Note
+	l.Note, l.Cluster = s.Note, s.Cluster
 	// A contender's wait starts with its first node, which may be the one
 	// that is part of another (lockqueue.Snapshot.Oldest).
 	if oldest, verb := oldestWait(s); !oldest.IsZero() {
