@@ -42,6 +42,7 @@ const pollQuery = `WITH pl AS MATERIALIZED (
 )
 SELECT json_build_object(
 	'now', now(),
+	'started', pg_postmaster_start_time(),
 	'locks', (SELECT json_agg(json_build_object('locktype', locktype, 'relation', relation::int8,
 		'classid', classid::int8, 'objid', objid::int8, 'objsubid', objsubid, 'pid', pid, 'mode', mode,
 		'granted', granted, 'waitstart', waitstart)) FROM mine),
@@ -78,7 +79,10 @@ func queryArgs(names []lockName) []any {
 
 // pollResult is pollQuery's one row.
 type pollResult struct {
-	Now      time.Time `json:"now"`
+	Now time.Time `json:"now"`
+	// Started is when the server started (pg_postmaster_start_time): a
+	// new value is a restart, which ended every session and its locks.
+	Started  time.Time `json:"started"`
 	Locks    []pgLock  `json:"locks"`
 	Waits    []pgWait  `json:"waits"`
 	Sessions []session `json:"sessions"`

@@ -26,6 +26,15 @@ const (
 	DefaultTimeout = 5 * time.Second
 )
 
+// AlertReleasedInRestart: the server restarted (its start time changed)
+// while sessions held or waited for the lock: every session ended, and
+// its advisory and row locks were released with it, by the restart and
+// not by their clients.
+const AlertReleasedInRestart = "released-in-restart"
+
+// restartAlertFor is how long a lock's queue says it went in a restart.
+const restartAlertFor = 10 * time.Minute
+
 // Config configures a Reader.
 type Config struct {
 	// DSN is a libpq connection string or URL. TLS is set in it
@@ -79,6 +88,17 @@ type Reader struct {
 	// cluster identifies the server (clusterOf); empty until the first
 	// connection.
 	cluster string
+	// started is the server's start time at the last poll: another one
+	// is a restart (restarted).
+	started time.Time
+	// restarts are the alerts of the locks whose queues went in a
+	// restart, by lock, until they are due to go.
+	restarts map[string]restartAlert
+}
+
+type restartAlert struct {
+	alert lockqueue.Alert
+	until time.Time
 }
 
 var _ lockservice.Reader = (*Reader)(nil)
@@ -310,6 +330,10 @@ func (r *Reader) poll(parent context.Context) {
 		return
 	}
 	r.ok()
+	if !r.started.IsZero() && !res.Started.Equal(r.started) {
+		r.restarted(watched, res)
+	}
+	r.started = res.Started
 	waits := res.graph()
 	for i, name := range watched {
 		parts, exists := res.parts(names[i])
@@ -317,10 +341,62 @@ func (r *Reader) poll(parent context.Context) {
 			Recipe: names[i].recipe, Sessions: res.sessions(names[i], parts), Waits: waits, Now: res.Now,
 			LongWait: r.cfg.LongWait, IdleGrace: r.cfg.IdleGrace,
 		})
+		if a, ok := r.restarts[name]; ok {
+			if res.Now.Before(a.until) {
+				alerts = append(alerts, a.alert)
+			} else {
+				delete(r.restarts, name)
+			}
+		}
 		r.publish(lockqueue.Snapshot{
 			Service: Name, Path: name, Recipe: names[i].recipe, Connection: lockqueue.Connected,
 			WatchSource: "pg_locks", Exists: exists, Nodes: nodes, Alerts: alerts, UpdatedAt: res.Now,
 		})
+	}
+}
+
+// restarted tells, for each watched lock whose last snapshot had sessions
+// queued, that the server restarted since: those sessions ended and their
+// locks were released with them, which the queue read now (empty, or
+// other sessions) would otherwise show as ordinary releases.
+func (r *Reader) restarted(watched []string, res pollResult) {
+	r.log.Warn("postgres: the server restarted; every session's locks went with it", "addr", r.addr,
+		"startedBefore", r.started, "startedNow", res.Started)
+	if r.restarts == nil {
+		r.restarts = map[string]restartAlert{}
+	}
+	for _, name := range watched {
+		r.mu.Lock()
+		last, ok := r.last[name]
+		r.mu.Unlock()
+		if !ok || len(last.Nodes) == 0 {
+			continue
+		}
+		var nodes, held, waited []string
+		for _, n := range last.Nodes {
+			nodes = append(nodes, n.Name)
+			who := n.Name
+			if n.Label != "" {
+				who += " (" + n.Label + ")"
+			}
+			if n.Holding {
+				held = append(held, who)
+			} else {
+				waited = append(waited, who)
+			}
+		}
+		var was []string
+		if len(held) > 0 {
+			was = append(was, "held by "+strings.Join(held, ", "))
+		}
+		if len(waited) > 0 {
+			was = append(was, "waited for by "+strings.Join(waited, ", "))
+		}
+		r.restarts[name] = restartAlert{until: res.Now.Add(restartAlertFor), alert: lockqueue.Alert{
+			Kind: AlertReleasedInRestart, Nodes: nodes, Message: fmt.Sprintf(
+				"PostgreSQL at %s restarted at %s: every session ended, and the lock (%s) was released with them, "+
+					"not by their clients, which lost their connections",
+				r.addr, res.Started.Local().Format(time.TimeOnly), strings.Join(was, "; "))}}
 	}
 }
 
