@@ -266,7 +266,8 @@ func (p *pages) pageFigures(id lockqueue.LockID, q url.Values, at time.Time) *vi
 	}
 	f, err := p.figures(id, q, to.Add(-defaultWindow), to)
 	if err != nil {
-		if !errors.Is(err, history.ErrNoHistory) { // the history is off: the page says so
+		// The history is off, or its database gone: the page says so.
+		if !errors.Is(err, history.ErrNoHistory) && !errors.Is(err, ErrUnavailable) {
 			p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
 		}
 		return nil

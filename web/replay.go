@@ -311,7 +311,8 @@ func (c *sparkCache) of(src history.Source, latest func(string) (lockqueue.Snaps
 		}
 		evs, err := src.Events(key, now.Add(-time.Hour), now)
 		if err != nil {
-			if !errors.Is(err, history.ErrNoHistory) { // the history is off: the dashboard says so
+			// The history is off, or its database gone: the dashboard says so.
+			if !errors.Is(err, history.ErrNoHistory) && !errors.Is(err, ErrUnavailable) {
 				log.Warn("dashboard sparkline", "lock", key, "err", err)
 			}
 			return views.NewSparkline(nil, now)
