@@ -69,6 +69,11 @@ func (r *Recorder) Status() Status {
 // whether that change was recorded, and a store slow to answer does not
 // hold the page up longer than within.
 func (r *Recorder) SyncedStatus(within time.Duration) Status {
+	// A recorder with a backlog (thousands of locks read at start) is not
+	// waited for: the page would wait for all of it.
+	if len(r.ch) > statusBacklog {
+		return r.Status()
+	}
 	t := time.NewTimer(within)
 	defer t.Stop()
 	reply := make(chan struct{})
@@ -83,6 +88,9 @@ func (r *Recorder) SyncedStatus(within time.Duration) Status {
 	}
 	return r.Status()
 }
+
+// statusBacklog is the most snapshots queued that SyncedStatus waits for.
+const statusBacklog = 32
 
 type pending struct {
 	since time.Time
