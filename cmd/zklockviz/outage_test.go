@@ -16,6 +16,7 @@ import (
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/pglock"
 	"github.com/zklockviz/zklockviz/redislocal"
 	"github.com/zklockviz/zklockviz/redislock"
 	"github.com/zklockviz/zklockviz/zklocal"
@@ -232,7 +233,10 @@ func TestOutagePostgres(t *testing.T) {
 	checkUnknown(t, api, lock, held, killed)
 
 	restartServer(t, pg.Start)
-	api.waitLive(lock, "the lock read again, free", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 0 })
+	// The restart is told: the holder's lock went with its session.
+	api.waitLive(lock, "the lock read again, free, its holder released in the restart", func(s lockqueue.Snapshot) bool {
+		return s.Live() && len(s.Nodes) == 0 && hasAlert(s, pglock.AlertReleasedInRestart, name)
+	})
 	checkNoRelease(t, api, lock, name, start, history.Unseen)
 }
 
