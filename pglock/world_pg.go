@@ -67,11 +67,15 @@ type classWorld struct {
 	srvAddr  string
 	obs      *pgx.Conn // the classroom's own superuser session
 	query    string
-	p        classParams
-	resource *simulator.Resource
-	lines    classLines
-	publish  func(lockqueue.Snapshot)
-	log      *slog.Logger
+	// rows: the scenario locks both rows, each a lock of its own (Locks);
+	// waitStart is pg_locks' wait start column on this server.
+	rows      bool
+	waitStart string
+	p         classParams
+	resource  *simulator.Resource
+	lines     classLines
+	publish   func(lockqueue.Snapshot)
+	log       *slog.Logger
 
 	clients []*pgClient
 	byName  map[string]*pgClient
@@ -84,6 +88,10 @@ type classWorld struct {
 	// broken is the cycle the deadlock detector broke in this step, drawn
 	// as an alert on the step's snapshot.
 	broken *lockqueue.Alert
+	// cycleStands: the last step ended with a wait cycle standing, which
+	// PostgreSQL's deadlock check breaks deadlock_timeout after the wait
+	// began; the next step tells that first.
+	cycleStands bool
 }
 
 // ident makes a run's path a lower-case SQL identifier.
@@ -114,6 +122,7 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 		table: "public." + ident("zkv_", spec.Path), key: int64(h.Sum64() >> 1), role: ident("zkv_client_", spec.Path),
 		srvAddr: srv.Addr(), p: p, resource: simulator.NewResource(spec.Fencing), lines: classLinesFor(p),
 		publish: spec.Publish, log: spec.Logger, byName: map[string]*pgClient{}, byPid: map[uint32]*pgClient{}, start: time.Now(),
+		rows: severalRows(spec.Scenario, p),
 	}
 	if p.Lock == kindRow {
 		w.lockName = "table/" + w.table
@@ -148,7 +157,7 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 	if err := obs.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
 		return nil, errors.Join(fmt.Errorf("postgres classroom: server version: %w", err), w.Close())
 	}
-	w.query = queryFor(version)
+	w.query, w.waitStart = queryFor(version), waitStartColumn(version)
 	return w, nil
 }
 
@@ -237,10 +246,28 @@ func (w *classWorld) emit(e simulator.Event) {
 func (w *classWorld) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events, w.broken = step, nil, nil
 	w.clock = w.ClockAt(step-1) + stepTick
+	if w.cycleStands {
+		// Whatever the step, the deadlock check has run (or runs now) first:
+		// a step taken 0.1 s or 30 s after the cycle closed tells the same.
+		if err := w.settle(ctx, true); err != nil {
+			return w.events, fmt.Errorf("step %d: %w", step, err)
+		}
+		if a.Action == ActWait {
+			// The wait was the deadlock check's.
+			return w.endStep(ctx, step, true)
+		}
+	}
 	if err := w.act(ctx, a); err != nil {
 		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
-	if err := w.settle(ctx); err != nil {
+	return w.endStep(ctx, step, false)
+}
+
+// endStep waits for the clients to be at rest and ends the step. A wait
+// cycle is rest only when breakCycle is false: the step that closes one
+// shows it standing.
+func (w *classWorld) endStep(ctx context.Context, step int, breakCycle bool) ([]simulator.Event, error) {
+	if err := w.settle(ctx, breakCycle); err != nil {
 		return w.events, fmt.Errorf("step %d: %w", step, err)
 	}
 	if err := w.count(ctx); err != nil {
@@ -341,10 +368,10 @@ func (w *classWorld) lockAsync(c *pgClient, stmt string, second bool) {
 
 // settle waits until every client with a lock statement in flight either
 // has its answer or sleeps in the lock manager (an ungranted pg_locks
-// row). A wait cycle is not rest: the step waits for PostgreSQL's deadlock
-// detector to break it, showing the cycle meanwhile.
-func (w *classWorld) settle(ctx context.Context) error {
-	shownCycle := false
+// row). A wait cycle that a step closes is rest, shown standing (the
+// cycleStands of the next step); with breakCycle it is not: the step waits
+// for PostgreSQL's deadlock detector to break it.
+func (w *classWorld) settle(ctx context.Context, breakCycle bool) error {
 	// The lock manager's state right after a release or a crash is in
 	// motion (a woken waiter re-checks its row and may queue again): rest
 	// only when two reads in a row agree.
@@ -382,15 +409,15 @@ func (w *classWorld) settle(ctx context.Context) error {
 			}
 			w.tellWaits(waits)
 			cycle := w.cycle(waits)
+			w.cycleStands = len(cycle) > 0
 			if len(cycle) == 0 {
 				return nil
 			}
-			if !shownCycle {
-				shownCycle = true
+			if !breakCycle {
 				w.emit(simulator.Event{Client: cycle[len(cycle)-1].name, Event: simulator.EvWait, On: cycle[0].name,
-					Text: fmt.Sprintf("closes a wait cycle: %s. Nobody can move; in %v (deadlock_timeout) the detector in a waiter's backend looks for such cycles",
+					Text: fmt.Sprintf("closes a wait cycle: %s. Nobody can move; %v (deadlock_timeout) after its wait began, the detector in its backend looks for such cycles",
 						w.cycleText(cycle), deadlockTimeout)})
-				w.show()
+				return nil
 			}
 		}
 		if err := simulator.Sleep(ctx, settlePoll); err != nil {
