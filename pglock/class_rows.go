@@ -100,6 +100,16 @@ func (w *classWorld) Locks() ([]lockqueue.Snapshot, error) {
 		nodes, alerts := lockqueue.BuildServerQueue(lockqueue.ServerQueue{
 			Recipe: RowLock, Sessions: res.sessions(w.name, parts), Waits: res.graph(), Now: res.Now, IdleGrace: classIdleGrace,
 		})
+		// pg_locks does not say when a row was granted; the run does: a
+		// client holds its second row since that statement returned, on the
+		// run's clock (the engine stamps its first from the client's own).
+		for i := range nodes {
+			for _, c := range w.clients {
+				if nodes[i].Name == nodeName(int(c.pid)) && nodes[i].Holding && c.secondAt > 0 && id == c.secondRow() {
+					nodes[i].HeldSince = time.UnixMilli(w.ClockAt(c.secondAt).Milliseconds()).UTC()
+				}
+			}
+		}
 		out = append(out, lockqueue.Snapshot{
 			Service: Name, Path: fmt.Sprintf("row %d of %s", id, w.table), Recipe: RowLock, Exists: true,
 			Connection: lockqueue.Connected, WatchSource: "pg_locks", Nodes: nodes, Alerts: append([]lockqueue.Alert{}, alerts...), UpdatedAt: res.Now,

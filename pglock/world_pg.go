@@ -49,7 +49,9 @@ type pgClient struct {
 	// when none): the client sleeps in the lock manager until it returns.
 	pending chan error
 	second  bool // the statement in flight is its second lock
-	asleep  bool // its wait has been told
+	// secondAt is the step its second lock was granted (0: not yet).
+	secondAt int
+	asleep   bool // its wait has been told
 }
 
 // classWorld is one run's lock on the classroom's server: a table with
@@ -226,6 +228,15 @@ func (w *classWorld) Close() error {
 	return nil
 }
 
+// secondRow is the row c locks second: row 2, or row 1 for a client that
+// takes them in reversed order.
+func (c *pgClient) secondRow() int {
+	if c.reversed {
+		return 1
+	}
+	return 2
+}
+
 func (c *pgClient) close() {
 	c.proxy.Close()
 	if c.pending != nil {
@@ -293,12 +304,8 @@ func (w *classWorld) act(ctx context.Context, a simulator.Action) error {
 		if c.state != simulator.StateHolding {
 			return fmt.Errorf("%s holds nothing (%s)", c.name, c.state)
 		}
-		row := 2
-		if c.reversed {
-			row = 1
-		}
 		c.line = w.lines.second
-		w.lockAsync(c, fmt.Sprintf("SELECT id FROM %s WHERE id = %d FOR UPDATE", w.table, row), true)
+		w.lockAsync(c, fmt.Sprintf("SELECT id FROM %s WHERE id = %d FOR UPDATE", w.table, c.secondRow()), true)
 		return nil
 	case simulator.ActRelease:
 		return w.release(ctx, c)
@@ -377,6 +384,7 @@ func (w *classWorld) settle(ctx context.Context, breakCycle bool) error {
 	// only when two reads in a row agree.
 	var lastRest string
 	for {
+		var ready []answer
 		for _, c := range w.clients {
 			if c.pending == nil {
 				continue
@@ -384,9 +392,23 @@ func (w *classWorld) settle(ctx context.Context, breakCycle bool) error {
 			select {
 			case err := <-c.pending:
 				c.pending = nil
-				w.answered(c, err)
+				ready = append(ready, answer{c, err})
 			default:
 			}
+		}
+		// A transaction the server aborted is told before the grants its
+		// abort caused (a deadlock's victim, then the lock it let go).
+		slices.SortStableFunc(ready, func(a, b answer) int {
+			switch {
+			case (a.err == nil) == (b.err == nil):
+				return 0
+			case a.err != nil:
+				return -1
+			}
+			return 1
+		})
+		for _, r := range ready {
+			w.answered(r.c, r.err)
 		}
 		waits, err := w.waits(ctx)
 		if err != nil {
@@ -424,6 +446,12 @@ func (w *classWorld) settle(ctx context.Context, breakCycle bool) error {
 			return fmt.Errorf("waiting for the clients to settle: %w", err)
 		}
 	}
+}
+
+// answer is the result of a client's lock statement.
+type answer struct {
+	c   *pgClient
+	err error
 }
 
 // asleep says c sleeps in the lock manager behind a live session. A wait
@@ -477,7 +505,7 @@ func (w *classWorld) answered(c *pgClient, err error) {
 	switch {
 	case err == nil:
 		if c.second {
-			c.line = w.lines.work
+			c.line, c.secondAt = w.lines.work, w.step
 			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: nodeName(int(c.pid)),
 				Text: "its second row lock is granted: it holds both rows"})
 			return

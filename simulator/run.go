@@ -699,7 +699,9 @@ func runHolds(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot 
 	}
 	nodes := slices.Clone(snap.Nodes)
 	for i := range nodes {
-		if ms, ok := since[nodes[i].Name]; ok && nodes[i].Holding {
+		// A world that knows better (a lock its client took later than its
+		// first, as a transaction's second row) has stamped it already.
+		if ms, ok := since[nodes[i].Name]; ok && nodes[i].Holding && nodes[i].HeldSince.IsZero() {
 			nodes[i].HeldSince = time.UnixMilli(ms).UTC()
 		}
 	}
