@@ -253,3 +253,31 @@ func longWaitAlert(ss []ServerSession, now time.Time, limit time.Duration) (Aler
 		strings.Join(names, ", ") + " (the longest since " + since.UTC().Format(time.TimeOnly) + " UTC)"
 	return Alert{Kind: AlertLongWait, Nodes: names, Message: msg}, true
 }
+
+// SceneWaitCycle is the wait cycle across several locks seen together (a
+// classroom scene: a PostgreSQL transaction's two rows), by the rule of a
+// single lock's alert (waitCycleAlert): the waits are every waiting node's
+// blockers in every lock, and a node's name is its session in every lock it
+// is part of, as PostgreSQL's pid-N is. Its Nodes are the whole cycle in
+// wait order, starting at its first member in lock and queue order.
+func SceneWaitCycle(locks []Snapshot) (Alert, bool) {
+	var nodes []Node
+	seen := map[string]bool{}
+	waits := map[string][]string{}
+	for _, s := range locks {
+		for _, n := range s.Nodes {
+			if !seen[n.Name] {
+				seen[n.Name] = true
+				nodes = append(nodes, n)
+			}
+			if !n.Holding {
+				for _, e := range n.WaitEdges() {
+					if !slices.Contains(waits[n.Name], e.To) {
+						waits[n.Name] = append(waits[n.Name], e.To)
+					}
+				}
+			}
+		}
+	}
+	return waitCycleAlert(nodes, waits)
+}

@@ -187,3 +187,47 @@ func TestWaitCycleThrough(t *testing.T) {
 		}
 	}
 }
+
+func TestSceneWaitCycle(t *testing.T) {
+	holds := func(name string) Node { return Node{Name: name, Holding: true} }
+	waits := func(name string, on ...string) Node {
+		return Node{Name: name, BlockedBy: on, WaitsFor: on[0], WaitsForSource: ByServer}
+	}
+	lock := func(nodes ...Node) Snapshot { return Snapshot{Service: "postgres", Nodes: nodes} }
+	for _, tc := range []struct {
+		name  string
+		locks []Snapshot
+		want  []string
+	}{
+		{"two rows, opposite order", []Snapshot{lock(holds("a"), waits("b", "a")), lock(holds("b"), waits("a", "b"))}, []string{"a", "b"}},
+		{"one row seen alone", []Snapshot{lock(holds("a"), waits("b", "a"))}, nil},
+		{"after the detector aborted b", []Snapshot{lock(holds("a")), lock(holds("a"))}, nil},
+		{"a queue, no cycle", []Snapshot{lock(holds("a"), waits("b", "a"), waits("c", "b", "a")), lock(holds("c"))}, nil},
+		{"three rows, three sessions", []Snapshot{lock(holds("a"), waits("c", "a")), lock(holds("b"), waits("a", "b")), lock(holds("c"), waits("b", "c"))}, []string{"a", "b", "c"}},
+	} {
+		a, ok := SceneWaitCycle(tc.locks)
+		if ok != (tc.want != nil) || !slices.Equal(a.Nodes, tc.want) {
+			t.Errorf("%s: cycle %v (%v), want %v", tc.name, a.Nodes, ok, tc.want)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		// The scene's alert is the one a single lock holding every session
+		// raises: the same words on the lock page and in the classroom.
+		var nodes []Node
+		graph := map[string][]string{}
+		for _, s := range tc.locks {
+			for _, n := range s.Nodes {
+				if !n.Holding {
+					graph[n.Name] = n.BlockedBy
+				}
+			}
+			nodes = append(nodes, s.Nodes...)
+		}
+		one, _ := waitCycleAlert(nodes, graph)
+		if a.Kind != AlertWaitCycle || a.Message != one.Message {
+			t.Errorf("%s: %s %q, want %s %q", tc.name, a.Kind, a.Message, AlertWaitCycle, one.Message)
+		}
+	}
+}

@@ -107,7 +107,7 @@ func (*Backend) Name() string { return Name }
 
 // serverSpec is how the classroom starts its server: with
 // pg_stat_statements loaded so the runs can show what the server itself
-// counted.
+// counted, and pgrowlocks to read who holds each row.
 func (*Backend) serverSpec() simulator.ServerSpec[*pglocal.Server] {
 	return simulator.ServerSpec[*pglocal.Server]{
 		Title: "PostgreSQL", Service: "postgres", Program: "postgres",
@@ -126,7 +126,8 @@ func startClassServer(ctx context.Context) (*pglocal.Server, error) {
 	}
 	db, err := pgx.Connect(ctx, srv.DSN())
 	if err == nil {
-		_, err = db.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+		// pgrowlocks reads who holds each row of a two-row scene (Locks).
+		_, err = db.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; CREATE EXTENSION IF NOT EXISTS pgrowlocks")
 		db.Close(context.WithoutCancel(ctx))
 	}
 	if err != nil {

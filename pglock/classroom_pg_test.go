@@ -2,6 +2,7 @@ package pglock
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -199,22 +200,69 @@ func TestDeadlockDetected(t *testing.T) {
 	if !slices.Equal(aborted, []string{"C2"}) {
 		t.Fatalf("deadlock victims %v, want [C2] (the cycle's closer, whose check runs first)", aborted)
 	}
+	// Step 5 closes the cycle and shows it standing: each row a lock of
+	// its own, one session holding it and the other waiting, and the
+	// cycle across them naming both.
 	s5 := states[5]
-	i := slices.IndexFunc(s5.Snapshot.Alerts, func(a lockqueue.Alert) bool { return a.Kind == lockqueue.AlertWaitCycle })
+	byNode := map[string]string{}
+	for _, c := range s5.Clients {
+		byNode[c.Node] = c.Name
+	}
+	lanes := func(s simulator.State) []string {
+		var out []string
+		for _, l := range s.Locks {
+			var holds, waits []string
+			for _, n := range l.Nodes {
+				if n.Holding {
+					holds = append(holds, byNode[n.Name])
+				} else {
+					waits = append(waits, byNode[n.Name]+"→"+byNode[n.WaitsFor])
+				}
+			}
+			out = append(out, fmt.Sprintf("holds %v waits %v", holds, waits))
+		}
+		return out
+	}
+	if got, want := lanes(s5), []string{"holds [C1] waits [C2→C1]", "holds [C2] waits [C1→C2]"}; !slices.Equal(got, want) {
+		t.Errorf("step 5's rows: %q, want %q", got, want)
+	}
+	if s5.Cycle == nil || s5.Cycle.Kind != lockqueue.AlertWaitCycle {
+		t.Fatalf("step 5 draws no wait cycle across the rows: %+v", s5.Cycle)
+	}
+	var cycle []string
+	for _, n := range s5.Cycle.Nodes {
+		cycle = append(cycle, byNode[n])
+	}
+	if !slices.Equal(cycle, []string{"C1", "C2"}) {
+		t.Errorf("the cycle names %v, want [C1 C2] (C1 waits for C2, which waits for C1)", cycle)
+	}
+	// Step 6: the detector broke it; the rows show what the server says
+	// holds them, as C1's chip does.
+	s6 := states[6]
+	if got, want := lanes(s6), []string{"holds [C1] waits []", "holds [C1] waits []"}; !slices.Equal(got, want) {
+		t.Errorf("after 40P01 the rows: %q, want %q", got, want)
+	}
+	if s6.Cycle != nil {
+		t.Errorf("after 40P01 a cycle is still drawn: %+v", s6.Cycle)
+	}
+	i := slices.IndexFunc(s6.Snapshot.Alerts, func(a lockqueue.Alert) bool { return a.Kind == lockqueue.AlertWaitCycle })
 	if i < 0 {
-		t.Fatalf("step 5's snapshot has no wait-cycle alert: %+v", s5.Snapshot.Alerts)
+		t.Fatalf("step 6's snapshot keeps no broken wait-cycle alert: %+v", s6.Snapshot.Alerts)
 	}
 	var pids []string
-	for _, c := range s5.Clients {
+	for _, c := range s6.Clients {
 		pids = append(pids, c.Node)
 	}
 	slices.Sort(pids)
-	got := slices.Sorted(slices.Values(s5.Snapshot.Alerts[i].Nodes))
+	got := slices.Sorted(slices.Values(s6.Snapshot.Alerts[i].Nodes))
 	if !slices.Equal(got, pids) {
 		t.Errorf("the broken cycle names %v, want both clients %v", got, pids)
 	}
-	if !slices.ContainsFunc(s5.Events, func(e simulator.Event) bool { return e.Step == 5 && e.Client == "C1" && e.Event == simulator.EvLock }) {
-		t.Errorf("C1 was not granted row 2 when C2 was aborted: %+v", s5.Events)
+	if !slices.ContainsFunc(s6.Events, func(e simulator.Event) bool { return e.Step == 6 && e.Client == "C1" && e.Event == simulator.EvLock }) {
+		t.Errorf("C1 was not granted row 2 when C2 was aborted: %+v", s6.Events)
+	}
+	if !slices.ContainsFunc(s6.Events, func(e simulator.Event) bool { return e.Step == 6 && e.Client == "C2" && e.Event == EvDeadlock }) {
+		t.Errorf("C2's 40P01 is not step 6's: %+v", s6.Events)
 	}
 }
 

@@ -47,19 +47,29 @@ SELECT json_build_object(
 		'classid', classid::int8, 'objid', objid::int8, 'objsubid', objsubid, 'pid', pid, 'mode', mode,
 		'granted', granted, 'waitstart', waitstart)) FROM mine),
 	'waits', (SELECT json_agg(w) FROM waits w WHERE cardinality(w.blockers) > 0),
-	'sessions', (SELECT json_agg(json_build_object('pid', a.pid, 'database', a.datname, 'user', a.usename,
+	'sessions', ` + sessionsJSON + `,
+	'tables', (SELECT json_agg(json_build_object('name', name, 'oid', oid::int8)) FROM rels))`
+
+// sessionsJSON is the pg_stat_activity rows (session) of the backends in
+// a query's "shown" set.
+const sessionsJSON = `(SELECT json_agg(json_build_object('pid', a.pid, 'database', a.datname, 'user', a.usename,
 		'application', a.application_name, 'clientAddr', host(a.client_addr), 'clientPort', a.client_port,
 		'state', a.state, 'backendStart', a.backend_start, 'xactStart', a.xact_start,
 		'queryStart', a.query_start, 'stateChange', a.state_change, 'query', left(a.query, 200)))
-		FROM pg_stat_activity a WHERE a.pid IN (SELECT pid FROM shown)),
-	'tables', (SELECT json_agg(json_build_object('name', name, 'oid', oid::int8)) FROM rels))`
+		FROM pg_stat_activity a WHERE a.pid IN (SELECT pid FROM shown))`
 
 // queryFor is pollQuery for a server version (server_version_num).
 func queryFor(version int) string {
+	return fmt.Sprintf(pollQuery, waitStartColumn(version))
+}
+
+// waitStartColumn is pg_locks' wait start: its waitstart column from
+// PostgreSQL 14, NULL before.
+func waitStartColumn(version int) string {
 	if version >= 140000 {
-		return fmt.Sprintf(pollQuery, "waitstart")
+		return "waitstart"
 	}
-	return fmt.Sprintf(pollQuery, "NULL::timestamptz")
+	return "NULL::timestamptz"
 }
 
 // queryArgs are pollQuery's parameters for the watched locks.

@@ -49,7 +49,9 @@ type pgClient struct {
 	// when none): the client sleeps in the lock manager until it returns.
 	pending chan error
 	second  bool // the statement in flight is its second lock
-	asleep  bool // its wait has been told
+	// secondAt is the step its second lock was granted (0: not yet).
+	secondAt int
+	asleep   bool // its wait has been told
 }
 
 // classWorld is one run's lock on the classroom's server: a table with
@@ -67,11 +69,15 @@ type classWorld struct {
 	srvAddr  string
 	obs      *pgx.Conn // the classroom's own superuser session
 	query    string
-	p        classParams
-	resource *simulator.Resource
-	lines    classLines
-	publish  func(lockqueue.Snapshot)
-	log      *slog.Logger
+	// rows: the scenario locks both rows, each a lock of its own (Locks);
+	// waitStart is pg_locks' wait start column on this server.
+	rows      bool
+	waitStart string
+	p         classParams
+	resource  *simulator.Resource
+	lines     classLines
+	publish   func(lockqueue.Snapshot)
+	log       *slog.Logger
 
 	clients []*pgClient
 	byName  map[string]*pgClient
@@ -84,6 +90,10 @@ type classWorld struct {
 	// broken is the cycle the deadlock detector broke in this step, drawn
 	// as an alert on the step's snapshot.
 	broken *lockqueue.Alert
+	// cycleStands: the last step ended with a wait cycle standing, which
+	// PostgreSQL's deadlock check breaks deadlock_timeout after the wait
+	// began; the next step tells that first.
+	cycleStands bool
 }
 
 // ident makes a run's path a lower-case SQL identifier.
@@ -114,6 +124,7 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 		table: "public." + ident("zkv_", spec.Path), key: int64(h.Sum64() >> 1), role: ident("zkv_client_", spec.Path),
 		srvAddr: srv.Addr(), p: p, resource: simulator.NewResource(spec.Fencing), lines: classLinesFor(p),
 		publish: spec.Publish, log: spec.Logger, byName: map[string]*pgClient{}, byPid: map[uint32]*pgClient{}, start: time.Now(),
+		rows: severalRows(spec.Scenario, p),
 	}
 	if p.Lock == kindRow {
 		w.lockName = "table/" + w.table
@@ -148,7 +159,7 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 	if err := obs.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
 		return nil, errors.Join(fmt.Errorf("postgres classroom: server version: %w", err), w.Close())
 	}
-	w.query = queryFor(version)
+	w.query, w.waitStart = queryFor(version), waitStartColumn(version)
 	return w, nil
 }
 
@@ -217,6 +228,15 @@ func (w *classWorld) Close() error {
 	return nil
 }
 
+// secondRow is the row c locks second: row 2, or row 1 for a client that
+// takes them in reversed order.
+func (c *pgClient) secondRow() int {
+	if c.reversed {
+		return 1
+	}
+	return 2
+}
+
 func (c *pgClient) close() {
 	c.proxy.Close()
 	if c.pending != nil {
@@ -237,10 +257,28 @@ func (w *classWorld) emit(e simulator.Event) {
 func (w *classWorld) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events, w.broken = step, nil, nil
 	w.clock = w.ClockAt(step-1) + stepTick
+	if w.cycleStands {
+		// Whatever the step, the deadlock check has run (or runs now) first:
+		// a step taken 0.1 s or 30 s after the cycle closed tells the same.
+		if err := w.settle(ctx, true); err != nil {
+			return w.events, fmt.Errorf("step %d: %w", step, err)
+		}
+		if a.Action == ActWait {
+			// The wait was the deadlock check's.
+			return w.endStep(ctx, step, true)
+		}
+	}
 	if err := w.act(ctx, a); err != nil {
 		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
-	if err := w.settle(ctx); err != nil {
+	return w.endStep(ctx, step, false)
+}
+
+// endStep waits for the clients to be at rest and ends the step. A wait
+// cycle is rest only when breakCycle is false: the step that closes one
+// shows it standing.
+func (w *classWorld) endStep(ctx context.Context, step int, breakCycle bool) ([]simulator.Event, error) {
+	if err := w.settle(ctx, breakCycle); err != nil {
 		return w.events, fmt.Errorf("step %d: %w", step, err)
 	}
 	if err := w.count(ctx); err != nil {
@@ -266,12 +304,8 @@ func (w *classWorld) act(ctx context.Context, a simulator.Action) error {
 		if c.state != simulator.StateHolding {
 			return fmt.Errorf("%s holds nothing (%s)", c.name, c.state)
 		}
-		row := 2
-		if c.reversed {
-			row = 1
-		}
 		c.line = w.lines.second
-		w.lockAsync(c, fmt.Sprintf("SELECT id FROM %s WHERE id = %d FOR UPDATE", w.table, row), true)
+		w.lockAsync(c, fmt.Sprintf("SELECT id FROM %s WHERE id = %d FOR UPDATE", w.table, c.secondRow()), true)
 		return nil
 	case simulator.ActRelease:
 		return w.release(ctx, c)
@@ -341,15 +375,16 @@ func (w *classWorld) lockAsync(c *pgClient, stmt string, second bool) {
 
 // settle waits until every client with a lock statement in flight either
 // has its answer or sleeps in the lock manager (an ungranted pg_locks
-// row). A wait cycle is not rest: the step waits for PostgreSQL's deadlock
-// detector to break it, showing the cycle meanwhile.
-func (w *classWorld) settle(ctx context.Context) error {
-	shownCycle := false
+// row). A wait cycle that a step closes is rest, shown standing (the
+// cycleStands of the next step); with breakCycle it is not: the step waits
+// for PostgreSQL's deadlock detector to break it.
+func (w *classWorld) settle(ctx context.Context, breakCycle bool) error {
 	// The lock manager's state right after a release or a crash is in
 	// motion (a woken waiter re-checks its row and may queue again): rest
 	// only when two reads in a row agree.
 	var lastRest string
 	for {
+		var ready []answer
 		for _, c := range w.clients {
 			if c.pending == nil {
 				continue
@@ -357,9 +392,23 @@ func (w *classWorld) settle(ctx context.Context) error {
 			select {
 			case err := <-c.pending:
 				c.pending = nil
-				w.answered(c, err)
+				ready = append(ready, answer{c, err})
 			default:
 			}
+		}
+		// A transaction the server aborted is told before the grants its
+		// abort caused (a deadlock's victim, then the lock it let go).
+		slices.SortStableFunc(ready, func(a, b answer) int {
+			switch {
+			case (a.err == nil) == (b.err == nil):
+				return 0
+			case a.err != nil:
+				return -1
+			}
+			return 1
+		})
+		for _, r := range ready {
+			w.answered(r.c, r.err)
 		}
 		waits, err := w.waits(ctx)
 		if err != nil {
@@ -382,21 +431,27 @@ func (w *classWorld) settle(ctx context.Context) error {
 			}
 			w.tellWaits(waits)
 			cycle := w.cycle(waits)
+			w.cycleStands = len(cycle) > 0
 			if len(cycle) == 0 {
 				return nil
 			}
-			if !shownCycle {
-				shownCycle = true
+			if !breakCycle {
 				w.emit(simulator.Event{Client: cycle[len(cycle)-1].name, Event: simulator.EvWait, On: cycle[0].name,
-					Text: fmt.Sprintf("closes a wait cycle: %s. Nobody can move; in %v (deadlock_timeout) the detector in a waiter's backend looks for such cycles",
+					Text: fmt.Sprintf("closes a wait cycle: %s. Nobody can move; %v (deadlock_timeout) after its wait began, the detector in its backend looks for such cycles",
 						w.cycleText(cycle), deadlockTimeout)})
-				w.show()
+				return nil
 			}
 		}
 		if err := simulator.Sleep(ctx, settlePoll); err != nil {
 			return fmt.Errorf("waiting for the clients to settle: %w", err)
 		}
 	}
+}
+
+// answer is the result of a client's lock statement.
+type answer struct {
+	c   *pgClient
+	err error
 }
 
 // asleep says c sleeps in the lock manager behind a live session. A wait
@@ -450,7 +505,7 @@ func (w *classWorld) answered(c *pgClient, err error) {
 	switch {
 	case err == nil:
 		if c.second {
-			c.line = w.lines.work
+			c.line, c.secondAt = w.lines.work, w.step
 			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: nodeName(int(c.pid)),
 				Text: "its second row lock is granted: it holds both rows"})
 			return

@@ -32,6 +32,8 @@ type record struct {
 	// Servers is what the world's servers held (nil: nothing beyond the
 	// snapshot).
 	Servers *Servers
+	// Locks are the scene's locks when it has several (LockReader).
+	Locks []lockqueue.Snapshot
 }
 
 func (r record) client(name string) (ClientInfo, bool) {
@@ -127,6 +129,11 @@ type State struct {
 	Pseudocode Pseudocode         `json:"pseudocode"`
 	Line       int                `json:"line"`
 	Snapshot   lockqueue.Snapshot `json:"snapshot"`
+	// Locks are the scene's locks, one queue each, when it has several
+	// (PostgreSQL's two rows); Cycle is the wait cycle across them, by
+	// lockqueue's rule (the live lock page's wait-cycle alert).
+	Locks []lockqueue.Snapshot `json:"locks,omitempty"`
+	Cycle *lockqueue.Alert     `json:"cycle,omitempty"`
 	// Servers is what the run's servers hold beyond the snapshot
 	// (Redlock's masters, the key's time to live over the run's time).
 	Servers *Servers `json:"servers,omitempty"`
@@ -216,7 +223,8 @@ func (r *Run) initial(w World) (record, error) {
 	}
 	rec.Narration = w.Ready()
 	rec.Servers = serversOf(w)
-	return rec, nil
+	rec.Locks, err = locksOf(w)
+	return rec, err
 }
 
 // exec runs plan step k on the world and records it. opMu must be held.
@@ -270,6 +278,9 @@ func (r *Run) record(w World, k int, a Action, events []Event) (record, error) {
 	}
 	rec.Clients = w.Clients()
 	rec.Servers = serversOf(w)
+	if rec.Locks, err = locksOf(w); err != nil {
+		return rec, fmt.Errorf("step %d: %w", k, err)
+	}
 	rec.Narration = w.Narrate(a, events)
 	// The line to highlight: where the step left the last client it moved.
 	rec.LineClient = a.Client
@@ -688,7 +699,9 @@ func runHolds(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot 
 	}
 	nodes := slices.Clone(snap.Nodes)
 	for i := range nodes {
-		if ms, ok := since[nodes[i].Name]; ok && nodes[i].Holding {
+		// A world that knows better (a lock its client took later than its
+		// first, as a transaction's second row) has stamped it already.
+		if ms, ok := since[nodes[i].Name]; ok && nodes[i].Holding && nodes[i].HeldSince.IsZero() {
 			nodes[i].HeldSince = time.UnixMilli(ms).UTC()
 		}
 	}
@@ -709,8 +722,9 @@ func (r *Run) State() State {
 		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
 		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},
-		Line:       rec.Line, Snapshot: runHolds(rec.Snapshot, rec.Clients).WithWaitEdges(), Events: []Event{},
+		Line:       rec.Line, Snapshot: shownLock(rec.Snapshot, rec.Clients), Events: []Event{},
 	}
+	s.Locks, s.Cycle = stateLocks(rec.Locks, rec.Clients)
 	s.Servers = stateServers(r.records[:r.cursor+1])
 	if r.failed != nil {
 		s.Error = r.failed.Error()

@@ -529,6 +529,103 @@ export function drawQueue(svg, snap, opts = {}) {
   return pos;
 }
 
+// LOCKS_GAP is the room between two lanes of a scene, side by side.
+const LOCKS_GAP = 44;
+
+// drawLocks draws a scene of several locks (a classroom step's locks,
+// simulator.State.locks) into svg: one lane per lock, side by side, each
+// drawn by drawQueue, and the wait cycle across them (cycle: lockqueue's
+// wait-cycle alert, its nodes in wait order; null when there is none). A
+// session is a node in every lock it is part of (PostgreSQL's pid-N), so the
+// cycle is each waiter's arrow to the holder it waits for, in its lock's
+// lane (above the shapes, as every wait), and a link below the lanes from
+// that holder to the same session's own wait in another lane: C1 waits for
+// C2, which holds row 2 and waits for row 1, which C1 holds.
+//   opts: drawQueue's, and opts.names(node name) → the client it is
+export function drawLocks(svg, locks, cycle, opts = {}) {
+  const id = opts.id || 'locks';
+  const names = opts.names || ((n) => n);
+  svg.replaceChildren();
+  const defs = el('defs');
+  const m = el('marker', {
+    id: `${id}-ah-cycle`, viewBox: '0 0 10 10', refX: 9, refY: 5, markerUnits: 'userSpaceOnUse',
+    markerWidth: 12, markerHeight: 12, orient: 'auto-start-reverse', class: 'ah ah-deadlock',
+  });
+  m.append(el('path', { d: 'M0,0 L10,5 L0,10 z' }));
+  defs.append(m);
+  svg.append(defs);
+  const lanes = [];
+  let x = 0;
+  locks.forEach((snap, i) => {
+    const lane = el('svg', { class: 'lane', x, y: 0, role: 'group' });
+    lane.dataset.lock = snap.path || '';
+    lane.setAttribute('aria-label', `lock ${snap.path}`);
+    svg.append(lane);
+    const pos = drawQueue(lane, snap, { ...opts, id: `${id}-${i}` });
+    lanes.push({ snap, lane, pos, x });
+    x += (Number(lane.getAttribute('width')) || 320) + LOCKS_GAP;
+  });
+  const width = Math.max(320, x - LOCKS_GAP);
+  svg.dataset.locks = String(locks.length);
+  const members = (cycle && cycle.nodes) || [];
+  svg.dataset.cycle = members.map(names).join(' ');
+  const size = (height) => {
+    svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+    svg.setAttribute('width', width);
+    svg.setAttribute('height', height);
+  };
+  size(HEIGHT);
+  if (members.length < 2) return;
+  const nodeIn = (l, name) => (l.snap.nodes || []).find((n) => n.name === name);
+  const waitsOn = (n, to) => n && !n.holding && (n.waitsFor === to || (n.waitEdges || []).some((e) => e.to === to) || (n.blockedBy || []).includes(to));
+  // Every lane's node of a member is ringed, as a deadlock is on the lock page.
+  for (const l of lanes) {
+    for (const name of members) {
+      const g = l.lane.querySelector(`[data-node="${CSS.escape(name)}"]`);
+      if (!g || g.classList.contains('deadlock')) continue;
+      g.classList.add('deadlock');
+      g.insertBefore(el('circle', { class: 'cycle-ring', cy: CY, r: R + 12 }), g.querySelector('.shape'));
+    }
+  }
+  const links = el('g', { class: 'cycle' });
+  const bottom = HEIGHT - 4;
+  let deepest = 0;
+  members.forEach((a, k) => {
+    const b = members[(k + 1) % members.length];
+    const here = lanes.find((l) => waitsOn(nodeIn(l, a), b));
+    if (!here) return;
+    for (const p of here.lane.querySelectorAll(`.arrows [data-from="${CSS.escape(a)}"][data-to="${CSS.escape(b)}"]`)) {
+      p.classList.add('in-cycle');
+      p.dataset.cycle = 'true';
+      p.setAttribute('marker-end', `url(#${id}-ah-cycle)`);
+    }
+    // b holds here and waits in another lane: one session, two locks.
+    const there = lanes.find((l) => l !== here && nodeIn(l, b) && !nodeIn(l, b).holding);
+    if (!there || !here.pos.has(b) || !there.pos.has(b)) return;
+    const x1 = here.x + here.pos.get(b);
+    const x2 = there.x + there.pos.get(b);
+    // Below the lanes, from the holder's column to the waiter's: a longer
+    // link bows deeper, so that the links of a cycle nest and never cross.
+    const h = 30 + (24 * Math.abs(x2 - x1)) / COL;
+    deepest = Math.max(deepest, h);
+    const d = `M${x1},${bottom} C${x1},${bottom + h} ${x2},${bottom + h} ${x2},${bottom}`;
+    const who = names(b);
+    const p = el('path', {
+      class: 'cycle-link', d, 'marker-end': `url(#${id}-ah-cycle)`, 'data-cycle-link': who,
+      'data-session': b, 'data-from-lock': here.snap.path, 'data-to-lock': there.snap.path,
+    });
+    p.append(el('title', {}, `${who} (${b}) holds ${here.snap.path} and waits for ${there.snap.path}: one session in both locks, part of the wait cycle`));
+    links.append(p);
+    const tag = el('g', { class: 'cycle-tag', transform: `translate(${(x1 + x2) / 2},${bottom + 0.75 * h})` });
+    tag.append(el('rect', { x: -24, y: -10, width: 48, height: 20, rx: 10 }));
+    tag.append(el('text', { y: 4 }, who));
+    tag.append(el('title', {}, `${who}: holds ${here.snap.path}, waits for ${there.snap.path}`));
+    links.append(tag);
+  });
+  svg.append(links);
+  size(Math.ceil(bottom + 0.75 * deepest + 14));
+}
+
 function drawNode(c, snap, opts, alerts, inCycle) {
   const n = c.node;
   const w = words();

@@ -2,11 +2,11 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, animateNotify, animateNotifyParent, tick } from './queue.js';
+import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick } from './queue.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
-import { herdMeter, clientList, clientPane, pseudocode, eventLog } from './sim-views.js';
+import { herdMeter, clientList, clientPane, pseudocode, eventLog, snapshotOf } from './sim-views.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
 // page derives once: total, the steps played or planned, whichever is more,
@@ -97,6 +97,8 @@ export class Panel {
       <dl class="side-meters" hidden></dl>
       <div class="herd" aria-label="herd meter"></div>
       <div class="lane-scroll"><svg class="lane" role="group" aria-label="lock queue"></svg></div>
+      <div class="cycle-note" role="alert" hidden></div>
+      <div class="lane-scroll locks-scroll" hidden><svg class="locks" role="group" aria-label="the scene's locks"></svg></div>
       <div class="clients" role="list" aria-label="clients"></div>
       <div class="client-pane details" aria-live="polite"></div>
       <details class="more pseudo-box" open><summary>recipe pseudocode</summary><ol class="pseudo"></ol></details>
@@ -114,6 +116,8 @@ export class Panel {
     this.narration = this.el.querySelector('.narration');
     this.herd = this.el.querySelector('.herd');
     this.svg = this.el.querySelector('svg.lane');
+    this.locksSvg = this.el.querySelector('svg.locks');
+    this.cycleNote = this.el.querySelector('.cycle-note');
     this.clientsEl = this.el.querySelector('.clients');
     this.pane = this.el.querySelector('.client-pane');
     this.pseudo = this.el.querySelector('.pseudo');
@@ -285,20 +289,51 @@ export class Panel {
     this.renderHerd();
     this.timing.observe(s);
     this.el.dataset.clockAt = String(this.timing.at);
+    // A scene of several locks draws each (State.locks) in place of the
+    // one lock the live reader follows.
+    const scene = (s.locks || []).length > 1;
+    this.svg.parentElement.hidden = scene;
+    this.locksSvg.parentElement.hidden = !scene;
+    if (scene) this.renderLocks(s);
+    else this.cycleNote.hidden = true;
     if (s.snapshot) {
-      this.positions = drawQueue(this.svg, s.snapshot, {
-        selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key,
-      });
+      if (!scene) {
+        this.positions = drawQueue(this.svg, s.snapshot, {
+          selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key,
+        });
+      }
       if (!this.tableEl.hidden) this.table.update(s.snapshot, this.timing, this.selectedNode);
     }
     clientList(this.clientsEl, s, this.selectedClient, (name) => this.selectClient(name));
     clientPane(this.pane, s, {
       client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
-      nodePane: (root, name) => this.nodePane(root, s.snapshot, name),
+      nodePane: (root, name) => this.nodePane(root, snapshotOf(s, name), name),
     });
     pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
     eventLog(this.eventsEl, s);
     if (this.side) this.renderSide(s);
+  }
+
+  // renderLocks draws the scene's locks, one lane each, and the wait cycle
+  // across them (State.cycle, lockqueue's wait-cycle alert), naming each
+  // node by its client.
+  renderLocks(s) {
+    const client = new Map(s.clients.filter((c) => c.node).map((c) => [c.node, c.name]));
+    const name = (n) => client.get(n) || n;
+    this.positions = null; // no notification runs between a scene's lanes
+    drawLocks(this.locksSvg, s.locks, s.cycle || null, {
+      selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key, names: name,
+    });
+    const members = (s.cycle && s.cycle.nodes) || [];
+    this.cycleNote.hidden = !members.length;
+    this.cycleNote.replaceChildren();
+    if (!members.length) return;
+    const head = document.createElement('strong');
+    head.textContent = `⚠ wait cycle across ${s.locks.length} locks: ${[...members, members[0]].map(name).join(' → ')}`;
+    const why = document.createElement('small');
+    why.textContent = s.cycle.message;
+    this.cycleNote.dataset.cycle = members.map(name).join(' ');
+    this.cycleNote.append(head, why);
   }
 
   // unavailable shows why a pane's run could not start (its server is not
@@ -353,7 +388,7 @@ export class Panel {
       });
       if (!res.ok) return;
       const html = await res.text();
-      if (this.selectedNode !== name || !this.state || this.state.snapshot !== snap || !root.isConnected) return;
+      if (this.selectedNode !== name || !this.state || snapshotOf(this.state, name) !== snap || !root.isConnected) return;
       // The pane itself is the node's only while no client is selected.
       if (root === this.pane && this.selectedClient) return;
       root.innerHTML = html;

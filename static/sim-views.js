@@ -113,6 +113,14 @@ export function clientList(root, s, selected, onSelect) {
   }
 }
 
+// snapshotOf is the step's snapshot that has node name: the lock the live
+// reader follows, or one of a scene's locks (a PostgreSQL row that the
+// table's queue no longer shows once nobody waits for it).
+export function snapshotOf(s, name) {
+  const has = (snap) => snap && (snap.nodes || []).some((n) => n.name === name);
+  return [s.snapshot, ...(s.locks || [])].find(has) || s.snapshot;
+}
+
 // clientPane shows the selected client (or node) and the actions a
 // teacher may take on it.
 // nodePane(root, name) fills root with node name's details (from the
@@ -134,7 +142,8 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
     root.append(p);
     return;
   }
-  const node = s.snapshot && c.node ? (s.snapshot.nodes || []).find((n) => n.name === c.node) : null;
+  const snap = c.node ? snapshotOf(s, c.node) : null;
+  const node = snap && (snap.nodes || []).find((n) => n.name === c.node);
   const [dl, add] = definitions();
   // Another service's node is described by the server, in its terms
   // (views.NodeDetails: a PostgreSQL backend as pg_activity shows it),
