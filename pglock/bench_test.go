@@ -111,7 +111,7 @@ func BenchmarkPoll(b *testing.B) {
 		}
 	}
 
-	args := queryArgs(r.namesOf(watch))
+	args := queryArgs(r.namesOf(watch), false, false)
 	// The query alone (server time and the round trip), beside the
 	// whole poll.
 	b.Run("query-only", func(b *testing.B) {

@@ -363,7 +363,7 @@ func (f *serveFlags) lockConfig(c *serveConfig) error {
 	if c.Etcd, err = f.etcd.config(watch["etcd"], under["etcd"]); err != nil {
 		return err
 	}
-	if c.Postgres, err = f.pg.config(watch["postgres"]); err != nil {
+	if c.Postgres, err = f.pg.config(watch["postgres"], under["postgres"]); err != nil {
 		return err
 	}
 	if c.Redis, err = f.redis.config(watch["redis"]); err != nil {
@@ -371,9 +371,6 @@ func (f *serveFlags) lockConfig(c *serveConfig) error {
 	}
 	if len(under["redis"]) > 0 {
 		return fmt.Errorf("--watch-under redis:%s: Redis locks are not found under a prefix (zklockviz never scans keys); name each with --watch redis:KEY", under["redis"][0])
-	}
-	if len(under["postgres"]) > 0 {
-		return fmt.Errorf("--watch-under postgres:%s: PostgreSQL's locks are not found under a prefix; name each with --watch postgres:NAME", under["postgres"][0])
 	}
 	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != "", "redis": c.Redis != nil}
 	return errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given))
