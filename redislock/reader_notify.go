@@ -54,6 +54,11 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 	for _, name := range r.Watched() {
 		m.subscribe(ctx, name)
 	}
+	for _, p := range r.cfg.Patterns {
+		// The channel's glob is the key's: a key set that matches the
+		// pattern is found at once, not when the walk reaches it.
+		ps.PSubscribe(ctx, keyspacePrefix+p) // a refusal comes back through Receive
+	}
 	for {
 		msg, err := ps.Receive(ctx)
 		if ctx.Err() != nil {
@@ -84,9 +89,28 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 				r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
 			}
 		case *redis.Message:
-			r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
+			key := strings.TrimPrefix(v.Channel, keyspacePrefix)
+			if v.Pattern != "" && makesLock[v.Payload] && !r.follows(key) {
+				r.consider(ctx, m, []string{key})
+				continue
+			}
+			r.kick(key)
 		}
 	}
+}
+
+// makesLock are the keyspace events of the commands that make a lock key:
+// SET (SET NX PX: redsync, redis-cli), HINCRBY (Redisson), and those that
+// make a key of any type.
+var makesLock = map[string]bool{"set": true, "hset": true, "hsetnx": true, "hincrby": true,
+	"rename_to": true, "restore": true, "copy_to": true}
+
+// follows reports whether the reader follows name.
+func (r *Reader) follows(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.locks[name]
+	return ok
 }
 
 // keyspaceFlags reads notify-keyspace-events, retrying while the master

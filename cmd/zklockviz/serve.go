@@ -366,11 +366,8 @@ func (f *serveFlags) lockConfig(c *serveConfig) error {
 	if c.Postgres, err = f.pg.config(watch["postgres"], under["postgres"]); err != nil {
 		return err
 	}
-	if c.Redis, err = f.redis.config(watch["redis"]); err != nil {
+	if c.Redis, err = f.redis.config(watch["redis"], under["redis"]); err != nil {
 		return err
-	}
-	if len(under["redis"]) > 0 {
-		return fmt.Errorf("--watch-under redis:%s: Redis locks are not found under a prefix (zklockviz never scans keys); name each with --watch redis:KEY", under["redis"][0])
 	}
 	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != "", "redis": c.Redis != nil}
 	return errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given))
