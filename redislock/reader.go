@@ -67,15 +67,15 @@ type Reader struct {
 	masters []*liveMaster
 	quorum  int
 
-	mu      sync.Mutex
-	locks   map[string]*follow
-	order   []string
-	runCtx  context.Context // nil until Run
+	mu     sync.Mutex
+	locks  map[string]*follow
+	order  []string
+	runCtx context.Context // nil until Run
 	// discovered counts the locks discovery follows; walks are each
 	// master's walks of its keyspace, one per pattern.
 	discovered int
 	walks      [][]*walk
-	running sync.WaitGroup
+	running    sync.WaitGroup
 
 	done      chan struct{} // closed by Close
 	stopped   chan struct{} // closed when Run returns
