@@ -259,6 +259,7 @@ func (r *Reader) Run(ctx context.Context) error {
 		r.running.Go(func() { r.notifications(ctx, m) })
 		if len(r.walks[i]) > 0 {
 			r.running.Go(func() { r.discover(ctx, m, r.walks[i]) })
+			r.running.Go(func() { r.patternEvents(ctx, m) })
 		}
 	}
 	<-ctx.Done()

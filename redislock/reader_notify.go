@@ -54,11 +54,6 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 	for _, name := range r.Watched() {
 		m.subscribe(ctx, name)
 	}
-	for _, p := range r.cfg.Patterns {
-		// The channel's glob is the key's: a key set that matches the
-		// pattern is found at once, not when the walk reaches it.
-		ps.PSubscribe(ctx, keyspacePrefix+p) // a refusal comes back through Receive
-	}
 	for {
 		msg, err := ps.Receive(ctx)
 		if ctx.Err() != nil {
@@ -89,12 +84,57 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 				r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
 			}
 		case *redis.Message:
-			key := strings.TrimPrefix(v.Channel, keyspacePrefix)
-			if v.Pattern != "" && makesLock[v.Payload] && !r.follows(key) {
-				r.consider(ctx, m, []string{key})
-				continue
+			r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
+		}
+	}
+}
+
+// patternEvents finds the keys matching the --watch-under patterns when
+// they are set, from m's keyspace events (PSUBSCRIBE of the pattern's
+// channels: the channel's glob is the key's), rather than when the walk
+// reaches them. It waits until m sends keyspace events, and uses a
+// connection of its own: an ACL that allows the named keys' channels but
+// not a pattern's (a PSUBSCRIBE pattern must be allowed as written) refuses
+// only this, and the walk still finds the keys.
+func (r *Reader) patternEvents(ctx context.Context, m *liveMaster) {
+	for !m.notifyOn() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(r.cfg.Poll):
+		}
+	}
+	channels := make([]string, len(r.cfg.Patterns))
+	for i, p := range r.cfg.Patterns {
+		channels[i] = keyspacePrefix + p
+	}
+	ps := m.client.PSubscribe(ctx, channels...)
+	stop := context.AfterFunc(ctx, func() { ps.Close() })
+	defer stop()
+	defer ps.Close()
+	for {
+		msg, err := ps.Receive(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		var rerr redis.Error
+		switch {
+		case errors.As(err, &rerr):
+			r.log.Info("keyspace events of the --watch-under patterns refused; finding keys by SCAN alone",
+				"addr", m.addr, "err", err, "acl", "&"+channels[0])
+			return
+		case err != nil:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(r.cfg.Poll):
 			}
-			r.kick(key)
+			continue
+		}
+		if v, ok := msg.(*redis.Message); ok && makesLock[v.Payload] {
+			if key := strings.TrimPrefix(v.Channel, keyspacePrefix); !r.follows(key) {
+				r.consider(ctx, m, []string{key})
+			}
 		}
 	}
 }
