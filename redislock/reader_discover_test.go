@@ -60,3 +60,29 @@ func TestDiscoveryLeastPrivilege(t *testing.T) {
 		})
 	}
 }
+
+// A key found by a pattern is followed while it is a lock: deleted, it is
+// published free once, then the hub is told to forget it and the reader
+// no longer lists it; a key of another type is never followed.
+func TestDiscoveredKeyLeaves(t *testing.T) {
+	srv := redislocal.ForTest(t)
+	cli(t, srv.Addr(), "SET", "found:a", "tok-a", "NX", "PX", "600000")
+	cli(t, srv.Addr(), "RPUSH", "found:list", "x")
+	forgot := make(chan string, 4)
+	r, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Patterns: []string{"found:*"},
+		Forget: func(key string) { forgot <- key }})
+	s.waitSnap(t, "found:a", "found:a held by tok-a", held("tok-a"))
+	cli(t, srv.Addr(), "DEL", "found:a")
+	s.waitSnap(t, "found:a", "found:a free", free)
+	select {
+	case key := <-forgot:
+		if key != "redis:found:a" {
+			t.Errorf("Forget(%q), want redis:found:a", key)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("the hub was not told to forget found:a")
+	}
+	if got := r.Watched(); len(got) != 0 {
+		t.Errorf("Watched = %v after the key went, want none (and never the list)", got)
+	}
+}
