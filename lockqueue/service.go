@@ -122,3 +122,14 @@ func (s Snapshot) WithWaitEdges() Snapshot {
 // server keeps no record of it, so the classroom, which runs the client,
 // is the one to say so.
 const OnPoll WaitOn = "poll"
+
+// What a discovery below prefixes leaves unexplored, when it is not
+// ZooKeeper's folders (lockservice.Unexplored.What): the views word each.
+const (
+	// UnexploredUnwalked: keys the first walk of a Redis keyspace (SCAN)
+	// has still to look at.
+	UnexploredUnwalked = "redis-unwalked"
+	// UnexploredOverLimit: lock keys matching a pattern that are not
+	// followed, past the limit of keys followed.
+	UnexploredOverLimit = "redis-over-limit"
+)

@@ -18,4 +18,8 @@ type Unexplored struct {
 	// that raises it.
 	Limit int
 	Flag  string
+	// What names what Folders counts, for the words that say it: empty
+	// for folders below the prefixes (ZooKeeper); another service names
+	// its own (keys of a keyspace not walked yet, keys past a limit).
+	What string
 }

@@ -3,6 +3,7 @@ package pglock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -111,7 +112,7 @@ func BenchmarkPoll(b *testing.B) {
 		}
 	}
 
-	args := queryArgs(r.namesOf(watch))
+	args := queryArgs(r.namesOf(watch), false, false)
 	// The query alone (server time and the round trip), beside the
 	// whole poll.
 	b.Run("query-only", func(b *testing.B) {
@@ -123,10 +124,39 @@ func BenchmarkPoll(b *testing.B) {
 		}
 	})
 	b.Run("100-sessions", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
 			r.poll(ctx)
 		}
 		if err := r.Err(); err != nil {
+			b.Fatal(err)
+		}
+	})
+
+	// The same six locks found by --watch-under postgres:advisory and
+	// postgres:rows instead of named: the same one query, widened.
+	dcol := newCollector()
+	d, err := New(Config{DSN: srv.DSN(), Publish: dcol.publish, Discover: []string{DiscoverAdvisory, DiscoverRows}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.disconnect()
+	d.poll(ctx)
+	if got := d.Watched(); !slices.Equal(got, []string{"advisory/1", "advisory/2", "advisory/3", "advisory/4", "advisory/5", "table/public.orders"}) {
+		b.Fatalf("discovery found %v, want the six locks", got)
+	}
+	for _, name := range watch {
+		s, _ := col.get(name)
+		if ds, _ := dcol.get(name); len(ds.Nodes) != len(s.Nodes) || len(ds.Waiters()) != len(s.Waiters()) {
+			b.Fatalf("%s found: %d nodes, %d waiters; named: %d, %d", name, len(ds.Nodes), len(ds.Waiters()), len(s.Nodes), len(s.Waiters()))
+		}
+	}
+	b.Run("100-sessions-discovered", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			d.poll(ctx)
+		}
+		if err := d.Err(); err != nil {
 			b.Fatal(err)
 		}
 	})

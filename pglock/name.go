@@ -92,3 +92,38 @@ func parseName(name string) (lockName, error) {
 func badName(name, why string) error {
 	return fmt.Errorf("%w %q for postgres: %s", lockservice.ErrBadName, name, why)
 }
+
+// What --watch-under postgres:KIND finds.
+const (
+	// DiscoverAdvisory: every advisory lock of the database held or
+	// waited on, each named advisory/KEY or advisory/KEY1/KEY2.
+	DiscoverAdvisory = "advisory"
+	// DiscoverRows: every table whose row locks someone waits for, named
+	// table/SCHEMA.TABLE. A row lock nobody waits for leaves no trace in
+	// pg_locks, so it is not found.
+	DiscoverRows = "rows"
+)
+
+// CheckDiscover says whether kind is something --watch-under postgres:
+// can find.
+func CheckDiscover(kind string) error {
+	switch kind {
+	case DiscoverAdvisory, DiscoverRows:
+		return nil
+	}
+	return fmt.Errorf("%w %q for postgres discovery: want advisory (every advisory lock held or waited on) or rows (every table with a row lock waited for)",
+		lockservice.ErrBadName, kind)
+}
+
+// advisoryName is the name of the advisory lock pg_locks shows with these
+// keys, as parseName reads it back: objsubid 1 is one bigint key split
+// across classid (high half) and objid (low half), 2 is two int4 keys.
+func advisoryName(classid, objid uint32, objsubid int16) (string, bool) {
+	switch objsubid {
+	case 1:
+		return "advisory/" + strconv.FormatInt(int64(uint64(classid)<<32|uint64(objid)), 10), true
+	case 2:
+		return "advisory/" + strconv.Itoa(int(int32(classid))) + "/" + strconv.Itoa(int(int32(objid))), true
+	}
+	return "", false
+}

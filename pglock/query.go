@@ -20,16 +20,25 @@ import (
 // Parameters: $1, $2, $3 the advisory keys' classid, objid and objsubid;
 // $4 the watched tables. %s is the wait start column: pg_locks.waitstart
 // from PostgreSQL 14, NULL before.
+//
+// Discovery (--watch-under postgres:advisory, postgres:rows) rides on the
+// same statement: $5 true takes every advisory lock of the database, not
+// only the keys in $1-$3; $6 true adds to rels every table of the database
+// with a tuple lock (which PostgreSQL takes only while a row lock is waited
+// for), named SCHEMA.TABLE. The poll reads them back from locks and tables.
 const pollQuery = `WITH pl AS MATERIALIZED (
 	SELECT locktype, database, relation, classid, objid, objsubid, pid, mode, granted, %s AS waitstart
 	FROM pg_locks WHERE pid IS NOT NULL
 ), rels AS (
 	SELECT n AS name, to_regclass(n)::oid AS oid FROM unnest($4::text[]) AS n
+	UNION SELECT ns.nspname || '.' || c.relname, c.oid
+	FROM pl t JOIN pg_class c ON c.oid = t.relation JOIN pg_namespace ns ON ns.oid = c.relnamespace
+	WHERE $6::bool AND t.locktype = 'tuple' AND t.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 ), mine AS (
 	SELECT * FROM pl l
 	WHERE (l.locktype = 'advisory'
 	       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-	       AND (l.classid, l.objid, l.objsubid) IN (SELECT * FROM unnest($1::oid[], $2::oid[], $3::int2[])))
+	       AND ($5::bool OR (l.classid, l.objid, l.objsubid) IN (SELECT * FROM unnest($1::oid[], $2::oid[], $3::int2[]))))
 	   OR (l.locktype = 'tuple' AND l.relation IN (SELECT oid FROM rels))
 	   OR (l.locktype = 'transactionid' AND NOT l.granted
 	       AND l.pid IN (SELECT t.pid FROM pl t WHERE t.locktype = 'tuple' AND t.relation IN (SELECT oid FROM rels)))
@@ -72,8 +81,10 @@ func waitStartColumn(version int) string {
 	return "NULL::timestamptz"
 }
 
-// queryArgs are pollQuery's parameters for the watched locks.
-func queryArgs(names []lockName) []any {
+// queryArgs are pollQuery's parameters for the watched locks, and for
+// discovery of every advisory lock (advisory) and of the tables whose row
+// locks are waited for (rows).
+func queryArgs(names []lockName, advisory, rows bool) []any {
 	var classids, objids []uint32
 	var subids []int16
 	tables := []string{}
@@ -84,7 +95,7 @@ func queryArgs(names []lockName) []any {
 		}
 		classids, objids, subids = append(classids, n.classid), append(objids, n.objid), append(subids, n.objsubid)
 	}
-	return []any{classids, objids, subids, tables}
+	return []any{classids, objids, subids, tables, advisory, rows}
 }
 
 // pollResult is pollQuery's one row.
@@ -303,4 +314,53 @@ func data(s session) string {
 		return ""
 	}
 	return string(b)
+}
+
+// discovered names the locks the poll found that named (the watched
+// locks) does not already cover: every advisory lock (advisory), and every
+// table with a row lock waited for (rows, a tuple lock on it), sorted.
+func (r *pollResult) discovered(named []lockName, advisory, rows bool) []string {
+	type key struct {
+		classid, objid uint32
+		objsubid       int16
+	}
+	namedKeys, namedTables := map[key]bool{}, map[uint32]bool{}
+	for _, n := range named {
+		if n.recipe == Advisory {
+			namedKeys[key{n.classid, n.objid, n.objsubid}] = true
+		} else if oid, ok := r.tableOID(n.table); ok {
+			namedTables[oid] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	tuples := map[uint32]bool{}
+	for _, l := range r.Locks {
+		switch {
+		case advisory && l.Locktype == "advisory" && l.Classid != nil && l.Objid != nil && l.Objsubid != nil:
+			if namedKeys[key{*l.Classid, *l.Objid, *l.Objsubid}] {
+				continue
+			}
+			if name, ok := advisoryName(*l.Classid, *l.Objid, *l.Objsubid); ok {
+				add(name)
+			}
+		case rows && l.Locktype == "tuple" && l.Relation != nil:
+			tuples[*l.Relation] = true
+		}
+	}
+	for _, t := range r.Tables {
+		// A table whose name needs quoting cannot be named table/…:
+		// it is left out rather than shown under a name that is not its.
+		if t.OID != nil && tuples[*t.OID] && !namedTables[*t.OID] && tableName.MatchString(t.Name) {
+			add("table/" + t.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -62,6 +63,10 @@ type Config struct {
 	Logger  *slog.Logger
 	// Watch are the locks to follow from the start.
 	Watch []string
+	// Discover are what to find without naming it (DiscoverAdvisory,
+	// DiscoverRows): each lock found is followed while it is held or
+	// waited on, read by the same one query per poll.
+	Discover []string
 }
 
 // Reader follows PostgreSQL locks, read-only, on one connection: every
@@ -78,9 +83,11 @@ type Reader struct {
 
 	mu      sync.Mutex
 	watched []string
-	last    map[string]lockqueue.Snapshot
-	err     error
-	live    bool
+	// found are the locks discovery follows now, not in watched.
+	found map[string]bool
+	last  map[string]lockqueue.Snapshot
+	err   error
+	live  bool
 
 	// Only Run's goroutine uses these.
 	db    *pgx.Conn
@@ -136,6 +143,11 @@ func New(cfg Config) (*Reader, error) {
 	}
 	for _, name := range cfg.Watch {
 		if err := r.Watch(name); err != nil {
+			return nil, err
+		}
+	}
+	for _, kind := range cfg.Discover {
+		if err := CheckDiscover(kind); err != nil {
 			return nil, err
 		}
 	}
@@ -214,6 +226,10 @@ func (r *Reader) Unwatch(name string) error {
 	}
 	r.mu.Lock()
 	i := slices.Index(r.watched, name)
+	if i < 0 && r.found[name] {
+		r.mu.Unlock()
+		return fmt.Errorf("postgres %s: found by --watch-under postgres:%s, shown while it is held or waited on", name, discoveredBy(name))
+	}
 	if i >= 0 {
 		r.watched = slices.Delete(r.watched, i, i+1)
 		delete(r.last, name)
@@ -232,11 +248,30 @@ func (r *Reader) poke() {
 	}
 }
 
-// Watched lists the followed locks.
+// Watched lists the followed locks: those named, then those discovery
+// found.
 func (r *Reader) Watched() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return slices.Concat(r.watched, slices.Sorted(maps.Keys(r.found)))
+}
+
+// named lists the locks named by Watch.
+func (r *Reader) named() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return slices.Clone(r.watched)
+}
+
+// discovers reports whether discovery finds kind.
+func (r *Reader) discovers(kind string) bool { return slices.Contains(r.cfg.Discover, kind) }
+
+// discoveredBy is the discovery kind that finds a lock of name's recipe.
+func discoveredBy(name string) string {
+	if n, _ := parseName(name); n.recipe == RowLock {
+		return DiscoverRows
+	}
+	return DiscoverAdvisory
 }
 
 // Connection is Connected while the last poll succeeded.
@@ -305,8 +340,9 @@ func (r *Reader) poll(parent context.Context) {
 			return
 		}
 	}
-	watched := r.Watched()
-	if len(watched) == 0 {
+	watched := r.named()
+	advisory, rows := r.discovers(DiscoverAdvisory), r.discovers(DiscoverRows)
+	if len(watched) == 0 && !advisory && !rows {
 		// Nothing to read: only check that the server still answers,
 		// so its errors show before the first watch.
 		if err := r.db.Ping(ctx); err != nil {
@@ -319,7 +355,7 @@ func (r *Reader) poll(parent context.Context) {
 	}
 	names := r.namesOf(watched)
 	var raw []byte
-	if err := r.db.QueryRow(ctx, r.query, queryArgs(names)...).Scan(&raw); err != nil {
+	if err := r.db.QueryRow(ctx, r.query, queryArgs(names, advisory, rows)...).Scan(&raw); err != nil {
 		r.disconnect()
 		fail(describe(r.addr, r.conn.User, err))
 		return
@@ -330,15 +366,24 @@ func (r *Reader) poll(parent context.Context) {
 		return
 	}
 	r.ok()
+	found, gone := r.refound(res.discovered(names, advisory, rows))
 	if !r.started.IsZero() && !res.Started.Equal(r.started) {
-		r.restarted(watched, res)
+		// Found locks too: one held before the restart is published once
+		// more (in gone) with the alert, then dropped.
+		r.restarted(slices.Concat(watched, found, gone), res)
 	}
 	r.started = res.Started
 	waits := res.graph()
-	for i, name := range watched {
-		parts, exists := res.parts(names[i])
+	for i, name := range slices.Concat(watched, found, gone) {
+		var n lockName
+		if i < len(names) {
+			n = names[i]
+		} else {
+			n, _ = parseName(name) // made by discovered
+		}
+		parts, exists := res.parts(n)
 		nodes, alerts := lockqueue.BuildServerQueue(lockqueue.ServerQueue{
-			Recipe: names[i].recipe, Sessions: res.sessions(names[i], parts), Waits: waits, Now: res.Now,
+			Recipe: n.recipe, Sessions: res.sessions(n, parts), Waits: waits, Now: res.Now,
 			LongWait: r.cfg.LongWait, IdleGrace: r.cfg.IdleGrace,
 		})
 		if a, ok := r.restarts[name]; ok {
@@ -349,9 +394,59 @@ func (r *Reader) poll(parent context.Context) {
 			}
 		}
 		r.publish(lockqueue.Snapshot{
-			Service: Name, Path: name, Recipe: names[i].recipe, Connection: lockqueue.Connected,
-			WatchSource: "pg_locks", Exists: exists, Nodes: nodes, Alerts: alerts, UpdatedAt: res.Now,
+			Service: Name, Path: name, Recipe: n.recipe, Connection: lockqueue.Connected,
+			// A lock found exists while found; one just gone is free.
+			WatchSource: "pg_locks", Exists: exists || i >= len(names), Nodes: nodes, Alerts: alerts, UpdatedAt: res.Now,
 		})
+	}
+	r.drop(gone)
+}
+
+// refound makes found the locks discovery follows, and returns them with
+// those it followed before and found no more (gone): those are published
+// once more, free, then dropped.
+func (r *Reader) refound(found []string) (now, gone []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := make(map[string]bool, len(found))
+	for _, name := range found {
+		next[name] = true
+		if !r.found[name] {
+			r.log.Debug("postgres: lock found", "lock", name)
+		}
+	}
+	for name := range r.found {
+		if !next[name] && !slices.Contains(r.watched, name) {
+			gone = append(gone, name)
+			next[name] = true // published once more, then dropped
+		}
+	}
+	slices.Sort(gone)
+	r.found = next
+	return found, gone
+}
+
+// drop stops following locks discovery found no more, and has the hub
+// forget them: a lock nobody holds or waits on is no lock in pg_locks.
+func (r *Reader) drop(gone []string) {
+	if len(gone) == 0 {
+		return
+	}
+	r.mu.Lock()
+	var forget []string
+	for _, name := range gone {
+		delete(r.found, name)
+		if !slices.Contains(r.watched, name) { // named meanwhile: it stays
+			delete(r.last, name)
+			forget = append(forget, name)
+		}
+	}
+	r.mu.Unlock()
+	for _, name := range forget {
+		r.log.Debug("postgres: lock gone", "lock", name)
+		if r.cfg.Forget != nil {
+			r.cfg.Forget(lockqueue.LockID{Service: Name, Name: name}.Key())
+		}
 	}
 }
 
@@ -465,7 +560,7 @@ func (r *Reader) fail(err error) {
 	r.mu.Lock()
 	was := r.err
 	r.err, r.live = err, false
-	watched := slices.Clone(r.watched)
+	watched := slices.Concat(r.watched, slices.Sorted(maps.Keys(r.found)))
 	r.mu.Unlock()
 	if was == nil || was.Error() != err.Error() {
 		r.log.Warn("postgres: cannot read locks", "addr", r.addr, "err", err)
@@ -496,7 +591,8 @@ func (r *Reader) publish(s lockqueue.Snapshot) {
 		last = &prev
 	}
 	lockqueue.CarryHolds(last, &s, s.UpdatedAt)
-	if !slices.Contains(r.watched, s.Path) || (seen && lockqueue.SameShown(prev, s)) {
+	followed := r.found[s.Path] || slices.Contains(r.watched, s.Path)
+	if !followed || (seen && lockqueue.SameShown(prev, s)) {
 		r.mu.Unlock()
 		return
 	}

@@ -836,7 +836,7 @@ func (w *classWorld) Snapshot() (lockqueue.Snapshot, bool, error) {
 	snap := lockqueue.Snapshot{Service: Name, Path: w.lockName, Recipe: w.name.recipe, Connection: lockqueue.Connected,
 		WatchSource: "pg_locks", Nodes: []lockqueue.Node{}, Alerts: []lockqueue.Alert{}, UpdatedAt: time.Now()}
 	var raw []byte
-	if err := w.obs.QueryRow(ctx, w.query, queryArgs([]lockName{w.name})...).Scan(&raw); err != nil {
+	if err := w.obs.QueryRow(ctx, w.query, queryArgs([]lockName{w.name}, false, false)...).Scan(&raw); err != nil {
 		return snap, true, fmt.Errorf("postgres classroom: read locks: %w", err)
 	}
 	res, err := decodeResult(raw)

@@ -42,6 +42,16 @@ type Config struct {
 	Poll time.Duration
 	// Names are locks to follow from the start.
 	Names []string
+	// Patterns find lock keys by SCAN MATCH glob, and by keyspace events
+	// where the masters send them (reader_discover.go); ScanCount is
+	// SCAN's COUNT (default DefaultScanCount), DiscoverLimit how many
+	// keys found are followed at most (default DefaultDiscoverLimit).
+	Patterns      []string
+	ScanCount     int
+	DiscoverLimit int
+	// Forget, when set, is told the hub key of a key found that no master
+	// holds as a lock any more.
+	Forget func(key string)
 	// Publish receives every changed snapshot; it must not block.
 	Publish lockservice.Sink
 	// Logger receives connection changes; slog.Default when nil.
@@ -57,11 +67,15 @@ type Reader struct {
 	masters []*liveMaster
 	quorum  int
 
-	mu      sync.Mutex
-	locks   map[string]*follow
-	order   []string
-	runCtx  context.Context // nil until Run
-	running sync.WaitGroup
+	mu     sync.Mutex
+	locks  map[string]*follow
+	order  []string
+	runCtx context.Context // nil until Run
+	// discovered counts the locks discovery follows; walks are each
+	// master's walks of its keyspace, one per pattern.
+	discovered int
+	walks      [][]*walk
+	running    sync.WaitGroup
 
 	done      chan struct{} // closed by Close
 	stopped   chan struct{} // closed when Run returns
@@ -82,6 +96,17 @@ func NewReader(cfg Config) (*Reader, error) {
 	if cfg.Publish == nil {
 		cfg.Publish = func(lockqueue.Snapshot) {}
 	}
+	if cfg.ScanCount <= 0 {
+		cfg.ScanCount = DefaultScanCount
+	}
+	if cfg.DiscoverLimit <= 0 {
+		cfg.DiscoverLimit = DefaultDiscoverLimit
+	}
+	for _, p := range cfg.Patterns {
+		if err := CheckPattern(p); err != nil {
+			return nil, fmt.Errorf("redis: --watch-under redis:%s: %w", p, err)
+		}
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -97,6 +122,11 @@ func NewReader(cfg Config) (*Reader, error) {
 		}
 		seen[a] = true
 		r.masters = append(r.masters, newLiveMaster(a, cfg))
+		var ws []*walk
+		for _, p := range cfg.Patterns {
+			ws = append(ws, &walk{pattern: p, size: -1})
+		}
+		r.walks = append(r.walks, ws)
 	}
 	for _, n := range cfg.Names {
 		if err := r.Watch(n); err != nil {
@@ -130,7 +160,11 @@ func (r *Reader) Watch(name string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.locks[name]; ok {
+	if f, ok := r.locks[name]; ok {
+		if f.discovered { // named now: it stays when it is no lock
+			f.discovered = false
+			r.discovered--
+		}
 		return nil
 	}
 	f := newFollow(name, len(r.masters))
@@ -146,6 +180,10 @@ func (r *Reader) Watch(name string) error {
 func (r *Reader) Unwatch(name string) error {
 	r.mu.Lock()
 	f, ok := r.locks[name]
+	if ok && f.discovered {
+		r.mu.Unlock()
+		return fmt.Errorf("redis: %q was found by --watch-under and is followed while it is a lock", name)
+	}
 	if ok {
 		delete(r.locks, name)
 		r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
@@ -216,9 +254,13 @@ func (r *Reader) Run(ctx context.Context) error {
 		r.start(r.locks[n])
 	}
 	r.mu.Unlock()
-	for _, m := range r.masters {
+	for i, m := range r.masters {
 		r.running.Go(func() { r.health(ctx, m) })
 		r.running.Go(func() { r.notifications(ctx, m) })
+		if len(r.walks[i]) > 0 {
+			r.running.Go(func() { r.discover(ctx, m, r.walks[i]) })
+			r.running.Go(func() { r.patternEvents(ctx, m) })
+		}
 	}
 	<-ctx.Done()
 	r.running.Wait()
@@ -291,6 +333,13 @@ func (r *Reader) loop(ctx context.Context, f *follow) {
 		}
 		snap, deadline := f.build(reads, r.quorum, source, time.Now())
 		r.publish(f, snap)
+		r.mu.Lock()
+		discovered := f.discovered
+		r.mu.Unlock()
+		if discovered && noLock(reads) {
+			r.leave(f)
+			return
+		}
 		wait := r.cfg.Poll
 		if notifying {
 			wait = resyncPolls * r.cfg.Poll

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/redislocal"
 	"github.com/zklockviz/zklockviz/redislock"
@@ -125,23 +126,29 @@ func TestLeastPrivilegeUser(t *testing.T) {
 			if err := r.Err(); err != nil {
 				t.Errorf("Err = %v", err)
 			}
-			log, err := client(t, srv.Addr()).Do(context.Background(), "ACL", "LOG").Slice()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var refused []string
-			for _, entry := range log {
-				if m, ok := entry.(map[any]any); ok && m["username"] == tc.user {
-					refused = append(refused, toText(m["object"]))
-				} else if !ok {
-					t.Fatalf("ACL LOG entry %v: want a map", entry)
-				}
-			}
-			if !slices.Equal(refused, tc.refused) {
+			if refused := refusedTo(t, client(t, srv.Addr()), tc.user); !slices.Equal(refused, tc.refused) {
 				t.Errorf("ACL LOG: refused to %s: %v, want %v", tc.user, refused, tc.refused)
 			}
 		})
 	}
+}
+
+// refusedTo lists what ACL LOG says was refused to user (the objects).
+func refusedTo(t *testing.T, c *redis.Client, user string) []string {
+	t.Helper()
+	log, err := c.Do(context.Background(), "ACL", "LOG").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, entry := range log {
+		if m, ok := entry.(map[any]any); ok && m["username"] == user {
+			refused = append(refused, toText(m["object"]))
+		} else if !ok {
+			t.Fatalf("ACL LOG entry %v: want a map", entry)
+		}
+	}
+	return refused
 }
 
 func toText(v any) string {

@@ -62,6 +62,9 @@ type follow struct {
 	name   string
 	cancel context.CancelFunc
 	kick   chan struct{}
+	// discovered: found by a pattern, not named; followed while a master
+	// holds it as a lock. Reader.mu guards it.
+	discovered bool
 
 	mu      sync.Mutex
 	guesses []string // per master, the key's type read last

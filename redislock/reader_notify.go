@@ -89,6 +89,70 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 	}
 }
 
+// patternEvents finds the keys matching the --watch-under patterns when
+// they are set, from m's keyspace events (PSUBSCRIBE of the pattern's
+// channels: the channel's glob is the key's), rather than when the walk
+// reaches them. It waits until m sends keyspace events, and uses a
+// connection of its own: an ACL that allows the named keys' channels but
+// not a pattern's (a PSUBSCRIBE pattern must be allowed as written) refuses
+// only this, and the walk still finds the keys.
+func (r *Reader) patternEvents(ctx context.Context, m *liveMaster) {
+	for !m.notifyOn() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(r.cfg.Poll):
+		}
+	}
+	channels := make([]string, len(r.cfg.Patterns))
+	for i, p := range r.cfg.Patterns {
+		channels[i] = keyspacePrefix + p
+	}
+	ps := m.client.PSubscribe(ctx, channels...)
+	stop := context.AfterFunc(ctx, func() { ps.Close() })
+	defer stop()
+	defer ps.Close()
+	for {
+		msg, err := ps.Receive(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		var rerr redis.Error
+		switch {
+		case errors.As(err, &rerr):
+			r.log.Info("keyspace events of the --watch-under patterns refused; finding keys by SCAN alone",
+				"addr", m.addr, "err", err, "acl", "&"+channels[0])
+			return
+		case err != nil:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(r.cfg.Poll):
+			}
+			continue
+		}
+		if v, ok := msg.(*redis.Message); ok && makesLock[v.Payload] {
+			if key := strings.TrimPrefix(v.Channel, keyspacePrefix); !r.follows(key) {
+				r.consider(ctx, m, []string{key})
+			}
+		}
+	}
+}
+
+// makesLock are the keyspace events of the commands that make a lock key:
+// SET (SET NX PX: redsync, redis-cli), HINCRBY (Redisson), and those that
+// make a key of any type.
+var makesLock = map[string]bool{"set": true, "hset": true, "hsetnx": true, "hincrby": true,
+	"rename_to": true, "restore": true, "copy_to": true}
+
+// follows reports whether the reader follows name.
+func (r *Reader) follows(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.locks[name]
+	return ok
+}
+
 // keyspaceFlags reads notify-keyspace-events, retrying while the master
 // cannot be reached; an answer that is an error (NOPERM, a renamed CONFIG)
 // is final.

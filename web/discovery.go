@@ -15,6 +15,10 @@ type UnexploredNote struct {
 	Folders int    `json:"folders"`
 	Limit   int    `json:"limit"`
 	Flag    string `json:"flag"`
+	// What names what Folders counts, left out for folders (ZooKeeper):
+	// redis-unwalked (keys the first walk of the keyspace has still to
+	// look at) or redis-over-limit (lock keys found but not followed).
+	What    string `json:"what,omitempty"`
 	Message string `json:"message"`
 }
 
@@ -27,7 +31,7 @@ func unexplored(reg *lockservice.Registry) []views.Unexplored {
 			continue
 		}
 		if u := d.Unexplored(); u.Folders > 0 {
-			out = append(out, views.Unexplored{Service: serviceView(svc), Folders: u.Folders, Limit: u.Limit, Flag: u.Flag})
+			out = append(out, views.Unexplored{Service: serviceView(svc), Folders: u.Folders, Limit: u.Limit, Flag: u.Flag, What: u.What})
 		}
 	}
 	return out
@@ -37,7 +41,7 @@ func unexplored(reg *lockservice.Registry) []views.Unexplored {
 func unexploredNotes(reg *lockservice.Registry) []UnexploredNote {
 	var out []UnexploredNote
 	for _, u := range unexplored(reg) {
-		out = append(out, UnexploredNote{Service: u.Service.Name, Folders: u.Folders, Limit: u.Limit, Flag: u.Flag, Message: u.Text()})
+		out = append(out, UnexploredNote{Service: u.Service.Name, Folders: u.Folders, Limit: u.Limit, Flag: u.Flag, What: u.What, Message: u.Text()})
 	}
 	return out
 }

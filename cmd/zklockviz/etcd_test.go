@@ -112,7 +112,17 @@ func TestServeEtcdFlags(t *testing.T) {
 		{name: "postgres bad lock name", args: []string{"--postgres", "postgres://viz@db1/app", "--watch", "postgres:advisory/x"}, err: "--watch postgres:advisory/x"},
 		{name: "postgres given twice", args: []string{"--postgres", "postgres://a@db1/app", "--postgres", "postgres://b@db2/app"}, err: "--postgres given 2 times"},
 		{name: "zk given twice", args: []string{"--zk", "zk1:2181", "--zk", "zk2:2181"}, err: "--zk given 2 times"},
-		{name: "postgres under a prefix", args: []string{"--postgres", "postgres://viz@db1/app", "--watch-under", "postgres:advisory"}, err: "not found under a prefix"},
+		{name: "postgres discovery", args: []string{"--postgres", "postgres://viz@db1/app", "--watch-under", "postgres:advisory", "--watch-under", "postgres:rows"},
+			want: func(c serveConfig) string {
+				if len(c.Servers) != 0 || strings.Join(c.Postgres.Discover, ",") != "advisory,rows" {
+					return fmt.Sprintf("%+v %+v", c.Servers, c.Postgres)
+				}
+				return ""
+			}},
+		{name: "postgres discovery of nothing it knows", args: []string{"--postgres", "postgres://viz@db1/app", "--watch-under", "postgres:nope"},
+			err: `--watch-under postgres:nope: invalid lock name "nope" for postgres discovery: want advisory (every advisory lock held or waited on) or rows`},
+		{name: "postgres discovery of one lock", args: []string{"--postgres", "postgres://viz@db1/app", "--watch-under", "postgres:advisory/42"}, err: "want advisory"},
+		{name: "postgres discovery without --postgres", args: []string{"--zk", "zk1:2181", "--watch-under", "postgres:advisory"}, err: "--watch-under postgres:advisory: no postgres server given: add --postgres"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := NewMain(io.Discard, io.Discard)

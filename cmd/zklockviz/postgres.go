@@ -28,12 +28,21 @@ type pgConfig struct {
 	LongWait, IdleGrace time.Duration
 	// Watch are the PostgreSQL locks to read from the start.
 	Watch []string
+	// Discover are what --watch-under postgres:KIND finds (advisory,
+	// rows).
+	Discover []string
 }
 
 // config checks the flags; watch are the names of the --watch values
-// that name postgres (postgres:NAME).
-func (f *pgFlags) config(watch []string) (pgConfig, error) {
-	c := pgConfig{DSN: f.dsn, Password: f.password, LongWait: f.longWait, IdleGrace: f.idleGrace, Watch: watch}
+// that name postgres (postgres:NAME), under those of --watch-under
+// (postgres:advisory, postgres:rows).
+func (f *pgFlags) config(watch, under []string) (pgConfig, error) {
+	c := pgConfig{DSN: f.dsn, Password: f.password, LongWait: f.longWait, IdleGrace: f.idleGrace, Watch: watch, Discover: under}
+	for _, kind := range under {
+		if err := pglock.CheckDiscover(kind); err != nil {
+			return c, fmt.Errorf("--watch-under postgres:%s: %w", kind, err)
+		}
+	}
 	if c.DSN == "" {
 		if c.Password != "" {
 			return c, fmt.Errorf("--postgres-password without --postgres")
@@ -77,10 +86,11 @@ func (m *Main) registerPostgres() error {
 	r, err := pglock.New(pglock.Config{
 		DSN: c.DSN, Password: c.Password, Publish: m.readerSink(""), Forget: m.hub.Remove,
 		Poll: m.Config.Poll, LongWait: c.LongWait, IdleGrace: c.IdleGrace, Logger: m.log, Watch: c.Watch,
+		Discover: c.Discover,
 	})
 	if err != nil {
 		return err
 	}
-	m.log.Info("postgres reader", "addr", r.Addr(), "poll", m.Config.Poll)
+	m.log.Info("postgres reader", "addr", r.Addr(), "poll", m.Config.Poll, "discover", c.Discover)
 	return m.registerService(pglock.Service(r))
 }

@@ -209,10 +209,10 @@ func TestServePostgresPassword(t *testing.T) {
 // the reader.
 func TestPostgresWatchConfig(t *testing.T) {
 	f := pgFlags{dsn: "postgres://viz@db1/app"}
-	if _, err := f.config([]string{"advisory/42", "advisory/x"}); err == nil || !strings.Contains(err.Error(), "--watch postgres:advisory/x") {
+	if _, err := f.config([]string{"advisory/42", "advisory/x"}, nil); err == nil || !strings.Contains(err.Error(), "--watch postgres:advisory/x") {
 		t.Errorf("a bad postgres lock on the command line: %v", err)
 	}
-	c, err := f.config([]string{"advisory/42", "table/public.orders"})
+	c, err := f.config([]string{"advisory/42", "table/public.orders"}, nil)
 	if err != nil || !slices.Equal(c.Watch, []string{"advisory/42", "table/public.orders"}) {
 		t.Errorf("config: %+v, %v", c, err)
 	}

@@ -20,6 +20,7 @@ type redisFlags struct {
 	user, password    string
 	tlsOn, skipVerify bool
 	ca, cert, key     string
+	scanCount         int
 }
 
 func (f *redisFlags) register(fs *flag.FlagSet) {
@@ -31,6 +32,7 @@ func (f *redisFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cert, "redis-tls-cert", "", "")
 	fs.StringVar(&f.key, "redis-tls-key", "", "")
 	fs.BoolVar(&f.skipVerify, "redis-tls-insecure-skip-verify", false, "")
+	fs.IntVar(&f.scanCount, "redis-scan-count", redislock.DefaultScanCount, "")
 }
 
 // redisConfig is serve's Redis reader; nil without --redis.
@@ -41,11 +43,15 @@ type redisConfig struct {
 	TLS                *tls.Config
 	// Names are the Redis locks of --watch redis:NAME.
 	Names []string
+	// Patterns are the key patterns of --watch-under redis:PATTERN,
+	// walked with SCAN COUNT ScanCount.
+	Patterns  []string
+	ScanCount int
 }
 
-// config checks the flags and the Redis locks named by --watch; nil
-// without --redis.
-func (f redisFlags) config(names []string) (*redisConfig, error) {
+// config checks the flags, the Redis locks named by --watch and the key
+// patterns of --watch-under; nil without --redis.
+func (f redisFlags) config(names, patterns []string) (*redisConfig, error) {
 	tlsGiven := f.tlsOn || f.skipVerify || f.ca != "" || f.cert != "" || f.key != ""
 	if len(f.addrs.values) == 0 {
 		if f.user != "" || f.password != "" || tlsGiven {
@@ -56,7 +62,10 @@ func (f redisFlags) config(names []string) (*redisConfig, error) {
 	if f.user != "" && f.password == "" {
 		return nil, fmt.Errorf("--redis-user %s needs --redis-password (or ZKLOCKVIZ_REDIS_PASSWORD)", f.user)
 	}
-	c := &redisConfig{Username: f.user, Password: f.password, Names: names}
+	c := &redisConfig{Username: f.user, Password: f.password, Names: names, Patterns: patterns, ScanCount: f.scanCount}
+	if f.scanCount < 1 {
+		return nil, fmt.Errorf("--redis-scan-count %d: want a positive SCAN COUNT such as %d", f.scanCount, redislock.DefaultScanCount)
+	}
 	var err error
 	if c.Addrs, err = parseRedisAddrs(f.addrs.values); err != nil {
 		return nil, err
@@ -72,6 +81,11 @@ func (f redisFlags) config(names []string) (*redisConfig, error) {
 	for _, n := range names {
 		if err := redislock.CheckName(n); err != nil {
 			return nil, fmt.Errorf("--watch redis:%s: %w", n, err)
+		}
+	}
+	for _, p := range patterns {
+		if err := redislock.CheckPattern(p); err != nil {
+			return nil, fmt.Errorf("--watch-under redis:%s: %w", p, err)
 		}
 	}
 	return c, nil
@@ -119,6 +133,7 @@ func (m *Main) newRedisReader() (*redislock.Reader, error) {
 	r, err := redislock.NewReader(redislock.Config{
 		Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLS: c.TLS,
 		Poll: m.Config.Poll, Names: c.Names, Publish: m.readerSink(serversCluster(c.Addrs, "")), Logger: m.log,
+		Patterns: c.Patterns, ScanCount: c.ScanCount, DiscoverLimit: m.Config.DiscoverLimit, Forget: m.hub.Remove,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)

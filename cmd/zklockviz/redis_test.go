@@ -185,7 +185,9 @@ func TestRedisFlags(t *testing.T) {
 		{"cert without key", []string{"--redis", "r1", "--redis-tls-cert", "c.pem"}, "--redis-tls-cert and --redis-tls-key go together"},
 		{"a Redis lock without --redis", []string{"--watch", "redis:orders"}, "--watch redis:orders: no redis server given: add --redis"},
 		{"a bad Redis lock name", []string{"--redis", "r1", "--watch", "redis:a b"}, "--watch redis:a b: invalid lock name"},
-		{"--watch-under a Redis prefix", []string{"--redis", "r1", "--watch-under", "redis:locks"}, "Redis locks are not found under a prefix"},
+		{"--watch-under an empty Redis pattern", []string{"--redis", "r1", "--watch-under", "redis:"}, "--watch-under redis:: invalid lock name: a key pattern cannot be empty"},
+		{"--watch-under a Redis pattern without --redis", []string{"--watch-under", "redis:lock:*"}, "--watch-under redis:lock:*: no redis server given: add --redis"},
+		{"a SCAN COUNT of nothing", []string{"--redis", "r1", "--watch-under", "redis:lock:*", "--redis-scan-count", "0"}, "--redis-scan-count 0: want a positive SCAN COUNT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runBinary(t, clean, append([]string{"serve", "--zk", "h:1"}, tc.args...)...)

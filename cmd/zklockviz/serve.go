@@ -59,13 +59,24 @@ Flags (repeatable ones may be given many times):
   --watch-under PREFIX           find locks below PREFIX (repeatable): lock
                                  parents up to 4 levels below a ZooKeeper
                                  /prefix; etcd:/prefix finds etcd locks by
-                                 their keys' names (read every 30 --poll)
+                                 their keys' names (read every 30 --poll);
+                                 postgres:advisory every advisory lock of the
+                                 database held or waited on, postgres:rows
+                                 every table whose row locks are waited for
+                                 (both in the one query per --poll);
+                                 redis:PATTERN the keys matching a SCAN MATCH
+                                 glob such as redis:lock:* (see
+                                 --redis-scan-count). A lock found shows like
+                                 a named one, and leaves when nothing holds or
+                                 waits on it
   --discover-limit N             how many folders below the ZooKeeper
                                  --watch-under prefixes get a children watch
                                  each, with children watches (ZooKeeper before
                                  3.6; default 2000); the dashboard and
                                  /api/v1/locks say how many were left unread.
-                                 On 3.6+ one watch per prefix sees every folder
+                                 On 3.6+ one watch per prefix sees every folder.
+                                 Also how many keys --watch-under redis:PATTERN
+                                 follows at most
   --zk-children-watches          keep to one-shot children watches, as with
                                  ZooKeeper before 3.6, instead of persistent
                                  recursive watches (3.6+)
@@ -122,6 +133,14 @@ Flags (repeatable ones may be given many times):
   --redis-tls-insecure-skip-verify
                                  do not verify Redis's certificate (testing
                                  only); implies --redis-tls
+  --redis-scan-count N           --watch-under redis:PATTERN walks each
+                                 master's keyspace with one SCAN cursor
+                                 MATCH PATTERN COUNT N per pattern per --poll
+                                 (default 1000): about N keys looked at per
+                                 --poll, 1,000 keys/s by default, so 1,000,000
+                                 keys take about 17 minutes a walk; walked
+                                 again when it ends. With keyspace events on,
+                                 a key set is found at once (PSUBSCRIBE)
   --leases /path=N               lease limit of an N-holder queue or Curator
                                  semaphore, which ZooKeeper does not store
                                  (repeatable)
@@ -183,7 +202,12 @@ Production, read-only:
   (default_transaction_read_only=on). A role with pg_monitor and nothing else
   is enough:
       CREATE ROLE viz LOGIN PASSWORD '...' IN ROLE pg_monitor;
-  and pass the password in ZKLOCKVIZ_POSTGRES_PASSWORD. Whom each waiter waits
+  and pass the password in ZKLOCKVIZ_POSTGRES_PASSWORD. --watch-under
+  postgres:advisory and postgres:rows widen the same query: no query is added
+  per lock found, and pg_locks is bounded by the server's own lock table
+  (max_locks_per_transaction x max_connections). Only the DSN's database is
+  read, and a row lock shows only while someone waits for it: pg_locks keeps
+  no row for a row lock nobody waits for. Whom each waiter waits
   for is PostgreSQL's own answer (pg_blocking_pids), shown as confirmed. An
   unreachable server or a refused login shows on the dashboard, on its locks
   and in the log; the other services keep working.
@@ -205,8 +229,12 @@ Production, read-only:
       ACL SETUSER zklockviz on >PASSWORD ~* resetchannels -@all +ping +type
         +pttl +get +hgetall +pubsub|numsub +info
   is enough; add +config|get +subscribe &__keyspace@0__:* for keyspace
-  events. Spin-lock waiters (redsync, SET NX retries) leave no trace on the
-  server: only holders show, with their time left, per master.
+  events, and +scan +dbsize (+psubscribe with keyspace events) for
+  --watch-under redis:PATTERN. Each pattern costs each master one SCAN of
+  --redis-scan-count keys per --poll, and a TYPE for each key it matches not
+  yet followed; each key found is then read like a named lock. Spin-lock
+  waiters (redsync, SET NX retries) leave no trace on the server: only
+  holders show, with their time left, per master.
 
   zklockviz binds 127.0.0.1 by default. To serve other hosts, set a token (or
   put it behind an authenticating proxy and pass --insecure).
@@ -220,6 +248,7 @@ Examples:
   zklockviz serve --zk zk1:2181 --watch-under /locks --postgres 'postgres://viz@db1:5432/app?sslmode=verify-full' --watch postgres:advisory/42 --watch postgres:table/public.orders
   ZKLOCKVIZ_ETCD_PASSWORD=... zklockviz serve --zk zk1:2181 --watch-under /locks --etcd https://etcd1:2379 --etcd-user zklockviz --etcd-tls-ca ca.pem --watch-under etcd:/locks
   ZKLOCKVIZ_REDIS_PASSWORD=... zklockviz serve --redis r1:6379 --redis r2:6379 --redis r3:6379 --redis-user zklockviz --watch redis:orders-lock
+  zklockviz serve --postgres 'postgres://viz@db1:5432/app' --watch-under postgres:advisory --watch-under postgres:rows --redis r1:6379 --watch-under 'redis:lock:*'
 
 Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
 (&service=etcd, postgres or redis for another service's lock),
@@ -363,17 +392,11 @@ func (f *serveFlags) lockConfig(c *serveConfig) error {
 	if c.Etcd, err = f.etcd.config(watch["etcd"], under["etcd"]); err != nil {
 		return err
 	}
-	if c.Postgres, err = f.pg.config(watch["postgres"]); err != nil {
+	if c.Postgres, err = f.pg.config(watch["postgres"], under["postgres"]); err != nil {
 		return err
 	}
-	if c.Redis, err = f.redis.config(watch["redis"]); err != nil {
+	if c.Redis, err = f.redis.config(watch["redis"], under["redis"]); err != nil {
 		return err
-	}
-	if len(under["redis"]) > 0 {
-		return fmt.Errorf("--watch-under redis:%s: Redis locks are not found under a prefix (zklockviz never scans keys); name each with --watch redis:KEY", under["redis"][0])
-	}
-	if len(under["postgres"]) > 0 {
-		return fmt.Errorf("--watch-under postgres:%s: PostgreSQL's locks are not found under a prefix; name each with --watch postgres:NAME", under["postgres"][0])
 	}
 	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != "", "redis": c.Redis != nil}
 	return errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given))
