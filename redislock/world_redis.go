@@ -155,6 +155,9 @@ type world struct {
 	spinRate float64
 	// queueCost measures compare-queues (Backend.QueueCost).
 	queueCost QueueCost
+	// held is the key's time left on each master, in ms, kept while the
+	// classroom holds its clock between steps (world_hold.go); 0: none.
+	held []int64
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
@@ -265,6 +268,11 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 	w.step, w.events = step, nil
 	from := w.ClockAt(step - 1)
 	w.clock = from + stepTick
+	if letsTimePass(a) {
+		if err := w.resumeKeys(ctx); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+	}
 	stop := w.sampleTTL(ctx)
 	err := w.act(ctx, a)
 	if err != nil {
@@ -273,6 +281,10 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 		err = fmt.Errorf("step %d: %w", step, err)
 	}
 	reads := stop()
+	// Hold the key's clock until the next step that lets time pass.
+	if herr := w.holdKeys(ctx); err == nil && herr != nil {
+		err = fmt.Errorf("step %d: %w", step, herr)
+	}
 	if err != nil {
 		return w.events, err
 	}
@@ -743,6 +755,13 @@ func (w *world) cutWithoutExpiry(ctx context.Context, c *contender, pause, stale
 // once more.
 func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) error {
 	tries := w.retries()
+	expired := func() {
+		after := time.Since(cutAt)
+		// On the run's clock an expiry takes the lease, whatever this machine took.
+		w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
+			Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
+	}
 	for {
 		owner, err := w.obs().Exists(ctx, w.key).Result()
 		if err != nil {
@@ -751,18 +770,24 @@ func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) 
 		if owner == 0 {
 			break
 		}
+		mark := len(w.events)
 		if err := w.pollRound(ctx); err != nil {
 			return err
+		}
+		if len(w.events) > mark {
+			// The key expired between the read and the retries, and a
+			// retry took it: the expiry is told first, as it came first.
+			won := slices.Clone(w.events[mark:])
+			w.events = w.events[:mark]
+			expired()
+			w.events = append(w.events, won...)
+			return nil
 		}
 		if err := simulator.Sleep(ctx, w.p.retry()); err != nil {
 			return fmt.Errorf("%s's key did not expire %.1fs after the cut: %w", c.name, time.Since(cutAt).Seconds(), err)
 		}
 	}
-	after := time.Since(cutAt)
-	// On the run's clock an expiry takes the lease, whatever this machine took.
-	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
-		Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
+	expired()
 	return w.pollRound(ctx)
 }
 
@@ -960,7 +985,7 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 	if w.redlock() {
 		w.redlockSnapshot(ctx, &snap)
 	} else if tok != "" {
-		pttl, err := w.obs().Do(ctx, "PTTL", w.key).Int64()
+		pttl, err := w.leftMs(ctx, 0)
 		if err != nil {
 			return snap, true, fmt.Errorf("PTTL %s: %w", w.key, err)
 		}
