@@ -17,9 +17,10 @@ import (
 // the pause that should cause it, and the server would have done one story
 // while the narration told another. So the classroom holds the key's clock
 // except in the steps that let time pass (pause, crash, wait): when a step
-// ends it takes the expiry off (PERSIST) and keeps the time left, and the
-// next step that lets time pass puts that time back (PEXPIREAT … NX) before
-// it acts. The expiry itself is still Redis's, in its step.
+// ends, or a client acquires in a step that lets no time pass, it takes the
+// expiry off (PERSIST) and keeps the time left, and the next step that lets
+// time pass puts that time back (PEXPIREAT … NX) before it acts. The expiry
+// itself is still Redis's, in its step.
 //
 // A watchdog's lease is not held: its holder renews it in real time, between
 // steps too, and it lapses only in the step that stops the holder.
@@ -33,6 +34,16 @@ func (w *world) holdsKeys() bool { return w.p.ExpiryMs > 0 && !w.p.Watchdog }
 // wait is time passing. Every other step is an instant of the story.
 func letsTimePass(a simulator.Action) bool {
 	return a.Action == simulator.ActPause || a.Action == simulator.ActCrash || a.Action == ActWait
+}
+
+// holdAcquired holds a key just taken, when acquired, in a step that lets
+// no time pass: its expiry would otherwise run for the rest of the step,
+// which on a busy machine can be long enough to change the story.
+func (w *world) holdAcquired(ctx context.Context, acquired bool) error {
+	if !acquired || !w.instant {
+		return nil
+	}
+	return w.holdKeys(ctx)
 }
 
 // up says whether master i answers (a stopped Redlock master does not).

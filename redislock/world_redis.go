@@ -158,6 +158,8 @@ type world struct {
 	// held is the key's time left on each master, in ms, kept while the
 	// classroom holds its clock between steps (world_hold.go); 0: none.
 	held []int64
+	// instant: the step being done lets no time pass (letsTimePass).
+	instant bool
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
@@ -185,7 +187,11 @@ func (w *world) quorum() int { return len(w.masters)/2 + 1 }
 func (w *world) Path() string { return w.key }
 
 func (w *world) Ready() string {
-	return fmt.Sprintf("Ready: the Redis key %s does not exist. Each step performs one action, then every polling waiter tries once more.", w.key)
+	text := fmt.Sprintf("Ready: the Redis key %s does not exist. Each step performs one action, then every polling waiter tries once more.", w.key)
+	if w.holdsKeys() {
+		text += " The key's expiry runs only in the steps that let time pass (a pause, a crash, a wait): between steps, and in the steps that are instants, the classroom holds it (PERSIST, and PEXPIREAT with the time left when time passes again), so it runs out in the step the scenario says, however fast or slowly you step or play."
+	}
+	return text
 }
 
 func (w *world) Line(name string) int {
@@ -268,7 +274,8 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 	w.step, w.events = step, nil
 	from := w.ClockAt(step - 1)
 	w.clock = from + stepTick
-	if letsTimePass(a) {
+	w.instant = !letsTimePass(a)
+	if !w.instant {
 		if err := w.resumeKeys(ctx); err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
@@ -372,6 +379,9 @@ func (w *world) add(ctx context.Context, name string) error {
 	}
 	ok, err := w.try(ctx, c)
 	if err != nil {
+		return err
+	}
+	if err := w.holdAcquired(ctx, ok); err != nil {
 		return err
 	}
 	if ok {
@@ -571,6 +581,9 @@ func (w *world) retryRound(ctx context.Context, published bool) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := w.holdAcquired(ctx, slices.Contains(won, true)); err != nil {
 		return err
 	}
 	for i, c := range waiters {
