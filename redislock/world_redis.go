@@ -43,6 +43,10 @@ var (
 	compareAndDelete = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`)
 )
 
+// commandTimeout bounds each of the classroom's Redis commands (redsync's
+// tries have their own, shorter, context deadline).
+const commandTimeout = 10 * time.Second
+
 // stepTick is what a step moves the run's clock by, as ZooKeeper's runs do
 // (the pace of playback at 1×).
 const stepTick = 1200 * time.Millisecond
@@ -356,9 +360,12 @@ func (w *world) add(ctx context.Context, name string) error {
 		// One connection, no retries of its own: a command that meets a
 		// cut fails, as the client's would. MaxRetries 1 lets the first
 		// command after a pause redial the connection the cut closed.
+		// No command is sent while a client is cut off, so the timeouts
+		// only bound a slow answer: at a load average of 30 on 2 cores a
+		// SET NX took longer than 2 s, failing the run.
 		rdb := redis.NewClient(&redis.Options{
-			Addr: px.Addr(), PoolSize: 1, MaxRetries: 1, DialTimeout: 2 * time.Second,
-			ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true,
+			Addr: px.Addr(), PoolSize: 1, MaxRetries: 1, DialTimeout: commandTimeout,
+			ReadTimeout: commandTimeout, WriteTimeout: commandTimeout, ContextTimeoutEnabled: true,
 		})
 		c.proxies, c.rdbs = append(c.proxies, px), append(c.rdbs, rdb)
 		pools = append(pools, goredis.NewPool(rdb))

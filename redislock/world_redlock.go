@@ -37,7 +37,7 @@ type master struct {
 
 func newMaster(name, addr string, srv *redislocal.Server) *master {
 	return &master{name: name, addr: addr, srv: srv, obs: redis.NewClient(&redis.Options{
-		Addr: addr, MaxRetries: 1, PoolSize: 2, DialTimeout: time.Second, ReadTimeout: 2 * time.Second,
+		Addr: addr, MaxRetries: 1, PoolSize: 2, DialTimeout: time.Second, ReadTimeout: commandTimeout,
 	})}
 }
 
