@@ -1,20 +1,13 @@
 package etcdlock_test
 
 import (
-	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/zklockviz/zklockviz/etcdlock"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/simulator"
-	"github.com/zklockviz/zklockviz/web"
+	"github.com/zklockviz/zklockviz/simulator/simtest"
 )
 
 // TestClassroomThroughAPI: etcd runs over the classroom's HTTP API
@@ -24,46 +17,11 @@ func TestClassroomThroughAPI(t *testing.T) {
 		t.Skip(err)
 	}
 	h := hub.New()
-	cls, hm, err := etcdlock.NewClassroom(simulator.ManagerConfig{IdleTimeout: -1, Publish: h.Publish, Remove: h.Remove,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := hm.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	svc := etcdlock.Service(nil)
-	svc.Classroom = cls
-	reg := &lockservice.Registry{}
-	if err := reg.Register(svc); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := web.New(web.Config{Hub: h, Services: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	svc := classroomService(t, h, 0)
+	api := simtest.Serve(t, svc, h)
 	call := func(method, path, body string, want int, out any) {
 		t.Helper()
-		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
-		}
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("%s %s: %v: %s", method, path, err, b)
-			}
-		}
+		api.Call(t, method, path, body, want, out)
 	}
 	var list []simulator.ScenarioInfo
 	call("GET", "/api/v1/sim/scenarios?service=etcd", "", 200, &list)

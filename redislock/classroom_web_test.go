@@ -1,66 +1,21 @@
 package redislock
 
 import (
-	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/simulator"
-	"github.com/zklockviz/zklockviz/web"
 )
 
 // TestClassroomThroughAPI: a Redis run over the classroom's HTTP API
 // (?service=redis), its steps published to the hub under redis:<key>.
 func TestClassroomThroughAPI(t *testing.T) {
-	skipWithoutRedis(t)
 	h := hub.New()
-	// The manager of newManager publishes nowhere; this one publishes to
-	// the hub, as serve's does.
-	cls, hm, err := NewClassroom(simulator.ManagerConfig{IdleTimeout: -1, Publish: h.Publish, Remove: h.Remove,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := hm.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	reg := &lockservice.Registry{}
-	if err := reg.Register(lockservice.Service{Name: "redis", Title: "Redis", CheckName: func(string) error { return nil }, Classroom: cls}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := web.New(web.Config{Hub: h, Services: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	api := newClassroomAPI(t, h, 0)
 	call := func(method, path, body string, want int, out any) {
 		t.Helper()
-		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
-		}
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("%s %s: %v: %s", method, path, err, b)
-			}
-		}
+		api.Call(t, method, path, body, want, out)
 	}
 	var list []simulator.ScenarioInfo
 	call("GET", "/api/v1/sim/scenarios?service=redis", "", 200, &list)

@@ -43,6 +43,10 @@ var (
 	compareAndDelete = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`)
 )
 
+// commandTimeout bounds each of the classroom's Redis commands (redsync's
+// tries have their own, shorter, context deadline).
+const commandTimeout = 10 * time.Second
+
 // stepTick is what a step moves the run's clock by, as ZooKeeper's runs do
 // (the pace of playback at 1×).
 const stepTick = 1200 * time.Millisecond
@@ -155,6 +159,11 @@ type world struct {
 	spinRate float64
 	// queueCost measures compare-queues (Backend.QueueCost).
 	queueCost QueueCost
+	// held is the key's time left on each master, in ms, kept while the
+	// classroom holds its clock between steps (world_hold.go); 0: none.
+	held []int64
+	// instant: the step being done lets no time pass (letsTimePass).
+	instant bool
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
@@ -182,7 +191,11 @@ func (w *world) quorum() int { return len(w.masters)/2 + 1 }
 func (w *world) Path() string { return w.key }
 
 func (w *world) Ready() string {
-	return fmt.Sprintf("Ready: the Redis key %s does not exist. Each step performs one action, then every polling waiter tries once more.", w.key)
+	text := fmt.Sprintf("Ready: the Redis key %s does not exist. Each step performs one action, then every polling waiter tries once more.", w.key)
+	if w.holdsKeys() {
+		text += " The key's expiry runs only in the steps that let time pass (a pause, a crash, a wait): between steps, and in the steps that are instants, the classroom holds it (PERSIST, and PEXPIREAT with the time left when time passes again), so it runs out in the step the scenario says, however fast or slowly you step or play."
+	}
+	return text
 }
 
 func (w *world) Line(name string) int {
@@ -265,6 +278,12 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 	w.step, w.events = step, nil
 	from := w.ClockAt(step - 1)
 	w.clock = from + stepTick
+	w.instant = !letsTimePass(a)
+	if !w.instant {
+		if err := w.resumeKeys(ctx); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+	}
 	stop := w.sampleTTL(ctx)
 	err := w.act(ctx, a)
 	if err != nil {
@@ -273,6 +292,10 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 		err = fmt.Errorf("step %d: %w", step, err)
 	}
 	reads := stop()
+	// Hold the key's clock until the next step that lets time pass.
+	if herr := w.holdKeys(ctx); err == nil && herr != nil {
+		err = fmt.Errorf("step %d: %w", step, herr)
+	}
 	if err != nil {
 		return w.events, err
 	}
@@ -337,9 +360,12 @@ func (w *world) add(ctx context.Context, name string) error {
 		// One connection, no retries of its own: a command that meets a
 		// cut fails, as the client's would. MaxRetries 1 lets the first
 		// command after a pause redial the connection the cut closed.
+		// No command is sent while a client is cut off, so the timeouts
+		// only bound a slow answer: at a load average of 30 on 2 cores a
+		// SET NX took longer than 2 s, failing the run.
 		rdb := redis.NewClient(&redis.Options{
-			Addr: px.Addr(), PoolSize: 1, MaxRetries: 1, DialTimeout: 2 * time.Second,
-			ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true,
+			Addr: px.Addr(), PoolSize: 1, MaxRetries: 1, DialTimeout: commandTimeout,
+			ReadTimeout: commandTimeout, WriteTimeout: commandTimeout, ContextTimeoutEnabled: true,
 		})
 		c.proxies, c.rdbs = append(c.proxies, px), append(c.rdbs, rdb)
 		pools = append(pools, goredis.NewPool(rdb))
@@ -360,6 +386,9 @@ func (w *world) add(ctx context.Context, name string) error {
 	}
 	ok, err := w.try(ctx, c)
 	if err != nil {
+		return err
+	}
+	if err := w.holdAcquired(ctx, ok); err != nil {
 		return err
 	}
 	if ok {
@@ -561,6 +590,9 @@ func (w *world) retryRound(ctx context.Context, published bool) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if err := w.holdAcquired(ctx, slices.Contains(won, true)); err != nil {
+		return err
+	}
 	for i, c := range waiters {
 		if won[i] {
 			order := ""
@@ -743,6 +775,13 @@ func (w *world) cutWithoutExpiry(ctx context.Context, c *contender, pause, stale
 // once more.
 func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) error {
 	tries := w.retries()
+	expired := func() {
+		after := time.Since(cutAt)
+		// On the run's clock an expiry takes the lease, whatever this machine took.
+		w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
+			Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
+	}
 	for {
 		owner, err := w.obs().Exists(ctx, w.key).Result()
 		if err != nil {
@@ -751,18 +790,24 @@ func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) 
 		if owner == 0 {
 			break
 		}
+		mark := len(w.events)
 		if err := w.pollRound(ctx); err != nil {
 			return err
+		}
+		if len(w.events) > mark {
+			// The key expired between the read and the retries, and a
+			// retry took it: the expiry is told first, as it came first.
+			won := slices.Clone(w.events[mark:])
+			w.events = w.events[:mark]
+			expired()
+			w.events = append(w.events, won...)
+			return nil
 		}
 		if err := simulator.Sleep(ctx, w.p.retry()); err != nil {
 			return fmt.Errorf("%s's key did not expire %.1fs after the cut: %w", c.name, time.Since(cutAt).Seconds(), err)
 		}
 	}
-	after := time.Since(cutAt)
-	// On the run's clock an expiry takes the lease, whatever this machine took.
-	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
-		Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
+	expired()
 	return w.pollRound(ctx)
 }
 
@@ -960,7 +1005,7 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 	if w.redlock() {
 		w.redlockSnapshot(ctx, &snap)
 	} else if tok != "" {
-		pttl, err := w.obs().Do(ctx, "PTTL", w.key).Int64()
+		pttl, err := w.leftMs(ctx, 0)
 		if err != nil {
 			return snap, true, fmt.Errorf("PTTL %s: %w", w.key, err)
 		}

@@ -37,7 +37,7 @@ type master struct {
 
 func newMaster(name, addr string, srv *redislocal.Server) *master {
 	return &master{name: name, addr: addr, srv: srv, obs: redis.NewClient(&redis.Options{
-		Addr: addr, MaxRetries: 1, PoolSize: 2, DialTimeout: time.Second, ReadTimeout: 2 * time.Second,
+		Addr: addr, MaxRetries: 1, PoolSize: 2, DialTimeout: time.Second, ReadTimeout: commandTimeout,
 	})}
 }
 
@@ -152,7 +152,7 @@ func (w *world) redlockSnapshot(ctx context.Context, snap *lockqueue.Snapshot) {
 		n := lockqueue.Node{Name: m.name + ":" + tokens[i], Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
 			Holding: tokens[i] == quorum, Client: tokens[i], Data: tokens[i], Session: tokens[i], LeaseID: m.name,
 			Folder: m.name, LeaseTTLMs: w.p.ExpiryMs}
-		if pttl, err := m.obs.Do(ctx, "PTTL", w.key).Int64(); err == nil && pttl > 0 {
+		if pttl, err := w.leftMs(ctx, i); err == nil && pttl > 0 {
 			n.LeaseLeftMs = pttl
 		}
 		snap.Exists = true
@@ -169,8 +169,8 @@ func (w *world) masterStates(ctx context.Context) []simulator.MasterState {
 		ms := simulator.MasterState{Name: m.name, Addr: m.addr, Up: m.srv == nil || m.srv.Running()}
 		if ms.Up && tokens[i] != "" {
 			ms.Token, ms.Client = tokens[i], w.clientOf(tokens[i])
-			if pttl, err := m.obs.PTTL(ctx, w.key).Result(); err == nil && pttl > 0 {
-				ms.LeftMs = pttl.Milliseconds()
+			if pttl, err := w.leftMs(ctx, i); err == nil && pttl > 0 {
+				ms.LeftMs = pttl
 			}
 		}
 		out[i] = ms

@@ -74,13 +74,14 @@ func (w *world) sampleTTL(ctx context.Context) (stop func() []ttlRead) {
 }
 
 func (w *world) readTTL(ctx context.Context, began time.Time) (ttlRead, bool) {
-	left, err := w.obs().PTTL(ctx, w.key).Result()
+	left, err := w.leftMs(ctx, 0)
 	if err != nil {
 		return ttlRead{}, false
 	}
-	r := ttlRead{after: time.Since(began), left: max(0, left.Milliseconds())}
+	r := ttlRead{after: time.Since(began), left: max(0, left)}
 	if left < 0 {
-		// -2: no key; -1 (no expiry) does not happen with samplesTTL.
+		// -2: no key; -1 (no expiry, none held) does not happen with
+		// samplesTTL.
 		r.left = 0
 		return r, true
 	}

@@ -707,6 +707,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
     // The lease's time left says more than the node's age: when it runs
     // out, the service lets the node go.
     t.setAttribute('data-until', lease);
+    t.setAttribute('data-left', n.leaseLeftMs);
     t.setAttribute('data-verb', 'lease');
     t.setAttribute('data-expired', 'lease expired');
     t.setAttribute('class', 'label time lease');
@@ -735,7 +736,11 @@ function drawNode(c, snap, opts, alerts, inCycle) {
 // tick refreshes every live duration under root; call it once a second.
 export function tick(root, now = Date.now()) {
   for (const t of root.querySelectorAll('[data-until]')) {
-    const left = Number(t.getAttribute('data-until')) - now;
+    // Under a data-clock-at (a classroom step) a lease's time left is the
+    // step's: the run holds its keys' and leases' clocks between steps, so
+    // counting down in real time would show as expired what the server holds.
+    const frozen = t.hasAttribute('data-left') && t.closest('[data-clock-at]');
+    const left = frozen ? Number(t.getAttribute('data-left')) : Number(t.getAttribute('data-until')) - now;
     t.textContent = left > 0 ? [t.getAttribute('data-verb'), fmtDur(left) + ' left'].filter(Boolean).join(' · ') : t.getAttribute('data-expired') || 'zombie · expiry due';
   }
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
