@@ -387,6 +387,9 @@ if (bar) {
     const from = to - span;
     const q = new URLSearchParams({ from: String(from), to: String(to), buckets: String(BUCKETS) });
     const qs = new URLSearchParams({ from: String(from), to: String(to), n: String(STRIP_BUCKETS) });
+    // Live, the bar starts where the lock's history does when that is
+    // inside the window (the server says where: the density's from).
+    if (at === null) for (const p of [q, qs]) p.set('fit', 'history');
     const stripRes = fetch('/api/v1/lock/strip?' + lockQuery(qs, service, path))
       .then((r) => (r.ok ? r.json() : null))
       .catch(() => null);
@@ -396,13 +399,13 @@ if (bar) {
       return;
     }
     const d = await res.json();
-    win = { from, to };
+    win = { from: Date.parse(d.from) || from, to };
     counts = d.counts || [];
     total = d.moments || 0;
     first = d.first ? Date.parse(d.first) : null;
     last = d.last ? Date.parse(d.last) : null;
     gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${when(Date.parse(g.from))} – ${when(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
-    timeline.set({ min: from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
+    timeline.set({ min: win.from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
     timeline.density(counts);
     strip.draw(await stripRes);
     page = null;
