@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
+import { drawQueue, Timing, tick, legend, pastTiming, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
@@ -328,10 +328,7 @@ setInterval(() => {
 // pastClock times a past moment's nodes from the snapshot the history
 // rebuilt: when each began to hold (heldSince) or queued (ctime), the clock
 // stopped at the moment (data-clock-at).
-const pastClock = {
-  since: (n) => Date.parse(n.holding && !n.foreign ? n.heldSince : n.ctime) || at,
-  verb: (n) => (n.foreign ? 'age' : n.holding ? 'holds' : 'waits'),
-};
+const pastClock = pastTiming(() => at);
 
 const bar = document.getElementById('timebar');
 if (bar) {
@@ -414,6 +411,7 @@ if (bar) {
     await ensurePage(here());
     bar.dataset.moments = String(total);
     bar.dataset.gaps = String(gaps.length);
+    bar.dataset.span = String(span);
     const q2 = new URLSearchParams({ from: String(from), to: String(to) });
     ui.exp.href = '/api/v1/lock/export?' + lockQuery(q2, service, path);
     syncBar();

@@ -2,6 +2,8 @@ package views
 
 import (
 	"cmp"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -224,20 +226,53 @@ type Export struct {
 	Changes []Change
 	// Truncated: the window had more changes than the file keeps.
 	Truncated bool
-	// CSS and Script are inlined, so the file needs no network.
+	// CSS and Script are inlined, so the file needs no network; Lane is
+	// the pages' lane (static/queue.js), which Script imports from an
+	// import map (ImportMap).
 	CSS    string
 	Script string
+	Lane   string
+}
+
+// ImportMap maps the lane's module, as the pages import it ("./queue.js"),
+// to its source inlined as a data: URL: the incident file draws each
+// change's lane with the pages' own code and no request.
+func (e Export) ImportMap() string {
+	// A map of strings always marshals.
+	b, _ := json.Marshal(map[string]map[string]string{"imports": {
+		"./queue.js": "data:text/javascript;base64," + base64.StdEncoding.EncodeToString([]byte(e.Lane)),
+	}})
+	return string(b)
+}
+
+// LaneNames are the lane's labels of every node of the incident's changes
+// (LaneNames, as POST /parts/lane-names answers the pages), since the file
+// has no server to ask.
+func (e Export) LaneNames() map[string]string {
+	out := map[string]string{}
+	for _, c := range e.Changes {
+		for _, n := range c.Snapshot.Nodes {
+			if _, ok := out[n.Name]; !ok {
+				out[n.Name] = ShortName(n.Name, n.Seq)
+			}
+		}
+	}
+	return out
 }
 
 // Change is one moment of an incident: what changed, and the queue after.
 type Change struct {
-	At      time.Time
-	What    []string
-	Queue   string
-	Alerts  []string
-	Seen    bool
-	Holders string
-	Waiting int
+	At   time.Time
+	What []string
+	// Snapshot is the queue after the change, drawn as the lane; Table
+	// the same as the lock page's table, every row; Queue as text.
+	Snapshot lockqueue.Snapshot
+	Table    Table
+	Queue    string
+	Alerts   []string
+	Seen     bool
+	Holders  string
+	Waiting  int
 }
 
 // NewChange words the events at one moment and the queue they left.
@@ -250,6 +285,8 @@ func NewChange(at time.Time, evs []history.Event, st history.State) Change {
 		c.What = append(c.What, EventText(e))
 	}
 	snap := st.Snapshot()
+	c.Snapshot = snap
+	c.Table = NewTable(snap, TableQuery{Size: max(len(snap.Nodes), 1)}, at)
 	c.Queue = QueueText(snap, at)
 	var holders []string
 	for _, n := range snap.Nodes {

@@ -46,9 +46,13 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if e.CSS, e.Script, err = exportAssets(); err != nil {
+	if e.CSS, e.Script, e.Lane, err = exportAssets(); err != nil {
 		writeError(w, r, s.log, err)
 		return
+	}
+	// The lane draws what the lock page's does: the server's edges.
+	for i := range e.Changes {
+		e.Changes[i].Snapshot = wireSnapshot(e.Changes[i].Snapshot)
 	}
 	var buf bytes.Buffer
 	if err := views.ExportPage(e).Render(r.Context(), &buf); err != nil {
@@ -99,16 +103,14 @@ func exportChanges(store history.Source, key string, from time.Time, evs []histo
 	return changes, false, nil
 }
 
-// exportAssets are the pages' stylesheet and the incident's stepper, to
-// inline into an incident file.
-func exportAssets() (css, script string, err error) {
-	c, err := fs.ReadFile(static.FS, "app.css")
-	if err != nil {
-		return "", "", fmt.Errorf("export stylesheet: %w", err)
+// exportAssets are the pages' stylesheet, the incident's stepper and the
+// pages' lane it draws with, to inline into an incident file.
+func exportAssets() (css, script, lane string, err error) {
+	var files [3][]byte
+	for i, name := range []string{"app.css", "export.js", "queue.js"} {
+		if files[i], err = fs.ReadFile(static.FS, name); err != nil {
+			return "", "", "", fmt.Errorf("export asset %s: %w", name, err)
+		}
 	}
-	j, err := fs.ReadFile(static.FS, "export.js")
-	if err != nil {
-		return "", "", fmt.Errorf("export script: %w", err)
-	}
-	return string(c), string(j), nil
+	return string(files[0]), string(files[1]), string(files[2]), nil
 }
