@@ -1,8 +1,9 @@
 // export.js steps through an exported incident's changes, drawing each
 // change's lane as the lock page does. The incident file inlines it
-// (web/export.go) as a module, and queue.js through an import map: it runs
-// from file://, with no network.
+// (web/export.go) as a module, and queue.js and tz.js through an import
+// map: it runs from file://, with no network.
 import { drawQueue, knowNames, legend, pastTiming, tick } from './queue.js';
+import './tz.js';
 
 const changes = [...document.querySelectorAll('#changes .change')];
 const scrub = document.getElementById('scrub');

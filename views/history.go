@@ -226,22 +226,25 @@ type Export struct {
 	Changes []Change
 	// Truncated: the window had more changes than the file keeps.
 	Truncated bool
-	// CSS and Script are inlined, so the file needs no network; Lane is
-	// the pages' lane (static/queue.js), which Script imports from an
-	// import map (ImportMap).
-	CSS    string
-	Script string
-	Lane   string
+	// CSS and Script are inlined, so the file needs no network; Modules
+	// are the pages' modules Script imports (static/queue.js, the lane;
+	// static/tz.js, the time zone), by file name, through an import map
+	// (ImportMap).
+	CSS     string
+	Script  string
+	Modules map[string]string
 }
 
-// ImportMap maps the lane's module, as the pages import it ("./queue.js"),
-// to its source inlined as a data: URL: the incident file draws each
-// change's lane with the pages' own code and no request.
+// ImportMap maps each of the pages' modules the file imports, as the pages
+// name it ("./queue.js"), to its source inlined as a data: URL: the
+// incident file draws and words with the pages' own code and no request.
 func (e Export) ImportMap() string {
+	imports := map[string]string{}
+	for name, src := range e.Modules {
+		imports["./"+name] = "data:text/javascript;base64," + base64.StdEncoding.EncodeToString([]byte(src))
+	}
 	// A map of strings always marshals.
-	b, _ := json.Marshal(map[string]map[string]string{"imports": {
-		"./queue.js": "data:text/javascript;base64," + base64.StdEncoding.EncodeToString([]byte(e.Lane)),
-	}})
+	b, _ := json.Marshal(map[string]map[string]string{"imports": imports})
 	return string(b)
 }
 

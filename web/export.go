@@ -46,7 +46,7 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if e.CSS, e.Script, e.Lane, err = exportAssets(); err != nil {
+	if e.CSS, e.Script, e.Modules, err = exportAssets(); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
@@ -104,13 +104,27 @@ func exportChanges(store history.Source, key string, from time.Time, evs []histo
 }
 
 // exportAssets are the pages' stylesheet, the incident's stepper and the
-// pages' lane it draws with, to inline into an incident file.
-func exportAssets() (css, script, lane string, err error) {
-	var files [3][]byte
-	for i, name := range []string{"app.css", "export.js", "queue.js"} {
-		if files[i], err = fs.ReadFile(static.FS, name); err != nil {
-			return "", "", "", fmt.Errorf("export asset %s: %w", name, err)
+// pages' modules it imports (the lane, the time zone), to inline into an
+// incident file.
+func exportAssets() (css, script string, modules map[string]string, err error) {
+	read := func(name string) (string, error) {
+		b, err := fs.ReadFile(static.FS, name)
+		if err != nil {
+			return "", fmt.Errorf("export asset %s: %w", name, err)
+		}
+		return string(b), nil
+	}
+	if css, err = read("app.css"); err != nil {
+		return "", "", nil, err
+	}
+	if script, err = read("export.js"); err != nil {
+		return "", "", nil, err
+	}
+	modules = map[string]string{}
+	for _, name := range []string{"queue.js", "tz.js"} {
+		if modules[name], err = read(name); err != nil {
+			return "", "", nil, err
 		}
 	}
-	return string(files[0]), string(files[1]), string(files[2]), nil
+	return css, script, modules, nil
 }
