@@ -126,7 +126,7 @@ func TestNeutralServiceLockView(t *testing.T) {
 	tb.until("k2 → k1 confirmed", arrow("k2", "k1", "rule")+`.dataset.provenance === 'confirmed'`)
 	tb.until("k2 blocked by k0", arrow("k2", "k0", "blocked")+`.dataset.provenance === 'confirmed'`)
 	heads := eval[string](tb, `[...document.querySelectorAll('#table thead th')].map(th => th.textContent).join(',')`)
-	if want := "#,node,mode,state,waits for,watches,edge,session,order,client,lease,blocked by,data,time,alerts"; heads != want {
+	if want := "#,node,mode,state,waits for,order,client,lease,blocked by,data,time,alerts"; heads != want {
 		t.Errorf("table columns %s, want %s", heads, want)
 	}
 	row := func(name string) string {

@@ -1,29 +1,51 @@
-// export.js steps through an exported incident's changes. The incident file
-// inlines it (web/export.go): it runs from file://, with no network.
-(() => {
-  const changes = [...document.querySelectorAll('#changes .change')];
-  const scrub = document.getElementById('scrub');
-  const where = document.getElementById('where');
-  let i = 0;
-  function show(k) {
-    if (!changes.length) {
-      where.textContent = 'no changes';
-      return;
-    }
-    i = Math.max(0, Math.min(changes.length - 1, k));
-    changes.forEach((c, j) => (c.hidden = j !== i));
-    scrub.value = String(i);
-    where.textContent = `change ${i + 1} of ${changes.length}: ${changes[i].querySelector('h2').textContent}`;
-    document.body.dataset.change = String(i);
+// export.js steps through an exported incident's changes, drawing each
+// change's lane as the lock page does. The incident file inlines it
+// (web/export.go) as a module, and queue.js and tz.js through an import
+// map: it runs from file://, with no network.
+import { drawQueue, knowNames, legend, pastTiming, tick } from './queue.js';
+import './tz.js';
+
+const changes = [...document.querySelectorAll('#changes .change')];
+const scrub = document.getElementById('scrub');
+const where = document.getElementById('where');
+const names = document.getElementById('lane-names');
+if (names) knowNames(JSON.parse(names.textContent));
+const key = document.getElementById('legend');
+if (key) legend(key, document.body.dataset.service);
+let i = 0;
+
+// draw draws change k's lane, once: the queue it left, its clocks stopped
+// at the change.
+function draw(k) {
+  const c = changes[k];
+  const svg = c.querySelector('svg.lane');
+  const data = document.getElementById(`snap-${k}`);
+  if (!svg || !data || svg.dataset.drawn) return;
+  const at = Number(c.dataset.at);
+  drawQueue(svg, JSON.parse(data.textContent), { id: `lane-${k}`, timing: pastTiming(() => at) });
+  tick(c, at);
+  svg.dataset.drawn = 'true';
+}
+
+function show(k) {
+  if (!changes.length) {
+    where.textContent = 'no changes';
+    return;
   }
-  scrub.addEventListener('input', () => show(Number(scrub.value)));
-  document.getElementById('prev').addEventListener('click', () => show(i - 1));
-  document.getElementById('next').addEventListener('click', () => show(i + 1));
-  document.addEventListener('keydown', (e) => {
-    const fn = { ArrowLeft: () => show(i - 1), ArrowRight: () => show(i + 1), Home: () => show(0), End: () => show(changes.length - 1) }[e.key];
-    if (!fn) return;
-    e.preventDefault();
-    fn();
-  });
-  show(0);
-})();
+  i = Math.max(0, Math.min(changes.length - 1, k));
+  changes.forEach((c, j) => (c.hidden = j !== i));
+  draw(i);
+  scrub.value = String(i);
+  where.textContent = `change ${i + 1} of ${changes.length}: ${changes[i].querySelector('h2').textContent}`;
+  document.body.dataset.change = String(i);
+}
+scrub.addEventListener('input', () => show(Number(scrub.value)));
+document.getElementById('prev').addEventListener('click', () => show(i - 1));
+document.getElementById('next').addEventListener('click', () => show(i + 1));
+document.addEventListener('keydown', (e) => {
+  const fn = { ArrowLeft: () => show(i - 1), ArrowRight: () => show(i + 1), Home: () => show(0), End: () => show(changes.length - 1) }[e.key];
+  if (!fn) return;
+  e.preventDefault();
+  fn();
+});
+show(0);

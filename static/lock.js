@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
+import { drawQueue, Timing, tick, legend, pastTiming, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
@@ -352,10 +352,7 @@ setInterval(() => {
 // pastClock times a past moment's nodes from the snapshot the history
 // rebuilt: when each began to hold (heldSince) or queued (ctime), the clock
 // stopped at the moment (data-clock-at).
-const pastClock = {
-  since: (n) => Date.parse(n.holding && !n.foreign ? n.heldSince : n.ctime) || at,
-  verb: (n) => (n.foreign ? 'age' : n.holding ? 'holds' : 'waits'),
-};
+const pastClock = pastTiming(() => at);
 
 const bar = document.getElementById('timebar');
 if (bar) {
@@ -412,6 +409,9 @@ if (bar) {
     const from = to - span;
     const q = new URLSearchParams({ from: String(from), to: String(to), buckets: String(BUCKETS) });
     const qs = new URLSearchParams({ from: String(from), to: String(to), n: String(STRIP_BUCKETS) });
+    // Live, the bar starts where the lock's history does when that is
+    // inside the window (the server says where: the density's from).
+    if (at === null) for (const p of [q, qs]) p.set('fit', 'history');
     const stripRes = fetch('/api/v1/lock/strip?' + lockQuery(qs, service, path))
       .then((r) => (r.ok ? r.json() : null))
       .catch(() => null);
@@ -421,13 +421,13 @@ if (bar) {
       return;
     }
     const d = await res.json();
-    win = { from, to };
+    win = { from: Date.parse(d.from) || from, to };
     counts = d.counts || [];
     total = d.moments || 0;
     first = d.first ? Date.parse(d.first) : null;
     last = d.last ? Date.parse(d.last) : null;
     gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${when(Date.parse(g.from))} – ${when(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
-    timeline.set({ min: from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
+    timeline.set({ min: win.from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
     timeline.density(counts);
     strip.draw(await stripRes);
     page = null;
@@ -436,6 +436,7 @@ if (bar) {
     await ensurePage(here());
     bar.dataset.moments = String(total);
     bar.dataset.gaps = String(gaps.length);
+    bar.dataset.span = String(span);
     const q2 = new URLSearchParams({ from: String(from), to: String(to) });
     ui.exp.href = '/api/v1/lock/export?' + lockQuery(q2, service, path);
     syncBar();

@@ -90,6 +90,12 @@ async function learnNames(svg, drawn) {
   }
 }
 
+// knowNames takes lane labels the page was given, by name: an incident
+// file has no server to ask for them.
+export function knowNames(byName) {
+  for (const [name, label] of Object.entries(byName)) names.set(name, label);
+}
+
 export function shortSession(s) {
   if (!s || s === '0x0') return s === '0x0' ? 'persistent' : '';
   return s.length > 8 ? 's …' + s.slice(-5) : 's ' + s;
@@ -111,6 +117,17 @@ function fmtDur(ms) {
   const h = Math.floor(m / 60);
   if (h < 48) return h + 'h ' + String(m % 60).padStart(2, '0') + 'm';
   return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
+}
+
+// pastTiming times a past moment's nodes from the snapshot the history
+// rebuilt: when each began to hold (heldSince) or queued (ctime), else the
+// moment itself (atOf()). A data-clock-at around the lane stops the clock
+// at the moment.
+export function pastTiming(atOf) {
+  return {
+    since: (n) => Date.parse(n.holding && !n.foreign ? n.heldSince : n.ctime) || atOf(),
+    verb: (n) => (n.foreign ? 'age' : n.holding ? 'holds' : 'waits'),
+  };
 }
 
 // Timing says when each holder's clock starts. Every source stamps a holder

@@ -166,6 +166,7 @@ function syncControls() {
   ui.addWriter.hidden = !rw;
   renderTicks();
   for (const p of panels) if (p.state) p.renderHerd();
+  syncRunList();
   updateURL();
 }
 
@@ -479,14 +480,18 @@ async function refreshRuns() {
     ui.runCount.textContent = `(could not list: ${err.message})`;
     return;
   }
-  const mine = new Set(panels.map((p) => p.id).filter(Boolean));
+  const mine = new Map(panels.filter((p) => p.id).map((p) => [p.id, p]));
   ui.runCount.textContent = `(${runs.length})`;
   ui.runItems.replaceChildren();
   for (const r of runs) {
     const li = document.createElement('li');
     li.dataset.run = r.id;
     const what = document.createElement('span');
-    what.textContent = `${r.title || r.scenario} · ${r.strategy} · step ${r.step} of ${Math.max(r.steps, r.planned)}${r.playing ? ' · playing' : ''}`;
+    what.dataset.what = `${r.title || r.scenario} · ${r.strategy}`;
+    // This tab's run is where its panel shows it, as the status line says;
+    // the server's answer may be a step ahead, or seconds old.
+    const shown = mine.get(r.id);
+    what.textContent = runLine(what.dataset.what, shown && shown.state ? shown.state : r);
     li.append(what, ' ');
     if (mine.has(r.id)) {
       const tag = document.createElement('span');
@@ -508,6 +513,21 @@ async function refreshRuns() {
       li.append(b);
     }
     ui.runItems.append(li);
+  }
+}
+
+// runLine words an open run in the list: what it runs, and where it is.
+function runLine(what, r) {
+  return `${what} · step ${r.step} of ${Math.max(r.steps, r.planned)}${r.playing ? ' · playing' : ''}`;
+}
+
+// syncRunList moves this tab's runs in the open list with the panels, so
+// the list never lags the status line and the bar while they play.
+function syncRunList() {
+  if (!ui.runList.open) return;
+  for (const p of panels) {
+    const what = p.state && p.id ? ui.runItems.querySelector(`li[data-run="${CSS.escape(p.id)}"] [data-what]`) : null;
+    if (what) what.textContent = runLine(what.dataset.what, p.state);
   }
 }
 

@@ -2,6 +2,8 @@ package views
 
 import (
 	"cmp"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -224,20 +226,56 @@ type Export struct {
 	Changes []Change
 	// Truncated: the window had more changes than the file keeps.
 	Truncated bool
-	// CSS and Script are inlined, so the file needs no network.
-	CSS    string
-	Script string
+	// CSS and Script are inlined, so the file needs no network; Modules
+	// are the pages' modules Script imports (static/queue.js, the lane;
+	// static/tz.js, the time zone), by file name, through an import map
+	// (ImportMap).
+	CSS     string
+	Script  string
+	Modules map[string]string
+}
+
+// ImportMap maps each of the pages' modules the file imports, as the pages
+// name it ("./queue.js"), to its source inlined as a data: URL: the
+// incident file draws and words with the pages' own code and no request.
+func (e Export) ImportMap() string {
+	imports := map[string]string{}
+	for name, src := range e.Modules {
+		imports["./"+name] = "data:text/javascript;base64," + base64.StdEncoding.EncodeToString([]byte(src))
+	}
+	// A map of strings always marshals.
+	b, _ := json.Marshal(map[string]map[string]string{"imports": imports})
+	return string(b)
+}
+
+// LaneNames are the lane's labels of every node of the incident's changes
+// (LaneNames, as POST /parts/lane-names answers the pages), since the file
+// has no server to ask.
+func (e Export) LaneNames() map[string]string {
+	out := map[string]string{}
+	for _, c := range e.Changes {
+		for _, n := range c.Snapshot.Nodes {
+			if _, ok := out[n.Name]; !ok {
+				out[n.Name] = ShortName(n.Name, n.Seq)
+			}
+		}
+	}
+	return out
 }
 
 // Change is one moment of an incident: what changed, and the queue after.
 type Change struct {
-	At      time.Time
-	What    []string
-	Queue   string
-	Alerts  []string
-	Seen    bool
-	Holders string
-	Waiting int
+	At   time.Time
+	What []string
+	// Snapshot is the queue after the change, drawn as the lane; Table
+	// the same as the lock page's table, every row; Queue as text.
+	Snapshot lockqueue.Snapshot
+	Table    Table
+	Queue    string
+	Alerts   []string
+	Seen     bool
+	Holders  string
+	Waiting  int
 }
 
 // NewChange words the events at one moment and the queue they left.
@@ -250,6 +288,8 @@ func NewChange(at time.Time, evs []history.Event, st history.State) Change {
 		c.What = append(c.What, EventText(e))
 	}
 	snap := st.Snapshot()
+	c.Snapshot = snap
+	c.Table = NewTable(snap, TableQuery{Size: max(len(snap.Nodes), 1)}, at)
 	c.Queue = QueueText(snap, at)
 	var holders []string
 	for _, n := range snap.Nodes {

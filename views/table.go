@@ -36,7 +36,11 @@ type Table struct {
 	// client, lease, waits-for provenance, blocked by), so the table shows
 	// their columns.
 	Neutral bool
-	Rows    []Row
+	// Cols are the columns the lock's service has: a ZooKeeper lock's
+	// watches, edge and session; another service's order, client, lease
+	// and blockers, each under its service's own word.
+	Cols Columns
+	Rows []Row
 	// Total counts the nodes; Matching those the filter keeps.
 	Total    int
 	Matching int
@@ -83,6 +87,43 @@ type Row struct {
 	BlockedBy []string
 }
 
+// Columns says which of the table's optional columns a lock's service has,
+// and the header of each it names in its own terms. A column empty for
+// every node of the service (ZooKeeper's watch table on Redis, a lease on
+// PostgreSQL) is not shown.
+type Columns struct {
+	Watches, Edge, Session bool
+	// Order, Client, Lease and BlockedBy are the service-neutral fields'
+	// columns, headed by the service's word for them; "" leaves one out.
+	Order, Client, Lease, BlockedBy string
+}
+
+// columnsOf are the columns of a table of service's lock. neutral: the
+// snapshot carries the service-neutral fields (lockqueue's
+// UsesNeutralFields); without them another service's table shows only the
+// columns every lock has.
+func columnsOf(service string, neutral bool) Columns {
+	switch {
+	case service == lockqueue.ZooKeeper:
+		return Columns{Watches: true, Edge: true, Session: true}
+	case !neutral:
+		return Columns{}
+	case service == lockqueue.Etcd:
+		// etcdctl's and concurrency.Mutex's client is the key's lease: one
+		// column, and the order is the key's create revision.
+		return Columns{Order: "create revision", Lease: "lease"}
+	case service == postgres:
+		// A node is a backend: its client is the pid, and the server
+		// reports whom it is blocked by. No lease, and the order is the
+		// queue's.
+		return Columns{Client: "pid", BlockedBy: "blocked by"}
+	case service == redis:
+		// A key's value is its owner's token; PX is the time it has left.
+		return Columns{Client: "token", Lease: "TTL left"}
+	}
+	return Columns{Order: "order", Client: "client", Lease: "lease", BlockedBy: "blocked by"}
+}
+
 // Ref is a node a cell names: a sibling by its short name (Short, the full
 // name in a tooltip), or a path outside the node's folder whole (Short
 // empty).
@@ -98,6 +139,7 @@ func NewTable(s lockqueue.Snapshot, q TableQuery, now time.Time) Table {
 		size = FirstPageRows
 	}
 	t := Table{Path: s.Path, Total: len(s.Nodes), Neutral: s.UsesNeutralFields(), Selected: q.Selected}
+	t.Cols = columnsOf(s.ServiceName(), t.Neutral)
 	filter := strings.ToLower(strings.TrimSpace(q.Filter))
 	var keep []int
 	for i, n := range s.Nodes {

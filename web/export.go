@@ -46,9 +46,13 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if e.CSS, e.Script, err = exportAssets(); err != nil {
+	if e.CSS, e.Script, e.Modules, err = exportAssets(); err != nil {
 		writeError(w, r, s.log, err)
 		return
+	}
+	// The lane draws what the lock page's does: the server's edges.
+	for i := range e.Changes {
+		e.Changes[i].Snapshot = wireSnapshot(e.Changes[i].Snapshot)
 	}
 	var buf bytes.Buffer
 	if err := views.ExportPage(e).Render(r.Context(), &buf); err != nil {
@@ -99,16 +103,28 @@ func exportChanges(store history.Source, key string, from time.Time, evs []histo
 	return changes, false, nil
 }
 
-// exportAssets are the pages' stylesheet and the incident's stepper, to
-// inline into an incident file.
-func exportAssets() (css, script string, err error) {
-	c, err := fs.ReadFile(static.FS, "app.css")
-	if err != nil {
-		return "", "", fmt.Errorf("export stylesheet: %w", err)
+// exportAssets are the pages' stylesheet, the incident's stepper and the
+// pages' modules it imports (the lane, the time zone), to inline into an
+// incident file.
+func exportAssets() (css, script string, modules map[string]string, err error) {
+	read := func(name string) (string, error) {
+		b, err := fs.ReadFile(static.FS, name)
+		if err != nil {
+			return "", fmt.Errorf("export asset %s: %w", name, err)
+		}
+		return string(b), nil
 	}
-	j, err := fs.ReadFile(static.FS, "export.js")
-	if err != nil {
-		return "", "", fmt.Errorf("export script: %w", err)
+	if css, err = read("app.css"); err != nil {
+		return "", "", nil, err
 	}
-	return string(c), string(j), nil
+	if script, err = read("export.js"); err != nil {
+		return "", "", nil, err
+	}
+	modules = map[string]string{}
+	for _, name := range []string{"queue.js", "tz.js"} {
+		if modules[name], err = read(name); err != nil {
+			return "", "", nil, err
+		}
+	}
+	return css, script, modules, nil
 }

@@ -122,7 +122,7 @@ func TestIncidentExport(t *testing.T) {
 	if strings.Count(body, `data-change="`) != 3 {
 		t.Errorf("%d changes, want 3 (the queue at the start and two hand-offs)", strings.Count(body, `data-change="`))
 	}
-	for _, want := range []string{"the queue as the window starts", "acquired b", "left a (released)", `data-figure="wait" data-count="2"`, "<style>", "<script>"} {
+	for _, want := range []string{"the queue as the window starts", "acquired b", "left a (released)", `data-figure="wait" data-count="2"`, "<style>", `<script type="module">`, `<script type="importmap">`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the incident does not say %q", want)
 		}

@@ -161,6 +161,31 @@ func windowEvents(store history.Source, key string, from, to time.Time) ([]histo
 	return evs, before, nil
 }
 
+// fitWindow is where a time bar over [from, to] starts when it asks to fit
+// the history (?fit=history): a little before the window's first change
+// when the history knew nothing of the lock at from, else from. A lock
+// recorded for the last five minutes then fills the bar, where an hour's
+// window would crowd its changes into the bar's last twelfth.
+func fitWindow(r *http.Request, before history.State, evs []history.Event, from, to time.Time) (time.Time, error) {
+	switch v := r.URL.Query().Get("fit"); v {
+	case "":
+		return from, nil
+	case "history":
+	default:
+		return from, errorf(ErrInvalid, "?fit=%q: want history, or leave it out", v)
+	}
+	if before.Lock != "" || len(evs) == 0 {
+		return from, nil
+	}
+	// A margin of a twentieth of what is left, so the first change is not
+	// on the bar's edge; a second at least.
+	start := evs[0].Time.Add(-max(to.Sub(evs[0].Time)/20, time.Second))
+	if start.Before(from) {
+		return from, nil
+	}
+	return start, nil
+}
+
 func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
 	store, id, key, from, to, err := s.historyRef(r)
 	if err != nil {
@@ -222,6 +247,10 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 	}
 	evs, before, err := windowEvents(store, key, from, to)
 	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if from, err = fitWindow(r, before, evs, from, to); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
@@ -297,6 +326,10 @@ func (s *Server) handleLockStrip(w http.ResponseWriter, r *http.Request) {
 	}
 	evs, before, err := windowEvents(store, key, from, to)
 	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if from, err = fitWindow(r, before, evs, from, to); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}

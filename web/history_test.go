@@ -116,6 +116,29 @@ func TestHistoryAPI(t *testing.T) {
 				t.Errorf("?buckets=%s: status %d (%s), want 400", bad, code, b)
 			}
 		}
+		// ?fit=history starts the window a second before the lock's first
+		// change (1s) when the history did not know the lock at from; a
+		// window it knew from its start keeps its from.
+		for _, tc := range []struct {
+			from, want time.Duration
+		}{
+			{-time.Hour, 0},
+			{500 * time.Millisecond, 500 * time.Millisecond},
+		} {
+			for _, ep := range []string{"/api/v1/lock/history/density", "/api/v1/lock/strip"} {
+				code, b := historyGet(t, e, ep, with("from", ms(tc.from), "to", ms(4*time.Second), "fit", "history"))
+				var resp struct{ From time.Time }
+				if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+					t.Fatalf("%s: status %d: %s", ep, code, b)
+				}
+				if want := fixtureEpoch.Add(tc.want); !resp.From.Equal(want) {
+					t.Errorf("%s from %s, fit: from %s, want %s", ep, tc.from, resp.From.Sub(fixtureEpoch), tc.want)
+				}
+			}
+		}
+		if code, b := historyGet(t, e, "/api/v1/lock/history/density", with("fit", "all")); code != http.StatusBadRequest || !strings.Contains(string(b), "fit") {
+			t.Errorf("?fit=all: status %d (%s), want 400 naming fit", code, b)
+		}
 	})
 
 	t.Run("strip", func(t *testing.T) {
