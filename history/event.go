@@ -190,8 +190,8 @@ type State struct {
 	Recipe     lockqueue.Recipe
 	nodes      []nodeState
 	Alerts     []lockqueue.Alert
-	// index finds a node in nodes by name; nil until needed, and again
-	// after a node goes (the others move).
+	// index finds a node in nodes by name; nil until needed, kept up to date
+	// as nodes come and go.
 	index map[string]int
 }
 
@@ -367,7 +367,15 @@ func (s *State) applyNode(i int, e Event) {
 		n.Holding, n.AcquiredAt = false, time.Time{}
 	case Left:
 		s.nodes = slices.Delete(s.nodes, i, i+1)
-		s.index = nil
+		if s.index != nil {
+			// The nodes after it moved up by one: updated in place, as
+			// building the index again cost a map of every node for each
+			// node that leaves.
+			delete(s.index, e.Node)
+			for j := i; j < len(s.nodes); j++ {
+				s.index[s.nodes[j].Name] = j
+			}
+		}
 	case WaitsFor:
 		n.WaitsFor, n.Source, n.WaitsOn, n.BlockedBy = e.To, e.Source, e.Value, e.Nodes
 	case Watch:
@@ -405,13 +413,17 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 	if prev.Recipe != snap.Recipe {
 		out = append(out, Event{Time: t, Kind: Recipe, Value: string(snap.Recipe)})
 	}
-	seen := make(map[string]int, len(snap.Nodes))
+	// Which of prev's nodes snap still has, by prev's own index: a map of
+	// snap's names, made for each snapshot, was the recorder's largest
+	// allocation on a big queue, where a change is one node.
+	kept := make([]bool, len(prev.nodes))
 	for i := range snap.Nodes {
-		n := &snap.Nodes[i]
-		seen[n.Name] = i
+		if j := prev.node(snap.Nodes[i].Name); j >= 0 {
+			kept[j] = true
+		}
 	}
-	for _, p := range prev.nodes {
-		if _, ok := seen[p.Name]; ok {
+	for i, p := range prev.nodes {
+		if kept[i] {
 			continue
 		}
 		out = append(out, Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(prev, p, t), Since: p.QueuedAt, Acquired: p.AcquiredAt})

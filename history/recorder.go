@@ -166,8 +166,15 @@ func (s syncedSource) Locks() ([]Lock, error) {
 	return s.src.Locks()
 }
 
-// Offer queues s for recording; it never blocks.
+// Offer queues s for recording; it never blocks. A snapshot still
+// filling in its nodes' data (Snapshot.Filling) is not recorded: its
+// nodes would go into the history without their owners and data, which
+// the history records once, when a node is queued. The filled snapshot
+// that follows is.
 func (r *Recorder) Offer(s lockqueue.Snapshot) {
+	if s.Filling != nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {

@@ -80,6 +80,11 @@ type segment struct {
 	seq   int64
 	start time.Time
 	size  int64
+	// keyframe is the size of the segment once its keyframe is written
+	// (-1 until then): what it grows by past that counts toward
+	// SegmentSize, so that a keyframe bigger than SegmentSize (a queue of
+	// 100,000 nodes) does not close every segment as soon as it is made.
+	keyframe int64
 }
 
 // Store is the embedded history store: segment files of framed, checksummed
@@ -318,7 +323,7 @@ func (s *Store) newSegment(t time.Time) error {
 	if n := len(s.segs); n > 0 {
 		seq = s.segs[n-1].seq + 1
 	}
-	seg := segment{path: filepath.Join(s.opts.Dir, segmentName(seq, t)), seq: seq, start: t.Truncate(time.Millisecond)}
+	seg := segment{path: filepath.Join(s.opts.Dir, segmentName(seq, t)), seq: seq, start: t.Truncate(time.Millisecond), keyframe: -1}
 	f, err := os.OpenFile(seg.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return fmt.Errorf("history: new segment: %w", err)
@@ -368,7 +373,11 @@ func (s *Store) writeFrame(sync bool) error {
 		if _, err := s.cur.Write(fr); err != nil {
 			return s.lost(fmt.Errorf("history: write: %w", err))
 		}
-		s.segs[len(s.segs)-1].size += int64(len(fr))
+		g := &s.segs[len(s.segs)-1]
+		g.size += int64(len(fr))
+		if g.keyframe < 0 {
+			g.keyframe = g.size
+		}
 		s.lastWritten = now
 	}
 	if sync || now.Sub(s.lastSync) >= s.opts.SyncEvery {
@@ -486,7 +495,7 @@ func (s *Store) flushLocked(sync bool) error {
 	}
 	cur := s.segs[len(s.segs)-1]
 	now := s.opts.Now()
-	if cur.size >= s.opts.SegmentSize || now.Sub(cur.start) >= s.opts.SegmentAge {
+	if cur.size-max(cur.keyframe, 0) >= s.opts.SegmentSize || now.Sub(cur.start) >= s.opts.SegmentAge {
 		if err := s.newSegment(now); err != nil {
 			return err
 		}

@@ -539,3 +539,39 @@ func TestNotLiveRecordsOnlyTheGap(t *testing.T) {
 		})
 	}
 }
+
+// A lock whose keyframe alone is bigger than SegmentSize (a queue of
+// thousands of nodes) does not close the segment at every flush: only
+// what the segment grows by past its keyframe counts, so an unchanged big
+// queue is not written again and again.
+func TestBigKeyframeKeepsItsSegment(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, history.Options{Dir: dir, SegmentSize: 8 << 10})
+	names := make([]string, 5000)
+	for i := range names {
+		names[i] = fmt.Sprintf("_c_5b2c3f0e-8d7a-4f1b-9c2e-lock-%010d", i)
+	}
+	start := time.Now()
+	record(t, s, queue("/locks/big", start, names...))
+	segments := func() int {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	// The first flush writes the snapshot past SegmentSize: a new
+	// segment, with the queue as its keyframe.
+	if err := s.Flush(false); err != nil {
+		t.Fatal(err)
+	}
+	after := segments()
+	for range 5 {
+		if err := s.Flush(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := segments(); n != after {
+		t.Errorf("%d segments after five flushes with nothing recorded, want %d: each flush closed the segment its keyframe filled", n, after)
+	}
+}

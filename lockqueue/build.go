@@ -67,6 +67,16 @@ func NewNode(c Child) Node {
 	return n
 }
 
+// NewNamedNode is what a child's name alone says: its order, mode and recipe
+// by the name's rule, with no data, creation or session (Unread). A big
+// queue's listing is built from these first, then each node replaced by
+// NewNode's once its data is read.
+func NewNamedNode(name, folder string) Node {
+	n := NewNode(Child{Name: name, Folder: folder})
+	n.Session, n.unread = "", true
+	return n
+}
+
 // BuildNodes is Build over nodes made by NewNode, in any order: either
 // fresh, or taken from an earlier Snapshot (Build's or JoinWatches' output;
 // what they worked out is reset). It takes nodes over: they are reordered
@@ -323,7 +333,7 @@ func folderAlerts(s Snapshot, recipes map[Recipe]bool, foreign []Node, opt Optio
 	var persistent, wrapped []string
 	for ni := range s.Nodes {
 		n := &s.Nodes[ni]
-		if n.owner == 0 {
+		if n.owner == 0 && !n.unread {
 			persistent = append(persistent, n.Name)
 		}
 		if n.wrapped {

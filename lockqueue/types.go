@@ -189,7 +189,15 @@ type Node struct {
 	parsedMode Mode
 	// wrapped: the name carries a sequence past 2^31 (negative).
 	wrapped bool
+	// unread: made by NamedNode from a listing alone; its data, Stat and
+	// session are not read yet.
+	unread bool
 }
+
+// Unread reports whether the node was made from its name alone
+// (NamedNode): its order and mode are known, its data, creation and
+// session not yet.
+func (n Node) Unread() bool { return n.unread }
 
 // Owner is the node's session id (ephemeralOwner).
 func (n Node) Owner() int64 { return n.owner }
@@ -239,12 +247,25 @@ type Snapshot struct {
 	// unlock channel, one per waiting client, not per thread).
 	AnonymousWaiters int `json:"anonymousWaiters,omitempty"`
 
+	// Filling is set while the reader has the lock's children by name
+	// (order, holders and waits-for by rule) but has not read every
+	// node's data and session yet: a big queue is published from its
+	// listing first, then filled in. Nil once every node is read.
+	Filling *Filling `json:"filling,omitempty"`
+
 	// Cluster says which cluster of its service the lock lives on: etcd's
 	// cluster id, PostgreSQL's system identifier (else host, port and
 	// database), the Redis masters' addresses, ZooKeeper's members and
 	// chroot, or the name serve --cluster gives. The history keeps the
 	// same path on two clusters apart by it. Empty until known.
 	Cluster string `json:"cluster,omitempty"`
+}
+
+// Filling says how far a snapshot published from a listing has its nodes
+// read: Read of Of nodes have their data, creation and session.
+type Filling struct {
+	Read int `json:"read"`
+	Of   int `json:"of"`
 }
 
 // Live reports whether the snapshot reflects ZooKeeper now.

@@ -51,6 +51,10 @@ type LockSummary struct {
 	UnknownSince time.Time `json:"unknownSince,omitzero"`
 	// Pending marks a watched path whose first read has not landed yet.
 	Pending bool `json:"pending,omitempty"`
+	// Filling: the lock is shown from its listing (order, holders,
+	// waits-for) while its nodes' data and sessions are read; left out
+	// once every node is read.
+	Filling *lockqueue.Filling `json:"filling,omitempty"`
 }
 
 // LocksResponse is the body of GET /api/v1/locks: a page of locks. The
@@ -85,7 +89,7 @@ func summarize(l listedLock, now time.Time) LockSummary {
 		Service: l.Service, Path: l.Path, Recipe: l.Recipe, Connection: l.Connection,
 		Holders: summaryNames(l.Holders), Waiters: summaryNames(l.Waiters), HolderCount: l.HolderCount, WaiterCount: l.WaiterCount,
 		Alerts: l.Alerts, Exists: l.Exists, Revision: l.Revision, UpdatedAt: l.UpdatedAt, Error: l.Error, Pending: l.Pending,
-		UnknownSince: l.UnknownSince,
+		UnknownSince: l.UnknownSince, Filling: l.Filling,
 	}
 	if sum.Alerts == nil {
 		sum.Alerts = []lockqueue.Alert{}

@@ -106,6 +106,12 @@ func (w *Watcher) readListing(ctx context.Context, r Reader, epoch uint64, l *lo
 	w.locks.setFolders(l, ls.lists[1:])
 
 	keep, fresh := l.diff(prev, index, ls.lists)
+	if len(fresh) > namesFirstAbove && len(ls.lists) == 1 {
+		return w.readNamesFirst(ctx, r, epoch, l, prev, index, keep, fresh, ls, persistent)
+	}
+	if len(fresh) > namesFirstAbove && len(ls.lists) == 1 {
+		return w.readNamesFirst(ctx, r, epoch, l, prev, index, keep, fresh, ls, persistent)
+	}
 	// The new children's data is read while the kept nodes are copied:
 	// the round trip and the copy of a 1,000-node queue (0.29 and 0.15 ms
 	// at the median of BenchmarkChangeToFrame) were one after the other.
@@ -240,7 +246,9 @@ func (l *lock) diff(prev []lockqueue.Node, index map[string]int32, lists []listi
 		trusted := ls.folder == "" || seen.czxid == ls.stat.Czxid
 		kept, nfresh := 0, 0
 		for _, n := range ls.names {
-			if i, ok := index[nodeKey(ls.folder, n)]; ok && trusted {
+			// A node listed before but not read yet (a fill cut short)
+			// is read now.
+			if i, ok := index[nodeKey(ls.folder, n)]; ok && trusted && !prev[i].Unread() {
 				keep[i] = true
 				kept++
 			} else {

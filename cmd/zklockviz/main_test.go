@@ -252,7 +252,7 @@ func startServe(t testing.TB, args ...string) *server {
 	return s
 }
 
-func getJSON(t *testing.T, url string, v any) int {
+func getJSON(t testing.TB, url string, v any) int {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
