@@ -136,6 +136,8 @@ export class LiveLock {
       if (msg.type === 'snapshot' && msg.snapshot) {
         this.snap = msg.snapshot;
         this.snap.nodes = this.snap.nodes || [];
+        // The window is the frame's, beside the snapshot (web.Frame).
+        if (msg.window) this.snap.window = msg.window;
         this.onSnapshot(this.snap, msg);
       } else if (msg.type === 'delta') {
         const next = applyDelta(this.snap, msg);

@@ -1,0 +1,182 @@
+package e2e
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/heapprofiler"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/go-zookeeper/zk"
+)
+
+// hugeQueue makes n ephemeral sequential go-zookeeper lock nodes under path
+// with c's session, a thousand to a multi, and returns their names in queue
+// order.
+func hugeQueue(t testing.TB, c *zk.Conn, path string, n int) []string {
+	t.Helper()
+	ensurePath(t, c, path)
+	acl := zk.WorldACL(zk.PermAll)
+	names := make([]string, 0, n)
+	for start := 0; start < n; start += 1000 {
+		var ops []any
+		for i := start; i < min(n, start+1000); i++ {
+			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("%s/_c_%032x-lock-", path, i*7919+1), Data: []byte(fmt.Sprintf("worker-%d", i)), Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence})
+		}
+		res, err := c.Multi(ops...)
+		if err != nil {
+			t.Fatalf("create children %d-%d: %v", start, start+len(ops)-1, err)
+		}
+		for _, r := range res {
+			names = append(names, strings.TrimPrefix(r.String, path+"/"))
+		}
+	}
+	// go-zookeeper's queue is in sequence order, the name's last 10 digits.
+	sort.Slice(names, func(i, j int) bool { return names[i][len(names[i])-10:] < names[j][len(names[j])-10:] })
+	return names
+}
+
+// socketBytes counts the websocket payload bytes the tab receives, as the
+// browser's network domain reports them.
+func socketBytes(t testing.TB, tb *tab) *atomic.Int64 {
+	t.Helper()
+	var n atomic.Int64
+	if err := chromedp.Listen(tb.ctx, func(ev any) {
+		if f, ok := ev.(*network.EventWebSocketFrameReceived); ok && f.Response != nil {
+			n.Add(int64(len(f.Response.PayloadData)))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(tb.ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("network on: %v", err)
+	}
+	return &n
+}
+
+// The lock page of a 100,000-node queue made by a real client gets the
+// part it shows over its socket: the first nodes drawn, the counts of the
+// whole queue said, the table's next page bringing its nodes into the lane,
+// a node picked by name drawn wherever it is, changes followed, and the
+// socket's bytes a few hundred KB where the whole queue is tens of MB.
+func TestHundredThousandNodeLockWindow(t *testing.T) {
+	need(t)
+	const path, n = "/e2e/huge100k", 100_000
+	c := connect(t)
+	names := hugeQueue(t, c, path, n)
+	srv := startServer(t, "--watch", path)
+	tb := newTab(t)
+	got := socketBytes(t, tb)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("100,000 nodes read", fmt.Sprintf(`document.getElementById('lane').dataset.count === '%d'`, n))
+	tb.until("first painted", `document.body.dataset.firstDraw`)
+
+	lane := func() map[string]string { return eval[map[string]string](tb, `({...document.getElementById('lane').dataset})`) }
+	l := lane()
+	if l["window"] != "0-100" {
+		t.Errorf("lane window %q, want 0-100", l["window"])
+	}
+	drawn, folded := 0, 0
+	fmt.Sscan(l["drawn"], &drawn)
+	fmt.Sscan(l["folded"], &folded)
+	if drawn+folded != n || drawn < 150 || drawn > 400 {
+		t.Errorf("drawn %d + folded %d: want 100,000 with 150–400 drawn", drawn, folded)
+	}
+	if first := eval[string](tb, `document.querySelector('#lane [data-node]').dataset.node`); first != names[0] {
+		t.Errorf("first node drawn %s, want the queue's first, %s", first, names[0])
+	}
+	tb.until("the holder is drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s][data-state=holding]')`, jsString(names[0])))
+	tb.until("the last node is drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]')`, jsString(names[n-1])))
+	note := eval[string](tb, `document.getElementById('fold-note').textContent`)
+	for _, want := range []string{"Showing nodes 1–100 of 100,000", fmt.Sprintf("%s of 100,000 nodes are folded", formatThousands(folded)), "lists every node"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("fold note %q lacks %q", note, want)
+		}
+	}
+	tb.until("table page 1", `document.querySelector('#table .page-info').textContent.startsWith('rows 1–100 of 100,000')`)
+	if b := got.Load(); b > 512<<10 {
+		t.Errorf("the socket brought %d bytes to draw the first page; want at most 512 KB", b)
+	}
+	t.Logf("first page: %d nodes drawn, %d socket bytes", drawn, got.Load())
+
+	// The table's next page moves the window: its nodes come and are drawn.
+	tb.do("next page", chromedp.Click(chromedp.CSS(`#table .table-bar button:last-of-type`)))
+	tb.until("table page 2", `document.querySelector('#table .page-info').textContent.startsWith('rows 101–200 of 100,000')`)
+	tb.until("lane window 100-200", `document.getElementById('lane').dataset.window === '100-200'`)
+	tb.until("node 101 drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]')`, jsString(names[100])))
+	tb.until("node 200 drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]')`, jsString(names[199])))
+	tb.until("the note says the window", `document.getElementById('fold-note').textContent.includes('Showing nodes 101–200 of 100,000')`)
+	// The rows of the page tick from the window's nodes.
+	tb.until("row 101's clock", fmt.Sprintf(`document.querySelector('#table tr[data-row=%s] td.time').dataset.since > 0`, jsString(names[100])))
+
+	// A node far in the fold, found by name in the table and picked, is drawn.
+	far := names[73_210]
+	tb.do("filter by name", chromedp.SendKeys(chromedp.CSS(`#table input[type=search]`), far))
+	tb.until("the row found", fmt.Sprintf(`document.querySelector('#table tr[data-row=%s] td.name button')`, jsString(far)))
+	tb.do("pick it", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#table tr[data-row=%s] td.name button`, jsString(far)))))
+	tb.until("the far node drawn and selected", fmt.Sprintf(`document.querySelector('#lane [data-node=%s].selected')`, jsString(far)))
+	tb.until("its details", fmt.Sprintf(`document.querySelector('#details .node-details[data-node=%s]')`, jsString(far)))
+
+	// A change inside the window is followed, with the counts.
+	if err := c.Delete(path+"/"+names[150], -1); err != nil {
+		t.Fatalf("delete %s: %v", names[150], err)
+	}
+	tb.until("99,999 nodes", `document.getElementById('lane').dataset.count === '99999'`)
+	tb.until("the deleted node gone", fmt.Sprintf(`!document.querySelector('#lane [data-node=%s]')`, jsString(names[150])))
+	if b := got.Load(); b > 2<<20 {
+		t.Errorf("the socket brought %d bytes in all; want at most 2 MB (the whole queue is about 40 MB)", b)
+	}
+	t.Logf("in all: %d socket bytes", got.Load())
+}
+
+// BenchmarkLockViewFirstPaint100k opens the lock page of a 100,000-node
+// queue (server warm) in headless Chromium and reports, per page load, the
+// milliseconds from navigation start to the first node drawn
+// (ms/queue-drawn), the page's JavaScript heap then (MB/heap, as
+// Runtime.getHeapUsage says, and MB/heap-gc after a collection) and the
+// socket's payload bytes up to then (KB/socket).
+//
+//	CI=true go test ./e2e -run '^$' -bench FirstPaint100k -benchtime 5x -count 3
+func BenchmarkLockViewFirstPaint100k(b *testing.B) {
+	need(b)
+	const path, n = "/e2e/bench/huge100k", 100_000
+	c := connect(b)
+	hugeQueue(b, c, path, n)
+	srv := startServer(b, "--watch", path)
+	tb := newTab(b)
+	got := socketBytes(b, tb)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("100,000 nodes read", fmt.Sprintf(`document.getElementById('lane').dataset.count === '%d'`, n))
+
+	heap := func() float64 {
+		r, err := chromedp.Call(tb.ctx, runtime.GetHeapUsage, cdp.Empty{})
+		if err != nil {
+			b.Fatalf("heap usage: %v", err)
+		}
+		return r.UsedSize / (1 << 20)
+	}
+	var drawn, mb, mbgc, kb float64
+	b.ResetTimer()
+	for b.Loop() {
+		got.Store(0)
+		tb.open(srv.URL + "/lock?path=" + path)
+		tb.until("queue drawn", `document.body.dataset.firstDraw`)
+		drawn += eval[float64](tb, `Number(document.body.dataset.firstDraw)`)
+		kb += float64(got.Load()) / 1024
+		mb += heap()
+		if _, err := chromedp.Call(tb.ctx, heapprofiler.CollectGarbage, cdp.Empty{}); err != nil {
+			b.Fatalf("collect garbage: %v", err)
+		}
+		mbgc += heap()
+	}
+	b.ReportMetric(drawn/float64(b.N), "ms/queue-drawn")
+	b.ReportMetric(mb/float64(b.N), "MB/heap")
+	b.ReportMetric(mbgc/float64(b.N), "MB/heap-gc")
+	b.ReportMetric(kb/float64(b.N), "KB/socket")
+	b.ReportMetric(0, "ns/op")
+}
