@@ -76,8 +76,7 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 	tb.until("100,000 nodes read", fmt.Sprintf(`document.getElementById('lane').dataset.count === '%d'`, n))
 	tb.until("first painted", `document.body.dataset.firstDraw`)
 
-	lane := func() map[string]string { return eval[map[string]string](tb, `({...document.getElementById('lane').dataset})`) }
-	l := lane()
+	l := eval[map[string]string](tb, `({...document.getElementById('lane').dataset})`)
 	if l["window"] != "0-100" {
 		t.Errorf("lane window %q, want 0-100", l["window"])
 	}
