@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/heapprofiler"
@@ -143,7 +144,10 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 //	CI=true go test ./e2e -run '^$' -bench FirstPaint100k -benchtime 5x -count 3
 func BenchmarkLockViewFirstPaint100k(b *testing.B) {
 	need(b)
-	const path, n = "/e2e/bench/huge100k", 100_000
+	const n = 100_000
+	// A path of its own per run: the last run's session may still be
+	// deleting its nodes.
+	path := fmt.Sprintf("/e2e/bench/huge100k-%d", time.Now().UnixNano())
 	c := connect(b)
 	hugeQueue(b, c, path, n)
 	srv := startServer(b, "--watch", path)
