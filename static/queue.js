@@ -548,7 +548,9 @@ export function drawQueue(svg, snap, opts = {}) {
       g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, `#${c.from + 1}–#${c.to + 1}`));
       g.append(el('title', {}, `${c.count} nodes folded (queue positions ${c.from + 1} to ${c.to + 1}); the table lists them all` + (win && opts.onFold ? '; click to show them' : '')));
       if (win && opts.onFold) {
-        // Only a window's folds open: their nodes were never sent.
+        // Only a window's folds open: their nodes were never sent. The
+        // whole column answers clicks, as a node's does.
+        g.prepend(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
         g.setAttribute('role', 'button');
         g.setAttribute('tabindex', 0);
         g.addEventListener('click', () => opts.onFold(c.from));
