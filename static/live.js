@@ -16,6 +16,10 @@ export function applyDelta(snap, msg) {
   if (at.length !== upsert.length) return null;
   const next = { ...snap };
   for (const k of HEADER) if (k in msg) next[k] = msg[k];
+  // A window of a long queue says which part it is in every frame; a
+  // frame without one carries every node.
+  if (msg.window) next.window = msg.window;
+  else delete next.window;
   // Left out while live: a delta without it ends the unknown stretch.
   if (msg.unknownSince) next.unknownSince = msg.unknownSince;
   else delete next.unknownSince;
@@ -58,11 +62,14 @@ export function lockQuery(params, service, path) {
 
 // LiveLock connects to /ws?service=&path= and calls onSnapshot(snap) with
 // every new state and onStatus({socket: "open"|"connecting"|"reconnecting",
-// attempt, retryInMs}) when the socket's state changes.
+// attempt, retryInMs}) when the socket's state changes. With a window
+// ({from, size, node}), a long queue comes as that part of it (the server's
+// web/window.go; snap.window says which part); setWindow moves it.
 export class LiveLock {
-  constructor(path, { service = '', onSnapshot, onStatus, base = '' } = {}) {
+  constructor(path, { service = '', onSnapshot, onStatus, base = '', window = null } = {}) {
     this.path = path;
     this.service = service;
+    this.window = window;
     this.onSnapshot = onSnapshot || (() => {});
     this.onStatus = onStatus || (() => {});
     this.base = base;
@@ -81,12 +88,32 @@ export class LiveLock {
     const u = new URL(this.base + '/ws', location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
     lockQuery(u.searchParams, this.service, this.path);
+    if (this.window) {
+      u.searchParams.set('window', `${this.window.from}:${this.window.size}`);
+      if (this.window.node) u.searchParams.set('node', this.window.node);
+    }
     return u.toString();
   }
 
-  connect() {
+  // setWindow looks at another window of the queue: a socket on it takes
+  // the place of the one open, which stays until the new one is asked for.
+  // The page keeps what it shows until the new window's snapshot comes,
+  // and the socket's state is not said to change.
+  setWindow(w) {
+    const same = (a, b) => a.from === b.from && a.size === b.size && (a.node || '') === (b.node || '');
+    if (!w || !this.window || same(w, this.window)) return;
+    this.window = w;
+    const old = this.ws;
+    if (!old) return; // the next connect asks for it
+    this.ws = null;
+    const wasOpen = old.readyState === WebSocket.OPEN;
+    closeSocket(old, 1000, 'window moved');
+    this.connect(wasOpen);
+  }
+
+  connect(quiet = false) {
     if (this.closed) return;
-    this.onStatus({ socket: this.attempt ? 'reconnecting' : 'connecting', attempt: this.attempt });
+    if (!quiet) this.onStatus({ socket: this.attempt ? 'reconnecting' : 'connecting', attempt: this.attempt });
     let ws;
     try {
       ws = new WebSocket(this.url());
@@ -97,7 +124,7 @@ export class LiveLock {
     this.ws = ws;
     ws.onopen = () => {
       this.attempt = 0;
-      this.onStatus({ socket: 'open', attempt: 0 });
+      if (!quiet) this.onStatus({ socket: 'open', attempt: 0 });
     };
     ws.onmessage = (ev) => {
       let msg;
@@ -109,6 +136,8 @@ export class LiveLock {
       if (msg.type === 'snapshot' && msg.snapshot) {
         this.snap = msg.snapshot;
         this.snap.nodes = this.snap.nodes || [];
+        // The window is the frame's, beside the snapshot (web.Frame).
+        if (msg.window) this.snap.window = msg.window;
         this.onSnapshot(this.snap, msg);
       } else if (msg.type === 'delta') {
         const next = applyDelta(this.snap, msg);

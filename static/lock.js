@@ -66,7 +66,23 @@ const table = new QueueTable(document.getElementById('table'), {
     return fetch('/parts/lock?' + lockQuery(q, service, path));
   },
   onParts: showParts,
+  onPage: () => followWindow(),
 });
+
+// A long queue comes over the socket as the part of it the page shows (the
+// server's web/window.go): the lane's head and tail, the holders, the
+// selected node and the table's page. viewWindow is that part; when the
+// table turns a page or another node is selected, the socket moves to it.
+// A filtered table's pages are of the rows that match, not of the queue:
+// the window stays where it was.
+let windowFrom = 0;
+function viewWindow() {
+  if (!table.filter) windowFrom = Math.max(0, table.page) * table.pageSize;
+  return { from: windowFrom, size: table.pageSize, node: selected };
+}
+function followWindow() {
+  if (live) live.setWindow(viewWindow());
+}
 
 function select(name) {
   selected = name === selected ? '' : name;
@@ -76,6 +92,7 @@ function select(name) {
   history.replaceState(null, '', u);
   render();
   if (selected) table.show(selected);
+  followWindow();
 }
 
 // said is the server's banner for the newest parts (views.NewLock): whether
@@ -183,7 +200,7 @@ function drawLane(clock, whole = false) {
   // The node with the keyboard's focus stays, wherever it is, or the
   // morph would drop the focus with it.
   const focused = svg.contains(document.activeElement) ? document.activeElement.getAttribute('data-node') : null;
-  drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane', keep, focused });
+  drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane', keep, focused, onFold: (from) => table.go(Math.floor(from / table.pageSize)) });
   clearTimeout(laneRest);
   laneCulled = Number(next.dataset.culled) > 0;
   // Once the scrub rests, the whole lane: find-in-page, the alerts'
@@ -225,12 +242,16 @@ function render(pending = null) {
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
   foldNote.dataset.folded = String(folded);
+  const win = snap.window;
   if (folded) {
     const extra = Number(svg.dataset.extra || 0);
     const capped = svg.dataset.capped === 'true';
+    const total = win ? win.total : (snap.nodes || []).length;
+    const n = (x) => x.toLocaleString('en-US');
     foldNote.textContent =
-      `${folded.toLocaleString('en-US')} of ${(snap.nodes || []).length.toLocaleString('en-US')} nodes are folded into “…” groups. ` +
-      `Drawn: the first ${HEAD} and the last ${TAIL}, and from the middle ${extra} holder${extra === 1 ? '' : 's'}, zombies, selected or alerted nodes` +
+      (win ? `Showing nodes ${n(win.from + 1)}–${n(win.to)} of ${n(total)} (the table's page; pick a “…” group or a page to show others), with the holders. ` : '') +
+      `${n(folded)} of ${n(total)} nodes are folded into “…” groups. ` +
+      `Drawn: the first ${HEAD} and the last ${TAIL}` + (win ? `, the table's page` : '') + `, and from the middle ${extra} holder${extra === 1 ? '' : 's'}, zombies, selected or alerted nodes` +
       (capped ? ` (at most ${MAX_EXTRA}: more are folded)` : '') +
       `. An alert names at most ${ALERT_NAMES} nodes, so nodes past that are not marked. The table below lists every node.`;
   } else {
@@ -277,6 +298,7 @@ document.getElementById('copy').addEventListener('click', async (e) => {
 function follow() {
   live = new LiveLock(path, {
     service,
+    window: viewWindow(),
     onSnapshot(s) {
       liveSnap = s;
       const now = Date.now();

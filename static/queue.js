@@ -268,6 +268,30 @@ export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
   return out;
 }
 
+// windowColumns is columns for a window of a long queue (snap.window, the
+// server's web/window.go): the server chose the nodes to draw, as columns
+// would from the whole queue, and sent the rest as folds with their counts.
+function windowColumns(snap) {
+  const w = snap.window;
+  const nodes = snap.nodes || [];
+  const runs = w.runs || [];
+  const folds = w.folds || [];
+  const out = [];
+  let k = 0;
+  for (let r = 0, f = 0; r < runs.length || f < folds.length; ) {
+    if (f >= folds.length || (r < runs.length && runs[r][0] < folds[f][0])) {
+      const [start, count] = runs[r++];
+      for (let i = 0; i < count && k < nodes.length; i++) out.push({ node: nodes[k++], index: start + i });
+    } else {
+      const [from, to, holding] = folds[f++];
+      out.push({ group: true, from, to, count: to - from + 1, holding });
+    }
+  }
+  out.extra = w.extra || 0;
+  out.capped = !!w.capped;
+  return out;
+}
+
 function el(tag, attrs, text) {
   const e = document.createElementNS(NS, tag);
   if (attrs) for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, v);
@@ -328,20 +352,22 @@ export function drawQueue(svg, snap, opts = {}) {
   const id = opts.id || 'q';
   const nodes = snap.nodes || [];
   const alerted = alertIndex(snap);
-  const cols = columns(nodes, alerted, opts.selected, opts.head, opts.tail);
+  const win = snap.window || null;
+  const total = win ? win.total : nodes.length;
+  const cols = win ? windowColumns(snap) : columns(nodes, alerted, opts.selected, opts.head, opts.tail);
   const deadlocked = new Set();
   for (const a of snap.alerts || []) if (a.kind === 'deadlock') for (const n of a.nodes || []) deadlocked.add(n);
 
   // Column positions.
   const pos = new Map(); // node name -> centre x
-  const groupOf = new Array(nodes.length); // hidden index -> group centre x
+  const groupOf = new Array(win ? 0 : nodes.length); // hidden index -> group centre x
   let x = PAD;
   for (const c of cols) {
     const w = c.group ? GROUP_COL : COL;
     c.x = x + w / 2;
     c.w = w;
     if (c.group) {
-      for (let i = c.from; i <= c.to; i++) groupOf[i] = c.x;
+      if (!win) for (let i = c.from; i <= c.to; i++) groupOf[i] = c.x;
     } else {
       pos.set(c.node.name, c.x);
     }
@@ -352,6 +378,12 @@ export function drawQueue(svg, snap, opts = {}) {
   nodes.forEach((n, i) => index.set(n.name, i));
   const xOf = (name) => {
     if (pos.has(name)) return pos.get(name);
+    if (win) {
+      // A node not sent: the fold that holds it, by its position.
+      const at = (win.targets || {})[name];
+      const g = at === undefined ? undefined : cols.find((c) => c.group && c.from <= at && at <= c.to);
+      return g ? g.x : undefined;
+    }
     const i = index.get(name);
     return i === undefined ? undefined : groupOf[i];
   };
@@ -369,7 +401,9 @@ export function drawQueue(svg, snap, opts = {}) {
   svg.setAttribute('width', width);
   svg.setAttribute('height', HEIGHT);
   svg.setAttribute('data-revision', snap.revision ?? '');
-  svg.setAttribute('data-count', nodes.length);
+  svg.setAttribute('data-count', total);
+  if (win) svg.setAttribute('data-window', `${win.from}-${win.to}`);
+  else svg.removeAttribute('data-window');
   svg.append(markers(id));
 
   // Column bands: a node is its column.
@@ -382,7 +416,7 @@ export function drawQueue(svg, snap, opts = {}) {
   svg.append(bands);
 
   // The lock parent.
-  const childWatchers = nodes.filter((n) => n.waitsOn === 'children').length;
+  const childWatchers = win ? win.childWatchers || 0 : nodes.filter((n) => n.waitsOn === 'children').length;
   const parent = el('g', { class: 'parent' + (childWatchers ? ' herd' : ''), 'data-parent': snap.path, 'data-children-watchers': childWatchers });
   parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
   let parentText = snap.path || '';
@@ -529,7 +563,16 @@ export function drawQueue(svg, snap, opts = {}) {
       g.append(el('text', { x: 0, y: CY - 4, class: 'group-count' }, `… ${c.count.toLocaleString('en-US')}`));
       g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? `${c.holding.toLocaleString('en-US')} hold · ${waiting.toLocaleString('en-US')} wait …` : c.holding ? 'holding …' : 'waiting …'));
       g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, `#${c.from + 1}–#${c.to + 1}`));
-      g.append(el('title', {}, `${c.count} nodes folded (queue positions ${c.from + 1} to ${c.to + 1}); the table lists them all`));
+      g.append(el('title', {}, `${c.count} nodes folded (queue positions ${c.from + 1} to ${c.to + 1}); the table lists them all` + (win && opts.onFold ? '; click to show them' : '')));
+      if (win && opts.onFold) {
+        // Only a window's folds open: their nodes were never sent. The
+        // whole column answers clicks, as a node's does.
+        g.prepend(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
+        g.setAttribute('role', 'button');
+        g.setAttribute('tabindex', 0);
+        g.addEventListener('click', () => opts.onFold(c.from));
+        g.addEventListener('keydown', (e) => e.key === 'Enter' && opts.onFold(c.from));
+      }
       layer.append(g);
       continue;
     }
@@ -538,7 +581,7 @@ export function drawQueue(svg, snap, opts = {}) {
   svg.append(layer);
   svg.setAttribute('data-drawn', drawnNodes);
   svg.setAttribute('data-culled', culled);
-  svg.setAttribute('data-folded', nodes.length - drawnNodes);
+  svg.setAttribute('data-folded', total - drawnNodes);
   svg.setAttribute('data-extra', cols.extra || 0);
   svg.setAttribute('data-capped', cols.capped ? 'true' : 'false');
   tick(svg);

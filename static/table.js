@@ -18,6 +18,8 @@ export class QueueTable {
     this.onSelect = opts.onSelect;
     this.source = opts.source;
     this.onParts = opts.onParts;
+    // onPage(page) is told the page shown, once the server has answered.
+    this.onPage = opts.onPage;
     this.page = 0;
     this.filter = '';
     this.snap = null;
@@ -163,6 +165,7 @@ export class QueueTable {
     this.info.textContent = live.dataset.info;
     this.prev.disabled = this.page === 0;
     this.next.disabled = this.page >= pages - 1;
+    if (this.onPage) this.onPage(this.page);
     const tr = show && live.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
     if (tr) tr.scrollIntoView({ block: 'nearest' });
   }

@@ -31,6 +31,9 @@ const keepLimit = 16 << 10
 type frameKey struct {
 	base uint64 // the seq of the snapshot the socket holds; 0: none (a whole snapshot)
 	seq  uint64 // the seq of the snapshot to send
+	// view is the window the socket looks at (window.go); sockets on the
+	// same window of the same snapshots share their frames too.
+	view view
 }
 
 // frameEntry is one frame, computed by the first socket that needs it.
@@ -44,6 +47,9 @@ type frameEntry struct {
 	b       []byte
 	kind    string
 	err     error
+	// sent is the window of the snapshot the frame takes a windowed socket
+	// to, which that socket's next frame is computed against.
+	sent lockqueue.Snapshot
 }
 
 func newFrameEntry() *frameEntry { return &frameEntry{done: make(chan struct{})} }
@@ -194,6 +200,7 @@ func (s *Server) releaseFrames(path string, fc *frameCache) {
 // hub's, shared, not a copy.
 type sockFrames struct {
 	cache   *frameCache
+	view    view
 	prev    lockqueue.Snapshot
 	prevSeq uint64
 	sent    bool
@@ -202,13 +209,25 @@ type sockFrames struct {
 // next returns the frame that takes this socket from what it sent last to
 // snap (published with sequence number seq), and records snap as sent.
 func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, error) {
-	k := frameKey{seq: seq}
+	k := frameKey{seq: seq, view: f.view}
 	var prev *lockqueue.Snapshot
 	if f.sent && f.prev.Path == snap.Path {
 		k.base, prev = f.prevSeq, &f.prev
 	}
 	e := f.cache.entry(k)
 	e.compute(func() ([]byte, string, error) {
+		if f.view.on {
+			// A window is a few hundred nodes, made for this view: its
+			// names are indexed afresh, not kept by seq with the whole
+			// snapshots'.
+			var win *Window
+			e.sent, win = windowOf(snap, f.view)
+			b, kind, err := encodeWindowFrame(prev, e.sent, win, nil)
+			if err == nil && len(b) <= keepLimit {
+				f.cache.keep(k, e)
+			}
+			return b, kind, err
+		}
 		b, kind, err := encodeFrame(prev, snap, func(ofPrev bool) *names {
 			if ofPrev {
 				return f.cache.namesOf(prev, k.base)
@@ -222,6 +241,9 @@ func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, 
 	})
 	if e.err != nil {
 		return nil, "", e.err
+	}
+	if f.view.on {
+		snap = e.sent
 	}
 	f.prev, f.prevSeq, f.sent = snap, seq, true
 	return e.b, e.kind, nil

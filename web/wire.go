@@ -16,6 +16,10 @@ import (
 type Frame struct {
 	Type     string              `json:"type"`
 	Snapshot *lockqueue.Snapshot `json:"snapshot,omitempty"`
+	// Window is set when the nodes are a window of a long queue (a
+	// windowed socket's, window.go): which part of it they are. A frame
+	// without it carries, or patches to, every node.
+	Window *Window `json:"window,omitempty"`
 	*Delta
 }
 
@@ -142,6 +146,12 @@ func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
 // not nil, gives the names of prev's nodes (ofPrev) or of s's; nil builds
 // them.
 func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, index func(ofPrev bool) *names) ([]byte, string, error) {
+	return encodeWindowFrame(prev, s, nil, index)
+}
+
+// encodeWindowFrame is encodeFrame for s, a window of a queue as win says
+// (nil: every node); prev is the window sent before.
+func encodeWindowFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, win *Window, index func(ofPrev bool) *names) ([]byte, string, error) {
 	s = wireSnapshot(s)
 	if prev != nil {
 		// Stamped as s is, so a node whose edges did not change is
@@ -151,7 +161,7 @@ func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, index func(ofPr
 		prev = &p
 	}
 	whole := func() ([]byte, string, error) {
-		b, err := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s})
+		b, err := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s, Window: win})
 		return b, FrameSnapshot, err
 	}
 	var b []byte
@@ -165,8 +175,8 @@ func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, index func(ofPr
 	} else {
 		switch {
 		case len(s.Nodes) <= exactCutoff:
-			db, derr := json.Marshal(Frame{Type: FrameDelta, Delta: d})
-			wb, werr := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s})
+			db, derr := json.Marshal(Frame{Type: FrameDelta, Delta: d, Window: win})
+			wb, werr := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s, Window: win})
 			if err = cmpErr(derr, werr); err == nil {
 				b, kind = db, FrameDelta
 				if len(wb) <= len(db) {
@@ -174,7 +184,7 @@ func encodeFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, index func(ofPr
 				}
 			}
 		case len(d.Upsert)+len(d.Remove) < len(s.Nodes):
-			b, err = json.Marshal(Frame{Type: FrameDelta, Delta: d})
+			b, err = json.Marshal(Frame{Type: FrameDelta, Delta: d, Window: win})
 			kind = FrameDelta
 		default:
 			b, kind, err = whole()

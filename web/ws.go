@@ -45,7 +45,8 @@ type feed interface {
 
 // handleWS streams one lock path's snapshots: the current state at once (or
 // the first one, for a watched path not read yet), then every change as a
-// delta or a whole snapshot.
+// delta or a whole snapshot. With ?window=FROM:SIZE (and ?node=NAME) a long
+// queue is sent as the part of it a lock page shows (window.go).
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	svc, id, err := s.lockRef(r)
 	if err != nil {
@@ -59,8 +60,13 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, errorf(ErrNotFound, "%s is not watched (POST /api/v1/watch to add it)", id.Name))
 		return
 	}
+	v, err := parseView(r.URL.Query())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	s.serveSocket(w, r, s.log.With("service", id.Service, "path", id.Name, "remote", r.RemoteAddr), func() (feed, error) {
-		return &hubFeed{sub: s.cfg.Hub.Subscribe(p), frames: sockFrames{cache: s.frames(p)}, release: func(fc *frameCache) { s.releaseFrames(p, fc) }}, nil
+		return &hubFeed{sub: s.cfg.Hub.Subscribe(p), frames: sockFrames{cache: s.frames(p), view: v}, release: func(fc *frameCache) { s.releaseFrames(p, fc) }}, nil
 	})
 }
 

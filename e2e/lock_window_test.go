@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/heapprofiler"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/zklocal"
+)
+
+// hugeQueue makes n ephemeral sequential go-zookeeper lock nodes under path
+// with c's session, a thousand to a multi, and returns their names in queue
+// order.
+func hugeQueue(t testing.TB, c *zk.Conn, path string, n int) []string {
+	t.Helper()
+	ensurePath(t, c, path)
+	acl := zk.WorldACL(zk.PermAll)
+	names := make([]string, 0, n)
+	for start := 0; start < n; start += 1000 {
+		var ops []any
+		for i := start; i < min(n, start+1000); i++ {
+			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("%s/_c_%032x-lock-", path, i*7919+1), Data: []byte(fmt.Sprintf("worker-%d", i)), Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence})
+		}
+		res, err := c.Multi(ops...)
+		if err != nil {
+			t.Fatalf("create children %d-%d: %v", start, start+len(ops)-1, err)
+		}
+		for _, r := range res {
+			names = append(names, strings.TrimPrefix(r.String, path+"/"))
+		}
+	}
+	// go-zookeeper's queue is in sequence order, the name's last 10 digits.
+	sort.Slice(names, func(i, j int) bool { return names[i][len(names[i])-10:] < names[j][len(names[j])-10:] })
+	return names
+}
+
+// socketBytes counts the websocket payload bytes the tab receives, as the
+// browser's network domain reports them.
+func socketBytes(t testing.TB, tb *tab) *atomic.Int64 {
+	t.Helper()
+	var n atomic.Int64
+	if err := chromedp.Listen(tb.ctx, func(ev any) {
+		if f, ok := ev.(*network.EventWebSocketFrameReceived); ok && f.Response != nil {
+			n.Add(int64(len(f.Response.PayloadData)))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(tb.ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("network on: %v", err)
+	}
+	return &n
+}
+
+// The lock page of a 100,000-node queue made by a real client gets the
+// part it shows over its socket: the first nodes drawn, the counts of the
+// whole queue said, the table's next page and a fold picked in the lane
+// bringing their nodes, a node picked by name drawn wherever it is, changes followed, and the
+// socket's bytes a few hundred KB where the whole queue is tens of MB.
+func TestHundredThousandNodeLockWindow(t *testing.T) {
+	need(t)
+	const path, n = "/e2e/huge100k", 100_000
+	// A ZooKeeper of its own: deleting 100,000 ephemeral nodes when the
+	// session ends keeps a server busy for a while, which the next test
+	// should not wait on.
+	zks := zklocal.ForTest(t)
+	c := connectTo(t, zks)
+	names := hugeQueue(t, c, path, n)
+	srv := startServerOn(t, zks, "--watch", path)
+	tb := newTab(t)
+	got := socketBytes(t, tb)
+	tb.open(srv.URL + "/lock?path=" + path)
+	tb.until("100,000 nodes read", fmt.Sprintf(`document.getElementById('lane').dataset.count === '%d'`, n))
+	tb.until("first painted", `document.body.dataset.firstDraw`)
+
+	l := eval[map[string]string](tb, `({...document.getElementById('lane').dataset})`)
+	if l["window"] != "0-100" {
+		t.Errorf("lane window %q, want 0-100", l["window"])
+	}
+	drawn, folded := 0, 0
+	fmt.Sscan(l["drawn"], &drawn)
+	fmt.Sscan(l["folded"], &folded)
+	if drawn+folded != n || drawn < 150 || drawn > 400 {
+		t.Errorf("drawn %d + folded %d: want 100,000 with 150–400 drawn", drawn, folded)
+	}
+	if first := eval[string](tb, `document.querySelector('#lane [data-node]').dataset.node`); first != names[0] {
+		t.Errorf("first node drawn %s, want the queue's first, %s", first, names[0])
+	}
+	tb.until("the holder is drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s][data-state=holding]')`, jsString(names[0])))
+	tb.until("the last node is drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]')`, jsString(names[n-1])))
+	note := eval[string](tb, `document.getElementById('fold-note').textContent`)
+	for _, want := range []string{"Showing nodes 1–100 of 100,000", fmt.Sprintf("%s of 100,000 nodes are folded", formatThousands(folded)), "lists every node"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("fold note %q lacks %q", note, want)
+		}
+	}
+	tb.until("table page 1", `document.querySelector('#table .page-info').textContent.startsWith('rows 1–100 of 100,000')`)
+	if b := got.Load(); b > 512<<10 {
+		t.Errorf("the socket brought %d bytes to draw the first page; want at most 512 KB", b)
+	}
+	t.Logf("first page: %d nodes drawn, %d socket bytes", drawn, got.Load())
+
+	// The table's next page moves the window: its nodes come and are drawn.
+	tb.do("next page", chromedp.Click(chromedp.CSS(`#table .table-bar button:last-of-type`)))
+	tb.until("table page 2", `document.querySelector('#table .page-info').textContent.startsWith('rows 101–200 of 100,000')`)
+	tb.until("lane window 100-200", `document.getElementById('lane').dataset.window === '100-200'`)
+	tb.until("node 101 drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]')`, jsString(names[100])))
+	tb.until("node 200 drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]')`, jsString(names[199])))
+	tb.until("the note says the window", `document.getElementById('fold-note').textContent.includes('Showing nodes 101–200 of 100,000')`)
+	// The rows of the page tick from the window's nodes.
+	tb.until("row 101's clock", fmt.Sprintf(`document.querySelector('#table tr[data-row=%s] td.time').dataset.since > 0`, jsString(names[100])))
+
+	// A fold picked in the lane brings its first nodes, with the table's
+	// page that lists them.
+	tb.do("pick the fold after the window", chromedp.Click(chromedp.CSS(`#lane [data-group^="200-"]`)))
+	tb.until("lane window 200-300", `document.getElementById('lane').dataset.window === '200-300'`)
+	tb.until("node 201 drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]')`, jsString(names[200])))
+	tb.until("table page 3", `document.querySelector('#table .page-info').textContent.startsWith('rows 201–300 of 100,000')`)
+
+	// A node far in the fold, found by name in the table and picked, is drawn.
+	far := names[73_210]
+	tb.do("filter by name", chromedp.SendKeys(chromedp.CSS(`#table input[type=search]`), far))
+	tb.until("the row found", fmt.Sprintf(`document.querySelector('#table tr[data-row=%s] td.name button')`, jsString(far)))
+	tb.do("pick it", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#table tr[data-row=%s] td.name button`, jsString(far)))))
+	tb.until("the far node drawn and selected", fmt.Sprintf(`document.querySelector('#lane [data-node=%s].selected')`, jsString(far)))
+	tb.until("its details", fmt.Sprintf(`document.querySelector('#details .node-details[data-node=%s]')`, jsString(far)))
+
+	// A change inside the window is followed, with the counts.
+	if err := c.Delete(path+"/"+names[250], -1); err != nil {
+		t.Fatalf("delete %s: %v", names[250], err)
+	}
+	tb.until("99,999 nodes", `document.getElementById('lane').dataset.count === '99999'`)
+	tb.until("the deleted node gone", fmt.Sprintf(`!document.querySelector('#lane [data-node=%s]')`, jsString(names[250])))
+	if b := got.Load(); b > 2<<20 {
+		t.Errorf("the socket brought %d bytes in all; want at most 2 MB (the whole queue is about 40 MB)", b)
+	}
+	t.Logf("in all: %d socket bytes", got.Load())
+}
+
+// BenchmarkLockViewFirstPaint100k opens the lock page of a 100,000-node
+// queue (server warm) in headless Chromium and reports, per page load, the
+// milliseconds from navigation start to the first node drawn
+// (ms/queue-drawn), the page's JavaScript heap then (MB/heap, as
+// Runtime.getHeapUsage says, and MB/heap-gc after a collection) and the
+// socket's payload bytes up to then (KB/socket).
+//
+//	CI=true go test ./e2e -run '^$' -bench FirstPaint100k -benchtime 5x -count 3
+func BenchmarkLockViewFirstPaint100k(b *testing.B) {
+	need(b)
+	const path, n = "/e2e/bench/huge100k", 100_000
+	// A ZooKeeper of its own per run, as in the test above.
+	zks := zklocal.ForTest(b)
+	c := connectTo(b, zks)
+	hugeQueue(b, c, path, n)
+	srv := startServerOn(b, zks, "--watch", path)
+	// The tab opens once the server has read the queue: what is measured
+	// is the page, and a loaded machine's slow first read does not eat the
+	// tab's time.
+	read := fmt.Sprintf(`"queueLength":%d`, n)
+	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(time.Second) {
+		if res, err := http.Get(srv.URL + "/api/v1/locks"); err == nil {
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if strings.Contains(string(body), read) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the server did not read the %d nodes in 10 minutes", n)
+		}
+	}
+	var drawn, mb, mbgc, kb float64
+	b.ResetTimer()
+	for b.Loop() {
+		// A tab of its own per load, as a person opens the page: its heap
+		// is this page's alone.
+		b.StopTimer()
+		tb := newTab(b)
+		got := socketBytes(b, tb)
+		b.StartTimer()
+		tb.open(srv.URL + "/lock?path=" + path)
+		tb.until("queue drawn", `document.body.dataset.firstDraw`)
+		ms := eval[float64](tb, `Number(document.body.dataset.firstDraw)`)
+		// When the page's own HTML had come: what the server took for the
+		// first paint, before any script ran.
+		html := eval[float64](tb, `performance.getEntriesByType('navigation')[0].responseEnd`)
+		if count := eval[string](tb, `document.getElementById('lane').dataset.count`); count != fmt.Sprint(n) {
+			b.Fatalf("the lane counts %s nodes, want %d", count, n)
+		}
+		used := tabHeap(b, tb)
+		if _, err := chromedp.Call(tb.ctx, heapprofiler.CollectGarbage, cdp.Empty{}); err != nil {
+			b.Fatalf("collect garbage: %v", err)
+		}
+		afterGC := tabHeap(b, tb)
+		b.Logf("first node drawn %.0f ms (the page's HTML in at %.0f ms), heap %.1f MB (%.1f MB after GC), socket %d bytes", ms, html, used, afterGC, got.Load())
+		drawn += ms
+		mb += used
+		mbgc += afterGC
+		kb += float64(got.Load()) / 1024
+	}
+	b.ReportMetric(drawn/float64(b.N), "ms/queue-drawn")
+	b.ReportMetric(mb/float64(b.N), "MB/heap")
+	b.ReportMetric(mbgc/float64(b.N), "MB/heap-gc")
+	b.ReportMetric(kb/float64(b.N), "KB/socket")
+	b.ReportMetric(0, "ns/op")
+}
+
+// tabHeap is the tab's JavaScript heap in use, in MB.
+func tabHeap(t testing.TB, tb *tab) float64 {
+	t.Helper()
+	r, err := chromedp.Call(tb.ctx, runtime.GetHeapUsage, cdp.Empty{})
+	if err != nil {
+		t.Fatalf("heap usage: %v", err)
+	}
+	return r.UsedSize / (1 << 20)
+}
