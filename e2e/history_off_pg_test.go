@@ -109,3 +109,58 @@ func status(t *testing.T, u string) (int, string) {
 	}
 	return res.StatusCode, string(b)
 }
+
+// A lock page opened while the PostgreSQL history database is gone: live,
+// it has no figures until the database is back, and then shows them
+// without a reload; at a past moment (?at=), it is still the lock's page (no
+// 503), says the history is off and why where the moment would be, does not
+// ask for the moment (a 503 in its console), and shows it once it is back.
+func TestLockPageOpenedWhilePostgresIsGone(t *testing.T) {
+	need(t)
+	pg := pglocal.ForTest(t)
+	const path = "/e2e/history-off-pg-open"
+	ensurePath(t, connect(t), path)
+	srv := startServer(t, "--watch", path, "--history-db", pg.DSN())
+	lockURL := srv.URL + "/lock?path=" + url.QueryEscape(path)
+	q := "path=" + url.QueryEscape(path)
+	first := takeLock(t, path, "before")
+	if err := <-first.got; err != nil {
+		t.Fatalf("lock: %v", err)
+	}
+	waitUntil(t, "the lock recorded", func() bool {
+		code, body := status(t, srv.URL+"/api/v1/lock/history?"+q)
+		return code == http.StatusOK && strings.Contains(body, `"kind":"queued"`)
+	})
+	at := time.Now().UnixMilli()
+
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.lock.Unlock(); err != nil {
+		t.Fatalf("unlock: %v", err)
+	}
+	waitUntil(t, "the lock page saying the history is off", func() bool {
+		return strings.Contains(get(t, lockURL), `data-stat="history-off"`)
+	})
+
+	const lockOff = `(document.querySelector('#summary [data-stat="history-off"]') || {}).textContent || ''`
+	live := newTab(t)
+	live.open(lockURL)
+	live.until("the lock page says the history is off", lockOff+`.includes('history off since')`)
+	if eval[bool](live, `!!document.getElementById('figures')`) {
+		t.Fatal("figures shown while the history database is gone")
+	}
+	past := newTab(t)
+	past.open(lockURL + "&at=" + strconv.FormatInt(at, 10))
+	const info = `((document.getElementById('tb-info') || {}).textContent || '')`
+	const replay = `((document.getElementById('replay-status') || {}).textContent || '')`
+	past.until("the moment says the history is off, and why", info+`.includes('history off') && `+replay+`.includes('History off') && `+replay+`.includes('history database cannot be read')`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	live.until("the figures shown once the database is back", `document.getElementById('figures') && !document.querySelector('#summary [data-stat="history-off"]')`)
+	past.until("the moment shown once the database is back", `!`+info+`.includes('history off') && `+replay+`.includes('Showing the queue as it was') && document.getElementById('timebar').dataset.at === `+jsString(strconv.FormatInt(at, 10))+` && document.getElementById('timebar').dataset.moments !== undefined`)
+}

@@ -356,11 +356,29 @@ window.addEventListener('pagehide', () => live && live.close());
 // which no change of the lock would show.
 let historyOffAsked = 0;
 let historyWasOff = historyOff();
+// askHistoryStatus, while a past moment is shown with the history off,
+// takes whether it records again from the live parts: the moment's own
+// would be refused (503). Only the summary's history-off stat is taken, the
+// rest of the page stays at the moment.
+async function askHistoryStatus() {
+  const res = await fetch('/parts/lock?' + lockQuery(new URLSearchParams({ size: '1' }), service, path));
+  if (!res.ok) return;
+  const tpl = document.createElement('template');
+  tpl.innerHTML = await res.text();
+  const now = tpl.content.querySelector('#summary [data-stat="history-off"]');
+  const shown = document.querySelector('#summary [data-stat="history-off"]');
+  if (!shown) return;
+  if (now) shown.replaceWith(now);
+  else shown.remove();
+}
 setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
   const off = historyOff();
-  if (at === null && off && ++historyOffAsked % 3 === 0) table.refresh();
+  if (off && ++historyOffAsked % 3 === 0) {
+    if (at === null) table.refresh();
+    else askHistoryStatus().catch(() => {});
+  }
   if (historyWasOff && !off) historyBack();
   historyWasOff = off;
 }, 1000);
@@ -712,7 +730,10 @@ if (bar) {
       tpl.innerHTML = await res.text();
       const f = tpl.content.getElementById('figures');
       const shown = document.getElementById('figures');
+      // A page first painted while the history could not be read has no
+      // figures: they come after the time bar, where the server puts them.
       if (f && shown) shown.replaceWith(f);
+      else if (f) bar.after(f);
     }
   }
   ui.win.addEventListener('change', async () => {
@@ -754,13 +775,19 @@ if (bar) {
     back: stepBack, step: stepFwd, first: () => first !== null && seek(first), last: () => last !== null && seek(last),
     extra: { l: goLive, L: goLive },
   });
+  // A moment the server could not read (the history's database gone) is
+  // not asked for again (a 503) until the history records again: the
+  // replay status says why.
   load().then(() => {
-    if (at !== null) seek(at);
+    if (at === null) return;
+    if (document.querySelector('#replay-status[data-off]')) ui.info.textContent = `${when(at)} · history off`;
+    else seek(at);
   });
   historyBack = () => {
-    load();
+    const loaded = load();
     const to = Date.now();
     if (at === null) showFigures(to - Number(ui.win.value), to);
+    else loaded.then(() => seek(at));
   };
   // While live, the bar gains the changes recorded since.
   setInterval(() => {

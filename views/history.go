@@ -25,6 +25,9 @@ type Replay struct {
 	Seen  bool
 	// Why the reader did not see it (the gap's reason), when !Seen.
 	Why string
+	// Off says why the history cannot be read now (its database gone), so
+	// the moment At cannot be shown until it can.
+	Off string
 	// ExportHref downloads the incident around the shown moment.
 	ExportHref string
 	// Cluster is the cluster the shown history was recorded on, when
@@ -49,6 +52,8 @@ func (r Replay) Status() string {
 	switch {
 	case r.At.IsZero():
 		return "Live."
+	case r.Off != "":
+		return "History off: " + When(r.At) + " cannot be shown now (" + r.Off + "); the page shows it once the history records again."
 	case !r.Known:
 		return "No history of this lock at " + When(r.At) + ": nothing was recorded then."
 	case !r.Seen:

@@ -188,6 +188,11 @@ type Stat struct {
 	Value string
 }
 
+// TermFirst says whether the stat reads its term before its value: how the
+// lock was read ("watches from 4lw", "read from history") is no count, and
+// reads oddly the other way round.
+func (s Stat) TermFirst() bool { return s.Name == watchesFrom || s.Name == readFrom }
+
 // Alert is an alert as listed above the queue.
 type Alert struct {
 	Kind    string
@@ -454,22 +459,34 @@ func lockStats(s lockqueue.Snapshot) (stats []Stat, holding, waiting int) {
 // ZooKeeper's watch table ("watches from"); another service has no watch
 // table, so it says what the reader reads ("read from"), and nothing when
 // it reads no more than the lock itself.
+//
+// A past moment is read from the history on every service: nothing watched
+// it then.
 func SourceWords(s lockqueue.Snapshot) (term, value string) {
+	if s.WatchSource == "history" {
+		return readFrom, s.WatchSource
+	}
 	if s.ServiceName() == lockqueue.ZooKeeper {
-		return "watches from", cmp.Or(s.WatchSource, "none")
+		return watchesFrom, cmp.Or(s.WatchSource, "none")
 	}
 	switch s.WatchSource {
 	case "", "none":
 		return "", ""
 	case "pg_locks":
-		return "read from", "pg_locks, polled"
+		return readFrom, "pg_locks, polled"
 	case "poll":
-		return "read from", "polling the key"
+		return readFrom, "polling the key"
 	case "keyspace":
-		return "read from", "keyspace events"
+		return readFrom, "keyspace events"
 	}
-	return "read from", s.WatchSource
+	return readFrom, s.WatchSource
 }
+
+// The terms SourceWords says how a lock was read in.
+const (
+	watchesFrom = "watches from"
+	readFrom    = "read from"
+)
 
 // modeLabels is how each node mode reads everywhere: the legend, the tables,
 // the tooltips and the classroom (the lane's through Words).

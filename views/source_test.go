@@ -20,6 +20,7 @@ func TestSourceWords(t *testing.T) {
 		{redis, "keyspace", "read from", "keyspace events"},
 		{redis, "poll", "read from", "polling the key"},
 		{"fixture", "history", "read from", "history"},
+		{lockqueue.ZooKeeper, "history", "read from", "history"},
 	} {
 		term, value := SourceWords(lockqueue.Snapshot{Service: tc.service, WatchSource: tc.source})
 		if term != tc.term || value != tc.value {

@@ -80,6 +80,7 @@ func TestLockPageAtAMoment(t *testing.T) {
 		{"page at an RFC 3339 time", "/lock?service=fixture&path=orders&at=" + url.QueryEscape(fixtureEpoch.Add(2500*time.Millisecond).Format(time.RFC3339Nano)), 200, "c", "", "as it was at"},
 		{"before the history", "/lock?service=fixture&path=orders&at=" + ms(-time.Hour), 200, "", "", "No history of this lock"},
 		{"a bad moment", "/lock?service=fixture&path=orders&at=yesterday", 400, "", "", "RFC 3339"},
+		{"the summary says the moment is read from the history", "/lock?service=fixture&path=orders&at=" + ms(1500*time.Millisecond), 200, "", "", `data-stat="read from">read from <b>history</b></div>`},
 		{"text at a moment", "/parts/lock-text?service=fixture&path=orders&at=" + ms(1500*time.Millisecond), 200, "", "", "read from history"},
 		{"the lane's snapshot", "/parts/lock-at?service=fixture&path=orders&at=" + ms(1500*time.Millisecond), 200, "", "", `"known":true,"snapshot":{"service":"fixture","path":"orders"`},
 		{"the lane's snapshot before the history", "/parts/lock-at?service=fixture&path=orders&at=" + ms(-time.Hour), 200, "", "", `"known":false`},

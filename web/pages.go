@@ -222,6 +222,12 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	watched := ok || watchedBy(svc, lp)
 	now := time.Now()
 	past, err := p.moment(id, q)
+	if errors.Is(err, ErrUnavailable) {
+		// The history cannot be read now (its database gone): the page is
+		// still the lock's, at the moment asked for, saying why it cannot
+		// show it; lock.js shows it once the history records again.
+		past, err = unreadableMoment(id, q, err)
+	}
 	if err != nil {
 		code, msg := errorAnswer(w, r, p.log, err)
 		p.fail(w, r, code, msg)

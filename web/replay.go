@@ -93,6 +93,17 @@ func (p *pages) moment(id lockqueue.LockID, q url.Values) (past, error) {
 	return pt, nil
 }
 
+// unreadableMoment is the moment ?at= asks for while the history cannot
+// be read (why): nothing known of it, and why not.
+func unreadableMoment(id lockqueue.LockID, q url.Values, why error) (past, error) {
+	at, err := parseTime("at", q.Get("at"))
+	if err != nil {
+		return past{}, err
+	}
+	r := views.Replay{On: true, At: at, Off: why.Error(), ExportHref: exportHref(id, at.Add(-defaultWindow/2), at.Add(defaultWindow/2))}
+	return past{replay: r}, nil
+}
+
 // rebuilt is a lock at a past moment as the history rebuilds it.
 type rebuilt struct {
 	st    history.State
