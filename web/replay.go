@@ -281,9 +281,15 @@ func (p *pages) lockFigures(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, err := p.figures(lockqueue.LockID{Service: svc.Name, Name: name}, r.URL.Query(), from, to)
+	if err != nil && statusOf(err) == http.StatusServiceUnavailable {
+		// A history that cannot be read now (its database gone): the part
+		// says so. The page may ask in the moment between a change and
+		// its summary saying "history off", and a 503 there would be an
+		// error in its console; it asks again once the history records.
+		p.render(w, r, http.StatusOK, views.LockFiguresOff(err.Error()))
+		return
+	}
 	if err != nil {
-		// A history that cannot be read now (its database gone) is 503
-		// with the store's reason; the page asks again once it records.
 		writeTextError(w, r, p.log, err)
 		return
 	}
