@@ -106,8 +106,9 @@ export function clip(text, n) {
   return text.slice(0, n - 1) + '…';
 }
 
-// fmtDur formats a duration in ms the way a person reads a stopwatch.
-function fmtDur(ms) {
+// fmtDur formats a duration in ms the way a person reads a stopwatch, as
+// views.Duration does on the server.
+export function fmtDur(ms) {
   if (!(ms >= 0)) ms = 0;
   const s = ms / 1000;
   if (s < 10) return s.toFixed(1) + 's';

@@ -5,6 +5,7 @@
 // pointer, as the time bar would.
 
 import { when } from './timeline.js';
+import { fmtDur } from './queue.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 const H = 100; // the chart's height in viewBox units; bars use the bottom TOP of it
@@ -14,13 +15,6 @@ function el(name, attrs = {}) {
   const e = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   return e;
-}
-
-// seconds words a wait for a title: 4.2s, 3m 10s, 2h 5m.
-function seconds(s) {
-  if (s < 60) return `${+s.toFixed(1)}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${Math.round(s % 60)}s`;
-  return `${Math.floor(s / 3600)}h ${Math.round((s % 3600) / 60)}m`;
 }
 
 export class Strip {
@@ -93,7 +87,7 @@ export class Strip {
         if (b.holders) g.append(el('rect', { class: 'holders', x: i, y: H - hh, width: 1, height: hh }));
         if (b.waiters) g.append(el('rect', { class: 'waiters', x: i, y: H - hh - wh, width: 1, height: wh }));
         const title = el('title');
-        title.textContent = `${when(this.from + i * step)}: ${b.holders} holding, ${b.waiters} waiting, longest wait ${seconds(b.maxWait)}`;
+        title.textContent = `${when(this.from + i * step)}: ${b.holders} holding, ${b.waiters} waiting, longest wait ${fmtDur(b.maxWait * 1000)}`;
         g.append(title);
         parts.push(g);
       }
@@ -116,7 +110,7 @@ export class Strip {
     svg.dataset.to = String(this.to);
     svg.dataset.maxQueue = String(d.maxQueue);
     svg.dataset.maxWait = String(d.maxWait);
-    this.scale.textContent = `queue up to ${d.maxQueue} · longest wait ${seconds(d.maxWait)}`;
+    this.scale.textContent = `queue up to ${d.maxQueue} · longest wait ${fmtDur(d.maxWait * 1000)}`;
     this.cursor(this.at ?? null);
   }
 
