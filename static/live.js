@@ -23,6 +23,10 @@ export function applyDelta(snap, msg) {
   // Left out while live: a delta without it ends the unknown stretch.
   if (msg.unknownSince) next.unknownSince = msg.unknownSince;
   else delete next.unknownSince;
+  // Set while the nodes' data is still being read: a delta without it
+  // says every node is read.
+  if (msg.filling) next.filling = msg.filling;
+  else delete next.filling;
   const drop = new Set([...(msg.remove || []), ...upsert.map((n) => n.name)]);
   const kept = (snap.nodes || []).filter((n) => !drop.has(n.name));
   const nodes = [];

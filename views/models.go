@@ -133,6 +133,10 @@ type Lock struct {
 	// was recorded on), as the history and the export name it; "" when
 	// the reader does not say.
 	Cluster string
+	// Filling says, while the reader is still reading the nodes' data of
+	// a queue published names first, how far it is ("12,000 of 100,000");
+	// "" once every node is read.
+	Filling string
 	// DocTitle is the document's title while the page is open.
 	DocTitle string
 	Alerts   []Alert
@@ -366,6 +370,9 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	var holding, waiting int
 	l.Stats, holding, waiting = lockStats(s)
 	l.Note, l.Cluster = s.Note, s.Cluster
+	if f := s.Filling; f != nil {
+		l.Filling = thousands(f.Read) + " of " + thousands(f.Of)
+	}
 	// A contender's wait starts with its first node, which may be the one
 	// that is part of another (lockqueue.Snapshot.Oldest).
 	if oldest, verb := oldestWait(s); !oldest.IsZero() {
