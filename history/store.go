@@ -597,9 +597,11 @@ func (s *Store) view() ([]segment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
-		if err := s.writeFrame(false); err != nil {
-			return nil, err
-		}
+		// A store that cannot write (its disk full) is still read: what
+		// it wrote is on disk, what it could not is kept for the keyframe
+		// after the gap, and the recorder's status says history is off.
+		// Failing the read too would only hide the past from the pages.
+		_ = s.writeFrame(false)
 	}
 	return slices.Clone(s.segs), nil
 }

@@ -92,17 +92,18 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 // patternEvents finds the keys matching the --watch-under patterns when
 // they are set, from m's keyspace events (PSUBSCRIBE of the pattern's
 // channels: the channel's glob is the key's), rather than when the walk
-// reaches them. It waits until m sends keyspace events, and uses a
+// reaches them. It runs when m sends keyspace events, and uses a
 // connection of its own: an ACL that allows the named keys' channels but
 // not a pattern's (a PSUBSCRIBE pattern must be allowed as written) refuses
 // only this, and the walk still finds the keys.
 func (r *Reader) patternEvents(ctx context.Context, m *liveMaster) {
-	for !m.notifyOn() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(r.cfg.Poll):
-		}
+	// Whether m sends keyspace events is read here, not taken from the
+	// named keys' subscription: with no key named, nor found yet, that
+	// one never subscribes to anything, and a key set meanwhile would
+	// wait for the walk. notifications logs why events are not used.
+	flags, err := r.keyspaceFlags(ctx, m)
+	if err != nil || !keyspaceCovers(flags) {
+		return
 	}
 	channels := make([]string, len(r.cfg.Patterns))
 	for i, p := range r.cfg.Patterns {
