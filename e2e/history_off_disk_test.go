@@ -2,39 +2,13 @@ package e2e
 
 import (
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/localproc"
 )
-
-// smallDisk mounts a tmpfs of size bytes for the test. Without root (no
-// mount) it skips, and fails under CI=true: a full disk cannot be made
-// without privileges.
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	cannot := t.Skipf
-	if os.Getenv("CI") == "true" {
-		cannot = t.Fatalf
-	}
-	if os.Geteuid() != 0 {
-		cannot("a full disk needs a tmpfs mount, which needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.Itoa(size), "tmpfs", dir).CombinedOutput(); err != nil {
-		cannot("mount a tmpfs for a full disk: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
 
 // A full disk under the data directory, with the lock page and the
 // dashboard open: both say "history off" with the disk's error and the
@@ -42,7 +16,7 @@ func smallDisk(t *testing.T, size int) string {
 // themselves, and the stretch not recorded is a gap on the time bar.
 func TestHistoryOffWhileTheDiskIsFullInTheBrowser(t *testing.T) {
 	need(t)
-	disk := smallDisk(t, 1<<20)
+	disk := localproc.SmallDisk(t, 1<<20)
 	const path = "/e2e/history-off-disk"
 	c := connect(t)
 	ensurePath(t, c, path)
@@ -62,18 +36,7 @@ func TestHistoryOffWhileTheDiskIsFullInTheBrowser(t *testing.T) {
 	}
 
 	// Fill the disk.
-	filler := filepath.Join(disk, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := make([]byte, 4096)
-	for {
-		if _, err := f.Write(block); err != nil {
-			break
-		}
-	}
-	f.Close()
+	free := localproc.FillDisk(t, disk)
 	// Contenders come and go (their data recorded with them) until a
 	// write fails: the segment's last page may still hold a few frames.
 	const why = "no space left on device"
@@ -100,9 +63,7 @@ func TestHistoryOffWhileTheDiskIsFullInTheBrowser(t *testing.T) {
 	lock.until("the lock page says the history is off, and why", lockOff+`.includes('history off') && `+lockOff+`.includes(`+jsString(why)+`)`)
 	dash.until("the dashboard says the history is off, and why", dashOff+`.includes('history off') && `+dashOff+`.includes(`+jsString(why)+`)`)
 
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
+	free()
 	lock.until("the lock page no longer says the history is off", `!document.querySelector('#summary [data-stat="history-off"]') && document.querySelector('#summary')`)
 	lock.until("the time bar, asked again, shows the gap", `Number(document.getElementById('timebar').dataset.gaps) >= 1`)
 	dash.until("the dashboard no longer says the history is off", `document.getElementById('ensemble') && !document.getElementById('history-off')`)

@@ -256,10 +256,9 @@ func (r *Reader) Run(ctx context.Context) error {
 	r.mu.Unlock()
 	for i, m := range r.masters {
 		r.running.Go(func() { r.health(ctx, m) })
-		r.running.Go(func() { r.notifications(ctx, m) })
+		r.running.Go(func() { r.keyspaceEvents(ctx, m, len(r.walks[i]) > 0) })
 		if len(r.walks[i]) > 0 {
 			r.running.Go(func() { r.discover(ctx, m, r.walks[i]) })
-			r.running.Go(func() { r.patternEvents(ctx, m) })
 		}
 	}
 	<-ctx.Done()

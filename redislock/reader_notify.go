@@ -25,11 +25,13 @@ func keyspaceCovers(flags string) bool {
 		(strings.Contains(flags, "g") && strings.Contains(flags, "$") && strings.Contains(flags, "h"))
 }
 
-// notifications follows keyspace events on m when the server has them on:
-// it reads notify-keyspace-events (CONFIG GET, a read; the reader never
-// sets it) and subscribes to each watched key's channel. Where either is
-// refused, or the events are off, the locks are polled at --poll.
-func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
+// keyspaceEvents follows keyspace events on m when the server has them
+// on: it reads notify-keyspace-events once (CONFIG GET, a read; the reader
+// never sets it), then subscribes to each watched key's channel
+// (notifications) and, with patterns, to the --watch-under patterns'
+// (patternEvents). Where the flags cannot be read or the events are off,
+// the locks are polled at --poll and keys found by the walk alone.
+func (r *Reader) keyspaceEvents(ctx context.Context, m *liveMaster, patterns bool) {
 	flags, err := r.keyspaceFlags(ctx, m)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -41,12 +43,17 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 		r.log.Info("keyspace notifications off; polling", "addr", m.addr, "notify-keyspace-events", flags, "poll", r.cfg.Poll)
 		return
 	}
+	if patterns {
+		r.running.Go(func() { r.patternEvents(ctx, m) })
+	}
+	r.notifications(ctx, m)
+}
+
+// notifications subscribes to each watched key's channel on m, and kicks
+// the key's read on each event. Where the subscription is refused, the
+// locks are polled at --poll.
+func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 	ps := m.client.Subscribe(ctx)
-	// Receive does not return when ctx ends; closing the connection
-	// under it does.
-	stop := context.AfterFunc(ctx, func() { ps.Close() })
-	defer stop()
-	defer ps.Close()
 	m.mu.Lock()
 	m.pubsub = ps
 	m.mu.Unlock()
@@ -54,27 +61,13 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 	for _, name := range r.Watched() {
 		m.subscribe(ctx, name)
 	}
-	for {
-		msg, err := ps.Receive(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		var rerr redis.Error
-		switch {
-		case errors.As(err, &rerr):
-			r.log.Info("keyspace notifications refused; polling", "addr", m.addr, "poll", r.cfg.Poll, "err", err)
-			return
-		case err != nil:
-			// go-redis dials again and subscribes again on the next
-			// Receive; until then the locks poll.
-			m.setNotify(false)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(r.cfg.Poll):
-			}
-			continue
-		}
+	refused := func(err error) {
+		r.log.Info("keyspace notifications refused; polling", "addr", m.addr, "poll", r.cfg.Poll, "err", err)
+	}
+	// Until go-redis has subscribed again after a lost connection, the
+	// locks poll.
+	lost := func() { m.setNotify(false) }
+	r.receive(ctx, ps, refused, lost, func(msg any) {
 		switch v := msg.(type) {
 		case *redis.Subscription:
 			if v.Kind == "subscribe" {
@@ -86,30 +79,42 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 		case *redis.Message:
 			r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
 		}
-	}
+	})
 }
 
 // patternEvents finds the keys matching the --watch-under patterns when
 // they are set, from m's keyspace events (PSUBSCRIBE of the pattern's
 // channels: the channel's glob is the key's), rather than when the walk
-// reaches them. It runs when m sends keyspace events, and uses a
-// connection of its own: an ACL that allows the named keys' channels but
-// not a pattern's (a PSUBSCRIBE pattern must be allowed as written) refuses
-// only this, and the walk still finds the keys.
+// reaches them. It uses a connection of its own: an ACL that allows the
+// named keys' channels but not a pattern's (a PSUBSCRIBE pattern must be
+// allowed as written) refuses only this, and the walk still finds the
+// keys. It does not wait for the named keys' subscription: with no key
+// named, nor found yet, that one subscribes to nothing.
 func (r *Reader) patternEvents(ctx context.Context, m *liveMaster) {
-	// Whether m sends keyspace events is read here, not taken from the
-	// named keys' subscription: with no key named, nor found yet, that
-	// one never subscribes to anything, and a key set meanwhile would
-	// wait for the walk. notifications logs why events are not used.
-	flags, err := r.keyspaceFlags(ctx, m)
-	if err != nil || !keyspaceCovers(flags) {
-		return
-	}
 	channels := make([]string, len(r.cfg.Patterns))
 	for i, p := range r.cfg.Patterns {
 		channels[i] = keyspacePrefix + p
 	}
-	ps := m.client.PSubscribe(ctx, channels...)
+	refused := func(err error) {
+		r.log.Info("keyspace events of the --watch-under patterns refused; finding keys by SCAN alone",
+			"addr", m.addr, "err", err, "acl", "&"+channels[0])
+	}
+	r.receive(ctx, m.client.PSubscribe(ctx, channels...), refused, nil, func(msg any) {
+		if v, ok := msg.(*redis.Message); ok && makesLock[v.Payload] {
+			if key := strings.TrimPrefix(v.Channel, keyspacePrefix); !r.follows(key) {
+				r.consider(ctx, m, []string{key})
+			}
+		}
+	})
+}
+
+// receive reads ps until ctx ends, or until the server refuses what ps
+// asked (refused is told why). A lost connection calls lost (when not nil)
+// and waits a --poll: go-redis dials and subscribes again on the next
+// Receive. got has every message and subscription.
+func (r *Reader) receive(ctx context.Context, ps *redis.PubSub, refused func(error), lost func(), got func(any)) {
+	// Receive does not return when ctx ends; closing the connection
+	// under it does.
 	stop := context.AfterFunc(ctx, func() { ps.Close() })
 	defer stop()
 	defer ps.Close()
@@ -121,10 +126,12 @@ func (r *Reader) patternEvents(ctx context.Context, m *liveMaster) {
 		var rerr redis.Error
 		switch {
 		case errors.As(err, &rerr):
-			r.log.Info("keyspace events of the --watch-under patterns refused; finding keys by SCAN alone",
-				"addr", m.addr, "err", err, "acl", "&"+channels[0])
+			refused(err)
 			return
 		case err != nil:
+			if lost != nil {
+				lost()
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -132,11 +139,7 @@ func (r *Reader) patternEvents(ctx context.Context, m *liveMaster) {
 			}
 			continue
 		}
-		if v, ok := msg.(*redis.Message); ok && makesLock[v.Payload] {
-			if key := strings.TrimPrefix(v.Channel, keyspacePrefix); !r.follows(key) {
-				r.consider(ctx, m, []string{key})
-			}
-		}
+		got(msg)
 	}
 }
 

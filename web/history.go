@@ -234,31 +234,55 @@ const (
 	maxBuckets     = 10_000
 )
 
-func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
+// bucketed is what the density and the strip draw: a lock's window of
+// the history (fitted by ?fit=), its events and the state before it, in n
+// buckets.
+type bucketed struct {
+	id       lockqueue.LockID
+	key      string
+	from, to time.Time
+	n        int
+	evs      []history.Event
+	before   history.State
+}
+
+// readBucketed reads r's lock and window, and ?param= as the number of
+// buckets (def when left out, at most most).
+func (s *Server) readBucketed(r *http.Request, param string, def, most int) (bucketed, error) {
 	store, id, key, from, to, err := s.historyRef(r)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return bucketed{}, err
 	}
-	n, err := countParam(r, "buckets", defaultBuckets, maxBuckets)
+	n, err := countParam(r, param, def, most)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return bucketed{}, err
 	}
 	evs, before, err := windowEvents(store, key, from, to)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return bucketed{}, err
 	}
 	if from, err = fitWindow(r, before, evs, from, to); err != nil {
+		return bucketed{}, err
+	}
+	return bucketed{id: id, key: key, from: from, to: to, n: n, evs: evs, before: before}, nil
+}
+
+// service is the id's service as the JSON names it: empty for ZooKeeper.
+func (b bucketed) service() string {
+	if b.id.Service == lockqueue.ZooKeeper {
+		return ""
+	}
+	return b.id.Service
+}
+
+func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
+	b, err := s.readBucketed(r, "buckets", defaultBuckets, maxBuckets)
+	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	resp := density(evs, from, to, n)
-	resp.Path, resp.Gaps = id.Name, history.Gaps(before, evs, to)
-	if id.Service != lockqueue.ZooKeeper {
-		resp.Service = id.Service
-	}
+	resp := density(b.evs, b.from, b.to, b.n)
+	resp.Service, resp.Path, resp.Gaps = b.service(), b.id.Name, history.Gaps(b.before, b.evs, b.to)
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -314,30 +338,13 @@ const (
 )
 
 func (s *Server) handleLockStrip(w http.ResponseWriter, r *http.Request) {
-	store, id, key, from, to, err := s.historyRef(r)
+	b, err := s.readBucketed(r, "n", defaultStripBuckets, maxStripBuckets)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	n, err := countParam(r, "n", defaultStripBuckets, maxStripBuckets)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	evs, before, err := windowEvents(store, key, from, to)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	if from, err = fitWindow(r, before, evs, from, to); err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	resp := StripResponse{Path: id.Name, Cluster: history.ClusterOf(key), Strip: history.StripOf(before, evs, from, to, n)}
-	if id.Service != lockqueue.ZooKeeper {
-		resp.Service = id.Service
-	}
-	writeJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, StripResponse{Service: b.service(), Path: b.id.Name, Cluster: history.ClusterOf(b.key),
+		Strip: history.StripOf(b.before, b.evs, b.from, b.to, b.n)})
 }
 
 func (s *Server) handleLockStats(w http.ResponseWriter, r *http.Request) {

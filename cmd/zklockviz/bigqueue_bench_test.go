@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -21,48 +16,16 @@ import (
 // first node's name: the holder.
 func kazooBigQueue(tb testing.TB, servers, path string, nodes int) string {
 	tb.Helper()
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
-		msg := fmt.Sprintf("kazoo (apt-get install python3-kazoo): %v", err)
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
-	}
-	cmd := exec.Command(python, filepath.Join("..", "..", "testdata", "clients", "kazoo_bigqueue.py"), servers, path, fmt.Sprint(nodes))
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start kazoo_bigqueue.py: %v", err)
-	}
-	tb.Cleanup(func() {
-		stdin.Close() // the script deletes its nodes on EOF
-		cmd.Wait()
-	})
 	var first string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		line := sc.Text()
+	took := kazooHeld(tb, "kazoo_bigqueue.py", func(line string) {
 		if n, ok := strings.CutPrefix(line, "first "); ok {
 			first = n
 		}
-		if took, ok := strings.CutPrefix(line, "ready "); ok {
-			tb.Logf("kazoo made %d nodes under %s in %ss", nodes, path, took)
-			break
-		}
-	}
-	go io.Copy(io.Discard, stdout)
+	}, servers, path, fmt.Sprint(nodes))
 	if first == "" {
 		tb.Fatal("kazoo_bigqueue.py made no nodes")
 	}
+	tb.Logf("kazoo made %d nodes under %s in %ss", nodes, path, took)
 	return first
 }
 

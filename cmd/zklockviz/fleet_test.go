@@ -58,11 +58,11 @@ func (f fleetLocks) has(path string) bool {
 
 var fleetSeq atomic.Int32
 
-// kazooFleet has testdata/clients/kazoo_fleet.py make parents empty lock
-// parents below a fresh prefix, held of them held with a waiter, and keep
-// them held until the test ends. It returns the prefix and the held
-// parents, sorted.
-func kazooFleet(tb testing.TB, servers string, parents, held int) (string, []string) {
+// kazooHeld runs testdata/clients/<script> with args under kazoo: the
+// script makes its nodes, prints a line per thing made, then "ready
+// <seconds>", and keeps its session until its stdin closes when the test
+// ends. line sees each line before "ready"; kazooHeld returns the seconds.
+func kazooHeld(tb testing.TB, script string, line func(string), args ...string) string {
 	tb.Helper()
 	const python = "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
@@ -72,9 +72,7 @@ func kazooFleet(tb testing.TB, servers string, parents, held int) (string, []str
 		}
 		tb.Skip(msg)
 	}
-	prefix := fmt.Sprintf("/fleet-%s-%d/locks", benchRun, fleetSeq.Add(1))
-	cmd := exec.Command(python, filepath.Join("..", "..", "testdata", "clients", "kazoo_fleet.py"), servers, prefix,
-		fmt.Sprint(parents), fmt.Sprint(held))
+	cmd := exec.Command(python, append([]string{filepath.Join("..", "..", "testdata", "clients", script)}, args...)...)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
@@ -86,25 +84,39 @@ func kazooFleet(tb testing.TB, servers string, parents, held int) (string, []str
 		tb.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start kazoo_fleet.py: %v", err)
+		tb.Fatalf("start %s: %v", script, err)
 	}
 	tb.Cleanup(func() {
-		stdin.Close() // the script ends its session on EOF
+		stdin.Close() // the script ends its session (and its nodes) on EOF
 		cmd.Wait()
 	})
-	var want []string
+	var took string
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
-		line := sc.Text()
+		if t, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
+			took = t
+			break
+		}
+		line(sc.Text())
+	}
+	go io.Copy(io.Discard, stdout)
+	return took
+}
+
+// kazooFleet has testdata/clients/kazoo_fleet.py make parents empty lock
+// parents below a fresh prefix, held of them held with a waiter, and keep
+// them held until the test ends. It returns the prefix and the held
+// parents, sorted.
+func kazooFleet(tb testing.TB, servers string, parents, held int) (string, []string) {
+	tb.Helper()
+	prefix := fmt.Sprintf("/fleet-%s-%d/locks", benchRun, fleetSeq.Add(1))
+	var want []string
+	took := kazooHeld(tb, "kazoo_fleet.py", func(line string) {
 		if p, ok := strings.CutPrefix(line, "held "); ok {
 			want = append(want, p)
 		}
-		if took, ok := strings.CutPrefix(line, "ready "); ok {
-			tb.Logf("kazoo made %d parents, %d held, in %ss", parents, held, took)
-			break
-		}
-	}
-	go io.Copy(io.Discard, stdout)
+	}, servers, prefix, fmt.Sprint(parents), fmt.Sprint(held))
+	tb.Logf("kazoo made %d parents, %d held, in %ss", parents, held, took)
 	slices.Sort(want)
 	if len(want) != held {
 		tb.Fatalf("the fleet has %d held parents, want %d", len(want), held)

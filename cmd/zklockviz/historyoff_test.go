@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/pglocal"
 	"github.com/zklockviz/zklockviz/redislocal"
@@ -64,30 +62,11 @@ func TestHistoryOffWhilePostgresIsGone(t *testing.T) {
 	}
 }
 
-// smallDisk mounts a tmpfs of size bytes for the test (root only; skipped
-// otherwise: a full disk cannot be made without privileges).
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("a full disk needs a tmpfs mount, which needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.Itoa(size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount a tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
 // A full disk under the data directory is said as "history off" with the
 // disk's error; once space is freed, recording resumes by itself, the
 // stretch in between a gap.
 func TestHistoryOffWhileTheDiskIsFull(t *testing.T) {
-	disk := smallDisk(t, 1<<20)
+	disk := localproc.SmallDisk(t, 1<<20)
 	r := redislocal.ForTest(t)
 	const key = "disk-full"
 	dataDir := filepath.Join(disk, "history")
@@ -102,18 +81,7 @@ func TestHistoryOffWhileTheDiskIsFull(t *testing.T) {
 	}
 
 	// Fill the disk.
-	filler := filepath.Join(disk, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := make([]byte, 4096)
-	for {
-		if _, err := f.Write(block); err != nil {
-			break
-		}
-	}
-	f.Close()
+	free := localproc.FillDisk(t, disk)
 	// Hand-offs to record until a write fails: the segment's last page
 	// may still hold a few frames.
 	for i := 0; !off("/"); i++ {
@@ -129,9 +97,7 @@ func TestHistoryOffWhileTheDiskIsFull(t *testing.T) {
 	api.waitLive(key, "tok-A holding", holding("tok-A"))
 	waitFor(t, "the lock page saying the history is off", func() bool { return off(lockPage) })
 
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
+	free()
 	waitFor(t, "recording to resume", func() bool {
 		body := httpText(t, srv.url+"/") + httpText(t, srv.url+lockPage)
 		return !strings.Contains(body, "history off")
