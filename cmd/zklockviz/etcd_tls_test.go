@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -55,14 +56,24 @@ func TestServeEtcdTLS(t *testing.T) {
 				snap, ok = etcdLock(t, s.url, prefix)
 				return ok && snap.Error != ""
 			})
-			for _, want := range append(tc.want, "etcd "+srv.Addr()) {
+			wants := append(tc.want, "etcd "+srv.Addr())
+			for _, want := range wants {
 				if !strings.Contains(snap.Error, want) {
 					t.Errorf("error %q lacks %q", snap.Error, want)
 				}
-				if !strings.Contains(s.output(), want) {
-					t.Errorf("the log lacks %q", want)
-				}
 			}
+			// The log line and the lock's error come from the same failure,
+			// but the line reaches the test through serve's stderr pipe and
+			// may come a moment after the API answers.
+			waitFor(t, fmt.Sprintf("the log to say %q", wants), func() bool {
+				out := s.output()
+				for _, want := range wants {
+					if !strings.Contains(out, want) {
+						return false
+					}
+				}
+				return true
+			})
 			if snap.Live() || snap.Connection == lockqueue.Connected {
 				t.Errorf("etcd read without a good TLS connection: %+v", snap)
 			}
