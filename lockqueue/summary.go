@@ -18,7 +18,8 @@ const SummaryNames = 10
 type Summary struct {
 	*Snapshot
 	// Holders and Waiters are the first SummaryNames holders and waiting
-	// contenders in queue order; HolderCount and WaiterCount count all.
+	// contenders in queue order; HolderCount and WaiterCount count all,
+	// WaiterCount the waiters without a node (AnonymousWaiters) too.
 	Holders     []NodeName
 	Waiters     []NodeName
 	HolderCount int
@@ -59,6 +60,7 @@ func (s *Snapshot) Summarize() Summary {
 			sum.WaiterCount++
 		}
 	}
+	sum.WaiterCount += s.AnonymousWaiters
 	_, sum.OldestWaiter = s.Oldest()
 	copied := false
 	for i, a := range s.Alerts {

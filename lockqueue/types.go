@@ -246,6 +246,11 @@ type Snapshot struct {
 	// order, so they are no nodes (Redisson: the subscribers of the lock's
 	// unlock channel, one per waiting client, not per thread).
 	AnonymousWaiters int `json:"anonymousWaiters,omitempty"`
+	// AnonymousSince is when the reader first saw AnonymousWaiters above
+	// none, zero while there are none: the longest of them has waited
+	// since then at least (it began between that read and the one
+	// before).
+	AnonymousSince time.Time `json:"anonymousSince,omitzero"`
 
 	// Filling is set while the reader has the lock's children by name
 	// (order, holders and waits-for by rule) but has not read every
@@ -285,8 +290,12 @@ func (s Snapshot) Holders() []string {
 
 // Oldest returns the earliest creation time among the holders and among the
 // waiters (zero when there are none): the start of the longest hold and of
-// the longest wait. Foreign children neither hold nor wait.
+// the longest wait. Foreign children neither hold nor wait. Waiters with
+// no node wait since AnonymousSince at least.
 func (s Snapshot) Oldest() (holder, waiter time.Time) {
+	if s.AnonymousWaiters > 0 {
+		waiter = s.AnonymousSince
+	}
 	for ni := range s.Nodes {
 		n := &s.Nodes[ni]
 		if n.Foreign || n.Ctime.IsZero() {

@@ -80,6 +80,9 @@ type follow struct {
 	runIDs []string
 	// lost are the owners whose keys a restart took, by owner.
 	lost map[string]lostKey
+	// waitersSince is when a read first showed Redisson waiters, zero
+	// while none wait: a waiter's subscription says nothing of its start.
+	waitersSince time.Time
 }
 
 // lostKey is an owner's key that a master lost in a restart.
@@ -159,6 +162,15 @@ func (f *follow) build(reads []keyRead, quorum int, source string, now time.Time
 		return lockqueue.LastKnown(last, s), 0
 	}
 	s.Recipe = recipe(types, len(reads))
+	switch {
+	case s.AnonymousWaiters == 0:
+		f.waitersSince = time.Time{}
+	case f.waitersSince.IsZero():
+		f.waitersSince = now
+	}
+	if s.AnonymousWaiters > 0 {
+		s.AnonymousSince = f.waitersSince
+	}
 	f.noteLost(reads, holds, now)
 	f.see(holds, reads, now)
 	majority, deadline := f.addNodes(&s, holds, reads, quorum, mode)

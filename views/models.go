@@ -604,9 +604,13 @@ func DataText(n lockqueue.Node) string {
 }
 
 // oldestWait is when the longest wait began and "≥" when that is only
-// when the reader first saw its node (lockqueue.Node.CtimeAtMost).
+// when the reader first saw its node or its waiter
+// (lockqueue.Node.CtimeAtMost, Snapshot.AnonymousSince).
 func oldestWait(s lockqueue.Snapshot) (time.Time, string) {
 	_, oldest := s.Oldest()
+	if s.AnonymousWaiters > 0 && !oldest.IsZero() && oldest.Equal(s.AnonymousSince) {
+		return oldest, "≥"
+	}
 	for ni := range s.Nodes {
 		if n := &s.Nodes[ni]; n.CtimeAtMost && !n.Holding && !n.Foreign && n.Ctime.Equal(oldest) {
 			return oldest, "≥"
