@@ -362,11 +362,20 @@ func TestRedissonLock(t *testing.T) {
 	if !strings.Contains(snap.Note, "unlock channel") {
 		t.Errorf("note %q does not say how waiters are counted", snap.Note)
 	}
+	// The waiters wait since they were first seen, and go on waiting
+	// since then: their wait is the lock's oldest.
+	since := snap.AnonymousSince
+	if _, oldest := snap.Oldest(); since.IsZero() || since.After(snap.UpdatedAt) || !oldest.Equal(since) {
+		t.Errorf("waiters since %v, oldest wait %v (read at %v): want since they were first seen", since, oldest, snap.UpdatedAt)
+	}
 	// Healthy: renewals seen (the time left went up), no alert all along.
 	var lastLeft int64
 	s.waitSnap(t, name, "a renewal seen", func(s lockqueue.Snapshot) bool {
 		if len(s.Alerts) != 0 {
 			t.Errorf("alerts while the watchdog renews: %v", s.Alerts)
+		}
+		if !s.AnonymousSince.Equal(since) {
+			t.Errorf("the waiters' wait began at %v, now %v: it started over", since, s.AnonymousSince)
 		}
 		h, _ := holder(s)
 		renewed := lastLeft > 0 && h.LeaseLeftMs > lastLeft
