@@ -37,6 +37,10 @@ type Config struct {
 	Username, Password string
 	// TLS, when set, connects with TLS.
 	TLS *tls.Config
+	// DB is the database the locks are keys of (SELECT DB), 0 by default.
+	// Keys, SCAN and keyspace events are the database's; pub/sub
+	// channels (Redisson's waiters) are the server's.
+	DB int
 	// Poll is how often each lock is read without keyspace notifications
 	// (default DefaultPoll).
 	Poll time.Duration
@@ -90,6 +94,9 @@ func NewReader(cfg Config) (*Reader, error) {
 	if len(cfg.Addrs) == 0 {
 		return nil, errors.New("redis: no master address (--redis HOST:PORT)")
 	}
+	if cfg.DB < 0 {
+		return nil, fmt.Errorf("redis: database %d: want 0 or more (--redis-db)", cfg.DB)
+	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
@@ -137,9 +144,9 @@ func NewReader(cfg Config) (*Reader, error) {
 }
 
 func newLiveMaster(addr string, cfg Config) *liveMaster {
-	m := &liveMaster{addr: addr, errs: map[string]error{}}
+	m := &liveMaster{addr: addr, errs: map[string]error{}, keyspace: keyspacePrefix(cfg.DB)}
 	m.client = redis.NewClient(&redis.Options{
-		Addr: addr, Username: cfg.Username, Password: cfg.Password, TLSConfig: cfg.TLS,
+		Addr: addr, Username: cfg.Username, Password: cfg.Password, TLSConfig: cfg.TLS, DB: cfg.DB,
 		// RESP2 and no identity or maintenance handshake: a connection
 		// sends AUTH and nothing else a least-privilege user would need.
 		Protocol: 2, DisableIdentity: true,

@@ -27,6 +27,9 @@ const (
 type liveMaster struct {
 	addr   string
 	client *redis.Client
+	// keyspace prefixes a key's keyspace-event channel in the database
+	// read (Config.DB).
+	keyspace string
 
 	mu       sync.Mutex
 	errs     map[string]error // by source (a lock's name, or health), described
@@ -290,7 +293,9 @@ func describe(addr string, err error) error {
 		check = "check --redis-user and --redis-password (env ZKLOCKVIZ_REDIS_USER, ZKLOCKVIZ_REDIS_PASSWORD)"
 	case strings.HasPrefix(msg, "NOPERM"):
 		check = "the user lacks a read command zklockviz needs: grant it the read-only ACL in docs/services.md " +
-			"(+type +pttl +get +hgetall +pubsub|numsub +ping +info)"
+			"(+type +pttl +get +hgetall +pubsub|numsub +ping +info, and +select with --redis-db)"
+	case strings.Contains(msg, "DB index is out of range"):
+		check = "--redis-db is past the server's databases (its databases setting, 16 by default; Redis Cluster has database 0 only)"
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
 		check = "the server's TLS certificate is not trusted: check --redis-tls-ca and the name in --redis"
 	case errors.As(err, &recErr), strings.Contains(msg, "tls: "):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,8 +12,8 @@ import (
 )
 
 // keyspacePrefix names a key's keyspace-notification channel in database
-// 0, where lock libraries keep their locks.
-const keyspacePrefix = "__keyspace@0__:"
+// db: the server sends a key's events on its own database's channel only.
+func keyspacePrefix(db int) string { return "__keyspace@" + strconv.Itoa(db) + "__:" }
 
 // keyspaceCovers reports whether notify-keyspace-events sends a lock
 // key's events: keyspace events (K) for generic commands (g: DEL, PEXPIRE,
@@ -74,10 +75,10 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 				m.setNotify(true)
 				// Subscribed again after a reconnect: what happened in
 				// between sent no event.
-				r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
+				r.kick(strings.TrimPrefix(v.Channel, m.keyspace))
 			}
 		case *redis.Message:
-			r.kick(strings.TrimPrefix(v.Channel, keyspacePrefix))
+			r.kick(strings.TrimPrefix(v.Channel, m.keyspace))
 		}
 	})
 }
@@ -93,7 +94,7 @@ func (r *Reader) notifications(ctx context.Context, m *liveMaster) {
 func (r *Reader) patternEvents(ctx context.Context, m *liveMaster) {
 	channels := make([]string, len(r.cfg.Patterns))
 	for i, p := range r.cfg.Patterns {
-		channels[i] = keyspacePrefix + p
+		channels[i] = m.keyspace + p
 	}
 	refused := func(err error) {
 		r.log.Info("keyspace events of the --watch-under patterns refused; finding keys by SCAN alone",
@@ -101,7 +102,7 @@ func (r *Reader) patternEvents(ctx context.Context, m *liveMaster) {
 	}
 	r.receive(ctx, m.client.PSubscribe(ctx, channels...), refused, nil, func(msg any) {
 		if v, ok := msg.(*redis.Message); ok && makesLock[v.Payload] {
-			if key := strings.TrimPrefix(v.Channel, keyspacePrefix); !r.follows(key) {
+			if key := strings.TrimPrefix(v.Channel, m.keyspace); !r.follows(key) {
 				r.consider(ctx, m, []string{key})
 			}
 		}
@@ -185,7 +186,7 @@ func (m *liveMaster) subscribe(ctx context.Context, name string) {
 	ps := m.pubsub
 	m.mu.Unlock()
 	if ps != nil {
-		ps.Subscribe(ctx, keyspacePrefix+name) // a refusal comes back through Receive
+		ps.Subscribe(ctx, m.keyspace+name) // a refusal comes back through Receive
 	}
 }
 
@@ -194,7 +195,7 @@ func (m *liveMaster) unsubscribe(name string) {
 	ps := m.pubsub
 	m.mu.Unlock()
 	if ps != nil {
-		ps.Unsubscribe(context.Background(), keyspacePrefix+name)
+		ps.Unsubscribe(context.Background(), m.keyspace+name)
 	}
 }
 

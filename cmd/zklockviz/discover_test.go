@@ -318,3 +318,101 @@ func TestServeRedisDiscoveryUnwalked(t *testing.T) {
 		t.Errorf("unexplored %+v: the walk, 10 keys a poll, cannot have found lock:new", got.Unexplored)
 	}
 }
+
+// serve --redis-db N reads database N of every master, not 0: the named
+// lock's key there, the keys its --watch-under pattern's SCAN walks, and
+// its keyspace events (a key set in N found by its event, the walk being
+// far from done); a lock of the same name in database 0 is not shown. A
+// database the server does not have is an error on the lock, naming the
+// flag.
+func TestServeRedisDatabase(t *testing.T) {
+	m := redislocal.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA", "--databases", "16"}}).Addr()
+	in := func(db string, args ...string) {
+		t.Helper()
+		if out := redisOut(t, m, append([]string{"-n", db}, args...)...); strings.Contains(out, "ERR") {
+			t.Fatalf("redis-cli -n %s %v: %s", db, args, out)
+		}
+	}
+	in("0", "SET", "orders-lock", "tok-zero", "NX", "PX", "600000")
+	in("0", "SET", "lock:zero", "tok-zero", "NX", "PX", "600000")
+	in("3", "SET", "orders-lock", "tok-three", "NX", "PX", "600000")
+	in("3", "SET", "lock:three", "tok-three", "NX", "PX", "600000")
+
+	s := startServe(t, "--addr", "127.0.0.1:0", "--redis", m, "--redis-db", "3", "--poll", "100ms",
+		"--watch", "redis:orders-lock", "--watch-under", "redis:lock:*")
+	var got discoveredLocks
+	waitFor(t, "database 3's locks, walked to the end", func() bool {
+		return listLocks(t, s.url+"/api/v1/locks?service=redis", &got) && got.has("orders-lock", 1, 0) && got.has("lock:three", 1, 0) &&
+			len(got.Unexplored) == 0
+	})
+	if slices.Contains(got.paths(), "lock:zero") || got.Totals.Locks != 2 {
+		t.Errorf("locks %v (totals %+v): want database 3's orders-lock and lock:three alone", got.paths(), got.Totals)
+	}
+	snap := redisLock(t, s, "orders-lock", "orders-lock held", func(s lockqueue.Snapshot) bool { return len(s.Holders()) == 1 })
+	if c := snap.Nodes[0].Client; c != "tok-three" {
+		t.Errorf("orders-lock held by %q, want database 3's tok-three", c)
+	}
+	waitFor(t, "the named lock's keyspace channel in database 3", func() bool {
+		return strings.Contains(redisOut(t, m, "PUBSUB", "CHANNELS", "__keyspace@3__:*"), "__keyspace@3__:orders-lock")
+	})
+	if ch := strings.TrimSpace(redisOut(t, m, "PUBSUB", "CHANNELS", "__keyspace@0__:*")); ch != "" {
+		t.Errorf("subscribed to database 0's keyspace channels %q", ch)
+	}
+
+	// Database 5, too big to walk soon at 10 keys a poll: a key set there
+	// is found by database 5's keyspace event.
+	for i := 0; i < 20000; i += 1000 {
+		args := []string{"MSET"}
+		for j := i; j < i+1000; j++ {
+			args = append(args, "cache:"+strconv.Itoa(j), "x")
+		}
+		in("5", args...)
+	}
+	s5 := startServe(t, "--addr", "127.0.0.1:0", "--redis", m, "--redis-db", "5", "--poll", "200ms",
+		"--watch-under", "redis:lock:*", "--redis-scan-count", "10")
+	waitFor(t, "the walk of database 5 under way", func() bool {
+		return listLocks(t, s5.url+"/api/v1/locks", &got) && len(got.Unexplored) > 0 && got.Unexplored[0].Folders > 1
+	})
+	in("5", "SET", "lock:five", "tok-five", "NX", "PX", "600000")
+	waitFor(t, "lock:five found by its keyspace event", func() bool {
+		return listLocks(t, s5.url+"/api/v1/locks", &got) && got.has("lock:five", 1, 0)
+	})
+	if len(got.Unexplored) == 0 || got.Unexplored[0].Folders < 15000 {
+		t.Errorf("unexplored %+v: the walk, 10 keys a poll, cannot have found lock:five", got.Unexplored)
+	}
+	if slices.Contains(got.paths(), "lock:zero") || slices.Contains(got.paths(), "lock:three") {
+		t.Errorf("serve --redis-db 5 lists %v: another database's locks", got.paths())
+	}
+
+	s16 := startServe(t, "--addr", "127.0.0.1:0", "--redis", m, "--redis-db", "16", "--poll", "100ms", "--watch", "redis:orders-lock")
+	snap = redisLock(t, s16, "orders-lock", "the lock's error", func(s lockqueue.Snapshot) bool { return s.Error != "" })
+	for _, w := range []string{"redis " + m, "DB index is out of range", "--redis-db is past the server's databases"} {
+		if !strings.Contains(snap.Error, w) {
+			t.Errorf("serve --redis-db 16 of 16 databases: lock error %q lacks %q", snap.Error, w)
+		}
+	}
+}
+
+// A Redis database given the wrong way is refused before serve starts,
+// saying how to give it.
+func TestRedisDatabaseBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--redis", "redis://r1:6379/3"}, `--redis "redis://r1:6379/3": want HOST:PORT, not a URL: give the database as --redis-db N (redis://HOST:PORT/3 is --redis HOST:PORT --redis-db 3)`},
+		{[]string{"--redis", "r1:6379/3"}, "give the database as --redis-db N"},
+		{[]string{"--redis", "r1:6379", "--redis-db", "-1"}, "--redis-db -1: want a database number, 0 (the default) or more"},
+		{[]string{"--redis", "r1:6379", "--redis-db", "three"}, `invalid value "three" for flag -redis-db`},
+		{[]string{"--redis-db", "3"}, "--redis-db and --redis-tls* need --redis HOST:PORT"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			m := NewMain(io.Discard, io.Discard)
+			m.Getenv = func(string) string { return "" }
+			err := m.ParseFlags(tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ParseFlags = %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}

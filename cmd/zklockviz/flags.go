@@ -29,6 +29,7 @@ var envDefaults = []struct{ flag, env string }{
 	{"redis", "ZKLOCKVIZ_REDIS"},
 	{"redis-user", "ZKLOCKVIZ_REDIS_USER"},
 	{"redis-password", "ZKLOCKVIZ_REDIS_PASSWORD"},
+	{"redis-db", "ZKLOCKVIZ_REDIS_DB"},
 	{"redis-tls-ca", "ZKLOCKVIZ_REDIS_TLS_CA"},
 	{"redis-tls-cert", "ZKLOCKVIZ_REDIS_TLS_CERT"},
 	{"redis-tls-key", "ZKLOCKVIZ_REDIS_TLS_KEY"},

@@ -21,6 +21,7 @@ type redisFlags struct {
 	tlsOn, skipVerify bool
 	ca, cert, key     string
 	scanCount         int
+	db                int
 }
 
 func (f *redisFlags) register(fs *flag.FlagSet) {
@@ -33,6 +34,7 @@ func (f *redisFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.key, "redis-tls-key", "", "")
 	fs.BoolVar(&f.skipVerify, "redis-tls-insecure-skip-verify", false, "")
 	fs.IntVar(&f.scanCount, "redis-scan-count", redislock.DefaultScanCount, "")
+	fs.IntVar(&f.db, "redis-db", 0, "")
 }
 
 // redisConfig is serve's Redis reader; nil without --redis.
@@ -41,6 +43,8 @@ type redisConfig struct {
 	Addrs              []string
 	Username, Password string
 	TLS                *tls.Config
+	// DB is the database of every master's locks (--redis-db).
+	DB int
 	// Names are the Redis locks of --watch redis:NAME.
 	Names []string
 	// Patterns are the key patterns of --watch-under redis:PATTERN,
@@ -54,15 +58,18 @@ type redisConfig struct {
 func (f redisFlags) config(names, patterns []string) (*redisConfig, error) {
 	tlsGiven := f.tlsOn || f.skipVerify || f.ca != "" || f.cert != "" || f.key != ""
 	if len(f.addrs.values) == 0 {
-		if f.user != "" || f.password != "" || tlsGiven {
-			return nil, fmt.Errorf("--redis-user, --redis-password and --redis-tls* need --redis HOST:PORT")
+		if f.user != "" || f.password != "" || tlsGiven || f.db != 0 {
+			return nil, fmt.Errorf("--redis-user, --redis-password, --redis-db and --redis-tls* need --redis HOST:PORT")
 		}
 		return nil, nil
 	}
 	if f.user != "" && f.password == "" {
 		return nil, fmt.Errorf("--redis-user %s needs --redis-password (or ZKLOCKVIZ_REDIS_PASSWORD)", f.user)
 	}
-	c := &redisConfig{Username: f.user, Password: f.password, Names: names, Patterns: patterns, ScanCount: f.scanCount}
+	c := &redisConfig{Username: f.user, Password: f.password, Names: names, Patterns: patterns, ScanCount: f.scanCount, DB: f.db}
+	if f.db < 0 {
+		return nil, fmt.Errorf("--redis-db %d: want a database number, 0 (the default) or more, as SELECT takes it", f.db)
+	}
 	if f.scanCount < 1 {
 		return nil, fmt.Errorf("--redis-scan-count %d: want a positive SCAN COUNT such as %d", f.scanCount, redislock.DefaultScanCount)
 	}
@@ -93,12 +100,18 @@ func (f redisFlags) config(names, patterns []string) (*redisConfig, error) {
 
 // parseRedisAddrs reads the --redis values, each HOST:PORT or a comma
 // list of them; a bare host is port 6379. A master named twice would
-// count twice toward a Redlock's majority, so it is refused.
+// count twice toward a Redlock's majority, so it is refused. A URL's
+// parts each have a flag of their own, which the error names.
 func parseRedisAddrs(values []string) ([]string, error) {
 	var out []string
 	for _, v := range values {
 		for a := range strings.SplitSeq(v, ",") {
 			a = strings.TrimSpace(a)
+			if strings.Contains(a, "/") {
+				return nil, fmt.Errorf("--redis %q: want HOST:PORT, not a URL: give the database as --redis-db N "+
+					"(redis://HOST:PORT/3 is --redis HOST:PORT --redis-db 3), a user and password as --redis-user "+
+					"and ZKLOCKVIZ_REDIS_PASSWORD, rediss:// as --redis-tls", a)
+			}
 			host, port := a, "6379"
 			if strings.Contains(a, ":") {
 				var err error
@@ -131,8 +144,8 @@ func (m *Main) newRedisReader() (*redislock.Reader, error) {
 	// the reader names them (once per problem) in the log already.
 	redis.SetLogger(redisDebugLog{m.log})
 	r, err := redislock.NewReader(redislock.Config{
-		Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLS: c.TLS,
-		Poll: m.Config.Poll, Names: c.Names, Publish: m.readerSink(serversCluster(c.Addrs, "")), Logger: m.log,
+		Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLS: c.TLS, DB: c.DB,
+		Poll: m.Config.Poll, Names: c.Names, Publish: m.readerSink(serversCluster(c.Addrs, c.dbSuffix())), Logger: m.log,
 		Patterns: c.Patterns, ScanCount: c.ScanCount, DiscoverLimit: m.Config.DiscoverLimit, Forget: m.hub.Remove,
 	})
 	if err != nil {
@@ -150,6 +163,15 @@ func (m *Main) registerRedis() error {
 		return err
 	}
 	return m.registerService(redislock.Service(r, nil))
+}
+
+// dbSuffix tells the history's cluster of a database other than 0 from
+// database 0's on the same masters: a key of one is not the other's.
+func (c *redisConfig) dbSuffix() string {
+	if c.DB == 0 {
+		return ""
+	}
+	return "/" + strconv.Itoa(c.DB)
 }
 
 // redisAddrs are c's masters for the log; none when c is nil.

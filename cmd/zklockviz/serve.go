@@ -122,6 +122,12 @@ Flags (repeatable ones may be given many times):
                                  ZKLOCKVIZ_REDIS_USER, ZKLOCKVIZ_REDIS_PASSWORD;
                                  prefer the environment for the password);
                                  --redis-password alone is requirepass's
+  --redis-db N                   the database the Redis locks are keys of, on
+                                 every master (env ZKLOCKVIZ_REDIS_DB; default
+                                 0): --watch redis:NAME, --watch-under
+                                 redis:PATTERN and keyspace events
+                                 (__keyspace@N__) are its; redis://HOST:PORT/3
+                                 is --redis HOST:PORT --redis-db 3
   --redis-tls                    connect to Redis with TLS (tls-port)
   --redis-tls-ca FILE            PEM CA certificates to trust (env
                                  ZKLOCKVIZ_REDIS_TLS_CA); implies --redis-tls
@@ -228,13 +234,14 @@ Production, read-only:
   (read with CONFIG GET, never set). It never writes. An ACL user with
       ACL SETUSER zklockviz on >PASSWORD ~* resetchannels -@all +ping +type
         +pttl +get +hgetall +pubsub|numsub +info
-  is enough; add +config|get +subscribe &__keyspace@0__:* for keyspace
-  events, and +scan +dbsize (+psubscribe with keyspace events) for
-  --watch-under redis:PATTERN. Each pattern costs each master one SCAN of
-  --redis-scan-count keys per --poll, and a TYPE for each key it matches not
-  yet followed; each key found is then read like a named lock. Spin-lock
-  waiters (redsync, SET NX retries) leave no trace on the server: only
-  holders show, with their time left, per master.
+  is enough (+select with --redis-db); add +config|get +subscribe
+  &__keyspace@0__:* (@N with --redis-db N) for keyspace events, and +scan
+  +dbsize (+psubscribe with keyspace events) for --watch-under redis:PATTERN.
+  Each pattern costs each master one SCAN of --redis-scan-count keys per
+  --poll, and a TYPE for each key it matches not yet followed; each key found
+  is then read like a named lock. Spin-lock waiters (redsync, SET NX retries)
+  leave no trace on the server: only holders show, with their time left, per
+  master.
 
   zklockviz binds 127.0.0.1 by default. To serve other hosts, set a token (or
   put it behind an authenticating proxy and pass --insecure).
