@@ -97,8 +97,8 @@ func TestDashboardFoundLocks(t *testing.T) {
 
 	// The locks that need a look: the alerts (one each; by key between
 	// them), then the waits, the longest first.
-	need := []string{"advisory/500", "lock:forever", "advisory/3", "lock:job", "advisory/7"}
-	tb.until("the alerts, then the longest waits", rows+`.slice(0, 5).join(' ') === `+jsString(strings.Join(need, " ")))
+	look := []string{"advisory/500", "lock:forever", "advisory/3", "lock:job", "advisory/7"}
+	tb.until("the alerts, then the longest waits", rows+`.slice(0, 5).join(' ') === `+jsString(strings.Join(look, " ")))
 	for _, tc := range []struct{ lock, service, alert string }{
 		{"advisory/500", "postgres", "idle-in-transaction"},
 		{"lock:forever", "redis", "no-expiry"},

@@ -82,9 +82,9 @@ func newCollector(cfg Config) *collector {
 		holders: prometheus.NewDesc("zklockviz_lock_holders",
 			"Nodes that hold the lock by their recipe's rule.", path, nil),
 		waiters: prometheus.NewDesc("zklockviz_lock_waiters",
-			"Nodes that wait for the lock.", path, nil),
+			"Nodes that wait for the lock, and the waiters the server counts without naming them (Redisson's).", path, nil),
 		oldestWait: prometheus.NewDesc("zklockviz_lock_oldest_wait_seconds",
-			"Age of the oldest waiter's node; 0 with no waiters.", path, nil),
+			"Age of the oldest waiter's node (of unnamed waiters: since first seen); 0 with no waiters.", path, nil),
 		holderAge: prometheus.NewDesc("zklockviz_lock_holder_age_seconds",
 			"Age of the oldest holder's node: how long the lock has been held; 0 when free.", path, nil),
 		live: prometheus.NewDesc("zklockviz_lock_live",
@@ -131,7 +131,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		holders, waiters := len(s.Holders()), len(s.Waiters())
 		gauge(c.queueLength, float64(holders+waiters), svc, s.Path)
 		gauge(c.holders, float64(holders), svc, s.Path)
-		gauge(c.waiters, float64(waiters), svc, s.Path)
+		gauge(c.waiters, float64(waiters+s.AnonymousWaiters), svc, s.Path)
 		heldSince, waitingSince := s.Oldest()
 		gauge(c.oldestWait, age(waitingSince), svc, s.Path)
 		gauge(c.holderAge, age(heldSince), svc, s.Path)

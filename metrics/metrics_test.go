@@ -244,3 +244,21 @@ func TestSecondService(t *testing.T) {
 		t.Errorf("%d zklockviz_connection series, want 3 states × 2 services with readers", n)
 	}
 }
+
+// A Redisson lock's waiters, which the server counts but names no one of,
+// are waiters of the lock, waiting since the reader first saw them; the
+// queue's length counts its nodes.
+func TestUnnamedWaiters(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := hub.New()
+	h.Publish(lockqueue.Snapshot{Service: "redis", Path: "inventory", Connection: lockqueue.Connected,
+		AnonymousWaiters: 2, AnonymousSince: now.Add(-7 * time.Second),
+		Nodes: []lockqueue.Node{{Name: "8c1e:57", Holding: true, Ctime: now.Add(-9 * time.Second)}}})
+	got := scrape(t, metrics.Handler(metrics.Config{Hub: h, Now: func() time.Time { return now }}))
+	redis := map[string]string{"service": "redis", "path": "inventory"}
+	checkSeries(t, got, []series{
+		{"zklockviz_lock_waiters", redis, 2},
+		{"zklockviz_lock_oldest_wait_seconds", redis, 7},
+		{"zklockviz_lock_queue_length", redis, 1},
+	})
+}
