@@ -54,6 +54,7 @@ type Delta struct {
 	UnknownSince          time.Time            `json:"unknownSince,omitzero"`
 	Note                  string               `json:"note,omitempty"`
 	AnonymousWaiters      int                  `json:"anonymousWaiters,omitempty"`
+	AnonymousSince        time.Time            `json:"anonymousSince,omitzero"`
 	// Filling is set while the reader is still reading the nodes' data
 	// (lockqueue.Snapshot.Filling); a delta without it says they are all read.
 	Filling *lockqueue.Filling `json:"filling,omitempty"`
@@ -100,7 +101,8 @@ func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
 		Service: d.Service, Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
 		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, LeasesInferred: d.LeasesInferred, Nodes: nodes,
 		Alerts: d.Alerts, InvisibleChildWatches: d.InvisibleChildWatches, UpdatedAt: d.UpdatedAt,
-		Error: d.Error, UnknownSince: d.UnknownSince, Note: d.Note, AnonymousWaiters: d.AnonymousWaiters, Filling: d.Filling,
+		Error: d.Error, UnknownSince: d.UnknownSince, Note: d.Note, AnonymousWaiters: d.AnonymousWaiters,
+		AnonymousSince: d.AnonymousSince, Filling: d.Filling,
 	}, nil
 }
 
@@ -365,7 +367,8 @@ func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, 
 		Service: s.Service, Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
 		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
 		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
-		Error: s.Error, UnknownSince: s.UnknownSince, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, Filling: s.Filling, Upsert: []lockqueue.Node{}, At: []int{}, Remove: append([]string{}, gone...),
+		Error: s.Error, UnknownSince: s.UnknownSince, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, AnonymousSince: s.AnonymousSince,
+		Filling: s.Filling, Upsert: []lockqueue.Node{}, At: []int{}, Remove: append([]string{}, gone...),
 	}
 	last := -1 // prev's position of the last node kept as it was
 	for at := range s.Nodes {

@@ -3,12 +3,14 @@ package web
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // A delta carries the snapshot-level fields a service without named
-// waiters sets (Redis: the note and the Redisson waiter count), so a
+// waiters sets (Redis: the note, the Redisson waiter count and since when
+// they wait), so a
 // socket that patches its copy shows them as the API does.
 func TestDeltaCarriesNoteAndAnonymousWaiters(t *testing.T) {
 	node := func(left int64) lockqueue.Node {
@@ -25,6 +27,7 @@ func TestDeltaCarriesNoteAndAnonymousWaiters(t *testing.T) {
 	next := prev
 	next.Revision, next.Nodes = 2, append(append([]lockqueue.Node(nil), nodes...), node(2000))
 	next.Note, next.AnonymousWaiters = "spin-lock waiters leave no trace", 3
+	next.AnonymousSince = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 	b, kind, err := encodeFrame(&prev, next, nil)
 	if err != nil || kind != FrameDelta {
@@ -38,7 +41,8 @@ func TestDeltaCarriesNoteAndAnonymousWaiters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Note != next.Note || got.AnonymousWaiters != 3 {
-		t.Errorf("patched: note %q, anonymous waiters %d; want %q, 3", got.Note, got.AnonymousWaiters, next.Note)
+	if got.Note != next.Note || got.AnonymousWaiters != 3 || !got.AnonymousSince.Equal(next.AnonymousSince) {
+		t.Errorf("patched: note %q, anonymous waiters %d since %v; want %q, 3 since %v",
+			got.Note, got.AnonymousWaiters, got.AnonymousSince, next.Note, next.AnonymousSince)
 	}
 }
