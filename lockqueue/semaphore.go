@@ -48,7 +48,7 @@ func SemaphoreFolders(path string, names []string, data []byte) (Recipe, []strin
 		return NoRecipe, nil
 	}
 	for _, n := range names {
-		if !kazooLease.MatchString(n) {
+		if !isKazooLease(n) {
 			return NoRecipe, nil
 		}
 	}
