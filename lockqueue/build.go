@@ -1,6 +1,7 @@
 package lockqueue
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"slices"
@@ -189,14 +190,16 @@ func sortNodes(nodes []Node, less func(a, b *Node) bool) {
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int {
+	// Stable by the index as the last key, which lets the faster unstable
+	// sort do it: a stable sort of 100,000 indexes took twice as long.
+	slices.SortFunc(idx, func(a, b int32) int {
 		switch {
 		case less(&nodes[a], &nodes[b]):
 			return -1
 		case less(&nodes[b], &nodes[a]):
 			return 1
 		}
-		return 0
+		return cmp.Compare(a, b)
 	})
 	// Moved into place cycle by cycle, one node aside at a time: a copy
 	// of the whole queue to move from was 49 MB for 100,000 nodes.
@@ -392,7 +395,12 @@ func clip(names []string) []string {
 const maxAlertNames = 50
 
 // SessionHex formats a session id as zkCli does.
-func SessionHex(id int64) string { return "0x" + strconv.FormatUint(uint64(id), 16) }
+func SessionHex(id int64) string {
+	if id == 0 {
+		return "0x0" // every persistent node's: no string made per node
+	}
+	return "0x" + strconv.FormatUint(uint64(id), 16)
+}
 
 // EncodeData returns node data as text when it is printable UTF-8, else base64.
 // At most MaxData bytes are kept.
