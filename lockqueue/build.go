@@ -61,7 +61,7 @@ func NewNode(c Child) Node {
 	n := Node{
 		Name: c.Name, Seq: nm.Seq, Mode: nm.Mode, Recipe: nm.Recipe,
 		Session: SessionHex(c.EphemeralOwner), Ctime: c.Ctime, Czxid: c.Czxid,
-		Foreign: !ok, owner: c.EphemeralOwner, parsedMode: nm.Mode, Folder: c.Folder,
+		Foreign: !ok, owner: c.EphemeralOwner, parsed: codeOf(nm.Mode), Folder: c.Folder,
 		wrapped: ok && nm.HasSeq && nm.Seq < 0,
 	}
 	n.Data, n.DataBinary = EncodeData(c.Data)
@@ -122,7 +122,7 @@ func resetNodes(nodes []Node) (recipes map[Recipe]bool, nforeign int) {
 	var last Recipe
 	for i := range nodes {
 		n := &nodes[i]
-		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn, n.PartOf = n.parsedMode, false, "", OnNode, ""
+		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn, n.PartOf = n.parsedMode(), false, "", OnNode, ""
 		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
 		if n.Foreign {
 			nforeign++
