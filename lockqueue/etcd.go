@@ -139,7 +139,7 @@ func BuildEtcd(prefix string, keys []EtcdKey) Snapshot {
 		mode, recipe, ok := etcdMode(k.Name)
 		n := Node{
 			Name: k.Name, Seq: -1, Mode: mode, Recipe: recipe, Ctime: k.Seen, Order: k.CreateRevision,
-			Foreign: !ok, parsedMode: mode,
+			Foreign: !ok, parsed: codeOf(mode),
 		}
 		if (n.Ctime.IsZero() || k.SeenLate) && recipe == EtcdRWMutex {
 			if t := rwKeyTime(k.Name); !t.IsZero() {

@@ -1,6 +1,9 @@
 package lockqueue
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // CarryHolds sets HeldSince on next's holders, next being what a reader is
 // about to publish and prev what it published last (nil before its first
@@ -13,7 +16,16 @@ import "time"
 //
 // Every reader calls it at its one publish point, so the hold clocks of
 // every page, opened whenever, count from the same moment.
-func CarryHolds(prev *Snapshot, next *Snapshot, now time.Time) {
+func CarryHolds(prev *Snapshot, next *Snapshot, now time.Time) { carryHolds(prev, next, now, false) }
+
+// CarryHoldsShared is CarryHolds for a next whose nodes are shared with a
+// snapshot already published: it copies them before its first change to
+// a node, and one that changes no hold copies nothing.
+func CarryHoldsShared(prev *Snapshot, next *Snapshot, now time.Time) {
+	carryHolds(prev, next, now, true)
+}
+
+func carryHolds(prev *Snapshot, next *Snapshot, now time.Time, shared bool) {
 	var held map[string]time.Time // prev's holders, by folder and name
 	seen := prev != nil && prev.Live()
 	if prev != nil {
@@ -28,14 +40,21 @@ func CarryHolds(prev *Snapshot, next *Snapshot, now time.Time) {
 	}
 	for i := range next.Nodes {
 		n := &next.Nodes[i]
-		n.HeldSince = time.Time{}
-		if !n.Holding {
+		var since time.Time
+		if n.Holding {
+			if t, ok := held[n.Folder+"/"+n.Name]; ok {
+				since = t
+			} else if seen {
+				since = now
+			}
+		}
+		if n.HeldSince == since {
 			continue
 		}
-		if since, ok := held[n.Folder+"/"+n.Name]; ok {
-			n.HeldSince = since
-		} else if seen {
-			n.HeldSince = now
+		if shared {
+			next.Nodes, shared = slices.Clone(next.Nodes), false
+			n = &next.Nodes[i]
 		}
+		n.HeldSince = since
 	}
 }

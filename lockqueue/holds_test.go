@@ -1,6 +1,8 @@
 package lockqueue
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -49,5 +51,60 @@ func TestCarryHolds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A join or a hold's clock over nodes shared with a published snapshot
+// copies them before its first change, and only then: the published
+// nodes never change, and a join that changes nothing (the watcher's
+// usual poll) shares them still.
+func TestSharedNodesCopiedOnWrite(t *testing.T) {
+	now := time.Now()
+	const owner = 0x100
+	kids := []Child{
+		{Name: "_c_0123456789abcdef0123456789abcdef-lock-0000000001", EphemeralOwner: owner, Ctime: now.Add(-time.Minute)},
+		{Name: "_c_0123456789abcdef0123456789abcdef-lock-0000000002", EphemeralOwner: owner + 1, Ctime: now.Add(-time.Minute)},
+		{Name: "_c_0123456789abcdef0123456789abcdef-lock-0000000003", EphemeralOwner: owner + 2, Ctime: now.Add(-time.Minute)},
+	}
+	table := WatchTable{Source: "4lw", Connected: map[int64]bool{owner: true, owner + 1: true, owner + 2: true},
+		Watches: map[int64][]string{owner + 1: {"/q/" + kids[0].Name}}}
+	published := Build("/q", kids, Options{})
+	since := Join(&published, table, nil, now, JoinOptions{})
+	// Live before, with no holder: the holder's clock starts now.
+	CarryHolds(&Snapshot{Path: "/q", Exists: true, Connection: Connected}, &published, now)
+	if published.Nodes[0].HeldSince.IsZero() {
+		t.Fatalf("the holder has no clock")
+	}
+	before := slices.Clone(published.Nodes)
+
+	again := published
+	since = Join(&again, table, since, now.Add(time.Second), JoinOptions{Shared: true})
+	CarryHoldsShared(&published, &again, now.Add(time.Second))
+	if &again.Nodes[0] != &published.Nodes[0] {
+		t.Errorf("a join that changed nothing copied the nodes")
+	}
+
+	// The third node's watch appears: the join must copy, not write.
+	table.Watches[owner+2] = []string{"/q/" + kids[1].Name}
+	changed := published
+	Join(&changed, table, since, now.Add(2*time.Second), JoinOptions{Shared: true})
+	CarryHoldsShared(&published, &changed, now.Add(2*time.Second))
+	if &changed.Nodes[0] == &published.Nodes[0] {
+		t.Errorf("a join that changed a node did not copy the nodes")
+	}
+	if got := changed.Nodes[2].Watching; !slices.Equal(got, []string{"/q/" + kids[1].Name}) {
+		t.Errorf("the new watch: %v", got)
+	}
+	// A hold's clock that changes (nothing published before: the holder's
+	// time is unknown) is written into a copy too.
+	unknown := published
+	CarryHoldsShared(nil, &unknown, now.Add(3*time.Second))
+	if &unknown.Nodes[0] == &published.Nodes[0] || !unknown.Nodes[0].HeldSince.IsZero() {
+		t.Errorf("the holder's clock, unknown now, was written into the shared nodes, or not at all: %v", unknown.Nodes[0].HeldSince)
+	}
+	for i := range before {
+		if !reflect.DeepEqual(before[i], published.Nodes[i]) {
+			t.Errorf("published node %d changed:\nthen %+v\nnow  %+v", i, before[i], published.Nodes[i])
+		}
 	}
 }

@@ -2,6 +2,7 @@ package lockqueue
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -30,5 +31,31 @@ func BenchmarkBuildJoin(b *testing.B) {
 		s := BuildNodes("/bench", nodes, Options{})
 		missing = Join(&s, table, missing, now, JoinOptions{})
 		nodes = s.Nodes
+	}
+}
+
+// BenchmarkNamesFirst100k is the model's share of a 100,000-node queue's
+// first snapshot from its listing alone (names in the server's order, not
+// the queue's): a node per name, Build, the join with a watch table that
+// knows the one session, as a big queue's first read does.
+//
+//	go test ./lockqueue -run '^$' -bench BenchmarkNamesFirst100k -benchmem
+func BenchmarkNamesFirst100k(b *testing.B) {
+	const n = 100_000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = SeqName("0123456789abcdef0123456789abcdef__lock__", int64(i))
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { names[i], names[j] = names[j], names[i] })
+	table := WatchTable{Source: "4lw", Watches: map[int64][]string{}, Connected: map[int64]bool{0x1000: true}}
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		nodes := make([]Node, 0, n)
+		for _, name := range names {
+			nodes = append(nodes, NewNamedNode(name, ""))
+		}
+		s := BuildNodes("/bench", nodes, Options{})
+		Join(&s, table, nil, now, JoinOptions{})
 	}
 }

@@ -1,6 +1,8 @@
 package lockqueue
 
 import (
+	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -44,4 +46,26 @@ func nodeNames(ns []Node) []string {
 		out = append(out, n.Name)
 	}
 	return out
+}
+
+// sortNodes moves nodes in place by cycles of its index sort: it must give
+// what a stable sort gives, ties (equal keys) kept in their order.
+func TestSortNodesInPlaceIsStable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 3, 10, 100, 1000} {
+		for range 20 {
+			nodes := make([]Node, n)
+			for i := range nodes {
+				nodes[i] = Node{Seq: int64(rng.IntN(n/2 + 1)), Czxid: int64(i), Name: fmt.Sprint(i)}
+			}
+			want := slices.Clone(nodes)
+			slices.SortStableFunc(want, func(a, b Node) int { return cmp.Compare(a.Seq, b.Seq) })
+			sortNodes(nodes, func(a, b *Node) bool { return a.Seq < b.Seq })
+			for i := range nodes {
+				if nodes[i].Name != want[i].Name {
+					t.Fatalf("%d nodes: at %d got %s, want %s", n, i, nodes[i].Name, want[i].Name)
+				}
+			}
+		}
+	}
 }

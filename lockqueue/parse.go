@@ -2,7 +2,6 @@ package lockqueue
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -19,17 +18,94 @@ type Name struct {
 	Kind string
 }
 
-var (
-	curatorPrefix = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-(lock-|latch-|lease-|__READ__|__WRIT__)$`)
-	goZkPrefix    = regexp.MustCompile(`^_c_[0-9a-f]{32}-lock-$`)
-	kazooPrefix   = regexp.MustCompile(`^[0-9a-f]{32}__(lock|rlock)__$`)
-	kazooLease    = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	// ZooKeeper's Java WriteLock writes "x-" + sessionId + "-": a Java long in
-	// decimal, negative when the session id's top bit is set (server ids of
-	// 128 and up). The C recipe writes the id as 16 hex digits.
-	zkJavaPrefix = regexp.MustCompile(`^x-(?:-?[0-9]+|[0-9a-f]{16})-$`)
-	zkDocPrefix  = regexp.MustCompile(`^.+-(lock|read|write)-$`)
-)
+// The recipes' name prefixes (recipes.md §1), matched by hand: a big
+// queue's listing parses every name, and a regular expression per name
+// was most of the time to its first snapshot.
+//
+//	Curator:      _c_<uuid 8-4-4-4-12 lower hex>-(lock-|latch-|lease-|__READ__|__WRIT__)
+//	go-zookeeper: _c_<32 lower hex>-lock-
+//	kazoo:        <32 lower hex>__(lock|rlock)__, a lease <32 lower hex>
+//	ZooKeeper's Java WriteLock writes "x-" + sessionId + "-": a Java long in
+//	decimal, negative when the session id's top bit is set (server ids of
+//	128 and up). The C recipe writes the id as 16 hex digits.
+//	ZooKeeper's documented recipe: <anything>-(lock|read|write)-
+
+// lowerHex reports whether s is all lowercase hex digits, and not empty.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// isUUID: 8-4-4-4-12 lowercase hex digits.
+func isUUID(s string) bool {
+	return len(s) == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-' &&
+		lowerHex(s[:8]) && lowerHex(s[9:13]) && lowerHex(s[14:18]) && lowerHex(s[19:23]) && lowerHex(s[24:])
+}
+
+// isKazooLease: uuid4().hex, 32 lowercase hex digits.
+func isKazooLease(name string) bool { return len(name) == 32 && lowerHex(name) }
+
+// curatorKind is the marker after a Curator prefix's uuid, or "".
+func curatorKind(prefix string) string {
+	rest, ok := strings.CutPrefix(prefix, "_c_")
+	if !ok || len(rest) < 37 || !isUUID(rest[:36]) || rest[36] != '-' {
+		return ""
+	}
+	switch k := rest[37:]; k {
+	case "lock-", "latch-", "lease-", "__READ__", "__WRIT__":
+		return k
+	}
+	return ""
+}
+
+// isGoZkPrefix: _c_<32 lowercase hex>-lock-.
+func isGoZkPrefix(prefix string) bool {
+	rest, ok := strings.CutPrefix(prefix, "_c_")
+	return ok && len(rest) == 38 && lowerHex(rest[:32]) && rest[32:] == "-lock-"
+}
+
+// kazooKind is "lock" or "rlock" for <32 lowercase hex>__(lock|rlock)__, or "".
+func kazooKind(prefix string) string {
+	if len(prefix) < 32 || !lowerHex(prefix[:32]) {
+		return ""
+	}
+	switch prefix[32:] {
+	case "__lock__":
+		return "lock"
+	case "__rlock__":
+		return "rlock"
+	}
+	return ""
+}
+
+// isZkJavaPrefix: x-(-?<decimal>|<16 lowercase hex>)-.
+func isZkJavaPrefix(prefix string) bool {
+	id, ok := strings.CutPrefix(prefix, "x-")
+	if !ok || len(id) < 2 || id[len(id)-1] != '-' {
+		return false
+	}
+	id = id[:len(id)-1]
+	if len(id) == 16 && lowerHex(id) {
+		return true
+	}
+	return allDigits(strings.TrimPrefix(id, "-"))
+}
+
+// zkDocKind is "lock", "read" or "write" for <anything>-(lock|read|write)-
+// with at least one character but no newline before, or "".
+func zkDocKind(prefix string) string {
+	for _, k := range [...]string{"lock", "read", "write"} {
+		head, ok := strings.CutSuffix(prefix, "-"+k+"-")
+		if ok && head != "" && !strings.Contains(head, "\n") {
+			return k
+		}
+	}
+	return ""
+}
 
 // SplitSeq splits a ZooKeeper sequential name into its prefix and sequence.
 // ZooKeeper formats the signed 32-bit counter with %010d, so after it wraps
@@ -76,7 +152,7 @@ func ParseName(name string) (Name, bool) {
 	// a sequential node of no known recipe with a 22-hex-digit prefix
 	// (which no recipe makes): the folder would turn mixed and the lease
 	// limit in its data would go unused. 32 hex digits are a lease.
-	if kazooLease.MatchString(name) {
+	if isKazooLease(name) {
 		return Name{Recipe: Kazoo, Mode: Lease, Seq: -1, Prefix: name, Kind: "lease"}, true
 	}
 	prefix, seq, hasSeq := SplitSeq(name)
@@ -101,9 +177,9 @@ func classifyPrefix(prefix string, seq int64) Name {
 		nm.Recipe, nm.Mode, nm.Kind = SeedRW, Read, "R"
 	case prefix == "W_":
 		nm.Recipe, nm.Mode, nm.Kind = SeedRW, Write, "W"
-	case curatorPrefix.MatchString(prefix):
+	case curatorKind(prefix) != "":
 		nm.Recipe = Curator
-		nm.Kind = curatorPrefix.FindStringSubmatch(prefix)[1]
+		nm.Kind = curatorKind(prefix)
 		switch nm.Kind {
 		case "__READ__":
 			nm.Mode = Read
@@ -114,11 +190,11 @@ func classifyPrefix(prefix string, seq int64) Name {
 		default:
 			nm.Mode = Exclusive
 		}
-	case goZkPrefix.MatchString(prefix):
+	case isGoZkPrefix(prefix):
 		nm.Recipe, nm.Mode, nm.Kind = GoZookeeper, Exclusive, "lock"
-	case kazooPrefix.MatchString(prefix):
+	case kazooKind(prefix) != "":
 		nm.Recipe = Kazoo
-		nm.Kind = kazooPrefix.FindStringSubmatch(prefix)[1]
+		nm.Kind = kazooKind(prefix)
 		if nm.Kind == "rlock" {
 			nm.Mode = Read
 		} else {
@@ -127,11 +203,11 @@ func classifyPrefix(prefix string, seq int64) Name {
 			// node keeps one mode (and one label) as readers come and go.
 			nm.Mode = Exclusive
 		}
-	case zkJavaPrefix.MatchString(prefix):
+	case isZkJavaPrefix(prefix):
 		nm.Recipe, nm.Mode, nm.Kind = ZookeeperRecipe, Exclusive, "x"
-	case zkDocPrefix.MatchString(prefix):
+	case zkDocKind(prefix) != "":
 		nm.Recipe = ZookeeperRecipe
-		nm.Kind = zkDocPrefix.FindStringSubmatch(prefix)[1]
+		nm.Kind = zkDocKind(prefix)
 		switch nm.Kind {
 		case "read":
 			nm.Mode = Read

@@ -1,6 +1,7 @@
 package lockqueue
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -95,4 +96,83 @@ func FuzzParseName(f *testing.F) {
 		// Build must accept anything ParseName sees without panicking.
 		_ = Build("/p", []Child{{Name: name, EphemeralOwner: 1}}, Options{})
 	})
+}
+
+// The recipes' prefixes as regular expressions, as recipes.md §1 states
+// them: the hand-written matchers (parse.go) must agree with them on
+// every name.
+var (
+	curatorPrefixRE = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-(lock-|latch-|lease-|__READ__|__WRIT__)$`)
+	goZkPrefixRE    = regexp.MustCompile(`^_c_[0-9a-f]{32}-lock-$`)
+	kazooPrefixRE   = regexp.MustCompile(`^[0-9a-f]{32}__(lock|rlock)__$`)
+	kazooLeaseRE    = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	zkJavaPrefixRE  = regexp.MustCompile(`^x-(?:-?[0-9]+|[0-9a-f]{16})-$`)
+	zkDocPrefixRE   = regexp.MustCompile(`^.+-(lock|read|write)-$`)
+)
+
+func submatch(re *regexp.Regexp, s string) string {
+	if m := re.FindStringSubmatch(s); len(m) > 1 {
+		return m[1]
+	}
+	return ""
+}
+
+func checkPrefixMatchers(t *testing.T, p string) {
+	t.Helper()
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"curator", curatorKind(p), submatch(curatorPrefixRE, p)},
+		{"go-zookeeper", isGoZkPrefix(p), goZkPrefixRE.MatchString(p)},
+		{"kazoo", kazooKind(p), submatch(kazooPrefixRE, p)},
+		{"kazoo lease", isKazooLease(p), kazooLeaseRE.MatchString(p)},
+		{"zookeeper java", isZkJavaPrefix(p), zkJavaPrefixRE.MatchString(p)},
+		{"zookeeper doc", zkDocKind(p), submatch(zkDocPrefixRE, p)},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s matcher on %q = %v, the regular expression says %v", c.what, p, c.got, c.want)
+		}
+	}
+}
+
+func TestPrefixMatchersAgreeWithRegexps(t *testing.T) {
+	const uuid = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+	const hex32 = "0123456789abcdef0123456789abcdef"
+	for _, p := range []string{
+		"", "-", "_c_", "x-", "x--", "x-1-", "x--1-", "x---1-", "x-0123456789abcdef-", "x-0123456789ABCDEF-",
+		"x-0123456789abcde-", "x-12a-", "-lock-", "a-lock-", "a-read-", "a-write-", "a\n-lock-", "\xff-read-",
+		"a-lock", "a-wri-", "guid-write-", "lock-", "a--lock-",
+		"_c_" + uuid + "-lock-", "_c_" + uuid + "-latch-", "_c_" + uuid + "-lease-", "_c_" + uuid + "-__READ__",
+		"_c_" + uuid + "-__WRIT__", "_c_" + uuid + "-lock", "_c_" + uuid + "-other-", "_c_" + strings.ToUpper(uuid) + "-lock-",
+		"_c_" + strings.ReplaceAll(uuid, "-", "") + "-lock-", "_c_" + hex32 + "-lock-", "_c_" + hex32 + "-lease-",
+		"_c_" + hex32[1:] + "-lock-", hex32, hex32[1:], hex32 + "0", strings.ToUpper(hex32),
+		hex32 + "__lock__", hex32 + "__rlock__", hex32 + "__wlock__", hex32[1:] + "__lock__", "x" + hex32 + "__lock__",
+	} {
+		checkPrefixMatchers(t, p)
+	}
+}
+
+func FuzzPrefixMatchers(f *testing.F) {
+	for _, s := range []string{"x--1-", "a-lock-", "_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lease-", "0123456789abcdef0123456789abcdef__rlock__"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkPrefixMatchers)
+}
+
+// BenchmarkParseName parses a 100,000-node kazoo queue's names, as a big
+// queue's listing does.
+//
+//	go test ./lockqueue -run '^$' -bench BenchmarkParseName -benchmem
+func BenchmarkParseName(b *testing.B) {
+	names := make([]string, 100000)
+	for i := range names {
+		names[i] = SeqName("0123456789abcdef0123456789abcdef__lock__", int64(i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, n := range names {
+			ParseName(n)
+		}
+	}
 }

@@ -48,7 +48,7 @@ func SemaphoreFolders(path string, names []string, data []byte) (Recipe, []strin
 		return NoRecipe, nil
 	}
 	for _, n := range names {
-		if !kazooLease.MatchString(n) {
+		if !isKazooLease(n) {
 			return NoRecipe, nil
 		}
 	}
@@ -109,7 +109,7 @@ func childPath(parent, name string) string {
 func assignSemaphore(q []Node, limit int) (inferred int) {
 	var leases, queue []int
 	for i := range q {
-		if q[i].parsedMode == Lease {
+		if q[i].parsedMode() == Lease {
 			leases = append(leases, i)
 		} else {
 			queue = append(queue, i)

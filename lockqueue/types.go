@@ -102,11 +102,23 @@ type Child struct {
 
 // Node is one queue entry as shown to users and scripts.
 type Node struct {
-	Name       string    `json:"name"`
-	Seq        int64     `json:"seq"` // -1 when the name carries no sequence
-	Mode       Mode      `json:"mode"`
-	Recipe     Recipe    `json:"recipe"`
-	Holding    bool      `json:"holding"`
+	Name    string `json:"name"`
+	Seq     int64  `json:"seq"` // -1 when the name carries no sequence
+	Mode    Mode   `json:"mode"`
+	Recipe  Recipe `json:"recipe"`
+	Holding bool   `json:"holding"`
+	// The unexported fields that fit in Holding's padding: where they
+	// stand never shows in the JSON, and a node is copied whole on every
+	// change of a queue.
+
+	// parsed is Mode as the name alone says it, before Build's rules
+	// (N-holder queues) change it: see parsedMode.
+	parsed modeCode
+	// wrapped: the name carries a sequence past 2^31 (negative).
+	wrapped bool
+	// unread: made by NamedNode from a listing alone; its data, Stat and
+	// session are not read yet.
+	unread     bool
 	WaitsFor   string    `json:"waitsFor"`          // sibling name the recipe says it waits for
 	WaitsOn    WaitOn    `json:"waitsOn,omitempty"` // OnChildren when the rule is a children watch on the parent
 	Watching   []string  `json:"watching"`          // full paths its session watches; nil when unknown
@@ -184,15 +196,24 @@ type Node struct {
 	ShownEdges []WaitEdge `json:"waitEdges,omitempty"`
 
 	owner int64
-	// parsedMode is Mode as the name alone says it, before Build's rules
-	// (N-holder queues) change it.
-	parsedMode Mode
-	// wrapped: the name carries a sequence past 2^31 (negative).
-	wrapped bool
-	// unread: made by NamedNode from a listing alone; its data, Stat and
-	// session are not read yet.
-	unread bool
 }
+
+// modeCode is a Mode in a byte, for the one a node's name says.
+type modeCode uint8
+
+var modes = [...]Mode{"", Read, Write, Exclusive, Lease, Unknown}
+
+func codeOf(m Mode) modeCode {
+	for i, c := range modes {
+		if c == m {
+			return modeCode(i)
+		}
+	}
+	return modeCode(len(modes) - 1) // never: every mode is listed
+}
+
+// parsedMode is Mode as the node's name alone says it.
+func (n *Node) parsedMode() Mode { return modes[n.parsed] }
 
 // Unread reports whether the node was made from its name alone
 // (NamedNode): its order and mode are known, its data, creation and

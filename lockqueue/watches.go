@@ -1,6 +1,7 @@
 package lockqueue
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -55,6 +56,11 @@ type JoinOptions struct {
 	// two polls of the watch table, so that a table read before a hand-off
 	// never makes the new holder look stalled.
 	StallGrace time.Duration
+	// Shared says s.Nodes are shared with a snapshot already published
+	// (the watcher joins its last published nodes with each new watch
+	// table): the join copies them before its first change to a node, and
+	// a join that changes none (the usual poll) copies nothing.
+	Shared bool
 }
 
 // JoinWatches is Join with the default options.
@@ -88,12 +94,23 @@ func Join(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time
 		j.f.since = map[string]time.Time{}
 	}
 	attributed := attribute(s, w, j.q)
+	shared := opt.Shared
 	for i := range s.Nodes {
 		var a attribution
 		if attributed != nil {
 			a = attributed[i]
 		}
-		j.node(&s.Nodes[i], a)
+		if !shared {
+			j.node(&s.Nodes[i], a)
+			continue
+		}
+		n := s.Nodes[i]
+		j.node(&n, a)
+		if !sameJoined(&n, &s.Nodes[i]) {
+			s.Nodes = slices.Clone(s.Nodes)
+			j.q.nodes, shared = s.Nodes, false
+			s.Nodes[i] = n
+		}
 	}
 	releaseAttributions(attributed)
 	j.f.forgetGone(j.q)
@@ -110,6 +127,12 @@ func Join(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time
 		s.Alerts = append(s.Alerts, stalledAlerts(s, j.q, j.stalled)...)
 	}
 	return j.f.since
+}
+
+// sameJoined reports whether a and b agree in every field a join sets.
+func sameJoined(a, b *Node) bool {
+	return a.Edge == b.Edge && a.Zombie == b.Zombie && a.ExpiresInMs == b.ExpiresInMs && a.StalledOn == b.StalledOn &&
+		a.StalledSince == b.StalledSince && (a.Watching == nil) == (b.Watching == nil) && slices.Equal(a.Watching, b.Watching)
 }
 
 // joiner is one join's state.

@@ -241,6 +241,15 @@ func (w *Watcher) listFolders(r Reader, l *lock, names []string, stat *zk.Stat) 
 // prev) from the children to read (fresh, grouped by folder).
 func (l *lock) diff(prev []lockqueue.Node, index map[string]int32, lists []listing) (keep []bool, fresh []item) {
 	keep = make([]bool, len(prev))
+	if len(prev) == 0 {
+		// A first read: every name is fresh (100,000 of them grew the
+		// slice a few dozen times).
+		n := 0
+		for _, ls := range lists {
+			n += len(ls.names)
+		}
+		fresh = make([]item, 0, n)
+	}
 	for _, ls := range lists {
 		seen := l.seen[ls.folder]
 		trusted := ls.folder == "" || seen.czxid == ls.stat.Czxid

@@ -58,13 +58,17 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	// held throughout, keeps joins and publishes in order, and a read's
 	// nodes joined in place are not read by its goroutine until its own
 	// emit, which waits for pubMu.
-	s := w.join(l, in, time.Now(), cv, conn, table)
+	s, shared := w.join(l, in, time.Now(), cv, conn, table)
 	// last is written with pubMu held: read here without l.mu.
 	var last *lockqueue.Snapshot
 	if l.published {
 		last = &l.last
 	}
-	lockqueue.CarryHolds(last, &s, s.UpdatedAt)
+	if shared {
+		lockqueue.CarryHoldsShared(last, &s, s.UpdatedAt)
+	} else {
+		lockqueue.CarryHolds(last, &s, s.UpdatedAt)
+	}
 	if l.keepPublished(s, in, tr, cv) && w.cfg.Publish != nil {
 		w.cfg.Publish(s)
 	}
@@ -133,23 +137,27 @@ type joinInput struct {
 }
 
 // join builds the snapshot to publish from in, with pubMu held (it guards
-// l.missing); conn overrides the connection state when set.
-func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn lockqueue.Connection, t tableState) lockqueue.Snapshot {
+// l.missing); conn overrides the connection state when set. shared: its
+// nodes are still the base's, shared with a published snapshot, and are
+// not to be changed in place.
+func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn lockqueue.Connection, t tableState) (_ lockqueue.Snapshot, shared bool) {
 	// A copy of the base for the join to fill in: its nodes are shared
 	// with the last published snapshot, unless a read has just built
 	// them, when no one else has them yet and the join fills them in
 	// place (the join resets all it sets, so they stay a valid base;
 	// readLock reads base nodes without the lock only after this join,
-	// which its own emit waits for). Node Watching slices need no copy:
-	// the join replaces them; Alerts does, as the join appends to it.
+	// which its own emit waits for). Shared nodes are copied by the join
+	// and CarryHolds before their first change, so a watch-table poll
+	// that changes nothing of a lock copies none of its nodes. Node
+	// Watching slices need no copy: the join replaces them; Alerts does,
+	// as the join appends to it.
 	s := in.base
 	// Corrected ctimes go to the published copy only: the base keeps the
 	// server's, so a correction is never applied twice.
 	by, correct := w.clock.correction()
-	if !in.fresh || correct {
-		s.Nodes = slices.Clone(in.base.Nodes) // nil stays nil, [] stays []
-	}
+	shared = !in.fresh
 	if correct {
+		s.Nodes, shared = slices.Clone(in.base.Nodes), false // nil stays nil, [] stays []
 		correctCtimes(s.Nodes, by)
 	}
 	s.Alerts = slices.Clone(in.base.Alerts)
@@ -158,7 +166,7 @@ func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn l
 		s.Connection = conn
 	}
 	s.UpdatedAt = now
-	l.missing = lockqueue.Join(&s, tableFor(&s, t.table, t.at), l.missing, now, lockqueue.JoinOptions{StallGrace: w.cfg.StallGrace})
+	l.missing = lockqueue.Join(&s, tableFor(&s, t.table, t.at), l.missing, now, lockqueue.JoinOptions{StallGrace: w.cfg.StallGrace, Shared: shared})
 	s.Alerts = append(s.Alerts, t.alerts(s)...)
 	if !s.Live() {
 		// A lock not read now, or a watch table not asked, is no free
@@ -175,7 +183,7 @@ func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn l
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{},
 			Message: "the watcher's ZooKeeper connection is " + string(s.Connection) + ": this is the last known state, not live"})
 	}
-	return s
+	return s, shared && len(s.Nodes) > 0 && len(s.Nodes) == len(in.base.Nodes) && &s.Nodes[0] == &in.base.Nodes[0]
 }
 
 // connFor is the connection state a lock's snapshot is shown with: a
