@@ -193,6 +193,11 @@ type State struct {
 	// index finds a node in nodes by name; nil until needed, kept up to date
 	// as nodes come and go.
 	index map[string]int
+	// seenLive: a live connection was recorded since the state's last
+	// keyframe (the recording process's own state keeps it for as long as
+	// it records the lock). A lock never seen live and empty knows nothing:
+	// what it first shows live is a restatement (see changes).
+	seenLive bool
 }
 
 // Live reports whether the reader saw the lock at that moment.
@@ -327,6 +332,7 @@ func (s *State) apply(e Event) {
 		s.Alerts = slices.DeleteFunc(s.Alerts, func(a lockqueue.Alert) bool { return alertKey(a) == k })
 	case Connection:
 		s.Connection, s.Error = lockqueue.Connection(e.Connection), e.Message
+		s.seenLive = s.seenLive || s.Live()
 	case Exists:
 		s.Exists = e.Value == "yes"
 	case Recipe:
@@ -428,6 +434,11 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		}
 		out = append(out, Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(prev, p, t), Since: p.QueuedAt, Acquired: p.AcquiredAt})
 	}
+	// The watch table's first read of the lock (no node's watches known
+	// yet, as when the reader has only listed the queue): a watch as the
+	// recipe says is a restatement, like a keyframe's, not a change seen
+	// happen. A finding (a watch missing, unexpected, dangling) is one.
+	firstWatches := !slices.ContainsFunc(prev.nodes, watchesKnown)
 	for ni := range snap.Nodes {
 		n := &snap.Nodes[ni]
 		i := prev.node(n.Name)
@@ -447,7 +458,13 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		} else {
 			p = prev.nodes[i]
 		}
+		k := len(out)
 		out = append(out, nodeChanges(p, n, t)...)
+		if firstWatches && i >= 0 && asRecipeSays(n.Edge) {
+			for j := k; j < len(out); j++ {
+				out[j].Synthetic = out[j].Synthetic || out[j].Kind == Watch
+			}
+		}
 	}
 	prevAlerts := make(map[string]bool, len(prev.Alerts))
 	for _, a := range prev.Alerts {
@@ -467,6 +484,21 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		}
 	}
 	return out
+}
+
+// watchesKnown reports whether what n's session watches is known.
+func watchesKnown(n nodeState) bool {
+	return len(n.Watching) > 0 || (n.Edge != string(lockqueue.EdgeNone) && n.Edge != string(lockqueue.EdgeUnknown))
+}
+
+// asRecipeSays reports whether e is no finding: the watch the recipe
+// says, or nothing known of it.
+func asRecipeSays(e lockqueue.Edge) bool {
+	switch e {
+	case lockqueue.EdgeMissing, lockqueue.EdgeUnexpected, lockqueue.EdgeDangling:
+		return false
+	}
+	return true
 }
 
 // MaxData is how much of a node's data the history keeps: enough for the
@@ -578,6 +610,9 @@ func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
 	if !snap.Live() {
 		return unseen(st, snap, t)
 	}
+	if !st.seenLive && len(st.nodes) == 0 {
+		return firstSight(st, snap, t)
+	}
 	// Live again after a gap: st is still the last state seen live, so
 	// what changed while the reader could not see is told against it
 	// (a node gone meanwhile leaves Unseen, see howLeft).
@@ -588,6 +623,29 @@ func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
 			// wait is not measured.
 			if evs[i].Kind == Acquired {
 				evs[i].Value = "after-gap"
+			}
+		}
+	}
+	return evs
+}
+
+// firstSight is what the first live snapshot of a lock records when all
+// the history had of it was a sight that was not live and showed nothing
+// (a reader that published the lock before it could read it): the queue
+// it shows was there before the recorder saw it, so, as in a keyframe,
+// its nodes are restated (Synthetic), not queued, acquired and edged one
+// by one: a queue of 100,000 is not 300,000 changes. The reader coming
+// back, the lock's existence, recipe and alerts are changes: the gap ends
+// there.
+func firstSight(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
+	evs := diff(st, snap, t)
+	for i := range evs {
+		switch evs[i].Kind {
+		case Connection, Exists, Recipe, AlertRaised, AlertCleared:
+		default:
+			evs[i].Synthetic = true
+			if evs[i].Kind == Acquired {
+				evs[i].Value = "after-gap" // held before the recorder saw it
 			}
 		}
 	}
