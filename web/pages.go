@@ -249,7 +249,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	l.Replay = past.replay
-	l.Figures = p.pageFigures(past.replay.At)
+	l.Figures = p.pageFigures(id, q, past.replay.At, pg.HistoryOff != "")
 	if !past.replay.At.IsZero() {
 		l.Live, l.Banner = false, "" // the replay status says which moment this is
 	}
@@ -259,12 +259,16 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	p.render(w, r, http.StatusOK, views.LockPage(l))
 }
 
-// pageFigures are where the lock page shows its wait and hold figures
-// over the default window ending now, or around at when the page replays
-// a moment; nil without a history. The page fetches them once shown
+// pageFigures are the lock page's wait and hold figures over the default
+// window ending now, or around at when the page replays a moment; nil
+// without a history, or when it cannot be read. While the history
+// records, the page gets a place for them and fetches them once shown
 // (GET /parts/lock-figures): reading an hour of a big queue's history
-// before the page answered kept its queue from view for seconds.
-func (p *pages) pageFigures(at time.Time) *views.Figures {
+// before the page answered kept its queue from view for seconds. While it
+// does not (historyOff), they are read here, as a history that cannot be
+// read (its database gone) has the page show none rather than a place
+// that never fills.
+func (p *pages) pageFigures(id lockqueue.LockID, q url.Values, at time.Time, historyOff bool) *views.Figures {
 	if p.history == nil {
 		return nil
 	}
@@ -272,7 +276,18 @@ func (p *pages) pageFigures(at time.Time) *views.Figures {
 	if end := at.Add(defaultWindow / 2); !at.IsZero() && end.Before(to) {
 		to = end
 	}
-	f := views.PendingFigures(to.Add(-defaultWindow), to)
+	if !historyOff {
+		f := views.PendingFigures(to.Add(-defaultWindow), to)
+		return &f
+	}
+	f, err := p.figures(id, q, to.Add(-defaultWindow), to)
+	if err != nil {
+		// The history is off, or its database gone: the page says so.
+		if !errors.Is(err, history.ErrNoHistory) && !errors.Is(err, ErrUnavailable) {
+			p.log.Warn("lock page figures", "lock", id.Key(), "err", err)
+		}
+		return nil
+	}
 	return &f
 }
 
