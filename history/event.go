@@ -671,43 +671,52 @@ func changed(evs []Event) []Event {
 
 // keyframeEvents restates s as events at time t.
 func keyframeEvents(s *State, t time.Time) []Event {
-	out := []Event{{Time: t, Kind: keyframe}}
+	var out []Event
+	eachKeyframeEvent(s, t, func(e Event) { out = append(out, e) })
+	return out
+}
+
+// eachKeyframeEvent calls fn with each event restating s at time t, in
+// order, without collecting them: a keyframe of a queue of 100,000 nodes
+// is 300,000 events, which a new segment writes one by one.
+func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
+	emit := func(e Event) {
+		e.Time, e.Synthetic = t, true
+		fn(e)
+	}
+	emit(Event{Kind: keyframe})
 	if s.Connection != "" || s.Error != "" {
-		out = append(out, Event{Time: t, Kind: Connection, Connection: string(s.Connection), Message: s.Error})
+		emit(Event{Kind: Connection, Connection: string(s.Connection), Message: s.Error})
 	}
 	if s.Exists {
-		out = append(out, Event{Time: t, Kind: Exists, Value: "yes"})
+		emit(Event{Kind: Exists, Value: "yes"})
 	}
 	if s.Recipe != "" {
-		out = append(out, Event{Time: t, Kind: Recipe, Value: string(s.Recipe)})
+		emit(Event{Kind: Recipe, Value: string(s.Recipe)})
 	}
 	for _, n := range s.nodes {
-		out = append(out, Event{Time: t, Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
+		emit(Event{Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
 			PartOf: n.PartOf, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.Lease})
 		if n.Holding {
-			ev := Event{Time: t, Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt}
+			ev := Event{Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt}
 			if n.acquiredUnseen {
 				ev.Value = "after-gap"
 			}
-			out = append(out, ev)
+			emit(ev)
 		}
 		if n.WaitsFor != "" || n.Source != "" || n.WaitsOn != "" || len(n.BlockedBy) > 0 {
-			out = append(out, Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: n.Source, Value: n.WaitsOn, Nodes: n.BlockedBy})
+			emit(Event{Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: n.Source, Value: n.WaitsOn, Nodes: n.BlockedBy})
 		}
 		if n.Edge != "" || len(n.Watching) > 0 {
-			out = append(out, Event{Time: t, Kind: Watch, Node: n.Name, Edge: n.Edge, Nodes: n.Watching})
+			emit(Event{Kind: Watch, Node: n.Name, Edge: n.Edge, Nodes: n.Watching})
 		}
 		if n.Zombie {
-			out = append(out, Event{Time: t, Kind: Zombie, Node: n.Name, Value: "zombie"})
+			emit(Event{Kind: Zombie, Node: n.Name, Value: "zombie"})
 		}
 	}
 	for _, a := range s.Alerts {
-		out = append(out, Event{Time: t, Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+		emit(Event{Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
 	}
-	for i := range out {
-		out[i].Synthetic = true
-	}
-	return out
 }
 
 func yesNo(b bool) string {

@@ -363,9 +363,7 @@ func (s *Store) newSegment(t time.Time) error {
 		}
 	}
 	for _, key := range s.lockKeys() {
-		for _, ev := range keyframeEvents(s.states[key], seg.start) {
-			s.enc.event(key, ev)
-		}
+		eachKeyframeEvent(s.states[key], seg.start, func(ev Event) { s.enc.event(key, ev) })
 	}
 	return nil
 }
