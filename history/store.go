@@ -137,6 +137,12 @@ type Store struct {
 		over  bool
 	}
 
+	// reading admits one query at a time to read a segment from its
+	// file: each decodes the segment's strings and frames anew (a big
+	// queue's keyframe alone is 100 MB and more in flight), and a page
+	// asks for its figures, density and strip at once.
+	reading chan struct{}
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -153,7 +159,7 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("history: create %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]decoded{}, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]decoded{}, reading: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := s.takeLock(); err != nil {
 		return nil, err
 	}
@@ -693,6 +699,8 @@ func eachRecord(recs []record, fn func(*record) error) error {
 // CacheSize; keep.recs is nil when they did not, or the read stopped
 // early.
 func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decoded) error {
+	s.reading <- struct{}{}
+	defer func() { <-s.reading }()
 	f, err := os.Open(g.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // removed by retention meanwhile: read as empty
