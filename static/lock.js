@@ -726,6 +726,10 @@ if (bar) {
   async function showFigures(from, to, always = false) {
     if (!always && historyOff()) return;
     const q = new URLSearchParams({ from: String(from), to: String(to) });
+    // The cluster the page was opened on, if it names one (a lock recorded
+    // on more than one).
+    const cluster = new URLSearchParams(location.search).get('cluster');
+    if (cluster) q.set('cluster', cluster);
     const res = await fetch('/parts/lock-figures?' + lockQuery(q, service, path));
     if (res.ok) {
       const tpl = document.createElement('template');
