@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -197,7 +199,7 @@ func BenchmarkLockViewFirstPaint100k(b *testing.B) {
 			b.Fatalf("the server did not read the %d nodes in 10 minutes", n)
 		}
 	}
-	var drawn, mb, mbgc, kb float64
+	var drawn, mb, mbgc, kb, html float64
 	b.ResetTimer()
 	for b.Loop() {
 		// A tab of its own per load, as a person opens the page: its heap
@@ -211,7 +213,7 @@ func BenchmarkLockViewFirstPaint100k(b *testing.B) {
 		ms := eval[float64](tb, `Number(document.body.dataset.firstDraw)`)
 		// When the page's own HTML had come: what the server took for the
 		// first paint, before any script ran.
-		html := eval[float64](tb, `performance.getEntriesByType('navigation')[0].responseEnd`)
+		htmlIn := eval[float64](tb, `performance.getEntriesByType('navigation')[0].responseEnd`)
 		if count := eval[string](tb, `document.getElementById('lane').dataset.count`); count != fmt.Sprint(n) {
 			b.Fatalf("the lane counts %s nodes, want %d", count, n)
 		}
@@ -220,17 +222,46 @@ func BenchmarkLockViewFirstPaint100k(b *testing.B) {
 			b.Fatalf("collect garbage: %v", err)
 		}
 		afterGC := tabHeap(b, tb)
-		b.Logf("first node drawn %.0f ms (the page's HTML in at %.0f ms), heap %.1f MB (%.1f MB after GC), socket %d bytes", ms, html, used, afterGC, got.Load())
+		hwm := peakRSS(b, srv.cmd.Process.Pid)
+		b.Logf("first node drawn %.0f ms (the page's HTML in at %.0f ms), heap %.1f MB (%.1f MB after GC), socket %d bytes, serve's peak RSS %.0f MB", ms, htmlIn, used, afterGC, got.Load(), hwm)
 		drawn += ms
 		mb += used
 		mbgc += afterGC
 		kb += float64(got.Load()) / 1024
+		html += htmlIn
 	}
 	b.ReportMetric(drawn/float64(b.N), "ms/queue-drawn")
 	b.ReportMetric(mb/float64(b.N), "MB/heap")
 	b.ReportMetric(mbgc/float64(b.N), "MB/heap-gc")
 	b.ReportMetric(kb/float64(b.N), "KB/socket")
+	b.ReportMetric(html/float64(b.N), "ms/html")
+	// Once the loads are done, the figures, the density and the strip they
+	// asked of the history included.
+	time.Sleep(5 * time.Second)
+	hwm := peakRSS(b, srv.cmd.Process.Pid)
+	b.Logf("serve's peak RSS after the loads: %.0f MB", hwm)
+	b.ReportMetric(hwm, "MB/serve-hwm")
 	b.ReportMetric(0, "ns/op")
+}
+
+// peakRSS is process pid's peak resident set (VmHWM), in MB.
+func peakRSS(t testing.TB, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("peak RSS: %v", err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err != nil {
+				t.Fatalf("peak RSS %q: %v", line, err)
+			}
+			return kb / 1024
+		}
+	}
+	t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
 }
 
 // tabHeap is the tab's JavaScript heap in use, in MB.

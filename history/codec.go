@@ -234,6 +234,9 @@ type segmentReader struct {
 	last    int64
 	// good is the offset just past the last whole frame read.
 	good int64
+	// stringBytes is what the string definitions read so far hold: the
+	// records share them, so a cached segment costs them once.
+	stringBytes int64
 }
 
 func newSegmentReader(r io.Reader, start time.Time) (*segmentReader, error) {
@@ -248,30 +251,42 @@ func newSegmentReader(r io.Reader, start time.Time) (*segmentReader, error) {
 // next reads one frame's records, appending to out. io.EOF at a clean end;
 // errCorrupt for a torn or damaged frame.
 func (d *segmentReader) next(out []record) ([]record, error) {
+	err := d.each(func(r *record) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// each reads one frame and calls fn with each of its records, one at a
+// time: a keyframe of a big queue is one frame of hundreds of thousands of
+// records, which a query reads without holding them all. An error from fn
+// stops the reading and is returned. io.EOF at a clean end; errCorrupt
+// for a torn or damaged frame.
+func (d *segmentReader) each(fn func(*record) error) error {
 	n, err := binary.ReadUvarint(d.r)
 	if err == io.EOF {
-		return out, io.EOF
+		return io.EOF
 	}
 	if err != nil || n > 1<<30 {
-		return out, errCorrupt
+		return errCorrupt
 	}
 	hdr := make([]byte, 4)
 	if _, err := io.ReadFull(d.r, hdr); err != nil {
-		return out, errCorrupt
+		return errCorrupt
 	}
 	payload := make([]byte, n)
 	if _, err := io.ReadFull(d.r, payload); err != nil {
-		return out, errCorrupt
+		return errCorrupt
 	}
 	if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(hdr) {
-		return out, errCorrupt
+		return errCorrupt
 	}
-	out, err = d.records(payload, out)
-	if err != nil {
-		return out, err
+	if err := d.records(payload, fn); err != nil {
+		return err
 	}
 	d.good += int64(uvarintLen(n)) + 4 + int64(n)
-	return out, nil
+	return nil
 }
 
 func uvarintLen(n uint64) int { return len(binary.AppendUvarint(nil, n)) }
@@ -299,33 +314,33 @@ func (p *payloadReader) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
-// records decodes one frame's payload b, appending its events to out and
-// keeping its string definitions for the frames after it.
-func (d *segmentReader) records(b []byte, out []record) ([]record, error) {
+// records decodes one frame's payload b, calling fn with each of its
+// events and keeping its string definitions for the frames after it.
+func (d *segmentReader) records(b []byte, fn func(*record) error) error {
 	p := &payloadReader{b: b}
 	for len(p.b) > 0 && p.err == nil {
 		head := p.uvarint()
 		if head == 0 {
 			n := p.uvarint()
 			if n > uint64(len(p.b)) {
-				return out, errCorrupt
+				return errCorrupt
 			}
 			d.strings = append(d.strings, string(p.b[:n]))
+			d.stringBytes += int64(n)
 			p.b = p.b[n:]
 			continue
 		}
 		r, err := d.event(p, head)
 		if err != nil {
-			return out, err
+			return err
 		}
 		if p.err == nil {
-			out = append(out, r)
+			if err := fn(&r); err != nil {
+				return err
+			}
 		}
 	}
-	if p.err != nil {
-		return out, p.err
-	}
-	return out, nil
+	return p.err
 }
 
 // str reads a string id and looks it up among the segment's definitions.

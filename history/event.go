@@ -193,6 +193,11 @@ type State struct {
 	// index finds a node in nodes by name; nil until needed, kept up to date
 	// as nodes come and go.
 	index map[string]int
+	// seenLive: a live connection was recorded since the state's last
+	// keyframe (the recording process's own state keeps it for as long as
+	// it records the lock). A lock never seen live and empty knows nothing:
+	// what it first shows live is a restatement (see changes).
+	seenLive bool
 }
 
 // Live reports whether the reader saw the lock at that moment.
@@ -327,6 +332,7 @@ func (s *State) apply(e Event) {
 		s.Alerts = slices.DeleteFunc(s.Alerts, func(a lockqueue.Alert) bool { return alertKey(a) == k })
 	case Connection:
 		s.Connection, s.Error = lockqueue.Connection(e.Connection), e.Message
+		s.seenLive = s.seenLive || s.Live()
 	case Exists:
 		s.Exists = e.Value == "yes"
 	case Recipe:
@@ -428,6 +434,11 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		}
 		out = append(out, Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(prev, p, t), Since: p.QueuedAt, Acquired: p.AcquiredAt})
 	}
+	// The watch table's first read of the lock (no node's watches known
+	// yet, as when the reader has only listed the queue): a watch as the
+	// recipe says is a restatement, like a keyframe's, not a change seen
+	// happen. A finding (a watch missing, unexpected, dangling) is one.
+	firstWatches := !slices.ContainsFunc(prev.nodes, watchesKnown)
 	for ni := range snap.Nodes {
 		n := &snap.Nodes[ni]
 		i := prev.node(n.Name)
@@ -447,7 +458,13 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		} else {
 			p = prev.nodes[i]
 		}
+		k := len(out)
 		out = append(out, nodeChanges(p, n, t)...)
+		if firstWatches && i >= 0 && asRecipeSays(n.Edge) {
+			for j := k; j < len(out); j++ {
+				out[j].Synthetic = out[j].Synthetic || out[j].Kind == Watch
+			}
+		}
 	}
 	prevAlerts := make(map[string]bool, len(prev.Alerts))
 	for _, a := range prev.Alerts {
@@ -467,6 +484,21 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		}
 	}
 	return out
+}
+
+// watchesKnown reports whether what n's session watches is known.
+func watchesKnown(n nodeState) bool {
+	return len(n.Watching) > 0 || (n.Edge != string(lockqueue.EdgeNone) && n.Edge != string(lockqueue.EdgeUnknown))
+}
+
+// asRecipeSays reports whether e is no finding: the watch the recipe
+// says, or nothing known of it.
+func asRecipeSays(e lockqueue.Edge) bool {
+	switch e {
+	case lockqueue.EdgeMissing, lockqueue.EdgeUnexpected, lockqueue.EdgeDangling:
+		return false
+	}
+	return true
 }
 
 // MaxData is how much of a node's data the history keeps: enough for the
@@ -578,6 +610,9 @@ func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
 	if !snap.Live() {
 		return unseen(st, snap, t)
 	}
+	if !st.seenLive && len(st.nodes) == 0 {
+		return firstSight(st, snap, t)
+	}
 	// Live again after a gap: st is still the last state seen live, so
 	// what changed while the reader could not see is told against it
 	// (a node gone meanwhile leaves Unseen, see howLeft).
@@ -588,6 +623,29 @@ func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
 			// wait is not measured.
 			if evs[i].Kind == Acquired {
 				evs[i].Value = "after-gap"
+			}
+		}
+	}
+	return evs
+}
+
+// firstSight is what the first live snapshot of a lock records when all
+// the history had of it was a sight that was not live and showed nothing
+// (a reader that published the lock before it could read it): the queue
+// it shows was there before the recorder saw it, so, as in a keyframe,
+// its nodes are restated (Synthetic), not queued, acquired and edged one
+// by one: a queue of 100,000 is not 300,000 changes. The reader coming
+// back, the lock's existence, recipe and alerts are changes: the gap ends
+// there.
+func firstSight(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
+	evs := diff(st, snap, t)
+	for i := range evs {
+		switch evs[i].Kind {
+		case Connection, Exists, Recipe, AlertRaised, AlertCleared:
+		default:
+			evs[i].Synthetic = true
+			if evs[i].Kind == Acquired {
+				evs[i].Value = "after-gap" // held before the recorder saw it
 			}
 		}
 	}
@@ -613,43 +671,52 @@ func changed(evs []Event) []Event {
 
 // keyframeEvents restates s as events at time t.
 func keyframeEvents(s *State, t time.Time) []Event {
-	out := []Event{{Time: t, Kind: keyframe}}
+	var out []Event
+	eachKeyframeEvent(s, t, func(e Event) { out = append(out, e) })
+	return out
+}
+
+// eachKeyframeEvent calls fn with each event restating s at time t, in
+// order, without collecting them: a keyframe of a queue of 100,000 nodes
+// is 300,000 events, which a new segment writes one by one.
+func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
+	emit := func(e Event) {
+		e.Time, e.Synthetic = t, true
+		fn(e)
+	}
+	emit(Event{Kind: keyframe})
 	if s.Connection != "" || s.Error != "" {
-		out = append(out, Event{Time: t, Kind: Connection, Connection: string(s.Connection), Message: s.Error})
+		emit(Event{Kind: Connection, Connection: string(s.Connection), Message: s.Error})
 	}
 	if s.Exists {
-		out = append(out, Event{Time: t, Kind: Exists, Value: "yes"})
+		emit(Event{Kind: Exists, Value: "yes"})
 	}
 	if s.Recipe != "" {
-		out = append(out, Event{Time: t, Kind: Recipe, Value: string(s.Recipe)})
+		emit(Event{Kind: Recipe, Value: string(s.Recipe)})
 	}
 	for _, n := range s.nodes {
-		out = append(out, Event{Time: t, Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
+		emit(Event{Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
 			PartOf: n.PartOf, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.Lease})
 		if n.Holding {
-			ev := Event{Time: t, Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt}
+			ev := Event{Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt}
 			if n.acquiredUnseen {
 				ev.Value = "after-gap"
 			}
-			out = append(out, ev)
+			emit(ev)
 		}
 		if n.WaitsFor != "" || n.Source != "" || n.WaitsOn != "" || len(n.BlockedBy) > 0 {
-			out = append(out, Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: n.Source, Value: n.WaitsOn, Nodes: n.BlockedBy})
+			emit(Event{Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: n.Source, Value: n.WaitsOn, Nodes: n.BlockedBy})
 		}
 		if n.Edge != "" || len(n.Watching) > 0 {
-			out = append(out, Event{Time: t, Kind: Watch, Node: n.Name, Edge: n.Edge, Nodes: n.Watching})
+			emit(Event{Kind: Watch, Node: n.Name, Edge: n.Edge, Nodes: n.Watching})
 		}
 		if n.Zombie {
-			out = append(out, Event{Time: t, Kind: Zombie, Node: n.Name, Value: "zombie"})
+			emit(Event{Kind: Zombie, Node: n.Name, Value: "zombie"})
 		}
 	}
 	for _, a := range s.Alerts {
-		out = append(out, Event{Time: t, Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+		emit(Event{Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
 	}
-	for i := range out {
-		out[i].Synthetic = true
-	}
-	return out
 }
 
 func yesNo(b bool) string {

@@ -48,21 +48,46 @@ const maxLongestHolds = 5
 // each with its holder: known from its Queued event, or from before (the
 // lock as the window starts) for a node queued earlier.
 func longestHolds(before State, evs []Event) []Held {
+	f := newHoldsFold(before)
+	for _, e := range evs {
+		f.add(e)
+	}
+	return f.done()
+}
+
+// holdsFold keeps the longest holds one record at a time.
+type holdsFold struct {
+	owners map[string]Owner
+	out    []Held
+}
+
+func newHoldsFold(before State) holdsFold {
 	owners := make(map[string]Owner, len(before.nodes))
 	for _, n := range before.nodes {
 		owners[n.Name] = n.owner()
 	}
-	out := []Held{}
-	for _, e := range evs {
-		switch e.Kind {
-		case Queued:
-			owners[e.Node] = e.Owner()
-		case Left:
-			if h, ok := e.MeasuredHold(); ok {
-				out = append(out, Held{Node: e.Node, Owner: owners[e.Node], Acquired: e.Acquired, Left: e.Time, Hold: h.Seconds()})
+	return holdsFold{owners: owners, out: []Held{}}
+}
+
+// add notes e: a Queued record (a restatement's too) says who a node
+// belongs to; a Left that is a measured hold is one.
+func (f *holdsFold) add(e Event) {
+	switch e.Kind {
+	case Queued:
+		f.owners[e.Node] = e.Owner()
+	case Left:
+		if h, ok := e.MeasuredHold(); ok && !e.Synthetic {
+			f.out = append(f.out, Held{Node: e.Node, Owner: f.owners[e.Node], Acquired: e.Acquired, Left: e.Time, Hold: h.Seconds()})
+			delete(f.owners, e.Node)
+			// Only the longest are named: the rest need not be kept.
+			if len(f.out) > 4*maxLongestHolds {
+				f.out = f.done()
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Held) int { return cmp.Compare(b.Hold, a.Hold) })
-	return out[:min(len(out), maxLongestHolds)]
+}
+
+func (f *holdsFold) done() []Held {
+	slices.SortStableFunc(f.out, func(a, b Held) int { return cmp.Compare(b.Hold, a.Hold) })
+	return f.out[:min(len(f.out), maxLongestHolds)]
 }

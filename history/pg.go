@@ -264,6 +264,34 @@ func (s *PGStore) Events(lock string, from, to time.Time) ([]Event, error) {
 	return evs, nil
 }
 
+// Walk calls fn with each of the lock's rows in [from, to], restatements
+// included, in order, as they are read.
+func (s *PGStore) Walk(lock string, from, to time.Time, fn func(Event) error) error {
+	rows, err := s.pool.Query(context.Background(), `SELECT event, synthetic FROM zklockviz_history
+		WHERE lock = $1 AND at BETWEEN $2 AND $3 ORDER BY id`, lock, from, to)
+	if err != nil {
+		return unreadable(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e Event
+		var b []byte
+		if err := rows.Scan(&b, &e.Synthetic); err != nil {
+			return unreadable(err)
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			return unreadable(errStoredEvent{err})
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return unreadable(err)
+	}
+	return nil
+}
+
 // At is the lock as it was at t: its last keyframe before t and the rows
 // after it.
 func (s *PGStore) At(lock string, t time.Time) (State, error) {

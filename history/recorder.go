@@ -151,6 +151,11 @@ func (s syncedSource) Events(lock string, from, to time.Time) ([]Event, error) {
 	return s.src.Events(lock, from, to)
 }
 
+func (s syncedSource) Walk(lock string, from, to time.Time, fn func(Event) error) error {
+	s.sync()
+	return s.src.Walk(lock, from, to, fn)
+}
+
 func (s syncedSource) At(lock string, t time.Time) (State, error) {
 	s.sync()
 	return s.src.At(lock, t)

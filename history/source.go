@@ -17,6 +17,11 @@ var errClosed = errors.New("history: store closed")
 type Source interface {
 	// Events are a lock's recorded changes in [from, to], in order.
 	Events(lock string, from, to time.Time) ([]Event, error)
+	// Walk calls fn with each of a lock's records in [from, to], in
+	// order, without collecting them: its changes, and the restatements
+	// of its state (Synthetic) where the store keeps them. An error from
+	// fn stops the walk and is returned.
+	Walk(lock string, from, to time.Time, fn func(Event) error) error
 	// At is the lock as it was at t; ErrNoHistory when nothing was kept.
 	At(lock string, t time.Time) (State, error)
 	// Stats are the lock's figures over [from, to].
@@ -68,3 +73,16 @@ var (
 	_ DB = (*Store)(nil)
 	_ DB = (*PGStore)(nil)
 )
+
+// changesIn are the lock's changes in [from, to] as src walks them: its
+// records less the restatements.
+func changesIn(src Source, lock string, from, to time.Time) ([]Event, error) {
+	var out []Event
+	err := src.Walk(lock, from, to, func(e Event) error {
+		if !e.Synthetic {
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}

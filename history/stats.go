@@ -101,51 +101,87 @@ func (e Event) MeasuredHold() (time.Duration, bool) {
 	return e.Hold(), true
 }
 
-// Figures computes the lock's figures from its events in [from, to];
+// figuresOf computes the lock's figures from its events in [from, to];
 // before is the lock's state at from (for a gap already open then).
 func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats {
-	id := parseKey(lock)
-	st := Stats{Service: id.Service, Path: id.Name, From: from, To: to, BusiestHours: []Hour{}, Gaps: Gaps(before, evs, to)}
-	var waits, holds, gaveUp []time.Duration
-	hours := map[time.Time]*Hour{}
+	f := newStatsFold(lock, before, from, to)
 	for _, e := range evs {
-		switch {
-		case e.SeenAcquired():
-			st.Acquisitions++
-			h := hours[e.Time.UTC().Truncate(time.Hour)]
-			if h == nil {
-				h = &Hour{Hour: e.Time.UTC().Truncate(time.Hour)}
-				hours[h.Hour] = h
-			}
-			h.Acquisitions++
-			if w, ok := e.MeasuredWait(); ok {
-				waits = append(waits, w)
-				h.MaxWait = max(h.MaxWait, w.Seconds())
-			}
-		case e.Kind == Left && e.How == Released:
-			st.Released++
-		case e.Kind == Left && e.How == GaveUp:
-			st.GaveUp++
-			gaveUp = append(gaveUp, e.Wait())
-		case e.Kind == Left && e.How == Expired:
-			st.Expired++
-		}
-		if h, ok := e.MeasuredHold(); ok {
-			holds = append(holds, h)
-		}
+		f.add(e)
 	}
-	st.Wait, st.Hold, st.GiveUpWait = figures(waits), figures(holds), figures(gaveUp)
-	if mins := to.Sub(from).Minutes(); mins > 0 {
+	return f.done()
+}
+
+// statsFold computes a lock's figures one event at a time, as a walk
+// reads them: what it keeps is the window's measured durations, not its
+// events.
+type statsFold struct {
+	st                   Stats
+	gaps                 gapFold
+	waits, holds, gaveUp []time.Duration
+	hours                map[time.Time]*Hour
+	holders              holdsFold
+}
+
+func newStatsFold(lock string, before State, from, to time.Time) *statsFold {
+	id := parseKey(lock)
+	return &statsFold{
+		st:      Stats{Service: id.Service, Path: id.Name, From: from, To: to, BusiestHours: []Hour{}},
+		gaps:    newGapFold(before),
+		hours:   map[time.Time]*Hour{},
+		holders: newHoldsFold(before),
+	}
+}
+
+// add counts e, the window's next record; a restatement (Synthetic) is no
+// change, and only tells who a node belongs to.
+func (f *statsFold) add(e Event) {
+	f.holders.add(e)
+	if e.Synthetic {
+		return
+	}
+	f.gaps.add(e)
+	st := &f.st
+	switch {
+	case e.SeenAcquired():
+		st.Acquisitions++
+		h := f.hours[e.Time.UTC().Truncate(time.Hour)]
+		if h == nil {
+			h = &Hour{Hour: e.Time.UTC().Truncate(time.Hour)}
+			f.hours[h.Hour] = h
+		}
+		h.Acquisitions++
+		if w, ok := e.MeasuredWait(); ok {
+			f.waits = append(f.waits, w)
+			h.MaxWait = max(h.MaxWait, w.Seconds())
+		}
+	case e.Kind == Left && e.How == Released:
+		st.Released++
+	case e.Kind == Left && e.How == GaveUp:
+		st.GaveUp++
+		f.gaveUp = append(f.gaveUp, e.Wait())
+	case e.Kind == Left && e.How == Expired:
+		st.Expired++
+	}
+	if h, ok := e.MeasuredHold(); ok {
+		f.holds = append(f.holds, h)
+	}
+}
+
+func (f *statsFold) done() Stats {
+	st := f.st
+	st.Gaps = f.gaps.done(st.To)
+	st.Wait, st.Hold, st.GiveUpWait = figures(f.waits), figures(f.holds), figures(f.gaveUp)
+	if mins := st.To.Sub(st.From).Minutes(); mins > 0 {
 		st.HandoffsPerMin = float64(st.Acquisitions) / mins
 	}
-	for _, h := range hours {
+	for _, h := range f.hours {
 		st.BusiestHours = append(st.BusiestHours, *h)
 	}
 	slices.SortFunc(st.BusiestHours, func(a, b Hour) int {
 		return cmp.Or(cmp.Compare(b.Acquisitions, a.Acquisitions), a.Hour.Compare(b.Hour))
 	})
 	st.BusiestHours = st.BusiestHours[:min(len(st.BusiestHours), 5)]
-	st.LongestHolds = longestHolds(before, evs)
+	st.LongestHolds = f.holders.done()
 	return st
 }
 
@@ -153,30 +189,50 @@ func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats
 // the lock: a connection other than connected, a read error, a recorder
 // that was not running or overflowed. before is the state when evs start.
 func Gaps(before State, evs []Event, end time.Time) []Span {
-	out := []Span{}
-	var open *Span
-	if before.Lock != "" && !before.Live() {
-		open = &Span{From: before.Time, Why: gapWhy(before.Connection, before.Error)}
-	}
+	f := newGapFold(before)
 	for _, e := range evs {
-		switch e.Kind {
-		case Gap:
-			out = append(out, Span{From: e.Since, To: e.Time, Why: e.Message})
-		case Connection:
-			live := lockqueue.Connection(e.Connection) == lockqueue.Connected && e.Message == ""
-			switch {
-			case live && open != nil:
-				open.To = e.Time
-				out = append(out, *open)
-				open = nil
-			case !live && open == nil:
-				open = &Span{From: e.Time, Why: gapWhy(lockqueue.Connection(e.Connection), e.Message)}
-			}
+		f.add(e)
+	}
+	return f.done(end)
+}
+
+// gapFold finds the gaps one change at a time.
+type gapFold struct {
+	out  []Span
+	open *Span
+}
+
+func newGapFold(before State) gapFold {
+	f := gapFold{out: []Span{}}
+	if before.Lock != "" && !before.Live() {
+		f.open = &Span{From: before.Time, Why: gapWhy(before.Connection, before.Error)}
+	}
+	return f
+}
+
+func (f *gapFold) add(e Event) {
+	switch e.Kind {
+	case Gap:
+		f.out = append(f.out, Span{From: e.Since, To: e.Time, Why: e.Message})
+	case Connection:
+		live := lockqueue.Connection(e.Connection) == lockqueue.Connected && e.Message == ""
+		switch {
+		case live && f.open != nil:
+			f.open.To = e.Time
+			f.out = append(f.out, *f.open)
+			f.open = nil
+		case !live && f.open == nil:
+			f.open = &Span{From: e.Time, Why: gapWhy(lockqueue.Connection(e.Connection), e.Message)}
 		}
 	}
-	if open != nil {
+}
+
+func (f *gapFold) done(end time.Time) []Span {
+	out := f.out
+	if f.open != nil {
+		open := *f.open
 		open.To = end
-		out = append(out, *open)
+		out = append(out, open)
 	}
 	slices.SortFunc(out, func(a, b Span) int { return a.From.Compare(b.From) })
 	return out
@@ -197,17 +253,21 @@ func (s *Store) Stats(lock string, from, to time.Time) (Stats, error) {
 	return statsOf(s, lock, from, to)
 }
 
-// statsOf computes a lock's figures from what src recorded.
+// statsOf computes a lock's figures from what src recorded, as its walk
+// reads it.
 func statsOf(src Source, lock string, from, to time.Time) (Stats, error) {
-	evs, err := src.Events(lock, from, to)
-	if err != nil {
-		return Stats{}, err
-	}
 	before, err := src.At(lock, from)
 	if err != nil && !errors.Is(err, ErrNoHistory) {
 		return Stats{}, err
 	}
-	return figuresOf(lock, before, evs, from, to), nil
+	f := newStatsFold(lock, before, from, to)
+	if err := src.Walk(lock, from, to, func(e Event) error {
+		f.add(e)
+		return nil
+	}); err != nil {
+		return Stats{}, err
+	}
+	return f.done(), nil
 }
 
 // Life is one node's life as far as the history saw it: when it queued,

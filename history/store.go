@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
@@ -30,6 +31,11 @@ const (
 	// going down.
 	DefaultFlushEvery = 200 * time.Millisecond
 	DefaultSyncEvery  = time.Second
+	// DefaultCacheSize bounds the decoded segments kept for queries. A
+	// segment of a big queue (a keyframe of 100,000 nodes and their edges)
+	// decodes to well over 100 MB: one too big for the bound is read from
+	// its file at each query instead, record by record.
+	DefaultCacheSize = 64 << 20
 )
 
 // ErrNoHistory: the store has nothing of the lock at the time asked.
@@ -54,6 +60,10 @@ type Options struct {
 	SegmentAge  time.Duration
 	FlushEvery  time.Duration
 	SyncEvery   time.Duration
+	// CacheSize bounds, in bytes, the decoded closed segments kept for
+	// queries, and apart from them the decoded part of the segment being
+	// written.
+	CacheSize int64
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -66,6 +76,7 @@ func (o *Options) defaults() {
 	o.SegmentAge = cmp.Or(o.SegmentAge, DefaultSegmentAge)
 	o.FlushEvery = cmp.Or(o.FlushEvery, DefaultFlushEvery)
 	o.SyncEvery = cmp.Or(o.SyncEvery, DefaultSyncEvery)
+	o.CacheSize = cmp.Or(o.CacheSize, DefaultCacheSize)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -110,14 +121,27 @@ type Store struct {
 	retrying    bool
 
 	cacheMu sync.Mutex
-	cache   map[int64][]record // decoded closed segments by seq
+	cache   map[int64]decoded // decoded closed segments by seq
+	// cacheOrder is the cached segments' seqs, oldest put first: the
+	// first to go when a new one needs the room.
+	cacheOrder []int64
+	cacheBytes int64
 	// live is the segment being written, decoded as far as it was read:
-	// scrubbing through the last minutes reads only what is new.
+	// scrubbing through the last minutes reads only what is new. over:
+	// it decodes to more than CacheSize, so queries read it from its file.
 	live struct {
-		seq  int64
-		dec  *segmentReader
-		recs []record
+		seq   int64
+		dec   *segmentReader
+		recs  []record
+		bytes int64
+		over  bool
 	}
+
+	// reading admits one query at a time to read a segment from its
+	// file: each decodes the segment's strings and frames anew (a big
+	// queue's keyframe alone is 100 MB and more in flight), and a page
+	// asks for its figures, density and strip at once.
+	reading chan struct{}
 
 	stop chan struct{}
 	done chan struct{}
@@ -135,7 +159,7 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("history: create %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64][]record{}, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]decoded{}, reading: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := s.takeLock(); err != nil {
 		return nil, err
 	}
@@ -345,9 +369,7 @@ func (s *Store) newSegment(t time.Time) error {
 		}
 	}
 	for _, key := range s.lockKeys() {
-		for _, ev := range keyframeEvents(s.states[key], seg.start) {
-			s.enc.event(key, ev)
-		}
+		eachKeyframeEvent(s.states[key], seg.start, func(ev Event) { s.enc.event(key, ev) })
 	}
 	return nil
 }
@@ -525,7 +547,7 @@ func (s *Store) retain(now time.Time) {
 		s.opts.Logger.Debug("history: retention removed a segment", "segment", old.path, "start", old.start)
 		total -= old.size
 		s.cacheMu.Lock()
-		delete(s.cache, old.seq)
+		s.uncache(old.seq)
 		s.cacheMu.Unlock()
 		s.segs = s.segs[1:]
 	}
@@ -606,83 +628,209 @@ func (s *Store) view() ([]segment, error) {
 	return slices.Clone(s.segs), nil
 }
 
-// records decodes segs[i], from the cache when it is closed.
-func (s *Store) records(segs []segment, i int) ([]record, error) {
+// decoded is a closed segment's records as kept in the cache, and what
+// they hold in memory.
+type decoded struct {
+	recs  []record
+	bytes int64
+}
+
+// recordBytes is what a decoded record holds in memory, less the strings,
+// which it shares with its segment's definitions.
+func recordBytes(r *record) int64 {
+	return int64(unsafe.Sizeof(*r)) + int64(len(r.Nodes))*int64(unsafe.Sizeof(""))
+}
+
+// stringsBytes is what a segment reader's string definitions hold.
+func stringsBytes(d *segmentReader) int64 {
+	return d.stringBytes + int64(len(d.strings))*int64(unsafe.Sizeof(""))
+}
+
+// errOverBudget stops decoding what would not fit in CacheSize.
+var errOverBudget = errors.New("history: decoded segment over the cache size")
+
+// scan calls fn with each record of segs[i], in order: from the cache, or
+// the decoded tail of the segment being written, or read from the file
+// record by record, so a query holds at most one segment within
+// CacheSize, never a whole big one. An error from fn stops the scan and
+// is returned.
+func (s *Store) scan(segs []segment, i int, fn func(*record) error) error {
 	g := segs[i]
 	last := i == len(segs)-1
 	if last {
-		return s.tail(g)
-	}
-	if !last {
-		s.cacheMu.Lock()
-		recs, ok := s.cache[g.seq]
-		s.cacheMu.Unlock()
+		recs, ok, err := s.tail(g)
+		if err != nil {
+			return err
+		}
 		if ok {
-			return recs, nil
+			return eachRecord(recs, fn)
+		}
+		return s.stream(g, true, fn, nil)
+	}
+	s.cacheMu.Lock()
+	c, ok := s.cache[g.seq]
+	s.cacheMu.Unlock()
+	if ok {
+		return eachRecord(c.recs, fn)
+	}
+	keep := &decoded{}
+	if err := s.stream(g, false, fn, keep); err != nil {
+		return err
+	}
+	if keep.recs != nil {
+		s.cacheMu.Lock()
+		s.cachePut(g.seq, *keep)
+		s.cacheMu.Unlock()
+	}
+	return nil
+}
+
+func eachRecord(recs []record, fn func(*record) error) error {
+	for i := range recs {
+		if err := fn(&recs[i]); err != nil {
+			return err
 		}
 	}
-	recs, _, err := readSegment(g)
+	return nil
+}
+
+// stream reads g from its file, calling fn with each record. With keep,
+// it also collects the records for the cache while they fit in
+// CacheSize; keep.recs is nil when they did not, or the read stopped
+// early.
+func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decoded) error {
+	s.reading <- struct{}{}
+	defer func() { <-s.reading }()
+	f, err := os.Open(g.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // removed by retention meanwhile: read as empty
+	}
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	d, err := newSegmentReader(f, g.start)
+	if err != nil {
+		return fmt.Errorf("history: %s: %w", g.path, err)
+	}
+	keeping := keep != nil
+	visit := func(r *record) error {
+		if keeping {
+			keep.recs = append(keep.recs, *r)
+			keep.bytes += recordBytes(r)
+			if keep.bytes+stringsBytes(d) > s.opts.CacheSize {
+				keeping, keep.recs = false, nil
+			}
+		}
+		return fn(r)
+	}
+	for err == nil {
+		err = d.each(visit)
+	}
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, nil
+	case err == io.EOF:
 	case errors.Is(err, errCorrupt) && last:
 		// The writer may be mid-frame: what is whole is what was written.
 	case errors.Is(err, errCorrupt):
 		s.opts.Logger.Warn("history: damaged segment, reading what is whole", "segment", g.path, "err", err)
-	case err != nil:
-		return nil, err
-	}
-	if !last {
-		s.cacheMu.Lock()
-		if len(s.cache) >= 8 {
-			clear(s.cache)
+	default:
+		if keep != nil {
+			keep.recs = nil
 		}
-		s.cache[g.seq] = recs
-		s.cacheMu.Unlock()
+		return err
 	}
-	return recs, nil
+	if keeping {
+		keep.bytes += stringsBytes(d)
+	} else if keep != nil {
+		keep.recs = nil
+	}
+	return nil
+}
+
+// cachePut keeps c, the decoded segment seq, making room by dropping the
+// segments cached first. Called with cacheMu held.
+func (s *Store) cachePut(seq int64, c decoded) {
+	if _, ok := s.cache[seq]; ok || c.bytes > s.opts.CacheSize {
+		return
+	}
+	for len(s.cacheOrder) > 0 && s.cacheBytes+c.bytes > s.opts.CacheSize {
+		s.uncache(s.cacheOrder[0])
+	}
+	s.cache[seq] = c
+	s.cacheOrder = append(s.cacheOrder, seq)
+	s.cacheBytes += c.bytes
+}
+
+// uncache drops segment seq from the cache. Called with cacheMu held.
+func (s *Store) uncache(seq int64) {
+	c, ok := s.cache[seq]
+	if !ok {
+		return
+	}
+	delete(s.cache, seq)
+	s.cacheBytes -= c.bytes
+	s.cacheOrder = slices.DeleteFunc(s.cacheOrder, func(q int64) bool { return q == seq })
 }
 
 // tail decodes the segment being written, resuming where the last query
-// stopped.
-func (s *Store) tail(g segment) ([]record, error) {
+// stopped. ok is false when the segment decodes to more than CacheSize:
+// the caller reads it from its file.
+func (s *Store) tail(g segment) (recs []record, ok bool, err error) {
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
-	if s.live.seq != g.seq || s.live.dec == nil {
-		s.live.seq, s.live.dec, s.live.recs = g.seq, nil, nil
+	if s.live.seq != g.seq || (s.live.dec == nil && !s.live.over) {
+		s.live.seq, s.live.dec, s.live.recs, s.live.bytes, s.live.over = g.seq, nil, nil, 0, false
+	}
+	if s.live.over {
+		return nil, false, nil
 	}
 	f, err := os.Open(g.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, true, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, false, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
 	d := s.live.dec
 	if d == nil {
 		if d, err = newSegmentReader(f, g.start); err != nil {
-			return nil, fmt.Errorf("history: %s: %w", g.path, err)
+			return nil, false, fmt.Errorf("history: %s: %w", g.path, err)
 		}
 	} else {
 		if _, err := f.Seek(d.good, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("history: %w", err)
+			return nil, false, fmt.Errorf("history: %w", err)
 		}
 		d.r.Reset(f)
 	}
-	recs := s.live.recs
+	recs, bytes := s.live.recs, s.live.bytes
 	for {
 		// A torn frame is one being written: the next query resumes at
 		// its start.
-		if recs, err = d.next(recs); err != nil {
+		n := len(recs)
+		err = d.each(func(r *record) error {
+			recs = append(recs, *r)
+			bytes += recordBytes(r)
+			if bytes+stringsBytes(d) > s.opts.CacheSize {
+				return errOverBudget
+			}
+			return nil
+		})
+		if err != nil {
+			// A frame not read whole is read again from its start.
+			recs = recs[:n]
 			break
 		}
 	}
-	if err != nil && err != io.EOF && !errors.Is(err, errCorrupt) {
-		return nil, err
+	if errors.Is(err, errOverBudget) {
+		s.live.dec, s.live.recs, s.live.bytes, s.live.over = nil, nil, 0, true
+		return nil, false, nil
 	}
-	s.live.dec, s.live.recs = d, recs
-	return recs, nil
+	if err != nil && err != io.EOF && !errors.Is(err, errCorrupt) {
+		return nil, false, err
+	}
+	s.live.dec, s.live.recs, s.live.bytes = d, recs, bytes
+	return recs, true, nil
 }
 
 // segmentAt is the index in segs of the segment holding time t, -1 before
@@ -697,26 +845,34 @@ func segmentAt(segs []segment, t time.Time) int {
 	return i - 1
 }
 
+// Walk calls fn with each of the lock's records from from to to,
+// inclusive, in order, restatements (keyframes, Synthetic) included,
+// without collecting them: the figures, the density and the strip of an
+// hour of a big queue are computed as the segments are read. An error
+// from fn stops the walk and is returned.
+func (s *Store) Walk(lock string, from, to time.Time, fn func(Event) error) error {
+	segs, err := s.view()
+	if err != nil {
+		return err
+	}
+	for i := max(segmentAt(segs, from), 0); i < len(segs) && !segs[i].start.After(to); i++ {
+		err := s.scan(segs, i, func(r *record) error {
+			if r.Lock != lock || r.Time.Before(from) || r.Time.After(to) {
+				return nil
+			}
+			return fn(r.Event)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Events are the lock's recorded changes from from to to, inclusive, in
 // order.
 func (s *Store) Events(lock string, from, to time.Time) ([]Event, error) {
-	segs, err := s.view()
-	if err != nil {
-		return nil, err
-	}
-	var out []Event
-	for i := max(segmentAt(segs, from), 0); i < len(segs) && !segs[i].start.After(to); i++ {
-		recs, err := s.records(segs, i)
-		if err != nil {
-			return out, err
-		}
-		for _, r := range recs {
-			if r.Lock == lock && !r.Synthetic && !r.Time.Before(from) && !r.Time.After(to) {
-				out = append(out, r.Event)
-			}
-		}
-	}
-	return out, nil
+	return changesIn(s, lock, from, to)
 }
 
 // At is the lock as it was at time t: the keyframe at the start of the
@@ -731,15 +887,11 @@ func (s *Store) At(lock string, t time.Time) (State, error) {
 	if i < 0 {
 		return State{}, fmt.Errorf("%w of %s at %s: the oldest kept is from %s", ErrNoHistory, lock, t.UTC().Format(time.RFC3339), segs[0].start.UTC().Format(time.RFC3339))
 	}
-	recs, err := s.records(segs, i)
-	if err != nil {
-		return State{}, err
-	}
 	st := State{Lock: lock}
 	found := false
-	for _, r := range recs {
+	err = s.scan(segs, i, func(r *record) error {
 		if r.Lock != lock || r.Time.After(t) {
-			continue
+			return nil
 		}
 		if r.Kind == keyframe {
 			found = true
@@ -747,6 +899,10 @@ func (s *Store) At(lock string, t time.Time) (State, error) {
 		if found {
 			st.apply(r.Event)
 		}
+		return nil
+	})
+	if err != nil {
+		return State{}, err
 	}
 	if !found {
 		return State{}, fmt.Errorf("%w of %s at %s", ErrNoHistory, lock, t.UTC().Format(time.RFC3339))

@@ -46,74 +46,128 @@ type Mark struct {
 // holders nor waiters (foreign children, parts of another contender) are
 // not counted.
 func StripOf(before State, evs []Event, from, to time.Time, n int) Strip {
-	st := Strip{From: from, To: to, Buckets: make([]Bucket, n), Alerts: []Mark{}, Gaps: Gaps(before, evs, to)}
-	lo, hi := from.UnixMilli(), to.UnixMilli()
-	span := max(hi-lo, 1)
-	// end is where bucket i stops, in ms: the first ms of bucket i+1.
-	end := func(i int) int64 { return lo + (int64(i+1)*span+int64(n)-1)/int64(n) }
-	s := before.Apply(nil)
-	queue := func() (holders, waiters int) {
-		for _, nd := range s.nodes {
-			switch {
-			case nd.Foreign || nd.PartOf != "":
-			case nd.Holding:
-				holders++
-			default:
-				waiters++
-			}
-		}
-		return holders, waiters
+	f := NewStripFold(before, from, to, n)
+	for _, e := range evs {
+		f.Add(e)
 	}
-	// note keeps the queue in bucket b when it is the longest seen there.
-	note := func(b int) {
-		h, w := queue()
-		if bk := &st.Buckets[b]; h+w > bk.Holders+bk.Waiters {
-			bk.Holders, bk.Waiters = h, w
+	return f.Done()
+}
+
+// StripFold computes a Strip one record at a time, as a walk reads the
+// window (Source.Walk): it keeps the lock's state, not the window's
+// events. A restatement (Synthetic: a keyframe, or what a first sight
+// restated) only sets the state.
+type StripFold struct {
+	st     Strip
+	gaps   gapFold
+	s      State
+	n      int
+	lo, hi int64
+	span   int64
+	b      int
+	// moment is the time (ms) of the changes not yet counted in the
+	// queue: the queue is counted once a moment's changes are all in, so
+	// a hand-off is not a moment with one node more or less.
+	moment  int64
+	pending bool
+}
+
+// NewStripFold starts the strip of [from, to] in n buckets from before,
+// the lock at from.
+func NewStripFold(before State, from, to time.Time, n int) *StripFold {
+	f := &StripFold{
+		st:   Strip{From: from, To: to, Buckets: make([]Bucket, n), Alerts: []Mark{}},
+		gaps: newGapFold(before), s: before.Apply(nil), n: n,
+		lo: from.UnixMilli(), hi: to.UnixMilli(),
+	}
+	f.span = max(f.hi-f.lo, 1)
+	f.note(0)
+	return f
+}
+
+// end is where bucket i stops, in ms: the first ms of bucket i+1.
+func (f *StripFold) end(i int) int64 {
+	return f.lo + (int64(i+1)*f.span+int64(f.n)-1)/int64(f.n)
+}
+
+func (f *StripFold) queue() (holders, waiters int) {
+	for _, nd := range f.s.nodes {
+		switch {
+		case nd.Foreign || nd.PartOf != "":
+		case nd.Holding:
+			holders++
+		default:
+			waiters++
 		}
 	}
-	// waited keeps, in bucket b, how long the waiters had waited at ms t.
-	waited := func(b int, t int64) {
-		for _, nd := range s.nodes {
-			if !nd.Holding && !nd.Foreign && nd.PartOf == "" && !nd.QueuedAt.IsZero() {
-				st.Buckets[b].MaxWait = max(st.Buckets[b].MaxWait, float64(t-nd.QueuedAt.UnixMilli())/1000)
-			}
+	return holders, waiters
+}
+
+// note keeps the queue in bucket b when it is the longest seen there.
+func (f *StripFold) note(b int) {
+	h, w := f.queue()
+	if bk := &f.st.Buckets[b]; h+w > bk.Holders+bk.Waiters {
+		bk.Holders, bk.Waiters = h, w
+	}
+}
+
+// waited keeps, in bucket b, how long the waiters had waited at ms t.
+func (f *StripFold) waited(b int, t int64) {
+	for _, nd := range f.s.nodes {
+		if !nd.Holding && !nd.Foreign && nd.PartOf == "" && !nd.QueuedAt.IsZero() {
+			f.st.Buckets[b].MaxWait = max(f.st.Buckets[b].MaxWait, float64(t-nd.QueuedAt.UnixMilli())/1000)
 		}
 	}
-	b := 0
-	note(0)
-	for k, e := range evs {
-		ms := e.Time.UnixMilli()
-		if ms < lo || ms > hi {
-			continue
-		}
-		for b < n-1 && ms >= end(b) {
-			waited(b, end(b))
-			b++
-			note(b) // the queue carried over
-		}
+}
+
+// Add takes the window's next record.
+func (f *StripFold) Add(e Event) {
+	if !e.Synthetic {
+		f.gaps.add(e)
+	}
+	ms := e.Time.UnixMilli()
+	if ms < f.lo || ms > f.hi {
+		return
+	}
+	if f.pending && ms != f.moment {
+		f.note(f.b)
+		f.pending = false
+	}
+	for f.b < f.n-1 && ms >= f.end(f.b) {
+		f.waited(f.b, f.end(f.b))
+		f.b++
+		f.note(f.b) // the queue carried over
+	}
+	if !e.Synthetic {
 		// A node that stops waiting ends its wait here.
 		if (e.Kind == Acquired || e.Kind == Left) && e.Node != "" {
-			if i := s.node(e.Node); i >= 0 {
-				if nd := s.nodes[i]; !nd.Holding && !nd.Foreign && nd.PartOf == "" && !nd.QueuedAt.IsZero() && e.Value != "after-gap" {
-					st.Buckets[b].MaxWait = max(st.Buckets[b].MaxWait, float64(ms-nd.QueuedAt.UnixMilli())/1000)
+			if i := f.s.node(e.Node); i >= 0 {
+				if nd := f.s.nodes[i]; !nd.Holding && !nd.Foreign && nd.PartOf == "" && !nd.QueuedAt.IsZero() && e.Value != "after-gap" {
+					f.st.Buckets[f.b].MaxWait = max(f.st.Buckets[f.b].MaxWait, float64(ms-nd.QueuedAt.UnixMilli())/1000)
 				}
 			}
 		}
-		s.apply(e)
 		switch e.Kind {
 		case AlertRaised, AlertCleared:
-			st.Alerts = append(st.Alerts, Mark{Time: e.Time, Alert: e.Alert, Raised: e.Kind == AlertRaised, Message: e.Message})
-		}
-		// The queue is counted once the moment's changes are all in: a
-		// hand-off is not a moment with one node more or less.
-		if k+1 == len(evs) || evs[k+1].Time.UnixMilli() != ms {
-			note(b)
+			f.st.Alerts = append(f.st.Alerts, Mark{Time: e.Time, Alert: e.Alert, Raised: e.Kind == AlertRaised, Message: e.Message})
 		}
 	}
-	for ; b < n; b++ {
-		note(b)
-		waited(b, min(end(b), hi))
+	f.s.apply(e)
+	f.moment, f.pending = ms, true
+}
+
+// Done is the strip.
+func (f *StripFold) Done() Strip {
+	if f.pending {
+		f.note(f.b)
+		f.pending = false
 	}
+	for ; f.b < f.n; f.b++ {
+		f.note(f.b)
+		f.waited(f.b, min(f.end(f.b), f.hi))
+	}
+	st := f.st
+	st.Gaps = f.gaps.done(st.To)
 	for _, bk := range st.Buckets {
 		st.MaxQueue = max(st.MaxQueue, bk.Holders+bk.Waiters)
 		st.MaxWait = max(st.MaxWait, bk.MaxWait)

@@ -720,10 +720,16 @@ if (bar) {
   ui.back.addEventListener('click', stepBack);
   ui.step.addEventListener('click', stepFwd);
   ui.live.addEventListener('click', goLive);
-  // showFigures replaces the figures with the server's for [from, to].
-  async function showFigures(from, to) {
-    if (historyOff()) return;
+  // showFigures replaces the figures with the server's for [from, to];
+  // always: even while the summary says the history is off (its figures
+  // are still read, and the part says when they cannot be).
+  async function showFigures(from, to, always = false) {
+    if (!always && historyOff()) return;
     const q = new URLSearchParams({ from: String(from), to: String(to) });
+    // The cluster the page was opened on, if it names one (a lock recorded
+    // on more than one).
+    const cluster = new URLSearchParams(location.search).get('cluster');
+    if (cluster) q.set('cluster', cluster);
     const res = await fetch('/parts/lock-figures?' + lockQuery(q, service, path));
     if (res.ok) {
       const tpl = document.createElement('template');
@@ -775,6 +781,14 @@ if (bar) {
     back: stepBack, step: stepFwd, first: () => first !== null && seek(first), last: () => last !== null && seek(last),
     extra: { l: goLive, L: goLive },
   });
+  // The page comes with a place for its figures, not the figures: they
+  // are read from the history once the queue is shown.
+  const pendingFigures = document.querySelector('#figures[data-pending]');
+  if (pendingFigures) {
+    showFigures(Number(pendingFigures.dataset.from), Number(pendingFigures.dataset.to), true).catch(() => {
+      // The next change, or the window's, fetches them again.
+    });
+  }
   // A moment the server could not read (the history's database gone) is
   // not asked for again (a 503) until the history records again: the
   // replay status says why.

@@ -113,6 +113,14 @@ type Figures struct {
 	// Longest are the longest holds that ended in the window, each with
 	// who held, longest first.
 	Longest []string
+	// Pending: only the window is known; the page fetches the figures
+	// (GET /parts/lock-figures).
+	Pending bool
+}
+
+// PendingFigures are the figures of [from, to] before they are read.
+func PendingFigures(from, to time.Time) Figures {
+	return Figures{From: from, To: to, Window: Duration(to.Sub(from)), Pending: true}
 }
 
 // FigureRow is one line of percentiles.

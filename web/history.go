@@ -166,7 +166,7 @@ func windowEvents(store history.Source, key string, from, to time.Time) ([]histo
 // when the history knew nothing of the lock at from, else from. A lock
 // recorded for the last five minutes then fills the bar, where an hour's
 // window would crowd its changes into the bar's last twelfth.
-func fitWindow(r *http.Request, before history.State, evs []history.Event, from, to time.Time) (time.Time, error) {
+func fitWindow(r *http.Request, store history.Source, key string, before history.State, from, to time.Time) (time.Time, error) {
 	switch v := r.URL.Query().Get("fit"); v {
 	case "":
 		return from, nil
@@ -174,12 +174,16 @@ func fitWindow(r *http.Request, before history.State, evs []history.Event, from,
 	default:
 		return from, errorf(ErrInvalid, "?fit=%q: want history, or leave it out", v)
 	}
-	if before.Lock != "" || len(evs) == 0 {
+	if before.Lock != "" {
 		return from, nil
+	}
+	first, ok, err := firstChange(store, key, from, to)
+	if err != nil || !ok {
+		return from, err
 	}
 	// A margin of a twentieth of what is left, so the first change is not
 	// on the bar's edge; a second at least.
-	start := evs[0].Time.Add(-max(to.Sub(evs[0].Time)/20, time.Second))
+	start := first.Add(-max(to.Sub(first)/20, time.Second))
 	if start.Before(from) {
 		return from, nil
 	}
@@ -235,15 +239,44 @@ const (
 )
 
 // bucketed is what the density and the strip draw: a lock's window of
-// the history (fitted by ?fit=), its events and the state before it, in n
-// buckets.
+// the history (fitted by ?fit=) and the state before it, in n buckets. The
+// window's records are walked, not collected: an hour of a big queue is
+// hundreds of thousands of them.
 type bucketed struct {
+	store    history.Source
 	id       lockqueue.LockID
 	key      string
 	from, to time.Time
 	n        int
-	evs      []history.Event
 	before   history.State
+}
+
+// walk calls fn with each record of the window.
+func (b bucketed) walk(fn func(history.Event)) error {
+	return b.store.Walk(b.key, b.from, b.to, func(e history.Event) error {
+		fn(e)
+		return nil
+	})
+}
+
+// errFound stops a walk at what it looked for.
+var errFound = errors.New("found")
+
+// firstChange is the time of the first change of key in [from, to]; false
+// when there is none.
+func firstChange(store history.Source, key string, from, to time.Time) (time.Time, bool, error) {
+	var first time.Time
+	err := store.Walk(key, from, to, func(e history.Event) error {
+		if e.Synthetic {
+			return nil
+		}
+		first = e.Time
+		return errFound
+	})
+	if errors.Is(err, errFound) {
+		return first, true, nil
+	}
+	return first, false, err
 }
 
 // readBucketed reads r's lock and window, and ?param= as the number of
@@ -257,14 +290,14 @@ func (s *Server) readBucketed(r *http.Request, param string, def, most int) (buc
 	if err != nil {
 		return bucketed{}, err
 	}
-	evs, before, err := windowEvents(store, key, from, to)
-	if err != nil {
+	before, err := store.At(key, from)
+	if err != nil && !errors.Is(err, history.ErrNoHistory) {
 		return bucketed{}, err
 	}
-	if from, err = fitWindow(r, before, evs, from, to); err != nil {
+	if from, err = fitWindow(r, store, key, before, from, to); err != nil {
 		return bucketed{}, err
 	}
-	return bucketed{id: id, key: key, from: from, to: to, n: n, evs: evs, before: before}, nil
+	return bucketed{store: store, id: id, key: key, from: from, to: to, n: n, before: before}, nil
 }
 
 // service is the id's service as the JSON names it: empty for ZooKeeper.
@@ -281,8 +314,22 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	resp := density(b.evs, b.from, b.to, b.n)
-	resp.Service, resp.Path, resp.Gaps = b.service(), b.id.Name, history.Gaps(b.before, b.evs, b.to)
+	resp := DensityResponse{From: b.from, To: b.to, Counts: make([]int, b.n)}
+	var changes []history.Event // the gaps' only: connections and gaps
+	last := int64(-1 << 63)
+	if err := b.walk(func(e history.Event) {
+		if e.Synthetic {
+			return
+		}
+		last = resp.count(e, last)
+		if e.Kind == history.Connection || e.Kind == history.Gap {
+			changes = append(changes, e)
+		}
+	}); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	resp.Service, resp.Path, resp.Gaps = b.service(), b.id.Name, history.Gaps(b.before, changes, b.to)
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -299,27 +346,24 @@ func countParam(r *http.Request, name string, def, most int) (int, error) {
 	return n, nil
 }
 
-// density counts evs' distinct times (in milliseconds, as the API writes
-// them) in n buckets of [from, to].
-func density(evs []history.Event, from, to time.Time, n int) DensityResponse {
-	resp := DensityResponse{From: from, To: to, Counts: make([]int, n)}
-	lo, span := from.UnixMilli(), max(to.UnixMilli()-from.UnixMilli(), 1)
-	last := int64(-1 << 63)
-	for _, e := range evs {
-		ms := e.Time.UnixMilli()
-		if ms == last || ms < lo || ms > to.UnixMilli() {
-			continue
-		}
-		last = ms
-		resp.Counts[min((ms-lo)*int64(n)/span, int64(n-1))]++
-		resp.Moments++
-		t := time.UnixMilli(ms).UTC()
-		if resp.First == nil {
-			resp.First = &t
-		}
-		resp.Last = &t
+// count counts e's time (in milliseconds, as the API writes them) in its
+// bucket of the window, unless it is last, the moment counted before: the
+// density counts distinct times. It returns the moment counted last.
+func (resp *DensityResponse) count(e history.Event, last int64) int64 {
+	lo, hi := resp.From.UnixMilli(), resp.To.UnixMilli()
+	n, span := int64(len(resp.Counts)), max(hi-lo, 1)
+	ms := e.Time.UnixMilli()
+	if ms == last || ms < lo || ms > hi {
+		return last
 	}
-	return resp
+	resp.Counts[min((ms-lo)*n/span, n-1)]++
+	resp.Moments++
+	t := time.UnixMilli(ms).UTC()
+	if resp.First == nil {
+		resp.First = &t
+	}
+	resp.Last = &t
+	return ms
 }
 
 // StripResponse answers GET /api/v1/lock/strip: the window in ?n= equal
@@ -343,8 +387,13 @@ func (s *Server) handleLockStrip(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	f := history.NewStripFold(b.before, b.from, b.to, b.n)
+	if err := b.walk(f.Add); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, StripResponse{Service: b.service(), Path: b.id.Name, Cluster: history.ClusterOf(b.key),
-		Strip: history.StripOf(b.before, b.evs, b.from, b.to, b.n)})
+		Strip: f.Done()})
 }
 
 func (s *Server) handleLockStats(w http.ResponseWriter, r *http.Request) {

@@ -249,7 +249,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	l.Replay = past.replay
-	l.Figures = p.pageFigures(id, q, past.replay.At)
+	l.Figures = p.pageFigures(id, q, past.replay.At, pg.HistoryOff != "")
 	if !past.replay.At.IsZero() {
 		l.Live, l.Banner = false, "" // the replay status says which moment this is
 	}
@@ -261,14 +261,24 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 
 // pageFigures are the lock page's wait and hold figures over the default
 // window ending now, or around at when the page replays a moment; nil
-// without a history.
-func (p *pages) pageFigures(id lockqueue.LockID, q url.Values, at time.Time) *views.Figures {
+// without a history, or when it cannot be read. While the history
+// records, the page gets a place for them and fetches them once shown
+// (GET /parts/lock-figures): reading an hour of a big queue's history
+// before the page answered kept its queue from view for seconds. While it
+// does not (historyOff), they are read here, as a history that cannot be
+// read (its database gone) has the page show none rather than a place
+// that never fills.
+func (p *pages) pageFigures(id lockqueue.LockID, q url.Values, at time.Time, historyOff bool) *views.Figures {
 	if p.history == nil {
 		return nil
 	}
 	to := time.Now()
 	if end := at.Add(defaultWindow / 2); !at.IsZero() && end.Before(to) {
 		to = end
+	}
+	if !historyOff {
+		f := views.PendingFigures(to.Add(-defaultWindow), to)
+		return &f
 	}
 	f, err := p.figures(id, q, to.Add(-defaultWindow), to)
 	if err != nil {

@@ -256,11 +256,22 @@ func figuresOf(src history.Source, key string, from, to time.Time) (views.Figure
 	if err != nil {
 		return views.Figures{}, fmt.Errorf("figures of %s: %w", key, err)
 	}
-	evs, err := src.Events(key, from, to)
+	// The histograms need only the measured waits and holds: the window
+	// is walked for them, not collected (an hour of a big queue is
+	// hundreds of thousands of records).
+	var measured []history.Event
+	err = src.Walk(key, from, to, func(e history.Event) error {
+		_, wait := e.MeasuredWait()
+		_, hold := e.MeasuredHold()
+		if !e.Synthetic && (wait || hold) {
+			measured = append(measured, e)
+		}
+		return nil
+	})
 	if err != nil {
 		return views.Figures{}, fmt.Errorf("events of %s: %w", key, err)
 	}
-	return views.NewFigures(st, evs), nil
+	return views.NewFigures(st, measured), nil
 }
 
 // lockFigures is the figures part (GET /parts/lock-figures?from=&to=),

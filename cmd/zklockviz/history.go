@@ -294,6 +294,14 @@ func (l *laterStore) Events(lock string, from, to time.Time) ([]history.Event, e
 	return db.Events(lock, from, to)
 }
 
+func (l *laterStore) Walk(lock string, from, to time.Time, fn func(history.Event) error) error {
+	db, _ := l.get()
+	if db == nil {
+		return nil
+	}
+	return db.Walk(lock, from, to, fn)
+}
+
 func (l *laterStore) At(lock string, t time.Time) (history.State, error) {
 	db, err := l.get()
 	if db == nil {
