@@ -5,6 +5,7 @@
 package views
 
 import (
+	"encoding/json"
 	"cmp"
 	"fmt"
 	"net/http"
@@ -154,6 +155,11 @@ type Lock struct {
 	// says whether the server can add it (POST /api/v1/watch).
 	Watched  bool
 	CanWatch bool
+	// FirstFrame is, for a long queue shown live, the socket's first
+	// message for the part of it the page opens on (web.Frame, JSON), so
+	// the page draws the queue without waiting for its socket; empty
+	// otherwise.
+	FirstFrame json.RawMessage
 	// Replay is the time bar and the past moment shown, if any (history.go).
 	Replay Replay
 	// Figures are the lock's figures over the time bar's window, when the

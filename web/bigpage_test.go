@@ -1,12 +1,16 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/zklockviz/zklockviz/hub"
 )
 
 var tableRow = regexp.MustCompile(`<tr data-row="([^"]+)"`)
@@ -77,5 +81,56 @@ func TestBigLockPageShowsItsPage(t *testing.T) {
 	t.Logf("%d bytes allocated per page of the table", per)
 	if per > 2<<20 {
 		t.Errorf("a page of 100 rows of a 100,000-node queue allocated %d bytes; want at most 2 MB", per)
+	}
+}
+
+var firstFrameScript = regexp.MustCompile(`<script id="first-frame" type="application/json">([^<]*)</script>`)
+
+// The lock page of a long queue carries the first message its socket
+// sends for the window the page opens on (the table's first page, and the
+// node in the URL), byte for byte, so the page draws the queue before the
+// socket is open; a short queue's page, or a past moment's, carries none.
+func TestBigLockPageCarriesItsFirstFrame(t *testing.T) {
+	h := hub.New()
+	reg := zkRegistry(nil, nil)
+	srv, err := New(Config{Hub: h, Services: reg, Pages: PageRoutes(h, false, WithServices(reg)), Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	e := &testEnv{hub: h, srv: srv, ts: ts}
+	big := gozkFolder("/big", 100_000)
+	big.watchPred = true
+	h.Publish(big.snapshot())
+	h.Publish(gozkFolder("/short", windowWholeUpTo).snapshot())
+	whole, _ := h.Latest("/big")
+	far := whole.Nodes[73_210].Name
+
+	for _, tc := range []struct{ page, socket string }{
+		{"/lock?path=/big", "/big&window=0:100"},
+		{"/lock?path=/big&node=" + url.QueryEscape(far), "/big&window=0:100&node=" + url.QueryEscape(far)},
+	} {
+		_, body := pageGet(t, ts.URL+tc.page, nil)
+		m := firstFrameScript.FindStringSubmatch(body)
+		if m == nil {
+			t.Errorf("%s: no first frame", tc.page)
+			continue
+		}
+		v := e.mustDial(t, tc.socket)
+		v.next()
+		// (templ writes the JSON with a newline after it.)
+		if strings.TrimSpace(m[1]) != string(v.last) {
+			t.Errorf("%s: the page's first frame (%d bytes) is not the socket's (%d bytes)", tc.page, len(m[1]), len(v.last))
+		}
+		var f Frame
+		if err := json.Unmarshal([]byte(m[1]), &f); err != nil || f.Snapshot == nil {
+			t.Fatalf("%s: the first frame is no snapshot: %v", tc.page, err)
+		}
+		checkWindow(t, *f.Snapshot, f.Window, whole)
+	}
+	_, body := pageGet(t, ts.URL+"/lock?path=/short", nil)
+	if firstFrameScript.MatchString(body) {
+		t.Error("a short queue's page carries a first frame; its socket sends it whole")
 	}
 }

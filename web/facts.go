@@ -21,6 +21,9 @@ type lockFacts struct {
 	version snapshotVersion
 	once    sync.Once
 	facts   *views.QueueFacts
+	// window are the facts its windows need (the page's first frame).
+	winOnce sync.Once
+	window  *windowFacts
 }
 
 // maxFactsLocks bounds the locks whose facts are kept; past it the cache
@@ -35,10 +38,32 @@ const (
 // older than the one kept (a request that read it just before a change)
 // is read afresh, and so is a short one.
 func (c *factsCache) of(lock string, version snapshotVersion, snap lockqueue.Snapshot) *views.QueueFacts {
-	if c == nil || len(snap.Nodes) <= factsFrom {
+	e := c.entry(lock, version, snap)
+	if e == nil {
 		return views.FactsOf(snap)
 	}
+	e.once.Do(func() { e.facts = views.FactsOf(snap) })
+	return e.facts
+}
+
+// window returns the window facts of snap, as of does its facts.
+func (c *factsCache) window(lock string, version snapshotVersion, snap lockqueue.Snapshot) *windowFacts {
+	e := c.entry(lock, version, snap)
+	if e == nil {
+		return readWindowFacts(&snap)
+	}
+	e.winOnce.Do(func() { e.window = readWindowFacts(&snap) })
+	return e.window
+}
+
+// entry is lock's entry for version, made when version is newer than the
+// one kept; nil when the kept one is newer, or snap is short.
+func (c *factsCache) entry(lock string, version snapshotVersion, snap lockqueue.Snapshot) *lockFacts {
+	if c == nil || len(snap.Nodes) <= factsFrom {
+		return nil
+	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.locks == nil || len(c.locks) >= maxFactsLocks {
 		c.locks = map[string]*lockFacts{}
 	}
@@ -48,12 +73,7 @@ func (c *factsCache) of(lock string, version snapshotVersion, snap lockqueue.Sna
 		e = &lockFacts{version: version}
 		c.locks[lock] = e
 	case e.version != version:
-		e = nil
+		return nil
 	}
-	c.mu.Unlock()
-	if e == nil {
-		return views.FactsOf(snap)
-	}
-	e.once.Do(func() { e.facts = views.FactsOf(snap) })
-	return e.facts
+	return e
 }

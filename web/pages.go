@@ -256,6 +256,9 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	}
 	l := views.NewLockWith(pg, sv, lp, snap, facts, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
+	if ok && past.replay.At.IsZero() && len(snap.Nodes) > windowWholeUpTo {
+		l.FirstFrame = p.firstFrame(id, snap, q.Get("node"))
+	}
 	l.Replay = past.replay
 	l.Figures = p.pageFigures(id, q, past.replay.At)
 	if !past.replay.At.IsZero() {
@@ -265,6 +268,21 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
 	}
 	p.render(w, r, http.StatusOK, views.LockPage(l))
+}
+
+// firstFrame is the message the lock page's socket sends first for a long
+// queue, the window the page opens on (lock.js's first viewWindow: the
+// table's first page and the node in the URL), made from the snapshot
+// the page is rendered from; nil if it cannot be encoded.
+func (p *pages) firstFrame(id lockqueue.LockID, snap lockqueue.Snapshot, node string) []byte {
+	v := view{on: true, from: 0, size: views.FirstPageRows, node: node}
+	sent, win := windowOf(snap, v, p.facts.window(id.Key(), versionOf(snap, true), snap))
+	b, _, err := encodeWindowFrame(nil, sent, win, nil)
+	if err != nil {
+		p.log.Warn("lock page's first frame", "lock", id.Key(), "err", err)
+		return nil
+	}
+	return b
 }
 
 // pageFigures are the lock page's wait and hold figures over the default
