@@ -5,8 +5,8 @@
 package views
 
 import (
-	"encoding/json"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
