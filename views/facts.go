@@ -9,7 +9,7 @@ import (
 
 // QueueFacts are what the lock view says of a whole queue beside the page
 // it shows: its counts, its oldest wait, and where a node named in the URL
-// is. FactsOf finds them in one pass over the nodes; a server showing one
+// is. FactsOf reads them from the nodes; a server showing one
 // snapshot to many requests keeps them (web's facts cache), so each request
 // costs the page of rows it shows, not the queue.
 type QueueFacts struct {
@@ -28,9 +28,11 @@ type QueueFacts struct {
 // nodes.
 const positionsFrom = 1000
 
-// FactsOf reads s's facts in one pass. s's nodes must not change afterwards.
+// FactsOf reads s's facts (two passes over its nodes). s's nodes must not
+// change afterwards.
 func FactsOf(s lockqueue.Snapshot) *QueueFacts {
 	f := &QueueFacts{}
+	_, f.Oldest = s.Oldest()
 	for ni := range s.Nodes {
 		n := &s.Nodes[ni]
 		switch {
@@ -42,16 +44,10 @@ func FactsOf(s lockqueue.Snapshot) *QueueFacts {
 		case n.Waiting():
 			f.Waiting++
 		}
-		// The oldest wait as Snapshot.Oldest finds it, and whether a
-		// waiter there has only a bound for its start.
-		if n.Holding || n.Foreign || n.Ctime.IsZero() {
-			continue
-		}
-		switch {
-		case f.Oldest.IsZero() || n.Ctime.Before(f.Oldest):
-			f.Oldest, f.OldestAtMost = n.Ctime, n.CtimeAtMost
-		case n.Ctime.Equal(f.Oldest):
-			f.OldestAtMost = f.OldestAtMost || n.CtimeAtMost
+		// A waiter there before the reader first saw it, whose wait
+		// may be the longest: only a bound of its start is known.
+		if n.CtimeAtMost && !n.Holding && !n.Foreign && n.Ctime.Equal(f.Oldest) {
+			f.OldestAtMost = true
 		}
 	}
 	return f
