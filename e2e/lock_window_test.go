@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/heapprofiler"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
@@ -165,6 +166,21 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 		t.Errorf("the socket brought %d bytes in all; want at most 2 MB (the whole queue is about 40 MB)", b)
 	}
 	t.Logf("in all: %d socket bytes", got.Load())
+
+	// The page carries its first window: a tab whose socket cannot open
+	// (every WebSocket it makes closes at once, as a refused one does)
+	// draws the queue from it, and says it is not live.
+	cut := newTab(t)
+	refuse := `window.WebSocket = class { constructor() { this.readyState = 3; setTimeout(() => this.onclose && this.onclose({ code: 1006 }), 0); } close() {} };`
+	if _, err := chromedp.Call(cut.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: refuse}); err != nil {
+		t.Fatalf("refuse the socket: %v", err)
+	}
+	cut.open(srv.URL + "/lock?path=" + path)
+	cut.until("drawn without a socket", `document.body.dataset.firstDraw && document.getElementById('lane').dataset.count === '99999'`)
+	cut.until("the holder drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s][data-state=holding]')`, jsString(names[0])))
+	// The socket fails and is tried again: the page says so.
+	cut.until("the socket retried", `document.body.dataset.socket === 'reconnecting'`)
+	cut.until("said not live", `document.body.dataset.live === 'false' && !document.getElementById('banner').hidden && document.getElementById('banner').textContent.startsWith('NOT LIVE')`)
 }
 
 // BenchmarkLockViewFirstPaint100k opens the lock page of a 100,000-node

@@ -2,13 +2,15 @@
 // one package that knows client_golang.
 //
 // The figures are read from the hub when Prometheus scrapes, not kept up to
-// date on every change: a scrape every 15s costs one pass over the newest
-// snapshots, and a busy queue costs nothing extra between scrapes.
+// date on every change: a scrape every 15s reads the summary the hub keeps
+// of each lock's newest snapshot (its counts and oldest wait), and a busy
+// queue costs nothing extra between scrapes.
 package metrics
 
 import (
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,9 +21,10 @@ import (
 	"github.com/zklockviz/zklockviz/lockservice"
 )
 
-// Source is what the collector reads: the hub's newest snapshots and counters.
+// Source is what the collector reads: the summaries of the hub's newest
+// snapshots, and its counters.
 type Source interface {
-	List() []lockqueue.Snapshot
+	Summaries(buf []*lockqueue.Summary) []*lockqueue.Summary
 	Stats() hub.Stats
 }
 
@@ -59,10 +62,20 @@ func Handler(cfg Config) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
+// readEveryScrape: a queue of up to this many nodes is read at each
+// scrape for its longest hold; a longer one once per snapshot.
+const readEveryScrape = 256
+
 var connections = []lockqueue.Connection{lockqueue.Connected, lockqueue.Reconnecting, lockqueue.Expired}
 
 type collector struct {
 	cfg Config
+
+	// held keeps when the longest hold of each long queue's snapshot
+	// began, by its summary (one per snapshot), so that a scrape reads a
+	// 100,000-node queue once per change, not once per scrape.
+	mu   sync.Mutex
+	held map[*lockqueue.Summary]time.Time
 
 	queueLength, holders, waiters, oldestWait, holderAge, live, alerts *prometheus.Desc
 	zkConnection, connection, locks, viewers, published, coalesced     *prometheus.Desc
@@ -126,14 +139,31 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		return now.Sub(since).Seconds()
 	}
-	for _, s := range c.cfg.Hub.List() {
+	sums := c.cfg.Hub.Summaries(nil)
+	c.mu.Lock()
+	held := make(map[*lockqueue.Summary]time.Time, len(c.held))
+	for _, sum := range sums {
+		s := sum.Snapshot
 		svc := s.ServiceName()
-		holders, waiters := len(s.Holders()), len(s.Waiters())
-		gauge(c.queueLength, float64(holders+waiters), svc, s.Path)
+		// WaiterCount counts waiters without a node too; the queue's
+		// length counts nodes.
+		holders, waiters := sum.HolderCount, sum.WaiterCount
+		gauge(c.queueLength, float64(holders+waiters-s.AnonymousWaiters), svc, s.Path)
 		gauge(c.holders, float64(holders), svc, s.Path)
-		gauge(c.waiters, float64(waiters+s.AnonymousWaiters), svc, s.Path)
-		heldSince, waitingSince := s.Oldest()
-		gauge(c.oldestWait, age(waitingSince), svc, s.Path)
+		gauge(c.waiters, float64(waiters), svc, s.Path)
+		gauge(c.oldestWait, age(sum.OldestWaiter), svc, s.Path)
+		var heldSince time.Time
+		if holders > 0 {
+			if len(s.Nodes) <= readEveryScrape {
+				heldSince, _ = s.Oldest()
+			} else {
+				t, ok := c.held[sum]
+				if !ok {
+					t, _ = s.Oldest()
+				}
+				heldSince, held[sum] = t, t
+			}
+		}
 		gauge(c.holderAge, age(heldSince), svc, s.Path)
 		gauge(c.live, boolFloat(s.Live()), svc, s.Path)
 		kinds := map[string]int{}
@@ -144,6 +174,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.alerts, float64(n), svc, s.Path, kind)
 		}
 	}
+	c.held = held
+	c.mu.Unlock()
 	c.collectConnections(gauge)
 	st := c.cfg.Hub.Stats()
 	gauge(c.locks, float64(st.Topics))

@@ -125,7 +125,10 @@ function renderBanner() {
   const words = banner.dataset;
   let text = said.text;
   if (socket.socket !== 'open') {
-    text = !snap ? words.connecting : socket.attempt ? words.retry.replace('{attempt}', socket.attempt) : words.lost;
+    // A page drawn from its first frame (a long queue's) is still
+    // connecting, not lost, until its socket first opens.
+    const connecting = !snap || (socket.socket === 'connecting' && !socket.attempt);
+    text = connecting ? words.connecting : socket.attempt ? words.retry.replace('{attempt}', socket.attempt) : words.lost;
   }
   if (text && lastLiveAt && words.seen) text += words.seen.replace('{time}', new Date(lastLiveAt).toLocaleTimeString());
   banner.hidden = now || !text;
@@ -299,15 +302,7 @@ function follow() {
   live = new LiveLock(path, {
     service,
     window: viewWindow(),
-    onSnapshot(s) {
-      liveSnap = s;
-      const now = Date.now();
-      timing.observe(s, now);
-      liveChanged();
-      if (at !== null) return; // a past moment is shown; Live comes back to this
-      snap = s;
-      render();
-    },
+    onSnapshot: showLive,
     onStatus(st) {
       socket = st;
       if (isLive()) lastLiveAt = Date.now();
@@ -316,6 +311,17 @@ function follow() {
   }).start();
   renderBanner();
 }
+// showLive shows s, the lock's newest state.
+function showLive(s) {
+  liveSnap = s;
+  const now = Date.now();
+  timing.observe(s, now);
+  liveChanged();
+  if (at !== null) return; // a past moment is shown; Live comes back to this
+  snap = s;
+  render();
+}
+
 if (body.dataset.watched !== 'false') follow();
 else renderBanner();
 
@@ -807,4 +813,17 @@ if (bar) {
   setInterval(() => {
     if (at === null && !playing && !document.hidden) load();
   }, 15000);
+}
+
+// A long queue's first window comes with the page (the socket's first
+// message, made by the server from the snapshot the page shows): it is
+// drawn now, with the rest of the page set up, while the socket connects;
+// the socket then brings the newest.
+const firstFrame = document.getElementById('first-frame');
+const firstMsg = firstFrame && live && at === null && !snap ? JSON.parse(firstFrame.textContent) : null;
+if (firstMsg && firstMsg.type === 'snapshot' && firstMsg.snapshot) {
+  const s = firstMsg.snapshot;
+  s.nodes = s.nodes || [];
+  if (firstMsg.window) s.window = firstMsg.window;
+  showLive(s);
 }

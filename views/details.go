@@ -41,12 +41,24 @@ type Detail struct {
 
 // NewNodeDetails describes the node name of s.
 func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetails {
+	return newNodeDetails(s, nil, name, now)
+}
+
+// newNodeDetails is NewNodeDetails finding the node through s's facts f
+// (nil: a look through s's nodes).
+func newNodeDetails(s lockqueue.Snapshot, f *QueueFacts, name string, now time.Time) NodeDetails {
 	d := NodeDetails{Name: name, Empty: "Click a node to see its details."}
-	i := slices.IndexFunc(s.Nodes, func(n lockqueue.Node) bool { return n.Name == name })
+	if name == "" {
+		return d
+	}
+	i := -1
+	if f == nil {
+		i = slices.IndexFunc(s.Nodes, func(n lockqueue.Node) bool { return n.Name == name })
+	} else if at, ok := f.Position(s.Nodes, name); ok {
+		i = at
+	}
 	if i < 0 {
-		if name != "" {
-			d.Empty = name + " is gone from the queue."
-		}
+		d.Empty = name + " is gone from the queue."
 		return d
 	}
 	n := s.Nodes[i]

@@ -6,6 +6,7 @@ package views
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -33,6 +34,10 @@ type Page struct {
 	// HistoryOff says why the flight recorder is not recording, and since
 	// when; empty while it records (or when no history is kept).
 	HistoryOff string
+	// Modules are the static scripts the page's script imports, fetched
+	// from the head at once (modulepreload) rather than one level of
+	// imports at a time, each once the one before is parsed.
+	Modules []string
 }
 
 // Asset is the URL of a static file.
@@ -150,6 +155,11 @@ type Lock struct {
 	// says whether the server can add it (POST /api/v1/watch).
 	Watched  bool
 	CanWatch bool
+	// FirstFrame is, for a long queue shown live, the socket's first
+	// message for the part of it the page opens on (web.Frame, JSON), so
+	// the page draws the queue without waiting for its socket; empty
+	// otherwise.
+	FirstFrame json.RawMessage
 	// Replay is the time bar and the past moment shown, if any (history.go).
 	Replay Replay
 	// Figures are the lock's figures over the time bar's window, when the
@@ -339,7 +349,7 @@ func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
 	}
 	row.Waiting = s.WaiterCount
 	if !s.OldestWaiter.IsZero() {
-		_, verb := oldestWait(*s.Snapshot) // "≥" when only a bound of the wait's start is known
+		_, verb := oldestWait(FactsOf(*s.Snapshot)) // "≥" when only a bound of the wait's start is known
 		row.OldestWait = strings.TrimSpace(verb + " " + Duration(now.Sub(s.OldestWaiter)))
 	}
 	if len(s.Alerts) > 0 {
@@ -358,6 +368,12 @@ func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
 // false when there is no snapshot of path yet.
 // q picks the page of the table.
 func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool, q TableQuery, now time.Time) Lock {
+	return NewLockWith(p, svc, path, s, nil, known, q, now)
+}
+
+// NewLockWith is NewLock with s's facts, when the caller keeps them (nil
+// reads them from s).
+func NewLockWith(p Page, svc Service, path string, s lockqueue.Snapshot, f *QueueFacts, known bool, q TableQuery, now time.Time) Lock {
 	l := Lock{Page: p, Service: svc, Path: path, Known: known, DocTitle: path + " — zklockviz"}
 	if !known {
 		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
@@ -367,15 +383,18 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	}
 	l.Live = s.Live()
 	l.Banner = notLiveBanner(svc, s)
-	var holding, waiting int
-	l.Stats, holding, waiting = lockStats(s)
+	if f == nil {
+		f = FactsOf(s)
+	}
+	holding, waiting := f.Holding, f.Waiting
+	l.Stats = lockStats(s, f)
 	l.Note, l.Cluster = s.Note, s.Cluster
 	if f := s.Filling; f != nil {
 		l.Filling = thousands(f.Read) + " of " + thousands(f.Of)
 	}
 	// A contender's wait starts with its first node, which may be the one
 	// that is part of another (lockqueue.Snapshot.Oldest).
-	if oldest, verb := oldestWait(s); !oldest.IsZero() {
+	if oldest, verb := oldestWait(f); !oldest.IsZero() {
 		l.Oldest, l.OldestVerb = oldest.UnixMilli(), verb
 		l.OldestText = strings.TrimSpace(verb + " " + Duration(now.Sub(oldest)))
 	}
@@ -391,8 +410,8 @@ func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool,
 	for _, a := range s.Alerts {
 		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
 	}
-	l.Table = NewTable(s, q, now)
-	l.Details = NewNodeDetails(s, q.Selected, now)
+	l.Table = newTable(s, q, now, f)
+	l.Details = newNodeDetails(s, f, q.Selected, now)
 	return l
 }
 
@@ -424,22 +443,10 @@ func unknownText(s lockqueue.Snapshot) string {
 	return "unknown since " + When(s.UnknownSince) + ": the last known state is shown"
 }
 
-// lockStats is the lock view's stat line, with the holders and waiters it
-// counted.
-func lockStats(s lockqueue.Snapshot) (stats []Stat, holding, waiting int) {
-	stalled := 0
-	for _, n := range s.Nodes {
-		switch {
-		case n.Holding:
-			holding++
-			if n.StalledOn != "" {
-				stalled++
-			}
-		case n.Waiting():
-			waiting++
-		}
-	}
-	stats = []Stat{{"recipe", cmp.Or(string(s.Recipe), "none")}, {"holding", fmt.Sprint(holding)}}
+// lockStats is the lock view's stat line, from s's facts f.
+func lockStats(s lockqueue.Snapshot, f *QueueFacts) []Stat {
+	holding, waiting, stalled := f.Holding, f.Waiting, f.Stalled
+	stats := []Stat{{"recipe", cmp.Or(string(s.Recipe), "none")}, {"holding", fmt.Sprint(holding)}}
 	if stalled > 0 {
 		stats = append(stats, Stat{"stalled", fmt.Sprint(stalled)})
 	}
@@ -459,7 +466,7 @@ func lockStats(s lockqueue.Snapshot) (stats []Stat, holding, waiting int) {
 		stats = append(stats, Stat{term, value})
 	}
 	stats = append(stats, Stat{"revision", fmt.Sprint(s.Revision)})
-	return stats, holding, waiting
+	return stats
 }
 
 // SourceWords says how the lock's state was read, in its service's terms:
@@ -606,17 +613,11 @@ func DataText(n lockqueue.Node) string {
 // oldestWait is when the longest wait began and "≥" when that is only
 // when the reader first saw its node or its waiter
 // (lockqueue.Node.CtimeAtMost, Snapshot.AnonymousSince).
-func oldestWait(s lockqueue.Snapshot) (time.Time, string) {
-	_, oldest := s.Oldest()
-	if s.AnonymousWaiters > 0 && !oldest.IsZero() && oldest.Equal(s.AnonymousSince) {
-		return oldest, "≥"
+func oldestWait(f *QueueFacts) (time.Time, string) {
+	if f.OldestAtMost {
+		return f.Oldest, "≥"
 	}
-	for ni := range s.Nodes {
-		if n := &s.Nodes[ni]; n.CtimeAtMost && !n.Holding && !n.Foreign && n.Ctime.Equal(oldest) {
-			return oldest, "≥"
-		}
-	}
-	return oldest, ""
+	return f.Oldest, ""
 }
 
 func nodeAge(n lockqueue.Node, now time.Time) string {

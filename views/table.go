@@ -134,6 +134,16 @@ type Ref struct {
 
 // NewTable builds the page of s's table that q asks for.
 func NewTable(s lockqueue.Snapshot, q TableQuery, now time.Time) Table {
+	return newTable(s, q, now, nil)
+}
+
+// newTable is NewTable with s's facts f, when the caller has them (nil
+// reads them from s). Without a filter a page's rows are found by their
+// positions: the cost is the page, not the queue.
+func newTable(s lockqueue.Snapshot, q TableQuery, now time.Time, f *QueueFacts) Table {
+	if f == nil {
+		f = FactsOf(s)
+	}
 	size := q.Size
 	if size <= 0 {
 		size = FirstPageRows
@@ -141,34 +151,46 @@ func NewTable(s lockqueue.Snapshot, q TableQuery, now time.Time) Table {
 	t := Table{Path: s.Path, Total: len(s.Nodes), Neutral: s.UsesNeutralFields(), Selected: q.Selected}
 	t.Cols = columnsOf(s.ServiceName(), t.Neutral)
 	filter := strings.ToLower(strings.TrimSpace(q.Filter))
+	// keep lists the positions of the rows that match a filter; without
+	// one every node is a row, the k-th row the k-th node.
 	var keep []int
-	for i, n := range s.Nodes {
-		if filter == "" || strings.Contains(strings.ToLower(n.Name), filter) || strings.Contains(n.Session, filter) ||
-			strings.Contains(strings.ToLower(n.Data), filter) {
-			keep = append(keep, i)
+	if filter != "" {
+		for i, n := range s.Nodes {
+			if strings.Contains(strings.ToLower(n.Name), filter) || strings.Contains(n.Session, filter) ||
+				strings.Contains(strings.ToLower(n.Data), filter) {
+				keep = append(keep, i)
+			}
 		}
+		t.Matching = len(keep)
+	} else {
+		t.Matching = len(s.Nodes)
 	}
-	t.Matching = len(keep)
-	t.Pages = max(1, (len(keep)+size-1)/size)
+	t.Pages = max(1, (t.Matching+size-1)/size)
 	t.Page = min(max(0, q.Page), t.Pages-1)
 	if q.Show != "" {
+		if filter == "" {
+			if i, ok := f.Position(s.Nodes, q.Show); ok {
+				t.Page = i / size
+			}
+		}
 		for k, i := range keep {
 			if s.Nodes[i].Name == q.Show {
 				t.Page = k / size
 			}
 		}
 	}
-	holders := len(s.Holders())
+	holders := f.Holding
 	others := len(s.Nodes) - holders
 	t.Caption = fmt.Sprintf("%s: %d holding, %d other %s", s.Path, holders, others, plural(others, "node", "nodes"))
 	if filter != "" {
 		t.Caption += fmt.Sprintf(" (%d match the filter)", len(keep))
 	}
 	from := t.Page * size
-	page := keep[min(from, len(keep)):min(from+size, len(keep))]
+	to := min(from+size, t.Matching)
+	from = min(from, t.Matching)
 	t.Info = "no rows"
-	if len(keep) > 0 {
-		t.Info = fmt.Sprintf("rows %d–%d of %s · page %d/%d", from+1, from+len(page), thousands(len(keep)), t.Page+1, t.Pages)
+	if t.Matching > 0 {
+		t.Info = fmt.Sprintf("rows %d–%d of %s · page %d/%d", from+1, to, thousands(t.Matching), t.Page+1, t.Pages)
 	}
 	byNode := map[string][]string{}
 	for _, a := range s.Alerts {
@@ -176,7 +198,11 @@ func NewTable(s lockqueue.Snapshot, q TableQuery, now time.Time) Table {
 			byNode[n] = append(byNode[n], a.Kind)
 		}
 	}
-	for _, i := range page {
+	for k := from; k < to; k++ {
+		i := k
+		if filter != "" {
+			i = keep[k]
+		}
 		t.Rows = append(t.Rows, newRow(s, i, t.Neutral, strings.Join(byNode[s.Nodes[i].Name], ", "), now))
 	}
 	return t

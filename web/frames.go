@@ -88,6 +88,33 @@ type frameCache struct {
 	newest uint64
 	weak   map[frameKey]weak.Pointer[frameEntry]
 	kept   map[frameKey]*frameEntry
+	// facts are the newest long snapshot's window facts, which every
+	// window of it shares.
+	facts *seqFacts
+}
+
+type seqFacts struct {
+	seq  uint64
+	once sync.Once
+	f    *windowFacts
+}
+
+// windowFacts returns the window facts of snap, published with seq: read
+// once for all the windows of it the lock's sockets look at. An older
+// snapshot's are read afresh.
+func (fc *frameCache) windowFacts(snap *lockqueue.Snapshot, seq uint64) *windowFacts {
+	fc.mu.Lock()
+	e := fc.facts
+	switch {
+	case e == nil || seq > e.seq:
+		e = &seqFacts{seq: seq}
+		fc.facts = e
+	case seq < e.seq:
+		e = &seqFacts{seq: seq}
+	}
+	fc.mu.Unlock()
+	e.once.Do(func() { e.f = readWindowFacts(snap) })
+	return e.f
 }
 
 // namesKept: the snapshot viewers hold and the newest, and one more for a
@@ -221,7 +248,11 @@ func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, 
 			// names are indexed afresh, not kept by seq with the whole
 			// snapshots'.
 			var win *Window
-			e.sent, win = windowOf(snap, f.view)
+			var facts *windowFacts
+			if len(snap.Nodes) > windowWholeUpTo {
+				facts = f.cache.windowFacts(&snap, seq)
+			}
+			e.sent, win = windowOf(snap, f.view, facts)
 			b, kind, err := encodeWindowFrame(prev, e.sent, win, nil)
 			if err == nil && len(b) <= keepLimit {
 				f.cache.keep(k, e)

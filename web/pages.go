@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -118,6 +119,8 @@ type pages struct {
 	// parts caches GET /parts/lock of each lock's newest snapshot; nil
 	// renders every request.
 	parts *partsCache
+	// facts keeps each long queue's counts and positions (factsCache).
+	facts factsCache
 	// partRenders counts the renders of GET /parts/lock.
 	partRenders atomic.Int64
 	// historyStatus says whether the recorder records (WithHistoryStatus).
@@ -237,6 +240,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		snap, ok, now = past.snap, past.known, past.replay.At
 	}
 	pg := p.page(lp, "lock")
+	pg.Modules = p.assets.modules("lock.js")
 	sv := serviceView(svc)
 	pg.Body = templ.Attributes{
 		"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched),
@@ -246,8 +250,15 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		"data-service": sv.Name, "data-service-title": sv.Title,
 		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
 	}
-	l := views.NewLock(pg, sv, lp, snap, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
+	var facts *views.QueueFacts
+	if past.replay.At.IsZero() {
+		facts = p.facts.of(id.Key(), versionOf(snap, ok), snap)
+	}
+	l := views.NewLockWith(pg, sv, lp, snap, facts, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
+	if ok && past.replay.At.IsZero() && len(snap.Nodes) > windowWholeUpTo {
+		l.FirstFrame = p.firstFrame(id, snap, q.Get("node"))
+	}
 	l.Replay = past.replay
 	l.Figures = p.pageFigures(id, q, past.replay.At, pg.HistoryOff != "")
 	if !past.replay.At.IsZero() {
@@ -257,6 +268,21 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		l.Banner = "" // nothing is stale: the page says "not watched" instead
 	}
 	p.render(w, r, http.StatusOK, views.LockPage(l))
+}
+
+// firstFrame is the message the lock page's socket sends first for a long
+// queue, the window the page opens on (lock.js's first viewWindow: the
+// table's first page and the node in the URL), made from the snapshot
+// the page is rendered from; nil if it cannot be encoded.
+func (p *pages) firstFrame(id lockqueue.LockID, snap lockqueue.Snapshot, node string) []byte {
+	v := view{on: true, from: 0, size: views.FirstPageRows, node: node}
+	sent, win := windowOf(snap, v, p.facts.window(id.Key(), versionOf(snap, true), snap))
+	b, _, err := encodeWindowFrame(nil, sent, win, nil)
+	if err != nil {
+		p.log.Warn("lock page's first frame", "lock", id.Key(), "err", err)
+		return nil
+	}
+	return b
 }
 
 // pageFigures are the lock page's wait and hold figures over the default
@@ -356,7 +382,11 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	pg := p.page(name, "lock")
 	render := func() ([]byte, error) {
 		p.partRenders.Add(1)
-		l := views.NewLock(pg, serviceView(svc), name, snap, ok, tq, now)
+		var facts *views.QueueFacts
+		if past.replay.At.IsZero() {
+			facts = p.facts.of(id.Key(), versionOf(snap, ok), snap)
+		}
+		l := views.NewLockWith(pg, serviceView(svc), name, snap, facts, ok, tq, now)
 		l.Replay, l.Watched = past.replay, ok || watchedBy(svc, name)
 		var buf bytes.Buffer
 		// Shared by every viewer asking meanwhile: the first one leaving
@@ -544,6 +574,30 @@ func (p *pages) render(w http.ResponseWriter, r *http.Request, status int, c tem
 type assets struct {
 	files   map[string]asset
 	version string
+	// imports lists the static files each script imports ("./queue.js").
+	imports map[string][]string
+}
+
+// importLine matches a script's static import of a sibling file.
+var importLine = regexp.MustCompile(`(?m)^(import (?:[^'"]* from )?'\./([^'/]+\.js))';`)
+
+// modules are the static files entry imports, directly or not, in a fixed
+// order: what its page preloads.
+func (a *assets) modules(entry string) []string {
+	seen := map[string]bool{entry: true}
+	var out []string
+	var walk func(name string)
+	walk = func(name string) {
+		for _, m := range a.imports[name] {
+			if !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+				walk(m)
+			}
+		}
+	}
+	walk(entry)
+	return out
 }
 
 type asset struct {
@@ -553,7 +607,7 @@ type asset struct {
 }
 
 func loadAssets(fsys fs.FS) (*assets, error) {
-	a := &assets{files: map[string]asset{}}
+	a := &assets{files: map[string]asset{}, imports: map[string][]string{}}
 	all := sha256.New()
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasSuffix(name, ".go") {
@@ -577,6 +631,11 @@ func loadAssets(fsys fs.FS) (*assets, error) {
 			ctype = "application/octet-stream"
 		}
 		a.files[name] = asset{body: body, etag: `"` + hex.EncodeToString(sum[:8]) + `"`, ctype: ctype}
+		if path.Ext(name) == ".js" {
+			for _, m := range importLine.FindAllSubmatch(body, -1) {
+				a.imports[name] = append(a.imports[name], string(m[2]))
+			}
+		}
 		all.Write([]byte(name))
 		all.Write(sum[:])
 		return nil
@@ -588,6 +647,18 @@ func loadAssets(fsys fs.FS) (*assets, error) {
 		return nil, errors.New("no static files embedded")
 	}
 	a.version = hex.EncodeToString(all.Sum(nil)[:6])
+	// A script's imports carry the version too: they are cached for good
+	// like the page's own script, and a module imported by two scripts,
+	// or by a script and a page, is one module (one URL).
+	for name, f := range a.files {
+		if len(a.imports[name]) == 0 {
+			continue
+		}
+		f.body = importLine.ReplaceAll(f.body, []byte("${1}?v="+a.version+"';"))
+		sum := sha256.Sum256(f.body)
+		f.etag = `"` + hex.EncodeToString(sum[:8]) + `"`
+		a.files[name] = f
+	}
 	return a, nil
 }
 

@@ -278,10 +278,11 @@ func TestStaticAssets(t *testing.T) {
 	}
 }
 
-var jsImport = regexp.MustCompile(`(?m)^import .* from '\./([^']+)';`)
+var jsImport = regexp.MustCompile(`(?m)^import .* from '\./([^'?]+)(?:\?v=([0-9a-f]*))?';`)
 
 // The modules import each other by relative URL; each import must name a
-// file that is embedded.
+// file that is embedded, with the assets' version as a page names them (so
+// that an import is cached for good, and is the module a page preloads).
 func TestModuleImportsResolve(t *testing.T) {
 	a, err := loadAssets(static.FS)
 	if err != nil {
@@ -296,6 +297,9 @@ func TestModuleImportsResolve(t *testing.T) {
 		for _, m := range jsImport.FindAllStringSubmatch(string(f.body), -1) {
 			if _, ok := a.files[m[1]]; !ok {
 				t.Errorf("%s imports ./%s, which is not embedded", name, m[1])
+			}
+			if m[2] != a.version {
+				t.Errorf("%s imports ./%s with version %q, want %q", name, m[1], m[2], a.version)
 			}
 		}
 	}

@@ -2,10 +2,12 @@ package web
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/views"
 )
 
 // A lock page looks at a few hundred nodes of a queue at a time: the lane
@@ -83,104 +85,202 @@ type Window struct {
 	Targets map[string]int `json:"targets,omitempty"`
 }
 
-// windowOf returns the part of s that v looks at, and the window that says
-// which part that is; s itself and nil when s is short enough to send
-// whole or v asks for everything. s's nodes are the hub's, shared: they are
-// copied, never changed.
-func windowOf(s lockqueue.Snapshot, v view) (lockqueue.Snapshot, *Window) {
-	n := len(s.Nodes)
-	if !v.on || n <= windowWholeUpTo {
-		return s, nil
+// windowFacts are what every window of one snapshot of a long queue needs
+// of the whole queue, read in one pass: its counts, where its holders are
+// (to count those in each fold) and the first of the nodes drawn from the
+// middle for what they are. A lock's sockets share them per snapshot
+// (frameCache.windowFacts), so a window costs the nodes it sends.
+type windowFacts struct {
+	holding, childWatchers int
+	// holders are the holders' positions, ascending.
+	holders []int
+	// notable are the first positions, ascending, of the holders, zombies
+	// and alerted nodes: enough to reach windowMaxExtra of them outside
+	// any window and its ends (notableKept).
+	notable []int
+	// positions finds a node by name when no neighbour is it.
+	positions views.Positions
+}
+
+// notableKept: a window shows at most 2×windowEnds + windowMaxSize nodes
+// of its own, so this many notable positions hold windowMaxExtra + 1
+// outside it, which is where the drawing stops (Window.Capped).
+const notableKept = 2*windowEnds + windowMaxSize + windowMaxExtra + 1
+
+func readWindowFacts(s *lockqueue.Snapshot) *windowFacts {
+	alerted := alertedNodes(s)
+	f := &windowFacts{}
+	for i := range s.Nodes {
+		nd := &s.Nodes[i]
+		if nd.Holding {
+			f.holding++
+			f.holders = append(f.holders, i)
+		}
+		if nd.WaitsOn == lockqueue.OnChildren {
+			f.childWatchers++
+		}
+		if (nd.Holding || nd.Zombie || alerted[nd.Name]) && len(f.notable) < notableKept {
+			f.notable = append(f.notable, i)
+		}
 	}
-	from := min(v.from, max(0, n-v.size))
-	w := &Window{Total: n, From: from, To: min(n, from+v.size)}
+	return f
+}
+
+func alertedNodes(s *lockqueue.Snapshot) map[string]bool {
 	alerted := map[string]bool{}
 	for _, a := range s.Alerts {
 		for _, name := range a.Nodes {
 			alerted[name] = true
 		}
 	}
-	show := make([]bool, n)
-	sent := 0
-	mark := func(i int) {
-		if !show[i] {
-			show[i] = true
-			sent++
+	return alerted
+}
+
+// position finds the node named name in nodes (those f was read from),
+// looking first beside near, where it usually is (a waiter's predecessor).
+func (f *windowFacts) position(nodes []lockqueue.Node, name string, near ...int) (int, bool) {
+	for _, i := range near {
+		if i >= 0 && i < len(nodes) && nodes[i].Name == name {
+			return i, true
 		}
 	}
+	return f.positions.Of(nodes, name)
+}
+
+// holdersIn counts the holders at positions from to to, both included.
+func (f *windowFacts) holdersIn(from, to int) int {
+	lo, _ := slices.BinarySearch(f.holders, from)
+	hi, _ := slices.BinarySearch(f.holders, to+1)
+	return hi - lo
+}
+
+// windowOf returns the part of s that v looks at, and the window that says
+// which part that is; s itself and nil when s is short enough to send
+// whole or v asks for everything. s's nodes are the hub's, shared: they are
+// copied, never changed. facts are s's (nil: read here).
+func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snapshot, *Window) {
+	n := len(s.Nodes)
+	if !v.on || n <= windowWholeUpTo {
+		return s, nil
+	}
+	if facts == nil {
+		facts = readWindowFacts(&s)
+	}
+	from := min(v.from, max(0, n-v.size))
+	w := &Window{Total: n, From: from, To: min(n, from+v.size), Holding: facts.holding, ChildWatchers: facts.childWatchers}
+	// shown are the positions sent, ascending: the ends and the window,
+	// then the middle's holders, zombies and alerted nodes in queue order
+	// until windowMaxExtra of them (the selected node whatever the count).
+	shown := make([]int, 0, 2*windowEnds+(w.To-w.From)+windowMaxExtra+1)
 	for i := range min(windowEnds, n) {
-		mark(i)
+		shown = append(shown, i)
 	}
-	for i := max(0, n-windowEnds); i < n; i++ {
-		mark(i)
+	for i := max(windowEnds, w.From); i < w.To; i++ {
+		shown = append(shown, i)
 	}
-	for i := w.From; i < w.To; i++ {
-		mark(i)
+	for i := max(n-windowEnds, w.To, windowEnds); i < n; i++ {
+		shown = append(shown, i)
 	}
-	for i := range s.Nodes {
-		nd := &s.Nodes[i]
-		if nd.Holding {
-			w.Holding++
+	isShown := func(i int) bool {
+		_, ok := slices.BinarySearch(shown, i)
+		return ok
+	}
+	selected := -1
+	if v.node != "" {
+		if i, ok := facts.position(s.Nodes, v.node); ok && !isShown(i) {
+			selected = i
 		}
-		if nd.WaitsOn == lockqueue.OnChildren {
-			w.ChildWatchers++
+	}
+	// The middle's nodes drawn for what they are, in queue order, and the
+	// selected one in its place.
+	var extra []int
+	take := func(i int) {
+		if isShown(i) {
+			return
 		}
-		if show[i] {
-			continue
-		}
-		if nd.Name == v.node || (nd.Holding || nd.Zombie || alerted[nd.Name]) && !w.Capped {
-			if nd.Name != v.node && w.Extra >= windowMaxExtra {
-				w.Capped = true
-				continue
-			}
-			mark(i)
+		switch {
+		case i == selected:
+			extra = append(extra, i)
+			w.Extra++
+		case w.Capped:
+		case w.Extra >= windowMaxExtra:
+			w.Capped = true
+		default:
+			extra = append(extra, i)
 			w.Extra++
 		}
 	}
-	nodes := make([]lockqueue.Node, 0, sent)
-	for i := 0; i < n; {
-		j := i
-		for j < n && show[j] == show[i] {
+	for _, i := range facts.notable {
+		if selected >= 0 && selected <= i {
+			take(selected)
+			if selected == i {
+				selected = -1
+				continue
+			}
+			selected = -1
+		}
+		take(i)
+	}
+	if selected >= 0 {
+		take(selected)
+	}
+	shown = append(shown, extra...)
+	slices.Sort(shown)
+	shown = slices.Compact(shown)
+
+	nodes := make([]lockqueue.Node, 0, len(shown))
+	next := 0 // the first position not yet in a run or a fold
+	for r := 0; r < len(shown); {
+		i := shown[r]
+		j := r
+		for j+1 < len(shown) && shown[j+1] == shown[j]+1 {
 			j++
 		}
-		if show[i] {
-			nodes = append(nodes, s.Nodes[i:j]...)
-			w.Runs = append(w.Runs, [2]int{i, j - i})
-		} else {
-			holding := 0
-			for k := i; k < j; k++ {
-				if s.Nodes[k].Holding {
-					holding++
-				}
-			}
-			w.Folds = append(w.Folds, [3]int{i, j - 1, holding})
+		if i > next {
+			w.Folds = append(w.Folds, [3]int{next, i - 1, facts.holdersIn(next, i-1)})
 		}
-		i = j
+		nodes = append(nodes, s.Nodes[i:shown[j]+1]...)
+		w.Runs = append(w.Runs, [2]int{i, shown[j] - i + 1})
+		next = shown[j] + 1
+		r = j + 1
 	}
-	w.Targets = foldedTargets(s, nodes, show)
+	if next < n {
+		w.Folds = append(w.Folds, [3]int{next, n - 1, facts.holdersIn(next, n-1)})
+	}
+	w.Targets = foldedTargets(s, nodes, shown, facts)
 	s.Nodes = nodes
 	return s, w
 }
 
-// foldedTargets finds the positions of the nodes that the sent nodes wait
-// for, watch or are blocked by but that were not sent.
-func foldedTargets(s lockqueue.Snapshot, sent []lockqueue.Node, show []bool) map[string]int {
+// foldedTargets finds the positions of the nodes that the sent nodes (at
+// the positions shown) wait for, watch or are blocked by but that were not
+// sent.
+func foldedTargets(s lockqueue.Snapshot, sent []lockqueue.Node, shown []int, facts *windowFacts) map[string]int {
 	in := make(map[string]bool, len(sent))
 	for i := range sent {
 		in[sent[i].Name] = true
 	}
-	want := map[string]bool{}
-	need := func(name string) {
-		if name != "" && !in[name] {
-			want[name] = true
+	var at map[string]int
+	need := func(name string, from int) {
+		if name == "" || in[name] {
+			return
+		}
+		if _, done := at[name]; done {
+			return
+		}
+		if i, ok := facts.position(s.Nodes, name, from-1, from+1); ok {
+			if at == nil {
+				at = map[string]int{}
+			}
+			at[name] = i
 		}
 	}
 	prefix := strings.TrimSuffix(s.Path, "/") + "/"
-	for i := range sent {
-		nd := &sent[i]
-		need(nd.WaitsFor)
+	for k := range sent {
+		nd := &sent[k]
+		need(nd.WaitsFor, shown[k])
 		for _, b := range nd.BlockedBy {
-			need(b)
+			need(b, shown[k])
 		}
 		p := prefix
 		if nd.Folder != "" {
@@ -188,17 +288,8 @@ func foldedTargets(s lockqueue.Snapshot, sent []lockqueue.Node, show []bool) map
 		}
 		for _, w := range nd.Watching {
 			if name, ok := strings.CutPrefix(w, p); ok && !strings.Contains(name, "/") {
-				need(name)
+				need(name, shown[k])
 			}
-		}
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	at := make(map[string]int, len(want))
-	for i := range s.Nodes {
-		if !show[i] && want[s.Nodes[i].Name] {
-			at[s.Nodes[i].Name] = i
 		}
 	}
 	return at

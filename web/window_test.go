@@ -2,8 +2,11 @@ package web
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -158,4 +161,192 @@ func TestWindowedSocketShortQueueAndBadWindow(t *testing.T) {
 			t.Errorf("%s: status %d (%s), want 400", bad, code, body)
 		}
 	}
+}
+
+// windowOf reads only the nodes a window shows, with the facts of the
+// whole queue read once per snapshot: its windows are those of a pass over
+// every node (windowOfEveryNode, the way it was first written), on queues
+// with holders, zombies and alerted nodes here and there or everywhere,
+// windows at the ends and in the middle, a node selected inside, outside
+// or past the cap of drawn nodes.
+func TestWindowOfMatchesAPassOverEveryNode(t *testing.T) {
+	base := gozkFolder("/w", 5000).snapshot()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name                      string
+		holders, zombies, alerted int // how many, at random positions
+		children                  int // waiters on the parent's children
+	}{
+		{"one holder", 0, 0, 0, 0},
+		{"a few of each", 5, 7, 30, 3},
+		{"past the cap", 150, 150, 120, 0},
+		{"every node a zombie", 0, 5000, 0, 0},
+		{"every node holding", 5000, 0, 0, 0},
+	} {
+		s := base
+		s.Nodes = slices.Clone(base.Nodes)
+		for range tc.holders {
+			s.Nodes[rng.IntN(len(s.Nodes))].Holding = true
+		}
+		for range tc.zombies {
+			s.Nodes[rng.IntN(len(s.Nodes))].Zombie = true
+		}
+		for range tc.children {
+			s.Nodes[rng.IntN(len(s.Nodes))].WaitsOn = lockqueue.OnChildren
+		}
+		if tc.zombies == len(s.Nodes) {
+			for i := range s.Nodes {
+				s.Nodes[i].Zombie = true
+			}
+		}
+		if tc.holders == len(s.Nodes) {
+			for i := range s.Nodes {
+				s.Nodes[i].Holding = true
+			}
+		}
+		if tc.alerted > 0 {
+			a := lockqueue.Alert{Kind: "test", Message: "alerted"}
+			for range tc.alerted {
+				a.Nodes = append(a.Nodes, s.Nodes[rng.IntN(len(s.Nodes))].Name)
+			}
+			s.Alerts = []lockqueue.Alert{a}
+		}
+		facts := readWindowFacts(&s)
+		for _, v := range []view{
+			{on: true, from: 0, size: 100},
+			{on: true, from: 2500, size: 100},
+			{on: true, from: 4990, size: 100},
+			{on: true, from: 30, size: 1000},
+			{on: true, from: 0, size: 100, node: s.Nodes[3210].Name},
+			{on: true, from: 0, size: 100, node: s.Nodes[4970].Name},
+			{on: true, from: 2500, size: 100, node: s.Nodes[2550].Name},
+			{on: true, from: 0, size: 100, node: "no-such-node"},
+		} {
+			wantSnap, wantWin := windowOfEveryNode(s, v)
+			gotSnap, gotWin := windowOf(s, v, facts)
+			want, _ := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &wantSnap, Window: wantWin})
+			got, _ := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &gotSnap, Window: gotWin})
+			if string(got) != string(want) {
+				t.Errorf("%s, window %d:%d node %q: the frames differ\n got window %+v\nwant window %+v", tc.name, v.from, v.size, v.node, gotWin, wantWin)
+			}
+		}
+	}
+}
+
+// windowOfEveryNode is windowOf as a pass over every node of the queue.
+func windowOfEveryNode(s lockqueue.Snapshot, v view) (lockqueue.Snapshot, *Window) {
+	n := len(s.Nodes)
+	if !v.on || n <= windowWholeUpTo {
+		return s, nil
+	}
+	from := min(v.from, max(0, n-v.size))
+	w := &Window{Total: n, From: from, To: min(n, from+v.size)}
+	alerted := map[string]bool{}
+	for _, a := range s.Alerts {
+		for _, name := range a.Nodes {
+			alerted[name] = true
+		}
+	}
+	show := make([]bool, n)
+	sent := 0
+	mark := func(i int) {
+		if !show[i] {
+			show[i] = true
+			sent++
+		}
+	}
+	for i := range min(windowEnds, n) {
+		mark(i)
+	}
+	for i := max(0, n-windowEnds); i < n; i++ {
+		mark(i)
+	}
+	for i := w.From; i < w.To; i++ {
+		mark(i)
+	}
+	for i := range s.Nodes {
+		nd := &s.Nodes[i]
+		if nd.Holding {
+			w.Holding++
+		}
+		if nd.WaitsOn == lockqueue.OnChildren {
+			w.ChildWatchers++
+		}
+		if show[i] {
+			continue
+		}
+		if nd.Name == v.node || (nd.Holding || nd.Zombie || alerted[nd.Name]) && !w.Capped {
+			if nd.Name != v.node && w.Extra >= windowMaxExtra {
+				w.Capped = true
+				continue
+			}
+			mark(i)
+			w.Extra++
+		}
+	}
+	nodes := make([]lockqueue.Node, 0, sent)
+	for i := 0; i < n; {
+		j := i
+		for j < n && show[j] == show[i] {
+			j++
+		}
+		if show[i] {
+			nodes = append(nodes, s.Nodes[i:j]...)
+			w.Runs = append(w.Runs, [2]int{i, j - i})
+		} else {
+			holding := 0
+			for k := i; k < j; k++ {
+				if s.Nodes[k].Holding {
+					holding++
+				}
+			}
+			w.Folds = append(w.Folds, [3]int{i, j - 1, holding})
+		}
+		i = j
+	}
+	w.Targets = foldedTargetsEveryNode(s, nodes, show)
+	s.Nodes = nodes
+	return s, w
+}
+
+// foldedTargetsEveryNode is foldedTargets as a pass over every node: it finds the positions of the nodes that the sent nodes wait
+// for, watch or are blocked by but that were not sent.
+func foldedTargetsEveryNode(s lockqueue.Snapshot, sent []lockqueue.Node, show []bool) map[string]int {
+	in := make(map[string]bool, len(sent))
+	for i := range sent {
+		in[sent[i].Name] = true
+	}
+	want := map[string]bool{}
+	need := func(name string) {
+		if name != "" && !in[name] {
+			want[name] = true
+		}
+	}
+	prefix := strings.TrimSuffix(s.Path, "/") + "/"
+	for i := range sent {
+		nd := &sent[i]
+		need(nd.WaitsFor)
+		for _, b := range nd.BlockedBy {
+			need(b)
+		}
+		p := prefix
+		if nd.Folder != "" {
+			p = nd.Folder + "/"
+		}
+		for _, w := range nd.Watching {
+			if name, ok := strings.CutPrefix(w, p); ok && !strings.Contains(name, "/") {
+				need(name)
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(want))
+	for i := range s.Nodes {
+		if !show[i] && want[s.Nodes[i].Name] {
+			at[s.Nodes[i].Name] = i
+		}
+	}
+	return at
 }
