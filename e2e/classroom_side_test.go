@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp/kb"
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 )
 
 // needServers skips (or fails under CI=true) when a server scenario 12

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // redisLockScript is Redisson's lock script (RedissonLock.tryLockInnerAsync):

@@ -25,7 +25,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 const chromiumPath = "/usr/bin/chromium"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 )
 
 // A PostgreSQL history database that goes away under an open lock page

@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // The legend is page text that wraps, not a wide drawing shrunk to fit: at

@@ -13,7 +13,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
 	"github.com/zklockviz/zklockviz/views"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // gozkLock takes go-zookeeper's own Lock on path in a session of its own. A

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // redisCLI runs redis-cli, a third-party client, against addr.

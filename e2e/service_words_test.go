@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 )
 
 // A server started for PostgreSQL alone speaks PostgreSQL: no ZooKeeper

@@ -20,9 +20,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // Every lock service live in one serve, looked at in the browser: real

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // Each service's queue table has its own columns under its own words:

@@ -9,7 +9,7 @@ import (
 	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 )
 
 // A history database that goes away: the status a page asks for after a

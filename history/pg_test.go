@@ -11,7 +11,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 )
 
 func openPG(t *testing.T, dsn string, c *clock) *history.PGStore {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 )
 
 // whoQueue is a queue whose nodes say who they are as each service does:

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 	"github.com/zklockviz/zklockviz/localproc"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/redislocal"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 const childEnv = "LOCALPROC_LEFTOVERS_CHILD"

@@ -12,7 +12,7 @@ import (
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/metrics"
-	"github.com/zklockviz/zklockviz/redislock"
+	"github.com/zklockviz/zklockviz/redis/redislock"
 )
 
 // rulesDir holds the shipped Prometheus alerting rules and their unit tests.

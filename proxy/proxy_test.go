@@ -12,7 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklockviz/zklockviz/proxy"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // echoServer echoes every connection until the test ends.

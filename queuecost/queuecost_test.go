@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // A queued waiter costs its server no more than its session's heartbeat:

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // TestGCPauseStates follows gc-pause through the Go API: the paused holder

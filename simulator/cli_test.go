@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // The CLI tests run the real binary, built once per test process.

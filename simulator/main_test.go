@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // zkAddr is the one ZooKeeper every test in this package shares: a JVM per

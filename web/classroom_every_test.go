@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/redislock"
+	"github.com/zklockviz/zklockviz/redis/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/simulator"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 func TestMain(m *testing.M) {

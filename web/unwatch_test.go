@@ -13,9 +13,9 @@ import (
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
-	"github.com/zklockviz/zklockviz/zklocal"
 	"github.com/zklockviz/zklockviz/zkwatch"
 	"github.com/zklockviz/zklockviz/zookeeper"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // TestUnwatchThroughHTTP: DELETE /api/v1/watch against a real watcher on a

@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // The offset to ZooKeeper's clock is the smallest bound the live creates

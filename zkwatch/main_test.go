@@ -20,7 +20,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // waitTimeout bounds every wait for a state: a liveness bound for a loaded

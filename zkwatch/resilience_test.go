@@ -12,7 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // lockAsync starts a go-zookeeper Lock on conn and returns when its node

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // A lock parent whose ACL lets only a digest user read it: without

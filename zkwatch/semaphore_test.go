@@ -12,7 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // startCuratorSemaphore runs count participants of an InterProcessSemaphoreV2

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // demoPrefix is where the demo looks for lock parents made by hand.

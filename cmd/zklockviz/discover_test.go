@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // discoveredLocks is what the discovery tests read of GET /api/v1/locks.

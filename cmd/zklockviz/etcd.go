@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zklockviz/zklockviz/etcdlock"
+	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 )
 
 // etcdFlags are serve's --etcd* flags.

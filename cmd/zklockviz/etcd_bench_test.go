@@ -13,7 +13,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 )
 
 // BenchmarkEtcdViewers measures what the etcd reader costs the server with

@@ -20,7 +20,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcdlock"
+	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 

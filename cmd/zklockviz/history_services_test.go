@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // holding is the live-view test for "name alone holds the lock".

@@ -25,8 +25,8 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // lockClient is a real lock client process (kazoo or Curator) driven over

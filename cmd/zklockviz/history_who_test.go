@@ -14,7 +14,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // holderOf is the one holding node of s, or a zero Node.

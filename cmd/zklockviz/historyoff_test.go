@@ -13,8 +13,8 @@ import (
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // A PostgreSQL history database that goes away (its server stopped) is said

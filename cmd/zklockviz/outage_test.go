@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/pglock"
-	"github.com/zklockviz/zklockviz/redislocal"
-	"github.com/zklockviz/zklockviz/redislock"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglock"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislock"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // outageWait is how long the tests leave a killed server down before they

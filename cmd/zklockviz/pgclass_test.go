@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 

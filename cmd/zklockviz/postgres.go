@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zklockviz/zklockviz/pglock"
+	"github.com/zklockviz/zklockviz/postgres/pglock"
 )
 
 // pgFlags are serve's PostgreSQL flags.

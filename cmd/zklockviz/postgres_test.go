@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 )
 
 // postWatch asks the server to watch a lock of a service and returns the

@@ -18,10 +18,10 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklockviz/zklockviz/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/pglocal"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // readmeNotRun are the README's commands this test does not run, each with

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zklockviz/zklockviz/redislock"
+	"github.com/zklockviz/zklockviz/redis/redislock"
 )
 
 // redisFlags are serve's --redis* flags.

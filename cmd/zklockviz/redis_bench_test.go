@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // BenchmarkRedisViewers measures what serve costs a Redis master with 1

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 // redisCLI runs redis-cli, a third-party client, against addr.

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcdlock"
+	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
-	"github.com/zklockviz/zklockviz/pglock"
+	"github.com/zklockviz/zklockviz/postgres/pglock"
 	"github.com/zklockviz/zklockviz/queuecost"
-	"github.com/zklockviz/zklockviz/redislock"
+	"github.com/zklockviz/zklockviz/redis/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 

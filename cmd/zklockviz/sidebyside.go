@@ -13,13 +13,13 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"github.com/zklockviz/zklockviz/etcdlock"
+	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
-	"github.com/zklockviz/zklockviz/pglock"
-	"github.com/zklockviz/zklockviz/redislock"
+	"github.com/zklockviz/zklockviz/postgres/pglock"
+	"github.com/zklockviz/zklockviz/redis/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 const sideUsage = `Usage: zklockviz sim --scenario side-by-side [--zk HOST:PORT] [flags]

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 

@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zklockviz/zklockviz/fourlw"
 	"github.com/zklockviz/zklockviz/zkwatch"
+	"github.com/zklockviz/zklockviz/zookeeper/fourlw"
 )
 
 // defaultZKTimeout is --zk-timeout's default.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // closedPort is a loopback address nothing listens on.

@@ -1,0 +1,16 @@
+package etcdlocal_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/localproc"
+)
+
+func TestNotInstalled(t *testing.T) {
+	localproc.CheckNotInstalled(t, etcdlocal.ErrNotInstalled, "etcd-server", func(ctx context.Context) error {
+		_, err := etcdlocal.Start(ctx, etcdlocal.Options{})
+		return err
+	})
+}

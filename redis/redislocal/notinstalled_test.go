@@ -1,0 +1,16 @@
+package redislocal_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
+)
+
+func TestNotInstalled(t *testing.T) {
+	localproc.CheckNotInstalled(t, redislocal.ErrNotInstalled, "redis-server", func(ctx context.Context) error {
+		_, err := redislocal.Start(ctx, redislocal.Options{})
+		return err
+	})
+}

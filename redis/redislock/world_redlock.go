@@ -1,0 +1,179 @@
+package redislock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// Master actions, on Redlock's masters (the step's client names a master,
+// M1…M5).
+const (
+	ActStop    = "stop"    // SIGTERM: the master is down until start
+	ActStart   = "start"   // a stopped master comes back, empty
+	ActRestart = "restart" // a real restart without persistence: every key lost
+	// ActExpire emulates a clock jump on the master: its copy of the key
+	// expires at once (PEXPIRE key 1). A real jump cannot be staged here
+	// (libfaketime makes Debian's redis-server hang).
+	ActExpire = "clock-jump"
+)
+
+var masterActions = []string{ActStop, ActStart, ActRestart, ActExpire}
+
+// master is one Redis server the world reads: the classroom's shared one,
+// or one of Redlock's, which the world owns (srv set).
+type master struct {
+	name string
+	addr string
+	obs  *redis.Client
+	srv  *redislocal.Server
+}
+
+func newMaster(name, addr string, srv *redislocal.Server) *master {
+	return &master{name: name, addr: addr, srv: srv, obs: redis.NewClient(&redis.Options{
+		Addr: addr, MaxRetries: 1, PoolSize: 2, DialTimeout: time.Second, ReadTimeout: commandTimeout,
+	})}
+}
+
+func (m *master) close() error {
+	m.obs.Close()
+	if m.srv == nil {
+		return nil
+	}
+	return m.srv.Close()
+}
+
+func masterName(i int) string { return "M" + strconv.Itoa(i+1) }
+
+// startMasters starts Redlock's n masters for one world: a restart must not
+// touch another run's keys.
+func startMasters(ctx context.Context, n int) ([]*master, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	srvs, err := redislocal.StartN(ctx, n, redislocal.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("start %d redis masters: %w", n, err)
+	}
+	out := make([]*master, n)
+	for i, s := range srvs {
+		out[i] = newMaster(masterName(i), s.Addr(), s)
+	}
+	return out, nil
+}
+
+// tokens is the value each master holds for the key ("" when it has none
+// or is down), read by the classroom's own connections.
+func (w *world) tokens(ctx context.Context) []string {
+	out := make([]string, len(w.masters))
+	for i, m := range w.masters {
+		if m.srv != nil && !m.srv.Running() {
+			continue
+		}
+		if v, err := m.obs.Get(ctx, w.key).Result(); err == nil {
+			out[i] = v
+		}
+	}
+	return out
+}
+
+func (w *world) masterByName(name string) *master {
+	for _, m := range w.masters {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// actMaster does a master action; then the waiters poll once.
+func (w *world) actMaster(ctx context.Context, m *master, action string) error {
+	var text string
+	switch action {
+	case ActStop:
+		if err := m.srv.Stop(); err != nil {
+			return fmt.Errorf("stop %s: %w", m.name, err)
+		}
+		text = fmt.Sprintf("master %s (%s) stops: the clients cannot reach it", m.name, m.addr)
+	case ActStart:
+		if err := m.srv.Start(ctx); err != nil {
+			return fmt.Errorf("start %s: %w", m.name, err)
+		}
+		text = fmt.Sprintf("master %s comes back on %s, empty (no persistence)", m.name, m.addr)
+	case ActRestart:
+		if err := m.srv.Restart(ctx); err != nil {
+			return fmt.Errorf("restart %s: %w", m.name, err)
+		}
+		text = fmt.Sprintf("master %s restarts without persistence (a real restart of redis-server): its copy of the key is lost", m.name)
+	case ActExpire:
+		if err := m.obs.PExpire(ctx, w.key, time.Millisecond).Err(); err != nil {
+			return fmt.Errorf("expire the key on %s: %w", m.name, err)
+		}
+		// Until the millisecond is over the key still reads as there.
+		for {
+			n, err := m.obs.Exists(ctx, w.key).Result()
+			if err != nil {
+				return fmt.Errorf("read the key on %s: %w", m.name, err)
+			}
+			if n == 0 {
+				break
+			}
+			if err := simulator.Sleep(ctx, time.Millisecond); err != nil {
+				return err
+			}
+		}
+		text = fmt.Sprintf("master %s's clock jumps forward (emulated: PEXPIRE %s 1): its copy of the key expires early", m.name, w.key)
+	default:
+		return fmt.Errorf("unknown master action %q", action)
+	}
+	w.emit(simulator.Event{Client: m.name, Event: action, Text: text})
+	return w.pollRound(ctx)
+}
+
+// redlockSnapshot draws every master: its copy of the key (whose token,
+// time left) or its absence, and whether it is up.
+func (w *world) redlockSnapshot(ctx context.Context, snap *lockqueue.Snapshot) {
+	tokens := w.tokens(ctx)
+	quorum, _ := w.keyToken(ctx)
+	for i, m := range w.masters {
+		if !m.srv.Running() {
+			snap.Alerts = append(snap.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{m.name},
+				Message: fmt.Sprintf("master %s (%s) is down", m.name, m.addr)})
+			continue
+		}
+		if tokens[i] == "" {
+			continue
+		}
+		n := lockqueue.Node{Name: m.name + ":" + tokens[i], Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
+			Holding: tokens[i] == quorum, Client: tokens[i], Data: tokens[i], Session: tokens[i], LeaseID: m.name,
+			Folder: m.name, LeaseTTLMs: w.p.ExpiryMs}
+		if pttl, err := w.leftMs(ctx, i); err == nil && pttl > 0 {
+			n.LeaseLeftMs = pttl
+		}
+		snap.Exists = true
+		snap.Nodes = append(snap.Nodes, n)
+	}
+}
+
+// masterStates reads every master's copy of the key: its value (whose
+// token) and PTTL, or that the master is down.
+func (w *world) masterStates(ctx context.Context) []simulator.MasterState {
+	tokens := w.tokens(ctx)
+	out := make([]simulator.MasterState, len(w.masters))
+	for i, m := range w.masters {
+		ms := simulator.MasterState{Name: m.name, Addr: m.addr, Up: m.srv == nil || m.srv.Running()}
+		if ms.Up && tokens[i] != "" {
+			ms.Token, ms.Client = tokens[i], w.clientOf(tokens[i])
+			if pttl, err := w.leftMs(ctx, i); err == nil && pttl > 0 {
+				ms.LeftMs = pttl
+			}
+		}
+		out[i] = ms
+	}
+	return out
+}
