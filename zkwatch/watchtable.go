@@ -94,18 +94,23 @@ func (w *Watcher) pollLoop(ctx context.Context) {
 	t := time.NewTicker(w.poll.every)
 	defer t.Stop()
 	for {
-		start := time.Now()
-		if infos, ok := w.poll.ask(ctx); ok {
-			own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull, w.sess.view().epoch)
-			w.poll.merge(infos, w.sess.ownIDs(), own, start)
-			for _, l := range w.locks.all() {
-				w.emitAfterPoll(l)
-			}
-		}
+		w.pollOnce(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// pollOnce reads the watch table once and re-joins every lock with it.
+func (w *Watcher) pollOnce(ctx context.Context) {
+	start := time.Now()
+	if infos, ok := w.poll.ask(ctx); ok {
+		own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull, w.sess.view().epoch)
+		w.poll.merge(infos, w.sess.ownIDs(), own, start)
+		for _, l := range w.locks.all() {
+			w.emitAfterPoll(l)
 		}
 	}
 }
