@@ -19,6 +19,10 @@ import (
 // countdown moves; a session younger than the table counts as connected
 // only while it is young.
 
+// smallLock is the most nodes a lock's owners are looked up in by walking
+// its nodes; a bigger lock keeps the set of its owners.
+const smallLock = 64
+
 // joinedWith is what a lock's last published join depended on; guarded by
 // the watcher's pubMu.
 type joinedWith struct {
@@ -30,8 +34,9 @@ type joinedWith struct {
 	correct bool      // the clock correction applied to ctimes
 	due     time.Time // when a finding pending at the join would count; zero: none
 	timed   bool      // a zombie's countdown or a young session: join each table
-	// owners: the sessions owning the base's nodes, made when a table
-	// first changes some session after the base was set; ownersGen is
+	// owners: the sessions owning the base's nodes (of a lock of more
+	// than smallLock), made when a table first changes some session after
+	// the base was set; ownersGen is
 	// the baseGen they were made from.
 	owners    map[int64]bool
 	ownersGen uint64
@@ -63,6 +68,16 @@ func (l *lock) unchangedSinceJoin(cv connView, t tableState, by time.Duration, c
 		return false
 	}
 	if t.gen == j.table || len(t.changed) == 0 {
+		j.table = t.gen
+		return true
+	}
+	if len(nodes) <= smallLock {
+		// No set kept: a fleet of small locks would keep one map each.
+		for i := range nodes {
+			if t.changed[nodes[i].Owner()] {
+				return false
+			}
+		}
 		j.table = t.gen
 		return true
 	}
