@@ -2,6 +2,7 @@ package lockqueue
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -251,6 +252,33 @@ func (f *findings) lasted(key, node string, d time.Duration) (time.Time, bool) {
 }
 
 var seenPool = sync.Pool{New: func() any { return map[string]bool{} }}
+
+// NextDue is the earliest time after now at which a finding in since (a
+// join's returned map) that has not lasted yet would count: a suspect edge
+// after Debounce, a holder's stall after grace (DefaultStallGrace when 0).
+// Zero when none is pending. Until then a join of the same nodes with the
+// same watch table finds the same, so a caller may skip it; at that time
+// the finding crosses its threshold with no change of the table, and only
+// a join shows it.
+func NextDue(since map[string]time.Time, now time.Time, grace time.Duration) time.Time {
+	if grace <= 0 {
+		grace = DefaultStallGrace
+	}
+	var due time.Time
+	for k, t := range since {
+		if t.IsZero() {
+			continue // an exact table's marker: every finding counts at once
+		}
+		d := Debounce
+		if strings.HasSuffix(k, stallKey("")) {
+			d = grace
+		}
+		if at := t.Add(d); at.After(now) && (due.IsZero() || at.Before(due)) {
+			due = at
+		}
+	}
+	return due
+}
 
 // forgetGone drops findings no longer seen: a node's suspect edge or stall
 // that has ended starts its clock again when it comes back. It ends the

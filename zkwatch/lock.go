@@ -43,6 +43,7 @@ type lock struct {
 	// missing is the join's findings (lockqueue.Join); guarded by the
 	// watcher's pubMu, not mu.
 	missing   map[string]time.Time
+	joined    joinedWith         // what the last join depended on; guarded by pubMu
 	last      lockqueue.Snapshot // last published; never modified; written with pubMu held too
 	published bool
 	armed     bool // a children watch is set and has not fired

@@ -47,6 +47,13 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	// Read under pubMu: a state change after this read is published after
 	// this publish, by stateLoop.
 	cv, table := w.sess.view(), w.poll.current()
+	// Read once for both: a correction that moves after this read makes
+	// the next publish join again.
+	by, correct := w.clock.correction()
+	now := time.Now()
+	if tr == nil && l.unchangedSinceJoin(cv, table, by, correct, now) {
+		return
+	}
 	in, conn, ok := l.takeJoinInput(tr, cv)
 	if !ok {
 		return
@@ -58,7 +65,8 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	// held throughout, keeps joins and publishes in order, and a read's
 	// nodes joined in place are not read by its goroutine until its own
 	// emit, which waits for pubMu.
-	s, shared := w.join(l, in, time.Now(), cv, conn, table)
+	w.joins.Add(1)
+	s, shared, timed := w.join(l, in, now, cv, conn, table, by, correct)
 	// last is written with pubMu held: read here without l.mu.
 	var last *lockqueue.Snapshot
 	if l.published {
@@ -69,6 +77,7 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	} else {
 		lockqueue.CarryHolds(last, &s, s.UpdatedAt)
 	}
+	w.noteJoined(l, in, s, cv, conn, table, by, correct, timed, now)
 	if l.keepPublished(s, in, tr, cv) && w.cfg.Publish != nil {
 		w.cfg.Publish(s)
 	}
@@ -139,8 +148,11 @@ type joinInput struct {
 // join builds the snapshot to publish from in, with pubMu held (it guards
 // l.missing); conn overrides the connection state when set. shared: its
 // nodes are still the base's, shared with a published snapshot, and are
-// not to be changed in place.
-func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn lockqueue.Connection, t tableState) (_ lockqueue.Snapshot, shared bool) {
+// not to be changed in place. by and correct are the clock correction.
+// timed: the table marked a session younger than it as connected, which
+// it stops doing with time.
+func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn lockqueue.Connection, t tableState,
+	by time.Duration, correct bool) (_ lockqueue.Snapshot, shared, timed bool) {
 	// A copy of the base for the join to fill in: its nodes are shared
 	// with the last published snapshot, unless a read has just built
 	// them, when no one else has them yet and the join fills them in
@@ -154,7 +166,6 @@ func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn l
 	s := in.base
 	// Corrected ctimes go to the published copy only: the base keeps the
 	// server's, so a correction is never applied twice.
-	by, correct := w.clock.correction()
 	shared = !in.fresh
 	if correct {
 		s.Nodes, shared = slices.Clone(in.base.Nodes), false // nil stays nil, [] stays []
@@ -166,7 +177,8 @@ func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn l
 		s.Connection = conn
 	}
 	s.UpdatedAt = now
-	l.missing = lockqueue.Join(&s, tableFor(&s, t.table, t.at), l.missing, now, lockqueue.JoinOptions{StallGrace: w.cfg.StallGrace, Shared: shared})
+	table, timed := tableFor(&s, t.table, t.at)
+	l.missing = lockqueue.Join(&s, table, l.missing, now, lockqueue.JoinOptions{StallGrace: w.cfg.StallGrace, Shared: shared})
 	s.Alerts = append(s.Alerts, t.alerts(s)...)
 	if !s.Live() {
 		// A lock not read now, or a watch table not asked, is no free
@@ -183,7 +195,7 @@ func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn l
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{},
 			Message: "the watcher's ZooKeeper connection is " + string(s.Connection) + ": this is the last known state, not live"})
 	}
-	return s, shared && len(s.Nodes) > 0 && len(s.Nodes) == len(in.base.Nodes) && &s.Nodes[0] == &in.base.Nodes[0]
+	return s, shared && len(s.Nodes) > 0 && len(s.Nodes) == len(in.base.Nodes) && &s.Nodes[0] == &in.base.Nodes[0], timed
 }
 
 // connFor is the connection state a lock's snapshot is shown with: a
@@ -198,11 +210,12 @@ func connFor(cv connView, epoch uint64) lockqueue.Connection {
 
 // tableFor marks sessions younger than the watch table as connected: the
 // table could not have seen them, and calling them zombies would be wrong.
-func tableFor(s *lockqueue.Snapshot, t lockqueue.WatchTable, at time.Time) lockqueue.WatchTable {
+// young says whether it marked any.
+func tableFor(s *lockqueue.Snapshot, t lockqueue.WatchTable, at time.Time) (lockqueue.WatchTable, bool) {
 	if t.Connected == nil || t.Partial {
 		// A partial table calls no one a zombie anyway, and marking a young
 		// session seen would claim its watches known (none).
-		return t
+		return t, false
 	}
 	var young []int64
 	for ni := range s.Nodes {
@@ -212,14 +225,14 @@ func tableFor(s *lockqueue.Snapshot, t lockqueue.WatchTable, at time.Time) lockq
 		}
 	}
 	if len(young) == 0 {
-		return t
+		return t, false
 	}
 	c := maps.Clone(t.Connected)
 	for _, id := range young {
 		c[id] = true
 	}
 	t.Connected = c
-	return t
+	return t, true
 }
 
 // sameSnapshot: a change moves the revision (the parent's pzxid), which

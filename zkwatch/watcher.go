@@ -81,6 +81,7 @@ type Watcher struct {
 	// corrected by before they are published.
 	clock serverClock
 	reads atomic.Int64
+	joins atomic.Int64 // lock joins with a watch table (idle.go)
 	// persistRefused: the server refused a persistent watch, so every
 	// lock keeps to children watches.
 	persistRefused atomic.Bool
@@ -230,6 +231,11 @@ func (w *Watcher) Discovery() DiscoveryStatus { return w.disc.status() }
 
 // Reads is the number of ZooKeeper read requests sent so far.
 func (w *Watcher) Reads() int64 { return w.reads.Load() }
+
+// Joins is the number of times a lock's last read has been joined with a
+// watch table so far: a watch-table poll that changes nothing of a lock
+// joins it no more.
+func (w *Watcher) Joins() int64 { return w.joins.Load() }
 
 // Connection is the current connection state.
 func (w *Watcher) Connection() lockqueue.Connection { return w.sess.view().state }

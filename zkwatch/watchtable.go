@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -42,6 +43,14 @@ type tableState struct {
 	note  string    // why the table is empty, when it is
 	// partial: why the table covers only some members, when it does.
 	partial string
+	// gen counts the tables merged. changed is what differs from the
+	// table of gen-1, for a lock to tell whether this table can change
+	// anything of it (idle.go): the sessions whose watches or connection
+	// differ, or all (nil changed) when something every lock shows
+	// differs (source, coverage, note, the invisible children watches).
+	gen     uint64
+	changed map[int64]bool
+	all     bool
 }
 
 func newPoller(c checked, log *slog.Logger) *poller {
@@ -85,18 +94,23 @@ func (w *Watcher) pollLoop(ctx context.Context) {
 	t := time.NewTicker(w.poll.every)
 	defer t.Stop()
 	for {
-		start := time.Now()
-		if infos, ok := w.poll.ask(ctx); ok {
-			own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull, w.sess.view().epoch)
-			w.poll.merge(infos, w.sess.ownIDs(), own, start)
-			for _, l := range w.locks.all() {
-				w.emitAfterPoll(l)
-			}
-		}
+		w.pollOnce(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// pollOnce reads the watch table once and re-joins every lock with it.
+func (w *Watcher) pollOnce(ctx context.Context) {
+	start := time.Now()
+	if infos, ok := w.poll.ask(ctx); ok {
+		own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull, w.sess.view().epoch)
+		w.poll.merge(infos, w.sess.ownIDs(), own, start)
+		for _, l := range w.locks.all() {
+			w.emitAfterPoll(l)
 		}
 	}
 }
@@ -144,7 +158,9 @@ func (p *poller) merge(infos []memberInfo, own map[int64]bool, ownWatches int, s
 	if table.Source != p.cur.table.Source || note != p.cur.note {
 		p.log.Info("watch table source", "source", table.Source, "note", note)
 	}
-	p.cur = tableState{table: table, at: start, note: note, partial: partial}
+	changed, all := tableDiff(p.cur, table, note, partial)
+	p.cur = tableState{table: table, at: start, note: note, partial: partial,
+		gen: p.cur.gen + 1, changed: changed, all: all}
 }
 
 // adminTransport trusts the TLS configuration's CAs for https AdminServer
@@ -335,4 +351,50 @@ func tableNote(targets []string, infos []memberInfo) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// maxChangedSessions bounds the sessions a table's diff names: past it
+// every lock joins the table anyway, and checking each against a lock's
+// owners costs more than the join saves.
+const maxChangedSessions = 64
+
+// tableDiff tells what table (with its note and partial text) changes
+// from cur: the sessions whose watches or connection differ, or
+// all when something every lock shows differs or too many sessions do.
+func tableDiff(cur tableState, table lockqueue.WatchTable, note, partial string) (changed map[int64]bool, all bool) {
+	old := cur.table
+	if old.Source != table.Source || old.Partial != table.Partial || old.ChildWatches != table.ChildWatches ||
+		cur.note != note || cur.partial != partial ||
+		(old.Connected == nil) != (table.Connected == nil) || (old.Watches == nil) != (table.Watches == nil) {
+		return nil, true
+	}
+	changed = map[int64]bool{}
+	mark := func(id int64) bool {
+		changed[id] = true
+		return len(changed) > maxChangedSessions
+	}
+	for id, ps := range table.Watches {
+		if ops, ok := old.Watches[id]; (!ok || !slices.Equal(ops, ps)) && mark(id) {
+			return nil, true
+		}
+	}
+	for id := range old.Watches {
+		if _, ok := table.Watches[id]; !ok && mark(id) {
+			return nil, true
+		}
+	}
+	for id := range table.Connected {
+		if !old.Connected[id] && mark(id) {
+			return nil, true
+		}
+	}
+	for id := range old.Connected {
+		if !table.Connected[id] && mark(id) {
+			return nil, true
+		}
+	}
+	// Expiry is left out: a live session's moves on with each ping, so
+	// every table has new ones, and a join shows it only for a zombie,
+	// whose countdown makes its lock join every table anyway (idle.go).
+	return changed, false
 }
