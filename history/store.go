@@ -444,10 +444,16 @@ func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
 		// time, so the record must not predate its own.
 		t = start
 	}
-	evs := changes(s.states[key], snap, t)
-	for _, ev := range evs {
+	// Each event is encoded and applied as it is found: a big queue's
+	// restatement is never a list of its events (changes tells them in
+	// an order that allows applying them to the state it diffs against).
+	var out []Event
+	changes(s.states[key], snap, t, func(ev Event) {
 		s.append(key, ev)
-	}
+		if !ev.Synthetic {
+			out = append(out, ev)
+		}
+	})
 	s.states[key].noteLeases(snap, t)
 	if s.writeErr != nil {
 		// Kept in memory for the keyframe that follows the gap, not written.
@@ -455,10 +461,10 @@ func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
 	}
 	if len(s.enc.buf) > 1<<20 {
 		if err := s.writeFrame(false); err != nil {
-			return evs, err
+			return out, err
 		}
 	}
-	return changed(evs), nil
+	return out, nil
 }
 
 // RecordGap stores that the recorder saw nothing of lock from since to
