@@ -3,6 +3,7 @@ package history_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,86 @@ func BenchmarkRecordBigQueue(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// bigQueueSightings are a queue of n nodes as a watcher first publishes
+// it: not yet read (empty, not live, its disconnection alerted), then
+// listed whole with no watches known, then with its watch table read.
+func bigQueueSightings(path string, start time.Time, n int) (unread, listed, watched lockqueue.Snapshot) {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("_c_5b2c3f0e-8d7a-4f1b-9c2e-lock-%010d", i)
+	}
+	unread = lockqueue.Snapshot{Path: path, Connection: lockqueue.Reconnecting, UpdatedAt: start, Nodes: []lockqueue.Node{},
+		Alerts: []lockqueue.Alert{{Kind: "disconnected", Message: "the reader is not connected"}}}
+	listed = queue(path, start.Add(time.Second), names...)
+	watched = queue(path, start.Add(2*time.Second), names...)
+	for i := range listed.Nodes {
+		listed.Nodes[i].Edge = lockqueue.EdgeNone
+		listed.Nodes[i].Data = "worker-" + names[i][len(names[i])-4:]
+		watched.Nodes[i].Data = listed.Nodes[i].Data
+		if i > 0 {
+			watched.Nodes[i].Watching = []string{path + "/" + names[i-1]}
+		}
+	}
+	return unread, listed, watched
+}
+
+// A queue of 100,000 first seen live (restated, as a keyframe is) and
+// then its watch table's first read (restated too): what recording each
+// allocates (B/op) and what the store keeps of the lock after both
+// (kept-MB, the live heap it adds).
+func BenchmarkRecordFirstSight100k(b *testing.B) {
+	const n = 100_000
+	unread, listed, watched := bigQueueSightings("/locks/runaway", time.Now(), n)
+	for _, bc := range []struct {
+		name   string
+		before []lockqueue.Snapshot
+		snap   lockqueue.Snapshot
+	}{
+		{"first-sight", []lockqueue.Snapshot{unread}, listed},
+		{"first-watches", []lockqueue.Snapshot{unread, listed}, watched},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var kept float64
+			for b.Loop() {
+				b.StopTimer()
+				var ms runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				heap := ms.HeapAlloc
+				s := openStore(b, history.Options{Dir: b.TempDir()})
+				// Flushed after each snapshot, so that what the store
+				// keeps does not depend on when its own flush ran: the
+				// listing outgrows the segment, and the next one starts
+				// with a keyframe of the whole queue.
+				for _, snap := range bc.before {
+					record(b, s, snap)
+					flush(b, s)
+				}
+				b.StartTimer()
+				record(b, s, bc.snap)
+				b.StopTimer()
+				flush(b, s)
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				kept = max(kept, float64(ms.HeapAlloc)-float64(heap))
+				runtime.KeepAlive(s)
+				s.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(kept/(1<<20), "kept-MB")
+		})
+	}
+}
+
+// flush writes what s buffered, twice: a flush that starts a new segment
+// leaves its keyframe buffered for the next.
+func flush(b *testing.B, s *history.Store) {
+	for range 2 {
+		if err := s.Flush(false); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -109,5 +110,34 @@ func TestBigQueueFirstSeenIsARestatement(t *testing.T) {
 				t.Errorf("strip waiters %v (max queue %d), want [0 %d %d] (max %d)", got, strip.MaxQueue, n-1, n-1, n)
 			}
 		})
+	}
+}
+
+// Recording a big queue's first live sight and then its watch table's
+// first read allocates a few times the queue's own state, not a list of
+// every event it restates (three a node at 384 bytes each, and the list's
+// regrowth): the events are written and applied as they are found.
+func TestBigQueueRecordedAsFound(t *testing.T) {
+	const n = 20_000
+	unread, listed, watched := bigQueueSightings("/locks/runaway", t0, n)
+	s := openStore(t, history.Options{Dir: t.TempDir()})
+	record(t, s, unread)
+	for _, tc := range []struct {
+		name  string
+		snap  lockqueue.Snapshot
+		bound uint64
+	}{
+		// About 23 and 3 MB now (the state's nodes, the encoder's frame
+		// and strings); 144 and 51 MB when diff built its list.
+		{"first live sight", listed, 48 << 20},
+		{"watch table's first read", watched, 24 << 20},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		record(t, s, tc.snap)
+		runtime.ReadMemStats(&after)
+		if got := after.TotalAlloc - before.TotalAlloc; got > tc.bound {
+			t.Errorf("recording the %s of %d nodes allocated %d MB, want at most %d MB", tc.name, n, got>>20, tc.bound>>20)
+		}
 	}
 }

@@ -82,6 +82,19 @@ func newEncoder(start time.Time) *encoder {
 	return &encoder{strings: map[string]uint64{}, last: start.UnixMilli()}
 }
 
+// frameHead is the room kept at the start of an encoder's buffer for the
+// frame's header (the body's length and checksum): a frame is written from
+// the buffer itself, where a copy of a big queue's restatement (tens of
+// MB in one frame) doubled it.
+const frameHead = binary.MaxVarintLen64 + 4
+
+// bigFrame: a buffer grown past this by one big frame is let go once the
+// frame is made instead of kept, empty, for the segment's life.
+const bigFrame = 4 << 20
+
+// buffered is the bytes of records not yet made into a frame.
+func (e *encoder) buffered() int { return max(len(e.buf)-frameHead, 0) }
+
 func (e *encoder) str(s string) {
 	id, ok := e.strings[s]
 	if !ok {
@@ -174,6 +187,9 @@ func fieldMask(ev *Event) uint64 {
 
 // event appends one event record of lock.
 func (e *encoder) event(lock string, ev Event) {
+	if len(e.buf) == 0 {
+		e.buf = append(e.buf, make([]byte, frameHead)...)
+	}
 	e.scratch = e.scratch[:0]
 	// Strings first: their definitions must precede the record using them.
 	e.str(lock)
@@ -210,14 +226,23 @@ func (e *encoder) event(lock string, ev Event) {
 }
 
 // frame returns the buffered records as one frame and empties the buffer.
+// The frame shares the buffer's memory: it is good until the next event.
 func (e *encoder) frame() []byte {
-	if len(e.buf) == 0 {
+	if e.buffered() == 0 {
 		return nil
 	}
-	out := binary.AppendUvarint(nil, uint64(len(e.buf)))
-	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(e.buf, crcTable))
-	out = append(out, e.buf...)
-	e.buf = e.buf[:0]
+	body := e.buf[frameHead:]
+	var head [frameHead]byte
+	h := binary.AppendUvarint(head[:0], uint64(len(body)))
+	h = binary.LittleEndian.AppendUint32(h, crc32.Checksum(body, crcTable))
+	start := frameHead - len(h)
+	copy(e.buf[start:], h)
+	out := e.buf[start:]
+	if cap(e.buf) > bigFrame {
+		e.buf = nil
+	} else {
+		e.buf = e.buf[:0]
+	}
 	return out
 }
 

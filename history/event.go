@@ -153,21 +153,23 @@ type nodeState struct {
 	Mode       string
 	Client     string
 	Seq        int64
-	Foreign    bool
 	PartOf     string
 	Data       string
-	DataBinary bool
 	Label      string
 	Lease      string
 	QueuedAt   time.Time
 	AcquiredAt time.Time
-	Holding    bool
 	WaitsFor   string
 	WaitsOn    string
 	Source     string
 	BlockedBy  []string
 	Edge       string
 	Watching   []string
+	// The flags side by side: one word for all, not one each (a big
+	// queue's state is 100,000 of these).
+	Foreign    bool
+	DataBinary bool
+	Holding    bool
 	Zombie     bool
 	// acquiredUnseen: it was first seen already holding (at the reader's
 	// start or after a gap), so when it acquired is not known. Kept
@@ -214,6 +216,21 @@ func (s *State) node(name string) int {
 		return i
 	}
 	return -1
+}
+
+// reserve makes room for n nodes at once: a queue of 100,000 restated
+// node by node grew the list a quarter at a time, about five times the
+// list's size allocated, and the index likewise.
+func (s *State) reserve(n int) {
+	if n > cap(s.nodes) {
+		s.nodes = slices.Grow(s.nodes, n-len(s.nodes))
+	}
+	if s.index == nil {
+		s.index = make(map[string]int, n)
+		for i, n := range s.nodes {
+			s.index[n.Name] = i
+		}
+	}
 }
 
 // Snapshot is the state as a lockqueue.Snapshot, as the live API would
@@ -406,19 +423,25 @@ func clientOf(n *lockqueue.Node) string {
 	return n.Session
 }
 
-// diff is the events that turn prev into snap, at time t. Nodes that went
-// come first, so a hand-off reads as released, then acquired.
-func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
-	var out []Event
-	if prev.Connection != snap.Connection || prev.Error != snap.Error {
-		out = append(out, Event{Time: t, Kind: Connection, Connection: string(snap.Connection), Message: snap.Error})
-	}
-	if prev.Exists != snap.Exists {
-		out = append(out, Event{Time: t, Kind: Exists, Value: yesNo(snap.Exists)})
-	}
-	if prev.Recipe != snap.Recipe {
-		out = append(out, Event{Time: t, Kind: Recipe, Value: string(snap.Recipe)})
-	}
+// diff calls emit with each event that turns prev into snap, at time t,
+// in order; nodes that went come first, so a hand-off reads as released,
+// then acquired. The events are told as they are found, not gathered: a
+// big queue restated is three events a node, 300,000 for 100,000 nodes,
+// which as one list was the recorder's largest allocation.
+//
+// emit may apply each event to prev before it returns (the store does, so
+// that no second copy of the state is needed), or never do: what diff
+// needs of prev as it was (whether it was live, its alerts, whether any
+// watch was known) is read before the first event, and a node's state is
+// read when its own events are found, before they are told.
+func diff(prev *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
+	live := prev.Live()
+	prevAlerts := slices.Clone(prev.Alerts)
+	// The watch table's first read of the lock (no node's watches known
+	// yet, as when the reader has only listed the queue): a watch as the
+	// recipe says is a restatement, like a keyframe's, not a change seen
+	// happen. A finding (a watch missing, unexpected, dangling) is one.
+	firstWatches := !slices.ContainsFunc(prev.nodes, watchesKnown)
 	// Which of prev's nodes snap still has, by prev's own index: a map of
 	// snap's names, made for each snapshot, was the recorder's largest
 	// allocation on a big queue, where a change is one node.
@@ -428,17 +451,29 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 			kept[j] = true
 		}
 	}
-	for i, p := range prev.nodes {
+	if prev.Connection != snap.Connection || prev.Error != snap.Error {
+		emit(Event{Time: t, Kind: Connection, Connection: string(snap.Connection), Message: snap.Error})
+	}
+	if prev.Exists != snap.Exists {
+		emit(Event{Time: t, Kind: Exists, Value: yesNo(snap.Exists)})
+	}
+	if prev.Recipe != snap.Recipe {
+		emit(Event{Time: t, Kind: Recipe, Value: string(snap.Recipe)})
+	}
+	// gone counts the nodes that left and were taken out of prev.nodes by
+	// emit: the node that was at i is at i-gone.
+	gone := 0
+	for i := range kept {
 		if kept[i] {
 			continue
 		}
-		out = append(out, Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(prev, p, t), Since: p.QueuedAt, Acquired: p.AcquiredAt})
+		p := prev.nodes[i-gone]
+		before := len(prev.nodes)
+		emit(Event{Time: t, Kind: Left, Node: p.Name, How: howLeft(live, p, t), Since: p.QueuedAt, Acquired: p.AcquiredAt})
+		if len(prev.nodes) < before {
+			gone++
+		}
 	}
-	// The watch table's first read of the lock (no node's watches known
-	// yet, as when the reader has only listed the queue): a watch as the
-	// recipe says is a restatement, like a keyframe's, not a change seen
-	// happen. A finding (a watch missing, unexpected, dangling) is one.
-	firstWatches := !slices.ContainsFunc(prev.nodes, watchesKnown)
 	for ni := range snap.Nodes {
 		n := &snap.Nodes[ni]
 		i := prev.node(n.Name)
@@ -449,7 +484,7 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 				q = t
 			}
 			data, binary := boundData(n.Data, n.DataBinary)
-			out = append(out, Event{
+			emit(Event{
 				Time: t, Kind: Queued, Node: n.Name, Mode: string(n.Mode), Client: clientOf(n), Seq: n.Seq,
 				Foreign: n.Foreign, PartOf: n.PartOf, Since: q,
 				Data: data, DataBinary: binary, Label: n.Label, Lease: n.LeaseID,
@@ -458,32 +493,25 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time) []Event {
 		} else {
 			p = prev.nodes[i]
 		}
-		k := len(out)
-		out = append(out, nodeChanges(p, n, t)...)
-		if firstWatches && i >= 0 && asRecipeSays(n.Edge) {
-			for j := k; j < len(out); j++ {
-				out[j].Synthetic = out[j].Synthetic || out[j].Kind == Watch
-			}
-		}
+		nodeChanges(&p, n, t, firstWatches && i >= 0 && asRecipeSays(n.Edge), emit)
 	}
-	prevAlerts := make(map[string]bool, len(prev.Alerts))
-	for _, a := range prev.Alerts {
-		prevAlerts[alertKey(a)] = true
+	prevKeys := make(map[string]bool, len(prevAlerts))
+	for _, a := range prevAlerts {
+		prevKeys[alertKey(a)] = true
 	}
 	now := make(map[string]bool, len(snap.Alerts))
 	for _, a := range snap.Alerts {
 		k := alertKey(a)
 		now[k] = true
-		if !prevAlerts[k] {
-			out = append(out, Event{Time: t, Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+		if !prevKeys[k] {
+			emit(Event{Time: t, Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
 		}
 	}
-	for _, a := range prev.Alerts {
+	for _, a := range prevAlerts {
 		if !now[alertKey(a)] {
-			out = append(out, Event{Time: t, Kind: AlertCleared, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+			emit(Event{Time: t, Kind: AlertCleared, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
 		}
 	}
-	return out
 }
 
 // watchesKnown reports whether what n's session watches is known.
@@ -529,29 +557,30 @@ func boundData(data string, binary bool) (string, bool) {
 	return base64.StdEncoding.EncodeToString(raw[:min(len(raw), MaxData)]), true
 }
 
-// nodeChanges is the events that turn node state p into n.
-func nodeChanges(p nodeState, n *lockqueue.Node, t time.Time) []Event {
-	var out []Event
+// nodeChanges calls emit with each event that turns node state p into n.
+// p is the caller's copy, so emit may apply the events to the state it
+// was copied from. restateWatch: a change of the node's watch is a
+// restatement (see diff).
+func nodeChanges(p *nodeState, n *lockqueue.Node, t time.Time, restateWatch bool, emit func(Event)) {
 	switch {
 	case n.Holding && !p.Holding:
-		out = append(out, Event{Time: t, Kind: Acquired, Node: n.Name, Since: p.QueuedAt})
+		emit(Event{Time: t, Kind: Acquired, Node: n.Name, Since: p.QueuedAt})
 	case !n.Holding && p.Holding:
-		out = append(out, Event{Time: t, Kind: Unheld, Node: n.Name})
+		emit(Event{Time: t, Kind: Unheld, Node: n.Name})
 	}
 	if n.WaitsFor != p.WaitsFor || string(n.WaitsForSource) != p.Source || string(n.WaitsOn) != p.WaitsOn || !slices.Equal(n.BlockedBy, p.BlockedBy) {
-		out = append(out, Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: string(n.WaitsForSource), Value: string(n.WaitsOn), Nodes: n.BlockedBy})
+		emit(Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: string(n.WaitsForSource), Value: string(n.WaitsOn), Nodes: n.BlockedBy})
 	}
 	if string(n.Edge) != p.Edge || !slices.Equal(n.Watching, p.Watching) {
-		out = append(out, Event{Time: t, Kind: Watch, Node: n.Name, Edge: string(n.Edge), Nodes: n.Watching})
+		emit(Event{Time: t, Kind: Watch, Node: n.Name, Edge: string(n.Edge), Nodes: n.Watching, Synthetic: restateWatch})
 	}
 	if n.Zombie != p.Zombie {
 		v := "alive"
 		if n.Zombie {
 			v = "zombie"
 		}
-		out = append(out, Event{Time: t, Kind: Zombie, Node: n.Name, Value: v})
+		emit(Event{Time: t, Kind: Zombie, Node: n.Name, Value: v})
 	}
-	return out
 }
 
 // leaseSlack: a node whose lease was due to run out within this of when it
@@ -559,10 +588,11 @@ func nodeChanges(p nodeState, n *lockqueue.Node, t time.Time) []Event {
 // to a poll after its TTL.
 const leaseSlack = time.Second
 
-// howLeft decides from what the last snapshot showed how a node went at t.
-func howLeft(prev *State, n nodeState, t time.Time) How {
+// howLeft decides from what the last snapshot showed how a node went at t;
+// live: the last snapshot was live.
+func howLeft(live bool, n nodeState, t time.Time) How {
 	switch {
-	case !prev.Live():
+	case !live:
 		return Unseen
 	case n.Zombie:
 		return Expired
@@ -592,44 +622,53 @@ func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
 	}
 }
 
-// changes is what snap, taken at t, records of its lock, whose state
-// is st (nil when the lock is new). The first snapshot of a lock is a
-// keyframe: what was there before the recorder saw it is not a change it
-// saw happen.
-func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
+// changes calls emit with each event snap, taken at t, records of its
+// lock, whose state is st (nil when the lock is new), in order, as diff
+// finds them: emit may apply each to st before it returns (see diff). The
+// first snapshot of a lock is a keyframe: what was there before the
+// recorder saw it is not a change it saw happen.
+func changes(st *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 	if st == nil {
-		evs := append([]Event{{Time: t, Kind: keyframe}}, diff(&State{}, snap, t)...)
-		for i := range evs {
-			evs[i].Synthetic = true
-			if evs[i].Kind == Acquired {
-				evs[i].Value = "after-gap" // held before the recorder saw it
-			}
-		}
-		return evs
+		emit(Event{Time: t, Kind: keyframe, Synthetic: true})
+		diff(&State{}, snap, t, func(e Event) { emit(restated(e)) })
+		return
 	}
 	if !snap.Live() {
-		return unseen(st, snap, t)
+		unseen(st, snap, t, emit)
+		return
 	}
 	if !st.seenLive && len(st.nodes) == 0 {
-		return firstSight(st, snap, t)
+		firstSight(st, snap, t, emit)
+		return
 	}
 	// Live again after a gap: st is still the last state seen live, so
 	// what changed while the reader could not see is told against it
 	// (a node gone meanwhile leaves Unseen, see howLeft).
-	evs := diff(st, snap, t)
-	if !st.Live() {
-		for i := range evs {
-			// Acquired during a gap: when exactly is not known, so the
-			// wait is not measured.
-			if evs[i].Kind == Acquired {
-				evs[i].Value = "after-gap"
-			}
-		}
+	if st.Live() {
+		diff(st, snap, t, emit)
+		return
 	}
-	return evs
+	diff(st, snap, t, func(e Event) {
+		// Acquired during a gap: when exactly is not known, so the wait
+		// is not measured.
+		if e.Kind == Acquired {
+			e.Value = "after-gap"
+		}
+		emit(e)
+	})
 }
 
-// firstSight is what the first live snapshot of a lock records when all
+// restated is e as a restatement of what was there before the recorder
+// saw it, as a keyframe's events are.
+func restated(e Event) Event {
+	e.Synthetic = true
+	if e.Kind == Acquired {
+		e.Value = "after-gap" // held before the recorder saw it
+	}
+	return e
+}
+
+// firstSight tells what the first live snapshot of a lock records when all
 // the history had of it was a sight that was not live and showed nothing
 // (a reader that published the lock before it could read it): the queue
 // it shows was there before the recorder saw it, so, as in a keyframe,
@@ -637,31 +676,27 @@ func changes(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
 // by one: a queue of 100,000 is not 300,000 changes. The reader coming
 // back, the lock's existence, recipe and alerts are changes: the gap ends
 // there.
-func firstSight(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
-	evs := diff(st, snap, t)
-	for i := range evs {
-		switch evs[i].Kind {
+func firstSight(st *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
+	diff(st, snap, t, func(e Event) {
+		switch e.Kind {
 		case Connection, Exists, Recipe, AlertRaised, AlertCleared:
+			emit(e)
 		default:
-			evs[i].Synthetic = true
-			if evs[i].Kind == Acquired {
-				evs[i].Value = "after-gap" // held before the recorder saw it
-			}
+			emit(restated(e))
 		}
-	}
-	return evs
+	})
 }
 
-// unseen is what a snapshot that is not live records: only that the
+// unseen tells what a snapshot that is not live records: only that the
 // reader's view changed (the gap, or why it goes on). Its nodes, existence
 // and alerts are the reader's last known state or nothing it could read,
 // so nothing left, expired, acquired or cleared by it: that is for the
 // first live snapshot after the gap to tell.
-func unseen(st *State, snap lockqueue.Snapshot, t time.Time) []Event {
+func unseen(st *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 	if st.Connection == snap.Connection && st.Error == snap.Error {
-		return nil
+		return
 	}
-	return []Event{{Time: t, Kind: Connection, Connection: string(snap.Connection), Message: snap.Error}}
+	emit(Event{Time: t, Kind: Connection, Connection: string(snap.Connection), Message: snap.Error})
 }
 
 // changed is evs less the keyframe's restatements: what Record returns.

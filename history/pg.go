@@ -173,7 +173,8 @@ func (s *PGStore) Record(snap lockqueue.Snapshot) ([]Event, error) {
 		return nil, errClosed
 	}
 	prev := s.states[key]
-	evs := changes(prev, snap, t)
+	var evs []Event
+	changes(prev, snap, t, func(e Event) { evs = append(evs, e) })
 	// The state moves on only once the database took the events: after a
 	// refused insert (the database gone) the next snapshot is diffed
 	// against what was stored, so nothing it missed is lost.

@@ -444,21 +444,34 @@ func (s *Store) Record(snap lockqueue.Snapshot) ([]Event, error) {
 		// time, so the record must not predate its own.
 		t = start
 	}
-	evs := changes(s.states[key], snap, t)
-	for _, ev := range evs {
+	// Each event is encoded and applied as it is found: a big queue's
+	// restatement is never a list of its events (changes tells them in
+	// an order that allows applying them to the state it diffs against).
+	var out []Event
+	reserved := false
+	changes(s.states[key], snap, t, func(ev Event) {
+		if ev.Kind == Queued && !reserved {
+			// The nodes that left came first: the state's nodes will be
+			// snap's. (A keyframe event made the state of a new lock.)
+			reserved = true
+			s.states[key].reserve(len(snap.Nodes))
+		}
 		s.append(key, ev)
-	}
+		if !ev.Synthetic {
+			out = append(out, ev)
+		}
+	})
 	s.states[key].noteLeases(snap, t)
 	if s.writeErr != nil {
 		// Kept in memory for the keyframe that follows the gap, not written.
 		return nil, s.writeErr
 	}
-	if len(s.enc.buf) > 1<<20 {
+	if s.enc.buffered() > 1<<20 {
 		if err := s.writeFrame(false); err != nil {
-			return evs, err
+			return out, err
 		}
 	}
-	return changed(evs), nil
+	return out, nil
 }
 
 // RecordGap stores that the recorder saw nothing of lock from since to
@@ -577,7 +590,7 @@ func (s *Store) Close() error {
 func (s *Store) Size() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	total := int64(len(s.enc.buf))
+	total := int64(s.enc.buffered())
 	for _, g := range s.segs {
 		total += g.size
 	}
