@@ -21,7 +21,7 @@ GOFILES  = $(shell find . -name '*.go' -not -path './tmp/*' -not -path './.git/*
 # about 20 s of fuzzing on a quiet CI machine, as the targets' speeds differ
 # 200-fold. `make fuzz FUZZTIME=60s` still runs every target for a duration.
 FUZZTIME ?=
-FUZZ_BUDGETS = FuzzParseName=500000x FuzzParseScenario=100000x \
+FUZZ_BUDGETS = FuzzParseName=500000x FuzzPrefixMatchers=500000x FuzzParseScenario=100000x \
 	FuzzAPI=10000x FuzzDeltaRoundTrip=6000x
 
 .PHONY: all build install generate test check fuzz vet bench deps deps-zookeeper deps-image image-check demo clean
