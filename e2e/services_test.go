@@ -67,17 +67,19 @@ func neutralQueue(first int, at time.Time) lockqueue.Snapshot {
 	}
 	for i := first; i < 3; i++ {
 		n := lockqueue.Node{
-			Name: fmt.Sprintf("k%d", i), Seq: -1, Mode: lockqueue.Exclusive, Order: int64(100 + i),
-			Client: fmt.Sprintf("pid-%d", 4000+i), Ctime: at.Add(-time.Minute),
-			LeaseID: fmt.Sprintf("lease-%d", i), LeaseTTLMs: 60_000, LeaseLeftMs: 60_000,
+			Name: fmt.Sprintf("k%d", i), Seq: -1, Mode: lockqueue.Exclusive, Rare: &lockqueue.Rare{Order: int64(100 + i), Client: fmt.Sprintf("pid-%d", 4000+i), LeaseID: fmt.Sprintf("lease-%d", i), LeaseTTLMs: 60_000, LeaseLeftMs: 60_000},
+			Ctime: at.Add(-time.Minute),
 		}
 		switch {
 		case i == first:
 			n.Holding = true
 		case i == 1:
-			n.WaitsFor, n.WaitsForSource = "k0", lockqueue.ByRule
+			n.WaitsFor = "k0"
+			n.SetWaitsForSource(lockqueue.ByRule)
 		default:
-			n.WaitsFor, n.WaitsForSource, n.BlockedBy = fmt.Sprintf("k%d", i-1), lockqueue.ByServer, []string{fmt.Sprintf("k%d", i-1), "k0"}
+			n.WaitsFor = fmt.Sprintf("k%d", i-1)
+			n.SetWaitsForSource(lockqueue.ByServer)
+			n.SetBlockedBy([]string{fmt.Sprintf("k%d", i-1), "k0"})
 		}
 		s.Nodes = append(s.Nodes, n)
 	}

@@ -80,7 +80,7 @@ func TestReplayStampsHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := st.Snapshot().Nodes
-	if len(nodes) != 1 || !nodes[0].HeldSince.Equal(t0.Add(3*time.Second)) {
+	if len(nodes) != 1 || !nodes[0].HeldSince().Equal(t0.Add(3*time.Second)) {
 		t.Fatalf("b after the hand-off: %+v, want it held since %s", nodes, t0.Add(3*time.Second))
 	}
 	st, err = s.At(p, t0)
@@ -88,7 +88,7 @@ func TestReplayStampsHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes = st.Snapshot().Nodes
-	if !nodes[0].HeldSince.Equal(t0) || !nodes[1].HeldSince.IsZero() {
-		t.Errorf("at the start: a held since %s, b (waiting) %s; want %s and zero", nodes[0].HeldSince, nodes[1].HeldSince, t0)
+	if !nodes[0].HeldSince().Equal(t0) || !nodes[1].HeldSince().IsZero() {
+		t.Errorf("at the start: a held since %s, b (waiting) %s; want %s and zero", nodes[0].HeldSince(), nodes[1].HeldSince(), t0)
 	}
 }

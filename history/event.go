@@ -256,20 +256,21 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 			Name: n.Name, Seq: n.Seq, Mode: lockqueue.Mode(n.Mode), Recipe: s.Recipe, Holding: n.Holding,
 			WaitsFor: n.WaitsFor, WaitsOn: lockqueue.WaitOn(n.WaitsOn), Watching: slices.Clone(n.Watching),
 			Edge: lockqueue.Edge(n.Edge), Ctime: n.QueuedAt, Foreign: n.Foreign, Zombie: n.Zombie,
-			PartOf: n.PartOf, WaitsForSource: lockqueue.Provenance(n.Source), BlockedBy: slices.Clone(n.BlockedBy),
-			Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, LeaseID: n.Lease,
+			Data: n.Data, DataBinary: n.DataBinary,
 		}
+		rare := lockqueue.Rare{PartOf: n.PartOf, WaitsForSource: lockqueue.Provenance(n.Source), BlockedBy: slices.Clone(n.BlockedBy), Label: n.Label, LeaseID: n.Lease}
 		if n.Holding {
 			// When the recorder saw it begin to hold (or first saw it
 			// holding), so the page times a replayed holder as it does
 			// a live one, by the snapshot.
-			node.HeldSince = n.AcquiredAt
+			rare.HeldSince = n.AcquiredAt
 		}
 		if id.Service == lockqueue.ZooKeeper {
 			node.Session = n.Client
 		} else {
-			node.Client = n.Client
+			rare.Client = n.Client
 		}
+		node.SetRare(rare)
 		snap.Nodes = append(snap.Nodes, node)
 	}
 	return snap
@@ -417,8 +418,8 @@ func alertKey(a lockqueue.Alert) string {
 
 // clientOf is who a node belongs to in its service's terms.
 func clientOf(n *lockqueue.Node) string {
-	if n.Client != "" {
-		return n.Client
+	if n.Client() != "" {
+		return n.Client()
 	}
 	return n.Session
 }
@@ -486,8 +487,8 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 			data, binary := boundData(n.Data, n.DataBinary)
 			emit(Event{
 				Time: t, Kind: Queued, Node: n.Name, Mode: string(n.Mode), Client: clientOf(n), Seq: n.Seq,
-				Foreign: n.Foreign, PartOf: n.PartOf, Since: q,
-				Data: data, DataBinary: binary, Label: n.Label, Lease: n.LeaseID,
+				Foreign: n.Foreign, PartOf: n.PartOf(), Since: q,
+				Data: data, DataBinary: binary, Label: n.Label(), Lease: n.LeaseID(),
 			})
 			p = nodeState{QueuedAt: q}
 		} else {
@@ -568,8 +569,8 @@ func nodeChanges(p *nodeState, n *lockqueue.Node, t time.Time, restateWatch bool
 	case !n.Holding && p.Holding:
 		emit(Event{Time: t, Kind: Unheld, Node: n.Name})
 	}
-	if n.WaitsFor != p.WaitsFor || string(n.WaitsForSource) != p.Source || string(n.WaitsOn) != p.WaitsOn || !slices.Equal(n.BlockedBy, p.BlockedBy) {
-		emit(Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: string(n.WaitsForSource), Value: string(n.WaitsOn), Nodes: n.BlockedBy})
+	if n.WaitsFor != p.WaitsFor || string(n.WaitsForSource()) != p.Source || string(n.WaitsOn) != p.WaitsOn || !slices.Equal(n.BlockedBy(), p.BlockedBy) {
+		emit(Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: string(n.WaitsForSource()), Value: string(n.WaitsOn), Nodes: n.BlockedBy()})
 	}
 	if string(n.Edge) != p.Edge || !slices.Equal(n.Watching, p.Watching) {
 		emit(Event{Time: t, Kind: Watch, Node: n.Name, Edge: string(n.Edge), Nodes: n.Watching, Synthetic: restateWatch})
@@ -613,11 +614,11 @@ func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
 	}
 	for ni := range snap.Nodes {
 		n := &snap.Nodes[ni]
-		if n.LeaseLeftMs <= 0 {
+		if n.LeaseLeftMs() <= 0 {
 			continue
 		}
 		if i := s.node(n.Name); i >= 0 {
-			s.nodes[i].leaseEnds = t.Add(time.Duration(n.LeaseLeftMs) * time.Millisecond)
+			s.nodes[i].leaseEnds = t.Add(time.Duration(n.LeaseLeftMs()) * time.Millisecond)
 		}
 	}
 }

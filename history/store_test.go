@@ -401,7 +401,7 @@ func TestLeaseExpiry(t *testing.T) {
 	leased := func(at time.Time, leftMs int64, names ...string) lockqueue.Snapshot {
 		snap := lockqueue.Snapshot{Service: "redis", Path: "orders", Connection: lockqueue.Connected, Exists: true, UpdatedAt: at}
 		for i, n := range names {
-			snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: n, Holding: i == 0, Client: "token-" + n, LeaseTTLMs: 10_000, LeaseLeftMs: leftMs})
+			snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: n, Holding: i == 0, Rare: &lockqueue.Rare{Client: "token-" + n, LeaseTTLMs: 10_000, LeaseLeftMs: leftMs}})
 		}
 		return snap
 	}
@@ -430,7 +430,7 @@ func TestLeaseExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap := st.Snapshot(); snap.Service != "redis" || snap.Path != "orders" || snap.Nodes[0].Client != "token-b" {
+	if snap := st.Snapshot(); snap.Service != "redis" || snap.Path != "orders" || snap.Nodes[0].Client() != "token-b" {
 		t.Errorf("snapshot at 5s: service %q path %q nodes %+v", snap.Service, snap.Path, snap.Nodes)
 	}
 }

@@ -30,7 +30,8 @@ func whoQueue(cluster string, at time.Time, names ...string) lockqueue.Snapshot 
 		default:
 			n.Data = "owner " + n.Name
 		}
-		n.Label, n.LeaseID = "app-"+n.Name, "lease-"+n.Name
+		n.SetLabel("app-" + n.Name)
+		n.SetLeaseID("lease-" + n.Name)
 	}
 	return s
 }
@@ -84,10 +85,10 @@ func TestRecordsWhoOncePerNode(t *testing.T) {
 				t.Fatalf("after the keyframe: cluster %q, nodes %+v", snap.Cluster, snap.Nodes)
 			}
 			long, bin := snap.Nodes[0], snap.Nodes[1]
-			if want := strings.Repeat("é", history.MaxData/2); long.Data != want || long.Label != "app-long" || long.LeaseID != "lease-long" ||
+			if want := strings.Repeat("é", history.MaxData/2); long.Data != want || long.Label() != "app-long" || long.LeaseID() != "lease-long" ||
 				long.Session != "0xlong" || !long.Holding {
 				t.Errorf("the long one: data %d bytes, label %q, lease %q, session %q; want its first %d bytes, app-long, lease-long, 0xlong",
-					len(long.Data), long.Label, long.LeaseID, long.Session, history.MaxData)
+					len(long.Data), long.Label(), long.LeaseID(), long.Session, history.MaxData)
 			}
 			if raw, err := base64.StdEncoding.DecodeString(bin.Data); err != nil || !bin.DataBinary || len(raw) != history.MaxData {
 				t.Errorf("the binary one: %d bytes (binary %v, %v), want its first %d", len(raw), bin.DataBinary, err, history.MaxData)

@@ -42,11 +42,11 @@ func (q *queueView) lookup(name string) (int, bool) {
 		for i := range q.nodes {
 			n := &q.nodes[i]
 			q.index[n.Name] = i
-			if n.Folder != "" {
+			if n.Folder() != "" {
 				if q.folders == nil {
 					q.folders = map[string]bool{}
 				}
-				q.folders[n.Folder+"/"] = true
+				q.folders[n.Folder()+"/"] = true
 			}
 		}
 	}
@@ -61,10 +61,10 @@ func (q *queueView) has(name string) bool {
 
 // dir is the folder n lives in, as a prefix of its path.
 func (q *queueView) dir(n *Node) string {
-	if n.Folder == "" {
+	if n.Folder() == "" {
 		return q.prefix
 	}
-	return n.Folder + "/"
+	return n.Folder() + "/"
 }
 
 // watchKind is what one watched path is to a lock.

@@ -61,9 +61,10 @@ func NewNode(c Child) Node {
 	n := Node{
 		Name: c.Name, Seq: nm.Seq, Mode: nm.Mode, Recipe: nm.Recipe,
 		Session: SessionHex(c.EphemeralOwner), Ctime: c.Ctime, Czxid: c.Czxid,
-		Foreign: !ok, owner: c.EphemeralOwner, parsed: codeOf(nm.Mode), Folder: c.Folder,
+		Foreign: !ok, owner: c.EphemeralOwner, parsed: codeOf(nm.Mode),
 		wrapped: ok && nm.HasSeq && nm.Seq < 0,
 	}
+	n.SetFolder(c.Folder)
 	n.Data, n.DataBinary = EncodeData(c.Data)
 	return n
 }
@@ -122,8 +123,10 @@ func resetNodes(nodes []Node) (recipes map[Recipe]bool, nforeign int) {
 	var last Recipe
 	for i := range nodes {
 		n := &nodes[i]
-		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn, n.PartOf = n.parsedMode(), false, "", OnNode, ""
-		n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
+		n.Mode, n.Holding, n.WaitsFor, n.WaitsOn = n.parsedMode(), false, "", OnNode
+		n.SetPartOf("")
+		n.Watching, n.Edge, n.Zombie = nil, EdgeNone, false
+		n.SetExpiresInMs(0)
 		if n.Foreign {
 			nforeign++
 			continue
@@ -248,11 +251,11 @@ func onlyMode(nodes []Node, m Mode) bool {
 // wait start; ZooKeeper leaves it 0), then by sequence, then by creation
 // (unsequenced lease nodes), then name.
 func queueLess(a, b *Node) bool {
-	if a.Folder != b.Folder {
-		return a.Folder < b.Folder
+	if a.Folder() != b.Folder() {
+		return a.Folder() < b.Folder()
 	}
-	if a.Order != b.Order {
-		return a.Order < b.Order
+	if a.Order() != b.Order() {
+		return a.Order() < b.Order()
 	}
 	if a.Seq != b.Seq {
 		return a.Seq < b.Seq

@@ -20,12 +20,27 @@ func NodesEqual(n, m *Node) bool {
 		slices.Equal(n.Watching, m.Watching) && (n.Watching == nil) == (m.Watching == nil) &&
 		n.Edge == m.Edge && n.Session == m.Session && n.Data == m.Data &&
 		n.DataBinary == m.DataBinary && n.Ctime.Equal(m.Ctime) && n.CtimeAtMost == m.CtimeAtMost && n.Czxid == m.Czxid &&
-		n.Foreign == m.Foreign && n.Zombie == m.Zombie && n.ExpiresInMs == m.ExpiresInMs &&
-		n.StalledOn == m.StalledOn && n.StalledSince.Equal(m.StalledSince) && n.HeldSince.Equal(m.HeldSince) &&
-		n.Owner() == m.Owner() && n.Folder == m.Folder && n.PartOf == m.PartOf &&
-		n.Order == m.Order && n.Client == m.Client && n.Label == m.Label && n.WaitsForSource == m.WaitsForSource &&
-		slices.Equal(n.BlockedBy, m.BlockedBy) && n.LeaseID == m.LeaseID &&
-		n.LeaseTTLMs == m.LeaseTTLMs && n.LeaseLeftMs == m.LeaseLeftMs && slices.Equal(n.ShownEdges, m.ShownEdges)
+		n.Foreign == m.Foreign && n.Zombie == m.Zombie && n.Owner() == m.Owner() && rareEqual(n.Rare, m.Rare)
+}
+
+// rareEqual compares two nodes' Rare: the same one when the nodes were
+// copied from one another, as most are.
+func rareEqual(a, b *Rare) bool {
+	if a == b {
+		return true
+	}
+	var zero Rare
+	if a == nil {
+		a = &zero
+	}
+	if b == nil {
+		b = &zero
+	}
+	return a.ExpiresInMs == b.ExpiresInMs && a.StalledOn == b.StalledOn && a.StalledSince.Equal(b.StalledSince) &&
+		a.HeldSince.Equal(b.HeldSince) && a.Folder == b.Folder && a.PartOf == b.PartOf &&
+		a.Order == b.Order && a.Client == b.Client && a.Label == b.Label && a.WaitsForSource == b.WaitsForSource &&
+		slices.Equal(a.BlockedBy, b.BlockedBy) && a.LeaseID == b.LeaseID &&
+		a.LeaseTTLMs == b.LeaseTTLMs && a.LeaseLeftMs == b.LeaseLeftMs && slices.Equal(a.ShownEdges, b.ShownEdges)
 }
 
 // SameNodes reports whether a and b hold equal nodes in the same order,

@@ -19,7 +19,7 @@ func TestSameShown(t *testing.T) {
 		{"identical", func(*Snapshot) {}, true},
 		{"revision", func(s *Snapshot) { s.Revision++ }, true},
 		{"time of the read", func(s *Snapshot) { s.UpdatedAt = s.UpdatedAt.Add(time.Second) }, true},
-		{"a node field", func(s *Snapshot) { s.Nodes[1].LeaseLeftMs = 10 }, false},
+		{"a node field", func(s *Snapshot) { s.Nodes[1].SetLeaseLeftMs(10) }, false},
 		{"a node gone", func(s *Snapshot) { s.Nodes = s.Nodes[:1] }, false},
 		{"nodes unknown, not empty", func(s *Snapshot) { s.Nodes = nil }, false},
 		{"an alert", func(s *Snapshot) { s.Alerts = append(s.Alerts, Alert{Kind: AlertOrphan}) }, false},

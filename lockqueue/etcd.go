@@ -138,7 +138,7 @@ func BuildEtcd(prefix string, keys []EtcdKey) Snapshot {
 	for _, k := range keys {
 		mode, recipe, ok := etcdMode(k.Name)
 		n := Node{
-			Name: k.Name, Seq: -1, Mode: mode, Recipe: recipe, Ctime: k.Seen, Order: k.CreateRevision,
+			Name: k.Name, Seq: -1, Mode: mode, Recipe: recipe, Ctime: k.Seen, Rare: &Rare{Order: k.CreateRevision},
 			Foreign: !ok, parsed: codeOf(mode),
 		}
 		if (n.Ctime.IsZero() || k.SeenLate) && recipe == EtcdRWMutex {
@@ -148,9 +148,10 @@ func BuildEtcd(prefix string, keys []EtcdKey) Snapshot {
 		}
 		n.CtimeAtMost = k.SeenLate && n.Ctime.Equal(k.Seen) && !n.Ctime.IsZero()
 		if k.Lease != 0 {
-			n.LeaseID = LeaseHex(k.Lease)
-			n.Client = n.LeaseID
-			n.LeaseTTLMs, n.LeaseLeftMs = k.LeaseTTL.Milliseconds(), max(k.LeaseLeft.Milliseconds(), 0)
+			r := n.rare()
+			r.LeaseID = LeaseHex(k.Lease)
+			r.Client = r.LeaseID
+			r.LeaseTTLMs, r.LeaseLeftMs = k.LeaseTTL.Milliseconds(), max(k.LeaseLeft.Milliseconds(), 0)
 		}
 		n.Data, n.DataBinary = EncodeData(k.Value)
 		if ok {
@@ -189,7 +190,7 @@ func assignEtcd(q []Node) {
 			n.WaitsFor = q[i-1].Name
 		}
 		if n.WaitsFor != "" {
-			n.WaitsForSource = ByRule
+			n.SetWaitsForSource(ByRule)
 		}
 		if n.Mode == Write {
 			lastWriter = n.Name
@@ -216,7 +217,7 @@ func etcdAlerts(q []Node, recipe Recipe, keys []EtcdKey, foreign []Node) []Alert
 		case n.Holding && k.LeaseTTL > 0 && k.LeaseLeft < k.LeaseTTL/2:
 			alerts = append(alerts, Alert{Kind: AlertLeaseExpiring, Nodes: []string{n.Name}, Message: fmt.Sprintf(
 				"holder %s: its lease %s has %s of %s left and is not being renewed (a live session renews at a third of its TTL): its client is paused, cut off or dead, and the lock passes on when the lease runs out",
-				n.Name, n.LeaseID, k.LeaseLeft.Round(time.Millisecond), k.LeaseTTL)})
+				n.Name, n.LeaseID(), k.LeaseLeft.Round(time.Millisecond), k.LeaseTTL)})
 		}
 	}
 	if len(noLease) > 0 {

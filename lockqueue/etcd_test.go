@@ -88,8 +88,8 @@ func TestBuildEtcd(t *testing.T) {
 				t.Errorf("service %q path %q", s.Service, s.Path)
 			}
 			for _, n := range s.Nodes {
-				if n.WaitsFor != "" && n.WaitsForSource != ByRule {
-					t.Errorf("%s waits for %s vouched by %q, want the rule: etcd keeps no watcher list", n.Name, n.WaitsFor, n.WaitsForSource)
+				if n.WaitsFor != "" && n.WaitsForSource() != ByRule {
+					t.Errorf("%s waits for %s vouched by %q, want the rule: etcd keeps no watcher list", n.Name, n.WaitsFor, n.WaitsForSource())
 				}
 			}
 		})
@@ -102,7 +102,7 @@ func TestBuildEtcdNodeFields(t *testing.T) {
 		LeaseTTL: 10 * time.Second, LeaseLeft: 7500 * time.Millisecond, Seen: seen}
 	n := BuildEtcd("/locks/x", []EtcdKey{k}).Nodes[0]
 	want := Node{Name: k.Name, Seq: -1, Mode: Exclusive, Recipe: EtcdMutex, Holding: true, Data: "host-a", Ctime: seen,
-		Order: 42, Client: "694d8b2f1c3a5e07", LeaseID: "694d8b2f1c3a5e07", LeaseTTLMs: 10_000, LeaseLeftMs: 7500}
+		Rare: &Rare{Order: 42, Client: "694d8b2f1c3a5e07", LeaseID: "694d8b2f1c3a5e07", LeaseTTLMs: 10_000, LeaseLeftMs: 7500}}
 	if !n.Equal(want) {
 		t.Errorf("node\n %+v\nwant\n %+v", n, want)
 	}

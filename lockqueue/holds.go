@@ -34,7 +34,7 @@ func carryHolds(prev *Snapshot, next *Snapshot, now time.Time, shared bool) {
 				if held == nil {
 					held = map[string]time.Time{}
 				}
-				held[n.Folder+"/"+n.Name] = n.HeldSince
+				held[n.Folder()+"/"+n.Name] = n.HeldSince()
 			}
 		}
 	}
@@ -42,19 +42,19 @@ func carryHolds(prev *Snapshot, next *Snapshot, now time.Time, shared bool) {
 		n := &next.Nodes[i]
 		var since time.Time
 		if n.Holding {
-			if t, ok := held[n.Folder+"/"+n.Name]; ok {
+			if t, ok := held[n.Folder()+"/"+n.Name]; ok {
 				since = t
 			} else if seen {
 				since = now
 			}
 		}
-		if n.HeldSince == since {
+		if n.HeldSince() == since {
 			continue
 		}
 		if shared {
 			next.Nodes, shared = slices.Clone(next.Nodes), false
 			n = &next.Nodes[i]
 		}
-		n.HeldSince = since
+		n.SetHeldSince(since)
 	}
 }

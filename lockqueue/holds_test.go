@@ -13,7 +13,9 @@ func TestCarryHolds(t *testing.T) {
 	snap := func(conn Connection, nodes ...Node) *Snapshot {
 		return &Snapshot{Path: "/l", Connection: conn, Nodes: nodes}
 	}
-	holder := func(name string, since time.Time) Node { return Node{Name: name, Holding: true, HeldSince: since} }
+	holder := func(name string, since time.Time) Node {
+		return Node{Name: name, Holding: true, Rare: &Rare{HeldSince: since}}
+	}
 	waiter := func(name string) Node { return Node{Name: name} }
 	for _, tc := range []struct {
 		name       string
@@ -34,10 +36,10 @@ func TestCarryHolds(t *testing.T) {
 			map[string]time.Time{"b": {}}},
 		{"a holder kept through a gap: kept", snap(Reconnecting, holder("a", t0)), snap(Connected, holder("a", time.Time{})),
 			map[string]time.Time{"a": t0}},
-		{"a holder that waits again: cleared", snap(Connected, holder("a", t0)), snap(Connected, Node{Name: "a", HeldSince: t0}),
+		{"a holder that waits again: cleared", snap(Connected, holder("a", t0)), snap(Connected, Node{Name: "a", Rare: &Rare{HeldSince: t0}}),
 			map[string]time.Time{}},
-		{"same name, another folder: new", snap(Connected, Node{Name: "x", Folder: "/l/leases", Holding: true, HeldSince: t0}),
-			snap(Connected, Node{Name: "x", Folder: "/l/locks", Holding: true}), map[string]time.Time{"x": now}},
+		{"same name, another folder: new", snap(Connected, Node{Name: "x", Rare: &Rare{Folder: "/l/leases", HeldSince: t0}, Holding: true}),
+			snap(Connected, Node{Name: "x", Rare: &Rare{Folder: "/l/locks"}, Holding: true}), map[string]time.Time{"x": now}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			CarryHolds(tc.prev, tc.next, now)
@@ -46,8 +48,8 @@ func TestCarryHolds(t *testing.T) {
 				if !isHolder {
 					want = time.Time{}
 				}
-				if !n.HeldSince.Equal(want) {
-					t.Errorf("%s: HeldSince %v, want %v", n.Name, n.HeldSince, want)
+				if !n.HeldSince().Equal(want) {
+					t.Errorf("%s: HeldSince %v, want %v", n.Name, n.HeldSince(), want)
 				}
 			}
 		})
@@ -72,7 +74,7 @@ func TestSharedNodesCopiedOnWrite(t *testing.T) {
 	since := Join(&published, table, nil, now, JoinOptions{})
 	// Live before, with no holder: the holder's clock starts now.
 	CarryHolds(&Snapshot{Path: "/q", Exists: true, Connection: Connected}, &published, now)
-	if published.Nodes[0].HeldSince.IsZero() {
+	if published.Nodes[0].HeldSince().IsZero() {
 		t.Fatalf("the holder has no clock")
 	}
 	before := slices.Clone(published.Nodes)
@@ -99,8 +101,8 @@ func TestSharedNodesCopiedOnWrite(t *testing.T) {
 	// time is unknown) is written into a copy too.
 	unknown := published
 	CarryHoldsShared(nil, &unknown, now.Add(3*time.Second))
-	if &unknown.Nodes[0] == &published.Nodes[0] || !unknown.Nodes[0].HeldSince.IsZero() {
-		t.Errorf("the holder's clock, unknown now, was written into the shared nodes, or not at all: %v", unknown.Nodes[0].HeldSince)
+	if &unknown.Nodes[0] == &published.Nodes[0] || !unknown.Nodes[0].HeldSince().IsZero() {
+		t.Errorf("the holder's clock, unknown now, was written into the shared nodes, or not at all: %v", unknown.Nodes[0].HeldSince())
 	}
 	for i := range before {
 		if !reflect.DeepEqual(before[i], published.Nodes[i]) {

@@ -40,8 +40,8 @@ func LastKnown(last *Snapshot, next Snapshot) Snapshot {
 	}
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		n.LeaseLeftMs = max(n.LeaseLeftMs-gone, 0)
-		n.ExpiresInMs = max(n.ExpiresInMs-gone, 0)
+		n.SetLeaseLeftMs(max(n.LeaseLeftMs()-gone, 0))
+		n.SetExpiresInMs(max(n.ExpiresInMs()-gone, 0))
 	}
 	return s
 }

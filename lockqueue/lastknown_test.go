@@ -12,7 +12,7 @@ import (
 func TestLastKnown(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
 	live := lockqueue.Snapshot{Service: "redis", Path: "orders", Connection: lockqueue.Connected, Exists: true, UpdatedAt: t0,
-		Nodes:  []lockqueue.Node{{Name: "tok", Holding: true, LeaseTTLMs: 60000, LeaseLeftMs: 5000}},
+		Nodes:  []lockqueue.Node{{Name: "tok", Holding: true, Rare: &lockqueue.Rare{LeaseTTLMs: 60000, LeaseLeftMs: 5000}}},
 		Alerts: []lockqueue.Alert{{Kind: "no-expiry", Nodes: []string{"tok"}}}}
 	down := func(sec int) lockqueue.Snapshot {
 		return lockqueue.Snapshot{Service: "redis", Path: "orders", Connection: lockqueue.Reconnecting, Error: "refused",
@@ -38,7 +38,7 @@ func TestLastKnown(t *testing.T) {
 			if len(s.Nodes) != tc.nodes || s.Connection != tc.next.Connection || s.Error != tc.next.Error || !s.UpdatedAt.Equal(tc.next.UpdatedAt) {
 				t.Fatalf("%+v: want %d nodes, connection %s, error %q, updated %s", s, tc.nodes, tc.next.Connection, tc.next.Error, tc.next.UpdatedAt)
 			}
-			if tc.nodes > 0 && (s.Nodes[0].LeaseLeftMs != tc.leftMs || !s.Nodes[0].Holding || len(s.Alerts) != 1 || !s.Exists) {
+			if tc.nodes > 0 && (s.Nodes[0].LeaseLeftMs() != tc.leftMs || !s.Nodes[0].Holding || len(s.Alerts) != 1 || !s.Exists) {
 				t.Errorf("%+v: want the holder with %d ms left, its alert, existing", s, tc.leftMs)
 			}
 			want := time.Time{}
@@ -50,7 +50,7 @@ func TestLastKnown(t *testing.T) {
 			}
 		})
 	}
-	if live.Nodes[0].LeaseLeftMs != 5000 {
+	if live.Nodes[0].LeaseLeftMs() != 5000 {
 		t.Errorf("LastKnown changed the last snapshot's nodes")
 	}
 }

@@ -108,7 +108,7 @@ func waitGraph(s *Snapshot, q *queueView) map[string][]string {
 // what its session watches.
 func waitsInFact(n *Node) bool {
 	if n.Holding {
-		return n.StalledOn != ""
+		return n.StalledOn() != ""
 	}
 	return n.Edge == EdgeConfirmed || n.Edge == EdgeUnexpected
 }
@@ -203,8 +203,8 @@ func zombieAlert(s *Snapshot, names []string) Alert {
 		" until the session expires"
 	for ni := range s.Nodes {
 		n := &s.Nodes[ni]
-		if n.Zombie && n.ExpiresInMs > 0 {
-			msg += fmt.Sprintf(" (%s expires in %.1fs)", n.Name, float64(n.ExpiresInMs)/1000)
+		if n.Zombie && n.ExpiresInMs() > 0 {
+			msg += fmt.Sprintf(" (%s expires in %.1fs)", n.Name, float64(n.ExpiresInMs())/1000)
 			break
 		}
 	}
@@ -255,10 +255,10 @@ func stalledAlerts(s *Snapshot, q *queueView, names []string) []Alert {
 		}
 		i, _ := q.lookup(name)
 		n := s.Nodes[i]
-		out = append(out, Alert{Kind: AlertStalled, Nodes: []string{n.Name, n.StalledOn},
+		out = append(out, Alert{Kind: AlertStalled, Nodes: []string{n.Name, n.StalledOn()},
 			Message: fmt.Sprintf("%s holds by the recipe's rule, but its client still waits: its session has watched %s since %s. "+
 				"The client missed its wake-up and does not know it holds; everyone queued behind it waits too. "+
-				"Take a thread dump of that client", n.Name, n.StalledOn, n.StalledSince.UTC().Format(time.RFC3339))})
+				"Take a thread dump of that client", n.Name, n.StalledOn(), n.StalledSince().UTC().Format(time.RFC3339))})
 	}
 	return out
 }

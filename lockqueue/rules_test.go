@@ -182,9 +182,9 @@ func TestJoinStalledHolder(t *testing.T) {
 			}
 			var stalled []string
 			for i, n := range s.Nodes {
-				stalled = append(stalled, n.StalledOn)
-				if n.StalledOn != "" && !n.StalledSince.Equal(t0) {
-					t.Errorf("%s: StalledSince = %v, want the first sight, %v", names[i], n.StalledSince, t0)
+				stalled = append(stalled, n.StalledOn())
+				if n.StalledOn() != "" && !n.StalledSince().Equal(t0) {
+					t.Errorf("%s: StalledSince = %v, want the first sight, %v", names[i], n.StalledSince(), t0)
 				}
 			}
 			if tt.stalled == nil {
@@ -199,7 +199,7 @@ func TestJoinStalledHolder(t *testing.T) {
 				switch a.Kind {
 				case AlertStalled:
 					i, _ := newQueueView(&s).lookup(a.Nodes[0])
-					if !slices.Equal(a.Nodes, []string{s.Nodes[i].Name, s.Nodes[i].StalledOn}) || s.Nodes[i].StalledOn == "" {
+					if !slices.Equal(a.Nodes, []string{s.Nodes[i].Name, s.Nodes[i].StalledOn()}) || s.Nodes[i].StalledOn() == "" {
 						t.Errorf("stalled-holder nodes %v, want [holder, waited for]", a.Nodes)
 					}
 					if !strings.Contains(a.Message, t0.UTC().Format(time.RFC3339)) {
@@ -242,7 +242,7 @@ func TestJoinStallClockRestarts(t *testing.T) {
 	} {
 		s := Build("/q", kids(names...), Options{})
 		since = Join(&s, step.table, since, t0.Add(step.at), JoinOptions{StallGrace: 2 * time.Second})
-		if got := s.Nodes[0].StalledOn != ""; got != step.want {
+		if got := s.Nodes[0].StalledOn() != ""; got != step.want {
 			t.Errorf("step %d (t+%v): stalled = %t, want %t", k, step.at, got, step.want)
 		}
 	}
@@ -254,7 +254,7 @@ func TestJoinStallExactTable(t *testing.T) {
 	since := map[string]time.Time{"R_0000000001": {}, "W_0000000002": {}}
 	JoinWatches(&s, WatchTable{Source: "simulator", Watches: map[int64][]string{1: {"/q/W_0000000002"}, 2: {"/q/R_0000000001"}},
 		Connected: map[int64]bool{1: true, 2: true}}, since, time.Unix(1000, 0))
-	if s.Nodes[0].StalledOn != "W_0000000002" {
+	if s.Nodes[0].StalledOn() != "W_0000000002" {
 		t.Errorf("an exact table's stall waits for a grace: %+v (alerts %+v)", s.Nodes[0], s.Alerts)
 	}
 }
@@ -275,7 +275,7 @@ func TestJoinSharedSessionHolderNotStalled(t *testing.T) {
 		s = Build("/q", children, Options{})
 		since = JoinWatches(&s, table, since, t0.Add(at))
 	}
-	if s.Nodes[0].StalledOn != "" || len(s.Alerts) != 0 {
+	if s.Nodes[0].StalledOn() != "" || len(s.Alerts) != 0 {
 		t.Errorf("a sibling thread's watch made the holder stalled: %+v, alerts %+v", s.Nodes[0], s.Alerts)
 	}
 	if s.Nodes[1].Edge != EdgeConfirmed {
@@ -294,7 +294,7 @@ func TestStalledJSON(t *testing.T) {
 		t.Errorf("a healthy node's JSON mentions a stall: %s", healthy)
 	}
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	stalled, err := json.Marshal(Node{Name: "R_0000000001", Holding: true, StalledOn: "W_0000000002", StalledSince: since})
+	stalled, err := json.Marshal(Node{Name: "R_0000000001", Holding: true, Rare: &Rare{StalledOn: "W_0000000002", StalledSince: since}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,8 +311,8 @@ func TestStalledJSON(t *testing.T) {
 func TestWatchTarget(t *testing.T) {
 	s := Snapshot{Path: "/q", Nodes: []Node{
 		{Name: "W_0000000001"},
-		{Name: "L_0000000002", Folder: "/q/leases"},
-		{Name: "x__lock__0000000003", Folder: "/q-__lock__"},
+		{Name: "L_0000000002", Rare: &Rare{Folder: "/q/leases"}},
+		{Name: "x__lock__0000000003", Rare: &Rare{Folder: "/q-__lock__"}},
 	}}
 	q := newQueueView(&s)
 	tests := []struct {

@@ -129,7 +129,7 @@ func assignSemaphore(q []Node, limit int) (inferred int) {
 			// The newest lease node is the lock holder's own: one
 			// acquirer, one contender, whether its lease is pending or
 			// held until it lets the lock go.
-			head.PartOf = q[leases[n-1]].Name
+			head.SetPartOf(q[leases[n-1]].Name)
 			switch {
 			case limit > 0 && n > limit:
 				pending = leases[n-1]

@@ -171,8 +171,8 @@ func TestBuildSemaphore(t *testing.T) {
 			}
 			checkQueue(t, s, tc.want, tc.alerts)
 			for _, n := range s.Nodes {
-				if want := map[bool]string{true: tc.partOf[1]}[n.Name == tc.partOf[0]]; n.PartOf != want {
-					t.Errorf("%s part of %q, want %q", n.Name, n.PartOf, want)
+				if want := map[bool]string{true: tc.partOf[1]}[n.Name == tc.partOf[0]]; n.PartOf() != want {
+					t.Errorf("%s part of %q, want %q", n.Name, n.PartOf(), want)
 				}
 			}
 			if got := len(s.Waiters()); got != tc.waiting {
@@ -245,8 +245,8 @@ func TestJoinWatchesSemaphoreFolders(t *testing.T) {
 	table.Watches = map[int64][]string{1: {"/s/leases/" + curatorLease(uuidB, 1)}, 4: {locks + "/" + head}, 5: {locks + "/" + gone}}
 	s = Build("/s", children, Options{Semaphore: Curator})
 	JoinWatches(&s, table, map[string]time.Time{curatorLease(uuidA, 0): {}, second: {}, third: {}}, time.Now())
-	if n := s.Nodes[0]; n.StalledOn != curatorLease(uuidB, 1) || !hasKind(s.Alerts, AlertStalled) {
-		t.Errorf("holder %s stalled on %q (alerts %v), want stalled on %s", n.Name, n.StalledOn, s.Alerts, curatorLease(uuidB, 1))
+	if n := s.Nodes[0]; n.StalledOn() != curatorLease(uuidB, 1) || !hasKind(s.Alerts, AlertStalled) {
+		t.Errorf("holder %s stalled on %q (alerts %v), want stalled on %s", n.Name, n.StalledOn(), s.Alerts, curatorLease(uuidB, 1))
 	}
 	if n := s.Nodes[5]; n.Name != third || n.Edge != EdgeDangling {
 		t.Errorf("%s edge %s, want %s dangling", n.Name, n.Edge, third)

@@ -84,15 +84,16 @@ func BuildServerQueue(q ServerQueue) ([]Node, []Alert) {
 	for i, s := range ss {
 		n := Node{
 			Name: s.Name, Seq: -1, Mode: s.Mode, Recipe: q.Recipe, Holding: !s.Waiting,
-			Client: s.Client, Data: s.Data, Label: s.Label, Order: int64(i + 1), Ctime: s.Since,
+			Rare: &Rare{Client: s.Client, Label: s.Label, Order: int64(i + 1)}, Data: s.Data, Ctime: s.Since,
 		}
 		if s.Waiting {
 			if !s.WaitStart.IsZero() {
 				n.Ctime = s.WaitStart
 			}
-			n.BlockedBy = blockersInOrder(s.BlockedBy, place)
-			if len(n.BlockedBy) > 0 {
-				n.WaitsFor, n.WaitsForSource = n.BlockedBy[0], ByServer
+			n.SetBlockedBy(blockersInOrder(s.BlockedBy, place))
+			if on := n.BlockedBy(); len(on) > 0 {
+				n.WaitsFor = on[0]
+				n.SetWaitsForSource(ByServer)
 			}
 		}
 		nodes[i] = n

@@ -125,17 +125,17 @@ func TestBuildServerQueue(t *testing.T) {
 				if n.Holding {
 					holders = append(holders, n.Name)
 				}
-				if n.Order != int64(i+1) || n.Seq != -1 {
-					t.Errorf("%s: order %d seq %d, want %d and -1", n.Name, n.Order, n.Seq, i+1)
+				if n.Order() != int64(i+1) || n.Seq != -1 {
+					t.Errorf("%s: order %d seq %d, want %d and -1", n.Name, n.Order(), n.Seq, i+1)
 				}
 				if got := tc.want.waitsFor[n.Name]; n.WaitsFor != got {
 					t.Errorf("%s waits for %q, want %q", n.Name, n.WaitsFor, got)
 				}
-				if n.WaitsFor != "" && n.WaitsForSource != ByServer {
-					t.Errorf("%s: edge vouched for by %q, want the server", n.Name, n.WaitsForSource)
+				if n.WaitsFor != "" && n.WaitsForSource() != ByServer {
+					t.Errorf("%s: edge vouched for by %q, want the server", n.Name, n.WaitsForSource())
 				}
-				if got := tc.want.blocked[n.Name]; !slices.Equal(n.BlockedBy, got) {
-					t.Errorf("%s blocked by %v, want %v", n.Name, n.BlockedBy, got)
+				if got := tc.want.blocked[n.Name]; !slices.Equal(n.BlockedBy(), got) {
+					t.Errorf("%s blocked by %v, want %v", n.Name, n.BlockedBy(), got)
 				}
 			}
 			if !slices.Equal(order, tc.want.order) || !slices.Equal(holders, tc.want.holders) {
@@ -191,7 +191,7 @@ func TestWaitCycleThrough(t *testing.T) {
 func TestSceneWaitCycle(t *testing.T) {
 	holds := func(name string) Node { return Node{Name: name, Holding: true} }
 	waits := func(name string, on ...string) Node {
-		return Node{Name: name, BlockedBy: on, WaitsFor: on[0], WaitsForSource: ByServer}
+		return Node{Name: name, Rare: &Rare{BlockedBy: on, WaitsForSource: ByServer}, WaitsFor: on[0]}
 	}
 	lock := func(nodes ...Node) Snapshot { return Snapshot{Service: "postgres", Nodes: nodes} }
 	for _, tc := range []struct {
@@ -220,7 +220,7 @@ func TestSceneWaitCycle(t *testing.T) {
 		for _, s := range tc.locks {
 			for _, n := range s.Nodes {
 				if !n.Holding {
-					graph[n.Name] = n.BlockedBy
+					graph[n.Name] = n.BlockedBy()
 				}
 			}
 			nodes = append(nodes, s.Nodes...)

@@ -71,12 +71,12 @@ func (n Node) WaitEdges() []WaitEdge {
 	var out []WaitEdge
 	if n.WaitsFor != "" {
 		p := ByRule
-		if n.Edge == EdgeConfirmed || n.WaitsForSource == ByServer {
+		if n.Edge == EdgeConfirmed || n.WaitsForSource() == ByServer {
 			p = ByServer
 		}
 		out = append(out, WaitEdge{To: n.WaitsFor, Provenance: p})
 	}
-	for _, b := range n.BlockedBy {
+	for _, b := range n.BlockedBy() {
 		if b != n.WaitsFor {
 			out = append(out, WaitEdge{To: b, Provenance: ByServer})
 		}
@@ -96,8 +96,8 @@ func (s Snapshot) UsesNeutralFields() bool {
 		return false
 	}
 	return slices.ContainsFunc(s.Nodes, func(n Node) bool {
-		return n.Order != 0 || n.Client != "" || n.LeaseID != "" || n.LeaseTTLMs != 0 || n.LeaseLeftMs != 0 ||
-			n.WaitsForSource != "" || len(n.BlockedBy) > 0
+		return n.Order() != 0 || n.Client() != "" || n.LeaseID() != "" || n.LeaseTTLMs() != 0 || n.LeaseLeftMs() != 0 ||
+			n.WaitsForSource() != "" || len(n.BlockedBy()) > 0
 	})
 }
 
@@ -112,7 +112,7 @@ func (s Snapshot) WithWaitEdges() Snapshot {
 	}
 	nodes := slices.Clone(s.Nodes)
 	for i := range nodes {
-		nodes[i].ShownEdges = nodes[i].WaitEdges()
+		nodes[i].SetShownEdges(nodes[i].WaitEdges())
 	}
 	s.Nodes = nodes
 	return s

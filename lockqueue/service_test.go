@@ -35,8 +35,8 @@ func TestWaitEdges(t *testing.T) {
 		{"holder", Node{Holding: true}, nil},
 		{"zookeeper rule, table silent", Node{WaitsFor: "a", Edge: EdgeUnknown}, []WaitEdge{{"a", ByRule}}},
 		{"zookeeper rule, table confirms", Node{WaitsFor: "a", Edge: EdgeConfirmed}, []WaitEdge{{"a", ByServer}}},
-		{"etcd predecessor", Node{WaitsFor: "a", WaitsForSource: ByRule}, []WaitEdge{{"a", ByRule}}},
-		{"postgres blockers", Node{WaitsFor: "a", WaitsForSource: ByServer, BlockedBy: []string{"a", "b"}},
+		{"etcd predecessor", Node{WaitsFor: "a", Rare: &Rare{WaitsForSource: ByRule}}, []WaitEdge{{"a", ByRule}}},
+		{"postgres blockers", Node{WaitsFor: "a", Rare: &Rare{WaitsForSource: ByServer, BlockedBy: []string{"a", "b"}}},
 			[]WaitEdge{{"a", ByServer}, {"b", ByServer}}},
 	} {
 		if got := tc.node.WaitEdges(); !slices.Equal(got, tc.want) {
@@ -64,16 +64,16 @@ func TestServiceFieldsLeftOutForZooKeeper(t *testing.T) {
 // (possibly shared) original alone.
 func TestWithWaitEdges(t *testing.T) {
 	orig := Snapshot{Service: "postgres", Nodes: []Node{
-		{Name: "a", Holding: true, Client: "1"},
-		{Name: "b", WaitsFor: "a", WaitsForSource: ByServer, BlockedBy: []string{"a", "c"}, Client: "2"},
-		{Name: "c", WaitsFor: "b", Client: "3"},
+		{Name: "a", Holding: true, Rare: &Rare{Client: "1"}},
+		{Name: "b", WaitsFor: "a", Rare: &Rare{WaitsForSource: ByServer, BlockedBy: []string{"a", "c"}, Client: "2"}},
+		{Name: "c", WaitsFor: "b", Rare: &Rare{Client: "3"}},
 	}}
 	got := orig.WithWaitEdges()
 	for i, want := range [][]WaitEdge{nil, {{"a", ByServer}, {"c", ByServer}}, {{"b", ByRule}}} {
-		if !slices.Equal(got.Nodes[i].ShownEdges, want) {
-			t.Errorf("%s: shown edges %v, want %v", got.Nodes[i].Name, got.Nodes[i].ShownEdges, want)
+		if !slices.Equal(got.Nodes[i].ShownEdges(), want) {
+			t.Errorf("%s: shown edges %v, want %v", got.Nodes[i].Name, got.Nodes[i].ShownEdges(), want)
 		}
-		if orig.Nodes[i].ShownEdges != nil {
+		if orig.Nodes[i].ShownEdges() != nil {
 			t.Errorf("%s: the original node was stamped", orig.Nodes[i].Name)
 		}
 	}

@@ -50,12 +50,12 @@ func (s *Snapshot) Summarize() Summary {
 		switch {
 		case n.Holding:
 			if sum.HolderCount < SummaryNames {
-				sum.Holders = append(sum.Holders, NodeName{Name: n.Name, Seq: n.Seq, Client: n.Client})
+				sum.Holders = append(sum.Holders, NodeName{Name: n.Name, Seq: n.Seq, Client: n.Client()})
 			}
 			sum.HolderCount++
 		case n.Waiting():
 			if sum.WaiterCount < SummaryNames {
-				sum.Waiters = append(sum.Waiters, NodeName{Name: n.Name, Seq: n.Seq, Client: n.Client})
+				sum.Waiters = append(sum.Waiters, NodeName{Name: n.Name, Seq: n.Seq, Client: n.Client()})
 			}
 			sum.WaiterCount++
 		}

@@ -135,6 +135,21 @@ type Node struct {
 	// knew of it: it was made then or earlier, and a wait timed from
 	// Ctime is at least that long.
 	CtimeAtMost bool `json:"ctimeAtMost,omitempty"`
+	// The fields most nodes leave empty, behind a pointer so that a node
+	// of a big queue costs half: see Rare. Embedded so that the JSON is
+	// the same as when they were Node's own, and last to keep its order.
+	*Rare
+
+	owner int64
+}
+
+// Rare holds the fields most nodes leave empty: a ZooKeeper node of a
+// big queue sets none of them, while a node is copied whole at every
+// change of its queue. Node embeds it by pointer, nil when every field is
+// zero, for the JSON only: read them with Node's methods of the same
+// names (a nil Rare reads as zero) and write them with its Set methods,
+// which copy it first, since nodes copied from one another share it.
+type Rare struct {
 	// ExpiresInMs is set on zombie nodes when the server tells the session's expiry.
 	ExpiresInMs int64 `json:"expiresInMs,omitempty"`
 	// StalledOn is set on a holder whose session has kept a data watch on
@@ -194,8 +209,6 @@ type Node struct {
 	// Snapshot.WithWaitEdges on the nodes of a snapshot that uses the
 	// neutral fields; nil everywhere else.
 	ShownEdges []WaitEdge `json:"waitEdges,omitempty"`
-
-	owner int64
 }
 
 // modeCode is a Mode in a byte, for the one a node's name says.
@@ -349,5 +362,5 @@ func (s Snapshot) Waiters() []string {
 // Waiting reports whether a node is a waiting contender of its own: not a
 // holder, not a foreign child, not part of another node's contender.
 func (n Node) Waiting() bool {
-	return !n.Holding && !n.Foreign && n.PartOf == ""
+	return !n.Holding && !n.Foreign && n.PartOf() == ""
 }

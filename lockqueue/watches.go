@@ -132,8 +132,8 @@ func Join(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time
 
 // sameJoined reports whether a and b agree in every field a join sets.
 func sameJoined(a, b *Node) bool {
-	return a.Edge == b.Edge && a.Zombie == b.Zombie && a.ExpiresInMs == b.ExpiresInMs && a.StalledOn == b.StalledOn &&
-		a.StalledSince == b.StalledSince && (a.Watching == nil) == (b.Watching == nil) && slices.Equal(a.Watching, b.Watching)
+	return a.Edge == b.Edge && a.Zombie == b.Zombie && a.ExpiresInMs() == b.ExpiresInMs() && a.StalledOn() == b.StalledOn() &&
+		a.StalledSince() == b.StalledSince() && (a.Watching == nil) == (b.Watching == nil) && slices.Equal(a.Watching, b.Watching)
 }
 
 // joiner is one join's state.
@@ -153,8 +153,10 @@ func (j *joiner) node(n *Node, a attribution) {
 	// Reset everything a join sets, so a joined snapshot's nodes can be
 	// joined again (the watcher joins its last published nodes with each
 	// new watch table).
-	n.Watching, n.Edge, n.Zombie, n.ExpiresInMs = nil, EdgeNone, false, 0
-	n.StalledOn, n.StalledSince = "", time.Time{}
+	n.Watching, n.Edge, n.Zombie = nil, EdgeNone, false
+	n.SetExpiresInMs(0)
+	n.SetStalledOn("")
+	n.SetStalledSince(time.Time{})
 	if n.Foreign || n.owner == 0 {
 		return
 	}
@@ -167,7 +169,7 @@ func (j *joiner) node(n *Node, a attribution) {
 	if zombie(j.w, n.owner) {
 		n.Zombie = true
 		if exp, ok := j.w.Expiry[n.owner]; ok && exp.After(j.f.now) {
-			n.ExpiresInMs = exp.Sub(j.f.now).Milliseconds()
+			n.SetExpiresInMs(exp.Sub(j.f.now).Milliseconds())
 		}
 		j.zombies = append(j.zombies, n.Name)
 	}
@@ -197,7 +199,8 @@ func (j *joiner) holder(n *Node) {
 		return
 	}
 	if since, ok := j.f.lasted(stallKey(n.Name), n.Name, j.grace); ok {
-		n.StalledOn, n.StalledSince = on, since
+		n.SetStalledOn(on)
+		n.SetStalledSince(since)
 		j.stalled = append(j.stalled, n.Name)
 	}
 }

@@ -35,8 +35,8 @@ func shownLock(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot
 	}
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
-		if n.Label == "" && n.Data == "" && owner[n.Name] != "" {
-			n.Label = owner[n.Name]
+		if n.Label() == "" && n.Data == "" && owner[n.Name] != "" {
+			n.SetLabel(owner[n.Name])
 		}
 	}
 	return snap.WithWaitEdges()

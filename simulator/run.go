@@ -701,8 +701,8 @@ func runHolds(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot 
 	for i := range nodes {
 		// A world that knows better (a lock its client took later than its
 		// first, as a transaction's second row) has stamped it already.
-		if ms, ok := since[nodes[i].Name]; ok && nodes[i].Holding && nodes[i].HeldSince.IsZero() {
-			nodes[i].HeldSince = time.UnixMilli(ms).UTC()
+		if ms, ok := since[nodes[i].Name]; ok && nodes[i].Holding && nodes[i].HeldSince().IsZero() {
+			nodes[i].SetHeldSince(time.UnixMilli(ms).UTC())
 		}
 	}
 	snap.Nodes = nodes

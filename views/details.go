@@ -88,8 +88,8 @@ func (d *NodeDetails) add(term, value, class string) {
 // addIdentity adds what the node is: its name, path, mode and state.
 func (d *NodeDetails) addIdentity(n lockqueue.Node, prefix string) {
 	folder := prefix
-	if n.Folder != "" {
-		folder = n.Folder + "/"
+	if n.Folder() != "" {
+		folder = n.Folder() + "/"
 	}
 	d.add("node", n.Name, "mono")
 	d.add("full path", folder+n.Name, "mono")
@@ -99,7 +99,7 @@ func (d *NodeDetails) addIdentity(n lockqueue.Node, prefix string) {
 	}
 	d.add("mode", mode, "")
 	state := stateClass(n)
-	if n.PartOf != "" {
+	if n.PartOf() != "" {
 		state = PartOfText(n) + ": one contender with it, not a waiter of its own"
 	}
 	if n.Zombie {
@@ -118,9 +118,9 @@ func (d *NodeDetails) addWaiting(s lockqueue.Snapshot, n lockqueue.Node, prefix 
 		}
 		d.add("recipe says it waits for", waits, "mono")
 	}
-	if n.StalledOn != "" {
+	if n.StalledOn() != "" {
 		d.add("stalled", fmt.Sprintf("%s %s, since %s: its client missed the wake-up and does not know it holds",
-			Stalled, n.StalledOn, n.StalledSince.Format(time.RFC3339Nano)), "edge-stalled")
+			Stalled, n.StalledOn(), n.StalledSince().Format(time.RFC3339Nano)), "edge-stalled")
 	}
 	// Only ZooKeeper has sessions that watch nodes; another service's
 	// waits are its waits-for edges (addNeutral).
@@ -163,34 +163,34 @@ func (d *NodeDetails) addClock(n lockqueue.Node, now time.Time) {
 	switch {
 	case n.Foreign:
 		clock.Term = "age"
-	case n.Holding && !n.HeldSince.IsZero():
+	case n.Holding && !n.HeldSince().IsZero():
 		// The reader saw it acquire.
-		clock.Term, clock.Since, clock.Value = "holding for", n.HeldSince.UnixMilli(), Duration(now.Sub(n.HeldSince))
+		clock.Term, clock.Since, clock.Value = "holding for", n.HeldSince().UnixMilli(), Duration(now.Sub(n.HeldSince()))
 	case n.Holding:
 		clock.Term = "holding for at most (since created)"
 	}
 	d.Entries = append(d.Entries, clock)
-	if n.Zombie && n.ExpiresInMs > 0 {
-		d.add("session expires in", Duration(time.Duration(n.ExpiresInMs)*time.Millisecond)+" (at the last update)", "")
+	if n.Zombie && n.ExpiresInMs() > 0 {
+		d.add("session expires in", Duration(time.Duration(n.ExpiresInMs())*time.Millisecond)+" (at the last update)", "")
 	}
 }
 
 // addNeutral adds the service-neutral fields: order, client, the waits-for
 // edges with who vouches for them, the server's blockers, the lease.
 func (d *NodeDetails) addNeutral(s lockqueue.Snapshot, n lockqueue.Node, now time.Time) {
-	if n.Order != 0 {
-		d.add("order", fmt.Sprint(n.Order), "")
+	if n.Order() != 0 {
+		d.add("order", fmt.Sprint(n.Order()), "")
 	}
 	// A PostgreSQL node's client is its backend's pid, which addPostgres
 	// shows as pid.
-	if n.Client != "" && s.ServiceName() != postgres {
-		d.add("client", n.Client, "mono")
+	if n.Client() != "" && s.ServiceName() != postgres {
+		d.add("client", n.Client(), "mono")
 	}
 	for _, e := range waitEdges(n) {
 		d.add("waits for ("+e.Provenance+")", e.To, "mono")
 	}
-	if len(n.BlockedBy) > 0 {
-		d.add("blocked by (server)", strings.Join(n.BlockedBy, ", "), "mono")
+	if len(n.BlockedBy()) > 0 {
+		d.add("blocked by (server)", strings.Join(n.BlockedBy(), ", "), "mono")
 	}
 	if l := nodeLease(n, s.UpdatedAt, now); l != nil {
 		value := l.ID

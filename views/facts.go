@@ -43,7 +43,7 @@ func FactsOf(s lockqueue.Snapshot) *QueueFacts {
 		switch {
 		case n.Holding:
 			f.Holding++
-			if n.StalledOn != "" {
+			if n.StalledOn() != "" {
 				f.Stalled++
 			}
 		case n.Waiting():

@@ -379,7 +379,7 @@ func Who(o history.Owner) string {
 
 // NodeWho is Who of a node of a snapshot (one the history rebuilt).
 func NodeWho(n lockqueue.Node) string {
-	return Who(history.Owner{Client: cmp.Or(n.Client, n.Session), Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.LeaseID})
+	return Who(history.Owner{Client: cmp.Or(n.Client(), n.Session), Data: n.Data, DataBinary: n.DataBinary, Label: n.Label(), Lease: n.LeaseID()})
 }
 
 // ExportName is the incident file's name.

@@ -534,13 +534,13 @@ func NodeState(n lockqueue.Node) string {
 		return "foreign"
 	case n.Holding && n.Zombie:
 		return "holding (zombie)"
-	case n.StalledOn != "":
+	case n.StalledOn() != "":
 		return "holding (stalled: client still waits)"
 	case n.Holding:
 		return "holding"
-	case n.PartOf != "" && n.Zombie:
+	case n.PartOf() != "" && n.Zombie:
 		return PartOfText(n) + " (zombie)"
-	case n.PartOf != "":
+	case n.PartOf() != "":
 		return PartOfText(n)
 	case n.Zombie:
 		return "waiting (zombie)"
@@ -552,7 +552,7 @@ func NodeState(n lockqueue.Node) string {
 // (lockqueue.Node.PartOf): a semaphore's lock-folder node, by which its
 // acquirer holds the internal lock.
 func PartOfText(n lockqueue.Node) string {
-	return partOfPrefix + n.PartOf
+	return partOfPrefix + n.PartOf()
 }
 
 const partOfPrefix = "holds the internal lock for "
@@ -560,7 +560,7 @@ const partOfPrefix = "holds the internal lock for "
 // EdgeText is a node's edge as the table shows it: a stalled holder's is
 // "stalled" (its session still watches StalledOn).
 func EdgeText(n lockqueue.Node) string {
-	if n.StalledOn != "" {
+	if n.StalledOn() != "" {
 		return "stalled"
 	}
 	return string(n.Edge)
@@ -568,7 +568,7 @@ func EdgeText(n lockqueue.Node) string {
 
 // WaitsText is what the recipe says a node waits for.
 func WaitsText(n lockqueue.Node) string {
-	if n.WaitsOn == lockqueue.OnChildren && n.Folder != "" {
+	if n.WaitsOn == lockqueue.OnChildren && n.Folder() != "" {
 		// A semaphore's pending acquirer: a children watch on its leases.
 		return "a free lease"
 	}
@@ -589,8 +589,8 @@ func WatchText(n lockqueue.Node, prefix string) string {
 	if len(n.Watching) == 0 {
 		return "nothing"
 	}
-	if n.Folder != "" {
-		prefix = n.Folder + "/" // a semaphore's node: its siblings are in its folder
+	if n.Folder() != "" {
+		prefix = n.Folder() + "/" // a semaphore's node: its siblings are in its folder
 	}
 	out := make([]string, 0, len(n.Watching))
 	for _, p := range n.Watching {
@@ -621,8 +621,8 @@ func oldestWait(f *QueueFacts) (time.Time, string) {
 }
 
 func nodeAge(n lockqueue.Node, now time.Time) string {
-	if n.Holding && !n.Foreign && !n.HeldSince.IsZero() {
-		return "holds " + Duration(now.Sub(n.HeldSince)) // the reader saw it acquire
+	if n.Holding && !n.Foreign && !n.HeldSince().IsZero() {
+		return "holds " + Duration(now.Sub(n.HeldSince())) // the reader saw it acquire
 	}
 	if n.Ctime.IsZero() {
 		return ""

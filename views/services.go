@@ -172,15 +172,15 @@ type Lease struct {
 // nodeLease is n's lease, nil when the service has none for it. The
 // countdown starts from the snapshot's UpdatedAt: LeaseLeftMs was true then.
 func nodeLease(n lockqueue.Node, updated, now time.Time) *Lease {
-	if n.LeaseID == "" && n.LeaseTTLMs == 0 && n.LeaseLeftMs == 0 {
+	if n.LeaseID() == "" && n.LeaseTTLMs() == 0 && n.LeaseLeftMs() == 0 {
 		return nil
 	}
-	l := &Lease{ID: n.LeaseID}
-	if n.LeaseTTLMs > 0 {
-		l.TTL = Duration(time.Duration(n.LeaseTTLMs) * time.Millisecond)
+	l := &Lease{ID: n.LeaseID()}
+	if n.LeaseTTLMs() > 0 {
+		l.TTL = Duration(time.Duration(n.LeaseTTLMs()) * time.Millisecond)
 	}
-	if n.LeaseLeftMs > 0 && !updated.IsZero() {
-		until := updated.Add(time.Duration(n.LeaseLeftMs) * time.Millisecond)
+	if n.LeaseLeftMs() > 0 && !updated.IsZero() {
+		until := updated.Add(time.Duration(n.LeaseLeftMs()) * time.Millisecond)
 		l.Until = until.UnixMilli()
 		l.Left = LeaseLeftText(until.Sub(now))
 	}

@@ -11,7 +11,7 @@ import (
 func TestNewLockStalledHolder(t *testing.T) {
 	now := time.Unix(1000, 0)
 	s := lockqueue.Snapshot{Path: "/rw", Connection: lockqueue.Connected, Exists: true, Nodes: []lockqueue.Node{
-		{Name: "R_0000000001", Holding: true, StalledOn: "W_0000000002", StalledSince: now, Watching: []string{"/rw/W_0000000002"}},
+		{Name: "R_0000000001", Holding: true, Rare: &lockqueue.Rare{StalledOn: "W_0000000002", StalledSince: now}, Watching: []string{"/rw/W_0000000002"}},
 		{Name: "R_0000000003", Holding: true, Watching: []string{}},
 		{Name: "W_0000000002", WaitsFor: "R_0000000003", Edge: lockqueue.EdgeConfirmed, Watching: []string{"/rw/R_0000000003"}},
 	}}

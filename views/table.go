@@ -213,8 +213,8 @@ func newRow(s lockqueue.Snapshot, i int, neutral bool, alerts string, now time.T
 	prefix := childPrefix(s.Path)
 	// A semaphore's node names the siblings in its own folder.
 	np := prefix
-	if n.Folder != "" {
-		np = n.Folder + "/"
+	if n.Folder() != "" {
+		np = n.Folder() + "/"
 	}
 	mode := n.Mode
 	if n.Foreign || mode == "" {
@@ -223,7 +223,7 @@ func newRow(s lockqueue.Snapshot, i int, neutral bool, alerts string, now time.T
 	r := Row{
 		Index: i + 1, Name: n.Name, NameParts: NameParts(n.Name), ModeClass: string(mode), Mode: ModeLabel(n.Mode),
 		StateClass: stateClass(n), State: NodeState(n), WaitsFor: WaitsText(n), Watches: WatchText(n, prefix),
-		Edge: EdgeText(n), Session: n.Session, Data: DataText(n), Time: nodeAge(n, now), Alerts: alerts, StalledOn: n.StalledOn,
+		Edge: EdgeText(n), Session: n.Session, Data: DataText(n), Time: nodeAge(n, now), Alerts: alerts, StalledOn: n.StalledOn(),
 	}
 	if n.WaitsFor != "" && n.WaitsOn != lockqueue.OnChildren {
 		r.WaitsRefs = refs([]string{np + n.WaitsFor}, np)
@@ -231,8 +231,8 @@ func newRow(s lockqueue.Snapshot, i int, neutral bool, alerts string, now time.T
 	if len(n.Watching) > 0 {
 		r.WatchRefs = refs(n.Watching, np)
 	}
-	if n.Label != "" {
-		r.Data = n.Label
+	if n.Label() != "" {
+		r.Data = n.Label()
 	}
 	if neutral {
 		if n.Watching == nil {
@@ -240,8 +240,8 @@ func newRow(s lockqueue.Snapshot, i int, neutral bool, alerts string, now time.T
 			// "unknown" would suggest ZooKeeper's missing watch table.
 			r.Watches = "—"
 		}
-		r.Order, r.Client, r.Lease = n.Order, n.Client, nodeLease(n, s.UpdatedAt, now)
-		r.Edges, r.BlockedBy = waitEdges(n), n.BlockedBy
+		r.Order, r.Client, r.Lease = n.Order(), n.Client(), nodeLease(n, s.UpdatedAt, now)
+		r.Edges, r.BlockedBy = waitEdges(n), n.BlockedBy()
 	}
 	return r
 }
@@ -281,7 +281,7 @@ func stateClass(n lockqueue.Node) string {
 	switch {
 	case n.Foreign:
 		return "foreign"
-	case n.PartOf != "":
+	case n.PartOf() != "":
 		return "part" // its acquirer's other node: not a waiter of its own
 	case n.Holding:
 		return "holding"

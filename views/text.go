@@ -90,7 +90,7 @@ func textRows(s lockqueue.Snapshot, now time.Time) [][]string {
 		if n.Zombie {
 			state += "(zombie)"
 		}
-		if n.StalledOn != "" {
+		if n.StalledOn() != "" {
 			state += "(stalled)"
 		}
 		waits := WaitsText(n)
@@ -120,10 +120,10 @@ func neutralTextCells(s lockqueue.Snapshot, n lockqueue.Node, now time.Time) []s
 		lease = strings.TrimSpace(l.ID + " " + l.Left)
 	}
 	order := ""
-	if n.Order != 0 {
-		order = fmt.Sprint(n.Order)
+	if n.Order() != 0 {
+		order = fmt.Sprint(n.Order())
 	}
-	return []string{cmp.Or(order, "-"), cmp.Or(n.Client, "-"), cmp.Or(lease, "-"), cmp.Or(strings.Join(n.BlockedBy, ","), "-")}
+	return []string{cmp.Or(order, "-"), cmp.Or(n.Client(), "-"), cmp.Or(lease, "-"), cmp.Or(strings.Join(n.BlockedBy(), ","), "-")}
 }
 
 // pad lines the columns up, two spaces apart; the last is left ragged.

@@ -257,7 +257,7 @@ func TestHistoryOfALockOnTwoClusters(t *testing.T) {
 	for i, cluster := range []string{"west", "east"} {
 		snap := lockqueue.Snapshot{Service: fixtureName, Cluster: cluster, Path: "elsewhere", Connection: lockqueue.Connected, Exists: true,
 			UpdatedAt: fixtureEpoch.Add(time.Duration(i) * time.Second),
-			Nodes:     []lockqueue.Node{{Name: "n-" + cluster, Seq: -1, Mode: lockqueue.Exclusive, Holding: true, Client: "client-" + cluster}}}
+			Nodes:     []lockqueue.Node{{Name: "n-" + cluster, Seq: -1, Mode: lockqueue.Exclusive, Holding: true, Rare: &lockqueue.Rare{Client: "client-" + cluster}}}}
 		if _, err := store.Record(snap); err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func TestHistoryOfALockOnTwoClusters(t *testing.T) {
 		code, b := historyGet(t, e, "/api/v1/lock", q)
 		var snap lockqueue.Snapshot
 		if code != http.StatusOK || json.Unmarshal(b, &snap) != nil || snap.Cluster != cluster ||
-			len(snap.Nodes) != 1 || snap.Nodes[0].Name != "n-"+cluster || snap.Nodes[0].Client != "client-"+cluster {
+			len(snap.Nodes) != 1 || snap.Nodes[0].Name != "n-"+cluster || snap.Nodes[0].Client() != "client-"+cluster {
 			t.Errorf("?cluster=%s: %d %s, want its own node", cluster, code, b)
 		}
 	}

@@ -92,8 +92,8 @@ func TestLockPageOtherService(t *testing.T) {
 	// A lock whose waiter the server itself reports blocked, as PostgreSQL
 	// does, beside the rule's edge.
 	blocked := (&fixtureReader{}).queue("blocked", 0)
-	blocked.Nodes[2].BlockedBy = []string{"a", "b"}
-	blocked.Nodes[2].WaitsForSource = lockqueue.ByServer
+	blocked.Nodes[2].SetBlockedBy([]string{"a", "b"})
+	blocked.Nodes[2].SetWaitsForSource(lockqueue.ByServer)
 	h.Publish(blocked)
 
 	until := fixtureEpoch.Add(8 * time.Second).UnixMilli()

@@ -39,12 +39,13 @@ func dayOfHandoffs(b *testing.B, dir string) *history.Store {
 		for j := range benchQueue {
 			seq := i + j
 			n := lockqueue.Node{Name: fmt.Sprintf("lock-%010d", seq), Seq: int64(seq), Mode: lockqueue.Exclusive,
-				Recipe: "fixture", Order: int64(seq), Client: fmt.Sprintf("client-%d", seq),
+				Recipe: "fixture", Rare: &lockqueue.Rare{Order: int64(seq), Client: fmt.Sprintf("client-%d", seq)},
 				Ctime: fixtureEpoch.Add(time.Duration(seq-benchQueue) * time.Second)}
 			if j == 0 {
 				n.Holding = true
 			} else {
-				n.WaitsFor, n.WaitsForSource = snap.Nodes[j-1].Name, lockqueue.ByRule
+				n.WaitsFor = snap.Nodes[j-1].Name
+				n.SetWaitsForSource(lockqueue.ByRule)
 			}
 			snap.Nodes = append(snap.Nodes, n)
 		}

@@ -67,13 +67,14 @@ func (f *fixtureReader) queue(name string, released int) lockqueue.Snapshot {
 	}
 	for i, c := range []string{"a", "b", "c"}[released:] {
 		n := lockqueue.Node{
-			Name: c, Seq: -1, Mode: lockqueue.Exclusive, Recipe: "fixture", Order: int64(released + i + 1),
-			Client: "client-" + c, Ctime: fixtureEpoch, LeaseID: "lease-" + c, LeaseTTLMs: 10_000, LeaseLeftMs: 8_000,
+			Name: c, Seq: -1, Mode: lockqueue.Exclusive, Recipe: "fixture", Rare: &lockqueue.Rare{Order: int64(released + i + 1), Client: "client-" + c, LeaseID: "lease-" + c, LeaseTTLMs: 10_000, LeaseLeftMs: 8_000},
+			Ctime: fixtureEpoch,
 		}
 		if i == 0 {
 			n.Holding = true
 		} else {
-			n.WaitsFor, n.WaitsForSource = s.Nodes[i-1].Name, lockqueue.ByRule
+			n.WaitsFor = s.Nodes[i-1].Name
+			n.SetWaitsForSource(lockqueue.ByRule)
 		}
 		s.Nodes = append(s.Nodes, n)
 	}
@@ -148,7 +149,7 @@ func TestSecondServiceThroughAPI(t *testing.T) {
 		!slices.Equal(got.Waiters(), []string{"b", "c"}) {
 		t.Fatalf("fixture lock = service %q path %q holders %v waiters %v", got.Service, got.Path, got.Holders(), got.Waiters())
 	}
-	if n := got.Nodes[0]; n.Order != 1 || n.Client != "client-a" || n.LeaseID != "lease-a" || n.LeaseTTLMs != 10_000 || n.LeaseLeftMs != 8_000 {
+	if n := got.Nodes[0]; n.Order() != 1 || n.Client() != "client-a" || n.LeaseID() != "lease-a" || n.LeaseTTLMs() != 10_000 || n.LeaseLeftMs() != 8_000 {
 		t.Errorf("holder's service-neutral fields lost on the wire: %+v", n)
 	}
 	if edges := got.Nodes[2].WaitEdges(); !slices.Equal(edges, []lockqueue.WaitEdge{{To: "b", Provenance: lockqueue.ByRule}}) {

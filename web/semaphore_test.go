@@ -36,7 +36,7 @@ func TestAPISemaphoreContenders(t *testing.T) {
 	}
 	partOf := map[string]string{}
 	for _, n := range snap.Nodes {
-		partOf[n.Name] = n.PartOf
+		partOf[n.Name] = n.PartOf()
 	}
 	if got := partOf[lock("cccccccc", 2)]; got != lease("cccccccc", 2) {
 		t.Errorf("pending acquirer's lock node partOf %q, want its lease node %s", got, lease("cccccccc", 2))

@@ -279,12 +279,12 @@ func foldedTargets(s lockqueue.Snapshot, sent []lockqueue.Node, shown []int, fac
 	for k := range sent {
 		nd := &sent[k]
 		need(nd.WaitsFor, shown[k])
-		for _, b := range nd.BlockedBy {
+		for _, b := range nd.BlockedBy() {
 			need(b, shown[k])
 		}
 		p := prefix
-		if nd.Folder != "" {
-			p = nd.Folder + "/"
+		if nd.Folder() != "" {
+			p = nd.Folder() + "/"
 		}
 		for _, w := range nd.Watching {
 			if name, ok := strings.CutPrefix(w, p); ok && !strings.Contains(name, "/") {

@@ -326,12 +326,12 @@ func foldedTargetsEveryNode(s lockqueue.Snapshot, sent []lockqueue.Node, show []
 	for i := range sent {
 		nd := &sent[i]
 		need(nd.WaitsFor)
-		for _, b := range nd.BlockedBy {
+		for _, b := range nd.BlockedBy() {
 			need(b)
 		}
 		p := prefix
-		if nd.Folder != "" {
-			p = nd.Folder + "/"
+		if nd.Folder() != "" {
+			p = nd.Folder() + "/"
 		}
 		for _, w := range nd.Watching {
 			if name, ok := strings.CutPrefix(w, p); ok && !strings.Contains(name, "/") {

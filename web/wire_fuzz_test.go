@@ -16,7 +16,7 @@ func fuzzNodes(b []byte) []lockqueue.Node {
 	var nodes []lockqueue.Node
 	for _, c := range b {
 		nodes = append(nodes, lockqueue.Node{Name: fmt.Sprintf("n%02d", c&15), Seq: -1,
-			Holding: c&16 != 0, Order: int64(c >> 5)})
+			Holding: c&16 != 0, Rare: &lockqueue.Rare{Order: int64(c >> 5)}})
 	}
 	return nodes
 }

@@ -14,7 +14,7 @@ import (
 // socket that patches its copy shows them as the API does.
 func TestDeltaCarriesNoteAndAnonymousWaiters(t *testing.T) {
 	node := func(left int64) lockqueue.Node {
-		return lockqueue.Node{Name: "tok", Seq: -1, Holding: true, Client: "tok", LeaseLeftMs: left}
+		return lockqueue.Node{Name: "tok", Seq: -1, Holding: true, Rare: &lockqueue.Rare{Client: "tok", LeaseLeftMs: left}}
 	}
 	var nodes []lockqueue.Node
 	for i := range 5 { // enough unchanged nodes that a delta is the smaller frame

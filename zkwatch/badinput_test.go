@@ -229,7 +229,7 @@ func TestDiscoverUnderPrefix(t *testing.T) {
 	rec.wait(t, apps+"/svc1/locks/a", 0, "discovered, 1 node", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 1 })
 	// One semaphore: its lease and, read from the sibling, its lock queue.
 	rec.wait(t, apps+"/sem", 0, "kazoo semaphore discovered, lease and lock queue", func(s lockqueue.Snapshot) bool {
-		return s.Live() && len(s.Nodes) == 2 && s.Recipe == lockqueue.Kazoo && s.Nodes[1].Folder == apps+"/sem-__lock__"
+		return s.Live() && len(s.Nodes) == 2 && s.Recipe == lockqueue.Kazoo && s.Nodes[1].Folder() == apps+"/sem-__lock__"
 	})
 
 	// Made after the start: discovery keeps going.

@@ -67,8 +67,8 @@ func TestNoFalseAlarmsUnderChurn(t *testing.T) {
 					if n.Holding {
 						holders[n.Name] = true
 					}
-					if n.StalledOn != "" {
-						t.Errorf("%s marked stalled on %s on a healthy queue", n.Name, n.StalledOn)
+					if n.StalledOn() != "" {
+						t.Errorf("%s marked stalled on %s on a healthy queue", n.Name, n.StalledOn())
 					}
 					if n.Edge == lockqueue.EdgeConfirmed {
 						confirmed++

@@ -169,7 +169,7 @@ func (w *Watcher) logMixedSemaphore(l *lock, s lockqueue.Snapshot, kept int) {
 	nodes := make([]string, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		if !n.Foreign {
-			nodes = append(nodes, fmt.Sprintf("%s/%s=%s", n.Folder, n.Name, n.Recipe))
+			nodes = append(nodes, fmt.Sprintf("%s/%s=%s", n.Folder(), n.Name, n.Recipe))
 		}
 	}
 	w.log.Warn("a semaphore read as mixed recipes", "path", l.path, "semaphore", l.sem, "parentData", fmt.Sprintf("%q", l.parentData),
@@ -289,7 +289,7 @@ func (l *lock) diff(prev []lockqueue.Node, index map[string]int32, lists []listi
 func countFolder(nodes []lockqueue.Node, folder string) int {
 	n := 0
 	for i := range nodes {
-		if nodes[i].Folder == folder {
+		if nodes[i].Folder() == folder {
 			n++
 		}
 	}
@@ -301,7 +301,7 @@ func countFolder(nodes []lockqueue.Node, folder string) int {
 func rereadNonSequential(prev []lockqueue.Node, keep []bool, ls listing) []item {
 	var out []item
 	for i := range prev {
-		if keep[i] && !sequential(prev[i].Name) && prev[i].Folder == ls.folder {
+		if keep[i] && !sequential(prev[i].Name) && prev[i].Folder() == ls.folder {
 			keep[i] = false
 			out = append(out, item{ls.folder, ls.full, prev[i].Name})
 		}
@@ -427,11 +427,11 @@ func (l *lock) remember(stat *zk.Stat, lists []listing) {
 func reindex(index map[string]int32, prev []lockqueue.Node, keep []bool, nodes []lockqueue.Node) {
 	for i := range prev {
 		if !keep[i] {
-			delete(index, nodeKey(prev[i].Folder, prev[i].Name))
+			delete(index, nodeKey(prev[i].Folder(), prev[i].Name))
 		}
 	}
 	for i := range nodes {
-		k := nodeKey(nodes[i].Folder, nodes[i].Name)
+		k := nodeKey(nodes[i].Folder(), nodes[i].Name)
 		if at, ok := index[k]; !ok || at != int32(i) {
 			index[k] = int32(i)
 		}

@@ -639,7 +639,7 @@ func dir(snap lockqueue.Snapshot, r nodeRef) string {
 // find returns the node r names in snap.
 func find(snap lockqueue.Snapshot, cs contenders, r nodeRef) (lockqueue.Node, bool) {
 	for _, n := range snap.Nodes {
-		if cmp.Or(n.Folder, snap.Path) == dir(snap, r) && cs.owns(r.who, n) {
+		if cmp.Or(n.Folder(), snap.Path) == dir(snap, r) && cs.owns(r.who, n) {
 			return n, true
 		}
 	}
@@ -689,8 +689,8 @@ func mismatch(snap lockqueue.Snapshot, recipe lockqueue.Recipe, cs contenders, w
 	}
 	for i, w := range want.entries {
 		n := snap.Nodes[i]
-		if cmp.Or(n.Folder, snap.Path) != dir(snap, w.node) || !cs.owns(w.node.who, n) {
-			return fmt.Errorf("position %d is %s (folder %q, session %s), want %s", i, n.Name, n.Folder, n.Session, w.node)
+		if cmp.Or(n.Folder(), snap.Path) != dir(snap, w.node) || !cs.owns(w.node.who, n) {
+			return fmt.Errorf("position %d is %s (folder %q, session %s), want %s", i, n.Name, n.Folder(), n.Session, w.node)
 		}
 		if n.Holding != w.holding {
 			return fmt.Errorf("%s (%s) holding=%t, want %t", w.node, n.Name, n.Holding, w.holding)
@@ -704,8 +704,8 @@ func mismatch(snap lockqueue.Snapshot, recipe lockqueue.Recipe, cs contenders, w
 		if j := slices.IndexFunc(want.entries[:i], func(o wantEntry) bool { return o.node.who == w.node.who }); j >= 0 {
 			partOf = snap.Nodes[j].Name
 		}
-		if n.PartOf != partOf {
-			return fmt.Errorf("%s (%s) partOf %q, want %q", w.node, n.Name, n.PartOf, partOf)
+		if n.PartOf() != partOf {
+			return fmt.Errorf("%s (%s) partOf %q, want %q", w.node, n.Name, n.PartOf(), partOf)
 		}
 		var watching []string
 		target := ""
@@ -934,7 +934,7 @@ func (s *readbackServe) summaryMismatch(t *testing.T, snap lockqueue.Snapshot, w
 		switch {
 		case w.holding:
 			holders = append(holders, snap.Nodes[i].Name)
-		case snap.Nodes[i].PartOf == "":
+		case snap.Nodes[i].PartOf() == "":
 			waiters = append(waiters, snap.Nodes[i].Name)
 		}
 	}

@@ -128,8 +128,8 @@ func TestHolderDies(t *testing.T) {
 			if !z.Nodes[0].Holding {
 				t.Errorf("the zombie no longer holds, but its node is there: %s", describe(z))
 			}
-			if z.Nodes[0].ExpiresInMs <= 0 || z.Nodes[0].ExpiresInMs > (timeout+2*time.Second).Milliseconds() {
-				t.Errorf("zombie expires in %dms, want within the %v session timeout", z.Nodes[0].ExpiresInMs, timeout)
+			if z.Nodes[0].ExpiresInMs() <= 0 || z.Nodes[0].ExpiresInMs() > (timeout+2*time.Second).Milliseconds() {
+				t.Errorf("zombie expires in %dms, want within the %v session timeout", z.Nodes[0].ExpiresInMs(), timeout)
 			}
 			rec.wait(t, path, mark, "the waiter holds once the session expired", func(s lockqueue.Snapshot) bool {
 				return s.Live() && len(s.Nodes) == 1 && s.Nodes[0].Name == waiter && s.Nodes[0].Holding &&

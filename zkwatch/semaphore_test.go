@@ -56,8 +56,8 @@ func semaphoreIs(recipe lockqueue.Recipe, sessions []string, leases int, inferre
 		for i, w := range want {
 			n := s.Nodes[i]
 			folder := ""
-			if n.Folder != "" {
-				folder = n.Folder[strings.LastIndex(n.Folder, "/")+1:]
+			if n.Folder() != "" {
+				folder = n.Folder()[strings.LastIndex(n.Folder(), "/")+1:]
 			}
 			wf := ""
 			if w.waitsFor >= 0 {
@@ -79,7 +79,7 @@ func semaphoreIs(recipe lockqueue.Recipe, sessions []string, leases int, inferre
 			}
 			if n.Session != sessions[w.who] || folder != w.folder || n.Holding != w.holding ||
 				n.WaitsOn != w.waitsOn || n.WaitsFor != wf || n.Mode != lockqueue.Lease || n.Edge != edge ||
-				n.PartOf != partOf {
+				n.PartOf() != partOf {
 				return false
 			}
 		}
@@ -181,7 +181,7 @@ func TestSemaphores(t *testing.T) {
 				return semaphoreIs(tc.recipe, sessions, n, inf, want)(s) && s.InvisibleChildWatches == 1
 			})
 			for _, node := range snap.Nodes {
-				if node.Folder == "" || strings.HasSuffix(node.Folder, "/leases") {
+				if node.Folder() == "" || strings.HasSuffix(node.Folder(), "/leases") {
 					if want := "p" + fmt.Sprint(slices.Index(sessions, node.Session)); node.Data != want {
 						t.Errorf("lease %s data %q, want the participant's %q", node.Name, node.Data, want)
 					}
@@ -310,7 +310,7 @@ func TestDiscoverSemaphoreLookalikes(t *testing.T) {
 	}
 	rec.wait(t, apps+"/sem", 0, "the Curator semaphore, its lock queue's head waiting for a lease", func(s lockqueue.Snapshot) bool {
 		return s.Live() && len(s.Nodes) == 1 && s.Recipe == lockqueue.Curator && s.Nodes[0].WaitsOn == lockqueue.OnChildren &&
-			s.Nodes[0].Folder == apps+"/sem/locks" && len(s.Alerts) == 0
+			s.Nodes[0].Folder() == apps+"/sem/locks" && len(s.Alerts) == 0
 	})
 	want := []string{apps + "/a/locks/orders", apps + "/b/leases/billing", apps + "/sem"}
 	if got := w.Paths(); !slices.Equal(got, want) {

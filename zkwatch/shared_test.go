@@ -86,7 +86,7 @@ func TestPublishedSnapshotsNeverChange(t *testing.T) {
 		t.Fatalf("waiter: %v", err)
 	}
 	rec.wait(t, dir, 0, "the waiter holding alone", func(snap lockqueue.Snapshot) bool {
-		return len(snap.Nodes) == 1 && snap.Nodes[0].Holding && !snap.Nodes[0].HeldSince.IsZero()
+		return len(snap.Nodes) == 1 && snap.Nodes[0].Holding && !snap.Nodes[0].HeldSince().IsZero()
 	})
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
@@ -109,8 +109,8 @@ func TestPublishedSnapshotsNeverChange(t *testing.T) {
 func readJoined(s lockqueue.Snapshot) (n int) {
 	for i := range s.Nodes {
 		nd := &s.Nodes[i]
-		n += len(nd.Watching) + len(nd.Edge) + len(nd.StalledOn) + int(nd.ExpiresInMs) +
-			nd.StalledSince.Nanosecond() + nd.HeldSince.Nanosecond()
+		n += len(nd.Watching) + len(nd.Edge) + len(nd.StalledOn()) + int(nd.ExpiresInMs()) +
+			nd.StalledSince().Nanosecond() + nd.HeldSince().Nanosecond()
 		if nd.Zombie {
 			n++
 		}

@@ -97,8 +97,8 @@ func checkStall(t *testing.T, s lockqueue.Snapshot, holder, waitedFor string) {
 		t.Errorf("stalled-holder alert %+v, want nodes [%s %s]: %s", a, holder, waitedFor, describe(s))
 	}
 	for _, n := range s.Nodes {
-		if n.Name == holder && (!n.Holding || n.StalledOn != waitedFor || n.StalledSince.IsZero()) {
-			t.Errorf("holder %s: holding=%t stalledOn=%q since=%v, want holding, stalled on %s", n.Name, n.Holding, n.StalledOn, n.StalledSince, waitedFor)
+		if n.Name == holder && (!n.Holding || n.StalledOn() != waitedFor || n.StalledSince().IsZero()) {
+			t.Errorf("holder %s: holding=%t stalledOn=%q since=%v, want holding, stalled on %s", n.Name, n.Holding, n.StalledOn(), n.StalledSince(), waitedFor)
 		}
 	}
 	d, ok := alertOf(s, lockqueue.AlertDeadlock)

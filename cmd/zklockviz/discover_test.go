@@ -130,7 +130,7 @@ func TestServePostgresDiscovery(t *testing.T) {
 		t.Fatalf("GET the discovered lock: %d", code)
 	}
 	if len(lock.Nodes) != 2 || !strings.Contains(lock.Nodes[0].Data, `"application":"disc-holder"`) ||
-		!strings.Contains(lock.Nodes[1].Data, `"application":"disc-waiter"`) || lock.Nodes[1].WaitsForSource != lockqueue.ByServer {
+		!strings.Contains(lock.Nodes[1].Data, `"application":"disc-waiter"`) || lock.Nodes[1].WaitsForSource() != lockqueue.ByServer {
 		t.Errorf("advisory/7001 nodes %+v", lock.Nodes)
 	}
 	page := dashboard(t, s.url)
@@ -254,7 +254,7 @@ func TestServeRedisDiscovery(t *testing.T) {
 			}
 			var lock lockqueue.Snapshot
 			if code := getJSON(t, s.url+"/api/v1/lock?service=redis&path=lock:b", &lock); code != 200 ||
-				len(lock.Nodes) != 1 || !lock.Nodes[0].Holding || lock.Nodes[0].Client != "tok-B" {
+				len(lock.Nodes) != 1 || !lock.Nodes[0].Holding || lock.Nodes[0].Client() != "tok-B" {
 				t.Errorf("GET lock:b: %d, nodes %+v, want tok-B holding", code, lock.Nodes)
 			}
 			page := dashboard(t, s.url)
@@ -349,7 +349,7 @@ func TestServeRedisDatabase(t *testing.T) {
 		t.Errorf("locks %v (totals %+v): want database 3's orders-lock and lock:three alone", got.paths(), got.Totals)
 	}
 	snap := redisLock(t, s, "orders-lock", "orders-lock held", func(s lockqueue.Snapshot) bool { return len(s.Holders()) == 1 })
-	if c := snap.Nodes[0].Client; c != "tok-three" {
+	if c := snap.Nodes[0].Client(); c != "tok-three" {
 		t.Errorf("orders-lock held by %q, want database 3's tok-three", c)
 	}
 	waitFor(t, "the named lock's keyspace channel in database 3", func() bool {

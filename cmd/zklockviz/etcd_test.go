@@ -208,16 +208,16 @@ func TestServeEtcdReadBack(t *testing.T) {
 	waitFor(t, "etcdctl queued behind a, leases read", func() bool {
 		var ok bool
 		snap, ok = etcdLock(t, s.url, prefix)
-		return ok && len(snap.Nodes) == 2 && snap.Nodes[1].LeaseTTLMs > 0
+		return ok && len(snap.Nodes) == 2 && snap.Nodes[1].LeaseTTLMs() > 0
 	})
 	b := snap.Nodes[1]
 	if snap.Service != "etcd" || !snap.Live() || snap.Recipe != lockqueue.EtcdMutex || len(snap.Alerts) != 0 {
 		t.Errorf("snapshot: %+v", snap)
 	}
-	if h := snap.Nodes[0]; h.Name != a || !h.Holding || h.Client != a || h.LeaseTTLMs != 30_000 {
+	if h := snap.Nodes[0]; h.Name != a || !h.Holding || h.Client() != a || h.LeaseTTLMs() != 30_000 {
 		t.Errorf("holder: %+v", h)
 	}
-	if b.Holding || b.WaitsFor != a || b.WaitsForSource != lockqueue.ByRule || b.LeaseTTLMs != 20_000 || b.Order <= snap.Nodes[0].Order {
+	if b.Holding || b.WaitsFor != a || b.WaitsForSource() != lockqueue.ByRule || b.LeaseTTLMs() != 20_000 || b.Order() <= snap.Nodes[0].Order() {
 		t.Errorf("waiter: %+v", b)
 	}
 	var locks struct {

@@ -59,8 +59,8 @@ func TestEtcdWaitsTimedFromFirstSight(t *testing.T) {
 				n.Name, n.Ctime.Format(time.StampMilli), n.CtimeAtMost, started.Format(time.StampMilli), firstRead.Format(time.StampMilli))
 		}
 	}
-	if !snap.Nodes[0].HeldSince.IsZero() {
-		t.Errorf("a held before the reader looked, yet its hold is stamped from %s", snap.Nodes[0].HeldSince)
+	if !snap.Nodes[0].HeldSince().IsZero() {
+		t.Errorf("a held before the reader looked, yet its hold is stamped from %s", snap.Nodes[0].HeldSince())
 	}
 
 	// The dashboard, the API's summary and /metrics give the oldest wait.

@@ -77,7 +77,7 @@ func TestHistoryRecordsRedis(t *testing.T) {
 			t.Errorf("at %s: service %q holders %q, want %s", m.at.Format(time.StampMilli), snap.Service, snap.Holders(), m.holder)
 		}
 		// Who held: the token, on the master it was read from.
-		if len(snap.Nodes) != 1 || snap.Nodes[0].Client != m.holder || snap.Cluster != r.Addr() {
+		if len(snap.Nodes) != 1 || snap.Nodes[0].Client() != m.holder || snap.Cluster != r.Addr() {
 			t.Errorf("at %s: nodes %+v of cluster %q, want %s's token as its client, of %s", m.at.Format(time.StampMilli), snap.Nodes, snap.Cluster, m.holder, r.Addr())
 		}
 	}
@@ -123,7 +123,7 @@ func TestHistoryRecordsEtcd(t *testing.T) {
 		snap = s
 		return len(s.Nodes) == 1 && s.Nodes[0].Holding
 	})
-	aAcq, aName, aLease, cluster := time.Now(), snap.Nodes[0].Name, snap.Nodes[0].LeaseID, snap.Cluster
+	aAcq, aName, aLease, cluster := time.Now(), snap.Nodes[0].Name, snap.Nodes[0].LeaseID(), snap.Cluster
 	const bTTL = 3 * time.Second
 	b := etcdctlLock(t, srv.Endpoint(), prefix, int(bTTL/time.Second))
 	bQueued := api.waitLive(prefix, "b queued", func(s lockqueue.Snapshot) bool {
@@ -166,10 +166,10 @@ func TestHistoryRecordsEtcd(t *testing.T) {
 	}
 	if snap := api.at(prefix, bQueued); !slices.Equal(snap.Holders(), []string{aName}) || !slices.Equal(snap.Waiters(), []string{bName}) {
 		t.Errorf("when b queued: holders %q waiters %q, want %s and %s", snap.Holders(), snap.Waiters(), aName, bName)
-	} else if snap.Nodes[0].LeaseID != aLease || aLease == "" || snap.Cluster != cluster || cluster == "" {
+	} else if snap.Nodes[0].LeaseID() != aLease || aLease == "" || snap.Cluster != cluster || cluster == "" {
 		// Who held: a's lease, as the live view showed it, on the cluster
 		// etcd names in its response headers.
-		t.Errorf("when b queued: a's lease %q of cluster %q, live it was %q of %q", snap.Nodes[0].LeaseID, snap.Cluster, aLease, cluster)
+		t.Errorf("when b queued: a's lease %q of cluster %q, live it was %q of %q", snap.Nodes[0].LeaseID(), snap.Cluster, aLease, cluster)
 	}
 	var st history.Stats
 	api.get("/api/v1/lock/stats", prefix, map[string]string{"from": ms(start), "to": ms(time.Now())}, &st)
@@ -289,8 +289,8 @@ func TestHistoryRecordsPostgres(t *testing.T) {
 		// live view showed them, on the server's own cluster.
 		for i, app := range []string{"holder", "impatient"} {
 			n := at.Nodes[i]
-			if !strings.HasPrefix(n.Label, app) || n.Name != "pid-"+n.Client || nodeOf(at, app) != n.Name {
-				t.Errorf("when the impatient one queued, node %s: label %q client %q data %q; want %s's", n.Name, n.Label, n.Client, n.Data, app)
+			if !strings.HasPrefix(n.Label(), app) || n.Name != "pid-"+n.Client() || nodeOf(at, app) != n.Name {
+				t.Errorf("when the impatient one queued, node %s: label %q client %q data %q; want %s's", n.Name, n.Label(), n.Client(), n.Data, app)
 			}
 		}
 		if at.Cluster == "" || at.Cluster != snap.Cluster {

@@ -81,8 +81,8 @@ func TestServePostgres(t *testing.T) {
 	if !strings.Contains(h.Data, `"application":"cli-holder"`) || !strings.Contains(w.Data, `"application":"cli-waiter"`) {
 		t.Errorf("nodes out of order or without their sessions: %s / %s", h.Data, w.Data)
 	}
-	if !slices.Equal(w.BlockedBy, []string{h.Name}) || w.WaitsFor != h.Name || w.WaitsForSource != lockqueue.ByServer {
-		t.Errorf("waiter's edges: waitsFor %q (%s), blockedBy %v; want %s by the server", w.WaitsFor, w.WaitsForSource, w.BlockedBy, h.Name)
+	if !slices.Equal(w.BlockedBy(), []string{h.Name}) || w.WaitsFor != h.Name || w.WaitsForSource() != lockqueue.ByServer {
+		t.Errorf("waiter's edges: waitsFor %q (%s), blockedBy %v; want %s by the server", w.WaitsFor, w.WaitsForSource(), w.BlockedBy(), h.Name)
 	}
 
 	var list struct {

@@ -62,12 +62,12 @@ func TestServeRedis(t *testing.T) {
 	watchRedis(t, s, "no-such-lock")
 
 	snap := redisLock(t, s, "orders-lock", "tok-A holding 2 of 3", func(s lockqueue.Snapshot) bool {
-		return s.Live() && len(s.Holders()) == 1 && s.Nodes[0].Client == "tok-A"
+		return s.Live() && len(s.Holders()) == 1 && s.Nodes[0].Client() == "tok-A"
 	})
 	n := snap.Nodes[0]
 	if snap.Service != "redis" || snap.Recipe != "redlock" || !strings.Contains(n.Data, "holds 2 of 3 masters") ||
-		!strings.Contains(n.Data, masters[2].Addr()+": free") || n.LeaseLeftMs <= 0 || len(snap.Alerts) != 0 {
-		t.Errorf("service %q recipe %q data %q left %d alerts %v", snap.Service, snap.Recipe, n.Data, n.LeaseLeftMs, snap.Alerts)
+		!strings.Contains(n.Data, masters[2].Addr()+": free") || n.LeaseLeftMs() <= 0 || len(snap.Alerts) != 0 {
+		t.Errorf("service %q recipe %q data %q left %d alerts %v", snap.Service, snap.Recipe, n.Data, n.LeaseLeftMs(), snap.Alerts)
 	}
 	redisLock(t, s, "no-such-lock", "a lock that does not exist, free", func(s lockqueue.Snapshot) bool {
 		return s.Live() && !s.Exists && len(s.Nodes) == 0 && s.Error == ""
@@ -103,7 +103,7 @@ func TestServeRedisAlone(t *testing.T) {
 	redisCLI(t, m.Addr(), "SET", "billing-lock", "tok-B", "NX", "PX", "600000")
 	s := startServe(t, "--addr", "127.0.0.1:0", "--poll", "200ms", "--redis", m.Addr(), "--watch", "redis:billing-lock")
 	snap := redisLock(t, s, "billing-lock", "tok-B holding", func(s lockqueue.Snapshot) bool {
-		return s.Live() && len(s.Holders()) == 1 && s.Nodes[0].Client == "tok-B"
+		return s.Live() && len(s.Holders()) == 1 && s.Nodes[0].Client() == "tok-B"
 	})
 	if snap.Recipe != "redis-set-nx" || len(snap.Alerts) != 0 {
 		t.Errorf("recipe %q alerts %v", snap.Recipe, snap.Alerts)

@@ -59,7 +59,7 @@ func TestLeastPrivilege(t *testing.T) {
 	t.Run("read-only user", func(t *testing.T) {
 		r, f := startReader(t, etcdlock.Config{Endpoints: ep, Username: "viz", Password: "vizpw", Prefixes: []string{prefix}})
 		s := f.waitFor(t, prefix, "the holder with its lease", func(s lockqueue.Snapshot) bool {
-			return len(s.Nodes) == 1 && s.Nodes[0].LeaseTTLMs > 0
+			return len(s.Nodes) == 1 && s.Nodes[0].LeaseTTLMs() > 0
 		})
 		if !s.Nodes[0].Holding || s.Nodes[0].Name != a.key || !s.Live() || r.Err() != nil {
 			t.Errorf("as viz: %s (Err %v)", show(s), r.Err())

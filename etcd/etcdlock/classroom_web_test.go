@@ -43,8 +43,8 @@ func TestClassroomThroughAPI(t *testing.T) {
 		t.Errorf("queue after C3 left: %q, want C1 C2>C1 C4>C2", got)
 	}
 	for _, n := range snap.Nodes {
-		if n.LeaseID == "" || n.LeaseTTLMs != 5000 || n.Order == 0 {
-			t.Errorf("node %s: lease %q ttl %d ms, create revision %d: want its lease and 5 s TTL, and its revision", n.Name, n.LeaseID, n.LeaseTTLMs, n.Order)
+		if n.LeaseID() == "" || n.LeaseTTLMs() != 5000 || n.Order() == 0 {
+			t.Errorf("node %s: lease %q ttl %d ms, create revision %d: want its lease and 5 s TTL, and its revision", n.Name, n.LeaseID(), n.LeaseTTLMs(), n.Order())
 		}
 	}
 	call("POST", "/api/v1/sim/runs/"+st.ID+"/act?service=etcd", `{"client":"C4","action":"leave"}`, 200, &st)

@@ -70,7 +70,7 @@ func show(s lockqueue.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "rev %d %s err=%q recipe=%s [", s.Revision, s.Connection, s.Error, s.Recipe)
 	for _, n := range s.Nodes {
-		fmt.Fprintf(&b, " %s(order %d hold=%v waits=%s lease=%s ttl=%d left=%d)", n.Name, n.Order, n.Holding, n.WaitsFor, n.LeaseID, n.LeaseTTLMs, n.LeaseLeftMs)
+		fmt.Fprintf(&b, " %s(order %d hold=%v waits=%s lease=%s ttl=%d left=%d)", n.Name, n.Order(), n.Holding, n.WaitsFor, n.LeaseID(), n.LeaseTTLMs(), n.LeaseLeftMs())
 	}
 	b.WriteString(" ] alerts:")
 	for _, a := range s.Alerts {

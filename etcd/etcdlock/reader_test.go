@@ -73,18 +73,18 @@ func TestQueueAndReleaseOrders(t *testing.T) {
 			cs := []*contender{a, b, c}
 			label := map[string]string{a.key: "a", b.key: "b", c.key: "c"}
 			s := f.waitFor(t, prefix, "a holding, b and c queued, leases read", func(s lockqueue.Snapshot) bool {
-				return queue(s, label) == "a:H b>a c>b" && s.Nodes[2].LeaseTTLMs > 0
+				return queue(s, label) == "a:H b>a c>b" && s.Nodes[2].LeaseTTLMs() > 0
 			})
 			checkHealthy(t, s)
 			for _, n := range s.Nodes {
-				if n.Order <= 0 || n.Client != n.LeaseID || n.LeaseTTLMs != 10_000 || n.LeaseLeftMs <= 0 || n.LeaseLeftMs > 10_000 {
-					t.Errorf("node %s: order %d client %q lease %q ttl %d left %d", label[n.Name], n.Order, n.Client, n.LeaseID, n.LeaseTTLMs, n.LeaseLeftMs)
+				if n.Order() <= 0 || n.Client() != n.LeaseID() || n.LeaseTTLMs() != 10_000 || n.LeaseLeftMs() <= 0 || n.LeaseLeftMs() > 10_000 {
+					t.Errorf("node %s: order %d client %q lease %q ttl %d left %d", label[n.Name], n.Order(), n.Client(), n.LeaseID(), n.LeaseTTLMs(), n.LeaseLeftMs())
 				}
-				if n.WaitsFor != "" && n.WaitsForSource != lockqueue.ByRule {
-					t.Errorf("node %s: edge vouched by %q, want the rule", label[n.Name], n.WaitsForSource)
+				if n.WaitsFor != "" && n.WaitsForSource() != lockqueue.ByRule {
+					t.Errorf("node %s: edge vouched by %q, want the rule", label[n.Name], n.WaitsForSource())
 				}
 			}
-			if !(s.Nodes[0].Order < s.Nodes[1].Order && s.Nodes[1].Order < s.Nodes[2].Order) {
+			if !(s.Nodes[0].Order() < s.Nodes[1].Order() && s.Nodes[1].Order() < s.Nodes[2].Order()) {
 				t.Errorf("not in create-revision order: %s", show(s))
 			}
 			for step, idx := range tc.release {
@@ -146,7 +146,7 @@ func TestPausedHolderAlert(t *testing.T) {
 	b := goMutex(t, srv.Endpoint(), prefix, 30)
 	label := map[string]string{a.key: "a", b.key: "b"}
 	s := f.waitFor(t, prefix, "a holding with its lease read", func(s lockqueue.Snapshot) bool {
-		return queue(s, label) == "a:H b>a" && s.Nodes[0].LeaseTTLMs > 0 && s.Nodes[1].LeaseTTLMs > 0
+		return queue(s, label) == "a:H b>a" && s.Nodes[0].LeaseTTLMs() > 0 && s.Nodes[1].LeaseTTLMs() > 0
 	})
 	checkHealthy(t, s)
 	p.Cut()
@@ -156,7 +156,7 @@ func TestPausedHolderAlert(t *testing.T) {
 	if al := s.Alerts[slices.Index(alertKinds(s), lockqueue.AlertLeaseExpiring)]; !slices.Equal(al.Nodes, []string{a.key}) {
 		t.Errorf("alert on %v, want a (%s)", al.Nodes, a.key)
 	}
-	if left := s.Nodes[0].LeaseLeftMs; left >= 3000 {
+	if left := s.Nodes[0].LeaseLeftMs(); left >= 3000 {
 		t.Errorf("alert with %d ms left of 6000", left)
 	}
 	// etcd #10811: the lock passed on by expiry while a's client, only

@@ -106,7 +106,7 @@ func (w *classWorld) Locks() ([]lockqueue.Snapshot, error) {
 		for i := range nodes {
 			for _, c := range w.clients {
 				if nodes[i].Name == nodeName(int(c.pid)) && nodes[i].Holding && c.secondAt > 0 && id == c.secondRow() {
-					nodes[i].HeldSince = time.UnixMilli(w.ClockAt(c.secondAt).Milliseconds()).UTC()
+					nodes[i].SetHeldSince(time.UnixMilli(w.ClockAt(c.secondAt).Milliseconds()).UTC())
 				}
 			}
 		}

@@ -292,7 +292,7 @@ func shapeOf(s lockqueue.Snapshot) shape {
 		if n.Holding {
 			sh.holders = append(sh.holders, n.Name)
 		} else {
-			sh.blocked[n.Name] = n.BlockedBy
+			sh.blocked[n.Name] = n.BlockedBy()
 		}
 	}
 	return sh

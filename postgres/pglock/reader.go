@@ -471,8 +471,8 @@ func (r *Reader) restarted(watched []string, res pollResult) {
 		for _, n := range last.Nodes {
 			nodes = append(nodes, n.Name)
 			who := n.Name
-			if n.Label != "" {
-				who += " (" + n.Label + ")"
+			if n.Label() != "" {
+				who += " (" + n.Label() + ")"
 			}
 			if n.Holding {
 				held = append(held, who)

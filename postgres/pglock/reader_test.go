@@ -48,16 +48,16 @@ func TestAdvisoryQueue(t *testing.T) {
 		if err := json.Unmarshal([]byte(n.Data), &d); err != nil {
 			t.Fatalf("%s data %q: %v", n.Name, n.Data, err)
 		}
-		if n.Client != strings.TrimPrefix(n.Name, "pid-") || d.Application == nil || d.ClientAddr == nil ||
+		if n.Client() != strings.TrimPrefix(n.Name, "pid-") || d.Application == nil || d.ClientAddr == nil ||
 			*d.ClientAddr != "127.0.0.1" || d.State == nil || d.BackendStart == nil || d.LockMode != "ExclusiveLock" {
-			t.Errorf("%s: client %q, data %s", n.Name, n.Client, n.Data)
+			t.Errorf("%s: client %q, data %s", n.Name, n.Client(), n.Data)
 		}
 		if n.Mode != lockqueue.Exclusive {
 			t.Errorf("%s mode %s", n.Name, n.Mode)
 		}
 		if !n.Holding {
-			if d.WaitStart == nil || !n.Ctime.Equal(*d.WaitStart) || n.WaitsForSource != lockqueue.ByServer {
-				t.Errorf("%s: ctime %v, wait start %v, edge by %q", n.Name, n.Ctime, d.WaitStart, n.WaitsForSource)
+			if d.WaitStart == nil || !n.Ctime.Equal(*d.WaitStart) || n.WaitsForSource() != lockqueue.ByServer {
+				t.Errorf("%s: ctime %v, wait start %v, edge by %q", n.Name, n.Ctime, d.WaitStart, n.WaitsForSource())
 			}
 			for _, e := range n.WaitEdges() {
 				if e.Provenance != lockqueue.ByServer {

@@ -96,7 +96,7 @@ func clientOf(t *testing.T, s simulator.State, name string) simulator.ClientInfo
 func keyHolder(s simulator.State) string {
 	for _, n := range s.Snapshot.Nodes {
 		if n.Holding {
-			return n.Client
+			return n.Client()
 		}
 	}
 	return ""
@@ -136,8 +136,8 @@ func TestScenarios(t *testing.T) {
 				t.Errorf("C1 %s; the key holds %q, want C1's token %s for ever", c1.State, keyHolder(last), c1.Node)
 			}
 			for _, n := range last.Snapshot.Nodes {
-				if n.Holding && n.LeaseLeftMs != 0 {
-					t.Errorf("the key has %d ms left, want no expiry", n.LeaseLeftMs)
+				if n.Holding && n.LeaseLeftMs() != 0 {
+					t.Errorf("the key has %d ms left, want no expiry", n.LeaseLeftMs())
 				}
 			}
 			for _, n := range []string{"C2", "C3"} {
@@ -355,8 +355,8 @@ func redlockTwoMajorities(t *testing.T, st []simulator.State) {
 	c1, c2 := clientOf(t, s, "C1"), clientOf(t, s, "C2")
 	on := map[string][]string{}
 	for _, n := range s.Snapshot.Nodes {
-		if n.Folder != "" {
-			on[n.Client] = append(on[n.Client], n.Folder)
+		if n.Folder() != "" {
+			on[n.Client()] = append(on[n.Client()], n.Folder())
 		}
 	}
 	if !slices.Equal(on[c1.Node], []string{"M1", "M2"}) || !slices.Equal(on[c2.Node], []string{"M3", "M4", "M5"}) {

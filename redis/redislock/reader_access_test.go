@@ -240,7 +240,7 @@ func TestRedlockMasterDown(t *testing.T) {
 	r, s := startReader(t, redislock.Config{Addrs: addrs(srvs), Names: []string{"shipping"}})
 	snap := s.waitSnap(t, "shipping", "A holding 2 of 3, the third named as down", func(s lockqueue.Snapshot) bool {
 		h, ok := holder(s)
-		return ok && h.Client == "tok-A" && strings.Contains(s.Error, "redis "+srvs[2].Addr())
+		return ok && h.Client() == "tok-A" && strings.Contains(s.Error, "redis "+srvs[2].Addr())
 	})
 	if h, _ := holder(snap); !strings.Contains(h.Data, srvs[2].Addr()+": not readable") {
 		t.Errorf("holder's breakdown %q does not say the third master is not readable", h.Data)

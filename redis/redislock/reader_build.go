@@ -313,13 +313,13 @@ func (f *follow) see(holds map[string][]keyHold, reads []keyRead, now time.Time)
 // majority of its keys remain.
 func (f *follow) node(owner string, hs []keyHold, reads []keyRead, quorum int, seen *ownerSeen) lockqueue.Node {
 	n := lockqueue.Node{
-		Name: printable(owner), Seq: -1, Client: printable(owner), Ctime: seen.first,
+		Name: printable(owner), Seq: -1, Rare: &lockqueue.Rare{Client: printable(owner)}, Ctime: seen.first,
 		Holding: len(hs) >= quorum,
 	}
 	lefts := make([]int64, 0, len(hs))
 	for _, h := range hs {
 		lefts = append(lefts, h.left)
-		n.LeaseTTLMs = max(n.LeaseTTLMs, seen.lease[h.addr])
+		n.SetLeaseTTLMs(max(n.LeaseTTLMs(), seen.lease[h.addr]))
 	}
 	// No expiry (-1) outlasts any time left.
 	slices.SortFunc(lefts, func(a, b int64) int { return cmpLeft(b, a) })
@@ -328,12 +328,12 @@ func (f *follow) node(owner string, hs []keyHold, reads []keyRead, quorum int, s
 		validity = lefts[quorum-1]
 	}
 	if validity > 0 {
-		n.LeaseLeftMs = validity
+		n.SetLeaseLeftMs(validity)
 	}
 	var lines []string
 	if hs[0].count != "" {
 		id, thread := splitOwner(owner)
-		n.Client = printable(id)
+		n.SetClient(printable(id))
 		lines = append(lines, fmt.Sprintf("thread %s, reentrancy %s", thread, hs[0].count))
 	}
 	if len(reads) > 1 {

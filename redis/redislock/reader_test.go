@@ -155,7 +155,7 @@ func alertKinds(s lockqueue.Snapshot) []string {
 func held(token string) func(lockqueue.Snapshot) bool {
 	return func(s lockqueue.Snapshot) bool {
 		h, ok := holder(s)
-		return ok && h.Client == token && s.Live()
+		return ok && h.Client() == token && s.Live()
 	}
 }
 
@@ -181,8 +181,8 @@ func TestSetNXHolder(t *testing.T) {
 	}
 	first := s.waitSnap(t, "orders-lock", "tok-1 holding", held("tok-1"))
 	h, _ := holder(first)
-	if h.LeaseLeftMs <= 0 || h.LeaseLeftMs > 30000 || h.LeaseTTLMs < h.LeaseLeftMs {
-		t.Errorf("holder's time left %d of %d ms, want within (0, 30000]", h.LeaseLeftMs, h.LeaseTTLMs)
+	if h.LeaseLeftMs() <= 0 || h.LeaseLeftMs() > 30000 || h.LeaseTTLMs() < h.LeaseLeftMs() {
+		t.Errorf("holder's time left %d of %d ms, want within (0, 30000]", h.LeaseLeftMs(), h.LeaseTTLMs())
 	}
 	if len(first.Nodes) != 1 || first.Recipe != redislock.RecipeString || len(first.Alerts) != 0 {
 		t.Errorf("nodes %d recipe %q alerts %v, want 1 node, %s, no alert", len(first.Nodes), first.Recipe, first.Alerts, redislock.RecipeString)
@@ -192,7 +192,7 @@ func TestSetNXHolder(t *testing.T) {
 		if len(snap.Alerts) != 0 {
 			t.Errorf("alerts on a healthy lock: %v", snap.Alerts)
 		}
-		return ok && h.Client == "tok-1" && h.LeaseLeftMs < first.Nodes[0].LeaseLeftMs
+		return ok && h.Client() == "tok-1" && h.LeaseLeftMs() < first.Nodes[0].LeaseLeftMs()
 	})
 
 	cli(t, srv.Addr(), "DEL", "orders-lock")
@@ -254,8 +254,8 @@ func TestNoExpiryAlert(t *testing.T) {
 	if got := alertKinds(snap); !slices.Equal(got, []string{redislock.AlertNoExpiry}) {
 		t.Errorf("alerts %v, want [%s]", snap.Alerts, redislock.AlertNoExpiry)
 	}
-	if h, _ := holder(snap); h.LeaseLeftMs != 0 {
-		t.Errorf("no expiry, yet %d ms left", h.LeaseLeftMs)
+	if h, _ := holder(snap); h.LeaseLeftMs() != 0 {
+		t.Errorf("no expiry, yet %d ms left", h.LeaseLeftMs())
 	}
 	cli(t, srv.Addr(), "PEXPIRE", "forever", "60000")
 	s.waitSnap(t, "forever", "no alert once it has an expiry", func(s lockqueue.Snapshot) bool {
@@ -378,8 +378,8 @@ func TestRedissonLock(t *testing.T) {
 			t.Errorf("the waiters' wait began at %v, now %v: it started over", since, s.AnonymousSince)
 		}
 		h, _ := holder(s)
-		renewed := lastLeft > 0 && h.LeaseLeftMs > lastLeft
-		lastLeft = h.LeaseLeftMs
+		renewed := lastLeft > 0 && h.LeaseLeftMs() > lastLeft
+		lastLeft = h.LeaseLeftMs()
 		return renewed
 	})
 	s.waitSnap(t, name, "another full renewal cycle without alert", func(s lockqueue.Snapshot) bool {
@@ -387,8 +387,8 @@ func TestRedissonLock(t *testing.T) {
 			t.Errorf("alerts while the watchdog renews: %v", s.Alerts)
 		}
 		h, _ := holder(s)
-		renewed := h.LeaseLeftMs > lastLeft
-		lastLeft = h.LeaseLeftMs
+		renewed := h.LeaseLeftMs() > lastLeft
+		lastLeft = h.LeaseLeftMs()
 		return renewed
 	})
 
@@ -396,8 +396,8 @@ func TestRedissonLock(t *testing.T) {
 	snap = s.waitSnap(t, name, "lease-not-renewed", func(s lockqueue.Snapshot) bool {
 		return slices.Contains(alertKinds(s), redislock.AlertNotRenewed)
 	})
-	if h, ok := holder(snap); !ok || h.LeaseLeftMs >= 2000 {
-		t.Errorf("lease-not-renewed with %d ms left of 3000, want below 2000 and still held", h.LeaseLeftMs)
+	if h, ok := holder(snap); !ok || h.LeaseLeftMs() >= 2000 {
+		t.Errorf("lease-not-renewed with %d ms left of 3000, want below 2000 and still held", h.LeaseLeftMs())
 	}
 	s.waitSnap(t, name, "free once the lease ran out", free)
 
@@ -507,8 +507,8 @@ func TestKeyspaceNotifications(t *testing.T) {
 	var lastLeft int64
 	s.waitSnap(t, "events", "a renewal seen", func(s lockqueue.Snapshot) bool {
 		h, _ := holder(s)
-		renewed := lastLeft > 0 && h.LeaseLeftMs > lastLeft
-		lastLeft = h.LeaseLeftMs
+		renewed := lastLeft > 0 && h.LeaseLeftMs() > lastLeft
+		lastLeft = h.LeaseLeftMs()
 		return renewed
 	})
 	stop()
@@ -545,8 +545,8 @@ func TestKilledHolder(t *testing.T) {
 			t.Errorf("alerts while the holder renews: %v", s.Alerts)
 		}
 		h, _ := holder(s)
-		renewed := lastLeft > 0 && h.LeaseLeftMs > lastLeft
-		lastLeft = h.LeaseLeftMs
+		renewed := lastLeft > 0 && h.LeaseLeftMs() > lastLeft
+		lastLeft = h.LeaseLeftMs()
 		return renewed
 	})
 	if err := holderProc.Process.Kill(); err != nil {

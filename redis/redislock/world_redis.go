@@ -1011,14 +1011,14 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 		}
 		snap.Exists = true
 		n := lockqueue.Node{Name: tok, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic, Holding: true,
-			Client: tok, Data: tok, Session: tok, LeaseID: w.key}
+			Rare: &lockqueue.Rare{Client: tok, LeaseID: w.key}, Data: tok, Session: tok}
 		if pttl > 0 {
-			n.LeaseLeftMs = pttl
-			n.LeaseTTLMs = w.p.ExpiryMs
+			n.SetLeaseLeftMs(pttl)
+			n.SetLeaseTTLMs(w.p.ExpiryMs)
 		}
 		for _, c := range w.clients {
 			if c.token == tok {
-				n.Order = c.fence
+				n.SetOrder(c.fence)
 			}
 		}
 		snap.Nodes = append(snap.Nodes, n)
@@ -1032,7 +1032,7 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 			continue
 		}
 		snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: c.token, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
-			WaitsFor: tok, WaitsOn: lockqueue.OnPoll, Client: c.token, Session: c.token, WaitsForSource: lockqueue.ByRule})
+			WaitsFor: tok, WaitsOn: lockqueue.OnPoll, Rare: &lockqueue.Rare{Client: c.token, WaitsForSource: lockqueue.ByRule}, Session: c.token})
 	}
 	return snap, true, nil
 }

@@ -150,10 +150,10 @@ func (w *world) redlockSnapshot(ctx context.Context, snap *lockqueue.Snapshot) {
 			continue
 		}
 		n := lockqueue.Node{Name: m.name + ":" + tokens[i], Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
-			Holding: tokens[i] == quorum, Client: tokens[i], Data: tokens[i], Session: tokens[i], LeaseID: m.name,
-			Folder: m.name, LeaseTTLMs: w.p.ExpiryMs}
+			Holding: tokens[i] == quorum, Rare: &lockqueue.Rare{Client: tokens[i], LeaseID: m.name, Folder: m.name, LeaseTTLMs: w.p.ExpiryMs}, Data: tokens[i], Session: tokens[i],
+		}
 		if pttl, err := w.leftMs(ctx, i); err == nil && pttl > 0 {
-			n.LeaseLeftMs = pttl
+			n.SetLeaseLeftMs(pttl)
 		}
 		snap.Exists = true
 		snap.Nodes = append(snap.Nodes, n)
