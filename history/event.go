@@ -153,18 +153,16 @@ type nodeState struct {
 	Mode       string
 	Client     string
 	Seq        int64
-	PartOf     string
 	Data       string
-	Label      string
-	Lease      string
 	QueuedAt   time.Time
 	AcquiredAt time.Time
 	WaitsFor   string
 	WaitsOn    string
-	Source     string
-	BlockedBy  []string
 	Edge       string
 	Watching   []string
+	// rare holds what most nodes leave empty (nil when all is): a big
+	// queue's state is 100,000 of these.
+	rare *rareState
 	// The flags side by side: one word for all, not one each (a big
 	// queue's state is 100,000 of these).
 	Foreign    bool
@@ -175,10 +173,44 @@ type nodeState struct {
 	// start or after a gap), so when it acquired is not known. Kept
 	// across segments by the keyframe's Acquired event ("after-gap").
 	acquiredUnseen bool
+}
+
+// rareState is the part of a nodeState most nodes leave empty. States
+// are cloned by copying their nodes, which then share it: it is written
+// only through nodeState.setRare, on a copy.
+type rareState struct {
+	PartOf    string
+	Label     string
+	Lease     string
+	Source    string
+	BlockedBy []string
 	// leaseEnds is when the node's lease (an etcd lease, a Redis key's
 	// TTL) runs out by the last snapshot that told its time left. Only
 	// the recording process keeps it: it decides how a node left.
 	leaseEnds time.Time
+}
+
+var noRare rareState
+
+// more is n's rare part to read, never to write through (a node
+// without one shares noRare): zero when it has none.
+func (n *nodeState) more() *rareState {
+	if n.rare == nil {
+		return &noRare
+	}
+	return n.rare
+}
+
+// setRare sets n's rare part to r, kept only when not empty. Callers
+// change a copy of n.more(), never the part n shares.
+func (n *nodeState) setRare(r rareState) {
+	if r.PartOf == "" && r.Label == "" && r.Lease == "" && r.Source == "" && len(r.BlockedBy) == 0 && r.leaseEnds.IsZero() {
+		n.rare = nil
+		return
+	}
+	c := new(rareState) // allocated only here: most nodes have none
+	*c = r
+	n.rare = c
 }
 
 // State is a lock as the history knows it at one moment: what a Snapshot
@@ -258,7 +290,8 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 			Edge: lockqueue.Edge(n.Edge), Ctime: n.QueuedAt, Foreign: n.Foreign, Zombie: n.Zombie,
 			Data: n.Data, DataBinary: n.DataBinary,
 		}
-		rare := lockqueue.Rare{PartOf: n.PartOf, WaitsForSource: lockqueue.Provenance(n.Source), BlockedBy: slices.Clone(n.BlockedBy), Label: n.Label, LeaseID: n.Lease}
+		m := n.more()
+		rare := lockqueue.Rare{PartOf: m.PartOf, WaitsForSource: lockqueue.Provenance(m.Source), BlockedBy: slices.Clone(m.BlockedBy), Label: m.Label, LeaseID: m.Lease}
 		if n.Holding {
 			// When the recorder saw it begin to hold (or first saw it
 			// holding), so the page times a replayed holder as it does
@@ -360,10 +393,14 @@ func (s *State) apply(e Event) {
 		s.Connection = ""
 	case Queued:
 		if e.Node == "" || s.node(e.Node) < 0 {
-			s.nodes = append(s.nodes, nodeState{
+			n := nodeState{
 				Name: e.Node, Mode: e.Mode, Client: e.Client, Seq: e.Seq, Foreign: e.Foreign,
-				PartOf: e.PartOf, QueuedAt: e.Since, Data: e.Data, DataBinary: e.DataBinary, Label: e.Label, Lease: e.Lease,
-			})
+				QueuedAt: e.Since, Data: e.Data, DataBinary: e.DataBinary,
+			}
+			if e.PartOf != "" || e.Label != "" || e.Lease != "" {
+				n.rare = &rareState{PartOf: e.PartOf, Label: e.Label, Lease: e.Lease}
+			}
+			s.nodes = append(s.nodes, n)
 			if s.index != nil {
 				s.index[e.Node] = len(s.nodes) - 1
 			}
@@ -401,7 +438,10 @@ func (s *State) applyNode(i int, e Event) {
 			}
 		}
 	case WaitsFor:
-		n.WaitsFor, n.Source, n.WaitsOn, n.BlockedBy = e.To, e.Source, e.Value, e.Nodes
+		n.WaitsFor, n.WaitsOn = e.To, e.Value
+		r := *n.more()
+		r.Source, r.BlockedBy = e.Source, e.Nodes
+		n.setRare(r)
 	case Watch:
 		n.Edge, n.Watching = e.Edge, e.Nodes
 	case Zombie:
@@ -569,7 +609,7 @@ func nodeChanges(p *nodeState, n *lockqueue.Node, t time.Time, restateWatch bool
 	case !n.Holding && p.Holding:
 		emit(Event{Time: t, Kind: Unheld, Node: n.Name})
 	}
-	if n.WaitsFor != p.WaitsFor || string(n.WaitsForSource()) != p.Source || string(n.WaitsOn) != p.WaitsOn || !slices.Equal(n.BlockedBy(), p.BlockedBy) {
+	if n.WaitsFor != p.WaitsFor || string(n.WaitsForSource()) != p.more().Source || string(n.WaitsOn) != p.WaitsOn || !slices.Equal(n.BlockedBy(), p.more().BlockedBy) {
 		emit(Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: string(n.WaitsForSource()), Value: string(n.WaitsOn), Nodes: n.BlockedBy()})
 	}
 	if string(n.Edge) != p.Edge || !slices.Equal(n.Watching, p.Watching) {
@@ -597,11 +637,11 @@ func howLeft(live bool, n nodeState, t time.Time) How {
 		return Unseen
 	case n.Zombie:
 		return Expired
-	case !n.leaseEnds.IsZero() && !t.Before(n.leaseEnds.Add(-leaseSlack)):
+	case !n.more().leaseEnds.IsZero() && !t.Before(n.more().leaseEnds.Add(-leaseSlack)):
 		return Expired
 	case n.Holding:
 		return Released
-	case n.Foreign || n.PartOf != "":
+	case n.Foreign || n.more().PartOf != "":
 		return Removed
 	}
 	return GaveUp
@@ -618,7 +658,10 @@ func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
 			continue
 		}
 		if i := s.node(n.Name); i >= 0 {
-			s.nodes[i].leaseEnds = t.Add(time.Duration(n.LeaseLeftMs()) * time.Millisecond)
+			ends := t.Add(time.Duration(n.LeaseLeftMs()) * time.Millisecond)
+			r := *s.nodes[i].more()
+			r.leaseEnds = ends
+			s.nodes[i].setRare(r)
 		}
 	}
 }
@@ -731,8 +774,9 @@ func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
 		emit(Event{Kind: Recipe, Value: string(s.Recipe)})
 	}
 	for _, n := range s.nodes {
+		m := n.more()
 		emit(Event{Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
-			PartOf: n.PartOf, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.Lease})
+			PartOf: m.PartOf, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: m.Label, Lease: m.Lease})
 		if n.Holding {
 			ev := Event{Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt}
 			if n.acquiredUnseen {
@@ -740,8 +784,8 @@ func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
 			}
 			emit(ev)
 		}
-		if n.WaitsFor != "" || n.Source != "" || n.WaitsOn != "" || len(n.BlockedBy) > 0 {
-			emit(Event{Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: n.Source, Value: n.WaitsOn, Nodes: n.BlockedBy})
+		if n.WaitsFor != "" || m.Source != "" || n.WaitsOn != "" || len(m.BlockedBy) > 0 {
+			emit(Event{Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: m.Source, Value: n.WaitsOn, Nodes: m.BlockedBy})
 		}
 		if n.Edge != "" || len(n.Watching) > 0 {
 			emit(Event{Kind: Watch, Node: n.Name, Edge: n.Edge, Nodes: n.Watching})

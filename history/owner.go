@@ -28,7 +28,7 @@ func (e Event) Owner() Owner {
 }
 
 func (n nodeState) owner() Owner {
-	return Owner{Client: n.Client, Data: n.Data, DataBinary: n.DataBinary, Label: n.Label, Lease: n.Lease}
+	return Owner{Client: n.Client, Data: n.Data, DataBinary: n.DataBinary, Label: n.more().Label, Lease: n.more().Lease}
 }
 
 // Held is one hold that ended in a window: the node, who held it, when

@@ -302,7 +302,7 @@ func Lives(before State, evs []Event, end time.Time) []Life {
 		out = append(out, Life{Node: node, Owner: owner, Queued: queued, Acquired: acquired})
 	}
 	for _, n := range before.nodes {
-		if !n.Foreign && n.PartOf == "" {
+		if !n.Foreign && n.more().PartOf == "" {
 			add(n.Name, n.owner(), n.QueuedAt, n.AcquiredAt)
 			out[len(out)-1].WaitUnknown = n.Holding && n.acquiredUnseen
 		}

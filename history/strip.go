@@ -93,7 +93,7 @@ func (f *StripFold) end(i int) int64 {
 func (f *StripFold) queue() (holders, waiters int) {
 	for _, nd := range f.s.nodes {
 		switch {
-		case nd.Foreign || nd.PartOf != "":
+		case nd.Foreign || nd.more().PartOf != "":
 		case nd.Holding:
 			holders++
 		default:
@@ -114,7 +114,7 @@ func (f *StripFold) note(b int) {
 // waited keeps, in bucket b, how long the waiters had waited at ms t.
 func (f *StripFold) waited(b int, t int64) {
 	for _, nd := range f.s.nodes {
-		if !nd.Holding && !nd.Foreign && nd.PartOf == "" && !nd.QueuedAt.IsZero() {
+		if !nd.Holding && !nd.Foreign && nd.more().PartOf == "" && !nd.QueuedAt.IsZero() {
 			f.st.Buckets[b].MaxWait = max(f.st.Buckets[b].MaxWait, float64(t-nd.QueuedAt.UnixMilli())/1000)
 		}
 	}
@@ -142,7 +142,7 @@ func (f *StripFold) Add(e Event) {
 		// A node that stops waiting ends its wait here.
 		if (e.Kind == Acquired || e.Kind == Left) && e.Node != "" {
 			if i := f.s.node(e.Node); i >= 0 {
-				if nd := f.s.nodes[i]; !nd.Holding && !nd.Foreign && nd.PartOf == "" && !nd.QueuedAt.IsZero() && e.Value != "after-gap" {
+				if nd := f.s.nodes[i]; !nd.Holding && !nd.Foreign && nd.more().PartOf == "" && !nd.QueuedAt.IsZero() && e.Value != "after-gap" {
 					f.st.Buckets[f.b].MaxWait = max(f.st.Buckets[f.b].MaxWait, float64(ms-nd.QueuedAt.UnixMilli())/1000)
 				}
 			}

@@ -293,6 +293,11 @@ function windowColumns(snap) {
   return out;
 }
 
+// count writes n with thousands separators. One formatter for every fold:
+// toLocaleString makes one per call, a good part of drawing a long lane.
+const counts = new Intl.NumberFormat('en-US');
+const count = (n) => counts.format(n);
+
 function el(tag, attrs, text) {
   const e = document.createElementNS(NS, tag);
   if (attrs) for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, v);
@@ -561,8 +566,8 @@ export function drawQueue(svg, snap, opts = {}) {
       const g = el('g', { class: 'group', 'data-group': `${c.from}-${c.to}`, transform: `translate(${c.x},0)` });
       g.append(el('rect', { x: -c.w / 2 + 10, y: CY - 26, width: c.w - 20, height: 52, rx: 10 }));
       const waiting = c.count - c.holding;
-      g.append(el('text', { x: 0, y: CY - 4, class: 'group-count' }, `… ${c.count.toLocaleString('en-US')}`));
-      g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? `${c.holding.toLocaleString('en-US')} hold · ${waiting.toLocaleString('en-US')} wait …` : c.holding ? 'holding …' : 'waiting …'));
+      g.append(el('text', { x: 0, y: CY - 4, class: 'group-count' }, `… ${count(c.count)}`));
+      g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? `${count(c.holding)} hold · ${count(waiting)} wait …` : c.holding ? 'holding …' : 'waiting …'));
       g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, `#${c.from + 1}–#${c.to + 1}`));
       g.append(el('title', {}, `${c.count} nodes folded (queue positions ${c.from + 1} to ${c.to + 1}); the table lists them all` + (win && opts.onFold ? '; click to show them' : '')));
       if (win && opts.onFold) {
