@@ -343,6 +343,11 @@ func (p *payloadReader) varint() int64 {
 // events and keeping its string definitions for the frames after it.
 func (d *segmentReader) records(b []byte, fn func(*record) error) error {
 	p := &payloadReader{b: b}
+	// One record for the frame, decoded into again for each event: fn
+	// gets it by pointer, so a record made per event was one allocation
+	// per event (most of what reading a big queue's keyframe cost). fn
+	// keeps a copy if it keeps one.
+	var r record
 	for len(p.b) > 0 && p.err == nil {
 		head := p.uvarint()
 		if head == 0 {
@@ -355,8 +360,7 @@ func (d *segmentReader) records(b []byte, fn func(*record) error) error {
 			p.b = p.b[n:]
 			continue
 		}
-		r, err := d.event(p, head)
-		if err != nil {
+		if err := d.event(p, head, &r); err != nil {
 			return err
 		}
 		if p.err == nil {
@@ -380,12 +384,12 @@ func (d *segmentReader) str(p *payloadReader) string {
 
 // event decodes the event record whose head (kind and synthetic bit) p has
 // just read.
-func (d *segmentReader) event(p *payloadReader, head uint64) (record, error) {
+func (d *segmentReader) event(p *payloadReader, head uint64, r *record) error {
 	code := head >> 1
 	if code >= uint64(len(kinds)) {
-		return record{}, errCorrupt
+		return errCorrupt
 	}
-	var r record
+	*r = record{}
 	r.Kind, r.Synthetic = kinds[code], head&1 == 1
 	r.Lock = d.str(p)
 	ms := d.last + p.varint()
@@ -406,7 +410,7 @@ func (d *segmentReader) event(p *payloadReader, head uint64) (record, error) {
 		case bit == fNodes:
 			n := p.uvarint()
 			if n > uint64(len(p.b)) {
-				return r, errCorrupt
+				return errCorrupt
 			}
 			r.Nodes = make([]string, n)
 			for i := range r.Nodes {
@@ -418,5 +422,5 @@ func (d *segmentReader) event(p *payloadReader, head uint64) (record, error) {
 			*stringField(&r.Event, bit) = d.str(p)
 		}
 	}
-	return r, nil
+	return nil
 }

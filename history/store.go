@@ -126,6 +126,9 @@ type Store struct {
 	// first to go when a new one needs the room.
 	cacheOrder []int64
 	cacheBytes int64
+	// overBudget are the closed segments that decode to more than
+	// CacheSize: read from their files, never collected for the cache.
+	overBudget map[int64]bool
 	// live is the segment being written, decoded as far as it was read:
 	// scrubbing through the last minutes reads only what is new. over:
 	// it decodes to more than CacheSize, so queries read it from its file.
@@ -159,7 +162,7 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("history: create %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]decoded{}, reading: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]decoded{}, overBudget: map[int64]bool{}, reading: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := s.takeLock(); err != nil {
 		return nil, err
 	}
@@ -646,6 +649,8 @@ func (s *Store) view() ([]segment, error) {
 type decoded struct {
 	recs  []record
 	bytes int64
+	// over: the segment decodes to more than CacheSize.
+	over bool
 }
 
 // recordBytes is what a decoded record holds in memory, less the strings,
@@ -682,9 +687,16 @@ func (s *Store) scan(segs []segment, i int, fn func(*record) error) error {
 	}
 	s.cacheMu.Lock()
 	c, ok := s.cache[g.seq]
+	over := s.overBudget[g.seq]
 	s.cacheMu.Unlock()
 	if ok {
 		return eachRecord(c.recs, fn)
+	}
+	if over {
+		// Known not to fit: collecting its records again, to drop them
+		// at CacheSize, made every query of a 100,000-node lock copy
+		// tens of MB.
+		return s.stream(g, false, fn, nil)
 	}
 	keep := &decoded{}
 	if err := s.stream(g, false, fn, keep); err != nil {
@@ -732,7 +744,12 @@ func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decod
 			keep.recs = append(keep.recs, *r)
 			keep.bytes += recordBytes(r)
 			if keep.bytes+stringsBytes(d) > s.opts.CacheSize {
-				keeping, keep.recs = false, nil
+				keeping, keep.recs, keep.over = false, nil, true
+				// Said at once, for the queries reading it meanwhile,
+				// and whether or not this read goes to the end.
+				s.cacheMu.Lock()
+				s.overBudget[g.seq] = true
+				s.cacheMu.Unlock()
 			}
 		}
 		return fn(r)
@@ -754,8 +771,12 @@ func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decod
 	}
 	if keeping {
 		keep.bytes += stringsBytes(d)
-	} else if keep != nil {
-		keep.recs = nil
+		if keep.bytes > s.opts.CacheSize {
+			keep.recs, keep.over = nil, true
+			s.cacheMu.Lock()
+			s.overBudget[g.seq] = true
+			s.cacheMu.Unlock()
+		}
 	}
 	return nil
 }
