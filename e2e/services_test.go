@@ -67,7 +67,11 @@ func neutralQueue(first int, at time.Time) lockqueue.Snapshot {
 	}
 	for i := first; i < 3; i++ {
 		n := lockqueue.Node{
-			Name: fmt.Sprintf("k%d", i), Seq: -1, Mode: lockqueue.Exclusive, Rare: &lockqueue.Rare{Order: int64(100 + i), Client: fmt.Sprintf("pid-%d", 4000+i), LeaseID: fmt.Sprintf("lease-%d", i), LeaseTTLMs: 60_000, LeaseLeftMs: 60_000},
+			Name: fmt.Sprintf("k%d", i), Seq: -1, Mode: lockqueue.Exclusive,
+			Rare: &lockqueue.Rare{
+				Order: int64(100 + i), Client: fmt.Sprintf("pid-%d", 4000+i),
+				LeaseID: fmt.Sprintf("lease-%d", i), LeaseTTLMs: 60_000, LeaseLeftMs: 60_000,
+			},
 			Ctime: at.Add(-time.Minute),
 		}
 		switch {

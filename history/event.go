@@ -291,7 +291,10 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 			Data: n.Data, DataBinary: n.DataBinary,
 		}
 		m := n.more()
-		rare := lockqueue.Rare{PartOf: m.PartOf, WaitsForSource: lockqueue.Provenance(m.Source), BlockedBy: slices.Clone(m.BlockedBy), Label: m.Label, LeaseID: m.Lease}
+		rare := lockqueue.Rare{
+			PartOf: m.PartOf, WaitsForSource: lockqueue.Provenance(m.Source), BlockedBy: slices.Clone(m.BlockedBy),
+			Label: m.Label, LeaseID: m.Lease,
+		}
 		if n.Holding {
 			// When the recorder saw it begin to hold (or first saw it
 			// holding), so the page times a replayed holder as it does

@@ -67,7 +67,11 @@ func (f *fixtureReader) queue(name string, released int) lockqueue.Snapshot {
 	}
 	for i, c := range []string{"a", "b", "c"}[released:] {
 		n := lockqueue.Node{
-			Name: c, Seq: -1, Mode: lockqueue.Exclusive, Recipe: "fixture", Rare: &lockqueue.Rare{Order: int64(released + i + 1), Client: "client-" + c, LeaseID: "lease-" + c, LeaseTTLMs: 10_000, LeaseLeftMs: 8_000},
+			Name: c, Seq: -1, Mode: lockqueue.Exclusive, Recipe: "fixture",
+			Rare: &lockqueue.Rare{
+				Order: int64(released + i + 1), Client: "client-" + c,
+				LeaseID: "lease-" + c, LeaseTTLMs: 10_000, LeaseLeftMs: 8_000,
+			},
 			Ctime: fixtureEpoch,
 		}
 		if i == 0 {
