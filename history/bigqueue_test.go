@@ -20,11 +20,7 @@ import (
 // every query then reads from the segment files as it goes.
 func TestBigQueueFirstSeenIsARestatement(t *testing.T) {
 	const p, n = "/locks/runaway", 20_000
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("lock-%010d", i)
-	}
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	names, at := bigNames(n), afterT0
 	unread := lockqueue.Snapshot{Path: p, Connection: lockqueue.Reconnecting, UpdatedAt: at(0), Nodes: []lockqueue.Node{},
 		Alerts: []lockqueue.Alert{{Kind: "disconnected", Message: "the reader is not connected"}}}
 	// The listing comes before the watch table: no watches known.
@@ -141,3 +137,15 @@ func TestBigQueueRecordedAsFound(t *testing.T) {
 		}
 	}
 }
+
+// bigNames is n lock node names in queue order, for the big-queue tests.
+func bigNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("lock-%010d", i)
+	}
+	return names
+}
+
+// afterT0 is ms milliseconds after t0.
+func afterT0(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }

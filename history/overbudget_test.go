@@ -1,7 +1,6 @@
 package history_test
 
 import (
-	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -17,11 +16,7 @@ import (
 // and a lock page asks for all three.)
 func TestOverBudgetSegmentNotCollectedAgain(t *testing.T) {
 	const p, n = "/locks/runaway", 20_000
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("lock-%010d", i)
-	}
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	names, at := bigNames(n), afterT0
 	perQuery := func(cache int64) uint64 {
 		c := newClock(t0)
 		s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now, SegmentAge: 500 * time.Millisecond, CacheSize: cache})

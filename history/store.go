@@ -649,8 +649,6 @@ func (s *Store) view() ([]segment, error) {
 type decoded struct {
 	recs  []record
 	bytes int64
-	// over: the segment decodes to more than CacheSize.
-	over bool
 }
 
 // recordBytes is what a decoded record holds in memory, less the strings,
@@ -744,12 +742,10 @@ func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decod
 			keep.recs = append(keep.recs, *r)
 			keep.bytes += recordBytes(r)
 			if keep.bytes+stringsBytes(d) > s.opts.CacheSize {
-				keeping, keep.recs, keep.over = false, nil, true
+				keeping, keep.recs = false, nil
 				// Said at once, for the queries reading it meanwhile,
 				// and whether or not this read goes to the end.
-				s.cacheMu.Lock()
-				s.overBudget[g.seq] = true
-				s.cacheMu.Unlock()
+				s.markOverBudget(g.seq)
 			}
 		}
 		return fn(r)
@@ -772,13 +768,19 @@ func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decod
 	if keeping {
 		keep.bytes += stringsBytes(d)
 		if keep.bytes > s.opts.CacheSize {
-			keep.recs, keep.over = nil, true
-			s.cacheMu.Lock()
-			s.overBudget[g.seq] = true
-			s.cacheMu.Unlock()
+			keep.recs = nil
+			s.markOverBudget(g.seq)
 		}
 	}
 	return nil
+}
+
+// markOverBudget notes that closed segment seq decodes to more than
+// CacheSize.
+func (s *Store) markOverBudget(seq int64) {
+	s.cacheMu.Lock()
+	s.overBudget[seq] = true
+	s.cacheMu.Unlock()
 }
 
 // cachePut keeps c, the decoded segment seq, making room by dropping the
