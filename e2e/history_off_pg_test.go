@@ -58,6 +58,7 @@ func TestHistoryOffWhilePostgresIsGoneInTheBrowser(t *testing.T) {
 		"/api/v1/lock/history?" + q,
 		"/api/v1/lock/strip?" + q,
 		"/api/v1/lock/history/density?" + q,
+		"/api/v1/lock/history/moments?" + q,
 		"/api/v1/lock/export?" + q,
 		"/api/v1/lock?" + q + "&at=" + strconv.FormatInt(at, 10),
 		"/parts/lock-at?" + q + "&at=" + strconv.FormatInt(at, 10),

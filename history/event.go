@@ -250,6 +250,21 @@ func (s *State) node(name string) int {
 	return -1
 }
 
+// restate empties s for keyframe e, with room for the nodes it restates
+// (its Seq, when the writer said). reuse puts them where s's nodes were:
+// only for a state that no copy shares, such as a fold's own.
+func (s *State) restate(e Event, reuse bool) {
+	nodes, index := s.nodes[:0], s.index
+	*s = State{Lock: s.Lock, Time: e.Time}
+	if reuse {
+		clear(index)
+		s.nodes, s.index = nodes, index
+	}
+	if e.Seq > 0 {
+		s.reserve(int(e.Seq))
+	}
+}
+
 // reserve makes room for n nodes at once: a queue of 100,000 restated
 // node by node grew the list a quarter at a time, about five times the
 // list's size allocated, and the index likewise.
@@ -378,7 +393,7 @@ func (s *State) apply(e Event) {
 	}
 	switch e.Kind {
 	case keyframe:
-		*s = State{Lock: s.Lock, Time: e.Time}
+		s.restate(e, false)
 	case AlertRaised:
 		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: e.Alert, Nodes: e.Nodes, Message: e.Message})
 	case AlertCleared:
@@ -402,6 +417,13 @@ func (s *State) apply(e Event) {
 			}
 			if e.PartOf != "" || e.Label != "" || e.Lease != "" {
 				n.rare = &rareState{PartOf: e.PartOf, Label: e.Label, Lease: e.Lease}
+			}
+			if len(s.nodes) == cap(s.nodes) {
+				// Doubled, not the quarter append grows a long list
+				// by: a restatement of 100,000 nodes that did not say
+				// how many (a first sight's) allocated five times the
+				// list, and copied as much.
+				s.nodes = slices.Grow(s.nodes, max(len(s.nodes), 8))
 			}
 			s.nodes = append(s.nodes, n)
 			if s.index != nil {
@@ -676,7 +698,7 @@ func (s *State) noteLeases(snap lockqueue.Snapshot, t time.Time) {
 // recorder saw it is not a change it saw happen.
 func changes(st *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 	if st == nil {
-		emit(Event{Time: t, Kind: keyframe, Synthetic: true})
+		emit(Event{Time: t, Kind: keyframe, Synthetic: true, Seq: int64(len(snap.Nodes))})
 		diff(&State{}, snap, t, func(e Event) { emit(restated(e)) })
 		return
 	}
@@ -766,7 +788,9 @@ func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
 		e.Time, e.Synthetic = t, true
 		fn(e)
 	}
-	emit(Event{Kind: keyframe})
+	// A keyframe's Seq is how many nodes it restates, so that a replay
+	// makes room for them at once.
+	emit(Event{Kind: keyframe, Seq: int64(len(s.nodes))})
 	if s.Connection != "" || s.Error != "" {
 		emit(Event{Kind: Connection, Connection: string(s.Connection), Message: s.Error})
 	}

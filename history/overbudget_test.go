@@ -8,7 +8,7 @@ import (
 	"github.com/zklockviz/zklockviz/history"
 )
 
-// A closed segment that decodes to more than the cache holds is read from
+// A closed segment that holds more than the cache does is read from
 // its file by every query, and not collected again each time up to the
 // cache's size only to be dropped: a query of it allocates what one with
 // no cache at all does, not that plus the cache's size. (A 100,000-node
@@ -41,8 +41,8 @@ func TestOverBudgetSegmentNotCollectedAgain(t *testing.T) {
 		return (after.TotalAlloc - before.TotalAlloc) / 3
 	}
 	none := perQuery(1)       // nothing ever fits: read from the file
-	some := perQuery(8 << 20) // the segment decodes to more than 8 MiB
-	t.Logf("a query allocates %d KB with a 1-byte cache, %d KB with an 8 MiB one", none>>10, some>>10)
+	some := perQuery(1 << 20) // the segment's frames and strings are more than 1 MiB
+	t.Logf("a query allocates %d KB with a 1-byte cache, %d KB with a 1 MiB one", none>>10, some>>10)
 	if some > none+none/2 {
 		t.Errorf("a query of a segment over the cache's size allocates %d KB, one with no cache %d KB: it is collected again", some>>10, none>>10)
 	}

@@ -256,6 +256,14 @@ func (s *Store) Stats(lock string, from, to time.Time) (Stats, error) {
 // statsOf computes a lock's figures from what src recorded, as its walk
 // reads it.
 func statsOf(src Source, lock string, from, to time.Time) (Stats, error) {
+	return StatsWalk(src, lock, from, to, nil)
+}
+
+// StatsWalk is src's figures of lock over [from, to], computed as its walk
+// reads them, calling also (unless nil) with each record of the walk: what
+// else a page shows of the window (the figures' histograms) comes from
+// the same walk, not another of an hour of a big queue.
+func StatsWalk(src Source, lock string, from, to time.Time, also func(Event)) (Stats, error) {
 	before, err := src.At(lock, from)
 	if err != nil && !errors.Is(err, ErrNoHistory) {
 		return Stats{}, err
@@ -263,6 +271,9 @@ func statsOf(src Source, lock string, from, to time.Time) (Stats, error) {
 	f := newStatsFold(lock, before, from, to)
 	if err := src.Walk(lock, from, to, func(e Event) error {
 		f.add(e)
+		if also != nil {
+			also(e)
+		}
 		return nil
 	}); err != nil {
 		return Stats{}, err

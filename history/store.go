@@ -14,7 +14,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
@@ -31,10 +30,11 @@ const (
 	// going down.
 	DefaultFlushEvery = 200 * time.Millisecond
 	DefaultSyncEvery  = time.Second
-	// DefaultCacheSize bounds the decoded segments kept for queries. A
-	// segment of a big queue (a keyframe of 100,000 nodes and their edges)
-	// decodes to well over 100 MB: one too big for the bound is read from
-	// its file at each query instead, record by record.
+	// DefaultCacheSize bounds the segments kept in memory for queries,
+	// as their frames and strings (keptSegment): a segment of a
+	// 100,000-node queue (its keyframe and the events after it) holds
+	// about 20 MB so. One too big for the bound is read from its file at
+	// each query instead, frame by frame.
 	DefaultCacheSize = 64 << 20
 )
 
@@ -60,9 +60,9 @@ type Options struct {
 	SegmentAge  time.Duration
 	FlushEvery  time.Duration
 	SyncEvery   time.Duration
-	// CacheSize bounds, in bytes, the decoded closed segments kept for
-	// queries, and apart from them the decoded part of the segment being
-	// written.
+	// CacheSize bounds, in bytes, the closed segments kept in memory for
+	// queries, and apart from them the part of the segment being written
+	// read so far.
 	CacheSize int64
 	// Now is the clock; time.Now when nil.
 	Now    func() time.Time
@@ -121,23 +121,22 @@ type Store struct {
 	retrying    bool
 
 	cacheMu sync.Mutex
-	cache   map[int64]decoded // decoded closed segments by seq
+	cache   map[int64]*keptSegment // closed segments in memory, by seq
 	// cacheOrder is the cached segments' seqs, oldest put first: the
 	// first to go when a new one needs the room.
 	cacheOrder []int64
 	cacheBytes int64
-	// overBudget are the closed segments that decode to more than
-	// CacheSize: read from their files, never collected for the cache.
+	// overBudget are the closed segments that hold more than CacheSize
+	// in memory: read from their files, never collected for the cache.
 	overBudget map[int64]bool
-	// live is the segment being written, decoded as far as it was read:
+	// live is the segment being written, kept as far as it was read:
 	// scrubbing through the last minutes reads only what is new. over:
-	// it decodes to more than CacheSize, so queries read it from its file.
+	// it holds more than CacheSize, so queries read it from its file.
 	live struct {
-		seq   int64
-		dec   *segmentReader
-		recs  []record
-		bytes int64
-		over  bool
+		seq  int64
+		dec  *segmentReader
+		kept keptSegment
+		over bool
 	}
 
 	// reading admits one query at a time to read a segment from its
@@ -162,7 +161,7 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("history: create %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]decoded{}, overBudget: map[int64]bool{}, reading: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]*keptSegment{}, overBudget: map[int64]bool{}, reading: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := s.takeLock(); err != nil {
 		return nil, err
 	}
@@ -644,42 +643,24 @@ func (s *Store) view() ([]segment, error) {
 	return slices.Clone(s.segs), nil
 }
 
-// decoded is a closed segment's records as kept in the cache, and what
-// they hold in memory.
-type decoded struct {
-	recs  []record
-	bytes int64
-}
-
-// recordBytes is what a decoded record holds in memory, less the strings,
-// which it shares with its segment's definitions.
-func recordBytes(r *record) int64 {
-	return int64(unsafe.Sizeof(*r)) + int64(len(r.Nodes))*int64(unsafe.Sizeof(""))
-}
-
-// stringsBytes is what a segment reader's string definitions hold.
-func stringsBytes(d *segmentReader) int64 {
-	return d.stringBytes + int64(len(d.strings))*int64(unsafe.Sizeof(""))
-}
-
-// errOverBudget stops decoding what would not fit in CacheSize.
-var errOverBudget = errors.New("history: decoded segment over the cache size")
+// errOverBudget stops reading into memory what would not fit in
+// CacheSize.
+var errOverBudget = errors.New("history: segment over the cache size")
 
 // scan calls fn with each record of segs[i], in order: from the cache, or
-// the decoded tail of the segment being written, or read from the file
-// record by record, so a query holds at most one segment within
-// CacheSize, never a whole big one. An error from fn stops the scan and
-// is returned.
+// the kept tail of the segment being written, or read from the file frame
+// by frame, so a query holds at most one segment within CacheSize, never
+// a whole big one. An error from fn stops the scan and is returned.
 func (s *Store) scan(segs []segment, i int, fn func(*record) error) error {
 	g := segs[i]
 	last := i == len(segs)-1
 	if last {
-		recs, ok, err := s.tail(g)
+		k, ok, err := s.tail(g)
 		if err != nil {
 			return err
 		}
 		if ok {
-			return eachRecord(recs, fn)
+			return k.each(fn)
 		}
 		return s.stream(g, true, fn, nil)
 	}
@@ -688,40 +669,31 @@ func (s *Store) scan(segs []segment, i int, fn func(*record) error) error {
 	over := s.overBudget[g.seq]
 	s.cacheMu.Unlock()
 	if ok {
-		return eachRecord(c.recs, fn)
+		return c.each(fn)
 	}
 	if over {
-		// Known not to fit: collecting its records again, to drop them
-		// at CacheSize, made every query of a 100,000-node lock copy
-		// tens of MB.
+		// Known not to fit: collecting it again, to drop it at
+		// CacheSize, made every query of a 100,000-node lock copy tens
+		// of MB.
 		return s.stream(g, false, fn, nil)
 	}
-	keep := &decoded{}
-	if err := s.stream(g, false, fn, keep); err != nil {
-		return err
-	}
-	if keep.recs != nil {
+	keep := &keptSegment{start: g.start.UnixMilli()}
+	err := s.stream(g, false, fn, keep)
+	if keep.payloads != nil {
 		s.cacheMu.Lock()
-		s.cachePut(g.seq, *keep)
+		s.cachePut(g.seq, keep)
 		s.cacheMu.Unlock()
 	}
-	return nil
-}
-
-func eachRecord(recs []record, fn func(*record) error) error {
-	for i := range recs {
-		if err := fn(&recs[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // stream reads g from its file, calling fn with each record. With keep,
-// it also collects the records for the cache while they fit in
-// CacheSize; keep.recs is nil when they did not, or the read stopped
-// early.
-func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decoded) error {
+// it also keeps the frames for the cache while they fit in CacheSize, and
+// reads the file to its end for them when fn stops early (the first
+// change of a window is found in the keyframe's wake, and the next query
+// reads the same segment); keep.payloads is nil when they did not fit, or
+// the file could not be read whole.
+func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *keptSegment) error {
 	s.reading <- struct{}{}
 	defer func() { <-s.reading }()
 	f, err := os.Open(g.path)
@@ -737,21 +709,38 @@ func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decod
 		return fmt.Errorf("history: %s: %w", g.path, err)
 	}
 	keeping := keep != nil
+	var stopped error // what fn returned, once it stopped the walk
 	visit := func(r *record) error {
-		if keeping {
-			keep.recs = append(keep.recs, *r)
-			keep.bytes += recordBytes(r)
-			if keep.bytes+stringsBytes(d) > s.opts.CacheSize {
-				keeping, keep.recs = false, nil
-				// Said at once, for the queries reading it meanwhile,
-				// and whether or not this read goes to the end.
-				s.markOverBudget(g.seq)
+		if stopped != nil {
+			return nil
+		}
+		if err := fn(r); err != nil {
+			stopped = err
+			if !keeping {
+				return err
 			}
 		}
-		return fn(r)
+		return nil
 	}
 	for err == nil {
-		err = d.each(visit)
+		var payload []byte
+		payload, err = d.frame(visit)
+		if err != nil || !keeping {
+			continue
+		}
+		keep.add(payload, d)
+		if keep.held(d) > s.opts.CacheSize {
+			keeping, keep.payloads = false, nil
+			// Said at once, for the queries reading it meanwhile, and
+			// whether or not this read goes to the end.
+			s.markOverBudget(g.seq)
+			if stopped != nil {
+				return stopped
+			}
+		}
+	}
+	if keep != nil {
+		keep.bytes = keep.held(d)
 	}
 	switch {
 	case err == io.EOF:
@@ -761,18 +750,14 @@ func (s *Store) stream(g segment, last bool, fn func(*record) error, keep *decod
 		s.opts.Logger.Warn("history: damaged segment, reading what is whole", "segment", g.path, "err", err)
 	default:
 		if keep != nil {
-			keep.recs = nil
+			keep.payloads = nil
+		}
+		if stopped != nil {
+			return stopped
 		}
 		return err
 	}
-	if keeping {
-		keep.bytes += stringsBytes(d)
-		if keep.bytes > s.opts.CacheSize {
-			keep.recs = nil
-			s.markOverBudget(g.seq)
-		}
-	}
-	return nil
+	return stopped
 }
 
 // markOverBudget notes that closed segment seq decodes to more than
@@ -783,9 +768,9 @@ func (s *Store) markOverBudget(seq int64) {
 	s.cacheMu.Unlock()
 }
 
-// cachePut keeps c, the decoded segment seq, making room by dropping the
+// cachePut keeps c, segment seq in memory, making room by dropping the
 // segments cached first. Called with cacheMu held.
-func (s *Store) cachePut(seq int64, c decoded) {
+func (s *Store) cachePut(seq int64, c *keptSegment) {
 	if _, ok := s.cache[seq]; ok || c.bytes > s.opts.CacheSize {
 		return
 	}
@@ -808,65 +793,60 @@ func (s *Store) uncache(seq int64) {
 	s.cacheOrder = slices.DeleteFunc(s.cacheOrder, func(q int64) bool { return q == seq })
 }
 
-// tail decodes the segment being written, resuming where the last query
-// stopped. ok is false when the segment decodes to more than CacheSize:
-// the caller reads it from its file.
-func (s *Store) tail(g segment) (recs []record, ok bool, err error) {
+// tail reads the segment being written into memory, resuming where the
+// last query stopped, and returns it as read so far. ok is false when the
+// segment holds more than CacheSize: the caller reads it from its file.
+func (s *Store) tail(g segment) (k keptSegment, ok bool, err error) {
 	s.cacheMu.Lock()
 	defer s.cacheMu.Unlock()
 	if s.live.seq != g.seq || (s.live.dec == nil && !s.live.over) {
-		s.live.seq, s.live.dec, s.live.recs, s.live.bytes, s.live.over = g.seq, nil, nil, 0, false
+		s.live.seq, s.live.dec, s.live.kept, s.live.over = g.seq, nil, keptSegment{start: g.start.UnixMilli()}, false
 	}
 	if s.live.over {
-		return nil, false, nil
+		return keptSegment{}, false, nil
 	}
 	f, err := os.Open(g.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, true, nil
+		return keptSegment{}, true, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("history: %w", err)
+		return keptSegment{}, false, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
 	d := s.live.dec
 	if d == nil {
 		if d, err = newSegmentReader(f, g.start); err != nil {
-			return nil, false, fmt.Errorf("history: %s: %w", g.path, err)
+			return keptSegment{}, false, fmt.Errorf("history: %s: %w", g.path, err)
 		}
 	} else {
 		if _, err := f.Seek(d.good, io.SeekStart); err != nil {
-			return nil, false, fmt.Errorf("history: %w", err)
+			return keptSegment{}, false, fmt.Errorf("history: %w", err)
 		}
 		d.r.Reset(f)
 	}
-	recs, bytes := s.live.recs, s.live.bytes
+	kept := s.live.kept
 	for {
 		// A torn frame is one being written: the next query resumes at
-		// its start.
-		n := len(recs)
-		err = d.each(func(r *record) error {
-			recs = append(recs, *r)
-			bytes += recordBytes(r)
-			if bytes+stringsBytes(d) > s.opts.CacheSize {
-				return errOverBudget
-			}
-			return nil
-		})
-		if err != nil {
-			// A frame not read whole is read again from its start.
-			recs = recs[:n]
+		// its start (the reader's offset is past whole frames only).
+		var payload []byte
+		if payload, err = d.frame(func(*record) error { return nil }); err != nil {
+			break
+		}
+		kept.add(payload, d)
+		if kept.held(d) > s.opts.CacheSize {
+			err = errOverBudget
 			break
 		}
 	}
 	if errors.Is(err, errOverBudget) {
-		s.live.dec, s.live.recs, s.live.bytes, s.live.over = nil, nil, 0, true
-		return nil, false, nil
+		s.live.dec, s.live.kept, s.live.over = nil, keptSegment{}, true
+		return keptSegment{}, false, nil
 	}
 	if err != nil && err != io.EOF && !errors.Is(err, errCorrupt) {
-		return nil, false, err
+		return keptSegment{}, false, err
 	}
-	s.live.dec, s.live.recs, s.live.bytes = d, recs, bytes
-	return recs, true, nil
+	s.live.dec, s.live.kept = d, kept
+	return kept, true, nil
 }
 
 // segmentAt is the index in segs of the segment holding time t, -1 before

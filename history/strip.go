@@ -70,6 +70,14 @@ type StripFold struct {
 	// a hand-off is not a moment with one node more or less.
 	moment  int64
 	pending bool
+	// counted: holders, waiters and oldest (the first queueing among the
+	// waiters, ms; waiting says there is one) are the queue's since the
+	// last record applied. A window of 120 buckets over a 100,000-node queue counted
+	// the whole queue twice at every bucket it passed.
+	counted          bool
+	holders, waiters int
+	oldest           int64
+	waiting          bool
 }
 
 // NewStripFold starts the strip of [from, to] in n buckets from before,
@@ -91,16 +99,24 @@ func (f *StripFold) end(i int) int64 {
 }
 
 func (f *StripFold) queue() (holders, waiters int) {
+	if f.counted {
+		return f.holders, f.waiters
+	}
+	f.holders, f.waiters, f.waiting = 0, 0, false
 	for _, nd := range f.s.nodes {
 		switch {
 		case nd.Foreign || nd.more().PartOf != "":
 		case nd.Holding:
-			holders++
+			f.holders++
 		default:
-			waiters++
+			f.waiters++
+			if q := nd.QueuedAt; !q.IsZero() && (!f.waiting || q.UnixMilli() < f.oldest) {
+				f.oldest, f.waiting = q.UnixMilli(), true
+			}
 		}
 	}
-	return holders, waiters
+	f.counted = true
+	return f.holders, f.waiters
 }
 
 // note keeps the queue in bucket b when it is the longest seen there.
@@ -113,10 +129,8 @@ func (f *StripFold) note(b int) {
 
 // waited keeps, in bucket b, how long the waiters had waited at ms t.
 func (f *StripFold) waited(b int, t int64) {
-	for _, nd := range f.s.nodes {
-		if !nd.Holding && !nd.Foreign && nd.more().PartOf == "" && !nd.QueuedAt.IsZero() {
-			f.st.Buckets[b].MaxWait = max(f.st.Buckets[b].MaxWait, float64(t-nd.QueuedAt.UnixMilli())/1000)
-		}
+	if f.queue(); f.waiting {
+		f.st.Buckets[b].MaxWait = max(f.st.Buckets[b].MaxWait, float64(t-f.oldest)/1000)
 	}
 }
 
@@ -152,7 +166,16 @@ func (f *StripFold) Add(e Event) {
 			f.st.Alerts = append(f.st.Alerts, Mark{Time: e.Time, Alert: e.Alert, Raised: e.Kind == AlertRaised, Message: e.Message})
 		}
 	}
-	f.s.apply(e)
+	if e.Kind == keyframe {
+		// A keyframe restates the whole queue: its nodes go where the
+		// ones before it were (the fold's own copy). A window over a
+		// 100,000-node queue grew a new list of them for each segment it
+		// walked.
+		f.s.restate(e, true)
+	} else {
+		f.s.apply(e)
+	}
+	f.counted = false
 	f.moment, f.pending = ms, true
 }
 

@@ -495,6 +495,16 @@ if (bar) {
   const bucketStart = (i) => (i >= counts.length ? win.to + 1 : win.from + Math.ceil((i * spanOf()) / counts.length));
   const covers = (p, t) => p !== null && t >= p.from && t < p.to;
 
+  // momentText tells a moment's changes: each kind with its count, then
+  // the nodes they name (the first few, and how many more).
+  function momentText(m) {
+    const kinds = m.kinds.map((k) => (k.count > 1 ? `${k.kind} ×${k.count.toLocaleString('en-US')}` : k.kind)).join(', ');
+    const nodes = m.nodes || [];
+    if (!nodes.length) return kinds;
+    const more = m.changes > nodes.length ? ' …' : '';
+    return `${kinds}: ${nodes.join(', ')}${more}`;
+  }
+
   // ensurePage lists the page around t, unless it is listed or on its way;
   // the newest page asked for wins.
   function ensurePage(t) {
@@ -517,8 +527,11 @@ if (bar) {
     const p = { from: bucketStart(i), to: bucketStart(j), before: counts.slice(0, i).reduce((a, b) => a + b, 0) };
     pageLoad = p;
     p.done = (async () => {
+      // The page's moments, each told in counts and a few names: a moment
+      // of 100,000 changes (a big queue's watch table read once) is not
+      // 100,000 events to fetch and parse.
       const q = new URLSearchParams({ from: String(p.from), to: String(Math.min(p.to - 1, win.to)) });
-      const res = await fetch('/api/v1/lock/history?' + lockQuery(q, service, path));
+      const res = await fetch('/api/v1/lock/history/moments?' + lockQuery(q, service, path));
       const h = res.ok ? await res.json() : null;
       if (pageLoad !== p) return;
       if (!h) {
@@ -527,22 +540,17 @@ if (bar) {
       }
       pageLoad = null;
       page = p;
-      const byTime = new Map();
-      for (const e of h.events || []) {
-        const t = Date.parse(e.time);
-        if (!byTime.has(t)) byTime.set(t, []);
-        byTime.get(t).push(e);
-      }
-      moments = [...byTime.keys()].sort((a, b) => a - b);
+      const listed = h.moments || [];
+      moments = listed.map((m) => Date.parse(m.time));
       const marks =
         moments.length > MARKS
           ? []
-          : moments.map((t) => {
-              const evs = byTime.get(t);
+          : listed.map((m, i) => {
+              const t = moments[i];
               return {
                 value: t,
-                cls: 'k-' + String(evs[0].kind).replace(/[^a-z]/g, '') + (t === at ? ' current' : ''),
-                title: when(t) + ': ' + evs.map((e) => e.kind + (e.node ? ' ' + e.node : '')).join(', '),
+                cls: 'k-' + String(m.kinds[0].kind).replace(/[^a-z]/g, '') + (t === at ? ' current' : ''),
+                title: when(t) + ': ' + momentText(m),
                 data: { at: String(t) },
               };
             });

@@ -45,6 +45,9 @@ type folder struct {
 	// watchPred makes every session watch its predecessor, as go-zookeeper's
 	// waiters do, and the server's table report it.
 	watchPred bool
+	// watchNothing has the server's table report every session connected
+	// and watching nothing: a queue left behind, whose waiters are gone.
+	watchNothing bool
 }
 
 // gozkFolder is a go-zookeeper queue of n clients.
@@ -78,11 +81,11 @@ func (f *folder) snapshot() lockqueue.Snapshot {
 	s := lockqueue.Build(f.path, f.kids, lockqueue.Options{})
 	s.Revision, s.Connection, s.UpdatedAt = f.rev, f.conn, epoch.Add(time.Duration(f.rev)*time.Second)
 	table := lockqueue.NoWatches
-	if f.watchPred {
+	if f.watchPred || f.watchNothing {
 		table = lockqueue.WatchTable{Source: "4lw", Watches: map[int64][]string{}, Connected: map[int64]bool{}}
 		for i, n := range s.Nodes {
 			table.Connected[n.Owner()] = true
-			if i > 0 {
+			if i > 0 && f.watchPred {
 				table.Watches[n.Owner()] = []string{f.path + "/" + s.Nodes[i-1].Name}
 			}
 		}

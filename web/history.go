@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -330,6 +331,105 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp.Service, resp.Path, resp.Gaps = b.service(), b.id.Name, history.Gaps(b.before, changes, b.to)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// MomentsResponse answers GET /api/v1/lock/history/moments: the window's
+// moments (the distinct times of its recorded changes, as the density
+// counts them), each with how many changes of each kind it holds and the
+// first few nodes they name. It is what the time bar marks, and a moment
+// is told in a few names however many changes it holds: a 100,000-node
+// queue's watch table read once is 100,000 changes at one moment, which
+// GET /api/v1/lock/history lists one by one.
+type MomentsResponse struct {
+	Service string    `json:"service,omitempty"`
+	Path    string    `json:"path"`
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	Moments []Moment  `json:"moments"`
+	// Truncated: the window has more than maxListedMoments moments; the first
+	// are listed.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Moment is one moment of a lock's history.
+type Moment struct {
+	Time time.Time `json:"time"`
+	// Changes is how many changes the moment holds, Kinds how many of
+	// each kind, in the order the moment tells them.
+	Changes int         `json:"changes"`
+	Kinds   []KindCount `json:"kinds"`
+	// Nodes are the first nodes the changes name (?names=, 5 unless
+	// asked), in order, each once.
+	Nodes []string `json:"nodes"`
+}
+
+// KindCount is how many changes of a kind a moment holds.
+type KindCount struct {
+	Kind  history.Kind `json:"kind"`
+	Count int          `json:"count"`
+}
+
+// Bounds of the moments' answer and of ?names=.
+const (
+	maxListedMoments = 10_000
+	defaultNames     = 5
+	maxNames         = 100
+)
+
+// add counts e in the last moment, or starts one at e's time (in
+// milliseconds, as the API writes them).
+func (resp *MomentsResponse) add(e history.Event, names int) {
+	t := time.UnixMilli(e.Time.UnixMilli()).UTC()
+	n := len(resp.Moments)
+	if n == 0 || !resp.Moments[n-1].Time.Equal(t) {
+		if n == maxListedMoments {
+			resp.Truncated = true
+			return
+		}
+		resp.Moments = append(resp.Moments, Moment{Time: t, Kinds: []KindCount{}, Nodes: []string{}})
+		n++
+	}
+	m := &resp.Moments[n-1]
+	m.Changes++
+	if i := slices.IndexFunc(m.Kinds, func(k KindCount) bool { return k.Kind == e.Kind }); i >= 0 {
+		m.Kinds[i].Count++
+	} else {
+		m.Kinds = append(m.Kinds, KindCount{Kind: e.Kind, Count: 1})
+	}
+	if e.Node != "" && len(m.Nodes) < names && !slices.Contains(m.Nodes, e.Node) {
+		m.Nodes = append(m.Nodes, e.Node)
+	}
+}
+
+func (s *Server) handleLockMoments(w http.ResponseWriter, r *http.Request) {
+	store, id, key, from, to, err := s.historyRef(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	names, err := countParam(r, "names", defaultNames, maxNames)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	resp := MomentsResponse{Path: id.Name, From: from, To: to, Moments: []Moment{}}
+	if id.Service != lockqueue.ZooKeeper {
+		resp.Service = id.Service
+	}
+	err = store.Walk(key, from, to, func(e history.Event) error {
+		if e.Synthetic {
+			return nil
+		}
+		if resp.add(e, names); resp.Truncated {
+			return errFound
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		writeError(w, r, s.log, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, resp)
 }
 

@@ -141,6 +141,62 @@ func TestHistoryAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("moments", func(t *testing.T) {
+		// The hand-offs are the moments, at 1s and 2s, each the events
+		// GET /api/v1/lock/history lists at that time, counted by kind.
+		_, b := historyGet(t, e, "/api/v1/lock/history", with("from", ms(0), "to", ms(time.Minute)))
+		var events HistoryResponse
+		if err := json.Unmarshal(b, &events); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			names     string
+			wantNodes int
+		}{{"", defaultNames}, {"1", 1}, {"100", 100}} {
+			q := with("from", ms(0), "to", ms(time.Minute))
+			if tc.names != "" {
+				q.Set("names", tc.names)
+			}
+			code, b := historyGet(t, e, "/api/v1/lock/history/moments", q)
+			var resp MomentsResponse
+			if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+				t.Fatalf("status %d: %s", code, b)
+			}
+			if resp.Service != fixtureName || resp.Path != "orders" || len(resp.Moments) != 2 || resp.Truncated {
+				t.Fatalf("?names=%s: %s: want the fixture's orders, two moments", tc.names, b)
+			}
+			for i, m := range resp.Moments {
+				at := fixtureEpoch.Add(time.Duration(i+1) * time.Second)
+				var kinds []KindCount
+				var nodes []string
+				changes := 0
+				for _, ev := range events.Events {
+					if !ev.Time.Equal(at) {
+						continue
+					}
+					changes++
+					if k := slices.IndexFunc(kinds, func(k KindCount) bool { return k.Kind == ev.Kind }); k >= 0 {
+						kinds[k].Count++
+					} else {
+						kinds = append(kinds, KindCount{Kind: ev.Kind, Count: 1})
+					}
+					if ev.Node != "" && !slices.Contains(nodes, ev.Node) {
+						nodes = append(nodes, ev.Node)
+					}
+				}
+				nodes = nodes[:min(len(nodes), tc.wantNodes)]
+				if !m.Time.Equal(at) || m.Changes != changes || !slices.Equal(m.Kinds, kinds) || !slices.Equal(m.Nodes, nodes) || changes < 2 {
+					t.Errorf("?names=%s: moment %d: %+v; want at %s, %d changes %+v naming %q", tc.names, i, m, at, changes, kinds, nodes)
+				}
+			}
+		}
+		for _, bad := range []string{"0", "101", "x"} {
+			if code, b := historyGet(t, e, "/api/v1/lock/history/moments", with("names", bad)); code != http.StatusBadRequest || !strings.Contains(string(b), "names") {
+				t.Errorf("?names=%s: status %d (%s), want 400 naming names", bad, code, b)
+			}
+		}
+	})
+
 	t.Run("strip", func(t *testing.T) {
 		// a holds from the start, b and c wait; a hands off to b at 1s,
 		// b to c at 2s.

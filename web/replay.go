@@ -252,24 +252,19 @@ func (p *pages) figures(id lockqueue.LockID, q url.Values, from, to time.Time) (
 
 // figuresOf are the figures of the lock of history key key.
 func figuresOf(src history.Source, key string, from, to time.Time) (views.Figures, error) {
-	st, err := src.Stats(key, from, to)
-	if err != nil {
-		return views.Figures{}, fmt.Errorf("figures of %s: %w", key, err)
-	}
-	// The histograms need only the measured waits and holds: the window
-	// is walked for them, not collected (an hour of a big queue is
-	// hundreds of thousands of records).
+	// The histograms need only the measured waits and holds: they are
+	// kept from the figures' own walk of the window, not collected (an
+	// hour of a big queue is hundreds of thousands of records).
 	var measured []history.Event
-	err = src.Walk(key, from, to, func(e history.Event) error {
+	st, err := history.StatsWalk(src, key, from, to, func(e history.Event) {
 		_, wait := e.MeasuredWait()
 		_, hold := e.MeasuredHold()
 		if !e.Synthetic && (wait || hold) {
 			measured = append(measured, e)
 		}
-		return nil
 	})
 	if err != nil {
-		return views.Figures{}, fmt.Errorf("events of %s: %w", key, err)
+		return views.Figures{}, fmt.Errorf("figures of %s: %w", key, err)
 	}
 	return views.NewFigures(st, measured), nil
 }

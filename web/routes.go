@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/api/v1/lock", s.handleLock)
 		r.Get("/api/v1/lock/history", s.handleLockHistory)
 		r.Get("/api/v1/lock/history/density", s.handleLockDensity)
+		r.Get("/api/v1/lock/history/moments", s.handleLockMoments)
 		r.Get("/api/v1/lock/strip", s.handleLockStrip)
 		r.Get("/api/v1/lock/stats", s.handleLockStats)
 		r.Get("/api/v1/lock/export", s.handleLockExport)
