@@ -255,7 +255,16 @@ type tab struct {
 	noisy    []string         // errors, warnings and exceptions, with where they came from
 	expected []*regexp.Regexp // messages the test provokes on purpose (expectConsole)
 	flushed  chan struct{}    // closed when the end-of-test marker came through
+	// done checks the console and closes the tab, once: at the test's end,
+	// or before it (close).
+	done func()
 }
+
+// close checks the tab's console and closes the tab before the test ends:
+// a benchmark that opens a tab per load closes each once it is measured,
+// so that the next load is a page opened alone, not one beside the tabs
+// before it.
+func (tb *tab) close() { tb.done() }
 
 // expectConsole declares that the test provokes a console message matching
 // pattern on purpose, and why. It is not an allow-list: the test then fails
@@ -310,7 +319,7 @@ func newTab(t testing.TB) *tab {
 			}
 		}
 	}()
-	t.Cleanup(func() {
+	tb.done = sync.OnceFunc(func() {
 		tb.checkConsole()
 		if t.Failed() {
 			t.Logf("browser console:\n%s", tb.console)
@@ -321,6 +330,7 @@ func newTab(t testing.TB) *tab {
 		tcancel()
 		cancel()
 	})
+	t.Cleanup(tb.done)
 	return tb
 }
 

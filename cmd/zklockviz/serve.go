@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,6 +246,11 @@ Production, read-only:
 
   zklockviz binds 127.0.0.1 by default. To serve other hosts, set a token (or
   put it behind an authenticating proxy and pass --insecure).
+
+  Memory: serve runs Go's collector at GOGC=50 unless GOGC is set. Reading a
+  queue of 100,000 nodes makes tens of MB of short-lived garbage, and at the
+  default (100) the heap grows to twice what is live before it is collected:
+  the peak a container's memory limit sees. GOGC=100 spends less CPU on it.
 
 Examples:
   zklockviz serve --zk zk1:2181,zk2:2181,zk3:2181 --watch-under /locks
@@ -852,8 +858,21 @@ func joined(err error) []error {
 	return []error{err}
 }
 
+// serveGCPercent is serve's collector target unless GOGC is set: half
+// Go's default headroom (see serveUsage's Memory).
+const serveGCPercent = 50
+
+// tuneCollector sets the collector's target for a long-running server,
+// unless the environment sets one.
+func tuneCollector(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(serveGCPercent)
+	}
+}
+
 // runServe is the serve command.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	tuneCollector(getenv)
 	m := NewMain(stdout, stderr)
 	m.Getenv = getenv
 	if err := m.ParseFlags(args); err != nil {
