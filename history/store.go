@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,6 +145,11 @@ type Store struct {
 	// queue's keyframe alone is 100 MB and more in flight), and a page
 	// asks for its figures, density and strip at once.
 	reading chan struct{}
+	// querying admits as many walks and replays at once as the machine
+	// has cores, less one: a lock page asks its strip, density, moments
+	// and figures at once, and on two cores the next page's HTML and
+	// socket waited behind them.
+	querying chan struct{}
 
 	stop chan struct{}
 	done chan struct{}
@@ -161,7 +167,7 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("history: create %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]*keptSegment{}, overBudget: map[int64]bool{}, reading: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Store{opts: opts, states: map[string]*State{}, cache: map[int64]*keptSegment{}, overBudget: map[int64]bool{}, reading: make(chan struct{}, 1), querying: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := s.takeLock(); err != nil {
 		return nil, err
 	}
@@ -867,6 +873,8 @@ func segmentAt(segs []segment, t time.Time) int {
 // hour of a big queue are computed as the segments are read. An error
 // from fn stops the walk and is returned.
 func (s *Store) Walk(lock string, from, to time.Time, fn func(Event) error) error {
+	s.querying <- struct{}{}
+	defer func() { <-s.querying }()
 	segs, err := s.view()
 	if err != nil {
 		return err
@@ -895,6 +903,8 @@ func (s *Store) Events(lock string, from, to time.Time) ([]Event, error) {
 // segment holding t, replayed up to t. ErrNoHistory when the store has
 // nothing of the lock then.
 func (s *Store) At(lock string, t time.Time) (State, error) {
+	s.querying <- struct{}{}
+	defer func() { <-s.querying }()
 	segs, err := s.view()
 	if err != nil {
 		return State{}, err
