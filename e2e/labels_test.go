@@ -117,7 +117,7 @@ func TestModeLabelsAndPlurals(t *testing.T) {
 }
 
 // get is the body of a GET.
-func get(t *testing.T, url string) string {
+func get(t testing.TB, url string) string {
 	t.Helper()
 	res, err := http.Get(url)
 	if err != nil {

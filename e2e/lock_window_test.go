@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -215,19 +213,10 @@ func BenchmarkLockViewFirstPaint100k(b *testing.B) {
 	// is the page of a warm server, and a loaded machine's slow first read
 	// does not eat the tab's time.
 	read := fmt.Sprintf(`"queueLength":%d`, n)
-	get := func(u string) string {
-		res, err := http.Get(srv.URL + u)
-		if err != nil {
-			return ""
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		return string(body)
-	}
 	recorded := regexp.MustCompile(`(?m)^zklockviz_history_events_total (\d+)$`)
 	for deadline, last, still := time.Now().Add(10*time.Minute), "", 0; ; time.Sleep(time.Second) {
-		if body := get("/api/v1/locks"); strings.Contains(body, read) && !strings.Contains(body, `"filling"`) {
-			m := recorded.FindStringSubmatch(get("/metrics"))
+		if body := get(b, srv.URL+"/api/v1/locks"); strings.Contains(body, read) && !strings.Contains(body, `"filling"`) {
+			m := recorded.FindStringSubmatch(get(b, srv.URL+"/metrics"))
 			if m != nil && m[1] == last {
 				still++
 			} else {
