@@ -68,7 +68,9 @@ export function lockQuery(params, service, path) {
 // every new state and onStatus({socket: "open"|"connecting"|"reconnecting",
 // attempt, retryInMs}) when the socket's state changes. With a window
 // ({from, size, node}), a long queue comes as that part of it (the server's
-// web/window.go; snap.window says which part); setWindow moves it.
+// web/window.go; snap.window says which part); setWindow moves it. With
+// window.parts (and the table's page and filter q), every frame also
+// carries the page's parts and the lane's labels (msg.parts, msg.names).
 export class LiveLock {
   constructor(path, { service = '', onSnapshot, onStatus, base = '', window = null } = {}) {
     this.path = path;
@@ -95,6 +97,13 @@ export class LiveLock {
     if (this.window) {
       u.searchParams.set('window', `${this.window.from}:${this.window.size}`);
       if (this.window.node) u.searchParams.set('node', this.window.node);
+      // The page's parts and lane labels come with every frame
+      // (web/pageframe.go), for the table's page and filter.
+      if (this.window.parts) {
+        u.searchParams.set('parts', '1');
+        u.searchParams.set('page', String(this.window.page || 0));
+        if (this.window.q) u.searchParams.set('q', this.window.q);
+      }
     }
     return u.toString();
   }
@@ -104,7 +113,8 @@ export class LiveLock {
   // The page keeps what it shows until the new window's snapshot comes,
   // and the socket's state is not said to change.
   setWindow(w) {
-    const same = (a, b) => a.from === b.from && a.size === b.size && (a.node || '') === (b.node || '');
+    const same = (a, b) =>
+      a.from === b.from && a.size === b.size && (a.node || '') === (b.node || '') && (a.page || 0) === (b.page || 0) && (a.q || '') === (b.q || '');
     if (!w || !this.window || same(w, this.window)) return;
     this.window = w;
     const old = this.ws;

@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, pastTiming, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
+import { drawQueue, Timing, tick, legend, pastTiming, knowNames, namesGiven, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
@@ -38,19 +38,8 @@ let liveChanged = () => {};
 // ask until it no longer says so, when historyBack has them ask again.
 const historyOff = () => !!document.querySelector('#summary [data-stat="history-off"]');
 let historyBack = () => {};
-// partsCount counts the parts shown; partsShown(n) resolves once the n-th
-// is, or after PARTS_WAIT: a change's figures wait for the summary of the
-// same change, which says whether it was recorded.
-const PARTS_WAIT = 3000;
-let partsCount = 0;
-let partsWaiters = [];
-function partsShown(n) {
-  if (partsCount >= n) return Promise.resolve();
-  return new Promise((resolve) => {
-    partsWaiters.push({ n, resolve });
-    setTimeout(resolve, PARTS_WAIT);
-  });
-}
+// Every label the lane draws comes with the frame that brings its node.
+namesGiven();
 
 legend(document.getElementById('legend'), service);
 // withMoment, while a scrub asks the table for its page, fetches that page
@@ -74,11 +63,12 @@ const table = new QueueTable(document.getElementById('table'), {
 // selected node and the table's page. viewWindow is that part; when the
 // table turns a page or another node is selected, the socket moves to it.
 // A filtered table's pages are of the rows that match, not of the queue:
-// the window stays where it was.
+// the window stays where it was. Every frame brings the parts of the
+// table's page (and filter) with it, so a change costs no request.
 let windowFrom = 0;
 function viewWindow() {
   if (!table.filter) windowFrom = Math.max(0, table.page) * table.pageSize;
-  return { from: windowFrom, size: table.pageSize, node: selected };
+  return { from: windowFrom, size: table.pageSize, node: selected, parts: true, page: Math.max(0, table.page), q: table.filter };
 }
 function followWindow() {
   if (live) live.setWindow(viewWindow());
@@ -160,8 +150,6 @@ function showParts(parts) {
   const sum = document.getElementById('summary');
   if (sum.dataset.title) document.title = sum.dataset.title;
   tick(sum);
-  partsCount++;
-  partsWaiters = partsWaiters.filter((w) => (partsCount >= w.n ? (w.resolve(), false) : true));
 }
 
 // An alert marks the nodes it names (its title) while hovered or focused,
@@ -236,8 +224,10 @@ function nearView() {
   return (x) => x >= from && x <= to;
 }
 
-// render draws snap; pending is the table's page for it, if already asked.
-function render(pending = null) {
+// render draws snap; pending is the table's page for it, if already asked;
+// framed, the parts a live frame brought with snap (null if none: the
+// table is not asked again for a live snapshot).
+function render(pending = null, framed = undefined) {
   renderBanner();
   if (!snap) return;
   const clock = at !== null ? pastClock : timing;
@@ -260,7 +250,8 @@ function render(pending = null) {
   } else {
     foldNote.textContent = '';
   }
-  table.update(snap, clock, selected, pending);
+  if (framed === undefined) table.update(snap, clock, selected, pending);
+  else table.framed(snap, clock, selected, framed);
   if (!body.dataset.firstDraw) {
     body.dataset.firstDraw = String(Math.round(performance.now()));
     performance.mark('queue-drawn');
@@ -311,15 +302,17 @@ function follow() {
   }).start();
   renderBanner();
 }
-// showLive shows s, the lock's newest state.
-function showLive(s) {
+// showLive shows s, the lock's newest state, and what its frame msg
+// brought with it: the lane's labels and the parts.
+function showLive(s, msg = {}) {
+  knowNames(msg.names);
   liveSnap = s;
   const now = Date.now();
   timing.observe(s, now);
   liveChanged();
   if (at !== null) return; // a past moment is shown; Live comes back to this
   snap = s;
-  render();
+  render(null, msg.parts || null);
 }
 
 if (body.dataset.watched !== 'false') follow();
@@ -615,6 +608,7 @@ if (bar) {
           withMoment = null;
         }
         const m = await (moment || fetchMoment(new URLSearchParams({ at: String(want), parts: '1' })));
+        knowNames(m.names);
         const next = m.snap || { path, nodes: [], alerts: [], connection: '' };
         // Drawn together, the lane and the table cost the browser one
         // style, layout and paint, not one each: the table's text is
@@ -639,8 +633,8 @@ if (bar) {
     const html = res.ok ? await res.text() : '';
     const open = html.indexOf('>') + 1;
     const end = html.indexOf('</script>');
-    const snap = res.ok && end > open ? JSON.parse(html.slice(open, end)).snapshot : null;
-    return { snap, html, status: res.status, statusText: res.statusText };
+    const answer = res.ok && end > open ? JSON.parse(html.slice(open, end)) : {};
+    return { snap: answer.snapshot || null, names: answer.names, html, status: res.status, statusText: res.statusText };
   }
 
   function goLive() {
@@ -760,37 +754,30 @@ if (bar) {
     await load();
     await showFigures(win.from, win.to);
   });
-  // While live, the figures follow every change: the window up to now,
-  // fetched again once the change is recorded. Changes that come while a
-  // fetch is under way (or within FIGURES_GAP of the last) make one more
-  // fetch after it, so a busy lock costs at most one every FIGURES_GAP and
-  // the last change is always counted.
-  const FIGURES_GAP = 500;
+  // While live, the figures follow the changes on a timer, not per
+  // change: every FIGURES_EVERY, the window up to now is read again if the
+  // lock changed since the last read (the history has recorded what a
+  // viewer has seen before it answers), so a busy lock with many viewers
+  // costs each viewer one request every FIGURES_EVERY at most.
+  const FIGURES_EVERY = 5000;
+  let figuresStale = false;
   let figuresBusy = false;
-  let figuresAgain = false;
-  let figuresParts = 0; // the parts of the newest change
-  liveChanged = async () => {
-    if (at !== null || !document.getElementById('figures')) return;
-    figuresParts = partsCount + 1;
-    if (figuresBusy) {
-      figuresAgain = true;
-      return;
-    }
+  liveChanged = () => {
+    figuresStale = true;
+  };
+  setInterval(async () => {
+    if (!figuresStale || figuresBusy || at !== null || document.hidden || !document.getElementById('figures')) return;
+    figuresStale = false;
     figuresBusy = true;
     try {
-      do {
-        figuresAgain = false;
-        await partsShown(figuresParts);
-        const to = Date.now();
-        await showFigures(to - Number(ui.win.value), to);
-        await new Promise((r) => setTimeout(r, FIGURES_GAP));
-      } while (figuresAgain && at === null);
+      const to = Date.now();
+      await showFigures(to - Number(ui.win.value), to);
     } catch {
-      // The next change tries again.
+      figuresStale = true; // the next tick tries again
     } finally {
       figuresBusy = false;
     }
-  };
+  }, FIGURES_EVERY);
   timelineKeys({
     back: stepBack, step: stepFwd, first: () => first !== null && seek(first), last: () => last !== null && seek(last),
     extra: { l: goLive, L: goLive },
@@ -833,5 +820,5 @@ if (firstMsg && firstMsg.type === 'snapshot' && firstMsg.snapshot) {
   const s = firstMsg.snapshot;
   s.nodes = s.nodes || [];
   if (firstMsg.window) s.window = firstMsg.window;
-  showLive(s);
+  showLive(s, firstMsg);
 }

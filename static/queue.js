@@ -66,6 +66,7 @@ function nameLabel(n) {
 // learnNames asks the server for the labels of the drawn nodes it has not
 // named yet, and puts them on svg's nodes once they come.
 async function learnNames(svg, drawn) {
+  if (given) return;
   const want = drawn.filter((n) => !names.has(n.name) && !asked.has(n.name)).map((n) => ({ name: n.name, seq: n.seq ?? -1 }));
   if (!want.length) return;
   if (names.size + want.length > MAX_NAMES) {
@@ -91,9 +92,18 @@ async function learnNames(svg, drawn) {
 }
 
 // knowNames takes lane labels the page was given, by name: an incident
-// file has no server to ask for them.
+// file has no server to ask for them, and the lock page's socket brings
+// them with every frame (namesGiven).
 export function knowNames(byName) {
-  for (const [name, label] of Object.entries(byName)) names.set(name, label);
+  for (const [name, label] of Object.entries(byName || {})) names.set(name, label);
+}
+
+// namesGiven says the page is given every label it draws (the lock page's
+// frames, web/pageframe.go, label each node they bring whose label is not
+// its name): the lane asks for none.
+let given = false;
+export function namesGiven() {
+  given = true;
 }
 
 export function shortSession(s) {

@@ -77,6 +77,18 @@ export class QueueTable {
     this.refresh();
   }
 
+  // framed shows snap, a live snapshot, with html, the parts its frame
+  // brought (null: none; the table stays as it is until a frame brings
+  // them). Nothing is fetched: while a page the viewer asked for is on its
+  // way, it is what is shown next, and the socket then moves to it.
+  framed(snap, timing, selected, html) {
+    this.snap = snap;
+    this.timing = timing;
+    this.selected = selected;
+    this.pending = null;
+    if (html && !this.busy) this.put(html, '');
+  }
+
   query(show, selected = this.selected) {
     return new URLSearchParams({ page: String(Math.max(0, this.page)), size: String(this.pageSize), q: this.filter, selected: selected || '', show });
   }

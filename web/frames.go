@@ -226,8 +226,11 @@ func (s *Server) releaseFrames(path string, fc *frameCache) {
 // sockFrames is one socket's side: what it sent last. The snapshot is the
 // hub's, shared, not a copy.
 type sockFrames struct {
-	cache   *frameCache
-	view    view
+	cache *frameCache
+	view  view
+	// parts renders what a parts socket's frames carry beside the nodes
+	// (pageframe.go); nil for a socket that did not ask.
+	parts   partsFunc
 	prev    lockqueue.Snapshot
 	prevSeq uint64
 	sent    bool
@@ -254,6 +257,11 @@ func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, 
 			}
 			e.sent, win = windowOf(snap, f.view, facts)
 			b, kind, err := encodeWindowFrame(prev, e.sent, win, nil)
+			// A short queue's frame to a socket that asked for no parts is
+			// the one every socket gets.
+			if err == nil && (win != nil || f.parts != nil) {
+				b, err = withPage(b, f.parts, snap, f.view, prev, &e.sent)
+			}
 			if err == nil && len(b) <= keepLimit {
 				f.cache.keep(k, e)
 			}

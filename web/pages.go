@@ -40,12 +40,16 @@ type Snapshots interface {
 
 var _ Snapshots = (*hub.Hub)(nil)
 
-// PageRoutes registers the browser pages: the dashboard (/), the lock view
+// Pages are the browser pages: the dashboard (/), the lock view
 // (/lock?path=), the classroom (/sim) and their assets (/static/*). Pages
 // render a first paint from the hub; the scripts then follow the websocket
-// and the JSON API.
-func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) func(chi.Router) {
-	return newPages(h, simEnabled, opts...).routes
+// (whose frames carry the lock page's parts, rendered by the pages) and the
+// JSON API.
+type Pages struct{ p *pages }
+
+// PageRoutes makes the browser pages for Config.Pages.
+func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) *Pages {
+	return &Pages{p: newPages(h, simEnabled, opts...)}
 }
 
 func newPages(h Snapshots, simEnabled bool, opts ...PageOption) *pages {
@@ -278,6 +282,10 @@ func (p *pages) firstFrame(id lockqueue.LockID, snap lockqueue.Snapshot, node st
 	v := view{on: true, from: 0, size: views.FirstPageRows, node: node}
 	sent, win := windowOf(snap, v, p.facts.window(id.Key(), versionOf(snap, true), snap))
 	b, _, err := encodeWindowFrame(nil, sent, win, nil)
+	if err == nil {
+		// The parts are the page's own.
+		b, err = withPage(b, nil, snap, v, nil, &sent)
+	}
 	if err != nil {
 		p.log.Warn("lock page's first frame", "lock", id.Key(), "err", err)
 		return nil
@@ -379,29 +387,11 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		snap, ok, now = past.snap, past.known, past.replay.At
 	}
 	tq := tableQuery(r.URL.Query())
-	pg := p.page(name, "lock")
-	render := func() ([]byte, error) {
-		p.partRenders.Add(1)
-		var facts *views.QueueFacts
-		if past.replay.At.IsZero() {
-			facts = p.facts.of(id.Key(), versionOf(snap, ok), snap)
-		}
-		l := views.NewLockWith(pg, serviceView(svc), name, snap, facts, ok, tq, now)
-		l.Replay, l.Watched = past.replay, ok || watchedBy(svc, name)
-		var buf bytes.Buffer
-		// Shared by every viewer asking meanwhile: the first one leaving
-		// must not fail it for the others.
-		if err := views.LockParts(l).Render(context.WithoutCancel(r.Context()), &buf); err != nil {
-			return nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
-		}
-		return buf.Bytes(), nil
-	}
 	var part *renderedPart
-	if p.parts == nil || !past.replay.At.IsZero() {
-		part = renderPart(render)
+	if past.replay.At.IsZero() {
+		part = p.liveParts(r.Context(), svc, name, snap, ok, tq)
 	} else {
-		// The history's status is part of what the parts say.
-		part = p.parts.get(id.Key(), versionOf(snap, ok), viewKey(tq)+"\x00"+pg.HistoryOff, render)
+		part = renderPart(func() ([]byte, error) { return p.renderParts(r.Context(), svc, name, snap, ok, tq, past.replay, now) })
 	}
 	if part.err != nil {
 		p.log.Error("render parts", "lock", id.Key(), "err", part.err)
@@ -417,6 +407,42 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(part.body))
+}
+
+// liveParts are the parts of the lock name's newest snapshot snap (known:
+// read at least once) for the table's page tq: rendered once per snapshot
+// and view (partsCache), for GET /parts/lock and the lock page's socket
+// alike.
+func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery) *renderedPart {
+	id := lockqueue.LockID{Service: svc.Name, Name: name}
+	render := func() ([]byte, error) {
+		return p.renderParts(ctx, svc, name, snap, known, tq, views.Replay{}, time.Now())
+	}
+	if p.parts == nil {
+		return renderPart(render)
+	}
+	// The history's status is part of what the parts say.
+	return p.parts.get(id.Key(), versionOf(snap, known), viewKey(tq)+"\x00"+p.page(name, "lock").HistoryOff, render)
+}
+
+// renderParts renders the parts of snap, the lock name at now (a past
+// moment's with replay set).
+func (p *pages) renderParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, replay views.Replay, now time.Time) ([]byte, error) {
+	p.partRenders.Add(1)
+	id := lockqueue.LockID{Service: svc.Name, Name: name}
+	var facts *views.QueueFacts
+	if replay.At.IsZero() {
+		facts = p.facts.of(id.Key(), versionOf(snap, known), snap)
+	}
+	l := views.NewLockWith(p.page(name, "lock"), serviceView(svc), name, snap, facts, known, tq, now)
+	l.Replay, l.Watched = replay, known || watchedBy(svc, name)
+	var buf bytes.Buffer
+	// Shared by every viewer asking meanwhile: the first one leaving
+	// must not fail it for the others.
+	if err := views.LockParts(l).Render(context.WithoutCancel(ctx), &buf); err != nil {
+		return nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
+	}
+	return buf.Bytes(), nil
 }
 
 // lockText is the lock's newest snapshot as plain text, for the lock

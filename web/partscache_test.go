@@ -17,7 +17,7 @@ func partsServer(t *testing.T, h *hub.Hub) (*httptest.Server, *pages) {
 	t.Helper()
 	reg := zkRegistry(nil, nil)
 	p := newPages(h, false, WithServices(reg))
-	srv, err := New(Config{Hub: h, Services: reg, Pages: p.routes, Logger: testLogger(t)})
+	srv, err := New(Config{Hub: h, Services: reg, Pages: &Pages{p: p}, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -376,10 +376,16 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	if !past.known {
 		snap = lockqueue.Snapshot{Path: name, WatchSource: "history"}
 	}
+	// The lane's labels of the nodes it draws of the moment (the window
+	// a live socket would send for the table's page), as a socket's frame
+	// brings them: the page has no other way to learn them.
+	tq := tableQuery(r.URL.Query())
+	drawn, _ := windowOf(snap, view{on: true, from: tq.Page * max(tq.Size, 1), size: max(tq.Size, 1), node: tq.Selected}, nil)
 	answer := struct {
 		Known    bool               `json:"known"`
 		Snapshot lockqueue.Snapshot `json:"snapshot"`
-	}{past.known, wireSnapshot(snap)}
+		Names    map[string]string  `json:"names,omitempty"`
+	}{past.known, wireSnapshot(snap), newNameLabels(nil, &drawn)}
 	if r.URL.Query().Get("parts") != "1" {
 		writeJSON(w, http.StatusOK, answer)
 		return

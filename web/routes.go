@@ -60,7 +60,7 @@ func (s *Server) routes() http.Handler {
 			})
 		}
 		if s.cfg.Pages != nil {
-			s.cfg.Pages(r)
+			s.cfg.Pages.p.routes(r)
 		} else {
 			r.Get("/", s.handleIndex)
 		}

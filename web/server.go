@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/go-chi/chi/v5"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockservice"
@@ -39,9 +38,9 @@ type Config struct {
 	Metrics http.Handler
 	// History, when set, answers the flight recorder's API (history.go).
 	History history.Source
-	// Pages, when set, registers the HTML pages (/, /lock, /sim,
-	// /static/*) on the router.
-	Pages func(r chi.Router)
+	// Pages, when set, serves the HTML pages (/, /lock, /sim, /static/*)
+	// and renders the parts the lock page's socket carries.
+	Pages *Pages
 	// AllowedOrigins are extra origins allowed to open websockets and send
 	// POSTs, as host patterns ("viz.example.com", "*.example.com") or with
 	// a scheme ("https://viz.example.com"). The page's own host is always

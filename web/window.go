@@ -41,6 +41,12 @@ type view struct {
 	from int
 	size int
 	node string
+	// parts asks for what the lock page draws beside the nodes with every
+	// frame (pageframe.go): the table's page, its filter and the rest of
+	// the page's parts, and the lane's name labels.
+	parts  bool
+	page   int
+	filter string
 }
 
 // parseView reads ?window=FROM:SIZE and ?node=NAME.
@@ -56,7 +62,7 @@ func parseView(q url.Values) (view, error) {
 	if !ok || err1 != nil || err2 != nil || v.from < 0 || v.size < 1 || v.size > windowMaxSize {
 		return view{}, errorf(ErrInvalid, "bad ?window=%q: want FROM:SIZE, the first node's position (from 0) and 1 to %d nodes", q.Get("window"), windowMaxSize)
 	}
-	return v, nil
+	return v, parseViewParts(&v, q)
 }
 
 // Window says which part of the queue a windowed snapshot's nodes are.

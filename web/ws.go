@@ -66,7 +66,11 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveSocket(w, r, s.log.With("service", id.Service, "path", id.Name, "remote", r.RemoteAddr), func() (feed, error) {
-		return &hubFeed{sub: s.cfg.Hub.Subscribe(p), frames: sockFrames{cache: s.frames(p), view: v}, release: func(fc *frameCache) { s.releaseFrames(p, fc) }}, nil
+		frames := sockFrames{cache: s.frames(p), view: v}
+		if v.parts {
+			frames.parts = s.socketParts(svc, id.Name)
+		}
+		return &hubFeed{sub: s.cfg.Hub.Subscribe(p), frames: frames, release: func(fc *frameCache) { s.releaseFrames(p, fc) }}, nil
 	})
 }
 

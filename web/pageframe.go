@@ -1,0 +1,130 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/views"
+)
+
+// A lock page's socket (?window=FROM:SIZE) carries, beside each frame's
+// nodes, what the page shows of them in the server's words: the lane's name
+// labels of the nodes the frame brings (views.ShortName) and, with
+// &parts=1, the parts (banner, summary, alerts, the table's page and the selected node's
+// details, views.LockParts, the same render GET /parts/lock answers and
+// shares through partsCache). They are made once per snapshot and view
+// with the frame, which every socket on that view shares, so the page asks
+// the server nothing per change: it draws the nodes and swaps the parts in.
+
+// maxFilterLen bounds a table filter a socket asks for.
+const maxFilterLen = 200
+
+// parseViewParts reads ?parts=1 and, with it, the table's ?page= (by
+// default the window's) and its filter ?q=.
+func parseViewParts(v *view, q url.Values) error {
+	if !q.Has("parts") {
+		return nil
+	}
+	v.parts = true
+	v.page = v.from / v.size
+	if q.Has("page") {
+		n, err := strconv.Atoi(q.Get("page"))
+		if err != nil || n < 0 {
+			return errorf(ErrInvalid, "bad ?page=%q: want the table's page, from 0", q.Get("page"))
+		}
+		v.page = n
+	}
+	v.filter = q.Get("q")
+	if len(v.filter) > maxFilterLen {
+		return errorf(ErrInvalid, "?q= is %d bytes: a table filter has at most %d", len(v.filter), maxFilterLen)
+	}
+	return nil
+}
+
+// tableQuery is the table's page the view shows.
+func (v view) tableQuery() views.TableQuery {
+	return views.TableQuery{Page: v.page, Size: v.size, Filter: v.filter, Selected: v.node}
+}
+
+// partsFunc renders the parts of a lock's snapshot for a view.
+type partsFunc func(snap lockqueue.Snapshot, v view) ([]byte, error)
+
+// pageExtra is what a parts socket's frame carries beside the nodes.
+type pageExtra struct {
+	Parts string            `json:"parts,omitempty"`
+	Names map[string]string `json:"names,omitempty"`
+}
+
+// withPage adds to b, a windowed frame's JSON object, the name labels of
+// sent's nodes that prev (the window sent before, nil for none) did not
+// have and, for a parts socket (parts not nil), the parts of snap.
+func withPage(b []byte, parts partsFunc, snap lockqueue.Snapshot, v view, prev, sent *lockqueue.Snapshot) ([]byte, error) {
+	x := pageExtra{Names: newNameLabels(prev, sent)}
+	if parts != nil {
+		html, err := parts(snap, v)
+		if err != nil {
+			return nil, err
+		}
+		x.Parts = string(html)
+	}
+	xb, err := json.Marshal(x)
+	if err != nil {
+		return nil, fmt.Errorf("encode the page's parts of %s: %w", snap.Path, err)
+	}
+	return mergeObjects(b, xb), nil
+}
+
+// mergeObjects joins two JSON objects with distinct keys into one.
+func mergeObjects(a, b []byte) []byte {
+	if len(b) <= 2 {
+		return a
+	}
+	out := make([]byte, 0, len(a)+len(b))
+	out = append(out, a[:len(a)-1]...)
+	out = append(out, ',')
+	return append(out, b[1:]...)
+}
+
+// newNameLabels are the lane's labels of sent's nodes that prev had not,
+// of those whose label is not their name (a short name is drawn as it is).
+func newNameLabels(prev, sent *lockqueue.Snapshot) map[string]string {
+	var had map[string]bool
+	if prev != nil {
+		had = make(map[string]bool, len(prev.Nodes))
+		for i := range prev.Nodes {
+			had[prev.Nodes[i].Name] = true
+		}
+	}
+	var out map[string]string
+	for i := range sent.Nodes {
+		n := &sent.Nodes[i]
+		if had[n.Name] {
+			continue
+		}
+		if label := views.ShortName(n.Name, n.Seq); label != n.Name {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n.Name] = label
+		}
+	}
+	return out
+}
+
+// socketParts is the renderer of a lock's parts for its sockets: the
+// pages', shared with GET /parts/lock; nil without pages.
+func (s *Server) socketParts(svc lockservice.Service, name string) partsFunc {
+	if s.cfg.Pages == nil {
+		return nil
+	}
+	p := s.cfg.Pages.p
+	return func(snap lockqueue.Snapshot, v view) ([]byte, error) {
+		part := p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery())
+		return part.body, part.err
+	}
+}
