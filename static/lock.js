@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, pastTiming, knowNames, namesGiven, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
+import { drawQueue, Timing, tick, legend, pastTiming, knowNames, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
 
 // ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
 const ALERT_NAMES = 50;
@@ -38,8 +38,6 @@ let liveChanged = () => {};
 // ask until it no longer says so, when historyBack has them ask again.
 const historyOff = () => !!document.querySelector('#summary [data-stat="history-off"]');
 let historyBack = () => {};
-// Every label the lane draws comes with the frame that brings its node.
-namesGiven();
 
 legend(document.getElementById('legend'), service);
 // withMoment, while a scrub asks the table for its page, fetches that page

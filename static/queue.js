@@ -52,58 +52,25 @@ export function modeLabel(mode) {
   return m ? m.label : mode;
 }
 
-// Lane names are the server's (views.ShortName, POST /parts/lane-names):
-// a node's label never changes, so each is asked for once and kept. Until
-// it comes the lane shows the whole name, clipped.
+// Lane names are the server's (views.ShortName): a node's label comes with
+// the frame or the answer that brings the node (web/pageframe.go), or with
+// an incident file; a node whose label is its name comes with none. Until
+// one comes the lane shows the whole name, clipped.
 const names = new Map(); // name -> label
-const asked = new Set();
 const MAX_NAMES = 20000;
 
 function nameLabel(n) {
   return names.get(n.name) || clip(n.name, 16);
 }
 
-// learnNames asks the server for the labels of the drawn nodes it has not
-// named yet, and puts them on svg's nodes once they come.
-async function learnNames(svg, drawn) {
-  if (given) return;
-  const want = drawn.filter((n) => !names.has(n.name) && !asked.has(n.name)).map((n) => ({ name: n.name, seq: n.seq ?? -1 }));
-  if (!want.length) return;
-  if (names.size + want.length > MAX_NAMES) {
-    names.clear();
-    asked.clear();
-  }
-  for (const n of want) asked.add(n.name);
-  let got;
-  try {
-    const res = await fetch('/parts/lane-names', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(want) });
-    if (!res.ok) throw new Error(res.statusText);
-    got = await res.json();
-  } catch {
-    for (const n of want) asked.delete(n.name); // asked again with the next draw
-    return;
-  }
-  for (const [name, label] of Object.entries(got)) names.set(name, label);
-  // A lane drawn aside and patched into the page's (lock.js) has left svg.
-  for (const t of (svg.isConnected ? svg : document).querySelectorAll('[data-node] > text.label.name')) {
-    const label = names.get(t.parentNode.dataset.node);
-    if (label) t.textContent = label;
-  }
-}
-
-// knowNames takes lane labels the page was given, by name: an incident
-// file has no server to ask for them, and the lock page's socket brings
-// them with every frame (namesGiven).
+// knowNames takes lane labels the page was given, by name.
 export function knowNames(byName) {
   for (const [name, label] of Object.entries(byName || {})) names.set(name, label);
-}
-
-// namesGiven says the page is given every label it draws (the lock page's
-// frames, web/pageframe.go, label each node they bring whose label is not
-// its name): the lane asks for none.
-let given = false;
-export function namesGiven() {
-  given = true;
+  // The oldest go first: a lane draws the nodes its latest frames brought.
+  for (const name of names.keys()) {
+    if (names.size <= MAX_NAMES) break;
+    names.delete(name);
+  }
 }
 
 export function shortSession(s) {
@@ -601,7 +568,6 @@ export function drawQueue(svg, snap, opts = {}) {
   svg.setAttribute('data-extra', cols.extra || 0);
   svg.setAttribute('data-capped', cols.capped ? 'true' : 'false');
   tick(svg);
-  learnNames(svg, cols.filter((c) => !c.group).map((c) => c.node));
   return pos;
 }
 

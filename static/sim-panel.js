@@ -2,7 +2,7 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick } from './queue.js';
+import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames } from './queue.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
@@ -123,13 +123,16 @@ export class Panel {
     this.pseudo = this.el.querySelector('.pseudo');
     this.eventsEl = this.el.querySelector('.events');
     this.tableEl = this.el.querySelector('.run-table');
-    // A step's snapshot is the run's, not the hub's: the server renders
-    // the one this panel shows.
+    // A step's table and node details are the server's, rendered from
+    // the state the run's socket brings with them (web/runframe.go): a
+    // page, filter or selection of another view opens the socket on it.
     this.table = new QueueTable(this.tableEl, {
       pageSize: 50,
       onSelect: (n) => this.selectNode(n),
-      source: (q, snap) => fetch('/parts/queue-table?' + q, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(snap) }),
+      onQuery: () => this.moveView(),
     });
+    // parts are the newest the socket brought: {table, node, nodeName}.
+    this.parts = null;
     this.compare = compare;
   }
 
@@ -160,13 +163,33 @@ export class Panel {
     this.id = raw.id;
     this.el.dataset.run = this.id;
     this.accept(raw);
+    this.gen = gen;
     this.connect(gen);
+  }
+
+  // view is what this panel shows beside the state, which the socket's
+  // frames bring rendered: the table's page and filter, the selected node.
+  view() {
+    return new URLSearchParams({ parts: '1', page: String(Math.max(0, this.table.page)), size: String(this.table.pageSize), q: this.table.filter, selected: this.selectedNode });
+  }
+
+  // moveView opens the socket again on the panel's view, unless it is on
+  // it (or the run has no socket to move).
+  moveView() {
+    const old = this.ws;
+    if (!old || this.view().toString() === this.viewKey) return;
+    this.ws = null;
+    closeSocket(old, 1000, 'view moved');
+    this.connect(this.gen);
   }
 
   connect(gen) {
     if (!this.opts.current(gen) || !this.id) return;
     const u = new URL(apiURL(this.path('/ws')), location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+    const view = this.view();
+    for (const [k, v] of view) u.searchParams.set(k, v);
+    this.viewKey = view.toString();
     const ws = new WebSocket(u);
     this.ws = ws;
     this.el.dataset.socket = 'connecting';
@@ -195,6 +218,7 @@ export class Panel {
   accept(raw) {
     if (!raw || typeof raw !== 'object' || raw.id === undefined) return;
     if (this.id && raw.id !== this.id) return;
+    knowNames(raw.names);
     this.queue.push(runState(raw));
     this.opts.onState();
   }
@@ -302,12 +326,13 @@ export class Panel {
           selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key,
         });
       }
-      if (!this.tableEl.hidden) this.table.update(s.snapshot, this.timing, this.selectedNode);
+      if (typeof s.table === 'string') this.parts = s;
+      this.showTable();
     }
     clientList(this.clientsEl, s, this.selectedClient, (name) => this.selectClient(name));
     clientPane(this.pane, s, {
       client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
-      nodePane: (root, name) => this.nodePane(root, snapshotOf(s, name), name),
+      nodePane: (root, name) => this.nodePane(root, s, name),
     });
     pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
     eventLog(this.eventsEl, s);
@@ -379,24 +404,23 @@ export class Panel {
     }
   }
 
-  // nodePane fills root with the server's details of name in snap, unless
-  // the selection changed meanwhile.
-  async nodePane(root, snap, name) {
-    try {
-      const res = await fetch('/parts/queue-node?' + new URLSearchParams({ name }), {
-        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(snap),
-      });
-      if (!res.ok) return;
-      const html = await res.text();
-      if (this.selectedNode !== name || !this.state || snapshotOf(this.state, name) !== snap || !root.isConnected) return;
-      // The pane itself is the node's only while no client is selected.
-      if (root === this.pane && this.selectedClient) return;
-      root.innerHTML = html;
-      startNodeClock(root, snap, this.timing);
-      tick(root);
-    } catch {
-      // The pane stays as it was; the next render asks again.
+  // showTable shows the newest table the socket brought, while shown.
+  showTable() {
+    if (!this.tableEl.hidden && this.parts && this.state) this.table.framed(this.state.snapshot, this.timing, this.selectedNode, this.parts.table);
+  }
+
+  // nodePane fills root with the server's details of name in s, which the
+  // socket brings for the selected node; for another node it moves the
+  // socket to it, and the frame that brings them draws them.
+  nodePane(root, s, name) {
+    const p = this.parts;
+    if (!p || p.nodeName !== name) {
+      this.moveView();
+      return;
     }
+    root.innerHTML = p.node;
+    startNodeClock(root, snapshotOf(s, name), this.timing);
+    tick(root);
   }
 
   renderHerd() {

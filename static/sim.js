@@ -592,7 +592,7 @@ function toggleTable() {
   showTable = !showTable;
   for (const p of panels) {
     p.tableEl.hidden = !showTable;
-    if (showTable && p.state && p.state.snapshot) p.table.update(p.state.snapshot, p.timing, p.selectedNode);
+    if (showTable) p.showTable();
   }
 }
 

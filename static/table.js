@@ -18,6 +18,9 @@ export class QueueTable {
     this.onSelect = opts.onSelect;
     this.source = opts.source;
     this.onParts = opts.onParts;
+    // onQuery(), in place of a source, is told the page, filter or
+    // selection changed: the page's socket brings that view (framed).
+    this.onQuery = opts.onQuery;
     // onPage(page) is told the page shown, once the server has answered.
     this.onPage = opts.onPage;
     this.page = 0;
@@ -112,7 +115,11 @@ export class QueueTable {
   // refresh asks the server for the page to show; one request at a time,
   // and a change that comes meanwhile is fetched once it is answered.
   async refresh() {
-    if (!this.snap || !this.source) return;
+    if (!this.source) {
+      if (this.onQuery) this.onQuery();
+      return;
+    }
+    if (!this.snap) return;
     if (this.busy) {
       this.dirty = true;
       return;

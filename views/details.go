@@ -15,8 +15,8 @@ import (
 const Stalled = "holds by rule, client still waiting for"
 
 // NodeDetails is everything known about one node, for the detail pane of
-// the lock page (with GET /parts/lock) and of the classroom (POST
-// /parts/queue-node).
+// the lock page (with its parts) and of the classroom (with a run's socket's
+// frames).
 type NodeDetails struct {
 	// Name is the node asked about; Empty what the pane says when there is
 	// nothing to list.

@@ -262,8 +262,8 @@ func (e Export) ImportMap() string {
 }
 
 // LaneNames are the lane's labels of every node of the incident's changes
-// (LaneNames, as POST /parts/lane-names answers the pages), since the file
-// has no server to ask.
+// (ShortName, as the lock page's frames bring them), since the file has no
+// server to ask.
 func (e Export) LaneNames() map[string]string {
 	out := map[string]string{}
 	for _, c := range e.Changes {

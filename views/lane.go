@@ -115,23 +115,3 @@ func Words() LaneWords {
 	}
 	return w
 }
-
-// NamedNode is a node's name and sequence, as a lane asks for its label.
-type NamedNode struct {
-	Name string `json:"name"`
-	Seq  int64  `json:"seq"`
-}
-
-// maxLaneNames bounds the names one request may ask for: a lane draws at
-// most a few hundred nodes.
-const maxLaneNames = 2000
-
-// LaneNames are the lane's name labels (ShortName) of nodes, by name; of
-// at most maxLaneNames.
-func LaneNames(nodes []NamedNode) map[string]string {
-	out := make(map[string]string, len(nodes))
-	for _, n := range nodes[:min(len(nodes), maxLaneNames)] {
-		out[n.Name] = ShortName(n.Name, n.Seq)
-	}
-	return out
-}

@@ -1195,8 +1195,8 @@ func lockAlerts(l Lock) templ.Component {
 }
 
 // QueueTable is one page of a queue's table, for the lock page's first
-// paint and for every refresh the page scripts fetch (GET
-// /parts/lock-table, POST /parts/queue-table); data-info and data-page
+// paint, the parts the lock page's socket brings or a page it turns fetches
+// (GET /parts/lock), and a classroom run's socket; data-info and data-page
 // tell the script's pager where it is.
 func QueueTable(t Table) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

@@ -681,8 +681,8 @@ var (
 // ShortName keeps what tells lock nodes apart, the recipe's marker and the
 // sequence, plus a few characters of the random prefix Curator, kazoo and
 // go-zookeeper add: "_c_8f3a…-__READ__0000000003" reads "8f3a…READ#3". seq is
-// the node's parsed sequence, -1 when it has none. The lane asks for it
-// (POST /parts/lane-names): the browser has no copy of the rule.
+// the node's parsed sequence, -1 when it has none. The lane's labels come
+// with the frames that bring their nodes: the browser has no copy of the rule.
 func ShortName(name string, seq int64) string {
 	if utf8.RuneCountInString(name) <= 14 {
 		return name

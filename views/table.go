@@ -11,9 +11,9 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
-// The queue's table is rendered here only: the lock page's first paint, its
-// refreshes (GET /parts/lock-table) and the classroom's (POST
-// /parts/queue-table) are the same templ component over the same Table, so
+// The queue's table is rendered here only: the lock page's first paint, the
+// parts its socket brings (and GET /parts/lock) and the classroom run's
+// socket's are the same templ component over the same Table, so
 // the browser words no label of its own. The page script adds what only it
 // knows: its own clock for the time column.
 

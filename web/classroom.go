@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/zklockviz/zklockviz/lockservice"
@@ -69,7 +70,7 @@ func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, run.State())
+	writeJSON(w, http.StatusCreated, namedState{run.State()})
 }
 
 // simList answers every open run's State, oldest first.
@@ -106,7 +107,7 @@ func (s *Server) simState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, run.State())
+	writeJSON(w, http.StatusOK, namedState{run.State()})
 }
 
 func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +135,7 @@ func (s *Server) simCommand(do func(lockservice.Run, http.ResponseWriter, *http.
 			writeError(w, r, s.log, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, run.State())
+		writeJSON(w, http.StatusOK, namedState{run.State()})
 	}
 }
 
@@ -201,27 +202,42 @@ func (s *Server) handleSimWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	v, err := parseRunView(r.URL.Query())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	s.serveSocket(w, r, s.log.With("run", run.ID(), "remote", r.RemoteAddr), func() (feed, error) {
 		sub, err := run.Subscribe()
 		if err != nil {
 			return nil, err
 		}
-		return runFeed{sub}, nil
+		return runFeed{sub, v}, nil
 	})
 }
 
 // runFeed is a run's states, each a whole State: a run's state is small
 // next to a lock's snapshot stream, and the browser keeps no base to patch.
-type runFeed struct{ lockservice.Subscription }
+// With a view, each carries the panel's parts of it (runframe.go).
+type runFeed struct {
+	lockservice.Subscription
+	view *runView
+}
 
 func (f runFeed) Ready() <-chan struct{} { return f.C() }
 func (f runFeed) Gone() <-chan struct{}  { return f.Done() }
 func (f runFeed) GoneReason() string     { return "run ended" }
 
 func (f runFeed) Frame() ([]byte, bool, error) {
-	b, err := json.Marshal(f.State())
+	st := f.State()
+	b, err := json.Marshal(st)
 	if err != nil {
 		return nil, false, fmt.Errorf("encode a run's state: %w", err)
+	}
+	if f.view != nil {
+		if b, err = withRunParts(b, st, f.view, time.Now()); err != nil {
+			return nil, false, err
+		}
 	}
 	return b, true, nil
 }

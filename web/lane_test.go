@@ -2,7 +2,7 @@ package web
 
 import (
 	"encoding/json"
-	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,8 +13,8 @@ import (
 )
 
 // The lane's words and name labels are the server's: every page carries
-// the words (#lane-words), and POST /parts/lane-names answers
-// views.ShortName of each node sent.
+// the words (#lane-words), and a lock page's socket brings views.ShortName
+// of each node with the frame that brings it.
 func TestLaneWordsAndNames(t *testing.T) {
 	ts, _ := partsServer(t, hub.New())
 
@@ -36,36 +36,53 @@ func TestLaneWordsAndNames(t *testing.T) {
 		}
 	}
 
-	for _, tc := range []struct {
-		name   string
-		body   string
-		status int
-		want   map[string]string
-	}{
-		{"curator and plain", `[{"name":"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003","seq":3},{"name":"W_0000000012","seq":12}]`, http.StatusOK,
-			map[string]string{"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003": "8f3a…READ#3", "W_0000000012": "W_0000000012"}},
-		{"no sequence", `[{"name":"some-foreign-child-with-a-long-name","seq":-1}]`, http.StatusOK,
-			map[string]string{"some-foreign-child-with-a-long-name": views.ShortName("some-foreign-child-with-a-long-name", -1)}},
-		{"empty", `[]`, http.StatusOK, map[string]string{}},
-		{"not a list", `{"name":"x"}`, http.StatusBadRequest, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res, err := http.Post(ts.URL+"/parts/lane-names", "application/json", strings.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			if res.StatusCode != tc.status {
-				t.Fatalf("status %s, want %d", res.Status, tc.status)
-			}
-			if tc.want == nil {
-				return
-			}
-			var got map[string]string
-			if err := json.NewDecoder(res.Body).Decode(&got); err != nil {
-				t.Fatal(err)
-			}
-			sameJSON(t, "names", got, tc.want)
-		})
+	// The lane's labels come with the frames of a lock page's socket:
+	// each node's once, with the frame that brings it, and none for a
+	// node that is its own label.
+	h := hub.New()
+	reg := zkRegistry(nil, nil)
+	srv, err := New(Config{Hub: h, Services: reg, Pages: PageRoutes(h, false, WithServices(reg)), Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
 	}
+	e := &testEnv{hub: h, srv: srv, ts: httptest.NewServer(srv)}
+	t.Cleanup(e.ts.Close)
+	const curator = "_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003"
+	const foreign = "some-foreign-child-with-a-long-name"
+	snap := pageSnapshot("/lane", lockqueue.Connected, curator, "W_0000000012")
+	h.Publish(snap)
+	v := e.mustDial(t, "/lane&window=0:100&parts=1")
+	v.next()
+	sameJSON(t, "the first frame's names", frameNames(t, v.last), map[string]string{curator: "8f3a…READ#3"})
+	if !strings.Contains(frameParts(t, v.last), `<tr data-row="W_0000000012"`) {
+		t.Errorf("the first frame's parts have no row of W_0000000012:\n%s", frameParts(t, v.last))
+	}
+	snap.Revision++
+	snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: foreign, Seq: -1, Mode: lockqueue.Unknown})
+	h.Publish(snap)
+	v.next()
+	sameJSON(t, "the next frame's names", frameNames(t, v.last), map[string]string{foreign: views.ShortName(foreign, -1)})
+}
+
+// frameNames and frameParts read what a parts socket's frame carries
+// beside the nodes.
+func frameNames(t *testing.T, b []byte) map[string]string {
+	t.Helper()
+	var x pageExtra
+	if err := json.Unmarshal(b, &x); err != nil {
+		t.Fatalf("frame %s: %v", b, err)
+	}
+	if x.Names == nil {
+		return map[string]string{}
+	}
+	return x.Names
+}
+
+func frameParts(t *testing.T, b []byte) string {
+	t.Helper()
+	var x pageExtra
+	if err := json.Unmarshal(b, &x); err != nil {
+		t.Fatalf("frame %s: %v", b, err)
+	}
+	return x.Parts
 }

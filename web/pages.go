@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -75,9 +74,6 @@ func (p *pages) routes(r chi.Router) {
 	r.Get("/parts/lock-text", p.lockText)
 	r.Get("/parts/lock-figures", p.lockFigures)
 	r.Get("/parts/lock-at", p.lockAt)
-	r.Post("/parts/queue-table", p.queueTable)
-	r.Post("/parts/queue-node", p.queueNode)
-	r.Post("/parts/lane-names", p.laneNames)
 	r.Get("/lock", p.lock)
 	r.Get("/sim", p.classroom)
 	r.Get("/static/*", p.static)
@@ -472,55 +468,6 @@ func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	io.WriteString(w, views.QueueText(snap, now))
-}
-
-// maxQueueTableBody bounds the snapshot a classroom sends to be rendered.
-const maxQueueTableBody = 1 << 20
-
-// queueTable renders the table of a snapshot the page sends: a classroom
-// run's step, which the run keeps, not the hub. The page sends back the
-// snapshot it shows, so the table matches the lane at the shown step.
-func (p *pages) queueTable(w http.ResponseWriter, r *http.Request) {
-	if snap, ok := sentSnapshot(w, r); ok {
-		p.render(w, r, http.StatusOK, views.QueueTable(views.NewTable(snap, tableQuery(r.URL.Query()), time.Now())))
-	}
-}
-
-// queueNode renders the detail pane of ?name= in a snapshot the page sends,
-// as queueTable does its table.
-func (p *pages) queueNode(w http.ResponseWriter, r *http.Request) {
-	if snap, ok := sentSnapshot(w, r); ok {
-		p.render(w, r, http.StatusOK, views.NodeDetailsView(views.NewNodeDetails(snap, r.URL.Query().Get("name"), time.Now())))
-	}
-}
-
-// laneNames answers the name labels of the nodes a lane sends (a JSON list
-// of {name, seq}), as a JSON object by name: the rule is the server's
-// (views.ShortName), and a name's label never changes, so the lane asks
-// once per node it draws.
-func (p *pages) laneNames(w http.ResponseWriter, r *http.Request) {
-	var nodes []views.NamedNode
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxQueueTableBody)).Decode(&nodes); err != nil {
-		http.Error(w, "bad list of nodes: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	if err := json.NewEncoder(w).Encode(views.LaneNames(nodes)); err != nil {
-		p.log.Warn("write lane names", "err", err)
-	}
-}
-
-// sentSnapshot reads the snapshot a page sends to be rendered.
-func sentSnapshot(w http.ResponseWriter, r *http.Request) (lockqueue.Snapshot, bool) {
-	var snap lockqueue.Snapshot
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxQueueTableBody)).Decode(&snap); err != nil {
-		http.Error(w, "bad snapshot: "+err.Error(), http.StatusBadRequest)
-		return snap, false
-	}
-	return snap, true
 }
 
 // simStrategies are the classroom's strategy choices: one run of either, or

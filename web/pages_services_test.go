@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -187,28 +186,5 @@ func TestTableParts(t *testing.T) {
 		{name: "unknown service", url: "/parts/lock?service=nope&path=/big", code: 404, want: []string{`unknown service`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkPage(t, ts.URL+tc.url, tc.code, tc.want, tc.absent) })
-	}
-
-	body, err := json.Marshal(pageSnapshot("/run", lockqueue.Connected, "R_0000000001", "W_0000000002"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, _, got := do(t, "POST", ts.URL+"/parts/queue-table?size=50", string(body), http.Header{"Content-Type": {"application/json"}})
-	if code != 200 || !strings.Contains(string(got), `<tr data-row="W_0000000002" data-state="waiting"`) ||
-		!strings.Contains(string(got), `<td class="waits"><abbr title="R_0000000001">R_0000000001</abbr></td>`) {
-		t.Errorf("POST /parts/queue-table = %d\n%s", code, got)
-	}
-	for name, want := range map[string]string{
-		"R_0000000001": `<dt class="time">holding for at most (since created)</dt>`,
-		"W_0000000009": `W_0000000009 is gone from the queue.`,
-		"":             `Click a node to see its details.`,
-	} {
-		code, _, got := do(t, "POST", ts.URL+"/parts/queue-node?name="+name, string(body), http.Header{"Content-Type": {"application/json"}})
-		if code != 200 || !strings.Contains(string(got), want) {
-			t.Errorf("POST /parts/queue-node?name=%s = %d %s, want %s", name, code, got, want)
-		}
-	}
-	if code, _, got := do(t, "POST", ts.URL+"/parts/queue-table", "{", http.Header{"Content-Type": {"application/json"}}); code != 400 {
-		t.Errorf("POST /parts/queue-table with a broken snapshot = %d %s, want 400", code, got)
 	}
 }
