@@ -386,16 +386,17 @@ func folderAlerts(s Snapshot, recipes map[Recipe]bool, foreign []Node, opt Optio
 
 // clip keeps alert node lists readable on huge folders.
 func clip(names []string) []string {
-	if len(names) > maxAlertNames {
+	if len(names) > MaxAlertNames {
 		// A copy: a slice of the whole list would keep all of it alive
 		// in every snapshot published with the alert.
-		return slices.Clone(names[:maxAlertNames])
+		return slices.Clone(names[:MaxAlertNames])
 	}
 	return names
 }
 
-// maxAlertNames is how many nodes an alert names at most.
-const maxAlertNames = 50
+// MaxAlertNames is how many nodes an alert names at most (the lock page says
+// so under a folded lane).
+const MaxAlertNames = 50
 
 // SessionHex formats a session id as zkCli does.
 func SessionHex(id int64) string {

@@ -222,9 +222,9 @@ func orphanAlert(s *Snapshot) (Alert, bool) {
 		n := &s.Nodes[ni]
 		if n.Edge == EdgeMissing && len(n.Watching) == 0 {
 			if orphans == nil {
-				orphans = make([]string, 0, min(maxAlertNames, len(s.Nodes)-ni))
+				orphans = make([]string, 0, min(MaxAlertNames, len(s.Nodes)-ni))
 			}
-			if count < maxAlertNames {
+			if count < MaxAlertNames {
 				orphans = append(orphans, n.Name)
 			}
 			count++

@@ -340,7 +340,7 @@ func TestWatchTarget(t *testing.T) {
 }
 
 // A big queue whose sessions watch nothing: the orphan alert counts every
-// waiter and names the first maxAlertNames in queue order, and keeps no
+// waiter and names the first MaxAlertNames in queue order, and keeps no
 // more of the list than it shows.
 func TestOrphanAlertOfABigQueue(t *testing.T) {
 	now := time.Unix(1000, 0)

@@ -1,10 +1,8 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, pastTiming, knowNames, HEAD, TAIL, MAX_EXTRA, COL } from './queue.js';
+import { drawQueue, Timing, tick, legend, pastTiming, knowNames, COL } from './queue.js';
 
-// ALERT_NAMES is how many nodes the model names in one alert (lockqueue).
-const ALERT_NAMES = 50;
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { Timeline, timelineKeys, when } from './timeline.js';
@@ -233,21 +231,8 @@ function render(pending = null, framed = undefined) {
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
   foldNote.dataset.folded = String(folded);
-  const win = snap.window;
-  if (folded) {
-    const extra = Number(svg.dataset.extra || 0);
-    const capped = svg.dataset.capped === 'true';
-    const total = win ? win.total : (snap.nodes || []).length;
-    const n = (x) => x.toLocaleString('en-US');
-    foldNote.textContent =
-      (win ? `Showing nodes ${n(win.from + 1)}–${n(win.to)} of ${n(total)} (the table's page; pick a “…” group or a page to show others), with the holders. ` : '') +
-      `${n(folded)} of ${n(total)} nodes are folded into “…” groups. ` +
-      `Drawn: the first ${HEAD} and the last ${TAIL}` + (win ? `, the table's page` : '') + `, and from the middle ${extra} holder${extra === 1 ? '' : 's'}, zombies, selected or alerted nodes` +
-      (capped ? ` (at most ${MAX_EXTRA}: more are folded)` : '') +
-      `. An alert names at most ${ALERT_NAMES} nodes, so nodes past that are not marked. The table below lists every node.`;
-  } else {
-    foldNote.textContent = '';
-  }
+  // The server says what is drawn and folded (views.FoldNote).
+  foldNote.textContent = folded && snap.window ? snap.window.note || '' : '';
   if (framed === undefined) table.update(snap, clock, selected, pending);
   else table.framed(snap, clock, selected, framed);
   if (!body.dataset.firstDraw) {
@@ -632,7 +617,10 @@ if (bar) {
     const open = html.indexOf('>') + 1;
     const end = html.indexOf('</script>');
     const answer = res.ok && end > open ? JSON.parse(html.slice(open, end)) : {};
-    return { snap: answer.snapshot || null, names: answer.names, html, status: res.status, statusText: res.statusText };
+    const snap = answer.snapshot || null;
+    // A long queue's moment comes as the window its lane draws.
+    if (snap && answer.window) snap.window = answer.window;
+    return { snap, names: answer.names, html, status: res.status, statusText: res.statusText };
   }
 
   function goLive() {

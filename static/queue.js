@@ -26,10 +26,6 @@ const LABEL_Y = 218;
 const LINE = 16;
 export const HEIGHT = LABEL_Y + 3 * LINE + 14;
 
-// Beyond this many nodes the middle of the queue collapses into a group.
-export const HEAD = 50;
-export const TAIL = 50;
-export const MAX_EXTRA = 200; // holders, zombies and alerted nodes shown beyond head and tail
 
 const SHAPE_LETTER = { read: 'R', write: 'W', exclusive: 'X', lease: 'L', unknown: '?' };
 
@@ -203,52 +199,16 @@ function alertIndex(snap) {
   return idx;
 }
 
-// columns decides what is drawn: every node of a short queue; for a long one
-// the head, the tail, holders, alerted nodes and the selected one, with each
-// run of hidden nodes folded into a group column.
-export function columns(nodes, alerted, selected, head = HEAD, tail = TAIL) {
-  const n = nodes.length;
-  if (n <= head + tail + 20) return Object.assign(nodes.map((node, i) => ({ node, index: i })), { extra: 0, capped: false });
-  const show = new Uint8Array(n);
-  for (let i = 0; i < head; i++) show[i] = 1;
-  for (let i = n - tail; i < n; i++) show[i] = 1;
-  let extra = 0;
-  let capped = false;
-  for (let i = head; i < n - tail; i++) {
-    const node = nodes[i];
-    if (node.holding || node.zombie || alerted.has(node.name) || node.name === selected) {
-      if (extra >= MAX_EXTRA) {
-        capped = true;
-        break;
-      }
-      show[i] = 1;
-      extra++;
-    }
-  }
-  const out = [];
-  for (let i = 0; i < n; ) {
-    if (show[i]) {
-      out.push({ node: nodes[i], index: i });
-      i++;
-      continue;
-    }
-    let j = i;
-    let holding = 0;
-    while (j < n && !show[j]) {
-      if (nodes[j].holding) holding++;
-      j++;
-    }
-    out.push({ group: true, from: i, to: j - 1, count: j - i, holding });
-    i = j;
-  }
-  out.extra = extra;
-  out.capped = capped;
-  return out;
+// allColumns draws every node: a queue the server sent whole is short
+// enough to draw whole (views.LaneAllUpTo); a longer one comes as a window
+// of it (windowColumns), the nodes the server chose to draw.
+function allColumns(nodes) {
+  return Object.assign(nodes.map((node, i) => ({ node, index: i })), { extra: 0, capped: false });
 }
 
-// windowColumns is columns for a window of a long queue (snap.window, the
-// server's web/window.go): the server chose the nodes to draw, as columns
-// would from the whole queue, and sent the rest as folds with their counts.
+// windowColumns draws a window of a long queue (snap.window, the server's
+// web/window.go): the server chose the nodes to draw and sent the rest as
+// folds with their counts.
 function windowColumns(snap) {
   const w = snap.window;
   const nodes = snap.nodes || [];
@@ -337,7 +297,7 @@ export function drawQueue(svg, snap, opts = {}) {
   const alerted = alertIndex(snap);
   const win = snap.window || null;
   const total = win ? win.total : nodes.length;
-  const cols = win ? windowColumns(snap) : columns(nodes, alerted, opts.selected, opts.head, opts.tail);
+  const cols = win ? windowColumns(snap) : allColumns(nodes);
   const deadlocked = new Set();
   for (const a of snap.alerts || []) if (a.kind === 'deadlock') for (const n of a.nodes || []) deadlocked.add(n);
 

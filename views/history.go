@@ -276,6 +276,18 @@ func (e Export) LaneNames() map[string]string {
 	return out
 }
 
+// Lane is what the change's lane draws: its snapshot, with the window that
+// says which part of the queue its nodes are.
+func (c Change) Lane() any {
+	if c.Window == nil {
+		return c.Snapshot
+	}
+	return struct {
+		lockqueue.Snapshot
+		Window any `json:"window"`
+	}{c.Snapshot, c.Window}
+}
+
 // Change is one moment of an incident: what changed, and the queue after.
 type Change struct {
 	At   time.Time
@@ -283,12 +295,16 @@ type Change struct {
 	// Snapshot is the queue after the change, drawn as the lane; Table
 	// the same as the lock page's table, every row; Queue as text.
 	Snapshot lockqueue.Snapshot
-	Table    Table
-	Queue    string
-	Alerts   []string
-	Seen     bool
-	Holders  string
-	Waiting  int
+	// Window, when set, says which part of a long queue Snapshot's nodes
+	// are (web's Window: what a lock page's lane draws of it); nil: every
+	// node.
+	Window  any
+	Table   Table
+	Queue   string
+	Alerts  []string
+	Seen    bool
+	Holders string
+	Waiting int
 }
 
 // NewChange words the events at one moment and the queue they left.

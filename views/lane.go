@@ -1,6 +1,11 @@
 package views
 
-import "github.com/zklockviz/zklockviz/lockqueue"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
 
 // LaneWords are the words static/queue.js draws the lane with, rendered into
 // every page (layout, #lane-words) so that the browser words nothing of its
@@ -114,4 +119,33 @@ func Words() LaneWords {
 		w.Legend[service] = legend(service)
 	}
 	return w
+}
+
+// A lane of more than LaneAllUpTo nodes is folded: it draws its first and
+// last LaneEnds nodes, the page of the table the viewer reads, the selected
+// node, and from the middle at most LaneMaxExtra holders, zombies and
+// alerted nodes; the rest are "…" groups with their counts. web/window.go
+// picks the nodes and sends only those (with a window that says where they
+// are); the browser draws what it is sent.
+const (
+	LaneAllUpTo  = 2*LaneEnds + 20
+	LaneEnds     = 50
+	LaneMaxExtra = 200
+)
+
+// FoldNote says, under a folded lane, what is drawn of a queue of total
+// nodes: the table's page [from, to), drawn nodes in all, extra of them
+// from the middle (capped: more were left folded).
+func FoldNote(total, from, to, drawn, extra int, capped bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Showing nodes %s–%s of %s (the table's page; pick a “…” group or a page to show others), with the holders. ",
+		thousands(from+1), thousands(to), thousands(total))
+	fmt.Fprintf(&b, "%s of %s nodes are folded into “…” groups. ", thousands(total-drawn), thousands(total))
+	fmt.Fprintf(&b, "Drawn: the first %d and the last %d, the table's page, and from the middle %d %s, zombies, selected or alerted nodes",
+		LaneEnds, LaneEnds, extra, plural(extra, "holder", "holders"))
+	if capped {
+		fmt.Fprintf(&b, " (at most %d: more are folded)", LaneMaxExtra)
+	}
+	fmt.Fprintf(&b, ". An alert names at most %d nodes, so nodes past that are not marked. The table below lists every node.", lockqueue.MaxAlertNames)
+	return b.String()
 }

@@ -50,9 +50,16 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	// The lane draws what the lock page's does: the server's edges.
+	// The lane draws what the lock page's does: the server's edges, and
+	// of a long queue the window its first page shows (the table lists
+	// every node).
 	for i := range e.Changes {
-		e.Changes[i].Snapshot = wireSnapshot(e.Changes[i].Snapshot)
+		c := &e.Changes[i]
+		snap, win := windowOf(wireSnapshot(c.Snapshot), view{on: true, size: views.FirstPageRows}, nil)
+		c.Snapshot = snap
+		if win != nil {
+			c.Window = win
+		}
 	}
 	var buf bytes.Buffer
 	if err := views.ExportPage(e).Render(r.Context(), &buf); err != nil {

@@ -376,20 +376,23 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	if !past.known {
 		snap = lockqueue.Snapshot{Path: name, WatchSource: "history"}
 	}
-	// The lane's labels of the nodes it draws of the moment (the window
-	// a live socket would send for the table's page), as a socket's frame
-	// brings them: the page has no other way to learn them.
-	tq := tableQuery(r.URL.Query())
-	drawn, _ := windowOf(snap, view{on: true, from: tq.Page * max(tq.Size, 1), size: max(tq.Size, 1), node: tq.Selected}, nil)
 	answer := struct {
 		Known    bool               `json:"known"`
 		Snapshot lockqueue.Snapshot `json:"snapshot"`
-		Names    map[string]string  `json:"names,omitempty"`
-	}{past.known, wireSnapshot(snap), newNameLabels(nil, &drawn)}
+		// For the page (?parts=1): the window of the moment's queue its
+		// lane draws for the table's page, as a live socket would send it,
+		// and the labels of its nodes.
+		Window *Window           `json:"window,omitempty"`
+		Names  map[string]string `json:"names,omitempty"`
+	}{Known: past.known, Snapshot: wireSnapshot(snap)}
 	if r.URL.Query().Get("parts") != "1" {
 		writeJSON(w, http.StatusOK, answer)
 		return
 	}
+	tq := tableQuery(r.URL.Query())
+	size := max(tq.Size, 1)
+	answer.Snapshot, answer.Window = windowOf(answer.Snapshot, view{on: true, from: tq.Page * size, size: size, node: tq.Selected}, nil)
+	answer.Names = newNameLabels(nil, &answer.Snapshot)
 	// The parts handler itself, into memory: the moment it rebuilds is the
 	// one just rebuilt (momentCache). Parts that fail are left out
 	// (lockParts logs why): the lane is still drawn, the table stays.

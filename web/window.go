@@ -20,17 +20,15 @@ import (
 // socket without ?window= (the API's scripts, the side-by-side view, the
 // classroom) gets every node as before.
 
-// windowWholeUpTo: queues of up to this many nodes are sent whole, windowed
-// socket or not, and look and behave as they always did.
-const windowWholeUpTo = 1000
-
-// The lane's own fold (static/queue.js): its first and last windowEnds
-// nodes, and at most windowMaxExtra holders, zombies and alerted nodes from
-// the middle.
+// windowWholeUpTo: queues of up to this many nodes are drawn whole
+// (views.LaneAllUpTo), so a windowed socket sends them whole, as any other.
+// Past it the lane is folded (views.LaneEnds, views.LaneMaxExtra): this
+// file picks what it draws, and the browser draws what it is sent.
 const (
-	windowEnds     = 50
-	windowMaxExtra = 200
-	windowMaxSize  = 1000
+	windowWholeUpTo = views.LaneAllUpTo
+	windowEnds      = views.LaneEnds
+	windowMaxExtra  = views.LaneMaxExtra
+	windowMaxSize   = 1000
 )
 
 // view is what one socket's viewer looks at: the size nodes from position
@@ -85,6 +83,9 @@ type Window struct {
 	Capped bool `json:"capped"`
 	// ChildWatchers counts the queue's waiters on the parent's children.
 	ChildWatchers int `json:"childWatchers"`
+	// Note says under the lane what is drawn of the queue and what is
+	// folded (views.FoldNote); empty when nothing is.
+	Note string `json:"note,omitempty"`
 	// Targets gives the positions of nodes the sent ones wait for or watch
 	// that were not sent, so that their arrows end at the fold that holds
 	// them instead of at nothing.
@@ -254,6 +255,9 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 		w.Folds = append(w.Folds, [3]int{next, n - 1, facts.holdersIn(next, n-1)})
 	}
 	w.Targets = foldedTargets(s, nodes, shown, facts)
+	if len(nodes) < n {
+		w.Note = views.FoldNote(n, w.From, w.To, len(nodes), w.Extra, w.Capped)
+	}
 	s.Nodes = nodes
 	return s, w
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/views"
 )
 
 // lastWindow is the window the viewer's last frame said its nodes are.
@@ -305,6 +306,9 @@ func windowOfEveryNode(s lockqueue.Snapshot, v view) (lockqueue.Snapshot, *Windo
 		i = j
 	}
 	w.Targets = foldedTargetsEveryNode(s, nodes, show)
+	if len(nodes) < n {
+		w.Note = views.FoldNote(n, w.From, w.To, len(nodes), w.Extra, w.Capped)
+	}
 	s.Nodes = nodes
 	return s, w
 }
