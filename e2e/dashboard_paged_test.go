@@ -315,7 +315,7 @@ func BenchmarkDashboardFirstRowHub(b *testing.B) {
 	if err := reg.Register(zookeeper.Service(nil, nil)); err != nil {
 		b.Fatal(err)
 	}
-	srv, err := web.New(web.Config{Hub: h, Services: reg, Pages: web.PageRoutes(h, false, web.WithServices(reg)),
+	srv, err := web.New(web.Config{Hub: h, Services: reg, Pages: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)

@@ -103,7 +103,7 @@ func neutralServer(t *testing.T) (*hub.Hub, string) {
 		}
 	}
 	h := hub.New()
-	srv, err := web.New(web.Config{Hub: h, Services: &reg, Pages: web.PageRoutes(h, false, web.WithServices(&reg))})
+	srv, err := web.New(web.Config{Hub: h, Services: &reg, Pages: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	page := listLocks(s.cfg.Hub, pendingFor(s.cfg.Services), s.cfg.Services, q, now)
+	page := listLocks(s.cfg.Hub, s.pending, s.cfg.Services, q, now)
 	resp := LocksResponse{
 		Locks: make([]LockSummary, len(page.Rows)), Connection: zkConnection(s.cfg.Services),
 		Totals: page.Totals, Matched: page.Matched, Offset: page.Offset, Sort: q.sort, Limit: q.limit,
@@ -197,7 +197,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	pendingFor(s.cfg.Services).forget()
+	s.pending.forget()
 	s.log.Info("watch added", "service", svc.Name, "path", req.Path, "remote", r.RemoteAddr)
 	resp := WatchResponse{Path: req.Path, Watching: true}
 	if svc.Name != lockqueue.ZooKeeper {
@@ -227,7 +227,7 @@ func (s *Server) handleUnwatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, errorf(kind, "cannot stop watching %s: %v", id.Name, err))
 		return
 	}
-	pendingFor(s.cfg.Services).forget()
+	s.pending.forget()
 	s.log.Info("watch removed", "service", svc.Name, "path", id.Name, "remote", r.RemoteAddr)
 	w.WriteHeader(http.StatusNoContent)
 }

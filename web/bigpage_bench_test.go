@@ -26,7 +26,7 @@ func BenchmarkBigLockPage(b *testing.B) {
 	h := hub.New()
 	snap := gozkFolder(path, n).snapshot()
 	h.Publish(snap)
-	p := newPages(h, false, WithServices(zkRegistry(nil, nil)))
+	p := testPages(b, h)
 	p.parts = nil
 	r := chi.NewRouter()
 	p.routes(r)

@@ -93,7 +93,7 @@ var firstFrameScript = regexp.MustCompile(`<script id="first-frame" type="applic
 func TestBigLockPageCarriesItsFirstFrame(t *testing.T) {
 	h := hub.New()
 	reg := zkRegistry(nil, nil)
-	srv, err := New(Config{Hub: h, Services: reg, Pages: PageRoutes(h, false, WithServices(reg)), Logger: testLogger(t)})
+	srv, err := New(Config{Hub: h, Services: reg, Pages: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

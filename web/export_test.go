@@ -28,8 +28,7 @@ func replayPages(t *testing.T) *httptest.Server {
 // the history in store.
 func pagesWithHistory(t testing.TB, h *hub.Hub, reg *lockservice.Registry, store history.Source) *httptest.Server {
 	t.Helper()
-	srv, err := New(Config{Hub: h, Services: reg, History: store, Logger: testLogger(t),
-		Pages: PageRoutes(h, false, WithServices(reg), WithHistory(store))})
+	srv, err := New(Config{Hub: h, Services: reg, History: store, Logger: testLogger(t), Pages: true})
 	if err != nil {
 		t.Fatal(err)
 	}

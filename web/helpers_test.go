@@ -148,6 +148,17 @@ func zkRegistry(r lockservice.Reader, m *simulator.Manager) *lockservice.Registr
 	return reg
 }
 
+// testPages are the pages of a server of h's ZooKeeper locks, to call
+// without the server's middleware.
+func testPages(t testing.TB, h *hub.Hub) *pages {
+	t.Helper()
+	srv, err := New(Config{Hub: h, Services: zkRegistry(nil, nil), Pages: true, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.pages
+}
+
 // unstartedWatcher is a real zkwatch.Watcher that was never Run: it knows
 // its paths and accepts AddPath, and publishes nothing, so the tests decide
 // what the hub holds.

@@ -41,7 +41,7 @@ func TestLaneWordsAndNames(t *testing.T) {
 	// node that is its own label.
 	h := hub.New()
 	reg := zkRegistry(nil, nil)
-	srv, err := New(Config{Hub: h, Services: reg, Pages: PageRoutes(h, false, WithServices(reg)), Logger: testLogger(t)})
+	srv, err := New(Config{Hub: h, Services: reg, Pages: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func TestLockPageSaysFilling(t *testing.T) {
 	const path = "/locks/orders"
 	h := hub.New()
 	cfg := Config{Hub: h, Logger: testLogger(t), Services: zkRegistry(nil, nil)}
-	cfg.Pages = PageRoutes(h, false, WithServices(cfg.Services))
+	cfg.Pages = true
 	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

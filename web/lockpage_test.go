@@ -62,7 +62,7 @@ func TestLockPageWatched(t *testing.T) {
 				reader = tc.watcher
 			}
 			cfg := Config{Hub: h, Logger: testLogger(t), Services: zkRegistry(reader, nil)}
-			cfg.Pages = PageRoutes(h, false, WithServices(cfg.Services))
+			cfg.Pages = true
 			srv, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -451,15 +451,6 @@ type pendingLocks struct {
 	list []*lockqueue.Summary
 }
 
-// pendingOf is the one list per registry: the API's watch and unwatch
-// renew the dashboard's too.
-var pendingOf sync.Map // *lockservice.Registry → *pendingLocks
-
-func pendingFor(reg *lockservice.Registry) *pendingLocks {
-	p, _ := pendingOf.LoadOrStore(reg, &pendingLocks{})
-	return p.(*pendingLocks)
-}
-
 // forget makes the next get find them afresh.
 func (p *pendingLocks) forget() {
 	p.mu.Lock()

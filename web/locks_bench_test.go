@@ -42,14 +42,14 @@ func bigFleet(b *testing.B) *hub.Hub {
 //	go test -run '^$' -bench BenchmarkLocksPage -benchmem -count 3 ./web/
 func BenchmarkLocksPage(b *testing.B) {
 	h := bigFleet(b)
-	srv, err := New(Config{Hub: h, Services: zkRegistry(nil, nil), Pages: PageRoutes(h, false), Logger: testLogger(b)})
+	srv, err := New(Config{Hub: h, Services: zkRegistry(nil, nil), Pages: true, Logger: testLogger(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	// Through the router without the server's logging middleware.
 	r := chi.NewRouter()
 	r.Get("/api/v1/locks", srv.handleLocks)
-	newPages(h, false, WithServices(zkRegistry(nil, nil))).routes(r)
+	srv.pages.routes(r)
 	for _, tc := range []struct{ name, url string }{
 		{"api/default", "/api/v1/locks"},
 		{"api/needs-a-look-50", "/api/v1/locks?sort=alerts&limit=50"},

@@ -119,10 +119,10 @@ func newNameLabels(prev, sent *lockqueue.Snapshot) map[string]string {
 // socketParts is the renderer of a lock's parts for its sockets: the
 // pages', shared with GET /parts/lock; nil without pages.
 func (s *Server) socketParts(svc lockservice.Service, name string) partsFunc {
-	if s.cfg.Pages == nil {
+	p := s.pages
+	if p == nil {
 		return nil
 	}
-	p := s.cfg.Pages.p
 	return func(snap lockqueue.Snapshot, v view) ([]byte, error) {
 		part := p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery())
 		return part.body, part.err

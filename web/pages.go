@@ -39,71 +39,30 @@ type Snapshots interface {
 
 var _ Snapshots = (*hub.Hub)(nil)
 
-// Pages are the browser pages: the dashboard (/), the lock view
-// (/lock?path=), the classroom (/sim) and their assets (/static/*). Pages
-// render a first paint from the hub; the scripts then follow the websocket
-// (whose frames carry the lock page's parts, rendered by the pages) and the
-// JSON API.
-type Pages struct{ p *pages }
+// The browser pages: the dashboard (/), the lock view (/lock?path=), the
+// classroom (/sim) and their assets (/static/*), served when
+// Config.Pages is set. They render a first paint from the hub; the scripts
+// then follow the websocket (whose frames carry the lock page's parts,
+// rendered here) and the JSON API.
 
-// PageRoutes makes the browser pages for Config.Pages.
-func PageRoutes(h Snapshots, simEnabled bool, opts ...PageOption) *Pages {
-	return &Pages{p: newPages(h, simEnabled, opts...)}
-}
-
-func newPages(h Snapshots, simEnabled bool, opts ...PageOption) *pages {
+// newPages makes the pages of cfg (New has filled in its defaults).
+func newPages(cfg Config, pending *pendingLocks, log *slog.Logger) *pages {
 	a, err := loadAssets(static.FS)
 	if err != nil {
 		// The assets are compiled in; failing here is a build mistake.
 		panic(fmt.Sprintf("web: static assets: %v", err))
 	}
 	p := &pages{
-		snaps: h, sim: simEnabled, assets: a, log: slog.Default().With("component", "pages"),
-		services: &lockservice.Registry{}, parts: &partsCache{},
+		snaps: cfg.Hub, sim: cfg.Classroom, assets: a, log: log, services: cfg.Services,
+		history: cfg.History, historyStatus: cfg.HistoryStatus, parts: &partsCache{}, pending: pending,
 	}
-	for _, o := range opts {
-		o(p)
+	// The dashboard's first paint says the ZooKeeper reader's own session
+	// state, as GET /api/v1/locks does; without one it infers the state
+	// from the watched locks.
+	if zk, err := cfg.Services.Lookup(lockqueue.ZooKeeper); err == nil && zk.Reader != nil {
+		p.conn = zk.Reader.Connection
 	}
 	return p
-}
-
-func (p *pages) routes(r chi.Router) {
-	r.Get("/", p.dashboard)
-	r.Get("/parts/dashboard", p.dashboardLive)
-	r.Get("/parts/lock", p.lockParts)
-	r.Get("/parts/lock-text", p.lockText)
-	r.Get("/parts/lock-figures", p.lockFigures)
-	r.Get("/parts/lock-at", p.lockAt)
-	r.Get("/lock", p.lock)
-	r.Get("/sim", p.classroom)
-	r.Get("/static/*", p.static)
-}
-
-// PageOption configures PageRoutes.
-type PageOption func(*pages)
-
-// WithConnection gives the dashboard's first paint the watcher's own
-// ZooKeeper session state (zkwatch.Watcher.Connection), the same state GET
-// /api/v1/locks reports as "connection". Without it the first paint infers
-// the state from the watched locks, and says nothing when none is watched.
-func WithConnection(state func() lockqueue.Connection) PageOption {
-	return func(p *pages) { p.conn = state }
-}
-
-// WithServices tells the pages the lock services the server shows: how a
-// lock's name is checked, which locks each service's reader follows and
-// that POST /api/v1/watch can add more, so the lock view of an unwatched
-// lock offers to watch it instead of opening a socket the server refuses.
-// With a ZooKeeper reader it implies WithConnection(reader.Connection).
-// Without it the pages know no service, and the lock view refuses every
-// lock.
-func WithServices(reg *lockservice.Registry) PageOption {
-	return func(p *pages) {
-		p.services = reg
-		if zk, err := reg.Lookup(lockqueue.ZooKeeper); err == nil && zk.Reader != nil {
-			p.conn = zk.Reader.Connection
-		}
-	}
 }
 
 type pages struct {
@@ -123,8 +82,10 @@ type pages struct {
 	facts factsCache
 	// partRenders counts the renders of GET /parts/lock.
 	partRenders atomic.Int64
-	// historyStatus says whether the recorder records (WithHistoryStatus).
+	// historyStatus says whether the recorder records (Config.HistoryStatus).
 	historyStatus func() history.Status
+	// pending are the watched locks not read yet (the server's).
+	pending *pendingLocks
 }
 
 func (p *pages) page(title, active string) views.Page {
@@ -161,7 +122,7 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 		return views.Dashboard{}, false
 	}
 	now := time.Now()
-	page := listLocks(p.snaps, pendingFor(p.services), p.services, q, now)
+	page := listLocks(p.snaps, p.pending, p.services, q, now)
 	rows := make([]views.LockRow, len(page.Rows))
 	for i, l := range page.Rows {
 		rows[i] = views.NewLockRow(l.Summary, l.Pending, now)
@@ -210,12 +171,12 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	}
 	svc, err := serviceOf(p.services, r)
 	if err != nil {
-		p.fail(w, r, http.StatusNotFound, err.Error())
+		p.fail(w, r, statusOf(err), err.Error())
 		return
 	}
 	lp := q.Get("path")
 	if err := svc.CheckName(lp); err != nil {
-		p.fail(w, r, http.StatusBadRequest, err.Error())
+		p.fail(w, r, statusOf(err), err.Error())
 		return
 	}
 	id := lockqueue.LockID{Service: svc.Name, Name: lp}
@@ -349,27 +310,19 @@ func (p *pages) latest(r *http.Request) (svc lockservice.Service, name string, s
 	return svc, name, snap, ok, nil
 }
 
-// errStatus is the status of a lookup's error: a bad name is the
-// request's fault, anything else (an unknown service) is not found.
-func errStatus(err error) int {
-	if isBadName(err) {
-		return http.StatusBadRequest
-	}
-	return http.StatusNotFound
-}
-
 // lockParts are the parts of the lock page that follow the lock (banner,
-// summary, alerts, a page of the table), from its newest snapshot: the lock page
-// fetches them after every change the socket sends, so their labels are
-// the server's, the same components as the first paint's. Every viewer
-// asks after every change, so the parts of the newest snapshot are cached
+// summary, alerts, a page of the table), from its newest snapshot: the lock
+// page's socket brings them with every change (liveParts), and the page
+// fetches them when it turns the table's page or filters it, so their
+// labels are the server's, the same components as the first paint's. The
+// parts of the newest snapshot are cached
 // (partsCache) and carry an ETag: their clocks are started from data-since
 // by the page, so a render a few seconds old reads the same once ticked.
 // A past moment (?at=) is rendered each time.
 func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	svc, name, snap, ok, err := p.latest(r)
 	if err != nil {
-		http.Error(w, err.Error(), errStatus(err))
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
@@ -446,7 +399,7 @@ func (p *pages) renderParts(ctx context.Context, svc lockservice.Service, name s
 func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
 	svc, name, snap, ok, err := p.latest(r)
 	if err != nil {
-		http.Error(w, err.Error(), errStatus(err))
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	// At a past moment (?at=) the text is the queue then.

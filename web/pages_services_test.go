@@ -30,7 +30,7 @@ func servicePages(t *testing.T) (*hub.Hub, *httptest.Server) {
 	t.Helper()
 	reg := zkRegistry(&watchList{"/locks/orders"}, nil)
 	h := hub.New()
-	srv, err := New(Config{Hub: h, Services: reg, Pages: PageRoutes(h, false, WithServices(reg)), Logger: testLogger(t)})
+	srv, err := New(Config{Hub: h, Services: reg, Pages: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

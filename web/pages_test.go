@@ -13,7 +13,9 @@ import (
 
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/static"
+	"github.com/zklockviz/zklockviz/zookeeper"
 )
 
 // pageSnapshot builds a seed read/write lock (R_/W_) the way the watcher does:
@@ -40,7 +42,7 @@ func pageServer(t *testing.T, sim bool, snaps ...lockqueue.Snapshot) *httptest.S
 		h.Publish(s)
 	}
 	reg := zkRegistry(nil, nil)
-	srv, err := New(Config{Hub: h, Services: reg, Pages: PageRoutes(h, sim, WithServices(reg)), Logger: testLogger(t)})
+	srv, err := New(Config{Hub: h, Services: reg, Pages: true, Classroom: sim, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +139,9 @@ func TestPages(t *testing.T) {
 	}
 }
 
-// The dashboard's first paint shows the watcher's own session state, which is
-// known with no lock watched; without WithConnection it is inferred from the
-// locks.
+// The dashboard's first paint shows the ZooKeeper reader's own session
+// state, which is known with no lock watched; without a reader it is
+// inferred from the locks.
 func TestDashboardConnection(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -154,11 +156,11 @@ func TestDashboardConnection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := hub.New()
-			var opts []PageOption
+			cfg := Config{Hub: h, Pages: true, Logger: testLogger(t)}
 			if tc.set {
-				opts = append(opts, WithConnection(func() lockqueue.Connection { return tc.state }))
+				cfg.Services = zkRegistry(saysConnection{zookeeper.Service(unstartedWatcher(t), nil).Reader, tc.state}, nil)
 			}
-			srv, err := New(Config{Hub: h, Pages: PageRoutes(h, false, opts...), Logger: testLogger(t)})
+			srv, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,3 +309,12 @@ func TestModuleImportsResolve(t *testing.T) {
 		t.Errorf("only %d modules embedded", modules)
 	}
 }
+
+// saysConnection is a real reader that says the connection state a test
+// gives it.
+type saysConnection struct {
+	lockservice.Reader
+	state lockqueue.Connection
+}
+
+func (r saysConnection) Connection() lockqueue.Connection { return r.state }

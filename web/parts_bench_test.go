@@ -33,7 +33,7 @@ func BenchmarkLockPartsViewers(b *testing.B) {
 			h := hub.New()
 			f := gozkFolder(path, nodes)
 			h.Publish(f.snapshot())
-			p := newPages(h, false, WithServices(zkRegistry(nil, nil)))
+			p := testPages(b, h)
 			if !cached {
 				p.parts = nil
 			}

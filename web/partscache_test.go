@@ -16,11 +16,11 @@ import (
 func partsServer(t *testing.T, h *hub.Hub) (*httptest.Server, *pages) {
 	t.Helper()
 	reg := zkRegistry(nil, nil)
-	p := newPages(h, false, WithServices(reg))
-	srv, err := New(Config{Hub: h, Services: reg, Pages: &Pages{p: p}, Logger: testLogger(t)})
+	srv, err := New(Config{Hub: h, Services: reg, Pages: true, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := srv.pages
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	return ts, p

@@ -20,20 +20,8 @@ import (
 	"github.com/zklockviz/zklockviz/views"
 )
 
-// The lock page at a past moment (?at=) and its figures, from the history.
-
-// WithHistory gives the pages the flight recorder: the lock view gets its
-// time bar, answers for a past moment (?at=) and shows its figures.
-// Without it (or with a nil source) the pages are live only.
-func WithHistory(src history.Source) PageOption {
-	return func(p *pages) { p.history = src }
-}
-
-// WithHistoryStatus has the lock page and the dashboard say when the
-// recorder is not recording, and why (history.Recorder.Status).
-func WithHistoryStatus(status func() history.Status) PageOption {
-	return func(p *pages) { p.historyStatus = status }
-}
+// The lock page at a past moment (?at=) and its figures, from the history
+// (Config.History): without one the pages are live only.
 
 // past is the lock at the moment a page asks for (?at=); a zero
 // replay.At when it asks for the present.
@@ -278,7 +266,7 @@ func (p *pages) lockFigures(w http.ResponseWriter, r *http.Request) {
 	}
 	svc, name, _, _, err := p.latest(r)
 	if err != nil {
-		http.Error(w, err.Error(), errStatus(err))
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	from, to, err := window(r)
@@ -360,7 +348,7 @@ func (c *sparkCache) of(src history.Source, latest func(string) (lockqueue.Snaps
 func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	svc, name, _, _, err := p.latest(r)
 	if err != nil {
-		http.Error(w, err.Error(), errStatus(err))
+		writeTextError(w, r, p.log, err)
 		return
 	}
 	if p.history == nil || !r.URL.Query().Has("at") {

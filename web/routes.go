@@ -59,11 +59,25 @@ func (s *Server) routes() http.Handler {
 				})
 			})
 		}
-		if s.cfg.Pages != nil {
-			s.cfg.Pages.p.routes(r)
+		if s.pages != nil {
+			s.pages.routes(r)
 		} else {
 			r.Get("/", s.handleIndex)
 		}
 	})
 	return r
+}
+
+// routes maps the pages' URLs: the pages, the parts their scripts fetch
+// when the viewer asks for another view, and the assets.
+func (p *pages) routes(r chi.Router) {
+	r.Get("/", p.dashboard)
+	r.Get("/parts/dashboard", p.dashboardLive)
+	r.Get("/parts/lock", p.lockParts)
+	r.Get("/parts/lock-text", p.lockText)
+	r.Get("/parts/lock-figures", p.lockFigures)
+	r.Get("/parts/lock-at", p.lockAt)
+	r.Get("/lock", p.lock)
+	r.Get("/sim", p.classroom)
+	r.Get("/static/*", p.static)
 }

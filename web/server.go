@@ -1,9 +1,9 @@
 // Package web serves zklockviz over HTTP: the JSON API, the live websocket
 // feed of lock-queue snapshots, the classroom's API over each service's
-// classroom with each run's websocket, and whatever pages the caller plugs
-// in. It knows lock services only through lockservice (services.go).
-// Routes live in routes.go, errors in errors.go, the one socket writer in
-// ws.go.
+// classroom with each run's websocket, and the HTML pages, all from one
+// Server and one Config. It knows lock services only through lockservice
+// (services.go). Every route is mapped in routes.go, errors in errors.go,
+// the one socket writer in ws.go.
 package web
 
 import (
@@ -38,9 +38,14 @@ type Config struct {
 	Metrics http.Handler
 	// History, when set, answers the flight recorder's API (history.go).
 	History history.Source
-	// Pages, when set, serves the HTML pages (/, /lock, /sim, /static/*)
-	// and renders the parts the lock page's socket carries.
-	Pages *Pages
+	// HistoryStatus, when set, says whether the recorder records; the
+	// pages say so while it does not.
+	HistoryStatus func() history.Status
+	// Pages serves the HTML pages (/, /lock, /sim, /static/*), which
+	// render the parts the lock page's socket carries; Classroom offers
+	// the classroom's page among them.
+	Pages     bool
+	Classroom bool
 	// AllowedOrigins are extra origins allowed to open websockets and send
 	// POSTs, as host patterns ("viz.example.com", "*.example.com") or with
 	// a scheme ("https://viz.example.com"). The page's own host is always
@@ -72,6 +77,12 @@ type Server struct {
 
 	fmu    sync.Mutex
 	caches map[string]*frameCache // frames shared by the sockets of a path
+
+	// pending are the watched locks not read yet: the API's watch and
+	// unwatch renew the dashboard's list too.
+	pending *pendingLocks
+	// pages are the HTML pages; nil without Config.Pages.
+	pages *pages
 }
 
 // New checks cfg and builds the Server's routes.
@@ -102,6 +113,10 @@ func New(cfg Config) (*Server, error) {
 		conns:    map[*websocket.Conn]net.Conn{},
 		shutdown: make(chan struct{}),
 		caches:   map[string]*frameCache{},
+		pending:  &pendingLocks{},
+	}
+	if cfg.Pages {
+		s.pages = newPages(cfg, s.pending, s.log)
 	}
 	s.handler = s.routes()
 	return s, nil

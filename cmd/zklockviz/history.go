@@ -20,7 +20,6 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/web"
 )
 
 // The flight recorder's flags and wiring: serve records every snapshot the
@@ -401,18 +400,16 @@ func (m *Main) historySource() history.Source {
 // whether the history records.
 const statusWait = 500 * time.Millisecond
 
-// pageOptions are the pages' services and history, and the recorder's
-// status when it runs.
-func (m *Main) pageOptions() []web.PageOption {
-	opts := []web.PageOption{web.WithServices(m.services), web.WithHistory(m.historySource())}
-	if m.hist.recorder != nil {
-		// The status follows the snapshots offered before the page asked:
-		// the summary of a change says whether that change was recorded,
-		// so the page does not ask a history that just went away.
-		rec := m.hist.recorder
-		opts = append(opts, web.WithHistoryStatus(func() history.Status { return rec.SyncedStatus(statusWait) }))
+// historyStatus says whether the recorder records, for the pages; nil
+// without a recorder. The status follows the snapshots offered before the
+// page asked: the summary of a change says whether that change was
+// recorded, so the page does not ask a history that just went away.
+func (m *Main) historyStatus() func() history.Status {
+	rec := m.hist.recorder
+	if rec == nil {
+		return nil
 	}
-	return opts
+	return func() history.Status { return rec.SyncedStatus(statusWait) }
 }
 
 // historyCollectors are the recorder's Prometheus collectors for /metrics.

@@ -765,8 +765,8 @@ func (m *Main) registerServices(sim *simulator.Manager) error {
 func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Services: m.services, History: m.historySource(),
-		Pages:          web.PageRoutes(m.hub, c.Sim, m.pageOptions()...),
+		Hub: m.hub, Services: m.services, History: m.historySource(), HistoryStatus: m.historyStatus(),
+		Pages: true, Classroom: c.Sim,
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors(), Cluster: c.History.Cluster}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
