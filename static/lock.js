@@ -31,10 +31,11 @@ let liveSnap = null;
 // liveChanged is told of every live snapshot (the time bar's figures
 // follow them); nothing without a time bar.
 let liveChanged = () => {};
-// historyOff says whether the summary says the history is off: its reads
-// are refused then (503), so the time bar, the strip and the figures do not
-// ask until it no longer says so, when historyBack has them ask again.
-const historyOff = () => !!document.querySelector('#summary [data-stat="history-off"]');
+// historyOff says whether the server says the history is off (the page's
+// data-history-off, then each frame's historyOff): its reads are refused
+// then (503), so the time bar, the strip and the figures do not ask until
+// it records again, when historyBack has them ask again.
+const historyOff = () => !!body.dataset.historyOff;
 let historyBack = () => {};
 
 legend(document.getElementById('legend'), service);
@@ -289,6 +290,8 @@ function follow() {
 // brought with it: the lane's labels and the parts.
 function showLive(s, msg = {}) {
   knowNames(msg.names);
+  // A frame with the parts says whether the history records.
+  if (msg.parts !== undefined) body.dataset.historyOff = msg.historyOff || '';
   liveSnap = s;
   const now = Date.now();
   timing.observe(s, now);
@@ -333,34 +336,29 @@ if (watchThis) {
 }
 
 window.addEventListener('pagehide', () => live && live.close());
-// While the summary says the history is off, its parts are asked again
-// every few seconds even on a quiet lock: recording resumes by itself,
-// which no change of the lock would show.
+// While the history is off, whether it records again is asked every few
+// seconds even on a quiet lock (GET /api/v1/history/status): recording
+// resumes by itself, which no change of the lock would show.
 let historyOffAsked = 0;
 let historyWasOff = historyOff();
-// askHistoryStatus, while a past moment is shown with the history off,
-// takes whether it records again from the live parts: the moment's own
-// would be refused (503). Only the summary's history-off stat is taken, the
-// rest of the page stays at the moment.
+// askHistoryStatus takes whether the history records again; once it does,
+// the live page takes its parts again (the summary stops saying it is
+// off), and a past moment drops the summary's word of it, the rest of the
+// page staying at the moment.
 async function askHistoryStatus() {
-  const res = await fetch('/parts/lock?' + lockQuery(new URLSearchParams({ size: '1' }), service, path));
+  const res = await fetch('/api/v1/history/status');
   if (!res.ok) return;
-  const tpl = document.createElement('template');
-  tpl.innerHTML = await res.text();
-  const now = tpl.content.querySelector('#summary [data-stat="history-off"]');
-  const shown = document.querySelector('#summary [data-stat="history-off"]');
-  if (!shown) return;
-  if (now) shown.replaceWith(now);
-  else shown.remove();
+  const st = await res.json();
+  if (!st.recording) return;
+  body.dataset.historyOff = '';
+  if (at === null) table.refresh();
+  else document.querySelector('#summary [data-stat="history-off"]')?.remove();
 }
 setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
   const off = historyOff();
-  if (off && ++historyOffAsked % 3 === 0) {
-    if (at === null) table.refresh();
-    else askHistoryStatus().catch(() => {});
-  }
+  if (off && ++historyOffAsked % 3 === 0) askHistoryStatus().catch(() => {});
   if (historyWasOff && !off) historyBack();
   historyWasOff = off;
 }, 1000);

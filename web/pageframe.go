@@ -51,13 +51,17 @@ func (v view) tableQuery() views.TableQuery {
 	return views.TableQuery{Page: v.page, Size: v.size, Filter: v.filter, Selected: v.node}
 }
 
-// partsFunc renders the parts of a lock's snapshot for a view.
-type partsFunc func(snap lockqueue.Snapshot, v view) ([]byte, error)
+// partsFunc renders the parts of a lock's snapshot for a view, and says
+// what they say of the history ("" while it records).
+type partsFunc func(snap lockqueue.Snapshot, v view) (html []byte, historyOff string, err error)
 
 // pageExtra is what a parts socket's frame carries beside the nodes.
 type pageExtra struct {
 	Parts string            `json:"parts,omitempty"`
 	Names map[string]string `json:"names,omitempty"`
+	// HistoryOff, with the parts, says since when and why the history does
+	// not record; left out while it does.
+	HistoryOff string `json:"historyOff,omitempty"`
 }
 
 // withPage adds to b, a windowed frame's JSON object, the name labels of
@@ -66,11 +70,11 @@ type pageExtra struct {
 func withPage(b []byte, parts partsFunc, snap lockqueue.Snapshot, v view, prev, sent *lockqueue.Snapshot) ([]byte, error) {
 	x := pageExtra{Names: newNameLabels(prev, sent)}
 	if parts != nil {
-		html, err := parts(snap, v)
+		html, off, err := parts(snap, v)
 		if err != nil {
 			return nil, err
 		}
-		x.Parts = string(html)
+		x.Parts, x.HistoryOff = string(html), off
 	}
 	xb, err := json.Marshal(x)
 	if err != nil {
@@ -123,8 +127,8 @@ func (s *Server) socketParts(svc lockservice.Service, name string) partsFunc {
 	if p == nil {
 		return nil
 	}
-	return func(snap lockqueue.Snapshot, v view) ([]byte, error) {
-		part := p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery())
-		return part.body, part.err
+	return func(snap lockqueue.Snapshot, v view) ([]byte, string, error) {
+		part, off := p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery())
+		return part.body, off, part.err
 	}
 }

@@ -90,12 +90,21 @@ type pages struct {
 
 func (p *pages) page(title, active string) views.Page {
 	pg := views.Page{Title: title, Active: active, SimEnabled: p.sim, Version: p.assets.version}
-	if p.historyStatus != nil {
-		if st := p.historyStatus(); !st.Recording {
-			pg.HistoryOff = fmt.Sprintf("since %s: %s", st.Since.Local().Format("15:04:05"), st.Why)
-		}
-	}
+	pg.HistoryOff = historyOff(p.historyStatus)
 	return pg
+}
+
+// historyOff says, while the recorder does not record, since when and why;
+// "" while it records or without a recorder.
+func historyOff(status func() history.Status) string {
+	if status == nil {
+		return ""
+	}
+	st := status()
+	if st.Recording {
+		return ""
+	}
+	return fmt.Sprintf("since %s: %s", st.Since.Local().Format("15:04:05"), st.Why)
 }
 
 func (p *pages) dashboard(w http.ResponseWriter, r *http.Request) {
@@ -210,6 +219,9 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		// the page (tools, tests).
 		"data-service": sv.Name, "data-service-title": sv.Title,
 		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
+		// Whether the recorder records: the socket's frames say it again
+		// with each change, GET /api/v1/history/status while it does not.
+		"data-history-off": pg.HistoryOff,
 	}
 	var facts *views.QueueFacts
 	if past.replay.At.IsZero() {
@@ -338,9 +350,10 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	tq := tableQuery(r.URL.Query())
 	var part *renderedPart
 	if past.replay.At.IsZero() {
-		part = p.liveParts(r.Context(), svc, name, snap, ok, tq)
+		part, _ = p.liveParts(r.Context(), svc, name, snap, ok, tq)
 	} else {
-		part = renderPart(func() ([]byte, error) { return p.renderParts(r.Context(), svc, name, snap, ok, tq, past.replay, now) })
+		pg := p.page(name, "lock")
+		part = renderPart(func() ([]byte, error) { return p.renderParts(r.Context(), pg, svc, name, snap, ok, tq, past.replay, now) })
 	}
 	if part.err != nil {
 		p.log.Error("render parts", "lock", id.Key(), "err", part.err)
@@ -359,31 +372,32 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 }
 
 // liveParts are the parts of the lock name's newest snapshot snap (known:
-// read at least once) for the table's page tq: rendered once per snapshot
-// and view (partsCache), for GET /parts/lock and the lock page's socket
-// alike.
-func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery) *renderedPart {
+// read at least once) for the table's page tq: rendered once per snapshot,
+// view and history status (partsCache), for GET /parts/lock and the lock
+// page's socket alike. historyOff is what the parts say of the history
+// (pages.page).
+func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery) (part *renderedPart, historyOff string) {
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
+	pg := p.page(name, "lock")
 	render := func() ([]byte, error) {
-		return p.renderParts(ctx, svc, name, snap, known, tq, views.Replay{}, time.Now())
+		return p.renderParts(ctx, pg, svc, name, snap, known, tq, views.Replay{}, time.Now())
 	}
 	if p.parts == nil {
-		return renderPart(render)
+		return renderPart(render), pg.HistoryOff
 	}
-	// The history's status is part of what the parts say.
-	return p.parts.get(id.Key(), versionOf(snap, known), viewKey(tq)+"\x00"+p.page(name, "lock").HistoryOff, render)
+	return p.parts.get(id.Key(), versionOf(snap, known), viewKey(tq)+"\x00"+pg.HistoryOff, render), pg.HistoryOff
 }
 
 // renderParts renders the parts of snap, the lock name at now (a past
-// moment's with replay set).
-func (p *pages) renderParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, replay views.Replay, now time.Time) ([]byte, error) {
+// moment's with replay set), on the page pg.
+func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, replay views.Replay, now time.Time) ([]byte, error) {
 	p.partRenders.Add(1)
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
 	var facts *views.QueueFacts
 	if replay.At.IsZero() {
 		facts = p.facts.of(id.Key(), versionOf(snap, known), snap)
 	}
-	l := views.NewLockWith(p.page(name, "lock"), serviceView(svc), name, snap, facts, known, tq, now)
+	l := views.NewLockWith(pg, serviceView(svc), name, snap, facts, known, tq, now)
 	l.Replay, l.Watched = replay, known || watchedBy(svc, name)
 	var buf bytes.Buffer
 	// Shared by every viewer asking meanwhile: the first one leaving

@@ -35,6 +35,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/api/v1/lock/stats", s.handleLockStats)
 		r.Get("/api/v1/lock/export", s.handleLockExport)
 		r.Get("/api/v1/history/locks", s.handleHistoryLocks)
+		r.Get("/api/v1/history/status", s.handleHistoryStatus)
 		r.Post("/api/v1/watch", s.handleWatch)
 		r.Delete("/api/v1/watch", s.handleUnwatch)
 		// No timeout middleware here: a websocket lives as long as its viewer.
