@@ -82,19 +82,14 @@ func (p *pages) routes(r chi.Router) {
 // PageOption configures PageRoutes.
 type PageOption func(*pages)
 
-// WithConnection gives the dashboard's first paint the watcher's own
-// ZooKeeper session state (zkwatch.Watcher.Connection), the same state GET
-// /api/v1/locks reports as "connection". Without it the first paint infers
-// the state from the watched locks, and says nothing when none is watched.
-func WithConnection(state func() lockqueue.Connection) PageOption {
-	return func(p *pages) { p.conn = state }
-}
-
 // WithServices tells the pages the lock services the server shows: how a
 // lock's name is checked, which locks each service's reader follows and
 // that POST /api/v1/watch can add more, so the lock view of an unwatched
 // lock offers to watch it instead of opening a socket the server refuses.
-// With a ZooKeeper reader it implies WithConnection(reader.Connection).
+// With a ZooKeeper reader the dashboard's first paint shows the reader's own
+// session state (the "connection" of GET /api/v1/locks); without one it
+// infers the state from the watched locks, and says nothing when none is
+// watched.
 // Without it the pages know no service, and the lock view refuses every
 // lock.
 func WithServices(reg *lockservice.Registry) PageOption {

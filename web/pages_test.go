@@ -137,9 +137,9 @@ func TestPages(t *testing.T) {
 	}
 }
 
-// The dashboard's first paint shows the watcher's own session state, which is
-// known with no lock watched; without WithConnection it is inferred from the
-// locks.
+// The dashboard's first paint shows the ZooKeeper reader's own session state,
+// which is known with no lock watched; without a reader it is inferred from
+// the locks.
 func TestDashboardConnection(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -156,7 +156,7 @@ func TestDashboardConnection(t *testing.T) {
 			h := hub.New()
 			var opts []PageOption
 			if tc.set {
-				opts = append(opts, WithConnection(func() lockqueue.Connection { return tc.state }))
+				opts = append(opts, WithServices(zkRegistry(&stubWatcher{conn: tc.state}, nil)))
 			}
 			srv, err := New(Config{Hub: h, Pages: PageRoutes(h, false, opts...), Logger: testLogger(t)})
 			if err != nil {
