@@ -13,8 +13,9 @@ import (
 )
 
 // lock is the reader of one watched lock parent: its goroutine (lockLoop)
-// holds the single children watch on the parent (and one on each other
-// folder a semaphore keeps nodes in), reads what is new after each event,
+// holds the parent's watch (one persistent recursive watch on ZooKeeper
+// 3.6+; before, a children watch on the parent and one on each other folder
+// a semaphore keeps nodes in), reads what is new after each event,
 // and keeps the last read and the last published snapshot.
 type lock struct {
 	path, full string
