@@ -47,9 +47,9 @@ type joinedWith struct {
 // state, clock correction, and a watch table that differs from the one
 // joined in no session owning a node of the lock, with no finding due.
 // pubMu is held.
-func (l *lock) unchangedSinceJoin(cv connView, t tableState, by time.Duration, correct bool, now time.Time) bool {
-	j := &l.joined
-	if !l.published || !j.sameInputs(cv, by, correct, now) || !j.tableFollows(t) {
+func (l *lock) unchangedSinceJoin(env joinEnv) bool {
+	j, t := &l.joined, env.table
+	if !l.published || !j.sameInputs(env) || !j.tableFollows(t) {
 		return false
 	}
 	nodes, same := l.baseSinceJoin()
@@ -66,9 +66,9 @@ func (l *lock) unchangedSinceJoin(cv connView, t tableState, by time.Duration, c
 // sameInputs reports whether the join's inputs other than the base and the
 // table are those of the last live join: the connection view's state, the
 // clock correction, and no countdown running or finding due by now.
-func (j *joinedWith) sameInputs(cv connView, by time.Duration, correct bool, now time.Time) bool {
-	return j.ok && j.seq == cv.seq && j.by == by && j.correct == correct && !j.timed &&
-		(j.due.IsZero() || now.Before(j.due))
+func (j *joinedWith) sameInputs(env joinEnv) bool {
+	return j.ok && j.seq == env.cv.seq && j.by == env.by && j.correct == env.correct && !j.timed &&
+		(j.due.IsZero() || env.now.Before(j.due))
 }
 
 // tableFollows reports whether t is the table joined or the one after it,
@@ -120,8 +120,7 @@ func (j *joinedWith) ownerChanged(nodes []lockqueue.Node, changed map[int64]bool
 
 // noteJoined records what a published (or found unchanged) join of l
 // depended on; pubMu is held.
-func (w *Watcher) noteJoined(l *lock, in joinInput, s lockqueue.Snapshot, cv connView, conn lockqueue.Connection,
-	t tableState, by time.Duration, correct, timed bool, now time.Time) {
+func (w *Watcher) noteJoined(l *lock, in joinInput, s lockqueue.Snapshot, conn lockqueue.Connection, timed bool, env joinEnv) {
 	j := &l.joined
 	j.ok = conn == "" && s.Live() && s.Connection == lockqueue.Connected
 	if !j.ok {
@@ -130,6 +129,6 @@ func (w *Watcher) noteJoined(l *lock, in joinInput, s lockqueue.Snapshot, cv con
 	for _, a := range s.Alerts {
 		timed = timed || a.Kind == lockqueue.AlertZombie
 	}
-	j.baseGen, j.seq, j.table, j.by, j.correct, j.timed = in.gen, cv.seq, t.gen, by, correct, timed
-	j.due = lockqueue.NextDue(l.missing, now, w.cfg.StallGrace)
+	j.baseGen, j.seq, j.table, j.by, j.correct, j.timed = in.gen, env.cv.seq, env.table.gen, env.by, env.correct, timed
+	j.due = lockqueue.NextDue(l.missing, env.now, w.cfg.StallGrace)
 }
