@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // redisLockScript is Redisson's lock script (RedissonLock.tryLockInnerAsync):
@@ -51,8 +51,8 @@ func redisWaiter(t *testing.T, addr, lock string) (stop func()) {
 // and the end of a wait without a reload.
 func TestDashboardFoundLocks(t *testing.T) {
 	need(t)
-	pg := pglocal.ForTest(t)
-	m := redislocal.ForTest(t).Addr()
+	pg := pgtest.ForTest(t)
+	m := redistest.ForTest(t).Addr()
 
 	// Held before serve starts, found by its first poll and walk.
 	psql(t, pg.DSN(), "found-many", "SELECT pg_advisory_lock(k) FROM generate_series(1, 20) k;")

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 )
 
 // A full disk under the data directory, with the lock page and the
@@ -16,7 +16,7 @@ import (
 // themselves, and the stretch not recorded is a gap on the time bar.
 func TestHistoryOffWhileTheDiskIsFullInTheBrowser(t *testing.T) {
 	need(t)
-	disk := localproc.SmallDisk(t, 1<<20)
+	disk := proctest.SmallDisk(t, 1<<20)
 	const path = "/e2e/history-off-disk"
 	c := connect(t)
 	ensurePath(t, c, path)
@@ -36,7 +36,7 @@ func TestHistoryOffWhileTheDiskIsFullInTheBrowser(t *testing.T) {
 	}
 
 	// Fill the disk.
-	free := localproc.FillDisk(t, disk)
+	free := proctest.FillDisk(t, disk)
 	// Contenders come and go (their data recorded with them) until a
 	// write fails: the segment's last page may still hold a few frames.
 	const why = "no space left on device"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // A PostgreSQL history database that goes away under an open lock page
@@ -20,7 +20,7 @@ import (
 // page asks again and the stretch without it is a gap on the time bar.
 func TestHistoryOffWhilePostgresIsGoneInTheBrowser(t *testing.T) {
 	need(t)
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const path = "/e2e/history-off-pg"
 	ensurePath(t, connect(t), path)
 	srv := startServer(t, "--watch", path, "--history-db", pg.DSN())
@@ -125,7 +125,7 @@ func status(t *testing.T, u string) (int, string) {
 // ask for the moment (a 503 in its console), and shows it once it is back.
 func TestLockPageOpenedWhilePostgresIsGone(t *testing.T) {
 	need(t)
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const path = "/e2e/history-off-pg-open"
 	ensurePath(t, connect(t), path)
 	srv := startServer(t, "--watch", path, "--history-db", pg.DSN())

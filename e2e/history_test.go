@@ -20,7 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // recorded is what GET /api/v1/lock/history answers, as far as these
@@ -341,7 +341,7 @@ func TestIncidentExportOpensOffline(t *testing.T) {
 func TestTimeBarShowsWhatItDidNotSee(t *testing.T) {
 	need(t)
 	const path = "/e2e/gap"
-	zks := zklocal.ForTest(t)
+	zks := zktest.ForTest(t)
 	admin := connectTo(t, zks)
 	ensurePath(t, admin, path)
 	l := takeLockVia(t, connectTo(t, zks), path, "holder")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // The legend is page text that wraps, not a wide drawing shrunk to fit: at
@@ -179,7 +179,7 @@ func formatThousands(n int) string {
 // watched at all, and says NOT live while ZooKeeper is down.
 func TestDashboardWhenZooKeeperStops(t *testing.T) {
 	need(t)
-	zks := zklocal.ForTest(t)
+	zks := zktest.ForTest(t)
 	srv := startServerOn(t, zks)
 	tb := newTab(t)
 	tb.open(srv.URL + "/")

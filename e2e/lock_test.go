@@ -13,7 +13,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
 	"github.com/zklockviz/zklockviz/views"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // gozkLock takes go-zookeeper's own Lock on path in a session of its own. A
@@ -139,7 +139,7 @@ func TestLockViewFollowsOutsideClients(t *testing.T) {
 func TestBannerWhenZooKeeperStops(t *testing.T) {
 	need(t)
 	const path = "/e2e/banner"
-	zks := zklocal.ForTest(t)
+	zks := zktest.ForTest(t)
 	admin := connectTo(t, zks)
 	ensurePath(t, admin, path)
 	l := takeLockVia(t, connectTo(t, zks), path, "holder")

@@ -19,7 +19,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/go-zookeeper/zk"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // hugeQueue makes n ephemeral sequential go-zookeeper lock nodes under path
@@ -77,7 +77,7 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 	// A ZooKeeper of its own: deleting 100,000 ephemeral nodes when the
 	// session ends keeps a server busy for a while, which the next test
 	// should not wait on.
-	zks := zklocal.ForTest(t)
+	zks := zktest.ForTest(t)
 	c := connectTo(t, zks)
 	names := hugeQueue(t, c, path, n)
 	srv := startServerOn(t, zks, "--watch", path)
@@ -201,7 +201,7 @@ func BenchmarkLockViewFirstPaint100k(b *testing.B) {
 	need(b)
 	const path, n = "/e2e/bench/huge100k", 100_000
 	// A ZooKeeper of its own per run, as in the test above.
-	zks := zklocal.ForTest(b)
+	zks := zktest.ForTest(b)
 	c := connectTo(b, zks)
 	hugeQueue(b, c, path, n)
 	srv := startServerOn(b, zks, "--watch", path)

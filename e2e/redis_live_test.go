@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // redisCLI runs redis-cli, a third-party client, against addr.
@@ -26,7 +26,7 @@ func redisCLI(t *testing.T, addr string, args ...string) {
 // hand-off live and shows the no-expiry alert.
 func TestRedisLockLive(t *testing.T) {
 	need(t)
-	masters := redislocal.NForTest(t, 3)
+	masters := redistest.NForTest(t, 3)
 	var args []string
 	for _, m := range masters {
 		args = append(args, "--redis", m.Addr())
@@ -66,7 +66,7 @@ func TestRedisLockLive(t *testing.T) {
 // master's address and what to check.
 func TestRedisErrorOnDashboard(t *testing.T) {
 	need(t)
-	m := redislocal.ForTest(t)
+	m := redistest.ForTest(t)
 	redisCLI(t, m.Addr(), "ACL", "SETUSER", "viewer", "on", ">right", "~*", "-@all", "+ping", "+type", "+pttl", "+get")
 	srv := startServer(t, "--poll", "200ms", "--redis", m.Addr(), "--redis-user", "viewer", "--redis-password", "wrong",
 		"--watch", "redis:orders-lock")
@@ -84,7 +84,7 @@ func TestRedisErrorOnDashboard(t *testing.T) {
 // holds.
 func TestRedisOutageInBrowser(t *testing.T) {
 	need(t)
-	m := redislocal.ForTest(t)
+	m := redistest.ForTest(t)
 	redisCLI(t, m.Addr(), "SET", "orders-lock", "tok-A", "NX")
 	srv := startServer(t, "--poll", "200ms", "--redis", m.Addr(), "--watch", "redis:orders-lock")
 	tb := newTab(t)

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // A server started for PostgreSQL alone speaks PostgreSQL: no ZooKeeper
@@ -17,7 +17,7 @@ import (
 // transaction and wait), with the statement that would end it to copy.
 func TestPostgresOnlyWords(t *testing.T) {
 	need(t)
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const lock = "advisory/42"
 	psql(t, pg.DSN(), "orders-worker", "BEGIN; SELECT pg_advisory_lock(42), 'a query long enough to be shortened in the pane, as a real one would be';")
 	holder := pgNode(t, pg.DSN(), "orders-worker", false)

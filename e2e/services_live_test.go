@@ -21,8 +21,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // Every lock service live in one serve, looked at in the browser: real
@@ -45,7 +47,7 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 // reading the queue as etcd has it.
 func liveEtcd(t *testing.T) (*etcdlocal.Server, *clientv3.Client) {
 	t.Helper()
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +207,7 @@ const tableOrder = `[...document.querySelectorAll('#table tbody tr[data-row]')].
 func TestEveryServiceLive(t *testing.T) {
 	need(t)
 	etcd, cli := liveEtcd(t)
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const (
 		zkPath   = "/e2e/every/orders"
 		etcdLock = "/e2e/every/orders"
@@ -246,7 +248,7 @@ func TestEveryServiceLive(t *testing.T) {
 	rw2 := pgNode(t, pg.DSN(), "row-second", true)
 
 	// Three Redis masters: one Redlock, held by redis-cli on every master.
-	masters := redislocal.NForTest(t, 3)
+	masters := redistest.NForTest(t, 3)
 	args := []string{"--etcd", etcd.Endpoint(), "--postgres", pg.DSN(), "--poll", "200ms",
 		"--watch", zkPath, "--watch", "etcd:" + etcdLock, "--watch", "postgres:" + pgLock, "--watch", "postgres:" + rowLock,
 		"--watch", "redis:" + redisKey}
@@ -433,7 +435,7 @@ func TestServiceErrorsOnDashboard(t *testing.T) {
 		"host all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n"), 0o644)); err != nil {
 		t.Fatal(err)
 	}
-	pg := pglocal.ForTestWith(t, pglocal.Options{Settings: map[string]string{"hba_file": hba}})
+	pg := pgtest.ForTestWith(t, pglocal.Options{Settings: map[string]string{"hba_file": hba}})
 	pgQuery(t, pg.DSN(), `CREATE ROLE viz LOGIN PASSWORD 'viz-pw' IN ROLE pg_monitor`)
 	vizDSN := pg.DSNFor("viz", "postgres")
 	etcd, cli := liveEtcd(t)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // Each service's queue table has its own columns under its own words:
@@ -16,7 +16,7 @@ import (
 func TestQueueTableColumnsPerService(t *testing.T) {
 	need(t)
 	etcd, cli := liveEtcd(t)
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const (
 		zkPath   = "/e2e/columns/orders"
 		etcdLock = "/e2e/columns/orders"
@@ -35,7 +35,7 @@ func TestQueueTableColumnsPerService(t *testing.T) {
 	ph := pgNode(t, pg.DSN(), "col-holder", false)
 	psql(t, pg.DSN(), "col-waiter", "SELECT pg_advisory_lock(43);")
 	pw := pgNode(t, pg.DSN(), "col-waiter", true)
-	m := redislocal.ForTest(t)
+	m := redistest.ForTest(t)
 	redisCLI(t, m.Addr(), "SET", redisKey, "tok-A", "NX", "PX", "600000")
 	srv := startServer(t, "--etcd", etcd.Endpoint(), "--postgres", pg.DSN(), "--redis", m.Addr(), "--poll", "200ms",
 		"--watch", zkPath, "--watch", "etcd:"+etcdLock, "--watch", "postgres:"+pgLock, "--watch", "redis:"+redisKey)

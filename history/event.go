@@ -596,8 +596,12 @@ func asRecipeSays(e lockqueue.Edge) bool {
 }
 
 // MaxData is how much of a node's data the history keeps: enough for the
-// name, host or id a lock client writes there, not a whole payload.
-const MaxData = 256
+// name, host or id a lock client writes there, not a whole payload. It is
+// a quarter of lockqueue.MaxData, what a live snapshot carries (and so the
+// most the history could keep), because the history keeps the data of every
+// node ever queued, on disk and in its cache, where a snapshot holds only
+// the nodes queued now.
+const MaxData = lockqueue.MaxData / 4
 
 // boundData is a node's data as recorded: its first MaxData bytes, text
 // cut at a character's start, binary (base64, as the live API has it)

@@ -9,7 +9,7 @@ import (
 	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // A history database that goes away: the status a page asks for after a
@@ -17,7 +17,7 @@ import (
 // where Status may answer before the recorder tried), and every read
 // says the database cannot be read, as fault.Unavailable.
 func TestPGGoneIsUnavailable(t *testing.T) {
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	s := openPGWith(t, history.PGOptions{URL: pg.DSN()})
 	r := history.NewRecorder(s, nil, 0, nil)
 	defer r.Close()

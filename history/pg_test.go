@@ -12,6 +12,7 @@ import (
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 func openPG(t *testing.T, dsn string, c *clock) *history.PGStore {
@@ -33,7 +34,7 @@ func openPGWith(t *testing.T, opts history.PGOptions) *history.PGStore {
 // at each moment, the same figures; reopening recovers each lock's state
 // and records the time it was closed as a gap; retention drops the oldest.
 func TestPGStore(t *testing.T) {
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	c := newClock(t0)
 	t.Run("session", func(t *testing.T) {
 		s := openPG(t, pg.DSN(), c)
@@ -90,7 +91,7 @@ func newDatabase(t *testing.T, pg *pglocal.Server, name string) string {
 // embedded store drops its oldest segments: what is left is the newest run
 // of the events, under the bound, and the recent past still replays.
 func TestPGSizeRetention(t *testing.T) {
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	ctx := context.Background()
 	const p, maxSize = "/locks/pg-sized", 64 << 10
 	c := newClock(t0)

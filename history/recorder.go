@@ -116,16 +116,6 @@ func NewRecorder(store Writer, metrics *Metrics, queue int, log *slog.Logger) *R
 	return r
 }
 
-// Wrap returns a sink that offers each snapshot to the recorder, then
-// gives it to next: whatever a viewer has seen was offered, so a read
-// through Source that follows it finds it recorded.
-func (r *Recorder) Wrap(next func(lockqueue.Snapshot)) func(lockqueue.Snapshot) {
-	return func(s lockqueue.Snapshot) {
-		r.Offer(s)
-		next(s)
-	}
-}
-
 // Sync returns once everything offered before it was called is recorded.
 func (r *Recorder) Sync() {
 	reply := make(chan struct{})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // whoQueue is a queue whose nodes say who they are as each service does:
@@ -41,7 +41,7 @@ func whoQueue(cluster string, at time.Time, names ...string) lockqueue.Snapshot 
 // segment's keyframe, as the live view had it; the same path recorded on
 // another cluster is another lock.
 func TestRecordsWhoOncePerNode(t *testing.T) {
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	for _, tc := range []struct {
 		name string
 		open func(t *testing.T, c *clock) history.DB

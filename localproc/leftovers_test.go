@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
@@ -140,7 +140,7 @@ func TestNothingLeftWhenParentDies(t *testing.T) {
 				t.Fatalf("child: %v", err)
 			}
 			if st.Skip != "" {
-				localproc.SkipIfNotInstalled(t, errors.New(st.Skip), errors.New(st.Skip))
+				proctest.SkipIfNotInstalled(t, errors.New(st.Skip), errors.New(st.Skip))
 			}
 			if noLeftovers(tmp, st.Pgids, st.Shmid) == nil {
 				t.Fatal("before the kill the check finds nothing, so it would prove nothing")
@@ -203,7 +203,7 @@ func noLeftovers(tmp string, pgids []int, shmid string) error {
 		left = append(left, "directory "+filepath.Join(tmp, e.Name()))
 	}
 	for _, g := range pgids {
-		alive, err := localproc.GroupAlive(g)
+		alive, err := proctest.GroupAlive(g)
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,10 @@ type Options struct {
 	Semaphore Recipe
 }
 
-// MaxData bounds how much of a node's data a Snapshot carries.
+// MaxData bounds how much of a node's data a Snapshot carries: a snapshot
+// holds the nodes queued now, so the detail pane can show a kilobyte of
+// each. The history keeps a quarter of it (history.MaxData) because it
+// keeps every node ever queued.
 const MaxData = 1024
 
 // seqWrapMargin: warn when fewer than this many sequence numbers are left before

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/proxy"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // echoServer echoes every connection until the test ends.
@@ -223,7 +224,7 @@ func (nopLogger) Printf(string, ...any) {}
 // session timeout: the server expires the session (its ephemeral node
 // disappears) and after Restore the client learns it has expired.
 func TestZooKeeperSessionExpires(t *testing.T) {
-	srv := zklocal.ForTestWith(t, zklocal.Options{TickTime: 100 * time.Millisecond})
+	srv := zktest.ForTestWith(t, zklocal.Options{TickTime: 100 * time.Millisecond})
 	p, err := proxy.New(srv.Addr())
 	if err != nil {
 		t.Fatal(err)

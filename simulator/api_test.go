@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // TestGCPauseStates follows gc-pause through the Go API: the paused holder
@@ -122,7 +122,7 @@ func TestManagerClose(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	conn := zklocal.Connect(t, zkAddr)
+	conn := zktest.Connect(t, zkAddr)
 	if ok, _, err := conn.Exists("/closetest"); err != nil || ok {
 		t.Errorf("/closetest still exists after Close (%v)", err)
 	}

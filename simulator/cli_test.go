@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // The CLI tests run the real binary, built once per test process.
@@ -48,7 +48,7 @@ func zklockviz(t *testing.T) string {
 // the test's own.
 func sim(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	base := []string{"sim", "--zk", zkAddr, "--session-timeout", testSessionTimeout.String(), "--sim-root", "/cli/" + zklocal.NodeName(t)}
+	base := []string{"sim", "--zk", zkAddr, "--session-timeout", testSessionTimeout.String(), "--sim-root", "/cli/" + zktest.NodeName(t)}
 	cmd := exec.Command(zklockviz(t), append(base, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // zkAddr is the one ZooKeeper every test in this package shares: a JVM per
@@ -61,7 +62,7 @@ func newManager(t testing.TB, cfg ManagerConfig) *Manager {
 	t.Helper()
 	cfg.Servers = []string{zkAddr}
 	if cfg.Root == "" {
-		cfg.Root = "/test/" + zklocal.NodeName(t)
+		cfg.Root = "/test/" + zktest.NodeName(t)
 	}
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = testSessionTimeout

@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -60,16 +59,6 @@ func New(name string) (*CA, error) {
 		return nil, fmt.Errorf("testca: certificate for %s: %w", name, err)
 	}
 	return &CA{name: name, cert: cert, key: key, pem: pemBlock("CERTIFICATE", der), serial: 1}, nil
-}
-
-// ForTest is New that fails t on error.
-func ForTest(t testing.TB, name string) *CA {
-	t.Helper()
-	ca, err := New(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca
 }
 
 // PEM is the CA's certificate, PEM encoded.
@@ -138,16 +127,6 @@ func (ca *CA) WriteCert(dir, name string) (certFile, keyFile string, err error) 
 		return "", "", fmt.Errorf("testca: write key for %s: %w", name, err)
 	}
 	return certFile, keyFile, nil
-}
-
-// CertForTest is WriteCert that fails t on error.
-func (ca *CA) CertForTest(t testing.TB, dir, name string) (certFile, keyFile string) {
-	t.Helper()
-	certFile, keyFile, err := ca.WriteCert(dir, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
 }
 
 func pemBlock(typ string, der []byte) []byte {

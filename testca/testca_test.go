@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/testca"
+	"github.com/zklockviz/zklockviz/testca/catest"
 )
 
 // A server with WriteFiles' server certificate and a client with its
@@ -69,7 +70,7 @@ func TestHandshake(t *testing.T) {
 		}
 	}
 	other := f.ClientTLS()
-	other.RootCAs = testca.ForTest(t, "another CA").Pool()
+	other.RootCAs = catest.New(t, "another CA").Pool()
 	var verr *tls.CertificateVerificationError
 	if err := dial(other); err == nil || !errors.As(err, &verr) {
 		t.Errorf("trusting another CA: %v, want a verification error", err)

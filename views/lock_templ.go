@@ -169,7 +169,7 @@ func LockPage(l Lock) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					if l.Service.IsZooKeeper() {
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<p class=\"dim\">Watching is read-only: zklockviz sets one children watch on the parent and never writes to ZooKeeper.</p>")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<p class=\"dim\">Watching is read-only: zklockviz sets one persistent recursive watch on the lock (on ZooKeeper before 3.6, a children watch on its folder) and never writes to ZooKeeper.</p>")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -708,7 +708,7 @@ func NodeDetailsView(d NodeDetails) templ.Component {
 }
 
 // lockBanner says whether the lock shown is live and, when not, why
-// (NewLock); its data-* word the page's own socket states, which lock.js
+// (NewLockWith); its data-* word the page's own socket states, which lock.js
 // shows over it while the socket is down.
 func lockBanner(l Lock) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

@@ -364,15 +364,9 @@ func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
 	return row
 }
 
-// NewLock builds the lock view's first paint of a lock of svc; known is
-// false when there is no snapshot of path yet.
-// q picks the page of the table.
-func NewLock(p Page, svc Service, path string, s lockqueue.Snapshot, known bool, q TableQuery, now time.Time) Lock {
-	return NewLockWith(p, svc, path, s, nil, known, q, now)
-}
-
-// NewLockWith is NewLock with s's facts, when the caller keeps them (nil
-// reads them from s).
+// NewLockWith builds the lock view's first paint of a lock of svc; known is
+// false when there is no snapshot of path yet. f is s's facts, when the
+// caller keeps them (nil reads them from s). q picks the page of the table.
 func NewLockWith(p Page, svc Service, path string, s lockqueue.Snapshot, f *QueueFacts, known bool, q TableQuery, now time.Time) Lock {
 	l := Lock{Page: p, Service: svc, Path: path, Known: known, DocTitle: path + " — zklockviz"}
 	if !known {

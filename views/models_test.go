@@ -63,7 +63,7 @@ func TestNewLockAndDashboard(t *testing.T) {
 	down := lockqueue.Build("/b", kids[:1], lockqueue.Options{})
 	down.Connection = lockqueue.Reconnecting
 
-	l := NewLock(Page{}, ZooKeeperService, "/a", live, true, TableQuery{}, now)
+	l := NewLockWith(Page{}, ZooKeeperService, "/a", live, nil, true, TableQuery{}, now)
 	if !l.Live || l.Banner != "" {
 		t.Errorf("live lock: Live %v, banner %q", l.Live, l.Banner)
 	}
@@ -76,10 +76,10 @@ func TestNewLockAndDashboard(t *testing.T) {
 	if l.Rows[1].Time != "waits 50s" {
 		t.Errorf("time %q", l.Rows[1].Time)
 	}
-	if b := NewLock(Page{}, ZooKeeperService, "/b", down, true, TableQuery{}, now).Banner; b == "" {
+	if b := NewLockWith(Page{}, ZooKeeperService, "/b", down, nil, true, TableQuery{}, now).Banner; b == "" {
 		t.Error("no banner on a lock whose watcher is reconnecting")
 	}
-	if b := NewLock(Page{}, ZooKeeperService, "/c", lockqueue.Snapshot{}, false, TableQuery{}, now).Banner; b == "" {
+	if b := NewLockWith(Page{}, ZooKeeperService, "/c", lockqueue.Snapshot{}, nil, false, TableQuery{}, now).Banner; b == "" {
 		t.Error("no banner on an unwatched lock")
 	}
 

@@ -16,7 +16,7 @@ func TestNotLiveIsUnknown(t *testing.T) {
 	since := time.Date(2026, 11, 23, 3, 12, 5, 0, time.UTC)
 	for _, svc := range []string{"redis", "etcd", "postgres", ""} {
 		down := lockqueue.Snapshot{Service: svc, Path: "orders", Connection: lockqueue.Reconnecting, Error: "refused", UnknownSince: since}
-		l := NewLock(Page{}, Service{Name: svc, Title: svc}, "orders", down, true, TableQuery{}, since.Add(time.Minute))
+		l := NewLockWith(Page{}, Service{Name: svc, Title: svc}, "orders", down, nil, true, TableQuery{}, since.Add(time.Minute))
 		text := QueueText(down, since.Add(time.Minute))
 		for _, got := range []string{l.Missing, l.Banner, text} {
 			if strings.Contains(got, "free") || strings.Contains(got, "no key") || strings.Contains(got, "does not exist") ||
@@ -26,7 +26,7 @@ func TestNotLiveIsUnknown(t *testing.T) {
 		}
 		up := down
 		up.Connection, up.Error, up.UnknownSince = lockqueue.Connected, "", time.Time{}
-		if l := NewLock(Page{}, Service{Name: svc, Title: svc}, "orders", up, true, TableQuery{}, since); l.Missing != missingText(up.ServiceName()) {
+		if l := NewLockWith(Page{}, Service{Name: svc, Title: svc}, "orders", up, nil, true, TableQuery{}, since); l.Missing != missingText(up.ServiceName()) {
 			t.Errorf("%q live and missing: %q", svc, l.Missing)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 type apiClient struct {
@@ -245,7 +245,7 @@ func TestClassroomAPI(t *testing.T) {
 	if s.Next == nil || s.Next.Client != "LOCK2" || len(s.Snapshot.Nodes) != 1 || s.Snapshot.Path != s.Path {
 		t.Errorf("after the act: next %+v, nodes %v on %s", s.Next, s.Snapshot.Nodes, s.Snapshot.Path)
 	}
-	conn := zklocal.Connect(t, zkAddr(t))
+	conn := zktest.Connect(t, zkAddr(t))
 	if ok, _, err := conn.Exists(firstPath); err != nil || ok {
 		t.Errorf("the replaced path %s still exists (%v)", firstPath, err)
 	}

@@ -279,46 +279,19 @@ func listLocks(h Summaries, pend *pendingLocks, reg *lockservice.Registry, q loc
 		summaryBufs.Put(bp)
 	}()
 	page := locksPage{ZooKeeperConns: map[lockqueue.Connection]bool{}}
-	backward := q.before != nil
-	// The page's candidates: the limit+1 nearest the cursor on its side,
-	// the extra one telling that another page follows.
-	top := boundedHeap{max: q.limit + 1, far: func(a, b heapItem) bool {
-		if backward {
-			return a.pos.cmp(b.pos) < 0
-		}
-		return a.pos.cmp(b.pos) > 0
-	}}
+	top := q.candidates()
 	beyond := 0 // matched locks on the cursor's far side
 	visit := func(l listedLock) {
 		if q.service != "" && l.ServiceName() != q.service {
 			return
 		}
-		t := &page.Totals
-		t.Locks++
-		switch {
-		case l.Pending:
-			t.Pending++
-		default:
-			if l.Held() {
-				t.Held++
-			}
-			if l.Contended() {
-				t.Contended++
-			}
-			if l.Alerting() {
-				t.Alerting++
-			}
-			if l.ServiceName() == lockqueue.ZooKeeper {
-				page.ZooKeeperConns[l.Connection] = true
-			}
-		}
+		page.count(l)
 		if !q.matches(l) {
 			return
 		}
 		page.Matched++
 		p := q.pos(l)
-		switch {
-		case q.after != nil && p.cmp(*q.after) <= 0, q.before != nil && p.cmp(*q.before) >= 0:
+		if q.beyond(p) {
 			beyond++
 			return
 		}
@@ -335,19 +308,66 @@ func listLocks(h Summaries, pend *pendingLocks, reg *lockservice.Registry, q loc
 	if more {
 		items = items[:q.limit]
 	}
-	if backward {
+	if q.before != nil {
 		// Nearest the cursor first: turn back to the sort's order.
-		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
-			items[i], items[j] = items[j], items[i]
-		}
+		slices.Reverse(items)
 	}
 	page.Rows = make([]listedLock, len(items))
 	for i, it := range items {
 		page.Rows[i] = it.lock
 	}
+	page.setCursors(&q, items, beyond, more)
+	return page
+}
+
+// candidates is the heap of the page's candidates: the limit+1 nearest the
+// cursor on its side, the extra one telling that another page follows.
+func (q *locksQuery) candidates() boundedHeap {
+	backward := q.before != nil
+	return boundedHeap{max: q.limit + 1, far: func(a, b heapItem) bool {
+		if backward {
+			return a.pos.cmp(b.pos) < 0
+		}
+		return a.pos.cmp(b.pos) > 0
+	}}
+}
+
+// beyond says whether p is on the cursor's far side: not on this page
+// nor on any after it, walking away from the cursor.
+func (q *locksQuery) beyond(p listPos) bool {
+	return q.after != nil && p.cmp(*q.after) <= 0 || q.before != nil && p.cmp(*q.before) >= 0
+}
+
+// count adds l to the page's totals, which count every lock of the
+// services asked for, whatever the filter and the state.
+func (page *locksPage) count(l listedLock) {
+	t := &page.Totals
+	t.Locks++
+	if l.Pending {
+		t.Pending++
+		return
+	}
+	if l.Held() {
+		t.Held++
+	}
+	if l.Contended() {
+		t.Contended++
+	}
+	if l.Alerting() {
+		t.Alerting++
+	}
+	if l.ServiceName() == lockqueue.ZooKeeper {
+		page.ZooKeeperConns[l.Connection] = true
+	}
+}
+
+// setCursors sets the page's offset and its cursors to the pages before
+// and after it, from its items (in the sort's order), the matched locks
+// beyond the cursor and whether more came than the page holds.
+func (page *locksPage) setCursors(q *locksQuery, items []heapItem, beyond int, more bool) {
 	hasPrev, hasNext := beyond > 0, more
 	page.Offset = beyond
-	if backward {
+	if q.before != nil {
 		hasPrev, hasNext = more, beyond > 0
 		page.Offset = page.Matched - beyond - len(items)
 	}
@@ -365,7 +385,6 @@ func listLocks(h Summaries, pend *pendingLocks, reg *lockservice.Registry, q loc
 	case q.before != nil && hasNext:
 		page.Next = encodeCursor(q.sort, false, listPos{a: math.MinInt64, b: math.MinInt64})
 	}
-	return page
 }
 
 type heapItem struct {

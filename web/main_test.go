@@ -11,6 +11,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 func TestMain(m *testing.M) {
@@ -55,7 +56,7 @@ func newSim(t testing.TB, cfg simulator.ManagerConfig) *simulator.Manager {
 	t.Helper()
 	cfg.Servers = []string{zkAddr(t)}
 	if cfg.Root == "" {
-		cfg.Root = "/webtest/" + zklocal.NodeName(t)
+		cfg.Root = "/webtest/" + zktest.NodeName(t)
 	}
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = time.Second

@@ -116,7 +116,7 @@ func TestLockPageOtherService(t *testing.T) {
 		}},
 		{name: "not watched", url: "/lock?service=fixture&path=other", want: []string{
 			`data-watched="false"`, `id="watch-this"`, `never writes to Fixture (fixed test data)`,
-		}, absent: []string{"sets one children watch"}},
+		}, absent: []string{"sets one persistent recursive watch"}},
 		{name: "zookeeper unchanged", url: "/lock?path=/locks/orders", want: []string{
 			`data-service="zookeeper"`, `<th scope="col">session</th><th scope="col">data</th>`,
 			`<a id="json" href="/api/v1/lock?path=%2Flocks%2Forders">JSON</a>`,

@@ -13,9 +13,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/static"
-	"github.com/zklockviz/zklockviz/zookeeper"
 )
 
 // pageSnapshot builds a seed read/write lock (R_/W_) the way the watcher does:
@@ -139,9 +137,9 @@ func TestPages(t *testing.T) {
 	}
 }
 
-// The dashboard's first paint shows the ZooKeeper reader's own session
-// state, which is known with no lock watched; without a reader it is
-// inferred from the locks.
+// The dashboard's first paint shows the ZooKeeper reader's own session state,
+// which is known with no lock watched; without a reader it is inferred from
+// the locks.
 func TestDashboardConnection(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -158,7 +156,7 @@ func TestDashboardConnection(t *testing.T) {
 			h := hub.New()
 			cfg := Config{Hub: h, Pages: true, Logger: testLogger(t)}
 			if tc.set {
-				cfg.Services = zkRegistry(saysConnection{zookeeper.Service(unstartedWatcher(t), nil).Reader, tc.state}, nil)
+				cfg.Services = zkRegistry(&stubWatcher{conn: tc.state}, nil)
 			}
 			srv, err := New(cfg)
 			if err != nil {
@@ -309,12 +307,3 @@ func TestModuleImportsResolve(t *testing.T) {
 		t.Errorf("only %d modules embedded", modules)
 	}
 }
-
-// saysConnection is a real reader that says the connection state a test
-// gives it.
-type saysConnection struct {
-	lockservice.Reader
-	state lockqueue.Connection
-}
-
-func (r saysConnection) Connection() lockqueue.Connection { return r.state }

@@ -15,7 +15,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/zkwatch"
 	"github.com/zklockviz/zklockviz/zookeeper"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // TestUnwatchThroughHTTP: DELETE /api/v1/watch against a real watcher on a
@@ -25,10 +25,10 @@ import (
 // find it again), and a lock watched again is read afresh.
 func TestUnwatchThroughHTTP(t *testing.T) {
 	addr := zkAddr(t)
-	root := "/webtest/" + zklocal.NodeName(t)
+	root := "/webtest/" + zktest.NodeName(t)
 	a, b, apps := root+"/a", root+"/b", root+"/apps"
 	found := apps + "/found"
-	c := zklocal.Connect(t, addr)
+	c := zktest.Connect(t, addr)
 	for _, p := range []string{"/webtest", root, a, b, apps, found} {
 		if _, err := c.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
 			t.Fatalf("create %s: %v", p, err)

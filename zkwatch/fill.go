@@ -39,9 +39,9 @@ const (
 // readNamesFirst is readListing's end for a read with many new children:
 // it publishes the nodes kept and the new ones by name, then fills in the
 // new ones' data. ls is a lock's only folder (no semaphore).
-func (w *Watcher) readNamesFirst(ctx context.Context, r Reader, epoch uint64, l *lock, prev []lockqueue.Node,
-	index map[string]int32, keep []bool, fresh []item, ls listings, persistent bool) error {
-	nodes := keptNodes(prev, keep, len(fresh))
+func (w *Watcher) readNamesFirst(ctx context.Context, r Reader, epoch uint64, l *lock, kept keptBase, fresh []item,
+	ls listings, persistent bool) error {
+	nodes := keptNodes(kept.prev, kept.keep, len(fresh))
 	for _, it := range fresh {
 		nodes = append(nodes, lockqueue.NewNamedNode(it.name, it.folder))
 	}
@@ -54,7 +54,7 @@ func (w *Watcher) readNamesFirst(ctx context.Context, r Reader, epoch uint64, l 
 	// Events may not be applied to a base with unread nodes: a fill cut
 	// short is finished by the next listing, whose diff reads them.
 	l.eventBase = false
-	w.publishRead(l, s, epoch, index, prev, keep)
+	w.publishRead(l, s, epoch, kept)
 	if err := w.fill(ctx, r, epoch, l, opt, ls.revision); err != nil {
 		return w.readFailed(l, err)
 	}
@@ -181,7 +181,7 @@ func (w *Watcher) applyFill(l *lock, epoch uint64, opt lockqueue.Options, revisi
 	s := lockqueue.BuildNodes(l.path, nodes, opt)
 	s.Revision = revision
 	s.Filling = filling(s.Nodes)
-	w.publishRead(l, s, epoch, index, prev, keep)
+	w.publishRead(l, s, epoch, keptBase{prev: prev, index: index, keep: keep})
 }
 
 // filling says how many of nodes are read; nil when all are.

@@ -47,39 +47,58 @@ type joinedWith struct {
 // state, clock correction, and a watch table that differs from the one
 // joined in no session owning a node of the lock, with no finding due.
 // pubMu is held.
-func (l *lock) unchangedSinceJoin(cv connView, t tableState, by time.Duration, correct bool, now time.Time) bool {
-	j := &l.joined
-	if !j.ok || !l.published || j.seq != cv.seq || j.by != by || j.correct != correct || j.timed ||
-		(!j.due.IsZero() && !now.Before(j.due)) {
+func (l *lock) unchangedSinceJoin(env joinEnv) bool {
+	j, t := &l.joined, env.table
+	if !l.published || !j.sameInputs(env) || !j.tableFollows(t) {
 		return false
 	}
-	switch {
-	case t.gen == j.table:
-	case t.gen == j.table+1 && !t.all:
-	default:
-		return false
-	}
-	l.mu.Lock()
-	// readFailed marks the base with its error in place.
-	same := !l.removed && !l.fresh && l.baseGen == j.baseGen && l.base.Error == ""
-	nodes := l.base.Nodes
-	l.mu.Unlock()
+	nodes, same := l.baseSinceJoin()
 	if !same {
 		return false
 	}
-	if t.gen == j.table || len(t.changed) == 0 {
-		j.table = t.gen
-		return true
+	if t.gen != j.table && len(t.changed) > 0 && j.ownerChanged(nodes, t.changed) {
+		return false
 	}
+	j.table = t.gen
+	return true
+}
+
+// sameInputs reports whether the join's inputs other than the base and the
+// table are those of the last live join: the connection view's state, the
+// clock correction, and no countdown running or finding due by now.
+func (j *joinedWith) sameInputs(env joinEnv) bool {
+	return j.ok && j.seq == env.cv.seq && j.by == env.by && j.correct == env.correct && !j.timed &&
+		(j.due.IsZero() || env.now.Before(j.due))
+}
+
+// tableFollows reports whether t is the table joined or the one after it,
+// as a list of the sessions it changed (not a whole new table).
+func (j *joinedWith) tableFollows(t tableState) bool {
+	return t.gen == j.table || t.gen == j.table+1 && !t.all
+}
+
+// baseSinceJoin is l's base's nodes, and whether the base is still the one
+// joined and good (not removed, fresh or failed). pubMu is held.
+func (l *lock) baseSinceJoin() ([]lockqueue.Node, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// readFailed marks the base with its error in place.
+	same := !l.removed && !l.fresh && l.baseGen == l.joined.baseGen && l.base.Error == ""
+	return l.base.Nodes, same
+}
+
+// ownerChanged reports whether a session in changed owns one of the
+// joined base's nodes. A small lock's nodes are walked; a bigger one's
+// owners are kept as a set, made from the base once.
+func (j *joinedWith) ownerChanged(nodes []lockqueue.Node, changed map[int64]bool) bool {
 	if len(nodes) <= smallLock {
 		// No set kept: a fleet of small locks would keep one map each.
 		for i := range nodes {
-			if t.changed[nodes[i].Owner()] {
-				return false
+			if changed[nodes[i].Owner()] {
+				return true
 			}
 		}
-		j.table = t.gen
-		return true
+		return false
 	}
 	if j.owners == nil || j.ownersGen != j.baseGen {
 		// The base's nodes are not changed in place once joined (a fresh
@@ -91,19 +110,17 @@ func (l *lock) unchangedSinceJoin(cv connView, t tableState, by time.Duration, c
 			}
 		}
 	}
-	for id := range t.changed {
+	for id := range changed {
 		if j.owners[id] {
-			return false
+			return true
 		}
 	}
-	j.table = t.gen
-	return true
+	return false
 }
 
 // noteJoined records what a published (or found unchanged) join of l
 // depended on; pubMu is held.
-func (w *Watcher) noteJoined(l *lock, in joinInput, s lockqueue.Snapshot, cv connView, conn lockqueue.Connection,
-	t tableState, by time.Duration, correct, timed bool, now time.Time) {
+func (w *Watcher) noteJoined(l *lock, in joinInput, s lockqueue.Snapshot, conn lockqueue.Connection, timed bool, env joinEnv) {
 	j := &l.joined
 	j.ok = conn == "" && s.Live() && s.Connection == lockqueue.Connected
 	if !j.ok {
@@ -112,6 +129,6 @@ func (w *Watcher) noteJoined(l *lock, in joinInput, s lockqueue.Snapshot, cv con
 	for _, a := range s.Alerts {
 		timed = timed || a.Kind == lockqueue.AlertZombie
 	}
-	j.baseGen, j.seq, j.table, j.by, j.correct, j.timed = in.gen, cv.seq, t.gen, by, correct, timed
-	j.due = lockqueue.NextDue(l.missing, now, w.cfg.StallGrace)
+	j.baseGen, j.seq, j.table, j.by, j.correct, j.timed = in.gen, env.cv.seq, env.table.gen, env.by, env.correct, timed
+	j.due = lockqueue.NextDue(l.missing, env.now, w.cfg.StallGrace)
 }

@@ -13,15 +13,32 @@ import (
 )
 
 // lock is the reader of one watched lock parent: its goroutine (lockLoop)
-// holds the single children watch on the parent (and one on each other
-// folder a semaphore keeps nodes in), reads what is new after each event,
+// holds the parent's watch (one persistent recursive watch on ZooKeeper
+// 3.6+; before, a children watch on the parent and one on each other folder
+// a semaphore keeps nodes in), reads what is new after each event,
 // and keeps the last read and the last published snapshot.
+//
+// Its fields are grouped by what guards them, one embedded struct per
+// rule: lockGuarded by l.mu, lockPublish by the watcher's pubMu, lockFlags
+// atomic, and lockOwn the lock's goroutine's own.
 type lock struct {
 	path, full string
 	kick       chan struct{}
+	// hint: the children discovery listed when it found the parent, for
+	// its first read (firstread.go); set before the goroutine starts,
+	// then the goroutine's.
+	hint []string
 
-	// mu guards the fields from here to the goroutine's own. The registry
-	// sets armed, folders and removed too; publishes read the rest.
+	lockGuarded
+	lockPublish
+	lockFlags
+	lockOwn
+}
+
+// lockGuarded is what l.mu guards. The registry sets armed, folders and
+// removed too; publishes read the rest; the event callback queues the
+// persistent watch's events.
+type lockGuarded struct {
 	mu   sync.Mutex
 	stop context.CancelFunc // ends its goroutine; nil until started
 	// base is Build's output for the last read, before the watch join.
@@ -39,12 +56,9 @@ type lock struct {
 	// baseGen counts the bases set, so a join can tell whether the base
 	// it joined is still the base.
 	baseGen uint64
-	epoch   uint64 // the connection epoch of that read
-	// missing is the join's findings (lockqueue.Join); guarded by the
-	// watcher's pubMu, not mu.
-	missing   map[string]time.Time
-	joined    joinedWith         // what the last join depended on; guarded by pubMu
-	last      lockqueue.Snapshot // last published; never modified; written with pubMu held too
+	epoch   uint64             // the connection epoch of that read
+	last    lockqueue.Snapshot // last published; never modified; written with pubMu held too
+	// published: last is set; written with pubMu held too.
 	published bool
 	armed     bool // a children watch is set and has not fired
 	// folders: a semaphore's other folders this lock reads (server
@@ -60,6 +74,17 @@ type lock struct {
 	persistent bool
 	events     []childEvent
 	relist     bool
+}
+
+// lockPublish is what the watcher's pubMu guards: a publish's join.
+type lockPublish struct {
+	// missing is the join's findings (lockqueue.Join).
+	missing map[string]time.Time
+	joined  joinedWith // what the last join depended on
+}
+
+// lockFlags are read and set without a lock.
+type lockFlags struct {
 	// persisted is the session epoch the persistent watch was set in (0:
 	// none). Set by the lock's goroutine; atomic for unwatch's.
 	persisted atomic.Uint64
@@ -73,8 +98,10 @@ type lock struct {
 	// pubMu for the join while the change's publish waited behind it.
 	reading   atomic.Bool
 	pollLater atomic.Bool
+}
 
-	// Owned by the lock's goroutine.
+// lockOwn is the lock's goroutine's own, used between its reads.
+type lockOwn struct {
 	parentCzxid int64
 	// seen: each folder's incarnation and cversion at the listing base
 	// holds, by folder ("" the parent; a semaphore's other folders by
@@ -88,9 +115,6 @@ type lock struct {
 	// which events apply; sem, that listing's semaphore recipe.
 	eventBase bool
 	sem       lockqueue.Recipe
-	// hint: the children discovery listed when it found the parent, for
-	// its first read (firstread.go); set before the goroutine starts.
-	hint []string
 }
 
 func (l *lock) poke() {

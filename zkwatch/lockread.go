@@ -106,11 +106,9 @@ func (w *Watcher) readListing(ctx context.Context, r Reader, epoch uint64, l *lo
 	w.locks.setFolders(l, ls.lists[1:])
 
 	keep, fresh := l.diff(prev, index, ls.lists)
+	kept := keptBase{prev: prev, index: index, keep: keep}
 	if len(fresh) > namesFirstAbove && len(ls.lists) == 1 {
-		return w.readNamesFirst(ctx, r, epoch, l, prev, index, keep, fresh, ls, persistent)
-	}
-	if len(fresh) > namesFirstAbove && len(ls.lists) == 1 {
-		return w.readNamesFirst(ctx, r, epoch, l, prev, index, keep, fresh, ls, persistent)
+		return w.readNamesFirst(ctx, r, epoch, l, kept, fresh, ls, persistent)
 	}
 	// The new children's data is read while the kept nodes are copied:
 	// the round trip and the copy of a 1,000-node queue (0.29 and 0.15 ms
@@ -132,7 +130,7 @@ func (w *Watcher) readListing(ctx context.Context, r Reader, epoch uint64, l *lo
 	s.Revision = ls.revision
 	l.pruneSessions(s.Nodes)
 	l.eventBase, l.sem = persistent && len(ls.lists) == 1, ls.sem
-	w.publishRead(l, s, epoch, index, prev, keep)
+	w.publishRead(l, s, epoch, kept)
 	return nil
 }
 
@@ -146,19 +144,29 @@ func listParent(r Reader, full string, persistent bool) ([]string, *zk.Stat, err
 	return names, stat, err
 }
 
+// keptBase is what a read kept of the last one: the last read's nodes
+// (prev), their positions by nodeKey (index; nil when there are none to
+// keep), and which of them the new read keeps (keep, one per node of prev).
+type keptBase struct {
+	prev  []lockqueue.Node
+	index map[string]int32
+	keep  []bool
+}
+
 // publishRead makes s, read at epoch, l's base and publishes it, then
-// brings index, the positions of prev's nodes, up to date: after the
-// publish, as only the next read uses it, and updating it (a map write per
-// node when the head of the queue leaves) kept every change waiting.
-func (w *Watcher) publishRead(l *lock, s lockqueue.Snapshot, epoch uint64, index map[string]int32, prev []lockqueue.Node, keep []bool) {
+// brings kept's index up to date: after the publish, as only the next read
+// uses it, and updating it (a map write per node when the head of the
+// queue leaves) kept every change waiting.
+func (w *Watcher) publishRead(l *lock, s lockqueue.Snapshot, epoch uint64, kept keptBase) {
+	index := kept.index
 	if index == nil {
 		index = make(map[string]int32, len(s.Nodes))
 	}
 	if s.Recipe == lockqueue.Mixed && l.sem != lockqueue.NoRecipe {
-		w.logMixedSemaphore(l, s, len(keep))
+		w.logMixedSemaphore(l, s, len(kept.keep))
 	}
 	w.setBase(l, s, index, epoch)
-	reindex(index, prev, keep, s.Nodes)
+	reindex(index, kept.prev, kept.keep, s.Nodes)
 }
 
 // logMixedSemaphore says what a semaphore's read was built from when its

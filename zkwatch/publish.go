@@ -46,15 +46,15 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	defer w.pubMu.Unlock()
 	// Read under pubMu: a state change after this read is published after
 	// this publish, by stateLoop.
-	cv, table := w.sess.view(), w.poll.current()
+	env := joinEnv{cv: w.sess.view(), table: w.poll.current()}
 	// Read once for both: a correction that moves after this read makes
 	// the next publish join again.
-	by, correct := w.clock.correction()
-	now := time.Now()
-	if tr == nil && l.unchangedSinceJoin(cv, table, by, correct, now) {
+	env.by, env.correct = w.clock.correction()
+	env.now = time.Now()
+	if tr == nil && l.unchangedSinceJoin(env) {
 		return
 	}
-	in, conn, ok := l.takeJoinInput(tr, cv)
+	in, conn, ok := l.takeJoinInput(tr, env.cv)
 	if !ok {
 		return
 	}
@@ -66,7 +66,7 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	// nodes joined in place are not read by its goroutine until its own
 	// emit, which waits for pubMu.
 	w.joins.Add(1)
-	s, shared, timed := w.join(l, in, now, cv, conn, table, by, correct)
+	s, shared, timed := w.join(l, in, conn, env)
 	// last is written with pubMu held: read here without l.mu.
 	var last *lockqueue.Snapshot
 	if l.published {
@@ -77,8 +77,8 @@ func (w *Watcher) publishLock(l *lock, tr *transition) {
 	} else {
 		lockqueue.CarryHolds(last, &s, s.UpdatedAt)
 	}
-	w.noteJoined(l, in, s, cv, conn, table, by, correct, timed, now)
-	if l.keepPublished(s, in, tr, cv) && w.cfg.Publish != nil {
+	w.noteJoined(l, in, s, conn, timed, env)
+	if l.keepPublished(s, in, tr, env.cv) && w.cfg.Publish != nil {
 		w.cfg.Publish(s)
 	}
 }
@@ -137,6 +137,17 @@ func (l *lock) keepPublished(s lockqueue.Snapshot, in joinInput, tr *transition,
 	return changed
 }
 
+// joinEnv is what a publish joins its lock's base with, read once under
+// pubMu: the connection view, the watch table, the clock correction (by,
+// when correct) and the time.
+type joinEnv struct {
+	cv      connView
+	table   tableState
+	by      time.Duration
+	correct bool
+	now     time.Time
+}
+
 // joinInput is what a join takes from its lock, read under l.mu.
 type joinInput struct {
 	base  lockqueue.Snapshot
@@ -145,14 +156,13 @@ type joinInput struct {
 	gen   uint64 // lock.baseGen of base
 }
 
-// join builds the snapshot to publish from in, with pubMu held (it guards
-// l.missing); conn overrides the connection state when set. shared: its
-// nodes are still the base's, shared with a published snapshot, and are
-// not to be changed in place. by and correct are the clock correction.
-// timed: the table marked a session younger than it as connected, which
-// it stops doing with time.
-func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn lockqueue.Connection, t tableState,
-	by time.Duration, correct bool) (_ lockqueue.Snapshot, shared, timed bool) {
+// join builds the snapshot to publish from in and env, with pubMu held (it
+// guards l.missing); conn overrides the connection state when set. shared:
+// its nodes are still the base's, shared with a published snapshot, and
+// are not to be changed in place. timed: the table marked a session
+// younger than it as connected, which it stops doing with time.
+func (w *Watcher) join(l *lock, in joinInput, conn lockqueue.Connection, env joinEnv) (_ lockqueue.Snapshot, shared, timed bool) {
+	now, t := env.now, env.table
 	// A copy of the base for the join to fill in: its nodes are shared
 	// with the last published snapshot, unless a read has just built
 	// them, when no one else has them yet and the join fills them in
@@ -167,12 +177,12 @@ func (w *Watcher) join(l *lock, in joinInput, now time.Time, cv connView, conn l
 	// Corrected ctimes go to the published copy only: the base keeps the
 	// server's, so a correction is never applied twice.
 	shared = !in.fresh
-	if correct {
+	if env.correct {
 		s.Nodes, shared = slices.Clone(in.base.Nodes), false // nil stays nil, [] stays []
-		correctCtimes(s.Nodes, by)
+		correctCtimes(s.Nodes, env.by)
 	}
 	s.Alerts = slices.Clone(in.base.Alerts)
-	s.Connection = connFor(cv, in.epoch)
+	s.Connection = connFor(env.cv, in.epoch)
 	if conn != "" {
 		s.Connection = conn
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 var wchsTotal = regexp.MustCompile(`Total watches:\s*(\d+)`)
@@ -50,7 +50,7 @@ func childWatches(t *testing.T, addr string) int {
 // 200 hub subscribers on two lock parents, with changes going on, and the
 // server holds two children watches.
 func TestOneChildrenWatchPerParent(t *testing.T) {
-	s := zklocal.ForTest(t) // its own server: no other test's watches
+	s := zktest.ForTest(t) // its own server: no other test's watches
 	paths := []string{"/one/a", "/one/b"}
 	c := connect(t, []string{s.Addr()}, 10*time.Second)
 	for _, p := range paths {

@@ -13,6 +13,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // lockAsync starts a go-zookeeper Lock on conn and returns when its node
@@ -29,7 +30,7 @@ func lockAsync(t *testing.T, rec *recorder, conn *zk.Conn, path string, nodes in
 // A ZooKeeper restart: the published snapshot turns not-live at once, and
 // the queue converges once the server is back.
 func TestZooKeeperRestart(t *testing.T) {
-	s := zklocal.ForTest(t)
+	s := zktest.ForTest(t)
 	path := fresh("/restart/lock")
 	// Sessions outlive the restart, so the queue is the same afterwards.
 	_, rec := startWatcher(t, Config{Servers: []string{s.Addr()}, Paths: []string{path}, SessionTimeout: 30 * time.Second})
@@ -176,7 +177,7 @@ func (h *orderedHosts) Connected() {
 // followers, so a confirmed edge needs the watch tables of both merged; the
 // holder sits on the leader and must move.
 func TestEnsembleLeaderLoss(t *testing.T) {
-	e := zklocal.EnsembleForTest(t, 3)
+	e := zktest.EnsembleForTest(t, 3)
 	leader, err := e.Leader()
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +331,7 @@ func TestWatcherSessionExpires(t *testing.T) {
 // AdminServer URLs given: actual watches are unknown, and the snapshot says
 // why instead of guessing.
 func TestWhitelistOff(t *testing.T) {
-	s := zklocal.ForTestWith(t, zklocal.Options{ExtraConfig: map[string]string{"4lw.commands.whitelist": "srvr,ruok"}})
+	s := zktest.ForTestWith(t, zklocal.Options{ExtraConfig: map[string]string{"4lw.commands.whitelist": "srvr,ruok"}})
 	path := fresh("/nowhitelist/lock")
 	_, rec := startWatcher(t, Config{Servers: []string{s.Addr()}, Paths: []string{path}})
 	lockAsync(t, rec, connect(t, []string{s.Addr()}, 10*time.Second), path, 1)
@@ -359,7 +360,7 @@ func TestWhitelistOff(t *testing.T) {
 // shown as zombies or orphans; a watch-source alert tells the user to list
 // every member, and the client on the member asked is still confirmed.
 func TestPartialEnsemble(t *testing.T) {
-	e := zklocal.EnsembleForTest(t, 3)
+	e := zktest.EnsembleForTest(t, 3)
 	leader, err := e.Leader()
 	if err != nil {
 		t.Fatal(err)

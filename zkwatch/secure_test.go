@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // A lock parent whose ACL lets only a digest user read it: without
@@ -59,7 +60,7 @@ func TestDigestAuth(t *testing.T) {
 // Credentials survive a restart of the server: go-zookeeper sends them
 // again on the new connection before any read.
 func TestDigestAuthAfterRestart(t *testing.T) {
-	s := zklocal.ForTest(t)
+	s := zktest.ForTest(t)
 	c := connect(t, []string{s.Addr()}, 30*time.Second)
 	if err := c.AddAuth("digest", []byte("viz:secret")); err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestDigestAuthAfterRestart(t *testing.T) {
 // The watcher over TLS: its session through the TLS dialer, and the watch
 // table through four-letter words on the TLS port.
 func TestTLSWatcher(t *testing.T) {
-	s := zklocal.ForTestWith(t, zklocal.Options{TLS: true})
+	s := zktest.ForTestWith(t, zklocal.Options{TLS: true})
 	path := fresh("/tls/lock")
 	_, rec := startWatcher(t, Config{Servers: []string{s.SecureAddr()}, Paths: []string{path}, TLS: s.ClientTLS()})
 	lockAsync(t, rec, connect(t, []string{s.Addr()}, 10*time.Second), path, 1)
@@ -145,7 +146,7 @@ func TestTLSClientAuth(t *testing.T) {
 			"ssl.ciphersuites": "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := zklocal.ForTestWith(t, zklocal.Options{TLSClientAuth: true, ExtraConfig: tc.extra})
+			s := zktest.ForTestWith(t, zklocal.Options{TLSClientAuth: true, ExtraConfig: tc.extra})
 			path := fresh("/mtls/lock")
 			_, rec := startWatcher(t, Config{Servers: []string{s.SecureAddr()}, Paths: []string{path}, TLS: s.ClientTLS()})
 			lockAsync(t, rec, connect(t, []string{s.Addr()}, 10*time.Second), path, 1)

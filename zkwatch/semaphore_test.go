@@ -12,7 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // startCuratorSemaphore runs count participants of an InterProcessSemaphoreV2
@@ -105,7 +105,7 @@ func semaphoreIs(recipe lockqueue.Recipe, sessions []string, leases int, inferre
 // <path>-__lock__ sibling), and --watch-under finds the semaphore once, at
 // its path.
 func TestSemaphores(t *testing.T) {
-	s := zklocal.ForTest(t) // its own server: the children watches are counted
+	s := zktest.ForTest(t) // its own server: the children watches are counted
 	tests := []struct {
 		name   string
 		recipe lockqueue.Recipe

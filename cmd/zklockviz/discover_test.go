@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // discoveredLocks is what the discovery tests read of GET /api/v1/locks.
@@ -92,7 +93,7 @@ func unwatch(t *testing.T, base, service, name string) (int, string) {
 // and on the dashboard with the same totals and "needs a look" order as
 // any other lock, and leave when nothing holds or waits on them.
 func TestServePostgresDiscovery(t *testing.T) {
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	if out, err := exec.Command("psql", "-X", "-q", "-d", pg.DSN(), "-c",
 		"CREATE TABLE public.jobs (id int PRIMARY KEY); INSERT INTO public.jobs VALUES (1), (2);").CombinedOutput(); err != nil {
 		t.Fatalf("psql: %v\n%s", err, out)
@@ -235,7 +236,7 @@ func TestServeRedisDiscovery(t *testing.T) {
 		{"keyspace events", []string{"--notify-keyspace-events", "KEA"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := redislocal.ForTestWith(t, redislocal.Options{Args: tc.args}).Addr()
+			m := redistest.ForTestWith(t, redislocal.Options{Args: tc.args}).Addr()
 			fillKeys(t, m, "cache:", 500)
 			redisCLI(t, m, "SET", "lock:a", "tok-A", "NX", "PX", "600000")
 			redisCLI(t, m, "RPUSH", "lock:list", "not-a-lock")
@@ -292,7 +293,7 @@ func TestServeRedisDiscovery(t *testing.T) {
 // look at and the flag that walks faster. Meanwhile a lock key set is
 // found at once through the server's keyspace events, not by the walk.
 func TestServeRedisDiscoveryUnwalked(t *testing.T) {
-	m := redislocal.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}}).Addr()
+	m := redistest.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}}).Addr()
 	fillKeys(t, m, "cache:", 20000)
 	s := startServe(t, "--addr", "127.0.0.1:0", "--redis", m, "--poll", "200ms",
 		"--watch-under", "redis:lock:*", "--redis-scan-count", "10")
@@ -326,7 +327,7 @@ func TestServeRedisDiscoveryUnwalked(t *testing.T) {
 // database the server does not have is an error on the lock, naming the
 // flag.
 func TestServeRedisDatabase(t *testing.T) {
-	m := redislocal.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA", "--databases", "16"}}).Addr()
+	m := redistest.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA", "--databases", "16"}}).Addr()
 	in := func(db string, args ...string) {
 		t.Helper()
 		if out := redisOut(t, m, append([]string{"-n", db}, args...)...); strings.Contains(out, "ERR") {

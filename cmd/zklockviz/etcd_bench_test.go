@@ -13,7 +13,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
-	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
 )
 
 // BenchmarkEtcdViewers measures what the etcd reader costs the server with
@@ -27,7 +27,7 @@ import (
 //	go test ./cmd/zklockviz -run '^$' -bench BenchmarkEtcdViewers -benchtime 50x
 func BenchmarkEtcdViewers(b *testing.B) {
 	zks := sharedZK(b)
-	srv := etcdlocal.ForTest(b)
+	srv := etcdtest.ForTest(b)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		b.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
@@ -152,7 +153,7 @@ func etcdForTest(t *testing.T) (*etcdlocal.Server, *clientv3.Client) {
 // trusts the server's CA and shows its client certificate.
 func etcdForTestWith(t *testing.T, opts etcdlocal.Options) (*etcdlocal.Server, *clientv3.Client) {
 	t.Helper()
-	srv := etcdlocal.ForTestWith(t, opts)
+	srv := etcdtest.ForTestWith(t, opts)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Endpoint()}, TLS: srv.ClientTLS(),
 		DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
@@ -353,7 +354,7 @@ func TestServeEtcdBadConnection(t *testing.T) {
 	}
 	nowhere := ln.Addr().String()
 	ln.Close()
-	authed := etcdlocal.ForTest(t)
+	authed := etcdtest.ForTest(t)
 	for _, args := range [][]string{{"user", "add", "root:rootpw"}, {"auth", "enable"}} {
 		cmd := exec.Command("etcdctl", append([]string{"--endpoints", authed.Endpoint()}, args...)...)
 		cmd.Env = []string{"ETCDCTL_API=3"}

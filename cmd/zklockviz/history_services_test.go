@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // holding is the live-view test for "name alone holds the lock".
@@ -40,7 +40,7 @@ func expectLeft(t *testing.T, evs []history.Event, node string, how history.How)
 // expiry; holds agree with what the test measured, and the snapshot at a
 // past moment shows who held then.
 func TestHistoryRecordsRedis(t *testing.T) {
-	r := redislocal.ForTest(t)
+	r := redistest.ForTest(t)
 	const key = "orders-lock"
 	srv := startServe(t, "--redis", r.Addr(), "--addr", "127.0.0.1:0", "--watch", "redis:"+key,
 		"--data-dir", t.TempDir(), "--poll", "100ms", "--log-level", "warn")
@@ -109,7 +109,7 @@ func etcdctlLock(t *testing.T, endpoint, prefix string, ttl int) *exec.Cmd {
 // leaves as expired when its lease runs out; waits and holds agree with
 // what the test measured.
 func TestHistoryRecordsEtcd(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/orders"
 	s := startServe(t, "--etcd", srv.Endpoint(), "--addr", "127.0.0.1:0", "--watch", "etcd:"+prefix,
 		"--data-dir", t.TempDir(), "--poll", "100ms", "--log-level", "warn")
@@ -222,7 +222,7 @@ func nodeOf(s lockqueue.Snapshot, app string) string {
 // with what the test measured, and the snapshot at a past moment shows
 // the queue as it was.
 func TestHistoryRecordsPostgres(t *testing.T) {
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const lock = "advisory/42"
 	s := startServe(t, "--postgres", pg.DSN(), "--addr", "127.0.0.1:0", "--watch", "postgres:"+lock,
 		"--data-dir", t.TempDir(), "--poll", "100ms", "--log-level", "warn")

@@ -25,8 +25,8 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // lockClient is a real lock client process (kazoo or Curator) driven over
@@ -242,7 +242,7 @@ func TestHistoryRecordsRealLocks(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Pdeathsig is Linux's")
 	}
-	zks := zklocal.ForTest(t) // its own: the test stops and restarts it
+	zks := zktest.ForTest(t) // its own: the test stops and restarts it
 	const kz, cur, killed = "/hist/kazoo", "/hist/curator", "/hist/killed"
 	srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", kz, "--watch", cur, "--watch", killed,
 		"--data-dir", t.TempDir(), "--poll", "250ms", "--log-level", "warn")
@@ -562,7 +562,7 @@ func TestHistoryDataDirUnusable(t *testing.T) {
 // go-zookeeper hand-off is recorded there and answered by the same API.
 func TestHistoryInPostgres(t *testing.T) {
 	zks := sharedZK(t)
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const lock = "/hist/pg"
 	srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", lock, "--history-db", pg.DSN(), "--log-level", "warn")
 	api := historyAPI{t: t, base: srv.url}

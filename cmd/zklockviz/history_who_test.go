@@ -14,7 +14,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // holderOf is the one holding node of s, or a zero Node.
@@ -166,7 +166,7 @@ func TestHistoryKeepsClustersApart(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Pdeathsig is Linux's")
 	}
-	prod, staging := sharedZK(t), zklocal.ForTest(t)
+	prod, staging := sharedZK(t), zktest.ForTest(t)
 	const lock = "/hist/clusters/x"
 	dir := t.TempDir()
 	args := func(zk string) []string {

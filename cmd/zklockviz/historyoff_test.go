@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/history"
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // A PostgreSQL history database that goes away (its server stopped) is said
@@ -22,8 +22,8 @@ import (
 // error; when it is back, recording resumes by itself and the stretch it
 // missed is a gap in the lock's history.
 func TestHistoryOffWhilePostgresIsGone(t *testing.T) {
-	r := redislocal.ForTest(t)
-	pg := pglocal.ForTest(t)
+	r := redistest.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const key = "pg-gone"
 	srv := startServe(t, "--redis", r.Addr(), "--addr", "127.0.0.1:0", "--watch", "redis:"+key,
 		"--history-db", pg.DSN(), "--poll", "100ms", "--log-level", "warn")
@@ -66,8 +66,8 @@ func TestHistoryOffWhilePostgresIsGone(t *testing.T) {
 // disk's error; once space is freed, recording resumes by itself, the
 // stretch in between a gap.
 func TestHistoryOffWhileTheDiskIsFull(t *testing.T) {
-	disk := localproc.SmallDisk(t, 1<<20)
-	r := redislocal.ForTest(t)
+	disk := proctest.SmallDisk(t, 1<<20)
+	r := redistest.ForTest(t)
 	const key = "disk-full"
 	dataDir := filepath.Join(disk, "history")
 	srv := startServe(t, "--redis", r.Addr(), "--addr", "127.0.0.1:0", "--watch", "redis:"+key,
@@ -81,7 +81,7 @@ func TestHistoryOffWhileTheDiskIsFull(t *testing.T) {
 	}
 
 	// Fill the disk.
-	free := localproc.FillDisk(t, disk)
+	free := proctest.FillDisk(t, disk)
 	// Hand-offs to record until a write fails: the segment's last page
 	// may still hold a few frames.
 	for i := 0; !off("/"); i++ {

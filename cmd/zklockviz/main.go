@@ -1,5 +1,5 @@
-// Command zklockviz watches ZooKeeper lock queues and shows them live in a
-// browser. See `zklockviz help`.
+// Command zklockviz reads lock queues from ZooKeeper, Redis, etcd and
+// PostgreSQL and shows them live in a browser. See `zklockviz help`.
 package main
 
 import (

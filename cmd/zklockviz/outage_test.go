@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 	"github.com/zklockviz/zklockviz/postgres/pglock"
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 	"github.com/zklockviz/zklockviz/redis/redislock"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // outageWait is how long the tests leave a killed server down before they
@@ -132,7 +132,7 @@ func hasAlert(s lockqueue.Snapshot, kind, node string) bool {
 // left unseen, and the lock says the restart lost them while their owners
 // may still believe they hold.
 func TestOutageRedis(t *testing.T) {
-	r := redislocal.ForTest(t)
+	r := redistest.ForTest(t)
 	const key, forever = "orders", "orders-forever"
 	srv := startServe(t, "--redis", r.Addr(), "--addr", "127.0.0.1:0", "--watch", "redis:"+key, "--watch", "redis:"+forever,
 		"--data-dir", t.TempDir(), "--poll", "100ms", "--log-level", "warn")
@@ -181,7 +181,7 @@ func TestOutageRedis(t *testing.T) {
 // live; nothing is recorded but the gap. Restarted (etcd persists), the
 // holder still holds, and the history never had it leave.
 func TestOutageEtcd(t *testing.T) {
-	e := etcdlocal.ForTest(t)
+	e := etcdtest.ForTest(t)
 	const prefix = "/locks/outage"
 	srv := startServe(t, "--etcd", e.Endpoint(), "--addr", "127.0.0.1:0", "--watch", "etcd:"+prefix,
 		"--data-dir", t.TempDir(), "--poll", "100ms", "--log-level", "warn")
@@ -210,7 +210,7 @@ func TestOutageEtcd(t *testing.T) {
 // holder stays shown, not live. The crash ended every session, so after
 // the restart the lock is free: the holder left unseen, not released.
 func TestOutagePostgres(t *testing.T) {
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	const lock = "advisory/42"
 	srv := startServe(t, "--postgres", pg.DSN(), "--addr", "127.0.0.1:0", "--watch", "postgres:"+lock,
 		"--data-dir", t.TempDir(), "--poll", "100ms", "--log-level", "warn")
@@ -247,7 +247,7 @@ func TestOutageZooKeeper(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Pdeathsig is Linux's")
 	}
-	zks := zklocal.ForTest(t) // its own: the test kills and restarts it
+	zks := zktest.ForTest(t) // its own: the test kills and restarts it
 	const lock = "/outage/kazoo"
 	srv := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch", lock,
 		"--data-dir", t.TempDir(), "--poll", "250ms", "--log-level", "warn")

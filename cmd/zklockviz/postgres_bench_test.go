@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // BenchmarkPostgresViewers measures what the PostgreSQL reader costs the
@@ -24,7 +25,7 @@ import (
 //	go test ./cmd/zklockviz -run '^$' -bench BenchmarkPostgresViewers -benchtime 50x
 func BenchmarkPostgresViewers(b *testing.B) {
 	zks := sharedZK(b)
-	pg := pglocal.ForTestWith(b, pglocal.Options{Settings: map[string]string{"shared_preload_libraries": "pg_stat_statements"}})
+	pg := pgtest.ForTestWith(b, pglocal.Options{Settings: map[string]string{"shared_preload_libraries": "pg_stat_statements"}})
 	ctx := context.Background()
 	su, err := pgx.Connect(ctx, pg.DSN())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // postWatch asks the server to watch a lock of a service and returns the
@@ -59,7 +60,7 @@ func holdingPsql(t *testing.T, dsn, sql string) *exec.Cmd {
 // when the holder's psql is killed; a bad name is refused.
 func TestServePostgres(t *testing.T) {
 	zks := sharedZK(t)
-	pg := pglocal.ForTest(t)
+	pg := pgtest.ForTest(t)
 	holder := holdingPsql(t, pg.DSN()+"&application_name=cli-holder", "SELECT pg_advisory_lock(42);")
 	var lock lockqueue.Snapshot
 	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--postgres", pg.DSN(), "--poll", "100ms")
@@ -177,7 +178,7 @@ func TestServePostgresPassword(t *testing.T) {
 		"host all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n"), 0o644)); err != nil {
 		t.Fatal(err)
 	}
-	pg := pglocal.ForTestWith(t, pglocal.Options{Settings: map[string]string{"hba_file": hba}})
+	pg := pgtest.ForTestWith(t, pglocal.Options{Settings: map[string]string{"hba_file": hba}})
 	out, err := exec.Command("psql", "-X", "-q", "-d", pg.DSN(), "-c", "CREATE ROLE viz LOGIN PASSWORD 'viz-pw' IN ROLE pg_monitor").CombinedOutput()
 	if err != nil {
 		t.Fatalf("create role: %v\n%s", err, out)

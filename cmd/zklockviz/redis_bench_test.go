@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // BenchmarkRedisViewers measures what serve costs a Redis master with 1
@@ -21,7 +21,7 @@ import (
 // poll, so the rate should not move with their number.
 func BenchmarkRedisViewers(b *testing.B) {
 	zks := sharedZK(b)
-	master := redislocal.ForTest(b)
+	master := redistest.ForTest(b)
 	ctx := context.Background()
 	holder := redis.NewClient(&redis.Options{Addr: master.Addr(), DisableIdentity: true})
 	b.Cleanup(func() { holder.Close() })

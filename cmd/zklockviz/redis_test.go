@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // redisCLI runs redis-cli, a third-party client, against addr.
@@ -52,7 +52,7 @@ func redisLock(t *testing.T, s *server, name, what string, ok func(lockqueue.Sna
 // as free.
 func TestServeRedis(t *testing.T) {
 	zks := sharedZK(t)
-	masters := redislocal.NForTest(t, 3)
+	masters := redistest.NForTest(t, 3)
 	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--poll", "200ms",
 		"--redis", masters[0].Addr(), "--redis", masters[1].Addr()+","+masters[2].Addr())
 	for _, m := range masters[:2] {
@@ -99,7 +99,7 @@ func TestServeRedis(t *testing.T) {
 
 // serve with Redis alone (no --zk), its lock named on the command line.
 func TestServeRedisAlone(t *testing.T) {
-	m := redislocal.ForTest(t)
+	m := redistest.ForTest(t)
 	redisCLI(t, m.Addr(), "SET", "billing-lock", "tok-B", "NX", "PX", "600000")
 	s := startServe(t, "--addr", "127.0.0.1:0", "--poll", "200ms", "--redis", m.Addr(), "--watch", "redis:billing-lock")
 	snap := redisLock(t, s, "billing-lock", "tok-B holding", func(s lockqueue.Snapshot) bool {
@@ -114,7 +114,7 @@ func TestServeRedisAlone(t *testing.T) {
 // waiters without names: a Redisson-shaped hash, and a redis-cli
 // process subscribed to its unlock channel as a Redisson waiter is.
 func TestServeRedisLockPage(t *testing.T) {
-	m := redislocal.ForTest(t)
+	m := redistest.ForTest(t)
 	redisCLI(t, m.Addr(), "HSET", "inventory", "8c1e6f4a:57", "2")
 	redisCLI(t, m.Addr(), "PEXPIRE", "inventory", "600000")
 	host, port, _ := strings.Cut(m.Addr(), ":")
@@ -144,7 +144,7 @@ func TestServeRedisLockPage(t *testing.T) {
 // the master's address and what to check, while ZooKeeper keeps serving.
 func TestServeRedisWrongPassword(t *testing.T) {
 	zks := sharedZK(t)
-	m := redislocal.ForTest(t)
+	m := redistest.ForTest(t)
 	redisCLI(t, m.Addr(), "ACL", "SETUSER", "viewer", "on", ">right", "~*", "-@all", "+ping", "+type", "+pttl", "+get")
 	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--poll", "200ms",
 		"--redis", m.Addr(), "--redis-user", "viewer", "--redis-password", "pw-0xdeadbeef")

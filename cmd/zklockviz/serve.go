@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/metrics"
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/web"
@@ -659,7 +660,7 @@ func (m *Main) startWatcher(ctx context.Context) error {
 		DiscoverLimit: c.DiscoverLimit, ChildrenWatchesOnly: c.ChildrenWatches,
 	})
 	if err != nil {
-		return fmt.Errorf("watcher: %w", err)
+		return fmt.Errorf("%s reader: %w", lockqueue.ZooKeeper, err)
 	}
 	m.watcher = w
 	return nil
@@ -687,7 +688,7 @@ func (m *Main) serve(runCtx context.Context, h slog.Handler) {
 		}
 		go func() {
 			if err := svc.Reader.Run(runCtx); err != nil {
-				m.errc <- fmt.Errorf("watcher: %w", err)
+				m.errc <- fmt.Errorf("%s reader: %w", svc.Name, err)
 			}
 		}()
 	}

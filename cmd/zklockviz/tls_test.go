@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // serve against a ZooKeeper whose TLS port needs client certificates
@@ -21,7 +22,7 @@ import (
 // certificate, with one from another CA, or trusting the wrong CA, it says
 // which part of the TLS handshake failed and what to check.
 func TestServeTLSClientAuth(t *testing.T) {
-	zks := zklocal.ForTestWith(t, zklocal.Options{TLSClientAuth: true})
+	zks := zktest.ForTestWith(t, zklocal.Options{TLSClientAuth: true})
 	cert, key := zks.ClientCertFiles()
 	untrustedCert, untrustedKey, err := zklocal.UntrustedClientCert(t.TempDir())
 	if err != nil {

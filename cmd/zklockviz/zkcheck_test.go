@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // closedPort is a loopback address nothing listens on.
@@ -173,7 +174,7 @@ func TestDemoZooKeeperFails(t *testing.T) {
 // passes, an untrusted one and a plain client on the secure port fail with
 // what to check.
 func TestZKCheckTLS(t *testing.T) {
-	zks := zklocal.ForTestWith(t, zklocal.Options{TLS: true})
+	zks := zktest.ForTestWith(t, zklocal.Options{TLS: true})
 	dir := t.TempDir()
 	ca, wrongCA := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "wrong.pem")
 	if err := os.WriteFile(ca, zks.CAPEM(), 0o644); err != nil {
@@ -213,7 +214,7 @@ func TestZKCheckTLS(t *testing.T) {
 // An ensemble member that lost its quorum accepts connections and closes
 // them; its four-letter words say why, and so does the check.
 func TestZKCheckNoQuorum(t *testing.T) {
-	e := zklocal.EnsembleForTest(t, 3)
+	e := zktest.EnsembleForTest(t, 3)
 	m := e.Members()
 	for _, s := range m[1:] {
 		if err := s.Stop(); err != nil {

@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 )
 
 // BenchmarkStart is start-to-healthy of one member.
 func BenchmarkStart(b *testing.B) {
-	localproc.BenchStart(b, etcdlocal.ErrNotInstalled, func(ctx context.Context) ([]*etcdlocal.Server, error) {
+	proctest.BenchStart(b, etcdlocal.ErrNotInstalled, func(ctx context.Context) ([]*etcdlocal.Server, error) {
 		s, err := etcdlocal.Start(ctx, etcdlocal.Options{})
 		return []*etcdlocal.Server{s}, err
 	})

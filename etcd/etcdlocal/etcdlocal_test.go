@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 )
 
 // gateway posts body to etcd's JSON gateway (grpc-gateway, under /v3/) and
@@ -72,7 +73,7 @@ func get(t *testing.T, s *etcdlocal.Server, key string) (string, bool) {
 }
 
 func TestPutGet(t *testing.T) {
-	s := etcdlocal.ForTest(t)
+	s := etcdtest.ForTest(t)
 	put(t, s, "/locks/orders/1", "holder")
 	if v, ok := get(t, s, "/locks/orders/1"); !ok || v != "holder" {
 		t.Errorf("get = %q, %v; want holder", v, ok)
@@ -90,7 +91,7 @@ func TestEtcdctl(t *testing.T) {
 		}
 		t.Skip("etcdctl not installed (apt-get install etcd-client)")
 	}
-	s := etcdlocal.ForTest(t)
+	s := etcdtest.ForTest(t)
 	run := func(args ...string) string {
 		cmd := exec.Command(etcdctl, append([]string{"--endpoints", s.Endpoint(), "--command-timeout", "10s"}, args...)...)
 		cmd.Env = append(os.Environ(), "ETCDCTL_API=3")
@@ -117,7 +118,7 @@ func TestShortLease(t *testing.T) {
 		{time.Second, "2"},
 	} {
 		t.Run(tc.election.String(), func(t *testing.T) {
-			s := etcdlocal.ForTestWith(t, etcdlocal.Options{ElectionTimeout: tc.election})
+			s := etcdtest.ForTestWith(t, etcdlocal.Options{ElectionTimeout: tc.election})
 			var out struct{ TTL string }
 			gateway(t, s, "lease/grant", map[string]any{"TTL": 1}, &out)
 			if out.TTL != tc.want {
@@ -128,7 +129,7 @@ func TestShortLease(t *testing.T) {
 }
 
 func TestStopStartKeepsData(t *testing.T) {
-	s := etcdlocal.ForTest(t)
+	s := etcdtest.ForTest(t)
 	put(t, s, "k", "v")
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
@@ -149,11 +150,11 @@ func TestStopStartKeepsData(t *testing.T) {
 func TestCloseLeavesNothing(t *testing.T) {
 	for _, kill := range []bool{false, true} {
 		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
-			s := etcdlocal.ForTest(t)
+			s := etcdtest.ForTest(t)
 			if _, err := os.Stat(s.Dir() + "/data/member"); err != nil {
 				t.Fatalf("etcd data: %v", err)
 			}
-			localproc.CheckCloseLeavesNothing(t, s, kill)
+			proctest.CheckCloseLeavesNothing(t, s, kill)
 		})
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 )
 
 func TestNotInstalled(t *testing.T) {
-	localproc.CheckNotInstalled(t, etcdlocal.ErrNotInstalled, "etcd-server", func(ctx context.Context) error {
+	proctest.CheckNotInstalled(t, etcdlocal.ErrNotInstalled, "etcd-server", func(ctx context.Context) error {
 		_, err := etcdlocal.Start(ctx, etcdlocal.Options{})
 		return err
 	})

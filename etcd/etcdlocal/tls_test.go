@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
-	"github.com/zklockviz/zklockviz/testca"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
+	"github.com/zklockviz/zklockviz/testca/catest"
 )
 
 // Options.TLSClientAuth: clients speak https with a certificate from the
 // server's CA, across a restart too; without a certificate, trusting
 // another CA, or over plain http, /health does not answer.
 func TestTLSClientAuth(t *testing.T) {
-	s := etcdlocal.ForTestWith(t, etcdlocal.Options{TLSClientAuth: true})
+	s := etcdtest.ForTestWith(t, etcdlocal.Options{TLSClientAuth: true})
 	if want := "https://" + s.Addr(); s.Endpoint() != want {
 		t.Errorf("Endpoint = %q, want %q", s.Endpoint(), want)
 	}
@@ -36,7 +37,7 @@ func TestTLSClientAuth(t *testing.T) {
 	noCert := s.ClientTLS()
 	noCert.Certificates = nil
 	otherCA := s.ClientTLS()
-	otherCA.RootCAs = testca.ForTest(t, "another CA").Pool()
+	otherCA.RootCAs = catest.New(t, "another CA").Pool()
 	for name, tc := range map[string]struct {
 		endpoint string
 		cfg      *tls.Config
@@ -64,7 +65,7 @@ func health(endpoint string, cfg *tls.Config) error {
 
 // Options.TLS alone: any client that trusts the CA is served.
 func TestTLSWithoutClientAuth(t *testing.T) {
-	s := etcdlocal.ForTestWith(t, etcdlocal.Options{TLS: true})
+	s := etcdtest.ForTestWith(t, etcdlocal.Options{TLS: true})
 	cfg := s.ClientTLS()
 	cfg.Certificates = nil
 	if err := health(s.Endpoint(), cfg); err != nil {

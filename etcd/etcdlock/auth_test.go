@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
 	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
@@ -49,7 +50,7 @@ func withAuth(t *testing.T, srv *etcdlocal.Server) *clientv3.Client {
 }
 
 func TestLeastPrivilege(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	root := withAuth(t, srv)
 	const prefix = "/locks/orders"
 	a := goMutexOn(t, root, prefix, 10)

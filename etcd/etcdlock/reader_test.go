@@ -14,7 +14,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	recipe "go.etcd.io/etcd/client/v3/experimental/recipes"
 
-	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
 	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
@@ -49,7 +49,7 @@ func TestCheckName(t *testing.T) {
 // processes, queue in turn; each release order leaves the queue the
 // recipe says, read back with holder, order, edges and leases.
 func TestQueueAndReleaseOrders(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	for i, tc := range []struct {
 		name    string
 		release []int // contenders released, by place in the queue
@@ -114,7 +114,7 @@ func (f *feed) latestOf(name string) lockqueue.Snapshot {
 // An `etcdctl lock` holder killed with SIGKILL never unlocks: its key
 // stays until its lease runs out, then the next waiter holds.
 func TestKilledHolderLeaseExpires(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/killed"
 	_, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}})
 	f.waitFor(t, prefix, "a first read", func(s lockqueue.Snapshot) bool { return s.Live() })
@@ -134,7 +134,7 @@ func TestKilledHolderLeaseExpires(t *testing.T) {
 // renewing: the lease-expiring alert shows while its time left runs down,
 // then the lease expires, its key goes and the waiter holds.
 func TestPausedHolderAlert(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/paused"
 	p, err := proxy.New(srv.Addr())
 	if err != nil {
@@ -177,7 +177,7 @@ func TestPausedHolderAlert(t *testing.T) {
 // The recipes' RWMutex: readers share until a writer's key; a writer
 // waits for the key before it, a reader behind a writer for that writer.
 func TestRWMutex(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/rw"
 	_, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}})
 	cli := newClient(t, srv.Endpoint())
@@ -208,7 +208,7 @@ func TestRWMutex(t *testing.T) {
 
 // A key put without a lease under the prefix raises the no-lease alert.
 func TestKeyWithoutLease(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/nolease"
 	_, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}})
 	cli := newClient(t, srv.Endpoint())
@@ -224,7 +224,7 @@ func TestKeyWithoutLease(t *testing.T) {
 // After the server goes away the queue is shown as not live, with what
 // to check; once it is back, live again with the same queue.
 func TestServerRestart(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/restart"
 	r, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}, Timeout: time.Second})
 	cli := newClient(t, srv.Endpoint())
@@ -279,7 +279,7 @@ func TestUnreachable(t *testing.T) {
 
 // Prefixes under --watch-under are found by their keys' names.
 func TestDiscoverUnder(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	a := goMutex(t, srv.Endpoint(), "/app/locks/orders", 30)
 	<-a.locked
 	cli := newClient(t, srv.Endpoint())
@@ -300,7 +300,7 @@ func TestDiscoverUnder(t *testing.T) {
 // history comes back to a watch etcd can no longer serve from where it
 // stopped: it reads the prefix again and shows the present, live.
 func TestResyncAfterCompaction(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/compacted"
 	p, err := proxy.New(srv.Addr())
 	if err != nil {
@@ -336,7 +336,7 @@ func TestResyncAfterCompaction(t *testing.T) {
 // Watch at run time starts a prefix's watch; Unwatch stops it and tells
 // Forget, so the hub drops the lock.
 func TestWatchUnwatch(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	forgot := make(chan string, 1)
 	r, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Forget: func(key string) { forgot <- key }})
 	if err := r.Watch("/locks/late/"); !errors.Is(err, lockservice.ErrBadName) {
@@ -361,7 +361,7 @@ func TestWatchUnwatch(t *testing.T) {
 // https:// to an etcd that speaks plain HTTP: the error says TLS and
 // what to check.
 func TestTLSMismatch(t *testing.T) {
-	srv := etcdlocal.ForTest(t)
+	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/tls"
 	_, f := startReader(t, etcdlock.Config{Endpoints: []string{"https://" + srv.Addr()}, Prefixes: []string{prefix}, Timeout: time.Second})
 	s := f.waitFor(t, prefix, "a TLS error", func(s lockqueue.Snapshot) bool { return strings.Contains(s.Error, "TLS") })

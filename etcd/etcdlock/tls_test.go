@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
+	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
 	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/testca"
@@ -18,7 +19,7 @@ import (
 // client certificate, with one from another CA, or writing the URL as
 // http://, the error names etcd, the address and what to check.
 func TestReaderTLS(t *testing.T) {
-	srv := etcdlocal.ForTestWith(t, etcdlocal.Options{TLSClientAuth: true})
+	srv := etcdtest.ForTestWith(t, etcdlocal.Options{TLSClientAuth: true})
 	cli := newClientTLS(t, srv.Endpoint(), srv.ClientTLS())
 	const prefix = "/locks/tls"
 	a := goMutexOn(t, cli, prefix, 10)

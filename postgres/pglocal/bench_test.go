@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 )
 
 // BenchmarkStart is start-to-ready of a server when the spare copy of the
@@ -27,7 +27,7 @@ func benchStart(b *testing.B, before func()) {
 			b.Fatal(err)
 		}
 	}
-	localproc.BenchStartAfter(b, ErrNotInstalled, before, func(ctx context.Context) ([]*Server, error) {
+	proctest.BenchStartAfter(b, ErrNotInstalled, before, func(ctx context.Context) ([]*Server, error) {
 		s, err := Start(ctx, Options{})
 		return []*Server{s}, err
 	})

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 )
 
 func TestNotInstalled(t *testing.T) {
@@ -12,11 +12,11 @@ func TestNotInstalled(t *testing.T) {
 	old := debianBinGlob
 	debianBinGlob = t.TempDir() + "/*/bin"
 	t.Cleanup(func() { debianBinGlob = old })
-	localproc.CheckNotInstalled(t, ErrNotInstalled, "postgresql", func(ctx context.Context) error {
+	proctest.CheckNotInstalled(t, ErrNotInstalled, "postgresql", func(ctx context.Context) error {
 		_, err := Start(ctx, Options{})
 		return err
 	})
 	// Installed says the same without starting anything (the classroom's
 	// scenario list marks PostgreSQL's scenarios unavailable with it).
-	localproc.CheckNotInstalled(t, ErrNotInstalled, "postgresql", func(context.Context) error { return Installed() })
+	proctest.CheckNotInstalled(t, ErrNotInstalled, "postgresql", func(context.Context) error { return Installed() })
 }

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // psql runs one statement through the real client and returns its unaligned
@@ -31,7 +32,7 @@ func psql(t *testing.T, s *pglocal.Server, sql string) string {
 }
 
 func TestSelect(t *testing.T) {
-	s := pglocal.ForTest(t)
+	s := pgtest.ForTest(t)
 	if got := psql(t, s, "select 1"); got != "1" {
 		t.Errorf("select 1 = %q", got)
 	}
@@ -43,7 +44,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	s := pglocal.ForTestWith(t, pglocal.Options{Settings: map[string]string{"deadlock_timeout": "200ms"}})
+	s := pgtest.ForTestWith(t, pglocal.Options{Settings: map[string]string{"deadlock_timeout": "200ms"}})
 	for _, tc := range []struct{ setting, want string }{
 		{"deadlock_timeout", "200ms"},
 		{"fsync", "off"},
@@ -58,7 +59,7 @@ func TestSettings(t *testing.T) {
 
 // Two servers come from one template but are separate clusters.
 func TestServersAreSeparate(t *testing.T) {
-	a, b := pglocal.ForTest(t), pglocal.ForTest(t)
+	a, b := pgtest.ForTest(t), pgtest.ForTest(t)
 	psql(t, a, "create table only_in_a (x int)")
 	if got := psql(t, b, "select count(*) from pg_tables where tablename = 'only_in_a'"); got != "0" {
 		t.Errorf("table created on %s visible on %s", a.Addr(), b.Addr())
@@ -66,7 +67,7 @@ func TestServersAreSeparate(t *testing.T) {
 }
 
 func TestStopStartKeepsData(t *testing.T) {
-	s := pglocal.ForTest(t)
+	s := pgtest.ForTest(t)
 	psql(t, s, "create table t (x int); insert into t values (7)")
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 			defer cancel()
 			s, err := pglocal.Start(ctx, pglocal.Options{})
 			if err != nil {
-				localproc.SkipIfNotInstalled(t, err, pglocal.ErrNotInstalled)
+				proctest.SkipIfNotInstalled(t, err, pglocal.ErrNotInstalled)
 				t.Fatal(err)
 			}
 			pid := strconv.Itoa(s.Pid())
@@ -128,7 +129,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 			}
 			// A crash (kill) leaves postmaster.pid and the
 			// interlock segment; Close must clean up after it too.
-			localproc.CheckCloseLeavesNothing(t, s, kill)
+			proctest.CheckCloseLeavesNothing(t, s, kill)
 			after := shmSegments(t)
 			for _, id := range own {
 				if _, left := after[id]; left {

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // waitTimeout bounds every wait for a state: a liveness bound for a loaded
@@ -52,7 +53,7 @@ func server(t testing.TB, settings map[string]string) *pglocal.Server {
 	for k, v := range settings {
 		s[k] = v
 	}
-	return pglocal.ForTestWith(t, pglocal.Options{Settings: s})
+	return pgtest.ForTestWith(t, pglocal.Options{Settings: s})
 }
 
 // superuser is a connection for the test's own checks and setup.

@@ -178,28 +178,46 @@ type part struct {
 // and wait for the row's locker to end (transactionid); its holders are
 // whom they wait for, as pg_locks has no row for a held row lock.
 func (r *pollResult) parts(n lockName) (map[int]part, bool) {
-	out := map[int]part{}
 	if n.recipe == Advisory {
-		for _, l := range r.Locks {
-			if l.Locktype != "advisory" || l.Classid == nil || l.Objid == nil || l.Objsubid == nil ||
-				*l.Classid != n.classid || *l.Objid != n.objid || *l.Objsubid != n.objsubid {
-				continue
-			}
-			p := out[l.Pid]
-			if !l.Granted {
-				p.waiting, p.waitStart = true, l.WaitStart
-			}
-			if p.mode == "" || !l.Granted {
-				p.mode = l.Mode
-			}
-			out[l.Pid] = p
-		}
-		return out, true
+		return r.advisoryParts(n), true
 	}
 	oid, ok := r.tableOID(n.table)
 	if !ok {
-		return out, false
+		return map[int]part{}, false
 	}
+	return r.rowLockParts(oid), true
+}
+
+// advisoryParts are the sessions of advisory lock n: its pg_locks rows.
+func (r *pollResult) advisoryParts(n lockName) map[int]part {
+	out := map[int]part{}
+	for _, l := range r.Locks {
+		if !l.isAdvisory(n) {
+			continue
+		}
+		p := out[l.Pid]
+		if !l.Granted {
+			p.waiting, p.waitStart = true, l.WaitStart
+		}
+		if p.mode == "" || !l.Granted {
+			p.mode = l.Mode
+		}
+		out[l.Pid] = p
+	}
+	return out
+}
+
+// isAdvisory says whether l is a row of advisory lock n.
+func (l pgLock) isAdvisory(n lockName) bool {
+	return l.Locktype == "advisory" && l.Classid != nil && l.Objid != nil && l.Objsubid != nil &&
+		*l.Classid == n.classid && *l.Objid == n.objid && *l.Objsubid == n.objsubid
+}
+
+// rowLockParts are the sessions of the row locks on the table of oid: the
+// waiters from its tuple locks (and their transactionid waits), the holders
+// from whom those waiters wait for.
+func (r *pollResult) rowLockParts(oid uint32) map[int]part {
+	out := map[int]part{}
 	tuple := map[int]bool{}
 	for _, l := range r.Locks {
 		if l.Locktype == "tuple" && l.Relation != nil && *l.Relation == oid {
@@ -226,7 +244,7 @@ func (r *pollResult) parts(n lockName) (map[int]part, bool) {
 			}
 		}
 	}
-	return out, true
+	return out
 }
 
 // sessions turns one lock's parts into lockqueue's terms.

@@ -11,13 +11,14 @@ import (
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/testca"
+	"github.com/zklockviz/zklockviz/testca/catest"
 )
 
 // serverCert writes a certificate for 127.0.0.1 from ca and its key,
 // readable by the server (PostgreSQL refuses a key others may read).
 func serverCert(t *testing.T, ca *testca.CA, dir string) (certFile, keyFile string) {
 	t.Helper()
-	certFile, keyFile = ca.CertForTest(t, dir, "server")
+	certFile, keyFile = catest.Cert(t, ca, dir, "server")
 	if os.Getuid() == 0 { // pglocal runs the server as postgres
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -61,7 +62,7 @@ func TestTLS(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ca, other := testca.ForTest(t, "pglock test CA"), testca.ForTest(t, "another CA")
+	ca, other := catest.New(t, "pglock test CA"), catest.New(t, "another CA")
 	certFile, keyFile := serverCert(t, ca, dir)
 	caFile, otherFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "other.pem")
 	if err := ca.WriteCA(caFile); err != nil {

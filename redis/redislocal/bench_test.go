@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
@@ -15,7 +15,7 @@ func BenchmarkStart(b *testing.B) { benchStartN(b, 1) }
 func BenchmarkStartFive(b *testing.B) { benchStartN(b, 5) }
 
 func benchStartN(b *testing.B, n int) {
-	localproc.BenchStart(b, redislocal.ErrNotInstalled, func(ctx context.Context) ([]*redislocal.Server, error) {
+	proctest.BenchStart(b, redislocal.ErrNotInstalled, func(ctx context.Context) ([]*redislocal.Server, error) {
 		return redislocal.StartN(ctx, n, redislocal.Options{})
 	})
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
 )
 
 func TestNotInstalled(t *testing.T) {
-	localproc.CheckNotInstalled(t, redislocal.ErrNotInstalled, "redis-server", func(ctx context.Context) error {
+	proctest.CheckNotInstalled(t, redislocal.ErrNotInstalled, "redis-server", func(ctx context.Context) error {
 		_, err := redislocal.Start(ctx, redislocal.Options{})
 		return err
 	})

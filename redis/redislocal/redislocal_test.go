@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // do sends one command in RESP and returns the reply as text: a simple
@@ -74,7 +76,7 @@ func mustDo(t *testing.T, addr string, args ...string) string {
 }
 
 func TestServerAnswers(t *testing.T) {
-	s := redislocal.ForTest(t)
+	s := redistest.ForTest(t)
 	if got := mustDo(t, s.Addr(), "PING"); got != "PONG" {
 		t.Errorf("PING = %q, want PONG", got)
 	}
@@ -90,7 +92,7 @@ func TestServerAnswers(t *testing.T) {
 }
 
 func TestRestartLosesKeys(t *testing.T) {
-	s := redislocal.ForTest(t)
+	s := redistest.ForTest(t)
 	addr, pid := s.Addr(), s.Pid()
 	mustDo(t, addr, "SET", "lock", "token-A", "PX", "60000")
 
@@ -114,7 +116,7 @@ func TestRestartLosesKeys(t *testing.T) {
 }
 
 func TestStopAndStart(t *testing.T) {
-	s := redislocal.ForTest(t)
+	s := redistest.ForTest(t)
 	mustDo(t, s.Addr(), "SET", "k", "v")
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
@@ -136,7 +138,7 @@ func TestStopAndStart(t *testing.T) {
 }
 
 func TestFiveIndependentMasters(t *testing.T) {
-	servers := redislocal.NForTest(t, 5)
+	servers := redistest.NForTest(t, 5)
 	if len(servers) != 5 {
 		t.Fatalf("got %d servers, want 5", len(servers))
 	}
@@ -163,8 +165,8 @@ func TestFiveIndependentMasters(t *testing.T) {
 func TestCloseLeavesNothing(t *testing.T) {
 	for _, kill := range []bool{false, true} {
 		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
-			s := redislocal.ForTest(t)
-			localproc.CheckCloseLeavesNothing(t, s, kill)
+			s := redistest.ForTest(t)
+			proctest.CheckCloseLeavesNothing(t, s, kill)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if err := s.Start(ctx); err == nil {
@@ -191,7 +193,7 @@ func TestPortTaken(t *testing.T) {
 		s.Close()
 		t.Fatal("Start on a taken port succeeded")
 	}
-	localproc.SkipIfNotInstalled(t, err, redislocal.ErrNotInstalled)
+	proctest.SkipIfNotInstalled(t, err, redislocal.ErrNotInstalled)
 	if !errors.Is(err, localproc.ErrPortInUse) {
 		t.Errorf("Start on a taken port: %v, want ErrPortInUse", err)
 	}

@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -81,25 +82,42 @@ func paramsOf(sc *simulator.Scenario) (params, error) {
 			return p, fault.Errorf(fault.Invalid, "scenario %s: params: %v", sc.Name, err)
 		}
 	}
-	switch {
-	case p.Release != "" && p.Release != releaseDel && p.Release != releaseCAD:
-		return p, fault.Errorf(fault.Invalid, "scenario %s: release %q: want %q or %q", sc.Name, p.Release, releaseDel, releaseCAD)
-	case p.ExpiryMs < 0 || p.ExpiryMs > 60_000:
-		return p, fault.Errorf(fault.Invalid, "scenario %s: expiryMs %d: want 0 (none) to 60000", sc.Name, p.ExpiryMs)
-	case p.Watchdog && p.ExpiryMs < 300:
-		return p, fault.Errorf(fault.Invalid, "scenario %s: a watchdog needs a lease (expiryMs) of at least 300", sc.Name)
-	case p.Masters < 0 || p.Masters > 7 || p.Masters > 1 && (p.ExpiryMs == 0 || p.Watchdog || p.IncrFencing || p.Release == releaseDel):
-		return p, fault.Errorf(fault.Invalid, "scenario %s: masters %d: Redlock takes 3 to 7 masters, an expiry, and redsync's own release (no watchdog, INCR or DEL)", sc.Name, p.Masters)
-	case len(p.RedsyncDefault) > 0 && (p.Masters > 1 || p.Watchdog || p.ExpiryMs == 0):
-		return p, fault.Errorf(fault.Invalid, "scenario %s: redsyncDefault: redsync's default waiters contend for a SET NX PX key on one server (no masters, watchdog or SETNX without expiry)", sc.Name)
-	case slices.ContainsFunc(p.CompareQueues, func(s string) bool { return s != lockqueue.ZooKeeper && s != lockqueue.Etcd }):
-		return p, fault.Errorf(fault.Invalid, "scenario %s: compareQueues %v: want %s or %s", sc.Name, p.CompareQueues, lockqueue.ZooKeeper, lockqueue.Etcd)
-	case p.CountAll && !p.OwnServer:
-		return p, fault.Errorf(fault.Invalid, "scenario %s: countAll needs ownServer: a shared server counts other runs' commands too", sc.Name)
-	case p.RetryMs < 0 || p.RetryMs > 5000:
-		return p, fault.Errorf(fault.Invalid, "scenario %s: retryMs %d: want 10 to 5000", sc.Name, p.RetryMs)
+	if msg := cmp.Or(p.lockProblem(), p.runProblem()); msg != "" {
+		return p, fault.Errorf(fault.Invalid, "scenario %s: %s", sc.Name, msg)
 	}
 	return p, nil
+}
+
+// lockProblem says what is wrong with the lock the params ask for (its
+// release, lease, watchdog and masters); "" when nothing is.
+func (p params) lockProblem() string {
+	switch {
+	case p.Release != "" && p.Release != releaseDel && p.Release != releaseCAD:
+		return fmt.Sprintf("release %q: want %q or %q", p.Release, releaseDel, releaseCAD)
+	case p.ExpiryMs < 0 || p.ExpiryMs > 60_000:
+		return fmt.Sprintf("expiryMs %d: want 0 (none) to 60000", p.ExpiryMs)
+	case p.Watchdog && p.ExpiryMs < 300:
+		return "a watchdog needs a lease (expiryMs) of at least 300"
+	case p.Masters < 0 || p.Masters > 7 || p.Masters > 1 && (p.ExpiryMs == 0 || p.Watchdog || p.IncrFencing || p.Release == releaseDel):
+		return fmt.Sprintf("masters %d: Redlock takes 3 to 7 masters, an expiry, and redsync's own release (no watchdog, INCR or DEL)", p.Masters)
+	case len(p.RedsyncDefault) > 0 && (p.Masters > 1 || p.Watchdog || p.ExpiryMs == 0):
+		return "redsyncDefault: redsync's default waiters contend for a SET NX PX key on one server (no masters, watchdog or SETNX without expiry)"
+	}
+	return ""
+}
+
+// runProblem says what is wrong with how the params ask the run to go (the
+// queues compared, what is counted, the retry); "" when nothing is.
+func (p params) runProblem() string {
+	switch {
+	case slices.ContainsFunc(p.CompareQueues, func(s string) bool { return s != lockqueue.ZooKeeper && s != lockqueue.Etcd }):
+		return fmt.Sprintf("compareQueues %v: want %s or %s", p.CompareQueues, lockqueue.ZooKeeper, lockqueue.Etcd)
+	case p.CountAll && !p.OwnServer:
+		return "countAll needs ownServer: a shared server counts other runs' commands too"
+	case p.RetryMs < 0 || p.RetryMs > 5000:
+		return fmt.Sprintf("retryMs %d: want 10 to 5000", p.RetryMs)
+	}
+	return ""
 }
 
 //go:embed scenarios/*.json

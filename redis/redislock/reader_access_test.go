@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 	"github.com/zklockviz/zklockviz/redis/redislock"
 )
 
@@ -73,7 +74,7 @@ var readCommands = []string{
 // after it has followed a string lock, a Redisson lock and a missing one,
 // by keyspace notifications, INFO commandstats shows no other command.
 func TestReaderNeverWrites(t *testing.T) {
-	srv := redislocal.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
+	srv := redistest.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
 	setupLocks(t, srv.Addr())
 	admin := client(t, srv.Addr())
 	if err := admin.ConfigResetStat(context.Background()).Err(); err != nil {
@@ -108,7 +109,7 @@ func TestReaderNeverWrites(t *testing.T) {
 // refused to it but, without them, the one CONFIG GET the reader tries
 // before it falls back to polling.
 func TestLeastPrivilegeUser(t *testing.T) {
-	srv := redislocal.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
+	srv := redistest.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
 	setupLocks(t, srv.Addr())
 	for _, tc := range []struct {
 		user    string
@@ -174,10 +175,10 @@ func toText(v any) string {
 // What keeps the reader from a master shows in Err and in the lock's
 // snapshot, naming redis, the address and what to check.
 func TestConnectionErrors(t *testing.T) {
-	srv := redislocal.ForTest(t)
+	srv := redistest.ForTest(t)
 	setupLocks(t, srv.Addr())
 	acl(t, srv.Addr(), "no-numsub", "pw", "+ping", "+type", "+pttl", "+get", "+hgetall")
-	stopped := redislocal.ForTest(t)
+	stopped := redistest.ForTest(t)
 	if err := stopped.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestConnectionErrors(t *testing.T) {
 // A Redlock with one of three masters down still shows who holds a
 // majority; the snapshot and Err name the master that is down.
 func TestRedlockMasterDown(t *testing.T) {
-	srvs := redislocal.NForTest(t, 3)
+	srvs := redistest.NForTest(t, 3)
 	for _, srv := range srvs[:2] {
 		cli(t, srv.Addr(), "SET", "shipping", "tok-A", "NX", "PX", "600000")
 	}

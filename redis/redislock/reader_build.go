@@ -502,7 +502,29 @@ func readable(reads []keyRead) int {
 // key gone the same way across a stretch the master did not answer is a
 // suspected restart. Call before see, which forgets the owners gone.
 func (f *follow) noteLost(reads []keyRead, holds map[string][]keyHold, now time.Time) {
-	restarted := map[string]bool{} // by address: true known, false suspected
+	restarted := f.restartedMasters(reads)
+	if len(restarted) == 0 {
+		return
+	}
+	for owner, seen := range f.owners {
+		k := lostOn(owner, seen, holds[owner], restarted, now)
+		if len(k.addrs) == 0 {
+			continue
+		}
+		k.kept = len(holds[owner]) > 0
+		if was, ok := f.lost[owner]; ok { // lost on other masters before
+			k = k.mergedWith(was)
+		}
+		f.lost[owner] = k
+	}
+}
+
+// restartedMasters are the masters read that restarted since this lock's
+// last good read there, by address: true when the run id changed, false
+// when a restart is only suspected (no run id to compare, and the lock was
+// not live at the last publish). It keeps each master's new run id.
+func (f *follow) restartedMasters(reads []keyRead) map[string]bool {
+	restarted := map[string]bool{}
 	for i, kr := range reads {
 		if kr.err != nil {
 			continue
@@ -517,43 +539,46 @@ func (f *follow) noteLost(reads []keyRead, holds map[string][]keyHold, now time.
 			f.runIDs[i] = kr.runID
 		}
 	}
-	if len(restarted) == 0 {
-		return
+	return restarted
+}
+
+// lostOn is owner's key as the restarted masters lost it: the masters where
+// seen had it, its lease not run out by now, that no longer hold it (held);
+// no addresses when none lost it.
+func lostOn(owner string, seen *ownerSeen, held []keyHold, restarted map[string]bool, now time.Time) lostKey {
+	on := map[string]bool{}
+	for _, h := range held {
+		on[h.addr] = true
 	}
-	for owner, seen := range f.owners {
-		on := map[string]bool{}
-		for _, h := range holds[owner] {
-			on[h.addr] = true
+	k := lostKey{node: printable(owner), known: true}
+	for _, addr := range slices.Sorted(maps.Keys(seen.left)) {
+		known, ok := restarted[addr]
+		left := seen.left[addr]
+		due := seen.at.Add(time.Duration(left) * time.Millisecond)
+		if !ok || on[addr] || (left >= 0 && !now.Before(due)) {
+			continue // not restarted, still there, or its lease ran out anyway
 		}
-		k := lostKey{node: printable(owner), known: true}
-		for _, addr := range slices.Sorted(maps.Keys(seen.left)) {
-			known, ok := restarted[addr]
-			left := seen.left[addr]
-			due := seen.at.Add(time.Duration(left) * time.Millisecond)
-			if !ok || on[addr] || (left >= 0 && !now.Before(due)) {
-				continue // not restarted, still there, or its lease ran out anyway
-			}
-			k.addrs, k.known = append(k.addrs, addr), k.known && known
-			if left >= 0 && due.After(k.due) {
-				k.due = due
-			}
-			if left < 0 {
-				k.due = time.Time{}
-			}
+		k.addrs, k.known = append(k.addrs, addr), k.known && known
+		if left >= 0 && due.After(k.due) {
+			k.due = due
 		}
-		if len(k.addrs) == 0 {
-			continue
+		if left < 0 {
+			k.due = time.Time{}
 		}
-		k.kept = len(holds[owner]) > 0
-		if was, ok := f.lost[owner]; ok { // lost on other masters before
-			k.addrs = slices.Compact(slices.Sorted(slices.Values(append(was.addrs, k.addrs...))))
-			k.known = k.known && was.known
-			if was.due.IsZero() || (!k.due.IsZero() && was.due.After(k.due)) {
-				k.due = was.due
-			}
-		}
-		f.lost[owner] = k
 	}
+	return k
+}
+
+// mergedWith is k with what the same owner lost on other masters before
+// (was): the addresses of both, known only if both were, and the later
+// lease's end (none if either key had no expiry).
+func (k lostKey) mergedWith(was lostKey) lostKey {
+	k.addrs = slices.Compact(slices.Sorted(slices.Values(append(was.addrs, k.addrs...))))
+	k.known = k.known && was.known
+	if was.due.IsZero() || (!k.due.IsZero() && was.due.After(k.due)) {
+		k.due = was.due
+	}
+	return k
 }
 
 // lostAlerts are the alerts of the keys lost in restarts whose owners may

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 	"github.com/zklockviz/zklockviz/redis/redislock"
 )
 
@@ -18,7 +19,7 @@ import (
 // locks keep following their keyspace events. With the pattern's channel allowed as written, nothing is
 // refused.
 func TestDiscoveryLeastPrivilege(t *testing.T) {
-	srv := redislocal.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
+	srv := redistest.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
 	setupLocks(t, srv.Addr())
 	cli(t, srv.Addr(), "SET", "found:a", "tok-a", "NX", "PX", "600000")
 	discover := append(slices.Clone(viewerNotify), "+scan", "+dbsize")
@@ -65,7 +66,7 @@ func TestDiscoveryLeastPrivilege(t *testing.T) {
 // published free once, then the hub is told to forget it and the reader
 // no longer lists it; a key of another type is never followed.
 func TestDiscoveredKeyLeaves(t *testing.T) {
-	srv := redislocal.ForTest(t)
+	srv := redistest.ForTest(t)
 	cli(t, srv.Addr(), "SET", "found:a", "tok-a", "NX", "PX", "600000")
 	cli(t, srv.Addr(), "RPUSH", "found:list", "x")
 	forgot := make(chan string, 4)

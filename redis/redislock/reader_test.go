@@ -17,6 +17,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 	"github.com/zklockviz/zklockviz/redis/redislock"
 )
 
@@ -165,7 +166,7 @@ func free(s lockqueue.Snapshot) bool { return s.Live() && !s.Exists && len(s.Nod
 // no alert on a healthy lock, and the release; a lock name that does not
 // exist is free, not an error.
 func TestSetNXHolder(t *testing.T) {
-	srv := redislocal.ForTest(t)
+	srv := redistest.ForTest(t)
 	r, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{"orders-lock", "never-taken"}})
 
 	snap := s.waitSnap(t, "never-taken", "a live, free lock", free)
@@ -211,7 +212,7 @@ func TestSetNXHolder(t *testing.T) {
 // the spinning waiter takes it, which the reader shows without having
 // seen the waiter.
 func TestRedsyncHolders(t *testing.T) {
-	srv := redislocal.ForTest(t)
+	srv := redistest.ForTest(t)
 	_, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{"billing"}})
 	rs := redsync.New(goredis.NewPool(client(t, srv.Addr())))
 
@@ -247,7 +248,7 @@ func TestRedsyncHolders(t *testing.T) {
 
 // A lock set without expiry raises no-expiry.
 func TestNoExpiryAlert(t *testing.T) {
-	srv := redislocal.ForTest(t)
+	srv := redistest.ForTest(t)
 	_, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{"forever"}})
 	cli(t, srv.Addr(), "SET", "forever", "tok-f", "NX")
 	snap := s.waitSnap(t, "forever", "tok-f holding", held("tok-f"))
@@ -343,7 +344,7 @@ func waiters(t *testing.T, addr, name string, n int) {
 // watchdog stops (the holder died), lease-not-renewed, then the key
 // expires. And a release by Redisson's unlock script.
 func TestRedissonLock(t *testing.T) {
-	srv := redislocal.ForTest(t)
+	srv := redistest.ForTest(t)
 	const name = "inventory"
 	_, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{name}})
 	l := redisson{c: client(t, srv.Addr()), name: name, owner: "8c1e6f4a-1b2c-4d5e-9f00-aabbccddeeff:57", lease: 3 * time.Second}
@@ -411,7 +412,7 @@ func TestRedissonLock(t *testing.T) {
 // without persistence, so A keeps one; B takes the two fresh ones, a
 // majority, while A's client still believes it holds: split-redlock.
 func TestRedlockSplit(t *testing.T) {
-	srvs := redislocal.NForTest(t, 3)
+	srvs := redistest.NForTest(t, 3)
 	const name = "payments"
 	_, s := startReader(t, redislock.Config{Addrs: addrs(srvs), Names: []string{name}})
 	setAll := func(token string, on ...*redislocal.Server) {
@@ -488,7 +489,7 @@ func TestCheckName(t *testing.T) {
 // and at its deadlines, not by polling: with an hour's poll, a SET, a
 // DEL, an expiry and a watchdog that stops renewing all still show.
 func TestKeyspaceNotifications(t *testing.T) {
-	srv := redislocal.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
+	srv := redistest.ForTestWith(t, redislocal.Options{Args: []string{"--notify-keyspace-events", "KEA"}})
 	r, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Poll: time.Hour, Names: []string{"events"}})
 	s.waitSnap(t, "events", "free, followed by keyspace events", func(s lockqueue.Snapshot) bool {
 		return free(s) && s.WatchSource == "keyspace"
@@ -528,7 +529,7 @@ func TestKeyspaceNotifications(t *testing.T) {
 // renewal loop in that process; once it dies the lease is not renewed
 // (lease-not-renewed), then the key expires and the lock is free.
 func TestKilledHolder(t *testing.T) {
-	srv := redislocal.ForTest(t)
+	srv := redistest.ForTest(t)
 	_, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{"killed"}})
 	_, port, _ := strings.Cut(srv.Addr(), ":")
 	cli(t, srv.Addr(), "SET", "killed", "tok-k", "NX", "PX", "3000")
@@ -572,7 +573,7 @@ func TestLostInRestart(t *testing.T) {
 		{"INFO refused", []string{"--rename-command", "INFO", ""}, "it seems (grant the reader +info to tell)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := redislocal.ForTestWith(t, redislocal.Options{Args: tc.args})
+			srv := redistest.ForTestWith(t, redislocal.Options{Args: tc.args})
 			const name = "restarted"
 			_, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{name}, Poll: 100 * time.Millisecond})
 			cli(t, srv.Addr(), "SET", name, "tok-R", "NX", "PX", "60000")

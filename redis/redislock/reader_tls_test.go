@@ -12,20 +12,21 @@ import (
 	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 	"github.com/zklockviz/zklockviz/redis/redislock"
-	"github.com/zklockviz/zklockviz/testca"
+	"github.com/zklockviz/zklockviz/testca/catest"
 )
 
 // certPair is a throwaway CA and a server certificate it signed for
 // 127.0.0.1, as PEM files in dir.
 func certPair(t *testing.T, dir, name string) (caFile, certFile, keyFile string, pool *x509.CertPool) {
 	t.Helper()
-	ca := testca.ForTest(t, name+" CA")
+	ca := catest.New(t, name+" CA")
 	caFile = filepath.Join(dir, name+"-ca.pem")
 	if err := ca.WriteCA(caFile); err != nil {
 		t.Fatal(err)
 	}
-	certFile, keyFile = ca.CertForTest(t, dir, name)
+	certFile, keyFile = catest.Cert(t, ca, dir, name)
 	return caFile, certFile, keyFile, ca.Pool()
 }
 
@@ -40,7 +41,7 @@ func TestReaderTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := redislocal.ForTestWith(t, redislocal.Options{Args: []string{
+	srv := redistest.ForTestWith(t, redislocal.Options{Args: []string{
 		"--tls-port", strconv.Itoa(ports[0]), "--tls-cert-file", cert, "--tls-key-file", key,
 		"--tls-ca-cert-file", ca, "--tls-auth-clients", "no",
 	}})

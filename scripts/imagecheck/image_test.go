@@ -24,7 +24,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // waitTimeout bounds every wait: a liveness bound for a loaded box, not a
@@ -56,7 +56,7 @@ func (quiet) Printf(string, ...any) {}
 func TestImage(t *testing.T) {
 	entrypoint := jsonEnv(t, "ZKLOCKVIZ_IMAGE_RUN")
 	command := jsonEnv(t, "ZKLOCKVIZ_IMAGE_COMMAND")
-	zks := zklocal.ForTest(t)
+	zks := zktest.ForTest(t)
 	i := slices.Index(command, "--zk")
 	if i < 0 || i+1 >= len(command) {
 		t.Fatalf("compose's command %q has no --zk ADDRESS", command)

@@ -10,12 +10,13 @@ import (
 
 	"github.com/zklockviz/zklockviz/zookeeper/fourlw"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // One real server whose whitelist leaves out wchp, so the refusal is the
 // server's own words.
 func TestAsk(t *testing.T) {
-	s := zklocal.ForTestWith(t, zklocal.Options{ExtraConfig: map[string]string{"4lw.commands.whitelist": "ruok,srvr,dump"}})
+	s := zktest.ForTestWith(t, zklocal.Options{ExtraConfig: map[string]string{"4lw.commands.whitelist": "ruok,srvr,dump"}})
 	ctx := context.Background()
 
 	if reply, err := fourlw.Ask(ctx, s.Addr(), "ruok", nil); err != nil || reply != "imok" {

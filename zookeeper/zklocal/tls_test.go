@@ -1,21 +1,25 @@
-package zklocal
+package zklocal_test
 
 import (
 	"context"
 	"crypto/tls"
 	"io"
+	"log"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // A TLS client port: the handshake verifies against the throwaway CA,
 // four-letter words work over it, and go-zookeeper gets a session through a
 // TLS dialer.
 func TestTLS(t *testing.T) {
-	s := ForTestWith(t, Options{TLS: true})
+	s := zktest.ForTestWith(t, zklocal.Options{TLS: true})
 	if s.SecureAddr() == "" || len(s.CAPEM()) == 0 {
 		t.Fatalf("no secure address or CA: %q", s.SecureAddr())
 	}
@@ -38,7 +42,7 @@ func TestTLS(t *testing.T) {
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, addr, s.ClientTLS())
 	}
-	conn, events, err := zk.Connect([]string{s.SecureAddr()}, 5*time.Second, zk.WithLogger(discard{}), zk.WithDialer(dialer))
+	conn, events, err := zk.Connect([]string{s.SecureAddr()}, 5*time.Second, zk.WithLogger(log.New(io.Discard, "", 0)), zk.WithDialer(dialer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +66,8 @@ func TestTLS(t *testing.T) {
 // ssl.clientAuth=need: the client certificate from ClientCertFiles gets an
 // answer over TLS; no certificate, or one from another CA, gets none.
 func TestTLSClientAuth(t *testing.T) {
-	s := ForTestWith(t, Options{TLSClientAuth: true})
-	untrustedCert, untrustedKey, err := UntrustedClientCert(t.TempDir())
+	s := zktest.ForTestWith(t, zklocal.Options{TLSClientAuth: true})
+	untrustedCert, untrustedKey, err := zklocal.UntrustedClientCert(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

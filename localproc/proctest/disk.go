@@ -1,4 +1,4 @@
-package localproc
+package proctest
 
 import (
 	"os"

@@ -1,4 +1,9 @@
-package localproc
+// Package proctest holds the test helpers for the packages that run local
+// servers (zklocal, redislocal, etcdlocal, pglocal): start a server for a
+// test and close it when the test ends, skip when the server is not
+// installed, check that nothing is left behind, time starts. It is imported
+// only from tests, so the binary does not link package testing.
+package proctest
 
 import (
 	"context"

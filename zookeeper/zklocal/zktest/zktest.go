@@ -1,4 +1,7 @@
-package zklocal
+// Package zktest holds zklocal's test helpers: a server or an ensemble for a
+// test, closed when it ends, and a client session to it. It is imported only
+// from tests, so the binary does not link package testing.
+package zktest
 
 import (
 	"context"
@@ -7,7 +10,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklockviz/zklockviz/localproc"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
 // Generous: several packages' tests may start JVMs at once on a small box.
@@ -16,32 +20,32 @@ const testEnsembleTimeout = 180 * time.Second
 // ForTest starts a standalone server with default options and closes it when
 // the test ends. Without a ZooKeeper installation the test is skipped, or
 // fails when CI=true so CI cannot silently skip everything.
-func ForTest(t testing.TB) *Server {
+func ForTest(t testing.TB) *zklocal.Server {
 	t.Helper()
-	return ForTestWith(t, Options{})
+	return ForTestWith(t, zklocal.Options{})
 }
 
 // ForTestWith is ForTest with options.
-func ForTestWith(t testing.TB, opts Options) *Server {
+func ForTestWith(t testing.TB, opts zklocal.Options) *zklocal.Server {
 	t.Helper()
-	return localproc.ForTestOne(t, ErrNotInstalled, Start, opts)
+	return proctest.ForTestOne(t, zklocal.ErrNotInstalled, zklocal.Start, opts)
 }
 
 // EnsembleForTest starts an n-member ensemble and closes it when the test
 // ends; see ForTest.
-func EnsembleForTest(t testing.TB, n int) *Ensemble {
+func EnsembleForTest(t testing.TB, n int) *zklocal.Ensemble {
 	t.Helper()
-	return EnsembleForTestWith(t, n, Options{})
+	return EnsembleForTestWith(t, n, zklocal.Options{})
 }
 
 // EnsembleForTestWith is EnsembleForTest with options.
-func EnsembleForTestWith(t testing.TB, n int, opts Options) *Ensemble {
+func EnsembleForTestWith(t testing.TB, n int, opts zklocal.Options) *zklocal.Ensemble {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testEnsembleTimeout)
 	defer cancel()
-	e, err := StartEnsemble(ctx, n, opts)
+	e, err := zklocal.StartEnsemble(ctx, n, opts)
 	if err != nil {
-		localproc.SkipIfNotInstalled(t, err, ErrNotInstalled)
+		proctest.SkipIfNotInstalled(t, err, zklocal.ErrNotInstalled)
 		t.Fatalf("zklocal: start ensemble: %v", err)
 	}
 	t.Cleanup(func() {
