@@ -205,34 +205,7 @@ func BenchmarkLockViewFirstPaint100k(b *testing.B) {
 	c := connectTo(b, zks)
 	hugeQueue(b, c, path, n)
 	srv := startServerOn(b, zks, "--watch", path)
-	// The tab opens once the server has read the queue, every node's data
-	// included (no "filling"), and recorded what it read (the history's
-	// event count still for two seconds: the watch table's first whole
-	// read is 100,000 findings, and a page waits up to half a second for
-	// the recorder to say whether the history records). What is measured
-	// is the page of a warm server, and a loaded machine's slow first read
-	// does not eat the tab's time.
-	read := fmt.Sprintf(`"queueLength":%d`, n)
-	recorded := regexp.MustCompile(`(?m)^zklockviz_history_events_total (\d+)$`)
-	for deadline, last, still := time.Now().Add(10*time.Minute), "", 0; ; time.Sleep(time.Second) {
-		if body := get(b, srv.URL+"/api/v1/locks"); strings.Contains(body, read) && !strings.Contains(body, `"filling"`) {
-			m := recorded.FindStringSubmatch(get(b, srv.URL+"/metrics"))
-			if m != nil && m[1] == last {
-				still++
-			} else {
-				still = 0
-			}
-			if m != nil {
-				last = m[1]
-			}
-			if still == 2 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("the server did not read and record the %d nodes in 10 minutes", n)
-		}
-	}
+	waitReadAndRecorded(b, srv.URL, n)
 	var drawn, mb, mbgc, kb, html float64
 	var each []float64
 	b.ResetTimer()
@@ -316,4 +289,36 @@ func tabHeap(t testing.TB, tb *tab) float64 {
 		t.Fatalf("heap usage: %v", err)
 	}
 	return r.UsedSize / (1 << 20)
+}
+
+// waitReadAndRecorded waits until the server at url has read a queue of n
+// nodes, every node's data included (no "filling"), and recorded what it
+// read (the history's event count still for two seconds: the watch
+// table's first whole read of a big queue is as many findings, and a page
+// waits up to half a second for the recorder to say whether the history
+// records). A page opened then is the page of a warm server, and a loaded
+// machine's slow first read does not eat the tab's time.
+func waitReadAndRecorded(b *testing.B, url string, n int) {
+	b.Helper()
+	read := fmt.Sprintf(`"queueLength":%d`, n)
+	recorded := regexp.MustCompile(`(?m)^zklockviz_history_events_total (\d+)$`)
+	for deadline, last, still := time.Now().Add(10*time.Minute), "", 0; ; time.Sleep(time.Second) {
+		if body := get(b, url+"/api/v1/locks"); strings.Contains(body, read) && !strings.Contains(body, `"filling"`) {
+			m := recorded.FindStringSubmatch(get(b, url+"/metrics"))
+			if m != nil && m[1] == last {
+				still++
+			} else {
+				still = 0
+			}
+			if m != nil {
+				last = m[1]
+			}
+			if still == 2 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the server did not read and record the %d nodes in 10 minutes", n)
+		}
+	}
 }
