@@ -122,3 +122,30 @@ func change(v reflect.Value, name string) {
 		panic(fmt.Sprintf("fieldtest: field %s of type %s: teach change how to change it", name, t))
 	}
 }
+
+// OfNode is f's value in n (a Rare field's zero when n has no Rare).
+func (f Field) OfNode(n lockqueue.Node) any {
+	if !f.rare {
+		return reflect.ValueOf(n).Field(f.i).Interface()
+	}
+	var r lockqueue.Rare
+	if n.Rare != nil {
+		r = *n.Rare
+	}
+	return reflect.ValueOf(r).Field(f.i).Interface()
+}
+
+// OfSnapshot is f's value in s.
+func (f Field) OfSnapshot(s lockqueue.Snapshot) any {
+	return reflect.ValueOf(s).Field(f.i).Interface()
+}
+
+// Same reports whether two values of a field are the same: times by
+// Equal (a replayed time is in another location), the rest deeply.
+func Same(a, b any) bool {
+	if ta, ok := a.(time.Time); ok {
+		tb, ok := b.(time.Time)
+		return ok && ta.Equal(tb)
+	}
+	return reflect.DeepEqual(a, b)
+}
