@@ -70,14 +70,16 @@ func headerPatch(prev, s *lockqueue.Snapshot) (json.RawMessage, []string, error)
 		return nil, nil, err
 	}
 	pm, sm := members(pb), members(sb)
-	var set []byte
+	set := make([]byte, 0, len(sb))
 	for _, m := range sm {
 		if i := slices.IndexFunc(pm, func(p member) bool { return bytes.Equal(p.key, m.key) }); i >= 0 && bytes.Equal(pm[i].val, m.val) {
 			continue
 		}
 		set = append(append(append(append(set, ','), m.key...), ':'), m.val...)
 	}
-	if len(set) > 0 {
+	if len(set) == 0 {
+		set = nil // nothing changed: no header
+	} else {
 		set[0] = '{'
 		set = append(set, '}')
 	}
@@ -98,7 +100,7 @@ type member struct{ key, val []byte }
 // no spaces), into its members. A hand scan: the header of every delta is
 // split twice, and a map of it cost more than the delta's nodes.
 func members(obj []byte) []member {
-	var out []member
+	out := make([]member, 0, 24) // a snapshot has about 20 fields
 	for i := 1; i < len(obj)-1; {
 		k := i
 		i = stringEnd(obj, i)
