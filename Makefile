@@ -40,17 +40,19 @@ install: build
 	fi
 	@echo "installed $(BINDIR)/zklockviz"
 
-# Regenerate templ's *_templ.go (committed) and format the templates.
+# Regenerate templ's *_templ.go and lockqueue's fields_gen.go (both
+# committed) and format the templates.
 generate:
 	$(GO) tool templ generate
+	$(GO) generate ./lockqueue
 	$(GO) tool templ fmt .
 
 demo: deps-zookeeper build
 	./$(BIN) demo --addr $(ADDR)
 
 # The one check, here and in CI: install what is missing, fail if generated
-# code or template formatting drifted from what is committed, vet, test,
-# then fuzz every fuzz target for its budget (below).
+# code (templ's, lockqueue's fields) or template formatting drifted from
+# what is committed, vet, test, then fuzz every fuzz target for its budget (below).
 test: check fuzz
 
 check: deps
@@ -62,6 +64,12 @@ check: deps
 		diff <(echo "$$before") <(echo "$$after"); exit 1; \
 	fi
 	$(GO) tool templ fmt -fail .
+	@before=$$(sha256sum lockqueue/fields_gen.go); \
+	$(GO) generate ./lockqueue || exit 1; \
+	if [ "$$before" != "$$(sha256sum lockqueue/fields_gen.go)" ]; then \
+		echo "lockqueue/fields_gen.go was stale: run 'go generate ./lockqueue' and commit the result"; \
+		git diff --stat -- lockqueue/fields_gen.go; exit 1; \
+	fi
 	@unformatted=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-ed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

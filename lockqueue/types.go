@@ -100,47 +100,66 @@ type Child struct {
 	Folder string
 }
 
+//go:generate go run ./internal/fieldgen
+
 // Node is one queue entry as shown to users and scripts.
+//
+// Node, Rare and Snapshot are the one list of a lock's fields: what
+// follows from them is generated (fields_gen.go: equality, Rare's
+// accessors) or walks them (the socket's deltas and the browser, by their
+// JSON). Adding a field is this one edit, plus how it is shown. Each field
+// says by its tags
+//
+//   - json: how scripts and the browser read it;
+//   - eq:"-": left out of NodesEqual (it follows from fields compared);
+//   - history: what the history keeps of it: "kept" (a lock at a past
+//     moment shows it as recorded), "client" (kept as the node's client:
+//     ZooKeeper's Session, the other services' Client) or "-" (not kept,
+//     or stamped by the history itself, as HeldSince).
+//
+// history's TestRecordsFieldsAsTagged holds the history to those tags and
+// web's TestEveryFieldReachesTheBrowser every field to equality and the
+// socket's frames.
 type Node struct {
-	Name    string `json:"name"`
-	Seq     int64  `json:"seq"` // -1 when the name carries no sequence
-	Mode    Mode   `json:"mode"`
-	Recipe  Recipe `json:"recipe"`
-	Holding bool   `json:"holding"`
+	Name    string `json:"name" history:"kept"`
+	Seq     int64  `json:"seq" history:"kept"` // -1 when the name carries no sequence
+	Mode    Mode   `json:"mode" history:"kept"`
+	Recipe  Recipe `json:"recipe" history:"-"`
+	Holding bool   `json:"holding" history:"kept"`
 	// The unexported fields that fit in Holding's padding: where they
 	// stand never shows in the JSON, and a node is copied whole on every
 	// change of a queue.
 
 	// parsed is Mode as the name alone says it, before Build's rules
 	// (N-holder queues) change it: see parsedMode.
-	parsed modeCode
+	parsed modeCode `eq:"-" history:"-"`
 	// wrapped: the name carries a sequence past 2^31 (negative).
-	wrapped bool
+	wrapped bool `eq:"-" history:"-"`
 	// unread: made by NamedNode from a listing alone; its data, Stat and
 	// session are not read yet.
-	unread     bool
-	WaitsFor   string    `json:"waitsFor"`          // sibling name the recipe says it waits for
-	WaitsOn    WaitOn    `json:"waitsOn,omitempty"` // OnChildren when the rule is a children watch on the parent
-	Watching   []string  `json:"watching"`          // full paths its session watches; nil when unknown
-	Edge       Edge      `json:"edge"`
-	Session    string    `json:"session"` // 0x<hex>, "0x0" for persistent nodes
-	Data       string    `json:"data"`
-	DataBinary bool      `json:"dataBinary,omitempty"` // Data is base64
-	Ctime      time.Time `json:"ctime"`
-	Czxid      int64     `json:"czxid"`
-	Foreign    bool      `json:"foreign,omitempty"`
-	Zombie     bool      `json:"zombie,omitempty"`
+	unread     bool      `eq:"-" history:"-"`
+	WaitsFor   string    `json:"waitsFor" history:"kept"`          // sibling name the recipe says it waits for
+	WaitsOn    WaitOn    `json:"waitsOn,omitempty" history:"kept"` // OnChildren when the rule is a children watch on the parent
+	Watching   []string  `json:"watching" history:"kept"`          // full paths its session watches; nil when unknown
+	Edge       Edge      `json:"edge" history:"kept"`
+	Session    string    `json:"session" history:"client"` // 0x<hex>, "0x0" for persistent nodes
+	Data       string    `json:"data" history:"kept"`
+	DataBinary bool      `json:"dataBinary,omitempty" history:"kept"` // Data is base64
+	Ctime      time.Time `json:"ctime" history:"kept"`
+	Czxid      int64     `json:"czxid" history:"-"`
+	Foreign    bool      `json:"foreign,omitempty" history:"kept"`
+	Zombie     bool      `json:"zombie,omitempty" history:"kept"`
 	// CtimeAtMost: the service keeps no creation time and the node was
 	// there before the reader looked, so Ctime is when the reader first
 	// knew of it: it was made then or earlier, and a wait timed from
 	// Ctime is at least that long.
-	CtimeAtMost bool `json:"ctimeAtMost,omitempty"`
+	CtimeAtMost bool `json:"ctimeAtMost,omitempty" history:"-"`
 	// The fields most nodes leave empty, behind a pointer so that a node
 	// of a big queue costs half: see Rare. Embedded so that the JSON is
 	// the same as when they were Node's own, and last to keep its order.
 	*Rare
 
-	owner int64
+	owner int64 `history:"-"`
 }
 
 // Rare holds the fields most nodes leave empty: a ZooKeeper node of a
@@ -151,32 +170,32 @@ type Node struct {
 // which copy it first, since nodes copied from one another share it.
 type Rare struct {
 	// ExpiresInMs is set on zombie nodes when the server tells the session's expiry.
-	ExpiresInMs int64 `json:"expiresInMs,omitempty"`
+	ExpiresInMs int64 `json:"expiresInMs,omitempty" history:"-"`
 	// StalledOn is set on a holder whose session has kept a data watch on
 	// this sibling for longer than the stall grace: the server says it
 	// holds, its client still waits (see AlertStalled).
-	StalledOn string `json:"stalledOn,omitempty"`
+	StalledOn string `json:"stalledOn,omitempty" history:"-"`
 	// StalledSince is when the stall was first seen.
-	StalledSince time.Time `json:"stalledSince,omitzero"`
+	StalledSince time.Time `json:"stalledSince,omitzero" history:"-"`
 	// HeldSince is when a holder began to hold, as the reader saw it: the
 	// read that first showed it holding, which followed the hand-off
 	// within one read. Zero when the reader cannot tell: the node already
 	// held at its first read (or its first read after a gap), when only
 	// Ctime bounds it. Set by CarryHolds; a replay (history.State.Snapshot)
 	// and the classroom (simulator.State) stamp their own.
-	HeldSince time.Time `json:"heldSince,omitzero"`
+	HeldSince time.Time `json:"heldSince,omitzero" history:"-"`
 
 	// Folder is the folder the node lives in when it is not the lock
 	// path (a semaphore's leases/ and locks/, kazoo's <path>-__lock__);
 	// empty for the lock path's own children.
-	Folder string `json:"folder,omitempty"`
+	Folder string `json:"folder,omitempty" history:"-"`
 	// PartOf names the node whose contender this node also is, when one
 	// acquirer owns two nodes of the queue: a semaphore's acquirer holds
 	// the internal lock by its node in the lock folder while it waits for
 	// (or has just got) a lease by its lease node, named here. Such a node
 	// is shown, but neither holds nor waits of its own: counts of waiters
 	// are counts of contenders.
-	PartOf string `json:"partOf,omitempty"`
+	PartOf string `json:"partOf,omitempty" history:"kept"`
 
 	// The service-neutral fields (service.go). ZooKeeper leaves them
 	// empty: its order is Seq, its client Session, its actual edges
@@ -184,31 +203,31 @@ type Rare struct {
 
 	// Order is the node's place by the service's own ordering when that
 	// is not Seq (etcd: the key's create revision).
-	Order int64 `json:"order,omitempty"`
+	Order int64 `json:"order,omitempty" history:"-"`
 	// Client is who the node belongs to in the service's terms (a Redis
 	// lock's token, an etcd lease, a PostgreSQL backend pid).
-	Client string `json:"client,omitempty"`
+	Client string `json:"client,omitempty" history:"client"`
 	// Label is how people know the node's client when Data is the
 	// service's raw record (a PostgreSQL session: "psql · 10.0.0.7 ·
 	// idle in transaction"); the views show it in place of Data.
-	Label string `json:"label,omitempty"`
+	Label string `json:"label,omitempty" history:"kept"`
 	// WaitsForSource is who vouches for WaitsFor when the service says
 	// (ByServer for PostgreSQL's pg_blocking_pids, ByRule for etcd).
-	WaitsForSource Provenance `json:"waitsForSource,omitempty"`
+	WaitsForSource Provenance `json:"waitsForSource,omitempty" history:"kept"`
 	// BlockedBy are the nodes the server itself reports this one waits
 	// on, when it can tell (PostgreSQL); nil when it cannot.
-	BlockedBy []string `json:"blockedBy,omitempty"`
+	BlockedBy []string `json:"blockedBy,omitempty" history:"kept"`
 	// LeaseID is the lease that keeps the node alive, when the service
 	// has leases (an etcd lease in hex, a Redis key's expiry).
-	LeaseID string `json:"leaseId,omitempty"`
+	LeaseID string `json:"leaseId,omitempty" history:"kept"`
 	// LeaseTTLMs is the lease's granted time to live; LeaseLeftMs its
 	// time left when the snapshot was taken.
-	LeaseTTLMs  int64 `json:"leaseTtlMs,omitempty"`
-	LeaseLeftMs int64 `json:"leaseLeftMs,omitempty"`
+	LeaseTTLMs  int64 `json:"leaseTtlMs,omitempty" history:"-"`
+	LeaseLeftMs int64 `json:"leaseLeftMs,omitempty" history:"-"`
 	// ShownEdges is WaitEdges as sent to the browser, set by
 	// Snapshot.WithWaitEdges on the nodes of a snapshot that uses the
 	// neutral fields; nil everywhere else.
-	ShownEdges []WaitEdge `json:"waitEdges,omitempty"`
+	ShownEdges []WaitEdge `json:"waitEdges,omitempty" history:"-"`
 }
 
 // modeCode is a Mode in a byte, for the one a node's name says.
@@ -247,57 +266,57 @@ type Alert struct {
 type Snapshot struct {
 	// Service is the lock service the snapshot comes from; empty means
 	// ZooKeeper (ServiceName), which keeps ZooKeeper's JSON as it was.
-	Service               string     `json:"service,omitempty"`
-	Path                  string     `json:"path"`
-	Recipe                Recipe     `json:"recipe"`
-	Revision              int64      `json:"revision"`
-	Connection            Connection `json:"connection"`
-	WatchSource           string     `json:"watchSource"` // "4lw", "admin", "none", "simulator"
-	Exists                bool       `json:"exists"`
-	Leases                int        `json:"leases,omitempty"` // lease limit; 0 unknown or not a semaphore
-	Nodes                 []Node     `json:"nodes"`
-	Alerts                []Alert    `json:"alerts"`
-	InvisibleChildWatches int        `json:"invisibleChildWatches"`
-	UpdatedAt             time.Time  `json:"updatedAt"`
+	Service               string     `json:"service,omitempty" history:"kept"`
+	Path                  string     `json:"path" history:"kept"`
+	Recipe                Recipe     `json:"recipe" history:"kept"`
+	Revision              int64      `json:"revision" history:"-"`
+	Connection            Connection `json:"connection" history:"kept"`
+	WatchSource           string     `json:"watchSource" history:"-"` // "4lw", "admin", "none", "simulator"
+	Exists                bool       `json:"exists" history:"kept"`
+	Leases                int        `json:"leases,omitempty" history:"-"` // lease limit; 0 unknown or not a semaphore
+	Nodes                 []Node     `json:"nodes" history:"kept"`
+	Alerts                []Alert    `json:"alerts" history:"kept"`
+	InvisibleChildWatches int        `json:"invisibleChildWatches" history:"-"`
+	UpdatedAt             time.Time  `json:"updatedAt" history:"kept"`
 	// Error is set when the last read failed; the nodes are then the last known ones.
-	Error string `json:"error,omitempty"`
+	Error string `json:"error,omitempty" history:"kept"`
 	// UnknownSince is when the reader stopped knowing the lock's state: the
 	// first read that failed, or the connection lost, after the last live
 	// read. Set on every snapshot that is not Live and shows the last known
 	// state (see LastKnown); zero on a live one, and left out of the JSON.
-	UnknownSince time.Time `json:"unknownSince,omitzero"`
+	UnknownSince time.Time `json:"unknownSince,omitzero" history:"-"`
 
 	// LeasesInferred: Leases was neither given (--leases) nor stored
 	// (kazoo) but read off a Curator semaphore's layout, where a pending
 	// acquirer waits because every other lease node is held.
-	LeasesInferred bool `json:"leasesInferred,omitempty"`
+	LeasesInferred bool `json:"leasesInferred,omitempty" history:"-"`
 
 	// Service-neutral, for services that cannot show everything (see
 	// service.go). Note says plainly what this lock's service cannot
 	// show ("spin-lock waiters leave no trace on the server").
-	Note string `json:"note,omitempty"`
+	Note string `json:"note,omitempty" history:"-"`
 	// AnonymousWaiters counts waiters the server counts but cannot name or
 	// order, so they are no nodes (Redisson: the subscribers of the lock's
 	// unlock channel, one per waiting client, not per thread).
-	AnonymousWaiters int `json:"anonymousWaiters,omitempty"`
+	AnonymousWaiters int `json:"anonymousWaiters,omitempty" history:"-"`
 	// AnonymousSince is when the reader first saw AnonymousWaiters above
 	// none, zero while there are none: the longest of them has waited
 	// since then at least (it began between that read and the one
 	// before).
-	AnonymousSince time.Time `json:"anonymousSince,omitzero"`
+	AnonymousSince time.Time `json:"anonymousSince,omitzero" history:"-"`
 
 	// Filling is set while the reader has the lock's children by name
 	// (order, holders and waits-for by rule) but has not read every
 	// node's data and session yet: a big queue is published from its
 	// listing first, then filled in. Nil once every node is read.
-	Filling *Filling `json:"filling,omitempty"`
+	Filling *Filling `json:"filling,omitempty" history:"-"`
 
 	// Cluster says which cluster of its service the lock lives on: etcd's
 	// cluster id, PostgreSQL's system identifier (else host, port and
 	// database), the Redis masters' addresses, ZooKeeper's members and
 	// chroot, or the name serve --cluster gives. The history keeps the
 	// same path on two clusters apart by it. Empty until known.
-	Cluster string `json:"cluster,omitempty"`
+	Cluster string `json:"cluster,omitempty" history:"kept"`
 }
 
 // Filling says how far a snapshot published from a listing has its nodes

@@ -3,30 +3,24 @@
 // revision we hold. A delta against another revision, or a closed socket,
 // means reconnecting (with backoff) and starting from a whole snapshot again.
 
-const HEADER = ['path', 'revision', 'connection', 'watchSource', 'recipe', 'exists', 'leases', 'leasesInferred', 'alerts', 'invisibleChildWatches', 'updatedAt', 'error'];
-
 // applyDelta returns the snapshot after msg, or null when msg does not apply
-// to snap (its base is another revision). It is web.ApplyDelta step by step:
-// drop the removed and upserted names, then put each upsert at its position
-// (msg.at) in the new list. The order is the server's; nothing here sorts.
+// to snap (its base is another revision). The snapshot's own fields come as
+// the server's JSON has them, copied without knowing their names: the
+// header's members over ours, less the cleared ones. Then the nodes, as
+// web.ApplyDelta does: drop the removed and upserted names, then put each
+// upsert at its position (msg.at) in the new list. The order is the
+// server's; nothing here sorts.
 export function applyDelta(snap, msg) {
-  if (!snap || msg.base !== snap.revision || (msg.path && msg.path !== snap.path)) return null;
+  if (!snap || msg.base !== snap.revision) return null;
   const upsert = msg.upsert || [];
   const at = msg.at || [];
   if (at.length !== upsert.length) return null;
-  const next = { ...snap };
-  for (const k of HEADER) if (k in msg) next[k] = msg[k];
+  const next = { ...snap, ...msg.header };
+  for (const k of msg.cleared || []) delete next[k];
   // A window of a long queue says which part it is in every frame; a
   // frame without one carries every node.
   if (msg.window) next.window = msg.window;
   else delete next.window;
-  // Left out while live: a delta without it ends the unknown stretch.
-  if (msg.unknownSince) next.unknownSince = msg.unknownSince;
-  else delete next.unknownSince;
-  // Set while the nodes' data is still being read: a delta without it
-  // says every node is read.
-  if (msg.filling) next.filling = msg.filling;
-  else delete next.filling;
   const drop = new Set([...(msg.remove || []), ...upsert.map((n) => n.name)]);
   const kept = (snap.nodes || []).filter((n) => !drop.has(n.name));
   const nodes = [];

@@ -1,12 +1,12 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
@@ -30,80 +30,127 @@ const (
 )
 
 // Delta turns the snapshot with revision Base, the last one sent on this
-// socket, into the next one. Every folder-level field is sent whole; nodes
-// are patched: Upsert holds the nodes that are new or changed in any field,
+// socket, into the next one. Its fields are the snapshot's own fields as
+// the snapshot's JSON has them, so a client patches its copy without
+// knowing their names: Header holds those, all but the nodes, that are set
+// and differ from the base's; Cleared names those the base had and the
+// next one leaves out (gone to zero, which the JSON omits). Nodes are
+// patched: Upsert holds the nodes that are new or changed in any field,
 // in the new snapshot's order, At the position of each in the new node
 // list, and Remove the names that are gone. A client drops the removed and
 // upserted names from its list and puts each upsert at its position: the
 // order is the server's (lockqueue.SortNodes), never derived again.
 type Delta struct {
-	Service               string               `json:"service,omitempty"`
-	Path                  string               `json:"path"`
-	Base                  int64                `json:"base"`
-	Revision              int64                `json:"revision"`
-	Connection            lockqueue.Connection `json:"connection"`
-	WatchSource           string               `json:"watchSource"`
-	Recipe                lockqueue.Recipe     `json:"recipe"`
-	Exists                bool                 `json:"exists"`
-	Leases                int                  `json:"leases"`
-	LeasesInferred        bool                 `json:"leasesInferred"`
-	Alerts                []lockqueue.Alert    `json:"alerts"`
-	InvisibleChildWatches int                  `json:"invisibleChildWatches"`
-	UpdatedAt             time.Time            `json:"updatedAt"`
-	Error                 string               `json:"error"`
-	UnknownSince          time.Time            `json:"unknownSince,omitzero"`
-	Note                  string               `json:"note,omitempty"`
-	AnonymousWaiters      int                  `json:"anonymousWaiters,omitempty"`
-	AnonymousSince        time.Time            `json:"anonymousSince,omitzero"`
-	// Filling is set while the reader is still reading the nodes' data
-	// (lockqueue.Snapshot.Filling); a delta without it says they are all read.
-	Filling *lockqueue.Filling `json:"filling,omitempty"`
-	Upsert  []lockqueue.Node   `json:"upsert"`
-	At      []int              `json:"at"`
-	Remove  []string           `json:"remove"`
+	Base    int64            `json:"base"`
+	Header  json.RawMessage  `json:"header,omitempty"`
+	Cleared []string         `json:"cleared,omitempty"`
+	Upsert  []lockqueue.Node `json:"upsert"`
+	At      []int            `json:"at"`
+	Remove  []string         `json:"remove"`
 }
 
-// ApplyDelta patches prev with d the way a client must. It fails when d was
-// computed against another snapshot: the client has missed a frame and
-// should reconnect for a fresh snapshot.
-func ApplyDelta(prev lockqueue.Snapshot, d *Delta) (lockqueue.Snapshot, error) {
-	if d.Service != prev.Service || d.Path != prev.Path || d.Base != prev.Revision {
-		return prev, fmt.Errorf("delta for %s@%d does not apply to %s@%d", d.Path, d.Base, prev.Path, prev.Revision)
+// snapshotHeader is a snapshot's JSON less its nodes.
+type snapshotHeader struct {
+	*lockqueue.Snapshot
+	// Nodes shadows the snapshot's (the shallower field of a JSON name
+	// wins) and is always left out: a delta's nodes are its upserts.
+	Nodes struct{} `json:"nodes,omitzero"`
+}
+
+// headerPatch is what Delta's Header and Cleared say to turn prev's
+// header into s's: the members of s's header JSON that are not in prev's
+// alike, and the keys of prev's that s's has not.
+func headerPatch(prev, s *lockqueue.Snapshot) (json.RawMessage, []string, error) {
+	pb, err := json.Marshal(snapshotHeader{Snapshot: prev})
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(d.At) != len(d.Upsert) {
-		return prev, fmt.Errorf("delta for %s@%d: %d positions for %d upserts", d.Path, d.Base, len(d.At), len(d.Upsert))
+	sb, err := json.Marshal(snapshotHeader{Snapshot: s})
+	if err != nil {
+		return nil, nil, err
 	}
-	drop := make(map[string]bool, len(d.Remove)+len(d.Upsert))
-	for _, name := range d.Remove {
-		drop[name] = true
+	pm, sm := members(pb), members(sb)
+	set := make([]byte, 0, len(sb))
+	for _, m := range sm {
+		if i := slices.IndexFunc(pm, func(p member) bool { return bytes.Equal(p.key, m.key) }); i >= 0 && bytes.Equal(pm[i].val, m.val) {
+			continue
+		}
+		set = append(append(append(append(set, ','), m.key...), ':'), m.val...)
 	}
-	for _, n := range d.Upsert {
-		drop[n.Name] = true
+	if len(set) == 0 {
+		set = nil // nothing changed: no header
+	} else {
+		set[0] = '{'
+		set = append(set, '}')
 	}
-	kept := make([]lockqueue.Node, 0, len(prev.Nodes))
-	for _, n := range prev.Nodes {
-		if !drop[n.Name] {
-			kept = append(kept, n)
+	var cleared []string
+	for _, p := range pm {
+		if !slices.ContainsFunc(sm, func(m member) bool { return bytes.Equal(p.key, m.key) }) {
+			// A struct field's JSON name needs no escapes: its quotes off.
+			cleared = append(cleared, string(p.key[1:len(p.key)-1]))
 		}
 	}
-	nodes := make([]lockqueue.Node, 0, len(kept)+len(d.Upsert))
-	for i, n := range d.Upsert {
-		at := d.At[i]
-		if at < len(nodes) || at > len(nodes)+len(kept) {
-			return prev, fmt.Errorf("delta for %s@%d: upsert %s at %d is out of place", d.Path, d.Base, n.Name, at)
-		}
-		take := at - len(nodes)
-		nodes = append(append(nodes, kept[:take]...), n)
-		kept = kept[take:]
+	return set, cleared, nil
+}
+
+// member is one member of a JSON object: its key, quoted, and its value.
+type member struct{ key, val []byte }
+
+// members splits obj, a JSON object as encoding/json writes it (valid,
+// no spaces), into its members, which share obj's bytes. A scan rather
+// than a map: every delta splits two headers, and headerPatch, the scan
+// included, costs about 3.5 µs and 13 allocations a delta.
+func members(obj []byte) []member {
+	out := make([]member, 0, 24) // a snapshot has about 20 fields
+	for i := 1; i < len(obj)-1; {
+		k := i
+		i = stringEnd(obj, i)
+		v := i + 1 // past the ':'
+		i = valueEnd(obj, v)
+		out = append(out, member{key: obj[k : v-1], val: obj[v:i]})
+		i++ // past the ',' (or onto the closing brace)
 	}
-	nodes = append(nodes, kept...)
-	return lockqueue.Snapshot{
-		Service: d.Service, Path: d.Path, Recipe: d.Recipe, Revision: d.Revision, Connection: d.Connection,
-		WatchSource: d.WatchSource, Exists: d.Exists, Leases: d.Leases, LeasesInferred: d.LeasesInferred, Nodes: nodes,
-		Alerts: d.Alerts, InvisibleChildWatches: d.InvisibleChildWatches, UpdatedAt: d.UpdatedAt,
-		Error: d.Error, UnknownSince: d.UnknownSince, Note: d.Note, AnonymousWaiters: d.AnonymousWaiters,
-		AnonymousSince: d.AnonymousSince, Filling: d.Filling,
-	}, nil
+	return out
+}
+
+// stringEnd is the index just past the JSON string that starts at b[i].
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd is the index just past the JSON value that starts at b[i],
+// a member's value inside an object: where the next ',' or the object's
+// '}' is.
+func valueEnd(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i)
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return i
 }
 
 // wireSnapshot gives empty lists as [] rather than null, so scripts can
@@ -163,6 +210,7 @@ func encodeWindowFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, win *Wind
 		// left out of the delta, and every node is sent again when
 		// the snapshot stops or starts using the neutral fields.
 		p := prev.WithWaitEdges()
+		p.Alerts = nonNil(p.Alerts) // as s's: not a change of the header
 		prev = &p
 	}
 	whole := func() ([]byte, string, error) {
@@ -178,7 +226,13 @@ func encodeWindowFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, win *Wind
 		// Duplicate names or a reordering the patch could not express.
 		b, kind, err = whole()
 	} else {
+		d.Header, d.Cleared, err = headerPatch(prev, &s)
 		switch {
+		case err != nil:
+		case len(d.Upsert) == len(s.Nodes):
+			// It keeps no node: the whole snapshot is hardly bigger, and
+			// lets a client start afresh, as past the cutoff below.
+			b, kind, err = whole()
 		case len(s.Nodes) <= exactCutoff:
 			db, derr := json.Marshal(Frame{Type: FrameDelta, Delta: d, Window: win})
 			wb, werr := json.Marshal(Frame{Type: FrameSnapshot, Snapshot: &s, Window: win})
@@ -363,13 +417,7 @@ func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, 
 	if !ok {
 		return nil, false
 	}
-	d := &Delta{
-		Service: s.Service, Path: s.Path, Base: prev.Revision, Revision: s.Revision, Connection: s.Connection,
-		WatchSource: s.WatchSource, Recipe: s.Recipe, Exists: s.Exists, Leases: s.Leases, LeasesInferred: s.LeasesInferred,
-		Alerts: s.Alerts, InvisibleChildWatches: s.InvisibleChildWatches, UpdatedAt: s.UpdatedAt,
-		Error: s.Error, UnknownSince: s.UnknownSince, Note: s.Note, AnonymousWaiters: s.AnonymousWaiters, AnonymousSince: s.AnonymousSince,
-		Filling: s.Filling, Upsert: []lockqueue.Node{}, At: []int{}, Remove: append([]string{}, gone...),
-	}
+	d := &Delta{Base: prev.Revision, Upsert: []lockqueue.Node{}, At: []int{}, Remove: append([]string{}, gone...)}
 	last := -1 // prev's position of the last node kept as it was
 	for at := range s.Nodes {
 		n := &s.Nodes[at]

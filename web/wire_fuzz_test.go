@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -21,19 +22,44 @@ func fuzzNodes(b []byte) []lockqueue.Node {
 	return nodes
 }
 
+// fuzzHeader sets some of s's own fields from b, so that a delta sets,
+// changes and clears them (the note from b's bytes as they come, quotes
+// and backslashes among them).
+func fuzzHeader(s lockqueue.Snapshot, b []byte) lockqueue.Snapshot {
+	if len(b) == 0 {
+		return s
+	}
+	c := b[0]
+	if c&1 != 0 {
+		// Valid UTF-8: JSON would send other bytes as U+FFFD.
+		s.Note = strings.ToValidUTF8(string(b[:min(len(b), 4)]), "?")
+	}
+	if c&2 != 0 {
+		s.Error = "read failed"
+	}
+	if c&4 != 0 {
+		s.Alerts = []lockqueue.Alert{{Kind: lockqueue.AlertOrphan, Nodes: []string{fmt.Sprintf("n%02d", c&15)}, Message: "{[\"x\"]}"}}
+	}
+	if c&8 != 0 {
+		s.Filling = &lockqueue.Filling{Read: int(c >> 4), Of: 16}
+	}
+	s.Leases = int(c >> 6)
+	return s
+}
+
 // FuzzDeltaRoundTrip: whatever two snapshots a socket gets in a row, the
 // frame between them, applied the way a client applies it (ApplyDelta,
 // which live.js's applyDelta follows step by step), gives the second one
-// exactly, nodes in the server's order; a pair the patch cannot express
-// goes whole.
+// exactly, its own fields and its nodes in the server's order; a pair the
+// patch cannot express goes whole.
 func FuzzDeltaRoundTrip(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte{9, 1, 2, 3, 20, 5, 6, 7})
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte{2, 1, 3, 4, 5, 6, 7, 8})
 	f.Add([]byte{1, 1, 2}, []byte{1, 2})
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		prev := wireSnapshot(lockqueue.Snapshot{Path: "/l", Revision: 1, Nodes: fuzzNodes(a)})
-		next := wireSnapshot(lockqueue.Snapshot{Path: "/l", Revision: 2, Nodes: fuzzNodes(b)})
+		prev := wireSnapshot(fuzzHeader(lockqueue.Snapshot{Path: "/l", Revision: 1, Nodes: fuzzNodes(a)}, a))
+		next := wireSnapshot(fuzzHeader(lockqueue.Snapshot{Path: "/l", Revision: 2, Nodes: fuzzNodes(b)}, b))
 		raw, kind, err := encodeFrame(&prev, next, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -50,6 +76,7 @@ func FuzzDeltaRoundTrip(f *testing.F) {
 			}
 			got = &s
 		}
+		sameJSON(t, "the client's copy", *got, next)
 		if !slices.EqualFunc(got.Nodes, next.Nodes, lockqueue.Node.Equal) {
 			t.Fatalf("%s frame %s\nprev %v\ngot  %v\nwant %v", kind, raw, nodeNames(prev.Nodes), nodeNames(got.Nodes), nodeNames(next.Nodes))
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/web"
+	"github.com/zklockviz/zklockviz/web/wiretest"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
@@ -386,7 +387,7 @@ func TestServe(t *testing.T) {
 		case web.FrameSnapshot:
 			live = *f.Snapshot
 		case web.FrameDelta:
-			if live, err = web.ApplyDelta(live, f.Delta); err != nil {
+			if live, err = wiretest.ApplyDelta(live, b); err != nil {
 				t.Fatalf("apply delta: %v", err)
 			}
 		default:
