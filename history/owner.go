@@ -44,17 +44,6 @@ type Held struct {
 // maxLongestHolds is how many holds Stats.LongestHolds names.
 const maxLongestHolds = 5
 
-// longestHolds are the longest measured holds among evs, longest first,
-// each with its holder: known from its Queued event, or from before (the
-// lock as the window starts) for a node queued earlier.
-func longestHolds(before State, evs []Event) []Held {
-	f := newHoldsFold(before)
-	for _, e := range evs {
-		f.add(e)
-	}
-	return f.done()
-}
-
 // holdsFold keeps the longest holds one record at a time.
 type holdsFold struct {
 	owners map[string]Owner

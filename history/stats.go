@@ -101,16 +101,6 @@ func (e Event) MeasuredHold() (time.Duration, bool) {
 	return e.Hold(), true
 }
 
-// figuresOf computes the lock's figures from its events in [from, to];
-// before is the lock's state at from (for a gap already open then).
-func figuresOf(lock string, before State, evs []Event, from, to time.Time) Stats {
-	f := newStatsFold(lock, before, from, to)
-	for _, e := range evs {
-		f.add(e)
-	}
-	return f.done()
-}
-
 // statsFold computes a lock's figures one event at a time, as a walk
 // reads them: what it keeps is the window's measured durations, not its
 // events.

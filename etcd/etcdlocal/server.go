@@ -203,16 +203,11 @@ func (s *Server) ClientTLS() *tls.Config {
 	return s.tls.ClientTLS()
 }
 
-// Health asks endpoint's /health and returns nil if etcd says it is healthy
-// (it has a leader and serves reads). Plain HTTP, so the project needs no
-// etcd client module just to know a server is up.
-func Health(ctx context.Context, endpoint string) error {
-	return HealthWith(ctx, http.DefaultClient, endpoint)
-}
-
-// HealthWith is Health through client, which for an https:// endpoint
-// trusts the server's CA and, if the server asks for one, shows a client
-// certificate.
+// HealthWith asks endpoint's /health through client and returns nil if etcd
+// says it is healthy (it has a leader and serves reads). Plain HTTP, so the
+// project needs no etcd client module just to know a server is up; for an
+// https:// endpoint client trusts the server's CA and, if the server asks
+// for one, shows a client certificate.
 func HealthWith(ctx context.Context, client *http.Client, endpoint string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/health", nil)
 	if err != nil {
