@@ -106,10 +106,12 @@ export class LiveLock {
   // the place of the one open, which stays until the new one is asked for.
   // The page keeps what it shows until the new window's snapshot comes,
   // and the socket's state is not said to change.
-  setWindow(w) {
+  // With force, the socket moves even to the window it is on: its first
+  // frame then brings every part again.
+  setWindow(w, force = false) {
     const same = (a, b) =>
       a.from === b.from && a.size === b.size && (a.node || '') === (b.node || '') && (a.page || 0) === (b.page || 0) && (a.q || '') === (b.q || '');
-    if (!w || !this.window || same(w, this.window)) return;
+    if (!w || !this.window || (!force && same(w, this.window))) return;
     this.window = w;
     const old = this.ws;
     if (!old) return; // the next connect asks for it

@@ -53,7 +53,22 @@ const table = new QueueTable(document.getElementById('table'), {
   },
   onParts: showParts,
   onPage: () => followWindow(),
+  // A socket brings only the parts that changed since its last frame: a
+  // page fetched meanwhile may be older than some of them, so the socket
+  // starts again from all of them.
+  onFetched: () => at === null && live && live.setWindow(viewWindow(), true),
 });
+
+// liveSections are the live parts the socket has brought, by section: its
+// frames bring the sections that changed, and Live shows them all again
+// after a past moment.
+const liveSections = new Map();
+function keepLive(html) {
+  const tpl = document.createElement('template');
+  tpl.innerHTML = html;
+  for (const el of tpl.content.children) liveSections.set(el.id || el.classList[0] || el.tagName, el.outerHTML);
+}
+const liveParts = () => [...liveSections.values()].join('');
 
 // A long queue comes over the socket as the part of it the page shows (the
 // server's web/window.go): the lane's head and tail, the holders, the
@@ -291,7 +306,10 @@ function follow() {
 function showLive(s, msg = {}) {
   knowNames(msg.names);
   // A frame with the parts says whether the history records.
-  if (msg.parts !== undefined) body.dataset.historyOff = msg.historyOff || '';
+  if (msg.parts !== undefined) {
+    body.dataset.historyOff = msg.historyOff || '';
+    keepLive(msg.parts);
+  }
   liveSnap = s;
   const now = Date.now();
   timing.observe(s, now);
@@ -320,10 +338,11 @@ if (watchThis) {
       body.dataset.watched = 'true';
       follow();
       // The banner's words for the socket's own states come with the parts
-      // of a watched lock: take them now, not from the first change the
-      // socket brings, so a socket that never opens is said.
+      // of a watched lock: take them now, not from the socket's first
+      // frame, so a socket that never opens is said (unless its first
+      // frame, which has them all, came first).
       const res2 = await fetch('/parts/lock?' + lockQuery(new URLSearchParams(), service, path));
-      if (res2.ok) {
+      if (res2.ok && !liveSections.size) {
         const tpl = document.createElement('template');
         tpl.innerHTML = await res2.text();
         showParts(tpl.content);
@@ -629,7 +648,7 @@ if (bar) {
     history.replaceState(null, '', u);
     snap = liveSnap;
     syncBar();
-    render();
+    render(null, liveSections.size ? liveParts() : undefined);
     load();
   }
 

@@ -21,6 +21,8 @@ export class QueueTable {
     // onQuery(), in place of a source, is told the page, filter or
     // selection changed: the page's socket brings that view (framed).
     this.onQuery = opts.onQuery;
+    // onFetched() is told a page fetched from the source is shown.
+    this.onFetched = opts.onFetched;
     // onPage(page) is told the page shown, once the server has answered.
     this.onPage = opts.onPage;
     this.page = 0;
@@ -81,15 +83,13 @@ export class QueueTable {
   }
 
   // framed shows snap, a live snapshot, with html, the parts its frame
-  // brought (null: none; the table stays as it is until a frame brings
-  // them). Nothing is fetched: while a page the viewer asked for is on its
-  // way, it is what is shown next, and the socket then moves to it.
+  // brought (null: none; what is shown stays). Nothing is fetched.
   framed(snap, timing, selected, html) {
     this.snap = snap;
     this.timing = timing;
     this.selected = selected;
     this.pending = null;
-    if (html && !this.busy) this.put(html, '');
+    if (html) this.put(html, '');
   }
 
   query(show, selected = this.selected) {
@@ -143,6 +143,7 @@ export class QueueTable {
         if (this.dirty) continue;
         if (this.showName === show) this.showName = '';
         this.put(html, show);
+        if (this.onFetched) this.onFetched();
       } while (this.dirty);
     } finally {
       this.busy = false;
@@ -155,9 +156,11 @@ export class QueueTable {
   put(html, show) {
     const tpl = document.createElement('template');
     tpl.innerHTML = html;
+    // A frame may bring the other parts without the table's page, which
+    // did not change.
+    if (this.onParts) this.onParts(tpl.content);
     const wrap = tpl.content.querySelector('.table-wrap');
     if (!wrap) return;
-    if (this.onParts) this.onParts(tpl.content);
     const byName = new Map((this.snap.nodes || []).map((n) => [n.name, n]));
     for (const tr of wrap.querySelectorAll('tbody tr')) {
       const n = byName.get(tr.dataset.row);

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -50,6 +51,10 @@ type frameEntry struct {
 	// sent is the window of the snapshot the frame takes a windowed socket
 	// to, which that socket's next frame is computed against.
 	sent lockqueue.Snapshot
+	// partsBase are the hashes of the parts' sections the frame was
+	// computed against (the socket's that computed it), partsSent those
+	// of the parts a socket has once it has the frame.
+	partsBase, partsSent []uint64
 }
 
 func newFrameEntry() *frameEntry { return &frameEntry{done: make(chan struct{})} }
@@ -229,11 +234,14 @@ type sockFrames struct {
 	cache *frameCache
 	view  view
 	// parts renders what a parts socket's frames carry beside the nodes
-	// (pageframe.go); nil for a socket that did not ask.
-	parts   partsFunc
-	prev    lockqueue.Snapshot
-	prevSeq uint64
-	sent    bool
+	// (pageframe.go); nil for a socket that did not ask. partsHad are the
+	// hashes of the sections of the parts it sent last: a frame brings
+	// those that changed.
+	parts    partsFunc
+	partsHad []uint64
+	prev     lockqueue.Snapshot
+	prevSeq  uint64
+	sent     bool
 }
 
 // next returns the frame that takes this socket from what it sent last to
@@ -245,39 +253,14 @@ func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, 
 		k.base, prev = f.prevSeq, &f.prev
 	}
 	e := f.cache.entry(k)
-	e.compute(func() ([]byte, string, error) {
-		if f.view.on {
-			// A window is a few hundred nodes, made for this view: its
-			// names are indexed afresh, not kept by seq with the whole
-			// snapshots'.
-			var win *Window
-			var facts *windowFacts
-			if len(snap.Nodes) > windowWholeUpTo {
-				facts = f.cache.windowFacts(&snap, seq)
-			}
-			e.sent, win = windowOf(snap, f.view, facts)
-			b, kind, err := encodeWindowFrame(prev, e.sent, win, nil)
-			// A short queue's frame to a socket that asked for no parts is
-			// the one every socket gets.
-			if err == nil && (win != nil || f.parts != nil) {
-				b, err = withPage(b, f.parts, snap, f.view, prev, &e.sent)
-			}
-			if err == nil && len(b) <= keepLimit {
-				f.cache.keep(k, e)
-			}
-			return b, kind, err
-		}
-		b, kind, err := encodeFrame(prev, snap, func(ofPrev bool) *names {
-			if ofPrev {
-				return f.cache.namesOf(prev, k.base)
-			}
-			return f.cache.namesOf(&snap, seq)
-		})
-		if err == nil && len(b) <= keepLimit {
-			f.cache.keep(k, e)
-		}
-		return b, kind, err
-	})
+	e.compute(func() ([]byte, string, error) { return f.encode(e, k, prev, snap, seq) })
+	if e.err == nil && f.parts != nil && !slices.Equal(e.partsBase, f.partsHad) {
+		// Whoever computed the shared frame had other sections than this
+		// socket (one of them came back from a private frame): this one
+		// gets a frame of its own.
+		e = newFrameEntry()
+		e.compute(func() ([]byte, string, error) { return f.encode(e, frameKey{}, prev, snap, seq) })
+	}
 	if e.err != nil {
 		return nil, "", e.err
 	}
@@ -285,5 +268,43 @@ func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, 
 		snap = e.sent
 	}
 	f.prev, f.prevSeq, f.sent = snap, seq, true
+	f.partsHad = e.partsSent
 	return e.b, e.kind, nil
+}
+
+// encode computes e, the frame from prev to snap (published with seq) for
+// this socket's view, and keeps it for the others when it is small (k is
+// e's key; zero for a frame of this socket's own).
+func (f *sockFrames) encode(e *frameEntry, k frameKey, prev *lockqueue.Snapshot, snap lockqueue.Snapshot, seq uint64) ([]byte, string, error) {
+	var b []byte
+	var kind string
+	var err error
+	if f.view.on {
+		// A window is a few hundred nodes, made for this view: its names
+		// are indexed afresh, not kept by seq with the whole snapshots'.
+		var win *Window
+		var facts *windowFacts
+		if len(snap.Nodes) > windowWholeUpTo {
+			facts = f.cache.windowFacts(&snap, seq)
+		}
+		e.sent, win = windowOf(snap, f.view, facts)
+		b, kind, err = encodeWindowFrame(prev, e.sent, win, nil)
+		// A short queue's frame to a socket that asked for no parts is the
+		// one every socket gets.
+		if err == nil && (win != nil || f.parts != nil) {
+			e.partsBase = f.partsHad
+			b, e.partsSent, err = withPage(b, f.parts, snap, f.view, prev, &e.sent, f.partsHad)
+		}
+	} else {
+		b, kind, err = encodeFrame(prev, snap, func(ofPrev bool) *names {
+			if ofPrev {
+				return f.cache.namesOf(prev, k.base)
+			}
+			return f.cache.namesOf(&snap, seq)
+		})
+	}
+	if err == nil && len(b) <= keepLimit && k != (frameKey{}) {
+		f.cache.keep(k, e)
+	}
+	return b, kind, err
 }

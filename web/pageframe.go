@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 // nodes, what the page shows of them in the server's words: the lane's name
 // labels of the nodes the frame brings (views.ShortName) and, with
 // &parts=1, the parts (banner, summary, alerts, the table's page and the selected node's
-// details, views.LockParts, the same render GET /parts/lock answers and
+// details, views.LockPartSections, the same render GET /parts/lock answers and
 // shares through partsCache). They are made once per snapshot and view
 // with the frame, which every socket on that view shares, so the page asks
 // the server nothing per change: it draws the nodes and swaps the parts in.
@@ -53,7 +54,7 @@ func (v view) tableQuery() views.TableQuery {
 
 // partsFunc renders the parts of a lock's snapshot for a view, and says
 // what they say of the history ("" while it records).
-type partsFunc func(snap lockqueue.Snapshot, v view) (html []byte, historyOff string, err error)
+type partsFunc func(snap lockqueue.Snapshot, v view) (part *renderedPart, historyOff string)
 
 // pageExtra is what a parts socket's frame carries beside the nodes.
 type pageExtra struct {
@@ -66,21 +67,47 @@ type pageExtra struct {
 
 // withPage adds to b, a windowed frame's JSON object, the name labels of
 // sent's nodes that prev (the window sent before, nil for none) did not
-// have and, for a parts socket (parts not nil), the parts of snap.
-func withPage(b []byte, parts partsFunc, snap lockqueue.Snapshot, v view, prev, sent *lockqueue.Snapshot) ([]byte, error) {
+// have and, for a parts socket (parts not nil), the sections of snap's
+// parts whose hashes are not those the socket had (had; nil for none).
+// sums are the hashes of the sections the socket has then.
+func withPage(b []byte, parts partsFunc, snap lockqueue.Snapshot, v view, prev, sent *lockqueue.Snapshot, had []uint64) (_ []byte, sums []uint64, _ error) {
 	x := pageExtra{Names: newNameLabels(prev, sent)}
 	if parts != nil {
-		html, off, err := parts(snap, v)
-		if err != nil {
-			return nil, err
+		part, off := parts(snap, v)
+		if part.err != nil {
+			return nil, nil, part.err
 		}
-		x.Parts, x.HistoryOff = string(html), off
+		var html []byte
+		for i, sec := range part.sections() {
+			if i >= len(had) || had[i] != part.sums[i] {
+				html = append(html, sec...)
+			}
+		}
+		x.Parts, x.HistoryOff, sums = string(html), off, part.sums
 	}
-	xb, err := json.Marshal(x)
+	xb, err := encodeExtra(x, parts != nil)
 	if err != nil {
-		return nil, fmt.Errorf("encode the page's parts of %s: %w", snap.Path, err)
+		return nil, nil, fmt.Errorf("encode the page's parts of %s: %w", snap.Path, err)
 	}
-	return mergeObjects(b, xb), nil
+	return mergeObjects(b, xb), sums, nil
+}
+
+// encodeExtra encodes x; raw leaves <, > and & as they are, for a frame
+// only a socket carries: HTML escaped for an HTML page takes six bytes a
+// tag bracket, and the parts are HTML. The frame a page carries in a
+// <script> element (pages.firstFrame) is escaped, as its names could end
+// the element.
+func encodeExtra(x pageExtra, raw bool) ([]byte, error) {
+	if !raw {
+		return json.Marshal(x)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // mergeObjects joins two JSON objects with distinct keys into one.
@@ -127,8 +154,7 @@ func (s *Server) socketParts(svc lockservice.Service, name string) partsFunc {
 	if p == nil {
 		return nil
 	}
-	return func(snap lockqueue.Snapshot, v view) ([]byte, string, error) {
-		part, off := p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery())
-		return part.body, off, part.err
+	return func(snap lockqueue.Snapshot, v view) (*renderedPart, string) {
+		return p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery())
 	}
 }

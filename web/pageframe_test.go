@@ -51,3 +51,44 @@ func TestHistoryStatusSaid(t *testing.T) {
 		t.Errorf("without a recorder: %d %s", code, body)
 	}
 }
+
+// A lock page's socket brings, after its first frame, only the sections of
+// the parts a change changed: a node past the table's page whose data
+// changes changes the summary (its revision) and not the page's rows; the
+// holder going changes both. A socket opened later gets them all.
+func TestPartsFramesBringWhatChanged(t *testing.T) {
+	e := newEnv(t, Config{Pages: true})
+	f := gozkFolder("/sections", 300)
+	e.hub.Publish(f.snapshot())
+	v := e.mustDial(t, "/sections&window=0:100&parts=1")
+	v.next()
+	first := frameParts(t, v.last)
+	for _, want := range []string{`id="banner"`, `id="summary"`, `id="alerts"`, `class="table-wrap"`, `class="node-details"`} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first frame's parts lack %s", want)
+		}
+	}
+
+	last := &f.kids[len(f.kids)-1] // far past the first page
+	last.Data = []byte("client-299, again")
+	f.rev++
+	e.hub.Publish(f.snapshot())
+	v.next()
+	if tail := frameParts(t, v.last); !strings.Contains(tail, `id="summary"`) || strings.Contains(tail, `class="table-wrap"`) || strings.Contains(tail, `id="banner"`) {
+		t.Errorf("a node past the page changed: the frame's parts are\n%.400s", tail)
+	}
+
+	f.remove(f.kids[0].Name) // the holder goes: every row of the page moves
+	f.rev++
+	e.hub.Publish(f.snapshot())
+	v.next()
+	if head := frameParts(t, v.last); !strings.Contains(head, `id="summary"`) || !strings.Contains(head, `class="table-wrap"`) {
+		t.Errorf("the holder gone: the frame's parts are\n%.400s", head)
+	}
+
+	late := e.mustDial(t, "/sections&window=0:100&parts=1")
+	late.next()
+	if all := frameParts(t, late.last); !strings.Contains(all, `id="banner"`) || !strings.Contains(all, `class="table-wrap"`) {
+		t.Errorf("a socket opened later got\n%.400s", all)
+	}
+}

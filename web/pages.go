@@ -253,7 +253,7 @@ func (p *pages) firstFrame(id lockqueue.LockID, snap lockqueue.Snapshot, node st
 	b, _, err := encodeWindowFrame(nil, sent, win, nil)
 	if err == nil {
 		// The parts are the page's own.
-		b, err = withPage(b, nil, snap, v, nil, &sent)
+		b, _, err = withPage(b, nil, snap, v, nil, &sent, nil)
 	}
 	if err != nil {
 		p.log.Warn("lock page's first frame", "lock", id.Key(), "err", err)
@@ -353,7 +353,9 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		part, _ = p.liveParts(r.Context(), svc, name, snap, ok, tq)
 	} else {
 		pg := p.page(name, "lock")
-		part = renderPart(func() ([]byte, error) { return p.renderParts(r.Context(), pg, svc, name, snap, ok, tq, past.replay, now) })
+		part = renderPart(func() ([]byte, []int, error) {
+			return p.renderParts(r.Context(), pg, svc, name, snap, ok, tq, past.replay, now)
+		})
 	}
 	if part.err != nil {
 		p.log.Error("render parts", "lock", id.Key(), "err", part.err)
@@ -379,7 +381,7 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery) (part *renderedPart, historyOff string) {
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
 	pg := p.page(name, "lock")
-	render := func() ([]byte, error) {
+	render := func() ([]byte, []int, error) {
 		return p.renderParts(ctx, pg, svc, name, snap, known, tq, views.Replay{}, time.Now())
 	}
 	if p.parts == nil {
@@ -389,8 +391,9 @@ func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name str
 }
 
 // renderParts renders the parts of snap, the lock name at now (a past
-// moment's with replay set), on the page pg.
-func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, replay views.Replay, now time.Time) ([]byte, error) {
+// moment's with replay set), on the page pg, and says where each of its
+// sections ends.
+func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, replay views.Replay, now time.Time) ([]byte, []int, error) {
 	p.partRenders.Add(1)
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
 	var facts *views.QueueFacts
@@ -400,12 +403,16 @@ func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.
 	l := views.NewLockWith(pg, serviceView(svc), name, snap, facts, known, tq, now)
 	l.Replay, l.Watched = replay, known || watchedBy(svc, name)
 	var buf bytes.Buffer
-	// Shared by every viewer asking meanwhile: the first one leaving
-	// must not fail it for the others.
-	if err := views.LockParts(l).Render(context.WithoutCancel(ctx), &buf); err != nil {
-		return nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
+	var cuts []int
+	for _, sec := range views.LockPartSections(l) {
+		// Shared by every viewer asking meanwhile: the first one leaving
+		// must not fail it for the others.
+		if err := sec.Render(context.WithoutCancel(ctx), &buf); err != nil {
+			return nil, nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
+		}
+		cuts = append(cuts, buf.Len())
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), cuts, nil
 }
 
 // lockText is the lock's newest snapshot as plain text, for the lock

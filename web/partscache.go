@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"sync"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -40,8 +41,27 @@ type cachedLock struct {
 type renderedPart struct {
 	done chan struct{}
 	body []byte
+	// cuts are where each section of body ends (views.LockPartSections),
+	// and sums each section's hash: a socket sends the sections whose hash
+	// changed since its last frame.
+	cuts []int
+	sums []uint64
 	etag string
 	err  error
+}
+
+// partsRender renders parts, with where each section ends.
+type partsRender func() (body []byte, cuts []int, err error)
+
+// sections are r's sections, each a slice of r.body.
+func (r *renderedPart) sections() [][]byte {
+	out := make([][]byte, len(r.cuts))
+	from := 0
+	for i, to := range r.cuts {
+		out[i] = r.body[from:to:to]
+		from = to
+	}
+	return out
 }
 
 // snapshotVersion tells one snapshot of a lock from another. The revision
@@ -66,7 +86,7 @@ func viewKey(q views.TableQuery) string {
 
 // get returns the parts of view of lock at version, rendering them with
 // render unless they are cached or being rendered.
-func (c *partsCache) get(lock string, version snapshotVersion, view string, render func() ([]byte, error)) *renderedPart {
+func (c *partsCache) get(lock string, version snapshotVersion, view string, render partsRender) *renderedPart {
 	c.mu.Lock()
 	if c.locks == nil {
 		c.locks = map[string]*cachedLock{}
@@ -115,19 +135,25 @@ func (c *partsCache) get(lock string, version snapshotVersion, view string, rend
 }
 
 // renderPart renders a part that is not kept.
-func renderPart(render func() ([]byte, error)) *renderedPart {
+func renderPart(render partsRender) *renderedPart {
 	r := &renderedPart{done: make(chan struct{})}
 	r.fill(render)
 	return r
 }
 
 // fill renders r, tags it with a hash of its body and lets its waiters go.
-func (r *renderedPart) fill(render func() ([]byte, error)) {
+func (r *renderedPart) fill(render partsRender) {
 	defer close(r.done)
-	r.body, r.err = render()
-	if r.err == nil {
-		sum := sha256.Sum256(r.body)
-		r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	r.body, r.cuts, r.err = render()
+	if r.err != nil {
+		return
+	}
+	sum := sha256.Sum256(r.body)
+	r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	for _, sec := range r.sections() {
+		h := fnv.New64a()
+		h.Write(sec)
+		r.sums = append(r.sums, h.Sum64())
 	}
 }
 
