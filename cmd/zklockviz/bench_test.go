@@ -451,7 +451,8 @@ func BenchmarkChangeToFrame(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-	b.Run("vs-naive,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100) })
+	b.Run("vs-naive,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, false) })
+	b.Run("vs-naive-binary,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, true) })
 }
 
 // dialViewers dials n viewers, closes them at the end of b, and returns once
@@ -490,8 +491,13 @@ func dialViewers(b testing.TB, n int, dial func(*sync.WaitGroup) *benchViewer) [
 // naive-list-p50-ms is when the naive broadcaster had its listing, before
 // any write.
 //
-//	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive' -benchtime 200x -count 5
-func benchVsNaive(b *testing.B, zkAddr string, viewers int) {
+// With binary, zklockviz is the binary as a user starts it, `zklockviz
+// serve` with its default flags (the history on, in a data directory of its
+// own) in a process of its own, and there is no publish probe.
+//
+//	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive,' -benchtime 200x -count 5
+//	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive-binary' -benchtime 30x -count 5
+func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool) {
 	type side struct {
 		path  string
 		vs    []*benchViewer
@@ -507,13 +513,20 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int) {
 	fillQueue(b, c, zkl.path, 1000, 0)
 	fillQueue(b, c, naive.path, 1000, 0)
 
-	m := startMain(b, "--zk", zkAddr, "--watch", zkl.path)
-	waitQueues(b, m.URL(), []string{zkl.path}, 1000)
-	waitVerdict(b, m.URL(), zkl.path)
-	url := "ws" + strings.TrimPrefix(m.URL(), "http") + "/ws?path=" + zkl.path
+	var base string
+	if binary {
+		s := startServe(b, "--zk", zkAddr, "--watch", zkl.path, "--addr", "127.0.0.1:0", "--data-dir", b.TempDir())
+		base = s.url
+	} else {
+		m := startMain(b, "--zk", zkAddr, "--watch", zkl.path)
+		base = m.URL()
+		zkl.probe = newHubProbe(m.hub.Subscribe(zkl.path))
+		b.Cleanup(zkl.probe.sub.Close)
+	}
+	waitQueues(b, base, []string{zkl.path}, 1000)
+	waitVerdict(b, base, zkl.path)
+	url := "ws" + strings.TrimPrefix(base, "http") + "/ws?path=" + zkl.path
 	zkl.vs = dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialWS(b, url, showsNode, &zkl.wire, wg) })
-	zkl.probe = newHubProbe(m.hub.Subscribe(zkl.path))
-	b.Cleanup(zkl.probe.sub.Close)
 	naive.probe = &hubProbe{}
 	n := startNaive(b, zkAddr, naive.path, naive.probe)
 	naive.vs = dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialWS(b, n.url, naiveShows, &naive.wire, wg) })
@@ -542,10 +555,12 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int) {
 	b.ReportMetric(p99, "p99-ms")
 	b.ReportMetric(np50, "naive-p50-ms")
 	b.ReportMetric(np99, "naive-p99-ms")
-	slices.Sort(zkl.probe.lat)
+	if zkl.probe != nil {
+		slices.Sort(zkl.probe.lat)
+		b.ReportMetric(percentile(zkl.probe.lat, 0.50), "publish-p50-ms")
+		b.ReportMetric(percentile(zkl.probe.lat, 0.99), "publish-p99-ms")
+	}
 	slices.Sort(naive.probe.lat)
-	b.ReportMetric(percentile(zkl.probe.lat, 0.50), "publish-p50-ms")
-	b.ReportMetric(percentile(zkl.probe.lat, 0.99), "publish-p99-ms")
 	b.ReportMetric(percentile(naive.probe.lat, 0.50), "naive-list-p50-ms")
 	b.ReportMetric(percentile(naive.probe.lat, 0.99), "naive-list-p99-ms")
 	b.ReportMetric(p50/np50, "p50-ratio")
