@@ -11,6 +11,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
 func TestMain(m *testing.M) {
@@ -53,17 +54,13 @@ func zkAddr(t testing.TB) string {
 // test's own, publishing to hub when given; closed when the test ends.
 func newSim(t testing.TB, cfg simulator.ManagerConfig) *simulator.Manager {
 	t.Helper()
-	cfg.Servers = []string{zkAddr(t)}
 	if cfg.Root == "" {
 		cfg.Root = "/webtest/" + zklocal.NodeName(t)
-	}
-	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}
-	m, err := simulator.New(cfg)
+	m, err := zksim.New(zksim.Config{Servers: []string{zkAddr(t)}, SessionTimeout: time.Second}, cfg)
 	if err != nil {
 		t.Fatalf("simulator.New: %v", err)
 	}
@@ -79,7 +76,7 @@ func newSim(t testing.TB, cfg simulator.ManagerConfig) *simulator.Manager {
 // routes that start no run.
 func idleSim(t testing.TB) *simulator.Manager {
 	t.Helper()
-	m, err := simulator.New(simulator.ManagerConfig{Servers: []string{"127.0.0.1:1"}, Logger: testLogger(t)})
+	m, err := zksim.New(zksim.Config{Servers: []string{"127.0.0.1:1"}}, simulator.ManagerConfig{Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("simulator.New: %v", err)
 	}
