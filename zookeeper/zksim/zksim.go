@@ -22,7 +22,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/fault"
 	"github.com/zklockviz/zklockviz/lockqueue"
-	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
@@ -62,16 +61,6 @@ func New(cfg Config, mc simulator.ManagerConfig) (*simulator.Manager, error) {
 	}
 	mc.Backend = b
 	return simulator.New(mc)
-}
-
-// NewClassroom is New as a lockservice.Classroom, with its manager to close
-// at shutdown.
-func NewClassroom(cfg Config, mc simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	m, err := New(cfg, mc)
-	if err != nil {
-		return nil, nil, err
-	}
-	return simulator.NewClassroom(m), m, nil
 }
 
 // Backend is ZooKeeper's classroom for a simulator.Manager: its own
