@@ -27,8 +27,10 @@ func deps(t *testing.T, pkg string) []string {
 // services through lockservice alone, and lockservice stays a small
 // package of interfaces over the model. A service's packages (zkwatch,
 // simulator, and those under zookeeper/, redis/, etcd/ and postgres/)
-// may appear in cmd's imports, never in web's.
+// may appear in cmd's imports, never in web's. A service links no other
+// service's client.
 func TestSeamImports(t *testing.T) {
+	noZooKeeper := []string{"zookeeper", "zkwatch", "github.com/go-zookeeper/zk"}
 	for _, tc := range []struct {
 		pkg       string
 		forbidden []string
@@ -36,6 +38,18 @@ func TestSeamImports(t *testing.T) {
 	}{
 		{pkg: "web", forbidden: []string{"zkwatch", "simulator", "zookeeper", "redis", "etcd", "postgres", "github.com/go-zookeeper/zk", "go.etcd.io/etcd", "github.com/redis/go-redis"}},
 		{pkg: "lockservice", only: []string{"lockqueue", "lockservice"}},
+		// Each service's classroom runs on the simulator, which links no
+		// service's client; none of them links ZooKeeper's.
+		{pkg: "simulator", forbidden: noZooKeeper},
+		{pkg: "redis/redislock", forbidden: noZooKeeper},
+		{pkg: "redis/redislocal", forbidden: noZooKeeper},
+		{pkg: "etcd/etcdlock", forbidden: noZooKeeper},
+		{pkg: "etcd/etcdlocal", forbidden: noZooKeeper},
+		{pkg: "postgres/pglock", forbidden: noZooKeeper},
+		{pkg: "postgres/pglocal", forbidden: noZooKeeper},
+		// Imports between the folders run one way: zookeeper/ may import
+		// zkwatch, never zkwatch zookeeper/.
+		{pkg: "zkwatch", forbidden: []string{"zookeeper"}},
 	} {
 		for _, dep := range deps(t, tc.pkg) {
 			name, ours := strings.CutPrefix(dep, module)

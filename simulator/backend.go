@@ -2,7 +2,9 @@ package simulator
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -54,7 +56,8 @@ type WorldSpec struct {
 }
 
 // Backend is a lock service's classroom: its scenarios, their rules and
-// its worlds. ZooKeeper's is the default (ManagerConfig.Backend nil).
+// its worlds. Every Manager is given one (ManagerConfig.Backend); each
+// service's package has its own (zookeeper/zksim, redis/redislock, ...).
 type Backend interface {
 	// Open makes the server ready for runs; the manager calls it before
 	// every run starts (a backend starts its server once). Its error says
@@ -83,119 +86,82 @@ type Backend interface {
 	Close() error
 }
 
-// zkBackend is ZooKeeper's classroom: the manager's own session, its
-// sandbox under Root, and the seed recipes.
-type zkBackend struct{ m *Manager }
-
-func (b zkBackend) Open(ctx context.Context) error {
-	_, err := b.m.observer(ctx)
-	return err
-}
-
-func (zkBackend) Catalog() *Catalog { return ZooKeeperCatalog }
-func (zkBackend) Actions() []string { return Actions() }
-func (zkBackend) Lost() string      { return "session had expired" }
-
-func (zkBackend) CheckAction(sc *Scenario, a Action, wildcard bool) error {
-	return checkAction(sc.Lock, a, wildcard)
-}
-
-func (zkBackend) DryRun(sc *Scenario, plan []Action) error {
-	return dryRun(sc.Lock, sc.Leases, plan)
-}
-
-func (zkBackend) Recipe(sc *Scenario, st Strategy) Recipe { return RecipeFor(sc.Lock, st) }
-
-func (b zkBackend) Timeout(*Scenario) time.Duration { return b.m.cfg.SessionTimeout }
-
-func (b zkBackend) NewWorld(_ context.Context, spec WorldSpec) (World, error) {
-	m := b.m
-	w, err := newWorld(worldConfig{
-		Path: spec.Path, ZPath: m.zpath(spec.Path), Servers: m.cfg.Servers, Observer: m.obs, Logger: spec.Logger,
-		Lock: spec.Scenario.Lock, Leases: spec.Scenario.Leases, Strategy: spec.Strategy, Fencing: spec.Fencing,
-		SessionTimeout: m.cfg.SessionTimeout, Publish: spec.Publish,
-	})
-	if err != nil {
-		return nil, err
-	}
-	w.noSnapshots = m.noSnapshots
-	return w, nil
-}
-
-// Close is the manager's: it owns the session and the sandbox.
-func (zkBackend) Close() error { return nil }
-
-// The ZooKeeper world as a World.
-
-func (w *world) Path() string                                             { return w.path }
-func (w *world) Do(ctx context.Context, k int, a Action) ([]Event, error) { return w.do(ctx, k, a) }
-func (w *world) Stats() Stats                                             { return w.stats() }
-func (w *world) ClockAt(k int) time.Duration                              { return w.clockAt(k) }
-func (w *world) Close() error                                             { return w.close() }
-
-func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
-	if w.noSnapshots {
-		return lockqueue.Snapshot{}, false, nil
-	}
-	s, err := w.snapshot()
-	return s, true, err
-}
-
-func (w *world) Clients() []ClientInfo {
-	out := make([]ClientInfo, 0, len(w.clients))
-	for _, c := range w.clients {
-		ci := ClientInfo{
-			Name: c.name, Node: c.lastNode, Mode: c.mode, State: c.state, Token: c.token,
-			Line: c.line, Joined: c.joined, Since: c.since, Session: lockqueue.SessionHex(c.session),
-			JoinedMs: w.clockAt(c.joined).Milliseconds(), SinceMs: w.clockAt(c.since).Milliseconds(),
-		}
-		if c.lastNode != "" {
-			ci.Path = w.path + "/" + c.lastNode
-		}
-		if c.state == stWaiting && c.waitsFor != "" {
-			ci.WaitsFor = w.ownerOf(c.waitsFor)
-		}
-		out = append(out, ci)
-	}
-	return out
-}
-
-func (w *world) Line(client string) int {
-	if c := w.byName[client]; c != nil {
-		return c.line
-	}
-	return 0
-}
-
-func (w *world) Narrate(a Action, events []Event) string {
-	return narrate(a, events, w.lock, w.sessionTimeout)
-}
-
-func (w *world) Ready() string {
-	return "Ready: " + w.path + " is empty. Each step performs one action, then waits until every client holds, waits on its watch or is gone."
-}
-
-// Client states as ClientInfo.State names them, for other backends' worlds:
-// the checker and the classroom read these words.
+// Client states as ClientInfo.State names them: the checker and the
+// classroom read these words, whatever the service.
 const (
-	StateWaiting  = stWaiting
-	StateHolding  = stHolding
-	StateReleased = stReleased
-	StateCrashed  = stCrashed
-	StatePaused   = stPaused
+	StateWaiting  = "waiting"
+	StateHolding  = "holding"
+	StateReleased = "released"
+	StateCrashed  = "crashed" // cut off for good
+	StatePaused   = "paused"  // cut off, to be restored
 	// StateStale: believes it holds, but the server says it no longer does.
-	StateStale = stStale
+	StateStale = "stale"
+	// StateExpired: lost its session (or lease) while it waited: out of
+	// the queue.
+	StateExpired = "expired"
 )
+
+// TokenWorder is a Backend that words its fencing tokens itself (ZooKeeper's
+// zxids in hex); the others' are decimal, as a Redis INCR or an etcd
+// revision is written.
+type TokenWorder interface {
+	Token(t int64) string
+}
+
+// tokenWords is how b words a fencing token.
+func tokenWords(b Backend) func(int64) string {
+	if tw, ok := b.(TokenWorder); ok {
+		return tw.Token
+	}
+	return decimalToken
+}
+
+// decimalToken is a token in decimal, as most services' narration writes it.
+func decimalToken(t int64) string {
+	if t == 0 {
+		return "none"
+	}
+	return strconv.FormatInt(t, 10)
+}
 
 // Resource is the protected resource a world's clients write to: the same
 // fencing check for every service (refuse any token older than one seen).
-type Resource struct{ r resource }
+type Resource struct {
+	fencing  bool
+	maxToken int64
+	last     string
+	// token words a token as the service's narration does.
+	token func(int64) string
+}
 
-// NewResource returns a resource that checks tokens when fencing is on.
-func NewResource(fencing bool) *Resource {
-	return &Resource{resource{fencing: fencing, token: decimalToken}}
+// NewResource returns a resource that checks tokens when fencing is on;
+// its messages write tokens in decimal.
+func NewResource(fencing bool) *Resource { return NewResourceWith(fencing, decimalToken) }
+
+// NewResourceWith is NewResource with the service's words for a token
+// (ZooKeeper's zxids in hex).
+func NewResourceWith(fencing bool, token func(int64) string) *Resource {
+	return &Resource{fencing: fencing, token: token}
 }
 
 // Write is a client's write with its token (0: none); it says whether the
 // resource accepted it and why.
-func (r *Resource) Write(client string, token int64) (bool, string) { return r.r.write(client, token) }
+func (r *Resource) Write(client string, token int64) (bool, string) {
+	switch {
+	case !r.fencing:
+		r.note(client, token)
+		return true, "accepted (fencing is off: the resource checks nothing)"
+	case token == 0:
+		return false, "a write without a token"
+	case token < r.maxToken:
+		return false, fmt.Sprintf("the resource has already seen token %s (from %s): this one is stale", r.token(r.maxToken), r.last)
+	}
+	r.note(client, token)
+	return true, "accepted"
+}
+
+func (r *Resource) note(client string, token int64) {
+	if token >= r.maxToken {
+		r.maxToken, r.last = token, client
+	}
+}

@@ -55,9 +55,6 @@ func TestCatalogNamesAndBuiltins(t *testing.T) {
 	if _, ok := c.Builtin("gone"); ok {
 		t.Error("Builtin(gone) found a scenario that has no file")
 	}
-	if got := simulator.ZooKeeperCatalog.Names(); len(got) == 0 || got[0] != "lock1-5" {
-		t.Errorf("ZooKeeper's built-ins %v, want lock1-5 first", got)
-	}
 }
 
 func TestCatalogParseAndLoad(t *testing.T) {
@@ -79,7 +76,6 @@ func TestCatalogParseAndLoad(t *testing.T) {
 		{"built-in", "c", demoCatalog(t), "c", true},
 		{"file named after itself", unnamed, demoCatalog(t), "my-run", true},
 		{"unknown name lists the built-ins", "nope", demoCatalog(t), `unknown Demo scenario "nope": built-ins are b, a, c, or give a .json file`, false},
-		{"ZooKeeper's unknown name", "lock6", simulator.ZooKeeperCatalog, `unknown scenario "lock6": built-ins are lock1-5,`, false},
 		{"YAML", "x.yaml", demoCatalog(t), "scenario files are JSON", false},
 		{"missing file", filepath.Join(dir, "none.json"), demoCatalog(t), "read scenario:", false},
 		{"another service's file", file("z.json", strings.Replace(demoScenario("z"), `"demo"`, `"etcd"`, 1)), demoCatalog(t), `a Demo scenario says "service": "demo"`, false},

@@ -30,17 +30,13 @@ type Violation struct {
 
 // checkSafety runs over recorded steps 1..n. A holder is a client whose
 // recipe decided it holds and whose session is still alive; a client back
-// from a pause that outlasted its session only believes it holds, and what
+// from a pause that outlasted its lock only believes it holds, and what
 // matters is whether the resource let it write. fencing is whether the
 // resource checked tokens: it only says why a stale write got through.
-func checkSafety(recs []record, lock LockKind, leases int, fencing bool) []Violation {
-	return checkSafetyLost(recs, lock, leases, fencing, "session had expired", tokenText)
-}
-
-// checkSafetyLost is checkSafety with the service's words for a lost lock
-// ("key had expired"). Each violation says how long it lasted on the run's
-// clock (ForMs).
-func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, lost string, token func(int64) string) []Violation {
+// lost is the service's words for a lost lock ("session had expired", "key
+// had expired") and token its words for a token. Each violation says how
+// long it lasted on the run's clock (ForMs).
+func checkSafety(recs []record, lock LockKind, leases int, fencing bool, lost string, token func(int64) string) []Violation {
 	clock := make(map[int]int64, len(recs))
 	for _, rec := range recs {
 		clock[rec.Step] = rec.Clock.Milliseconds()
@@ -57,7 +53,7 @@ func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, los
 				continue
 			}
 			c, ok := rec.client(e.Client)
-			if !ok || c.State == stHolding {
+			if !ok || c.State == StateHolding {
 				continue
 			}
 			out = append(out, unfencedWrite(e, c, append(slices.Clone(writers), readers...), fencing, lost, token))
@@ -74,7 +70,7 @@ func checkSafetyLost(recs []record, lock LockKind, leases int, fencing bool, los
 // writers (a lease's holder counts as a writer).
 func holders(rec record) (readers, writers []string) {
 	for _, c := range rec.Clients {
-		if c.State != stHolding {
+		if c.State != StateHolding {
 			continue
 		}
 		if c.Mode == lockqueue.Read {
@@ -93,15 +89,15 @@ func checkOverlap(out []Violation, step int, lock LockKind, leases int, readers,
 	case lock == LeaseLock:
 		if len(writers) > leases {
 			out = addViolation(out, Violation{Kind: "leases", Steps: []int{step}, Clients: writers,
-				what: fmt.Sprintf("%d clients hold leases (%s), but there are only %d", len(writers), listAnd(writers), leases)})
+				what: fmt.Sprintf("%d clients hold leases (%s), but there are only %d", len(writers), ListAnd(writers), leases)})
 		}
 	case len(writers) > 1:
 		out = addViolation(out, Violation{Kind: "overlap", Steps: []int{step}, Clients: writers,
-			what: fmt.Sprintf("%s hold the lock at once", listAnd(writers))})
+			what: fmt.Sprintf("%s hold the lock at once", ListAnd(writers))})
 	case len(writers) == 1 && len(readers) > 0:
 		cl := append(slices.Clone(writers), readers...)
 		out = addViolation(out, Violation{Kind: "overlap", Steps: []int{step}, Clients: cl,
-			what: fmt.Sprintf("writer %s and reader %s hold the lock at once", writers[0], listAnd(readers))})
+			what: fmt.Sprintf("writer %s and reader %s hold the lock at once", writers[0], ListAnd(readers))})
 	}
 	return out
 }
@@ -111,12 +107,12 @@ func checkOverlap(out []Violation, step int, lock LockKind, leases int, readers,
 func unfencedWrite(e Event, c ClientInfo, holders []string, fencing bool, lost string, token func(int64) string) Violation {
 	steps := []int{e.Step}
 	why := fmt.Sprintf("%s no longer held the lock", e.Client)
-	if c.State == stStale {
+	if c.State == StateStale {
 		steps = []int{c.Since, e.Step}
 		why = fmt.Sprintf("%s's %s at step %d", e.Client, lost, c.Since)
 	}
 	if len(holders) > 0 {
-		why += fmt.Sprintf(" and %s held it", listAnd(holders))
+		why += fmt.Sprintf(" and %s held it", ListAnd(holders))
 	}
 	return Violation{Kind: "unfenced-write", Steps: steps, Clients: append([]string{e.Client}, holders...),
 		Message: fmt.Sprintf("step %d: the protected resource accepted a write from %s with token %s, but %s: two clients acted as the lock holder (%s)",
@@ -130,7 +126,7 @@ func fencingWhy(fencing bool, token string, holders []string) string {
 	}
 	newer := "nobody with a newer token had written yet"
 	if len(holders) > 0 {
-		newer = fmt.Sprintf("%s had not written yet", listAnd(holders))
+		newer = fmt.Sprintf("%s had not written yet", ListAnd(holders))
 	}
 	return fmt.Sprintf("fencing is on, but the resource had not yet seen a token newer than %s (%s), so it could not tell this one was stale",
 		token, newer)
@@ -163,8 +159,8 @@ func stepRange(steps []int) string {
 	return fmt.Sprintf("%d–%d", steps[0], steps[len(steps)-1])
 }
 
-// listAnd writes "A", "A and B", "A, B and C".
-func listAnd(xs []string) string {
+// ListAnd writes "A", "A and B", "A, B and C".
+func ListAnd(xs []string) string {
 	switch len(xs) {
 	case 0:
 		return "nobody"

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -59,31 +60,31 @@ func TestCheckSafety(t *testing.T) {
 			name: "one writer, then readers: fine",
 			lock: RW,
 			recs: hist(
-				histStep{clients: []ClientInfo{cl("A", wr, stHolding, 1)}},
-				histStep{clients: []ClientInfo{cl("A", wr, stReleased, 2), cl("B", rd, stHolding, 2), cl("C", rd, stHolding, 2)}},
+				histStep{clients: []ClientInfo{cl("A", wr, StateHolding, 1)}},
+				histStep{clients: []ClientInfo{cl("A", wr, StateReleased, 2), cl("B", rd, StateHolding, 2), cl("C", rd, StateHolding, 2)}},
 			),
 		},
 		{
 			name: "two writers over two steps: one violation naming both steps",
 			lock: RW,
 			recs: hist(
-				histStep{clients: []ClientInfo{cl("A", wr, stHolding, 1)}},
-				histStep{clients: []ClientInfo{cl("A", wr, stHolding, 1), cl("B", wr, stHolding, 2)}},
-				histStep{clients: []ClientInfo{cl("A", wr, stHolding, 1), cl("B", wr, stHolding, 2)}},
-				histStep{clients: []ClientInfo{cl("A", wr, stReleased, 4), cl("B", wr, stHolding, 2)}},
+				histStep{clients: []ClientInfo{cl("A", wr, StateHolding, 1)}},
+				histStep{clients: []ClientInfo{cl("A", wr, StateHolding, 1), cl("B", wr, StateHolding, 2)}},
+				histStep{clients: []ClientInfo{cl("A", wr, StateHolding, 1), cl("B", wr, StateHolding, 2)}},
+				histStep{clients: []ClientInfo{cl("A", wr, StateReleased, 4), cl("B", wr, StateHolding, 2)}},
 			),
 			want: []want{{"overlap", []int{2, 3}, []string{"A", "B"}, []string{"steps 2–3: A and B hold the lock at once"}}},
 		},
 		{
 			name: "two exclusive holders",
 			lock: ExclusiveLock,
-			recs: hist(histStep{clients: []ClientInfo{cl("A", ex, stHolding, 1), cl("B", ex, stHolding, 1), cl("C", ex, stWaiting, 1)}}),
+			recs: hist(histStep{clients: []ClientInfo{cl("A", ex, StateHolding, 1), cl("B", ex, StateHolding, 1), cl("C", ex, StateWaiting, 1)}}),
 			want: []want{{"overlap", []int{1}, []string{"A", "B"}, []string{"step 1: A and B hold the lock at once"}}},
 		},
 		{
 			name: "a reader with a writer",
 			lock: RW,
-			recs: hist(histStep{clients: []ClientInfo{cl("R", rd, stHolding, 1), cl("W", wr, stHolding, 1)}}),
+			recs: hist(histStep{clients: []ClientInfo{cl("R", rd, StateHolding, 1), cl("W", wr, StateHolding, 1)}}),
 			want: []want{{"overlap", []int{1}, []string{"W", "R"}, []string{"step 1: writer W and reader R hold the lock at once"}}},
 		},
 		{
@@ -92,8 +93,8 @@ func TestCheckSafety(t *testing.T) {
 			name: "writer/writer then reader/writer: not merged",
 			lock: RW,
 			recs: hist(
-				histStep{clients: []ClientInfo{cl("A", wr, stHolding, 1), cl("B", wr, stHolding, 1)}},
-				histStep{clients: []ClientInfo{cl("A", wr, stHolding, 1), cl("B", rd, stHolding, 2)}},
+				histStep{clients: []ClientInfo{cl("A", wr, StateHolding, 1), cl("B", wr, StateHolding, 1)}},
+				histStep{clients: []ClientInfo{cl("A", wr, StateHolding, 1), cl("B", rd, StateHolding, 2)}},
 			),
 			want: []want{
 				{"overlap", []int{1}, []string{"A", "B"}, []string{"step 1: A and B hold the lock at once"}},
@@ -104,15 +105,15 @@ func TestCheckSafety(t *testing.T) {
 			name:   "leases at the limit: fine",
 			lock:   LeaseLock,
 			leases: 2,
-			recs:   hist(histStep{clients: []ClientInfo{cl("A", ls, stHolding, 1), cl("B", ls, stHolding, 1), cl("C", ls, stWaiting, 1)}}),
+			recs:   hist(histStep{clients: []ClientInfo{cl("A", ls, StateHolding, 1), cl("B", ls, StateHolding, 1), cl("C", ls, StateWaiting, 1)}}),
 		},
 		{
 			name:   "more lease holders than leases",
 			lock:   LeaseLock,
 			leases: 2,
 			recs: hist(
-				histStep{clients: []ClientInfo{cl("A", ls, stHolding, 1), cl("B", ls, stHolding, 1)}},
-				histStep{clients: []ClientInfo{cl("A", ls, stHolding, 1), cl("B", ls, stHolding, 1), cl("C", ls, stHolding, 2)}},
+				histStep{clients: []ClientInfo{cl("A", ls, StateHolding, 1), cl("B", ls, StateHolding, 1)}},
+				histStep{clients: []ClientInfo{cl("A", ls, StateHolding, 1), cl("B", ls, StateHolding, 1), cl("C", ls, StateHolding, 2)}},
 			),
 			want: []want{{"leases", []int{2}, []string{"A", "B", "C"}, []string{"step 2: 3 clients hold leases (A, B and C), but there are only 2"}}},
 		},
@@ -121,9 +122,9 @@ func TestCheckSafety(t *testing.T) {
 			lock:    ExclusiveLock,
 			fencing: false,
 			recs: hist(
-				histStep{clients: []ClientInfo{cl("A", ex, stHolding, 1)}},
-				histStep{clients: []ClientInfo{cl("A", ex, stStale, 2), cl("B", ex, stHolding, 2)}},
-				histStep{clients: []ClientInfo{cl("A", ex, stStale, 2), cl("B", ex, stHolding, 2)}, events: []Event{write("A", 0x3e)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateHolding, 1)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateStale, 2), cl("B", ex, StateHolding, 2)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateStale, 2), cl("B", ex, StateHolding, 2)}, events: []Event{write("A", 0x3e)}},
 			),
 			want: []want{{"unfenced-write", []int{2, 3}, []string{"A", "B"}, []string{
 				"step 3: the protected resource accepted a write from A with token 0x3e, but A's session had expired at step 2 and B held it",
@@ -136,9 +137,9 @@ func TestCheckSafety(t *testing.T) {
 			lock:    ExclusiveLock,
 			fencing: true,
 			recs: hist(
-				histStep{clients: []ClientInfo{cl("A", ex, stHolding, 1)}},
-				histStep{clients: []ClientInfo{cl("A", ex, stStale, 2), cl("B", ex, stHolding, 2)}},
-				histStep{clients: []ClientInfo{cl("A", ex, stStale, 2), cl("B", ex, stHolding, 2)}, events: []Event{write("A", 0x3e)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateHolding, 1)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateStale, 2), cl("B", ex, StateHolding, 2)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateStale, 2), cl("B", ex, StateHolding, 2)}, events: []Event{write("A", 0x3e)}},
 			),
 			want: []want{{"unfenced-write", []int{2, 3}, []string{"A", "B"}, []string{
 				"accepted a write from A with token 0x3e",
@@ -147,16 +148,16 @@ func TestCheckSafety(t *testing.T) {
 		{
 			name: "a holder's own write: fine",
 			lock: ExclusiveLock,
-			recs: hist(histStep{clients: []ClientInfo{cl("A", ex, stHolding, 1)}, events: []Event{write("A", 0x10)}}),
+			recs: hist(histStep{clients: []ClientInfo{cl("A", ex, StateHolding, 1)}, events: []Event{write("A", 0x10)}}),
 		},
 		{
 			// An unfenced write in the middle does not split the overlap.
 			name: "overlap across a stale write",
 			lock: ExclusiveLock,
 			recs: hist(
-				histStep{clients: []ClientInfo{cl("A", ex, stHolding, 1), cl("B", ex, stHolding, 1), cl("C", ex, stStale, 1)}},
-				histStep{clients: []ClientInfo{cl("A", ex, stHolding, 1), cl("B", ex, stHolding, 1), cl("C", ex, stStale, 1)}, events: []Event{write("C", 0x5)}},
-				histStep{clients: []ClientInfo{cl("A", ex, stHolding, 1), cl("B", ex, stHolding, 1), cl("C", ex, stStale, 1)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateHolding, 1), cl("B", ex, StateHolding, 1), cl("C", ex, StateStale, 1)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateHolding, 1), cl("B", ex, StateHolding, 1), cl("C", ex, StateStale, 1)}, events: []Event{write("C", 0x5)}},
+				histStep{clients: []ClientInfo{cl("A", ex, StateHolding, 1), cl("B", ex, StateHolding, 1), cl("C", ex, StateStale, 1)}},
 			),
 			want: []want{
 				{"overlap", []int{1, 2, 3}, []string{"A", "B"}, []string{"steps 1–3: A and B hold the lock at once"}},
@@ -166,7 +167,7 @@ func TestCheckSafety(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := checkSafety(tt.recs, tt.lock, tt.leases, tt.fencing)
+			got := checkSafety(tt.recs, tt.lock, tt.leases, tt.fencing, "session had expired", zxid)
 			if len(got) != len(tt.want) {
 				t.Fatalf("%d violations, want %d: %+v", len(got), len(tt.want), got)
 			}
@@ -184,3 +185,6 @@ func TestCheckSafety(t *testing.T) {
 		})
 	}
 }
+
+// zxid words a token as ZooKeeper's narration does, in hex.
+func zxid(t int64) string { return fmt.Sprintf("0x%x", t) }

@@ -97,7 +97,8 @@ func (s *Stats) add(o Stats) {
 // Add adds o's counts to s.
 func (s *Stats) Add(o Stats) { s.add(o) }
 
-func (s Stats) sub(o Stats) Stats {
+// Sub is what s counts beyond o (a later total minus an earlier one).
+func (s Stats) Sub(o Stats) Stats {
 	return Stats{
 		Notifications: s.Notifications - o.Notifications,
 		GetChildren:   s.GetChildren - o.GetChildren,

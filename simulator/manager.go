@@ -1,10 +1,10 @@
-// Package simulator replays lock scenarios with real ZooKeeper clients:
-// each client is its own session, reached through its own loopback proxy
-// so it can be cut off (a crash) or cut off and restored (a GC pause). The
-// clients follow their recipe exactly and pick whom to wait for with
-// lockqueue.Build; every step performs one action, waits until every client
-// is at rest, and is recorded with a whole lockqueue.Snapshot, so runs can
-// be stepped, scrubbed and replayed. A safety checker reads the history.
+// Package simulator is the classroom's engine: it replays lock scenarios
+// with real clients of a real lock service. What a service's clients do is
+// its Backend's and World's (ZooKeeper's in zookeeper/zksim, Redis's in
+// redis/redislock, ...); the engine performs one action a step, records
+// each step with a whole lockqueue.Snapshot so runs can be stepped,
+// scrubbed and replayed, and reads the history with a safety checker. It
+// imports no lock service's client (TestEngineHasNoService).
 //
 // The package is an engine behind a Go API: a Manager starts runs
 // (Manager.Start), a Run is stepped, played, sought and acted on, and a
@@ -27,30 +27,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
 )
 
-// DefaultRoot is the sandbox the simulator writes under unless told.
+// DefaultRoot is the sandbox the simulator writes under unless told: the
+// prefix of every run's lock name.
 const DefaultRoot = "/zklockviz/sim"
 
 // ManagerConfig configures a Manager.
 type ManagerConfig struct {
-	// Backend is the lock service the runs use; nil is ZooKeeper at
-	// Servers. Another service's backend ignores the ZooKeeper fields
-	// (Servers, Chroot, SessionTimeout).
+	// Backend is the lock service the runs use; required.
 	Backend Backend
-	// Servers are ZooKeeper's host:port addresses.
-	Servers []string
-	// Chroot, when set, is prefixed to every path on the server; paths in
-	// snapshots stay chroot-relative.
-	Chroot string
 	// Root is the sandbox every run's lock lives under (DefaultRoot when empty).
 	Root string
-	// SessionTimeout is each client's session timeout (2s when zero). The
-	// server clamps it to its minSessionTimeout (2 ticks) and maxSessionTimeout.
-	SessionTimeout time.Duration
 	// Publish receives every shown step's snapshot (the live hub); may be nil.
 	Publish func(lockqueue.Snapshot)
 	// Remove is told a run's lock path when the run goes; may be nil.
@@ -91,7 +81,7 @@ type Spec struct {
 	Fencing *bool `json:"fencing,omitempty"`
 }
 
-// Manager owns the simulator's runs and its own ZooKeeper session.
+// Manager owns the simulator's runs on one Backend.
 type Manager struct {
 	cfg     ManagerConfig
 	backend Backend
@@ -99,44 +89,24 @@ type Manager struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 
-	connMu  sync.Mutex
-	obs     *zk.Conn
-	sess    *sessionState
-	created []string // root components this manager created, deepest last
-
 	mu       sync.Mutex
 	runs     map[string]*Run
 	starting int // runs being started: they count against MaxRuns
 	closed   bool
 	wg       sync.WaitGroup
-
-	noSnapshots bool // benchmarks
 }
 
-// New checks the configuration; the ZooKeeper session opens with the first run.
+// New checks the configuration; the backend's server is opened with the
+// first run.
 func New(cfg ManagerConfig) (*Manager, error) {
-	if len(cfg.Servers) == 0 && cfg.Backend == nil {
-		return nil, errors.New("simulator: no ZooKeeper servers")
+	if cfg.Backend == nil {
+		return nil, errors.New("simulator: no backend: say which lock service the classroom runs on")
 	}
 	if cfg.Root == "" {
 		cfg.Root = DefaultRoot
 	}
 	if err := CheckRoot(cfg.Root); err != nil {
 		return nil, fmt.Errorf("simulator: root %w", err)
-	}
-	if cfg.Chroot == "/" {
-		cfg.Chroot = ""
-	}
-	if cfg.Chroot != "" {
-		if err := CheckRoot(cfg.Chroot); err != nil {
-			return nil, fmt.Errorf("simulator: chroot: %w", err)
-		}
-	}
-	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = 2 * time.Second
-	}
-	if cfg.SessionTimeout < 100*time.Millisecond || cfg.SessionTimeout > 5*time.Minute {
-		return nil, fmt.Errorf("simulator: session timeout %v: want 100ms to 5m", cfg.SessionTimeout)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -155,9 +125,6 @@ func New(cfg ManagerConfig) (*Manager, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cfg: cfg, backend: cfg.Backend, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: map[string]*Run{}}
-	if m.backend == nil {
-		m.backend = zkBackend{m}
-	}
 	if cfg.IdleTimeout > 0 || cfg.ViewerGrace > 0 {
 		m.wg.Add(1)
 		go m.reap()
@@ -165,10 +132,10 @@ func New(cfg ManagerConfig) (*Manager, error) {
 	return m, nil
 }
 
-// CheckRoot accepts a dedicated absolute znode path for the sandbox: the
-// simulator creates and deletes nodes under it, so "/" and ZooKeeper's own
-// tree are refused. The command line checks --sim-root with it at flag
-// time; New checks again.
+// CheckRoot accepts a dedicated absolute path for the sandbox, the prefix
+// of every run's lock name: a backend creates and deletes what is under it
+// (on ZooKeeper, znodes), so "/" and ZooKeeper's own tree are refused. The
+// command line checks --sim-root with it at flag time; New checks again.
 func CheckRoot(p string) error {
 	switch {
 	case p == "" || p[0] != '/':
@@ -199,13 +166,12 @@ func (m *Manager) Root() string { return m.cfg.Root }
 // MaxRuns is how many runs may be open at once.
 func (m *Manager) MaxRuns() int { return m.cfg.MaxRuns }
 
-func (m *Manager) zpath(p string) string { return m.cfg.Chroot + p }
-
-// stepTimeout bounds one step: long enough for a crashed session to expire
-// (the server may round the timeout up to two ticks and expires sessions a
-// tick late) and for a few hundred clients to settle.
-func (m *Manager) stepTimeout() time.Duration {
-	return 3*m.cfg.SessionTimeout + 30*time.Second
+// stepTimeout bounds one step of sc: long enough for a lost client to lose
+// the lock three times over (a ZooKeeper server may round a session timeout
+// up to two ticks and expires sessions a tick late) and for a few hundred
+// clients to settle.
+func (m *Manager) stepTimeout(sc *Scenario) time.Duration {
+	return 3*max(m.backend.Timeout(sc), 2*time.Second) + 30*time.Second
 }
 
 // Scenarios lists the built-in scenarios.
@@ -239,67 +205,13 @@ func (m *Manager) lockKey(w World) string {
 	return lockqueue.LockID{Service: m.backendService(), Name: w.Path()}.Key()
 }
 
-// backendService names the backend's service in snapshots ("" for ZooKeeper).
+// backendService names the backend's service in snapshots: its Name, or
+// "" for a backend that has none (ZooKeeper's).
 func (m *Manager) backendService() string {
-	if _, zk := m.backend.(zkBackend); zk {
-		return ""
-	}
 	if n, ok := m.backend.(interface{ Name() string }); ok {
 		return n.Name()
 	}
 	return ""
-}
-
-// observer returns the manager's own session, connecting on first use.
-func (m *Manager) observer(ctx context.Context) (*zk.Conn, error) {
-	m.connMu.Lock()
-	defer m.connMu.Unlock()
-	if m.obs == nil {
-		m.sess = newSessionState()
-		conn, _, err := zk.Connect(m.cfg.Servers, max(10*time.Second, m.cfg.SessionTimeout),
-			zk.WithEventCallback(func(ev zk.Event) {
-				if ev.Type == zk.EventSession {
-					m.sess.set(ev.State)
-				}
-			}),
-			zk.WithLogger(zkLogger{log: m.log, name: "simulator"}),
-			zk.WithLogInfo(false),
-		)
-		if err != nil {
-			return nil, unavailablef("simulator: connect to %s: %v", strings.Join(m.cfg.Servers, ","), err)
-		}
-		m.obs = conn
-	}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := m.sess.wait(ctx, func(st zk.State) bool { return st == zk.StateHasSession }); err != nil {
-		return nil, unavailablef("simulator: no ZooKeeper session with %s: %v", strings.Join(m.cfg.Servers, ","), err)
-	}
-	if err := m.ensureRoot(); err != nil {
-		return nil, err
-	}
-	return m.obs, nil
-}
-
-// ensureRoot creates the sandbox's missing components and remembers them,
-// so Close removes exactly what the simulator added.
-func (m *Manager) ensureRoot() error {
-	full := m.zpath(m.cfg.Root)
-	p := m.cfg.Chroot
-	for _, part := range strings.Split(strings.TrimPrefix(full, m.cfg.Chroot+"/"), "/") {
-		p += "/" + part
-		_, err := m.obs.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
-		switch {
-		case err == nil:
-			m.created = append(m.created, p)
-		case errors.Is(err, zk.ErrNodeExists):
-		case errors.Is(err, zk.ErrNoNode) && m.cfg.Chroot != "":
-			return unavailablef("simulator: chroot %s does not exist", m.cfg.Chroot)
-		default:
-			return unavailablef("simulator: create %s: %v", p, err)
-		}
-	}
-	return nil
 }
 
 // Start begins a run of a scenario. It opens no client session yet: the
@@ -396,7 +308,7 @@ func (m *Manager) planOf(sc *Scenario, requested *int) ([]Action, error) {
 	}
 	adds := 0
 	for _, a := range plan {
-		if isAdd(a.Action) {
+		if IsAdd(a.Action) {
 			adds++
 		}
 	}
@@ -413,7 +325,7 @@ func (m *Manager) launch(r *Run) error {
 	if err != nil {
 		return unavailablef("simulator: %v", err)
 	}
-	r.setWorld(w)
+	r.cur = w
 	rec, err := r.initial(w)
 	if err != nil {
 		w.Close()
@@ -570,8 +482,8 @@ func (m *Manager) reapable(r *Run) string {
 	return ""
 }
 
-// Close ends every run, removes what the simulator created and closes its
-// session.
+// Close ends every run, then closes the backend (which removes what it
+// created on its server).
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -606,37 +518,14 @@ func (m *Manager) Close() error {
 	if err := m.backend.Close(); err != nil {
 		errs = append(errs, err)
 	}
-	m.connMu.Lock()
-	defer m.connMu.Unlock()
-	if m.obs != nil {
-		for i := len(m.created) - 1; i >= 0; i-- {
-			err := m.obs.Delete(m.created[i], -1)
-			if unreachable(err) {
-				errs = append(errs, fmt.Errorf("%w (delete %s by hand: zkCli.sh deleteall %s): %v", ErrSandboxLeft, m.created[0], m.created[0], err))
-				break
-			}
-			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
-				errs = append(errs, fmt.Errorf("simulator: remove %s: %w", m.created[i], err))
-			}
-		}
-		m.obs.Close()
-	}
 	return errors.Join(errs...)
 }
 
-// unreachable: the connection, not the request, failed, so every later
-// delete would fail the same way.
-func unreachable(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing)
-}
-
 // NewServerClassroom is the classroom of a service whose Backend starts its
-// own server (no ZooKeeper ensemble): a Manager on b, and its Classroom for
-// the registry. Close the manager at shutdown; it closes b.
+// own server: a Manager on b, and its Classroom for the registry. Close the
+// manager at shutdown; it closes b.
 func NewServerClassroom(b Backend, cfg ManagerConfig) (lockservice.Classroom, *Manager, error) {
 	cfg.Backend = b
-	cfg.Servers, cfg.Chroot = nil, ""
 	m, err := New(cfg)
 	if err != nil {
 		return nil, nil, err

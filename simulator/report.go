@@ -66,7 +66,7 @@ func (r *Run) Report() Report {
 		rep.Events = append(rep.Events, rec.Events...)
 		rep.Steps = append(rep.Steps, StepInfo{
 			Step: rec.Step, Client: rec.Action.Client, Action: rec.Action.Action, Narration: rec.Narration,
-			Line: rec.Line, Stats: rec.Stats.sub(r.records[k].Stats),
+			Line: rec.Line, Stats: rec.Stats.Sub(r.records[k].Stats),
 		})
 	}
 	rep.Meters = MetersOf(rep.Service, rep.Events, rep.Stats)

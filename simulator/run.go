@@ -139,6 +139,10 @@ type State struct {
 	Servers *Servers `json:"servers,omitempty"`
 }
 
+// StepTick is what one step moves a run's clock by: the pace of playback at
+// 1×, so a run played at 1× reads like a stopwatch.
+const StepTick = playInterval
+
 const (
 	maxStateEvents = 2000
 	playInterval   = 1200 * time.Millisecond
@@ -146,7 +150,7 @@ const (
 	maxSpeed       = 50
 )
 
-// Run is one scenario being played on a real ZooKeeper.
+// Run is one scenario being played on a real lock service.
 type Run struct {
 	m        *Manager
 	id       string
@@ -157,10 +161,8 @@ type Run struct {
 	cancel   context.CancelFunc
 
 	// opMu serialises everything that touches the world or the plan.
-	opMu sync.Mutex
-	cur  World
-	// world is cur when the run is ZooKeeper's (tests reach into it).
-	world *world
+	opMu  sync.Mutex
+	cur   World
 	forks int
 
 	// pubMu guards the last snapshot of each path (a fork's has its own)
@@ -195,12 +197,6 @@ func (r *Run) openWorld(fork int) (World, error) {
 		Path: r.pathFor(fork), Scenario: r.sc, Strategy: r.strategy, Fencing: r.fencing,
 		Publish: r.show, Logger: r.m.log,
 	})
-}
-
-// setWorld makes w the run's world.
-func (r *Run) setWorld(w World) {
-	r.cur = w
-	r.world, _ = w.(*world)
 }
 
 func (r *Run) pathFor(fork int) string {
@@ -240,7 +236,7 @@ func (r *Run) exec(k int) error {
 		r.mu.Unlock()
 		r.bump()
 	}()
-	ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout())
+	ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout(r.sc))
 	defer cancel()
 	events, err := r.cur.Do(ctx, k, a)
 	if err != nil {
@@ -546,7 +542,7 @@ func (r *Run) Act(client, action string) error {
 	plan := slices.Clone(r.plan)
 	failed := r.failed
 	r.mu.Unlock()
-	if a.Client == "" && isAdd(a.Action) {
+	if a.Client == "" && IsAdd(a.Action) {
 		a.Client = r.freeName(plan)
 	}
 	b := r.m.backend
@@ -623,7 +619,7 @@ func (r *Run) fork(upto int) error {
 	}
 	recs := []record{rec0}
 	for k := 1; k <= upto; k++ {
-		ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout())
+		ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout(r.sc))
 		events, err := w.Do(ctx, k, plan[k-1])
 		cancel()
 		if err != nil {
@@ -637,7 +633,7 @@ func (r *Run) fork(upto int) error {
 	}
 	old := r.cur
 	r.mu.Lock()
-	r.setWorld(w)
+	r.cur = w
 	r.records = recs
 	r.cursor = upto
 	r.failed = nil
@@ -748,7 +744,7 @@ func (r *Run) State() State {
 	s.Meters = MetersOf(s.Service, s.Events, s.Stats)
 	for k := r.cursor; k >= 1; k-- {
 		if releases(r.records[k].Events) {
-			d := r.records[k].Stats.sub(r.records[k-1].Stats)
+			d := r.records[k].Stats.Sub(r.records[k-1].Stats)
 			s.LastRelease = &d
 			break
 		}
@@ -767,9 +763,5 @@ func releases(events []Event) bool {
 
 // check runs the safety checker over recs with the run's rules.
 func (r *Run) check(recs []record) []Violation {
-	token := decimalToken
-	if _, zk := r.m.backend.(zkBackend); zk {
-		token = tokenText
-	}
-	return checkSafetyLost(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost(), token)
+	return checkSafety(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost(), tokenWords(r.m.backend))
 }

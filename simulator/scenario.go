@@ -3,7 +3,6 @@ package simulator
 import (
 	"bytes"
 	"cmp"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,17 +119,8 @@ type ScenarioInfo struct {
 // Limits on scenarios, so a typo cannot start ten thousand sessions.
 const (
 	MaxClients = 1000
-	maxSteps   = 10000
+	MaxSteps   = 10000
 )
-
-//go:embed scenarios/*.json
-var builtinFS embed.FS
-
-// ZooKeeperCatalog is ZooKeeper's built-in scenarios, the seeds' recipes.
-var ZooKeeperCatalog = NewCatalog(CatalogConfig{
-	FS: builtinFS, Dir: "scenarios",
-	Order: []string{"lock1-5", "herd", "ha-standby", "session-expiry", "gc-pause"},
-})
 
 // Clone is a deep copy of the scenario.
 func (sc *Scenario) Clone() *Scenario { return sc.clone() }
@@ -212,8 +202,8 @@ func (sc *Scenario) check() error {
 	if len(sc.Steps) == 0 {
 		return invalidf("scenario: no steps")
 	}
-	if len(sc.Steps) > maxSteps {
-		return invalidf("scenario: %d steps, at most %d", len(sc.Steps), maxSteps)
+	if len(sc.Steps) > MaxSteps {
+		return invalidf("scenario: %d steps, at most %d", len(sc.Steps), MaxSteps)
 	}
 	if sc.foreign() {
 		if len(sc.Params) == 0 {
@@ -225,7 +215,7 @@ func (sc *Scenario) check() error {
 		return invalidf("scenario: params are for another lock service's scenario (set service)")
 	}
 	for i, a := range sc.Steps {
-		if err := checkAction(sc.Lock, a, true); err != nil {
+		if err := CheckAction(sc.Lock, a, true); err != nil {
 			return invalidf("scenario: step %d: %v", i+1, err)
 		}
 	}
@@ -238,7 +228,10 @@ func (sc *Scenario) foreign() bool {
 	return sc.Service != "" && sc.Service != lockqueue.ZooKeeper
 }
 
-func checkAction(lock LockKind, a Action, wildcard bool) error {
+// CheckAction checks one action on its own against a lock kind: a known
+// action, a client's name ("*" when wildcard, as in a scenario file) and a
+// mode the lock has.
+func CheckAction(lock LockKind, a Action, wildcard bool) error {
 	switch {
 	case a.Action == "":
 		return errors.New("missing action")
@@ -250,7 +243,7 @@ func checkAction(lock LockKind, a Action, wildcard bool) error {
 	case !clientName.MatchString(a.Client):
 		return fmt.Errorf("%s: bad client name %q: want a letter then letters, digits or '_' (at most 32)", a.Action, a.Client)
 	}
-	if _, err := modeOf(lock, a.Action); err != nil {
+	if _, err := ModeOf(lock, a.Action); err != nil {
 		return err
 	}
 	return nil
@@ -306,13 +299,9 @@ func (sc *Scenario) Wildcard() bool {
 	return slices.ContainsFunc(sc.Steps, func(a Action) bool { return a.Client == "*" })
 }
 
-// Plan expands "*" steps for n clients (0: the scenario's default) and
-// checks the steps against each other by a dry run of the holding logic.
-func (sc *Scenario) Plan(n int) ([]Action, error) {
-	return sc.PlanWith(n, func(p []Action) error { return dryRun(sc.Lock, sc.Leases, p) })
-}
-
-// PlanWith is Plan with a service's dry run (another Backend's rules).
+// PlanWith expands "*" steps for n clients (0: the scenario's default) and
+// checks the steps against each other with dry, a dry run of the service's
+// holding logic (its Backend's DryRun).
 func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) {
 	wild := sc.Wildcard()
 	if n == 0 {
@@ -332,8 +321,8 @@ func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) 
 	}
 	// Count before expanding: 10,000 "*" steps for 1,000 clients must not
 	// build ten million actions first.
-	if total := len(sc.Steps) - stars + stars*n; total > maxSteps {
-		return nil, invalidf("scenario %s: %d steps for %d clients, at most %d", sc.Name, total, n, maxSteps)
+	if total := len(sc.Steps) - stars + stars*n; total > MaxSteps {
+		return nil, invalidf("scenario %s: %d steps for %d clients, at most %d", sc.Name, total, n, MaxSteps)
 	}
 	var out []Action
 	width := len(strconv.Itoa(n))
@@ -357,8 +346,8 @@ func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) 
 	return out, nil
 }
 
-// modeOf is the queue mode an add action asks for in a lock kind.
-func modeOf(lock LockKind, action string) (lockqueue.Mode, error) {
+// ModeOf is the queue mode an add action asks for in a lock kind.
+func ModeOf(lock LockKind, action string) (lockqueue.Mode, error) {
 	switch action {
 	case ActAddReader:
 		if lock != RW {
@@ -385,7 +374,8 @@ func modeOf(lock LockKind, action string) (lockqueue.Mode, error) {
 	return "", nil
 }
 
-func isAdd(action string) bool {
+// IsAdd reports whether an action adds a client.
+func IsAdd(action string) bool {
 	return action == ActAdd || action == ActAddReader || action == ActAddWriter
 }
 

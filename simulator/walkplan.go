@@ -28,9 +28,9 @@ func WalkPlan(b Backend, sc *Scenario, plan []Action, anonymous func(Action) boo
 			return invalidf("step %d: %v", st.N, err)
 		}
 		switch {
-		case isAdd(a.Action) && added[a.Client]:
+		case IsAdd(a.Action) && added[a.Client]:
 			return st.Fail("%s is already in this run", a.Client)
-		case isAdd(a.Action):
+		case IsAdd(a.Action):
 			added[a.Client] = true
 		case anonymous != nil && anonymous(a):
 		case !added[a.Client]:

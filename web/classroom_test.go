@@ -17,6 +17,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
+	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
 type apiClient struct {
@@ -121,7 +122,7 @@ func TestClassroomAPI(t *testing.T) {
 
 	var scenarios []simulator.ScenarioInfo
 	api.do("GET", "/scenarios", nil, 200, &scenarios)
-	if len(scenarios) != len(simulator.ZooKeeperCatalog.Names()) || scenarios[0].Name != "lock1-5" || scenarios[1].Clients != 20 {
+	if len(scenarios) != len(zksim.Catalog.Names()) || scenarios[0].Name != "lock1-5" || scenarios[1].Clients != 20 {
 		t.Errorf("scenarios: %+v", scenarios)
 	}
 

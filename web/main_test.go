@@ -12,6 +12,7 @@ import (
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
+	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
 func TestMain(m *testing.M) {
@@ -54,17 +55,13 @@ func zkAddr(t testing.TB) string {
 // test's own, publishing to hub when given; closed when the test ends.
 func newSim(t testing.TB, cfg simulator.ManagerConfig) *simulator.Manager {
 	t.Helper()
-	cfg.Servers = []string{zkAddr(t)}
 	if cfg.Root == "" {
 		cfg.Root = "/webtest/" + zktest.NodeName(t)
-	}
-	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}
-	m, err := simulator.New(cfg)
+	m, err := zksim.New(zksim.Config{Servers: []string{zkAddr(t)}, SessionTimeout: time.Second}, cfg)
 	if err != nil {
 		t.Fatalf("simulator.New: %v", err)
 	}
@@ -80,7 +77,7 @@ func newSim(t testing.TB, cfg simulator.ManagerConfig) *simulator.Manager {
 // routes that start no run.
 func idleSim(t testing.TB) *simulator.Manager {
 	t.Helper()
-	m, err := simulator.New(simulator.ManagerConfig{Servers: []string{"127.0.0.1:1"}, Logger: testLogger(t)})
+	m, err := zksim.New(zksim.Config{Servers: []string{"127.0.0.1:1"}}, simulator.ManagerConfig{Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("simulator.New: %v", err)
 	}

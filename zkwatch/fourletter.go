@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zklockviz/zklockviz/zookeeper/fourlw"
+	"github.com/zklockviz/zklockviz/zkwatch/fourlw"
 )
 
 // fourLetter sends cmd to the client port at addr and returns the reply,

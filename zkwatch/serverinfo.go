@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zklockviz/zklockviz/zookeeper/fourlw"
+	"github.com/zklockviz/zklockviz/zkwatch/fourlw"
 )
 
 // memberInfo is what one ensemble member told in one poll.

@@ -1,9 +1,9 @@
 // Package zookeeper is ZooKeeper behind the lock-service seam: the live
-// reader is zkwatch.Watcher, the classroom is simulator.Manager, and this
-// package adapts both to lockservice's interfaces and names the service.
-// It holds no logic of its own: zkwatch and simulator stay usable (and
-// tested) on their own, and this is the one file a reader compares with a
-// new service's package.
+// reader is zkwatch.Watcher, the classroom is a simulator.Manager on
+// zksim's backend (zksim.New), and this package adapts both to
+// lockservice's interfaces and names the service. It holds no logic of its
+// own: zkwatch and zksim stay usable (and tested) on their own, and this is
+// the one file a reader compares with a new service's package.
 package zookeeper
 
 import (
@@ -100,6 +100,6 @@ func (r Reader) Connection() lockqueue.Connection { return r.w.Connection() }
 func (r Reader) Run(ctx context.Context) error    { return r.w.Run(ctx) }
 func (r Reader) Close()                           { r.w.Close() }
 
-// NewClassroom adapts m (simulator.NewClassroom, shared with every
-// service whose classroom is a simulator backend).
+// NewClassroom adapts m, a manager zksim.New made (simulator.NewClassroom,
+// shared with every service whose classroom is a simulator backend).
 func NewClassroom(m *simulator.Manager) lockservice.Classroom { return simulator.NewClassroom(m) }

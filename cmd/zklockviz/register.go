@@ -14,6 +14,7 @@ import (
 	"github.com/zklockviz/zklockviz/queuecost"
 	"github.com/zklockviz/zklockviz/redis/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
 // classService is a lock service's classroom as cmd knows it: what
@@ -34,7 +35,7 @@ type classService struct {
 }
 
 var classServices = []classService{
-	{name: lockqueue.ZooKeeper, catalog: simulator.ZooKeeperCatalog},
+	{name: lockqueue.ZooKeeper, catalog: zksim.Catalog},
 	{
 		name: redislock.Name, catalog: redislock.Catalog, pkg: "redis-server", newClassroom: newRedisClassroom,
 		noStrategy: "--strategy is ZooKeeper's: Redis waiters poll",

@@ -27,6 +27,7 @@ import (
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/zkwatch"
+	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
 const defaultAddr = "127.0.0.1:8080"
@@ -827,7 +828,7 @@ func (m *Main) Close() error {
 		// A shutdown after ZooKeeper went away is still a clean shutdown:
 		// say what is left behind, and fail only for anything else.
 		for _, err := range joined(m.stopSim()) {
-			if errors.Is(err, simulator.ErrSandboxLeft) {
+			if errors.Is(err, zksim.ErrSandboxLeft) {
 				m.log.Warn(err.Error())
 				continue
 			}

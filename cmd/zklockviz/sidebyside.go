@@ -20,6 +20,7 @@ import (
 	"github.com/zklockviz/zklockviz/redis/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
+	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
 const sideUsage = `Usage: zklockviz sim --scenario side-by-side [--zk HOST:PORT] [flags]
@@ -264,8 +265,7 @@ func (f *simFlags) sideManager(service string, zk sideZKConf, log *slog.Logger) 
 		if zk.missing != "" {
 			return nil, errors.New(zk.missing)
 		}
-		cfg.Servers, cfg.Chroot, cfg.SessionTimeout = zk.servers, zk.chroot, f.sessionTimeout
-		m, err = simulator.New(cfg)
+		m, err = zksim.New(zksim.Config{Servers: zk.servers, Chroot: zk.chroot, SessionTimeout: f.sessionTimeout}, cfg)
 	case redislock.Name:
 		_, m, err = redislock.NewClassroom(cfg)
 	case etcdlock.Name:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
 const simUsageFormat = `Usage: zklockviz sim --zk HOST:PORT[,HOST:PORT...][/chroot] --scenario NAME|FILE [flags]
@@ -236,15 +237,15 @@ func (f *simFlags) manager(ctx context.Context, svc classService, cfg simulator.
 	if svc.newClassroom != nil {
 		_, m, err = svc.newClassroom(cfg)
 	} else {
-		cfg.Servers, cfg.Chroot, err = f.conn.parse()
+		zc := zksim.Config{SessionTimeout: f.sessionTimeout}
+		zc.Servers, zc.Chroot, err = f.conn.parse()
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
-		if _, err := checkZK(ctx, zkTarget{Servers: cfg.Servers, Timeout: f.conn.timeout}); err != nil {
+		if _, err := checkZK(ctx, zkTarget{Servers: zc.Servers, Timeout: f.conn.timeout}); err != nil {
 			return nil, err
 		}
-		cfg.SessionTimeout = f.sessionTimeout
-		m, err = simulator.New(cfg)
+		m, err = zksim.New(zc, cfg)
 	}
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -349,9 +350,8 @@ func parseFencing(s string) (*bool, error) {
 
 // newSim starts the simulator for serve --sim; web serves its routes.
 func newSim(ctx context.Context, d simDeps) (*simulator.Manager, func() error, error) {
-	m, err := simulator.New(simulator.ManagerConfig{
-		Servers: d.Servers, Chroot: d.Chroot, Root: d.Root, Logger: d.Logger,
-		Publish: d.Hub.Publish, Remove: d.Hub.Remove,
+	m, err := zksim.New(zksim.Config{Servers: d.Servers, Chroot: d.Chroot}, simulator.ManagerConfig{
+		Root: d.Root, Logger: d.Logger, Publish: d.Hub.Publish, Remove: d.Hub.Remove,
 	})
 	if err != nil {
 		return nil, nil, err // New's errors start with "simulator: "

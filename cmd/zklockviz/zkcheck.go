@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/zkwatch"
-	"github.com/zklockviz/zklockviz/zookeeper/fourlw"
+	"github.com/zklockviz/zklockviz/zkwatch/fourlw"
 )
 
 // defaultZKTimeout is --zk-timeout's default.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/zklockviz/zklockviz/zookeeper/fourlw"
+	"github.com/zklockviz/zklockviz/zkwatch/fourlw"
 )
 
 // ErrNotServing is returned (wrapped) by FourLetter when the server answers

@@ -1,4 +1,4 @@
-package simulator
+package zksim
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/simulator"
 )
 
 // world is one lock path on a real ZooKeeper and the clients queuing on it.
@@ -25,10 +25,10 @@ type world struct {
 	servers  []string
 	obs      *zk.Conn // the manager's own session: creates the lock node, reads snapshots, sees expiry
 	log      *slog.Logger
-	lock     LockKind
+	lock     simulator.LockKind
 	leases   int
-	strategy Strategy
-	recipe   Recipe
+	strategy simulator.Strategy
+	recipe   recipe
 	opts     lockqueue.Options
 
 	sessionTimeout time.Duration
@@ -45,23 +45,19 @@ type world struct {
 
 	clients  []*client
 	byName   map[string]*client
-	resource resource
+	resource *simulator.Resource
 	cache    map[string]lockqueue.Child
 
 	step   int
-	events []Event
-	// clock is the run's clock: it moves stepTick a step, plus the session
-	// timeout when a step waits for a session to expire. clocks[k] is its
-	// reading at the end of step k. Every time the classroom shows comes
+	events []simulator.Event
+	// clock is the run's clock: it moves simulator.StepTick a step, plus
+	// the session timeout when a step waits for a session to expire.
+	// clocks[k] is its reading at the end of step k. Every time the classroom shows comes
 	// from it, so a step reads the same live, scrubbed or replayed from a
 	// shared link, whatever the real ZooKeeper took.
 	clock  time.Duration
 	clocks []time.Duration
 }
-
-// stepTick is what one step moves the run's clock by: the pace of playback
-// at 1× (playInterval), so a run played at 1× reads like a stopwatch.
-const stepTick = playInterval
 
 // clockAt is the run's clock at the end of step k (0 before the first).
 func (w *world) clockAt(k int) time.Duration {
@@ -76,9 +72,9 @@ type worldConfig struct {
 	Servers        []string
 	Observer       *zk.Conn
 	Logger         *slog.Logger
-	Lock           LockKind
+	Lock           simulator.LockKind
 	Leases         int
-	Strategy       Strategy
+	Strategy       simulator.Strategy
 	Fencing        bool
 	SessionTimeout time.Duration
 	Publish        func(lockqueue.Snapshot)
@@ -87,14 +83,14 @@ type worldConfig struct {
 // newWorld creates the lock node.
 func newWorld(cfg worldConfig) (*world, error) {
 	st := cfg.Strategy
-	if cfg.Lock == LeaseLock {
-		st = Children
+	if cfg.Lock == simulator.LeaseLock {
+		st = simulator.Children
 	}
 	w := &world{
 		path: cfg.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer, log: cfg.Logger,
-		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: RecipeFor(cfg.Lock, cfg.Strategy),
+		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: recipeFor(cfg.Lock, cfg.Strategy),
 		opts: buildOptions(cfg.Lock, cfg.Leases, st), sessionTimeout: cfg.SessionTimeout, start: time.Now(),
-		publish: cfg.Publish, byName: map[string]*client{}, resource: resource{fencing: cfg.Fencing, token: tokenText},
+		publish: cfg.Publish, byName: map[string]*client{}, resource: simulator.NewResourceWith(cfg.Fencing, tokenText),
 		cache: map[string]lockqueue.Child{},
 	}
 	if _, err := w.obs.Create(w.zpath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -137,7 +133,7 @@ func (w *world) close() error {
 
 func (w *world) ms() int64 { return time.Since(w.start).Milliseconds() }
 
-func (w *world) emit(e Event) int {
+func (w *world) emit(e simulator.Event) int {
 	e.Step, e.Kind, e.AtMs = w.step, e.Event, w.ms()
 	w.events = append(w.events, e)
 	return len(w.events) - 1
@@ -156,9 +152,9 @@ func (w *world) ownerOf(node string) string {
 
 // do performs one action and waits until every client is quiescent: it
 // holds, it waits with its watch armed, or it is gone.
-func (w *world) do(ctx context.Context, step int, a Action) ([]Event, error) {
+func (w *world) do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events = step, nil
-	w.clock = w.clockAt(step-1) + stepTick
+	w.clock = w.clockAt(step-1) + simulator.StepTick
 	if err := w.act(ctx, a); err != nil {
 		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
@@ -172,8 +168,8 @@ func (w *world) do(ctx context.Context, step int, a Action) ([]Event, error) {
 	return w.events, nil
 }
 
-func (w *world) act(ctx context.Context, a Action) error {
-	if isAdd(a.Action) {
+func (w *world) act(ctx context.Context, a simulator.Action) error {
+	if simulator.IsAdd(a.Action) {
 		return w.add(ctx, a)
 	}
 	c := w.byName[a.Client]
@@ -181,23 +177,23 @@ func (w *world) act(ctx context.Context, a Action) error {
 		return conflictf("unknown client %s", a.Client)
 	}
 	switch a.Action {
-	case ActRelease:
+	case simulator.ActRelease:
 		return w.release(ctx, c)
-	case ActCrash:
+	case simulator.ActCrash:
 		return w.crash(ctx, c, false)
-	case ActPause:
+	case simulator.ActPause:
 		return w.crash(ctx, c, true)
-	case ActWrite:
+	case simulator.ActWrite:
 		return w.write(c)
 	}
 	return invalidf("unknown action %q", a.Action)
 }
 
-func (w *world) add(ctx context.Context, a Action) error {
+func (w *world) add(ctx context.Context, a simulator.Action) error {
 	if w.byName[a.Client] != nil {
 		return conflictf("%s is already in this run", a.Client)
 	}
-	mode, err := modeOf(w.lock, a.Action)
+	mode, err := simulator.ModeOf(w.lock, a.Action)
 	if err != nil {
 		return invalidf("%v", err)
 	}
@@ -217,27 +213,27 @@ func (w *world) add(ctx context.Context, a Action) error {
 	return w.settle(ctx, i, []string{c.nodePath()})
 }
 
-func (w *world) joinEvent(c *client, acquired bool) Event {
+func (w *world) joinEvent(c *client, acquired bool) simulator.Event {
 	what := map[lockqueue.Mode]string{lockqueue.Read: "a reader", lockqueue.Write: "a writer", lockqueue.Exclusive: "a client", lockqueue.Lease: "an instance"}[c.mode]
 	if acquired {
 		held := "holds the lock"
 		if c.mode == lockqueue.Lease {
 			held = "holds a lease"
 		}
-		return Event{Client: c.name, Event: EvLock, Node: c.node,
+		return simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.node,
 			Text: fmt.Sprintf("%s: created %s and %s", what, c.node, held)}
 	}
 	return w.waitEvent(c, fmt.Sprintf("%s: created %s; ", what, c.node))
 }
 
 // waitEvent describes a client that waits: for whom, and on which watch.
-func (w *world) waitEvent(c *client, lead string) Event {
-	e := Event{Client: c.name, Event: EvWait, Node: c.node}
+func (w *world) waitEvent(c *client, lead string) simulator.Event {
+	e := simulator.Event{Client: c.name, Event: simulator.EvWait, Node: c.node}
 	switch {
 	case c.waitsFor == "":
 		e.Watch = "children"
 		e.Text = lead + "stands by (children watch on the lock)"
-	case w.strategy == Predecessor:
+	case w.strategy == simulator.Predecessor:
 		e.On, e.Watch = w.ownerOf(c.waitsFor), "exists"
 		e.Text = lead + fmt.Sprintf("waits for %s (exists watch on %s)", e.On, c.waitsFor)
 	default:
@@ -248,16 +244,16 @@ func (w *world) waitEvent(c *client, lead string) Event {
 }
 
 func (w *world) release(ctx context.Context, c *client) error {
-	if c.state != stHolding && c.state != stStale {
+	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return conflictf("%s holds nothing (%s)", c.name, c.state)
 	}
 	node := c.node
-	stale := c.state == stStale
+	stale := c.state == simulator.StateStale
 	gone, self, err := c.release()
 	if err != nil {
 		return err
 	}
-	c.state, c.since = stReleased, w.step
+	c.state, c.since = simulator.StateReleased, w.step
 	text := fmt.Sprintf("deleted %s", node)
 	if gone {
 		text = fmt.Sprintf("its node %s was already gone: its session had expired", c.lastNode)
@@ -270,9 +266,9 @@ func (w *world) release(ctx context.Context, c *client) error {
 		// wake-up is counted too, so the row says so.
 		text += "; its own children watch fired (left from its last getChildren)"
 	}
-	i := w.emit(Event{Client: c.name, Event: EvUnlock, Node: c.lastNode, Text: text})
+	i := w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.lastNode, Text: text})
 	for _, ev := range self {
-		w.emit(Event{Client: c.name, Event: EvNotify, On: c.name, Node: path.Base(ev.Path), Watch: "children", Wasted: true,
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, On: c.name, Node: path.Base(ev.Path), Watch: "children", Wasted: true,
 			Text: "woken by its own delete (the children watch left from its last getChildren)"})
 	}
 	c.close()
@@ -286,10 +282,10 @@ func (w *world) release(ctx context.Context, c *client) error {
 // expires. A pause then restores the connection: the client finds a new
 // session and, if it held, still believes it holds (seed 004).
 func (w *world) crash(ctx context.Context, c *client, pause bool) error {
-	if c.node == "" || !c.live() || c.state == stStale {
+	if c.node == "" || !c.live() || c.state == simulator.StateStale {
 		return conflictf("%s has no session to lose (%s)", c.name, c.state)
 	}
-	held := c.state == stHolding
+	held := c.state == simulator.StateHolding
 	node := c.node
 	w.silence(c, pause)
 
@@ -303,7 +299,7 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 	if !pause || !held {
 		c.node = ""
 	}
-	i := w.emit(Event{Client: c.name, Event: EvExpire, Node: node, AfterMs: after.Milliseconds(),
+	i := w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: node, AfterMs: after.Milliseconds(),
 		Text: fmt.Sprintf("session 0x%x expired %.1fs after it went silent; ZooKeeper deleted %s", c.session, after.Seconds(), node)})
 	if err := w.settle(ctx, i, []string{w.zpath + "/" + node}); err != nil {
 		return err
@@ -323,12 +319,12 @@ func (w *world) silence(c *client, pause bool) {
 	c.cutAt = time.Now()
 	node := c.node
 	if pause {
-		c.state = stPaused
-		w.emit(Event{Client: c.name, Event: EvPause, Node: node,
+		c.state = simulator.StatePaused
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: node,
 			Text: fmt.Sprintf("stops (a long GC pause): no heartbeats; %s stays until the session expires", node)})
 	} else {
-		c.state = stCrashed
-		w.emit(Event{Client: c.name, Event: EvCrash, Node: node,
+		c.state = simulator.StateCrashed
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: node,
 			Text: fmt.Sprintf("crashes (its connection is cut for good); %s stays until the session expires", node)})
 	}
 	c.since = w.step
@@ -351,15 +347,15 @@ func (w *world) resume(ctx context.Context, c *client, node string, held bool) e
 	c.fired() // watches invalidated with the old session: no notifications
 	c.since = w.step
 	if held {
-		c.state = stStale
+		c.state = simulator.StateStale
 		c.line = w.recipe.write
-		w.emit(Event{Client: c.name, Event: EvResume, Node: node, AfterMs: time.Since(c.cutAt).Milliseconds(),
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: node, AfterMs: time.Since(c.cutAt).Milliseconds(),
 			Text: fmt.Sprintf("resumes after %.1fs: its session had expired (the new one is 0x%x), but it still believes it holds the lock", time.Since(c.cutAt).Seconds(), c.session)})
 	} else {
-		c.state = stExpired
+		c.state = simulator.StateExpired
 		c.waitsFor = ""
 		go c.close()
-		w.emit(Event{Client: c.name, Event: EvResume, Node: node, AfterMs: time.Since(c.cutAt).Milliseconds(),
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: node, AfterMs: time.Since(c.cutAt).Milliseconds(),
 			Text: fmt.Sprintf("resumes after %.1fs: its session expired while it waited, its watch went with it; it is out of the queue", time.Since(c.cutAt).Seconds())})
 	}
 	return nil
@@ -386,20 +382,20 @@ func (w *world) awaitExpiry(ctx context.Context, c *client, node string) error {
 }
 
 func (w *world) write(c *client) error {
-	if c.state != stHolding && c.state != stStale {
+	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return conflictf("%s does not hold the lock (%s)", c.name, c.state)
 	}
 	token := c.token // read when it acquired
 	c.line = w.recipe.write
 	c.stats.Writes++
-	ok, why := w.resource.write(c.name, token)
+	ok, why := w.resource.Write(c.name, token)
 	if ok {
-		w.emit(Event{Client: c.name, Event: EvWrite, Token: token, Node: c.lastNode,
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Token: token, Node: c.lastNode,
 			Text: fmt.Sprintf("writes to the protected resource with token %s: %s", tokenText(token), why)})
 		return nil
 	}
 	c.stats.Fenced++
-	w.emit(Event{Client: c.name, Event: EvFenced, Token: token, Node: c.lastNode,
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: token, Node: c.lastNode,
 		Text: fmt.Sprintf("writes with token %s: rejected, %s", tokenText(token), why)})
 	return nil
 }
@@ -411,15 +407,6 @@ func tokenText(t int64) string {
 		return "none"
 	}
 	return fmt.Sprintf("0x%x", t)
-}
-
-// decimalToken is another service's token (a Redis INCR, an etcd
-// revision), in decimal as its narration writes it.
-func decimalToken(t int64) string {
-	if t == 0 {
-		return "none"
-	}
-	return strconv.FormatInt(t, 10)
 }
 
 // settleWorkers bounds the parallel syncs and re-checks of a big herd.
@@ -455,7 +442,7 @@ func (w *world) settle(ctx context.Context, cause int, changed []string) error {
 	for _, r := range reactions {
 		for _, ev := range r.events {
 			notified = append(notified, r.c.name)
-			e := Event{Client: r.c.name, Event: EvNotify, Wasted: !r.acquired}
+			e := simulator.Event{Client: r.c.name, Event: simulator.EvNotify, Wasted: !r.acquired}
 			if ev.Path == w.zpath {
 				e.Watch = "children"
 				e.On = w.ownerOf(changed[0])
@@ -484,7 +471,7 @@ func (w *world) settle(ctx context.Context, cause int, changed []string) error {
 			if r.c.mode == lockqueue.Lease {
 				held = "holds a lease"
 			}
-			w.emit(Event{Client: r.c.name, Event: EvLock, Node: r.c.node, Text: fmt.Sprintf("re-read the children: %s now %s", r.c.node, held)})
+			w.emit(simulator.Event{Client: r.c.name, Event: simulator.EvLock, Node: r.c.node, Text: fmt.Sprintf("re-read the children: %s now %s", r.c.node, held)})
 		case r.rewait:
 			w.emit(w.waitEvent(r.c, "re-read the children: "))
 		}
@@ -492,7 +479,7 @@ func (w *world) settle(ctx context.Context, cause int, changed []string) error {
 	return nil
 }
 
-func (w *world) notifyText(r reaction, e Event) string {
+func (w *world) notifyText(r reaction, e simulator.Event) string {
 	var what string
 	if e.Watch == "children" {
 		what = fmt.Sprintf("children watch on %s fired (%s changed)", w.path, e.Node)
@@ -502,7 +489,7 @@ func (w *world) notifyText(r reaction, e Event) string {
 	switch {
 	case r.acquired:
 		return what + "; it acquires"
-	case r.c.state == stWaiting:
+	case r.c.state == simulator.StateWaiting:
 		return what + "; it re-reads the children and keeps waiting"
 	default:
 		return what + "; it already holds: woken for nothing"
@@ -514,7 +501,7 @@ func (w *world) notifyText(r reaction, e Event) string {
 func (w *world) quiescent() error {
 	var stuck []string
 	for _, c := range w.clients {
-		if c.state == stWaiting && (!c.live() || len(c.watches) == 0) {
+		if c.state == simulator.StateWaiting && (!c.live() || len(c.watches) == 0) {
 			stuck = append(stuck, c.name)
 		}
 	}
@@ -670,41 +657,10 @@ func (w *world) watchTable() lockqueue.WatchTable {
 }
 
 // stats sums every client's counters.
-func (w *world) stats() Stats {
-	var s Stats
+func (w *world) stats() simulator.Stats {
+	var s simulator.Stats
 	for _, c := range w.clients {
-		s.add(c.stats)
+		s.Add(c.stats)
 	}
 	return s
-}
-
-// resource is the protected resource: it checks a fencing token on every
-// write when fencing is on, refusing any token older than one it has seen.
-type resource struct {
-	fencing  bool
-	maxToken int64
-	last     string
-	// token words a token as the service's narration does (tokenText:
-	// ZooKeeper's zxids in hex; decimalToken for the others).
-	token func(int64) string
-}
-
-func (r *resource) write(client string, token int64) (bool, string) {
-	switch {
-	case !r.fencing:
-		r.note(client, token)
-		return true, "accepted (fencing is off: the resource checks nothing)"
-	case token == 0:
-		return false, "a write without a token"
-	case token < r.maxToken:
-		return false, fmt.Sprintf("the resource has already seen token %s (from %s): this one is stale", r.token(r.maxToken), r.last)
-	}
-	r.note(client, token)
-	return true, "accepted"
-}
-
-func (r *resource) note(client string, token int64) {
-	if token >= r.maxToken {
-		r.maxToken, r.last = token, client
-	}
 }

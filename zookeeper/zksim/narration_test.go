@@ -1,4 +1,4 @@
-package simulator
+package zksim
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zklockviz/zklockviz/simulator"
 )
 
 // narratedCount reads back the notification count a step's narration
@@ -38,7 +40,7 @@ func TestNarrationMatchesMeters(t *testing.T) {
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		for _, st := range []Strategy{Herd, Predecessor} {
+		for _, st := range []simulator.Strategy{simulator.Herd, simulator.Predecessor} {
 			t.Run(name+"/"+string(st), func(t *testing.T) {
 				args := []string{"--scenario", name, "--strategy", string(st)}
 				if name == "herd" {
@@ -50,12 +52,12 @@ func TestNarrationMatchesMeters(t *testing.T) {
 				}
 				total := 0
 				for _, step := range rep.Steps {
-					var evs []Event
+					var evs []simulator.Event
 					rows := 0 // notifications the text timeline's rows tell
 					for _, e := range rep.Events {
 						switch {
 						case e.Step != step.Step:
-						case e.Event == EvNotify:
+						case e.Event == simulator.EvNotify:
 							evs = append(evs, e)
 						default:
 							rows += len(e.Notified) + strings.Count(e.Text, "its own children watch fired")
@@ -94,7 +96,7 @@ func TestNarrationMatchesMeters(t *testing.T) {
 // exact counts its description states: N²−N+1 notifications with herd
 // watching, N−1 with predecessor watching.
 func TestHerdScenarioCount(t *testing.T) {
-	m := newManager(t, ManagerConfig{})
+	m := newManager(t, simulator.ManagerConfig{})
 	var desc string
 	for _, sc := range m.Scenarios() {
 		if sc.Name == "herd" {
@@ -108,9 +110,9 @@ func TestHerdScenarioCount(t *testing.T) {
 	}
 	for _, n := range []int{2, 3, 5, 8} {
 		for _, tt := range []struct {
-			st   Strategy
+			st   simulator.Strategy
 			want int
-		}{{Herd, n*n - n + 1}, {Predecessor, n - 1}} {
+		}{{simulator.Herd, n*n - n + 1}, {simulator.Predecessor, n - 1}} {
 			t.Run(fmt.Sprintf("%s/N=%d", tt.st, n), func(t *testing.T) {
 				rep := simJSON(t, 0, "--scenario", "herd", "--strategy", string(tt.st), "--clients", strconv.Itoa(n))
 				if got := rep.Stats.Notifications; got != tt.want {

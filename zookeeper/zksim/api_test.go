@@ -1,4 +1,4 @@
-package simulator
+package zksim
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestGCPauseStates(t *testing.T) {
 	pub := &published{last: map[string]lockqueue.Snapshot{}}
 	var zombies []string
-	m := newManager(t, ManagerConfig{Publish: func(s lockqueue.Snapshot) {
+	m := newManager(t, simulator.ManagerConfig{Publish: func(s lockqueue.Snapshot) {
 		for _, n := range s.Nodes {
 			if n.Zombie {
 				zombies = append(zombies, n.Name)
@@ -25,7 +26,7 @@ func TestGCPauseStates(t *testing.T) {
 		pub.publish(s)
 	}})
 	off := false
-	r, err := m.Start(Spec{Scenario: "gc-pause", Fencing: &off})
+	r, err := m.Start(simulator.Spec{Scenario: "gc-pause", Fencing: &off})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +34,10 @@ func TestGCPauseStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.State()
-	if c := clientNamed(s, "LOCK1"); c.State != stStale || c.Since != 4 || c.Token == 0 {
+	if c := clientNamed(s, "LOCK1"); c.State != simulator.StateStale || c.Since != 4 || c.Token == 0 {
 		t.Errorf("LOCK1 after the pause: %+v", c)
 	}
-	if c := clientNamed(s, "LOCK2"); c.State != stHolding {
+	if c := clientNamed(s, "LOCK2"); c.State != simulator.StateHolding {
 		t.Errorf("LOCK2 after the pause: %+v", c)
 	}
 	if h := s.Snapshot.Holders(); len(s.Snapshot.Nodes) != 1 || len(h) != 1 || h[0] != clientNamed(s, "LOCK2").Node {
@@ -70,8 +71,8 @@ func TestGCPauseStates(t *testing.T) {
 // TestHAStandbySnapshot: the lease queue reads as lease nodes under the
 // limit, standbys waiting on the children.
 func TestHAStandbySnapshot(t *testing.T) {
-	m := newManager(t, ManagerConfig{})
-	r, err := m.Start(Spec{Scenario: "ha-standby", Strategy: Herd})
+	m := newManager(t, simulator.ManagerConfig{})
+	r, err := m.Start(simulator.Spec{Scenario: "ha-standby", Strategy: simulator.Herd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestHAStandbySnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.State()
-	if s.Strategy != Children || s.Snapshot.Leases != 2 || len(s.Snapshot.Holders()) != 2 {
+	if s.Strategy != simulator.Children || s.Snapshot.Leases != 2 || len(s.Snapshot.Holders()) != 2 {
 		t.Fatalf("strategy %s, leases %d, holders %v", s.Strategy, s.Snapshot.Leases, s.Snapshot.Holders())
 	}
 	for _, n := range s.Snapshot.Nodes {
@@ -93,7 +94,7 @@ func TestHAStandbySnapshot(t *testing.T) {
 	runAll(t, r)
 	s = r.State()
 	for _, name := range []string{"APP3", "APP4"} {
-		if c := clientNamed(s, name); c.State != stHolding {
+		if c := clientNamed(s, name); c.State != simulator.StateHolding {
 			t.Errorf("%s not promoted: %+v", name, c)
 		}
 	}
@@ -105,11 +106,11 @@ func TestHAStandbySnapshot(t *testing.T) {
 // TestManagerClose: closing the manager ends every run and removes all it
 // created, the sandbox included.
 func TestManagerClose(t *testing.T) {
-	m, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/closetest/sim", SessionTimeout: testSessionTimeout, Logger: quietLogger()})
+	m, err := New(Config{Servers: []string{zkAddr}, SessionTimeout: testSessionTimeout}, simulator.ManagerConfig{Root: "/closetest/sim", Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := m.Start(Spec{Scenario: "session-expiry"})
+	r, err := m.Start(simulator.Spec{Scenario: "session-expiry"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +127,13 @@ func TestManagerClose(t *testing.T) {
 	if ok, _, err := conn.Exists("/closetest"); err != nil || ok {
 		t.Errorf("/closetest still exists after Close (%v)", err)
 	}
-	if _, err := m.Start(Spec{Scenario: "lock1-5"}); err == nil {
+	if _, err := m.Start(simulator.Spec{Scenario: "lock1-5"}); err == nil {
 		t.Error("Start after Close worked")
 	}
-	if _, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/"}); err == nil {
+	if _, err := New(Config{Servers: []string{zkAddr}}, simulator.ManagerConfig{Root: "/"}); err == nil {
 		t.Error(`New with root "/" worked`)
 	}
-	if _, err := New(ManagerConfig{Servers: []string{zkAddr}, Root: "/zookeeper/x"}); err == nil {
+	if _, err := New(Config{Servers: []string{zkAddr}}, simulator.ManagerConfig{Root: "/zookeeper/x"}); err == nil {
 		t.Error("New with a root under /zookeeper worked")
 	}
 }
@@ -141,8 +142,8 @@ func TestManagerClose(t *testing.T) {
 // the newest state however many changes it missed, and learns when the run
 // ends; a run closes a grace period after its last viewer leaves.
 func TestSubscribe(t *testing.T) {
-	m := newManager(t, ManagerConfig{ViewerGrace: 200 * time.Millisecond})
-	r, err := m.Start(Spec{Scenario: "lock1-5"})
+	m := newManager(t, simulator.ManagerConfig{ViewerGrace: 200 * time.Millisecond})
+	r, err := m.Start(simulator.Spec{Scenario: "lock1-5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestSubscribe(t *testing.T) {
 	if _, ok := m.Get(r.ID()); ok {
 		t.Error("the run is still open")
 	}
-	if _, err := r.Subscribe(); !errors.Is(err, ErrNotFound) {
+	if _, err := r.Subscribe(); !errors.Is(err, simulator.ErrNotFound) {
 		t.Errorf("subscribe to a closed run: %v, want ErrNotFound", err)
 	}
 }

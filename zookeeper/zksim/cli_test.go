@@ -1,4 +1,4 @@
-package simulator
+package zksim
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
@@ -33,9 +34,9 @@ func zklockviz(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "zklockviz")
-		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/zklockviz").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/zklockviz").CombinedOutput()
 		if err != nil {
-			buildErr = errors.New("go build ../cmd/zklockviz: " + err.Error() + "\n" + string(out))
+			buildErr = errors.New("go build ../../cmd/zklockviz: " + err.Error() + "\n" + string(out))
 		}
 	})
 	if buildErr != nil {
@@ -65,13 +66,13 @@ func sim(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 // simJSON runs the CLI with --format json and decodes its report.
-func simJSON(t *testing.T, wantCode int, args ...string) Report {
+func simJSON(t *testing.T, wantCode int, args ...string) simulator.Report {
 	t.Helper()
 	out, errOut, code := sim(t, append(args, "--format", "json")...)
 	if code != wantCode {
 		t.Fatalf("exit %d, want %d\nstderr: %s\nstdout: %s", code, wantCode, errOut, out)
 	}
-	var rep Report
+	var rep simulator.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("decode the JSON timeline: %v\n%s", err, out)
 	}
@@ -99,10 +100,10 @@ var seed000 = []row{
 	{"LOCK5", "unlock", ""},
 }
 
-func rows(events []Event) []row {
+func rows(events []simulator.Event) []row {
 	var out []row
 	for _, e := range events {
-		if e.Event != EvNotify {
+		if e.Event != simulator.EvNotify {
 			out = append(out, row{e.Client, e.Event, e.On})
 		}
 	}
@@ -110,10 +111,10 @@ func rows(events []Event) []row {
 }
 
 // notifiedBy lists, for each unlock, whom it woke.
-func notifiedBy(events []Event) map[string][]string {
+func notifiedBy(events []simulator.Event) map[string][]string {
 	out := map[string][]string{}
 	for _, e := range events {
-		if e.Event == EvUnlock {
+		if e.Event == simulator.EvUnlock {
 			out[e.Client] = e.Notified
 		}
 	}
@@ -163,11 +164,11 @@ func TestCLILock15(t *testing.T) {
 			if rep.Stats.Notifications != tt.notifications || rep.Stats.WastedWakeups != tt.wasted {
 				t.Errorf("notifications %d, wasted %d; want %d, %d", rep.Stats.Notifications, rep.Stats.WastedWakeups, tt.notifications, tt.wasted)
 			}
-			if rep.Strategy != Strategy(tt.strategy) || len(rep.Violations) != 0 {
+			if rep.Strategy != simulator.Strategy(tt.strategy) || len(rep.Violations) != 0 {
 				t.Errorf("strategy %q, violations %v", rep.Strategy, rep.Violations)
 			}
 			for _, e := range rep.Events {
-				if e.Event == EvNotify && e.Watch != map[string]string{"herd": "children", "predecessor": "exists"}[tt.strategy] {
+				if e.Event == simulator.EvNotify && e.Watch != map[string]string{"herd": "children", "predecessor": "exists"}[tt.strategy] {
 					t.Errorf("a %s notify through a %q watch: %+v", tt.strategy, e.Watch, e)
 				}
 			}
@@ -226,7 +227,7 @@ func TestCLIHAStandby(t *testing.T) {
 	if got := rows(rep.Events); !slices.Equal(got, want) {
 		t.Errorf("rows:\n got %v\nwant %v", got, want)
 	}
-	if len(rep.Violations) != 0 || rep.Lock != LeaseLock || rep.Leases != 2 {
+	if len(rep.Violations) != 0 || rep.Lock != simulator.LeaseLock || rep.Leases != 2 {
 		t.Errorf("violations %v, lock %s, leases %d", rep.Violations, rep.Lock, rep.Leases)
 	}
 }
@@ -250,14 +251,14 @@ func TestCLISessionExpiry(t *testing.T) {
 	// zklocal, tick 200ms, timeout 1s: 1018–1160ms over 11 runs; the server
 	// rounds a session's deadline up to the next tick, so expiry is up to a
 	// tick late.)
-	var crash, expire, lock Event
+	var crash, expire, lock simulator.Event
 	for _, e := range rep.Events {
 		switch {
-		case e.Step == 4 && e.Event == EvCrash:
+		case e.Step == 4 && e.Event == simulator.EvCrash:
 			crash = e
-		case e.Step == 4 && e.Event == EvExpire:
+		case e.Step == 4 && e.Event == simulator.EvExpire:
 			expire = e
-		case e.Step == 4 && e.Event == EvLock:
+		case e.Step == 4 && e.Event == simulator.EvLock:
 			lock = e
 		}
 	}
@@ -287,8 +288,8 @@ func TestCLIGCPause(t *testing.T) {
 		rep := simJSON(t, 0, "--scenario", "gc-pause", "--fencing", "on")
 		var fenced, resumed bool
 		for _, e := range rep.Events {
-			fenced = fenced || e.Event == EvFenced && e.Client == "LOCK1" && e.Step == 6
-			resumed = resumed || e.Event == EvResume && e.Client == "LOCK1"
+			fenced = fenced || e.Event == simulator.EvFenced && e.Client == "LOCK1" && e.Step == 6
+			resumed = resumed || e.Event == simulator.EvResume && e.Client == "LOCK1"
 		}
 		if !fenced || !resumed || len(rep.Violations) != 0 || rep.Stats.Fenced != 1 {
 			t.Errorf("fenced %v, resumed %v, violations %v, stats %+v", fenced, resumed, rep.Violations, rep.Stats)

@@ -1,10 +1,11 @@
-package simulator
+package zksim
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/simulator"
 )
 
 // ledger is a dry run of a plan: who is in the queue and who holds, asked of
@@ -13,7 +14,7 @@ import (
 // nothing before any session is opened, and it checks a teacher's action
 // against the steps before it.
 type ledger struct {
-	lock    LockKind
+	lock    simulator.LockKind
 	leases  int
 	seq     int64
 	clients map[string]*ledgerClient
@@ -27,11 +28,11 @@ type ledgerClient struct {
 	since int    // step of the last state change
 }
 
-func newLedger(lock LockKind, leases int) *ledger {
+func newLedger(lock simulator.LockKind, leases int) *ledger {
 	return &ledger{lock: lock, leases: leases, clients: map[string]*ledgerClient{}}
 }
 
-func dryRun(lock LockKind, leases int, plan []Action) error {
+func dryRun(lock simulator.LockKind, leases int, plan []simulator.Action) error {
 	l := newLedger(lock, leases)
 	for i, a := range plan {
 		if err := l.apply(i+1, a); err != nil {
@@ -49,7 +50,7 @@ func (l *ledger) queue() lockqueue.Snapshot {
 			ch = append(ch, lockqueue.Child{Name: c.node, EphemeralOwner: 1})
 		}
 	}
-	return lockqueue.Build("/dry-run", ch, buildOptions(l.lock, l.leases, Predecessor))
+	return lockqueue.Build("/dry-run", ch, buildOptions(l.lock, l.leases, simulator.Predecessor))
 }
 
 func (l *ledger) owner(node string) string {
@@ -62,19 +63,19 @@ func (l *ledger) owner(node string) string {
 }
 
 // apply checks one step and records its effect.
-func (l *ledger) apply(step int, a Action) error {
+func (l *ledger) apply(step int, a simulator.Action) error {
 	fail := func(format string, args ...any) error {
 		return invalidf("step %d: %s %s: %s", step, a.Action, a.Client, fmt.Sprintf(format, args...))
 	}
-	if err := checkAction(l.lock, a, false); err != nil {
+	if err := simulator.CheckAction(l.lock, a, false); err != nil {
 		return invalidf("step %d: %v", step, err)
 	}
 	c := l.clients[a.Client]
-	if isAdd(a.Action) {
+	if simulator.IsAdd(a.Action) {
 		if c != nil {
 			return fail("%s is already in this run", a.Client)
 		}
-		mode, _ := modeOf(l.lock, a.Action)
+		mode, _ := simulator.ModeOf(l.lock, a.Action)
 		l.seq++
 		l.clients[a.Client] = &ledgerClient{mode: mode, node: lockqueue.SeqName(nodePrefix(mode, a.Client), l.seq), state: "queued", since: step}
 		l.order = append(l.order, a.Client)
@@ -93,21 +94,21 @@ func (l *ledger) apply(step int, a Action) error {
 	}
 	holds, why := l.holds(a.Client)
 	switch a.Action {
-	case ActRelease:
+	case simulator.ActRelease:
 		if !holds {
 			return fail("%s holds nothing: %s", a.Client, why)
 		}
 		l.leave(c, "released", step)
-	case ActWrite:
+	case simulator.ActWrite:
 		if !holds {
 			return fail("%s does not hold the lock: %s", a.Client, why)
 		}
-	case ActCrash, ActPause:
+	case simulator.ActCrash, simulator.ActPause:
 		if c.state == "stale" {
 			return fail("%s's session has already expired (step %d)", a.Client, c.since)
 		}
 		switch {
-		case a.Action == ActCrash:
+		case a.Action == simulator.ActCrash:
 			l.leave(c, "crashed", step)
 		case holds:
 			// A paused holder comes back believing it still holds.
@@ -146,9 +147,9 @@ func (l *ledger) holds(name string) (bool, string) {
 	return false, "it is not in the queue"
 }
 
-func addActions(lock LockKind) []string {
-	if lock == RW {
-		return []string{ActAddReader, ActAddWriter}
+func addActions(lock simulator.LockKind) []string {
+	if lock == simulator.RW {
+		return []string{simulator.ActAddReader, simulator.ActAddWriter}
 	}
-	return []string{ActAdd}
+	return []string{simulator.ActAdd}
 }

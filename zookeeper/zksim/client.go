@@ -1,4 +1,4 @@
-package simulator
+package zksim
 
 import (
 	"context"
@@ -14,17 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
-)
-
-// Client states, as State.clients[].state shows them.
-const (
-	stWaiting  = "waiting"
-	stHolding  = "holding"
-	stReleased = "released"
-	stCrashed  = "crashed" // cut off for good
-	stPaused   = "paused"  // cut off, to be restored
-	stStale    = "stale"   // back from a pause past its session: believes it holds
-	stExpired  = "expired" // lost its session while waiting: out of the queue
+	"github.com/zklockviz/zklockviz/simulator"
 )
 
 // client is one simulated lock user: its own ZooKeeper session, reached
@@ -53,7 +43,7 @@ type client struct {
 	cutAt    time.Time
 	closed   atomic.Bool
 	watches  []*armedWatch
-	stats    Stats
+	stats    simulator.Stats
 }
 
 // armedWatch is a watch the client has set and not yet seen fire.
@@ -198,14 +188,14 @@ func (c *client) check() (acquired bool, err error) {
 		}
 		c.line = r.hold
 		if me.Holding {
-			c.state, c.waitsFor = stHolding, ""
+			c.state, c.waitsFor = simulator.StateHolding, ""
 			if err := c.readToken(); err != nil {
 				return false, err
 			}
 			return true, nil
 		}
-		c.state, c.waitsFor = stWaiting, me.WaitsFor
-		if c.w.strategy != Predecessor {
+		c.state, c.waitsFor = simulator.StateWaiting, me.WaitsFor
+		if c.w.strategy != simulator.Predecessor {
 			c.line = r.wait
 			return false, nil
 		}
@@ -229,7 +219,7 @@ func (c *client) readQueue() (lockqueue.Node, error) {
 	c.line = c.w.recipe.children
 	var names []string
 	var err error
-	if c.w.strategy == Predecessor {
+	if c.w.strategy == simulator.Predecessor {
 		names, _, err = c.conn.Children(c.w.zpath)
 		c.stats.GetChildren++
 	} else {
@@ -333,7 +323,7 @@ func (c *client) react() reaction {
 		return r
 	}
 	c.stats.Notifications += len(r.events)
-	if c.state != stWaiting {
+	if c.state != simulator.StateWaiting {
 		c.stats.WastedWakeups += len(r.events)
 		return r
 	}

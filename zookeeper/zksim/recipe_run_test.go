@@ -1,4 +1,4 @@
-package simulator
+package zksim
 
 import (
 	"slices"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/simulator"
 )
 
 // TestHerdSnapshotEdges: in a herd run every waiter watches the lock's
@@ -14,8 +15,8 @@ import (
 // (waitsOn "children", edge "children"), not as a buggy "unexpected" watch,
 // while waitsFor still names the node that blocks each waiter.
 func TestHerdSnapshotEdges(t *testing.T) {
-	m := newManager(t, ManagerConfig{})
-	r, err := m.Start(Spec{Scenario: "lock1-5", Strategy: Herd})
+	m := newManager(t, simulator.ManagerConfig{})
+	r, err := m.Start(simulator.Spec{Scenario: "lock1-5", Strategy: simulator.Herd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestHerdSnapshotEdges(t *testing.T) {
 func TestHerdMissingWatch(t *testing.T) {
 	var mu sync.Mutex
 	var edges []lockqueue.Edge
-	m := newManager(t, ManagerConfig{Publish: func(s lockqueue.Snapshot) {
+	m := newManager(t, simulator.ManagerConfig{Publish: func(s lockqueue.Snapshot) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, n := range s.Nodes {
@@ -65,9 +66,9 @@ func TestHerdMissingWatch(t *testing.T) {
 			}
 		}
 	}})
-	r, err := m.Start(Spec{Strategy: Herd, Definition: &Scenario{Lock: ExclusiveLock, Steps: []Action{
-		{Client: "A", Action: ActAdd}, {Client: "B", Action: ActAdd}, {Client: "C", Action: ActAdd},
-		{Client: "B", Action: ActPause},
+	r, err := m.Start(simulator.Spec{Strategy: simulator.Herd, Definition: &simulator.Scenario{Lock: simulator.ExclusiveLock, Steps: []simulator.Action{
+		{Client: "A", Action: simulator.ActAdd}, {Client: "B", Action: simulator.ActAdd}, {Client: "C", Action: simulator.ActAdd},
+		{Client: "B", Action: simulator.ActPause},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +93,14 @@ func TestHerdMissingWatch(t *testing.T) {
 // (fencing on: the resource has seen nothing newer), and the checker says
 // so; once the new holder has written, the stale one is fenced.
 func TestTokenAtAcquire(t *testing.T) {
-	m := newManager(t, ManagerConfig{})
+	m := newManager(t, simulator.ManagerConfig{})
 	on := true
-	r, err := m.Start(Spec{Fencing: &on, Definition: &Scenario{Lock: ExclusiveLock, Steps: []Action{
-		{Client: "A", Action: ActAdd}, {Client: "B", Action: ActAdd},
-		{Client: "A", Action: ActPause}, // A never wrote
-		{Client: "A", Action: ActWrite}, // accepted: nothing newer seen yet
-		{Client: "B", Action: ActWrite},
-		{Client: "A", Action: ActWrite}, // fenced
+	r, err := m.Start(simulator.Spec{Fencing: &on, Definition: &simulator.Scenario{Lock: simulator.ExclusiveLock, Steps: []simulator.Action{
+		{Client: "A", Action: simulator.ActAdd}, {Client: "B", Action: simulator.ActAdd},
+		{Client: "A", Action: simulator.ActPause}, // A never wrote
+		{Client: "A", Action: simulator.ActWrite}, // accepted: nothing newer seen yet
+		{Client: "B", Action: simulator.ActWrite},
+		{Client: "A", Action: simulator.ActWrite}, // fenced
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -119,13 +120,13 @@ func TestTokenAtAcquire(t *testing.T) {
 	}
 	var got []string
 	for _, e := range rep.Events {
-		if e.Event == EvWrite || e.Event == EvFenced {
+		if e.Event == simulator.EvWrite || e.Event == simulator.EvFenced {
 			got = append(got, e.Client+" "+e.Event)
 			if want := map[string]int64{"A": tokA, "B": tokB}[e.Client]; e.Token != want {
 				t.Errorf("step %d: %s wrote with token %#x, want %#x", e.Step, e.Client, e.Token, want)
 			}
 		}
-		if e.Event == EvFenced && !strings.Contains(e.Text, "already seen token") {
+		if e.Event == simulator.EvFenced && !strings.Contains(e.Text, "already seen token") {
 			t.Errorf("fenced for the wrong reason: %s", e.Text)
 		}
 	}
@@ -152,9 +153,21 @@ func TestTokenAtAcquire(t *testing.T) {
 // back to getChildren and watches the node now in front of it. The
 // simulator's watch table must not show the dead watch as a live one.
 func TestPredecessorGoneBeforeExists(t *testing.T) {
-	m := newManager(t, ManagerConfig{})
-	r, err := m.Start(Spec{Strategy: Predecessor, Definition: &Scenario{Lock: ExclusiveLock, Steps: []Action{
-		{Client: "A", Action: ActAdd}, {Client: "B", Action: ActAdd}, {Client: "C", Action: ActAdd},
+	m, b := newManagerOn(t, Config{}, simulator.ManagerConfig{})
+	var w *world
+	b.onWorld = func(opened *world) { w = opened }
+	var deleted string
+	b.beforeExists = func(client, target string) {
+		if client == "C" && deleted == "" {
+			// B's node goes just before C asks about it.
+			if err := b.obs.Delete(target, -1); err != nil {
+				t.Errorf("delete %s: %v", target, err)
+			}
+			deleted = target
+		}
+	}
+	r, err := m.Start(simulator.Spec{Strategy: simulator.Predecessor, Definition: &simulator.Scenario{Lock: simulator.ExclusiveLock, Steps: []simulator.Action{
+		{Client: "A", Action: simulator.ActAdd}, {Client: "B", Action: simulator.ActAdd}, {Client: "C", Action: simulator.ActAdd},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -162,28 +175,15 @@ func TestPredecessorGoneBeforeExists(t *testing.T) {
 	if err := r.Seek(2); err != nil {
 		t.Fatal(err)
 	}
-	var deleted string
-	r.opMu.Lock()
-	w := r.world
-	w.beforeExists = func(client, target string) {
-		if client == "C" && deleted == "" {
-			// B's node goes just before C asks about it.
-			if err := w.obs.Delete(target, -1); err != nil {
-				t.Errorf("delete %s: %v", target, err)
-			}
-			deleted = target
-		}
-	}
-	r.opMu.Unlock()
 	if err := r.Seek(3); err != nil {
 		t.Fatal(err)
 	}
 	s := r.State()
 	a, c := clientNamed(s, "A"), clientNamed(s, "C")
-	if deleted == "" || c.State != stWaiting || c.WaitsFor != "A" {
+	if deleted == "" || c.State != simulator.StateWaiting || c.WaitsFor != "A" {
 		t.Fatalf("C: %+v (deleted %q)", c, deleted)
 	}
-	r.opMu.Lock()
+	// Seek has returned: no step touches the world now.
 	cc := w.byName["C"]
 	var creation []string
 	for _, aw := range cc.watches {
@@ -191,7 +191,6 @@ func TestPredecessorGoneBeforeExists(t *testing.T) {
 			creation = append(creation, aw.path)
 		}
 	}
-	r.opMu.Unlock()
 	if !slices.Equal(creation, []string{deleted}) {
 		t.Errorf("C's creation watches %v, want the one on %s", creation, deleted)
 	}

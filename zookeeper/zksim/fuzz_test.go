@@ -1,10 +1,12 @@
-package simulator
+package zksim
 
 import (
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/zklockviz/zklockviz/simulator"
 )
 
 // FuzzParseScenario: the scenario parser never panics, every rejection is
@@ -12,9 +14,9 @@ import (
 // whatever it accepts plans (or is refused clearly), and survives a round
 // trip through JSON.
 //
-//	go test ./simulator -run '^$' -fuzz FuzzParseScenario -fuzztime 60s
+//	go test ./zookeeper/zksim -run '^$' -fuzz FuzzParseScenario -fuzztime 60s
 func FuzzParseScenario(f *testing.F) {
-	for _, n := range ZooKeeperCatalog.Names() {
+	for _, n := range Catalog.Names() {
 		b, err := builtinFS.ReadFile("scenarios/" + n + ".json")
 		if err != nil {
 			f.Fatal(err)
@@ -33,9 +35,9 @@ func FuzzParseScenario(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		sc, err := ParseScenario(b)
+		sc, err := simulator.ParseScenario(b)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, simulator.ErrInvalid) {
 				t.Fatalf("rejection is not ErrInvalid: %v", err)
 			}
 			if msg := err.Error(); !strings.HasPrefix(msg, "scenario: ") || len(msg) <= len("scenario: ") {
@@ -47,17 +49,17 @@ func FuzzParseScenario(f *testing.F) {
 			t.Fatalf("accepted a scenario without lock or steps: %+v", sc)
 		}
 		for _, n := range []int{0, 3} {
-			plan, err := sc.Plan(n)
+			steps, err := plan(sc, n)
 			if err != nil {
-				if !errors.Is(err, ErrInvalid) || err.Error() == "" {
+				if !errors.Is(err, simulator.ErrInvalid) || err.Error() == "" {
 					t.Fatalf("Plan(%d): unclear error %v", n, err)
 				}
 				continue
 			}
-			if len(plan) == 0 || len(plan) > maxSteps {
-				t.Fatalf("Plan(%d): %d steps", n, len(plan))
+			if len(steps) == 0 || len(steps) > simulator.MaxSteps {
+				t.Fatalf("Plan(%d): %d steps", n, len(steps))
 			}
-			for _, a := range plan {
+			for _, a := range steps {
 				if a.Client == "*" {
 					t.Fatalf("Plan(%d) left a \"*\" step", n)
 				}
@@ -67,7 +69,7 @@ func FuzzParseScenario(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ParseScenario(again); err != nil {
+		if _, err := simulator.ParseScenario(again); err != nil {
 			t.Fatalf("accepted %s but not its own encoding %s: %v", b, again, err)
 		}
 	})

@@ -1,15 +1,18 @@
-package simulator
+package zksim
 
 import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/zklockviz/zklockviz/simulator"
 )
 
-// queue starts the herd scenario with n clients and lets all of them queue.
-func queue(t testing.TB, m *Manager, st Strategy, n int) *Run {
+// queue starts the herd scenario with n clients and lets all of them queue;
+// snapshots says whether the steps are recorded with one (noSnapshots off).
+func queue(t testing.TB, m *simulator.Manager, snapshots bool, st simulator.Strategy, n int) *simulator.Run {
 	t.Helper()
-	r, err := m.Start(Spec{Scenario: "herd", Strategy: st, Clients: &n})
+	r, err := m.Start(simulator.Spec{Scenario: "herd", Strategy: st, Clients: &n})
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -17,7 +20,7 @@ func queue(t testing.TB, m *Manager, st Strategy, n int) *Run {
 		t.Fatalf("queue %d clients: %v", n, err)
 	}
 	s := r.State()
-	if !m.noSnapshots && (len(s.Snapshot.Holders()) != 1 || len(s.Snapshot.Waiters()) != n-1) {
+	if snapshots && (len(s.Snapshot.Holders()) != 1 || len(s.Snapshot.Waiters()) != n-1) {
 		t.Fatalf("after %d joins: holders %v, %d waiters", n, s.Snapshot.Holders(), len(s.Snapshot.Waiters()))
 	}
 	return r
@@ -25,13 +28,13 @@ func queue(t testing.TB, m *Manager, st Strategy, n int) *Run {
 
 // drain releases the n queued clients one by one and returns what that
 // alone cost.
-func drain(t testing.TB, r *Run, n int) Stats {
+func drain(t testing.TB, r *simulator.Run, n int) simulator.Stats {
 	t.Helper()
 	before := r.State().Stats
 	if err := r.Seek(2 * n); err != nil {
 		t.Fatalf("drain: %v", err)
 	}
-	return r.State().Stats.sub(before)
+	return r.State().Stats.Sub(before)
 }
 
 // TestDrainCounts: draining N queued clients costs exactly N−1
@@ -42,18 +45,18 @@ func TestDrainCounts(t *testing.T) {
 	for _, n := range []int{10, 100} {
 		// A long session timeout: nothing here crashes, and a busy machine
 		// must not expire a session in the middle of a 100-client herd.
-		m := newManager(t, ManagerConfig{SessionTimeout: 10 * time.Second})
+		m, _ := newManagerOn(t, Config{SessionTimeout: 10 * time.Second}, simulator.ManagerConfig{})
 		tests := []struct {
-			strategy Strategy
-			check    func(s Stats) error
+			strategy simulator.Strategy
+			check    func(s simulator.Stats) error
 		}{
-			{Predecessor, func(s Stats) error {
+			{simulator.Predecessor, func(s simulator.Stats) error {
 				if s.Notifications != n-1 || s.WastedWakeups != 0 || s.GetChildren != n-1 {
 					return fmt.Errorf("want %d notifications, %d getChildren, no wasted wake-ups", n-1, n-1)
 				}
 				return nil
 			}},
-			{Herd, func(s Stats) error {
+			{simulator.Herd, func(s simulator.Stats) error {
 				if s.Notifications < n*(n-1)/2 || s.GetChildren < n*(n-1)/2 || s.WastedWakeups < (n-1)*(n-2)/2 {
 					return fmt.Errorf("want at least %d notifications and getChildren, %d wasted wake-ups", n*(n-1)/2, (n-1)*(n-2)/2)
 				}
@@ -62,7 +65,7 @@ func TestDrainCounts(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(fmt.Sprintf("%s/N=%d", tt.strategy, n), func(t *testing.T) {
-				r := queue(t, m, tt.strategy, n)
+				r := queue(t, m, true, tt.strategy, n)
 				start := time.Now()
 				s := drain(t, r, n)
 				t.Logf("drain of %d, %s: %d notifications, %d getChildren, %d exists, %d wasted, %v",
@@ -81,22 +84,22 @@ func TestDrainCounts(t *testing.T) {
 // BenchmarkDrain measures a full drain of N queued clients, each its own
 // session and proxy, on a real ZooKeeper: herd versus predecessor.
 //
-//	go test ./simulator -run '^$' -bench Drain -benchtime 1x -timeout 60m
+//	go test ./zookeeper/zksim -run '^$' -bench Drain -benchtime 1x -timeout 60m
 func BenchmarkDrain(b *testing.B) {
 	for _, n := range []int{10, 100, 500} {
-		for _, st := range []Strategy{Herd, Predecessor} {
+		for _, st := range []simulator.Strategy{simulator.Herd, simulator.Predecessor} {
 			b.Run(fmt.Sprintf("%s/N=%d", st, n), func(b *testing.B) {
-				m := newManager(b, ManagerConfig{MaxClients: n, SessionTimeout: 10 * time.Second})
+				m, zb := newManagerOn(b, Config{SessionTimeout: 10 * time.Second}, simulator.ManagerConfig{MaxClients: n})
 				// The snapshot per step is the viewer's cost, not the recipe's.
-				m.noSnapshots = true
-				var total Stats
+				zb.noSnapshots = true
+				var total simulator.Stats
 				var wall time.Duration
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
-					r := queue(b, m, st, n)
+					r := queue(b, m, false, st, n)
 					b.StartTimer()
 					start := time.Now()
-					total.add(drain(b, r, n))
+					total.Add(drain(b, r, n))
 					wall += time.Since(start)
 					b.StopTimer()
 					if err := m.Delete(r.ID()); err != nil {

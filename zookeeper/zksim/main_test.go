@@ -1,4 +1,4 @@
-package simulator
+package zksim
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
@@ -40,10 +41,10 @@ func testMain(m *testing.M) int {
 	cancel()
 	switch {
 	case errors.Is(err, zklocal.ErrNotInstalled) && os.Getenv("CI") != "true":
-		fmt.Fprintf(os.Stderr, "SKIP simulator tests: %v (install the Debian package zookeeper)\n", err)
+		fmt.Fprintf(os.Stderr, "SKIP zksim tests: %v (install the Debian package zookeeper)\n", err)
 		return 0
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "simulator tests need a local ZooKeeper: %v\n", err)
+		fmt.Fprintf(os.Stderr, "zksim tests need a local ZooKeeper: %v\n", err)
 		return 1
 	}
 	zkAddr = s.Addr()
@@ -58,19 +59,33 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 // newManager starts a Manager on the shared server under a root of the
 // test's own, closed when the test ends.
-func newManager(t testing.TB, cfg ManagerConfig) *Manager {
+func newManager(t testing.TB, cfg simulator.ManagerConfig) *simulator.Manager {
 	t.Helper()
-	cfg.Servers = []string{zkAddr}
+	m, _ := newManagerOn(t, Config{}, cfg)
+	return m
+}
+
+// newManagerOn is newManager with the backend's own configuration (its
+// session timeout), and the backend, for tests that set its hooks before
+// the first run.
+func newManagerOn(t testing.TB, zc Config, cfg simulator.ManagerConfig) (*simulator.Manager, *Backend) {
+	t.Helper()
+	zc.Servers = []string{zkAddr}
+	if zc.SessionTimeout == 0 {
+		zc.SessionTimeout = testSessionTimeout
+	}
 	if cfg.Root == "" {
 		cfg.Root = "/test/" + zktest.NodeName(t)
-	}
-	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = testSessionTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger()
 	}
-	m, err := New(cfg)
+	b, err := newBackend(zc, cfg)
+	if err != nil {
+		t.Fatalf("zksim: %v", err)
+	}
+	cfg.Backend = b
+	m, err := simulator.New(cfg)
 	if err != nil {
 		t.Fatalf("simulator.New: %v", err)
 	}
@@ -79,11 +94,11 @@ func newManager(t testing.TB, cfg ManagerConfig) *Manager {
 			t.Errorf("manager close: %v", err)
 		}
 	})
-	return m
+	return m, b
 }
 
 // runAll steps a run to its end.
-func runAll(t testing.TB, r *Run) {
+func runAll(t testing.TB, r *simulator.Run) {
 	t.Helper()
 	for !r.Done() {
 		if err := r.Step(); err != nil {

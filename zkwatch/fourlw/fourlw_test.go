@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklockviz/zklockviz/zookeeper/fourlw"
+	"github.com/zklockviz/zklockviz/zkwatch/fourlw"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )

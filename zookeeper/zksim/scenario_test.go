@@ -1,0 +1,110 @@
+package zksim
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+func TestBuiltinsPlan(t *testing.T) {
+	want := map[string]int{"lock1-5": 10, "herd": 40, "ha-standby": 6, "session-expiry": 6, "gc-pause": 7, "zk-side-by-side": 13}
+	names := Catalog.Names()
+	if len(names) != len(want) {
+		t.Errorf("built-ins %v, want %d of them", names, len(want))
+	}
+	for _, n := range names {
+		sc, ok := Catalog.Builtin(n)
+		if !ok {
+			t.Fatalf("Builtin(%q) missing", n)
+		}
+		plan, err := plan(sc, 0)
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		if len(plan) != want[n] {
+			t.Errorf("%s: %d steps, want %d", n, len(plan), want[n])
+		}
+	}
+	sc, _ := Catalog.Builtin("herd")
+	plan, err := plan(sc, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range plan {
+		got = append(got, a.Action+" "+a.Client)
+	}
+	if w := "add C01,add C02,add C03,release C01,release C02,release C03"; strings.Join(got, ",") != w {
+		t.Errorf("herd for 3 clients = %s, want %s", strings.Join(got, ","), w)
+	}
+}
+
+// TestPlanErrors: the dry run of the holding logic catches steps that do
+// not fit the ones before them.
+func TestPlanErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		lock  simulator.LockKind
+		steps string
+		want  string
+	}{
+		{"release by a waiter", simulator.RW, "A add-reader, B add-writer, B release", "step 3: release B: B holds nothing: it waits for A"},
+		{"write by a waiter", simulator.ExclusiveLock, "A add, B add, B write", "step 3: write B: B does not hold the lock: it waits for A"},
+		{"release by a standby", simulator.LeaseLock, "A add, B add, B release", "B holds nothing: it stands by"},
+		{"unknown client", simulator.RW, "A add-reader, Z release", "step 2: release Z: unknown client Z"},
+		{"added twice", simulator.RW, "A add-reader, A add-writer", "step 2: add-writer A: A is already in this run"},
+		{"released twice", simulator.ExclusiveLock, "A add, A release, A release", "A has already released (step 2)"},
+		{"crashed then released", simulator.ExclusiveLock, "A add, A crash, A release", "A crashed at step 2"},
+		{"paused waiter acts", simulator.ExclusiveLock, "A add, B add, B pause, B release", "B's session expired at step 3"},
+		{"paused holder pauses again", simulator.ExclusiveLock, "A add, A pause, A pause", "A's session has already expired (step 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := &simulator.Scenario{Name: "t", Lock: tt.lock, Steps: parseSteps(tt.steps)}
+			if tt.lock == simulator.LeaseLock {
+				sc.Leases = 1
+			}
+			b, err := json.Marshal(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := simulator.ParseScenario(b); err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			_, err = plan(sc, 0)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Plan error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+
+	// A paused holder comes back believing it holds: it may still write
+	// and release (the resource and the checker judge the write).
+	sc := &simulator.Scenario{Name: "t", Lock: simulator.ExclusiveLock, Steps: parseSteps("A add, B add, A pause, A write, B write, A release, B release")}
+	if _, err := plan(sc, 0); err != nil {
+		t.Errorf("stale holder's plan: %v", err)
+	}
+	sc = &simulator.Scenario{Name: "t", Lock: simulator.ExclusiveLock, Steps: parseSteps("C add, * add")}
+	if _, err := plan(sc, 0); err == nil || !strings.Contains(err.Error(), "need a client count") {
+		t.Errorf("wildcard without a count: %v", err)
+	}
+}
+
+func TestRecipeLines(t *testing.T) {
+	for _, lock := range []simulator.LockKind{simulator.RW, simulator.ExclusiveLock, simulator.LeaseLock} {
+		for _, st := range []simulator.Strategy{simulator.Herd, simulator.Predecessor} {
+			r := recipeFor(lock, st)
+			for _, l := range []int{r.create, r.children, r.hold, r.watch, r.wait, r.write, r.release} {
+				if l < 1 || l > len(r.Lines) {
+					t.Errorf("%s/%s: line %d outside 1..%d", lock, st, l, len(r.Lines))
+				}
+			}
+			if lock == simulator.LeaseLock && r.Strategy != simulator.Children {
+				t.Errorf("lease standbys follow %q, want %q", r.Strategy, simulator.Children)
+			}
+		}
+	}
+}
