@@ -35,6 +35,9 @@ type frameKey struct {
 	// view is the window the socket looks at (window.go); sockets on the
 	// same window of the same snapshots share their frames too.
 	view view
+	// epoch, for a parts socket, is how many times the history's status
+	// had changed (Server.historyEpoch): the parts say it.
+	epoch uint64
 }
 
 // frameEntry is one frame, computed by the first socket that needs it.
@@ -239,6 +242,7 @@ type sockFrames struct {
 	// those that changed.
 	parts    partsFunc
 	partsHad []uint64
+	epoch    func() uint64
 	prev     lockqueue.Snapshot
 	prevSeq  uint64
 	sent     bool
@@ -248,6 +252,9 @@ type sockFrames struct {
 // snap (published with sequence number seq), and records snap as sent.
 func (f *sockFrames) next(snap lockqueue.Snapshot, seq uint64) ([]byte, string, error) {
 	k := frameKey{seq: seq, view: f.view}
+	if f.parts != nil {
+		k.epoch = f.epoch()
+	}
 	var prev *lockqueue.Snapshot
 	if f.sent && f.prev.Path == snap.Path {
 		k.base, prev = f.prevSeq, &f.prev

@@ -39,6 +39,15 @@ func TestHistoryStatusSaid(t *testing.T) {
 	}
 
 	st.Store(&history.Status{Recording: true})
+	// A page opened now, on the same snapshot, once the page that asks
+	// has learnt it records again, is not given the frame made while it
+	// did not.
+	do(t, http.MethodGet, e.ts.URL+"/api/v1/history/status", "", nil)
+	again := e.mustDial(t, "/off&window=0:100&parts=1")
+	again.next()
+	if x := (pageExtra{}); json.Unmarshal(again.last, &x) != nil || x.HistoryOff != "" || strings.Contains(x.Parts, `data-stat="history-off"`) {
+		t.Errorf("a socket opened once the history records again was told %q", x.HistoryOff)
+	}
 	e.hub.Publish(pageSnapshot("/off", lockqueue.Connected, "W_0000000001", "W_0000000002"))
 	v.next()
 	x = pageExtra{}

@@ -10,12 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"maps"
 	"net"
 	"net/http"
 	"path"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -83,6 +85,36 @@ type Server struct {
 	pending *pendingLocks
 	// pages are the HTML pages; nil without Config.Pages.
 	pages *pages
+	// history watches the recorder's status; nil without one.
+	history *statusWatch
+}
+
+// statusWatch is the recorder's status (Config.HistoryStatus), counting the
+// times it was seen to change: a lock page's frames say it, so a frame
+// made before a change is not shared with a socket opened after it.
+type statusWatch struct {
+	status func() history.Status
+	last   atomic.Uint64 // the hash of the status seen last; 0: none yet
+	epoch  atomic.Uint64
+}
+
+func (w *statusWatch) get() history.Status {
+	st := w.status()
+	h := fnv.New64a()
+	fmt.Fprint(h, st.Recording, st.Why, st.Since.UnixNano())
+	sum := h.Sum64() | 1
+	if old := w.last.Swap(sum); old != 0 && old != sum {
+		w.epoch.Add(1)
+	}
+	return st
+}
+
+// historyEpoch is how many times the recorder's status was seen to change.
+func (s *Server) historyEpoch() uint64 {
+	if s.history == nil {
+		return 0
+	}
+	return s.history.epoch.Load()
 }
 
 // New checks cfg and builds the Server's routes.
@@ -114,6 +146,11 @@ func New(cfg Config) (*Server, error) {
 		shutdown: make(chan struct{}),
 		caches:   map[string]*frameCache{},
 		pending:  &pendingLocks{},
+	}
+	if cfg.HistoryStatus != nil {
+		s.history = &statusWatch{status: cfg.HistoryStatus}
+		cfg.HistoryStatus = s.history.get
+		s.cfg.HistoryStatus = cfg.HistoryStatus
 	}
 	if cfg.Pages {
 		s.pages = newPages(cfg, s.pending, s.log)
