@@ -160,7 +160,16 @@ export class QueueTable {
     // did not change.
     if (this.onParts) this.onParts(tpl.content);
     const wrap = tpl.content.querySelector('.table-wrap');
-    if (!wrap) return;
+    // Or only the table's counts, which a node joining past the page
+    // moves (views.QueueTableMeta): put on the rows shown.
+    const meta = tpl.content.querySelector('.table-meta');
+    if (!wrap) {
+      const shown = this.root.querySelector('.table-wrap');
+      if (!meta || !shown) return;
+      putMeta(shown, meta);
+      this.pager(shown, '');
+      return;
+    }
     const byName = new Map((this.snap.nodes || []).map((n) => [n.name, n]));
     for (const tr of wrap.querySelectorAll('tbody tr')) {
       const n = byName.get(tr.dataset.row);
@@ -182,6 +191,15 @@ export class QueueTable {
     // of a scrub most rows are the same nodes.
     const live = this.root.querySelector('.table-wrap');
     morph(live, wrap);
+    // Counts newer than the rows (Live shows the sections a socket
+    // brought, each as new as its last change).
+    if (meta) putMeta(live, meta);
+    this.pager(live, show);
+  }
+
+  // pager says which page live, the table shown, is, and scrolls to the
+  // row of show.
+  pager(live, show) {
     this.page = Number(live.dataset.page);
     const pages = Number(live.dataset.pages);
     this.info.textContent = live.dataset.info;
@@ -191,6 +209,13 @@ export class QueueTable {
     const tr = show && live.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
     if (tr) tr.scrollIntoView({ block: 'nearest' });
   }
+}
+
+// putMeta puts a table's counts (views.QueueTableMeta) on the table shown.
+function putMeta(shown, meta) {
+  for (const k of ['info', 'page', 'pages']) shown.dataset[k] = meta.dataset[k];
+  const caption = shown.querySelector('caption');
+  if (caption) caption.textContent = meta.dataset.caption;
 }
 
 function button(text, fn) {

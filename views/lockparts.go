@@ -2,15 +2,30 @@ package views
 
 import "github.com/a-h/templ"
 
+// PartSection is one section of the lock page's parts (LockPartSections):
+// what it renders, and what tells whether it changed when that is not all
+// of it (nil: all of it).
+type PartSection struct {
+	templ.Component
+	Changed templ.Component
+}
+
 // LockPartSections are the parts of the lock page that follow the lock, one
-// section at a time: the banner, the summary, the alerts, the
-// table's page and the node's details (and the replay status of a past
+// section at a time: the banner, the summary, the alerts, the table's page
+// and its counts, and the node's details (and the replay status of a past
 // moment). Each is one element the page swaps in by itself, so a socket
-// can bring only the sections a change changed.
-func LockPartSections(l Lock) []templ.Component {
-	out := []templ.Component{lockBanner(l), lockSummary(l), lockAlerts(l), QueueTable(l.Table), NodeDetailsView(l.Details)}
+// can bring only the sections a change changed: the table's rows are
+// told apart from its counts (QueueTableMeta), which move with every node
+// that joins or leaves, past the page too.
+func LockPartSections(l Lock) []PartSection {
+	out := []PartSection{
+		{Component: lockBanner(l)}, {Component: lockSummary(l)}, {Component: lockAlerts(l)},
+		{Component: QueueTable(l.Table), Changed: QueueTable(queueTableRows(l.Table))},
+		{Component: QueueTableMeta(l.Table)},
+		{Component: NodeDetailsView(l.Details)},
+	}
 	if l.Replay.On {
-		out = append(out, ReplayStatus(l.Replay))
+		out = append(out, PartSection{Component: ReplayStatus(l.Replay)})
 	}
 	return out
 }

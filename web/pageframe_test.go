@@ -63,8 +63,9 @@ func TestHistoryStatusSaid(t *testing.T) {
 
 // A lock page's socket brings, after its first frame, only the sections of
 // the parts a change changed: a node past the table's page whose data
-// changes changes the summary (its revision) and not the page's rows; the
-// holder going changes both. A socket opened later gets them all.
+// changes changes the summary (its revision) and not the page's rows; one
+// joining past the page changes the table's counts and not its rows; the
+// holder going changes them all. A socket opened later gets them all.
 func TestPartsFramesBringWhatChanged(t *testing.T) {
 	e := newEnv(t, Config{Pages: true})
 	f := gozkFolder("/sections", 300)
@@ -85,6 +86,15 @@ func TestPartsFramesBringWhatChanged(t *testing.T) {
 	v.next()
 	if tail := frameParts(t, v.last); !strings.Contains(tail, `id="summary"`) || strings.Contains(tail, `class="table-wrap"`) || strings.Contains(tail, `id="banner"`) {
 		t.Errorf("a node past the page changed: the frame's parts are\n%.400s", tail)
+	}
+
+	f.add(300) // joins far past the page: the counts move, the rows do not
+	f.rev++
+	e.hub.Publish(f.snapshot())
+	v.next()
+	if join := frameParts(t, v.last); !strings.Contains(join, `<b>300</b> waiting`) || !strings.Contains(join, `class="table-meta"`) ||
+		!strings.Contains(join, `data-info="rows 1–100 of 301`) || strings.Contains(join, `class="table-wrap"`) {
+		t.Errorf("a node joined past the page: the frame's parts are\n%.600s", join)
 	}
 
 	f.remove(f.kids[0].Name) // the holder goes: every row of the page moves

@@ -353,7 +353,7 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		part, _ = p.liveParts(r.Context(), svc, name, snap, ok, tq)
 	} else {
 		pg := p.page(name, "lock")
-		part = renderPart(func() ([]byte, []int, error) {
+		part = renderPart(func() ([]byte, []int, []uint64, error) {
 			return p.renderParts(r.Context(), pg, svc, name, snap, ok, tq, past.replay, now)
 		})
 	}
@@ -381,7 +381,7 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery) (part *renderedPart, historyOff string) {
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
 	pg := p.page(name, "lock")
-	render := func() ([]byte, []int, error) {
+	render := func() ([]byte, []int, []uint64, error) {
 		return p.renderParts(ctx, pg, svc, name, snap, known, tq, views.Replay{}, time.Now())
 	}
 	if p.parts == nil {
@@ -392,8 +392,8 @@ func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name str
 
 // renderParts renders the parts of snap, the lock name at now (a past
 // moment's with replay set), on the page pg, and says where each of its
-// sections ends.
-func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, replay views.Replay, now time.Time) ([]byte, []int, error) {
+// sections ends and what each one's hash is.
+func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, replay views.Replay, now time.Time) ([]byte, []int, []uint64, error) {
 	p.partRenders.Add(1)
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
 	var facts *views.QueueFacts
@@ -402,17 +402,29 @@ func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.
 	}
 	l := views.NewLockWith(pg, serviceView(svc), name, snap, facts, known, tq, now)
 	l.Replay, l.Watched = replay, known || watchedBy(svc, name)
-	var buf bytes.Buffer
+	var buf, changed bytes.Buffer
 	var cuts []int
+	var sums []uint64
+	// Shared by every viewer asking meanwhile: the first one leaving must
+	// not fail it for the others.
+	ctx = context.WithoutCancel(ctx)
 	for _, sec := range views.LockPartSections(l) {
-		// Shared by every viewer asking meanwhile: the first one leaving
-		// must not fail it for the others.
-		if err := sec.Render(context.WithoutCancel(ctx), &buf); err != nil {
-			return nil, nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
+		from := buf.Len()
+		if err := sec.Render(ctx, &buf); err != nil {
+			return nil, nil, nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
 		}
 		cuts = append(cuts, buf.Len())
+		told := buf.Bytes()[from:]
+		if sec.Changed != nil {
+			changed.Reset()
+			if err := sec.Changed.Render(ctx, &changed); err != nil {
+				return nil, nil, nil, fmt.Errorf("render the parts of %s: %w", id.Key(), err)
+			}
+			told = changed.Bytes()
+		}
+		sums = append(sums, sectionSum(told))
 	}
-	return buf.Bytes(), cuts, nil
+	return buf.Bytes(), cuts, sums, nil
 }
 
 // lockText is the lock's newest snapshot as plain text, for the lock

@@ -50,8 +50,9 @@ type renderedPart struct {
 	err  error
 }
 
-// partsRender renders parts, with where each section ends.
-type partsRender func() (body []byte, cuts []int, err error)
+// partsRender renders parts, with where each section ends and each
+// section's hash.
+type partsRender func() (body []byte, cuts []int, sums []uint64, err error)
 
 // sections are r's sections, each a slice of r.body.
 func (r *renderedPart) sections() [][]byte {
@@ -144,17 +145,19 @@ func renderPart(render partsRender) *renderedPart {
 // fill renders r, tags it with a hash of its body and lets its waiters go.
 func (r *renderedPart) fill(render partsRender) {
 	defer close(r.done)
-	r.body, r.cuts, r.err = render()
+	r.body, r.cuts, r.sums, r.err = render()
 	if r.err != nil {
 		return
 	}
 	sum := sha256.Sum256(r.body)
 	r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
-	for _, sec := range r.sections() {
-		h := fnv.New64a()
-		h.Write(sec)
-		r.sums = append(r.sums, h.Sum64())
-	}
+}
+
+// sectionSum is the hash a section is told apart by.
+func sectionSum(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 // evictLocked drops the least recently used lock beyond the bound.

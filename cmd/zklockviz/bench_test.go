@@ -451,8 +451,10 @@ func BenchmarkChangeToFrame(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-	b.Run("vs-naive,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, false) })
-	b.Run("vs-naive-binary,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, true) })
+	b.Run("vs-naive,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, false, "") })
+	b.Run("vs-naive-binary,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, true, "") })
+	// The lock page's socket: the window its lane draws and its parts.
+	b.Run("vs-naive-binary-page,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, true, "&window=0:100&parts=1") })
 }
 
 // dialViewers dials n viewers, closes them at the end of b, and returns once
@@ -493,11 +495,13 @@ func dialViewers(b testing.TB, n int, dial func(*sync.WaitGroup) *benchViewer) [
 //
 // With binary, zklockviz is the binary as a user starts it, `zklockviz
 // serve` with its default flags (the history on, in a data directory of its
-// own) in a process of its own, and there is no publish probe.
+// own) in a process of its own, and there is no publish probe. view is
+// added to each viewer's /ws URL: "&window=0:100&parts=1" is a lock page's
+// socket.
 //
 //	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive,' -benchtime 200x -count 5
 //	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive-binary' -benchtime 30x -count 5
-func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool) {
+func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view string) {
 	type side struct {
 		path  string
 		vs    []*benchViewer
@@ -525,7 +529,7 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool) {
 	}
 	waitQueues(b, base, []string{zkl.path}, 1000)
 	waitVerdict(b, base, zkl.path)
-	url := "ws" + strings.TrimPrefix(base, "http") + "/ws?path=" + zkl.path
+	url := "ws" + strings.TrimPrefix(base, "http") + "/ws?path=" + zkl.path + view
 	zkl.vs = dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialWS(b, url, showsNode, &zkl.wire, wg) })
 	naive.probe = &hubProbe{}
 	n := startNaive(b, zkAddr, naive.path, naive.probe)
