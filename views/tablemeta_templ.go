@@ -8,7 +8,10 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // QueueTableMeta is what a table's page says of the queue beside its rows:
 // the caption's counts and the pager's words. A socket brings it alone when
@@ -42,7 +45,7 @@ func QueueTableMeta(t Table) templ.Component {
 		var templ_7745c5c3_Var2 string
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(t.Caption)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/tablemeta.templ`, Line: 10, Col: 54}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/tablemeta.templ`, Line: 13, Col: 54}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 		if templ_7745c5c3_Err != nil {
@@ -55,7 +58,7 @@ func QueueTableMeta(t Table) templ.Component {
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(t.Info)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/tablemeta.templ`, Line: 10, Col: 75}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/tablemeta.templ`, Line: 13, Col: 75}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
@@ -68,7 +71,7 @@ func QueueTableMeta(t Table) templ.Component {
 		var templ_7745c5c3_Var4 string
 		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(t.Page))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/tablemeta.templ`, Line: 10, Col: 110}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/tablemeta.templ`, Line: 13, Col: 110}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 		if templ_7745c5c3_Err != nil {
@@ -81,7 +84,7 @@ func QueueTableMeta(t Table) templ.Component {
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(t.Pages))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/tablemeta.templ`, Line: 10, Col: 147}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/tablemeta.templ`, Line: 13, Col: 147}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
@@ -95,10 +98,21 @@ func QueueTableMeta(t Table) templ.Component {
 	})
 }
 
-// queueTableRows is the table's page without what QueueTableMeta says, to
-// tell whether its rows changed.
+// queueTableRows is the table's page without what QueueTableMeta says and
+// without its clocks' words (the page ticks them from data-since), to tell
+// whether its rows changed: not every second a row waits longer.
 func queueTableRows(t Table) Table {
 	t.Caption, t.Info, t.Pages = "", "", 0
+	t.Rows = slices.Clone(t.Rows)
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		r.Time = ""
+		if r.Lease != nil {
+			l := *r.Lease
+			l.Left = ""
+			r.Lease = &l
+		}
+	}
 	return t
 }
 

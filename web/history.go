@@ -594,9 +594,9 @@ func (s *Server) handleHistoryLocks(w http.ResponseWriter, r *http.Request) {
 // since when and why (history.Status): the lock page asks while its
 // history is off, as no change of a quiet lock would tell it.
 func (s *Server) handleHistoryStatus(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.HistoryStatus == nil {
+	if s.history == nil {
 		writeError(w, r, s.log, errorf(ErrNotFound, "this server records no history (serve --history=off)"))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.cfg.HistoryStatus())
+	writeJSON(w, http.StatusOK, s.history.get())
 }

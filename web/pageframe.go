@@ -155,6 +155,6 @@ func (s *Server) socketParts(svc lockservice.Service, name string) partsFunc {
 		return nil
 	}
 	return func(snap lockqueue.Snapshot, v view) (*renderedPart, string) {
-		return p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery())
+		return p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery(), p.historyNow)
 	}
 }

@@ -46,7 +46,7 @@ var _ Snapshots = (*hub.Hub)(nil)
 // rendered here) and the JSON API.
 
 // newPages makes the pages of cfg (New has filled in its defaults).
-func newPages(cfg Config, pending *pendingLocks, log *slog.Logger) *pages {
+func newPages(cfg Config, pending *pendingLocks, w *statusWatch, log *slog.Logger) *pages {
 	a, err := loadAssets(static.FS)
 	if err != nil {
 		// The assets are compiled in; failing here is a build mistake.
@@ -54,7 +54,10 @@ func newPages(cfg Config, pending *pendingLocks, log *slog.Logger) *pages {
 	}
 	p := &pages{
 		snaps: cfg.Hub, sim: cfg.Classroom, assets: a, log: log, services: cfg.Services,
-		history: cfg.History, historyStatus: cfg.HistoryStatus, parts: &partsCache{}, pending: pending,
+		history: cfg.History, parts: &partsCache{}, pending: pending,
+	}
+	if w != nil {
+		p.historyStatus, p.historyNow = w.get, w.peek
 	}
 	// The dashboard's first paint says the ZooKeeper reader's own session
 	// state, as GET /api/v1/locks does; without one it infers the state
@@ -82,15 +85,22 @@ type pages struct {
 	facts factsCache
 	// partRenders counts the renders of GET /parts/lock.
 	partRenders atomic.Int64
-	// historyStatus says whether the recorder records (Config.HistoryStatus).
-	historyStatus func() history.Status
+	// historyStatus says whether the recorder records once what was
+	// offered to it is recorded (Config.HistorySynced), historyNow as it
+	// is now (Config.HistoryStatus); nil without a recorder.
+	historyStatus, historyNow func() history.Status
 	// pending are the watched locks not read yet (the server's).
 	pending *pendingLocks
 }
 
 func (p *pages) page(title, active string) views.Page {
+	return p.pageWith(title, active, p.historyStatus)
+}
+
+// pageWith is page with the history's status from status.
+func (p *pages) pageWith(title, active string, status func() history.Status) views.Page {
 	pg := views.Page{Title: title, Active: active, SimEnabled: p.sim, Version: p.assets.version}
-	pg.HistoryOff = historyOff(p.historyStatus)
+	pg.HistoryOff = historyOff(status)
 	return pg
 }
 
@@ -350,7 +360,7 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	tq := tableQuery(r.URL.Query())
 	var part *renderedPart
 	if past.replay.At.IsZero() {
-		part, _ = p.liveParts(r.Context(), svc, name, snap, ok, tq)
+		part, _ = p.liveParts(r.Context(), svc, name, snap, ok, tq, p.historyStatus)
 	} else {
 		pg := p.page(name, "lock")
 		part = renderPart(func() ([]byte, []int, []uint64, error) {
@@ -376,11 +386,12 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 // liveParts are the parts of the lock name's newest snapshot snap (known:
 // read at least once) for the table's page tq: rendered once per snapshot,
 // view and history status (partsCache), for GET /parts/lock and the lock
-// page's socket alike. historyOff is what the parts say of the history
-// (pages.page).
-func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery) (part *renderedPart, historyOff string) {
+// page's socket alike, the history's status read with status (the socket's
+// frames do not wait for the recorder). historyOff is what the parts say of
+// the history (pages.page).
+func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, status func() history.Status) (part *renderedPart, historyOff string) {
 	id := lockqueue.LockID{Service: svc.Name, Name: name}
-	pg := p.page(name, "lock")
+	pg := p.pageWith(name, "lock", status)
 	render := func() ([]byte, []int, []uint64, error) {
 		return p.renderParts(ctx, pg, svc, name, snap, known, tq, views.Replay{}, time.Now())
 	}

@@ -40,9 +40,14 @@ type Config struct {
 	Metrics http.Handler
 	// History, when set, answers the flight recorder's API (history.go).
 	History history.Source
-	// HistoryStatus, when set, says whether the recorder records; the
-	// pages say so while it does not.
+	// HistoryStatus, when set, says whether the recorder records, as it
+	// is now; the pages say so while it does not. HistorySynced, when set,
+	// says it once what was offered to the recorder before the call is
+	// recorded, so that a page drawn after a change says whether that
+	// change was recorded; the lock page's socket frames, which must not
+	// wait on the recorder, ask HistoryStatus.
 	HistoryStatus func() history.Status
+	HistorySynced func() history.Status
 	// Pages serves the HTML pages (/, /lock, /sim, /static/*), which
 	// render the parts the lock page's socket carries; Classroom offers
 	// the classroom's page among them.
@@ -89,17 +94,23 @@ type Server struct {
 	history *statusWatch
 }
 
-// statusWatch is the recorder's status (Config.HistoryStatus), counting the
-// times it was seen to change: a lock page's frames say it, so a frame
-// made before a change is not shared with a socket opened after it.
+// statusWatch is the recorder's status (Config.HistoryStatus and
+// HistorySynced), counting the times it was seen to change: a lock page's
+// frames say it, so a frame made before a change is not shared with a
+// socket opened after it.
 type statusWatch struct {
-	status func() history.Status
-	last   atomic.Uint64 // the hash of the status seen last; 0: none yet
-	epoch  atomic.Uint64
+	now, synced func() history.Status
+	last        atomic.Uint64 // the hash of the status seen last; 0: none yet
+	epoch       atomic.Uint64
 }
 
-func (w *statusWatch) get() history.Status {
-	st := w.status()
+// get is the status once what was offered is recorded (HistorySynced).
+func (w *statusWatch) get() history.Status { return w.note(w.synced()) }
+
+// peek is the status as it is now.
+func (w *statusWatch) peek() history.Status { return w.note(w.now()) }
+
+func (w *statusWatch) note(st history.Status) history.Status {
 	h := fnv.New64a()
 	fmt.Fprint(h, st.Recording, st.Why, st.Since.UnixNano())
 	sum := h.Sum64() | 1
@@ -148,12 +159,13 @@ func New(cfg Config) (*Server, error) {
 		pending:  &pendingLocks{},
 	}
 	if cfg.HistoryStatus != nil {
-		s.history = &statusWatch{status: cfg.HistoryStatus}
-		cfg.HistoryStatus = s.history.get
-		s.cfg.HistoryStatus = cfg.HistoryStatus
+		s.history = &statusWatch{now: cfg.HistoryStatus, synced: cfg.HistorySynced}
+		if s.history.synced == nil {
+			s.history.synced = cfg.HistoryStatus
+		}
 	}
 	if cfg.Pages {
-		s.pages = newPages(cfg, s.pending, s.log)
+		s.pages = newPages(cfg, s.pending, s.history, s.log)
 	}
 	s.handler = s.routes()
 	return s, nil

@@ -454,6 +454,7 @@ func BenchmarkChangeToFrame(b *testing.B) {
 	b.Run("vs-naive,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, false, "") })
 	b.Run("vs-naive-binary,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, true, "") })
 	// The lock page's socket: the window its lane draws and its parts.
+	b.Run("vs-naive-page,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, false, "&window=0:100&parts=1") })
 	b.Run("vs-naive-binary-page,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, true, "&window=0:100&parts=1") })
 }
 

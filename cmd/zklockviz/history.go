@@ -400,16 +400,16 @@ func (m *Main) historySource() history.Source {
 // whether the history records.
 const statusWait = 500 * time.Millisecond
 
-// historyStatus says whether the recorder records, for the pages; nil
-// without a recorder. The status follows the snapshots offered before the
-// page asked: the summary of a change says whether that change was
+// historyStatus says whether the recorder records, as it is now and once
+// what was offered before the call is recorded (both nil without a
+// recorder): the summary of a change says whether that change was
 // recorded, so the page does not ask a history that just went away.
-func (m *Main) historyStatus() func() history.Status {
+func (m *Main) historyStatus() (now, synced func() history.Status) {
 	rec := m.hist.recorder
 	if rec == nil {
-		return nil
+		return nil, nil
 	}
-	return func() history.Status { return rec.SyncedStatus(statusWait) }
+	return rec.Status, func() history.Status { return rec.SyncedStatus(statusWait) }
 }
 
 // historyCollectors are the recorder's Prometheus collectors for /metrics.

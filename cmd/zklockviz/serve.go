@@ -766,8 +766,9 @@ func (m *Main) registerServices(sim *simulator.Manager) error {
 // newWeb builds the web server over the registered services.
 func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
+	now, synced := m.historyStatus()
 	srv, err := web.New(web.Config{
-		Hub: m.hub, Services: m.services, History: m.historySource(), HistoryStatus: m.historyStatus(),
+		Hub: m.hub, Services: m.services, History: m.historySource(), HistoryStatus: now, HistorySynced: synced,
 		Pages: true, Classroom: c.Sim,
 		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors(), Cluster: c.History.Cluster}),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
