@@ -167,11 +167,15 @@ func (r *Registry) Register(s Service) error {
 	return nil
 }
 
-// Lookup finds a service by name; an empty name is ZooKeeper, so URLs
-// without ?service= mean what they always did.
+// defaultService is the service a request that names none means:
+// ZooKeeper, so URLs without ?service= mean what they always did. It is
+// the one place the web layer reads an empty name as a service.
+const defaultService = lockqueue.ZooKeeper
+
+// Lookup finds a service by name; an empty name is the default service.
 func (r *Registry) Lookup(name string) (Service, error) {
 	if name == "" {
-		name = lockqueue.ZooKeeper
+		name = defaultService
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -181,6 +185,10 @@ func (r *Registry) Lookup(name string) (Service, error) {
 	}
 	return s, nil
 }
+
+// Default is the service a request that names none means, an
+// ErrUnknownService when it is not registered.
+func (r *Registry) Default() (Service, error) { return r.Lookup("") }
 
 // All lists the services in registration order.
 func (r *Registry) All() []Service {

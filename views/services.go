@@ -26,10 +26,19 @@ func (s Service) IsZooKeeper() bool { return s.Name == "" || s.Name == lockqueue
 
 // LockHref is the lock view's URL for a lock of a service.
 func LockHref(service, path string) string {
-	if service == "" || service == lockqueue.ZooKeeper {
-		return "/lock?path=" + url.QueryEscape(path)
+	return "/lock?" + LockQuery(service, path)
+}
+
+// LockQuery is the lock's URL query (lockqueue.LockID.Query, service
+// first as links always had it): the lock page carries it
+// (data-lock-query) so its script builds every URL and the watch request
+// from it.
+func LockQuery(service, path string) string {
+	q := "path=" + url.QueryEscape(path)
+	if w := lockqueue.WireService(service); w != "" {
+		return "service=" + url.QueryEscape(w) + "&" + q
 	}
-	return "/lock?service=" + url.QueryEscape(service) + "&path=" + url.QueryEscape(path)
+	return q
 }
 
 // JSONHref is the lock's GET /api/v1/lock URL.

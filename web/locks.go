@@ -491,10 +491,7 @@ func (p *pendingLocks) get(h Summaries, reg *lockservice.Registry, now time.Time
 			for _, name := range svc.Reader.Watched() {
 				id := lockqueue.LockID{Service: svc.Name, Name: name}
 				if !h.Has(id.Key()) {
-					snap := &lockqueue.Snapshot{Path: name}
-					if svc.Name != lockqueue.ZooKeeper {
-						snap.Service = svc.Name
-					}
+					snap := &lockqueue.Snapshot{Path: name, Service: id.WireService()}
 					p.list = append(p.list, &lockqueue.Summary{Snapshot: snap})
 				}
 			}

@@ -59,7 +59,7 @@ func newPages(cfg Config, pending *pendingLocks, log *slog.Logger) *pages {
 	// The dashboard's first paint says the ZooKeeper reader's own session
 	// state, as GET /api/v1/locks does; without one it infers the state
 	// from the watched locks.
-	if zk, err := cfg.Services.Lookup(lockqueue.ZooKeeper); err == nil && zk.Reader != nil {
+	if zk, err := cfg.Services.Default(); err == nil && zk.Reader != nil {
 		p.conn = zk.Reader.Connection
 	}
 	return p
@@ -217,7 +217,7 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 		// The page script builds every URL (socket, JSON, watch) from
 		// (service, path); the title names the service for whoever reads
 		// the page (tools, tests).
-		"data-service": sv.Name, "data-service-title": sv.Title,
+		"data-service": sv.Name, "data-service-title": sv.Title, "data-lock-query": views.LockQuery(sv.Name, lp),
 		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
 		// Whether the recorder records: the socket's frames say it again
 		// with each change, GET /api/v1/history/status while it does not.

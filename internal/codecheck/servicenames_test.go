@@ -30,11 +30,9 @@ var serviceBranchesAllowed = map[string]int{
 	"static/sim.js":       1,
 
 	"views/dashboard.templ": 1,
-	"static/live.js":        1,
-	"static/lock.js":        1,
 	"static/queue.js":       1,
 	"views/details.go":      6,
-	"views/services.go":     8,
+	"views/services.go":     7,
 	"views/table.go":        5,
 	"views/lock.templ":      3,
 	"views/lane.go":         7,
