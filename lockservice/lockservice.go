@@ -135,6 +135,8 @@ type Service struct {
 	Reader Reader
 	// Classroom runs scenarios; nil when it is off.
 	Classroom Classroom
+	// Words are how the pages word its locks; nil: NeutralWords.
+	Words *Words
 }
 
 // Registry holds the services by name. cmd fills it at startup; the web
@@ -167,15 +169,18 @@ func (r *Registry) Register(s Service) error {
 	return nil
 }
 
-// defaultService is the service a request that names none means:
-// ZooKeeper, so URLs without ?service= mean what they always did. It is
-// the one place the web layer reads an empty name as a service.
-const defaultService = lockqueue.ZooKeeper
+// DefaultName is the service a request that names none means: ZooKeeper,
+// so URLs without ?service= mean what they always did. It is the one
+// place the web layer reads an empty name as a service.
+const DefaultName = lockqueue.ZooKeeper
+
+// IsDefault reports whether name is the default service (or names none).
+func IsDefault(name string) bool { return name == "" || name == DefaultName }
 
 // Lookup finds a service by name; an empty name is the default service.
 func (r *Registry) Lookup(name string) (Service, error) {
 	if name == "" {
-		name = defaultService
+		name = DefaultName
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -11,7 +11,6 @@ import { morph } from './morph.js';
 
 const body = document.body;
 const path = body.dataset.path;
-const service = body.dataset.service || '';
 // query names the lock in every URL and in the watch request
 // (views.LockQuery).
 const query = body.dataset.lockQuery || '';
@@ -41,7 +40,7 @@ let liveChanged = () => {};
 const historyOff = () => !!body.dataset.historyOff;
 let historyBack = () => {};
 
-legend(document.getElementById('legend'), service);
+legend(document.getElementById('legend'));
 // withMoment, while a scrub asks the table for its page, fetches that page
 // inside the moment's answer (seek).
 let withMoment = null;

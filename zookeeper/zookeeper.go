@@ -22,7 +22,7 @@ const Name = lockqueue.ZooKeeper
 // Service is ZooKeeper for the registry. w and m may each be nil: no
 // watcher (a classroom-only server) or no classroom.
 func Service(w *zkwatch.Watcher, m *simulator.Manager) lockservice.Service {
-	s := lockservice.Service{Name: Name, Title: "ZooKeeper", CheckName: CheckName}
+	s := lockservice.Service{Name: Name, Title: "ZooKeeper", CheckName: CheckName, Words: Words()}
 	if w != nil {
 		s.Reader = NewReader(w)
 	}
