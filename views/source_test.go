@@ -88,3 +88,21 @@ func TestPostgresDetails(t *testing.T) {
 		}
 	}
 }
+
+// A service's reader words what its discovery left unread; the pages put
+// the service's title before it, and say it of folders when the reader
+// says nothing.
+func TestUnexploredText(t *testing.T) {
+	for _, tc := range []struct {
+		u    Unexplored
+		want string
+	}{
+		{Unexplored{Service: Service{Title: "Redis"}, Folders: 3, Words: "3 keys not followed."}, "Redis: 3 keys not followed."},
+		{Unexplored{Service: Service{Title: "Fixture"}, Folders: 1, Limit: 10, Flag: "--discover-limit"},
+			"Fixture: 1 folder below the --watch-under prefixes not looked into: the limit of 10 folders is reached, so locks in them are not shown. Raise --discover-limit to look into them."},
+	} {
+		if got := tc.u.Text(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.u, got, tc.want)
+		}
+	}
+}

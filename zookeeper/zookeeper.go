@@ -92,7 +92,14 @@ func (r Reader) Unexplored() lockservice.Unexplored {
 	if st.Unexplored == 0 {
 		return lockservice.Unexplored{}
 	}
-	return lockservice.Unexplored{Folders: st.Unexplored, Limit: st.Limit, Flag: "--discover-limit"}
+	u := lockservice.Unexplored{Folders: st.Unexplored, Limit: st.Limit, Flag: "--discover-limit"}
+	folders := "folders"
+	if u.Folders == 1 {
+		folders = "folder"
+	}
+	u.Text = fmt.Sprintf("%d %s below the --watch-under prefixes not looked into: the limit of %d folders with a children watch each is reached, so locks in them are not shown. Raise %s to look into them.",
+		u.Folders, folders, u.Limit, u.Flag)
+	return u
 }
 
 func (r Reader) Watched() []string                { return r.w.Paths() }
