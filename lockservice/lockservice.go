@@ -174,6 +174,10 @@ func (r *Registry) Register(s Service) error {
 // place the web layer reads an empty name as a service.
 const DefaultName = lockqueue.ZooKeeper
 
+// defaultTitle names the default service on a server that has not
+// registered it (zookeeper.Service's Title).
+const defaultTitle = "ZooKeeper"
+
 // IsDefault reports whether name is the default service (or names none).
 func IsDefault(name string) bool { return name == "" || name == DefaultName }
 
@@ -194,6 +198,15 @@ func (r *Registry) Lookup(name string) (Service, error) {
 // Default is the service a request that names none means, an
 // ErrUnknownService when it is not registered.
 func (r *Registry) Default() (Service, error) { return r.Lookup("") }
+
+// DefaultOrName is the default service, or, when it is not registered,
+// a service that only names it (no reader, no classroom, no words).
+func (r *Registry) DefaultOrName() Service {
+	if s, err := r.Default(); err == nil {
+		return s
+	}
+	return Service{Name: DefaultName, Title: defaultTitle}
+}
 
 // All lists the services in registration order.
 func (r *Registry) All() []Service {

@@ -56,6 +56,9 @@ func (p Page) Asset(name string) string {
 // Dashboard is the list of watched locks.
 type Dashboard struct {
 	Page
+	// Default is the default service, whose line (ZooKeeper's ensemble)
+	// Connection and ConnectionText are.
+	Default        Service
 	Connection     string
 	ConnectionText string
 	Locks          []LockRow
@@ -283,41 +286,40 @@ func allDigits(s string) bool {
 	return true
 }
 
-// ConnectionText says what a connection state means for what is on screen.
-func ConnectionText(c string) string { return serviceConnectionText("ZooKeeper", c) }
-
-// SetWatcherConnection shows the watcher's own session state, which is known
-// whether or not a lock is watched ("" when the server runs no watcher).
+// SetWatcherConnection shows the default service's reader's own state (a
+// ZooKeeper watcher's session), which is known whether or not a lock is
+// watched ("" when the server runs no such reader).
 func (d *Dashboard) SetWatcherConnection(c string) {
 	d.Connection = c
+	title := d.Default.Title
 	switch c {
 	case "":
 		d.Connection = "none"
-		d.ConnectionText = "ZooKeeper: this server has no watcher"
+		d.ConnectionText = title + ": this server has no watcher"
 	case string(lockqueue.Connected):
-		d.ConnectionText = ConnectionText(c)
+		d.ConnectionText = serviceConnectionText(title, c)
 		if d.List.Totals.Locks == 0 {
 			d.ConnectionText += " · no lock watched yet"
 		}
 	default:
-		d.ConnectionText = ConnectionText(c)
+		d.ConnectionText = serviceConnectionText(title, c)
 	}
 }
 
 // NewDashboard builds the dashboard from a page of the watched locks and
-// the connection states of every ZooKeeper lock.
-func NewDashboard(p Page, rows []LockRow, list DashboardList, zkConns []string) Dashboard {
-	d := Dashboard{Page: p, Locks: rows, List: list}
-	switch len(zkConns) {
+// the connection states of every lock of def, the default service.
+func NewDashboard(p Page, rows []LockRow, list DashboardList, def Service, defConns []string) Dashboard {
+	d := Dashboard{Page: p, Locks: rows, List: list, Default: def}
+	switch len(defConns) {
 	case 0:
 	case 1:
-		// The ZooKeeper line sums up ZooKeeper's locks; each other
+		// The default service's line sums up its locks; each other
 		// service has a line of its own.
-		d.Connection = zkConns[0]
+		d.Connection = defConns[0]
 	default:
 		d.Connection = "mixed"
 	}
-	d.ConnectionText = ConnectionText(d.Connection)
+	d.ConnectionText = serviceConnectionText(def.Title, d.Connection)
 	return d
 }
 

@@ -84,7 +84,7 @@ func TestNewLockAndDashboard(t *testing.T) {
 	}
 
 	liveSum := live.Summarize()
-	d := NewDashboard(Page{}, []LockRow{NewLockRow(&liveSum, false, now)}, DashboardList{}, []string{string(live.Connection), string(down.Connection)})
+	d := NewDashboard(Page{}, []LockRow{NewLockRow(&liveSum, false, now)}, DashboardList{}, zooKeeper, []string{string(live.Connection), string(down.Connection)})
 	if d.Connection != "mixed" || len(d.Locks) != 1 {
 		t.Fatalf("dashboard %+v", d)
 	}

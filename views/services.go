@@ -118,15 +118,15 @@ func (d Dashboard) Readers() []ServiceStatus {
 	return out
 }
 
-// DefaultService is the default service's status, with its name even when
-// it is not registered (lockservice.DefaultName).
+// DefaultService is the default service's status, the service alone
+// when it is not registered.
 func (d Dashboard) DefaultService() ServiceStatus {
 	for _, s := range d.Services {
 		if s.Default {
 			return s
 		}
 	}
-	return ServiceStatus{Service: Service{Name: lockservice.DefaultName, Default: true}}
+	return ServiceStatus{Service: d.Default}
 }
 
 // ShowDefault reports whether the dashboard has the default service's

@@ -137,13 +137,13 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 		rows[i] = views.NewLockRow(l.Summary, l.Pending, now)
 	}
 	var conns []string
-	for c := range page.ZooKeeperConns {
+	for c := range page.DefaultConns {
 		conns = append(conns, string(c))
 	}
 	d := views.NewDashboard(p.page("Locks", "dashboard"), rows, views.DashboardList{
 		Q: q.q, State: q.state, Sort: q.sort, Limit: q.limit, Cursor: r.URL.Query().Get("cursor"),
 		Next: page.Next, Prev: page.Prev, Offset: page.Offset, Matched: page.Matched, Totals: views.Totals(page.Totals),
-	}, conns)
+	}, serviceView(p.services.DefaultOrName()), conns)
 	if p.conn != nil {
 		d.SetWatcherConnection(string(p.conn()))
 	}
