@@ -408,7 +408,7 @@ func NewLockWith(p Page, svc Service, path string, s lockqueue.Snapshot, f *Queu
 		// empty one is no news of a free lock.
 		l.Missing = unknownText(s)
 	case !s.Exists:
-		l.Missing = svc.Words.Missing
+		l.Missing = svc.Missing()
 	}
 	l.DocTitle = fmt.Sprintf("%s · %d holding · %s waiting — zklockviz", s.Path, holding, thousands(waiting))
 	for _, a := range s.Alerts {

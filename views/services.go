@@ -30,6 +30,9 @@ func NewService(svc lockservice.Service) Service {
 	return Service{Name: svc.Name, Title: cmp.Or(svc.Title, svc.Name), Default: lockservice.IsDefault(svc.Name), Words: svc.WordsOf()}
 }
 
+// Missing says that a live lock of s has nothing to show.
+func (s Service) Missing() string { return cmp.Or(s.Words.Missing, lockservice.NeutralWords().Missing) }
+
 // ReadOnly says what watching a lock of s does to its server.
 func (s Service) ReadOnly() string {
 	return cmp.Or(s.Words.ReadOnly, "zklockviz never writes to "+s.Title+".")

@@ -50,7 +50,7 @@ func writeTextHeader(b *strings.Builder, sv Service, s lockqueue.Snapshot) {
 	case !s.Live():
 		b.WriteString(unknownText(s) + "\n")
 	case !s.Exists:
-		b.WriteString("the lock parent does not exist\n")
+		b.WriteString(sv.Missing() + "\n")
 	}
 	if s.Error != "" {
 		fmt.Fprintf(b, "error: %s\n", s.Error)

@@ -34,6 +34,9 @@ func TestNotLiveIsUnknown(t *testing.T) {
 		if l := NewLockWith(Page{}, sv, "orders", up, nil, true, TableQuery{}, since); l.Missing != want {
 			t.Errorf("%q live and missing: %q, want %q", svc, l.Missing, want)
 		}
+		if text := QueueText(sv, up, since); !strings.Contains(text, "\n"+want+"\n") {
+			t.Errorf("%q live and missing, as text:\n%s\nwant %q", svc, text, want)
+		}
 	}
 }
 
