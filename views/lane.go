@@ -29,7 +29,8 @@ type LaneWords struct {
 	// only the shapes and arrows its locks can show, in its own terms.
 	Legend []LegendItem `json:"legend"`
 	// Legends are the legends of several services' locks on one page
-	// (the classroom), by the name its runs carry (lockqueue.WireService).
+	// (the classroom), by service name, the default service's also by ""
+	// (a run names no service on the wire: lockqueue.WireService).
 	Legends map[string][]LegendItem `json:"legends,omitempty"`
 }
 
