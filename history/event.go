@@ -295,9 +295,7 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 	if snap.Alerts == nil {
 		snap.Alerts = []lockqueue.Alert{}
 	}
-	if id.Service != lockqueue.ZooKeeper {
-		snap.Service = id.Service
-	}
+	snap.Service = id.WireService()
 	for _, n := range s.nodes {
 		node := lockqueue.Node{
 			Name: n.Name, Seq: n.Seq, Mode: lockqueue.Mode(n.Mode), Recipe: s.Recipe, Holding: n.Holding,

@@ -1,6 +1,9 @@
 package lockqueue
 
-import "slices"
+import (
+	"net/url"
+	"slices"
+)
 
 // The service-neutral part of the model. A Snapshot was ZooKeeper's lock
 // parent first; other lock services (Redis, etcd, PostgreSQL) fill the same
@@ -24,10 +27,34 @@ type LockID struct {
 // service, so an etcd prefix /locks/orders never collides with the znode
 // /locks/orders.
 func (id LockID) Key() string {
-	if id.Service == "" || id.Service == ZooKeeper {
-		return id.Name
+	if w := id.WireService(); w != "" {
+		return w + ":" + id.Name
 	}
-	return id.Service + ":" + id.Name
+	return id.Name
+}
+
+// WireService is the service as everything zklockviz writes out names it
+// (JSON answers, URLs, recorded and published snapshots): empty for
+// ZooKeeper, so every URL and file from before other services still means
+// what it did. This is the one place that rule lives.
+func WireService(service string) string {
+	if service == ZooKeeper {
+		return ""
+	}
+	return service
+}
+
+// WireService is WireService(id.Service).
+func (id LockID) WireService() string { return WireService(id.Service) }
+
+// Query is the lock's URL query, service= (by WireService) and path=.
+func (id LockID) Query() url.Values {
+	q := url.Values{}
+	if w := id.WireService(); w != "" {
+		q.Set("service", w)
+	}
+	q.Set("path", id.Name)
+	return q
 }
 
 // ServiceName is the snapshot's service, ZooKeeper when it names none.

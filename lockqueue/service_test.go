@@ -78,3 +78,23 @@ func TestWithWaitEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestLockQuery: ZooKeeper's locks name no service on the wire, every
+// other service's do.
+func TestLockQuery(t *testing.T) {
+	for _, tc := range []struct {
+		id   LockID
+		want string
+	}{
+		{LockID{Service: ZooKeeper, Name: "/locks/a b"}, "path=%2Flocks%2Fa+b"},
+		{LockID{Name: "/locks/a"}, "path=%2Flocks%2Fa"},
+		{LockID{Service: "redis", Name: "orders"}, "path=orders&service=redis"},
+	} {
+		if got := tc.id.Query().Encode(); got != tc.want {
+			t.Errorf("%+v: query %q, want %q", tc.id, got, tc.want)
+		}
+		if got, want := tc.id.WireService() == "", tc.id.Service == "" || tc.id.Service == ZooKeeper; got != want {
+			t.Errorf("%+v: wire service %q", tc.id, tc.id.WireService())
+		}
+	}
+}

@@ -18,8 +18,12 @@ type Unexplored struct {
 	// that raises it.
 	Limit int
 	Flag  string
-	// What names what Folders counts, for the words that say it: empty
-	// for folders below the prefixes (ZooKeeper); another service names
-	// its own (keys of a keyspace not walked yet, keys past a limit).
+	// What names what Folders counts, for the API: empty for folders
+	// below the prefixes (ZooKeeper); another service names its own (keys
+	// of a keyspace not walked yet, keys past a limit).
 	What string
+	// Text says, in the reader's own terms, what is not shown and how to
+	// show it; the pages put the service's title before it. Empty: the
+	// pages say it of folders.
+	Text string
 }

@@ -135,6 +135,8 @@ type Service struct {
 	Reader Reader
 	// Classroom runs scenarios; nil when it is off.
 	Classroom Classroom
+	// Words are how the pages word its locks; nil: NeutralWords.
+	Words *Words
 }
 
 // Registry holds the services by name. cmd fills it at startup; the web
@@ -167,11 +169,22 @@ func (r *Registry) Register(s Service) error {
 	return nil
 }
 
-// Lookup finds a service by name; an empty name is ZooKeeper, so URLs
-// without ?service= mean what they always did.
+// DefaultName is the service a request that names none means: ZooKeeper,
+// so URLs without ?service= mean what they always did. It is the one
+// place the web layer reads an empty name as a service.
+const DefaultName = lockqueue.ZooKeeper
+
+// defaultTitle names the default service on a server that has not
+// registered it (zookeeper.Service's Title).
+const defaultTitle = "ZooKeeper"
+
+// IsDefault reports whether name is the default service (or names none).
+func IsDefault(name string) bool { return name == "" || name == DefaultName }
+
+// Lookup finds a service by name; an empty name is the default service.
 func (r *Registry) Lookup(name string) (Service, error) {
 	if name == "" {
-		name = lockqueue.ZooKeeper
+		name = DefaultName
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -180,6 +193,19 @@ func (r *Registry) Lookup(name string) (Service, error) {
 		return Service{}, fmt.Errorf("%w %q: known services: %v", ErrUnknownService, name, r.order)
 	}
 	return s, nil
+}
+
+// Default is the service a request that names none means, an
+// ErrUnknownService when it is not registered.
+func (r *Registry) Default() (Service, error) { return r.Lookup("") }
+
+// DefaultOrName is the default service, or, when it is not registered,
+// a service that only names it (no reader, no classroom, no words).
+func (r *Registry) DefaultOrName() Service {
+	if s, err := r.Default(); err == nil {
+		return s
+	}
+	return Service{Name: DefaultName, Title: defaultTitle}
 }
 
 // All lists the services in registration order.

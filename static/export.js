@@ -11,7 +11,7 @@ const where = document.getElementById('where');
 const names = document.getElementById('lane-names');
 if (names) knowNames(JSON.parse(names.textContent));
 const key = document.getElementById('legend');
-if (key) legend(key, document.body.dataset.service);
+if (key) legend(key);
 let i = 0;
 
 // draw draws change k's lane, once: the queue it left, its clocks stopped

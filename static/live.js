@@ -50,15 +50,15 @@ export function closeSocket(ws, code = 1000, reason = '') {
   });
 }
 
-// lockQuery sets a lock's (service, path) on URL search params; ZooKeeper's
-// locks name no service, as every URL before other services did.
-export function lockQuery(params, service, path) {
-  if (service && service !== 'zookeeper') params.set('service', service);
-  params.set('path', path);
+// lockQuery sets a lock's query on URL search params: the server's
+// (views.LockQuery, the lock page's data-lock-query), so the browser keeps
+// no rule of which service a URL names.
+export function lockQuery(params, query) {
+  for (const [k, v] of new URLSearchParams(query)) params.set(k, v);
   return params;
 }
 
-// LiveLock connects to /ws?service=&path= and calls onSnapshot(snap) with
+// LiveLock connects to /ws?<query> (views.LockQuery) and calls onSnapshot(snap) with
 // every new state and onStatus({socket: "open"|"connecting"|"reconnecting",
 // attempt, retryInMs}) when the socket's state changes. With a window
 // ({from, size, node}), a long queue comes as that part of it (the server's
@@ -66,9 +66,9 @@ export function lockQuery(params, service, path) {
 // window.parts (and the table's page and filter q), every frame also
 // carries the page's parts and the lane's labels (msg.parts, msg.names).
 export class LiveLock {
-  constructor(path, { service = '', onSnapshot, onStatus, base = '', window = null } = {}) {
+  constructor(path, { query = '', onSnapshot, onStatus, base = '', window = null } = {}) {
     this.path = path;
-    this.service = service;
+    this.query = query;
     this.window = window;
     this.onSnapshot = onSnapshot || (() => {});
     this.onStatus = onStatus || (() => {});
@@ -87,7 +87,7 @@ export class LiveLock {
   url() {
     const u = new URL(this.base + '/ws', location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-    lockQuery(u.searchParams, this.service, this.path);
+    lockQuery(u.searchParams, this.query);
     if (this.window) {
       u.searchParams.set('window', `${this.window.from}:${this.window.size}`);
       if (this.window.node) u.searchParams.set('node', this.window.node);

@@ -11,7 +11,9 @@ import { morph } from './morph.js';
 
 const body = document.body;
 const path = body.dataset.path;
-const service = body.dataset.service || '';
+// query names the lock in every URL and in the watch request
+// (views.LockQuery).
+const query = body.dataset.lockQuery || '';
 const svg = document.getElementById('lane');
 const banner = document.getElementById('banner');
 const alertsEl = document.getElementById('alerts');
@@ -38,7 +40,7 @@ let liveChanged = () => {};
 const historyOff = () => !!body.dataset.historyOff;
 let historyBack = () => {};
 
-legend(document.getElementById('legend'), service);
+legend(document.getElementById('legend'));
 // withMoment, while a scrub asks the table for its page, fetches that page
 // inside the moment's answer (seek).
 let withMoment = null;
@@ -49,7 +51,7 @@ const table = new QueueTable(document.getElementById('table'), {
   source: (q) => {
     if (at !== null) q.set('at', String(at));
     if (withMoment) return withMoment(q);
-    return fetch('/parts/lock?' + lockQuery(q, service, path));
+    return fetch('/parts/lock?' + lockQuery(q, query));
   },
   onParts: showParts,
   onPage: () => followWindow(),
@@ -264,7 +266,7 @@ document.getElementById('copy').addEventListener('click', async (e) => {
   try {
     const q = new URLSearchParams();
     if (at !== null) q.set('at', String(at));
-    const res = await fetch('/parts/lock-text?' + lockQuery(q, service, path));
+    const res = await fetch('/parts/lock-text?' + lockQuery(q, query));
     if (!res.ok) throw new Error(res.statusText);
     text = await res.text();
   } catch (err) {
@@ -290,7 +292,7 @@ document.getElementById('copy').addEventListener('click', async (e) => {
 // an unwatched path would only be refused (404), again and again.
 function follow() {
   live = new LiveLock(path, {
-    service,
+    query,
     window: viewWindow(),
     onSnapshot: showLive,
     onStatus(st) {
@@ -330,7 +332,7 @@ if (watchThis) {
       const res = await fetch('/api/v1/watch', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(service && service !== 'zookeeper' ? { service, path } : { path }),
+        body: JSON.stringify(Object.fromEntries(new URLSearchParams(query))),
       });
       const answer = await res.json().catch(() => ({}));
       if (!res.ok) throw new Error(answer.error || `${res.status} ${res.statusText}`);
@@ -341,7 +343,7 @@ if (watchThis) {
       // of a watched lock: take them now, not from the socket's first
       // frame, so a socket that never opens is said (unless its first
       // frame, which has them all, came first).
-      const res2 = await fetch('/parts/lock?' + lockQuery(new URLSearchParams(), service, path));
+      const res2 = await fetch('/parts/lock?' + lockQuery(new URLSearchParams(), query));
       if (res2.ok && !liveSections.size) {
         const tpl = document.createElement('template');
         tpl.innerHTML = await res2.text();
@@ -451,10 +453,10 @@ if (bar) {
     // Live, the bar starts where the lock's history does when that is
     // inside the window (the server says where: the density's from).
     if (at === null) for (const p of [q, qs]) p.set('fit', 'history');
-    const stripRes = fetch('/api/v1/lock/strip?' + lockQuery(qs, service, path))
+    const stripRes = fetch('/api/v1/lock/strip?' + lockQuery(qs, query))
       .then((r) => (r.ok ? r.json() : null))
       .catch(() => null);
-    const res = await fetch('/api/v1/lock/history/density?' + lockQuery(q, service, path));
+    const res = await fetch('/api/v1/lock/history/density?' + lockQuery(q, query));
     if (!res.ok) {
       ui.info.textContent = `no history: ${res.status} ${res.statusText}`;
       return;
@@ -477,7 +479,7 @@ if (bar) {
     bar.dataset.gaps = String(gaps.length);
     bar.dataset.span = String(span);
     const q2 = new URLSearchParams({ from: String(from), to: String(to) });
-    ui.exp.href = '/api/v1/lock/export?' + lockQuery(q2, service, path);
+    ui.exp.href = '/api/v1/lock/export?' + lockQuery(q2, query);
     syncBar();
   }
 
@@ -524,7 +526,7 @@ if (bar) {
       // of 100,000 changes (a big queue's watch table read once) is not
       // 100,000 events to fetch and parse.
       const q = new URLSearchParams({ from: String(p.from), to: String(Math.min(p.to - 1, win.to)) });
-      const res = await fetch('/api/v1/lock/history/moments?' + lockQuery(q, service, path));
+      const res = await fetch('/api/v1/lock/history/moments?' + lockQuery(q, query));
       const h = res.ok ? await res.json() : null;
       if (pageLoad !== p) return;
       if (!h) {
@@ -629,7 +631,7 @@ if (bar) {
   // /parts/lock-at?parts=1): snap, null when the server has none to give,
   // and the answer's HTML, the parts after the snapshot's JSON element.
   async function fetchMoment(q) {
-    const res = await fetch('/parts/lock-at?' + lockQuery(q, service, path));
+    const res = await fetch('/parts/lock-at?' + lockQuery(q, query));
     const html = res.ok ? await res.text() : '';
     const open = html.indexOf('>') + 1;
     const end = html.indexOf('</script>');
@@ -741,7 +743,7 @@ if (bar) {
     // on more than one).
     const cluster = new URLSearchParams(location.search).get('cluster');
     if (cluster) q.set('cluster', cluster);
-    const res = await fetch('/parts/lock-figures?' + lockQuery(q, service, path));
+    const res = await fetch('/parts/lock-figures?' + lockQuery(q, query));
     if (res.ok) {
       const tpl = document.createElement('template');
       tpl.innerHTML = await res.text();

@@ -800,9 +800,13 @@ function animateDot(svg, d, ms) {
 // legend writes the key to shapes and arrows into an HTML element: each entry
 // is a small SVG swatch and a text label, and the entries wrap like words, so
 // the key stays at the page's text size at any width.
+// items are the entries: by default the page's service's (views'
+// Service.Legend in #lane-words); a name picks one of the page's services'
+// (#lane-words legends, by the name its runs carry: the classroom).
 // modes, when given, keeps only those modes' shapes: a classroom
 // scenario's lock takes only its own.
-export function legend(root, service = '', modes = null) {
+export function legend(root, items = words().legend, modes = null) {
+  if (typeof items === 'string') items = (words().legends || {})[items];
   root.replaceChildren();
   const item = (key, swatch, label, title) => {
     const li = document.createElement('li');
@@ -814,9 +818,9 @@ export function legend(root, service = '', modes = null) {
     root.append(li);
   };
   const svgOf = (w, h) => el('svg', { class: 'swatch', width: w, height: h, viewBox: `0 0 ${w} ${h}`, 'aria-hidden': 'true' });
-  // The service's own entries (views.Words): only what its locks can show.
-  const all = words().legend || {};
-  for (const { key, swatch, label, title } of all[service || 'zookeeper'] || all.zookeeper || []) {
+  // The service's own entries (its lockservice.Words): only what its
+  // locks can show.
+  for (const { key, swatch, label, title } of items || []) {
     if (swatch === 'mode') {
       if (modes && !modes.includes(key)) continue;
       const sv = svgOf(22, 22);

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // Stalled is how a stalled holder's state reads; static/queue.js STALLED
@@ -39,14 +40,14 @@ type Detail struct {
 	Title string
 }
 
-// NewNodeDetails describes the node name of s.
-func NewNodeDetails(s lockqueue.Snapshot, name string, now time.Time) NodeDetails {
-	return newNodeDetails(s, nil, name, now)
+// NewNodeDetails describes the node name of s, a lock of sv.
+func NewNodeDetails(sv Service, s lockqueue.Snapshot, name string, now time.Time) NodeDetails {
+	return newNodeDetails(sv, s, nil, name, now)
 }
 
 // newNodeDetails is NewNodeDetails finding the node through s's facts f
 // (nil: a look through s's nodes).
-func newNodeDetails(s lockqueue.Snapshot, f *QueueFacts, name string, now time.Time) NodeDetails {
+func newNodeDetails(sv Service, s lockqueue.Snapshot, f *QueueFacts, name string, now time.Time) NodeDetails {
 	d := NodeDetails{Name: name, Empty: "Click a node to see its details."}
 	if name == "" {
 		return d
@@ -64,12 +65,12 @@ func newNodeDetails(s lockqueue.Snapshot, f *QueueFacts, name string, now time.T
 	n := s.Nodes[i]
 	prefix := childPrefix(s.Path)
 	d.addIdentity(n, prefix)
-	d.addWaiting(s, n, prefix)
+	d.addWaiting(sv.Words, s, n, prefix)
 	neutral := s.UsesNeutralFields()
 	if neutral {
-		d.addNeutral(s, n, now)
+		d.addNeutral(sv.Words, s, n, now)
 	}
-	if s.ServiceName() != postgres || !d.addPostgres(s, n) {
+	if !d.addService(sv.Words, s, n) {
 		d.addStored(n, neutral)
 	}
 	d.addClock(n, now)
@@ -110,7 +111,7 @@ func (d *NodeDetails) addIdentity(n lockqueue.Node, prefix string) {
 
 // addWaiting adds what the node waits for by the recipe, whether it is
 // stalled, what its session watches and its edge in the queue.
-func (d *NodeDetails) addWaiting(s lockqueue.Snapshot, n lockqueue.Node, prefix string) {
+func (d *NodeDetails) addWaiting(w lockservice.Words, s lockqueue.Snapshot, n lockqueue.Node, prefix string) {
 	if !n.Holding && !n.Foreign {
 		waits := cmp.Or(n.WaitsFor, "-")
 		if n.WaitsOn == lockqueue.OnChildren {
@@ -122,9 +123,9 @@ func (d *NodeDetails) addWaiting(s lockqueue.Snapshot, n lockqueue.Node, prefix 
 		d.add("stalled", fmt.Sprintf("%s %s, since %s: its client missed the wake-up and does not know it holds",
 			Stalled, n.StalledOn(), n.StalledSince().Format(time.RFC3339Nano)), "edge-stalled")
 	}
-	// Only ZooKeeper has sessions that watch nodes; another service's
-	// waits are its waits-for edges (addNeutral).
-	if s.ServiceName() != lockqueue.ZooKeeper {
+	// Only a service whose sessions watch nodes (ZooKeeper) says so;
+	// another service's waits are its waits-for edges (addNeutral).
+	if !w.Watches {
 		return
 	}
 	d.add("its session watches", WatchText(n, prefix), "mono")
@@ -177,13 +178,13 @@ func (d *NodeDetails) addClock(n lockqueue.Node, now time.Time) {
 
 // addNeutral adds the service-neutral fields: order, client, the waits-for
 // edges with who vouches for them, the server's blockers, the lease.
-func (d *NodeDetails) addNeutral(s lockqueue.Snapshot, n lockqueue.Node, now time.Time) {
+func (d *NodeDetails) addNeutral(w lockservice.Words, s lockqueue.Snapshot, n lockqueue.Node, now time.Time) {
 	if n.Order() != 0 {
 		d.add("order", fmt.Sprint(n.Order()), "")
 	}
-	// A PostgreSQL node's client is its backend's pid, which addPostgres
-	// shows as pid.
-	if n.Client() != "" && s.ServiceName() != postgres {
+	// A service may word the client itself (PostgreSQL's is its
+	// backend's pid, which its Details show as pid).
+	if n.Client() != "" && !w.HideClient {
 		d.add("client", n.Client(), "mono")
 	}
 	for _, e := range waitEdges(n) {
@@ -199,4 +200,29 @@ func (d *NodeDetails) addNeutral(s lockqueue.Snapshot, n lockqueue.Node, now tim
 		}
 		d.Entries = append(d.Entries, Detail{Term: "lease", Value: value, Class: "mono", Until: l.Until})
 	}
+}
+
+// addService adds the service's own lines about n (w.Details), and
+// reports whether they replace the stored ones.
+func (d *NodeDetails) addService(w lockservice.Words, s lockqueue.Snapshot, n lockqueue.Node) bool {
+	if w.Details == nil {
+		return false
+	}
+	lines, replace := w.Details(s, n)
+	for _, l := range lines {
+		value := l.Value
+		if !l.Since.IsZero() {
+			value = sinceAt(l.Since, l.At)
+		}
+		d.Entries = append(d.Entries, Detail{Term: l.Term, Value: value, Class: l.Class, Title: l.Title})
+	}
+	return replace
+}
+
+// sinceAt is how long before at (a read) t was, and t.
+func sinceAt(t, at time.Time) string {
+	if at.IsZero() || at.Before(t) {
+		return When(t)
+	}
+	return Duration(at.Sub(t)) + ", since " + When(t)
 }

@@ -308,7 +308,7 @@ type Change struct {
 }
 
 // NewChange words the events at one moment and the queue they left.
-func NewChange(at time.Time, evs []history.Event, st history.State) Change {
+func NewChange(sv Service, at time.Time, evs []history.Event, st history.State) Change {
 	c := Change{At: at, Seen: st.Live()}
 	if len(evs) == 0 {
 		c.What = []string{"the queue as the window starts"}
@@ -318,8 +318,8 @@ func NewChange(at time.Time, evs []history.Event, st history.State) Change {
 	}
 	snap := st.Snapshot()
 	c.Snapshot = snap
-	c.Table = NewTable(snap, TableQuery{Size: max(len(snap.Nodes), 1)}, at)
-	c.Queue = QueueText(snap, at)
+	c.Table = NewTable(sv, snap, TableQuery{Size: max(len(snap.Nodes), 1)}, at)
+	c.Queue = QueueText(sv, snap, at)
 	var holders []string
 	for _, n := range snap.Nodes {
 		if n.Holding {

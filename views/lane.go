@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // LaneWords are the words static/queue.js draws the lane with, rendered into
@@ -24,76 +25,29 @@ type LaneWords struct {
 	// when the snapshot is not live, whatever it shows (never "free").
 	Missing string `json:"missing"`
 	Unknown string `json:"unknown"`
-	// Legend is each service's legend, by service name: only the shapes
-	// and arrows its locks can show, in its own terms.
-	Legend map[string][]LegendItem `json:"legend"`
+	// Legend is the legend of the page's lock's service (Service.Legend):
+	// only the shapes and arrows its locks can show, in its own terms.
+	Legend []LegendItem `json:"legend"`
+	// Legends are the legends of several services' locks on one page
+	// (the classroom), by service name, the default service's also by ""
+	// (a run names no service on the wire: lockqueue.WireService).
+	Legends map[string][]LegendItem `json:"legends,omitempty"`
 }
 
-// LegendItem is one entry of the lane's legend. Swatch says what
-// static/queue.js draws beside the words: "mode" (the shape of mode Key),
-// "holding", "stalled", or an arrow ("rule" above the lane, "actual"
-// below it) of edge kind Key.
-type LegendItem struct {
-	Key    string `json:"key"`
-	Swatch string `json:"swatch"`
-	Label  string `json:"label"`
-	Title  string `json:"title,omitempty"`
-}
+// LegendItem is one entry of the lane's legend (lockservice.LegendItem).
+type LegendItem = lockservice.LegendItem
 
-// serviceModes are the node modes each service's locks take.
-var serviceModes = map[string][]lockqueue.Mode{
-	lockqueue.ZooKeeper: legendModes,
-	lockqueue.Etcd:      {lockqueue.Read, lockqueue.Write, lockqueue.Exclusive},
-	postgres:            {lockqueue.Read, lockqueue.Exclusive},
-	redis:               {lockqueue.Exclusive},
-}
-
-// zooKeeperArrows are the edges of a ZooKeeper lock: the recipe's rule
-// and the watches the server's table reports.
-var zooKeeperArrows = []LegendItem{
-	{"rule", "rule", "recipe: waits for", "solid, above the lane: what its recipe says it waits for"},
-	{"confirmed", "actual", "watches (as it should)", "dashed, below the lane: the watch its session holds, as the recipe says"},
-	{"children", "actual", "watches all children (herd)", "dashed up into the parent bar: a children watch; every waiter is woken by every change"},
-	{"unexpected", "actual", "watches something else", "dashed: its session watches a node the recipe does not say"},
-	{"missing", "rule", "should watch, does not", "the recipe says it waits for this node, but its session watches nothing"},
-	{"dangling", "actual", "watches a gone node", "dashed into a small ghost: a leaked watch on a deleted node"},
-	{"deadlock", "actual", "watch cycle (deadlock)", "heavy red: nodes that wait on each other, a stalled holder included"},
-	{"stalled", "actual", "what a stalled holder still waits for", "heavy dashed red from a holder: the watch its client is stuck on"},
-}
-
-// Another service has no watches: its edges are the recipe's rule (etcd,
-// Redis: inferred, the server keeps no record) or the server's own report
-// (PostgreSQL's pg_blocking_pids: confirmed), nothing else.
-var (
-	ruleArrows = []LegendItem{
-		{"rule", "rule", "waits for (inferred)", "solid, above the lane: what the recipe's rule says it waits for; the service keeps no record of it"},
+// Legend is the service's legend as the lane draws it: its words' items,
+// each mode labelled as the table labels it.
+func (s Service) Legend() []LegendItem {
+	out := make([]LegendItem, 0, len(s.Words.Legend))
+	for _, it := range s.Words.Legend {
+		if it.Swatch == "mode" && it.Label == "" {
+			it.Label = ModeLabel(lockqueue.Mode(it.Key))
+		}
+		out = append(out, it)
 	}
-	postgresArrows = []LegendItem{
-		{"rule", "rule", "waits for (confirmed)", "solid, above the lane: the first session the server reports this one waits on (pg_blocking_pids)"},
-		{"confirmed", "actual", "also blocked by (confirmed)", "below the lane: every other session the server reports this one waits on"},
-	}
-)
-
-// redis is Redis's service name (redislock.Name).
-const redis = "redis"
-
-// legend is a service's legend: its modes, a holder, ZooKeeper's stalled
-// holder, its edges.
-func legend(service string) []LegendItem {
-	var out []LegendItem
-	for _, m := range serviceModes[service] {
-		out = append(out, LegendItem{Key: string(m), Swatch: "mode", Label: ModeLabel(m)})
-	}
-	out = append(out, LegendItem{Key: "holding", Swatch: "holding", Label: "holds the lock (yellow halo)"})
-	switch service {
-	case lockqueue.ZooKeeper:
-		out = append(out, LegendItem{Key: "stalled-holder", Swatch: "stalled", Label: "holds by rule, client still waiting (stalled)",
-			Title: "dashed red ring and an hourglass: the recipe says it holds, but its session still watches another node of the lock: its client missed the wake-up"})
-		return append(out, zooKeeperArrows...)
-	case postgres:
-		return append(out, postgresArrows...)
-	}
-	return append(out, ruleArrows...)
+	return out
 }
 
 // ModeWord is one mode's label.
@@ -105,19 +59,25 @@ type ModeWord struct {
 // legendModes is the order the legend lists the modes in.
 var legendModes = []lockqueue.Mode{lockqueue.Read, lockqueue.Write, lockqueue.Exclusive, lockqueue.Lease, lockqueue.Unknown}
 
-// Words are the lane's words.
-func Words() LaneWords {
+// Words are the lane's words, with legend the legend of the page's
+// service.
+func Words(legend []LegendItem) LaneWords {
 	w := LaneWords{
 		Stalled: Stalled, PartOf: partOfPrefix, Missing: "  (does not exist)", Unknown: "  (unknown: the last known state, not live)",
 		Provenance: map[lockqueue.Provenance]string{lockqueue.ByRule: Provenance(lockqueue.ByRule), lockqueue.ByServer: Provenance(lockqueue.ByServer)},
+		Legend:     legend,
 	}
 	for _, m := range legendModes {
 		w.Modes = append(w.Modes, ModeWord{Mode: m, Label: ModeLabel(m)})
 	}
-	w.Legend = map[string][]LegendItem{}
-	for service := range serviceModes {
-		w.Legend[service] = legend(service)
-	}
+	return w
+}
+
+// LaneWords are the page's lane words: its service's legend, or its
+// services' (Legends).
+func (p Page) LaneWords() LaneWords {
+	w := Words(p.Legend)
+	w.Legends = p.Legends
 	return w
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // FirstPageRows is how many table rows a lock page renders on the server; the
@@ -38,6 +39,10 @@ type Page struct {
 	// from the head at once (modulepreload) rather than one level of
 	// imports at a time, each once the one before is parsed.
 	Modules []string
+	// Legend is the lane's legend of the page's lock's service; Legends
+	// those of a page of several services' locks (LaneWords).
+	Legend  []LegendItem
+	Legends map[string][]LegendItem
 }
 
 // Asset is the URL of a static file.
@@ -51,6 +56,9 @@ func (p Page) Asset(name string) string {
 // Dashboard is the list of watched locks.
 type Dashboard struct {
 	Page
+	// Default is the default service, whose line (ZooKeeper's ensemble)
+	// Connection and ConnectionText are.
+	Default        Service
 	Connection     string
 	ConnectionText string
 	Locks          []LockRow
@@ -228,7 +236,7 @@ type Sim struct {
 
 // ServiceTitles are the services' titles by name, for sim.js.
 func (s Sim) ServiceTitles() map[string]string {
-	out := map[string]string{ZooKeeperService.Name: ZooKeeperService.Title}
+	out := map[string]string{}
 	for _, svc := range s.Services {
 		out[svc.Name] = svc.Title
 	}
@@ -278,53 +286,55 @@ func allDigits(s string) bool {
 	return true
 }
 
-// ConnectionText says what a connection state means for what is on screen.
-func ConnectionText(c string) string { return serviceConnectionText("ZooKeeper", c) }
-
-// SetWatcherConnection shows the watcher's own session state, which is known
-// whether or not a lock is watched ("" when the server runs no watcher).
+// SetWatcherConnection shows the default service's reader's own state (a
+// ZooKeeper watcher's session), which is known whether or not a lock is
+// watched ("" when the server runs no such reader).
 func (d *Dashboard) SetWatcherConnection(c string) {
 	d.Connection = c
+	title := d.Default.Title
 	switch c {
 	case "":
 		d.Connection = "none"
-		d.ConnectionText = "ZooKeeper: this server has no watcher"
+		d.ConnectionText = title + ": this server has no watcher"
 	case string(lockqueue.Connected):
-		d.ConnectionText = ConnectionText(c)
+		d.ConnectionText = serviceConnectionText(title, c)
 		if d.List.Totals.Locks == 0 {
 			d.ConnectionText += " · no lock watched yet"
 		}
 	default:
-		d.ConnectionText = ConnectionText(c)
+		d.ConnectionText = serviceConnectionText(title, c)
 	}
 }
 
 // NewDashboard builds the dashboard from a page of the watched locks and
-// the connection states of every ZooKeeper lock.
-func NewDashboard(p Page, rows []LockRow, list DashboardList, zkConns []string) Dashboard {
-	d := Dashboard{Page: p, Locks: rows, List: list}
-	switch len(zkConns) {
+// the connection states of every lock of def, the default service.
+func NewDashboard(p Page, rows []LockRow, list DashboardList, def Service, defConns []string) Dashboard {
+	d := Dashboard{Page: p, Locks: rows, List: list, Default: def}
+	switch len(defConns) {
 	case 0:
 	case 1:
-		// The ZooKeeper line sums up ZooKeeper's locks; each other
+		// The default service's line sums up its locks; each other
 		// service has a line of its own.
-		d.Connection = zkConns[0]
+		d.Connection = defConns[0]
 	default:
 		d.Connection = "mixed"
 	}
-	d.ConnectionText = ConnectionText(d.Connection)
+	d.ConnectionText = serviceConnectionText(def.Title, d.Connection)
 	return d
 }
 
 // NewLockRow is one lock's row of the dashboard, from its summary; pending:
 // the service's reader follows the lock but has not read it yet.
 func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
+	// The lock's service by its registry name, as the dashboard's filter
+	// and badges name it (SetServices titles it).
+	service := s.ServiceName()
 	if pending {
-		return pendingRow(s.ServiceName(), s.Path)
+		return pendingRow(service, s.Path)
 	}
 	row := LockRow{
-		Service: s.ServiceName(), ServiceTitle: s.ServiceName(),
-		Path: s.Path, Href: LockHref(s.ServiceName(), s.Path), Recipe: cmp.Or(string(s.Recipe), "—"),
+		Service: service, ServiceTitle: service,
+		Path: s.Path, Href: LockHref(service, s.Path), Recipe: cmp.Or(string(s.Recipe), "—"),
 		Connection: string(s.Connection), Holders: "none", OldestWait: "—", Alerts: "—",
 	}
 	if len(s.Holders) > 0 {
@@ -371,8 +381,8 @@ func NewLockWith(p Page, svc Service, path string, s lockqueue.Snapshot, f *Queu
 	l := Lock{Page: p, Service: svc, Path: path, Known: known, DocTitle: path + " — zklockviz"}
 	if !known {
 		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
-		l.Table = NewTable(lockqueue.Snapshot{Path: path}, q, now)
-		l.Details = NewNodeDetails(lockqueue.Snapshot{Path: path}, "", now)
+		l.Table = NewTable(svc, lockqueue.Snapshot{Path: path}, q, now)
+		l.Details = NewNodeDetails(svc, lockqueue.Snapshot{Path: path}, "", now)
 		return l
 	}
 	l.Live = s.Live()
@@ -381,7 +391,7 @@ func NewLockWith(p Page, svc Service, path string, s lockqueue.Snapshot, f *Queu
 		f = FactsOf(s)
 	}
 	holding, waiting := f.Holding, f.Waiting
-	l.Stats = lockStats(s, f)
+	l.Stats = lockStats(svc, s, f)
 	l.Note, l.Cluster = s.Note, s.Cluster
 	if f := s.Filling; f != nil {
 		l.Filling = thousands(f.Read) + " of " + thousands(f.Of)
@@ -398,14 +408,14 @@ func NewLockWith(p Page, svc Service, path string, s lockqueue.Snapshot, f *Queu
 		// empty one is no news of a free lock.
 		l.Missing = unknownText(s)
 	case !s.Exists:
-		l.Missing = missingText(s.ServiceName())
+		l.Missing = svc.Missing()
 	}
 	l.DocTitle = fmt.Sprintf("%s · %d holding · %s waiting — zklockviz", s.Path, holding, thousands(waiting))
 	for _, a := range s.Alerts {
 		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
 	}
-	l.Table = newTable(s, q, now, f)
-	l.Details = newNodeDetails(s, f, q.Selected, now)
+	l.Table = newTable(svc, s, q, now, f)
+	l.Details = newNodeDetails(svc, s, f, q.Selected, now)
 	return l
 }
 
@@ -438,7 +448,7 @@ func unknownText(s lockqueue.Snapshot) string {
 }
 
 // lockStats is the lock view's stat line, from s's facts f.
-func lockStats(s lockqueue.Snapshot, f *QueueFacts) []Stat {
+func lockStats(sv Service, s lockqueue.Snapshot, f *QueueFacts) []Stat {
 	holding, waiting, stalled := f.Holding, f.Waiting, f.Stalled
 	stats := []Stat{{"recipe", cmp.Or(string(s.Recipe), "none")}, {"holding", fmt.Sprint(holding)}}
 	if stalled > 0 {
@@ -456,38 +466,28 @@ func lockStats(s lockqueue.Snapshot, f *QueueFacts) []Stat {
 		}
 		stats = append(stats, Stat{"leases", leases})
 	}
-	if term, value := SourceWords(s); term != "" {
+	if term, value := SourceWords(sv, s); term != "" {
 		stats = append(stats, Stat{term, value})
 	}
 	stats = append(stats, Stat{"revision", fmt.Sprint(s.Revision)})
 	return stats
 }
 
-// SourceWords says how the lock's state was read, in its service's terms:
-// ZooKeeper's watch table ("watches from"); another service has no watch
-// table, so it says what the reader reads ("read from"), and nothing when
-// it reads no more than the lock itself.
+// SourceWords says how s, a lock of sv, was read, in its service's terms
+// (lockservice.Words.Source): ZooKeeper's watch table ("watches from");
+// another service has no watch table, so it says what the reader reads
+// ("read from"), and nothing when it reads no more than the lock itself.
 //
 // A past moment is read from the history on every service: nothing watched
 // it then.
-func SourceWords(s lockqueue.Snapshot) (term, value string) {
+func SourceWords(sv Service, s lockqueue.Snapshot) (term, value string) {
 	if s.WatchSource == "history" {
 		return readFrom, s.WatchSource
 	}
-	if s.ServiceName() == lockqueue.ZooKeeper {
-		return watchesFrom, cmp.Or(s.WatchSource, "none")
+	if sv.Words.Source != nil {
+		return sv.Words.Source(s.WatchSource)
 	}
-	switch s.WatchSource {
-	case "", "none":
-		return "", ""
-	case "pg_locks":
-		return readFrom, "pg_locks, polled"
-	case "poll":
-		return readFrom, "polling the key"
-	case "keyspace":
-		return readFrom, "keyspace events"
-	}
-	return readFrom, s.WatchSource
+	return lockservice.NeutralSource(s.WatchSource)
 }
 
 // The terms SourceWords says how a lock was read in.
@@ -707,19 +707,4 @@ func ShortName(name string, seq int64) string {
 		return head + "#" + strconv.FormatInt(seq, 10)
 	}
 	return head + marker + "#" + strconv.FormatInt(seq, 10)
-}
-
-// missingText says a lock has nothing to show, in its service's terms: a
-// ZooKeeper lock parent can be missing, while a Redis key or an etcd prefix
-// with nothing in it is simply a free lock.
-func missingText(service string) string {
-	switch service {
-	case "redis":
-		return "free: no key"
-	case "etcd":
-		return "free: no keys under the prefix"
-	case "postgres":
-		return "free: nobody holds or waits"
-	}
-	return "the lock parent does not exist (yet)"
 }

@@ -63,7 +63,7 @@ func TestNewLockAndDashboard(t *testing.T) {
 	down := lockqueue.Build("/b", kids[:1], lockqueue.Options{})
 	down.Connection = lockqueue.Reconnecting
 
-	l := NewLockWith(Page{}, ZooKeeperService, "/a", live, nil, true, TableQuery{}, now)
+	l := NewLockWith(Page{}, zooKeeper, "/a", live, nil, true, TableQuery{}, now)
 	if !l.Live || l.Banner != "" {
 		t.Errorf("live lock: Live %v, banner %q", l.Live, l.Banner)
 	}
@@ -76,15 +76,15 @@ func TestNewLockAndDashboard(t *testing.T) {
 	if l.Rows[1].Time != "waits 50s" {
 		t.Errorf("time %q", l.Rows[1].Time)
 	}
-	if b := NewLockWith(Page{}, ZooKeeperService, "/b", down, nil, true, TableQuery{}, now).Banner; b == "" {
+	if b := NewLockWith(Page{}, zooKeeper, "/b", down, nil, true, TableQuery{}, now).Banner; b == "" {
 		t.Error("no banner on a lock whose watcher is reconnecting")
 	}
-	if b := NewLockWith(Page{}, ZooKeeperService, "/c", lockqueue.Snapshot{}, nil, false, TableQuery{}, now).Banner; b == "" {
+	if b := NewLockWith(Page{}, zooKeeper, "/c", lockqueue.Snapshot{}, nil, false, TableQuery{}, now).Banner; b == "" {
 		t.Error("no banner on an unwatched lock")
 	}
 
 	liveSum := live.Summarize()
-	d := NewDashboard(Page{}, []LockRow{NewLockRow(&liveSum, false, now)}, DashboardList{}, []string{string(live.Connection), string(down.Connection)})
+	d := NewDashboard(Page{}, []LockRow{NewLockRow(&liveSum, false, now)}, DashboardList{}, zooKeeper, []string{string(live.Connection), string(down.Connection)})
 	if d.Connection != "mixed" || len(d.Locks) != 1 {
 		t.Fatalf("dashboard %+v", d)
 	}
@@ -123,7 +123,7 @@ func TestQueueText(t *testing.T) {
 	}
 	s := lockqueue.Build("/a", kids, lockqueue.Options{})
 	s.Connection, s.Revision, s.UpdatedAt = lockqueue.Connected, 7, now
-	got := QueueText(s, now)
+	got := QueueText(zooKeeper, s, now)
 	for _, want := range []string{
 		"lock /a\nrecipe seed-rw · revision 7 · connection connected · watches from none · updated 2025-01-02T03:04:05Z\n",
 		"#  node          mode    state    waits-for     watches  edge  session  data",

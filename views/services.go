@@ -6,30 +6,56 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
-// Every page names a lock by (service, path). ZooKeeper's URLs carry no
-// service, so every link that existed before other services keeps working.
+// Every page names a lock by (service, path). The default service's URLs
+// carry no service (lockqueue.WireService), so every link that existed
+// before other services keeps working.
 
-// Service is a lock service as the pages name it.
+// Service is a lock service as the pages name it and word its locks.
 type Service struct {
 	// Name is the registry's name (?service=); Title is how people call it.
 	Name  string
 	Title string
+	// Default: a request that names no service means this one.
+	Default bool
+	// Words are the service's own words for its locks.
+	Words lockservice.Words
 }
 
-// ZooKeeperService is the service of a lock that names none.
-var ZooKeeperService = Service{Name: lockqueue.ZooKeeper, Title: "ZooKeeper"}
+// NewService is svc as the pages name it, with its words (the neutral
+// ones when it supplies none).
+func NewService(svc lockservice.Service) Service {
+	return Service{Name: svc.Name, Title: cmp.Or(svc.Title, svc.Name), Default: lockservice.IsDefault(svc.Name), Words: svc.WordsOf()}
+}
 
-// IsZooKeeper reports whether s is ZooKeeper (or names no service).
-func (s Service) IsZooKeeper() bool { return s.Name == "" || s.Name == lockqueue.ZooKeeper }
+// Missing says that a live lock of s has nothing to show.
+func (s Service) Missing() string { return cmp.Or(s.Words.Missing, lockservice.NeutralWords().Missing) }
+
+// ReadOnly says what watching a lock of s does to its server.
+func (s Service) ReadOnly() string {
+	return cmp.Or(s.Words.ReadOnly, "zklockviz never writes to "+s.Title+".")
+}
+
+// NoReader is what a server that cannot add watches on s runs without.
+func (s Service) NoReader() string { return cmp.Or(s.Words.NoReader, "its reader") }
 
 // LockHref is the lock view's URL for a lock of a service.
 func LockHref(service, path string) string {
-	if service == "" || service == lockqueue.ZooKeeper {
-		return "/lock?path=" + url.QueryEscape(path)
+	return "/lock?" + LockQuery(service, path)
+}
+
+// LockQuery is the lock's URL query (lockqueue.LockID.Query, service
+// first as links always had it): the lock page carries it
+// (data-lock-query) so its script builds every URL and the watch request
+// from it.
+func LockQuery(service, path string) string {
+	q := "path=" + url.QueryEscape(path)
+	if w := lockqueue.WireService(service); w != "" {
+		return "service=" + url.QueryEscape(w) + "&" + q
 	}
-	return "/lock?service=" + url.QueryEscape(service) + "&path=" + url.QueryEscape(path)
+	return q
 }
 
 // JSONHref is the lock's GET /api/v1/lock URL.
@@ -84,42 +110,44 @@ func (d *Dashboard) SetServices(ss []ServiceStatus) {
 func (d *Dashboard) OnlyService(name string) { d.Filter = name }
 
 // Readers are the services whose reader the dashboard reports beside
-// ZooKeeper's own line.
+// the default service's own line.
 func (d Dashboard) Readers() []ServiceStatus {
 	var out []ServiceStatus
 	for _, s := range d.Services {
-		if s.Reader && !s.IsZooKeeper() {
+		if s.Reader && !s.Default {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// ShowZooKeeper reports whether the dashboard has a ZooKeeper line: a
-// server started without ZooKeeper (no --zk) has no ZooKeeper state to
-// report, unless a ZooKeeper lock is listed anyway.
-func (d Dashboard) ShowZooKeeper() bool {
+// DefaultService is the default service's status, the service alone
+// when it is not registered.
+func (d Dashboard) DefaultService() ServiceStatus {
+	for _, s := range d.Services {
+		if s.Default {
+			return s
+		}
+	}
+	return ServiceStatus{Service: d.Default}
+}
+
+// ShowDefault reports whether the dashboard has the default service's
+// line (ZooKeeper's ensemble): a server started without it (no --zk) has
+// no state of it to report, unless one of its locks is listed anyway.
+func (d Dashboard) ShowDefault() bool {
+	def := d.DefaultService()
 	for _, l := range d.Locks {
-		if l.Service == lockqueue.ZooKeeper {
+		if l.Service == def.Name {
 			return true
 		}
 	}
 	for _, s := range d.Services {
-		if s.IsZooKeeper() {
+		if s.Default {
 			return s.Reader
 		}
 	}
 	return true
-}
-
-// ZooKeeperErr is the ZooKeeper reader's message, if any.
-func (d Dashboard) ZooKeeperErr() string {
-	for _, s := range d.Services {
-		if s.IsZooKeeper() {
-			return s.Err
-		}
-	}
-	return ""
 }
 
 // Watchable lists the services that can add a lock to watch.

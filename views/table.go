@@ -9,6 +9,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 )
 
 // The queue's table is rendered here only: the lock page's first paint, the
@@ -88,40 +89,20 @@ type Row struct {
 }
 
 // Columns says which of the table's optional columns a lock's service has,
-// and the header of each it names in its own terms. A column empty for
-// every node of the service (ZooKeeper's watch table on Redis, a lease on
-// PostgreSQL) is not shown.
-type Columns struct {
-	Watches, Edge, Session bool
-	// Order, Client, Lease and BlockedBy are the service-neutral fields'
-	// columns, headed by the service's word for them; "" leaves one out.
-	Order, Client, Lease, BlockedBy string
-}
+// and the header of each it names in its own terms
+// (lockservice.Columns).
+type Columns = lockservice.Columns
 
-// columnsOf are the columns of a table of service's lock. neutral: the
+// columnsOf are the columns of a table of sv's lock. neutral: the
 // snapshot carries the service-neutral fields (lockqueue's
-// UsesNeutralFields); without them another service's table shows only the
-// columns every lock has.
-func columnsOf(service string, neutral bool) Columns {
-	switch {
-	case service == lockqueue.ZooKeeper:
-		return Columns{Watches: true, Edge: true, Session: true}
-	case !neutral:
-		return Columns{}
-	case service == lockqueue.Etcd:
-		// etcdctl's and concurrency.Mutex's client is the key's lease: one
-		// column, and the order is the key's create revision.
-		return Columns{Order: "create revision", Lease: "lease"}
-	case service == postgres:
-		// A node is a backend: its client is the pid, and the server
-		// reports whom it is blocked by. No lease, and the order is the
-		// queue's.
-		return Columns{Client: "pid", BlockedBy: "blocked by"}
-	case service == redis:
-		// A key's value is its owner's token; PX is the time it has left.
-		return Columns{Client: "token", Lease: "TTL left"}
+// UsesNeutralFields); without them the table shows only the columns every
+// lock has and the service's own.
+func columnsOf(sv Service, neutral bool) Columns {
+	c := sv.Words.Columns
+	if !neutral {
+		c.Order, c.Client, c.Lease, c.BlockedBy = "", "", "", ""
 	}
-	return Columns{Order: "order", Client: "client", Lease: "lease", BlockedBy: "blocked by"}
+	return c
 }
 
 // Ref is a node a cell names: a sibling by its short name (Short, the full
@@ -132,15 +113,16 @@ type Ref struct {
 	Full  string
 }
 
-// NewTable builds the page of s's table that q asks for.
-func NewTable(s lockqueue.Snapshot, q TableQuery, now time.Time) Table {
-	return newTable(s, q, now, nil)
+// NewTable builds the page of the table of s, a lock of sv, that q asks
+// for.
+func NewTable(sv Service, s lockqueue.Snapshot, q TableQuery, now time.Time) Table {
+	return newTable(sv, s, q, now, nil)
 }
 
 // newTable is NewTable with s's facts f, when the caller has them (nil
 // reads them from s). Without a filter a page's rows are found by their
 // positions: the cost is the page, not the queue.
-func newTable(s lockqueue.Snapshot, q TableQuery, now time.Time, f *QueueFacts) Table {
+func newTable(sv Service, s lockqueue.Snapshot, q TableQuery, now time.Time, f *QueueFacts) Table {
 	if f == nil {
 		f = FactsOf(s)
 	}
@@ -149,7 +131,7 @@ func newTable(s lockqueue.Snapshot, q TableQuery, now time.Time, f *QueueFacts) 
 		size = FirstPageRows
 	}
 	t := Table{Path: s.Path, Total: len(s.Nodes), Neutral: s.UsesNeutralFields(), Selected: q.Selected}
-	t.Cols = columnsOf(s.ServiceName(), t.Neutral)
+	t.Cols = columnsOf(sv, t.Neutral)
 	filter := strings.ToLower(strings.TrimSpace(q.Filter))
 	// keep lists the positions of the rows that match a filter; without
 	// one every node is a row, the k-th row the k-th node.

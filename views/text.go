@@ -15,9 +15,9 @@ import (
 // QueueText is a lock's whole state as plain text, for a bug report: the
 // lock page's "copy as text" (GET /parts/lock-text). Its columns are the
 // table's, in the table's words.
-func QueueText(s lockqueue.Snapshot, now time.Time) string {
+func QueueText(sv Service, s lockqueue.Snapshot, now time.Time) string {
 	var b strings.Builder
-	writeTextHeader(&b, s)
+	writeTextHeader(&b, sv, s)
 	b.WriteString("\n")
 	b.WriteString(pad(textRows(s, now)))
 	b.WriteString("\n")
@@ -36,10 +36,10 @@ func QueueText(s lockqueue.Snapshot, now time.Time) string {
 
 // writeTextHeader writes the lock's own lines: its path, how it is read,
 // and whatever is wrong with it or not shown in the table.
-func writeTextHeader(b *strings.Builder, s lockqueue.Snapshot) {
+func writeTextHeader(b *strings.Builder, sv Service, s lockqueue.Snapshot) {
 	fmt.Fprintf(b, "lock %s\n", s.Path)
 	fmt.Fprintf(b, "recipe %s · revision %d · connection %s", cmp.Or(string(s.Recipe), "(none)"), s.Revision, s.Connection)
-	if term, value := SourceWords(s); term != "" {
+	if term, value := SourceWords(sv, s); term != "" {
 		fmt.Fprintf(b, " · %s %s", term, value)
 	}
 	if s.Leases > 0 {
@@ -50,7 +50,7 @@ func writeTextHeader(b *strings.Builder, s lockqueue.Snapshot) {
 	case !s.Live():
 		b.WriteString(unknownText(s) + "\n")
 	case !s.Exists:
-		b.WriteString("the lock parent does not exist\n")
+		b.WriteString(sv.Missing() + "\n")
 	}
 	if s.Error != "" {
 		fmt.Fprintf(b, "error: %s\n", s.Error)

@@ -1,9 +1,8 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
-
-	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // Unexplored is a service whose discovery below its prefixes stopped at a
@@ -15,28 +14,20 @@ type Unexplored struct {
 	Folders, Limit int
 	Flag           string
 	// What names what Folders counts (lockservice.Unexplored.What):
-	// empty for ZooKeeper's folders.
+	// empty for folders.
 	What string
+	// Words say what is not shown and how to show it, in the reader's
+	// own terms (lockservice.Unexplored.Text); empty: said of folders.
+	Words string
 }
 
-// Text says what is not shown and how to show it.
+// Text says, after the service's title, what is not shown and how to show
+// it.
 func (u Unexplored) Text() string {
-	keys := "keys"
-	if u.Folders == 1 {
-		keys = "key"
-	}
-	switch u.What {
-	case lockqueue.UnexploredUnwalked:
-		return fmt.Sprintf("%s: the first SCAN of the keyspace for the --watch-under patterns has about %d %s still to look at (about %d per --poll): lock keys among them are not shown yet. Raise %s to walk it faster.",
-			u.Service.Title, u.Folders, keys, u.Limit, u.Flag)
-	case lockqueue.UnexploredOverLimit:
-		return fmt.Sprintf("%s: %d lock %s matching the --watch-under patterns not followed: the limit of %d keys followed is reached, so they are not shown. Raise %s to follow them.",
-			u.Service.Title, u.Folders, keys, u.Limit, u.Flag)
-	}
 	folders := "folders"
 	if u.Folders == 1 {
 		folders = "folder"
 	}
-	return fmt.Sprintf("%s: %d %s below the --watch-under prefixes not looked into: the limit of %d folders with a children watch each is reached, so locks in them are not shown. Raise %s to look into them.",
-		u.Service.Title, u.Folders, folders, u.Limit, u.Flag)
+	return u.Service.Title + ": " + cmp.Or(u.Words, fmt.Sprintf("%d %s below the --watch-under prefixes not looked into: the limit of %d folders is reached, so locks in them are not shown. Raise %s to look into them.",
+		u.Folders, folders, u.Limit, u.Flag))
 }

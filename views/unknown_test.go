@@ -14,10 +14,15 @@ import (
 // when; a live one that is empty or missing says so as before.
 func TestNotLiveIsUnknown(t *testing.T) {
 	since := time.Date(2026, 11, 23, 3, 12, 5, 0, time.UTC)
-	for _, svc := range []string{"redis", "etcd", "postgres", ""} {
+	missing := map[string]string{
+		"redis": "free: no key", "etcd": "free: no keys under the prefix", "postgres": "free: nobody holds or waits",
+		"": "the lock parent does not exist (yet)",
+	}
+	for svc, want := range missing {
+		sv := serviceNamed(svc)
 		down := lockqueue.Snapshot{Service: svc, Path: "orders", Connection: lockqueue.Reconnecting, Error: "refused", UnknownSince: since}
-		l := NewLockWith(Page{}, Service{Name: svc, Title: svc}, "orders", down, nil, true, TableQuery{}, since.Add(time.Minute))
-		text := QueueText(down, since.Add(time.Minute))
+		l := NewLockWith(Page{}, sv, "orders", down, nil, true, TableQuery{}, since.Add(time.Minute))
+		text := QueueText(sv, down, since.Add(time.Minute))
 		for _, got := range []string{l.Missing, l.Banner, text} {
 			if strings.Contains(got, "free") || strings.Contains(got, "no key") || strings.Contains(got, "does not exist") ||
 				!strings.Contains(got, "unknown since 2026-11-23 03:12:05 UTC") {
@@ -26,8 +31,11 @@ func TestNotLiveIsUnknown(t *testing.T) {
 		}
 		up := down
 		up.Connection, up.Error, up.UnknownSince = lockqueue.Connected, "", time.Time{}
-		if l := NewLockWith(Page{}, Service{Name: svc, Title: svc}, "orders", up, nil, true, TableQuery{}, since); l.Missing != missingText(up.ServiceName()) {
-			t.Errorf("%q live and missing: %q", svc, l.Missing)
+		if l := NewLockWith(Page{}, sv, "orders", up, nil, true, TableQuery{}, since); l.Missing != want {
+			t.Errorf("%q live and missing: %q, want %q", svc, l.Missing, want)
+		}
+		if text := QueueText(sv, up, since); !strings.Contains(text, "\n"+want+"\n") {
+			t.Errorf("%q live and missing, as text:\n%s\nwant %q", svc, text, want)
 		}
 	}
 }

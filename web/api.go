@@ -200,9 +200,7 @@ func (s *Server) handleWatch(w http.ResponseWriter, r *http.Request) {
 	s.pending.forget()
 	s.log.Info("watch added", "service", svc.Name, "path", req.Path, "remote", r.RemoteAddr)
 	resp := WatchResponse{Path: req.Path, Watching: true}
-	if svc.Name != lockqueue.ZooKeeper {
-		resp.Service = svc.Name
-	}
+	resp.Service = lockqueue.WireService(svc.Name)
 	writeJSON(w, http.StatusOK, resp)
 }
 

@@ -207,6 +207,9 @@ func (s *Server) handleSimWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	if v != nil {
+		v.services = s.cfg.Services
+	}
 	s.serveSocket(w, r, s.log.With("run", run.ID(), "remote", r.RemoteAddr), func() (feed, error) {
 		sub, err := run.Subscribe()
 		if err != nil {

@@ -31,7 +31,7 @@ func unexplored(reg *lockservice.Registry) []views.Unexplored {
 			continue
 		}
 		if u := d.Unexplored(); u.Folders > 0 {
-			out = append(out, views.Unexplored{Service: serviceView(svc), Folders: u.Folders, Limit: u.Limit, Flag: u.Flag, What: u.What})
+			out = append(out, views.Unexplored{Service: serviceView(svc), Folders: u.Folders, Limit: u.Limit, Flag: u.Flag, What: u.What, Words: u.Text})
 		}
 	}
 	return out

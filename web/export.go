@@ -42,7 +42,7 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if e.Changes, e.Truncated, err = exportChanges(store, key, from, evs); err != nil {
+	if e.Changes, e.Truncated, err = exportChanges(e.Service, store, key, from, evs); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
@@ -78,12 +78,12 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 // (truncated says some were left out): the queue as the window starts when
 // the history knows it (what the first change changed), then one change per
 // moment, since the events recorded at one time are one reading of the lock.
-func exportChanges(store history.Source, key string, from time.Time, evs []history.Event) (changes []views.Change, truncated bool, err error) {
+func exportChanges(sv views.Service, store history.Source, key string, from time.Time, evs []history.Event) (changes []views.Change, truncated bool, err error) {
 	st, err := store.At(key, from)
 	known := err == nil
 	switch {
 	case known:
-		changes = append(changes, views.NewChange(from, nil, st))
+		changes = append(changes, views.NewChange(sv, from, nil, st))
 	case !errors.Is(err, history.ErrNoHistory):
 		return nil, false, err
 	}
@@ -104,7 +104,7 @@ func exportChanges(store history.Source, key string, from time.Time, evs []histo
 		} else if !errors.Is(err, history.ErrNoHistory) {
 			return nil, false, err
 		}
-		changes = append(changes, views.NewChange(evs[i].Time, evs[i:j], st))
+		changes = append(changes, views.NewChange(sv, evs[i].Time, evs[i:j], st))
 		i = j
 	}
 	return changes, false, nil

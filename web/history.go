@@ -204,9 +204,7 @@ func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := HistoryResponse{Path: id.Name, Cluster: history.ClusterOf(key), From: from, To: to, Events: nonNil(evs),
 		Gaps: history.Gaps(before, evs, to), Nodes: history.Lives(before, evs, to)}
-	if id.Service != lockqueue.ZooKeeper {
-		resp.Service = id.Service
-	}
+	resp.Service = id.WireService()
 	if len(resp.Events) > maxEvents {
 		resp.Events, resp.Truncated = resp.Events[:maxEvents], true
 	}
@@ -302,12 +300,7 @@ func (s *Server) readBucketed(r *http.Request, param string, def, most int) (buc
 }
 
 // service is the id's service as the JSON names it: empty for ZooKeeper.
-func (b bucketed) service() string {
-	if b.id.Service == lockqueue.ZooKeeper {
-		return ""
-	}
-	return b.id.Service
-}
+func (b bucketed) service() string { return b.id.WireService() }
 
 func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 	b, err := s.readBucketed(r, "buckets", defaultBuckets, maxBuckets)
@@ -414,9 +407,7 @@ func (s *Server) handleLockMoments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := MomentsResponse{Path: id.Name, From: from, To: to, Moments: []Moment{}}
-	if id.Service != lockqueue.ZooKeeper {
-		resp.Service = id.Service
-	}
+	resp.Service = id.WireService()
 	err = store.Walk(key, from, to, func(e history.Event) error {
 		if e.Synthetic {
 			return nil

@@ -254,8 +254,9 @@ type locksPage struct {
 	// Next and Prev are the cursors of the pages after and before, ""
 	// when there is none.
 	Next, Prev string
-	// ZooKeeperConns are the connection states of ZooKeeper's locks.
-	ZooKeeperConns map[lockqueue.Connection]bool
+	// DefaultConns are the connection states of the default service's
+	// locks (ZooKeeper's: the dashboard's ensemble line).
+	DefaultConns map[lockqueue.Connection]bool
 }
 
 // summaryBufs are the slices a page is chosen from, reused: 100,000
@@ -278,7 +279,7 @@ func listLocks(h Summaries, pend *pendingLocks, reg *lockservice.Registry, q loc
 		*bp = sums[:0]
 		summaryBufs.Put(bp)
 	}()
-	page := locksPage{ZooKeeperConns: map[lockqueue.Connection]bool{}}
+	page := locksPage{DefaultConns: map[lockqueue.Connection]bool{}}
 	top := q.candidates()
 	beyond := 0 // matched locks on the cursor's far side
 	visit := func(l listedLock) {
@@ -356,8 +357,8 @@ func (page *locksPage) count(l listedLock) {
 	if l.Alerting() {
 		t.Alerting++
 	}
-	if l.ServiceName() == lockqueue.ZooKeeper {
-		page.ZooKeeperConns[l.Connection] = true
+	if lockservice.IsDefault(l.Service) {
+		page.DefaultConns[l.Connection] = true
 	}
 }
 
@@ -491,10 +492,7 @@ func (p *pendingLocks) get(h Summaries, reg *lockservice.Registry, now time.Time
 			for _, name := range svc.Reader.Watched() {
 				id := lockqueue.LockID{Service: svc.Name, Name: name}
 				if !h.Has(id.Key()) {
-					snap := &lockqueue.Snapshot{Path: name}
-					if svc.Name != lockqueue.ZooKeeper {
-						snap.Service = svc.Name
-					}
+					snap := &lockqueue.Snapshot{Path: name, Service: id.WireService()}
 					p.list = append(p.list, &lockqueue.Summary{Snapshot: snap})
 				}
 			}

@@ -62,7 +62,7 @@ func newPages(cfg Config, pending *pendingLocks, w *statusWatch, log *slog.Logge
 	// The dashboard's first paint says the ZooKeeper reader's own session
 	// state, as GET /api/v1/locks does; without one it infers the state
 	// from the watched locks.
-	if zk, err := cfg.Services.Lookup(lockqueue.ZooKeeper); err == nil && zk.Reader != nil {
+	if zk, err := cfg.Services.Default(); err == nil && zk.Reader != nil {
 		p.conn = zk.Reader.Connection
 	}
 	return p
@@ -147,19 +147,19 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 		rows[i] = views.NewLockRow(l.Summary, l.Pending, now)
 	}
 	var conns []string
-	for c := range page.ZooKeeperConns {
+	for c := range page.DefaultConns {
 		conns = append(conns, string(c))
 	}
 	d := views.NewDashboard(p.page("Locks", "dashboard"), rows, views.DashboardList{
 		Q: q.q, State: q.state, Sort: q.sort, Limit: q.limit, Cursor: r.URL.Query().Get("cursor"),
 		Next: page.Next, Prev: page.Prev, Offset: page.Offset, Matched: page.Matched, Totals: views.Totals(page.Totals),
-	}, conns)
+	}, serviceView(p.services.DefaultOrName()), conns)
 	if p.conn != nil {
 		d.SetWatcherConnection(string(p.conn()))
 	}
 	var statuses []views.ServiceStatus
 	for _, svc := range p.services.All() {
-		st := views.NewServiceStatus(views.Service{Name: svc.Name, Title: svc.Title}, false, "", nil)
+		st := views.NewServiceStatus(serviceView(svc), false, "", nil)
 		if svc.Reader != nil {
 			st = views.NewServiceStatus(st.Service, true, svc.Reader.Connection(), svc.Reader.Err())
 		}
@@ -174,12 +174,17 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 	return d, true
 }
 
-// serviceView is svc as the pages name it.
-func serviceView(svc lockservice.Service) views.Service {
-	if svc.Name == lockqueue.ZooKeeper && svc.Title == "" {
-		return views.ZooKeeperService
+// serviceView is svc as the pages name it and word its locks.
+func serviceView(svc lockservice.Service) views.Service { return views.NewService(svc) }
+
+// serviceViewNamed is the service a snapshot names (its wire name) as the
+// pages word it: the neutral words when it is not registered.
+func serviceViewNamed(reg *lockservice.Registry, name string) views.Service {
+	svc, err := reg.Lookup(name)
+	if err != nil {
+		svc = lockservice.Service{Name: name}
 	}
-	return views.Service{Name: svc.Name, Title: svc.Title}
+	return views.NewService(svc)
 }
 
 func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
@@ -222,12 +227,13 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	pg := p.page(lp, "lock")
 	pg.Modules = p.assets.modules("lock.js")
 	sv := serviceView(svc)
+	pg.Legend = sv.Legend()
 	pg.Body = templ.Attributes{
 		"data-path": lp, "data-live": "false", "data-watched": strconv.FormatBool(watched),
 		// The page script builds every URL (socket, JSON, watch) from
 		// (service, path); the title names the service for whoever reads
 		// the page (tools, tests).
-		"data-service": sv.Name, "data-service-title": sv.Title,
+		"data-service": sv.Name, "data-service-title": sv.Title, "data-lock-query": views.LockQuery(sv.Name, lp),
 		"data-history": strconv.FormatBool(p.history != nil), "data-at": past.replay.AtMillis(),
 		// Whether the recorder records: the socket's frames say it again
 		// with each change, GET /api/v1/history/status while it does not.
@@ -464,7 +470,7 @@ func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	io.WriteString(w, views.QueueText(snap, now))
+	io.WriteString(w, views.QueueText(serviceView(svc), snap, now))
 }
 
 // simStrategies are the classroom's strategy choices: one run of either, or
@@ -494,8 +500,14 @@ func (p *pages) classroom(w http.ResponseWriter, r *http.Request) {
 		s.Step = n
 	}
 	s.Body = templ.Attributes{"data-sim": strconv.FormatBool(p.sim)}
+	s.Legends = map[string][]views.LegendItem{}
 	for _, svc := range p.services.All() {
-		s.Services = append(s.Services, serviceView(svc))
+		sv := serviceView(svc)
+		s.Services = append(s.Services, sv)
+		// By name, and the default service also by "" (its runs name
+		// none on the wire).
+		s.Legends[sv.Name] = sv.Legend()
+		s.Legends[lockqueue.WireService(sv.Name)] = sv.Legend()
 	}
 	status := http.StatusOK
 	if !p.sim {

@@ -215,11 +215,7 @@ func markUnknown(snap *lockqueue.Snapshot, gap history.Span) {
 
 // exportHref is the incident export of id over [from, to].
 func exportHref(id lockqueue.LockID, from, to time.Time) string {
-	q := url.Values{}
-	if id.Service != lockqueue.ZooKeeper {
-		q.Set("service", id.Service)
-	}
-	q.Set("path", id.Name)
+	q := id.Query()
 	q.Set("from", fmt.Sprint(from.UnixMilli()))
 	q.Set("to", fmt.Sprint(to.UnixMilli()))
 	return "/api/v1/lock/export?" + q.Encode()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/views"
 )
 
@@ -28,6 +29,8 @@ import (
 // for a socket that asked for no parts (the API's scripts).
 type runView struct {
 	table views.TableQuery
+	// services word each snapshot's lock (serviceViewNamed).
+	services *lockservice.Registry
 }
 
 // maxRunTableRows bounds a page of a run's table.
@@ -75,10 +78,11 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	}
 	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
 	var err error
-	if x.Table, err = renderString(views.QueueTable(views.NewTable(snaps[0], v.table, now))); err != nil {
+	first, node := snaps[0], snapshotWith(snaps, v.table.Selected)
+	if x.Table, err = renderString(views.QueueTable(views.NewTable(serviceViewNamed(v.services, first.Service), first, v.table, now))); err != nil {
 		return nil, err
 	}
-	if x.Node, err = renderString(views.NodeDetailsView(views.NewNodeDetails(snapshotWith(snaps, v.table.Selected), v.table.Selected, now))); err != nil {
+	if x.Node, err = renderString(views.NodeDetailsView(views.NewNodeDetails(serviceViewNamed(v.services, node.Service), node, v.table.Selected, now))); err != nil {
 		return nil, err
 	}
 	xb, err := json.Marshal(x)

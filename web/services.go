@@ -56,7 +56,7 @@ func watchedBy(svc lockservice.Service, name string) bool {
 // "connection" of GET /api/v1/locks and the dashboard; empty when no
 // ZooKeeper reader runs.
 func zkConnection(reg *lockservice.Registry) lockqueue.Connection {
-	svc, err := reg.Lookup(lockqueue.ZooKeeper)
+	svc, err := reg.Default()
 	if err != nil || svc.Reader == nil {
 		return ""
 	}

@@ -22,7 +22,7 @@ const Name = lockqueue.ZooKeeper
 // Service is ZooKeeper for the registry. w and m may each be nil: no
 // watcher (a classroom-only server) or no classroom.
 func Service(w *zkwatch.Watcher, m *simulator.Manager) lockservice.Service {
-	s := lockservice.Service{Name: Name, Title: "ZooKeeper", CheckName: CheckName}
+	s := lockservice.Service{Name: Name, Title: "ZooKeeper", CheckName: CheckName, Words: Words()}
 	if w != nil {
 		s.Reader = NewReader(w)
 	}
@@ -92,7 +92,14 @@ func (r Reader) Unexplored() lockservice.Unexplored {
 	if st.Unexplored == 0 {
 		return lockservice.Unexplored{}
 	}
-	return lockservice.Unexplored{Folders: st.Unexplored, Limit: st.Limit, Flag: "--discover-limit"}
+	u := lockservice.Unexplored{Folders: st.Unexplored, Limit: st.Limit, Flag: "--discover-limit"}
+	folders := "folders"
+	if u.Folders == 1 {
+		folders = "folder"
+	}
+	u.Text = fmt.Sprintf("%d %s below the --watch-under prefixes not looked into: the limit of %d folders with a children watch each is reached, so locks in them are not shown. Raise %s to look into them.",
+		u.Folders, folders, u.Limit, u.Flag)
+	return u
 }
 
 func (r Reader) Watched() []string                { return r.w.Paths() }

@@ -114,7 +114,7 @@ func badName(name, why string) error {
 
 // Service is etcd for the registry; r nil when not connected.
 func Service(r *Reader) lockservice.Service {
-	s := lockservice.Service{Name: Name, Title: "etcd", CheckName: CheckName}
+	s := lockservice.Service{Name: Name, Title: "etcd", CheckName: CheckName, Words: Words()}
 	if r != nil {
 		s.Reader = r
 	}

@@ -604,7 +604,7 @@ func (r *Reader) publish(s lockqueue.Snapshot) {
 
 // Service is PostgreSQL for the registry; r may be nil (not connected).
 func Service(r *Reader) lockservice.Service {
-	s := lockservice.Service{Name: Name, Title: "PostgreSQL", CheckName: CheckName}
+	s := lockservice.Service{Name: Name, Title: "PostgreSQL", CheckName: CheckName, Words: Words()}
 	if r != nil {
 		s.Reader = r
 	}

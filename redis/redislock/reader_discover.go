@@ -225,9 +225,23 @@ func (r *Reader) Unexplored() lockservice.Unexplored {
 	}
 	switch {
 	case over > 0:
-		return lockservice.Unexplored{Folders: over, Limit: r.cfg.DiscoverLimit, Flag: "--discover-limit", What: lockqueue.UnexploredOverLimit}
+		u := lockservice.Unexplored{Folders: over, Limit: r.cfg.DiscoverLimit, Flag: "--discover-limit", What: lockqueue.UnexploredOverLimit}
+		u.Text = fmt.Sprintf("%d lock %s matching the --watch-under patterns not followed: the limit of %d keys followed is reached, so they are not shown. Raise %s to follow them.",
+			u.Folders, keys(u.Folders), u.Limit, u.Flag)
+		return u
 	case left == 0:
 		return lockservice.Unexplored{}
 	}
-	return lockservice.Unexplored{Folders: left, Limit: r.cfg.ScanCount, Flag: "--redis-scan-count", What: lockqueue.UnexploredUnwalked}
+	u := lockservice.Unexplored{Folders: left, Limit: r.cfg.ScanCount, Flag: "--redis-scan-count", What: lockqueue.UnexploredUnwalked}
+	u.Text = fmt.Sprintf("the first SCAN of the keyspace for the --watch-under patterns has about %d %s still to look at (about %d per --poll): lock keys among them are not shown yet. Raise %s to walk it faster.",
+		u.Folders, keys(u.Folders), u.Limit, u.Flag)
+	return u
+}
+
+// keys is "key" or "keys", for n of them.
+func keys(n int) string {
+	if n == 1 {
+		return "key"
+	}
+	return "keys"
 }

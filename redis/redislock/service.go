@@ -50,7 +50,7 @@ func CheckName(name string) error {
 // classroom-only server), and c may be nil (no classroom); pass an untyped
 // nil, not a nil pointer, for no classroom.
 func Service(r *Reader, c lockservice.Classroom) lockservice.Service {
-	s := lockservice.Service{Name: Name, Title: "Redis", CheckName: CheckName, Classroom: c}
+	s := lockservice.Service{Name: Name, Title: "Redis", CheckName: CheckName, Classroom: c, Words: Words()}
 	if r != nil {
 		s.Reader = r
 	}
