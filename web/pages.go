@@ -471,9 +471,7 @@ func (p *pages) classroom(w http.ResponseWriter, r *http.Request) {
 		s.Step = n
 	}
 	s.Body = templ.Attributes{"data-sim": strconv.FormatBool(p.sim)}
-	for _, svc := range p.services.All() {
-		s.Services = append(s.Services, serviceView(svc))
-	}
+	s.Words = p.services.ClassroomWords()
 	status := http.StatusOK
 	if !p.sim {
 		status = http.StatusNotFound
