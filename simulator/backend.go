@@ -59,6 +59,9 @@ type WorldSpec struct {
 // its worlds. Every Manager is given one (ManagerConfig.Backend); each
 // service's package has its own (zookeeper/zksim, redis/redislock, ...).
 type Backend interface {
+	// Name is the service's name, as the registry and its snapshots name
+	// it ("zookeeper", "redis").
+	Name() string
 	// Open makes the server ready for runs; the manager calls it before
 	// every run starts (a backend starts its server once). Its error says
 	// what is missing (a package to install) and makes the run unavailable.

@@ -30,8 +30,11 @@ var builtinFS embed.FS
 
 // Catalog is ZooKeeper's built-in scenarios, the seeds' recipes.
 var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
-	FS: builtinFS, Dir: "scenarios",
+	Service: lockqueue.ZooKeeper, Title: "ZooKeeper", Unnamed: true, FS: builtinFS, Dir: "scenarios",
 	Order: []string{"lock1-5", "herd", "ha-standby", "session-expiry", "gc-pause"},
+	// ZooKeeper's clients take the engine's own actions, whether a file
+	// names the service or not.
+	Validate: func(sc *simulator.Scenario) error { return sc.CheckSteps() },
 })
 
 // ErrSandboxLeft: Close could not remove the sandbox because ZooKeeper was
@@ -205,6 +208,9 @@ func unreachable(err error) bool {
 }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
+
+// Name is ZooKeeper's, the service the backend's runs are on.
+func (*Backend) Name() string { return lockqueue.ZooKeeper }
 func (*Backend) Actions() []string           { return simulator.Actions() }
 func (*Backend) Lost() string                { return "session had expired" }
 
@@ -216,7 +222,12 @@ func (*Backend) CheckAction(sc *simulator.Scenario, a simulator.Action, wildcard
 	return simulator.CheckAction(sc.Lock, a, wildcard)
 }
 
+// DryRun checks the steps with the engine's own actions, then plays the
+// plan on a ledger of the recipe.
 func (*Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error {
+	if err := sc.CheckSteps(); err != nil {
+		return err
+	}
 	return dryRun(sc.Lock, sc.Leases, plan)
 }
 
