@@ -208,11 +208,11 @@ func unreachable(err error) bool {
 }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
+func (*Backend) Actions() []string           { return simulator.Actions() }
+func (*Backend) Lost() string                { return "session had expired" }
 
 // Name is ZooKeeper's, the service the backend's runs are on.
-func (*Backend) Name() string      { return lockqueue.ZooKeeper }
-func (*Backend) Actions() []string { return simulator.Actions() }
-func (*Backend) Lost() string      { return "session had expired" }
+func (*Backend) Name() string { return lockqueue.ZooKeeper }
 
 // Token is a ZooKeeper token: the holder's node's czxid, in hex as
 // ZooKeeper writes zxids.
