@@ -59,6 +59,9 @@ type WorldSpec struct {
 // its worlds. Every Manager is given one (ManagerConfig.Backend); each
 // service's package has its own (zookeeper/zksim, redis/redislock, ...).
 type Backend interface {
+	// Name is the service's name, as the registry and its snapshots name
+	// it ("zookeeper", "redis").
+	Name() string
 	// Open makes the server ready for runs; the manager calls it before
 	// every run starts (a backend starts its server once). Its error says
 	// what is missing (a package to install) and makes the run unavailable.
@@ -106,6 +109,70 @@ const (
 // revision is written.
 type TokenWorder interface {
 	Token(t int64) string
+}
+
+// RunWorder is a Backend that words its runs' text report and request
+// meter in its service's terms; the others take NeutralRunWords.
+type RunWorder interface {
+	RunWords() RunWords
+}
+
+// RunWords are how a service words a run: the text report's heading and
+// request counts, and what the request meter counted and who counted it.
+// A nil func takes NeutralRunWords'.
+type RunWords struct {
+	// Heading is the text report's first line, without its newline.
+	Heading func(rep Report) string
+	// Counts are the run's requests in the service's terms, one line.
+	Counts func(s Stats) string
+	// Requests are what the server was asked for the lock, and who counted
+	// them (Meters.Requests, Meters.RequestsFrom).
+	Requests func(s Stats) (n int, from string)
+	// UntimedViolations leaves out how long each violation lasted from
+	// the text report (ZooKeeper's reports never said).
+	UntimedViolations bool
+}
+
+// NeutralRunWords word a run whose service says nothing of its own: a key
+// with an expiry, taken with commands the classroom counts.
+func NeutralRunWords() RunWords {
+	return RunWords{
+		Heading: func(rep Report) string {
+			return fmt.Sprintf("scenario %s (%s, %s waiters, fencing %s) on the key %s, expiry %.1fs",
+				rep.Scenario, rep.Service, rep.Strategy, rep.FencingOnOff(), rep.Path, rep.TimeoutSeconds())
+		},
+		Counts: func(s Stats) string {
+			return fmt.Sprintf("commands %d (acquire attempts that found the lock taken %d, watchdog renewals %d), acquisitions %d, deletes %d, writes %d, fenced %d",
+				s.Commands, s.Retries, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
+		},
+		Requests: func(s Stats) (int, string) {
+			return s.Commands, "the clients' requests to the server, counted by the classroom: the server keeps no per-lock count"
+		},
+	}
+}
+
+// runWords are b's words, the neutral ones where it has none.
+func runWords(b Backend) RunWords {
+	var w RunWords
+	if rw, ok := b.(RunWorder); ok {
+		w = rw.RunWords()
+	}
+	return w.withNeutral()
+}
+
+// withNeutral fills w's nil funcs with the neutral words.
+func (w RunWords) withNeutral() RunWords {
+	n := NeutralRunWords()
+	if w.Heading == nil {
+		w.Heading = n.Heading
+	}
+	if w.Counts == nil {
+		w.Counts = n.Counts
+	}
+	if w.Requests == nil {
+		w.Requests = n.Requests
+	}
+	return w
 }
 
 // tokenWords is how b words a fencing token.

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,18 +9,17 @@ import (
 	"path"
 	"slices"
 	"strings"
-
-	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // CatalogConfig describes one lock service's scenarios for NewCatalog.
 type CatalogConfig struct {
-	// Service is the lock service's name (lockqueue's); empty for
-	// ZooKeeper, whose scenario files name no service.
+	// Service is the lock service's name (lockqueue's).
 	Service string
-	// Title is the service as messages name it ("Redis", "PostgreSQL");
-	// empty for ZooKeeper.
+	// Title is the service as messages name it ("Redis", "PostgreSQL").
 	Title string
+	// Unnamed lets its scenario files name no service, and calls them
+	// plain scenarios in messages: ZooKeeper's were the only ones once.
+	Unnamed bool
 	// FS holds the built-ins, each file in Dir named after its scenario.
 	FS  fs.FS
 	Dir string
@@ -30,8 +30,8 @@ type CatalogConfig struct {
 	// checks are all.
 	Validate func(*Scenario) error
 	// Waiting says how the service's waiters wait, shown in place of
-	// ZooKeeper's watch strategies (herd, predecessor), which only
-	// ZooKeeper's recipes choose between; empty for ZooKeeper.
+	// the watch strategies (herd, predecessor) some recipes choose
+	// between; empty for a service whose recipes choose.
 	Waiting string
 }
 
@@ -86,15 +86,13 @@ func NewCatalog(cfg CatalogConfig) *Catalog {
 // Waiting is CatalogConfig.Waiting.
 func (c *Catalog) Waiting() string { return c.cfg.Waiting }
 
-// Service is the catalog's lock service, empty for ZooKeeper.
+// Service is the catalog's lock service.
 func (c *Catalog) Service() string { return c.cfg.Service }
 
-func (c *Catalog) title() string {
-	if c.cfg.Title == "" {
-		return "ZooKeeper"
-	}
-	return c.cfg.Title
-}
+// Unnamed is CatalogConfig.Unnamed.
+func (c *Catalog) Unnamed() bool { return c.cfg.Unnamed }
+
+func (c *Catalog) title() string { return cmp.Or(c.cfg.Title, c.cfg.Service) }
 
 // Parse decodes a scenario file and checks it against the service's rules.
 func (c *Catalog) Parse(b []byte) (*Scenario, error) {
@@ -102,8 +100,8 @@ func (c *Catalog) Parse(b []byte) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.cfg.Service != "" && c.cfg.Service != lockqueue.ZooKeeper && sc.Service != c.cfg.Service {
-		return nil, invalidf("scenario %s: service %q: %s scenario says \"service\": %q", sc.Name, sc.Service, article(c.cfg.Title), c.cfg.Service)
+	if sc.Service != c.cfg.Service && (sc.Service != "" || !c.cfg.Unnamed) {
+		return nil, invalidf("scenario %s: service %q: %s scenario says \"service\": %q", sc.Name, sc.Service, article(c.title()), c.cfg.Service)
 	}
 	if c.cfg.Validate != nil {
 		err := c.cfg.Validate(sc)
@@ -159,11 +157,11 @@ func (c *Catalog) Load(nameOrFile string) (*Scenario, error) {
 	return sc, nil
 }
 
-// unknownWhat is what an unknown name is called: ZooKeeper's scenarios
-// were the only ones once, so theirs stay plain "scenario".
+// unknownWhat is what an unknown name is called: an Unnamed catalog's
+// scenarios stay plain "scenario".
 func (c *Catalog) unknownWhat() string {
-	if c.cfg.Title == "" {
+	if c.cfg.Unnamed {
 		return "scenario"
 	}
-	return c.cfg.Title + " scenario"
+	return c.title() + " scenario"
 }

@@ -67,3 +67,13 @@ func (r seamRun) Subscribe() (lockservice.Subscription, error) {
 type seamSubscription struct{ *Subscription }
 
 func (s seamSubscription) State() any { return s.Subscription.State() }
+
+// ClassroomWords are the backend's words for the classroom page
+// (lockservice.ClassroomWorder); a backend with none says nothing of its
+// own, and the neutral words stand.
+func (c classroom) ClassroomWords() lockservice.ClassroomWords {
+	if w, ok := c.m.backend.(lockservice.ClassroomWorder); ok {
+		return w.ClassroomWords()
+	}
+	return lockservice.ClassroomWords{}
+}

@@ -205,14 +205,8 @@ func (m *Manager) lockKey(w World) string {
 	return lockqueue.LockID{Service: m.backendService(), Name: w.Path()}.Key()
 }
 
-// backendService names the backend's service in snapshots: its Name, or
-// "" for a backend that has none (ZooKeeper's).
-func (m *Manager) backendService() string {
-	if n, ok := m.backend.(interface{ Name() string }); ok {
-		return n.Name()
-	}
-	return ""
-}
+// backendService names the backend's service.
+func (m *Manager) backendService() string { return m.backend.Name() }
 
 // Start begins a run of a scenario. It opens no client session yet: the
 // scenario's steps do.
@@ -287,10 +281,15 @@ func (m *Manager) scenarioOf(spec Spec) (*Scenario, error) {
 			return nil, invalidf("unknown scenario %q: want one of %s", spec.Scenario, strings.Join(m.backend.Catalog().Names(), ", "))
 		}
 	}
-	if svc := m.backendService(); sc.Service == "" {
+	// A scenario that names no service is this classroom's; its runs name
+	// none either when its catalog's files name none (Unnamed), as the
+	// snapshots of that service do.
+	svc := m.backendService()
+	switch {
+	case sc.Service == "" && !m.backend.Catalog().Unnamed():
 		sc.Service = svc
-	} else if sc.Service != svc && !(svc == "" && sc.Service == lockqueue.ZooKeeper) {
-		return nil, invalidf("scenario %s is for %s, not this classroom's service (%s)", sc.Name, sc.Service, cmp.Or(svc, lockqueue.ZooKeeper))
+	case sc.Service != "" && sc.Service != svc:
+		return nil, invalidf("scenario %s is for %s, not this classroom's service (%s)", sc.Name, sc.Service, svc)
 	}
 	return sc, nil
 }

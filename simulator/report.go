@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // Report is a whole run's timeline, as `zklockviz sim` prints it.
@@ -30,6 +28,9 @@ type Report struct {
 	Meters           Meters      `json:"meters"`
 	Pseudocode       []string    `json:"pseudocode"`
 	Error            string      `json:"error,omitempty"`
+	// words are its backend's (WriteText); a decoded report has the
+	// neutral ones.
+	words RunWords
 }
 
 // StepInfo is one step of a Report.
@@ -53,7 +54,7 @@ func (r *Run) Report() Report {
 		Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Strategy: rc.Strategy, Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
 		Events: []Event{}, Steps: []StepInfo{}, Stats: last.Stats, Pseudocode: rc.Lines,
-		Violations: r.check(r.records), Service: r.sc.Service,
+		Violations: r.check(r.records), Service: r.sc.Service, words: runWords(r.m.backend),
 	}
 	if rep.Violations == nil {
 		rep.Violations = []Violation{}
@@ -69,7 +70,7 @@ func (r *Run) Report() Report {
 			Line: rec.Line, Stats: rec.Stats.Sub(r.records[k].Stats),
 		})
 	}
-	rep.Meters = MetersOf(rep.Service, rep.Events, rep.Stats)
+	rep.Meters = MetersOf(rep.words.Requests, rep.Events, rep.Stats)
 	return rep
 }
 
@@ -77,7 +78,8 @@ func (r *Run) Report() Report {
 // a notification folded into the row of the change that caused it.
 func WriteText(w io.Writer, rep Report) error {
 	var b strings.Builder
-	writeTextTitle(&b, rep)
+	words := rep.words.withNeutral()
+	fmt.Fprintf(&b, "%s\n\n", words.Heading(rep))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	// "#" numbers the rows as seed 000's table does; "step" is the scenario
 	// step the event belongs to, the number violations and the classroom
@@ -92,8 +94,8 @@ func WriteText(w io.Writer, rep Report) error {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\n", row, e.Step, e.Client, e.Event, e.Text)
 	}
 	tw.Flush()
-	writeTextStats(&b, rep)
-	writeTextSafety(&b, rep)
+	fmt.Fprintf(&b, "\n%s\n", words.Counts(rep.Stats))
+	writeTextSafety(&b, rep, !words.UntimedViolations)
 	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict.Summary)
 	if rep.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", rep.Error)
@@ -102,44 +104,21 @@ func WriteText(w io.Writer, rep Report) error {
 	return err
 }
 
-// writeTextTitle says what ran, in its service's words.
-func writeTextTitle(b *strings.Builder, rep Report) {
-	fencing := "on"
-	if !rep.Fencing {
-		fencing = "off"
+// FencingOnOff is the run's fencing as the text report says it.
+func (r Report) FencingOnOff() string {
+	if r.Fencing {
+		return "on"
 	}
-	timeout := float64(rep.SessionTimeoutMs) / 1000
-	switch rep.Service {
-	case "":
-		fmt.Fprintf(b, "scenario %s (%s lock, %s watching, fencing %s) on %s, session timeout %.1fs\n\n",
-			rep.Scenario, rep.Lock, rep.Strategy, fencing, rep.Path, timeout)
-	case lockqueue.Etcd:
-		fmt.Fprintf(b, "scenario %s (%s, %s waiters, fencing %s) on the prefix %s, lease %.1fs\n\n",
-			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, timeout)
-	default:
-		fmt.Fprintf(b, "scenario %s (%s, %s waiters, fencing %s) on the key %s, expiry %.1fs\n\n",
-			rep.Scenario, rep.Service, rep.Strategy, fencing, rep.Path, timeout)
-	}
+	return "off"
 }
 
-// writeTextStats counts the run's requests in its service's terms.
-func writeTextStats(b *strings.Builder, rep Report) {
-	s := rep.Stats
-	switch {
-	case rep.Service == lockqueue.Etcd:
-		fmt.Fprintf(b, "\nrequests %d (watch events %d, lease keep-alives %d), keys put %d, deletes %d, writes %d, fenced %d\n",
-			s.Commands, s.Notifications, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
-	case rep.Service != "":
-		fmt.Fprintf(b, "\ncommands %d (acquire attempts that found the lock taken %d, watchdog renewals %d), acquisitions %d, deletes %d, writes %d, fenced %d\n",
-			s.Commands, s.Retries, s.Renewals, s.Create, s.Delete, s.Writes, s.Fenced)
-	default:
-		fmt.Fprintf(b, "\nnotifications %d, getChildren %d, exists %d, getData %d, wasted wake-ups %d (creates %d, deletes %d, writes %d, fenced %d; token reads %d, not the recipe's)\n",
-			s.Notifications, s.GetChildren, s.Exists, s.GetData, s.WastedWakeups, s.Create, s.Delete, s.Writes, s.Fenced, s.TokenReads)
-	}
-}
+// TimeoutSeconds is the run's session timeout (or expiry, or lease) in
+// seconds.
+func (r Report) TimeoutSeconds() float64 { return float64(r.SessionTimeoutMs) / 1000 }
 
 // writeTextSafety lists the violations, or says there were none.
-func writeTextSafety(b *strings.Builder, rep Report) {
+// timed adds how long each lasted.
+func writeTextSafety(b *strings.Builder, rep Report, timed bool) {
 	if len(rep.Violations) == 0 {
 		b.WriteString("safety: no violations\n")
 		return
@@ -147,7 +126,7 @@ func writeTextSafety(b *strings.Builder, rep Report) {
 	fmt.Fprintf(b, "safety: %d violation(s)\n", len(rep.Violations))
 	for _, v := range rep.Violations {
 		fmt.Fprintf(b, "  %s: %s", v.Kind, v.Message)
-		if rep.Service != "" && v.ForMs > 0 {
+		if timed && v.ForMs > 0 {
 			fmt.Fprintf(b, "; it lasted %.1fs on the run's clock", float64(v.ForMs)/1000)
 		}
 		b.WriteString("\n")

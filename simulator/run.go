@@ -741,7 +741,7 @@ func (r *Run) State() State {
 		s.Violations = []Violation{}
 	}
 	s.Verdict = VerdictOf(s.Violations, s.Stats)
-	s.Meters = MetersOf(s.Service, s.Events, s.Stats)
+	s.Meters = MetersOf(runWords(r.m.backend).Requests, s.Events, s.Stats)
 	for k := r.cursor; k >= 1; k-- {
 		if releases(r.records[k].Events) {
 			d := r.records[k].Stats.Sub(r.records[k-1].Stats)

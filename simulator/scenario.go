@@ -65,9 +65,10 @@ type Action struct {
 
 // Scenario is a scenario data file (see docs/simulator.md).
 type Scenario struct {
-	// Service is the lock service the scenario is for; empty for
-	// ZooKeeper. Another service's backend checks its steps and reads
-	// Params.
+	// Service is the lock service the scenario is for. A scenario that
+	// names one is checked by that service's backend, which reads Params;
+	// one that names none speaks the engine's own actions (CheckSteps),
+	// and the classroom it runs in names it (ZooKeeper's files name none).
 	Service     string   `json:"service,omitempty"`
 	Name        string   `json:"name"`
 	Title       string   `json:"title,omitempty"`
@@ -205,12 +206,20 @@ func (sc *Scenario) check() error {
 	if len(sc.Steps) > MaxSteps {
 		return invalidf("scenario: %d steps, at most %d", len(sc.Steps), MaxSteps)
 	}
-	if sc.foreign() {
+	if sc.Service != "" {
 		if len(sc.Params) == 0 {
 			return nil
 		}
 		return json.Unmarshal(sc.Params, new(map[string]any))
 	}
+	return sc.CheckSteps()
+}
+
+// CheckSteps checks the scenario's steps against the engine's own actions
+// (CheckAction, a "*" client allowed): those of a scenario that names no
+// service, and of a backend whose clients take no others. Such a scenario
+// has no params.
+func (sc *Scenario) CheckSteps() error {
 	if len(sc.Params) > 0 {
 		return invalidf("scenario: params are for another lock service's scenario (set service)")
 	}
@@ -220,12 +229,6 @@ func (sc *Scenario) check() error {
 		}
 	}
 	return nil
-}
-
-// foreign reports whether the scenario is for a service other than
-// ZooKeeper, whose backend checks its steps.
-func (sc *Scenario) foreign() bool {
-	return sc.Service != "" && sc.Service != lockqueue.ZooKeeper
 }
 
 // CheckAction checks one action on its own against a lock kind: a known

@@ -1,10 +1,6 @@
 package simulator
 
-import (
-	"fmt"
-
-	"github.com/zklockviz/zklockviz/lockqueue"
-)
+import "fmt"
 
 // Verdict is a run's outcome in two words a learner can compare across
 // services (scenario 12 puts every service side by side): whether mutual
@@ -87,19 +83,14 @@ type Meters struct {
 	HandoffMs int64 `json:"handoffMs"`
 }
 
-// MetersOf reads a run's meters from its events (in order) and stats.
-func MetersOf(service string, events []Event, s Stats) Meters {
+// MetersOf reads a run's meters from its events (in order) and stats;
+// requests are the service's (RunWords.Requests), nil for the neutral ones.
+func MetersOf(requests func(Stats) (int, string), events []Event, s Stats) Meters {
 	m := Meters{Notifications: s.Notifications, HandoffMs: -1}
-	switch {
-	case s.ServerCalls > 0:
-		m.Requests, m.RequestsFrom = s.ServerCalls, "counted by the server itself (Redis INFO commandstats)"
-	case service == "" || service == lockqueue.ZooKeeper:
-		m.Requests = s.GetChildren + s.Exists + s.GetData + s.Create + s.Delete
-		m.RequestsFrom = "the clients' ZooKeeper requests (getChildren, exists, getData, create, delete), counted by the classroom: ZooKeeper counts per server, not per lock"
-	default:
-		m.Requests = s.Commands
-		m.RequestsFrom = "the clients' requests to the server, counted by the classroom: the server keeps no per-lock count"
+	if requests == nil {
+		requests = NeutralRunWords().Requests
 	}
+	m.Requests, m.RequestsFrom = requests(s)
 	var lastMs, freedAt int64 = 0, -1
 	for _, e := range events {
 		lastMs = max(lastMs, e.AtMs)

@@ -6,7 +6,7 @@ import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNam
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
-import { herdMeter, clientList, clientPane, pseudocode, eventLog, snapshotOf } from './sim-views.js';
+import { herdMeter, clientList, clientPane, pseudocode, eventLog, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
 // page derives once: total, the steps played or planned, whichever is more,
@@ -58,8 +58,10 @@ class RunClock {
 //   opts.onError(msg): say what went wrong; null clears it
 //   opts.onAct(client, action): the teacher acts on a client
 //   opts.peers(): the shown states of every run, for the herd meter's scale
-//   opts.name, opts.title: another service's run is named for its
-//     service and titled with how its waiters wait (not a ZooKeeper strategy)
+//   opts.service: the run's service as the classroom API names it, whose
+//     words title the run by its strategy
+//   opts.name, opts.title: a run whose waiters choose no strategy is named
+//     for its service and titled with how its waiters wait
 //   opts.pane: {service, scenario, label} for one pane of scenario 12 (side
 //     by side): the run is that service's own scenario, on its ?service=
 export class Panel {
@@ -71,8 +73,8 @@ export class Panel {
     // name says which run a message is about; key tells the panes apart.
     this.name = this.side ? this.side.label : opts.name || strategy;
     this.key = this.side ? this.side.scenario : strategy;
-    // Every API path of a pane's run names its service; ZooKeeper's is the default.
-    this.query = this.side && this.side.service !== 'zookeeper' ? `?service=${encodeURIComponent(this.side.service)}` : '';
+    // Every API path of a pane's run names its service, but the default's.
+    this.query = this.side ? serviceQuery(this.side.service) : '';
     this.state = null;
     this.prev = null;
     this.timing = new RunClock();
@@ -83,13 +85,10 @@ export class Panel {
     this.el.className = 'run card';
     this.el.dataset.strategy = strategy;
     this.el.setAttribute('aria-label', `run: ${this.name}`);
-    const titles = {
-      herd: 'herd: every waiter watches all children',
-      children: 'children: every standby watches the lock\'s children',
-    };
-    // Another service's waiters do not choose a ZooKeeper strategy: the
-    // title says how they wait (ScenarioInfo.waiting).
-    const title = opts.title || titles[strategy] || 'predecessor: each waiter watches one node';
+    // A run is titled by its watch strategy in its service's words; a
+    // service whose waiters choose none says how they wait instead
+    // (ScenarioInfo.waiting).
+    const title = opts.title || (wordsOf(opts.service).strategies || {})[strategy] || strategy;
     this.el.innerHTML = `
       <h2><span class="strategy"></span><span class="run-title dim"></span></h2>
       <div class="narration" aria-live="polite"></div>

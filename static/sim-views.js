@@ -21,71 +21,64 @@ function definitions() {
   return [dl, add];
 }
 
-// serviceMeters are the meters of a run on another service than
-// ZooKeeper: what its clients sent and what its server counted
-// (simulator.Stats), each bar scaled to the largest run on the page.
-const serviceMeters = {
-  redis: [
-    ['commands', 'commands sent', 'every command the clients sent the server'],
-    ['retries', 'failed tries', 'acquire attempts that found the key taken: what polling costs'],
-    ['serverCalls', 'server-counted', 'lock commands the server itself counted in wait steps (INFO commandstats)'],
-    ['renewals', 'renewals', 'the watchdog\'s lease renewals'],
-  ],
-  etcd: [
-    ['commands', 'requests', 'requests the clients sent etcd'],
-    ['notifications', 'watch events', 'each delivered to the one waiter watching the deleted key'],
-    ['renewals', 'keep-alives', 'lease keep-alives of the clients\' sessions'],
-    ['writes', 'writes', 'writes to the protected resource'],
-  ],
-  postgres: [
-    ['commands', 'statements', 'statements the clients sent; a waiter sends none while the lock manager holds it'],
-    ['create', 'locks taken', 'locks granted'],
-    ['delete', 'released', 'locks released'],
-    ['writes', 'writes', 'writes to the protected resource'],
-  ],
-};
+// serviceWords are the classroom's words of every registered service
+// (lockservice.ClassroomsWords, #service-words): each service's classroom
+// supplies its own, so nothing here branches on a service's name.
+const serviceWords = JSON.parse((document.getElementById('service-words') || {}).textContent || '{}');
 
-// herdMeter shows the run's watch traffic (on another service, its own
-// meters and what its servers hold); peers are the states of every run on
-// the page, whose largest figure may scale the bars.
+// wordsOf is the classroom words of a service, named as the classroom API
+// names it: a run that names none is on the default service.
+export function wordsOf(service) {
+  const all = serviceWords.services || {};
+  return all[service || serviceWords.default] || { title: service || '', hint: '', actions: {}, meters: [] };
+}
+
+// serviceQuery is what an API path adds to reach a service's classroom:
+// nothing for the default service.
+export function serviceQuery(service) {
+  return service && service !== serviceWords.default ? `?service=${encodeURIComponent(service)}` : '';
+}
+
+// herdMeter shows the run's requests as its service counts them (its
+// classroom's meters; ZooKeeper's watch traffic) and what its servers hold;
+// peers are the states of every run on the page, whose largest figure may
+// scale the bars.
 export function herdMeter(root, s, peers) {
-  if (s.service && serviceMeters[s.service]) {
-    root.replaceChildren();
-    for (const [key, label, help] of serviceMeters[s.service]) {
-      const v = (s.stats || {})[key] ?? 0;
-      const max = Math.max(1, v, ...peers.map((p) => (p.stats || {})[key] ?? 0));
-      root.append(meter(key, label, help, v, max, `${v} of ${max}, the largest run's figure`));
+  const words = wordsOf(s.service);
+  const valueOf = (stats, m) => (m.sum && m.sum.length ? m.sum : [m.key]).reduce((n, k) => n + ((stats || {})[k] ?? 0), 0);
+  root.replaceChildren();
+  if (!words.pairsScale) {
+    for (const m of words.meters) {
+      const v = valueOf(s.stats, m);
+      const max = Math.max(1, v, ...peers.map((p) => valueOf(p.stats, m)));
+      root.append(meterOf(m, v, m.help, max, `${v} of ${max}, the largest run's figure`));
     }
     serverView(root, s);
     return;
   }
-  const st = s.stats || {};
   const last = s.lastRelease;
-  const meters = [
-    ['notifications', 'notifications', 'watch events delivered'],
-    ['getChildren', 'getChildren', 'calls: each woken waiter re-reads the queue'],
-    ['wastedWakeups', 'wasted wake-ups', 'woken, but did not acquire'],
-    ['exists', 'exists / getData', 'watches set on one node'],
-  ];
   // Bars are scaled to N(N−1)/2, the waiters' wake-ups when every release
   // wakes every remaining waiter (or to the larger run's figure, should
   // that exceed it: the herd scenario's joins and the holders' own
   // leftover watches add more). One run's bars mean something alone.
   const n = s.clients.length;
   const worst = (n * (n - 1)) / 2;
-  root.replaceChildren();
-  for (const [key, label, help] of meters) {
-    let v = st[key] ?? 0;
-    if (key === 'exists') v = (st.exists ?? 0) + (st.getData ?? 0);
-    const most = Math.max(0, ...peers.map((p) => (key === 'exists' ? (p.stats.exists ?? 0) + (p.stats.getData ?? 0) : p.stats[key] ?? 0)));
+  for (const m of words.meters) {
+    const v = valueOf(s.stats, m);
+    const most = Math.max(0, ...peers.map((p) => valueOf(p.stats, m)));
     const max = Math.max(1, worst, most);
-    const lastV = last ? (key === 'exists' ? (last.exists ?? 0) + (last.getData ?? 0) : last[key] ?? 0) : null;
-    const m = meter(key, label, lastV === null ? help : `last release: ${lastV} · ${help}`, v, max, `${v} of ${max}: ` + (max === worst && worst > 0
+    const lastV = last ? valueOf(last, m) : null;
+    root.append(meterOf(m, v, lastV === null ? m.help : `last release: ${lastV} · ${m.help}`, max, `${v} of ${max}: ` + (max === worst && worst > 0
       ? `the bar's end is N(N−1)/2 = ${worst}: the waiters' wake-ups when each of ${n} clients' releases wakes every remaining waiter`
-      : `the bar's end is the larger run's figure, ${max}`));
-    if ((key === 'wastedWakeups' && v === 0) || key === 'exists') m.classList.add('good');
-    root.append(m);
+      : `the bar's end is the larger run's figure, ${max}`)));
   }
+}
+
+// meterOf is meter m's bar at v of max, marked good as its words say.
+function meterOf(m, v, help, max, scale) {
+  const el = meter(m.key, m.label, help, v, max, scale);
+  if (m.good || (m.goodAtZero && v === 0)) el.classList.add('good');
+  return el;
 }
 
 // clientList lists the run's clients as buttons; selected is the chosen
@@ -136,19 +129,19 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
     }
     const p = document.createElement('p');
     p.className = 'dim';
-    p.textContent = !s.service || s.service === 'zookeeper'
-      ? 'Click a client or a node to see its session, node, data and wait, and to release, crash or pause it.'
-      : 'Click a client or a node to see it as the server does, and to release, crash or pause it.';
+    p.textContent = wordsOf(s.service).hint;
     root.append(p);
     return;
   }
   const snap = c.node ? snapshotOf(s, c.node) : null;
   const node = snap && (snap.nodes || []).find((n) => n.name === c.node);
   const [dl, add] = definitions();
-  // Another service's node is described by the server, in its terms
+  // A node is described by the server, in its service's terms
   // (views.NodeDetails: a PostgreSQL backend as pg_activity shows it),
-  // below the client's own lines.
-  const serverPane = node && s.service && s.service !== 'zookeeper';
+  // below the client's own lines, unless the service's words show the
+  // node here (ZooKeeper's znodes).
+  const words = wordsOf(s.service);
+  const serverPane = node && !words.nodeLines;
   add('client', c.name);
   add('state', (c.state || '') + (c.state === 'stale' ? ': back from a pause that outlasted its session, it still believes it holds' : ''));
   if (!serverPane) {
@@ -168,11 +161,10 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
   if (c.token) add('fencing token', String(c.token));
   const acts = document.createElement('div');
   acts.className = 'acts';
-  const zk = !s.service || s.service === 'zookeeper';
   for (const [action, label, help] of [
-    ['release', 'release', zk ? 'delete its node: the lock passes on' : 'release the lock: it passes on'],
-    ['crash', 'crash', zk ? 'close its session: ZooKeeper deletes its node at once' : 'kill the client without a release'],
-    ['pause', 'pause', zk ? 'stop its heartbeats (a GC pause): its session expires later' : 'stop the client (a GC pause): it does nothing until it wakes'],
+    ['release', 'release', words.actions.release],
+    ['crash', 'crash', words.actions.crash],
+    ['pause', 'pause', words.actions.pause],
     ['write', 'write', 'write to the protected resource' + (s.fencing ? ' (it checks the fencing token)' : '')],
   ]) {
     const b = document.createElement('button');

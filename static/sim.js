@@ -7,6 +7,7 @@
 import { legend, tick } from './queue.js';
 import { apiURL, call, inflight, onSettled, setService } from './sim-api.js';
 import { Panel } from './sim-panel.js';
+import { wordsOf } from './sim-views.js';
 import { Timeline, timelineKeys } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
@@ -128,14 +129,10 @@ function lead() {
   return p && p.state;
 }
 
-// serviceTitles are the services' names as people say them (views.Sim,
-// #service-titles), for the status line.
-const serviceTitles = JSON.parse(($('service-titles') || {}).textContent || '{}');
-
 // busyServices names the services whose runs are working on a step.
 function busyServices() {
-  const names = panels.filter((p) => p.state && p.state.busy).map((p) => p.state.service || 'zookeeper');
-  return [...new Set(names)].map((n) => serviceTitles[n] || n).join(', ');
+  const names = panels.filter((p) => p.state && p.state.busy).map((p) => wordsOf(p.state.service).title);
+  return [...new Set(names)].join(', ');
 }
 
 function syncControls() {
@@ -398,7 +395,7 @@ async function restart() {
   // says how this scenario's waiters wait instead.
   $('strategy-box').hidden = !!fixed;
   $('compare-key').hidden = !!fixed;
-  legend($('legend'), side ? '' : info.service || '', side || !info.service ? null : LOCK_MODES[info.lock] || null);
+  legend($('legend'), side ? '' : info.service || '', side || wordsOf(info.service).legendAllModes ? null : LOCK_MODES[info.lock] || null);
   ui.strategyFixed.hidden = !fixed;
   ui.strategyFixed.textContent = side ? `side by side: ${fixed}` : info.waiting ? info.waiting : fixed ? `${info.strategy}: ${fixed}` : '';
   ui.fencing.disabled = side;
@@ -411,6 +408,7 @@ async function restart() {
     (st, i) =>
       new Panel(st, compare, {
         pane: side ? info.panes[i] : null,
+        service: side ? info.panes[i].service : info.service,
         name: info.waiting ? info.service : undefined,
         title: info.waiting,
         showTable,

@@ -229,18 +229,9 @@ type Sim struct {
 	Scenario string
 	Strategy string
 	Step     int
-	// Services are the registered services, whose titles the status line
-	// names while a run's step works on its server.
-	Services []Service
-}
-
-// ServiceTitles are the services' titles by name, for sim.js.
-func (s Sim) ServiceTitles() map[string]string {
-	out := map[string]string{}
-	for _, svc := range s.Services {
-		out[svc.Name] = svc.Title
-	}
-	return out
+	// Words are the registered services' classroom words (#service-words):
+	// sim.js looks a run's up by its service.
+	Words lockservice.ClassroomsWords
 }
 
 // NameParts splits a znode name where a line may break: after each run of

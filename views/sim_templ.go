@@ -92,7 +92,7 @@ func SimPage(s Sim) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templ.JSONScript("service-titles", s.ServiceTitles()).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = templ.JSONScript("service-words", s.Words).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

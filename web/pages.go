@@ -503,12 +503,12 @@ func (p *pages) classroom(w http.ResponseWriter, r *http.Request) {
 	s.Legends = map[string][]views.LegendItem{}
 	for _, svc := range p.services.All() {
 		sv := serviceView(svc)
-		s.Services = append(s.Services, sv)
 		// By name, and the default service also by "" (its runs name
 		// none on the wire).
 		s.Legends[sv.Name] = sv.Legend()
 		s.Legends[lockqueue.WireService(sv.Name)] = sv.Legend()
 	}
+	s.Words = p.services.ClassroomWords()
 	status := http.StatusOK
 	if !p.sim {
 		status = http.StatusNotFound

@@ -1,23 +1,52 @@
 package web
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/postgres/pglock"
+	"github.com/zklockviz/zklockviz/redis/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
-// Scenario 12's panes come from the API, and a pane's run is an ordinary
-// run whose State carries its verdict and meters.
+// Scenario 12's panes come from the API, each registered classroom's own in
+// the order they are shown (not the registry's, which is serve's), and a
+// pane's run is an ordinary run whose State carries its verdict and meters.
 func TestClassroomSideBySideAPI(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{})
-	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
+	reg := zkRegistry(nil, m)
+	for _, c := range []struct {
+		svc lockservice.Service
+		new func(simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error)
+	}{
+		{etcdlock.Service(nil), etcdlock.NewClassroom},
+		{pglock.Service(nil), pglock.NewClassroom},
+		{redislock.Service(nil, nil), redislock.NewClassroom},
+	} {
+		cls, cm, err := c.new(simulator.ManagerConfig{Logger: testLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cm.Close() })
+		c.svc.Classroom = cls
+		if err := reg.Register(c.svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, Config{Services: reg})
 	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim"}
 
 	var panes []lockservice.SidePane
 	api.do("GET", "/side-by-side", nil, 200, &panes)
-	if len(panes) != 5 || panes[0].Service != "zookeeper" || panes[0].Scenario != "zk-side-by-side" {
-		t.Fatalf("panes %+v, want five, ZooKeeper's first", panes)
+	var got []string
+	for _, p := range panes {
+		got = append(got, p.Service+" "+p.Scenario)
+	}
+	want := []string{"zookeeper zk-side-by-side", "redis redis-side-by-side", "redis redis-token-side-by-side", "etcd etcd-side-by-side", "postgres pg-side-by-side"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("panes %q, want %q", got, want)
 	}
 
 	var st simulator.State

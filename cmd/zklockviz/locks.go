@@ -11,10 +11,16 @@ import (
 
 // lockServiceNames are the services a --watch or --watch-under value may
 // name before its first ':' ("etcd:/locks/orders", "redis:orders-lock",
-// "postgres:advisory/42"). They are the registry's names, listed here
-// because flags are read before any service is built; a name whose service
-// is not given (no --etcd for etcd:) is refused by serveConfig.
-var lockServiceNames = []string{lockqueue.ZooKeeper, "etcd", "redis", "postgres"}
+// "postgres:advisory/42"): classServices' names, ZooKeeper's first. A name
+// whose service is not given (no --etcd for etcd:) is refused by
+// serveConfig.
+var lockServiceNames = func() []string {
+	names := make([]string, len(classServices))
+	for i, s := range classServices {
+		names[i] = s.name
+	}
+	return names
+}()
 
 // serviceLock is one --watch or --watch-under value: a lock of a service.
 type serviceLock struct {
@@ -38,11 +44,10 @@ func parseServiceLock(v string) serviceLock {
 // is close: at most two edits, or a prefix of one another.
 func closestService(typed string) string {
 	typed = strings.ToLower(typed)
-	switch typed {
-	case "pg", "postgresql", "psql":
-		return "postgres"
-	case "zk":
-		return lockqueue.ZooKeeper
+	for _, s := range classServices {
+		if slices.Contains(s.aliases, typed) {
+			return s.name
+		}
 	}
 	best, bestD := "", 3
 	for _, svc := range lockServiceNames {

@@ -17,12 +17,22 @@ import (
 	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
-// classService is a lock service's classroom as cmd knows it: what
-// `zklockviz sim --service` runs and what serve --sim registers. A new
-// service adds its line to classServices.
+// classService is a lock service as cmd knows it: the prefix of its
+// --watch values, how serve reads its server's flags, and its classroom
+// (what `zklockviz sim --service` runs and what serve --sim registers). A
+// new service adds its line to classServices, and the flags, the side by
+// side and the classroom follow.
 type classService struct {
-	name    string
-	catalog *simulator.Catalog
+	name string
+	// aliases are what people type for it ("pg"), suggested as name.
+	aliases []string
+	// readConfig reads its server's flags and its locks (--watch and
+	// --watch-under values prefixed with its name) into c; given says its
+	// server was given. Nil for ZooKeeper, whose paths serve reads itself.
+	readConfig func(f *serveFlags, c *serveConfig, watch, under []string) (given bool, err error)
+	catalog    *simulator.Catalog
+	// words are its classroom's words: its panes of scenario 12.
+	words lockservice.ClassroomWords
 	// pkg is the package that installs the server its classroom starts;
 	// empty for ZooKeeper, whose ensemble is given with --zk.
 	pkg string
@@ -35,19 +45,19 @@ type classService struct {
 }
 
 var classServices = []classService{
-	{name: lockqueue.ZooKeeper, catalog: zksim.Catalog},
+	{name: lockqueue.ZooKeeper, aliases: []string{"zk"}, catalog: zksim.Catalog, words: zksim.ClassroomWords},
 	{
-		name: redislock.Name, catalog: redislock.Catalog, pkg: "redis-server", newClassroom: newRedisClassroom,
+		name: redislock.Name, readConfig: readRedisConfig, catalog: redislock.Catalog, words: redislock.ClassroomWords, pkg: "redis-server", newClassroom: newRedisClassroom,
 		noStrategy: "--strategy is ZooKeeper's: Redis waiters poll",
 		noClients:  "--clients: the Redis scenarios have a fixed cast; drop --clients",
 	},
 	{
-		name: etcdlock.Name, catalog: etcdlock.Catalog, pkg: "etcd-server", newClassroom: etcdlock.NewClassroom,
+		name: etcdlock.Name, readConfig: readEtcdConfig, catalog: etcdlock.Catalog, words: etcdlock.ClassroomWords, pkg: "etcd-server", newClassroom: etcdlock.NewClassroom,
 		noStrategy: "--strategy is ZooKeeper's: etcd's Mutex waiters always watch their predecessor",
 		noClients:  "--clients: the etcd scenarios have a fixed cast; drop --clients",
 	},
 	{
-		name: pglock.Name, catalog: pglock.Catalog, pkg: "postgresql", newClassroom: pglock.NewClassroom,
+		name: pglock.Name, aliases: []string{"pg", "postgresql", "psql"}, readConfig: readPostgresConfig, catalog: pglock.Catalog, words: pglock.ClassroomWords, pkg: "postgresql", newClassroom: pglock.NewClassroom,
 		noStrategy: "--strategy is ZooKeeper's: PostgreSQL's waiters queue in the server",
 		noClients:  "--clients: the PostgreSQL scenarios have a fixed cast; drop --clients",
 	},
@@ -73,6 +83,16 @@ func classServiceList() string {
 		names[i] = s.name
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// sidePanes are scenario 12's panes of every service in classServices, in
+// the order they are shown.
+func sidePanes() []lockservice.SidePane {
+	ws := make([]lockservice.ClassroomWords, len(classServices))
+	for i, s := range classServices {
+		ws[i] = s.words
+	}
+	return lockservice.SidePanes(ws...)
 }
 
 // registerService registers svc, its reader (if any) set, with its

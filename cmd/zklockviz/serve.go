@@ -392,9 +392,9 @@ func checkDiscoverLimit(n int) error {
 	return nil
 }
 
-// lockConfig reads the locks to watch and the other lock services
-// (etcd, PostgreSQL, Redis) into c, and checks that each lock's service
-// is given.
+// lockConfig reads the locks to watch and the other lock services (each
+// classServices line's readConfig) into c, and checks that each lock's
+// service is given.
 func (f *serveFlags) lockConfig(c *serveConfig) error {
 	var err error
 	var watch, under serviceLocks
@@ -404,17 +404,37 @@ func (f *serveFlags) lockConfig(c *serveConfig) error {
 	if c.WatchUnder, under, err = splitLocks("--watch-under", f.under); err != nil {
 		return err
 	}
-	if c.Etcd, err = f.etcd.config(watch["etcd"], under["etcd"]); err != nil {
-		return err
+	given := map[string]bool{}
+	for _, svc := range classServices {
+		if svc.readConfig == nil {
+			continue
+		}
+		if given[svc.name], err = svc.readConfig(f, c, watch[svc.name], under[svc.name]); err != nil {
+			return err
+		}
 	}
-	if c.Postgres, err = f.pg.config(watch["postgres"], under["postgres"]); err != nil {
-		return err
-	}
-	if c.Redis, err = f.redis.config(watch["redis"], under["redis"]); err != nil {
-		return err
-	}
-	given := map[string]bool{"etcd": c.Etcd != nil, "postgres": c.Postgres.DSN != "", "redis": c.Redis != nil}
 	return errors.Join(checkGiven("--watch", watch, given), checkGiven("--watch-under", under, given))
+}
+
+// readEtcdConfig reads --etcd and its locks (classService.readConfig).
+func readEtcdConfig(f *serveFlags, c *serveConfig, watch, under []string) (bool, error) {
+	var err error
+	c.Etcd, err = f.etcd.config(watch, under)
+	return c.Etcd != nil, err
+}
+
+// readPostgresConfig reads --postgres and its locks.
+func readPostgresConfig(f *serveFlags, c *serveConfig, watch, under []string) (bool, error) {
+	var err error
+	c.Postgres, err = f.pg.config(watch, under)
+	return c.Postgres.DSN != "", err
+}
+
+// readRedisConfig reads --redis and its locks.
+func readRedisConfig(f *serveFlags, c *serveConfig, watch, under []string) (bool, error) {
+	var err error
+	c.Redis, err = f.redis.config(watch, under)
+	return c.Redis != nil, err
 }
 
 // zkConfig reads ZooKeeper's connection into c: --zk may be left out when

@@ -13,11 +13,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"github.com/zklockviz/zklockviz/etcd/etcdlock"
-	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
-	"github.com/zklockviz/zklockviz/postgres/pglock"
-	"github.com/zklockviz/zklockviz/redis/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 	"github.com/zklockviz/zklockviz/zookeeper/zksim"
@@ -127,8 +123,8 @@ func sideFlags(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	var f simFlags
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	f.register(fs)
-	names := make([]string, 0, len(lockservice.SideBySide()))
-	for _, p := range lockservice.SideBySide() {
+	names := make([]string, 0, len(sidePanes()))
+	for _, p := range sidePanes() {
 		names = append(names, p.Scenario)
 	}
 	if err := parseFlags(fs, args, getenv, fmt.Sprintf(sideUsage, strings.Join(names, ", ")), stdout); err != nil {
@@ -162,8 +158,8 @@ func sideFlags(args []string, stdout, stderr io.Writer, getenv func(string) stri
 // server is missing is a pane that says why; a bad built-in stops them all.
 // The panes started so far come back with an error, to be closed.
 func (f *simFlags) startPanes(zk sideZKConf, log *slog.Logger) ([]*sidePane, error) {
-	panes := make([]*sidePane, 0, len(lockservice.SideBySide()))
-	for _, sp := range lockservice.SideBySide() {
+	panes := make([]*sidePane, 0, len(sidePanes()))
+	for _, sp := range sidePanes() {
 		p := &sidePane{res: SideResult{SidePane: sp}}
 		panes = append(panes, p)
 		p.m, p.err = f.sideManager(sp.Service, zk, log)
@@ -258,22 +254,20 @@ func (f *simFlags) sideZK(ctx context.Context) (sideZKConf, error) {
 // does for one run.
 func (f *simFlags) sideManager(service string, zk sideZKConf, log *slog.Logger) (*simulator.Manager, error) {
 	cfg := simulator.ManagerConfig{Root: f.root, IdleTimeout: -1, Logger: log}
+	cs, err := classServiceNamed(service)
+	if err != nil {
+		return nil, err
+	}
 	var m *simulator.Manager
-	var err error
-	switch service {
-	case lockqueue.ZooKeeper:
+	if cs.newClassroom != nil {
+		_, m, err = cs.newClassroom(cfg)
+	} else {
+		// ZooKeeper's classroom works on an ensemble: --zk's, or the one
+		// sideZK started.
 		if zk.missing != "" {
 			return nil, errors.New(zk.missing)
 		}
 		m, err = zksim.New(zksim.Config{Servers: zk.servers, Chroot: zk.chroot, SessionTimeout: f.sessionTimeout}, cfg)
-	case redislock.Name:
-		_, m, err = redislock.NewClassroom(cfg)
-	case etcdlock.Name:
-		_, m, err = etcdlock.NewClassroom(cfg)
-	case pglock.Name:
-		_, m, err = pglock.NewClassroom(cfg)
-	default:
-		err = fmt.Errorf("no classroom for service %q", service)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s classroom: %w", service, err)

@@ -22,13 +22,6 @@ var serviceBranch = regexp.MustCompile(`lockqueue\.(ZooKeeper|Etcd|Redis|Postgre
 // test, and so does an entry above the file's count, so the list only
 // shrinks.
 var serviceBranchesAllowed = map[string]int{
-	// The classroom's scripts are issue 34 item 5's classroom part
-	// (another branch): they name services until the classroom's words
-	// come through the seam too.
-	"static/sim-panel.js": 1,
-	"static/sim-views.js": 5,
-	"static/sim.js":       1,
-
 	// A dashboard row reads its summary's service name once
 	// (lockqueue's ServiceName, the edge rule for snapshots).
 	"views/models.go": 1,

@@ -30,8 +30,11 @@ var builtinFS embed.FS
 
 // Catalog is ZooKeeper's built-in scenarios, the seeds' recipes.
 var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
-	FS: builtinFS, Dir: "scenarios",
+	Service: lockqueue.ZooKeeper, Title: "ZooKeeper", Unnamed: true, FS: builtinFS, Dir: "scenarios",
 	Order: []string{"lock1-5", "herd", "ha-standby", "session-expiry", "gc-pause"},
+	// ZooKeeper's clients take the engine's own actions, whether a file
+	// names the service or not.
+	Validate: func(sc *simulator.Scenario) error { return sc.CheckSteps() },
 })
 
 // ErrSandboxLeft: Close could not remove the sandbox because ZooKeeper was
@@ -208,6 +211,9 @@ func (*Backend) Catalog() *simulator.Catalog { return Catalog }
 func (*Backend) Actions() []string           { return simulator.Actions() }
 func (*Backend) Lost() string                { return "session had expired" }
 
+// Name is ZooKeeper's, the service the backend's runs are on.
+func (*Backend) Name() string { return lockqueue.ZooKeeper }
+
 // Token is a ZooKeeper token: the holder's node's czxid, in hex as
 // ZooKeeper writes zxids.
 func (*Backend) Token(t int64) string { return tokenText(t) }
@@ -216,7 +222,12 @@ func (*Backend) CheckAction(sc *simulator.Scenario, a simulator.Action, wildcard
 	return simulator.CheckAction(sc.Lock, a, wildcard)
 }
 
+// DryRun checks the steps with the engine's own actions, then plays the
+// plan on a ledger of the recipe.
 func (*Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error {
+	if err := sc.CheckSteps(); err != nil {
+		return err
+	}
 	return dryRun(sc.Lock, sc.Leases, plan)
 }
 
