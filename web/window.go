@@ -175,9 +175,28 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 	}
 	from := min(v.from, max(0, n-v.size))
 	w := &Window{Total: n, From: from, To: min(n, from+v.size), Holding: facts.holding, ChildWatchers: facts.childWatchers}
-	// shown are the positions sent, ascending: the ends and the window,
-	// then the middle's holders, zombies and alerted nodes in queue order
-	// until windowMaxExtra of them (the selected node whatever the count).
+	shown := windowEndsAndPage(n, w)
+	selected := -1
+	if v.node != "" {
+		if i, ok := facts.position(s.Nodes, v.node); ok && !isShown(shown, i) {
+			selected = i
+		}
+	}
+	shown = append(shown, windowExtra(shown, facts.notable, selected, w)...)
+	slices.Sort(shown)
+	shown = slices.Compact(shown)
+	nodes := windowRuns(s.Nodes, shown, facts, w)
+	w.Targets = foldedTargets(s, nodes, shown, facts)
+	if len(nodes) < n {
+		w.Note = views.FoldNote(n, w.From, w.To, len(nodes), w.Extra, w.Capped)
+	}
+	s.Nodes = nodes
+	return s, w
+}
+
+// windowEndsAndPage are the positions a window of n nodes always shows,
+// ascending: the first and last windowEnds and the table's page.
+func windowEndsAndPage(n int, w *Window) []int {
 	shown := make([]int, 0, 2*windowEnds+(w.To-w.From)+windowMaxExtra+1)
 	for i := range min(windowEnds, n) {
 		shown = append(shown, i)
@@ -188,21 +207,22 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 	for i := max(n-windowEnds, w.To, windowEnds); i < n; i++ {
 		shown = append(shown, i)
 	}
-	isShown := func(i int) bool {
-		_, ok := slices.BinarySearch(shown, i)
-		return ok
-	}
-	selected := -1
-	if v.node != "" {
-		if i, ok := facts.position(s.Nodes, v.node); ok && !isShown(i) {
-			selected = i
-		}
-	}
-	// The middle's nodes drawn for what they are, in queue order, and the
-	// selected one in its place.
+	return shown
+}
+
+func isShown(shown []int, i int) bool {
+	_, ok := slices.BinarySearch(shown, i)
+	return ok
+}
+
+// windowExtra are the middle's nodes drawn for what they are (the notable
+// positions: holders, zombies and alerted nodes, ascending) that shown
+// lacks, in queue order, until windowMaxExtra of them, and the selected
+// one (-1: none) in its place whatever the count; it counts them in w.
+func windowExtra(shown, notable []int, selected int, w *Window) []int {
 	var extra []int
 	take := func(i int) {
-		if isShown(i) {
+		if isShown(shown, i) {
 			return
 		}
 		switch {
@@ -217,7 +237,7 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 			w.Extra++
 		}
 	}
-	for _, i := range facts.notable {
+	for _, i := range notable {
 		if selected >= 0 && selected <= i {
 			take(selected)
 			if selected == i {
@@ -231,10 +251,13 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 	if selected >= 0 {
 		take(selected)
 	}
-	shown = append(shown, extra...)
-	slices.Sort(shown)
-	shown = slices.Compact(shown)
+	return extra
+}
 
+// windowRuns are the nodes at the positions shown (ascending, distinct),
+// with w's runs of them and the folds between.
+func windowRuns(all []lockqueue.Node, shown []int, facts *windowFacts, w *Window) []lockqueue.Node {
+	n := len(all)
 	nodes := make([]lockqueue.Node, 0, len(shown))
 	next := 0 // the first position not yet in a run or a fold
 	for r := 0; r < len(shown); {
@@ -246,7 +269,7 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 		if i > next {
 			w.Folds = append(w.Folds, [3]int{next, i - 1, facts.holdersIn(next, i-1)})
 		}
-		nodes = append(nodes, s.Nodes[i:shown[j]+1]...)
+		nodes = append(nodes, all[i:shown[j]+1]...)
 		w.Runs = append(w.Runs, [2]int{i, shown[j] - i + 1})
 		next = shown[j] + 1
 		r = j + 1
@@ -254,12 +277,7 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 	if next < n {
 		w.Folds = append(w.Folds, [3]int{next, n - 1, facts.holdersIn(next, n-1)})
 	}
-	w.Targets = foldedTargets(s, nodes, shown, facts)
-	if len(nodes) < n {
-		w.Note = views.FoldNote(n, w.From, w.To, len(nodes), w.Extra, w.Capped)
-	}
-	s.Nodes = nodes
-	return s, w
+	return nodes
 }
 
 // foldedTargets finds the positions of the nodes that the sent nodes (at
