@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -48,6 +49,13 @@ func TestLockPageAsksNothingPerChange(t *testing.T) {
 		tb.until(fmt.Sprintf("waiter %d drawn with the server's label", i),
 			fmt.Sprintf(`(() => { const g = %s; return g && g.querySelector('text.label.name').textContent === %s })()`, node(name, "waiting"), jsString(label)))
 		tb.until(fmt.Sprintf("waiter %d's row", i), fmt.Sprintf(`document.querySelector('#table tr[data-row=%s]')`, jsString(name)))
+		if i == 0 {
+			// The lane's titles are the server's phrases, filled in.
+			title := eval[string](tb, fmt.Sprintf(`document.querySelector('#lane [data-from=%s][data-kind=rule] title').textContent`, jsString(name)))
+			if want := name + " waits for " + holder; !strings.HasPrefix(title, want) {
+				t.Errorf("the waiter's arrow says %q, want it to begin %q", title, want)
+			}
+		}
 		tb.until(fmt.Sprintf("the summary counts %d waiting", i+1), fmt.Sprintf(`document.querySelector('#summary [data-stat="waiting"] b').textContent === '%d'`, i+1))
 	}
 	asked := eval[[]string](tb, `performance.getEntriesByType('resource').slice(window.asked).map(e => new URL(e.name).pathname)

@@ -41,6 +41,14 @@ function words() {
   return cachedWords;
 }
 
+// say words one of the server's phrases for the lane (views.lanePhrases,
+// #lane-words' say) with vars: {x} is vars.x, {n|one|many} the word for a
+// count of one or of any other.
+export function say(key, vars = {}) {
+  const t = (words().say || {})[key] ?? key;
+  return t.replace(/\{(\w+)(?:\|([^|}]*)\|([^}]*))?\}/g, (_, k, one, many) => (one !== undefined ? (vars[k] === 1 ? one : many) : String(vars[k] ?? '')));
+}
+
 // modeLabel is the server's label of a node mode (views.ModeLabel).
 export function modeLabel(mode) {
   const modes = words().modes;
@@ -165,16 +173,11 @@ export class Timing {
   }
 }
 
-// WAIT_UNKNOWN explains a waiter's clock shown as "waits ?".
-export const WAIT_UNKNOWN = 'when it began to wait is unknown: the service gave no creation time for it (it was there before zklockviz started reading)';
-
-// HOLD_UNKNOWN explains a "holds ≥" clock, HOLD_SINCE_CREATED a "holds ≤" one.
-export const HOLD_UNKNOWN = 'already holding when this page opened: held at least this long; when it acquired is unknown';
-export const HOLD_SINCE_CREATED = 'already holding when this page opened: the time since its node was created (ZooKeeper\'s ctime, corrected for the server\'s measured clock offset); it acquired at or after that, when exactly is unknown';
-
-// holdHint explains a clock whose start is not a hand-off seen live.
+// holdHint explains a clock whose start is not a hand-off seen live: a
+// "holds ≥" clock (when it acquired is unknown), a "holds ≤" one (since its
+// node was created).
 export function holdHint(verb) {
-  return verb === 'holds ≥' ? HOLD_UNKNOWN : verb === 'holds ≤' ? HOLD_SINCE_CREATED : '';
+  return verb === 'holds ≥' ? say('node.holdUnknown') : verb === 'holds ≤' ? say('node.holdSinceMade') : '';
 }
 
 // provenance words who vouches for an edge (views.Provenance).
@@ -367,14 +370,14 @@ export function drawQueue(svg, snap, opts = {}) {
   // missing lock is not news of a free one.
   if (snap.connection !== 'connected' || snap.error) parentText += words().unknown;
   else if (snap.exists === false) parentText += words().missing;
-  else if (snap.invisibleChildWatches > 0) parentText += `  · ${snap.invisibleChildWatches} children watch${snap.invisibleChildWatches === 1 ? '' : 'es'} the server cannot list`;
-  else if (childWatchers > 0 && nodes.some((n) => n.folder)) parentText += `  · ${childWatchers} wait${childWatchers === 1 ? 's' : ''} for a free lease`; // a semaphore: not a herd
-  else if (childWatchers > 0) parentText += `  · herd: ${childWatchers} watch${childWatchers === 1 ? 'es' : ''} all children`;
+  else if (snap.invisibleChildWatches > 0) parentText += say('parent.invisible', { n: snap.invisibleChildWatches });
+  else if (childWatchers > 0 && nodes.some((n) => n.folder)) parentText += say('parent.leases', { n: childWatchers }); // a semaphore: not a herd
+  else if (childWatchers > 0) parentText += say('parent.herd', { n: childWatchers });
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.
   const fits = Math.max(12, Math.floor((width - 2 * PAD - 16) / 7.3));
   parent.append(el('text', { x: PAD + 8, y: BAR_Y + 15 }, clip(parentText, fits)));
-  if (childWatchers > 0) parentText += ': every change to the children wakes every one of them';
+  if (childWatchers > 0) parentText += say('parent.herdWhy');
   parent.append(el('title', {}, parentText));
   svg.append(parent);
 
@@ -394,7 +397,7 @@ export function drawQueue(svg, snap, opts = {}) {
         'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'children'})`,
         'data-from': n.name, 'data-to': snap.path, 'data-kind': 'rule', 'data-edge': edge,
       });
-      p.append(el('title', {}, `${n.name} waits on the children of ${snap.path}`));
+      p.append(el('title', {}, say('rule.children', { name: n.name, path: snap.path })));
       arrows.append(p);
     } else if (n.waitsFor && n.waitsOn !== 'children') {
       const tx = xOf(n.waitsFor);
@@ -407,8 +410,8 @@ export function drawQueue(svg, snap, opts = {}) {
           'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
           'data-from': n.name, 'data-to': n.waitsFor, 'data-kind': 'rule', 'data-edge': edge, 'data-provenance': prov && provenance(prov),
         });
-        const why = prov ? ` (${provenance(prov)}: ${prov === 'server' ? 'the server reports it' : 'by the recipe\'s rule; the server keeps no record of it'})` : ' (recipe rule)';
-        p.append(el('title', {}, `${n.name} waits for ${n.waitsFor}` + why + (edge === 'missing' ? ' — but its session watches nothing there' : '')));
+        const why = prov ? say(prov === 'server' ? 'rule.server' : 'rule.rule', { prov: provenance(prov) }) : say('rule.plain');
+        p.append(el('title', {}, say('rule.waits', { name: n.name, target: n.waitsFor }) + why + (edge === 'missing' ? say('rule.missing') : '')));
         arrows.append(p);
       }
     }
@@ -422,7 +425,7 @@ export function drawQueue(svg, snap, opts = {}) {
         class: 'arrow actual edge-confirmed blocked', d, 'marker-end': `url(#${id}-ah-confirmed)`,
         'data-from': n.name, 'data-to': e.to, 'data-kind': 'blocked', 'data-edge': 'confirmed', 'data-provenance': provenance('server'),
       });
-      p.append(el('title', {}, `${n.name} is blocked by ${e.to} (${provenance('server')}: the server reports it)`));
+      p.append(el('title', {}, say('blocked', { name: n.name, to: e.to, prov: provenance('server') })));
       arrows.append(p);
     }
   }
@@ -444,7 +447,7 @@ export function drawQueue(svg, snap, opts = {}) {
           'marker-end': `url(#${id}-ah-children)`,
           'data-from': n.name, 'data-to': snap.path, 'data-kind': 'actual', 'data-edge': n.edge || '',
         });
-        p.append(el('title', {}, `${n.name}'s session watches the children of ${snap.path}`));
+        p.append(el('title', {}, say('watch.children', { name: n.name, path: snap.path })));
         arrows.append(p);
         continue;
       }
@@ -471,8 +474,8 @@ export function drawQueue(svg, snap, opts = {}) {
         d = `M${c.x + 4},${ACT_Y} Q${c.x + 6},${gy} ${gx - 6},${gy}`;
         const ghost = el('g', { class: 'ghost', 'data-ghost': target });
         ghost.append(el('circle', { cx: gx, cy: gy, r: 6 }));
-        ghost.append(el('text', { x: gx + 9, y: gy + 4, class: 'ghost-label' }, 'gone'));
-        ghost.append(el('title', {}, `watched node ${target} no longer exists: a leaked watch`));
+        ghost.append(el('text', { x: gx + 9, y: gy + 4, class: 'ghost-label' }, say('watch.gone')));
+        ghost.append(el('title', {}, say('watch.leaked', { target })));
         arrows.append(ghost);
       } else {
         // A watch forward in the queue leaves and lands inside the pair's
@@ -484,9 +487,9 @@ export function drawQueue(svg, snap, opts = {}) {
         d = tx > c.x ? arc(c.x + 16, tx - 16, y, 1, 46) : arc(c.x, tx, y, 1.6, 66);
       }
       const p = el('path', { class: cls, d, 'marker-end': marker, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': edgeKind, 'data-stuck': stuck ? 'true' : undefined });
-      let why = edgeKind === 'dangling' ? ' (gone: dangling watch)' : edgeKind === 'unexpected' ? ' (not what its recipe says)' : edgeKind === 'deadlock' ? ' (part of a watch cycle)' : '';
-      if (stuck) why = ` (${n.name} holds by its recipe's rule, but its client still waits for this node: a stalled holder` + (inCycle ? ', in a deadlock cycle)' : ')');
-      p.append(el('title', {}, `${n.name}'s session watches ${target}` + why));
+      let why = ['dangling', 'unexpected', 'deadlock'].includes(edgeKind) ? say('watch.' + edgeKind) : '';
+      if (stuck) why = say(inCycle ? 'watch.stuckCycle' : 'watch.stuck', { name: n.name });
+      p.append(el('title', {}, say('watch', { name: n.name, target }) + why));
       arrows.append(p);
     }
   }
@@ -504,9 +507,9 @@ export function drawQueue(svg, snap, opts = {}) {
       g.append(el('rect', { x: -c.w / 2 + 10, y: CY - 26, width: c.w - 20, height: 52, rx: 10 }));
       const waiting = c.count - c.holding;
       g.append(el('text', { x: 0, y: CY - 4, class: 'group-count' }, `… ${count(c.count)}`));
-      g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? `${count(c.holding)} hold · ${count(waiting)} wait …` : c.holding ? 'holding …' : 'waiting …'));
-      g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, `#${c.from + 1}–#${c.to + 1}`));
-      g.append(el('title', {}, `${c.count} nodes folded (queue positions ${c.from + 1} to ${c.to + 1}); the table lists them all` + (win && opts.onFold ? '; click to show them' : '')));
+      g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? say('group.holdWait', { hold: count(c.holding), wait: count(waiting) }) : say(c.holding ? 'group.holding' : 'group.waiting')));
+      g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, say('group.positions', { from: c.from + 1, to: c.to + 1 })));
+      g.append(el('title', {}, say('group.title', { count: c.count, from: c.from + 1, to: c.to + 1 }) + (win && opts.onFold ? say('group.open') : '')));
       if (win && opts.onFold) {
         // Only a window's folds open: their nodes were never sent. The
         // whole column answers clicks, as a node's does.
@@ -616,12 +619,12 @@ export function drawLocks(svg, locks, cycle, opts = {}) {
       class: 'cycle-link', d, 'marker-end': `url(#${id}-ah-cycle)`, 'data-cycle-link': who,
       'data-session': b, 'data-from-lock': here.snap.path, 'data-to-lock': there.snap.path,
     });
-    p.append(el('title', {}, `${who} (${b}) holds ${here.snap.path} and waits for ${there.snap.path}: one session in both locks, part of the wait cycle`));
+    p.append(el('title', {}, say('cycle.link', { who, session: b, here: here.snap.path, there: there.snap.path })));
     links.append(p);
     const tag = el('g', { class: 'cycle-tag', transform: `translate(${(x1 + x2) / 2},${bottom + 0.75 * h})` });
     tag.append(el('rect', { x: -24, y: -10, width: 48, height: 20, rx: 10 }));
     tag.append(el('text', { y: 4 }, who));
-    tag.append(el('title', {}, `${who}: holds ${here.snap.path}, waits for ${there.snap.path}`));
+    tag.append(el('title', {}, say('cycle.tag', { who, here: here.snap.path, there: there.snap.path })));
     links.append(tag);
   });
   svg.append(links);
@@ -643,14 +646,15 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   const g = el('g', {
     class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
     transform: `translate(${c.x},0)`, tabindex: 0, role: 'button', 'data-stalled-on': n.stalledOn || undefined,
-    'aria-label': `${n.name}: ${modeLabel(mode)}, ${state}` + (n.waitsFor ? `, waits for ${n.waitsFor}` : '') + (n.stalledOn ? `, ${w.stalled} ${n.stalledOn}` : '') + (n.partOf ? `, ${w.partOf}${n.partOf}` : ''),
+    'aria-label': say('node.aria', { name: n.name, mode: modeLabel(mode), state }) + (n.waitsFor ? say('node.ariaWaits', { target: n.waitsFor }) : '') +
+      (n.stalledOn ? say('node.ariaStalled', { stalled: w.stalled, on: n.stalledOn }) : '') + (n.partOf ? say('node.ariaPartOf', { partOf: w.partOf, of: n.partOf }) : ''),
   });
-  const tip = [n.name, `${modeLabel(mode)} · ${state}` + (n.waitsFor ? ` · waits for ${n.waitsFor}` : '') + (n.waitsOn === 'children' ? ' · waits on the parent\'s children' : '')];
-  if (n.stalledOn) tip.push(`${w.stalled} ${n.stalledOn} (since ${n.stalledSince})`);
-  if (n.partOf) tip.push(`${w.partOf}${n.partOf}: one contender with it, not a waiter of its own`);
-  if (n.session) tip.push(`session ${n.session}`);
+  const tip = [n.name, say('node.tipState', { mode: modeLabel(mode), state }) + (n.waitsFor ? say('node.tipWaits', { target: n.waitsFor }) : '') + (n.waitsOn === 'children' ? say('node.tipChildren') : '')];
+  if (n.stalledOn) tip.push(say('node.tipStalled', { stalled: w.stalled, on: n.stalledOn, since: n.stalledSince }));
+  if (n.partOf) tip.push(say('node.tipPartOf', { partOf: w.partOf, of: n.partOf }));
+  if (n.session) tip.push(say('node.tipSession', { session: n.session }));
   if (opts.timing && holdHint(opts.timing.verb(n))) tip.push(holdHint(opts.timing.verb(n)));
-  for (const a of alerts || []) tip.push(`⚠ ${a.kind}: ${a.message}`);
+  for (const a of alerts || []) tip.push(say('node.tipAlert', { kind: a.kind, message: a.message }));
   g.append(el('title', {}, tip.join('\n')));
   // The whole column answers clicks, not only the shape's pixels.
   g.append(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
@@ -677,7 +681,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
     b.append(el('circle', { r: 8 }));
     // An hourglass, drawn: not every font has the glyph.
     b.append(el('path', { class: 'hourglass', d: 'M-4,-5 L4,-5 L0,0 L4,5 L-4,5 L0,0 z' }));
-    b.append(el('title', {}, 'its client still waits'));
+    b.append(el('title', {}, say('node.stillWaits')));
     g.append(b);
   }
   if (n.session === '0x0' && !n.foreign) {
@@ -701,7 +705,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
       t.setAttribute('data-verb', opts.timing.verb(n));
     } else {
       t.textContent = opts.timing.verb(n) + ' ?';
-      t.setAttribute('title', WAIT_UNKNOWN);
+      t.setAttribute('title', say('node.waitUnknown'));
     }
   }
   const lease = leaseUntil(snap, n);
@@ -750,7 +754,7 @@ export function tick(root, now = Date.now()) {
     if (!(since > 0)) {
       // Unknown start (see Timing.since): say so, never a made-up age.
       t.textContent = [t.getAttribute('data-verb'), '?'].filter(Boolean).join(' ');
-      if (!t.title) t.title = WAIT_UNKNOWN;
+      if (!t.title) t.title = say('node.waitUnknown');
       continue;
     }
     // A data-clock-at around it freezes the clock: the classroom shows a step

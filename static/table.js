@@ -4,7 +4,7 @@
 // (views.QueueTable), fetched a page at a time, so a 10,000-node lock costs
 // one page of rows in the DOM and the browser words no label of its own.
 
-import { tick, holdHint } from './queue.js';
+import { tick, holdHint, say } from './queue.js';
 import { morph } from './morph.js';
 
 export class QueueTable {
@@ -235,7 +235,7 @@ export function startNodeClock(root, snap, timing) {
   const dd = pane && pane.querySelector('dd.time');
   if (!n || !dd || !timing) return;
   const verb = timing.verb(n);
-  if (n.holding) dd.previousElementSibling.textContent = verb === 'holds ≥' ? 'holding for at least' : verb === 'holds ≤' ? 'holding for at most (since created)' : 'holding for';
+  if (n.holding) dd.previousElementSibling.textContent = say(verb === 'holds ≥' ? 'details.holdAtLeast' : verb === 'holds ≤' ? 'details.holdAtMost' : 'details.holdingFor');
   dd.dataset.since = timing.since(n);
   if (holdHint(verb)) dd.title = holdHint(verb);
 }

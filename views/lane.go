@@ -32,6 +32,8 @@ type LaneWords struct {
 	// (the classroom), by service name, the default service's also by ""
 	// (a run names no service on the wire: lockqueue.WireService).
 	Legends map[string][]LegendItem `json:"legends,omitempty"`
+	// Say are the lane's titles and labels (lanePhrases).
+	Say map[string]string `json:"say"`
 }
 
 // LegendItem is one entry of the lane's legend (lockservice.LegendItem).
@@ -65,7 +67,7 @@ func Words(legend []LegendItem) LaneWords {
 	w := LaneWords{
 		Stalled: Stalled, PartOf: partOfPrefix, Missing: "  (does not exist)", Unknown: "  (unknown: the last known state, not live)",
 		Provenance: map[lockqueue.Provenance]string{lockqueue.ByRule: Provenance(lockqueue.ByRule), lockqueue.ByServer: Provenance(lockqueue.ByServer)},
-		Legend:     legend,
+		Legend:     legend, Say: lanePhrases,
 	}
 	for _, m := range legendModes {
 		w.Modes = append(w.Modes, ModeWord{Mode: m, Label: ModeLabel(m)})
