@@ -96,6 +96,26 @@ func (h *Hub) Publish(s lockqueue.Snapshot) {
 	}
 }
 
+// Republish offers path's newest snapshot again, under a new sequence
+// number, to its subscribers: what a viewer's frames say beside the
+// snapshot (whether the history records) changed. Nothing when path has
+// none.
+func (h *Hub) Republish(path string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[path]
+	if t == nil || !t.has {
+		return
+	}
+	h.published++
+	t.seq = uint64(h.published)
+	for sub := range t.subs {
+		if sub.offer(*t.latest, t.seq) {
+			h.coalesced++
+		}
+	}
+}
+
 // Latest returns the newest snapshot of path.
 func (h *Hub) Latest(path string) (lockqueue.Snapshot, bool) {
 	h.mu.Lock()

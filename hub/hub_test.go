@@ -352,3 +352,22 @@ func BenchmarkIdleParentMemory(b *testing.B) {
 	}
 	b.ReportMetric(perParent, "bytes/parent")
 }
+
+// Republish offers a topic's newest snapshot again, under a new sequence
+// number, and nothing for a topic never published.
+func TestRepublish(t *testing.T) {
+	h := New()
+	h.Republish("/none")
+	s := queue("/a", 1, 2)
+	h.Publish(s)
+	sub := h.Subscribe("/a")
+	defer sub.Close()
+	<-sub.C()
+	_, first, _ := sub.NextSeq()
+	h.Republish("/a")
+	<-sub.C()
+	again, seq, ok := sub.NextSeq()
+	if !ok || seq <= first || again.Revision != s.Revision {
+		t.Errorf("republished: %v seq %d after %d, revision %d", ok, seq, first, again.Revision)
+	}
+}

@@ -155,6 +155,9 @@ func (s *Server) socketParts(svc lockservice.Service, name string) partsFunc {
 		return nil
 	}
 	return func(snap lockqueue.Snapshot, v view) (*renderedPart, string) {
+		if s.history != nil {
+			s.history.check()
+		}
 		return p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery(), p.historyNow)
 	}
 }

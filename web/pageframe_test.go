@@ -55,6 +55,17 @@ func TestHistoryStatusSaid(t *testing.T) {
 		t.Errorf("recording again, the frame says %q (%v)", x.HistoryOff, err)
 	}
 
+	// The history stops recording while the lock does not change: once
+	// the server sees it (here the API's answer; a frame's own check, as a
+	// change's write is tried), the sockets are told without a change.
+	st.Store(&history.Status{Recording: false, Why: "disk full again", Since: since})
+	do(t, http.MethodGet, e.ts.URL+"/api/v1/history/status", "", nil)
+	v.next()
+	x = pageExtra{}
+	if err := json.Unmarshal(v.last, &x); err != nil || !strings.Contains(x.HistoryOff, "disk full again") {
+		t.Errorf("the history off again, the socket was told %q (%v)", x.HistoryOff, err)
+	}
+
 	plain := newEnv(t, Config{})
 	if code, _, body := do(t, http.MethodGet, plain.ts.URL+"/api/v1/history/status", "", nil); code != http.StatusNotFound || !strings.Contains(string(body), "records no history") {
 		t.Errorf("without a recorder: %d %s", code, body)

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +103,26 @@ type statusWatch struct {
 	now, synced func() history.Status
 	last        atomic.Uint64 // the hash of the status seen last; 0: none yet
 	epoch       atomic.Uint64
+	// changed is called, on a goroutine of its own, when the status is
+	// seen to change.
+	changed func()
+	// checking is set while a check (check) waits for the recorder.
+	checking atomic.Bool
+}
+
+// check has the status read once the recorder has recorded what was
+// offered to it, on a goroutine of its own, unless a check is under way: a
+// frame says the status as it is when the frame is made, before the
+// recorder has tried to record the change the frame shows, and a failed
+// write is seen (and the sockets told, changed) once it is tried.
+func (w *statusWatch) check() {
+	if !w.checking.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer w.checking.Store(false)
+		w.get()
+	}()
 }
 
 // get is the status once what was offered is recorded (HistorySynced).
@@ -116,8 +137,22 @@ func (w *statusWatch) note(st history.Status) history.Status {
 	sum := h.Sum64() | 1
 	if old := w.last.Swap(sum); old != 0 && old != sum {
 		w.epoch.Add(1)
+		if w.changed != nil {
+			go w.changed()
+		}
 	}
 	return st
+}
+
+// republishFollowed offers every lock a socket follows again, so that the
+// frames its sockets get say what changed beside the snapshot.
+func (s *Server) republishFollowed() {
+	s.fmu.Lock()
+	keys := slices.Collect(maps.Keys(s.caches))
+	s.fmu.Unlock()
+	for _, k := range keys {
+		s.cfg.Hub.Republish(k)
+	}
 }
 
 // historyEpoch is how many times the recorder's status was seen to change.
@@ -159,7 +194,7 @@ func New(cfg Config) (*Server, error) {
 		pending:  &pendingLocks{},
 	}
 	if cfg.HistoryStatus != nil {
-		s.history = &statusWatch{now: cfg.HistoryStatus, synced: cfg.HistorySynced}
+		s.history = &statusWatch{now: cfg.HistoryStatus, synced: cfg.HistorySynced, changed: s.republishFollowed}
 		if s.history.synced == nil {
 			s.history.synced = cfg.HistoryStatus
 		}
