@@ -16,11 +16,13 @@ import (
 // A lock page's socket (?window=FROM:SIZE) carries, beside each frame's
 // nodes, what the page shows of them in the server's words: the lane's name
 // labels of the nodes the frame brings (views.ShortName) and, with
-// &parts=1, the parts (banner, summary, alerts, the table's page and the selected node's
-// details, views.LockPartSections, the same render GET /parts/lock answers and
-// shares through partsCache). They are made once per snapshot and view
-// with the frame, which every socket on that view shares, so the page asks
-// the server nothing per change: it draws the nodes and swaps the parts in.
+// &parts=1, the sections of the parts that changed since its last frame
+// (views.LockPartSections: the banner, summary, alerts, the table's page
+// and its counts, the selected node's details; the same render GET
+// /parts/lock answers, shared through partsCache). They are made once per
+// snapshot and view with the frame, which every socket on that view
+// shares, so the page asks the server nothing per change: it draws the
+// nodes and swaps the parts in.
 
 // maxFilterLen bounds a table filter a socket asks for.
 const maxFilterLen = 200
