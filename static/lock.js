@@ -56,9 +56,10 @@ const table = new QueueTable(document.getElementById('table'), {
   onParts: showParts,
   onPage: () => followWindow(),
   // A socket brings only the parts that changed since its last frame: a
-  // page fetched meanwhile may be older than some of them, so the socket
-  // starts again from all of them.
-  onFetched: () => at === null && live && live.setWindow(viewWindow(), true),
+  // live page fetched meanwhile may be older than some of them, so the
+  // socket starts again from all of them; a past moment's page only moves
+  // the socket to its view, for when Live comes back.
+  onFetched: () => live && live.setWindow(viewWindow(), at === null),
 });
 
 // liveSections are the live parts the socket has brought, by section: its

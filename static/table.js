@@ -142,7 +142,8 @@ export class QueueTable {
         }
         if (this.dirty) continue;
         if (this.showName === show) this.showName = '';
-        this.put(html, show);
+        // A page with onFetched is told once, by it, not by onPage too.
+        this.put(html, show, !!this.onFetched);
         if (this.onFetched) this.onFetched();
       } while (this.dirty);
     } finally {
@@ -153,7 +154,7 @@ export class QueueTable {
   // put swaps the server's page in and starts its clocks, which tick in
   // the page from the times the timing gives (Timing, or a replay's or a
   // run's clock).
-  put(html, show) {
+  put(html, show, quiet = false) {
     const tpl = document.createElement('template');
     tpl.innerHTML = html;
     // A frame may bring the other parts without the table's page, which
@@ -167,7 +168,7 @@ export class QueueTable {
       const shown = this.root.querySelector('.table-wrap');
       if (!meta || !shown) return;
       putMeta(shown, meta);
-      this.pager(shown, '');
+      this.pager(shown, '', quiet);
       return;
     }
     const byName = new Map((this.snap.nodes || []).map((n) => [n.name, n]));
@@ -194,18 +195,18 @@ export class QueueTable {
     // Counts newer than the rows (Live shows the sections a socket
     // brought, each as new as its last change).
     if (meta) putMeta(live, meta);
-    this.pager(live, show);
+    this.pager(live, show, quiet);
   }
 
-  // pager says which page live, the table shown, is, and scrolls to the
-  // row of show.
-  pager(live, show) {
+  // pager says which page live, the table shown, is (to onPage unless
+  // quiet), and scrolls to the row of show.
+  pager(live, show, quiet = false) {
     this.page = Number(live.dataset.page);
     const pages = Number(live.dataset.pages);
     this.info.textContent = live.dataset.info;
     this.prev.disabled = this.page === 0;
     this.next.disabled = this.page >= pages - 1;
-    if (this.onPage) this.onPage(this.page);
+    if (this.onPage && !quiet) this.onPage(this.page);
     const tr = show && live.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
     if (tr) tr.scrollIntoView({ block: 'nearest' });
   }
