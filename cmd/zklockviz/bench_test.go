@@ -495,8 +495,10 @@ func dialViewers(b testing.TB, n int, dial func(*sync.WaitGroup) *benchViewer) [
 // any write.
 //
 // With binary, zklockviz is the binary as a user starts it, `zklockviz
-// serve` with its default flags (the history on, in a data directory of its
-// own) in a process of its own, and there is no publish probe. view is
+// serve` with its default flags (the history on, under the tests'
+// $XDG_STATE_HOME) in a process of its own, and the naive broadcaster is in
+// a process of its own too (TestNaiveProcess), so that neither shares the
+// viewers' runtime; there are no publish or listing probes. view is
 // added to each viewer's /ws URL: "&window=0:100&parts=1" is a lock page's
 // socket.
 //
@@ -520,7 +522,7 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view st
 
 	var base string
 	if binary {
-		s := startServe(b, "--zk", zkAddr, "--watch", zkl.path, "--addr", "127.0.0.1:0", "--data-dir", b.TempDir())
+		s := startServe(b, "--zk", zkAddr, "--watch", zkl.path, "--addr", "127.0.0.1:0")
 		base = s.url
 	} else {
 		m := startMain(b, "--zk", zkAddr, "--watch", zkl.path)
@@ -532,9 +534,14 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view st
 	waitVerdict(b, base, zkl.path)
 	url := "ws" + strings.TrimPrefix(base, "http") + "/ws?path=" + zkl.path + view
 	zkl.vs = dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialWS(b, url, showsNode, &zkl.wire, wg) })
-	naive.probe = &hubProbe{}
-	n := startNaive(b, zkAddr, naive.path, naive.probe)
-	naive.vs = dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialWS(b, n.url, naiveShows, &naive.wire, wg) })
+	naiveURL := ""
+	if binary {
+		naiveURL = startNaiveProcess(b, zkAddr, naive.path)
+	} else {
+		naive.probe = &hubProbe{}
+		naiveURL = startNaive(b, zkAddr, naive.path, naive.probe).url
+	}
+	naive.vs = dialViewers(b, viewers, func(wg *sync.WaitGroup) *benchViewer { return dialWS(b, naiveURL, naiveShows, &naive.wire, wg) })
 
 	i := 0
 	for b.Loop() {
@@ -565,9 +572,11 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view st
 		b.ReportMetric(percentile(zkl.probe.lat, 0.50), "publish-p50-ms")
 		b.ReportMetric(percentile(zkl.probe.lat, 0.99), "publish-p99-ms")
 	}
-	slices.Sort(naive.probe.lat)
-	b.ReportMetric(percentile(naive.probe.lat, 0.50), "naive-list-p50-ms")
-	b.ReportMetric(percentile(naive.probe.lat, 0.99), "naive-list-p99-ms")
+	if naive.probe != nil {
+		slices.Sort(naive.probe.lat)
+		b.ReportMetric(percentile(naive.probe.lat, 0.50), "naive-list-p50-ms")
+		b.ReportMetric(percentile(naive.probe.lat, 0.99), "naive-list-p99-ms")
+	}
 	b.ReportMetric(p50/np50, "p50-ratio")
 	b.ReportMetric(p99/np99, "p99-ratio")
 	b.ReportMetric(perChange(&zkl), "B/change")

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,6 +108,61 @@ func (n *naiveBroadcaster) serve(w http.ResponseWriter, r *http.Request) {
 	n.mu.Lock()
 	delete(n.conns, conn)
 	n.mu.Unlock()
+}
+
+// naiveProcessEnv, set to "ZKADDR PATH", has this test binary serve the
+// naive broadcaster of PATH in a process of its own (TestNaiveProcess).
+const naiveProcessEnv = "ZKLOCKVIZ_NAIVE_PROCESS"
+
+// TestNaiveProcess is the naive broadcaster in a process of its own, for
+// the race against the zklockviz binary (benchVsNaive), which starts this
+// test binary so: each side is a process beside the viewers', as neither
+// shares the viewers' runtime. It says its URL on stdout and serves until
+// its stdin closes. Skipped otherwise.
+func TestNaiveProcess(t *testing.T) {
+	spec := os.Getenv(naiveProcessEnv)
+	if spec == "" {
+		t.Skip("the naive broadcaster's process, started by BenchmarkChangeToFrame/vs-naive-binary")
+	}
+	zkAddr, path, _ := strings.Cut(spec, " ")
+	n := startNaive(t, zkAddr, path, &hubProbe{})
+	fmt.Printf("naive listening on %s\n", n.url)
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// startNaiveProcess starts the naive broadcaster of path in a process of
+// its own (TestNaiveProcess) and returns its socket's URL.
+func startNaiveProcess(b testing.TB, zkAddr, path string) string {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNaiveProcess$")
+	cmd.Env = append(os.Environ(), naiveProcessEnv+"="+zkAddr+" "+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start the naive broadcaster's process: %v", err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Logf("the naive broadcaster's process: %v", err)
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "naive listening on "); ok {
+			go io.Copy(io.Discard, stdout)
+			return u
+		}
+	}
+	b.Fatalf("the naive broadcaster's process said no URL: %v", sc.Err())
+	return ""
 }
 
 // naiveShows reports whether a naive frame (a JSON list of names) lists
