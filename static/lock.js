@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, pastTiming, knowNames, COL } from './queue.js';
+import { drawQueue, Timing, tick, legend, pastTiming, knowNames, say, COL } from './queue.js';
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
@@ -271,22 +271,22 @@ document.getElementById('copy').addEventListener('click', async (e) => {
     if (!res.ok) throw new Error(res.statusText);
     text = await res.text();
   } catch (err) {
-    btn.textContent = `could not copy: ${err.message}`;
-    setTimeout(() => (btn.textContent = 'copy as text'), 2000);
+    btn.textContent = say('page.copyFailed', { why: err.message });
+    setTimeout(() => (btn.textContent = say('page.copy')), 2000);
     return;
   }
   try {
     await navigator.clipboard.writeText(text);
-    btn.textContent = 'copied ✓';
+    btn.textContent = say('page.copied');
   } catch {
     // Without clipboard access (plain http on another host), show it to copy by hand.
     const out = document.getElementById('copy-out');
     out.value = text;
     out.hidden = false;
     out.select();
-    btn.textContent = 'select and copy ↓';
+    btn.textContent = say('page.copyByHand');
   }
-  setTimeout(() => (btn.textContent = 'copy as text'), 2000);
+  setTimeout(() => (btn.textContent = say('page.copy')), 2000);
 });
 
 // follow opens the socket, once the server watches the path: a socket for
@@ -337,7 +337,7 @@ if (watchThis) {
       });
       const answer = await res.json().catch(() => ({}));
       if (!res.ok) throw new Error(answer.error || `${res.status} ${res.statusText}`);
-      watchThis.closest('.card').replaceChildren(Object.assign(document.createElement('p'), { textContent: `Watching ${path}.` }));
+      watchThis.closest('.card').replaceChildren(Object.assign(document.createElement('p'), { textContent: say('page.watching', { path }) }));
       body.dataset.watched = 'true';
       follow();
       // The banner's words for the socket's own states come with the parts
@@ -352,7 +352,7 @@ if (watchThis) {
       }
     } catch (err) {
       watchThis.disabled = false;
-      watchThis.insertAdjacentText('afterend', ` Could not watch: ${err.message}`);
+      watchThis.insertAdjacentText('afterend', say('page.watchFailed', { why: err.message }));
     }
   });
 }
@@ -459,7 +459,7 @@ if (bar) {
       .catch(() => null);
     const res = await fetch('/api/v1/lock/history/density?' + lockQuery(q, query));
     if (!res.ok) {
-      ui.info.textContent = `no history: ${res.status} ${res.statusText}`;
+      ui.info.textContent = say('bar.noHistory', { status: `${res.status} ${res.statusText}` });
       return;
     }
     const d = await res.json();
@@ -468,7 +468,7 @@ if (bar) {
     total = d.moments || 0;
     first = d.first ? Date.parse(d.first) : null;
     last = d.last ? Date.parse(d.last) : null;
-    gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: `not seen: ${when(Date.parse(g.from))} – ${when(Date.parse(g.to))} (${g.why || 'disconnected'})` }));
+    gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: say('bar.gap', { from: when(Date.parse(g.from)), to: when(Date.parse(g.to)), why: g.why || say('bar.gapWhy') }) }));
     timeline.set({ min: win.from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
     timeline.density(counts);
     strip.draw(await stripRes);
@@ -494,11 +494,10 @@ if (bar) {
   // momentText tells a moment's changes: each kind with its count, then
   // the nodes they name (the first few, and how many more).
   function momentText(m) {
-    const kinds = m.kinds.map((k) => (k.count > 1 ? `${k.kind} ×${k.count.toLocaleString('en-US')}` : k.kind)).join(', ');
+    const kinds = m.kinds.map((k) => (k.count > 1 ? say('bar.kindCount', { kind: k.kind, count: k.count.toLocaleString('en-US') }) : k.kind)).join(', ');
     const nodes = m.nodes || [];
     if (!nodes.length) return kinds;
-    const more = m.changes > nodes.length ? ' …' : '';
-    return `${kinds}: ${nodes.join(', ')}${more}`;
+    return say('bar.kindsNodes', { kinds, nodes: nodes.join(', '), more: m.changes > nodes.length ? say('bar.more') : '' });
   }
 
   // ensurePage lists the page around t, unless it is listed or on its way;
@@ -546,7 +545,7 @@ if (bar) {
               return {
                 value: t,
                 cls: 'k-' + String(m.kinds[0].kind).replace(/[^a-z]/g, '') + (t === at ? ' current' : ''),
-                title: when(t) + ': ' + momentText(m),
+                title: say('bar.moment', { at: when(t), changes: momentText(m) }),
                 data: { at: String(t) },
               };
             });
@@ -564,7 +563,7 @@ if (bar) {
     else body.dataset.clockAt = String(at);
     ui.live.setAttribute('aria-pressed', String(at === null));
     ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
-    ui.info.textContent = at === null ? `live · ${total} recorded changes in the window` : `${when(at)} · ${countTo(at)} of ${total} changes`;
+    ui.info.textContent = at === null ? say('bar.live', { total }) : say('bar.at', { at: when(at), n: countTo(at), total });
     timeline.input.value = String(at === null ? win.to : at);
     timeline.current(at);
     strip.cursor(at);
@@ -801,7 +800,7 @@ if (bar) {
   // replay status says why.
   load().then(() => {
     if (at === null) return;
-    if (document.querySelector('#replay-status[data-off]')) ui.info.textContent = `${when(at)} · history off`;
+    if (document.querySelector('#replay-status[data-off]')) ui.info.textContent = say('bar.off', { at: when(at) });
     else seek(at);
   });
   historyBack = () => {
