@@ -800,7 +800,8 @@ if (bar) {
   // replay status says why.
   load().then(() => {
     if (at === null) return;
-    if (document.querySelector('#replay-status[data-off]')) ui.info.textContent = say('bar.off', { at: when(at) });
+    const off = document.querySelector('#replay-status[data-off]');
+    if (off) ui.info.textContent = say('bar.off', { at: when(at), off: off.dataset.off });
     else seek(at);
   });
   historyBack = () => {

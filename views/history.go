@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/a-h/templ"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,15 @@ func (r Replay) AtMillis() string {
 func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
 // Status is what the lock view says about the moment it shows.
+// offAttrs are the replay status's data-off, only while the history
+// cannot be read: the time bar's words for the moment then.
+func (r Replay) offAttrs() templ.Attributes {
+	if r.Off == "" {
+		return nil
+	}
+	return templ.Attributes{"data-off": "history off"}
+}
+
 func (r Replay) Status() string {
 	switch {
 	case r.At.IsZero():

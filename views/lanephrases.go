@@ -64,7 +64,7 @@ var lanePhrases = map[string]string{
 	"bar.gapWhy":          "disconnected",
 	"bar.live":            "live · {total} recorded changes in the window",
 	"bar.at":              "{at} · {n} of {total} changes",
-	"bar.off":             "{at} · history off",
+	"bar.off":             "{at} · {off}",
 	"bar.moment":          "{at}: {changes}",
 	"bar.kindCount":       "{kind} ×{count}",
 	"bar.kindsNodes":      "{kinds}: {nodes}{more}",
