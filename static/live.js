@@ -97,6 +97,7 @@ export class LiveLock {
         u.searchParams.set('parts', '1');
         u.searchParams.set('page', String(this.window.page || 0));
         if (this.window.q) u.searchParams.set('q', this.window.q);
+        if (this.window.show) u.searchParams.set('show', '1');
       }
     }
     return u.toString();
@@ -106,12 +107,10 @@ export class LiveLock {
   // the place of the one open, which stays until the new one is asked for.
   // The page keeps what it shows until the new window's snapshot comes,
   // and the socket's state is not said to change.
-  // With force, the socket moves even to the window it is on: its first
-  // frame then brings every part again.
-  setWindow(w, force = false) {
+  setWindow(w) {
     const same = (a, b) =>
-      a.from === b.from && a.size === b.size && (a.node || '') === (b.node || '') && (a.page || 0) === (b.page || 0) && (a.q || '') === (b.q || '');
-    if (!w || !this.window || (!force && same(w, this.window))) return;
+      a.from === b.from && a.size === b.size && (a.node || '') === (b.node || '') && (a.page || 0) === (b.page || 0) && (a.q || '') === (b.q || '') && !!a.show === !!b.show;
+    if (!w || !this.window || same(w, this.window)) return;
     this.window = w;
     const old = this.ws;
     if (!old) return; // the next connect asks for it

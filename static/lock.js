@@ -44,8 +44,9 @@ legend(document.getElementById('legend'));
 // withMoment, while a scrub asks the table for its page, fetches that page
 // inside the moment's answer (seek).
 let withMoment = null;
-// The table's pages are the server's, of the newest snapshot of this lock,
-// and come with the summary and the alerts of the same snapshot.
+// The table's pages are the server's, and come with the summary and the
+// alerts of the same snapshot: live, in the socket's frames; at a past
+// moment, in the moment's answer (source).
 const table = new QueueTable(document.getElementById('table'), {
   onSelect: select,
   source: (q) => {
@@ -55,11 +56,10 @@ const table = new QueueTable(document.getElementById('table'), {
   },
   onParts: showParts,
   onPage: () => followWindow(),
-  // A socket brings only the parts that changed since its last frame: a
-  // live page fetched meanwhile may be older than some of them, so the
-  // socket starts again from all of them; a past moment's page only moves
-  // the socket to its view, for when Live comes back.
-  onFetched: () => live && live.setWindow(viewWindow(), at === null),
+  // Live, a page turned, a filter or a node shown is the socket's to
+  // bring: it moves to that view, and its first frame has every part.
+  viaSocket: () => at === null,
+  onQuery: () => followWindow(),
 });
 
 // liveSections are the live parts the socket has brought, by section: its
@@ -82,8 +82,11 @@ const liveParts = () => [...liveSections.values()].join('');
 // table's page (and filter) with it, so a change costs no request.
 let windowFrom = 0;
 function viewWindow() {
-  if (!table.filter) windowFrom = Math.max(0, table.page) * table.pageSize;
-  return { from: windowFrom, size: table.pageSize, node: selected, parts: true, page: Math.max(0, table.page), q: table.filter };
+  // While the table shows the selected node's page, the server finds
+  // that page (show): the lane draws the node wherever it is.
+  const show = !!table.showName;
+  if (!table.filter && !show) windowFrom = Math.max(0, table.page) * table.pageSize;
+  return { from: windowFrom, size: table.pageSize, node: selected, parts: true, page: show ? 0 : Math.max(0, table.page), q: table.filter, show };
 }
 function followWindow() {
   if (live) live.setWindow(viewWindow());
@@ -97,6 +100,7 @@ function select(name) {
   history.replaceState(null, '', u);
   render();
   if (selected) table.show(selected);
+  else table.showName = '';
   followWindow();
 }
 
@@ -340,16 +344,6 @@ if (watchThis) {
       watchThis.closest('.card').replaceChildren(Object.assign(document.createElement('p'), { textContent: say('page.watching', { path }) }));
       body.dataset.watched = 'true';
       follow();
-      // The banner's words for the socket's own states come with the parts
-      // of a watched lock: take them now, not from the socket's first
-      // frame, so a socket that never opens is said (unless its first
-      // frame, which has them all, came first).
-      const res2 = await fetch('/parts/lock?' + lockQuery(new URLSearchParams(), query));
-      if (res2.ok && !liveSections.size) {
-        const tpl = document.createElement('template');
-        tpl.innerHTML = await res2.text();
-        showParts(tpl.content);
-      }
     } catch (err) {
       watchThis.disabled = false;
       watchThis.insertAdjacentText('afterend', say('page.watchFailed', { why: err.message }));
@@ -358,29 +352,13 @@ if (watchThis) {
 }
 
 window.addEventListener('pagehide', () => live && live.close());
-// While the history is off, whether it records again is asked every few
-// seconds even on a quiet lock (GET /api/v1/history/status): recording
-// resumes by itself, which no change of the lock would show.
-let historyOffAsked = 0;
+// The server says when the history records again (a frame with the parts
+// says historyOff); the figures, the time bar and the strip then ask again.
 let historyWasOff = historyOff();
-// askHistoryStatus takes whether the history records again; once it does,
-// the live page takes its parts again (the summary stops saying it is
-// off), and a past moment drops the summary's word of it, the rest of the
-// page staying at the moment.
-async function askHistoryStatus() {
-  const res = await fetch('/api/v1/history/status');
-  if (!res.ok) return;
-  const st = await res.json();
-  if (!st.recording) return;
-  body.dataset.historyOff = '';
-  if (at === null) table.refresh();
-  else document.querySelector('#summary [data-stat="history-off"]')?.remove();
-}
 setInterval(() => {
   tick(document.body);
   if (isLive()) lastLiveAt = Date.now();
   const off = historyOff();
-  if (off && ++historyOffAsked % 3 === 0) askHistoryStatus().catch(() => {});
   if (historyWasOff && !off) historyBack();
   historyWasOff = off;
 }, 1000);

@@ -21,8 +21,9 @@ export class QueueTable {
     // onQuery(), in place of a source, is told the page, filter or
     // selection changed: the page's socket brings that view (framed).
     this.onQuery = opts.onQuery;
-    // onFetched() is told a page fetched from the source is shown.
-    this.onFetched = opts.onFetched;
+    // viaSocket(), when it says so, has the page's socket bring the view
+    // asked for (onQuery), not a request.
+    this.viaSocket = opts.viaSocket;
     // onPage(page) is told the page shown, once the server has answered.
     this.onPage = opts.onPage;
     this.page = 0;
@@ -44,6 +45,7 @@ export class QueueTable {
     this.filterInput.addEventListener('input', () => {
       this.filter = this.filterInput.value.trim().toLowerCase();
       this.page = 0;
+      this.showName = '';
       this.refresh();
     });
     this.prev = button('‹ prev', () => this.go(this.page - 1));
@@ -63,12 +65,15 @@ export class QueueTable {
 
   go(page) {
     this.page = page;
+    this.showName = '';
     this.refresh();
   }
 
-  // show jumps to the page holding name.
+  // show jumps to the page holding name, and scrolls to its row once it is
+  // shown.
   show(name) {
     this.showName = name;
+    this.scrollTo = name;
     this.refresh();
   }
 
@@ -89,7 +94,9 @@ export class QueueTable {
     this.timing = timing;
     this.selected = selected;
     this.pending = null;
-    if (html) this.put(html, '');
+    if (!html) return;
+    this.put(html, this.scrollTo || '');
+    if (this.scrollTo && this.root.querySelector(`tr[data-row="${CSS.escape(this.scrollTo)}"]`)) this.scrollTo = '';
   }
 
   query(show, selected = this.selected) {
@@ -115,7 +122,7 @@ export class QueueTable {
   // refresh asks the server for the page to show; one request at a time,
   // and a change that comes meanwhile is fetched once it is answered.
   async refresh() {
-    if (!this.source) {
+    if (!this.source || (this.viaSocket && this.viaSocket())) {
       if (this.onQuery) this.onQuery();
       return;
     }
@@ -142,9 +149,7 @@ export class QueueTable {
         }
         if (this.dirty) continue;
         if (this.showName === show) this.showName = '';
-        // A page with onFetched is told once, by it, not by onPage too.
-        this.put(html, show, !!this.onFetched);
-        if (this.onFetched) this.onFetched();
+        this.put(html, show);
       } while (this.dirty);
     } finally {
       this.busy = false;
@@ -154,7 +159,7 @@ export class QueueTable {
   // put swaps the server's page in and starts its clocks, which tick in
   // the page from the times the timing gives (Timing, or a replay's or a
   // run's clock).
-  put(html, show, quiet = false) {
+  put(html, show) {
     const tpl = document.createElement('template');
     tpl.innerHTML = html;
     // A frame may bring the other parts without the table's page, which
@@ -168,7 +173,7 @@ export class QueueTable {
       const shown = this.root.querySelector('.table-wrap');
       if (!meta || !shown) return;
       putMeta(shown, meta);
-      this.pager(shown, '', quiet);
+      this.pager(shown, '');
       return;
     }
     const byName = new Map((this.snap.nodes || []).map((n) => [n.name, n]));
@@ -195,18 +200,18 @@ export class QueueTable {
     // Counts newer than the rows (Live shows the sections a socket
     // brought, each as new as its last change).
     if (meta) putMeta(live, meta);
-    this.pager(live, show, quiet);
+    this.pager(live, show);
   }
 
-  // pager says which page live, the table shown, is (to onPage unless
-  // quiet), and scrolls to the row of show.
-  pager(live, show, quiet = false) {
+  // pager says which page live, the table shown, is, and scrolls to the
+  // row of show.
+  pager(live, show) {
     this.page = Number(live.dataset.page);
     const pages = Number(live.dataset.pages);
     this.info.textContent = live.dataset.info;
     this.prev.disabled = this.page === 0;
     this.next.disabled = this.page >= pages - 1;
-    if (this.onPage && !quiet) this.onPage(this.page);
+    if (this.onPage) this.onPage(this.page);
     const tr = show && live.querySelector(`tr[data-row="${CSS.escape(show)}"]`);
     if (tr) tr.scrollIntoView({ block: 'nearest' });
   }

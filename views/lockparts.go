@@ -1,6 +1,10 @@
 package views
 
-import "github.com/a-h/templ"
+import (
+	"slices"
+
+	"github.com/a-h/templ"
+)
 
 // PartSection is one section of the lock page's parts (LockPartSections):
 // what it renders, and what tells whether it changed when that is not all
@@ -28,4 +32,22 @@ func LockPartSections(l Lock) []PartSection {
 		out = append(out, PartSection{Component: ReplayStatus(l.Replay)})
 	}
 	return out
+}
+
+// queueTableRows is the table's page without what QueueTableMeta says and
+// without its clocks' words (the page ticks them from data-since), to tell
+// whether its rows changed: not every second a row waits longer.
+func queueTableRows(t Table) Table {
+	t.Caption, t.Info, t.Pages = "", "", 0
+	t.Rows = slices.Clone(t.Rows)
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		r.Time = ""
+		if r.Lease != nil {
+			l := *r.Lease
+			l.Left = ""
+			r.Lease = &l
+		}
+	}
+	return t
 }

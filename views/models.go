@@ -186,10 +186,12 @@ const (
 )
 
 // bannerWords are the banner's words for the page's own states (the
-// Banner* constants), on a page that follows the lock: an unwatched one
-// has nothing that could go stale.
+// Banner* constants), on a page that follows the lock or offers to: an
+// unwatched one the viewer can have watched has them for when its socket
+// does not open; one that cannot be watched has nothing that could go
+// stale.
 func (l Lock) bannerWords() templ.Attributes {
-	if !l.Watched {
+	if !l.Watched && !l.CanWatch {
 		return nil
 	}
 	return templ.Attributes{"data-connecting": BannerConnecting, "data-lost": BannerLost, "data-retry": BannerRetry, "data-seen": BannerSeen}

@@ -28,7 +28,8 @@ import (
 const maxFilterLen = 200
 
 // parseViewParts reads ?parts=1 and, with it, the table's ?page= (by
-// default the window's) and its filter ?q=.
+// default the window's), its filter ?q= and ?show=1: the table's page is
+// the one that has the node (?node=), wherever it is.
 func parseViewParts(v *view, q url.Values) error {
 	if !q.Has("parts") {
 		return nil
@@ -43,6 +44,7 @@ func parseViewParts(v *view, q url.Values) error {
 		v.page = n
 	}
 	v.filter = q.Get("q")
+	v.show = q.Get("show") == "1"
 	if len(v.filter) > maxFilterLen {
 		return errorf(ErrInvalid, "?q= is %d bytes: a table filter has at most %d", len(v.filter), maxFilterLen)
 	}
@@ -51,7 +53,11 @@ func parseViewParts(v *view, q url.Values) error {
 
 // tableQuery is the table's page the view shows.
 func (v view) tableQuery() views.TableQuery {
-	return views.TableQuery{Page: v.page, Size: v.size, Filter: v.filter, Selected: v.node}
+	q := views.TableQuery{Page: v.page, Size: v.size, Filter: v.filter, Selected: v.node}
+	if v.show {
+		q.Show = v.node
+	}
+	return q
 }
 
 // partsFunc renders the parts of a lock's snapshot for a view, and says

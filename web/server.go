@@ -144,6 +144,25 @@ func (w *statusWatch) note(st history.Status) history.Status {
 	return st
 }
 
+// historyEvery is how often the server looks at the recorder's status: a
+// change is said to every lock page on its own, however quiet its lock.
+const historyEvery = time.Second
+
+// watchHistory looks at the recorder's status every historyEvery until the
+// websockets close (statusWatch tells the sockets of a change).
+func (s *Server) watchHistory() {
+	t := time.NewTicker(historyEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.shutdown:
+			return
+		case <-t.C:
+			s.history.peek()
+		}
+	}
+}
+
 // republishFollowed offers every lock a socket follows again, so that the
 // frames its sockets get say what changed beside the snapshot.
 func (s *Server) republishFollowed() {
@@ -201,6 +220,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Pages {
 		s.pages = newPages(cfg, s.pending, s.history, s.log)
+	}
+	if s.history != nil {
+		go s.watchHistory()
 	}
 	s.handler = s.routes()
 	return s, nil

@@ -45,6 +45,7 @@ type view struct {
 	parts  bool
 	page   int
 	filter string
+	show   bool
 }
 
 // parseView reads ?window=FROM:SIZE and ?node=NAME.
