@@ -29,30 +29,8 @@ var allowed = map[string]bool{}
 // (not tests, not generated code, not third_party/) longer than maxLines or
 // with a cyclomatic complexity over maxComplexity.
 func TestFunctionSize(t *testing.T) {
-	root := moduleRoot(t)
-	fset := token.NewFileSet()
 	over := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := filepath.ToSlash(must(filepath.Rel(root, path)))
-		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "third_party") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || strings.HasSuffix(rel, "_templ.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		if ast.IsGenerated(f) {
-			return nil
-		}
+	eachSourceFile(t, func(rel string, fset *token.FileSet, f *ast.File) {
 		for _, p := range oversized(fset, f) {
 			over[rel+":"+p.name] = true
 			if allowed[rel+":"+p.name] {
@@ -61,11 +39,7 @@ func TestFunctionSize(t *testing.T) {
 			}
 			t.Errorf("%s:%d: %s: %s; split it into named functions", rel, p.line, p.name, p.why)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name := range allowed {
 		if !over[name] {
 			t.Errorf("%s is within bounds now: remove it from allowed", name)
@@ -167,6 +141,40 @@ func complexity(fn *ast.FuncDecl) int {
 		return true
 	})
 	return c
+}
+
+// eachSourceFile calls fn with each file of the module's own code: not
+// tests, not generated code, not third_party/ or testdata.
+func eachSourceFile(t *testing.T, fn func(rel string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
+	root := moduleRoot(t)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(must(filepath.Rel(root, path)))
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "third_party") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || strings.HasSuffix(rel, "_templ.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		if !ast.IsGenerated(f) {
+			fn(rel, fset, f)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // moduleRoot is the folder of the go.mod above this package.
