@@ -342,7 +342,9 @@ func (r *Reader) loop(ctx context.Context, f *follow) {
 		r.mu.Lock()
 		discovered := f.discovered
 		r.mu.Unlock()
-		if discovered && noLock(reads) {
+		// A key lost in a restart stays, with its alert, until its lease
+		// would have run out: its owner may still believe it holds.
+		if discovered && noLock(reads) && !slices.ContainsFunc(snap.Alerts, isLost) {
 			r.leave(f)
 			return
 		}
@@ -364,6 +366,8 @@ func (r *Reader) loop(ctx context.Context, f *follow) {
 		timer.Stop()
 	}
 }
+
+func isLost(a lockqueue.Alert) bool { return a.Kind == AlertLostInRestart }
 
 // readAll reads the lock on every master at once, so a Redlock's masters
 // are compared at nearly the same instant.

@@ -3,6 +3,7 @@ package redislock_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -85,5 +86,50 @@ func TestDiscoveredKeyLeaves(t *testing.T) {
 	}
 	if got := r.Watched(); len(got) != 0 {
 		t.Errorf("Watched = %v after the key went, want none (and never the list)", got)
+	}
+}
+
+// A key found by a pattern and lost in a restart without persistence is
+// not let go with the key: its owner may still believe it holds, so the
+// lock stays followed, with lost-in-restart, until its lease would have run
+// out, and only then is the hub told to forget it.
+func TestDiscoveredKeyLostInRestartStays(t *testing.T) {
+	srv := redistest.ForTest(t)
+	const lease = 4 * time.Second
+	forgot := make(chan time.Time, 4)
+	r, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Patterns: []string{"found:*"},
+		Poll: 100 * time.Millisecond, Forget: func(string) { forgot <- time.Now() }})
+	set := time.Now()
+	cli(t, srv.Addr(), "SET", "found:orders", "tok-A", "NX", "PX", strconv.Itoa(int(lease.Milliseconds())))
+	s.waitSnap(t, "found:orders", "found:orders held by tok-A", held("tok-A"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.waitSnap(t, "found:orders", "the loss told", func(s lockqueue.Snapshot) bool {
+		return s.Live() && slices.Contains(alertKinds(s), redislock.AlertLostInRestart)
+	})
+	if time.Since(set) >= lease {
+		t.Skip("the restart took longer than the lease: nothing left to show")
+	}
+	if got := r.Watched(); !slices.Contains(got, "found:orders") {
+		t.Errorf("Watched = %v while its loss is shown, want found:orders", got)
+	}
+	select {
+	case at := <-forgot:
+		if at.Before(set.Add(lease)) {
+			t.Errorf("forgotten %v after the SET, before its lease of %v would have run out", at.Sub(set), lease)
+		}
+	case <-time.After(lease + waitTimeout):
+		t.Fatal("the lost key was never forgotten after its lease")
+	}
+	all := s.since("found:orders", 0)
+	last := all[len(all)-1]
+	if slices.Contains(alertKinds(last), redislock.AlertLostInRestart) {
+		t.Errorf("last snapshot still says lost-in-restart after the lease: %v", last.Alerts)
 	}
 }
