@@ -7,26 +7,26 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/zklockviz/zklockviz/lockservice"
-	"github.com/zklockviz/zklockviz/zookeeper"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/internal/heaptune"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/lockservice"
 	"github.com/zklockviz/zklockviz/metrics"
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/zkwatch"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
@@ -249,10 +249,12 @@ Production, read-only:
   zklockviz binds 127.0.0.1 by default. To serve other hosts, set a token (or
   put it behind an authenticating proxy and pass --insecure).
 
-  Memory: serve runs Go's collector at GOGC=50 unless GOGC is set. Reading a
-  queue of 100,000 nodes makes tens of MB of short-lived garbage, and at the
-  default (100) the heap grows to twice what is live before it is collected:
-  the peak a container's memory limit sees. GOGC=100 spends less CPU on it.
+  Memory: unless GOGC is set, serve gives Go's collector a headroom of 48 MiB
+  or half the live heap, whichever is more (GOGC between 400 and 50, set
+  from the live heap after each collection). A small server collects rarely;
+  a big one (a queue of 100,000 nodes makes tens of MB of short-lived
+  garbage) peaks near 1.5 times its live heap, the peak a container's memory
+  limit sees. GOGC=100 (Go's default) trades memory for less CPU.
 
 Examples:
   zklockviz serve --zk zk1:2181,zk2:2181,zk3:2181 --watch-under /locks
@@ -881,21 +883,17 @@ func joined(err error) []error {
 	return []error{err}
 }
 
-// serveGCPercent is serve's collector target unless GOGC is set: half
-// Go's default headroom (see serveUsage's Memory).
-const serveGCPercent = 50
-
-// tuneCollector sets the collector's target for a long-running server,
-// unless the environment sets one.
-func tuneCollector(getenv func(string) string) {
+// tuneCollector sets the collector's target for a long-running server
+// from its live heap (heaptune), unless the environment sets one.
+func tuneCollector(ctx context.Context, getenv func(string) string) {
 	if getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
+		heaptune.Start(ctx, heaptune.Default)
 	}
 }
 
 // runServe is the serve command.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	tuneCollector(getenv)
+	tuneCollector(ctx, getenv)
 	m := NewMain(stdout, stderr)
 	m.Getenv = getenv
 	if err := m.ParseFlags(args); err != nil {
