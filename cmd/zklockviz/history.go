@@ -364,7 +364,7 @@ func (m *Main) startRecorder(store history.DB) {
 // answer) is shown but not recorded: the history could not say which
 // cluster it was of, and it holds nothing the reader has seen.
 func (m *Main) readerSink(own string) func(lockqueue.Snapshot) {
-	name, rec := m.Config.History.Cluster, m.hist.recorder
+	name := m.Config.History.Cluster
 	return func(s lockqueue.Snapshot) {
 		switch {
 		case name != "":
@@ -372,11 +372,17 @@ func (m *Main) readerSink(own string) func(lockqueue.Snapshot) {
 		case s.Cluster == "":
 			s.Cluster = own
 		}
-		if rec != nil && s.Cluster != "" {
-			rec.Offer(s)
-		}
-		m.hub.Publish(s)
+		m.waits.offer(s)
 	}
+}
+
+// publishLive sends a live reader's snapshot to the recorder, when it runs
+// and the snapshot's cluster is known, and to the hub.
+func (m *Main) publishLive(s lockqueue.Snapshot) {
+	if rec := m.hist.recorder; rec != nil && s.Cluster != "" {
+		rec.Offer(s)
+	}
+	m.hub.Publish(s)
 }
 
 // serversCluster is the identity of a cluster known by its servers'

@@ -481,6 +481,7 @@ type Main struct {
 	hub     *hub.Hub
 	watcher *zkwatch.Watcher
 	hist    historyRun
+	waits   *crossWaits
 	// services are the lock services served, each registered once
 	// (registerServices); their readers run and close with Main.
 	services *lockservice.Registry
@@ -640,6 +641,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.startHistory(ctx); err != nil {
 		return err
 	}
+	m.waits = newCrossWaits(m.publishLive, m.hub.Has)
 	if len(c.Servers) > 0 {
 		if err := m.startWatcher(ctx); err != nil {
 			return errors.Join(err, m.closeHistory())
@@ -648,6 +650,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
+	go m.waits.run(runCtx, c.Poll)
 	sim, err := m.newSim(runCtx)
 	if err != nil {
 		return err
