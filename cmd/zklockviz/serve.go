@@ -650,7 +650,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
-	go m.waits.run(runCtx, c.Poll)
+	go m.waits.run(runCtx)
 	sim, err := m.newSim(runCtx)
 	if err != nil {
 		return err

@@ -11,12 +11,13 @@ import (
 
 // crossWaits joins the live readers' locks by their clients (waitgraph)
 // and raises deadlock on every lock of a cycle of waits through several
-// locks. The graph is brought up to date once a poll, off the path from a
-// change to its frame: a snapshot on its way to the hub only takes the
-// lock's current alert.
+// locks. The graph is brought up to date by its own goroutine, off the
+// path from a change to its frame, at most every crossWaitsEvery: a
+// snapshot on its way to the hub only takes the lock's current alert.
 type crossWaits struct {
 	publish func(lockqueue.Snapshot) // the recorder and the hub
 	has     func(key string) bool    // whether the hub still follows a lock
+	kick    chan struct{}
 
 	mu    sync.Mutex
 	graph *waitgraph.Graph
@@ -25,7 +26,7 @@ type crossWaits struct {
 }
 
 func newCrossWaits(publish func(lockqueue.Snapshot), has func(string) bool) *crossWaits {
-	return &crossWaits{publish: publish, has: has, graph: waitgraph.New(),
+	return &crossWaits{publish: publish, has: has, graph: waitgraph.New(), kick: make(chan struct{}, 1),
 		raw: map[string]lockqueue.Snapshot{}, dirty: map[string]bool{}}
 }
 
@@ -37,18 +38,30 @@ func (w *crossWaits) offer(s lockqueue.Snapshot) {
 	w.raw[key], w.dirty[key] = s, true
 	a, ok := w.graph.Alert(key)
 	w.publish(waitgraph.With(s, a, ok))
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
 }
 
-// run updates the graph every poll until ctx ends.
-func (w *crossWaits) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
+// crossWaitsEvery is the least time between two updates of the graph: a
+// busy fleet's changes are taken together. A PostgreSQL deadlock lasts
+// deadlock_timeout (1 s by default) before the server breaks it.
+const crossWaitsEvery = 100 * time.Millisecond
+
+// run updates the graph after changes until ctx ends.
+func (w *crossWaits) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			w.update()
+		case <-w.kick:
+		}
+		w.update()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(crossWaitsEvery):
 		}
 	}
 }
