@@ -121,6 +121,9 @@ type lock struct {
 	id    lockqueue.LockID
 	scope string
 	edges []Edge
+	// told: the lock's reader already tells a cycle through it
+	// (PostgreSQL's wait-cycle, from the server's own blocking pids).
+	told bool
 }
 
 // New returns an empty graph.
@@ -140,10 +143,11 @@ func (g *Graph) Set(s lockqueue.Snapshot, edges []Edge) bool {
 		l = &lock{id: s.Lock()}
 		g.locks[key] = l
 	}
-	if l.scope == scope && slices.Equal(l.edges, edges) {
+	told := slices.ContainsFunc(s.Alerts, func(a lockqueue.Alert) bool { return a.Kind == lockqueue.AlertWaitCycle })
+	if l.scope == scope && l.told == told && slices.Equal(l.edges, edges) {
 		return false
 	}
-	l.scope, l.edges = scope, edges
+	l.scope, l.edges, l.told = scope, edges, told
 	if len(edges) == 0 {
 		delete(g.locks, key)
 	}
@@ -221,11 +225,13 @@ func (g *Graph) cycles(keys []string) []cycle {
 			in[c] = true
 		}
 		c := walk(out, in, slices.Min(scc))
-		locks := map[string]bool{}
+		locks, told := map[string]bool{}, true
 		for _, s := range c {
 			locks[s.lock] = true
+			told = told && g.locks[s.lock].told
 		}
-		if len(locks) >= 2 {
+		// A cycle every lock's reader tells already is not told twice.
+		if len(locks) >= 2 && !told {
 			found = append(found, c)
 		}
 	}
