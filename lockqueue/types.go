@@ -260,6 +260,9 @@ type Alert struct {
 	Kind    string   `json:"kind"`
 	Nodes   []string `json:"nodes"`
 	Message string   `json:"message"`
+	// Locks are the other locks the alert is about, when it spans several
+	// (a deadlock through them); the views link each.
+	Locks []LockID `json:"locks,omitempty"`
 }
 
 // Snapshot is a whole, consistent view of one lock parent.

@@ -222,6 +222,8 @@ type Alert struct {
 	Kind    string
 	Message string
 	Nodes   string
+	// Locks are the other locks it spans, linked.
+	Locks []lockqueue.LockID
 }
 
 // Sim is the classroom's first paint; the script fetches scenarios and runs.
@@ -405,7 +407,7 @@ func NewLockWith(p Page, svc Service, path string, s lockqueue.Snapshot, f *Queu
 	}
 	l.DocTitle = fmt.Sprintf("%s · %d holding · %s waiting — zklockviz", s.Path, holding, thousands(waiting))
 	for _, a := range s.Alerts {
-		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n")})
+		l.Alerts = append(l.Alerts, Alert{Kind: a.Kind, Message: a.Message, Nodes: strings.Join(a.Nodes, "\n"), Locks: a.Locks})
 	}
 	l.Table = newTable(svc, s, q, now, f)
 	l.Details = newNodeDetails(svc, s, f, q.Selected, now)

@@ -335,8 +335,14 @@ func (c cycle) alerts(g *Graph) map[string]lockqueue.Alert {
 		len(locks), strings.Join(parts, "; "))
 	out := map[string]lockqueue.Alert{}
 	for key, nodes := range locks {
+		var others []lockqueue.LockID
+		for _, k := range slices.Sorted(maps.Keys(locks)) {
+			if k != key {
+				others = append(others, g.locks[k].id)
+			}
+		}
 		slices.Sort(nodes)
-		out[key] = lockqueue.Alert{Kind: lockqueue.AlertDeadlock, Nodes: slices.Compact(nodes), Message: msg}
+		out[key] = lockqueue.Alert{Kind: lockqueue.AlertDeadlock, Nodes: slices.Compact(nodes), Message: msg, Locks: others}
 	}
 	return out
 }
@@ -351,7 +357,7 @@ func named(name, client string) string {
 }
 
 func alertEqual(a, b lockqueue.Alert) bool {
-	return a.Kind == b.Kind && a.Message == b.Message && slices.Equal(a.Nodes, b.Nodes)
+	return a.Kind == b.Kind && a.Message == b.Message && slices.Equal(a.Nodes, b.Nodes) && slices.Equal(a.Locks, b.Locks)
 }
 
 // With is s with its cross-lock alert, if any; s's own alerts are not

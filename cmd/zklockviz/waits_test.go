@@ -52,6 +52,9 @@ func TestDeadlockAcrossLocks(t *testing.T) {
 				t.Errorf("lock %d's alert does not name %q: %s", i, want, al.Message)
 			}
 		}
+		if other := []string{b, a}[i]; len(al.Locks) != 1 || al.Locks[0].Name != other {
+			t.Errorf("lock %d's alert links %v, want %s", i, al.Locks, other)
+		}
 		if len(al.Nodes) != 2 {
 			t.Errorf("lock %d's alert names nodes %v, want its holder and its waiter", i, al.Nodes)
 		}
