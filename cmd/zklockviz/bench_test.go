@@ -551,11 +551,7 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view st
 		}
 		for _, s := range order {
 			before := s.wire.Load()
-			cl := change(b, c, []string{s.path}, [][]*benchViewer{s.vs}, i, s.probe)
-			if os.Getenv("DBG") != "" {
-				fmt.Fprintf(os.Stderr, "DBG %s %d %s max=%.1f\n", time.Now().Format("15:04:05.000"), i, s.path[len(s.path)-5:], float64(slices.Max(cl))/1e6)
-			}
-			s.lat = append(s.lat, cl...)
+			s.lat = append(s.lat, change(b, c, []string{s.path}, [][]*benchViewer{s.vs}, i, s.probe)...)
 			s.bytes += s.wire.Load() - before
 			// An isolated change, not the watcher's rate limit on bursts.
 			time.Sleep(20 * time.Millisecond)
