@@ -2,6 +2,7 @@ package lockqueue
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -38,7 +39,28 @@ type NodeName struct {
 	Name   string
 	Seq    int64
 	Client string
+	// Who is Node.Who: how people know its client.
+	Who string
 }
+
+// Who is how people know the node's client, as the lane shows it: its
+// label (a PostgreSQL session's application and address), else its data
+// when that is a short line of text (kazoo's and Curator's identifiers, a
+// worker's name), else its client (an etcd lease, a Redis token); empty
+// when none is known.
+func (n Node) Who() string {
+	if l := n.Label(); l != "" {
+		return l
+	}
+	if !n.DataBinary && n.Data != "" && len(n.Data) <= maxWhoData && !strings.ContainsAny(n.Data, "\n\r") {
+		return n.Data
+	}
+	return n.Client()
+}
+
+// maxWhoData is the longest data Who takes for a name: longer data is a
+// record, not a name.
+const maxWhoData = 40
 
 // Summarize is s at a glance. It allocates only for the names it keeps:
 // nothing for an empty lock. The summary points to s, which must not
@@ -50,12 +72,12 @@ func (s *Snapshot) Summarize() Summary {
 		switch {
 		case n.Holding:
 			if sum.HolderCount < SummaryNames {
-				sum.Holders = append(sum.Holders, NodeName{Name: n.Name, Seq: n.Seq, Client: n.Client()})
+				sum.Holders = append(sum.Holders, NodeName{Name: n.Name, Seq: n.Seq, Client: n.Client(), Who: n.Who()})
 			}
 			sum.HolderCount++
 		case n.Waiting():
 			if sum.WaiterCount < SummaryNames {
-				sum.Waiters = append(sum.Waiters, NodeName{Name: n.Name, Seq: n.Seq, Client: n.Client()})
+				sum.Waiters = append(sum.Waiters, NodeName{Name: n.Name, Seq: n.Seq, Client: n.Client(), Who: n.Who()})
 			}
 			sum.WaiterCount++
 		}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -212,6 +213,21 @@ type Stat struct {
 	Value string
 }
 
+// holderTitle is a holder in the dashboard's tooltip: its node, then who
+// it is and its client, where the service tells them.
+func holderTitle(n lockqueue.NodeName) string {
+	var who []string
+	for _, w := range []string{n.Who, n.Client} {
+		if w != "" && !slices.Contains(who, w) {
+			who = append(who, w)
+		}
+	}
+	if len(who) == 0 {
+		return n.Name
+	}
+	return n.Name + " (" + strings.Join(who, " · ") + ")"
+}
+
 // TermFirst says whether the stat reads its term before its value: how the
 // lock was read ("watches from 4lw", "read from history") is no count, and
 // reads oddly the other way round.
@@ -335,13 +351,9 @@ func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
 	if len(s.Holders) > 0 {
 		var short, full []string
 		for _, n := range s.Holders {
-			short = append(short, ShortName(n.Name, n.Seq))
-			if n.Client != "" {
-				// Who the holder is, where the service can tell.
-				full = append(full, n.Name+" ("+n.Client+")")
-			} else {
-				full = append(full, n.Name)
-			}
+			// Who holds, as the lane shows it, where it is known.
+			short = append(short, cmp.Or(n.Who, ShortName(n.Name, n.Seq)))
+			full = append(full, holderTitle(n))
 		}
 		row.Holders = strings.Join(short[:min(3, len(short))], ", ")
 		if s.HolderCount > 3 {

@@ -88,7 +88,8 @@ func TestNewLockAndDashboard(t *testing.T) {
 	if d.Connection != "mixed" || len(d.Locks) != 1 {
 		t.Fatalf("dashboard %+v", d)
 	}
-	if r := d.Locks[0]; r.Holders != "R_0000000001" || r.Waiting != 2 || r.OldestWait != "50s" || r.Alerts != "persistent-node" {
+	// The holder as the lane knows it (its data), its node in the title.
+	if r := d.Locks[0]; r.Holders != "LOCK1" || r.HoldersTitle != "R_0000000001 (LOCK1)" || r.Waiting != 2 || r.OldestWait != "50s" || r.Alerts != "persistent-node" {
 		t.Errorf("row %+v", r)
 	}
 }

@@ -43,7 +43,7 @@ func Edges(s lockqueue.Snapshot) []Edge {
 		if c := client(n); c != "" {
 			who[n.Name] = c
 			if _, ok := names[c]; !ok {
-				names[c] = nameOf(n)
+				names[c] = n.Who()
 			}
 			if n.Holding {
 				holders = append(holders, n.Name)
@@ -78,18 +78,6 @@ func client(n lockqueue.Node) string {
 		return n.Session
 	}
 	return n.Client()
-}
-
-// nameOf is how people know a node's client: its label, or its data when
-// that is a short line of text (kazoo's and Curator's identifiers).
-func nameOf(n lockqueue.Node) string {
-	if l := n.Label(); l != "" {
-		return l
-	}
-	if n.DataBinary || n.Data == "" || len(n.Data) > 40 || strings.ContainsAny(n.Data, "\n\r") {
-		return ""
-	}
-	return n.Data
 }
 
 // distinctClients reports whether the nodes belong to two clients or more:

@@ -30,8 +30,13 @@ type LockSummary struct {
 	Recipe  lockqueue.Recipe `json:"recipe"`
 	// Holders and Waiters name the first lockqueue.SummaryNames holders
 	// and waiters in queue order; HolderCount and WaiterCount count all.
-	Holders     []string `json:"holders"`
-	Waiters     []string `json:"waiters"`
+	Holders []string `json:"holders"`
+	Waiters []string `json:"waiters"`
+	// HoldersWho and WaitersWho say who each of them is, as the lane
+	// shows it (lockqueue.Node.Who): its label, its data when that is
+	// short text, or its client; "" when unknown.
+	HoldersWho  []string `json:"holdersWho"`
+	WaitersWho  []string `json:"waitersWho"`
 	HolderCount int      `json:"holderCount"`
 	WaiterCount int      `json:"waiterCount"`
 	// Alerts each name at most lockqueue.SummaryNames nodes.
@@ -87,7 +92,9 @@ type LocksResponse struct {
 func summarize(l listedLock, now time.Time) LockSummary {
 	sum := LockSummary{
 		Service: l.Service, Path: l.Path, Recipe: l.Recipe, Connection: l.Connection,
-		Holders: summaryNames(l.Holders), Waiters: summaryNames(l.Waiters), HolderCount: l.HolderCount, WaiterCount: l.WaiterCount,
+		Holders: summaryNames(l.Holders, false), Waiters: summaryNames(l.Waiters, false),
+		HoldersWho: summaryNames(l.Holders, true), WaitersWho: summaryNames(l.Waiters, true),
+		HolderCount: l.HolderCount, WaiterCount: l.WaiterCount,
 		Alerts: l.Alerts, Exists: l.Exists, Revision: l.Revision, UpdatedAt: l.UpdatedAt, Error: l.Error, Pending: l.Pending,
 		UnknownSince: l.UnknownSince, Filling: l.Filling,
 	}
@@ -102,10 +109,14 @@ func summarize(l listedLock, now time.Time) LockSummary {
 }
 
 // summaryNames are the nodes' names, never nil.
-func summaryNames(ns []lockqueue.NodeName) []string {
+// summaryNames are the nodes' names, or with who, who each is.
+func summaryNames(ns []lockqueue.NodeName, who bool) []string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
 		out[i] = n.Name
+		if who {
+			out[i] = n.Who
+		}
 	}
 	return out
 }

@@ -195,7 +195,15 @@ func (q *locksQuery) matches(l listedLock) bool {
 			return false
 		}
 	}
-	return q.q == "" || containsFold(l.Path, q.q)
+	return q.q == "" || containsFold(l.Path, q.q) || namedBy(l.Holders, q.q) || namedBy(l.Waiters, q.q)
+}
+
+// namedBy reports whether one of the nodes is known by a name containing
+// sub: who it is (its label or data), or its client.
+func namedBy(ns []lockqueue.NodeName, sub string) bool {
+	return slices.ContainsFunc(ns, func(n lockqueue.NodeName) bool {
+		return containsFold(n.Who, sub) || containsFold(n.Client, sub)
+	})
 }
 
 // containsFold reports whether s contains sub, ignoring case (Unicode

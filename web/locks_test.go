@@ -380,3 +380,41 @@ func TestLocksWhilePublishing(t *testing.T) {
 		}
 	}
 }
+
+// Who holds and waits is in each lock's summary as the lane shows it (its
+// data when that is short text), and ?q= finds a lock by it.
+func TestLocksWho(t *testing.T) {
+	e := newEnv(t, Config{})
+	now := time.Now()
+	for _, l := range []struct{ path, holder, waiter string }{
+		{"/who/orders", "orders-worker-A", "orders-worker-B"},
+		{"/who/billing", "billing-worker-A", ""},
+	} {
+		kids := []lockqueue.Child{{Name: gozk(1, 0), Czxid: 1, Ctime: now, EphemeralOwner: 0x101, Data: []byte(l.holder)}}
+		if l.waiter != "" {
+			kids = append(kids, lockqueue.Child{Name: gozk(2, 1), Czxid: 2, Ctime: now, EphemeralOwner: 0x102, Data: []byte(l.waiter)})
+		}
+		s := lockqueue.Build(l.path, kids, lockqueue.Options{})
+		s.Connection, s.Exists, s.UpdatedAt = lockqueue.Connected, true, now
+		e.hub.Publish(s)
+	}
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"ORDERS-WORKER-a", []string{"/who/orders"}},
+		{"worker-B", []string{"/who/orders"}},
+		{"worker-A", []string{"/who/billing", "/who/orders"}},
+		{"nobody", nil},
+	} {
+		r := getLocks(t, e, "q="+url.QueryEscape(tc.q))
+		if got := paths(r.Locks); !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
+			t.Errorf("q=%s: %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	r := getLocks(t, e, "q=orders-worker-A")
+	if len(r.Locks) != 1 || !slices.Equal(r.Locks[0].HoldersWho, []string{"orders-worker-A"}) ||
+		!slices.Equal(r.Locks[0].WaitersWho, []string{"orders-worker-B"}) {
+		t.Errorf("who: %+v", r.Locks)
+	}
+}

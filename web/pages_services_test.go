@@ -63,7 +63,7 @@ func TestDashboardEveryService(t *testing.T) {
 			`<tr data-lock="/locks/orders" data-service="zookeeper"`, `data-service="zookeeper">ZooKeeper</span>`,
 			`href="/lock?path=%2Flocks%2Forders"`,
 			`<tr data-lock="orders" data-service="fixture"`, `data-service="fixture">Fixture (fixed test data)</span>`,
-			`href="/lock?service=fixture&amp;path=orders"`, `title="a (client-a)">a</td>`,
+			`href="/lock?service=fixture&amp;path=orders"`, `title="a (client-a)">client-a</td>`,
 			`<li data-service="fixture"><span class="ensemble" data-state="connected" role="status">Fixture (fixed test data): connected</span>`,
 			`data-state="reconnecting" role="status">Broken: unreachable, reconnecting`,
 			`<span class="service-err" role="alert">broken 10.0.0.5:6379: WRONGPASS: check --broken-password</span>`,

@@ -84,7 +84,7 @@ func TestPages(t *testing.T) {
 	}{
 		{name: "dashboard lists every lock", url: "/", status: 200, want: []string{
 			`data-lock="/seeds/share"`, `data-lock="/down/lock"`, `href="/lock?path=%2Fseeds%2Fshare"`,
-			`>R_0000000001<`, `>4<`, `conn-reconnecting`, `data-state="mixed"`, `id="watch-form"`, `href="/sim"`,
+			`title="R_0000000001 (LOCK1)">LOCK1<`, `>4<`, `conn-reconnecting`, `data-state="mixed"`, `id="watch-form"`, `href="/sim"`,
 			`/static/dashboard.js?v=`,
 		}},
 		{name: "lock view paints the queue table", url: "/lock?path=/seeds/share", status: 200, want: []string{
