@@ -48,6 +48,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "sim":
 		// The simulator's own flags live in sim.go.
 		return runSim(ctx, rest, stdout, stderr, getenv)
+	case "lab":
+		return exitCode(stderr, "lab", runLab(ctx, rest, stdout, stderr))
+	case "lab-client":
+		return exitCode(stderr, "lab-client", runLabClient(ctx, rest, stdout))
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -85,6 +89,8 @@ func help(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 		fmt.Fprint(stdout, serveUsage)
 	case "demo":
 		fmt.Fprint(stdout, demoUsage)
+	case "lab":
+		fmt.Fprint(stdout, labUsage)
 	case "sim":
 		return runSim(context.Background(), []string{"--help"}, stdout, stderr, getenv)
 	default:
@@ -121,13 +127,15 @@ Usage:
                   [--postgres DSN] [flags]
   zklockviz demo [--addr 127.0.0.1:8080]
   zklockviz sim ...
+  zklockviz lab [--fencing on|off] [--seed N] [flags]
   zklockviz version
-  zklockviz help [serve|demo|sim]
+  zklockviz help [serve|demo|sim|lab]
 
 Commands:
   serve    watch locks on ZooKeeper, etcd, Redis and PostgreSQL (read-only) and serve the UI
   demo     start a throwaway local ZooKeeper and serve the UI with the simulator
   sim      run simulator scenarios from the command line
+  lab      real lock clients under pauses and kills: who believed they held, what was lost
   version  print the version
 
 Examples:

@@ -1,0 +1,57 @@
+// Package lab runs real lock clients against a real lock service under a
+// stream of faults and checks what they believed against what they did: the
+// lock lab (zklockviz lab).
+//
+// Each client is an OS process of its own, so a pause is a real SIGSTOP,
+// as a stop-the-world GC pause is, and a crash a real kill -9. Each loops:
+// acquire the lock, read a shared counter from the resource, write it back
+// one higher with its fencing token, release. It prints what it believes
+// as Events, one JSON line each. The resource (this process) logs every
+// write and, with fencing on, refuses a token older than one it has seen.
+// The clients and the resource share this machine's clock, so their
+// events are on one time line.
+//
+// The package knows no lock service: a service supplies a Locker for the
+// client side (zookeeper/zklab) and the command that starts a client.
+package lab
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Kind is what an event tells.
+type Kind string
+
+// Event kinds. A client tells Acquired, Released, Lost, Wrote and Refused
+// and Failed; the runner tells Started, Paused, Resumed and Killed.
+const (
+	Acquired Kind = "acquired" // the client believes it holds, with Token
+	Released Kind = "released" // it let go
+	Lost     Kind = "lost"     // it learnt it no longer holds (its session or lease ended)
+	Wrote    Kind = "wrote"    // the resource took its write From → To
+	Refused  Kind = "refused"  // the resource refused its write: a stale token
+	Failed   Kind = "failed"   // an operation failed (Message)
+	Started  Kind = "started"
+	Paused   Kind = "paused"
+	Resumed  Kind = "resumed"
+	Killed   Kind = "killed"
+)
+
+// Event is one line of a run's record.
+type Event struct {
+	At      time.Time `json:"at"`
+	Client  string    `json:"client"`
+	Kind    Kind      `json:"kind"`
+	Token   int64     `json:"token,omitempty"`
+	From    int64     `json:"from,omitempty"`
+	To      int64     `json:"to,omitempty"`
+	Message string    `json:"message,omitempty"`
+}
+
+// ParseEvent reads one line a client printed.
+func ParseEvent(line []byte) (Event, error) {
+	var e Event
+	err := json.Unmarshal(line, &e)
+	return e, err
+}

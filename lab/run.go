@@ -1,0 +1,208 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os/exec"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Nemesis faults.
+const (
+	Pause = "pause" // SIGSTOP a client past its session or lease, then SIGCONT
+	Kill  = "kill"  // kill -9 a client, then start it again
+)
+
+// Nemeses are the faults Run knows.
+var Nemeses = []string{Pause, Kill}
+
+// Config is one run.
+type Config struct {
+	Clients  int
+	Duration time.Duration
+	// Seed fixes the nemesis's schedule: which fault, on whom, when.
+	Seed    uint64
+	Nemesis []string
+	// Every is the time between faults; PauseFor how long a pause lasts
+	// (past the service's session or lease, to matter).
+	Every, PauseFor time.Duration
+	Fencing         bool
+	// Command is the command line of client id against the resource's
+	// URL: a service's lab client (zklockviz lab-client ...).
+	Command func(id, resource string) *exec.Cmd
+	// Observe, when set, sees every event as it comes.
+	Observe func(Event)
+}
+
+// Run starts the resource and the clients, lets the nemesis loose for the
+// run's duration, stops everything and checks what happened.
+func Run(ctx context.Context, cfg Config) (Report, []Event, error) {
+	for _, n := range cfg.Nemesis {
+		if !slices.Contains(Nemeses, n) {
+			return Report{}, nil, fmt.Errorf("unknown nemesis %q: want one of %v", n, Nemeses)
+		}
+	}
+	res := NewResource(cfg.Fencing)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Report{}, nil, fmt.Errorf("lab resource: %w", err)
+	}
+	srv := &http.Server{Handler: res, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	r := &runner{cfg: cfg, url: "http://" + ln.Addr().String() + "/"}
+	for i := range cfg.Clients {
+		if err := r.start(fmt.Sprintf("c%d", i+1)); err != nil {
+			r.stopAll()
+			return Report{}, nil, err
+		}
+	}
+	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	r.nemesis(runCtx)
+	end := time.Now()
+	r.stopAll()
+	events := r.all()
+	return Check(events, res.Value(), end), events, nil
+}
+
+type runner struct {
+	cfg Config
+	url string
+
+	mu      sync.Mutex
+	procs   map[string]*exec.Cmd
+	events  []Event
+	readers sync.WaitGroup
+}
+
+func (r *runner) record(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(e)
+	}
+}
+
+func (r *runner) all() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// start starts client id and reads its events until it exits.
+func (r *runner) start(id string) error {
+	cmd := r.cfg.Command(id, r.url)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start client %s: %w", id, err)
+	}
+	r.mu.Lock()
+	if r.procs == nil {
+		r.procs = map[string]*exec.Cmd{}
+	}
+	r.procs[id] = cmd
+	r.mu.Unlock()
+	r.record(Event{At: time.Now(), Client: id, Kind: Started})
+	r.readers.Go(func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if e, err := ParseEvent(sc.Bytes()); err == nil {
+				r.record(e)
+			} else {
+				r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: "unreadable line: " + sc.Text()})
+			}
+		}
+		cmd.Wait()
+	})
+	return nil
+}
+
+// nemesis does a fault every cfg.Every until ctx ends, as the seed says.
+func (r *runner) nemesis(ctx context.Context) {
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed^0x9e3779b97f4a7c15))
+	t := time.NewTicker(r.cfg.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if len(r.cfg.Nemesis) == 0 {
+			continue
+		}
+		fault := r.cfg.Nemesis[rng.IntN(len(r.cfg.Nemesis))]
+		id := fmt.Sprintf("c%d", rng.IntN(r.cfg.Clients)+1)
+		if err := r.fault(ctx, fault, id); err != nil {
+			r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: fault + ": " + err.Error()})
+		}
+	}
+}
+
+func (r *runner) fault(ctx context.Context, fault, id string) error {
+	r.mu.Lock()
+	cmd := r.procs[id]
+	r.mu.Unlock()
+	switch fault {
+	case Pause:
+		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			return err
+		}
+		r.record(Event{At: time.Now(), Client: id, Kind: Paused})
+		select {
+		case <-ctx.Done():
+		case <-time.After(r.cfg.PauseFor):
+		}
+		if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			return err
+		}
+		r.record(Event{At: time.Now(), Client: id, Kind: Resumed})
+	case Kill:
+		if err := cmd.Process.Kill(); err != nil {
+			return err
+		}
+		r.record(Event{At: time.Now(), Client: id, Kind: Killed})
+		return r.start(id)
+	}
+	return nil
+}
+
+// stopAll ends every client (SIGCONT first: a stopped process cannot
+// take SIGTERM) and waits for their last lines.
+func (r *runner) stopAll() {
+	r.mu.Lock()
+	procs := slices.Collect(maps.Values(r.procs))
+	r.mu.Unlock()
+	for _, c := range procs {
+		c.Process.Signal(syscall.SIGCONT)
+		if err := c.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			c.Process.Kill()
+		}
+	}
+	done := make(chan struct{})
+	go func() { r.readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		for _, c := range procs {
+			c.Process.Kill()
+		}
+		<-done
+	}
+}

@@ -1,0 +1,124 @@
+// Package zklab is ZooKeeper's client in the lock lab: go-zookeeper's own
+// lock recipe (zk.Lock), its fencing token the lock node's sequence number.
+package zklab
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklockviz/zklockviz/lab"
+)
+
+// Locker holds a lock parent through one ZooKeeper session.
+type Locker struct {
+	conn *zk.Conn
+	path string
+	data []byte
+
+	mu   sync.Mutex
+	lock *zk.Lock
+	lost chan struct{}
+}
+
+var _ lab.Locker = (*Locker)(nil)
+
+// Dial connects a session of the given timeout; id is written as the lock
+// node's data, so zklockviz's lane names the client.
+func Dial(servers []string, sessionTimeout time.Duration, path, id string) (*Locker, error) {
+	conn, events, err := zk.Connect(servers, sessionTimeout, zk.WithLogger(quiet{}))
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper %v: %w", servers, err)
+	}
+	l := &Locker{conn: conn, path: path, data: []byte(id)}
+	go l.watch(events)
+	return l, nil
+}
+
+// watch tells the holder it lost the lock when its session expires: its
+// ephemeral node is gone, and whoever is next holds.
+func (l *Locker) watch(events <-chan zk.Event) {
+	for ev := range events {
+		if ev.State != zk.StateExpired {
+			continue
+		}
+		l.mu.Lock()
+		if l.lost != nil {
+			close(l.lost)
+			l.lost = nil
+		}
+		l.lock = nil // its node went with the session
+		l.mu.Unlock()
+	}
+}
+
+// Acquire takes the lock with go-zookeeper's recipe. The token is the
+// sequence number of the node that holds: the lowest of the parent's.
+func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
+	lk := zk.NewLock(l.conn, l.path, zk.WorldACL(zk.PermAll))
+	if err := lk.LockWithData(l.data); err != nil {
+		return 0, nil, err
+	}
+	kids, _, err := l.conn.Children(l.path)
+	if err != nil {
+		lk.Unlock()
+		return 0, nil, fmt.Errorf("read the token: %w", err)
+	}
+	token := int64(-1)
+	for _, k := range kids {
+		if seq, err := strconv.ParseInt(k[strings.LastIndex(k, "-")+1:], 10, 64); err == nil && (token < 0 || seq < token) {
+			token = seq
+		}
+	}
+	lost := make(chan struct{})
+	l.mu.Lock()
+	l.lock, l.lost = lk, lost
+	l.mu.Unlock()
+	return token, lost, nil
+}
+
+// Release deletes the lock node, if the session still has it.
+func (l *Locker) Release() error {
+	l.mu.Lock()
+	lk := l.lock
+	l.lock, l.lost = nil, nil
+	l.mu.Unlock()
+	if lk == nil {
+		return fmt.Errorf("the session expired: nothing to release")
+	}
+	return lk.Unlock()
+}
+
+// Reach checks that a session can be had from servers within timeout, so
+// the lab says so at once rather than through every client's failures.
+func Reach(servers []string, timeout time.Duration) error {
+	conn, events, err := zk.Connect(servers, timeout, zk.WithLogger(quiet{}))
+	if err != nil {
+		return fmt.Errorf("zookeeper %v: %w", servers, err)
+	}
+	defer conn.Close()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return nil
+			}
+		case <-deadline:
+			return fmt.Errorf("no ZooKeeper session from %v within %v", servers, timeout)
+		}
+	}
+}
+
+// quiet drops go-zookeeper's log lines: the lab's output is its events.
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// Close ends the session.
+func (l *Locker) Close() { l.conn.Close() }
