@@ -183,20 +183,37 @@ func checkSession(t *testing.T, s history.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lives []string
-	for _, l := range history.Lives(before, evs, at(100)) {
-		wait := fmt.Sprintf("%g", l.Wait)
-		if l.WaitUnknown {
-			wait = "?"
+	livesText := func(ls []history.Life) []string {
+		var out []string
+		for _, l := range ls {
+			wait := fmt.Sprintf("%g", l.Wait)
+			if l.WaitUnknown {
+				wait = "?"
+			}
+			out = append(out, fmt.Sprintf("%s %s wait %s hold %g", l.Node, l.How, wait, l.Hold))
 		}
-		lives = append(lives, fmt.Sprintf("%s %s wait %s hold %g", l.Node, l.How, wait, l.Hold))
+		return out
 	}
+	lives := livesText(history.Lives(before, evs, at(100)))
 	// a held when the history began, and d acquired while the reader was
 	// reconnecting: neither wait was seen, as the figures say too.
 	wantLives := []string{"a released wait ? hold 10", "b expired wait 9 hold 20", "x gave-up wait 12 hold 0",
 		"c unknown wait 18 hold 40", "d  wait ? hold 30", "e  wait 30 hold 0"}
 	if !slices.Equal(lives, wantLives) {
 		t.Errorf("lives:\n got %q\nwant %q", lives, wantLives)
+	}
+	// A window that starts before the history knows nothing at its start:
+	// the nodes of the first sight come from its restatements, as walked,
+	// and their lives are the same.
+	var walked []history.Event
+	if err := s.Walk(p, t0.Add(-time.Hour), at(100), func(e history.Event) error {
+		walked = append(walked, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if lives := livesText(history.Lives(history.State{}, walked, at(100))); !slices.Equal(lives, wantLives) {
+		t.Errorf("lives of a window from before the first sight:\n got %q\nwant %q", lives, wantLives)
 	}
 
 	if _, err := s.At(p, t0.Add(-time.Hour)); !errors.Is(err, history.ErrNoHistory) {

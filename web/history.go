@@ -148,18 +148,29 @@ func (s *Server) historyRef(r *http.Request) (history.Source, lockqueue.LockID, 
 	return store, id, key, from, to, err
 }
 
-// windowEvents are the events of the lock's history key in [from, to]
-// and the lock as it was at from (no State when nothing was kept then).
-func windowEvents(store history.Source, key string, from, to time.Time) ([]history.Event, history.State, error) {
-	evs, err := store.Events(key, from, to)
-	if err != nil {
-		return nil, history.State{}, err
-	}
+// windowEvents are the events of the lock's history key in [from, to],
+// the lock as it was at from (no State when nothing was kept then) and the
+// lives of its nodes, from one walk of the window: its restatements are no
+// events, but the nodes a first sight in it restates were there when the
+// history began, and have lives.
+func windowEvents(store history.Source, key string, from, to time.Time) ([]history.Event, history.State, []history.Life, error) {
 	before, err := store.At(key, from)
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
-		return nil, history.State{}, err
+		return nil, history.State{}, nil, err
 	}
-	return evs, before, nil
+	var evs []history.Event
+	lives := history.NewLivesFold(before)
+	err = store.Walk(key, from, to, func(e history.Event) error {
+		lives.Add(e)
+		if !e.Synthetic {
+			evs = append(evs, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, history.State{}, nil, err
+	}
+	return evs, before, lives.Done(to), nil
 }
 
 // fitWindow is where a time bar over [from, to] starts when it asks to fit
@@ -197,13 +208,13 @@ func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	evs, before, err := windowEvents(store, key, from, to)
+	evs, before, lives, err := windowEvents(store, key, from, to)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
 	resp := HistoryResponse{Path: id.Name, Cluster: history.ClusterOf(key), From: from, To: to, Events: nonNil(evs),
-		Gaps: history.Gaps(before, evs, to), Nodes: history.Lives(before, evs, to)}
+		Gaps: history.Gaps(before, evs, to), Nodes: lives}
 	resp.Service = id.WireService()
 	if len(resp.Events) > maxEvents {
 		resp.Events, resp.Truncated = resp.Events[:maxEvents], true

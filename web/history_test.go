@@ -86,6 +86,37 @@ func TestHistoryAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("nodes of the first sight", func(t *testing.T) {
+		// The default window (the hour up to to) and one from before the
+		// history began know nothing of the lock at their start: the
+		// nodes there at its first sight are in nodes all the same, a
+		// holding from it (when it acquired is not known), b and c
+		// waiting since they queued.
+		for _, q := range []url.Values{
+			with("to", ms(time.Minute)),
+			with("from", ms(-10*time.Minute), "to", ms(time.Minute)),
+		} {
+			code, b := historyGet(t, e, "/api/v1/lock/history", q)
+			var resp HistoryResponse
+			if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+				t.Fatalf("%s: status %d: %s", q.Encode(), code, b)
+			}
+			var lives []string
+			for _, l := range resp.Nodes {
+				lives = append(lives, fmt.Sprintf("%s wait %gs hold %gs %s unknown %t", l.Node, l.Wait, l.Hold, l.How, l.WaitUnknown))
+			}
+			want := []string{"a wait 0s hold 1s released unknown true", "b wait 1s hold 1s released unknown false", "c wait 2s hold 58s  unknown false"}
+			if !slices.Equal(lives, want) {
+				t.Errorf("%s: nodes %q, want %q", q.Encode(), lives, want)
+			}
+			// The events are still the changes: the first sight's nodes
+			// were not queued then, they were there.
+			if len(resp.Events) == 0 || slices.ContainsFunc(resp.Events, func(ev history.Event) bool { return ev.Kind == history.Queued }) {
+				t.Errorf("%s: events %+v, want the hand-offs, no restatement", q.Encode(), resp.Events)
+			}
+		}
+	})
+
 	t.Run("density", func(t *testing.T) {
 		// The hand-offs are the changes, at 1s and 2s (the first sight is a
 		// keyframe); a change at the window's end is in the last bucket.
