@@ -5,7 +5,7 @@ import { drawQueue, Timing, tick, legend, pastTiming, knowNames, say, COL } from
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
-import { Timeline, timelineKeys, when } from './timeline.js';
+import { Timeline, timelineKeys, when, drawAxis, hoverTime } from './timeline.js';
 import { Strip } from './strip.js';
 import { morph } from './morph.js';
 
@@ -399,6 +399,16 @@ if (bar) {
   const strip = new Strip(document.getElementById('strip-chart'), document.getElementById('strip-scale'), { onSeek: (t) => seek(t), onScrub: scrub });
   const STRIP_BUCKETS = 120;
   let win = { from: 0, to: 0 };
+  // The bar's time axis, and the time under the pointer over the bar and
+  // the strip; both follow the zone the reader picked.
+  const axis = document.getElementById('tb-axis');
+  const drawBarAxis = () => win.to > win.from && drawAxis(axis, win.from, win.to);
+  hoverTime(timeline.input, document.getElementById('tb-hover'), (x) => timeline.valueAt(x));
+  hoverTime(strip.svg, document.getElementById('strip-hover'), (x) => (strip.to > strip.from ? strip.timeAt(x) : null));
+  new MutationObserver(() => {
+    drawBarAxis();
+    strip.redraw();
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ['data-timezone'] });
   // The window is known to the bar as a density, from the server: how many
   // moments lie in each of BUCKETS equal stretches. Its moments are listed
   // a page at a time: whole buckets around the moment shown, at most about
@@ -454,6 +464,7 @@ if (bar) {
     gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: say('bar.gap', { from: when(Date.parse(g.from)), to: when(Date.parse(g.to)), why: g.why || say('bar.gapWhy') }) }));
     timeline.set({ min: win.from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
     timeline.density(counts);
+    drawBarAxis();
     strip.draw(await stripRes);
     page = null;
     pageLoad = null;

@@ -4,7 +4,7 @@
 // and gaps shaded. A click or a drag on it picks the moment under the
 // pointer, as the time bar would.
 
-import { when } from './timeline.js';
+import { when, axisTicks } from './timeline.js';
 import { fmtDur } from './queue.js';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -53,6 +53,7 @@ export class Strip {
 
   // draw replaces the chart with d, the strip's answer (null: none).
   draw(d) {
+    this.d = d;
     const svg = this.svg;
     this.cursorLine = null;
     if (!d) {
@@ -72,6 +73,14 @@ export class Strip {
       const a = Math.max(0, x(Date.parse(g.from)));
       const b = Math.min(n, x(Date.parse(g.to)));
       if (b > a) parts.push(el('rect', { class: 'gap', x: a, y: 0, width: b - a, height: H }));
+    }
+    // A light line at each round time the bar's axis would label: the
+    // strip's time axis, in the zone shown.
+    const width = svg.getBoundingClientRect().width;
+    for (const { t } of axisTicks(this.from, this.to, Math.max(2, Math.floor(width / 90)))) {
+      const g = el('line', { class: 'grid', x1: x(t), x2: x(t), y1: 0, y2: H });
+      g.dataset.t = String(t);
+      parts.push(g);
     }
     const top = Math.max(1, d.maxQueue);
     const wtop = d.maxWait > 0 ? d.maxWait : 1;
@@ -112,6 +121,11 @@ export class Strip {
     svg.dataset.maxWait = String(d.maxWait);
     this.scale.textContent = `queue up to ${d.maxQueue} · longest wait ${fmtDur(d.maxWait * 1000)}`;
     this.cursor(this.at ?? null);
+  }
+
+  // redraw draws the last answer again: the zone shown changed.
+  redraw() {
+    if (this.d !== undefined) this.draw(this.d);
   }
 
   // cursor marks the moment shown (null: live, no mark).
