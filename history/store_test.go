@@ -285,6 +285,26 @@ func TestSegmentsAndReopen(t *testing.T) {
 	if len(st.Gaps) != 1 || !st.Gaps[0].From.Equal(t0.Add(300*time.Second)) || !st.Gaps[0].To.Equal(c.Now()) {
 		t.Errorf("gaps %+v, want the hour the store was closed", st.Gaps)
 	}
+	// The lives of a window from before the first sight, walked with the
+	// restatements of every segment's keyframe: those tell only of the
+	// nodes of the first sight, never again of one whose changes were
+	// seen, so each node that came later waited 2s and held 1s.
+	var walked []history.Event
+	if err := s.Walk(p, t0.Add(-time.Hour), c.Now(), func(e history.Event) error {
+		walked = append(walked, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lives := history.Lives(history.State{}, walked, c.Now())
+	if len(lives) != 301 || lives[0].Node != "n0" || !lives[0].WaitUnknown || lives[1].Node != "n1" || lives[1].WaitUnknown {
+		t.Fatalf("%d lives, first %+v: want n0 to n300, n0 held at first sight, n1 waiting then", len(lives), lives[:min(2, len(lives))])
+	}
+	for _, l := range lives[2:298] {
+		if l.Wait != 2 || l.Hold != 1 || l.How != history.Released {
+			t.Errorf("%s waited %gs, held %gs, %s; want 2s, 1s, released", l.Node, l.Wait, l.Hold, l.How)
+		}
+	}
 	if _, err := history.Open(history.Options{Dir: dir}); !errors.Is(err, history.ErrLocked) {
 		t.Errorf("a second Open of the same directory: %v, want ErrLocked", err)
 	}
