@@ -74,14 +74,6 @@ export class Strip {
       const b = Math.min(n, x(Date.parse(g.to)));
       if (b > a) parts.push(el('rect', { class: 'gap', x: a, y: 0, width: b - a, height: H }));
     }
-    // A light line at each round time the bar's axis would label: the
-    // strip's time axis, in the zone shown.
-    const width = svg.getBoundingClientRect().width;
-    for (const { t } of axisTicks(this.from, this.to, Math.max(2, Math.floor(width / 90)))) {
-      const g = el('line', { class: 'grid', x1: x(t), x2: x(t), y1: 0, y2: H });
-      g.dataset.t = String(t);
-      parts.push(g);
-    }
     const top = Math.max(1, d.maxQueue);
     const wtop = d.maxWait > 0 ? d.maxWait : 1;
     const step = span / n;
@@ -102,6 +94,14 @@ export class Strip {
       }
       line += `${i ? 'L' : 'M'}${i + 0.5},${(H - (TOP * b.maxWait) / wtop).toFixed(2)}`;
     });
+    // A faint line over the bars at each round time the bar's axis would
+    // label: the strip's time axis, in the zone shown.
+    const width = svg.getBoundingClientRect().width;
+    for (const { t } of axisTicks(this.from, this.to, Math.max(2, Math.floor(width / 90)))) {
+      const g = el('line', { class: 'grid', x1: x(t), x2: x(t), y1: 0, y2: H });
+      g.dataset.t = String(t);
+      parts.push(g);
+    }
     if (n) parts.push(el('path', { class: 'wait', d: line }));
     for (const a of d.alerts || []) {
       const t = Date.parse(a.time);
