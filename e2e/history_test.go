@@ -144,8 +144,8 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	// where the bar has a moment after the first acquired: the view shows
 	// the moment it ends on, exactly as the history has it then.
 	tb.run(`(() => { const w = document.getElementById('tb-window'); w.value = '900000'; w.dispatchEvent(new Event('change')); })()`)
-	// The lock's history is younger than the window: the bar starts a
-	// little before its first change.
+	// The lock's history is younger than the window: the bar starts at
+	// its first sight.
 	tb.until("a 15-minute window", `(() => { const s = document.getElementById('tb-scrub'); return document.getElementById('timebar').dataset.span === '900000' && Number(s.max) - Number(s.min) <= 900000; })()`)
 	type box struct{ Left, Right, Y, Min, Max float64 }
 	b := eval[box](tb, `(() => { const s = document.getElementById('tb-scrub'), r = s.getBoundingClientRect(); return {left: r.left, right: r.right, y: r.top + r.height / 2, min: Number(s.min), max: Number(s.max)}; })()`)
@@ -207,9 +207,13 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	}
 	tb.until("stepping forward reaches the hand-off", node(q[1], "holding"))
 
-	// Home goes to the window's first recorded change.
+	// Home goes to where the window's history begins, the lock's first
+	// sight (read live before anyone queued); → from there is the window's
+	// first recorded change.
 	tb.key(kb.Home)
-	tb.until("Home: the first change", `document.getElementById('timebar').dataset.at === document.querySelector('#tb-ticks button').dataset.at`)
+	tb.until("Home: the first sight", `document.getElementById('timebar').dataset.at === document.querySelector('#tb-ticks button.k-seen').dataset.seen`)
+	tb.key(kb.ArrowRight)
+	tb.until("→: the first change", `document.getElementById('timebar').dataset.at === document.querySelector('#tb-ticks button').dataset.at`)
 
 	// ▶ plays the changes from there on, and ends live.
 	tb.do("play", chromedp.Click("#tb-play"))

@@ -14,7 +14,8 @@ import (
 // A window with more changes than one answer of the history lists (100,000
 // events) is navigable to its end: the bar counts every moment from the
 // server's density, End reaches the last change, ← the one before it, Home
-// the first, and → past the last goes live.
+// the lock's first sight and → from it the first change, and → past the
+// last goes live.
 func TestTimeBarReachesTheLastOfALongDay(t *testing.T) {
 	need(t)
 	const path, every = "/e2e/timebar/long", 2 * time.Second
@@ -65,7 +66,9 @@ func TestTimeBarReachesTheLastOfALongDay(t *testing.T) {
 	tb.key(kb.ArrowLeft)
 	at("←: the change before it", r.last.Add(-every))
 	tb.key(kb.Home)
-	at("Home: the first change", r.first)
+	at("Home: the first sight, where the day's history begins", r.start)
+	tb.key(kb.ArrowRight)
+	at("→: the first change", r.first)
 	tb.until("the info counts it the first", fmt.Sprintf(`document.getElementById('tb-info').textContent.includes('1 of %d changes')`, changes))
 	tb.key(kb.ArrowRight)
 	at("→: the second change", r.first.Add(every))

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"testing"
 	"time"
 )
@@ -21,10 +20,7 @@ func TestTimeBarMarksSpreadAcrossTheWindow(t *testing.T) {
 	ro := recordQueue(t, old, 70, time.Minute, 2)
 
 	open := func(path string, r queueRecord) *tab {
-		srv := startServer(t, "--data-dir", r.dir)
-		tb := newTab(t)
-		tb.open(fmt.Sprintf("%s/lock?path=%s", srv.URL, url.QueryEscape(path)))
-		tb.until(path+": the time bar's marks", fmt.Sprintf(`!!document.querySelector('#tb-ticks button[data-at="%d"]')`, r.last.UnixMilli()))
+		_, tb := openRecorded(t, path, r, "the time bar's marks", fmt.Sprintf(`!!document.querySelector('#tb-ticks button[data-at="%d"]')`, r.last.UnixMilli()))
 		return tb
 	}
 	// left is the centre of the mark of the change at t along the bar, in

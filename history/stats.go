@@ -294,32 +294,70 @@ type Life struct {
 }
 
 // Lives are the lives of the nodes there at the window's start (before)
-// or queued in it (evs), in the order they queued.
+// or queued in it (evs), in the order they queued. evs may hold the
+// window's restatements too (Synthetic, as a walk reads them): the nodes a
+// first sight restates were there when the history began, and are lives
+// as the nodes of before are.
 func Lives(before State, evs []Event, end time.Time) []Life {
-	out := []Life{}
-	at := map[string]int{}
-	add := func(node string, owner Owner, queued, acquired time.Time) {
-		at[node] = len(out)
-		out = append(out, Life{Node: node, Owner: owner, Queued: queued, Acquired: acquired})
+	f := NewLivesFold(before)
+	for _, e := range evs {
+		f.Add(e)
 	}
+	return f.Done(end)
+}
+
+// LivesFold computes Lives one record at a time, as a walk reads the
+// window (Source.Walk).
+type LivesFold struct {
+	out []Life
+	at  map[string]int // the index in out of each node not gone yet
+}
+
+// NewLivesFold starts the lives of a window from before, the lock at its
+// start.
+func NewLivesFold(before State) *LivesFold {
+	f := &LivesFold{out: []Life{}, at: map[string]int{}}
 	for _, n := range before.nodes {
 		if !n.Foreign && n.more().PartOf == "" {
-			add(n.Name, n.owner(), n.QueuedAt, n.AcquiredAt)
-			out[len(out)-1].WaitUnknown = n.Holding && n.acquiredUnseen
+			f.add(n.Name, n.owner(), n.QueuedAt, n.AcquiredAt)
+			f.out[len(f.out)-1].WaitUnknown = n.Holding && n.acquiredUnseen
 		}
 	}
-	for _, e := range evs {
-		i, known := at[e.Node]
-		switch {
-		case e.Kind == Queued && !known && !e.Foreign && e.PartOf == "":
-			add(e.Node, e.Owner(), e.Since, time.Time{})
-		case e.Kind == Acquired && known:
-			out[i].Acquired, out[i].WaitUnknown = e.Time, !e.SeenAcquired()
-		case e.Kind == Left && known:
-			out[i].Left, out[i].How = e.Time, e.How
-			delete(at, e.Node)
+	return f
+}
+
+func (f *LivesFold) add(node string, owner Owner, queued, acquired time.Time) {
+	f.at[node] = len(f.out)
+	f.out = append(f.out, Life{Node: node, Owner: owner, Queued: queued, Acquired: acquired})
+}
+
+// Add takes the window's next record. A restatement tells only of nodes
+// the window did not know: those there at a first sight (or at the oldest
+// keyframe kept, when the history's start was cut away); of a node it
+// knows, the changes told it already.
+func (f *LivesFold) Add(e Event) {
+	i, known := f.at[e.Node]
+	switch {
+	case e.Kind == Queued && !known && !e.Foreign && e.PartOf == "":
+		f.add(e.Node, e.Owner(), e.Since, time.Time{})
+	case e.Kind == Acquired && known && e.Synthetic:
+		if l := &f.out[i]; l.Acquired.IsZero() {
+			// As State.apply reads it: a keyframe says when the node
+			// began to hold, a first sight only that it held then.
+			l.Acquired, l.WaitUnknown = cmp.Or(e.Acquired, e.Time), !e.SeenAcquired()
 		}
+	case e.Synthetic:
+	case e.Kind == Acquired && known:
+		f.out[i].Acquired, f.out[i].WaitUnknown = e.Time, !e.SeenAcquired()
+	case e.Kind == Left && known:
+		f.out[i].Left, f.out[i].How = e.Time, e.How
+		delete(f.at, e.Node)
 	}
+}
+
+// Done is the lives, each still going counted to end.
+func (f *LivesFold) Done(end time.Time) []Life {
+	out := f.out
 	for i := range out {
 		l := &out[i]
 		stop := cmp.Or(l.Left, end)

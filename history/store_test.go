@@ -183,20 +183,37 @@ func checkSession(t *testing.T, s history.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lives []string
-	for _, l := range history.Lives(before, evs, at(100)) {
-		wait := fmt.Sprintf("%g", l.Wait)
-		if l.WaitUnknown {
-			wait = "?"
+	livesText := func(ls []history.Life) []string {
+		var out []string
+		for _, l := range ls {
+			wait := fmt.Sprintf("%g", l.Wait)
+			if l.WaitUnknown {
+				wait = "?"
+			}
+			out = append(out, fmt.Sprintf("%s %s wait %s hold %g", l.Node, l.How, wait, l.Hold))
 		}
-		lives = append(lives, fmt.Sprintf("%s %s wait %s hold %g", l.Node, l.How, wait, l.Hold))
+		return out
 	}
+	lives := livesText(history.Lives(before, evs, at(100)))
 	// a held when the history began, and d acquired while the reader was
 	// reconnecting: neither wait was seen, as the figures say too.
 	wantLives := []string{"a released wait ? hold 10", "b expired wait 9 hold 20", "x gave-up wait 12 hold 0",
 		"c unknown wait 18 hold 40", "d  wait ? hold 30", "e  wait 30 hold 0"}
 	if !slices.Equal(lives, wantLives) {
 		t.Errorf("lives:\n got %q\nwant %q", lives, wantLives)
+	}
+	// A window that starts before the history knows nothing at its start:
+	// the nodes of the first sight come from its restatements, as walked,
+	// and their lives are the same.
+	var walked []history.Event
+	if err := s.Walk(p, t0.Add(-time.Hour), at(100), func(e history.Event) error {
+		walked = append(walked, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if lives := livesText(history.Lives(history.State{}, walked, at(100))); !slices.Equal(lives, wantLives) {
+		t.Errorf("lives of a window from before the first sight:\n got %q\nwant %q", lives, wantLives)
 	}
 
 	if _, err := s.At(p, t0.Add(-time.Hour)); !errors.Is(err, history.ErrNoHistory) {
@@ -267,6 +284,26 @@ func TestSegmentsAndReopen(t *testing.T) {
 	}
 	if len(st.Gaps) != 1 || !st.Gaps[0].From.Equal(t0.Add(300*time.Second)) || !st.Gaps[0].To.Equal(c.Now()) {
 		t.Errorf("gaps %+v, want the hour the store was closed", st.Gaps)
+	}
+	// The lives of a window from before the first sight, walked with the
+	// restatements of every segment's keyframe: those tell only of the
+	// nodes of the first sight, never again of one whose changes were
+	// seen, so each node that came later waited 2s and held 1s.
+	var walked []history.Event
+	if err := s.Walk(p, t0.Add(-time.Hour), c.Now(), func(e history.Event) error {
+		walked = append(walked, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lives := history.Lives(history.State{}, walked, c.Now())
+	if len(lives) != 301 || lives[0].Node != "n0" || !lives[0].WaitUnknown || lives[1].Node != "n1" || lives[1].WaitUnknown {
+		t.Fatalf("%d lives, first %+v: want n0 to n300, n0 held at first sight, n1 waiting then", len(lives), lives[:min(2, len(lives))])
+	}
+	for _, l := range lives[2:298] {
+		if l.Wait != 2 || l.Hold != 1 || l.How != history.Released {
+			t.Errorf("%s waited %gs, held %gs, %s; want 2s, 1s, released", l.Node, l.Wait, l.Hold, l.How)
+		}
 	}
 	if _, err := history.Open(history.Options{Dir: dir}); !errors.Is(err, history.ErrLocked) {
 		t.Errorf("a second Open of the same directory: %v, want ErrLocked", err)

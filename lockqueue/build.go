@@ -308,6 +308,10 @@ func assign(q []Node, leases int) {
 				break
 			}
 			if n.Recipe == Curator {
+				if downgrade(&q[firstWriter], n) {
+					n.Holding = true
+					break
+				}
 				// Curator's readers all watch the first writer in the queue.
 				n.WaitsFor = q[firstWriter].Name
 			} else {
@@ -327,6 +331,18 @@ func assign(q []Node, leases int) {
 			nearestWriter = i
 		}
 	}
+}
+
+// downgrade reports whether reader r is Curator's downgrade of writer w:
+// InterProcessReadWriteLock grants the read lock at once to the thread that
+// holds the write lock, so a reader of the session holding the first writer
+// holds beside it and watches nothing. A session is all ZooKeeper shows of a
+// thread; another thread of that session would in fact wait, which no
+// listing can tell. kazoo's ReadLock and the ZooKeeper recipe's shared lock
+// have no such rule: their reader waits for any lower writer, its own
+// session's included, so it stays a waiter there (and waits forever).
+func downgrade(w, r *Node) bool {
+	return w.Holding && w.Recipe == Curator && w.owner != 0 && w.owner == r.owner
 }
 
 func folderAlerts(s Snapshot, recipes map[Recipe]bool, foreign []Node, opt Options) []Alert {

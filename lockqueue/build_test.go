@@ -541,3 +541,89 @@ func TestJoinWatchesSharedSession(t *testing.T) {
 		})
 	}
 }
+
+// A session's own nodes: Curator grants the read lock at once to the thread
+// that holds the write lock (its documented downgrade), so that reader holds
+// beside its writer, watches nothing and is no orphan; another session's
+// reader still waits for the writer. kazoo's ReadLock and the ZooKeeper
+// recipe's shared lock have no such rule: their reader of the writer's own
+// session waits for it.
+func TestBuildOwnSessionReader(t *testing.T) {
+	now := time.Unix(1000, 0)
+	long := now.Add(-3 * time.Second) // past the debounce
+	curW, curR := func(u string, seq int64) string { return SeqName("_c_"+u+"-__WRIT__", seq) }, func(u string, seq int64) string { return SeqName("_c_"+u+"-__READ__", seq) }
+	tests := []struct {
+		desc     string
+		children []Child
+		watches  map[int64][]string
+		want     []want
+		alerts   []string
+	}{
+		{
+			desc: "Curator: the write holder's session takes its read lock: held, no alert",
+			children: []Child{
+				{Name: curW(uuidA, 1), EphemeralOwner: 7, Czxid: 101},
+				{Name: curR(uuidA, 2), EphemeralOwner: 7, Czxid: 102},
+			},
+			want: []want{{curW(uuidA, 1), Write, true, "", ""}, {curR(uuidA, 2), Read, true, "", ""}},
+		},
+		{
+			desc: "Curator: another session's reader between still waits for the writer, a writer after waits for the downgrade",
+			children: []Child{
+				{Name: curW(uuidA, 1), EphemeralOwner: 7, Czxid: 101},
+				{Name: curR(uuidB, 2), EphemeralOwner: 8, Czxid: 102},
+				{Name: curR(uuidA, 3), EphemeralOwner: 7, Czxid: 103},
+				{Name: curW(uuidB, 4), EphemeralOwner: 9, Czxid: 104},
+			},
+			watches: map[int64][]string{8: {"/q/" + curW(uuidA, 1)}, 9: {"/q/" + curR(uuidA, 3)}},
+			want: []want{
+				{curW(uuidA, 1), Write, true, "", ""},
+				{curR(uuidB, 2), Read, false, curW(uuidA, 1), ""},
+				{curR(uuidA, 3), Read, true, "", ""},
+				{curW(uuidB, 4), Write, false, curR(uuidA, 3), ""},
+			},
+		},
+		{
+			desc: "Curator: a reader of a waiting writer's session waits (only a holder downgrades)",
+			children: []Child{
+				{Name: curW(uuidB, 1), EphemeralOwner: 8, Czxid: 101},
+				{Name: curW(uuidA, 2), EphemeralOwner: 7, Czxid: 102},
+				{Name: curR(uuidA, 3), EphemeralOwner: 7, Czxid: 103},
+			},
+			watches: map[int64][]string{7: {"/q/" + curW(uuidB, 1)}},
+			want: []want{
+				{curW(uuidB, 1), Write, true, "", ""},
+				{curW(uuidA, 2), Write, false, curW(uuidB, 1), ""},
+				{curR(uuidA, 3), Read, false, curW(uuidB, 1), ""},
+			},
+		},
+		{
+			desc: "kazoo: the writer's own ReadLock waits for its WriteLock",
+			children: []Child{
+				{Name: hexA + "__lock__0000000001", EphemeralOwner: 7, Czxid: 101},
+				{Name: hexB + "__rlock__0000000002", EphemeralOwner: 7, Czxid: 102},
+			},
+			watches: map[int64][]string{7: {"/q/" + hexA + "__lock__0000000001"}},
+			want: []want{
+				{hexA + "__lock__0000000001", Exclusive, true, "", ""},
+				{hexB + "__rlock__0000000002", Read, false, hexA + "__lock__0000000001", ""},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			since := map[string]time.Time{}
+			for _, c := range tt.children {
+				since[c.Name] = long
+			}
+			s := Build("/q", tt.children, Options{})
+			JoinWatches(&s, WatchTable{Source: "4lw", Watches: tt.watches, ChildWatches: -1}, since, now)
+			checkQueue(t, s, tt.want, tt.alerts)
+			for _, n := range s.Nodes {
+				if n.Holding && n.Edge != EdgeNone {
+					t.Errorf("holder %s has edge %q", n.Name, n.Edge)
+				}
+			}
+		})
+	}
+}

@@ -5,7 +5,7 @@ import { drawQueue, Timing, tick, legend, pastTiming, knowNames, say, COL } from
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
-import { Timeline, timelineKeys, when } from './timeline.js';
+import { Timeline, timelineKeys, when, drawAxis, hoverTime } from './timeline.js';
 import { Strip } from './strip.js';
 import { morph } from './morph.js';
 
@@ -399,6 +399,16 @@ if (bar) {
   const strip = new Strip(document.getElementById('strip-chart'), document.getElementById('strip-scale'), { onSeek: (t) => seek(t), onScrub: scrub });
   const STRIP_BUCKETS = 120;
   let win = { from: 0, to: 0 };
+  // The bar's time axis, and the time under the pointer over the bar and
+  // the strip; both follow the zone the reader picked.
+  const axis = document.getElementById('tb-axis');
+  const drawBarAxis = () => win.to > win.from && drawAxis(axis, win.from, win.to);
+  hoverTime(timeline.input, document.getElementById('tb-hover'), (x) => timeline.valueAt(x));
+  hoverTime(strip.svg, document.getElementById('strip-hover'), (x) => (strip.to > strip.from ? strip.timeAt(x) : null));
+  new MutationObserver(() => {
+    drawBarAxis();
+    strip.redraw();
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ['data-timezone'] });
   // The window is known to the bar as a density, from the server: how many
   // moments lie in each of BUCKETS equal stretches. Its moments are listed
   // a page at a time: whole buckets around the moment shown, at most about
@@ -411,6 +421,10 @@ if (bar) {
   let total = 0;
   let first = null;
   let last = null;
+  // seen: the lock's first sight when it is in the window (the read that
+  // began its history): no moment, as it restates what was there, but
+  // where the history starts, so Home and ← reach it.
+  let seen = null;
   let gaps = [];
   // page: the buckets listed, [from, to) in ms (to past the window's end
   // when it has the last bucket), and how many moments come before it.
@@ -446,9 +460,11 @@ if (bar) {
     total = d.moments || 0;
     first = d.first ? Date.parse(d.first) : null;
     last = d.last ? Date.parse(d.last) : null;
+    seen = d.seen ? Date.parse(d.seen) : null;
     gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: say('bar.gap', { from: when(Date.parse(g.from)), to: when(Date.parse(g.to)), why: g.why || say('bar.gapWhy') }) }));
     timeline.set({ min: win.from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
     timeline.density(counts);
+    drawBarAxis();
     strip.draw(await stripRes);
     page = null;
     pageLoad = null;
@@ -515,7 +531,7 @@ if (bar) {
       page = p;
       const listed = h.moments || [];
       moments = listed.map((m) => Date.parse(m.time));
-      const marks =
+      const marks = (
         moments.length > MARKS
           ? []
           : listed.map((m, i) => {
@@ -526,7 +542,8 @@ if (bar) {
                 title: say('bar.moment', { at: when(t), changes: momentText(m) }),
                 data: { at: String(t) },
               };
-            });
+            })
+      ).concat(seen === null ? [] : [{ value: seen, cls: 'k-seen' + (seen === at ? ' current' : ''), title: say('bar.seenMark', { at: when(seen) }), data: { seen: String(seen) } }]);
       timeline.draw(marks, gaps);
       bar.dataset.page = `${p.from}-${p.to}`;
       syncBar();
@@ -541,7 +558,9 @@ if (bar) {
     else body.dataset.clockAt = String(at);
     ui.live.setAttribute('aria-pressed', String(at === null));
     ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
-    ui.info.textContent = at === null ? say('bar.live', { total }) : say('bar.at', { at: when(at), n: countTo(at), total });
+    if (at === null) ui.info.textContent = say('bar.live', { total });
+    else if (at === seen && countTo(at) === 0) ui.info.textContent = say('bar.seen', { at: when(at), total });
+    else ui.info.textContent = say('bar.at', { at: when(at), n: countTo(at), total });
     timeline.input.value = String(at === null ? win.to : at);
     timeline.current(at);
     strip.cursor(at);
@@ -692,9 +711,11 @@ if (bar) {
     if (t !== undefined) seek(t);
     else goLive();
   }
+  // Before the window's first moment, ← goes to the first sight.
   async function stepBack() {
     const t = await prevMoment(here());
     if (t !== undefined) seek(t);
+    else if (seen !== null && seen < here()) seek(seen);
   }
   function stop() {
     clearInterval(playing);
@@ -762,7 +783,7 @@ if (bar) {
     }
   }, FIGURES_EVERY);
   timelineKeys({
-    back: stepBack, step: stepFwd, first: () => first !== null && seek(first), last: () => last !== null && seek(last),
+    back: stepBack, step: stepFwd, first: () => (seen ?? first) !== null && seek(seen ?? first), last: () => last !== null && seek(last),
     extra: { l: goLive, L: goLive },
   });
   // The page comes with a place for its figures, not the figures: they

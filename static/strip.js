@@ -4,7 +4,7 @@
 // and gaps shaded. A click or a drag on it picks the moment under the
 // pointer, as the time bar would.
 
-import { when } from './timeline.js';
+import { when, axisTicks } from './timeline.js';
 import { fmtDur } from './queue.js';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -53,6 +53,7 @@ export class Strip {
 
   // draw replaces the chart with d, the strip's answer (null: none).
   draw(d) {
+    this.d = d;
     const svg = this.svg;
     this.cursorLine = null;
     if (!d) {
@@ -93,6 +94,14 @@ export class Strip {
       }
       line += `${i ? 'L' : 'M'}${i + 0.5},${(H - (TOP * b.maxWait) / wtop).toFixed(2)}`;
     });
+    // A faint line over the bars at each round time the bar's axis would
+    // label: the strip's time axis, in the zone shown.
+    const width = svg.getBoundingClientRect().width;
+    for (const { t } of axisTicks(this.from, this.to, Math.max(2, Math.floor(width / 90)))) {
+      const g = el('line', { class: 'grid', x1: x(t), x2: x(t), y1: 0, y2: H });
+      g.dataset.t = String(t);
+      parts.push(g);
+    }
     if (n) parts.push(el('path', { class: 'wait', d: line }));
     for (const a of d.alerts || []) {
       const t = Date.parse(a.time);
@@ -112,6 +121,11 @@ export class Strip {
     svg.dataset.maxWait = String(d.maxWait);
     this.scale.textContent = `queue up to ${d.maxQueue} · longest wait ${fmtDur(d.maxWait * 1000)}`;
     this.cursor(this.at ?? null);
+  }
+
+  // redraw draws the last answer again: the zone shown changed.
+  redraw() {
+    if (this.d !== undefined) this.draw(this.d);
   }
 
   // cursor marks the moment shown (null: live, no mark).

@@ -11,6 +11,86 @@ export function when(ms) {
   return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
+// ---- A time axis: round times along a window, in the zone shown -----------
+
+// The steps an axis picks from, in ms: the first that keeps the ticks few.
+const STEPS = [1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5];
+
+const pad2 = (n) => String(n).padStart(2, '0');
+
+// localZone says whether the page shows the browser's zone, not UTC (the
+// reader's pick, which tz.js keeps on the root element).
+const localZone = () => document.documentElement.dataset.timezone === 'local';
+
+// clock words ms as a tick's label: hours and minutes, and seconds when
+// the step is under a minute, in the zone shown; the date at a midnight.
+function clock(ms, step) {
+  const d = new Date(ms);
+  const [mo, day, h, mi, se] = localZone()
+    ? [d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()]
+    : [d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()];
+  if (h === 0 && mi === 0 && se === 0) return `${pad2(mo)}-${pad2(day)}`;
+  return step < 6e4 ? `${pad2(h)}:${pad2(mi)}:${pad2(se)}` : `${pad2(h)}:${pad2(mi)}`;
+}
+
+// axisTicks are the round times of [from, to] (ms) to label, at most about
+// most of them: each {t, label}, round in the zone shown.
+export function axisTicks(from, to, most = 8) {
+  const span = to - from;
+  if (!(span > 0) || most < 1) return [];
+  const day = STEPS[STEPS.length - 1];
+  const step = STEPS.find((s) => span / s <= most) || day * Math.ceil(span / most / day);
+  const off = localZone() ? -new Date(from).getTimezoneOffset() * 6e4 : 0;
+  const out = [];
+  for (let t = Math.ceil((from + off) / step) * step - off; t <= to; t += step) out.push({ t, label: clock(t, step) });
+  return out;
+}
+
+// drawAxis labels el, a strip as wide as the window [from, to], with its
+// round times, one about every 90 px; each label's title is the whole time.
+export function drawAxis(el, from, to) {
+  const width = el.getBoundingClientRect().width;
+  const ticks = axisTicks(from, to, Math.max(2, Math.floor(width / 90)));
+  el.replaceChildren(
+    ...ticks.map(({ t, label }) => {
+      const s = document.createElement('span');
+      s.className = 'tick';
+      s.style.left = `${(100 * (t - from)) / (to - from)}%`;
+      s.textContent = label;
+      s.title = when(t);
+      s.dataset.t = String(t);
+      return s;
+    }),
+  );
+  el.dataset.from = String(from);
+  el.dataset.to = String(to);
+}
+
+// hoverTime shows, in out, the time under the pointer while it is over
+// el: timeAt(clientX) is that time (null: none), placed at the pointer
+// within out's positioned parent.
+export function hoverTime(el, out, timeAt) {
+  el.addEventListener('pointermove', (e) => {
+    const t = timeAt(e.clientX);
+    if (t === null) {
+      out.hidden = true;
+      return;
+    }
+    const box = out.parentElement.getBoundingClientRect();
+    out.textContent = when(t);
+    out.dataset.t = String(t);
+    out.style.left = `${e.clientX - box.left}px`;
+    out.hidden = false;
+  });
+  el.addEventListener('pointerleave', () => {
+    out.hidden = true;
+  });
+}
+
+// THUMB is half the range's thumb, in px: where the marks and the axis
+// start and end (.ticks and .axis have that margin).
+const THUMB = 8;
+
 export class Timeline {
   // input: an <input type=range>; ticks: the element the marks go in.
   // onSeek(value) is called when the user picks a position; onScrub(value)
@@ -34,6 +114,15 @@ export class Timeline {
     this.input.max = String(max);
     this.input.value = String(value);
     if (text) this.input.setAttribute('aria-valuetext', text);
+  }
+
+  // valueAt is the value under clientX along the bar: the thumb's centre
+  // runs from THUMB px in from either end. null while the bar is empty.
+  valueAt(x) {
+    if (!(this.max > this.min)) return null;
+    const r = this.input.getBoundingClientRect();
+    const f = Math.min(1, Math.max(0, (x - r.left - THUMB) / Math.max(1, r.width - 2 * THUMB)));
+    return Math.round(this.min + f * (this.max - this.min));
   }
 
   // pos is where value sits along the bar, in percent.

@@ -69,6 +69,8 @@ var lanePhrases = map[string]string{
 	"bar.kindCount":       "{kind} ×{count}",
 	"bar.kindsNodes":      "{kinds}: {nodes}{more}",
 	"bar.more":            " …",
+	"bar.seen":            "{at} · first seen: what was there when the history began · 0 of {total} changes",
+	"bar.seenMark":        "{at}: first seen (the history begins)",
 	"details.holdingFor":  "holding for",
 	"details.holdAtLeast": "holding for at least",
 	"details.holdAtMost":  "holding for at most (since created)",

@@ -148,25 +148,39 @@ func (s *Server) historyRef(r *http.Request) (history.Source, lockqueue.LockID, 
 	return store, id, key, from, to, err
 }
 
-// windowEvents are the events of the lock's history key in [from, to]
-// and the lock as it was at from (no State when nothing was kept then).
-func windowEvents(store history.Source, key string, from, to time.Time) ([]history.Event, history.State, error) {
-	evs, err := store.Events(key, from, to)
-	if err != nil {
-		return nil, history.State{}, err
-	}
+// windowEvents are the events of the lock's history key in [from, to],
+// the lock as it was at from (no State when nothing was kept then) and the
+// lives of its nodes, from one walk of the window: its restatements are no
+// events, but the nodes a first sight in it restates were there when the
+// history began, and have lives.
+func windowEvents(store history.Source, key string, from, to time.Time) ([]history.Event, history.State, []history.Life, error) {
 	before, err := store.At(key, from)
 	if err != nil && !errors.Is(err, history.ErrNoHistory) {
-		return nil, history.State{}, err
+		return nil, history.State{}, nil, err
 	}
-	return evs, before, nil
+	var evs []history.Event
+	lives := history.NewLivesFold(before)
+	err = store.Walk(key, from, to, func(e history.Event) error {
+		lives.Add(e)
+		if !e.Synthetic {
+			evs = append(evs, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, history.State{}, nil, err
+	}
+	return evs, before, lives.Done(to), nil
 }
 
 // fitWindow is where a time bar over [from, to] starts when it asks to fit
-// the history (?fit=history): a little before the window's first change
-// when the history knew nothing of the lock at from, else from. A lock
-// recorded for the last five minutes then fills the bar, where an hour's
-// window would crowd its changes into the bar's last twelfth.
+// the history (?fit=history): where the history of the lock begins, when
+// it knew nothing of the lock at from, else from. The history begins with
+// the lock's first sight (a restatement of what was there, no change), and
+// the bar starts there: a lock recorded for the last five minutes fills the
+// bar, where an hour's window would crowd it into the bar's last twelfth,
+// and so does one that has not changed since. A history that begins with a
+// change starts a little before it, so the change is not on the bar's edge.
 func fitWindow(r *http.Request, store history.Source, key string, before history.State, from, to time.Time) (time.Time, error) {
 	switch v := r.URL.Query().Get("fit"); v {
 	case "":
@@ -178,13 +192,15 @@ func fitWindow(r *http.Request, store history.Source, key string, before history
 	if before.Lock != "" {
 		return from, nil
 	}
-	first, ok, err := firstChange(store, key, from, to)
-	if err != nil || !ok {
+	first, err := firstRecord(store, key, from, to)
+	if err != nil || first.Time.IsZero() {
 		return from, err
 	}
-	// A margin of a twentieth of what is left, so the first change is not
-	// on the bar's edge; a second at least.
-	start := first.Add(-max(to.Sub(first)/20, time.Second))
+	if first.Synthetic {
+		return first.Time, nil
+	}
+	// A margin of a twentieth of what is left; a second at least.
+	start := first.Time.Add(-max(to.Sub(first.Time)/20, time.Second))
 	if start.Before(from) {
 		return from, nil
 	}
@@ -197,13 +213,13 @@ func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	evs, before, err := windowEvents(store, key, from, to)
+	evs, before, lives, err := windowEvents(store, key, from, to)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
 	resp := HistoryResponse{Path: id.Name, Cluster: history.ClusterOf(key), From: from, To: to, Events: nonNil(evs),
-		Gaps: history.Gaps(before, evs, to), Nodes: history.Lives(before, evs, to)}
+		Gaps: history.Gaps(before, evs, to), Nodes: lives}
 	resp.Service = id.WireService()
 	if len(resp.Events) > maxEvents {
 		resp.Events, resp.Truncated = resp.Events[:maxEvents], true
@@ -226,9 +242,14 @@ type DensityResponse struct {
 	// Moments is the window's distinct times, the counts' sum.
 	Moments int `json:"moments"`
 	// First and Last are the window's first and last moments.
-	First *time.Time     `json:"first,omitempty"`
-	Last  *time.Time     `json:"last,omitempty"`
-	Gaps  []history.Span `json:"gaps"`
+	First *time.Time `json:"first,omitempty"`
+	Last  *time.Time `json:"last,omitempty"`
+	// Seen is the lock's first sight, when it is in the window (the
+	// history knew nothing of the lock at from): the read that began its
+	// history, whose nodes were there before, so it is no moment and
+	// counts in no bucket. The time bar's Home and ← reach it.
+	Seen *time.Time     `json:"seen,omitempty"`
+	Gaps []history.Span `json:"gaps"`
 }
 
 // Bounds of ?buckets=.
@@ -261,21 +282,18 @@ func (b bucketed) walk(fn func(history.Event)) error {
 // errFound stops a walk at what it looked for.
 var errFound = errors.New("found")
 
-// firstChange is the time of the first change of key in [from, to]; false
-// when there is none.
-func firstChange(store history.Source, key string, from, to time.Time) (time.Time, bool, error) {
-	var first time.Time
+// firstRecord is the first record of key in [from, to], a restatement
+// or a change; the zero Event when there is none.
+func firstRecord(store history.Source, key string, from, to time.Time) (history.Event, error) {
+	var first history.Event
 	err := store.Walk(key, from, to, func(e history.Event) error {
-		if e.Synthetic {
-			return nil
-		}
-		first = e.Time
+		first = e
 		return errFound
 	})
 	if errors.Is(err, errFound) {
-		return first, true, nil
+		return first, nil
 	}
-	return first, false, err
+	return first, err
 }
 
 // readBucketed reads r's lock and window, and ?param= as the number of
@@ -311,7 +329,13 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 	resp := DensityResponse{From: b.from, To: b.to, Counts: make([]int, b.n)}
 	var changes []history.Event // the gaps' only: connections and gaps
 	last := int64(-1 << 63)
+	walked := false
 	if err := b.walk(func(e history.Event) {
+		if !walked && b.before.Lock == "" && e.Synthetic {
+			t := time.UnixMilli(e.Time.UnixMilli()).UTC()
+			resp.Seen = &t
+		}
+		walked = true
 		if e.Synthetic {
 			return
 		}

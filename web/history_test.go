@@ -19,6 +19,13 @@ import (
 // recorded two hand-offs of the fixture's lock "orders", one a second.
 func historyEnv(t *testing.T) *testEnv {
 	t.Helper()
+	e, _ := historyEnvStore(t)
+	return e
+}
+
+// historyEnvStore is historyEnv and its store, for a test that records more.
+func historyEnvStore(t *testing.T) (*testEnv, *history.Store) {
+	t.Helper()
 	store, err := history.Open(history.Options{Dir: t.TempDir(), Now: func() time.Time { return fixtureEpoch }})
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +34,80 @@ func historyEnv(t *testing.T) *testEnv {
 	reg := zkRegistry(nil, nil)
 	e := newEnv(t, Config{Services: reg, History: store})
 	recordFixture(t, store, reg, e.hub)
-	return e
+	return e, store
+}
+
+// The time bar reaches the lock's first sight: a live window (?fit=history)
+// that began before the history starts at the first sight, which the
+// density names (seen) apart from the moments it counts; a lock that has
+// not changed since fills the window from it, on the strip too. A window
+// that knew the lock at its start keeps its from and has no first sight.
+func TestHistoryFromTheFirstSight(t *testing.T) {
+	e, store := historyEnvStore(t)
+	// quiet: read once at the epoch (a holding, b and c waiting), never changed.
+	if _, err := store.Record((&fixtureReader{}).queue("quiet", 0)); err != nil {
+		t.Fatal(err)
+	}
+	ms := func(d time.Duration) string { return fmt.Sprint(fixtureEpoch.Add(d).UnixMilli()) }
+	ask := func(endpoint, lock string, kv ...string) []byte {
+		t.Helper()
+		q := url.Values{"service": {fixtureName}, "path": {lock}}
+		for i := 0; i < len(kv); i += 2 {
+			q.Set(kv[i], kv[i+1])
+		}
+		code, b := historyGet(t, e, endpoint, q)
+		if code != http.StatusOK {
+			t.Fatalf("%s?%s: status %d: %s", endpoint, q.Encode(), code, b)
+		}
+		return b
+	}
+	density := func(lock string, kv ...string) DensityResponse {
+		t.Helper()
+		var d DensityResponse
+		if err := json.Unmarshal(ask("/api/v1/lock/history/density", lock, kv...), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	at := func(p *time.Time) string {
+		if p == nil {
+			return "none"
+		}
+		return p.Sub(fixtureEpoch).String()
+	}
+
+	for _, tc := range []struct {
+		lock, from, fit       string
+		wantFrom, seen, first string
+		moments               int
+	}{
+		{"orders", ms(-time.Hour), "history", "0s", "0s", "1s", 2},
+		{"orders", ms(-time.Hour), "", "-1h0m0s", "0s", "1s", 2},
+		{"orders", ms(0), "history", "0s", "none", "1s", 2},
+		{"orders", ms(500 * time.Millisecond), "history", "500ms", "none", "1s", 2},
+		{"quiet", ms(-time.Hour), "history", "0s", "0s", "none", 0},
+	} {
+		kv := []string{"from", tc.from, "to", ms(10 * time.Minute), "buckets", "10"}
+		if tc.fit != "" {
+			kv = append(kv, "fit", tc.fit)
+		}
+		d := density(tc.lock, kv...)
+		if got := d.From.Sub(fixtureEpoch).String(); got != tc.wantFrom || at(d.Seen) != tc.seen || at(d.First) != tc.first || d.Moments != tc.moments {
+			t.Errorf("%s from %s fit %q: from %s, seen %s, first %s, %d moments; want from %s, seen %s, first %s, %d moments",
+				tc.lock, tc.from, tc.fit, got, at(d.Seen), at(d.First), d.Moments, tc.wantFrom, tc.seen, tc.first, tc.moments)
+		}
+	}
+
+	// The quiet lock fills the strip of its fitted window from its first sight.
+	var strip StripResponse
+	if err := json.Unmarshal(ask("/api/v1/lock/strip", "quiet", "from", ms(-time.Hour), "to", ms(10*time.Minute), "n", "4", "fit", "history"), &strip); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range strip.Buckets {
+		if b.Holders != 1 || b.Waiters != 2 {
+			t.Errorf("quiet's strip from %s: bucket %d of %d is %+v, want a holding and b, c waiting", strip.From.Sub(fixtureEpoch), i, len(strip.Buckets), b)
+		}
+	}
 }
 
 func historyGet(t *testing.T, e *testEnv, endpoint string, q url.Values) (int, []byte) {
@@ -83,6 +163,37 @@ func TestHistoryAPI(t *testing.T) {
 		}
 		if want := []string{"a wait 0s hold 1s released", "b wait 1s hold 1s released", "c wait 2s hold 58s "}; !slices.Equal(lives, want) {
 			t.Errorf("nodes %q, want %q", lives, want)
+		}
+	})
+
+	t.Run("nodes of the first sight", func(t *testing.T) {
+		// The default window (the hour up to to) and one from before the
+		// history began know nothing of the lock at their start: the
+		// nodes there at its first sight are in nodes all the same, a
+		// holding from it (when it acquired is not known), b and c
+		// waiting since they queued.
+		for _, q := range []url.Values{
+			with("to", ms(time.Minute)),
+			with("from", ms(-10*time.Minute), "to", ms(time.Minute)),
+		} {
+			code, b := historyGet(t, e, "/api/v1/lock/history", q)
+			var resp HistoryResponse
+			if code != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+				t.Fatalf("%s: status %d: %s", q.Encode(), code, b)
+			}
+			var lives []string
+			for _, l := range resp.Nodes {
+				lives = append(lives, fmt.Sprintf("%s wait %gs hold %gs %s unknown %t", l.Node, l.Wait, l.Hold, l.How, l.WaitUnknown))
+			}
+			want := []string{"a wait 0s hold 1s released unknown true", "b wait 1s hold 1s released unknown false", "c wait 2s hold 58s  unknown false"}
+			if !slices.Equal(lives, want) {
+				t.Errorf("%s: nodes %q, want %q", q.Encode(), lives, want)
+			}
+			// The events are still the changes: the first sight's nodes
+			// were not queued then, they were there.
+			if len(resp.Events) == 0 || slices.ContainsFunc(resp.Events, func(ev history.Event) bool { return ev.Kind == history.Queued }) {
+				t.Errorf("%s: events %+v, want the hand-offs, no restatement", q.Encode(), resp.Events)
+			}
 		}
 	})
 

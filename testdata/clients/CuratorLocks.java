@@ -3,8 +3,9 @@
 // usage: java CuratorLocks CONNECT PATH SESSION_TIMEOUT_MS KIND...
 //
 // KIND is mutex (InterProcessMutex), read or write (the two sides of one
-// InterProcessReadWriteLock at PATH), or latch (LeaderLatch, whose leader
-// holds). Each KIND is one participant with its own CuratorFramework (its own
+// InterProcessReadWriteLock at PATH), downgrade (that lock's write side,
+// then its read side in the same thread: Curator's documented downgrade,
+// granted at once), or latch (LeaderLatch, whose leader holds). Each KIND is one participant with its own CuratorFramework (its own
 // session), joining in the order given: a participant joins only once the
 // previous one's node exists.
 //
@@ -19,6 +20,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -114,6 +116,31 @@ public class CuratorLocks {
         }
     }
 
+    // downgrade is rw's write lock, then its read lock taken by the thread
+    // that holds the write lock (Curator grants it at once); releasing lets
+    // go of the write lock first, as a downgrade does, then the read lock.
+    static InterProcessLock downgrade(InterProcessReadWriteLock rw) {
+        return new InterProcessLock() {
+            public void acquire() throws Exception {
+                rw.writeLock().acquire();
+                rw.readLock().acquire();
+            }
+
+            public boolean acquire(long time, TimeUnit unit) throws Exception {
+                throw new UnsupportedOperationException("downgrade waits without a time limit");
+            }
+
+            public void release() throws Exception {
+                rw.writeLock().release();
+                rw.readLock().release();
+            }
+
+            public boolean isAcquiredInThisProcess() {
+                return rw.writeLock().isAcquiredInThisProcess() || rw.readLock().isAcquiredInThisProcess();
+            }
+        };
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length < 4) {
             System.err.println("usage: CuratorLocks CONNECT PATH SESSION_TIMEOUT_MS KIND...");
@@ -138,6 +165,7 @@ public class CuratorLocks {
                 case "mutex": p = new Participant(id, new InterProcessMutex(c, path), null); break;
                 case "read": p = new Participant(id, new InterProcessReadWriteLock(c, path).readLock(), null); break;
                 case "write": p = new Participant(id, new InterProcessReadWriteLock(c, path).writeLock(), null); break;
+                case "downgrade": p = new Participant(id, downgrade(new InterProcessReadWriteLock(c, path)), null); break;
                 case "latch": p = new Participant(id, null, new LeaderLatch(c, path, "p" + id)); break;
                 default: throw new IllegalArgumentException("unknown kind " + args[i]);
             }
@@ -165,6 +193,14 @@ public class CuratorLocks {
                 Thread.sleep(10);
             }
             say("queued " + id + " " + node);
+            // A downgrade's read node comes once its write lock is held:
+            // the next participant's node must not be taken for it.
+            while (args[i].equals("downgrade") && !p.acquired.get()) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("participant " + id + ": no downgrade after 30s");
+                }
+                Thread.sleep(10);
+            }
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = in.readLine()) != null; ) {
