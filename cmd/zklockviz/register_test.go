@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,17 @@ func TestClassroomPhrasesCoverTheScripts(t *testing.T) {
 		if !used[k] {
 			t.Errorf("%s's phrase %q is said by no script", svc, k)
 		}
+	}
+}
+
+// serve registers every service of classServices, and no other: the
+// default first, then by name, the order the dashboard lists them in.
+func TestRegisterServicesFromOneTable(t *testing.T) {
+	m := NewMain(nil, nil)
+	if err := m.registerServices(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.services.Names(), []string{"zookeeper", "etcd", "postgres", "redis"}; !slices.Equal(got, want) {
+		t.Errorf("registered %v, want %v", got, want)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"github.com/zklockviz/zklockviz/lockservice"
-	"github.com/zklockviz/zklockviz/zookeeper"
 	"io"
 	"log/slog"
 	"net"
@@ -768,19 +767,6 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 	}
 	m.stopSim = stop
 	return sim, nil
-}
-
-// registerServices lists the lock services this server shows, one line
-// each: a new service's package (its reader built from its own flags, its
-// classroom) adds its line here, and web, views and static serve it.
-func (m *Main) registerServices(sim *simulator.Manager) error {
-	m.services = &lockservice.Registry{}
-	return errors.Join(
-		m.services.Register(zookeeper.Service(m.watcher, sim)),
-		m.registerEtcd(),
-		m.registerPostgres(),
-		m.registerRedis(),
-	)
 }
 
 // newWeb builds the web server over the registered services.
