@@ -59,6 +59,10 @@ type Meter struct {
 	GoodAtZero bool `json:"goodAtZero,omitempty"`
 }
 
+// WritesMeter counts the clients' writes to the protected resource, which
+// every service's scenarios make alike.
+var WritesMeter = Meter{Key: "writes", Label: "writes", Help: "writes to the protected resource"}
+
 // ClassroomWorder is a Classroom that supplies its service's words.
 type ClassroomWorder interface {
 	ClassroomWords() ClassroomWords
