@@ -370,24 +370,15 @@ export class Panel {
     this.verdictEl.dataset.stale = v.staleWrite || '';
     this.verdictEl.textContent = `${v.exclusion === 'broken' ? '✗' : '✓'} ${v.summary || ''}`;
     this.verdictEl.title = say('side.verdict');
+    // The meters' terms and help are the card's (#run-card); the
+    // requests' help names what they count, which the run says.
     const m = s.meters || {};
-    const rows = [
-      [say('side.requests'), m.perSec === undefined ? '–' : say('side.requestsValue', { perSec: m.perSec.toFixed(1), requests: m.requests }), say('side.requestsTip', { from: m.requestsFrom })],
-      [say('side.notifications'), String(m.notifications ?? 0), say('side.notificationsTip')],
-      [say('side.handoff'), m.handoffMs >= 0 ? say('side.handoffValue', { ms: m.handoffMs }) : '–', say('side.handoffTip')],
-    ];
+    const [requests, notifications, handoff] = this.metersEl.querySelectorAll('dd');
+    requests.textContent = m.perSec === undefined ? '–' : say('side.requestsValue', { perSec: m.perSec.toFixed(1), requests: m.requests });
+    requests.title = requests.previousElementSibling.title = say('side.requestsTip', { from: m.requestsFrom });
+    notifications.textContent = String(m.notifications ?? 0);
+    handoff.textContent = m.handoffMs >= 0 ? say('side.handoffValue', { ms: m.handoffMs }) : '–';
     this.metersEl.hidden = false;
-    this.metersEl.replaceChildren();
-    for (const [k, val, tip] of rows) {
-      const dt = document.createElement('dt');
-      dt.textContent = k;
-      dt.title = tip;
-      const dd = document.createElement('dd');
-      dd.textContent = val;
-      dd.title = tip;
-      dd.dataset.meter = k;
-      this.metersEl.append(dt, dd);
-    }
   }
 
   // showTable shows the newest table the socket brought, while shown.
