@@ -44,6 +44,10 @@ type classService struct {
 	// noStrategy and noClients say why sim refuses --strategy and
 	// --clients; empty when the service takes them.
 	noStrategy, noClients string
+	// onceFlag is its server's flag when it names one server, a
+	// cluster's members in one value ("zk"); "" when it is repeatable
+	// (Redis's masters).
+	onceFlag string
 	// register registers it with serve, its reader built from its own
 	// flags; zkSim is the manager on --zk's ensemble (newSim), nil
 	// without --sim.
@@ -52,7 +56,7 @@ type classService struct {
 
 var classServices = []classService{
 	{
-		name: lockqueue.ZooKeeper, aliases: []string{"zk"}, catalog: zksim.Catalog, words: zksim.ClassroomWords,
+		name: lockqueue.ZooKeeper, aliases: []string{"zk"}, catalog: zksim.Catalog, words: zksim.ClassroomWords, onceFlag: "zk",
 		register: func(m *Main, zkSim *simulator.Manager) error {
 			return m.services.Register(zookeeper.Service(m.watcher, zkSim))
 		},
@@ -65,13 +69,13 @@ var classServices = []classService{
 	},
 	{
 		name: etcdlock.Name, readConfig: readEtcdConfig, catalog: etcdlock.Catalog, words: etcdlock.ClassroomWords, pkg: "etcd-server", newClassroom: etcdlock.NewClassroom,
-		register:   ownServer((*Main).registerEtcd),
+		register: ownServer((*Main).registerEtcd), onceFlag: "etcd",
 		noStrategy: "--strategy is ZooKeeper's: etcd's Mutex waiters always watch their predecessor",
 		noClients:  "--clients: the etcd scenarios have a fixed cast; drop --clients",
 	},
 	{
 		name: pglock.Name, aliases: []string{"pg", "postgresql", "psql"}, readConfig: readPostgresConfig, catalog: pglock.Catalog, words: pglock.ClassroomWords, pkg: "postgresql", newClassroom: pglock.NewClassroom,
-		register:   ownServer((*Main).registerPostgres),
+		register: ownServer((*Main).registerPostgres), onceFlag: "postgres",
 		noStrategy: "--strategy is ZooKeeper's: PostgreSQL's waiters queue in the server",
 		noClients:  "--clients: the PostgreSQL scenarios have a fixed cast; drop --clients",
 	},
