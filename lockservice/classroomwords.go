@@ -38,6 +38,11 @@ type ClassroomWords struct {
 	Strategies map[string]string `json:"strategies,omitempty"`
 	// Panes are the service's panes of scenario 12 (SideBySide).
 	Panes []SidePane `json:"-"`
+	// Say are the service's own phrases, by the key the classroom's
+	// scripts say them by (sayOf in static/sim-views.js): a sentence about
+	// what only its servers hold (Redis's masters), or one of the page's
+	// (views.Phrases) worded in its terms.
+	Say map[string]string `json:"say,omitempty"`
 }
 
 // Meter is one bar under a run.
@@ -53,6 +58,10 @@ type Meter struct {
 	Good       bool `json:"good,omitempty"`
 	GoodAtZero bool `json:"goodAtZero,omitempty"`
 }
+
+// WritesMeter counts the clients' writes to the protected resource, which
+// every service's scenarios make alike.
+var WritesMeter = Meter{Key: "writes", Label: "writes", Help: "writes to the protected resource"}
 
 // ClassroomWorder is a Classroom that supplies its service's words.
 type ClassroomWorder interface {
@@ -93,11 +102,13 @@ type ClassroomsWords struct {
 	// the classroom API leaves that name out.
 	Default  string                    `json:"default"`
 	Services map[string]ClassroomWords `json:"services"`
+	// Side is scenario 12, listed when some service has a pane of it.
+	Side ScenarioWords `json:"side"`
 }
 
 // ClassroomWords are the registered services' classroom words by name.
 func (r *Registry) ClassroomWords() ClassroomsWords {
-	out := ClassroomsWords{Services: map[string]ClassroomWords{}}
+	out := ClassroomsWords{Services: map[string]ClassroomWords{}, Side: SideBySide}
 	if def, err := r.Lookup(""); err == nil {
 		out.Default = def.Name
 	}

@@ -4,6 +4,20 @@ package lockservice
 // API: the same story run on every service at once.
 const SideBySideName = "side-by-side"
 
+// ScenarioWords name and describe a scenario in the classroom's list.
+type ScenarioWords struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+}
+
+// SideBySide is scenario 12 as the classroom lists it: its panes are each
+// service's (ClassroomWords.Panes), its story the same on all.
+var SideBySide = ScenarioWords{
+	ID: SideBySideName, Title: "Side by side: every service (scenario 12)",
+	Description: "The same story on every service, stepped in lockstep: four clients, the holder pauses past its lease or session timeout, then wakes and writes. Each pane has its verdict: mutual exclusion held or broken, and whether fencing caught the stale write.",
+}
+
 // SidePane is one run of scenario 12: a service's own scenario (same cast,
 // same beats), run as an ordinary run of that service. Each service's
 // classroom supplies its panes (ClassroomWords.Panes).

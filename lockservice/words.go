@@ -40,6 +40,9 @@ type Words struct {
 	// NoReader is what a server that cannot add watches runs without
 	// ("a ZooKeeper watcher"); "": its reader.
 	NoReader string
+	// ReaderFlag is the serve flag that connects its reader ("--zk");
+	// "": "--" and the service's name.
+	ReaderFlag string
 }
 
 // LegendItem is one entry of the lane's legend. Swatch says what

@@ -187,7 +187,9 @@ func (m *Manager) Scenarios() []ScenarioInfo {
 		info := sc.info()
 		if w := cat.Waiting(); w != "" {
 			info.Waiting = w
-			info.StrategyFixed = "herd and predecessor are ZooKeeper's watch strategies; " + w
+			// The strategies are the choice of other services' recipes:
+			// this one's waiters wait as its catalog says.
+			info.StrategyFixed = "herd and predecessor do not apply: " + w
 		}
 		if missing != nil {
 			info.Unavailable = missing.Error()

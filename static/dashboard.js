@@ -5,7 +5,10 @@
 // the service filter, the search, state, order, page size and page. Which
 // page of which locks lives in the URL (GET /api/v1/locks's parameters),
 // so a refresh, a reload and a shared link show the same page; the server
-// renders only that page, whatever the number of locks.
+// renders only that page, whatever the number of locks. Its few sentences
+// are the server's too (views.Phrases, said by queue.js's say).
+
+import { say } from './queue.js';
 
 const live = document.getElementById('dash-live');
 const form = document.getElementById('watch-form');
@@ -76,7 +79,7 @@ function showUnreachable() {
   const ens = ensemble();
   if (ens) {
     ens.dataset.state = 'server-unreachable';
-    ens.textContent = 'zklockviz server unreachable — retrying; nothing below is live';
+    ens.textContent = say('dash.unreachable');
   }
   showLive();
 }
@@ -179,12 +182,12 @@ form.addEventListener('submit', async (e) => {
       } catch {}
       throw new Error(text);
     }
-    msg.textContent = `Watching ${path}.`;
+    msg.textContent = say('page.watching', { path });
     msg.className = 'ok';
     form.elements.path.value = '';
     poll();
   } catch (err) {
-    msg.textContent = `Could not watch ${path}: ${err.message}`;
+    msg.textContent = say('dash.watchFailed', { path, why: err.message });
     msg.className = 'error';
   }
 });

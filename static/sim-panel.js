@@ -2,7 +2,7 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames } from './queue.js';
+import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say } from './queue.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
@@ -81,28 +81,15 @@ export class Panel {
     this.selectedClient = '';
     this.selectedNode = '';
     this.queue = [];
-    this.el = document.createElement('section');
-    this.el.className = 'run card';
+    // The run's card is the page's (views/sim.templ, #run-card).
+    this.el = document.getElementById('run-card').content.firstElementChild.cloneNode(true);
     this.el.dataset.strategy = strategy;
-    this.el.setAttribute('aria-label', `run: ${this.name}`);
+    this.el.setAttribute('aria-label', say('run.aria', { name: this.name }));
     // A run is titled by its watch strategy in its service's words; a
     // service whose waiters choose none says how they wait instead
     // (ScenarioInfo.waiting).
     const title = opts.title || (wordsOf(opts.service).strategies || {})[strategy] || strategy;
-    this.el.innerHTML = `
-      <h2><span class="strategy"></span><span class="run-title dim"></span></h2>
-      <div class="narration" aria-live="polite"></div>
-      <div class="side-verdict" hidden></div>
-      <dl class="side-meters" hidden></dl>
-      <div class="herd" aria-label="herd meter"></div>
-      <div class="lane-scroll"><svg class="lane" role="group" aria-label="lock queue"></svg></div>
-      <div class="cycle-note" role="alert" hidden></div>
-      <div class="lane-scroll locks-scroll" hidden><svg class="locks" role="group" aria-label="the scene's locks"></svg></div>
-      <div class="clients" role="list" aria-label="clients"></div>
-      <div class="client-pane details" aria-live="polite"></div>
-      <details class="more pseudo-box" open><summary>recipe pseudocode</summary><ol class="pseudo"></ol></details>
-      <details class="more"><summary>events</summary><ol class="events"></ol></details>
-      <div class="run-table" ${opts.showTable ? '' : 'hidden'}></div>`;
+    this.el.querySelector('.run-table').hidden = !opts.showTable;
     this.el.querySelector('.strategy').textContent = this.name;
     this.el.querySelector('.run-title').textContent = this.side ? this.side.scenario : title;
     if (this.side) {
@@ -205,7 +192,7 @@ export class Panel {
       // A normal closure is the server saying the run ended: reconnecting
       // would only be refused (404).
       if (ev.code === 1000) {
-        this.opts.onError(`${this.name}: the run ended on the server; press restart for a new one`);
+        this.opts.onError(say('run.ended', { name: this.name }));
         return;
       }
       setTimeout(() => this.connect(gen), 1000);
@@ -294,7 +281,7 @@ export class Panel {
     this.el.dataset.path = s.path || '';
     // Narration and violations.
     this.narration.replaceChildren();
-    this.narration.append(s.narration || (s.step === 0 ? 'Ready. Press Space to play or → to take one step.' : ''));
+    this.narration.append(s.narration || (s.step === 0 ? say('run.ready') : ''));
     for (const v of s.violations) {
       const b = document.createElement('span');
       b.className = 'violation';
@@ -353,7 +340,7 @@ export class Panel {
     this.cycleNote.replaceChildren();
     if (!members.length) return;
     const head = document.createElement('strong');
-    head.textContent = `⚠ wait cycle across ${s.locks.length} locks: ${[...members, members[0]].map(name).join(' → ')}`;
+    head.textContent = say('run.cycle', { n: s.locks.length, chain: [...members, members[0]].map(name).join(' → ') });
     const why = document.createElement('small');
     why.textContent = s.cycle.message;
     this.cycleNote.dataset.cycle = members.map(name).join(' ');
@@ -365,10 +352,10 @@ export class Panel {
   unavailable(why) {
     this.failed = why;
     this.el.dataset.unavailable = 'true';
-    this.narration.textContent = `unavailable: ${why}`;
+    this.narration.textContent = say('run.unavailable', { why });
     this.verdictEl.hidden = false;
     this.verdictEl.dataset.exclusion = 'unavailable';
-    this.verdictEl.textContent = 'unavailable';
+    this.verdictEl.textContent = say('run.unavailableBadge');
     this.verdictEl.title = why;
   }
 
@@ -382,25 +369,16 @@ export class Panel {
     this.verdictEl.dataset.exclusion = v.exclusion || '';
     this.verdictEl.dataset.stale = v.staleWrite || '';
     this.verdictEl.textContent = `${v.exclusion === 'broken' ? '✗' : '✓'} ${v.summary || ''}`;
-    this.verdictEl.title = 'verdict so far, from the safety checker and the run\'s counts';
+    this.verdictEl.title = say('side.verdict');
+    // The meters' terms and help are the card's (#run-card); the
+    // requests' help names what they count, which the run says.
     const m = s.meters || {};
-    const rows = [
-      ['server requests/s', m.perSec === undefined ? '–' : `${m.perSec.toFixed(1)} (${m.requests} in all)`, `requests: ${m.requestsFrom || ''}; per second of the run's real time`],
-      ['notifications', String(m.notifications ?? 0), 'watch events or messages that woke a waiter'],
-      ['hand-off', m.handoffMs >= 0 ? `${m.handoffMs} ms` : '–', 'the latest hand-off, in real time: from the release or expiry to the next client\'s lock'],
-    ];
+    const [requests, notifications, handoff] = this.metersEl.querySelectorAll('dd');
+    requests.textContent = m.perSec === undefined ? '–' : say('side.requestsValue', { perSec: m.perSec.toFixed(1), requests: m.requests });
+    requests.title = requests.previousElementSibling.title = say('side.requestsTip', { from: m.requestsFrom });
+    notifications.textContent = String(m.notifications ?? 0);
+    handoff.textContent = m.handoffMs >= 0 ? say('side.handoffValue', { ms: m.handoffMs }) : '–';
     this.metersEl.hidden = false;
-    this.metersEl.replaceChildren();
-    for (const [k, val, tip] of rows) {
-      const dt = document.createElement('dt');
-      dt.textContent = k;
-      dt.title = tip;
-      const dd = document.createElement('dd');
-      dd.textContent = val;
-      dd.title = tip;
-      dd.dataset.meter = k;
-      this.metersEl.append(dt, dd);
-    }
   }
 
   // showTable shows the newest table the socket brought, while shown.

@@ -3,7 +3,7 @@
 // pane, the recipe's pseudocode and the event log. Each is a function of
 // the state alone; sim-panel.js puts them together.
 
-import { tick, modeLabel } from './queue.js';
+import { tick, modeLabel, say } from './queue.js';
 
 // definitions makes a <dl> and add(term, text, class), which appends one
 // entry and answers its <dd>.
@@ -33,6 +33,19 @@ export function wordsOf(service) {
   return all[service || serviceWords.default] || { title: service || '', hint: '', actions: {}, meters: [] };
 }
 
+// sideBySide is scenario 12 as the scenario list shows it: its id, title
+// and description (lockservice.SideBySide).
+export function sideBySide() {
+  return serviceWords.side || {};
+}
+
+// sayOf says key in service's terms: its classroom's own phrase
+// (ClassroomWords.say) when it has one, else the page's (say); either is
+// filled by say.
+export function sayOf(service, key, vars) {
+  return say((wordsOf(service).say || {})[key] ?? key, vars);
+}
+
 // serviceQuery is what an API path adds to reach a service's classroom:
 // nothing for the default service.
 export function serviceQuery(service) {
@@ -51,7 +64,7 @@ export function herdMeter(root, s, peers) {
     for (const m of words.meters) {
       const v = valueOf(s.stats, m);
       const max = Math.max(1, v, ...peers.map((p) => valueOf(p.stats, m)));
-      root.append(meterOf(m, v, m.help, max, `${v} of ${max}, the largest run's figure`));
+      root.append(meterOf(m, v, m.help, max, say('meter.ofLargest', { v, max })));
     }
     serverView(root, s);
     return;
@@ -68,9 +81,8 @@ export function herdMeter(root, s, peers) {
     const most = Math.max(0, ...peers.map((p) => valueOf(p.stats, m)));
     const max = Math.max(1, worst, most);
     const lastV = last ? valueOf(last, m) : null;
-    root.append(meterOf(m, v, lastV === null ? m.help : `last release: ${lastV} · ${m.help}`, max, `${v} of ${max}: ` + (max === worst && worst > 0
-      ? `the bar's end is N(N−1)/2 = ${worst}: the waiters' wake-ups when each of ${n} clients' releases wakes every remaining waiter`
-      : `the bar's end is the larger run's figure, ${max}`)));
+    const help = lastV === null ? m.help : say('meter.lastRelease', { last: lastV, help: m.help });
+    root.append(meterOf(m, v, help, max, say(max === worst && worst > 0 ? 'meter.ofPairs' : 'meter.ofLarger', { v, max, worst, n })));
   }
 }
 
@@ -142,35 +154,31 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
   // node here (ZooKeeper's znodes).
   const words = wordsOf(s.service);
   const serverPane = node && !words.nodeLines;
-  add('client', c.name);
-  add('state', (c.state || '') + (c.state === 'stale' ? ': back from a pause that outlasted its session, it still believes it holds' : ''));
+  add(say('pane.client'), c.name);
+  add(say('pane.state'), (c.state || '') + (c.state === 'stale' ? say('pane.stale') : ''));
   if (!serverPane) {
-    add('session', c.session || (node && node.session) || '—', 'mono');
-    add('node', c.node || '—', 'mono');
+    add(say('pane.session'), c.session || (node && node.session) || '—', 'mono');
+    add(say('pane.node'), c.node || '—', 'mono');
   }
-  if (c.waitsFor) add('waits for client', c.waitsFor);
+  if (c.waitsFor) add(say('pane.waitsClient'), c.waitsFor);
   if (node && !serverPane) {
-    add('mode', modeLabel(node.mode));
-    add('data', node.dataBinary ? 'base64 ' + node.data : node.data || '(empty)', 'mono');
-    if (!node.holding) add('waits for', node.waitsOn === 'children' ? `children of ${s.snapshot.path}` : node.waitsFor || '—', 'mono');
-    add('watches', (node.watching || []).map((p) => p.replace(s.snapshot.path + '/', '')).join(', ') || 'nothing', 'mono');
-    const t = add(node.holding ? 'holding for' : 'waiting for', '', 'time');
+    add(say('pane.mode'), modeLabel(node.mode));
+    add(say('pane.data'), node.dataBinary ? say('pane.binary', { data: node.data }) : node.data || say('pane.empty'), 'mono');
+    if (!node.holding) add(say('pane.waitsFor'), node.waitsOn === 'children' ? say('pane.children', { path: s.snapshot.path }) : node.waitsFor || '—', 'mono');
+    add(say('pane.watches'), (node.watching || []).map((p) => p.replace(s.snapshot.path + '/', '')).join(', ') || say('pane.nothing'), 'mono');
+    const t = add(say(node.holding ? 'details.holdingFor' : 'pane.waitingFor'), '', 'time');
     t.dataset.since = timing.since(node);
     t.dataset.verb = '';
   }
-  if (c.token) add('fencing token', String(c.token));
+  if (c.token) add(say('pane.token'), String(c.token));
   const acts = document.createElement('div');
   acts.className = 'acts';
-  for (const [action, label, help] of [
-    ['release', 'release', words.actions.release],
-    ['crash', 'crash', words.actions.crash],
-    ['pause', 'pause', words.actions.pause],
-    ['write', 'write', 'write to the protected resource' + (s.fencing ? ' (it checks the fencing token)' : '')],
-  ]) {
+  const help = { ...words.actions, write: say(s.fencing ? 'pane.writeFencing' : 'pane.write') };
+  for (const action of ['release', 'crash', 'pause', 'write']) {
     const b = document.createElement('button');
     b.type = 'button';
-    b.textContent = label;
-    b.title = help;
+    b.textContent = say('act.' + action);
+    b.title = help[action];
     b.dataset.action = action;
     b.disabled = !['waiting', 'holding', 'stale', 'paused'].includes(c.state) || (action === 'pause' && c.state === 'paused');
     b.addEventListener('click', () => onAct(c.name, action));
@@ -261,19 +269,21 @@ function serverView(root, s) {
   if (!sv) return;
   const box = document.createElement('div');
   box.className = 'servers';
-  if (sv.masters && sv.masters.length) box.append(mastersView(sv.masters, sv.ttlMs || 0, s));
-  if (sv.ttl && sv.ttl.length) box.append(ttlView(sv.ttl, sv.ttlMs || 0, s.clockMs || 0));
+  const says = (key, vars) => sayOf(s.service, key, vars);
+  if (sv.masters && sv.masters.length) box.append(mastersView(sv.masters, sv.ttlMs || 0, says));
+  if (sv.ttl && sv.ttl.length) box.append(ttlView(sv.ttl, sv.ttlMs || 0, s.clockMs || 0, says));
   root.append(box);
 }
 
 // mastersView is one small box per master: whose token its copy of the
-// key holds and its time left, or that it is empty or down.
-function mastersView(masters, ttlMs, s) {
+// key holds and its time left, or that it is empty or down; says words it
+// in the run's service's terms.
+function mastersView(masters, ttlMs, says) {
   const wrap = document.createElement('div');
   wrap.className = 'masters';
   wrap.dataset.masters = masters.length;
   wrap.setAttribute('role', 'list');
-  wrap.setAttribute('aria-label', `the key on each of the ${masters.length} masters`);
+  wrap.setAttribute('aria-label', says('masters.aria', { n: masters.length }));
   const quorum = Math.floor(masters.length / 2) + 1;
   const copies = new Map();
   for (const m of masters) if (m.up && m.client) copies.set(m.client, (copies.get(m.client) || 0) + 1);
@@ -293,17 +303,15 @@ function mastersView(masters, ttlMs, s) {
     bar.className = 'bar';
     const fill = document.createElement('i');
     bar.append(fill);
-    if (!m.up) {
-      who.textContent = 'down';
-      d.title = `${m.name} (${m.addr}) is down: it answers nobody, and holds nothing when it comes back`;
-    } else if (!m.client) {
-      who.textContent = 'empty';
-      d.title = `${m.name} (${m.addr}) has no copy of the key`;
+    const vars = { name: m.name, addr: m.addr, client: m.client, token: m.token, leftMs: m.leftMs, left: seconds(m.leftMs || 0), of: masters.length };
+    if (!m.up || !m.client) {
+      who.textContent = says(m.up ? 'master.empty' : 'master.down');
+      d.title = says(m.up ? 'master.emptyTitle' : 'master.downTitle', vars);
     } else {
       const n = copies.get(m.client) || 0;
-      who.textContent = `${m.client} · ${seconds(m.leftMs || 0)}`;
+      who.textContent = says('master.held', vars);
       d.classList.toggle('majority', n >= quorum);
-      d.title = `${m.name} (${m.addr}): the key holds ${m.client}'s token ${m.token}, ${m.leftMs} ms left; ${m.client} has ${n} of ${masters.length} copies (${n >= quorum ? 'a majority' : 'no majority'})`;
+      d.title = says('master.heldTitle', { ...vars, n, majority: says(n >= quorum ? 'master.majority' : 'master.minority') });
       if (ttlMs > 0) fill.style.width = `${Math.max(0, Math.min(100, (100 * (m.leftMs || 0)) / ttlMs))}%`;
     }
     d.append(name, who, bar);
@@ -314,8 +322,9 @@ function mastersView(masters, ttlMs, s) {
 
 // ttlView is the key's remaining time (PTTL samples) over the run's time,
 // a line per holder: a renewal shows as a rise, an expiry as a fall to the
-// floor, a new holder's key as a new line.
-function ttlView(samples, ttlMs, clockMs) {
+// floor, a new holder's key as a new line; says words it in the run's
+// service's terms.
+function ttlView(samples, ttlMs, clockMs, says) {
   const W = 600;
   const H = 64;
   const top = Math.max(ttlMs, ...samples.map((x) => x.leftMs), 1);
@@ -351,14 +360,14 @@ function ttlView(samples, ttlMs, clockMs) {
     }
   }
   const holders = [...new Set(runs.filter((r) => r.holder).map((r) => r.holder))];
-  svg.setAttribute('aria-label', `the key's time to live over ${seconds(end)} of the run: ${rises} renewals; held by ${holders.join(', ') || 'nobody'}`);
+  svg.setAttribute('aria-label', says('ttl.aria', { span: seconds(end), rises, holders: holders.join(', ') || says('ttl.nobody') }));
   svg.dataset.points = samples.length;
   svg.dataset.rises = rises;
   const cap = document.createElement('figcaption');
   const last = samples[samples.length - 1];
-  cap.textContent = `the key's time to live (PTTL, read every 50 ms${ttlMs ? `; lease ${seconds(ttlMs)}` : ''}): ` +
-    (last.holder ? `${last.holder}'s key, ${seconds(last.leftMs)} left` : 'no key') + (rises ? ` · ${rises} renewals` : '') +
-    (holders.length ? ` · held by ${holders.join(' → ')}` : '');
+  cap.textContent = says('ttl.caption', { lease: ttlMs ? says('ttl.lease', { lease: seconds(ttlMs) }) : '' }) +
+    (last.holder ? says('ttl.left', { holder: last.holder, left: seconds(last.leftMs) }) : says('ttl.noKey')) + (rises ? says('ttl.renewals', { n: rises }) : '') +
+    (holders.length ? says('ttl.heldBy', { holders: holders.join(' → ') }) : '');
   fig.append(svg, cap);
   return fig;
 }
@@ -372,7 +381,7 @@ function waitMark(c) {
     const n = c.retries || 0;
     m.className = 'pulses';
     m.dataset.retries = n;
-    m.title = `polls: ${n} failed tries so far, each a command the server answered`;
+    m.title = say('wait.polls', { n });
     for (let i = 0; i < Math.min(n, 8); i++) {
       const dot = document.createElement('i');
       dot.className = 'pulse';
@@ -385,7 +394,7 @@ function waitMark(c) {
   }
   m.className = 'queued';
   m.dataset.queued = 'true';
-  m.title = 'queued on the server: it sends nothing until its turn comes';
-  m.textContent = c.waitsFor ? `queued after ${c.waitsFor}` : 'queued';
+  m.title = say('wait.queued');
+  m.textContent = c.waitsFor ? say('wait.after', { target: c.waitsFor }) : say('wait.plain');
   return m;
 }

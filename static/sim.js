@@ -4,10 +4,10 @@
 // client) as plain HTTP POSTs. All the lock logic is the server's; this file
 // only shows states and forwards intentions.
 
-import { legend, tick } from './queue.js';
+import { legend, tick, say } from './queue.js';
 import { apiURL, call, inflight, onSettled, setService } from './sim-api.js';
 import { Panel } from './sim-panel.js';
-import { wordsOf } from './sim-views.js';
+import { sideBySide, wordsOf } from './sim-views.js';
 import { Timeline, timelineKeys } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
@@ -138,27 +138,29 @@ function busyServices() {
 function syncControls() {
   const s = lead();
   const total = s ? s.total : 0;
-  timeline.set({ max: total, value: s ? s.step : 0, text: s ? `step ${s.step} of ${total}` : 'no run' });
+  const at = s && say('step.of', { step: s.step, total });
+  timeline.set({ max: total, value: s ? s.step : 0, text: at || say('step.none') });
   const busy = panels.some((p) => p.state && p.state.busy);
-  let info = s ? `step ${s.step} of ${total}` : 'starting…';
-  if (s && s.done) info += ' · done';
-  if (playing()) info += ' · playing';
-  if (busy) info += ` · working on ${busyServices()}…`;
-  if (s && s.next && !playing()) info += ` · next: ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}`;
+  const next = s && s.next ? `${s.next.client ? s.next.client + ' ' : ''}${s.next.action}` : '';
+  let info = at || say('step.starting');
+  if (s && s.done) info += say('step.done');
+  if (playing()) info += say('step.playing');
+  if (busy) info += say('step.working', { services: busyServices() });
+  if (next && !playing()) info += say('step.next', { act: next });
   ui.stepInfo.textContent = info;
   ui.stepInfo.dataset.step = s ? s.step : 0;
   document.body.dataset.step = s ? s.step : '';
   document.body.dataset.busy = String(busy);
   const on = playing();
-  ui.play.textContent = on ? '❚❚ pause' : '▶ play';
-  ui.play.setAttribute('aria-label', on ? 'pause' : 'play');
+  ui.play.textContent = say(on ? 'play.pause' : 'play.play');
+  ui.play.setAttribute('aria-label', say(on ? 'play.ariaPause' : 'play.ariaPlay'));
   ui.play.setAttribute('aria-pressed', String(on));
   document.body.dataset.playing = String(on);
   ui.back.disabled = !s || s.step <= 0;
   ui.step.disabled = !s || s.done;
-  ui.step.title = s && s.next ? `step forward (→): ${s.next.client ? s.next.client + ' ' : ''}${s.next.action}` : 'step forward (→)';
+  ui.step.title = next ? say('step.forwardTo', { act: next }) : say('step.forward');
   const rw = !s || s.lock === 'rw';
-  ui.addReader.textContent = rw ? '+ reader' : '+ client';
+  ui.addReader.textContent = say(rw ? 'add.reader' : 'add.client');
   ui.addReader.dataset.action = rw ? 'add-reader' : 'add';
   ui.addWriter.hidden = !rw;
   renderTicks();
@@ -183,7 +185,7 @@ function renderTicks() {
     marks.push({
       value: k,
       cls: (e ? 'k-' + String(e.kind).toLowerCase().replace(/[^a-z]/g, '') : k <= s.steps ? 'recorded' : 'planned') + (k === s.step ? ' current' : ''),
-      title: e ? `step ${k}: ${e.client ? e.client + ' ' : ''}${e.kind}` : `step ${k}` + (k <= s.steps ? ' (recorded)' : ' (not played yet)'),
+      title: e ? say('step.mark', { step: k, what: `${e.client ? e.client + ' ' : ''}${e.kind}` }) : say(k <= s.steps ? 'step.recorded' : 'step.planned', { step: k }),
       data: { step: k },
     });
   }
@@ -335,19 +337,13 @@ function sendSpeed(sp) {
   return speedSending;
 }
 
-// SIDE_BY_SIDE is scenario 12: one pane per service, each an ordinary run of
-// that service's own scenario (GET /side-by-side lists them).
-const SIDE_BY_SIDE = 'side-by-side';
-
+// Scenario 12 is one pane per service, each an ordinary run of that
+// service's own scenario (GET /side-by-side lists them); the page names
+// and describes it (lockservice.ClassroomsWords.side).
 async function loadScenarios() {
   const [data, panes] = await Promise.all([call('GET', '/scenarios?service=*'), call('GET', '/side-by-side').catch(() => null)]);
   scenarios = data || []; // simulator.ScenarioInfo, one per scenario
-  if (panes && panes.length) {
-    scenarios.push({
-      id: SIDE_BY_SIDE, title: 'Side by side: every service (scenario 12)', panes,
-      description: 'The same story on every service, stepped in lockstep: four clients, the holder pauses past its lease or session timeout, then wakes and writes. Each pane has its verdict: mutual exclusion held or broken, and whether fencing caught the stale write.',
-    });
-  }
+  if (panes && panes.length) scenarios.push({ ...sideBySide(), panes });
   ui.scenario.replaceChildren();
   for (const sc of scenarios) {
     const o = document.createElement('option');
@@ -358,7 +354,7 @@ async function loadScenarios() {
   }
   const want = ui.scenario.dataset.initial;
   if (want && scenarios.some((s) => s.id === want)) ui.scenario.value = want;
-  else if (want) return `unknown scenario "${want}": showing ${scenarioInfo().title || 'none'} instead; pick one from the list`;
+  else if (want) return say('scenario.unknown', { want, title: scenarioInfo().title || say('scenario.none') });
   return null;
 }
 
@@ -388,7 +384,7 @@ async function restart() {
   // A scenario whose recipe has no strategy to choose says why, beside the
   // control it disables.
   const side = !!info.panes;
-  const fixed = side ? 'every pane runs its own service\'s scenario with its own settings' : info.strategyFixed || '';
+  const fixed = side ? say('side.fixed') : info.strategyFixed || '';
   ui.strategy.disabled = !!fixed;
   ui.strategy.title = fixed;
   // A strategy that does not apply is not offered: the note beside it
@@ -397,7 +393,7 @@ async function restart() {
   $('compare-key').hidden = !!fixed;
   legend($('legend'), side ? '' : info.service || '', side || wordsOf(info.service).legendAllModes ? null : LOCK_MODES[info.lock] || null);
   ui.strategyFixed.hidden = !fixed;
-  ui.strategyFixed.textContent = side ? `side by side: ${fixed}` : info.waiting ? info.waiting : fixed ? `${info.strategy}: ${fixed}` : '';
+  ui.strategyFixed.textContent = side ? say('side.fixedNote', { why: fixed }) : info.waiting || (fixed ? say('strategy.fixed', { strategy: info.strategy, why: fixed }) : '');
   ui.fencing.disabled = side;
   ui.fencing.title = side ? fixed : '';
   const compare = side || (!fixed && ui.strategy.value === 'compare');
@@ -434,7 +430,7 @@ async function restart() {
     const failed = started.find((r) => r.status === 'rejected');
     if (failed && !side) throw failed.reason;
   } catch (err) {
-    showError(`could not start the run: ${err.message}`);
+    showError(say('run.startFailed', { why: err.message }));
     // At the run limit the list shows what to delete.
     ui.runList.open = true;
   }
@@ -455,12 +451,12 @@ async function replay(gen) {
       if (gen !== generation) return;
       await seek(a.step);
       const results = await Promise.all(panels.map((p) => p.act(a.client, a.action)));
-      if (!results[0]) throw new Error(`could not replay ${a.client ? a.client + ' ' : ''}${a.action} at step ${a.step}`);
+      if (!results[0]) throw new Error(say('replay.failed', { act: `${a.client ? a.client + ' ' : ''}${a.action}`, step: a.step }));
       acts.push(a);
     }
     if (gen === generation && want.step > 0) await seek(want.step);
   } catch (err) {
-    showError(`shared link: ${err.message}`);
+    showError(say('replay.link', { why: err.message }));
   } finally {
     if (gen === generation) replaying = null;
   }
@@ -475,11 +471,11 @@ async function refreshRuns() {
   try {
     runs = await call('GET', '/runs');
   } catch (err) {
-    ui.runCount.textContent = `(could not list: ${err.message})`;
+    ui.runCount.textContent = say('runs.failed', { why: err.message });
     return;
   }
   const mine = new Map(panels.filter((p) => p.id).map((p) => [p.id, p]));
-  ui.runCount.textContent = `(${runs.length})`;
+  ui.runCount.textContent = say('runs.count', { n: runs.length });
   ui.runItems.replaceChildren();
   for (const r of runs) {
     const li = document.createElement('li');
@@ -494,14 +490,14 @@ async function refreshRuns() {
     if (mine.has(r.id)) {
       const tag = document.createElement('span');
       tag.className = 'dim';
-      tag.textContent = '(this tab)';
+      tag.textContent = say('runs.mine');
       li.append(tag);
     } else {
       const b = document.createElement('button');
       b.type = 'button';
-      b.textContent = 'delete';
+      b.textContent = say('runs.delete');
       b.dataset.delete = r.id;
-      b.setAttribute('aria-label', `delete run ${r.id} (${r.title || r.scenario})`);
+      b.setAttribute('aria-label', say('runs.deleteAria', { id: r.id, title: r.title || r.scenario }));
       b.addEventListener('click', async () => {
         b.disabled = true;
         // A run gone already (closed by its own tab) is what was wanted.
@@ -516,7 +512,7 @@ async function refreshRuns() {
 
 // runLine words an open run in the list: what it runs, and where it is.
 function runLine(what, r) {
-  return `${what} · step ${r.step} of ${Math.max(r.steps, r.planned)}${r.playing ? ' · playing' : ''}`;
+  return say('runs.line', { what, step: r.step, total: Math.max(r.steps, r.planned), playing: r.playing ? say('step.playing') : '' });
 }
 
 // syncRunList moves this tab's runs in the open list with the panels, so
@@ -575,11 +571,11 @@ ui.share.addEventListener('click', async () => {
   updateURL();
   try {
     await navigator.clipboard.writeText(location.href);
-    ui.share.textContent = 'link copied ✓';
+    ui.share.textContent = say('share.copied');
   } catch {
-    ui.share.textContent = 'link in the address bar';
+    ui.share.textContent = say('share.byHand');
   }
-  setTimeout(() => (ui.share.textContent = 'share link'), 2000);
+  setTimeout(() => (ui.share.textContent = say('share.link')), 2000);
 });
 $('shortcuts-close').addEventListener('click', () => (ui.shortcuts.hidden = true));
 ui.shortcuts.addEventListener('click', (e) => {
@@ -655,7 +651,7 @@ async function main() {
   try {
     unknown = await loadScenarios();
   } catch (err) {
-    showError(`could not load the scenarios: ${err.message}`);
+    showError(say('scenario.failed', { why: err.message }));
     return;
   }
   await restart();

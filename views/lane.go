@@ -32,7 +32,8 @@ type LaneWords struct {
 	// (the classroom), by service name, the default service's also by ""
 	// (a run names no service on the wire: lockqueue.WireService).
 	Legends map[string][]LegendItem `json:"legends,omitempty"`
-	// Say are the lane's titles and labels (lanePhrases).
+	// Say are the lane's titles and labels (lanePhrases), and the page's
+	// own sentences (Phrases).
 	Say map[string]string `json:"say"`
 }
 
@@ -76,10 +77,11 @@ func Words(legend []LegendItem) LaneWords {
 }
 
 // LaneWords are the page's lane words: its service's legend, or its
-// services' (Legends).
+// services' (Legends), and the phrases of its kind of page (Phrases).
 func (p Page) LaneWords() LaneWords {
 	w := Words(p.Legend)
 	w.Legends = p.Legends
+	w.Say = Phrases(p.Active)
 	return w
 }
 

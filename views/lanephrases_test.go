@@ -4,17 +4,21 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
-// Every phrase the scripts say is one of the server's: a key the scripts
-// use that lanePhrases lacks would draw the key itself.
+// Every phrase the scripts say is one of the server's: a key a script uses
+// that its page's phrases (Phrases: the lane's and its page's own section)
+// lack would draw the key itself, and a phrase no script says is dead.
+// A key said through a service's words (sayOf) may be that service's own
+// alone: cmd/zklockviz's TestClassroomPhrasesCoverTheScripts checks those.
 func TestLanePhrasesCoverTheScripts(t *testing.T) {
 	files, err := filepath.Glob("../static/*.js")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scripts: %v", err)
 	}
-	call := regexp.MustCompile(`say\('([a-zA-Z.]+)'[,)]`)
+	call := regexp.MustCompile(`\bsay\('([a-zA-Z.]+)'[,)]`)
 	literal := regexp.MustCompile(`'([a-zA-Z]+(?:\.[a-zA-Z]+)?)'`)
 	used := map[string]bool{}
 	for _, f := range files {
@@ -26,19 +30,50 @@ func TestLanePhrasesCoverTheScripts(t *testing.T) {
 		for _, m := range literal.FindAllStringSubmatch(string(b), -1) {
 			used[m[1]] = true
 		}
+		// The page a script runs on: the classroom's are sim*.js, the
+		// dashboard's dashboard.js; the others draw the lane anywhere.
+		base := filepath.Base(f)
+		page := ""
+		for _, p := range []string{"sim", "dashboard"} {
+			if strings.HasPrefix(base, p) {
+				page = p
+			}
+		}
+		phrases := Phrases(page)
 		for _, m := range call.FindAllStringSubmatch(string(b), -1) {
-			if _, ok := lanePhrases[m[1]]; !ok {
-				t.Errorf("%s says %q, which views has no phrase for", filepath.Base(f), m[1])
+			if _, ok := phrases[m[1]]; !ok {
+				t.Errorf("%s says %q, which its page's phrases lack", base, m[1])
 			}
 		}
 	}
-	// Keys picked at run time ('watch.' + an edge kind) are counted here.
-	for _, k := range []string{"watch.dangling", "watch.unexpected", "watch.deadlock"} {
+	// Keys picked at run time ('watch.' + an edge kind, 'act.' + an
+	// action) are counted here.
+	for _, k := range []string{"watch.dangling", "watch.unexpected", "watch.deadlock", "act.release", "act.crash", "act.pause", "act.write"} {
 		used[k] = true
 	}
-	for k := range lanePhrases {
-		if !used[k] {
-			t.Errorf("phrase %q is said by no script", k)
+	for _, section := range []map[string]string{lanePhrases, classPhrases, dashPhrases} {
+		for k := range section {
+			if !used[k] {
+				t.Errorf("phrase %q is said by no script", k)
+			}
 		}
+	}
+}
+
+// A page's own section adds to the lane's phrases and takes none of them
+// over: a key means one sentence on every page.
+func TestPageSectionsAddToTheLanes(t *testing.T) {
+	for page, own := range pagePhrases {
+		for k := range own {
+			if _, ok := lanePhrases[k]; ok {
+				t.Errorf("%s's phrase %q is the lane's too", page, k)
+			}
+		}
+		if got := Phrases(page); len(got) != len(lanePhrases)+len(own) {
+			t.Errorf("Phrases(%q) has %d phrases, want %d", page, len(got), len(lanePhrases)+len(own))
+		}
+	}
+	if got := Phrases("lock"); len(got) != len(lanePhrases) {
+		t.Errorf("a lock page says %d phrases, want the lane's %d", len(got), len(lanePhrases))
 	}
 }

@@ -8,6 +8,12 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
+// The help of a side-by-side pane's meters (SimPage's #run-card).
+const (
+	notificationsTip = "watch events or messages that woke a waiter"
+	handoffTip       = "the latest hand-off, in real time: from the release or expiry to the next client's lock"
+)
+
 // SimPage is the classroom. sim.js fetches the scenarios, starts runs on the
 // simulator and drives them; the server only paints the frame.
 func SimPage(s Sim) templ.Component {
@@ -56,7 +62,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var3 string
 				templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(s.Scenario)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 17, Col: 68}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 23, Col: 68}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 				if templ_7745c5c3_Err != nil {
@@ -69,7 +75,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(s.Strategy)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 20, Col: 53}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 26, Col: 53}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 				if templ_7745c5c3_Err != nil {
@@ -82,13 +88,65 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(s.Step)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 46, Col: 93}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 52, Col: 93}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\">step 0 of 0</div><details id=\"run-list\" class=\"run-list\"><summary>open runs on this server <span id=\"run-count\" class=\"dim\"></span></summary><p class=\"dim\">Runs hold real sessions on their lock servers. A run closes by itself a few seconds after its last viewer leaves; delete one here to make room at once.</p><ul id=\"run-items\" aria-label=\"open runs\"></ul></details></section><div class=\"legend-row\"><ul id=\"legend\" class=\"legend\" aria-label=\"legend: shapes and arrows\"></ul></div><div id=\"runs\" class=\"runs\"></div><div id=\"shortcuts\" class=\"shortcuts\" hidden role=\"dialog\" aria-modal=\"true\" aria-labelledby=\"shortcuts-title\"><div class=\"card\"><h2 id=\"shortcuts-title\">Keyboard</h2><table><tbody><tr><td><kbd>Space</kbd></td><td>play / pause</td></tr><tr><td><kbd>→</kbd></td><td>one step forward</td></tr><tr><td><kbd>←</kbd></td><td>one step back</td></tr><tr><td><kbd>Home</kbd> / <kbd>End</kbd></td><td>first / last recorded step</td></tr><tr><td><kbd>[</kbd> / <kbd>]</kbd></td><td>slower / faster</td></tr><tr><td><kbd>r</kbd> / <kbd>w</kbd></td><td>add a reader / writer</td></tr><tr id=\"compare-key\"><td><kbd>c</kbd></td><td>compare herd and predecessor side by side</td></tr><tr><td><kbd>t</kbd></td><td>show the table view</td></tr><tr><td><kbd>?</kbd></td><td>this help</td></tr><tr><td><kbd>Esc</kbd></td><td>close</td></tr></tbody></table><p><button id=\"shortcuts-close\" type=\"button\">close</button></p></div></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\">step 0 of 0</div><details id=\"run-list\" class=\"run-list\"><summary>open runs on this server <span id=\"run-count\" class=\"dim\"></span></summary><p class=\"dim\">Runs hold real sessions on their lock servers. A run closes by itself a few seconds after its last viewer leaves; delete one here to make room at once.</p><ul id=\"run-items\" aria-label=\"open runs\"></ul></details></section><div class=\"legend-row\"><ul id=\"legend\" class=\"legend\" aria-label=\"legend: shapes and arrows\"></ul></div><div id=\"runs\" class=\"runs\"></div><div id=\"shortcuts\" class=\"shortcuts\" hidden role=\"dialog\" aria-modal=\"true\" aria-labelledby=\"shortcuts-title\"><div class=\"card\"><h2 id=\"shortcuts-title\">Keyboard</h2><table><tbody><tr><td><kbd>Space</kbd></td><td>play / pause</td></tr><tr><td><kbd>→</kbd></td><td>one step forward</td></tr><tr><td><kbd>←</kbd></td><td>one step back</td></tr><tr><td><kbd>Home</kbd> / <kbd>End</kbd></td><td>first / last recorded step</td></tr><tr><td><kbd>[</kbd> / <kbd>]</kbd></td><td>slower / faster</td></tr><tr><td><kbd>r</kbd> / <kbd>w</kbd></td><td>add a reader / writer</td></tr><tr id=\"compare-key\"><td><kbd>c</kbd></td><td>compare herd and predecessor side by side</td></tr><tr><td><kbd>t</kbd></td><td>show the table view</td></tr><tr><td><kbd>?</kbd></td><td>this help</td></tr><tr><td><kbd>Esc</kbd></td><td>close</td></tr></tbody></table><p><button id=\"shortcuts-close\" type=\"button\">close</button></p></div></div> <template id=\"run-card\"><section class=\"run card\"><h2><span class=\"strategy\"></span><span class=\"run-title dim\"></span></h2><div class=\"narration\" aria-live=\"polite\"></div><div class=\"side-verdict\" hidden></div><dl class=\"side-meters\" hidden><dt>server requests/s</dt><dd data-meter=\"server requests/s\"></dd><dt title=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var6 string
+				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(notificationsTip)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 92, Col: 34}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\">notifications</dt><dd data-meter=\"notifications\" title=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var7 string
+				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(notificationsTip)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 93, Col: 61}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\"></dd><dt title=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var8 string
+				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(handoffTip)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 94, Col: 28}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\">hand-off</dt><dd data-meter=\"hand-off\" title=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var9 string
+				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(handoffTip)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 95, Col: 50}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\"></dd></dl><div class=\"herd\" aria-label=\"herd meter\"></div><div class=\"lane-scroll\"><svg class=\"lane\" role=\"group\" aria-label=\"lock queue\"></svg></div><div class=\"cycle-note\" role=\"alert\" hidden></div><div class=\"lane-scroll locks-scroll\" hidden><svg class=\"locks\" role=\"group\" aria-label=\"the scene's locks\"></svg></div><div class=\"clients\" role=\"list\" aria-label=\"clients\"></div><div class=\"client-pane details\" aria-live=\"polite\"></div><details class=\"more pseudo-box\" open><summary>recipe pseudocode</summary><ol class=\"pseudo\"></ol></details> <details class=\"more\"><summary>events</summary><ol class=\"events\"></ol></details><div class=\"run-table\" hidden></div></section></template>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -96,20 +154,20 @@ func SimPage(s Sim) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, " <script type=\"module\" src=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, " <script type=\"module\" src=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				var templ_7745c5c3_Var6 string
-				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(s.Asset("sim.js"))
+				var templ_7745c5c3_Var10 string
+				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(s.Asset("sim.js"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 78, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 109, Col: 48}
 				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\"></script>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\"></script>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -262,12 +262,10 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readerFlag is the serve flag that connects svc's reader.
+// readerFlag is the serve flag that connects svc's reader, as its words
+// name it.
 func readerFlag(svc lockservice.Service) string {
-	if svc.Name == lockqueue.ZooKeeper {
-		return "--zk"
-	}
-	return "--" + svc.Name
+	return cmp.Or(svc.WordsOf().ReaderFlag, "--"+svc.Name)
 }
 
 // decodeBody reads one JSON object from a bounded body. An empty body is

@@ -310,3 +310,26 @@ func TestRegistryRefusesBadServices(t *testing.T) {
 		t.Errorf("zookeeper.CheckName(locks) = %v", err)
 	}
 }
+
+// A watch asked of a service whose reader is not running says which serve
+// flag starts it, as the service's words name it (ZooKeeper's --zk), else
+// by the service's name.
+func TestWatchWithoutReaderNamesItsFlag(t *testing.T) {
+	reg := zkRegistry(nil, nil)
+	e := newEnv(t, Config{Services: reg})
+	svc, _ := fixtureService(e.hub)
+	svc.Reader = nil
+	if err := reg.Register(svc); err != nil {
+		t.Fatal(err)
+	}
+	jsonHdr := http.Header{"Content-Type": {"application/json"}}
+	for _, tc := range []struct{ body, want string }{
+		{`{"path":"/locks/a"}`, "no ZooKeeper watcher is running (serve with --zk)"},
+		{`{"service":"fixture","path":"a"}`, "no Fixture (fixed test data) watcher is running (serve with --fixture)"},
+	} {
+		code, _, body := do(t, "POST", e.ts.URL+"/api/v1/watch", tc.body, jsonHdr)
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(body), tc.want) {
+			t.Errorf("POST /api/v1/watch %s = %d %s, want 503 with %q", tc.body, code, body, tc.want)
+		}
+	}
+}

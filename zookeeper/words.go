@@ -16,13 +16,14 @@ func Words() *lockservice.Words {
 			Title: "dashed red ring and an hourglass: the recipe says it holds, but its session still watches another node of the lock: its client missed the wake-up"})
 	legend = append(legend, arrows...)
 	return &lockservice.Words{
-		Legend:   legend,
-		Columns:  lockservice.Columns{Watches: true, Edge: true, Session: true},
-		Missing:  "the lock parent does not exist (yet)",
-		Source:   func(src string) (string, string) { return "watches from", cmp.Or(src, "none") },
-		Watches:  true,
-		ReadOnly: "zklockviz sets one persistent recursive watch on the lock (on ZooKeeper before 3.6, a children watch on its folder) and never writes to ZooKeeper.",
-		NoReader: "a ZooKeeper watcher",
+		Legend:     legend,
+		Columns:    lockservice.Columns{Watches: true, Edge: true, Session: true},
+		Missing:    "the lock parent does not exist (yet)",
+		Source:     func(src string) (string, string) { return "watches from", cmp.Or(src, "none") },
+		Watches:    true,
+		ReadOnly:   "zklockviz sets one persistent recursive watch on the lock (on ZooKeeper before 3.6, a children watch on its folder) and never writes to ZooKeeper.",
+		NoReader:   "a ZooKeeper watcher",
+		ReaderFlag: "--zk",
 	}
 }
 

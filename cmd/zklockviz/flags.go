@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -63,7 +64,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, usa
 			l.setByEnvironment()
 		}
 	}
-	sets := countSets(fs, onceFlags)
+	once := onceFlags()
+	sets := countSets(fs, once)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -71,7 +73,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, usa
 		}
 		return usagef("%v", err)
 	}
-	for _, name := range onceFlags {
+	for _, name := range once {
 		if n := sets[name]; n != nil && *n > 1 {
 			return usagef("--%s given %d times: name one server (a cluster's members in one value, comma-separated)", name, *n)
 		}
@@ -142,9 +144,18 @@ func (o *optDuration) Set(v string) error {
 	return nil
 }
 
-// onceFlags name one server each: given twice on the command line, one
-// would silently win over the other.
-var onceFlags = []string{"etcd", "postgres", "zk"}
+// onceFlags name one server each (classServices' onceFlag), in order:
+// given twice on the command line, one would silently win over the other.
+func onceFlags() []string {
+	var out []string
+	for _, s := range classServices {
+		if s.onceFlag != "" {
+			out = append(out, s.onceFlag)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // countingValue counts its Sets.
 type countingValue struct {

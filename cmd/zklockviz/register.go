@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/zklockviz/zklockviz/queuecost"
 	"github.com/zklockviz/zklockviz/redis/redislock"
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/zookeeper"
 	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
@@ -42,25 +44,68 @@ type classService struct {
 	// noStrategy and noClients say why sim refuses --strategy and
 	// --clients; empty when the service takes them.
 	noStrategy, noClients string
+	// onceFlag is its server's flag when it names one server, a
+	// cluster's members in one value ("zk"); "" when it is repeatable
+	// (Redis's masters).
+	onceFlag string
+	// register registers it with serve, its reader built from its own
+	// flags; zkSim is the manager on --zk's ensemble (newSim), nil
+	// without --sim.
+	register func(m *Main, zkSim *simulator.Manager) error
 }
 
 var classServices = []classService{
-	{name: lockqueue.ZooKeeper, aliases: []string{"zk"}, catalog: zksim.Catalog, words: zksim.ClassroomWords},
+	{
+		name: lockqueue.ZooKeeper, aliases: []string{"zk"}, catalog: zksim.Catalog, words: zksim.ClassroomWords, onceFlag: "zk",
+		register: func(m *Main, zkSim *simulator.Manager) error {
+			return m.services.Register(zookeeper.Service(m.watcher, zkSim))
+		},
+	},
 	{
 		name: redislock.Name, readConfig: readRedisConfig, catalog: redislock.Catalog, words: redislock.ClassroomWords, pkg: "redis-server", newClassroom: newRedisClassroom,
+		register:   ownServer((*Main).registerRedis),
 		noStrategy: "--strategy is ZooKeeper's: Redis waiters poll",
 		noClients:  "--clients: the Redis scenarios have a fixed cast; drop --clients",
 	},
 	{
 		name: etcdlock.Name, readConfig: readEtcdConfig, catalog: etcdlock.Catalog, words: etcdlock.ClassroomWords, pkg: "etcd-server", newClassroom: etcdlock.NewClassroom,
+		register: ownServer((*Main).registerEtcd), onceFlag: "etcd",
 		noStrategy: "--strategy is ZooKeeper's: etcd's Mutex waiters always watch their predecessor",
 		noClients:  "--clients: the etcd scenarios have a fixed cast; drop --clients",
 	},
 	{
 		name: pglock.Name, aliases: []string{"pg", "postgresql", "psql"}, readConfig: readPostgresConfig, catalog: pglock.Catalog, words: pglock.ClassroomWords, pkg: "postgresql", newClassroom: pglock.NewClassroom,
+		register: ownServer((*Main).registerPostgres), onceFlag: "postgres",
 		noStrategy: "--strategy is ZooKeeper's: PostgreSQL's waiters queue in the server",
 		noClients:  "--clients: the PostgreSQL scenarios have a fixed cast; drop --clients",
 	},
+}
+
+// serviceOf finds a service being registered in classServices. It is set
+// in init, not declared so: a service's register in classServices calls
+// registerService, which reads classServices back, a cycle Go refuses in
+// a package variable's initialisation.
+var serviceOf func(name string) (classService, error)
+
+func init() { serviceOf = classServiceNamed }
+
+// ownServer is the register of a service whose classroom starts a server
+// of its own (registerService), not a manager on --zk's ensemble.
+func ownServer(register func(*Main) error) func(*Main, *simulator.Manager) error {
+	return func(m *Main, _ *simulator.Manager) error { return register(m) }
+}
+
+// registerServices registers every service of classServices with serve:
+// the default first (Lookup("") and the dashboard's first line), the
+// others by name, the order the pages list them in.
+func (m *Main) registerServices(zkSim *simulator.Manager) error {
+	m.services = &lockservice.Registry{}
+	rest := slices.SortedFunc(slices.Values(classServices[1:]), func(a, b classService) int { return strings.Compare(a.name, b.name) })
+	var errs []error
+	for _, s := range append([]classService{classServices[0]}, rest...) {
+		errs = append(errs, s.register(m, zkSim))
+	}
+	return errors.Join(errs...)
 }
 
 // classServiceNamed finds a service by --service; empty is ZooKeeper.
@@ -100,7 +145,7 @@ func sidePanes() []lockservice.SidePane {
 // first run and stops with serve (stopSim).
 func (m *Main) registerService(svc lockservice.Service) error {
 	if m.Config.Sim {
-		cs, err := classServiceNamed(svc.Name)
+		cs, err := serviceOf(svc.Name)
 		if err == nil && cs.newClassroom == nil {
 			err = errors.New("its classroom needs the ensemble's manager (newSim), not a server of its own")
 		}

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zklockviz/zklockviz/views"
 )
 
 // Every service of classServices is one `sim --service` away: its help
@@ -76,5 +82,62 @@ func TestServeSuggestsTheService(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
 			}
 		})
+	}
+}
+
+// The classroom's scripts say a service's own phrases through sayOf (in
+// static/sim-views.js, and its says): each key they say is the page's
+// (views.Phrases) or some service's own (ClassroomWords.Say), and each
+// phrase a service supplies is said by a script.
+func TestClassroomPhrasesCoverTheScripts(t *testing.T) {
+	files, err := filepath.Glob("../../static/sim*.js")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no classroom scripts: %v", err)
+	}
+	call := regexp.MustCompile(`\b(?:says\(|sayOf\([^,()]+, )'([a-zA-Z.]+)'`)
+	literal := regexp.MustCompile(`'([a-zA-Z]+(?:\.[a-zA-Z]+)?)'`)
+	page := views.Phrases("sim")
+	own := map[string]string{} // key -> a service that says it
+	for _, s := range classServices {
+		for k := range s.words.Say {
+			own[k] = s.name
+		}
+	}
+	var src strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Write(b)
+	}
+	for _, m := range call.FindAllStringSubmatch(src.String(), -1) {
+		if _, ok := page[m[1]]; !ok && own[m[1]] == "" {
+			t.Errorf("a classroom script says %q, which neither the classroom page nor any service words", m[1])
+		}
+	}
+	used := map[string]bool{}
+	for _, m := range literal.FindAllStringSubmatch(src.String(), -1) {
+		used[m[1]] = true
+	}
+	if len(own) == 0 {
+		t.Fatal("no service words a phrase of its own: the check checks nothing")
+	}
+	for k, svc := range own {
+		if !used[k] {
+			t.Errorf("%s's phrase %q is said by no script", svc, k)
+		}
+	}
+}
+
+// serve registers every service of classServices, and no other: the
+// default first, then by name, the order the dashboard lists them in.
+func TestRegisterServicesFromOneTable(t *testing.T) {
+	m := NewMain(nil, nil)
+	if err := m.registerServices(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.services.Names(), []string{"zookeeper", "etcd", "postgres", "redis"}; !slices.Equal(got, want) {
+		t.Errorf("registered %v, want %v", got, want)
 	}
 }

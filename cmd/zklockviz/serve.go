@@ -26,7 +26,6 @@ import (
 	"github.com/zklockviz/zklockviz/simulator"
 	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/zkwatch"
-	"github.com/zklockviz/zklockviz/zookeeper"
 	"github.com/zklockviz/zklockviz/zookeeper/zksim"
 )
 
@@ -773,19 +772,6 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 	}
 	m.stopSim = stop
 	return sim, nil
-}
-
-// registerServices lists the lock services this server shows, one line
-// each: a new service's package (its reader built from its own flags, its
-// classroom) adds its line here, and web, views and static serve it.
-func (m *Main) registerServices(sim *simulator.Manager) error {
-	m.services = &lockservice.Registry{}
-	return errors.Join(
-		m.services.Register(zookeeper.Service(m.watcher, sim)),
-		m.registerEtcd(),
-		m.registerPostgres(),
-		m.registerRedis(),
-	)
 }
 
 // newWeb builds the web server over the registered services.

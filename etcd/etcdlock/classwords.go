@@ -15,7 +15,7 @@ var ClassroomWords = lockservice.ClassroomWords{
 		{Key: "commands", Label: "requests", Help: "requests the clients sent etcd"},
 		{Key: "notifications", Label: "watch events", Help: "each delivered to the one waiter watching the deleted key"},
 		{Key: "renewals", Label: "keep-alives", Help: "lease keep-alives of the clients' sessions"},
-		{Key: "writes", Label: "writes", Help: "writes to the protected resource"},
+		lockservice.WritesMeter,
 	},
 	Panes: []lockservice.SidePane{{Service: Name, Scenario: "etcd-side-by-side", Label: "etcd", Order: 30}},
 }

@@ -9,7 +9,7 @@ var ClassroomWords = lockservice.ClassroomWords{
 		{Key: "commands", Label: "statements", Help: "statements the clients sent; a waiter sends none while the lock manager holds it"},
 		{Key: "create", Label: "locks taken", Help: "locks granted"},
 		{Key: "delete", Label: "released", Help: "locks released"},
-		{Key: "writes", Label: "writes", Help: "writes to the protected resource"},
+		lockservice.WritesMeter,
 	},
 	Panes: []lockservice.SidePane{{Service: Name, Scenario: "pg-side-by-side", Label: "PostgreSQL", Order: 40}},
 }

@@ -18,6 +18,30 @@ var ClassroomWords = lockservice.ClassroomWords{
 		{Service: Name, Scenario: "redis-side-by-side", Label: "Redis, no owner token", Order: 20},
 		{Service: Name, Scenario: "redis-token-side-by-side", Label: "Redis, owner token + fencing", Order: 21},
 	},
+	Say: serverPhrases,
+}
+
+// serverPhrases word what a run's Redis servers hold beyond the lane
+// (simulator.Servers): each Redlock master's copy of the key, and the
+// key's time to live over the run, read with PTTL.
+var serverPhrases = map[string]string{
+	"masters.aria":      "the key on each of the {n} masters",
+	"master.down":       "down",
+	"master.downTitle":  "{name} ({addr}) is down: it answers nobody, and holds nothing when it comes back",
+	"master.empty":      "empty",
+	"master.emptyTitle": "{name} ({addr}) has no copy of the key",
+	"master.held":       "{client} · {left}",
+	"master.heldTitle":  "{name} ({addr}): the key holds {client}'s token {token}, {leftMs} ms left; {client} has {n} of {of} copies ({majority})",
+	"master.majority":   "a majority",
+	"master.minority":   "no majority",
+	"ttl.aria":          "the key's time to live over {span} of the run: {rises} renewals; held by {holders}",
+	"ttl.nobody":        "nobody",
+	"ttl.caption":       "the key's time to live (PTTL, read every 50 ms{lease}): ",
+	"ttl.lease":         "; lease {lease}",
+	"ttl.left":          "{holder}'s key, {left} left",
+	"ttl.noKey":         "no key",
+	"ttl.renewals":      " · {n} renewals",
+	"ttl.heldBy":        " · held by {holders}",
 }
 
 // ClassroomWords are the classroom page's words for Redis's runs

@@ -1,0 +1,117 @@
+package views
+
+import "maps"
+
+// classPhrases are the classroom's own sentences and labels, said by
+// static/sim*.js as the lane's are (say, {x} a value, {n|one|many} a
+// count's word). A service's classroom words a sentence in its own terms
+// (lockservice.ClassroomWords.Say) and overrides one of these by key; the
+// sentences only one service's runs show are its own alone.
+var classPhrases = map[string]string{
+	"meter.ofLargest":   "{v} of {max}, the largest run's figure",
+	"meter.lastRelease": "last release: {last} · {help}",
+	"meter.ofPairs":     "{v} of {max}: the bar's end is N(N−1)/2 = {worst}: the waiters' wake-ups when each of {n} clients' releases wakes every remaining waiter",
+	"meter.ofLarger":    "{v} of {max}: the bar's end is the larger run's figure, {max}",
+
+	"pane.client":       "client",
+	"pane.state":        "state",
+	"pane.stale":        ": back from a pause that outlasted its session, it still believes it holds",
+	"pane.session":      "session",
+	"pane.node":         "node",
+	"pane.waitsClient":  "waits for client",
+	"pane.mode":         "mode",
+	"pane.data":         "data",
+	"pane.binary":       "base64 {data}",
+	"pane.empty":        "(empty)",
+	"pane.waitsFor":     "waits for",
+	"pane.children":     "children of {path}",
+	"pane.watches":      "watches",
+	"pane.nothing":      "nothing",
+	"pane.waitingFor":   "waiting for",
+	"pane.token":        "fencing token",
+	"pane.write":        "write to the protected resource",
+	"pane.writeFencing": "write to the protected resource (it checks the fencing token)",
+	"act.release":       "release",
+	"act.crash":         "crash",
+	"act.pause":         "pause",
+	"act.write":         "write",
+
+	"wait.polls":  "polls: {n} failed tries so far, each a command the server answered",
+	"wait.queued": "queued on the server: it sends nothing until its turn comes",
+	"wait.after":  "queued after {target}",
+	"wait.plain":  "queued",
+
+	"run.aria":             "run: {name}",
+	"run.ended":            "{name}: the run ended on the server; press restart for a new one",
+	"run.ready":            "Ready. Press Space to play or → to take one step.",
+	"run.cycle":            "⚠ wait cycle across {n} locks: {chain}",
+	"run.unavailable":      "unavailable: {why}",
+	"run.unavailableBadge": "unavailable",
+	"run.startFailed":      "could not start the run: {why}",
+
+	"side.verdict":       "verdict so far, from the safety checker and the run's counts",
+	"side.requestsValue": "{perSec} ({requests} in all)",
+	"side.requestsTip":   "requests: {from}; per second of the run's real time",
+	"side.handoffValue":  "{ms} ms",
+	"side.fixed":         "every pane runs its own service's scenario with its own settings",
+	"side.fixedNote":     "side by side: {why}",
+	"strategy.fixed":     "{strategy}: {why}",
+
+	"step.of":        "step {step} of {total}",
+	"step.none":      "no run",
+	"step.starting":  "starting…",
+	"step.done":      " · done",
+	"step.playing":   " · playing",
+	"step.working":   " · working on {services}…",
+	"step.next":      " · next: {act}",
+	"step.forward":   "step forward (→)",
+	"step.forwardTo": "step forward (→): {act}",
+	"step.mark":      "step {step}: {what}",
+	"step.recorded":  "step {step} (recorded)",
+	"step.planned":   "step {step} (not played yet)",
+	"play.play":      "▶ play",
+	"play.pause":     "❚❚ pause",
+	"play.ariaPlay":  "play",
+	"play.ariaPause": "pause",
+	"add.reader":     "+ reader",
+	"add.client":     "+ client",
+
+	"replay.failed":    "could not replay {act} at step {step}",
+	"replay.link":      "shared link: {why}",
+	"runs.failed":      "(could not list: {why})",
+	"runs.count":       "({n})",
+	"runs.mine":        "(this tab)",
+	"runs.delete":      "delete",
+	"runs.deleteAria":  "delete run {id} ({title})",
+	"runs.line":        "{what} · step {step} of {total}{playing}",
+	"scenario.unknown": "unknown scenario \"{want}\": showing {title} instead; pick one from the list",
+	"scenario.none":    "none",
+	"scenario.failed":  "could not load the scenarios: {why}",
+	"share.copied":     "link copied ✓",
+	"share.byHand":     "link in the address bar",
+	"share.link":       "share link",
+}
+
+// dashPhrases are the dashboard's sentences its script says: the one
+// state the server cannot render (itself gone), and the watch form's
+// answer (page.watching is the lock page's).
+var dashPhrases = map[string]string{
+	"dash.unreachable": "zklockviz server unreachable — retrying; nothing below is live",
+	"dash.watchFailed": "Could not watch {path}: {why}",
+}
+
+// pagePhrases are the sections a page adds to the lane's phrases, by
+// Page.Active: each page's script says only its own.
+var pagePhrases = map[string]map[string]string{"sim": classPhrases, "dashboard": dashPhrases}
+
+// Phrases are what a page of kind active (Page.Active) says: the lane's
+// phrases and its own section.
+func Phrases(active string) map[string]string {
+	own := pagePhrases[active]
+	if own == nil {
+		return lanePhrases
+	}
+	out := maps.Clone(lanePhrases)
+	maps.Copy(out, own)
+	return out
+}
