@@ -157,7 +157,10 @@ func TestDashboard(t *testing.T) {
 	tb.open(srv.URL + "/")
 	row := func(p string) string { return fmt.Sprintf(`document.querySelector('tr[data-lock=%s]')`, jsString(p)) }
 	tb.until("both locks listed", row(rw)+` && `+row(mutex))
-	tb.until("orders: holder and one waiting", row(rw)+`.cells[2].textContent.includes(`+jsString(r1.name)+`) && `+row(rw)+`.cells[3].textContent.trim() === '1'`)
+	// The holder as the lane knows it (its data, LOCK1), its node's name in
+	// the cell's title.
+	tb.until("orders: holder and one waiting", row(rw)+`.cells[2].textContent.includes('LOCK1') && `+row(rw)+`.cells[2].title.includes(`+jsString(r1.name)+`) && `+
+		row(rw)+`.cells[3].textContent.trim() === '1'`)
 	tb.until("billing: two waiting", row(mutex)+`.cells[3].textContent.trim() === '2'`)
 	tb.until("the mess is flagged", row(stale)+`.cells[5].textContent.includes('persistent-node') && `+row(stale)+`.cells[5].textContent.includes('foreign-child')`)
 	tb.until("connected", `document.getElementById('ensemble').dataset.state === 'connected'`)

@@ -3,6 +3,8 @@
 // marks for what happened where and shaded gaps where nothing is known. The
 // page owns what a position means; the timeline only says where to go.
 
+import { localWhen } from './tz.js';
+
 // when words a moment (ms epoch) for the time bar as views.When does: UTC to
 // the second. The browser keeps this copy because the bar's label follows a
 // drag between moments the server never saw; e2e's TestWhenMatchesServer
@@ -16,21 +18,17 @@ export function when(ms) {
 // The steps an axis picks from, in ms: the first that keeps the ticks few.
 const STEPS = [1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 108e5, 216e5, 432e5, 864e5];
 
-const pad2 = (n) => String(n).padStart(2, '0');
-
 // localZone says whether the page shows the browser's zone, not UTC (the
 // reader's pick, which tz.js keeps on the root element).
 const localZone = () => document.documentElement.dataset.timezone === 'local';
 
-// clock words ms as a tick's label: hours and minutes, and seconds when
-// the step is under a minute, in the zone shown; the date at a midnight.
+// clock words ms as a tick's label, cut from the page's one wording of a
+// time (when, or tz.js's localWhen in the zone shown): hours and minutes,
+// and seconds when the step is under a minute; the date at a midnight.
 function clock(ms, step) {
-  const d = new Date(ms);
-  const [mo, day, h, mi, se] = localZone()
-    ? [d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()]
-    : [d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()];
-  if (h === 0 && mi === 0 && se === 0) return `${pad2(mo)}-${pad2(day)}`;
-  return step < 6e4 ? `${pad2(h)}:${pad2(mi)}:${pad2(se)}` : `${pad2(h)}:${pad2(mi)}`;
+  const full = localZone() ? localWhen(ms) : when(ms); // "2006-01-02 15:04:05 …"
+  if (full.slice(11, 19) === '00:00:00') return full.slice(5, 10);
+  return full.slice(11, step < 6e4 ? 19 : 16);
 }
 
 // axisTicks are the round times of [from, to] (ms) to label, at most about

@@ -150,7 +150,9 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 	for c := range page.DefaultConns {
 		conns = append(conns, string(c))
 	}
-	d := views.NewDashboard(p.page("Locks", "dashboard"), rows, views.DashboardList{
+	pg := p.page("Locks", "dashboard")
+	pg.Modules = p.assets.modules("dashboard.js") // it imports queue.js for its words
+	d := views.NewDashboard(pg, rows, views.DashboardList{
 		Q: q.q, State: q.state, Sort: q.sort, Limit: q.limit, Cursor: r.URL.Query().Get("cursor"),
 		Next: page.Next, Prev: page.Prev, Offset: page.Offset, Matched: page.Matched, Totals: views.Totals(page.Totals),
 	}, serviceView(p.services.DefaultOrName()), conns)
