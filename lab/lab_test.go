@@ -48,6 +48,9 @@ func TestCheck(t *testing.T) {
 			if len(r.Overlaps) != tc.overlaps || r.LostUpdates != tc.lost || r.Refused != tc.refused {
 				t.Errorf("overlaps %v, lost %d, refused %d; want %d, %d, %d", r.Overlaps, r.LostUpdates, r.Refused, tc.overlaps, tc.lost, tc.refused)
 			}
+			if len(r.Stretches) != min(1, tc.overlaps) {
+				t.Errorf("stretches %+v for %d overlaps", r.Stretches, tc.overlaps)
+			}
 		})
 	}
 }
@@ -78,5 +81,24 @@ func TestResourceFencing(t *testing.T) {
 			t.Errorf("junk answered %d, want 400", code)
 		}
 		srv.Close()
+	}
+}
+
+// A paused holder's one belief, over which another client held three
+// times, is one stretch naming it, with three overlaps.
+func TestStretches(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	events := []Event{{At: at(0), Client: "c1", Kind: Acquired, Token: 5}, {At: at(1), Client: "c1", Kind: Paused}}
+	for i := range 3 {
+		events = append(events, Event{At: at(100 + 30*i), Client: "c2", Kind: Acquired}, Event{At: at(120 + 30*i), Client: "c2", Kind: Released})
+	}
+	events = append(events, Event{At: at(500), Client: "c1", Kind: Resumed}, Event{At: at(501), Client: "c1", Kind: Lost})
+	r := Check(events, 0, at(600))
+	if len(r.Stretches) != 1 {
+		t.Fatalf("stretches %+v", r.Stretches)
+	}
+	if s := r.Stretches[0]; s.Client != "c1" || s.Token != 5 || s.Overlaps != 3 || len(s.Others) != 1 || s.To != at(501) {
+		t.Errorf("stretch %+v", s)
 	}
 }
