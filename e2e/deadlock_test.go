@@ -7,9 +7,10 @@ import (
 )
 
 // A deadlock through two locks, in the browser: two sessions each hold one
-// lock and queue on the other. Each lock's page lists the deadlock, which
-// names both locks and links the other; following the link opens the other
-// lock, whose page tells the same cycle.
+// lock and queue on the other. The dashboard lists it once, above the
+// locks, linking both. Each lock's page lists the deadlock, which names
+// both locks and links the other; following the link opens the other lock,
+// whose page tells the same cycle.
 func TestDeadlockAcrossLocksInBrowser(t *testing.T) {
 	need(t)
 	const a, b = "/e2e/xlock/a", "/e2e/xlock/b"
@@ -26,6 +27,11 @@ func TestDeadlockAcrossLocksInBrowser(t *testing.T) {
 	}
 	srv := startServer(t, "--watch-under", "/e2e/xlock")
 	tb := newTab(t)
+	tb.open(srv.URL + "/")
+	tb.until("the dashboard lists the deadlock once, first, linking both locks",
+		`document.querySelectorAll('#across li[data-kind="deadlock"]').length === 1 && `+
+			`document.querySelector('#across').compareDocumentPosition(document.querySelector('table.locks')) & Node.DOCUMENT_POSITION_FOLLOWING && `+
+			`[...document.querySelectorAll('#across a.alert-lock')].map(l => l.textContent).join() === '→ `+a+`,→ `+b+`'`)
 	tb.open(srv.URL + "/lock?path=" + a)
 	link := `document.querySelector('#alerts li[data-kind="deadlock"] a.alert-lock')`
 	tb.until("the deadlock listed, linking "+b, link+` && `+link+`.textContent.includes('`+b+`') && `+

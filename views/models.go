@@ -73,6 +73,9 @@ type Dashboard struct {
 	Unexplored []Unexplored
 	// List is which page of which locks Locks is, and the totals.
 	List DashboardList
+	// Across are the alerts that span several locks, each listed once
+	// above the locks, first: a deadlock through them.
+	Across []Alert
 }
 
 // DashboardList is the page of locks the dashboard shows: of every watched

@@ -87,6 +87,10 @@ type LocksResponse struct {
 	// Unexplored: services whose discovery left folders unread, so the
 	// list lacks their locks; left out when none did.
 	Unexplored []UnexploredNote `json:"unexplored,omitempty"`
+	// Across are the alerts that span several locks (a deadlock through
+	// them), each once with every lock it names, whatever the page;
+	// left out when there are none.
+	Across []AcrossAlert `json:"across,omitempty"`
 }
 
 func summarize(l listedLock, now time.Time) LockSummary {
@@ -132,7 +136,7 @@ func (s *Server) handleLocks(w http.ResponseWriter, r *http.Request) {
 	resp := LocksResponse{
 		Locks: make([]LockSummary, len(page.Rows)), Connection: zkConnection(s.cfg.Services),
 		Totals: page.Totals, Matched: page.Matched, Offset: page.Offset, Sort: q.sort, Limit: q.limit,
-		Next: page.Next, Prev: page.Prev,
+		Next: page.Next, Prev: page.Prev, Across: page.Across,
 	}
 	resp.Unexplored = unexploredNotes(s.cfg.Services)
 	for i, l := range page.Rows {

@@ -265,6 +265,29 @@ type locksPage struct {
 	// DefaultConns are the connection states of the default service's
 	// locks (ZooKeeper's: the dashboard's ensemble line).
 	DefaultConns map[lockqueue.Connection]bool
+	// Across are the alerts that span several locks (a deadlock through
+	// them), each once, whichever lock it was read from.
+	Across []AcrossAlert
+}
+
+// AcrossAlert is an alert that spans several locks, as GET /api/v1/locks
+// and the dashboard list it: once, with every lock it names.
+type AcrossAlert struct {
+	Kind    string             `json:"kind"`
+	Message string             `json:"message"`
+	Locks   []lockqueue.LockID `json:"locks"`
+}
+
+// noteAcross adds l's alerts that span several locks, unless listed.
+func (page *locksPage) noteAcross(l listedLock) {
+	for _, a := range l.Alerts {
+		if len(a.Locks) == 0 || slices.ContainsFunc(page.Across, func(x AcrossAlert) bool { return x.Kind == a.Kind && x.Message == a.Message }) {
+			continue
+		}
+		locks := append([]lockqueue.LockID{l.Lock()}, a.Locks...)
+		slices.SortFunc(locks, func(x, y lockqueue.LockID) int { return strings.Compare(x.Key(), y.Key()) })
+		page.Across = append(page.Across, AcrossAlert{Kind: a.Kind, Message: a.Message, Locks: locks})
+	}
 }
 
 // summaryBufs are the slices a page is chosen from, reused: 100,000
@@ -364,6 +387,7 @@ func (page *locksPage) count(l listedLock) {
 	}
 	if l.Alerting() {
 		t.Alerting++
+		page.noteAcross(l)
 	}
 	if lockservice.IsDefault(l.Service) {
 		page.DefaultConns[l.Connection] = true

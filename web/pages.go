@@ -169,6 +169,9 @@ func (p *pages) dashboardModel(w http.ResponseWriter, r *http.Request) (views.Da
 	}
 	d.SetServices(statuses)
 	d.Unexplored = unexplored(p.services)
+	for _, a := range page.Across {
+		d.Across = append(d.Across, views.Alert{Kind: a.Kind, Message: a.Message, Locks: a.Locks})
+	}
 	if p.history != nil {
 		d.SetSparklines(p.sparks.of(p.history, p.snaps.Latest, p.log))
 	}

@@ -64,6 +64,19 @@ func TestDeadlockAcrossLocks(t *testing.T) {
 		t.Errorf("one cycle told two ways:\n%s\n%s", alerts[0].Message, alerts[1].Message)
 	}
 
+	// The list of locks tells the cycle once, with both locks.
+	var list struct {
+		Across []struct {
+			Kind  string             `json:"kind"`
+			Locks []lockqueue.LockID `json:"locks"`
+		} `json:"across"`
+	}
+	getJSON(t, s.url+"/api/v1/locks", &list)
+	if len(list.Across) != 1 || list.Across[0].Kind != lockqueue.AlertDeadlock || len(list.Across[0].Locks) != 2 ||
+		list.Across[0].Locks[0].Name != a || list.Across[0].Locks[1].Name != b {
+		t.Errorf("/api/v1/locks across %+v, want the one deadlock through %s and %s", list.Across, a, b)
+	}
+
 	c.stdin.Close() // both sessions end
 	waitFor(t, "both alerts cleared", func() bool {
 		_, okA := deadlock(a)
