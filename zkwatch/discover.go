@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -295,13 +293,6 @@ func (d *discovery) armedWatches(isLock func(full string) bool, epoch uint64) in
 		}
 	}
 	return n
-}
-
-// fulls lists the server paths of the levels.
-func (d *discovery) fulls() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Collect(maps.Keys(d.levels))
 }
 
 // DiscoveryStatus is what discovery under the --watch-under prefixes

@@ -201,12 +201,6 @@ func (s *Server) AdminURL() string {
 	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.adminPort))
 }
 
-// ID is the server's myid in an ensemble, 0 for a standalone server.
-func (s *Server) ID() int { return s.id }
-
-// DataDir is the server's dataDir (snapshots and transaction logs).
-func (s *Server) DataDir() string { return s.dataDir }
-
 func (s *Server) name() string {
 	if s.id == 0 {
 		return "zookeeper " + s.Addr()
