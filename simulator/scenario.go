@@ -231,6 +231,33 @@ func (sc *Scenario) CheckSteps() error {
 	return nil
 }
 
+// DecodeParams reads the scenario's params into p, a service's own
+// settings; a field p lacks is an error, as in the scenario itself.
+func (sc *Scenario) DecodeParams(p any) error {
+	if len(sc.Params) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(sc.Params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(p); err != nil {
+		return invalidf("scenario %s: params: %v", sc.Name, err)
+	}
+	return nil
+}
+
+// CheckClientAction is what every backend's CheckAction checks first: an
+// action its clients (named by who, "a Redis client") take, and a client
+// ("*" only when wildcard).
+func CheckClientAction(actions []string, who string, a Action, wildcard bool) error {
+	if !slices.Contains(actions, a.Action) {
+		return fmt.Errorf("unknown action %q: %s takes %s", a.Action, who, strings.Join(actions, ", "))
+	}
+	if a.Client == "" || a.Client == "*" && !wildcard {
+		return fmt.Errorf("%s: missing client", a.Action)
+	}
+	return nil
+}
+
 // CheckAction checks one action on its own against a lock kind: a known
 // action, a client's name ("*" when wildcard, as in a scenario file) and a
 // mode the lock has.

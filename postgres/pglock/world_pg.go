@@ -20,10 +20,6 @@ import (
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
-// stepTick is what a step moves the run's clock by, as the other
-// services' runs do.
-const stepTick = 1200 * time.Millisecond
-
 // classIdleGrace is the classroom's idle-in-transaction alert threshold:
 // shorter than the live reader's, so a run shows it within a step or two.
 const classIdleGrace = time.Second
@@ -256,7 +252,7 @@ func (w *classWorld) emit(e simulator.Event) {
 // Do performs one action and waits until every client is at rest.
 func (w *classWorld) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events, w.broken = step, nil, nil
-	w.clock = w.ClockAt(step-1) + stepTick
+	w.clock = w.ClockAt(step-1) + simulator.StepTick
 	if w.cycleStands {
 		// Whatever the step, the deadlock check has run (or runs now) first:
 		// a step taken 0.1 s or 30 s after the cycle closed tells the same.

@@ -47,10 +47,6 @@ var (
 // tries have their own, shorter, context deadline).
 const commandTimeout = 10 * time.Second
 
-// stepTick is what a step moves the run's clock by, as ZooKeeper's runs do
-// (the pace of playback at 1×).
-const stepTick = 1200 * time.Millisecond
-
 // contender is one Redis client: its own go-redis connection through its own
 // loopback proxy, so a crash or a pause is what the server really sees.
 type contender struct {
@@ -277,7 +273,7 @@ func (w *world) emit(e simulator.Event) int {
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events = step, nil
 	from := w.ClockAt(step - 1)
-	w.clock = from + stepTick
+	w.clock = from + simulator.StepTick
 	w.instant = !letsTimePass(a)
 	if !w.instant {
 		if err := w.resumeKeys(ctx); err != nil {
