@@ -669,17 +669,22 @@ func (w *classWorld) crash(ctx context.Context, c *pgClient) error {
 // gone waits until c's backend has left pg_stat_activity.
 func (w *classWorld) gone(ctx context.Context, c *pgClient) error {
 	for {
-		var n int
-		if err := w.obs.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", int32(c.pid)).Scan(&n); err != nil {
-			return fmt.Errorf("read pg_stat_activity: %w", err)
-		}
-		if n == 0 {
-			return nil
+		if gone, err := w.backendGone(ctx, c.pid); gone || err != nil {
+			return err
 		}
 		if err := simulator.Sleep(ctx, settlePoll); err != nil {
 			return fmt.Errorf("%s's backend (pid %d) did not end (%s): %w", c.name, c.pid, w.backendState(c.pid), err)
 		}
 	}
+}
+
+// backendGone says whether pid's backend has left pg_stat_activity.
+func (w *classWorld) backendGone(ctx context.Context, pid uint32) (bool, error) {
+	var n int
+	if err := w.obs.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", int32(pid)).Scan(&n); err != nil {
+		return false, fmt.Errorf("read pg_stat_activity: %w", err)
+	}
+	return n == 0, nil
 }
 
 // backendState says what pg_stat_activity shows of pid, for an error that
@@ -709,11 +714,9 @@ func (w *classWorld) pause(ctx context.Context, c *pgClient) error {
 	start := time.Now()
 	blockedShown := false
 	for {
-		var n int
-		if err := w.obs.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", int32(c.pid)).Scan(&n); err != nil {
-			return fmt.Errorf("read pg_stat_activity: %w", err)
-		}
-		if n == 0 {
+		if gone, err := w.backendGone(ctx, c.pid); err != nil {
+			return err
+		} else if gone {
 			break
 		}
 		if !blockedShown {
