@@ -300,10 +300,7 @@ func (sc *Scenario) clone() *Scenario {
 }
 
 func (sc *Scenario) info() ScenarioInfo {
-	st := sc.Strategy
-	if st == "" {
-		st = Predecessor
-	}
+	st := cmp.Or(sc.Strategy, Predecessor)
 	info := ScenarioInfo{
 		Service: sc.Service, ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
 		Lock: sc.Lock, Leases: sc.Leases, Strategy: st, Fencing: sc.Fencing == nil || *sc.Fencing,
@@ -334,9 +331,7 @@ func (sc *Scenario) Wildcard() bool {
 // holding logic (its Backend's DryRun).
 func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) {
 	wild := sc.Wildcard()
-	if n == 0 {
-		n = sc.Clients
-	}
+	n = cmp.Or(n, sc.Clients)
 	if wild && n == 0 {
 		return nil, invalidf("scenario %s: steps with client \"*\" need a client count (clients, or --clients)", sc.Name)
 	}
@@ -355,10 +350,7 @@ func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) 
 		return nil, invalidf("scenario %s: %d steps for %d clients, at most %d", sc.Name, total, n, MaxSteps)
 	}
 	var out []Action
-	width := len(strconv.Itoa(n))
-	if width < 2 {
-		width = 2
-	}
+	width := max(2, len(strconv.Itoa(n)))
 	for _, a := range sc.Steps {
 		if a.Client != "*" {
 			out = append(out, a)

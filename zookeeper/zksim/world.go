@@ -99,11 +99,7 @@ func newWorld(cfg worldConfig) (*world, error) {
 func (w *world) Close() error {
 	var wg sync.WaitGroup
 	for _, c := range w.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.close()
-		}()
+		wg.Go(c.close)
 	}
 	wg.Wait()
 	var errs []error
@@ -505,6 +501,9 @@ func (w *world) quiescent() error {
 // parallel runs f(0..n-1) on at most settleWorkers goroutines and returns
 // the error of the lowest i that failed; it gives up when ctx ends.
 func parallel(ctx context.Context, n int, f func(i int) error) error {
+	if n == 0 {
+		return nil
+	}
 	var next atomic.Int64
 	errs := make([]error, n)
 	var wg sync.WaitGroup

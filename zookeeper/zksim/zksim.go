@@ -107,9 +107,7 @@ func newBackend(cfg Config, mc simulator.ManagerConfig) (*Backend, error) {
 			return nil, fmt.Errorf("simulator: chroot: %w", err)
 		}
 	}
-	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = 2 * time.Second
-	}
+	cfg.SessionTimeout = cmp.Or(cfg.SessionTimeout, 2*time.Second)
 	if cfg.SessionTimeout < 100*time.Millisecond || cfg.SessionTimeout > 5*time.Minute {
 		return nil, fmt.Errorf("simulator: session timeout %v: want 100ms to 5m", cfg.SessionTimeout)
 	}
