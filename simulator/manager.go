@@ -205,10 +205,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	strategy := spec.Strategy
-	if strategy == "" {
-		strategy = cmp.Or(sc.Strategy, Predecessor)
-	}
+	strategy := cmp.Or(spec.Strategy, sc.Strategy, Predecessor)
 	if _, err := ParseStrategy(string(strategy)); err != nil {
 		return nil, err
 	}

@@ -314,10 +314,7 @@ func (sc *Scenario) info() ScenarioInfo {
 }
 
 func (sc *Scenario) prefix() string {
-	if sc.ClientPrefix != "" {
-		return sc.ClientPrefix
-	}
-	return "C"
+	return cmp.Or(sc.ClientPrefix, "C")
 }
 
 // Wildcard reports whether the scenario has steps with client "*", the only

@@ -63,10 +63,7 @@ type params struct {
 }
 
 func (p params) retryMs() int64 {
-	if p.RetryMs == 0 {
-		return 100
-	}
-	return p.RetryMs
+	return cmp.Or(p.RetryMs, 100)
 }
 
 func (p params) retry() time.Duration { return time.Duration(p.retryMs()) * time.Millisecond }
