@@ -752,12 +752,7 @@ func (r *Run) State() State {
 }
 
 func releases(events []Event) bool {
-	for _, e := range events {
-		if e.Event == EvUnlock || e.Event == EvExpire {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(events, func(e Event) bool { return e.Event == EvUnlock || e.Event == EvExpire })
 }
 
 // check runs the safety checker over recs with the run's rules.

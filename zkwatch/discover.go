@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -329,12 +330,10 @@ func (d *discovery) status() DiscoveryStatus {
 // isLockParent: a folder whose children carry sequence suffixes is a lock
 // queue of some recipe.
 func isLockParent(names []string) bool {
-	for _, n := range names {
-		if _, _, ok := lockqueue.SplitSeq(n); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(names, func(n string) bool {
+		_, _, ok := lockqueue.SplitSeq(n)
+		return ok
+	})
 }
 
 // curatorSemaphore reports whether the folder at full, whose children are
