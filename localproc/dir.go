@@ -1,6 +1,7 @@
 package localproc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -72,9 +73,7 @@ func (d *Dir) startReaper(onDeath string) error {
 		return fmt.Errorf("localproc: reaper pipe: %w", err)
 	}
 	defer r.Close()
-	if onDeath == "" {
-		onDeath = ":"
-	}
+	onDeath = cmp.Or(onDeath, ":")
 	cmd := exec.Command("/bin/sh", "-c", reaperScript, "reaper", d.path, onDeath)
 	cmd.Stdin = r
 	// No Pdeathsig: the reaper must outlive us. Its own group keeps it out

@@ -1,6 +1,7 @@
 package localproc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,9 +39,7 @@ type Process struct {
 // Go side has cleaned up, and SIGKILL when this process dies.
 func StartProcess(c Command, out io.Writer) (*Process, error) {
 	p := &Process{stopSignal: c.StopSignal, done: make(chan struct{})}
-	if p.stopSignal == 0 {
-		p.stopSignal = syscall.SIGTERM
-	}
+	p.stopSignal = cmp.Or(p.stopSignal, syscall.SIGTERM)
 	started := make(chan error, 1)
 	go func() {
 		defer close(p.done)

@@ -44,9 +44,6 @@ type Result struct {
 	Counter string
 }
 
-// PerSecond is the server's request rate over the window.
-func (r Result) PerSecond() float64 { return float64(r.Requests) / r.Window.Seconds() }
-
 // zkSessionTimeout is the waiters' session timeout: go-zookeeper pings
 // every third of it, which is all a queued waiter sends.
 const zkSessionTimeout = 10 * time.Second

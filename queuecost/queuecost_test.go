@@ -37,3 +37,6 @@ func TestQueuedWaitersAreQuiet(t *testing.T) {
 		})
 	}
 }
+
+// PerSecond is the server's request rate over the window.
+func (r Result) PerSecond() float64 { return float64(r.Requests) / r.Window.Seconds() }

@@ -151,9 +151,7 @@ func (c *Catalog) Load(nameOrFile string) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", nameOrFile, err)
 	}
-	if sc.Name == "" {
-		sc.Name = strings.TrimSuffix(path.Base(strings.ReplaceAll(nameOrFile, "\\", "/")), ".json")
-	}
+	sc.Name = cmp.Or(sc.Name, strings.TrimSuffix(path.Base(strings.ReplaceAll(nameOrFile, "\\", "/")), ".json"))
 	return sc, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -102,32 +103,21 @@ func New(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Backend == nil {
 		return nil, errors.New("simulator: no backend: say which lock service the classroom runs on")
 	}
-	if cfg.Root == "" {
-		cfg.Root = DefaultRoot
-	}
+	cfg.Root = cmp.Or(cfg.Root, DefaultRoot)
 	if err := CheckRoot(cfg.Root); err != nil {
 		return nil, fmt.Errorf("simulator: root %w", err)
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.MaxRuns == 0 {
-		cfg.MaxRuns = DefaultMaxRuns
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.MaxRuns = cmp.Or(cfg.MaxRuns, DefaultMaxRuns)
 	if cfg.MaxClients == 0 || cfg.MaxClients > MaxClients {
 		cfg.MaxClients = MaxClients
 	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = 30 * time.Minute
-	}
-	if cfg.ViewerGrace == 0 {
-		cfg.ViewerGrace = DefaultViewerGrace
-	}
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, 30*time.Minute)
+	cfg.ViewerGrace = cmp.Or(cfg.ViewerGrace, DefaultViewerGrace)
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cfg: cfg, backend: cfg.Backend, log: cfg.Logger, ctx: ctx, cancel: cancel, runs: map[string]*Run{}}
 	if cfg.IdleTimeout > 0 || cfg.ViewerGrace > 0 {
-		m.wg.Add(1)
-		go m.reap()
+		m.wg.Go(m.reap)
 	}
 	return m, nil
 }
@@ -217,10 +207,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	strategy := spec.Strategy
-	if strategy == "" {
-		strategy = cmp.Or(sc.Strategy, Predecessor)
-	}
+	strategy := cmp.Or(spec.Strategy, sc.Strategy, Predecessor)
 	if _, err := ParseStrategy(string(strategy)); err != nil {
 		return nil, err
 	}
@@ -272,9 +259,7 @@ func (m *Manager) scenarioOf(spec Spec) (*Scenario, error) {
 		if err := sc.check(); err != nil {
 			return nil, err
 		}
-		if sc.Name == "" {
-			sc.Name = "custom"
-		}
+		sc.Name = cmp.Or(sc.Name, "custom")
 	case spec.Scenario == "":
 		return nil, invalidf("missing scenario: want one of %s", strings.Join(m.backend.Catalog().Names(), ", "))
 	default:
@@ -402,12 +387,7 @@ func (m *Manager) Get(id string) (*Run, bool) {
 func (m *Manager) Runs() []*Run {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*Run, 0, len(m.runs))
-	for _, r := range m.runs {
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b *Run) int { return strings.Compare(a.pathFor(0), b.pathFor(0)) })
-	return out
+	return slices.SortedFunc(maps.Values(m.runs), func(a, b *Run) int { return strings.Compare(a.pathFor(0), b.pathFor(0)) })
 }
 
 // Delete ends a run: its sessions close and its lock path is removed.
@@ -439,7 +419,6 @@ func (m *Manager) retire(w World) {
 // reap closes runs whose viewers left ViewerGrace ago (a closed tab) and
 // runs nobody has used or watched for IdleTimeout.
 func (m *Manager) reap() {
-	defer m.wg.Done()
 	every := time.Minute
 	if m.cfg.IdleTimeout > 0 {
 		every = min(every, m.cfg.IdleTimeout/4)
@@ -492,33 +471,19 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
-	runs := make([]*Run, 0, len(m.runs))
-	for _, r := range m.runs {
-		runs = append(runs, r)
-	}
+	runs := slices.Collect(maps.Values(m.runs))
 	m.runs = map[string]*Run{}
 	m.mu.Unlock()
 
-	var errs []error
-	var mu sync.Mutex
+	errs := make([]error, len(runs)+1)
 	var wg sync.WaitGroup
-	for _, r := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := r.close(); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
+	for i, r := range runs {
+		wg.Go(func() { errs[i] = r.close() })
 	}
 	wg.Wait()
 	m.cancel()
 	m.wg.Wait()
-	if err := m.backend.Close(); err != nil {
-		errs = append(errs, err)
-	}
+	errs[len(runs)] = m.backend.Close()
 	return errors.Join(errs...)
 }
 

@@ -223,19 +223,25 @@ func (r *Run) initial(w World) (record, error) {
 	return rec, err
 }
 
+// beBusy marks the run busy, and tells its subscribers, until the func it
+// returns is called.
+func (r *Run) beBusy() (done func()) {
+	set := func(busy bool) {
+		r.mu.Lock()
+		r.busy = busy
+		r.mu.Unlock()
+		r.bump()
+	}
+	set(true)
+	return func() { set(false) }
+}
+
 // exec runs plan step k on the world and records it. opMu must be held.
 func (r *Run) exec(k int) error {
 	r.mu.Lock()
 	a := r.plan[k-1]
-	r.busy = true
 	r.mu.Unlock()
-	r.bump()
-	defer func() {
-		r.mu.Lock()
-		r.busy = false
-		r.mu.Unlock()
-		r.bump()
-	}()
+	defer r.beBusy()()
 	ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout(r.sc))
 	defer cancel()
 	events, err := r.cur.Do(ctx, k, a)
@@ -592,16 +598,9 @@ func (r *Run) freeName(plan []Action) string {
 // world. The old world is closed and its path removed. opMu must be held.
 func (r *Run) fork(upto int) error {
 	r.mu.Lock()
-	r.busy = true
 	plan := slices.Clone(r.plan[:upto])
 	r.mu.Unlock()
-	r.bump()
-	defer func() {
-		r.mu.Lock()
-		r.busy = false
-		r.mu.Unlock()
-		r.bump()
-	}()
+	defer r.beBusy()()
 	r.forks++
 	w, err := r.openWorld(r.forks)
 	if err != nil {
@@ -753,12 +752,7 @@ func (r *Run) State() State {
 }
 
 func releases(events []Event) bool {
-	for _, e := range events {
-		if e.Event == EvUnlock || e.Event == EvExpire {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(events, func(e Event) bool { return e.Event == EvUnlock || e.Event == EvExpire })
 }
 
 // check runs the safety checker over recs with the run's rules.

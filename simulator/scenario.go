@@ -231,6 +231,33 @@ func (sc *Scenario) CheckSteps() error {
 	return nil
 }
 
+// DecodeParams reads the scenario's params into p, a service's own
+// settings; a field p lacks is an error, as in the scenario itself.
+func (sc *Scenario) DecodeParams(p any) error {
+	if len(sc.Params) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(sc.Params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(p); err != nil {
+		return invalidf("scenario %s: params: %v", sc.Name, err)
+	}
+	return nil
+}
+
+// CheckClientAction is what every backend's CheckAction checks first: an
+// action its clients (named by who, "a Redis client") take, and a client
+// ("*" only when wildcard).
+func CheckClientAction(actions []string, who string, a Action, wildcard bool) error {
+	if !slices.Contains(actions, a.Action) {
+		return fmt.Errorf("unknown action %q: %s takes %s", a.Action, who, strings.Join(actions, ", "))
+	}
+	if a.Client == "" || a.Client == "*" && !wildcard {
+		return fmt.Errorf("%s: missing client", a.Action)
+	}
+	return nil
+}
+
 // CheckAction checks one action on its own against a lock kind: a known
 // action, a client's name ("*" when wildcard, as in a scenario file) and a
 // mode the lock has.
@@ -273,10 +300,7 @@ func (sc *Scenario) clone() *Scenario {
 }
 
 func (sc *Scenario) info() ScenarioInfo {
-	st := sc.Strategy
-	if st == "" {
-		st = Predecessor
-	}
+	st := cmp.Or(sc.Strategy, Predecessor)
 	info := ScenarioInfo{
 		Service: sc.Service, ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
 		Lock: sc.Lock, Leases: sc.Leases, Strategy: st, Fencing: sc.Fencing == nil || *sc.Fencing,
@@ -290,10 +314,7 @@ func (sc *Scenario) info() ScenarioInfo {
 }
 
 func (sc *Scenario) prefix() string {
-	if sc.ClientPrefix != "" {
-		return sc.ClientPrefix
-	}
-	return "C"
+	return cmp.Or(sc.ClientPrefix, "C")
 }
 
 // Wildcard reports whether the scenario has steps with client "*", the only
@@ -307,9 +328,7 @@ func (sc *Scenario) Wildcard() bool {
 // holding logic (its Backend's DryRun).
 func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) {
 	wild := sc.Wildcard()
-	if n == 0 {
-		n = sc.Clients
-	}
+	n = cmp.Or(n, sc.Clients)
 	if wild && n == 0 {
 		return nil, invalidf("scenario %s: steps with client \"*\" need a client count (clients, or --clients)", sc.Name)
 	}
@@ -328,10 +347,7 @@ func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) 
 		return nil, invalidf("scenario %s: %d steps for %d clients, at most %d", sc.Name, total, n, MaxSteps)
 	}
 	var out []Action
-	width := len(strconv.Itoa(n))
-	if width < 2 {
-		width = 2
-	}
+	width := max(2, len(strconv.Itoa(n)))
 	for _, a := range sc.Steps {
 		if a.Client != "*" {
 			out = append(out, a)

@@ -1,6 +1,7 @@
 package zkwatch
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -127,12 +128,8 @@ func (cfg Config) check() (checked, error) {
 	if cfg.DiscoverLimit < 0 {
 		return checked{}, fmt.Errorf("zkwatch: discover-limit: %d is negative", cfg.DiscoverLimit)
 	}
-	if cfg.DiscoverLimit == 0 {
-		cfg.DiscoverLimit = DefaultDiscoverLimit
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.DiscoverLimit = cmp.Or(cfg.DiscoverLimit, DefaultDiscoverLimit)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return checked{Config: cfg, servers: servers, root: root}, nil
 }
 
@@ -154,21 +151,15 @@ func checkServers(given []string) ([]string, error) {
 // checkDurations fills in the default session timeout, poll interval and
 // stall grace, and refuses negative ones.
 func (cfg *Config) checkDurations() error {
-	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = DefaultSessionTimeout
-	}
+	cfg.SessionTimeout = cmp.Or(cfg.SessionTimeout, DefaultSessionTimeout)
 	if cfg.SessionTimeout < 0 {
 		return fmt.Errorf("zkwatch: negative session timeout %v", cfg.SessionTimeout)
 	}
-	if cfg.Poll == 0 {
-		cfg.Poll = DefaultPoll
-	}
+	cfg.Poll = cmp.Or(cfg.Poll, DefaultPoll)
 	if cfg.Poll < 0 {
 		return fmt.Errorf("zkwatch: negative poll interval %v", cfg.Poll)
 	}
-	if cfg.StallGrace == 0 {
-		cfg.StallGrace = 2 * cfg.Poll
-	}
+	cfg.StallGrace = cmp.Or(cfg.StallGrace, 2*cfg.Poll)
 	if cfg.StallGrace < 0 {
 		return fmt.Errorf("zkwatch: negative stall grace %v", cfg.StallGrace)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -297,13 +296,6 @@ func (d *discovery) armedWatches(isLock func(full string) bool, epoch uint64) in
 	return n
 }
 
-// fulls lists the server paths of the levels.
-func (d *discovery) fulls() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Collect(maps.Keys(d.levels))
-}
-
 // DiscoveryStatus is what discovery under the --watch-under prefixes
 // looks into.
 type DiscoveryStatus struct {
@@ -338,12 +330,10 @@ func (d *discovery) status() DiscoveryStatus {
 // isLockParent: a folder whose children carry sequence suffixes is a lock
 // queue of some recipe.
 func isLockParent(names []string) bool {
-	for _, n := range names {
-		if _, _, ok := lockqueue.SplitSeq(n); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(names, func(n string) bool {
+		_, _, ok := lockqueue.SplitSeq(n)
+		return ok
+	})
 }
 
 // curatorSemaphore reports whether the folder at full, whose children are

@@ -128,7 +128,7 @@ func TestTLSWatcher(t *testing.T) {
 // the CA's client certificate the queue is live; without one, or with one
 // from another CA, the watcher logs what failed and nothing is live.
 func TestTLSClientAuth(t *testing.T) {
-	untrustedCert, untrustedKey, err := zklocal.UntrustedClientCert(t.TempDir())
+	untrustedCert, untrustedKey, err := zktest.UntrustedClientCert(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

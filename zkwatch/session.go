@@ -130,16 +130,6 @@ func (s *session) ownIDs() map[int64]bool {
 	return out
 }
 
-// sessionID is the current session's id, 0 before Run connects.
-func (s *session) sessionID() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reader == nil {
-		return 0
-	}
-	return s.reader.SessionID()
-}
-
 // takeTransitions returns the transitions not yet published.
 func (s *session) takeTransitions() []transition {
 	s.mu.Lock()

@@ -3,6 +3,8 @@ package zkwatch
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -116,4 +118,21 @@ func readJoined(s lockqueue.Snapshot) (n int) {
 		}
 	}
 	return n
+}
+
+// sessionID is the current session's id, 0 before Run connects.
+func (s *session) sessionID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reader == nil {
+		return 0
+	}
+	return s.reader.SessionID()
+}
+
+// fulls lists the server paths of the levels.
+func (d *discovery) fulls() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Collect(maps.Keys(d.levels))
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -148,10 +149,6 @@ func ExplainTLS(addr string, err error, clientCert bool) *TLSFailure {
 
 // isCertAlert reports whether a TLS alert is about the client's certificate.
 func isCertAlert(alert string) bool {
-	for _, s := range []string{"bad certificate", "certificate required", "unknown certificate", "unsupported certificate", "expired certificate", "revoked certificate", "access denied"} {
-		if strings.Contains(alert, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"bad certificate", "certificate required", "unknown certificate", "unsupported certificate", "expired certificate", "revoked certificate", "access denied"},
+		func(s string) bool { return strings.Contains(alert, s) })
 }

@@ -323,12 +323,10 @@ func (r *runState) spawn(fn func(ctx context.Context)) context.CancelFunc {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
+	r.wg.Go(func() {
 		defer cancel()
 		fn(ctx)
-	}()
+	})
 	return cancel
 }
 

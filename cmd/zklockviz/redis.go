@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"flag"
@@ -81,9 +82,7 @@ func (f redisFlags) config(names, patterns []string) (*redisConfig, error) {
 		if c.TLS, err = tlsFromFiles("--redis-tls", f.ca, f.cert, f.key, f.skipVerify); err != nil {
 			return nil, err
 		}
-		if c.TLS == nil {
-			c.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
-		}
+		c.TLS = cmp.Or(c.TLS, &tls.Config{MinVersion: tls.VersionTLS12})
 	}
 	for _, n := range names {
 		if err := redislock.CheckName(n); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,9 +176,7 @@ func sim(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0, err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.clientsSet = f.clientsSet || fl.Name == "clients" })
-	if f.service == "" {
-		f.service = scenarioService(f.scenario)
-	}
+	f.service = cmp.Or(f.service, scenarioService(f.scenario))
 	svc, err := classServiceNamed(f.service)
 	if err != nil {
 		return 0, err

@@ -24,7 +24,7 @@ import (
 func TestServeTLSClientAuth(t *testing.T) {
 	zks := zktest.ForTestWith(t, zklocal.Options{TLSClientAuth: true})
 	cert, key := zks.ClientCertFiles()
-	untrustedCert, untrustedKey, err := zklocal.UntrustedClientCert(t.TempDir())
+	untrustedCert, untrustedKey, err := zktest.UntrustedClientCert(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

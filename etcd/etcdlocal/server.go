@@ -12,6 +12,7 @@
 package etcdlocal
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -59,19 +60,13 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.HeartbeatInterval == 0 {
-		o.HeartbeatInterval = 10 * time.Millisecond
-	}
-	if o.ElectionTimeout == 0 {
-		o.ElectionTimeout = 100 * time.Millisecond
-	}
+	o.HeartbeatInterval = cmp.Or(o.HeartbeatInterval, 10*time.Millisecond)
+	o.ElectionTimeout = cmp.Or(o.ElectionTimeout, 100*time.Millisecond)
 	if o.HeartbeatInterval < time.Millisecond || o.ElectionTimeout < 5*o.HeartbeatInterval {
 		return o, fmt.Errorf("etcdlocal: heartbeat %v and election timeout %v: want heartbeat ≥ 1ms and election timeout ≥ 5 heartbeats (etcd's own rule)",
 			o.HeartbeatInterval, o.ElectionTimeout)
 	}
-	if o.LogLevel == "" {
-		o.LogLevel = "error"
-	}
+	o.LogLevel = cmp.Or(o.LogLevel, "error")
 	if o.TLSClientAuth {
 		o.TLS = true
 	}

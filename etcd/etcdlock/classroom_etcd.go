@@ -1,14 +1,10 @@
 package etcdlock
 
 import (
-	"bytes"
 	"context"
 	"embed"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
@@ -39,12 +35,8 @@ func (p params) ttl() time.Duration { return time.Duration(p.TTL) * time.Second 
 
 func paramsOf(sc *simulator.Scenario) (params, error) {
 	p := params{TTL: 5}
-	if len(sc.Params) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(sc.Params))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
-			return p, fault.Errorf(fault.Invalid, "scenario %s: params: %v", sc.Name, err)
-		}
+	if err := sc.DecodeParams(&p); err != nil {
+		return p, err
 	}
 	// A lease under 1 s cannot be asked for; over a minute a pause step
 	// would keep a classroom waiting too long.
@@ -130,13 +122,7 @@ func (*Backend) Timeout(sc *simulator.Scenario) time.Duration {
 }
 
 func (b *Backend) CheckAction(_ *simulator.Scenario, a simulator.Action, wildcard bool) error {
-	if !slices.Contains(b.Actions(), a.Action) {
-		return fmt.Errorf("unknown action %q: an etcd client takes %s", a.Action, strings.Join(b.Actions(), ", "))
-	}
-	if a.Client == "" || a.Client == "*" && !wildcard {
-		return fmt.Errorf("%s: missing client", a.Action)
-	}
-	return nil
+	return simulator.CheckClientAction(b.Actions(), "an etcd client", a, wildcard)
 }
 
 // Recipe is concurrency.Mutex's Lock, as client/v3/concurrency writes it:

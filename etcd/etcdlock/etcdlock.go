@@ -13,6 +13,7 @@
 package etcdlock
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -76,9 +77,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	for _, p := range append(append([]string{}, c.Prefixes...), c.Under...) {
 		if err := CheckName(p); err != nil {
 			return c, err

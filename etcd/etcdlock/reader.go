@@ -70,12 +70,9 @@ type lock struct {
 
 // expiring reports whether s showed name as a holder whose lease runs out.
 func expiring(s lockqueue.Snapshot, name string) bool {
-	for _, a := range s.Alerts {
-		if a.Kind == lockqueue.AlertLeaseExpiring && slices.Contains(a.Nodes, name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.Alerts, func(a lockqueue.Alert) bool {
+		return a.Kind == lockqueue.AlertLeaseExpiring && slices.Contains(a.Nodes, name)
+	})
 }
 
 // leaseFacts are what the last LeaseTimeToLive said of a lease.

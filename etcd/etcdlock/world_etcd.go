@@ -23,10 +23,6 @@ import (
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
-// stepTick is what a step moves the run's clock by, as the other
-// services' runs do (the pace of playback at 1×).
-const stepTick = 1200 * time.Millisecond
-
 // settleTimeout bounds the wait for the clients to come to rest after an
 // action (beyond a lease running out, which has its own bound).
 const settleTimeout = 20 * time.Second
@@ -283,7 +279,7 @@ func (w *world) emit(e simulator.Event) {
 // Do performs one action, then waits until every client is at rest.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events, w.freedAt = step, nil, time.Time{}
-	w.clock = w.ClockAt(step-1) + stepTick
+	w.clock = w.ClockAt(step-1) + simulator.StepTick
 	if err := w.act(ctx, a); err != nil {
 		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}

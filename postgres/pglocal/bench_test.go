@@ -32,3 +32,19 @@ func benchStart(b *testing.B, before func()) {
 		return []*Server{s}, err
 	})
 }
+
+// settle waits for the template and a spare being made, if any.
+func (p *pool) settle() {
+	p.mu.Lock()
+	making := p.making
+	p.mu.Unlock()
+	if making != nil {
+		<-making
+	}
+	p.mu.Lock()
+	filling := p.filling
+	p.mu.Unlock()
+	if filling != nil {
+		<-filling
+	}
+}

@@ -134,22 +134,6 @@ func (p *pool) refill(in install, tmpl string) {
 	}()
 }
 
-// settle waits for the template and a spare being made, if any.
-func (p *pool) settle() {
-	p.mu.Lock()
-	making := p.making
-	p.mu.Unlock()
-	if making != nil {
-		<-making
-	}
-	p.mu.Lock()
-	filling := p.filling
-	p.mu.Unlock()
-	if filling != nil {
-		<-filling
-	}
-}
-
 func copyCluster(ctx context.Context, in install, tmpl string) (*localproc.Dir, error) {
 	dir, err := localproc.NewDirIn(parentDir(), "pglocal", reaperHook)
 	if err != nil {

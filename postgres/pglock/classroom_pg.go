@@ -1,15 +1,10 @@
 package pglock
 
 import (
-	"bytes"
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,12 +53,8 @@ type classParams struct {
 
 func classParamsOf(sc *simulator.Scenario) (classParams, error) {
 	var p classParams
-	if len(sc.Params) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(sc.Params))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
-			return p, fault.Errorf(fault.Invalid, "scenario %s: params: %v", sc.Name, err)
-		}
+	if err := sc.DecodeParams(&p); err != nil {
+		return p, err
 	}
 	switch {
 	case p.Lock != kindRow && p.Lock != kindAdvisory:
@@ -171,13 +162,7 @@ func (*Backend) Timeout(sc *simulator.Scenario) time.Duration {
 }
 
 func (b *Backend) CheckAction(_ *simulator.Scenario, a simulator.Action, wildcard bool) error {
-	if !slices.Contains(b.Actions(), a.Action) {
-		return fmt.Errorf("unknown action %q: a PostgreSQL client takes %s", a.Action, strings.Join(b.Actions(), ", "))
-	}
-	if a.Client == "" || a.Client == "*" && !wildcard {
-		return fmt.Errorf("%s: missing client", a.Action)
-	}
-	return nil
+	return simulator.CheckClientAction(b.Actions(), "a PostgreSQL client", a, wildcard)
 }
 
 // Recipe is the scenario's pseudocode.

@@ -1,6 +1,7 @@
 package pglock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,9 +120,7 @@ func New(cfg Config) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Poll == 0 {
-		cfg.Poll = DefaultPoll
-	}
+	cfg.Poll = cmp.Or(cfg.Poll, DefaultPoll)
 	if cfg.Poll < 0 {
 		return nil, fmt.Errorf("postgres: poll %v: want a positive duration", cfg.Poll)
 	}
@@ -133,9 +132,7 @@ func New(cfg Config) (*Reader, error) {
 	if cc.ConnectTimeout == 0 || cc.ConnectTimeout > cfg.Timeout {
 		cc.ConnectTimeout = cfg.Timeout
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	r := &Reader{
 		cfg: cfg, conn: cc, addr: address(cc), log: cfg.Logger.With("service", Name),
 		wake: make(chan struct{}, 1), closed: make(chan struct{}), last: map[string]lockqueue.Snapshot{},

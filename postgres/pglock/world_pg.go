@@ -20,10 +20,6 @@ import (
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
-// stepTick is what a step moves the run's clock by, as the other
-// services' runs do.
-const stepTick = 1200 * time.Millisecond
-
 // classIdleGrace is the classroom's idle-in-transaction alert threshold:
 // shorter than the live reader's, so a run shows it within a step or two.
 const classIdleGrace = time.Second
@@ -256,7 +252,7 @@ func (w *classWorld) emit(e simulator.Event) {
 // Do performs one action and waits until every client is at rest.
 func (w *classWorld) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events, w.broken = step, nil, nil
-	w.clock = w.ClockAt(step-1) + stepTick
+	w.clock = w.ClockAt(step-1) + simulator.StepTick
 	if w.cycleStands {
 		// Whatever the step, the deadlock check has run (or runs now) first:
 		// a step taken 0.1 s or 30 s after the cycle closed tells the same.
@@ -673,17 +669,22 @@ func (w *classWorld) crash(ctx context.Context, c *pgClient) error {
 // gone waits until c's backend has left pg_stat_activity.
 func (w *classWorld) gone(ctx context.Context, c *pgClient) error {
 	for {
-		var n int
-		if err := w.obs.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", int32(c.pid)).Scan(&n); err != nil {
-			return fmt.Errorf("read pg_stat_activity: %w", err)
-		}
-		if n == 0 {
-			return nil
+		if gone, err := w.backendGone(ctx, c.pid); gone || err != nil {
+			return err
 		}
 		if err := simulator.Sleep(ctx, settlePoll); err != nil {
 			return fmt.Errorf("%s's backend (pid %d) did not end (%s): %w", c.name, c.pid, w.backendState(c.pid), err)
 		}
 	}
+}
+
+// backendGone says whether pid's backend has left pg_stat_activity.
+func (w *classWorld) backendGone(ctx context.Context, pid uint32) (bool, error) {
+	var n int
+	if err := w.obs.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", int32(pid)).Scan(&n); err != nil {
+		return false, fmt.Errorf("read pg_stat_activity: %w", err)
+	}
+	return n == 0, nil
 }
 
 // backendState says what pg_stat_activity shows of pid, for an error that
@@ -713,11 +714,9 @@ func (w *classWorld) pause(ctx context.Context, c *pgClient) error {
 	start := time.Now()
 	blockedShown := false
 	for {
-		var n int
-		if err := w.obs.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", int32(c.pid)).Scan(&n); err != nil {
-			return fmt.Errorf("read pg_stat_activity: %w", err)
-		}
-		if n == 0 {
+		if gone, err := w.backendGone(ctx, c.pid); err != nil {
+			return err
+		} else if gone {
 			break
 		}
 		if !blockedShown {

@@ -13,6 +13,7 @@ package redislocal
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,9 +57,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.LogLevel == "" {
-		opts.LogLevel = "warning"
-	}
+	opts.LogLevel = cmp.Or(opts.LogLevel, "warning")
 	return localproc.Launch(ctx, func(ctx context.Context) (*Server, error) {
 		return newServer(bin, opts)
 	})

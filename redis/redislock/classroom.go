@@ -1,11 +1,9 @@
 package redislock
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -65,22 +63,15 @@ type params struct {
 }
 
 func (p params) retryMs() int64 {
-	if p.RetryMs == 0 {
-		return 100
-	}
-	return p.RetryMs
+	return cmp.Or(p.RetryMs, 100)
 }
 
 func (p params) retry() time.Duration { return time.Duration(p.retryMs()) * time.Millisecond }
 
 func paramsOf(sc *simulator.Scenario) (params, error) {
 	var p params
-	if len(sc.Params) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(sc.Params))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
-			return p, fault.Errorf(fault.Invalid, "scenario %s: params: %v", sc.Name, err)
-		}
+	if err := sc.DecodeParams(&p); err != nil {
+		return p, err
 	}
 	if msg := cmp.Or(p.lockProblem(), p.runProblem()); msg != "" {
 		return p, fault.Errorf(fault.Invalid, "scenario %s: %s", sc.Name, msg)
@@ -202,11 +193,8 @@ func (b *Backend) Timeout(sc *simulator.Scenario) time.Duration {
 }
 
 func (b *Backend) CheckAction(sc *simulator.Scenario, a simulator.Action, wildcard bool) error {
-	if !slices.Contains(b.Actions(), a.Action) {
-		return fmt.Errorf("unknown action %q: a Redis client takes %s", a.Action, strings.Join(b.Actions(), ", "))
-	}
-	if a.Client == "" || a.Client == "*" && !wildcard {
-		return fmt.Errorf("%s: missing client", a.Action)
+	if err := simulator.CheckClientAction(b.Actions(), "a Redis client", a, wildcard); err != nil {
+		return err
 	}
 	p, err := paramsOf(sc)
 	if err != nil {

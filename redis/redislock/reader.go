@@ -1,6 +1,7 @@
 package redislock
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -114,10 +115,7 @@ func NewReader(cfg Config) (*Reader, error) {
 			return nil, fmt.Errorf("redis: --watch-under redis:%s: %w", p, err)
 		}
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log := cmp.Or(cfg.Logger, slog.Default())
 	r := &Reader{
 		cfg: cfg, log: log.With("service", Name), quorum: len(cfg.Addrs)/2 + 1,
 		locks: map[string]*follow{}, done: make(chan struct{}), stopped: make(chan struct{}),

@@ -47,10 +47,6 @@ var (
 // tries have their own, shorter, context deadline).
 const commandTimeout = 10 * time.Second
 
-// stepTick is what a step moves the run's clock by, as ZooKeeper's runs do
-// (the pace of playback at 1×).
-const stepTick = 1200 * time.Millisecond
-
 // contender is one Redis client: its own go-redis connection through its own
 // loopback proxy, so a crash or a pause is what the server really sees.
 type contender struct {
@@ -277,7 +273,7 @@ func (w *world) emit(e simulator.Event) int {
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events = step, nil
 	from := w.ClockAt(step - 1)
-	w.clock = from + stepTick
+	w.clock = from + simulator.StepTick
 	w.instant = !letsTimePass(a)
 	if !w.instant {
 		if err := w.resumeKeys(ctx); err != nil {
@@ -835,14 +831,8 @@ func (w *world) wait(ctx context.Context, who string) error {
 	} else if err := w.pollFor(ctx, rounds); err != nil {
 		return err
 	}
-	n := 0
-	for _, c := range w.clients {
-		if c.state == simulator.StateWaiting {
-			n++
-		}
-	}
 	took := time.Since(start)
-	text := fmt.Sprintf("time passes (%.1fs): %d waiter(s), %d failed tries in all", took.Seconds(), n, w.retries()-tries)
+	text := fmt.Sprintf("time passes (%.1fs): %d waiter(s), %d failed tries in all", took.Seconds(), w.waiters(), w.retries()-tries)
 	if w.p.OwnServer {
 		after, err := w.serverCalls(ctx)
 		if err != nil {
@@ -973,15 +963,10 @@ func (w *world) keyToken(ctx context.Context) (string, error) {
 // ownerOfKey names the client whose token the key holds, "" when free.
 func (w *world) ownerOfKey(ctx context.Context) string {
 	tok, err := w.keyToken(ctx)
-	if err != nil || tok == "" {
+	if err != nil {
 		return ""
 	}
-	for _, c := range w.clients {
-		if c.token == tok {
-			return c.name
-		}
-	}
-	return tok
+	return w.clientOf(tok)
 }
 
 // show publishes the lock as it is now, in the middle of a step.
@@ -1053,23 +1038,13 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 			default:
 				parts = append(parts, e.Client+" finds the key taken and polls")
 			}
-		case ActStop, ActStart, ActRestart, ActExpire:
+		case ActStop, ActStart, ActRestart, ActExpire, EvQueueCost:
 			parts = append(parts, e.Text)
-		case EvGiveUp:
-			parts = append(parts, simulator.Said(e.Client, e.Text))
-		case EvQueueCost:
-			parts = append(parts, e.Text)
-		case simulator.EvUnlock, simulator.EvWrite, simulator.EvFenced, simulator.EvCrash, simulator.EvPause, simulator.EvExpire, simulator.EvResume:
+		case EvGiveUp, simulator.EvUnlock, simulator.EvWrite, simulator.EvFenced, simulator.EvCrash, simulator.EvPause, simulator.EvExpire, simulator.EvResume:
 			parts = append(parts, simulator.Said(e.Client, e.Text))
 		}
 	}
-	polls := 0
-	for _, c := range w.clients {
-		if c.state == simulator.StateWaiting {
-			polls++
-		}
-	}
-	if polls > 0 && !slices.ContainsFunc(events, func(e simulator.Event) bool { return e.Event == simulator.EvWait }) {
+	if polls := w.waiters(); polls > 0 && !slices.ContainsFunc(events, func(e simulator.Event) bool { return e.Event == simulator.EvWait }) {
 		parts = append(parts, fmt.Sprintf("%d waiter(s) retried and found the key taken", polls))
 	}
 	return simulator.Sentence(a, parts)
@@ -1087,6 +1062,17 @@ func ordinal(n int) string {
 		suffix = "rd"
 	}
 	return strconv.Itoa(n) + suffix
+}
+
+// waiters counts the clients waiting for the key.
+func (w *world) waiters() int {
+	n := 0
+	for _, c := range w.clients {
+		if c.state == simulator.StateWaiting {
+			n++
+		}
+	}
+	return n
 }
 
 // retries is the waiters' failed tries so far, all clients together.

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/zklockviz/zklockviz/localproc"
 )
 
 // Ensemble is a ZooKeeper quorum of loopback members, each with its own
-// temporary directory.
+// temporary directory. zktest adds what tests ask of it (its addresses,
+// its leader).
 type Ensemble struct {
 	members []*Server
 }
@@ -63,18 +62,6 @@ func newEnsemble(dist distribution, opts Options, n int) (*Ensemble, error) {
 // Members returns the servers in myid order (index i has myid i+1).
 func (e *Ensemble) Members() []*Server { return e.members }
 
-// Addrs returns every member's client address, the form zk.Connect takes.
-func (e *Ensemble) Addrs() []string {
-	addrs := make([]string, len(e.members))
-	for i, m := range e.members {
-		addrs[i] = m.Addr()
-	}
-	return addrs
-}
-
-// ConnectString is "127.0.0.1:a,127.0.0.1:b,...".
-func (e *Ensemble) ConnectString() string { return strings.Join(e.Addrs(), ",") }
-
 // Start launches every stopped member and waits until all members serve.
 // Restarting members one at a time with Server.Start only works while the
 // others still form a quorum; this starts them together.
@@ -102,41 +89,6 @@ func (e *Ensemble) Start(ctx context.Context) error {
 	}
 	wg.Wait()
 	return firstErr
-}
-
-// Leader returns the index in Members of the current leader, asking each
-// running member's `srvr`.
-func (e *Ensemble) Leader() (int, error) {
-	for i, m := range e.members {
-		if !m.Running() {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		mode, err := Mode(ctx, m.Addr())
-		cancel()
-		if err == nil && mode == "leader" {
-			return i, nil
-		}
-	}
-	return -1, errors.New("zklocal: no member reports Mode: leader")
-}
-
-// WaitLeader polls Leader until there is one or ctx is done, e.g. after
-// stopping the old leader.
-func (e *Ensemble) WaitLeader(ctx context.Context) (int, error) {
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		i, err := e.Leader()
-		if err == nil {
-			return i, nil
-		}
-		select {
-		case <-ctx.Done():
-			return -1, fmt.Errorf("zklocal: wait for leader: %w (%w)", ctx.Err(), err)
-		case <-t.C:
-		}
-	}
 }
 
 // Close stops every member (in parallel) and removes their directories.

@@ -15,6 +15,7 @@
 package zklocal
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -65,25 +66,17 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.TickTime == 0 {
-		o.TickTime = 200 * time.Millisecond
-	}
+	o.TickTime = cmp.Or(o.TickTime, 200*time.Millisecond)
 	if o.TickTime < time.Millisecond {
 		return o, fmt.Errorf("zklocal: TickTime %v is below 1ms", o.TickTime)
 	}
-	if o.MinSessionTimeout == 0 {
-		o.MinSessionTimeout = 2 * o.TickTime
-	}
-	if o.MaxSessionTimeout == 0 {
-		o.MaxSessionTimeout = 60 * time.Second
-	}
+	o.MinSessionTimeout = cmp.Or(o.MinSessionTimeout, 2*o.TickTime)
+	o.MaxSessionTimeout = cmp.Or(o.MaxSessionTimeout, 60*time.Second)
 	if o.MaxSessionTimeout < o.MinSessionTimeout {
 		return o, fmt.Errorf("zklocal: MaxSessionTimeout %v is below MinSessionTimeout %v",
 			o.MaxSessionTimeout, o.MinSessionTimeout)
 	}
-	if o.LogLevel == "" {
-		o.LogLevel = "WARN"
-	}
+	o.LogLevel = cmp.Or(o.LogLevel, "WARN")
 	if o.TLSClientAuth {
 		o.TLS = true
 	}
@@ -200,12 +193,6 @@ func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 func (s *Server) AdminURL() string {
 	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.adminPort))
 }
-
-// ID is the server's myid in an ensemble, 0 for a standalone server.
-func (s *Server) ID() int { return s.id }
-
-// DataDir is the server's dataDir (snapshots and transaction logs).
-func (s *Server) DataDir() string { return s.dataDir }
 
 func (s *Server) name() string {
 	if s.id == 0 {

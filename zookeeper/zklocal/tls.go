@@ -90,14 +90,3 @@ func (s *Server) ClientCertFiles() (certFile, keyFile string) {
 // presents the client certificate of ClientCertFiles, so it works with
 // Options.TLSClientAuth too.
 func (s *Server) ClientTLS() *tls.Config { return s.tls.ClientTLS() }
-
-// UntrustedClientCert writes a client certificate and key (PEM files in
-// dir) from a fresh CA that no zklocal server trusts: what a server with
-// Options.TLSClientAuth must refuse.
-func UntrustedClientCert(dir string) (certFile, keyFile string, err error) {
-	ca, err := testca.New("zklocal untrusted CA")
-	if err != nil {
-		return "", "", err
-	}
-	return ca.WriteCert(dir, "untrusted-client")
-}

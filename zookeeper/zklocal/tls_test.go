@@ -67,7 +67,7 @@ func TestTLS(t *testing.T) {
 // answer over TLS; no certificate, or one from another CA, gets none.
 func TestTLSClientAuth(t *testing.T) {
 	s := zktest.ForTestWith(t, zklocal.Options{TLSClientAuth: true})
-	untrustedCert, untrustedKey, err := zklocal.UntrustedClientCert(t.TempDir())
+	untrustedCert, untrustedKey, err := zktest.UntrustedClientCert(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -52,19 +53,12 @@ type world struct {
 	events []simulator.Event
 	// clock is the run's clock: it moves simulator.StepTick a step, plus
 	// the session timeout when a step waits for a session to expire.
-	// clocks[k] is its reading at the end of step k. Every time the classroom shows comes
-	// from it, so a step reads the same live, scrubbed or replayed from a
-	// shared link, whatever the real ZooKeeper took.
-	clock  time.Duration
-	clocks []time.Duration
-}
-
-// clockAt is the run's clock at the end of step k (0 before the first).
-func (w *world) clockAt(k int) time.Duration {
-	if k <= 0 || k >= len(w.clocks) {
-		return 0
-	}
-	return w.clocks[k]
+	// StepClocks keeps its reading at the end of each step. Every time
+	// the classroom shows comes from it, so a step reads the same live,
+	// scrubbed or replayed from a shared link, whatever the real
+	// ZooKeeper took.
+	clock time.Duration
+	simulator.StepClocks
 }
 
 type worldConfig struct {
@@ -99,17 +93,13 @@ func newWorld(cfg worldConfig) (*world, error) {
 	return w, nil
 }
 
-// close ends every session and deletes the lock node and whatever the
+// Close ends every session and deletes the lock node and whatever the
 // clients left under it (the ephemeral nodes of cut-off sessions that have
 // not expired yet).
-func (w *world) close() error {
+func (w *world) Close() error {
 	var wg sync.WaitGroup
 	for _, c := range w.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.close()
-		}()
+		wg.Go(c.close)
 	}
 	wg.Wait()
 	var errs []error
@@ -150,21 +140,18 @@ func (w *world) ownerOf(node string) string {
 	return node
 }
 
-// do performs one action and waits until every client is quiescent: it
+// Do performs one action and waits until every client is quiescent: it
 // holds, it waits with its watch armed, or it is gone.
-func (w *world) do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
+func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events = step, nil
-	w.clock = w.clockAt(step-1) + simulator.StepTick
+	w.clock = w.ClockAt(step-1) + simulator.StepTick
 	if err := w.act(ctx, a); err != nil {
 		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
 	if err := w.quiescent(); err != nil {
 		return w.events, fmt.Errorf("step %d: %w", step, err)
 	}
-	if len(w.clocks) == 0 {
-		w.clocks = []time.Duration{0}
-	}
-	w.clocks = append(w.clocks[:step], w.clock)
+	w.EndStep(step, w.clock)
 	return w.events, nil
 }
 
@@ -512,38 +499,23 @@ func (w *world) quiescent() error {
 }
 
 // parallel runs f(0..n-1) on at most settleWorkers goroutines and returns
-// the first error; it gives up when ctx ends.
+// the error of the lowest i that failed; it gives up when ctx ends.
 func parallel(ctx context.Context, n int, f func(i int) error) error {
 	if n == 0 {
 		return nil
 	}
-	work := make(chan int)
-	errs := make(chan error, n)
+	var next atomic.Int64
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for range min(n, settleWorkers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				errs <- f(i)
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				errs[i] = f(i)
 			}
-		}()
+		})
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(work)
-		for i := range n {
-			select {
-			case work <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	finished := make(chan struct{})
 	go func() {
-		<-done
 		wg.Wait()
 		close(finished)
 	}()
@@ -552,8 +524,7 @@ func parallel(ctx context.Context, n int, f func(i int) error) error {
 	case <-ctx.Done():
 		return fmt.Errorf("clients did not settle: %w", context.Cause(ctx))
 	}
-	close(errs)
-	for err := range errs {
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
@@ -656,8 +627,8 @@ func (w *world) watchTable() lockqueue.WatchTable {
 	return t
 }
 
-// stats sums every client's counters.
-func (w *world) stats() simulator.Stats {
+// Stats sums every client's counters.
+func (w *world) Stats() simulator.Stats {
 	var s simulator.Stats
 	for _, c := range w.clients {
 		s.Add(c.stats)

@@ -107,9 +107,7 @@ func newBackend(cfg Config, mc simulator.ManagerConfig) (*Backend, error) {
 			return nil, fmt.Errorf("simulator: chroot: %w", err)
 		}
 	}
-	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = 2 * time.Second
-	}
+	cfg.SessionTimeout = cmp.Or(cfg.SessionTimeout, 2*time.Second)
 	if cfg.SessionTimeout < 100*time.Millisecond || cfg.SessionTimeout > 5*time.Minute {
 		return nil, fmt.Errorf("simulator: session timeout %v: want 100ms to 5m", cfg.SessionTimeout)
 	}
@@ -261,12 +259,6 @@ func (b *Backend) NewWorld(_ context.Context, spec simulator.WorldSpec) (simulat
 // The ZooKeeper world as a simulator.World.
 
 func (w *world) Path() string { return w.path }
-func (w *world) Do(ctx context.Context, k int, a simulator.Action) ([]simulator.Event, error) {
-	return w.do(ctx, k, a)
-}
-func (w *world) Stats() simulator.Stats      { return w.stats() }
-func (w *world) ClockAt(k int) time.Duration { return w.clockAt(k) }
-func (w *world) Close() error                { return w.close() }
 
 func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 	if w.noSnapshots {
@@ -282,7 +274,7 @@ func (w *world) Clients() []simulator.ClientInfo {
 		ci := simulator.ClientInfo{
 			Name: c.name, Node: c.lastNode, Mode: c.mode, State: c.state, Token: c.token,
 			Line: c.line, Joined: c.joined, Since: c.since, Session: lockqueue.SessionHex(c.session),
-			JoinedMs: w.clockAt(c.joined).Milliseconds(), SinceMs: w.clockAt(c.since).Milliseconds(),
+			JoinedMs: w.ClockAt(c.joined).Milliseconds(), SinceMs: w.ClockAt(c.since).Milliseconds(),
 		}
 		if c.lastNode != "" {
 			ci.Path = w.path + "/" + c.lastNode

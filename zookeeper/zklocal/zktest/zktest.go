@@ -5,12 +5,16 @@ package zktest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklockviz/zklockviz/localproc/proctest"
+	"github.com/zklockviz/zklockviz/testca"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 
@@ -31,15 +35,66 @@ func ForTestWith(t testing.TB, opts zklocal.Options) *zklocal.Server {
 	return proctest.ForTestOne(t, zklocal.ErrNotInstalled, zklocal.Start, opts)
 }
 
+// Ensemble is a zklocal ensemble with what tests ask of it: its addresses
+// and its leader.
+type Ensemble struct{ *zklocal.Ensemble }
+
+// Addrs returns every member's client address, the form zk.Connect takes.
+func (e Ensemble) Addrs() []string {
+	addrs := make([]string, len(e.Members()))
+	for i, m := range e.Members() {
+		addrs[i] = m.Addr()
+	}
+	return addrs
+}
+
+// ConnectString is "127.0.0.1:a,127.0.0.1:b,...".
+func (e Ensemble) ConnectString() string { return strings.Join(e.Addrs(), ",") }
+
+// Leader returns the index in Members of the current leader, asking each
+// running member's `srvr`.
+func (e Ensemble) Leader() (int, error) {
+	for i, m := range e.Members() {
+		if !m.Running() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		mode, err := zklocal.Mode(ctx, m.Addr())
+		cancel()
+		if err == nil && mode == "leader" {
+			return i, nil
+		}
+	}
+	return -1, errors.New("zklocal: no member reports Mode: leader")
+}
+
+// WaitLeader polls Leader until there is one or ctx is done, e.g. after
+// stopping the old leader.
+func (e Ensemble) WaitLeader(ctx context.Context) (int, error) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		i, err := e.Leader()
+		if err == nil {
+			return i, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("zklocal: wait for leader: %w (%w)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
 // EnsembleForTest starts an n-member ensemble and closes it when the test
 // ends; see ForTest.
-func EnsembleForTest(t testing.TB, n int) *zklocal.Ensemble {
+func EnsembleForTest(t testing.TB, n int) Ensemble {
 	t.Helper()
 	return EnsembleForTestWith(t, n, zklocal.Options{})
 }
 
 // EnsembleForTestWith is EnsembleForTest with options.
-func EnsembleForTestWith(t testing.TB, n int, opts zklocal.Options) *zklocal.Ensemble {
+func EnsembleForTestWith(t testing.TB, n int, opts zklocal.Options) Ensemble {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testEnsembleTimeout)
 	defer cancel()
@@ -59,7 +114,7 @@ func EnsembleForTestWith(t testing.TB, n int, opts zklocal.Options) *zklocal.Ens
 			t.Errorf("zklocal: close ensemble: %v", err)
 		}
 	})
-	return e
+	return Ensemble{e}
 }
 
 // Connect opens a go-zookeeper session to addrs for a test, waits until it
@@ -101,4 +156,15 @@ func NodeName(t testing.TB) string {
 		}
 	}
 	return string(b)
+}
+
+// UntrustedClientCert writes a client certificate and key (PEM files in
+// dir) from a fresh CA that no zklocal server trusts: what a server with
+// Options.TLSClientAuth must refuse.
+func UntrustedClientCert(dir string) (certFile, keyFile string, err error) {
+	ca, err := testca.New("zklocal untrusted CA")
+	if err != nil {
+		return "", "", err
+	}
+	return ca.WriteCert(dir, "untrusted-client")
 }
