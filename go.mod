@@ -9,7 +9,6 @@ require (
 	github.com/coder/websocket v1.8.15
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-redsync/redsync/v4 v4.18.1
-	github.com/go-zookeeper/zk v1.0.4
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/common v0.67.5
@@ -60,5 +59,3 @@ require (
 )
 
 tool github.com/a-h/templ/cmd/templ
-
-replace github.com/go-zookeeper/zk => ./third_party/zk

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 	"github.com/zklockviz/zklockviz/lockqueue"
