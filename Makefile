@@ -7,6 +7,13 @@ BIN     := bin/zklockviz
 # Where `make install` puts zklockviz (with sudo unless root or writable).
 BINDIR  ?= /usr/local/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The commit, its time and whether the tree has changes, stamped for builds
+# whose build info records no VCS facts (a git worktree, -buildvcs=false);
+# where it does, `zklockviz version` prefers the build info's.
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+REVTIME  := $(shell git log -1 --format=%cI 2>/dev/null)
+MODIFIED := $(shell git rev-parse HEAD >/dev/null 2>&1 && { [ -z "$$(git status --porcelain 2>/dev/null)" ] && echo false || echo true; })
+LDFLAGS  := -X main.version=$(VERSION) -X main.revision=$(REVISION) -X main.revisionTime=$(REVTIME) -X main.modified=$(MODIFIED)
 # sudo only when not root (containers, CI runners).
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT     := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
@@ -29,7 +36,7 @@ FUZZ_BUDGETS = FuzzParseName=500000x FuzzPrefixMatchers=500000x FuzzParseScenari
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/zklockviz
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zklockviz
 
 # The README's examples call plain `zklockviz`: this puts it on PATH.
 install: build

@@ -12,7 +12,8 @@
 # the directory, its dependencies from the usual proxy and are checked
 # against the checksum database as usual (all but zklockviz, which the
 # database cannot know). Then the installed binary runs: `version` must
-# name the published version and revision, `help` the commands.
+# name the published version, its revision and the Go version, `help` the
+# commands.
 #
 # VERSION defaults to HEAD's pseudo-version; GOINSTALL_VERSION=v1.2.3 sets
 # it. The build cache (GOCACHE) is the host's, so only the download is cold.
@@ -64,8 +65,9 @@ echo "$out"
 grep -qF "$version" <<<"$out" || die "zklockviz version does not say $version"
 if [ -z "${GOINSTALL_VERSION:-}" ]; then
   # A pseudo-version carries the revision; the binary must say it.
-  grep -qF "${rev:0:12}" <<<"$out" || die "zklockviz version does not say the revision ${rev:0:12}"
+  grep -q "^revision: ${rev:0:12}$" <<<"$out" || die "zklockviz version does not say the revision ${rev:0:12}"
 fi
+grep -q "^go: *$(go env GOVERSION) " <<<"$out" || die "zklockviz version does not say the Go version $(go env GOVERSION)"
 "$bin" help | grep -q "zklockviz serve" || die "zklockviz help does not list serve"
 
 step "go install $module/cmd/zklockviz@latest"

@@ -220,7 +220,7 @@ func (r *readmeRunner) localize(line string) string {
 func (r *readmeRunner) run(t *testing.T, c readmeCommand) {
 	args := shellWords(t, r.localize(os.ExpandEnv(c.line)))
 	switch {
-	case c.line == "zklockviz help serve":
+	case c.line == "zklockviz help serve" || c.line == "zklockviz version":
 		t.Log("run")
 		r.expect(t, 0, exec.Command(binary, args[1:]...))
 	case strings.HasPrefix(c.line, "zklockviz serve "):
