@@ -172,8 +172,8 @@ image-check: deps-zookeeper deps-image
 # `go install github.com/zklockviz/zklockviz/cmd/zklockviz@VERSION` from a
 # module proxy directory built from this checkout, in an empty GOPATH, then
 # the installed binary's `version` (scripts/goinstall-check.sh). Not part of
-# `make test`: the empty GOPATH downloads every dependency again, 2.5 to 5
-# minutes on these machines (load 3 to 12); .ci/run runs it after the tests.
+# `make test`: the empty GOPATH downloads every dependency again, 1 to 5
+# minutes on these machines (load 2 to 12); .ci/run runs it after the tests.
 goinstall-check:
 	./scripts/goinstall-check.sh
 
