@@ -7,8 +7,6 @@
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-# go-zookeeper with persistent watches (third_party/zk/README.zklockviz.md).
-COPY third_party ./third_party
 RUN go mod download
 COPY . .
 ARG VERSION=dev

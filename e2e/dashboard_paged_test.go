@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/zookeeper"
 )

@@ -3,7 +3,7 @@ package e2e
 import (
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // A deadlock through two locks, in the browser: two sessions each hold one

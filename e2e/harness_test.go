@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 )
 

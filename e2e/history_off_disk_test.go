@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/localproc/proctest"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // A full disk under the data directory, with the lock page and the

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 	"github.com/zklockviz/zklockviz/views"
 )
 

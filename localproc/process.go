@@ -53,13 +53,7 @@ func StartProcess(c Command, out io.Writer) (*Process, error) {
 		cmd.Env = c.Env
 		cmd.Stdout = out
 		cmd.Stderr = out
-		// The kernel clears the death signal when credentials change, but
-		// Go sets it after switching user, so it holds for PostgreSQL too.
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Pdeathsig:  syscall.SIGKILL,
-			Setpgid:    true,
-			Credential: c.Credential,
-		}
+		cmd.SysProcAttr = sysProcAttr(c.Credential)
 		// Don't hang in Wait if a grandchild inherited the output pipe.
 		cmd.WaitDelay = time.Second
 		if err := cmd.Start(); err != nil {

@@ -30,13 +30,13 @@ func deps(t *testing.T, pkg string) []string {
 // may appear in cmd's imports, never in web's. A service links no other
 // service's client.
 func TestSeamImports(t *testing.T) {
-	noZooKeeper := []string{"zookeeper", "zkwatch", "github.com/go-zookeeper/zk"}
+	noZooKeeper := []string{"zookeeper", "zkwatch", "github.com/zklockviz/zklockviz/third_party/zk"}
 	for _, tc := range []struct {
 		pkg       string
 		forbidden []string
 		only      []string // when set, the module packages it may import
 	}{
-		{pkg: "web", forbidden: []string{"zkwatch", "simulator", "zookeeper", "redis", "etcd", "postgres", "github.com/go-zookeeper/zk", "go.etcd.io/etcd", "github.com/redis/go-redis"}},
+		{pkg: "web", forbidden: []string{"zkwatch", "simulator", "zookeeper", "redis", "etcd", "postgres", "github.com/zklockviz/zklockviz/third_party/zk", "go.etcd.io/etcd", "github.com/redis/go-redis"}},
 		{pkg: "lockservice", only: []string{"lockqueue", "lockservice"}},
 		// Each service's classroom runs on the simulator, which links no
 		// service's client; none of them links ZooKeeper's.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 
 	"github.com/zklockviz/zklockviz/proxy"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"

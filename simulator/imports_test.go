@@ -54,7 +54,7 @@ func TestEngineHasNoWeb(t *testing.T) {
 func TestEngineHasNoService(t *testing.T) {
 	const module = "github.com/zklockviz/zklockviz/"
 	forbid(t, deps(t), []string{
-		"github.com/go-zookeeper/zk", "github.com/redis/go-redis/", "go.etcd.io/etcd/", "github.com/jackc/pgx/",
+		"github.com/zklockviz/zklockviz/third_party/zk", "github.com/redis/go-redis/", "go.etcd.io/etcd/", "github.com/jackc/pgx/",
 		module + "zookeeper", module + "zkwatch", module + "redis", module + "etcd", module + "postgres",
 	}, "a service's client belongs in its own package")
 }

@@ -22,6 +22,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ok"))
 }
 
+// handleVersion says which build runs (zklockviz version's facts).
+func (s *Server) handleVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.cfg.Build)
+}
+
 // LockSummary is one entry of GET /api/v1/locks.
 type LockSummary struct {
 	// Service is the lock's service; left out for ZooKeeper.

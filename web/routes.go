@@ -26,6 +26,7 @@ func (s *Server) routes() http.Handler {
 		if s.cfg.Metrics != nil {
 			r.Method(http.MethodGet, "/metrics", s.cfg.Metrics)
 		}
+		r.Get("/api/v1/version", s.handleVersion)
 		r.Get("/api/v1/locks", s.handleLocks)
 		r.Get("/api/v1/lock", s.handleLock)
 		r.Get("/api/v1/lock/history", s.handleLockHistory)

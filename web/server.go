@@ -24,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/hub"
+	"github.com/zklockviz/zklockviz/internal/buildinfo"
 	"github.com/zklockviz/zklockviz/lockservice"
 )
 
@@ -39,6 +40,8 @@ type Config struct {
 	Services *lockservice.Registry
 	// Metrics, when set, serves /metrics (the Prometheus text format).
 	Metrics http.Handler
+	// Build is what GET /api/v1/version answers: which build runs.
+	Build buildinfo.Info
 	// History, when set, answers the flight recorder's API (history.go).
 	History history.Source
 	// HistoryStatus, when set, says whether the recorder records, as it

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 	"github.com/zklockviz/zklockviz/zkwatch"
 	"github.com/zklockviz/zklockviz/zookeeper"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"

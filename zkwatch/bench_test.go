@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // BenchmarkChange measures one change (a waiter joining) to a 1,000-node

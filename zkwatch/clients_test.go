@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // readWriteMix is the queue W R R W R. In every recipe the first writer

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // Config configures a Watcher.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // The first read of a lock parent that discovery found with its children

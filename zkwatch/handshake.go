@@ -5,7 +5,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // boundHandshake makes dial's connections give up on a member that does not

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // go-zookeeper's MultiRead, added in third_party/zk, against a real

@@ -8,8 +8,8 @@ import (
 	"path"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // A lock parent's persistent recursive watch (ZooKeeper 3.6+). Its

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // watchModes are the two ways the watcher learns of changes: a persistent

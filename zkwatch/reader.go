@@ -3,7 +3,7 @@ package zkwatch
 import (
 	"sync/atomic"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // Reader is everything the watcher may ask of ZooKeeper. It has no write

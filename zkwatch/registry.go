@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // registry holds the lock readers: by the path users give, by the server

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // Samples captured from ZooKeeper 3.8.0 (Debian's package) via zklocal.

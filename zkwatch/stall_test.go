@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // lastOtherLock acquires like go-zookeeper's Lock (an ephemeral sequential

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // tlsDialer dials members with TLS for go-zookeeper. go-zookeeper only logs

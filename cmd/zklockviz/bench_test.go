@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 	"github.com/zklockviz/zklockviz/web"
 )
 

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // fleetLocks is what the fleet tests read of GET /api/v1/locks.

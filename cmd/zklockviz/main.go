@@ -9,12 +9,23 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
+
+	"github.com/zklockviz/zklockviz/internal/buildinfo"
 )
 
-// version is set at build time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// version is set at build time: -ldflags "-X main.version=v1.2.3". The
+// Makefile stamps the VCS facts too, for builds whose build info has none
+// (a git worktree, -buildvcs=false); see internal/buildinfo.
+var (
+	version                          = "dev"
+	revision, revisionTime, modified string
+)
+
+// build is this binary's version and VCS facts.
+func build() buildinfo.Info {
+	return buildinfo.Read(buildinfo.Stamped{Version: version, Revision: revision, Time: revisionTime, Modified: modified})
+}
 
 // usageError is a mistake in the command line; it exits with status 2.
 type usageError struct{ msg string }
@@ -53,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "lab-client":
 		return exitCode(stderr, "lab-client", runLabClient(ctx, rest, stdout))
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, versionString())
+		fmt.Fprint(stdout, build())
 		return 0
 	case "help", "-h", "--help", "-help":
 		return help(rest, stdout, stderr, getenv)
@@ -100,21 +111,6 @@ func help(args []string, stdout, stderr io.Writer, getenv func(string) string) i
 	return 0
 }
 
-func versionString() string {
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " (" + s.Value[:12] + ")"
-			}
-		}
-	}
-	return "zklockviz " + v
-}
-
 const mainUsage = `zklockviz shows lock queues live in a browser, read-only: ZooKeeper, etcd,
 Redis and PostgreSQL locks side by side. For each lock: who holds it, who waits and in
 what order, and whom each waiter waits for, by its recipe's rule (etcd: marked
@@ -136,7 +132,7 @@ Commands:
   demo     start a throwaway local ZooKeeper and serve the UI with the simulator
   sim      run simulator scenarios from the command line
   lab      real lock clients under pauses and kills: who believed they held, what was lost
-  version  print the version
+  version  print the version, the commit it was built from and the Go version
 
 Examples:
   zklockviz demo

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/go-zookeeper/zk"
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/web/wiretest"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"

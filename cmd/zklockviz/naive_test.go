@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // naiveBroadcaster is BenchmarkChangeToFrame's baseline: the live view

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -38,7 +38,11 @@ var readmeNotRun = map[string]string{
 	"make bench":                "every benchmark, for many minutes; make -n checked the target, and each go test -bench line the README quotes is checked with go test -list",
 	"docker compose up --build": "NOT run here: base images cannot be pulled on these machines; make image-check (CI) builds the Dockerfile with buildah and runs the image as compose.yaml does",
 	"make image-check":          "CI runs it after make test (.ci/run); make -n checked the target",
+	"make goinstall-check":      "CI runs it after make test (.ci/run); make -n checked the target",
+	"make dist":                 "make dist-check (CI, after make test) builds every platform's binary into a temporary directory and checks them; make -n checked the target",
+	"make dist-check":           "CI runs it after make test (.ci/run); make -n checked the target",
 	"go tool pprof -diff_base":  "named in the Benchmarks' prose (how two CPU profiles were compared), not a command to run on its own: the profiles come from the go test -bench lines checked above",
+	"go install github.com/zklockviz/zklockviz/cmd/zklockviz@latest": "make goinstall-check (CI, after make test) installs it from a module proxy directory built from the checkout, @VERSION and @latest, in an empty GOPATH, and runs the binary",
 }
 
 // readmeCommandStarts tell a command in an inline code span from a flag,
@@ -220,7 +224,7 @@ func (r *readmeRunner) localize(line string) string {
 func (r *readmeRunner) run(t *testing.T, c readmeCommand) {
 	args := shellWords(t, r.localize(os.ExpandEnv(c.line)))
 	switch {
-	case c.line == "zklockviz help serve":
+	case c.line == "zklockviz help serve" || c.line == "zklockviz version":
 		t.Log("run")
 		r.expect(t, 0, exec.Command(binary, args[1:]...))
 	case strings.HasPrefix(c.line, "zklockviz serve "):

@@ -268,7 +268,8 @@ Examples:
 
 Endpoints: / (locks), /lock?path=, /api/v1/locks, /api/v1/lock?path=
 (&service=etcd, postgres or redis for another service's lock),
-POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics;
+POST /api/v1/watch {"path":"/x"}, DELETE /api/v1/watch?path=/x, /ws?path= (live), /healthz, /metrics,
+/api/v1/version;
 history: /api/v1/lock?path=&at=, /api/v1/lock/history?path=&from=&to=,
 /api/v1/lock/stats?path=&from=&to=, /api/v1/history/locks,
 /api/v1/lock/export?path=&from=&to= (an incident as one offline HTML file);
@@ -781,7 +782,9 @@ func (m *Main) newWeb() (*web.Server, error) {
 	srv, err := web.New(web.Config{
 		Hub: m.hub, Services: m.services, History: m.historySource(), HistoryStatus: now, HistorySynced: synced,
 		Pages: true, Classroom: c.Sim,
-		Metrics:        metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All, Extra: m.historyCollectors(), Cluster: c.History.Cluster}),
+		Metrics: metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All,
+			Extra: append(m.historyCollectors(), buildInfoMetric(build())), Cluster: c.History.Cluster}),
+		Build:          build(),
 		AllowedOrigins: c.AllowedOrigins, AuthToken: c.AuthToken, Logger: m.log,
 	})
 	if err != nil {

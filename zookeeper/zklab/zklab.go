@@ -10,9 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklockviz/zklockviz/lab"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 )
 
 // Locker holds a lock parent through one ZooKeeper session.

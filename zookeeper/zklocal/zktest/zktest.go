@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zklockviz/zklockviz/third_party/zk"
 
 	"github.com/zklockviz/zklockviz/localproc/proctest"
 	"github.com/zklockviz/zklockviz/testca"
