@@ -43,9 +43,11 @@ type classParams struct {
 	// Lock is "row" (BEGIN; SELECT … FOR UPDATE; COMMIT releases) or
 	// "advisory" (pg_advisory_lock; pg_advisory_unlock releases).
 	Lock string `json:"lock"`
-	// IdleInTxTimeoutMs is each client's idle_in_transaction_session_timeout
-	// (0: none, PostgreSQL's default): the server ends a session left idle
-	// in a transaction that long, and with it the transaction's locks.
+	// IdleInTxTimeoutMs is the idle_in_transaction_session_timeout a
+	// client sets as it pauses (0: none, PostgreSQL's default): the server
+	// ends a session left idle in a transaction that long, and with it the
+	// transaction's locks. Set at the pause, not at connect, so a holder
+	// idle between slow steps is not ended before its story says.
 	IdleInTxTimeoutMs int64 `json:"idleInTxTimeoutMs,omitempty"`
 	// Reversed are the clients that take row 2 first and row 1 second.
 	Reversed []string `json:"reversed,omitempty"`

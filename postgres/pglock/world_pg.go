@@ -328,9 +328,6 @@ func (w *classWorld) add(ctx context.Context, name string) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	cc.RuntimeParams["application_name"] = name
-	if w.p.IdleInTxTimeoutMs > 0 {
-		cc.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(w.p.IdleInTxTimeoutMs, 10)
-	}
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		px.Close()
@@ -707,6 +704,15 @@ func (w *classWorld) backendState(pid uint32) string {
 func (w *classWorld) pause(ctx context.Context, c *pgClient) error {
 	if c.state != simulator.StateHolding {
 		return fmt.Errorf("only a holder's pause is staged here (%s is %s)", c.name, c.state)
+	}
+	// The timeout is set as the client stops, not when it connects: a
+	// holder left idle between a lecturer's clicks is not ended before its
+	// story says so, however slow the steps (the expiry happens in this
+	// step, as Redis's and etcd's do).
+	if w.p.IdleInTxTimeoutMs > 0 {
+		if _, err := c.conn.Exec(ctx, "SET idle_in_transaction_session_timeout = "+strconv.FormatInt(w.p.IdleInTxTimeoutMs, 10)); err != nil {
+			return fmt.Errorf("%s: set its idle timeout: %w", c.name, err)
+		}
 	}
 	c.state, c.since = simulator.StatePaused, w.step
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: nodeName(int(c.pid)),
