@@ -42,6 +42,7 @@ var readmeNotRun = map[string]string{
 	"make dist":                 "make dist-check (CI, after make test) builds every platform's binary into a temporary directory and checks them; make -n checked the target",
 	"make dist-check":           "CI runs it after make test (.ci/run); make -n checked the target",
 	"go tool pprof -diff_base":  "named in the Benchmarks' prose (how two CPU profiles were compared), not a command to run on its own: the profiles come from the go test -bench lines checked above",
+	"zklockviz lab-client":      "started by zklockviz lab, never by hand: TestLab runs the lab, which runs it",
 	"go install github.com/zklockviz/zklockviz/cmd/zklockviz@latest": "make goinstall-check (CI, after make test) installs it from a module proxy directory built from the checkout, @VERSION and @latest, in an empty GOPATH, and runs the binary",
 }
 
@@ -237,6 +238,9 @@ func (r *readmeRunner) run(t *testing.T, c readmeCommand) {
 		}
 		t.Logf("run as %q: exit %d", args, want)
 		r.expect(t, want, exec.Command(binary, args[1:]...))
+	case c.line == "zklockviz lab" || strings.HasPrefix(c.line, "zklockviz lab "):
+		t.Logf("run as %q --duration 2s --every 1s (a shorter run of the same lab): exit 0", args)
+		r.expect(t, 0, exec.Command(binary, append(args[1:], "--duration", "2s", "--every", "1s")...))
 	case strings.HasPrefix(c.line, "make "):
 		t.Log("make -n checks the recipe; build and install run into temporary directories; demo runs bin/zklockviz demo --addr 127.0.0.1:0 until it prints its URL")
 		r.runMake(t, args[1:])
