@@ -771,17 +771,34 @@ func (w *Watcher) apply(ops []levelOp) {
 		w.startLock(l)
 	}
 	w.finishRemoved(removed)
+	w.logLocks("discovered lock parents", added)
 	for _, l := range added {
-		w.log.Info("discovered lock parent", "path", l.path)
 		l.poke()
 	}
+}
+
+// logLocks says once per batch what discovery found or lost, with the
+// first few paths: a fleet's first walk finds thousands of parents, and a
+// line for each buried the log. Each path is at debug level.
+func (w *Watcher) logLocks(msg string, ls []*lock) {
+	if len(ls) == 0 {
+		return
+	}
+	paths := make([]string, 0, min(len(ls), 5))
+	for i, l := range ls {
+		if i < cap(paths) {
+			paths = append(paths, l.path)
+		}
+		w.log.Debug(msg, "path", l.path)
+	}
+	w.log.Info(msg, "count", len(ls), "first", paths)
 }
 
 // finishRemoved publishes each dropped lock's last snapshot (Exists:false),
 // then tells Config.Forget.
 func (w *Watcher) finishRemoved(ls []*lock) {
+	w.logLocks("lock parents gone", ls)
 	for _, l := range ls {
-		w.log.Info("lock parent gone", "path", l.path)
 		w.unwatch(l)
 		w.emit(l)
 		if w.cfg.Forget == nil {
