@@ -139,7 +139,7 @@ function renderBanner() {
     const connecting = !snap || (socket.socket === 'connecting' && !socket.attempt);
     text = connecting ? words.connecting : socket.attempt ? words.retry.replace('{attempt}', socket.attempt) : words.lost;
   }
-  if (text && lastLiveAt && words.seen) text += words.seen.replace('{time}', new Date(lastLiveAt).toLocaleTimeString());
+  if (text && lastLiveAt && words.seen) text += words.seen.replace('{time}', when(lastLiveAt));
   banner.hidden = now || !text;
   banner.textContent = now ? '' : text || '';
 }

@@ -121,7 +121,7 @@ func (d *NodeDetails) addWaiting(w lockservice.Words, s lockqueue.Snapshot, n lo
 	}
 	if n.StalledOn() != "" {
 		d.add("stalled", fmt.Sprintf("%s %s, since %s: its client missed the wake-up and does not know it holds",
-			Stalled, n.StalledOn(), n.StalledSince().Format(time.RFC3339Nano)), "edge-stalled")
+			Stalled, n.StalledOn(), When(n.StalledSince())), "edge-stalled")
 	}
 	// Only a service whose sessions watch nodes (ZooKeeper) says so;
 	// another service's waits are its waits-for edges (addNeutral).
@@ -150,7 +150,7 @@ func (d *NodeDetails) addStored(n lockqueue.Node, neutral bool) {
 		data = "base64 " + n.Data
 	}
 	d.add("data", data, "mono")
-	created := n.Ctime.Format(time.RFC3339Nano)
+	created := When(n.Ctime) // the pages' one wording of a time, which tz.js turns local
 	if n.Czxid != 0 || !neutral {
 		created += fmt.Sprintf(" (czxid 0x%x, seq %d)", n.Czxid, n.Seq)
 	}

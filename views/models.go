@@ -479,7 +479,9 @@ func lockStats(sv Service, s lockqueue.Snapshot, f *QueueFacts) []Stat {
 	if term, value := SourceWords(sv, s); term != "" {
 		stats = append(stats, Stat{term, value})
 	}
-	stats = append(stats, Stat{"revision", fmt.Sprint(s.Revision)})
+	if s.Revision > 0 { // a past moment is no reader's revision
+		stats = append(stats, Stat{"revision", fmt.Sprint(s.Revision)})
+	}
 	return stats
 }
 
