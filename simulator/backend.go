@@ -219,7 +219,7 @@ func (r *Resource) Write(client string, token int64) (bool, string) {
 		r.note(client, token)
 		return true, "accepted (fencing is off: the resource checks nothing)"
 	case token == 0:
-		return false, "a write without a token"
+		return false, "a write without a token: this recipe gives none, so the resource cannot tell the holder's write from a stale one"
 	case token < r.maxToken:
 		return false, fmt.Sprintf("the resource has already seen token %s (from %s): this one is stale", r.token(r.maxToken), r.last)
 	}

@@ -58,6 +58,10 @@ type Stats struct {
 	WastedWakeups int `json:"wastedWakeups"`
 	Writes        int `json:"writes"`
 	Fenced        int `json:"fenced"`
+	// Tokenless is the refused writes that carried no token (Refused): the
+	// recipe gives none, so a fencing resource cannot tell the holder's
+	// write from a stale client's and refuses both.
+	Tokenless int `json:"tokenless,omitempty"`
 	// TokenReads is the simulator's own exists() on a client's node as it
 	// acquires, to learn its fencing token (czxid); not part of the recipe,
 	// so not in Exists.
@@ -87,11 +91,21 @@ func (s *Stats) add(o Stats) {
 	s.WastedWakeups += o.WastedWakeups
 	s.Writes += o.Writes
 	s.Fenced += o.Fenced
+	s.Tokenless += o.Tokenless
 	s.TokenReads += o.TokenReads
 	s.Commands += o.Commands
 	s.Retries += o.Retries
 	s.Renewals += o.Renewals
 	s.ServerCalls += o.ServerCalls
+}
+
+// Refused counts a write the protected resource refused, with the token it
+// carried (0: none).
+func (s *Stats) Refused(token int64) {
+	s.Fenced++
+	if token == 0 {
+		s.Tokenless++
+	}
 }
 
 // Add adds o's counts to s.
@@ -109,6 +123,7 @@ func (s Stats) Sub(o Stats) Stats {
 		WastedWakeups: s.WastedWakeups - o.WastedWakeups,
 		Writes:        s.Writes - o.Writes,
 		Fenced:        s.Fenced - o.Fenced,
+		Tokenless:     s.Tokenless - o.Tokenless,
 		TokenReads:    s.TokenReads - o.TokenReads,
 		Commands:      s.Commands - o.Commands,
 		Retries:       s.Retries - o.Retries,

@@ -16,8 +16,9 @@ type Verdict struct {
 	// clock (Violation.ForMs); 0 when exclusion held.
 	BrokenMs int64 `json:"brokenMs,omitempty"`
 	// StaleWrite is "accepted" (an unfenced-write violation), "fenced"
-	// (the resource or the server refused at least one write: Stats.Fenced)
-	// or "none" (no client wrote after losing the lock).
+	// (the resource or the server refused at least one write: Stats.Fenced),
+	// "no-token" (every write refused carried no token: fencing had nothing
+	// to check) or "none" (no client wrote after losing the lock).
 	StaleWrite string `json:"staleWrite"`
 	// Summary says both in a sentence.
 	Summary string `json:"summary"`
@@ -30,6 +31,11 @@ const (
 	StaleAccepted   = "accepted"
 	StaleFenced     = "fenced"
 	StaleNone       = "none"
+	// StaleNoToken: every refused write carried no token. The recipe
+	// gives none, so fencing cannot tell the holder from a stale client:
+	// the resource refused the rightful holder's writes too. Kleppmann's
+	// point is that fencing needs a token; it is not a catch.
+	StaleNoToken = "no-token"
 )
 
 // VerdictOf judges a run from its violations and stats. A stale write
@@ -46,6 +52,9 @@ func VerdictOf(vs []Violation, s Stats) Verdict {
 	}
 	if v.StaleWrite == StaleNone && s.Fenced > 0 {
 		v.StaleWrite = StaleFenced
+		if s.Tokenless == s.Fenced {
+			v.StaleWrite = StaleNoToken
+		}
 	}
 	excl := "mutual exclusion held"
 	if v.Exclusion == ExclusionBroken {
@@ -59,6 +68,8 @@ func VerdictOf(vs []Violation, s Stats) Verdict {
 		v.Summary = excl + "; the resource accepted the stale write"
 	case StaleFenced:
 		v.Summary = excl + "; fencing caught the stale write"
+	case StaleNoToken:
+		v.Summary = excl + "; fencing could not work: the recipe gives no token, so the resource refused every write, the rightful holder's too"
 	default:
 		v.Summary = excl + "; no stale write happened"
 	}

@@ -19,6 +19,9 @@ func TestVerdictOf(t *testing.T) {
 	}{
 		{"a clean run", nil, Stats{}, ExclusionHeld, 0, StaleNone, "no stale write happened"},
 		{"fencing refused the stale write", nil, Stats{Fenced: 1}, ExclusionHeld, 0, StaleFenced, "fencing caught the stale write"},
+		{"no token: every write refused, the holder's too", nil, Stats{Fenced: 3, Tokenless: 3}, ExclusionHeld, 0, StaleNoToken,
+			"fencing could not work: the recipe gives no token"},
+		{"a stale token refused beside tokenless ones", nil, Stats{Fenced: 3, Tokenless: 2}, ExclusionHeld, 0, StaleFenced, "fencing caught"},
 		{"the resource took it", []Violation{stale}, Stats{}, ExclusionBroken, 3600, StaleAccepted, "broken for 3.6s; the resource accepted"},
 		{"one refused, one taken", []Violation{stale}, Stats{Fenced: 1}, ExclusionBroken, 3600, StaleAccepted, "accepted"},
 		{"two holders, no write", []Violation{overlap}, Stats{}, ExclusionBroken, 1200, StaleNone, "broken for 1.2s"},

@@ -785,7 +785,7 @@ func (w *classWorld) write(ctx context.Context, c *pgClient) error {
 		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Node: nodeName(int(c.pid)), Text: "writes to the protected resource: " + why})
 		return nil
 	}
-	c.stats.Fenced++
+	c.stats.Refused(0) // PostgreSQL's locks give no token
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Node: nodeName(int(c.pid)), Text: "writes: rejected, " + why})
 	return nil
 }

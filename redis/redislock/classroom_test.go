@@ -403,3 +403,22 @@ func TestActAfterBack(t *testing.T) {
 		t.Errorf("the replaced key %s: exists %d (%v), want deleted", old, n, err)
 	}
 }
+
+// The fencing box ticked where the recipe gives no token (redis-px-pause:
+// SET NX PX, no counter) cannot help: the resource refuses every write,
+// the rightful holder's too, and the verdict says so, not that fencing
+// caught a stale write (Kleppmann's point is that fencing needs a token).
+func TestFencingWithoutATokenSaysSo(t *testing.T) {
+	m, _ := newManager(t)
+	on := true
+	st := play(t, m, "redis-px-pause", &on)
+	last := st[len(st)-1]
+	if last.Stats.Writes == 0 || last.Stats.Fenced != last.Stats.Writes || last.Stats.Tokenless != last.Stats.Fenced {
+		t.Errorf("writes %d, refused %d, tokenless %d: want every write refused for carrying no token",
+			last.Stats.Writes, last.Stats.Fenced, last.Stats.Tokenless)
+	}
+	if v := last.Verdict; v.StaleWrite != simulator.StaleNoToken || !strings.Contains(v.Summary, "the recipe gives no token") ||
+		strings.Contains(v.Summary, "caught") {
+		t.Errorf("verdict %+v: want no-token, saying fencing could not work", v)
+	}
+}

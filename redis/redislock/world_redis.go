@@ -902,7 +902,7 @@ func (w *world) write(c *contender) {
 			Text: fmt.Sprintf("writes to the protected resource with %s: %s", tok, why)})
 		return
 	}
-	c.stats.Fenced++
+	c.stats.Refused(c.fence)
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.fence, Node: c.token,
 		Text: fmt.Sprintf("writes with %s: rejected, %s", tok, why)})
 }

@@ -381,7 +381,7 @@ func (w *world) write(c *client) error {
 			Text: fmt.Sprintf("writes to the protected resource with token %s: %s", tokenText(token), why)})
 		return nil
 	}
-	c.stats.Fenced++
+	c.stats.Refused(token)
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: token, Node: c.lastNode,
 		Text: fmt.Sprintf("writes with token %s: rejected, %s", tokenText(token), why)})
 	return nil
