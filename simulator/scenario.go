@@ -100,8 +100,10 @@ type ScenarioInfo struct {
 	Title       string   `json:"title"`
 	Description string   `json:"description"`
 	Lock        LockKind `json:"lock"`
-	Leases      int      `json:"leases,omitempty"`
-	Strategy    Strategy `json:"strategy"`
+	// Modes are the node modes the lock kind takes, for the legend.
+	Modes    []lockqueue.Mode `json:"modes"`
+	Leases   int              `json:"leases,omitempty"`
+	Strategy Strategy         `json:"strategy"`
 	// StrategyFixed, when set, says why the scenario ignores a strategy
 	// (a lease lock's standbys always watch the children), for the
 	// classroom to show beside its disabled strategy control.
@@ -303,7 +305,7 @@ func (sc *Scenario) info() ScenarioInfo {
 	st := cmp.Or(sc.Strategy, Predecessor)
 	info := ScenarioInfo{
 		Service: sc.Service, ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
-		Lock: sc.Lock, Leases: sc.Leases, Strategy: st, Fencing: sc.Fencing == nil || *sc.Fencing,
+		Lock: sc.Lock, Modes: sc.Lock.Modes(), Leases: sc.Leases, Strategy: st, Fencing: sc.Fencing == nil || *sc.Fencing,
 		Clients: sc.Clients, Steps: len(sc.Steps),
 	}
 	if sc.Lock == LeaseLock {
@@ -363,6 +365,18 @@ func (sc *Scenario) PlanWith(n int, dry func([]Action) error) ([]Action, error) 
 		return nil, err
 	}
 	return out, nil
+}
+
+// Modes are the node modes a lock of the kind takes: what its add actions
+// ask for (ModeOf).
+func (k LockKind) Modes() []lockqueue.Mode {
+	var out []lockqueue.Mode
+	for _, a := range []string{ActAddReader, ActAddWriter} {
+		if m, err := ModeOf(k, a); err == nil && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // ModeOf is the queue mode an add action asks for in a lock kind.

@@ -2,8 +2,11 @@ package simulator
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 func TestScenarioErrors(t *testing.T) {
@@ -62,6 +65,21 @@ func TestFreeName(t *testing.T) {
 		r := &Run{sc: &Scenario{ClientPrefix: tt.prefix}}
 		if got := r.freeName(parseSteps(tt.plan)); got != tt.want {
 			t.Errorf("freeName(%q) = %q, want %q", tt.plan, got, tt.want)
+		}
+	}
+}
+
+func TestLockKindModes(t *testing.T) {
+	for _, tc := range []struct {
+		kind LockKind
+		want []lockqueue.Mode
+	}{
+		{RW, []lockqueue.Mode{lockqueue.Read, lockqueue.Write}},
+		{ExclusiveLock, []lockqueue.Mode{lockqueue.Exclusive}},
+		{LeaseLock, []lockqueue.Mode{lockqueue.Lease}},
+	} {
+		if got := tc.kind.Modes(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: modes %v, want %v", tc.kind, got, tc.want)
 		}
 	}
 }

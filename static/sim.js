@@ -362,10 +362,6 @@ function scenarioInfo() {
   return scenarios.find((s) => s.id === ui.scenario.value) || {};
 }
 
-// LOCK_MODES are the node modes a scenario's kind of lock takes
-// (simulator.LockKind), for the legend.
-const LOCK_MODES = { rw: ['read', 'write'], exclusive: ['exclusive'], lease: ['lease'] };
-
 async function restart() {
   generation++;
   together = null;
@@ -391,7 +387,7 @@ async function restart() {
   // says how this scenario's waiters wait instead.
   $('strategy-box').hidden = !!fixed;
   $('compare-key').hidden = !!fixed;
-  legend($('legend'), side ? '' : info.service || '', side || wordsOf(info.service).legendAllModes ? null : LOCK_MODES[info.lock] || null);
+  legend($('legend'), side ? '' : info.service || '', side || wordsOf(info.service).legendAllModes ? null : info.modes || null);
   ui.strategyFixed.hidden = !fixed;
   ui.strategyFixed.textContent = side ? say('side.fixedNote', { why: fixed }) : info.waiting || (fixed ? say('strategy.fixed', { strategy: info.strategy, why: fixed }) : '');
   ui.fencing.disabled = side;
