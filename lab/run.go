@@ -104,7 +104,7 @@ func (r *runner) all() []Event {
 // start starts client id and reads its events until it exits.
 func (r *runner) start(id string) error {
 	cmd := r.cfg.Command(id, r.url)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = clientAttr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
