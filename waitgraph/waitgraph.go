@@ -25,8 +25,8 @@ type Edge struct {
 	From, To string
 	// Waiter and Target are the nodes of the lock: From's and To's.
 	Waiter, Target string
-	// FromName and ToName are how people know the clients: the node's
-	// label or its data when it is short text; empty when neither.
+	// FromName and ToName are how people know the clients (Node.Who of
+	// the first node of each in the lock).
 	FromName, ToName string
 }
 
