@@ -121,20 +121,21 @@ func notifiedPhrase(events []simulator.Event, cause simulator.Event, lock simula
 }
 
 // whoNotified says which clients the notifications all woke, the cause
-// apart, and counts the others woken for nothing.
+// apart, and counts those woken for nothing, the cause's own leftover
+// watch among them, as the wasted wake-ups meter does.
 func whoNotified(all []simulator.Event, cause string) (s string, wasted int) {
 	var others []string
 	self, children := false, false
 	for _, e := range all {
+		if e.Wasted {
+			wasted++ // the cause's own wake-up too: the meter counts it
+		}
 		if e.Client == cause {
 			self = true
 			continue
 		}
 		if e.Watch == "children" {
 			children = true
-		}
-		if e.Wasted {
-			wasted++
 		}
 		if !slices.Contains(others, e.Client) {
 			others = append(others, e.Client)

@@ -15,6 +15,8 @@ import (
 // states: "(3 notifications)", or none when it says nobody was notified.
 var narratedCountRE = regexp.MustCompile(`\((\d+) notifications?\)`)
 
+var wastedSaidRE = regexp.MustCompile(`(\d+) woke for nothing`)
+
 func narratedCount(narration string) (int, bool) {
 	ms := narratedCountRE.FindAllStringSubmatch(narration, -1)
 	if len(ms) == 0 {
@@ -74,6 +76,13 @@ func TestNarrationMatchesMeters(t *testing.T) {
 					said, stated := narratedCount(step.Narration)
 					if said != meter {
 						t.Errorf("step %d: narration says %d notifications (stated: %v), the meter moved by %d: %q", step.Step, said, stated, meter, step.Narration)
+					}
+					// "N woke for nothing" is the wasted wake-ups meter's
+					// change (it once left out the releasing client's own).
+					if m := wastedSaidRE.FindStringSubmatch(step.Narration); m != nil {
+						if n, _ := strconv.Atoi(m[1]); n != step.Stats.WastedWakeups {
+							t.Errorf("step %d: narration says %d woke for nothing, the wasted meter moved by %d: %q", step.Step, n, step.Stats.WastedWakeups, step.Narration)
+						}
 					}
 					if meter > 0 && strings.Contains(step.Narration, "nobody was notified") {
 						t.Errorf("step %d: narration says nobody was notified, the meter moved by %d: %q", step.Step, meter, step.Narration)
