@@ -81,9 +81,9 @@ type Backend interface {
 	// Timeout is what a lost client takes to lose the lock (ZooKeeper's
 	// session timeout, a Redis key's expiry), shown as sessionTimeoutMs.
 	Timeout(sc *Scenario) time.Duration
-	// Lost says why a client that believes it holds no longer does, for
-	// the checker ("session had expired").
-	Lost() string
+	// Lost says why a client that believes it holds no longer does in the
+	// scenario, for the checker ("session had expired").
+	Lost(sc *Scenario) string
 	NewWorld(ctx context.Context, spec WorldSpec) (World, error)
 	// Close stops what Open started.
 	Close() error

@@ -757,5 +757,5 @@ func releases(events []Event) bool {
 
 // check runs the safety checker over recs with the run's rules.
 func (r *Run) check(recs []record) []Violation {
-	return checkSafety(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost(), tokenWords(r.m.backend))
+	return checkSafety(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost(r.sc), tokenWords(r.m.backend))
 }

@@ -107,7 +107,7 @@ func (b *Backend) Server() *etcdlocal.Server {
 func (b *Backend) Close() error { return b.srv.Close() }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
-func (*Backend) Lost() string {
+func (*Backend) Lost(*simulator.Scenario) string {
 	return "lease had expired (etcd deleted its key)"
 }
 

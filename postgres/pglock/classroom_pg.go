@@ -147,7 +147,7 @@ func (b *Backend) server() *pglocal.Server {
 func (b *Backend) Close() error { return b.srv.Close() }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
-func (*Backend) Lost() string {
+func (*Backend) Lost(*simulator.Scenario) string {
 	return "server had ended its session (its locks went with it)"
 }
 

@@ -177,7 +177,11 @@ func (b *Backend) Addr() string {
 func (b *Backend) Close() error { return b.srv.Close() }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
-func (*Backend) Lost() string {
+func (*Backend) Lost(sc *simulator.Scenario) string {
+	if p, err := paramsOf(sc); err == nil && p.Masters > 1 {
+		// Its copies may have time left: what it lost is its majority.
+		return "keys no longer made a majority of the masters (a master restarted empty or its clock jumped, and another client took a majority)"
+	}
 	return "key was no longer its own (expired, or deleted by another client)"
 }
 

@@ -369,6 +369,13 @@ func redlockTwoMajorities(t *testing.T, st []simulator.State) {
 	if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
 		t.Errorf("violations %v: want C1's write", last.Violations)
 	}
+	// C1's copies on M1 and M2 still had time left: what it lost is its
+	// majority, not its key.
+	for _, v := range last.Violations {
+		if !strings.Contains(v.Message, "no longer made a majority") || strings.Contains(v.Message, "no longer its own") {
+			t.Errorf("violation %q: want it to say C1 lost its majority", v.Message)
+		}
+	}
 	fiveMasters(t, st)
 }
 

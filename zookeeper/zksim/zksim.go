@@ -205,9 +205,9 @@ func unreachable(err error) bool {
 		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosing)
 }
 
-func (*Backend) Catalog() *simulator.Catalog { return Catalog }
-func (*Backend) Actions() []string           { return simulator.Actions() }
-func (*Backend) Lost() string                { return "session had expired" }
+func (*Backend) Catalog() *simulator.Catalog     { return Catalog }
+func (*Backend) Actions() []string               { return simulator.Actions() }
+func (*Backend) Lost(*simulator.Scenario) string { return "session had expired" }
 
 // Name is ZooKeeper's, the service the backend's runs are on.
 func (*Backend) Name() string { return lockqueue.ZooKeeper }
