@@ -197,5 +197,16 @@ func runLabClient(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer l.Close()
-	return lab.RunClient(ctx, lab.ClientConfig{ID: *id, Resource: *resource, Hold: *hold, Out: stdout}, l)
+	done := make(chan error, 1)
+	go func() {
+		done <- lab.RunClient(ctx, lab.ClientConfig{ID: *id, Resource: *resource, Hold: *hold, Out: stdout}, l)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		// Stopped by the lab: a client blocked in the recipe's acquire
+		// (it waits on a watch, not on ctx) exits now, not when killed.
+		return nil
+	}
 }
