@@ -23,9 +23,9 @@ let timer = null;
 let seq = 0;
 let shown = 0;
 
-// The list's parameters and their defaults (views.Dashboard*), which the
-// URL leaves out.
-const defaults = { service: '', q: '', state: 'all', sort: 'alerts', limit: '50' };
+// The list's parameters and their defaults, which the URL leaves out: the
+// server's (views.Dashboard.ListDefaults), on the form.
+const defaults = JSON.parse(controls.dataset.defaults);
 
 // listParams are the list's parameters as the URL has them.
 function listParams() {

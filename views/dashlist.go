@@ -1,6 +1,7 @@
 package views
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -25,6 +26,15 @@ const (
 	DashboardState = "all"
 	DashboardLimit = 50
 )
+
+// ListDefaults are the list's parameters and their defaults, which the
+// dashboard's URL leaves out (its script reads them from the form, so it
+// keeps no copy of them).
+func (Dashboard) ListDefaults() string {
+	b, _ := json.Marshal(map[string]string{"service": "", "q": "", "state": DashboardState, "sort": DashboardSort,
+		"limit": strconv.Itoa(DashboardLimit)})
+	return string(b)
+}
 
 // StateChoices are the dashboard's "show" choices.
 var StateChoices = []Choice{
