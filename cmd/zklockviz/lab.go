@@ -64,6 +64,9 @@ type labFlags struct {
 
 func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f labFlags
+	// Not parseFlags: its ZKLOCKVIZ_* defaults would point a lab run,
+	// which writes lock nodes, at the ZooKeeper serve reads (production);
+	// the lab writes only where --zk names, or to its own throwaway server.
 	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.zk, "zk", "", "")
@@ -180,6 +183,7 @@ func eventLine(e lab.Event) string {
 // zklockviz lab): it prints its events on stdout until it is stopped.
 func runLabClient(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("lab-client", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // the error says it once, through exitCode
 	zkAddr := fs.String("zk", "", "")
 	path := fs.String("path", "", "")
 	id := fs.String("id", "", "")
