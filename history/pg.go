@@ -31,9 +31,21 @@ type PGStore struct {
 	states map[string]*State
 	lastKF map[string]time.Time
 	closed bool
+	// role says whether this replica records (its session holds
+	// RecorderLockKey) and, when not, which one does; epochN is its turn's
+	// number in zklockviz_recorder, which every write is fenced by.
+	role   Role
+	epochN int64
+	// pending is each lock's newest snapshot while this replica stands by:
+	// recorded when it takes over, so what changed meanwhile is not lost.
+	pending    map[string]lockqueue.Snapshot
+	roleRead   time.Time
+	refreshing bool
 
-	stop chan struct{}
-	done chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	endElect  context.CancelFunc
+	electDone chan struct{}
 }
 
 // PGOptions configure a PGStore.
@@ -48,8 +60,11 @@ type PGOptions struct {
 	// KeyframeEvery is how often each lock's state is restated (default
 	// DefaultSegmentAge).
 	KeyframeEvery time.Duration
-	Now           func() time.Time
-	Logger        *slog.Logger
+	// Replica names this process among those sharing the database
+	// (default DefaultReplica()).
+	Replica string
+	Now     func() time.Time
+	Logger  *slog.Logger
 }
 
 const pgSchema = `
@@ -63,14 +78,18 @@ CREATE TABLE IF NOT EXISTS zklockviz_history (
 );
 CREATE INDEX IF NOT EXISTS zklockviz_history_lock_at ON zklockviz_history (lock, at);
 CREATE INDEX IF NOT EXISTS zklockviz_history_at ON zklockviz_history (at);
-`
+` + recorderSchema
 
-// OpenPG connects, creates the table if missing, and recovers each lock's
-// last state, recording the time since its last row as a gap.
+// OpenPG connects, creates the tables if missing and, when no other
+// replica records, becomes the recorder: it recovers each lock's last
+// state and records the time since the last recorder's last sign of life
+// as a gap. Otherwise it stands by, and takes over when the recorder's
+// session ends.
 func OpenPG(ctx context.Context, opts PGOptions) (*PGStore, error) {
 	opts.MaxAge = cmp.Or(opts.MaxAge, DefaultMaxAge)
 	opts.MaxSize = cmp.Or(opts.MaxSize, DefaultMaxSize)
 	opts.KeyframeEvery = cmp.Or(opts.KeyframeEvery, DefaultSegmentAge)
+	opts.Replica = cmp.Or(opts.Replica, DefaultReplica())
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -82,25 +101,56 @@ func OpenPG(ctx context.Context, opts PGOptions) (*PGStore, error) {
 		return nil, fmt.Errorf("history: --history-db: %w", err)
 	}
 	s := &PGStore{opts: opts, pool: pool, states: map[string]*State{}, lastKF: map[string]time.Time{},
-		stop: make(chan struct{}), done: make(chan struct{})}
-	if err := s.open(ctx); err != nil {
+		role: Role{Replica: opts.Replica}, pending: map[string]lockqueue.Snapshot{},
+		stop: make(chan struct{}), done: make(chan struct{}), electDone: make(chan struct{})}
+	conn, err := s.open(ctx)
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	// The first retention runs here, on what an earlier run left, rather
-	// than on the background goroutine: there it raced with the first
-	// recordings, and TestPGSizeRetention saw rows go before it measured.
-	if err := s.Retain(ctx); err != nil {
-		s.opts.Logger.Error("history: retention", "err", err)
+	if s.role.Recording {
+		// The first retention runs here, on what an earlier run left,
+		// rather than on the background goroutine: there it raced with the
+		// first recordings, and TestPGSizeRetention saw rows go before it
+		// measured.
+		if err := s.Retain(ctx); err != nil {
+			s.opts.Logger.Error("history: retention", "err", err)
+		}
+	} else {
+		s.opts.Logger.Info("history: another replica records; standing by", "replica", opts.Replica)
 	}
+	var electCtx context.Context
+	electCtx, s.endElect = context.WithCancel(context.Background())
+	go s.elect(electCtx, conn)
 	go s.background()
 	return s, nil
 }
 
-func (s *PGStore) open(ctx context.Context) error {
+// open creates the tables and takes the recorder's lock if it is free,
+// returning the session that holds or will wait for it.
+func (s *PGStore) open(ctx context.Context) (*pgx.Conn, error) {
 	if _, err := s.pool.Exec(ctx, pgSchema); err != nil {
-		return fmt.Errorf("history: create the table: %w", err)
+		return nil, fmt.Errorf("history: create the tables: %w", err)
 	}
+	conn, err := s.electionConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	got, err := tryLock(ctx, conn)
+	if err == nil && got {
+		err = s.takeOver(ctx, conn)
+	}
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}
+
+// recover reads each lock's last state and records the time since the
+// last recorder's last sign of life (alive), or the lock's last row when
+// later, as a gap. Called with mu held.
+func (s *PGStore) recover(ctx context.Context, now, alive time.Time, why string) error {
 	rows, err := s.pool.Query(ctx, `SELECT lock, max(at) FROM zklockviz_history GROUP BY lock`)
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
@@ -118,7 +168,6 @@ func (s *PGStore) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	now := s.opts.Now()
 	var evs []record
 	for _, l := range lasts {
 		st, err := s.replay(ctx, l.lock, l.at)
@@ -134,34 +183,52 @@ func (s *PGStore) open(ctx context.Context) error {
 		for _, e := range keyframeEvents(&st, now) {
 			evs = append(evs, record{Lock: l.lock, Event: e})
 		}
-		evs = append(evs, record{Lock: l.lock, Event: Event{Time: now, Kind: Gap, Since: l.at, Message: "not recording (zklockviz was not running)"}})
+		since := l.at
+		if alive.After(since) && alive.Before(now) {
+			since = alive
+		}
+		evs = append(evs, record{Lock: l.lock, Event: Event{Time: now, Kind: Gap, Since: since, Message: why}})
 	}
 	return s.insert(ctx, evs)
 }
 
-// insert writes rows in order: their ids keep it.
+// insert writes rows in order, their ids keeping it, fenced by this
+// replica's epoch: the row lock on zklockviz_recorder makes a takeover
+// wait for a write under way, and refuses one that comes after it
+// (errNotRecorder). Called with mu held.
 func (s *PGStore) insert(ctx context.Context, recs []record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(recs))
-	for i, r := range recs {
+	cols := struct {
+		lock, kind, event []string
+		at                []time.Time
+		synthetic         []bool
+	}{}
+	for _, r := range recs {
 		b, err := json.Marshal(r.Event)
 		if err != nil {
 			return fmt.Errorf("history: %w", err)
 		}
-		rows[i] = []any{r.Lock, r.Time, string(r.Kind), r.Synthetic, b}
+		cols.lock, cols.at, cols.kind = append(cols.lock, r.Lock), append(cols.at, r.Time), append(cols.kind, string(r.Kind))
+		cols.synthetic, cols.event = append(cols.synthetic, r.Synthetic), append(cols.event, string(b))
 	}
-	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"zklockviz_history"}, []string{"lock", "at", "kind", "synthetic", "event"}, pgx.CopyFromRows(rows))
+	tag, err := s.pool.Exec(ctx, `INSERT INTO zklockviz_history (lock, at, kind, synthetic, event)
+		SELECT l, a, k, y, e::jsonb FROM unnest($2::text[], $3::timestamptz[], $4::text[], $5::bool[], $6::text[])
+			WITH ORDINALITY AS r(l, a, k, y, e, n)
+		WHERE EXISTS (SELECT 1 FROM zklockviz_recorder WHERE epoch = $1 FOR SHARE)
+		ORDER BY n`, s.epochN, cols.lock, cols.at, cols.kind, cols.synthetic, cols.event)
 	if err != nil {
 		return fmt.Errorf("history: insert: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errNotRecorder
 	}
 	return nil
 }
 
 // Record stores the changes snap makes to its lock and returns them.
 func (s *PGStore) Record(snap lockqueue.Snapshot) ([]Event, error) {
-	key := KeyOf(snap)
 	t := snap.UpdatedAt
 	if t.IsZero() {
 		t = s.opts.Now()
@@ -171,6 +238,22 @@ func (s *PGStore) Record(snap lockqueue.Snapshot) ([]Event, error) {
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errClosed
+	}
+	snap.UpdatedAt = t
+	return s.record(snap)
+}
+
+// record is Record with mu held. A standby keeps the snapshot for when it
+// takes over; a replica without a session to the database refuses it, so
+// the recorder says it does not record and why.
+func (s *PGStore) record(snap lockqueue.Snapshot) ([]Event, error) {
+	key, t := KeyOf(snap), snap.UpdatedAt
+	if !s.role.Recording {
+		if s.role.Why != "" {
+			return nil, fault.Errorf(fault.Unavailable, "not recording: lost the session to the history database: %s", s.role.Why)
+		}
+		s.pending[key] = snap
+		return nil, nil
 	}
 	prev := s.states[key]
 	var evs []Event
@@ -194,7 +277,11 @@ func (s *PGStore) Record(snap lockqueue.Snapshot) ([]Event, error) {
 			recs = append(recs, record{Lock: key, Event: e})
 		}
 	}
-	if err := s.insert(context.Background(), recs); err != nil {
+	if err := s.insert(context.Background(), recs); errors.Is(err, errNotRecorder) {
+		s.role = Role{Replica: s.opts.Replica}
+		s.pending[key] = snap
+		return nil, nil
+	} else if err != nil {
 		return nil, err
 	}
 	s.states[key], s.lastKF[key] = &next, lastKF
@@ -208,11 +295,19 @@ func (s *PGStore) RecordGap(lock string, since time.Time, why string) error {
 	if s.closed {
 		return errClosed
 	}
+	if !s.role.Recording {
+		return nil // the recorder records its own gaps
+	}
 	e := Event{Time: s.opts.Now().Truncate(time.Millisecond), Kind: Gap, Since: since, Message: why}
 	if st := s.states[lock]; st != nil {
 		st.apply(e)
 	}
-	return s.insert(context.Background(), []record{{Lock: lock, Event: e}})
+	err := s.insert(context.Background(), []record{{Lock: lock, Event: e}})
+	if errors.Is(err, errNotRecorder) {
+		s.role = Role{Replica: s.opts.Replica}
+		return nil
+	}
+	return err
 }
 
 // errStoredEvent is a row that does not decode: the database answered,
@@ -354,6 +449,9 @@ func (s *PGStore) background() {
 			return
 		case <-tick.C:
 		}
+		if !s.recording() {
+			continue // the recorder keeps the table's size
+		}
 		if err := s.Retain(context.Background()); err != nil {
 			s.opts.Logger.Error("history: retention", "err", err)
 		}
@@ -429,6 +527,8 @@ func (s *PGStore) Close() error {
 	close(s.stop)
 	s.mu.Unlock()
 	<-s.done
+	s.endElect()
+	<-s.electDone
 	s.pool.Close()
 	return nil
 }

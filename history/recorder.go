@@ -55,13 +55,21 @@ type Status struct {
 	Recording bool      `json:"recording"`
 	Why       string    `json:"why,omitempty"`
 	Since     time.Time `json:"since,omitzero"`
+	// Role says which replica records, when the store is shared by
+	// several (a PostgreSQL history); nil otherwise.
+	Role *Role `json:"role,omitempty"`
 }
 
 // Status is the recorder's current Status.
 func (r *Recorder) Status() Status {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.status
+	st := r.status
+	r.mu.Unlock()
+	if rs, ok := r.store.(interface{ Role() Role }); ok {
+		role := rs.Role()
+		st.Role = &role
+	}
+	return st
 }
 
 // SyncedStatus is Status once what was offered before it was called is

@@ -48,6 +48,36 @@ func (r Replay) AtMillis() string {
 // would quote it.
 func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
+// RecorderRole says which of the replicas sharing a history database
+// records it, and since when ("" without one: the built-in store), and
+// its state for the status line: "connected" while a replica is known to
+// record, "reconnecting" otherwise.
+func RecorderRole(r *history.Role, now time.Time) (text, state string) {
+	if r == nil {
+		return "", ""
+	}
+	state = "connected"
+	if r.Why != "" || (!r.Recording && (r.Recorder == "" || r.Stale(now))) {
+		state = "reconnecting"
+	}
+	return recorderRole(r, now), state
+}
+
+func recorderRole(r *history.Role, now time.Time) string {
+	switch {
+	case r.Recording:
+		return fmt.Sprintf("history recorded by this replica (%s) since %s", r.Replica, When(r.Since))
+	case r.Why != "":
+		return fmt.Sprintf("this replica (%s) lost its session to the history database, and does not know who records: %s", r.Replica, r.Why)
+	case r.Recorder == "":
+		return fmt.Sprintf("this replica (%s) stands by; no replica records the history yet", r.Replica)
+	case r.Stale(now):
+		return fmt.Sprintf("history recorded by replica %s since %s, last heard from %s ago; this replica (%s) stands by",
+			r.Recorder, When(r.Since), now.Sub(r.Alive).Round(time.Second), r.Replica)
+	}
+	return fmt.Sprintf("history recorded by replica %s since %s; this replica (%s) stands by, and takes over if it stops", r.Recorder, When(r.Since), r.Replica)
+}
+
 // Status is what the lock view says about the moment it shows.
 // offAttrs are the replay status's data-off, only while the history
 // cannot be read: the time bar's words for the moment then.

@@ -36,6 +36,10 @@ type Page struct {
 	// HistoryOff says why the flight recorder is not recording, and since
 	// when; empty while it records (or when no history is kept).
 	HistoryOff string
+	// HistoryRole says which replica records, when several share the
+	// history database (RecorderRole), and HistoryRoleState how it stands:
+	// "connected", or "reconnecting" while no replica is known to record.
+	HistoryRole, HistoryRoleState string
 	// Modules are the static scripts the page's script imports, fetched
 	// from the head at once (modulepreload) rather than one level of
 	// imports at a time, each once the one before is parsed.

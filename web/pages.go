@@ -100,17 +100,17 @@ func (p *pages) page(title, active string) views.Page {
 // pageWith is page with the history's status from status.
 func (p *pages) pageWith(title, active string, status func() history.Status) views.Page {
 	pg := views.Page{Title: title, Active: active, SimEnabled: p.sim, Version: p.assets.version}
-	pg.HistoryOff = historyOff(status)
+	if status != nil {
+		st := status()
+		pg.HistoryOff = historyOff(st)
+		pg.HistoryRole, pg.HistoryRoleState = views.RecorderRole(st.Role, time.Now())
+	}
 	return pg
 }
 
 // historyOff says, while the recorder does not record, since when and why;
-// "" while it records or without a recorder.
-func historyOff(status func() history.Status) string {
-	if status == nil {
-		return ""
-	}
-	st := status()
+// "" while it records.
+func historyOff(st history.Status) string {
 	if st.Recording {
 		return ""
 	}

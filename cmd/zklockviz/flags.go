@@ -39,6 +39,7 @@ var envDefaults = []struct{ flag, env string }{
 	{"history-retention", "ZKLOCKVIZ_HISTORY_RETENTION"},
 	{"history-max-size", "ZKLOCKVIZ_HISTORY_MAX_SIZE"},
 	{"history-db", "ZKLOCKVIZ_HISTORY_DB"},
+	{"history-replica", "ZKLOCKVIZ_HISTORY_REPLICA"},
 	{"cluster", "ZKLOCKVIZ_CLUSTER"},
 }
 

@@ -41,7 +41,16 @@ const historyUsage = `  --data-dir DIR                 where the history is kept
   --history-db postgres://...    keep the history in this PostgreSQL database
                                  instead of --data-dir (table
                                  zklockviz_history, created if missing; env
-                                 ZKLOCKVIZ_HISTORY_DB)
+                                 ZKLOCKVIZ_HISTORY_DB). Several serve
+                                 processes may share one: all serve the
+                                 whole history, one records at a time (the
+                                 one whose session holds advisory lock
+                                 2054974582), the next takes over when it
+                                 dies
+  --history-replica NAME         this process's name among those sharing
+                                 --history-db (default: the host name, and
+                                 the process id unless it is 1; env
+                                 ZKLOCKVIZ_HISTORY_REPLICA)
   --cluster NAME                 name the servers read, for every service
                                  (default: each one's own identity: etcd's
                                  cluster id, PostgreSQL's system
@@ -60,8 +69,10 @@ type historyConfig struct {
 	DirGiven bool
 	MaxAge   time.Duration
 	MaxSize  int64
-	// DB is a PostgreSQL URL to keep the history in instead of DataDir.
-	DB string
+	// DB is a PostgreSQL URL to keep the history in instead of DataDir;
+	// Replica names this process among those sharing it.
+	DB      string
+	Replica string
 	// Cluster names the servers read (--cluster), for every service;
 	// empty: each names its own.
 	Cluster string
@@ -69,7 +80,7 @@ type historyConfig struct {
 
 // historyFlags are the recorder's flags as given.
 type historyFlags struct {
-	dataDir, on, retention, maxSize, db, cluster string
+	dataDir, on, retention, maxSize, db, replica, cluster string
 }
 
 func (f *historyFlags) register(fs *flag.FlagSet) {
@@ -78,6 +89,7 @@ func (f *historyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.retention, "history-retention", "7d", "")
 	fs.StringVar(&f.maxSize, "history-max-size", "1GiB", "")
 	fs.StringVar(&f.db, "history-db", "", "")
+	fs.StringVar(&f.replica, "history-replica", "", "")
 	fs.StringVar(&f.cluster, "cluster", "", "")
 }
 
@@ -102,6 +114,13 @@ func (f *historyFlags) config() (historyConfig, error) {
 		return c, fmt.Errorf("--history-db: want a PostgreSQL URL, postgres://user:password@host/database")
 	}
 	c.DB = f.db
+	if strings.ContainsFunc(f.replica, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return c, fmt.Errorf("--history-replica %q: want printable characters", f.replica)
+	}
+	if f.replica != "" && c.DB == "" {
+		return c, errors.New("--history-replica names a replica sharing --history-db: give --history-db too")
+	}
+	c.Replica = f.replica
 	if c.Cluster, err = clusterName(f.cluster); err != nil {
 		return c, err
 	}
@@ -342,12 +361,13 @@ func (m *Main) startHistoryDB(ctx context.Context) error {
 	c := m.Config.History
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(m.Config.ZKTimeout, defaultZKTimeout))
 	defer cancel()
-	store, err := history.OpenPG(ctx, history.PGOptions{URL: c.DB, MaxAge: c.MaxAge, MaxSize: c.MaxSize, Logger: m.log})
+	store, err := history.OpenPG(ctx, history.PGOptions{URL: c.DB, MaxAge: c.MaxAge, MaxSize: c.MaxSize, Replica: c.Replica, Logger: m.log})
 	if err != nil {
 		return fmt.Errorf("%w (check --history-db, or give --history=off)", err)
 	}
 	m.startRecorder(store)
-	m.log.Info("recording history in PostgreSQL", "retention", c.MaxAge, "maxSize", c.MaxSize)
+	role := store.Role()
+	m.log.Info("history in PostgreSQL", "replica", role.Replica, "recording", role.Recording, "retention", c.MaxAge, "maxSize", c.MaxSize)
 	return nil
 }
 
