@@ -152,6 +152,10 @@ deps:
 		echo "installing $${need[*]}"; \
 		$(APT) update && $(APT) install -y "$${need[@]}"; \
 	fi
+	@# TestDeployManifests builds deploy/'s setups with kustomize (kubectl's
+	@# own, or the binary, from the module proxy: Debian has none recent).
+	@command -v kubectl >/dev/null || command -v kustomize >/dev/null || [ -x "$$($(GO) env GOPATH)/bin/kustomize" ] || \
+		{ echo "installing kustomize"; $(GO) install sigs.k8s.io/kustomize/kustomize/v5@v5.7.1; }
 
 # The demo needs only ZooKeeper.
 deps-zookeeper:
