@@ -9,9 +9,17 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# .git is not in the build context, so the build records no VCS facts:
+# stamp them, as the Makefile does, e.g.
+#   docker build --build-arg VERSION=$(git describe --tags --always) \
+#     --build-arg REVISION=$(git rev-parse HEAD) --build-arg REVTIME=$(git log -1 --format=%cI) .
 ARG VERSION=dev
+ARG REVISION=
+ARG REVTIME=
 # The *_templ.go files are committed, so no templ step is needed here.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/zklockviz ./cmd/zklockviz
+RUN CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X main.version=${VERSION} -X main.revision=${REVISION} -X main.revisionTime=${REVTIME}" \
+    -o /out/zklockviz ./cmd/zklockviz
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/zklockviz /usr/local/bin/zklockviz

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
@@ -200,10 +201,26 @@ func (s *PGStore) stepDown(conn *pgx.Conn) {
 	conn.Close(context.Background())
 }
 
-// tryLock takes the recorder's lock if no one holds it.
+// openWait is how long a starting replica waits for the recorder's lock:
+// a recorder that just stopped (a restart) lets go of it only once its
+// backend has ended, a moment after its connection closed.
+const openWait = time.Second
+
+// tryLock takes the recorder's lock if it is free within openWait.
 func tryLock(ctx context.Context, conn *pgx.Conn) (bool, error) {
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, RecorderLockKey).Scan(&got); err != nil {
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`SET lock_timeout = %d`, openWait.Milliseconds())); err != nil {
+		return false, fmt.Errorf("history: the recorder's lock: %w", err)
+	}
+	_, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, RecorderLockKey)
+	got := err == nil
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available: another replica records
+		err = nil
+	}
+	if err == nil {
+		_, err = conn.Exec(ctx, `RESET lock_timeout`)
+	}
+	if err != nil {
 		return false, fmt.Errorf("history: the recorder's lock: %w", err)
 	}
 	return got, nil
@@ -235,8 +252,11 @@ func (s *PGStore) takeOver(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("history: become the recorder: %w", err)
 	}
 	why := "not recording (zklockviz was not running)"
-	if prev.replica != "" && prev.replica != s.opts.Replica {
+	switch {
+	case prev.replica != "" && prev.replica != s.opts.Replica:
 		why = fmt.Sprintf("not recording (the recorder changed: %s took over from %s)", s.opts.Replica, prev.replica)
+	case s.epochN != 0: // this process recorded before
+		why = "not recording (this replica lost its session to the history database)"
 	}
 	s.states, s.lastKF = map[string]*State{}, map[string]time.Time{}
 	s.role = Role{Replica: s.opts.Replica, Recording: true, Recorder: s.opts.Replica, Since: now, Alive: now}

@@ -138,11 +138,13 @@ image=localhost/zklockviz:image-check
 # makes a second check quick. Go's caches are safe to share between
 # concurrent builds.
 modcache=$(go env GOMODCACHE) gocache=$(go env GOCACHE)
+revision=$(git rev-parse HEAD) revtime=$(git log -1 --format=%cI)
 mkdir -p "$modcache" "$gocache"
 step "buildah build (chroot isolation, vfs; Go caches $modcache, $gocache)"
 "${B[@]}" build --isolation chroot --pull=never --layers=false \
   --volume "$modcache:/go/pkg/mod" --volume "$gocache:/root/.cache/go-build" \
-  --build-arg VERSION=image-check -t "$image" . >"$work/build.log" 2>&1 ||
+  --build-arg VERSION=image-check --build-arg REVISION="$revision" --build-arg REVTIME="$revtime" \
+  -t "$image" . >"$work/build.log" 2>&1 ||
   { cat "$work/build.log" >&2; die "buildah build failed"; }
 
 # The image's own settings, from its OCI config.
@@ -176,6 +178,13 @@ step "run ${default_run[*]}"
 "${B[@]}" run --isolation chroot "$ctr" -- "${default_run[@]}" >"$work/default.out" 2>&1 ||
   { cat "$work/default.out" >&2; die "${default_run[*]} failed"; }
 grep -q "zklockviz serve" "$work/default.out" || { cat "$work/default.out" >&2; die "${default_run[*]} printed no help"; }
+
+# The image says which build it is: the version and commit it was given.
+step "run ${default_run[0]} version"
+"${B[@]}" run --isolation chroot "$ctr" -- "${default_run[0]}" version >"$work/version.out" 2>&1 ||
+  { cat "$work/version.out" >&2; die "version failed"; }
+grep -q "image-check" "$work/version.out" && grep -q "$revision" "$work/version.out" ||
+  { cat "$work/version.out" >&2; die "the image's version does not name the build's version and commit $revision"; }
 
 json() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@"; }
 run=$(python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1]) + json.loads(sys.argv[2])))' \
