@@ -95,6 +95,9 @@ export class Panel {
     const title = opts.title || (wordsOf(opts.service).strategies || {})[strategy] || strategy;
     this.el.querySelector('.run-table').hidden = !opts.showTable;
     this.el.querySelector('.strategy').textContent = this.name;
+    // Presentation mode may cut a long name short (app.css): the whole one
+    // is the tooltip.
+    this.el.querySelector('.strategy').title = this.name;
     this.el.querySelector('.run-title').textContent = this.side ? this.side.scenario : title;
     if (this.side) {
       this.el.classList.add('side-pane');
