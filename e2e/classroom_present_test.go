@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -146,6 +147,17 @@ func TestPresentationCompare(t *testing.T) {
 	for _, f := range measureLanes(tb) {
 		if f.Nodes != 5 || f.Cut != 0 || f.Scrollable || f.Bottom > projectorH {
 			t.Errorf("%s: %d nodes, %d cut off (scrolls sideways: %v), the lowest ends at %.0f px; want all 5 in sight", f.Run, f.Nodes, f.Cut, f.Scrollable, f.Bottom)
+		}
+	}
+	// A queued waiter's mark draws its pause bars with its own borders: the
+	// page's fonts have no "⏸", which showed as a box.
+	marks := eval[[]string](tb, `[...document.querySelectorAll('.client .queued')].map(q => { const b = getComputedStyle(q, '::before'); return b.content + ' ' + b.borderLeftWidth; })`)
+	if len(marks) == 0 {
+		t.Errorf("no queued waiter's mark shown")
+	}
+	for _, m := range marks {
+		if !strings.HasPrefix(m, `"" `) || strings.HasSuffix(m, " 0px") {
+			t.Errorf("a queued mark's ::before is %q: want no glyph, and bars drawn by its borders", m)
 		}
 	}
 	shoot(tb, "present-compare.png")
