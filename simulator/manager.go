@@ -240,7 +240,7 @@ func (m *Manager) Start(spec Spec) (*Run, error) {
 	ctx, cancel := context.WithCancel(m.ctx)
 	r := &Run{
 		m: m, id: id, sc: sc, strategy: strategy, fencing: fencing, ctx: ctx, cancel: cancel,
-		plan: plan, speed: 1, lastUsed: time.Now(), subs: map[*Subscription]struct{}{},
+		plan: plan, script: slices.Clone(plan), branchFrom: -1, speed: 1, lastUsed: time.Now(), subs: map[*Subscription]struct{}{},
 	}
 	if err := m.launch(r); err != nil {
 		cancel()

@@ -137,6 +137,9 @@ type State struct {
 	// Servers is what the run's servers hold beyond the snapshot
 	// (Redlock's masters, the key's time to live over the run's time).
 	Servers *Servers `json:"servers,omitempty"`
+	// Branch is set while the run is off its scenario's script: a client
+	// was acted on (a what-if), and ToScript returns to the script.
+	Branch *Branch `json:"branch,omitempty"`
 }
 
 // StepTick is what one step moves a run's clock by: the pace of playback at
@@ -186,6 +189,12 @@ type Run struct {
 	lastUsed time.Time
 	subs     map[*Subscription]struct{}
 	viewed   bool
+
+	// script is the scenario's own plan, kept while an act has put the
+	// run on a branch of it; branchFrom is the step the branch left it
+	// at, -1 while the run follows it. mu guards both.
+	script     []Action
+	branchFrom int
 }
 
 // ID is the run's id.
@@ -536,6 +545,8 @@ func (r *Run) SetSpeed(x float64) error {
 // client name gets the next free one. Acting after going back replays the
 // steps up to the shown one on a fresh lock path first: the recorded
 // future is dropped (the rest of the plan is kept when it still fits).
+// The act puts the run on a branch of its script, which the run keeps
+// whole: ToScript goes back to it.
 func (r *Run) Act(client, action string) error {
 	if err := r.usable(); err != nil {
 		return err
@@ -570,6 +581,7 @@ func (r *Run) Act(client, action string) error {
 	}
 	r.mu.Lock()
 	r.plan = next
+	r.leaveScript(cursor)
 	r.mu.Unlock()
 	return r.exec(cursor + 1)
 }
@@ -740,6 +752,7 @@ func (r *Run) State() State {
 		s.Violations = []Violation{}
 	}
 	s.Verdict = VerdictOf(s.Violations, s.Stats)
+	s.Branch = r.branch()
 	s.Meters = MetersOf(runWords(r.m.backend).Requests, s.Events, s.Stats)
 	for k := r.cursor; k >= 1; k-- {
 		if releases(r.records[k].Events) {

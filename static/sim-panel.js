@@ -50,6 +50,10 @@ class RunClock {
 
 }
 
+// READABLE_PX is the smallest a lane's label may be drawn in presentation
+// mode: read from the back of a lecture hall.
+const READABLE_PX = 20;
+
 // Panel is one run on the page: its section, its socket, the states it
 // received and the one it shows.
 //   opts.showTable: whether the run's table starts shown
@@ -91,6 +95,9 @@ export class Panel {
     const title = opts.title || (wordsOf(opts.service).strategies || {})[strategy] || strategy;
     this.el.querySelector('.run-table').hidden = !opts.showTable;
     this.el.querySelector('.strategy').textContent = this.name;
+    // Presentation mode may cut a long name short (app.css): the whole one
+    // is the tooltip.
+    this.el.querySelector('.strategy').title = this.name;
     this.el.querySelector('.run-title').textContent = this.side ? this.side.scenario : title;
     if (this.side) {
       this.el.classList.add('side-pane');
@@ -323,6 +330,30 @@ export class Panel {
     pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
     eventLog(this.eventsEl, s);
     if (this.side) this.renderSide(s);
+    this.fitLane();
+  }
+
+  // fitLane sizes the run's lanes for presentation mode (body[data-present]).
+  // A run alone takes the room left above the fold, but never so little
+  // that a label is under READABLE_PX, past which it scrolls sideways; a
+  // run beside others (compare, side by side) is as wide as its pane, every
+  // node in sight. Outside presentation mode a lane has its own size.
+  fitLane() {
+    for (const svg of [this.svg, this.locksSvg]) {
+      const vb = svg.viewBox.baseVal;
+      svg.style.width = svg.style.height = '';
+      if (document.body.dataset.present !== 'true' || !vb || !vb.width || svg.parentElement.hidden) continue;
+      const box = svg.parentElement;
+      let scale = box.clientWidth / vb.width;
+      if (!this.compare) {
+        const room = window.innerHeight - box.getBoundingClientRect().top - window.scrollY - 8;
+        const smallest = Math.min(...[...svg.querySelectorAll('text.label')].map((t) => parseFloat(getComputedStyle(t).fontSize) || 12));
+        const readable = Number.isFinite(smallest) ? READABLE_PX / smallest : 1;
+        scale = Math.max(readable, Math.min(scale, room / vb.height));
+      }
+      svg.style.width = `${vb.width * scale}px`;
+      svg.style.height = `${vb.height * scale}px`;
+    }
   }
 
   // renderLocks draws the scene's locks, one lane each, and the wait cycle

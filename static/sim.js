@@ -17,7 +17,8 @@ const ui = {
   speedOut: $('speed-out'), addReader: $('add-reader'), addWriter: $('add-writer'), share: $('share'),
   scrub: $('scrub'), ticks: $('ticks'), stepInfo: $('step-info'), runs: $('runs'), error: $('sim-error'),
   shortcuts: $('shortcuts'), strategyFixed: $('strategy-fixed'), runList: $('run-list'), runCount: $('run-count'),
-  runItems: $('run-items'),
+  runItems: $('run-items'), present: $('present'), offScript: $('off-script'), offScriptText: $('off-script-text'),
+  toScript: $('to-script'),
 };
 // The timeline is the one the lock view's time bar uses (timeline.js).
 const timeline = new Timeline(ui.scrub, ui.ticks, { onSeek: (k) => seek(k) });
@@ -163,10 +164,23 @@ function syncControls() {
   ui.addReader.textContent = say(rw ? 'add.reader' : 'add.client');
   ui.addReader.dataset.action = rw ? 'add-reader' : 'add';
   ui.addWriter.hidden = !rw;
+  syncScript(s);
   renderTicks();
   for (const p of panels) if (p.state) p.renderHerd();
   syncRunList();
   updateURL();
+}
+
+// syncScript says, while the lead run is on a what-if branch (State.branch:
+// the simulator's account of its script), that the page is off the script,
+// what became of the script's remaining steps, and how to return.
+function syncScript(s) {
+  const b = s && s.branch;
+  ui.offScript.hidden = !b;
+  document.body.dataset.branch = b ? String(b.from) : '';
+  if (!b) return;
+  const key = !b.left ? 'script.ended' : b.kept ? 'script.kept' : 'script.dropped';
+  ui.offScriptText.textContent = say(key, { from: b.from, left: b.left });
 }
 
 // renderTicks marks every step on the timeline: coloured by what happened
@@ -210,15 +224,18 @@ function updateURL() {
   else u.searchParams.delete('acts');
   if (s && s.step) u.searchParams.set('step', s.step);
   else u.searchParams.delete('step');
+  if (presenting()) u.searchParams.set('present', '1');
+  else u.searchParams.delete('present');
   history.replaceState(null, '', u);
 }
 
-// command sends a command to every run; it answers whether all took it.
-async function command(path, body) {
+// command sends a command to every run (or those only picks); it answers
+// whether all took it.
+async function command(path, body, only = () => true) {
   showError(null);
   const gen = generation;
   const ok = await Promise.all(
-    panels.map(async (p) => {
+    panels.filter(only).map(async (p) => {
       if (!p.id) return true;
       try {
         const raw = await call('POST', p.path(path), body);
@@ -296,7 +313,41 @@ const actions = {
   writer: () => {
     if (!ui.addWriter.hidden) userAct('', 'add-writer');
   },
+  // toScript leaves a what-if branch: each run on one goes back to the
+  // step it left its script at. The acts taken since are the branch's, so
+  // the shared link drops them.
+  toScript: async () => {
+    const off = (p) => p.latest() && p.latest().branch;
+    if (!panels.some(off)) return;
+    stopTogether();
+    if (await command('/script', undefined, off)) {
+      acts = [];
+      updateURL();
+    }
+  },
+  present: () => setPresent(!presenting()),
 };
+
+// ---- Presentation mode --------------------------------------------------
+// Presentation mode is for a projector (1280×720): app.css puts the queue
+// and the narration above the fold and the controls on one row, and each
+// panel scales its lane (Panel.fitLane). The URL keeps it (?present=1), so
+// a lecturer can bookmark it; the server then paints it from the start.
+function presenting() {
+  return document.body.dataset.present === 'true';
+}
+
+function setPresent(on) {
+  if (on) document.body.dataset.present = 'true';
+  else delete document.body.dataset.present;
+  syncPresent();
+  updateURL();
+}
+
+function syncPresent() {
+  ui.present.setAttribute('aria-pressed', String(presenting()));
+  for (const p of panels) p.fitLane();
+}
 
 function seek(step) {
   stopTogether();
@@ -538,6 +589,11 @@ ui.back.addEventListener('click', actions.back);
 ui.restart.addEventListener('click', restart);
 ui.addReader.addEventListener('click', actions.reader);
 ui.addWriter.addEventListener('click', actions.writer);
+ui.toScript.addEventListener('click', actions.toScript);
+ui.present.addEventListener('click', actions.present);
+window.addEventListener('resize', () => {
+  for (const p of panels) p.fitLane();
+});
 // A select or number field keeps the focus after a change, and the page's
 // keys (Space, the arrows) would go to it: hand the focus back to the page.
 for (const el of [ui.scenario, ui.strategy, ui.clients]) el.addEventListener('change', () => el.blur());
@@ -593,6 +649,7 @@ timelineKeys(
     back: actions.back, step: actions.step, first: actions.first, last: actions.last,
     extra: {
       ' ': actions.toggle, '[': actions.slower, ']': actions.faster, r: actions.reader, w: actions.writer, t: toggleTable,
+      s: actions.toScript, p: actions.present,
       c: () => {
         if (ui.strategy.disabled) return;
         ui.strategy.value = ui.strategy.value === 'compare' ? 'predecessor' : 'compare';
@@ -643,6 +700,7 @@ async function main() {
     ui.fencing.dataset.touched = '1';
   }
   ui.speedOut.textContent = speedOf(Number(ui.speed.value)) + '×';
+  syncPresent();
   let unknown;
   try {
     unknown = await loadScenarios();

@@ -76,6 +76,10 @@ var classPhrases = map[string]string{
 	"add.reader":     "+ reader",
 	"add.client":     "+ client",
 
+	"script.kept":    "What if? Off the script since step {from}: this branch still plays the script's {left} remaining {left|step|steps} after your acts. Back to the script (s) returns to step {from} without your acts.",
+	"script.dropped": "What if? Off the script since step {from}: the script's {left} remaining {left|step|steps} no longer fit after your acts, so this branch ends with them. They are kept: back to the script (s) returns to step {from} and plays them.",
+	"script.ended":   "What if? Off the script since step {from}, where it had ended. Back to the script (s) returns to step {from} without your acts.",
+
 	"replay.failed":    "could not replay {act} at step {step}",
 	"replay.link":      "shared link: {why}",
 	"runs.failed":      "(could not list: {why})",

@@ -147,6 +147,21 @@ var (
 	simPause = func(run lockservice.Run, _ http.ResponseWriter, _ *http.Request) error { return run.Pause() }
 )
 
+// scripted is a run that can leave a what-if branch for its scenario's
+// script (simulator.Run): the classroom's runs all are, but Run does not
+// promise it.
+type scripted interface{ ToScript() error }
+
+// simToScript returns a run from a what-if branch to its script, at the
+// step the branch left it.
+func simToScript(run lockservice.Run, _ http.ResponseWriter, _ *http.Request) error {
+	sr, ok := run.(scripted)
+	if !ok {
+		return errorf(ErrConflict, "run %s has no script to return to", run.ID())
+	}
+	return sr.ToScript()
+}
+
 func simSeek(run lockservice.Run, w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Step *int `json:"step"`

@@ -485,11 +485,15 @@ var simStrategies = map[string]bool{"predecessor": true, "herd": true, "compare"
 func (p *pages) classroom(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	s := views.Sim{Page: p.page("Classroom", "sim"), Enabled: p.sim, Scenario: q.Get("scenario"), Strategy: q.Get("strategy")}
-	if s.Strategy == "" {
+	switch s.Strategy {
+	case "":
 		s.Strategy = "predecessor"
+	case "both":
+		// The page offers "both, side by side"; its value is compare.
+		s.Strategy = "compare"
 	}
 	if !simStrategies[s.Strategy] {
-		p.fail(w, r, http.StatusBadRequest, fmt.Sprintf("unknown strategy %q: use predecessor, herd or compare", s.Strategy))
+		p.fail(w, r, http.StatusBadRequest, fmt.Sprintf("unknown strategy %q: use predecessor, herd or both (compare)", s.Strategy))
 		return
 	}
 	if len(s.Scenario) > 100 {
@@ -505,6 +509,11 @@ func (p *pages) classroom(w http.ResponseWriter, r *http.Request) {
 		s.Step = n
 	}
 	s.Body = templ.Attributes{"data-sim": strconv.FormatBool(p.sim)}
+	// Presentation mode (?present=1, sim.js's p) is painted from the
+	// first frame: a projector never shows the page's everyday layout.
+	if q.Get("present") == "1" {
+		s.Body["data-present"] = "true"
+	}
 	s.Legends = map[string][]views.LegendItem{}
 	for _, svc := range p.services.All() {
 		sv := serviceView(svc)

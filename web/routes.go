@@ -57,6 +57,7 @@ func (s *Server) routes() http.Handler {
 					r.Post("/pause", s.simCommand(simPause))
 					r.Post("/speed", s.simCommand(simSpeed))
 					r.Post("/act", s.simCommand(s.simAct))
+					r.Post("/script", s.simCommand(simToScript))
 					r.Get("/ws", s.handleSimWS)
 				})
 			})
