@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -552,5 +553,20 @@ func TestServeStopsCleanlyAfterZooKeeperWentAway(t *testing.T) {
 		}
 	case <-time.After(2 * waitTimeout):
 		t.Fatalf("serve did not stop\n%s", s.output())
+	}
+}
+
+// A port another program holds (ZooKeeper's AdminServer takes 8080 by
+// default) stops serve with an error that says so and names --addr.
+func TestServeAddrInUse(t *testing.T) {
+	zks := sharedZK(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	code, _, stderr := runBinary(t, nil, "serve", "--zk", zks.Addr(), "--addr", ln.Addr().String(), "--history=off")
+	if code != 1 || !strings.Contains(stderr, "another program listens there") || !strings.Contains(stderr, "--addr") {
+		t.Errorf("serve on a port in use: exit %d, %q; want 1, saying another program listens there and naming --addr", code, stderr)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zklockviz/zklockviz/hub"
@@ -662,6 +663,10 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	if m.ln, err = net.Listen("tcp", c.Addr); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			// ZooKeeper's AdminServer listens on 8080 by default too.
+			return fmt.Errorf("listen on %s: another program listens there (ZooKeeper's AdminServer takes 8080 by default); give --addr another port, e.g. --addr 127.0.0.1:9090: %w", c.Addr, err)
+		}
 		return fmt.Errorf("listen on %s: %w", c.Addr, err)
 	}
 	m.serve(runCtx, h)
