@@ -259,7 +259,7 @@ function drawScene(clock) {
     return;
   }
   knowNames(sc.names);
-  drawLocks(sceneSvg, sc.locks, { steps: sc.cycle }, { id: 'scene', timing: clock, href: (_, i) => sc.hrefs[i] });
+  drawLocks(sceneSvg, sc.locks, sc.cycle, { id: 'scene', timing: clock, href: (_, i) => sc.hrefs[i] });
 }
 
 // render draws snap; pending is the table's page for it, if already asked;

@@ -542,20 +542,18 @@ const TITLE_H = 24;
 // drawLocks draws a scene of several locks into svg: a classroom step's
 // locks (simulator.State.locks), or the locks of a deadlock a lock page's
 // lock is in (its frame's scene). One lane per lock, side by side, each
-// drawn by drawQueue, and the wait cycle across them. cycle is null when
-// there is none, else its steps in wait order as the server found them
-// ({steps: [{lock, waiter, target, to, toName}]}, waitgraph.Scene: the
-// waiter waits in lock for the target, whose client waits in the next
-// step's lock), or lockqueue's wait-cycle alert ({nodes}: its nodes in wait
-// order, a session being a node in every lock it is part of, PostgreSQL's
-// pid-N). Each waiter's arrow to the node it waits for is the cycle's, in
-// its lock's lane (above the shapes, as every wait), and a link below the
-// lanes goes from that node to its client's own wait in the next lane: C1
-// waits for C2, which holds row 2 and waits for row 1, which C1 holds.
-//   opts: drawQueue's; opts.names(node name) → the client it is;
-//   opts.href(snap, i) → the page a lane's title links to (no titles
-//   without it)
-export function drawLocks(svg, locks, cycle, opts = {}) {
+// drawn by drawQueue, and the wait cycle across them: steps, in wait order
+// as the server found them (waitgraph.Scene: [{lock, waiter, target, from,
+// to, fromName, toName}], the waiter waiting in lock for the target, whose
+// client waits in the next step's lock), empty when there is none. Each
+// waiter's arrow to the node it waits for is the cycle's, in its lock's
+// lane (above the shapes, as every wait), and a link below the lanes goes
+// from that node to its client's own wait in the next lane: C1 waits for
+// C2, which holds row 2 and waits for row 1, which C1 holds.
+//   opts: drawQueue's; opts.names(node name) → the client it is, where the
+//   page knows better than the step's names; opts.href(snap, i) → the page
+//   a lane's title links to (no titles without it)
+export function drawLocks(svg, locks, steps, opts = {}) {
   const id = opts.id || 'locks';
   const names = opts.names || ((n) => n);
   svg.replaceChildren();
@@ -587,8 +585,10 @@ export function drawLocks(svg, locks, cycle, opts = {}) {
   });
   const width = Math.max(320, x - LOCKS_GAP);
   svg.dataset.locks = String(locks.length);
-  const steps = cycleSteps(cycle, lanes, names);
-  svg.dataset.cycle = steps.map((st) => st.fromName || st.from).join(' ');
+  steps = steps || [];
+  // Who a node's client is: the page's name for it, else the step's.
+  const who = (node, name) => (names(node) !== node ? names(node) : name);
+  svg.dataset.cycle = steps.map((st) => who(st.waiter, st.fromName || st.from)).join(' ');
   const size = (height) => {
     svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
     svg.setAttribute('width', width);
@@ -629,37 +629,21 @@ export function drawLocks(svg, locks, cycle, opts = {}) {
     const h = 30 + (24 * Math.abs(x2 - x1)) / COL;
     deepest = Math.max(deepest, h);
     const d = `M${x1},${bottom} C${x1},${bottom + h} ${x2},${bottom + h} ${x2},${bottom}`;
-    const who = st.toName || st.to;
+    const client = who(st.target, st.toName || st.to);
     const p = el('path', {
-      class: 'cycle-link', d, 'marker-end': `url(#${id}-ah-cycle)`, 'data-cycle-link': who,
+      class: 'cycle-link', d, 'marker-end': `url(#${id}-ah-cycle)`, 'data-cycle-link': client,
       'data-session': st.to, 'data-from-lock': here.snap.path, 'data-to-lock': there.snap.path,
     });
-    p.append(el('title', {}, say('cycle.link', { who, session: st.to, here: here.snap.path, there: there.snap.path })));
+    p.append(el('title', {}, say('cycle.link', { who: client, session: st.to, here: here.snap.path, there: there.snap.path })));
     links.append(p);
     const tag = el('g', { class: 'cycle-tag', transform: `translate(${(x1 + x2) / 2},${bottom + 0.75 * h})` });
     tag.append(el('rect', { x: -24, y: -10, width: 48, height: 20, rx: 10 }));
-    tag.append(el('text', { y: 4 }, who));
-    tag.append(el('title', {}, say('cycle.tag', { who, here: here.snap.path, there: there.snap.path })));
+    tag.append(el('text', { y: 4 }, client));
+    tag.append(el('title', {}, say('cycle.tag', { who: client, here: here.snap.path, there: there.snap.path })));
     links.append(tag);
   });
   svg.append(links);
   size(Math.ceil(bottom + 0.75 * deepest + 14));
-}
-
-// cycleSteps are drawLocks' cycle as steps in wait order. The server's
-// steps are taken as they come; a wait-cycle alert's nodes (each a session
-// in every lock it is part of) are each a step in the lane where the node
-// waits for the next one.
-function cycleSteps(cycle, lanes, names) {
-  if (!cycle) return [];
-  if (cycle.steps) return cycle.steps;
-  const members = cycle.nodes || [];
-  const waitsOn = (n, to) => n && !n.holding && (n.waitsFor === to || (n.waitEdges || []).some((e) => e.to === to) || (n.blockedBy || []).includes(to));
-  return members.map((a, k) => {
-    const b = members[(k + 1) % members.length];
-    const here = lanes.find((l) => waitsOn((l.snap.nodes || []).find((n) => n.name === a), b));
-    return { lock: here ? here.snap.path : null, waiter: a, target: b, from: a, to: b, fromName: names(a), toName: names(b) };
-  });
 }
 
 function drawNode(c, snap, opts, alerts, inCycle) {
