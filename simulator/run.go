@@ -719,7 +719,7 @@ func (r *Run) State() State {
 	rec := r.records[r.cursor]
 	rc := r.m.backend.Recipe(r.sc, r.strategy)
 	s := State{
-		ID: r.id, Service: r.sc.Service, Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
+		ID: r.id, Service: lockqueue.WireService(r.sc.Service), Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
 		Step: r.cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
 		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
