@@ -128,7 +128,7 @@ func (w *world) find(name string) *client {
 	return nil
 }
 
-// lockSecond queues c on the scene's other lock with its own session: a
+// lockSecond queues c on the scene's other lock with the same session: a
 // second node, created, placed and watched by the same recipe.
 func (w *world) lockSecond(ctx context.Context, c *client) error {
 	o := c.w.other()
