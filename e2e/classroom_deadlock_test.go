@@ -121,3 +121,58 @@ func TestClassroomEtcdNodesNamedByClient(t *testing.T) {
 		t.Errorf("etcd's nodes read %q, want C1, C2, C3", got)
 	}
 }
+
+// ZooKeeper's deadlock in the browser: two lock parents, each a lane of
+// its own; C1 holds the first and waits in the second, C2 the reverse, by
+// their sessions' second nodes. The cycle is drawn across the lanes while
+// it stands, and the note says who waits for whom. Once C2's session has
+// expired, C1 holds both locks and no part of the cycle is left.
+func TestClassroomDrawsZooKeeperDeadlock(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=zk-deadlock&strategy=predecessor")
+	scope := run("predecessor")
+	tb.until("zk-deadlock's run", settled(scope, 0)+` && document.getElementById('scenario').value === 'zk-deadlock'`)
+	for k := 1; k <= 4; k++ {
+		tb.key(kb.ArrowRight)
+		tb.until(fmt.Sprintf("step %d", k), settled(scope, k))
+	}
+	// A ZooKeeper node's data label is its client's name, quoted.
+	lanesJS := strings.Replace(strings.ReplaceAll(sceneLanesJS, `.split(' · ')[0]`, `.replace(/[“”]/g, '')`),
+		`'.run svg.locks > svg.lane'`, jsString(scope+` svg.locks > svg.lane`), 1)
+	lanes := eval[[]sceneLane](tb, lanesJS)
+	var got []string
+	for _, l := range lanes {
+		got = append(got, fmt.Sprintf("holds %v, waits %v", l.Holders, l.Waiters))
+	}
+	if want := []string{"holds [C1], waits [C2]", "holds [C2], waits [C1]"}; !slices.Equal(got, want) {
+		t.Errorf("the cycle's step draws the locks %q, want %q", got, want)
+	}
+	if len(lanes) == 2 && lanes[1].Lock != lanes[0].Lock+"-2" {
+		t.Errorf("the lanes are %s and %s, want the run's lock and the one beside it", lanes[0].Lock, lanes[1].Lock)
+	}
+	links := eval[[]string](tb, `[...document.querySelectorAll(`+jsString(scope+` svg.locks .cycle-link`)+`)].filter(p => p.dataset.fromLock !== p.dataset.toLock).map(p => p.dataset.cycleLink).sort()`)
+	if !slices.Equal(links, []string{"C1", "C2"}) {
+		t.Errorf("links of the cycle across the locks: %v, want one for C1 and one for C2", links)
+	}
+	note := eval[string](tb, `(n => n && !n.hidden ? n.textContent : '')(document.querySelector(`+jsString(scope+` .cycle-note`)+`))`)
+	if !strings.Contains(note, "C1 → C2 → C1") {
+		t.Errorf("the cycle's note %q: want it to name C1 → C2 → C1", note)
+	}
+	tb.screenshot("classroom-zk-deadlock.png")
+
+	// Step 5: C2 is killed; its session expires and C1 gets the second lock.
+	tb.key(kb.ArrowRight)
+	tb.until("step 5", settled(scope, 5))
+	got = nil
+	for _, l := range eval[[]sceneLane](tb, lanesJS) {
+		got = append(got, fmt.Sprintf("holds %v, waits %v", l.Holders, l.Waiters))
+	}
+	if want := []string{"holds [C1], waits []", "holds [C1], waits []"}; !slices.Equal(got, want) {
+		t.Errorf("after C2's session expired the locks %q, want %q", got, want)
+	}
+	if n := eval[int](tb, `document.querySelectorAll(`+jsString(scope+` svg.locks .cycle-link, `+scope+` svg.locks [data-cycle=true]`)+`).length`); n != 0 {
+		t.Errorf("after C2's session expired, %d parts of the cycle are still drawn", n)
+	}
+}

@@ -46,8 +46,11 @@ func checkSafety(recs []record, lock LockKind, leases int, fencing bool, lost st
 		if rec.Step == 0 {
 			continue
 		}
-		readers, writers := holders(rec)
-		out = checkOverlap(out, rec.Step, lock, leases, readers, writers)
+		readers, writers := holders(rec.Clients)
+		for _, clients := range byLock(rec.Clients) {
+			r, w := holders(clients)
+			out = checkOverlap(out, rec.Step, lock, leases, r, w)
+		}
 		for _, e := range rec.Events {
 			if e.Event != EvWrite {
 				continue
@@ -66,10 +69,27 @@ func checkSafety(recs []record, lock LockKind, leases int, fencing bool, lost st
 	return out
 }
 
-// holders are the clients holding the lock at rec, readers apart from
-// writers (a lease's holder counts as a writer).
-func holders(rec record) (readers, writers []string) {
-	for _, c := range rec.Clients {
+// byLock are the clients by the lock they joined (ClientInfo.Lock), in
+// the order the locks first come: one group in a run of one lock.
+func byLock(clients []ClientInfo) [][]ClientInfo {
+	var out [][]ClientInfo
+	at := map[string]int{}
+	for _, c := range clients {
+		i, ok := at[c.Lock]
+		if !ok {
+			i = len(out)
+			at[c.Lock] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], c)
+	}
+	return out
+}
+
+// holders are the clients holding a lock, readers apart from writers (a
+// lease's holder counts as a writer).
+func holders(clients []ClientInfo) (readers, writers []string) {
+	for _, c := range clients {
 		if c.State != StateHolding {
 			continue
 		}

@@ -31,6 +31,11 @@ func cl(name string, mode lockqueue.Mode, state string, since int) ClientInfo {
 	return ClientInfo{Name: name, Mode: mode, State: state, Since: since}
 }
 
+func onLock(c ClientInfo, lock string) ClientInfo {
+	c.Lock = lock
+	return c
+}
+
 const (
 	wr = lockqueue.Write
 	rd = lockqueue.Read
@@ -149,6 +154,17 @@ func TestCheckSafety(t *testing.T) {
 			name: "a holder's own write: fine",
 			lock: ExclusiveLock,
 			recs: hist(histStep{clients: []ClientInfo{cl("A", ex, StateHolding, 1)}, events: []Event{write("A", 0x10)}}),
+		},
+		{
+			// A scene of two locks (ZooKeeper's deadlock): each lock's
+			// holders are counted apart.
+			name: "one holder on each of two locks: fine; two on one: overlap",
+			lock: ExclusiveLock,
+			recs: hist(
+				histStep{clients: []ClientInfo{onLock(cl("A", ex, StateHolding, 1), "/a"), onLock(cl("B", ex, StateHolding, 1), "/b")}},
+				histStep{clients: []ClientInfo{onLock(cl("A", ex, StateHolding, 1), "/a"), onLock(cl("B", ex, StateHolding, 1), "/b"), onLock(cl("C", ex, StateHolding, 2), "/b")}},
+			),
+			want: []want{{"overlap", []int{2}, []string{"B", "C"}, []string{"step 2: B and C hold the lock at once"}}},
 		},
 		{
 			// An unfenced write in the middle does not split the overlap.

@@ -1,6 +1,13 @@
 package simulator
 
-import "github.com/zklockviz/zklockviz/lockqueue"
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/waitgraph"
+)
 
 // LockReader is a World whose scene has several locks, each with its own
 // queue: PostgreSQL's deadlock scenario locks two rows, each a lock of
@@ -42,19 +49,41 @@ func shownLock(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot
 	return snap.WithWaitEdges()
 }
 
-// stateLocks are a step's locks as State shows them, and the wait cycle
-// across them (lockqueue's rule, the one the live lock page's alert uses),
-// nil when the scene has one lock or no cycle.
-func stateLocks(locks []lockqueue.Snapshot, clients []ClientInfo) ([]lockqueue.Snapshot, *lockqueue.Alert) {
+// stateLocks are a step's locks as State shows them, the wait cycle
+// across them and its waits in order, nil when the scene has one lock or
+// no cycle. The alert is lockqueue's rule where a client is one node in
+// every lock (PostgreSQL's pid-N, the live lock page's wait-cycle alert),
+// else the cycle through the clients' sessions (a ZooKeeper client's node
+// in each lock). The steps are waitgraph's, the live lock page's scene:
+// the views draw the cycle across the lanes from them.
+func stateLocks(locks []lockqueue.Snapshot, clients []ClientInfo) ([]lockqueue.Snapshot, *lockqueue.Alert, []waitgraph.Step) {
 	if len(locks) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	out := make([]lockqueue.Snapshot, len(locks))
 	for i, s := range locks {
 		out[i] = shownLock(s, clients)
 	}
+	steps := waitgraph.Scene(out)
 	if a, ok := lockqueue.SceneWaitCycle(out); ok {
-		return out, &a
+		return out, &a, steps
 	}
-	return out, nil
+	if len(steps) == 0 {
+		return out, nil, nil
+	}
+	return out, sessionCycle(steps), steps
+}
+
+// sessionCycle is the alert of a cycle through clients' sessions: its
+// nodes are, in wait order, the node each client holds (the one the
+// client before it waits for).
+func sessionCycle(steps []waitgraph.Step) *lockqueue.Alert {
+	a := lockqueue.Alert{Kind: lockqueue.AlertDeadlock}
+	var parts []string
+	for i, st := range steps {
+		a.Nodes = append(a.Nodes, steps[(i+len(steps)-1)%len(steps)].Target)
+		parts = append(parts, fmt.Sprintf("%s waits in %s for %s", cmp.Or(st.FromName, st.From), st.Lock, cmp.Or(st.ToName, st.To)))
+	}
+	a.Message = fmt.Sprintf("a deadlock across %d locks: %s; no one in the cycle will move until one of them gives up or dies", len(steps), strings.Join(parts, ", "))
+	return &a
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // Report is a whole run's timeline, as `zklockviz sim` prints it.
@@ -54,7 +56,7 @@ func (r *Run) Report() Report {
 		Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Strategy: rc.Strategy, Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
 		Events: []Event{}, Steps: []StepInfo{}, Stats: last.Stats, Pseudocode: rc.Lines,
-		Violations: r.check(r.records), Service: r.sc.Service, words: runWords(r.m.backend),
+		Violations: r.check(r.records), Service: lockqueue.WireService(r.sc.Service), words: runWords(r.m.backend),
 	}
 	if rep.Violations == nil {
 		rep.Violations = []Violation{}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/waitgraph"
 )
 
 // record is one recorded step: what was done, what it caused and the
@@ -71,6 +72,10 @@ type ClientInfo struct {
 	// far, one pulse each. ZooKeeper's clients leave both out.
 	Polling bool `json:"polling,omitempty"`
 	Retries int  `json:"retries,omitempty"`
+	// Lock is the lock of a scene of several that the client joined
+	// (ZooKeeper's two lock parents); empty in a run of one lock. The
+	// checker counts each lock's holders apart.
+	Lock string `json:"lock,omitempty"`
 }
 
 // Pseudocode is the recipe the run's clients follow and the line the
@@ -134,6 +139,9 @@ type State struct {
 	// lockqueue's rule (the live lock page's wait-cycle alert).
 	Locks []lockqueue.Snapshot `json:"locks,omitempty"`
 	Cycle *lockqueue.Alert     `json:"cycle,omitempty"`
+	// CycleSteps are the cycle's waits in order, each in its lock
+	// (waitgraph.Scene): what the views draw across the lanes.
+	CycleSteps []waitgraph.Step `json:"cycleSteps,omitempty"`
 	// Servers is what the run's servers hold beyond the snapshot
 	// (Redlock's masters, the key's time to live over the run's time).
 	Servers *Servers `json:"servers,omitempty"`
@@ -723,7 +731,7 @@ func (r *Run) State() State {
 	rec := r.records[r.cursor]
 	rc := r.m.backend.Recipe(r.sc, r.strategy)
 	s := State{
-		ID: r.id, Service: r.sc.Service, Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
+		ID: r.id, Service: lockqueue.WireService(r.sc.Service), Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
 		Step: r.cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
 		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
@@ -731,7 +739,7 @@ func (r *Run) State() State {
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},
 		Line:       rec.Line, Snapshot: shownLock(rec.Snapshot, rec.Clients), Events: []Event{},
 	}
-	s.Locks, s.Cycle = stateLocks(rec.Locks, rec.Clients)
+	s.Locks, s.Cycle, s.CycleSteps = stateLocks(rec.Locks, rec.Clients)
 	s.Servers = stateServers(r.records[:r.cursor+1])
 	if r.failed != nil {
 		s.Error = r.failed.Error()

@@ -304,7 +304,7 @@ func (sc *Scenario) clone() *Scenario {
 func (sc *Scenario) info() ScenarioInfo {
 	st := cmp.Or(sc.Strategy, Predecessor)
 	info := ScenarioInfo{
-		Service: sc.Service, ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
+		Service: lockqueue.WireService(sc.Service), ID: sc.Name, Name: sc.Name, Title: cmp.Or(sc.Title, sc.Name), Description: sc.Description,
 		Lock: sc.Lock, Modes: sc.Lock.Modes(), Leases: sc.Leases, Strategy: st, Fencing: sc.Fencing == nil || *sc.Fencing,
 		Clients: sc.Clients, Steps: len(sc.Steps),
 	}

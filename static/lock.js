@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, Timing, tick, legend, pastTiming, knowNames, say, COL } from './queue.js';
+import { drawQueue, drawLocks, Timing, tick, legend, pastTiming, knowNames, say, COL } from './queue.js';
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
@@ -39,6 +39,11 @@ let liveChanged = () => {};
 // it records again, when historyBack has them ask again.
 const historyOff = () => !!body.dataset.historyOff;
 let historyBack = () => {};
+// liveScene is the deadlock through other locks this lock is in, as the
+// newest frame with the parts brought it (web/scene.go), null when none.
+let liveScene = null;
+const sceneCard = document.getElementById('scene');
+const sceneSvg = sceneCard.querySelector('svg.locks');
 
 legend(document.getElementById('legend'));
 // withMoment, while a scrub asks the table for its page, fetches that page
@@ -243,6 +248,20 @@ function nearView() {
   return (x) => x >= from && x <= to;
 }
 
+// drawScene draws the deadlock's locks side by side, each titled with a
+// link to its page, and the cycle across them: the classroom's drawing,
+// from what the frame brought. Live only: a past moment has no scene.
+function drawScene(clock) {
+  const sc = at === null ? liveScene : null;
+  sceneCard.hidden = !sc;
+  if (!sc) {
+    sceneSvg.replaceChildren();
+    return;
+  }
+  knowNames(sc.names);
+  drawLocks(sceneSvg, sc.locks, sc.cycle, { id: 'scene', timing: clock, href: (_, i) => sc.hrefs[i] });
+}
+
 // render draws snap; pending is the table's page for it, if already asked;
 // framed, the parts a live frame brought with snap (null if none: the
 // table is not asked again for a live snapshot).
@@ -251,6 +270,7 @@ function render(pending = null, framed = undefined) {
   if (!snap) return;
   const clock = at !== null ? pastClock : timing;
   drawLane(clock);
+  drawScene(clock);
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
   foldNote.dataset.folded = String(folded);
@@ -316,6 +336,7 @@ function showLive(s, msg = {}) {
   if (msg.parts !== undefined) {
     body.dataset.historyOff = msg.historyOff || '';
     keepLive(msg.parts);
+    liveScene = msg.scene || null;
   }
   liveSnap = s;
   const now = Date.now();

@@ -534,20 +534,26 @@ export function drawQueue(svg, snap, opts = {}) {
   return pos;
 }
 
-// LOCKS_GAP is the room between two lanes of a scene, side by side.
+// LOCKS_GAP is the room between two lanes of a scene, side by side;
+// TITLE_H the room above them for their titles, when they are links.
 const LOCKS_GAP = 44;
+const TITLE_H = 24;
 
-// drawLocks draws a scene of several locks (a classroom step's locks,
-// simulator.State.locks) into svg: one lane per lock, side by side, each
-// drawn by drawQueue, and the wait cycle across them (cycle: lockqueue's
-// wait-cycle alert, its nodes in wait order; null when there is none). A
-// session is a node in every lock it is part of (PostgreSQL's pid-N), so the
-// cycle is each waiter's arrow to the holder it waits for, in its lock's
-// lane (above the shapes, as every wait), and a link below the lanes from
-// that holder to the same session's own wait in another lane: C1 waits for
+// drawLocks draws a scene of several locks into svg: a classroom step's
+// locks (simulator.State.locks), or the locks of a deadlock a lock page's
+// lock is in (its frame's scene). One lane per lock, side by side, each
+// drawn by drawQueue, and the wait cycle across them: steps, in wait order
+// as the server found them (waitgraph.Scene: [{lock, waiter, target, from,
+// to, fromName, toName}], the waiter waiting in lock for the target, whose
+// client waits in the next step's lock), empty when there is none. Each
+// waiter's arrow to the node it waits for is the cycle's, in its lock's
+// lane (above the shapes, as every wait), and a link below the lanes goes
+// from that node to its client's own wait in the next lane: C1 waits for
 // C2, which holds row 2 and waits for row 1, which C1 holds.
-//   opts: drawQueue's, and opts.names(node name) → the client it is
-export function drawLocks(svg, locks, cycle, opts = {}) {
+//   opts: drawQueue's; opts.names(node name) → the client it is, where the
+//   page knows better than the step's names; opts.href(snap, i) → the page
+//   a lane's title links to (no titles without it)
+export function drawLocks(svg, locks, steps, opts = {}) {
   const id = opts.id || 'locks';
   const names = opts.names || ((n) => n);
   svg.replaceChildren();
@@ -559,33 +565,42 @@ export function drawLocks(svg, locks, cycle, opts = {}) {
   m.append(el('path', { d: 'M0,0 L10,5 L0,10 z' }));
   defs.append(m);
   svg.append(defs);
+  const top = opts.href ? TITLE_H : 0;
   const lanes = [];
   let x = 0;
   locks.forEach((snap, i) => {
-    const lane = el('svg', { class: 'lane', x, y: 0, role: 'group' });
+    const lane = el('svg', { class: 'lane', x, y: top, role: 'group' });
     lane.dataset.lock = snap.path || '';
     lane.setAttribute('aria-label', `lock ${snap.path}`);
     svg.append(lane);
     const pos = drawQueue(lane, snap, { ...opts, id: `${id}-${i}` });
+    if (opts.href) {
+      const a = el('a', { class: 'lane-title', href: opts.href(snap, i) });
+      a.dataset.lock = snap.path || '';
+      a.append(el('text', { x: x + PAD, y: TITLE_H - 8 }, snap.path));
+      svg.append(a);
+    }
     lanes.push({ snap, lane, pos, x });
     x += (Number(lane.getAttribute('width')) || 320) + LOCKS_GAP;
   });
   const width = Math.max(320, x - LOCKS_GAP);
   svg.dataset.locks = String(locks.length);
-  const members = (cycle && cycle.nodes) || [];
-  svg.dataset.cycle = members.map(names).join(' ');
+  steps = steps || [];
+  // Who a node's client is: the page's name for it, else the step's.
+  const who = (node, name) => (names(node) !== node ? names(node) : name);
+  svg.dataset.cycle = steps.map((st) => who(st.waiter, st.fromName || st.from)).join(' ');
   const size = (height) => {
     svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
     svg.setAttribute('width', width);
     svg.setAttribute('height', height);
   };
-  size(HEIGHT);
-  if (members.length < 2) return;
-  const nodeIn = (l, name) => (l.snap.nodes || []).find((n) => n.name === name);
-  const waitsOn = (n, to) => n && !n.holding && (n.waitsFor === to || (n.waitEdges || []).some((e) => e.to === to) || (n.blockedBy || []).includes(to));
-  // Every lane's node of a member is ringed, as a deadlock is on the lock page.
-  for (const l of lanes) {
-    for (const name of members) {
+  size(top + HEIGHT);
+  if (steps.length < 2) return;
+  const laneOf = (lock) => lanes.find((l) => l.snap.path === lock);
+  // The cycle's nodes are ringed, as a deadlock is on the lock page.
+  for (const st of steps) {
+    const l = laneOf(st.lock);
+    for (const name of l ? [st.waiter, st.target] : []) {
       const g = l.lane.querySelector(`[data-node="${CSS.escape(name)}"]`);
       if (!g || g.classList.contains('deadlock')) continue;
       g.classList.add('deadlock');
@@ -593,38 +608,38 @@ export function drawLocks(svg, locks, cycle, opts = {}) {
     }
   }
   const links = el('g', { class: 'cycle' });
-  const bottom = HEIGHT - 4;
+  const bottom = top + HEIGHT - 4;
   let deepest = 0;
-  members.forEach((a, k) => {
-    const b = members[(k + 1) % members.length];
-    const here = lanes.find((l) => waitsOn(nodeIn(l, a), b));
+  steps.forEach((st, k) => {
+    const here = laneOf(st.lock);
     if (!here) return;
-    for (const p of here.lane.querySelectorAll(`.arrows [data-from="${CSS.escape(a)}"][data-to="${CSS.escape(b)}"]`)) {
+    for (const p of here.lane.querySelectorAll(`.arrows [data-from="${CSS.escape(st.waiter)}"][data-to="${CSS.escape(st.target)}"]`)) {
       p.classList.add('in-cycle');
       p.dataset.cycle = 'true';
       p.setAttribute('marker-end', `url(#${id}-ah-cycle)`);
     }
-    // b holds here and waits in another lane: one session, two locks.
-    const there = lanes.find((l) => l !== here && nodeIn(l, b) && !nodeIn(l, b).holding);
-    if (!there || !here.pos.has(b) || !there.pos.has(b)) return;
-    const x1 = here.x + here.pos.get(b);
-    const x2 = there.x + there.pos.get(b);
+    // The target's client holds here and waits in the next step's lane.
+    const next = steps[(k + 1) % steps.length];
+    const there = laneOf(next.lock);
+    if (!there || there === here || !here.pos.has(st.target) || !there.pos.has(next.waiter)) return;
+    const x1 = here.x + here.pos.get(st.target);
+    const x2 = there.x + there.pos.get(next.waiter);
     // Below the lanes, from the holder's column to the waiter's: a longer
     // link bows deeper, so that the links of a cycle nest and never cross.
     const h = 30 + (24 * Math.abs(x2 - x1)) / COL;
     deepest = Math.max(deepest, h);
     const d = `M${x1},${bottom} C${x1},${bottom + h} ${x2},${bottom + h} ${x2},${bottom}`;
-    const who = names(b);
+    const client = who(st.target, st.toName || st.to);
     const p = el('path', {
-      class: 'cycle-link', d, 'marker-end': `url(#${id}-ah-cycle)`, 'data-cycle-link': who,
-      'data-session': b, 'data-from-lock': here.snap.path, 'data-to-lock': there.snap.path,
+      class: 'cycle-link', d, 'marker-end': `url(#${id}-ah-cycle)`, 'data-cycle-link': client,
+      'data-session': st.to, 'data-from-lock': here.snap.path, 'data-to-lock': there.snap.path,
     });
-    p.append(el('title', {}, say('cycle.link', { who, session: b, here: here.snap.path, there: there.snap.path })));
+    p.append(el('title', {}, say('cycle.link', { who: client, session: st.to, here: here.snap.path, there: there.snap.path })));
     links.append(p);
     const tag = el('g', { class: 'cycle-tag', transform: `translate(${(x1 + x2) / 2},${bottom + 0.75 * h})` });
     tag.append(el('rect', { x: -24, y: -10, width: 48, height: 20, rx: 10 }));
-    tag.append(el('text', { y: 4 }, who));
-    tag.append(el('title', {}, say('cycle.tag', { who, here: here.snap.path, there: there.snap.path })));
+    tag.append(el('text', { y: 4 }, client));
+    tag.append(el('title', {}, say('cycle.tag', { who: client, here: here.snap.path, there: there.snap.path })));
     links.append(tag);
   });
   svg.append(links);

@@ -357,13 +357,13 @@ export class Panel {
   }
 
   // renderLocks draws the scene's locks, one lane each, and the wait cycle
-  // across them (State.cycle, lockqueue's wait-cycle alert), naming each
-  // node by its client.
+  // across them (State.cycleSteps, its waits in order; State.cycle, its
+  // alert), naming each node by its client.
   renderLocks(s) {
     const client = new Map(s.clients.filter((c) => c.node).map((c) => [c.node, c.name]));
     const name = (n) => client.get(n) || n;
     this.positions = null; // no notification runs between a scene's lanes
-    drawLocks(this.locksSvg, s.locks, s.cycle || null, {
+    drawLocks(this.locksSvg, s.locks, s.cycleSteps || [], {
       selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key, names: name,
     });
     const members = (s.cycle && s.cycle.nodes) || [];

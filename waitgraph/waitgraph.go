@@ -22,12 +22,24 @@ import (
 // Edge is one wait: client From waits, by a node of one lock, for client
 // To, which holds (or is queued ahead in) that lock.
 type Edge struct {
-	From, To string
+	From string `json:"from"`
+	To   string `json:"to"`
 	// Waiter and Target are the nodes of the lock: From's and To's.
-	Waiter, Target string
+	Waiter string `json:"waiter"`
+	Target string `json:"target"`
 	// FromName and ToName are how people know the clients (Node.Who of
 	// the first node of each in the lock).
-	FromName, ToName string
+	FromName string `json:"fromName,omitempty"`
+	ToName   string `json:"toName,omitempty"`
+}
+
+// Step is one wait of a cycle through several locks: an Edge, in the lock
+// named Lock (its LockID.Name). In a cycle's steps, each step's To is the
+// next step's From: the same client, holding in one lock and waiting in
+// the next.
+type Step struct {
+	Lock string `json:"lock"`
+	Edge
 }
 
 // Edges are the waits of one lock's snapshot between distinct clients.
@@ -168,6 +180,9 @@ func (g *Graph) Cycles() []string {
 	for _, keys := range byScope {
 		slices.Sort(keys)
 		for _, c := range g.cycles(keys) {
+			if g.told(c) {
+				continue // every lock's reader tells it already: not told twice
+			}
 			for key, a := range c.alerts(g) {
 				next[key] = a
 			}
@@ -213,17 +228,52 @@ func (g *Graph) cycles(keys []string) []cycle {
 			in[c] = true
 		}
 		c := walk(out, in, slices.Min(scc))
-		locks, told := map[string]bool{}, true
+		locks := map[string]bool{}
 		for _, s := range c {
 			locks[s.lock] = true
-			told = told && g.locks[s.lock].told
 		}
-		// A cycle every lock's reader tells already is not told twice.
-		if len(locks) >= 2 && !told {
+		if len(locks) >= 2 {
 			found = append(found, c)
 		}
 	}
 	return found
+}
+
+// told reports whether every lock of c tells the cycle already.
+func (g *Graph) told(c cycle) bool {
+	for _, s := range c {
+		if !g.locks[s.lock].told {
+			return false
+		}
+	}
+	return true
+}
+
+// Scene is the cycle of waits through the given locks (each lock's Edges),
+// in wait order, for a page that draws those locks side by side with the
+// cycle across them; nil when their waits close no cycle through two
+// locks or more. With several cycles, the first of the first scope.
+func Scene(locks []lockqueue.Snapshot) []Step {
+	g := New()
+	for _, s := range locks {
+		g.Set(s, Edges(s))
+	}
+	byScope := map[string][]string{}
+	for key, l := range g.locks {
+		byScope[l.scope] = append(byScope[l.scope], key)
+	}
+	for _, scope := range slices.Sorted(maps.Keys(byScope)) {
+		keys := byScope[scope]
+		slices.Sort(keys)
+		for _, c := range g.cycles(keys) {
+			out := make([]Step, len(c))
+			for i, s := range c {
+				out[i] = Step{Lock: g.locks[s.lock].id.Name, Edge: s.Edge}
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // walk follows waits from start, within the component, until it comes

@@ -167,3 +167,52 @@ func TestCycleToldByTheServer(t *testing.T) {
 		t.Errorf("raised on %v, want none: the server told it", got)
 	}
 }
+
+// A scene of the cycle's locks is the cycle in wait order: each step's
+// client holds its target and waits in the next step's lock, so a page can
+// link one lock's holder to the same client's wait in the next lock.
+func TestScene(t *testing.T) {
+	type want struct{ lock, waiter, target string }
+	for _, tc := range []struct {
+		name  string
+		snaps []lockqueue.Snapshot
+		want  []want
+	}{
+		{"two locks", []lockqueue.Snapshot{
+			zk("/locks/a", "a1:0xA", "a2:0xB"),
+			zk("/locks/b", "b1:0xB", "b2:0xA"),
+		}, []want{{"/locks/b", "b2", "b1"}, {"/locks/a", "a2", "a1"}}},
+		{"three locks in a ring", []lockqueue.Snapshot{
+			zk("/locks/a", "a1:0xA", "a2:0xC"),
+			zk("/locks/b", "b1:0xB", "b2:0xA"),
+			zk("/locks/c", "c1:0xC", "c2:0xB"),
+		}, []want{{"/locks/b", "b2", "b1"}, {"/locks/c", "c2", "c1"}, {"/locks/a", "a2", "a1"}}},
+		{"a chain is no scene", []lockqueue.Snapshot{
+			zk("/locks/a", "a1:0xA", "a2:0xB"),
+			zk("/locks/b", "b1:0xB", "b2:0xC"),
+		}, nil},
+		{"told by the server, still drawn", func() []lockqueue.Snapshot {
+			out := []lockqueue.Snapshot{zk("/locks/a", "a1:0xA", "a2:0xB"), zk("/locks/b", "b1:0xB", "b2:0xA")}
+			for i := range out {
+				out[i].Alerts = []lockqueue.Alert{{Kind: lockqueue.AlertWaitCycle}}
+			}
+			return out
+		}(), []want{{"/locks/b", "b2", "b1"}, {"/locks/a", "a2", "a1"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps := waitgraph.Scene(tc.snaps)
+			var got []want
+			for _, s := range steps {
+				got = append(got, want{s.Lock, s.Waiter, s.Target})
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("scene %v, want %v", got, tc.want)
+			}
+			for i, s := range steps {
+				if next := steps[(i+1)%len(steps)]; s.To != next.From {
+					t.Errorf("step %d ends at %s, the next begins at %s: not one client", i, s.To, next.From)
+				}
+			}
+		})
+	}
+}

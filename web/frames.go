@@ -242,10 +242,13 @@ type sockFrames struct {
 	// those that changed.
 	parts    partsFunc
 	partsHad []uint64
-	epoch    func() uint64
-	prev     lockqueue.Snapshot
-	prevSeq  uint64
-	sent     bool
+	// latest, with parts, reads the other locks of a deadlock through
+	// several (scene.go).
+	latest  latestFunc
+	epoch   func() uint64
+	prev    lockqueue.Snapshot
+	prevSeq uint64
+	sent    bool
 }
 
 // next returns the frame that takes this socket from what it sent last to
@@ -300,7 +303,7 @@ func (f *sockFrames) encode(e *frameEntry, k frameKey, prev *lockqueue.Snapshot,
 		// one every socket gets.
 		if err == nil && (win != nil || f.parts != nil) {
 			e.partsBase = f.partsHad
-			b, e.partsSent, err = withPage(b, f.parts, snap, f.view, prev, &e.sent, f.partsHad)
+			b, e.partsSent, err = withPage(b, f.parts, f.latest, snap, f.view, prev, &e.sent, f.partsHad)
 		}
 	} else {
 		b, kind, err = encodeFrame(prev, snap, func(ofPrev bool) *names {

@@ -71,14 +71,19 @@ type pageExtra struct {
 	// HistoryOff, with the parts, says since when and why the history does
 	// not record; left out while it does.
 	HistoryOff string `json:"historyOff,omitempty"`
+	// Scene, with the parts, is the deadlock through other locks that the
+	// lock is in, drawn beside its lane (scene.go); left out when none.
+	Scene *scene `json:"scene,omitempty"`
 }
 
 // withPage adds to b, a windowed frame's JSON object, the name labels of
 // sent's nodes that prev (the window sent before, nil for none) did not
 // have and, for a parts socket (parts not nil), the sections of snap's
 // parts whose hashes are not those the socket had (had; nil for none).
-// sums are the hashes of the sections the socket has then.
-func withPage(b []byte, parts partsFunc, snap lockqueue.Snapshot, v view, prev, sent *lockqueue.Snapshot, had []uint64) (_ []byte, sums []uint64, _ error) {
+// sums are the hashes of the sections the socket has then. A parts
+// socket's frame brings the lock's deadlock scene too, from latest (nil:
+// none).
+func withPage(b []byte, parts partsFunc, latest latestFunc, snap lockqueue.Snapshot, v view, prev, sent *lockqueue.Snapshot, had []uint64) (_ []byte, sums []uint64, _ error) {
 	x := pageExtra{Names: newNameLabels(prev, sent)}
 	if parts != nil {
 		part, off := parts(snap, v)
@@ -92,6 +97,9 @@ func withPage(b []byte, parts partsFunc, snap lockqueue.Snapshot, v view, prev, 
 			}
 		}
 		x.Parts, x.HistoryOff, sums = string(html), off, part.sums
+		if latest != nil {
+			x.Scene = sceneOf(snap, latest)
+		}
 	}
 	xb, err := encodeExtra(x, parts != nil)
 	if err != nil {

@@ -274,7 +274,7 @@ func (p *pages) firstFrame(id lockqueue.LockID, snap lockqueue.Snapshot, node st
 	b, _, err := encodeWindowFrame(nil, sent, win, nil)
 	if err == nil {
 		// The parts are the page's own.
-		b, _, err = withPage(b, nil, snap, v, nil, &sent, nil)
+		b, _, err = withPage(b, nil, nil, snap, v, nil, &sent, nil)
 	}
 	if err != nil {
 		p.log.Warn("lock page's first frame", "lock", id.Key(), "err", err)

@@ -68,7 +68,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	s.serveSocket(w, r, s.log.With("service", id.Service, "path", id.Name, "remote", r.RemoteAddr), func() (feed, error) {
 		frames := sockFrames{cache: s.frames(p), view: v}
 		if v.parts {
-			frames.parts, frames.epoch = s.socketParts(svc, id.Name), s.historyEpoch
+			frames.parts, frames.epoch, frames.latest = s.socketParts(svc, id.Name), s.historyEpoch, s.cfg.Hub.Latest
 		}
 		return &hubFeed{sub: s.cfg.Hub.Subscribe(p), frames: frames, release: func(fc *frameCache) { s.releaseFrames(p, fc) }}, nil
 	})

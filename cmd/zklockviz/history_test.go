@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,104 +15,39 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zklockviz/zklockviz/third_party/zk"
 
 	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/localproc/proctest"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
 // lockClient is a real lock client process (kazoo or Curator) driven over
-// stdin; every line it prints is kept with when it arrived, which is the
-// client's own account of when it queued, acquired, released or gave up.
+// stdin (proctest.Client).
 type lockClient struct {
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	mu      sync.Mutex
-	lines   []clientLine
-	changed chan struct{}
-}
-
-type clientLine struct {
-	text string
-	at   time.Time
+	*proctest.Client
 }
 
 func startLockClient(t *testing.T, name string, args ...string) *lockClient {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	c := &lockClient{cmd: cmd, stdin: stdin, changed: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			c.mu.Lock()
-			c.lines = append(c.lines, clientLine{sc.Text(), time.Now()})
-			close(c.changed)
-			c.changed = make(chan struct{})
-			c.mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	return c
+	return &lockClient{proctest.StartClient(t, name, args...)}
 }
 
 // expect waits for a line starting with prefix and returns its words and
 // when it came.
 func (c *lockClient) expect(t *testing.T, prefix string) ([]string, time.Time) {
 	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		c.mu.Lock()
-		for _, l := range c.lines {
-			if strings.HasPrefix(l.text, prefix) {
-				c.mu.Unlock()
-				return strings.Fields(l.text), l.at
-			}
-		}
-		ch := c.changed
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("client never printed %q; it printed %v", prefix, c.lines)
-		}
-	}
+	return c.Expect(t, prefix, waitTimeout)
 }
 
 func (c *lockClient) send(t *testing.T, line string) {
 	t.Helper()
-	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
-		t.Fatalf("send %q: %v", line, err)
-	}
+	c.Send(t, line)
 }
 
 func kazooClient(t *testing.T, servers, lock string, timeout time.Duration, kinds ...string) *lockClient {
@@ -368,7 +302,7 @@ func TestHistoryRecordsRealLocks(t *testing.T) {
 		waiter := kazooClient(t, zks.Addr(), killed, 10*time.Second, "lock")
 		ww, _ := waiter.expect(t, "queued 0 ")
 		api.waitLive(killed, "holder and waiter", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 2 })
-		if err := holder.cmd.Process.Kill(); err != nil {
+		if err := holder.Cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
 		zombie := api.waitLive(killed, "the holder a zombie", func(s lockqueue.Snapshot) bool {

@@ -77,7 +77,7 @@ func TestDeadlockAcrossLocks(t *testing.T) {
 		t.Errorf("/api/v1/locks across %+v, want the one deadlock through %s and %s", list.Across, a, b)
 	}
 
-	c.stdin.Close() // both sessions end
+	c.Stdin.Close() // both sessions end
 	waitFor(t, "both alerts cleared", func() bool {
 		_, okA := deadlock(a)
 		_, okB := deadlock(b)

@@ -44,6 +44,11 @@ type client struct {
 	closed   atomic.Bool
 	watches  []*armedWatch
 	stats    simulator.Stats
+
+	// In a scene of two locks (scene.go): owner is the client whose
+	// session a node on the other lock shares, set on that member; member
+	// is the owner's node there.
+	owner, member *client
 }
 
 // armedWatch is a watch the client has set and not yet seen fire.
@@ -144,8 +149,8 @@ func (c *client) connect(ctx context.Context, server string) error {
 // close ends the session (if the client can still reach the server) and
 // the proxy. Safe to call more than once.
 func (c *client) close() {
-	if c.closed.Swap(true) {
-		return
+	if c.closed.Swap(true) || c.owner != nil {
+		return // a member's session is its owner's to end
 	}
 	if c.conn != nil {
 		c.conn.Close()
@@ -157,6 +162,9 @@ func (c *client) close() {
 
 // live reports whether the client talks to ZooKeeper: not cut off, not closed.
 func (c *client) live() bool {
+	if c.owner != nil {
+		return !c.closed.Load() && c.owner.live()
+	}
 	return !c.closed.Load() && c.conn != nil && !c.proxy.Cutting()
 }
 

@@ -47,7 +47,7 @@ func clientNamed(s simulator.State, name string) simulator.ClientInfo {
 // plan expands sc's steps for n clients and dry-runs them with ZooKeeper's
 // rules, as a Manager does with the backend's DryRun.
 func plan(sc *simulator.Scenario, n int) ([]simulator.Action, error) {
-	return sc.PlanWith(n, func(p []simulator.Action) error { return dryRun(sc.Lock, sc.Leases, p) })
+	return sc.PlanWith(n, func(p []simulator.Action) error { return (&Backend{}).DryRun(sc, p) })
 }
 
 // parseSteps reads "A add-reader, B release".

@@ -26,6 +26,9 @@ type ledgerClient struct {
 	node  string // while queued
 	state string // queued, stale, released, crashed, expired
 	since int    // step of the last state change
+	// second: it queued on a scene's other lock (lock-second), whose
+	// queue the ledger does not keep: who gets it is the server's to say.
+	second bool
 }
 
 func newLedger(lock simulator.LockKind, leases int) *ledger {
@@ -67,7 +70,7 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 	fail := func(format string, args ...any) error {
 		return invalidf("step %d: %s %s: %s", step, a.Action, a.Client, fmt.Sprintf(format, args...))
 	}
-	if err := simulator.CheckAction(l.lock, a, false); err != nil {
+	if err := simulator.CheckAction(l.lock, a, false); err != nil && a.Action != ActLockSecond {
 		return invalidf("step %d: %v", step, err)
 	}
 	c := l.clients[a.Client]
@@ -103,7 +106,18 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 		if !holds {
 			return fail("%s does not hold the lock: %s", a.Client, why)
 		}
+	case ActLockSecond:
+		if !holds {
+			return fail("%s holds nothing: %s; it takes its second lock while it holds its first", a.Client, why)
+		}
+		if c.second {
+			return fail("%s has taken its second lock already", a.Client)
+		}
+		c.second = true
 	case simulator.ActCrash, simulator.ActPause:
+		if a.Action == simulator.ActPause && c.second {
+			return fail("%s holds two locks: a pause of a client of two locks is not modelled; crash it instead", a.Client)
+		}
 		if c.state == "stale" {
 			return fail("%s's session has already expired (step %d)", a.Client, c.since)
 		}

@@ -49,6 +49,12 @@ type world struct {
 	resource *simulator.Resource
 	cache    map[string]lockqueue.Child
 
+	// A scene of two locks (scene.go): second is the other lock's world,
+	// whose host is this one (its steps, clock and events are the host's);
+	// reversed are the clients whose first lock is the second.
+	second, host *world
+	reversed     []string
+
 	step   int
 	events []simulator.Event
 	// clock is the run's clock: it moves simulator.StepTick a step, plus
@@ -118,15 +124,28 @@ func (w *world) Close() error {
 	if err := w.obs.Delete(w.zpath, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		errs = append(errs, fmt.Errorf("clean up %s: %w", w.path, err))
 	}
+	if w.second != nil {
+		errs = append(errs, w.second.Close())
+	}
 	return errors.Join(errs...)
 }
 
 func (w *world) ms() int64 { return time.Since(w.start).Milliseconds() }
 
 func (w *world) emit(e simulator.Event) int {
-	e.Step, e.Kind, e.AtMs = w.step, e.Event, w.ms()
-	w.events = append(w.events, e)
-	return len(w.events) - 1
+	r := w.rec()
+	e.Step, e.Kind, e.AtMs = r.step, e.Event, r.ms()
+	r.events = append(r.events, e)
+	return len(r.events) - 1
+}
+
+// rec is the world that records the step: the host of a scene's second
+// lock, else w.
+func (w *world) rec() *world {
+	if w.host != nil {
+		return w.host
+	}
+	return w
 }
 
 // ownerOf names the client whose node a name or full path is.
@@ -144,12 +163,20 @@ func (w *world) ownerOf(node string) string {
 // holds, it waits with its watch armed, or it is gone.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
 	w.step, w.events = step, nil
+	if w.second != nil {
+		w.second.step = step
+	}
 	w.clock = w.ClockAt(step-1) + simulator.StepTick
 	if err := w.act(ctx, a); err != nil {
 		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
-	if err := w.quiescent(); err != nil {
-		return w.events, fmt.Errorf("step %d: %w", step, err)
+	for _, o := range []*world{w, w.second} {
+		if o == nil {
+			continue
+		}
+		if err := o.quiescent(); err != nil {
+			return w.events, fmt.Errorf("step %d: %w", step, err)
+		}
 	}
 	w.EndStep(step, w.clock)
 	return w.events, nil
@@ -157,21 +184,33 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 
 func (w *world) act(ctx context.Context, a simulator.Action) error {
 	if simulator.IsAdd(a.Action) {
-		return w.add(ctx, a)
+		if w.find(a.Client) != nil {
+			return conflictf("%s is already in this run", a.Client)
+		}
+		h, n := w.home(a), len(w.events)
+		err := h.add(ctx, a)
+		if h != w && n < len(w.events) {
+			w.events[n].Text += " (on " + h.path + ")"
+		}
+		return err
 	}
-	c := w.byName[a.Client]
+	c := w.find(a.Client)
 	if c == nil {
 		return conflictf("unknown client %s", a.Client)
 	}
+	// A client acts on the lock it joined (c.w): a scene's reversed client
+	// on the second.
 	switch a.Action {
 	case simulator.ActRelease:
-		return w.release(ctx, c)
+		return c.w.release(ctx, c)
 	case simulator.ActCrash:
-		return w.crash(ctx, c, false)
+		return c.w.crash(ctx, c, false)
 	case simulator.ActPause:
-		return w.crash(ctx, c, true)
+		return c.w.crash(ctx, c, true)
 	case simulator.ActWrite:
-		return w.write(c)
+		return c.w.write(c)
+	case ActLockSecond:
+		return w.lockSecond(ctx, c)
 	}
 	return invalidf("unknown action %q", a.Action)
 }
@@ -254,15 +293,23 @@ func (w *world) release(ctx context.Context, c *client) error {
 		text += "; its own children watch fired (left from its last getChildren)"
 	}
 	i := w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.lastNode, Text: text})
-	for _, ev := range self {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, On: c.name, Node: path.Base(ev.Path), Watch: "children", Wasted: true,
-			Text: "woken by its own delete (the children watch left from its last getChildren)"})
+	w.emitSelf(c, self)
+	if err := w.releaseMember(ctx, c); err != nil {
+		return err
 	}
 	c.close()
 	if gone {
 		return nil
 	}
 	return w.settle(ctx, i, []string{w.zpath + "/" + node})
+}
+
+// emitSelf records the wake-ups a client's own delete caused (self).
+func (w *world) emitSelf(c *client, self []zk.Event) {
+	for _, ev := range self {
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, On: c.name, Node: path.Base(ev.Path), Watch: "children", Wasted: true,
+			Text: "woken by its own delete (the children watch left from its last getChildren)"})
+	}
 }
 
 // crash cuts a client off; ZooKeeper deletes its node when the session
@@ -282,13 +329,17 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 	after := time.Since(c.cutAt)
 	// On the run's clock an expiry takes the session timeout, what the
 	// server is configured to wait, not what this machine happened to take.
-	w.clock += w.sessionTimeout
+	w.rec().clock += w.sessionTimeout
 	if !pause || !held {
 		c.node = ""
 	}
 	i := w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: node, AfterMs: after.Milliseconds(),
 		Text: fmt.Sprintf("session 0x%x expired %.1fs after it went silent; ZooKeeper deleted %s", c.session, after.Seconds(), node)})
 	if err := w.settle(ctx, i, []string{w.zpath + "/" + node}); err != nil {
+		return err
+	}
+	// The session took the client's node on a scene's other lock too.
+	if err := w.memberGone(ctx, c, i, c.state); err != nil {
 		return err
 	}
 	if !pause {
@@ -444,10 +495,10 @@ func (w *world) settle(ctx context.Context, cause int, changed []string) error {
 		}
 	}
 	notified = slices.Compact(notified)
-	if cause >= 0 && cause < len(w.events) {
-		w.events[cause].Notified = notified
+	if r := w.rec(); cause >= 0 && cause < len(r.events) {
+		r.events[cause].Notified = append(r.events[cause].Notified, notified...)
 		if len(notified) > 0 {
-			w.events[cause].Text += "; notified " + strings.Join(notified, ", ")
+			r.events[cause].Text += "; notified " + strings.Join(notified, ", ")
 		}
 	}
 	for _, r := range reactions {
@@ -600,8 +651,13 @@ func (w *world) watchTable() lockqueue.WatchTable {
 			continue
 		}
 		if !c.live() {
-			if !c.cutAt.IsZero() {
-				t.Expiry[c.session] = c.cutAt.Add(w.sessionTimeout)
+			// A scene's member is cut off with its owner's session.
+			cut := c.cutAt
+			if c.owner != nil {
+				cut = c.owner.cutAt
+			}
+			if !cut.IsZero() {
+				t.Expiry[c.session] = cut.Add(w.sessionTimeout)
 			}
 			continue
 		}
@@ -632,6 +688,9 @@ func (w *world) Stats() simulator.Stats {
 	var s simulator.Stats
 	for _, c := range w.clients {
 		s.Add(c.stats)
+	}
+	if w.second != nil {
+		s.Add(w.second.Stats())
 	}
 	return s
 }

@@ -31,10 +31,10 @@ var builtinFS embed.FS
 // Catalog is ZooKeeper's built-in scenarios, the seeds' recipes.
 var Catalog = simulator.NewCatalog(simulator.CatalogConfig{
 	Service: lockqueue.ZooKeeper, Title: "ZooKeeper", Unnamed: true, FS: builtinFS, Dir: "scenarios",
-	Order: []string{"lock1-5", "herd", "ha-standby", "session-expiry", "gc-pause"},
+	Order: []string{"lock1-5", "herd", "ha-standby", "session-expiry", "gc-pause", "zk-deadlock"},
 	// ZooKeeper's clients take the engine's own actions, whether a file
-	// names the service or not.
-	Validate: func(sc *simulator.Scenario) error { return sc.CheckSteps() },
+	// names the service or not, and lock-second in a scene of two locks.
+	Validate: func(sc *simulator.Scenario) error { return checkSteps(sc, sc.Steps, true) },
 })
 
 // ErrSandboxLeft: Close could not remove the sandbox because ZooKeeper was
@@ -217,14 +217,17 @@ func (*Backend) Name() string { return lockqueue.ZooKeeper }
 func (*Backend) Token(t int64) string { return tokenText(t) }
 
 func (*Backend) CheckAction(sc *simulator.Scenario, a simulator.Action, wildcard bool) error {
-	return simulator.CheckAction(sc.Lock, a, wildcard)
+	return checkAction(sc, a, wildcard)
 }
 
 // DryRun checks the steps with the engine's own actions, then plays the
 // plan on a ledger of the recipe.
 func (*Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error {
-	if err := sc.CheckSteps(); err != nil {
+	if err := checkSteps(sc, sc.Steps, true); err != nil {
 		return err
+	}
+	if p, scene, _ := sceneOf(sc, plan); scene {
+		return dryRunScene(sc.Lock, p.Reversed, plan)
 	}
 	return dryRun(sc.Lock, sc.Leases, plan)
 }
@@ -241,13 +244,25 @@ func (b *Backend) NewWorld(_ context.Context, spec simulator.WorldSpec) (simulat
 	b.mu.Lock()
 	obs := b.obs
 	b.mu.Unlock()
-	w, err := newWorld(worldConfig{
+	cfg := worldConfig{
 		Path: spec.Path, ZPath: b.zpath(spec.Path), Servers: b.cfg.Servers, Observer: obs, Logger: spec.Logger,
 		Lock: spec.Scenario.Lock, Leases: spec.Scenario.Leases, Strategy: spec.Strategy, Fencing: spec.Fencing,
 		SessionTimeout: b.cfg.SessionTimeout, Publish: spec.Publish,
-	})
+	}
+	w, err := newWorld(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if p, scene, _ := sceneOf(spec.Scenario, spec.Scenario.Steps); scene {
+		// The second lock's mid-step snapshots are not the run's lock's.
+		cfg.Path, cfg.ZPath, cfg.Publish = spec.Path+sceneSuffix, b.zpath(spec.Path+sceneSuffix), nil
+		second, err := newWorld(cfg)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		second.host, second.resource, second.start = w, w.resource, w.start
+		w.second, w.reversed = second, p.Reversed
 	}
 	w.noSnapshots, w.beforeExists = b.noSnapshots, b.beforeExists
 	if b.onWorld != nil {
@@ -270,17 +285,20 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 
 func (w *world) Clients() []simulator.ClientInfo {
 	out := make([]simulator.ClientInfo, 0, len(w.clients))
-	for _, c := range w.clients {
+	for _, c := range w.joined() {
 		ci := simulator.ClientInfo{
 			Name: c.name, Node: c.lastNode, Mode: c.mode, State: c.state, Token: c.token,
 			Line: c.line, Joined: c.joined, Since: c.since, Session: lockqueue.SessionHex(c.session),
 			JoinedMs: w.ClockAt(c.joined).Milliseconds(), SinceMs: w.ClockAt(c.since).Milliseconds(),
 		}
+		if w.second != nil {
+			ci.Lock = c.w.path
+		}
 		if c.lastNode != "" {
-			ci.Path = w.path + "/" + c.lastNode
+			ci.Path = c.w.path + "/" + c.lastNode
 		}
 		if c.state == simulator.StateWaiting && c.waitsFor != "" {
-			ci.WaitsFor = w.ownerOf(c.waitsFor)
+			ci.WaitsFor = c.w.ownerOf(c.waitsFor)
 		}
 		out = append(out, ci)
 	}
@@ -288,10 +306,19 @@ func (w *world) Clients() []simulator.ClientInfo {
 }
 
 func (w *world) Line(name string) int {
+	if w.second != nil {
+		if c := w.find(name); c != nil {
+			return c.line
+		}
+		return 0
+	}
 	return simulator.LineOf(w.byName, name, func(c *client) int { return c.line })
 }
 
 func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
+	if w.second != nil {
+		return w.narrateScene(a, events)
+	}
 	return narrate(a, events, w.lock, w.sessionTimeout)
 }
 
