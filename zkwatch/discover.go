@@ -327,6 +327,22 @@ func (d *discovery) status() DiscoveryStatus {
 	return st
 }
 
+// emptyFolders counts the folders below the prefixes listed with no
+// children: a lock parent with no lock nodes now (kazoo's Lock leaves one
+// after its last release) is one of them, as nothing in ZooKeeper tells it
+// from any other empty folder. A folder still to be listed is not counted.
+func (d *discovery) emptyFolders() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, lv := range d.levels {
+		if !lv.root && !lv.dirty && !lv.inflight && len(lv.kids) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // isLockParent: a folder whose children carry sequence suffixes is a lock
 // queue of some recipe.
 func isLockParent(names []string) bool {
