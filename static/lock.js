@@ -764,7 +764,14 @@ if (bar) {
   // A drag across the times under the bar zooms the bar, the strip and
   // the figures to the span; double-click, the zoom out button or Z go
   // back to the window picked.
+  // A span is at least MIN_ZOOM ms, widened about its middle: narrower,
+  // the axis would have no second to mark.
+  const MIN_ZOOM = 1000;
   async function zoomTo(span) {
+    if (span && span.to - span.from < MIN_ZOOM) {
+      const mid = Math.round((span.from + span.to) / 2);
+      span = { from: mid - MIN_ZOOM / 2, to: mid + MIN_ZOOM / 2 };
+    }
     zoom = span;
     await load();
     await showFigures(win.from, win.to);
