@@ -71,6 +71,11 @@ func TestTimeBarDragToZoom(t *testing.T) {
 	from, to := drag("a drag across the times")
 	z := look()
 	near := func(got, want float64) bool { return math.Abs(got-want) <= 2*msPerPx }
+	// Over the times, as over the bar, the time under the pointer is
+	// shown: where the drag ended.
+	if h := eval[float64](tb, `Number(document.getElementById('tb-hover').dataset.t)`); !near(h, to) {
+		t.Errorf("where the drag ended the hover time says %s, want %s", clockOf(h), clockOf(to))
+	}
 	if !near(z.Min, from) || !near(z.Max, to) {
 		t.Errorf("zoomed, the bar covers [%s, %s], want the span dragged [%s, %s]", clockOf(z.Min), clockOf(z.Max), clockOf(from), clockOf(to))
 	}

@@ -5,7 +5,7 @@ import { drawQueue, Timing, tick, legend, pastTiming, knowNames, say, COL } from
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
-import { Timeline, timelineKeys, when, drawAxis, hoverTime, dragSpan } from './timeline.js';
+import { Timeline, timelineKeys, when, drawAxis, hoverTime, dragSpan, axisTimeAt } from './timeline.js';
 import { Strip } from './strip.js';
 import { morph } from './morph.js';
 
@@ -778,6 +778,8 @@ if (bar) {
   }
   const zoomBack = () => zoom && zoomTo(null);
   dragSpan(axis, document.getElementById('tb-zoom-band'), (from, to) => zoomTo({ from, to }));
+  // The time under the pointer over the times too, where a drag begins and ends.
+  hoverTime(axis, document.getElementById('tb-hover'), (x) => axisTimeAt(axis, x));
   axis.addEventListener('dblclick', zoomBack);
   ui.zoomOut.addEventListener('click', zoomBack);
   ui.win.addEventListener('change', async () => {

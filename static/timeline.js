@@ -85,6 +85,17 @@ export function hoverTime(el, out, timeAt) {
   });
 }
 
+// axisTimeAt is the time under clientX along el, an axis drawAxis drew
+// (null before it has a window).
+export function axisTimeAt(el, x) {
+  const r = el.getBoundingClientRect();
+  const from = Number(el.dataset.from);
+  const to = Number(el.dataset.to);
+  if (!(to > from)) return null;
+  const f = Math.min(1, Math.max(0, (x - r.left) / Math.max(1, r.width)));
+  return Math.round(from + f * (to - from));
+}
+
 // MIN_DRAG is how far, in px, the pointer must move for a press on an axis
 // to be a drag across a span: less is a click, or a hand that shook.
 const MIN_DRAG = 4;
@@ -97,14 +108,7 @@ const MIN_DRAG = 4;
 // a scrub to a moment.
 export function dragSpan(el, band, onSpan) {
   let start = null; // {x, t} where the drag began
-  const timeAt = (x) => {
-    const r = el.getBoundingClientRect();
-    const from = Number(el.dataset.from);
-    const to = Number(el.dataset.to);
-    if (!(to > from)) return null;
-    const f = Math.min(1, Math.max(0, (x - r.left) / Math.max(1, r.width)));
-    return Math.round(from + f * (to - from));
-  };
+  const timeAt = (x) => axisTimeAt(el, x);
   const shade = (x) => {
     const box = band.parentElement.getBoundingClientRect();
     const r = el.getBoundingClientRect();
