@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -289,6 +291,21 @@ func TestFleetCounts(t *testing.T) {
 			}
 			if page := says("with every lock held", held); strings.Contains(page, "</b> locks watched") {
 				t.Errorf("the dashboard says locks watched beside the parents found")
+			}
+			// The log sums discovery up, a line a pass, not one a parent.
+			lines, found := 0, 0
+			for _, l := range strings.Split(s.output(), "\n") {
+				if !strings.Contains(l, `msg="discovery: lock parents below the --watch-under prefixes"`) {
+					continue
+				}
+				lines++
+				if m := regexp.MustCompile(` found=(\d+) `).FindStringSubmatch(l); m != nil {
+					n, _ := strconv.Atoi(m[1])
+					found += n
+				}
+			}
+			if found != held || lines == 0 || lines > held/2 {
+				t.Errorf("the log says %d lock parents found in %d lines, want %d in a line or two", found, lines, held)
 			}
 
 			// One lock let go: listed still, with no lock nodes.
