@@ -109,6 +109,9 @@ type discovery struct {
 	// discovery loop to carry out (applyOps).
 	ops       []levelOp
 	capLogged bool
+	// empty is emptyFolders' last count, made at emptyAt.
+	empty   int
+	emptyAt time.Time
 	// pass sums up what the discovery loop's pass found, for its log line.
 	// Only the loop's goroutine, which carries out the ops, touches it.
 	pass passLog
@@ -330,20 +333,28 @@ func (d *discovery) status() DiscoveryStatus {
 	return st
 }
 
+// emptyEvery is how long a count of the empty folders is kept: counting
+// walks every folder, and the dashboard asks on every refresh of every
+// viewer.
+const emptyEvery = time.Second
+
 // emptyFolders counts the folders below the prefixes listed with no
 // children: a lock parent with no lock nodes now (kazoo's Lock leaves one
 // after its last release) is one of them, as nothing in ZooKeeper tells it
 // from any other empty folder. A folder still to be listed is not counted.
-func (d *discovery) emptyFolders() int {
+// The count is at most emptyEvery old, unless fresh asks for a new one.
+func (d *discovery) emptyFolders(fresh bool) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := 0
-	for _, lv := range d.levels {
-		if !lv.root && !lv.dirty && !lv.inflight && len(lv.kids) == 0 {
-			n++
+	if now := time.Now(); fresh || now.Sub(d.emptyAt) >= emptyEvery {
+		d.empty, d.emptyAt = 0, now
+		for _, lv := range d.levels {
+			if !lv.root && !lv.dirty && !lv.inflight && len(lv.kids) == 0 {
+				d.empty++
+			}
 		}
 	}
-	return n
+	return d.empty
 }
 
 // isLockParent: a folder whose children carry sequence suffixes is a lock
@@ -426,7 +437,7 @@ func (w *Watcher) logPass() {
 		return
 	}
 	w.log.Info("discovery: lock parents below the --watch-under prefixes", "found", p.found, "first", p.first, "gone", p.gone,
-		"emptyFolders", w.disc.emptyFolders())
+		"emptyFolders", w.disc.emptyFolders(true))
 	*p = passLog{}
 }
 
