@@ -761,12 +761,12 @@ if (bar) {
       else if (f) bar.after(f);
     }
   }
+  // A zoom spans MIN_ZOOM ms at least, widened about its middle:
+  // narrower, the axis would have no second to mark.
+  const MIN_ZOOM = 1000;
   // A drag across the times under the bar zooms the bar, the strip and
   // the figures to the span; double-click, the zoom out button or Z go
   // back to the window picked.
-  // A span is at least MIN_ZOOM ms, widened about its middle: narrower,
-  // the axis would have no second to mark.
-  const MIN_ZOOM = 1000;
   async function zoomTo(span) {
     if (span && span.to - span.from < MIN_ZOOM) {
       const mid = Math.round((span.from + span.to) / 2);

@@ -409,10 +409,10 @@ func (page *locksPage) count(l listedLock) {
 // emptyFolders counts the empty folders the discovery of the services
 // asked for (service, or every one) found.
 func emptyFolders(reg *lockservice.Registry, service string) int {
-	n := 0
 	if reg == nil {
 		return 0
 	}
+	n := 0
 	for _, svc := range reg.All() {
 		if f, ok := svc.Reader.(lockservice.EmptyFinder); ok && (service == "" || svc.Name == service) {
 			n += f.EmptyFolders()
