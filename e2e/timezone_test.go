@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
 // inZone is a tab whose browser's time zone is zone.
@@ -105,4 +106,37 @@ func TestTimesInTheBrowsersZone(t *testing.T) {
 	}
 	tb.run(`document.getElementById('tz-toggle').click()`)
 	tb.until("the incident's change in UTC again", heading+` === `+jsString(first))
+}
+
+// The NOT LIVE banner words its times (the server's "unknown since", the
+// page's "last seen live at") the one way the page does: in UTC, then both
+// in the browser's zone once the reader picks it, and in UTC again; never
+// a clock of the browser's own ("10:10:25 PM").
+func TestNotLiveBannerInTheBrowsersZone(t *testing.T) {
+	need(t)
+	const zone = "Asia/Kolkata"
+	if _, err := time.LoadLocation(zone); err != nil {
+		t.Skipf("no zone data for %s: %v", zone, err)
+	}
+	m := redistest.ForTest(t)
+	redisCLI(t, m.Addr(), "SET", "orders-lock", "tok-A", "NX")
+	srv := startServer(t, "--poll", "200ms", "--redis", m.Addr(), "--watch", "redis:orders-lock")
+	tb := inZone(t, zone)
+	tb.open(srv.URL + "/lock?service=redis&path=orders-lock")
+	tb.until("tok-A holds, live", node("tok-A", "holding")+` && document.body.dataset.live === 'true'`)
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	const banner = `document.getElementById('banner').textContent`
+	// Two times, each the page's wording in the zone shown.
+	words := func(zoneRE string) string {
+		return `(() => { const b = ` + banner + `; return !document.getElementById('banner').hidden && b.startsWith('NOT LIVE') && ` +
+			`b.includes('unknown since') && b.includes('last seen live at') && ` +
+			`(b.match(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ` + zoneRE + `/g) || []).length === 2 && !/\d\d? ?[AP]M\b/.test(b); })()`
+	}
+	tb.until("the banner's times in UTC", words(`UTC`))
+	tb.run(`document.getElementById('tz-toggle').click()`)
+	tb.until("the banner's times in "+zone, words(`GMT\+5:30`)+` && !`+banner+`.includes('UTC')`)
+	tb.run(`document.getElementById('tz-toggle').click()`)
+	tb.until("the banner's times in UTC again", words(`UTC`))
 }

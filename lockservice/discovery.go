@@ -27,3 +27,12 @@ type Unexplored struct {
 	// pages say it of folders.
 	Text string
 }
+
+// EmptyFinder is a Discoverer that also counts the empty folders below
+// its prefixes: places a lock may be taken (a kazoo lock's parent after
+// its last release) with no lock nodes in them now, which the dashboard
+// counts with the locks found, so that a fleet of idle locks reads as
+// found, not as missing.
+type EmptyFinder interface {
+	EmptyFolders() int
+}

@@ -5,7 +5,7 @@ import { drawQueue, drawLocks, Timing, tick, legend, pastTiming, knowNames, say,
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
-import { Timeline, timelineKeys, when, drawAxis, hoverTime } from './timeline.js';
+import { Timeline, timelineKeys, when, drawAxis, hoverTime, dragSpan, axisTimeAt } from './timeline.js';
 import { Strip } from './strip.js';
 import { morph } from './morph.js';
 
@@ -400,7 +400,7 @@ if (bar) {
   const ui = {
     back: document.getElementById('tb-back'), play: document.getElementById('tb-play'), step: document.getElementById('tb-step'),
     live: document.getElementById('tb-live'), win: document.getElementById('tb-window'), info: document.getElementById('tb-info'),
-    exp: document.getElementById('export'),
+    exp: document.getElementById('export'), zoomOut: document.getElementById('tb-zoom-out'),
   };
   // A drag moves the bar many times a frame: its moves are taken once a
   // frame, the newest winning (and seek keeps one request under way).
@@ -453,6 +453,10 @@ if (bar) {
   let pageLoad = null; // the page being fetched, with done: its promise
   let moments = []; // the distinct times of the page's events, ms, ascending
   let playing = null;
+  // zoom is the span (ms) a drag across the times zoomed the bar to, null
+  // for the window picked: the bar, the strip and the figures cover it
+  // until zoomed out, Live or another window.
+  let zoom = null;
 
   // load reads the window's density around the moment shown (or up to
   // now) and lists the page of that moment.
@@ -460,13 +464,13 @@ if (bar) {
     if (historyOff()) return;
     const span = Number(ui.win.value);
     const now = Date.now();
-    const to = at === null ? now : Math.min(now, at + span / 2);
-    const from = to - span;
+    const to = zoom ? zoom.to : at === null ? now : Math.min(now, at + span / 2);
+    const from = zoom ? zoom.from : to - span;
     const q = new URLSearchParams({ from: String(from), to: String(to), buckets: String(BUCKETS) });
     const qs = new URLSearchParams({ from: String(from), to: String(to), n: String(STRIP_BUCKETS) });
     // Live, the bar starts where the lock's history does when that is
     // inside the window (the server says where: the density's from).
-    if (at === null) for (const p of [q, qs]) p.set('fit', 'history');
+    if (at === null && !zoom) for (const p of [q, qs]) p.set('fit', 'history');
     const stripRes = fetch('/api/v1/lock/strip?' + lockQuery(qs, query))
       .then((r) => (r.ok ? r.json() : null))
       .catch(() => null);
@@ -494,6 +498,8 @@ if (bar) {
     bar.dataset.moments = String(total);
     bar.dataset.gaps = String(gaps.length);
     bar.dataset.span = String(span);
+    bar.dataset.zoom = zoom ? `${zoom.from}-${zoom.to}` : '';
+    ui.zoomOut.hidden = !zoom;
     const q2 = new URLSearchParams({ from: String(from), to: String(to) });
     ui.exp.href = '/api/v1/lock/export?' + lockQuery(q2, query);
     syncBar();
@@ -663,6 +669,7 @@ if (bar) {
   function goLive() {
     stop();
     at = null;
+    zoom = null;
     const u = new URL(location.href);
     u.searchParams.delete('at');
     history.replaceState(null, '', u);
@@ -775,7 +782,29 @@ if (bar) {
       else if (f) bar.after(f);
     }
   }
+  // A zoom spans MIN_ZOOM ms at least, widened about its middle:
+  // narrower, the axis would have no second to mark.
+  const MIN_ZOOM = 1000;
+  // A drag across the times under the bar zooms the bar, the strip and
+  // the figures to the span; double-click, the zoom out button or Z go
+  // back to the window picked.
+  async function zoomTo(span) {
+    if (span && span.to - span.from < MIN_ZOOM) {
+      const mid = Math.round((span.from + span.to) / 2);
+      span = { from: mid - MIN_ZOOM / 2, to: mid + MIN_ZOOM / 2 };
+    }
+    zoom = span;
+    await load();
+    await showFigures(win.from, win.to);
+  }
+  const zoomBack = () => zoom && zoomTo(null);
+  dragSpan(axis, document.getElementById('tb-zoom-band'), (from, to) => zoomTo({ from, to }));
+  // The time under the pointer over the times too, where a drag begins and ends.
+  hoverTime(axis, document.getElementById('tb-hover'), (x) => axisTimeAt(axis, x));
+  axis.addEventListener('dblclick', zoomBack);
+  ui.zoomOut.addEventListener('click', zoomBack);
   ui.win.addEventListener('change', async () => {
+    zoom = null;
     await load();
     await showFigures(win.from, win.to);
   });
@@ -791,7 +820,7 @@ if (bar) {
     figuresStale = true;
   };
   setInterval(async () => {
-    if (!figuresStale || figuresBusy || at !== null || document.hidden || !document.getElementById('figures')) return;
+    if (!figuresStale || figuresBusy || at !== null || zoom || document.hidden || !document.getElementById('figures')) return;
     figuresStale = false;
     figuresBusy = true;
     try {
@@ -805,7 +834,7 @@ if (bar) {
   }, FIGURES_EVERY);
   timelineKeys({
     back: stepBack, step: stepFwd, first: () => (seen ?? first) !== null && seek(seen ?? first), last: () => last !== null && seek(last),
-    extra: { l: goLive, L: goLive },
+    extra: { l: goLive, L: goLive, z: zoomBack, Z: zoomBack },
   });
   // The page comes with a place for its figures, not the figures: they
   // are read from the history once the queue is shown.

@@ -85,6 +85,64 @@ export function hoverTime(el, out, timeAt) {
   });
 }
 
+// axisTimeAt is the time under clientX along el, an axis drawAxis drew
+// (null before it has a window).
+export function axisTimeAt(el, x) {
+  const r = el.getBoundingClientRect();
+  const from = Number(el.dataset.from);
+  const to = Number(el.dataset.to);
+  if (!(to > from)) return null;
+  const f = Math.min(1, Math.max(0, (x - r.left) / Math.max(1, r.width)));
+  return Math.round(from + f * (to - from));
+}
+
+// MIN_DRAG is how far, in px, the pointer must move for a press on an axis
+// to be a drag across a span: less is a click, or a hand that shook.
+const MIN_DRAG = 4;
+
+// dragSpan lets a drag across el, a strip as wide as the window [from, to]
+// (drawAxis's dataset), pick a span of it: band, an element in el's
+// positioned parent, shades the span while the drag lasts, and onSpan(a, b)
+// (ms, a < b) is called when the pointer is let go. The axis is where a
+// drag means this: the bar and the strip above it already take a drag as
+// a scrub to a moment.
+export function dragSpan(el, band, onSpan) {
+  let start = null; // {x, t} where the drag began
+  const timeAt = (x) => axisTimeAt(el, x);
+  const shade = (x) => {
+    const box = band.parentElement.getBoundingClientRect();
+    const r = el.getBoundingClientRect();
+    const a = Math.max(r.left, Math.min(start.x, x));
+    const b = Math.min(r.right, Math.max(start.x, x));
+    band.style.left = `${a - box.left}px`;
+    band.style.width = `${b - a}px`;
+    band.hidden = b - a < MIN_DRAG;
+  };
+  el.addEventListener('pointerdown', (e) => {
+    const t = timeAt(e.clientX);
+    if (e.button !== 0 || t === null) return;
+    e.preventDefault(); // no text selection across the labels
+    start = { x: e.clientX, t };
+    el.setPointerCapture(e.pointerId);
+  });
+  el.addEventListener('pointermove', (e) => {
+    if (start) shade(e.clientX);
+  });
+  el.addEventListener('pointerup', (e) => {
+    if (!start) return;
+    const s = start;
+    start = null;
+    band.hidden = true;
+    if (Math.abs(e.clientX - s.x) < MIN_DRAG) return;
+    const t = timeAt(e.clientX);
+    if (t !== null && t !== s.t) onSpan(Math.min(s.t, t), Math.max(s.t, t));
+  });
+  el.addEventListener('pointercancel', () => {
+    start = null;
+    band.hidden = true;
+  });
+}
+
 // THUMB is half the range's thumb, in px: where the marks and the axis
 // start and end (.ticks and .axis have that margin).
 const THUMB = 8;

@@ -96,35 +96,59 @@ func (d Dashboard) listURL(state, cursor string) string {
 // PageHref is the URL of the list's page at cursor ("" for the first).
 func (d Dashboard) PageHref(cursor string) string { return d.listURL(d.List.State, cursor) }
 
-// TotalLink is one of the totals, a link to the locks it counts.
+// TotalLink is one of the totals, a link that shows the locks it counts;
+// a count with no Href is said, not linked (no list of its own).
 type TotalLink struct {
 	State, Text, Href string
-	Count             int
-	Current           bool
+	// Title says what is counted, for a reader who wonders.
+	Title   string
+	Count   int
+	Current bool
 }
 
 // TotalsLinks are the totals, each a link that shows the locks it counts.
+// When discovery found empty folders (places a lock may be taken, with
+// nothing in them now), the lock parents found lead, and the locks
+// watched read as the ones listed: "20,000 lock parents found · 2,001
+// listed · 2,000 with lock nodes now · 2,000 held", where the list alone
+// would say 2,001 of 20,000 and leave the rest to the docs.
 func (d Dashboard) TotalsLinks() []TotalLink {
 	t := d.List.Totals
-	links := []TotalLink{
-		{State: "all", Text: plural(t.Locks, "lock watched", "locks watched"), Count: t.Locks},
-		{State: "held", Text: "held", Count: t.Held},
-		{State: "contended", Text: "with waiters", Count: t.Contended},
-		{State: "alerting", Text: plural(t.Alerting, "with an alert", "with alerts"), Count: t.Alerting},
+	all := TotalLink{State: "all", Text: plural(t.Locks, "lock watched", "locks watched"), Count: t.Locks}
+	var links []TotalLink
+	if t.Found > t.Locks {
+		links = append(links, TotalLink{State: "found", Text: plural(t.Found, "lock parent found", "lock parents found"), Count: t.Found,
+			Title: "the locks watched and the empty folders found below the --watch-under prefixes, where a lock may be taken: " +
+				"an empty folder is watched, and listed, once a lock node is made in it"})
+		all.Text = "listed"
+		all.Title = "the lock parents that have had lock nodes since they were found: one whose last node went stays listed"
 	}
+	links = append(links, all,
+		TotalLink{State: "nodes", Text: "with lock nodes now", Count: t.WithNodes, Title: "a holder or a waiter now"},
+		TotalLink{State: "held", Text: "held", Count: t.Held},
+		TotalLink{State: "contended", Text: "with waiters", Count: t.Contended},
+		TotalLink{State: "alerting", Text: plural(t.Alerting, "with an alert", "with alerts"), Count: t.Alerting},
+	)
 	for i := range links {
+		if !slices.ContainsFunc(StateChoices, func(c Choice) bool { return c.Value == links[i].State }) {
+			continue // no list of its own
+		}
 		links[i].Href = d.listURL(links[i].State, "")
 		links[i].Current = links[i].State == d.List.State || links[i].State == DashboardState && d.List.State == ""
 	}
 	return links
 }
 
-// attrs mark the total whose locks are listed.
+// attrs mark the total whose locks are listed, and say what it counts.
 func (t TotalLink) attrs() templ.Attributes {
+	a := templ.Attributes{}
 	if t.Current {
-		return templ.Attributes{"aria-current": "true"}
+		a["aria-current"] = "true"
 	}
-	return nil
+	if t.Title != "" {
+		a["title"] = t.Title
+	}
+	return a
 }
 
 // RangeText says which locks of how many the page shows.

@@ -99,9 +99,11 @@ type DashboardList struct {
 	Totals          Totals
 }
 
-// Totals count every watched lock, whatever the page and the search.
+// Totals count every watched lock, whatever the page and the search
+// (web.LockTotals): Found counts the empty folders discovery found too,
+// WithNodes the locks with a holder or a waiter now.
 type Totals struct {
-	Locks, Held, Contended, Alerting, Pending int
+	Locks, Found, WithNodes, Held, Contended, Alerting, Pending int
 }
 
 // LockRow is one watched lock on the dashboard.

@@ -244,6 +244,14 @@ type listedLock struct {
 // the page, the filter and the state.
 type LockTotals struct {
 	Locks int `json:"locks"`
+	// Found are the lock parents found: the locks watched and the empty
+	// folders --watch-under discovery found, where a lock may be taken
+	// (lockservice.EmptyFinder). A watched lock that lost its last node
+	// stays watched and counted; an empty folder is watched, and listed,
+	// once a lock is taken in it.
+	Found int `json:"found"`
+	// WithNodes have lock nodes now: a holder or a waiter.
+	WithNodes int `json:"withNodes"`
 	// Held have a holder; Contended a waiter; Alerting an alert.
 	Held      int `json:"held"`
 	Contended int `json:"contended"`
@@ -335,6 +343,7 @@ func listLocks(h Summaries, pend *pendingLocks, reg *lockservice.Registry, q loc
 	for _, s := range pend.get(h, reg, now) {
 		visit(listedLock{Summary: s, Pending: true})
 	}
+	page.Totals.Found = page.Totals.Locks + emptyFolders(reg, q.service)
 	items := top.sorted()
 	more := len(items) > q.limit
 	if more {
@@ -379,6 +388,9 @@ func (page *locksPage) count(l listedLock) {
 		t.Pending++
 		return
 	}
+	if l.Held() || l.Contended() {
+		t.WithNodes++
+	}
 	if l.Held() {
 		t.Held++
 	}
@@ -392,6 +404,21 @@ func (page *locksPage) count(l listedLock) {
 	if lockservice.IsDefault(l.Service) {
 		page.DefaultConns[l.Connection] = true
 	}
+}
+
+// emptyFolders counts the empty folders the discovery of the services
+// asked for (service, or every one) found.
+func emptyFolders(reg *lockservice.Registry, service string) int {
+	if reg == nil {
+		return 0
+	}
+	n := 0
+	for _, svc := range reg.All() {
+		if f, ok := svc.Reader.(lockservice.EmptyFinder); ok && (service == "" || svc.Name == service) {
+			n += f.EmptyFolders()
+		}
+	}
+	return n
 }
 
 // setCursors sets the page's offset and its cursors to the pages before

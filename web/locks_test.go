@@ -121,8 +121,10 @@ func TestLocksPagesAndSorts(t *testing.T) {
 	e := newEnv(t, Config{})
 	now := time.Now()
 	f := fleet(t, e, 60, now)
-	want := LockTotals{Locks: 60}
+	// No discovery: the lock parents found are the locks watched.
+	want := LockTotals{Locks: 60, Found: 60}
 	for _, l := range f {
+		want.WithNodes += min(l.holders+l.waiters, 1)
 		want.Held += min(l.holders, 1)
 		want.Contended += min(l.waiters, 1)
 		want.Alerting += min(l.alerts, 1)

@@ -109,6 +109,12 @@ type discovery struct {
 	// discovery loop to carry out (applyOps).
 	ops       []levelOp
 	capLogged bool
+	// empty is emptyFolders' last count, made at emptyAt.
+	empty   int
+	emptyAt time.Time
+	// pass sums up what the discovery loop's pass found, for its log line.
+	// Only the loop's goroutine, which carries out the ops, touches it.
+	pass passLog
 
 	// wmu guards watched, the session epoch each prefix's recursive
 	// watch was set in. Taken before Watcher.persistMu, never with mu.
@@ -327,6 +333,30 @@ func (d *discovery) status() DiscoveryStatus {
 	return st
 }
 
+// emptyEvery is how long a count of the empty folders is kept: counting
+// walks every folder, and the dashboard asks on every refresh of every
+// viewer.
+const emptyEvery = time.Second
+
+// emptyFolders counts the folders below the prefixes listed with no
+// children: a lock parent with no lock nodes now (kazoo's Lock leaves one
+// after its last release) is one of them, as nothing in ZooKeeper tells it
+// from any other empty folder. A folder still to be listed is not counted.
+// The count is at most emptyEvery old, unless fresh asks for a new one.
+func (d *discovery) emptyFolders(fresh bool) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now := time.Now(); fresh || now.Sub(d.emptyAt) >= emptyEvery {
+		d.empty, d.emptyAt = 0, now
+		for _, lv := range d.levels {
+			if !lv.root && !lv.dirty && !lv.inflight && len(lv.kids) == 0 {
+				d.empty++
+			}
+		}
+	}
+	return d.empty
+}
+
 // isLockParent: a folder whose children carry sequence suffixes is a lock
 // queue of some recipe.
 func isLockParent(names []string) bool {
@@ -375,7 +405,40 @@ func (w *Watcher) discoverLoop(ctx context.Context) {
 			}
 		}
 		w.applyOps() // those of events alone
+		w.logPass()
 	}
+}
+
+// passLog is what one pass of the discovery loop (a kick, then every
+// folder to list) found and lost, for one INFO line a pass: a fleet's
+// first walk finds thousands of lock parents (with children watches, one
+// listing a folder), and a line a listing buried the log. Each path is at
+// debug level.
+type passLog struct {
+	found, gone int
+	first       []string // the first few found
+}
+
+func (p *passLog) add(found, gone []*lock) {
+	for _, l := range found {
+		if len(p.first) < 5 {
+			p.first = append(p.first, l.path)
+		}
+	}
+	p.found += len(found)
+	p.gone += len(gone)
+}
+
+// logPass says what the pass found and lost, with the empty folders it
+// knows of (where a lock may be taken: the dashboard counts them too).
+func (w *Watcher) logPass() {
+	p := &w.disc.pass
+	if p.found == 0 && p.gone == 0 {
+		return
+	}
+	w.log.Info("discovery: lock parents below the --watch-under prefixes", "found", p.found, "first", p.first, "gone", p.gone,
+		"emptyFolders", w.disc.emptyFolders(true))
+	*p = passLog{}
 }
 
 // discoverNext lists the next levels and carries out what their listings
@@ -771,33 +834,25 @@ func (w *Watcher) apply(ops []levelOp) {
 		w.startLock(l)
 	}
 	w.finishRemoved(removed)
-	w.logLocks("discovered lock parents", added)
+	w.debugLocks("discovered lock parent", added)
+	w.disc.pass.add(added, removed)
 	for _, l := range added {
 		l.poke()
 	}
 }
 
-// logLocks says once per batch what discovery found or lost, with the
-// first few paths: a fleet's first walk finds thousands of parents, and a
-// line for each buried the log. Each path is at debug level.
-func (w *Watcher) logLocks(msg string, ls []*lock) {
-	if len(ls) == 0 {
-		return
-	}
-	paths := make([]string, 0, min(len(ls), 5))
-	for i, l := range ls {
-		if i < cap(paths) {
-			paths = append(paths, l.path)
-		}
+// debugLocks says, at debug level, each lock parent discovery found or
+// lost; logPass sums them up.
+func (w *Watcher) debugLocks(msg string, ls []*lock) {
+	for _, l := range ls {
 		w.log.Debug(msg, "path", l.path)
 	}
-	w.log.Info(msg, "count", len(ls), "first", paths)
 }
 
 // finishRemoved publishes each dropped lock's last snapshot (Exists:false),
 // then tells Config.Forget.
 func (w *Watcher) finishRemoved(ls []*lock) {
-	w.logLocks("lock parents gone", ls)
+	w.debugLocks("lock parent gone", ls)
 	for _, l := range ls {
 		w.unwatch(l)
 		w.emit(l)

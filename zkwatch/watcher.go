@@ -229,6 +229,11 @@ func (w *Watcher) Snapshot(p string) (lockqueue.Snapshot, bool) {
 // into, and what it does not for its limit.
 func (w *Watcher) Discovery() DiscoveryStatus { return w.disc.status() }
 
+// EmptyFolders is how many folders below the --watch-under prefixes were
+// found empty: places a lock may be taken, with nothing in them to watch.
+// The count may be a second old.
+func (w *Watcher) EmptyFolders() int { return w.disc.emptyFolders(false) }
+
 // Reads is the number of ZooKeeper read requests sent so far.
 func (w *Watcher) Reads() int64 { return w.reads.Load() }
 

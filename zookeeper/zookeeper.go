@@ -83,7 +83,10 @@ func (r Reader) Err() error {
 	return nil
 }
 
-var _ lockservice.Discoverer = Reader{}
+var (
+	_ lockservice.Discoverer  = Reader{}
+	_ lockservice.EmptyFinder = Reader{}
+)
 
 // Unexplored is what --watch-under discovery leaves unread: folders past
 // --discover-limit, with children watches only (ZooKeeper before 3.6).
@@ -101,6 +104,10 @@ func (r Reader) Unexplored() lockservice.Unexplored {
 		u.Folders, folders, u.Limit, u.Flag)
 	return u
 }
+
+// EmptyFolders counts the empty folders --watch-under discovery found: a
+// kazoo lock's parent after its last release is one.
+func (r Reader) EmptyFolders() int { return r.w.EmptyFolders() }
 
 func (r Reader) Watched() []string                { return r.w.Paths() }
 func (r Reader) Connection() lockqueue.Connection { return r.w.Connection() }

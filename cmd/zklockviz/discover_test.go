@@ -19,6 +19,7 @@ import (
 type discoveredLocks struct {
 	Totals struct {
 		Locks, Held, Contended, Alerting, Pending int
+		Found, WithNodes                          int
 	} `json:"totals"`
 	Locks []struct {
 		Service string   `json:"service"`

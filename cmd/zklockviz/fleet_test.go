@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -242,5 +244,83 @@ func TestFleetDiscoverLimit(t *testing.T) {
 	banner := fmt.Sprintf("%d folders below the --watch-under prefixes not looked into", u.Folders)
 	if !strings.Contains(string(page), banner) || !strings.Contains(string(page), "Raise --discover-limit") {
 		t.Errorf("the dashboard lacks the banner %q", banner)
+	}
+}
+
+// A fleet of lock parents, most of them empty as kazoo's Lock leaves them,
+// is counted as a person reads it: every parent found, the ones listed (a
+// lock taken there since), and those with lock nodes now, held and with
+// waiters, in GET /api/v1/locks's totals and on the dashboard. A lock let
+// go stays listed but no longer has lock nodes; the parents found stay.
+func TestFleetCounts(t *testing.T) {
+	zks := sharedZK(t)
+	const parents, held = 300, 10
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"persistent watch", nil},
+		{"children watches", []string{"--zk-children-watches"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefix, want := kazooFleet(t, zks.Addr(), parents, held)
+			s := startServe(t, append([]string{"--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--watch-under", prefix}, tc.args...)...)
+			var got discoveredLocks
+			counts := func(found, listed, withNodes, heldNow int) func() bool {
+				return func() bool {
+					if !listLocks(t, s.url+"/api/v1/locks", &got) {
+						return false
+					}
+					tot := got.Totals
+					return tot.Found == found && tot.Locks == listed && tot.WithNodes == withNodes && tot.Held == heldNow && tot.Contended == heldNow && tot.Pending == 0
+				}
+			}
+			waitFor(t, fmt.Sprintf("%d parents found, %d listed, all held with a waiter", parents, held), counts(parents, held, held, held))
+			// says checks the dashboard's totals say, in words, the counts.
+			says := func(when string, withNodes int) string {
+				page := dashboard(t, s.url)
+				for _, w := range []string{
+					fmt.Sprintf(`<b>%d</b> lock parents found`, parents), fmt.Sprintf(`<b>%d</b> listed`, held),
+					fmt.Sprintf(`<b>%d</b> with lock nodes now`, withNodes), fmt.Sprintf(`<b>%d</b> held`, withNodes),
+				} {
+					if !strings.Contains(page, w) {
+						t.Errorf("%s the dashboard does not say %q", when, w)
+					}
+				}
+				return page
+			}
+			if page := says("with every lock held", held); strings.Contains(page, "</b> locks watched") {
+				t.Errorf("the dashboard says locks watched beside the parents found")
+			}
+			// The log sums discovery up, a line a pass, not one a parent.
+			lines, found := 0, 0
+			for _, l := range strings.Split(s.output(), "\n") {
+				if !strings.Contains(l, `msg="discovery: lock parents below the --watch-under prefixes"`) {
+					continue
+				}
+				lines++
+				if m := regexp.MustCompile(` found=(\d+) `).FindStringSubmatch(l); m != nil {
+					n, _ := strconv.Atoi(m[1])
+					found += n
+				}
+			}
+			if found != held || lines == 0 || lines > held/2 {
+				t.Errorf("the log says %d lock parents found in %d lines, want %d in a line or two", found, lines, held)
+			}
+
+			// One lock let go: listed still, with no lock nodes.
+			c := connect(t, zks.Addr())
+			kids, _, err := c.Children(want[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range kids {
+				if err := c.Delete(want[0]+"/"+k, -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, "one lock let go", counts(parents, held, held-1, held-1))
+			says("after a lock was let go", held-1)
+		})
 	}
 }
