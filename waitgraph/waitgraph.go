@@ -121,9 +121,6 @@ type lock struct {
 	id    lockqueue.LockID
 	scope string
 	edges []Edge
-	// told: the lock's reader already tells a cycle through it
-	// (PostgreSQL's wait-cycle, from the server's own blocking pids).
-	told bool
 }
 
 // New returns an empty graph.
@@ -143,11 +140,10 @@ func (g *Graph) Set(s lockqueue.Snapshot, edges []Edge) bool {
 		l = &lock{id: s.Lock()}
 		g.locks[key] = l
 	}
-	told := slices.ContainsFunc(s.Alerts, func(a lockqueue.Alert) bool { return a.Kind == lockqueue.AlertWaitCycle })
-	if l.scope == scope && l.told == told && slices.Equal(l.edges, edges) {
+	if l.scope == scope && slices.Equal(l.edges, edges) {
 		return false
 	}
-	l.scope, l.edges, l.told = scope, edges, told
+	l.scope, l.edges = scope, edges
 	if len(edges) == 0 {
 		delete(g.locks, key)
 	}
@@ -180,9 +176,6 @@ func (g *Graph) Cycles() []string {
 	for _, keys := range byScope {
 		slices.Sort(keys)
 		for _, c := range g.cycles(keys) {
-			if g.told(c) {
-				continue // every lock's reader tells it already: not told twice
-			}
 			for key, a := range c.alerts(g) {
 				next[key] = a
 			}
@@ -237,16 +230,6 @@ func (g *Graph) cycles(keys []string) []cycle {
 		}
 	}
 	return found
-}
-
-// told reports whether every lock of c tells the cycle already.
-func (g *Graph) told(c cycle) bool {
-	for _, s := range c {
-		if !g.locks[s.lock].told {
-			return false
-		}
-	}
-	return true
 }
 
 // Scene is the cycle of waits through the given locks (each lock's Edges),
@@ -399,10 +382,20 @@ func alertEqual(a, b lockqueue.Alert) bool {
 }
 
 // With is s with its cross-lock alert, if any; s's own alerts are not
-// changed in place (readers share them between snapshots).
+// changed in place (readers share them between snapshots). A lock whose
+// reader tells the cycle already, from the server's own account
+// (PostgreSQL's wait-cycle, from pg_blocking_pids), keeps that alert, with
+// the other locks of the cycle named on it: one cycle, one alert.
 func With(s lockqueue.Snapshot, a lockqueue.Alert, ok bool) lockqueue.Snapshot {
-	if ok {
-		s.Alerts = append(slices.Clip(s.Alerts), a)
+	if !ok {
+		return s
 	}
+	if i := slices.IndexFunc(s.Alerts, func(x lockqueue.Alert) bool { return x.Kind == lockqueue.AlertWaitCycle }); i >= 0 {
+		alerts := slices.Clone(s.Alerts)
+		alerts[i].Locks = a.Locks
+		s.Alerts = alerts
+		return s
+	}
+	s.Alerts = append(slices.Clip(s.Alerts), a)
 	return s
 }

@@ -155,16 +155,30 @@ func TestEdgesByService(t *testing.T) {
 	}
 }
 
-// A cycle whose every lock's reader tells it already (PostgreSQL's
-// wait-cycle) raises nothing more.
+// A cycle whose locks' reader tells it already (PostgreSQL's wait-cycle,
+// from the server's own account) keeps that alert, with the other lock of
+// the cycle named on it: one cycle, one alert per lock, linked.
 func TestCycleToldByTheServer(t *testing.T) {
 	g := waitgraph.New()
-	for _, s := range []lockqueue.Snapshot{zk("/locks/a", "a1:0xA", "a2:0xB"), zk("/locks/b", "b1:0xB", "b2:0xA")} {
-		s.Alerts = []lockqueue.Alert{{Kind: lockqueue.AlertWaitCycle}}
-		g.Set(s, waitgraph.Edges(s))
+	snaps := []lockqueue.Snapshot{zk("/locks/a", "a1:0xA", "a2:0xB"), zk("/locks/b", "b1:0xB", "b2:0xA")}
+	for i := range snaps {
+		snaps[i].Alerts = []lockqueue.Alert{{Kind: lockqueue.AlertWaitCycle, Message: "the server's words"}}
+		g.Set(snaps[i], waitgraph.Edges(snaps[i]))
 	}
-	if got := g.Cycles(); len(got) != 0 {
-		t.Errorf("raised on %v, want none: the server told it", got)
+	if got := g.Cycles(); len(got) != 2 {
+		t.Fatalf("alerts changed on %v, want both locks", got)
+	}
+	for i, s := range snaps {
+		a, ok := g.Alert(s.Key())
+		got := waitgraph.With(s, a, ok)
+		other := snaps[1-i].Path
+		if len(got.Alerts) != 1 || got.Alerts[0].Kind != lockqueue.AlertWaitCycle || got.Alerts[0].Message != "the server's words" ||
+			len(got.Alerts[0].Locks) != 1 || got.Alerts[0].Locks[0].Name != other {
+			t.Errorf("%s's alerts %+v, want the server's wait-cycle alone, linking %s", s.Path, got.Alerts, other)
+		}
+		if s.Alerts[0].Locks != nil {
+			t.Errorf("%s: With changed the reader's alert in place", s.Path)
+		}
 	}
 }
 

@@ -286,14 +286,19 @@ type AcrossAlert struct {
 	Locks   []lockqueue.LockID `json:"locks"`
 }
 
-// noteAcross adds l's alerts that span several locks, unless listed.
+// noteAcross adds l's alerts that span several locks, unless listed: one
+// cycle is one kind through one set of locks, however each lock words it
+// (PostgreSQL's wait-cycle starts from the lock's own session).
 func (page *locksPage) noteAcross(l listedLock) {
 	for _, a := range l.Alerts {
-		if len(a.Locks) == 0 || slices.ContainsFunc(page.Across, func(x AcrossAlert) bool { return x.Kind == a.Kind && x.Message == a.Message }) {
+		if len(a.Locks) == 0 {
 			continue
 		}
 		locks := append([]lockqueue.LockID{l.Lock()}, a.Locks...)
 		slices.SortFunc(locks, func(x, y lockqueue.LockID) int { return strings.Compare(x.Key(), y.Key()) })
+		if slices.ContainsFunc(page.Across, func(x AcrossAlert) bool { return x.Kind == a.Kind && slices.Equal(x.Locks, locks) }) {
+			continue
+		}
 		page.Across = append(page.Across, AcrossAlert{Kind: a.Kind, Message: a.Message, Locks: locks})
 	}
 }

@@ -38,7 +38,7 @@ type latestFunc func(key string) (lockqueue.Snapshot, bool)
 // published the wait yet).
 func sceneOf(snap lockqueue.Snapshot, latest latestFunc) *scene {
 	i := slices.IndexFunc(snap.Alerts, func(a lockqueue.Alert) bool {
-		return a.Kind == lockqueue.AlertDeadlock && len(a.Locks) > 0
+		return (a.Kind == lockqueue.AlertDeadlock || a.Kind == lockqueue.AlertWaitCycle) && len(a.Locks) > 0
 	})
 	if i < 0 {
 		return nil

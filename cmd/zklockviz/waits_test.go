@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -8,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
 // Two kazoo clients, each with its own session: c0 holds /a and queues on
@@ -83,4 +87,74 @@ func TestDeadlockAcrossLocks(t *testing.T) {
 		_, okB := deadlock(b)
 		return !okA && !okB
 	})
+}
+
+// Two PostgreSQL sessions in a cycle through two advisory locks (each holds
+// one and waits for the other; deadlock_timeout raised so the server does
+// not break it first): each lock keeps the server's own wait-cycle alert,
+// now naming and linking the other lock, and the list of locks tells the
+// cycle once, with both locks.
+func TestDeadlockAcrossPostgresLocks(t *testing.T) {
+	pg := pgtest.ForTest(t)
+	ctx := context.Background()
+	s := startServe(t, "--postgres", pg.DSN(), "--watch", "postgres:advisory/1", "--watch", "postgres:advisory/2",
+		"--addr", "127.0.0.1:0", "--history=off", "--poll", "200ms")
+	var conns [2]*pgx.Conn
+	for i := range conns {
+		c, err := pgx.Connect(ctx, pg.DSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		if _, err := c.Exec(ctx, `SET deadlock_timeout = '10min'`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, `SELECT pg_advisory_lock($1)`, i+1); err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	for i, c := range conns {
+		go c.Exec(ctx, `SELECT pg_advisory_lock($1)`, 2-i) // blocks: the other holds it
+	}
+
+	cycle := func(name string) (lockqueue.Alert, bool) {
+		var snap lockqueue.Snapshot
+		getJSON(t, s.url+"/api/v1/lock?service=postgres&path="+name, &snap)
+		for _, a := range snap.Alerts {
+			if a.Kind == lockqueue.AlertWaitCycle {
+				return a, len(a.Locks) > 0
+			}
+		}
+		return lockqueue.Alert{}, false
+	}
+	names := [2]string{"advisory/1", "advisory/2"}
+	waitFor(t, "both locks' wait-cycle naming the other", func() bool {
+		_, ok1 := cycle(names[0])
+		_, ok2 := cycle(names[1])
+		return ok1 && ok2
+	})
+	for i, name := range names {
+		a, _ := cycle(name)
+		if len(a.Locks) != 1 || a.Locks[0].Name != names[1-i] || a.Locks[0].Service != "postgres" {
+			t.Errorf("%s's wait-cycle links %+v, want postgres %s", name, a.Locks, names[1-i])
+		}
+		var snap lockqueue.Snapshot
+		getJSON(t, s.url+"/api/v1/lock?service=postgres&path="+name, &snap)
+		for _, a := range snap.Alerts {
+			if a.Kind == lockqueue.AlertDeadlock {
+				t.Errorf("%s has a second alert for the same cycle: %s", name, a.Message)
+			}
+		}
+	}
+	var list struct {
+		Across []struct {
+			Kind  string             `json:"kind"`
+			Locks []lockqueue.LockID `json:"locks"`
+		} `json:"across"`
+	}
+	getJSON(t, s.url+"/api/v1/locks", &list)
+	if len(list.Across) != 1 || len(list.Across[0].Locks) != 2 {
+		t.Errorf("/api/v1/locks across %+v, want the one cycle through both locks", list.Across)
+	}
 }
