@@ -53,14 +53,14 @@ func TestTimeBarZombieAtAPastMoment(t *testing.T) {
 	pane := `(document.querySelector('#details dd.time') || {textContent: ''}).textContent`
 	shows := func(what string, at time.Time, held string) {
 		tb.until(what, fmt.Sprintf(`document.getElementById('replay-status').dataset.at === '%d' && document.querySelector('#lane [data-node=%s]')?.classList.contains('zombie') && %s === %s && %s === %s`,
-			at.UnixMilli(), jsString(holder), label, jsString("zombie "+held), pane, jsString(held)))
+			at.UnixMilli(), jsString(holder), label, jsString("zombie · held "+held), pane, jsString(held)))
 	}
 	shows("the zombie at 1m 30s after its first sight", at, "1m 30s")
 	// The page's clocks tick every second: a clock timed from now would
 	// read half an hour by now.
 	time.Sleep(2500 * time.Millisecond)
-	if got := eval[string](tb, label); got != "zombie 1m 30s" {
-		t.Errorf("2.5 s later the zombie's label says %q, want zombie 1m 30s, the moment shown's", got)
+	if got := eval[string](tb, label); got != "zombie · held 1m 30s" {
+		t.Errorf("2.5 s later the zombie's label says %q, want zombie · held 1m 30s, the moment shown's", got)
 	}
 	if got := eval[string](tb, pane); got != "1m 30s" {
 		t.Errorf("2.5 s later the zombie's details say it held %q, want 1m 30s, the moment shown's", got)

@@ -738,8 +738,10 @@ function drawNode(c, snap, opts, alerts, inCycle) {
     t.setAttribute('data-verb', 'zombie');
     t.setAttribute('class', 'label time zombie');
   } else if (n.zombie) {
+    // Its expiry unknown, the clock is how long it has held: worded so,
+    // not as if it had been a zombie all that time.
     t.setAttribute('class', 'label time zombie');
-    t.setAttribute('data-verb', 'zombie');
+    t.setAttribute('data-verb', say('node.zombieHeld'));
   }
   lines.push(t);
   for (const l of lines) g.append(l);

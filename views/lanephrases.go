@@ -50,6 +50,7 @@ var lanePhrases = map[string]string{
 	"node.tipSession":     "session {session}",
 	"node.tipAlert":       "⚠ {kind}: {message}",
 	"node.stillWaits":     "its client still waits",
+	"node.zombieHeld":     "zombie · held",
 	"node.waitUnknown":    "when it began to wait is unknown: the service gave no creation time for it (it was there before zklockviz started reading)",
 	"node.holdUnknown":    "already holding when this page opened: held at least this long; when it acquired is unknown",
 	"node.holdSinceMade":  "already holding when this page opened: the time since its node was created (ZooKeeper's ctime, corrected for the server's measured clock offset); it acquired at or after that, when exactly is unknown",
