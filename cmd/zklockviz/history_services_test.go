@@ -306,3 +306,31 @@ func TestHistoryRecordsPostgres(t *testing.T) {
 		t.Errorf("longest holds %+v: want the holder's hold, labelled holder", st.LongestHolds)
 	}
 }
+
+// A psql killed while its statement runs (here pg_sleep) does not let go
+// at once: its backend does not notice the closed socket until the
+// statement ends and it writes the result, so the lock stays held, and
+// shown held, by a session whose client is gone; then it goes. (An idle
+// psql killed lets go at once: TestHistoryRecordsPostgres.)
+func TestPsqlKilledInsideAStatementKeepsHolding(t *testing.T) {
+	pg := pgtest.ForTest(t)
+	const lock, sleep = "advisory/43", 8 * time.Second
+	s := startServe(t, "--postgres", pg.DSN(), "--addr", "127.0.0.1:0", "--watch", "postgres:"+lock,
+		"--history=off", "--poll", "100ms", "--log-level", "warn")
+	api := historyAPI{t: t, base: s.url, service: "postgres"}
+	p := startPsql(t, pg.DSN(), "busy")
+	p.send(t, fmt.Sprintf("SELECT pg_advisory_lock(43); SELECT pg_sleep(%d);", int(sleep.Seconds())))
+	api.waitLive(lock, "psql holding, inside pg_sleep", func(s lockqueue.Snapshot) bool {
+		return nodeOf(s, "busy") != "" && strings.Contains(s.Nodes[0].Data, "pg_sleep")
+	})
+	killed := time.Now()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if snap := api.live(lock); len(snap.Holders()) != 1 || nodeOf(snap, "busy") == "" {
+		t.Errorf("2 s after its psql was killed inside pg_sleep, holders %q: want the killed session still holding", snap.Holders())
+	}
+	gone := api.waitLive(lock, "the lock let go once the statement ended", func(s lockqueue.Snapshot) bool { return len(s.Holders()) == 0 })
+	t.Logf("held %v after its psql was killed (the statement had %v to run)", gone.Sub(killed).Round(100*time.Millisecond), sleep)
+}
