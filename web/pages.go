@@ -114,7 +114,7 @@ func historyOff(st history.Status) string {
 	if st.Recording {
 		return ""
 	}
-	return fmt.Sprintf("since %s: %s", st.Since.Local().Format("15:04:05"), st.Why)
+	return fmt.Sprintf("since %s: %s", views.When(st.Since), st.Why)
 }
 
 func (p *pages) dashboard(w http.ResponseWriter, r *http.Request) {
