@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -56,8 +57,15 @@ func linesFor(p params) recipeLines {
 	}
 	l := recipeLines{lines: []string{set, fmt.Sprintf("if not ok: sleep %d ms; goto 1", p.retryMs())}, acquire: 1, retry: 2, acquireText: acq}
 	if p.IncrFencing {
-		l.lines = append(l.lines, "fence = INCR K:fence")
-		l.lines = append(l.lines, "work: write(resource, token = fence)")
+		// The key and its token in one script: an INCR sent after the SET
+		// lets a pause between the two give the stale holder the higher
+		// token.
+		l.lines = []string{
+			fmt.Sprintf("fence = EVAL \"if %s then return INCR K:fence else return 0\"  (one script: no pause between the key and its token)", strings.TrimPrefix(set, "ok = ")),
+			fmt.Sprintf("if fence == 0: sleep %d ms; goto 1", p.retryMs()),
+			"work: write(resource, token = fence)",
+		}
+		l.acquireText = acq + " and INCR K:fence, one script"
 	} else {
 		l.lines = append(l.lines, "work: write(resource)")
 	}

@@ -29,6 +29,14 @@ var queueTitles = map[string]string{
 	lockqueue.Etcd:      "etcd (concurrency.Mutex: each waiter watches the key before its own)",
 }
 
+// queueSends is what a queued waiter of each service still sends while it
+// waits: no lock command, but its session is kept alive. The window's
+// count is that traffic.
+var queueSends = map[string]string{
+	lockqueue.ZooKeeper: "each waiter's session heartbeats, a ping every third of its timeout: a queued waiter sends no lock command, but it is not silent",
+	lockqueue.Etcd:      "each waiter's lease keep-alives, every third of its 60 s TTL (so few or none in 4 s): a queued waiter sends no lock command, but it is not silent",
+}
+
 // QueueCost measures n waiters queued on service (zookeeper or etcd) for
 // window, on a server of that service started for it, and answers what
 // that server itself counted. cmd wires package queuecost in, so this
@@ -89,8 +97,8 @@ func (w *world) compareQueues(ctx context.Context, who string) error {
 		case err != nil:
 			return fmt.Errorf("the same %d waiters queued on %s: %w", n, svc, err)
 		}
-		text := fmt.Sprintf("the same %d waiters queued on %s, a server of its own: it counted %d requests in %.1fs (%s): %.1f requests/s while nobody could acquire",
-			r.Waiters, queueTitles[svc], r.Requests, r.Window.Seconds(), r.Counter, r.PerSecond())
+		text := fmt.Sprintf("the same %d waiters queued on %s, a server of its own: it counted %d requests in %.1fs (%s): %.1f requests/s while nobody could acquire (%s)",
+			r.Waiters, queueTitles[svc], r.Requests, r.Window.Seconds(), r.Counter, r.PerSecond(), queueSends[svc])
 		if w.spinRate > 0 {
 			text += fmt.Sprintf(", against %.0f commands/s the polling waiters cost Redis", w.spinRate)
 		}

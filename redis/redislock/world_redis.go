@@ -41,6 +41,16 @@ var (
 	// compareAndDelete is the release every Redis lock write-up gives (and
 	// redsync's): delete the key only if it still holds my token.
 	compareAndDelete = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`)
+	// setAndFence takes the key and its fencing token in one step: a
+	// script runs whole, so no pause can fall between the SET NX and the
+	// INCR. Taken apart, a client paused after its SET past the key's
+	// expiry would INCR after the next holder and carry the higher token.
+	// It returns the token, or 0 when the key was taken. ARGV[2] is the PX
+	// (0: no expiry).
+	setAndFence = redis.NewScript(`local ok; ` +
+		`if ARGV[2] == '0' then ok = redis.call('set', KEYS[1], ARGV[1], 'NX') ` +
+		`else ok = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) end; ` +
+		`if ok then return redis.call('incr', KEYS[2]) end; return 0`)
 )
 
 // commandTimeout bounds each of the classroom's Redis commands (redsync's
@@ -191,8 +201,15 @@ func (w *world) Ready() string {
 	if w.holdsKeys() {
 		text += " The key's expiry runs only in the steps that let time pass (a pause, a crash, a wait): between steps, and in the steps that are instants, the classroom holds it (PERSIST, and PEXPIREAT with the time left when time passes again), so it runs out in the step the scenario says, however fast or slowly you step or play."
 	}
+	if w.p.IncrFencing {
+		text += " " + fencingCaveat
+	}
 	return text
 }
+
+// fencingCaveat is what an INCR token cannot promise, said wherever the
+// classroom offers it as the fix.
+const fencingCaveat = "The fencing counter is a key on one master: Redis replicates asynchronously, so after a failover to a replica that had not yet received the last INCRs the counter goes back, and a new holder can be given a token already handed out."
 
 func (w *world) Line(name string) int {
 	return simulator.LineOf(w.byName, name, func(c *contender) int { return c.line })
@@ -459,7 +476,7 @@ func (w *world) fenceText(c *contender) string {
 	if !w.p.IncrFencing {
 		return ""
 	}
-	return fmt.Sprintf("; INCR %s gave it fencing token %d (one more command per acquisition)", w.fenceKey, c.fence)
+	return fmt.Sprintf("; the same script's INCR %s gave it fencing token %d (no pause can fall between the key and its token)", w.fenceKey, c.fence)
 }
 
 // try is one acquisition attempt by c; on success it takes its fencing
@@ -489,6 +506,12 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		default:
 			c.retryAt = time.Now().Add(time.Duration(ttl) * time.Millisecond)
 		}
+	case w.p.IncrFencing:
+		n, err := setAndFence.Run(ctx, c.rdb(), []string{w.key, w.fenceKey}, c.token, w.p.ExpiryMs).Int64()
+		if err != nil {
+			return false, fmt.Errorf("%s: SET NX and INCR %s script: %w", c.name, w.fenceKey, err)
+		}
+		ok, c.fence = n > 0, n
 	default:
 		var err error
 		ok, err = c.rdb().SetNX(ctx, w.key, c.token, time.Duration(w.p.ExpiryMs)*time.Millisecond).Result()
@@ -502,14 +525,6 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		return false, nil
 	}
 	c.stats.Create++
-	if w.p.IncrFencing {
-		c.stats.Commands++
-		n, err := c.rdb().Incr(ctx, w.fenceKey).Result()
-		if err != nil {
-			return false, fmt.Errorf("%s: INCR %s: %w", c.name, w.fenceKey, err)
-		}
-		c.fence = n
-	}
 	c.state, c.since, c.line = simulator.StateHolding, w.step, w.lines.work
 	if w.p.Watchdog {
 		c.unsubscribe()
