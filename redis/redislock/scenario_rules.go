@@ -39,13 +39,17 @@ func linesFor(p params) recipeLines {
 	}
 	if p.Masters > 1 {
 		return recipeLines{
+			// Redlock's validity check, as redsync makes it (its drift
+			// factor is 1% of the expiry): a majority got too late is no
+			// lock, since its keys may already be running out.
 			lines: []string{
-				fmt.Sprintf("ok = SET K token NX PX %d on each of the %d masters (redsync)", p.ExpiryMs, p.Masters),
-				fmt.Sprintf("if fewer than %d said OK: release the ones that did; sleep; goto 1", p.Masters/2+1),
-				"work: write(resource)",
+				fmt.Sprintf("start = now; ok = SET K token NX PX %d on each of the %d masters (redsync)", p.ExpiryMs, p.Masters),
+				fmt.Sprintf("validity = %d ms − (now − start) − drift (1%% of the expiry, %d ms)", p.ExpiryMs, p.ExpiryMs/100),
+				fmt.Sprintf("if fewer than %d said OK or validity ≤ 0: release the ones that did; sleep; goto 1", p.Masters/2+1),
+				"work, only while validity lasts: write(resource)",
 				"release: EVAL \"if GET K == token then DEL K\" on every master",
 			},
-			acquire: 1, retry: 2, work: 3, release: 4,
+			acquire: 1, retry: 3, work: 4, release: 5,
 			acquireText: "redsync (SET NX PX on every master)", releaseText: "redsync's compare-and-delete on every master",
 		}
 	}

@@ -918,8 +918,12 @@ func (w *world) write(c *contender) {
 		return
 	}
 	c.stats.Refused(c.fence)
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.fence, Node: c.token,
-		Text: fmt.Sprintf("writes with %s: rejected, %s", tok, why)})
+	text := fmt.Sprintf("writes with %s: rejected, %s", tok, why)
+	if c.fence != 0 {
+		// The fix is only as good as its counter: say so where it acts.
+		text += ". This holds while the counter only goes up: after a failover with asynchronous replication it can go back"
+	}
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.fence, Node: c.token, Text: text})
 }
 
 // reconcile reads the key and marks what the server says: a client that
