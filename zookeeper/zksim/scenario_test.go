@@ -9,7 +9,7 @@ import (
 )
 
 func TestBuiltinsPlan(t *testing.T) {
-	want := map[string]int{"lock1-5": 10, "herd": 40, "ha-standby": 6, "session-expiry": 6, "gc-pause": 7, "zk-side-by-side": 13}
+	want := map[string]int{"lock1-5": 10, "herd": 40, "ha-standby": 6, "session-expiry": 8, "gc-pause": 10, "zk-side-by-side": 13}
 	names := Catalog.Names()
 	if len(names) != len(want) {
 		t.Errorf("built-ins %v, want %d of them", names, len(want))
