@@ -33,8 +33,8 @@ var queueTitles = map[string]string{
 // waits: no lock command, but its session is kept alive. The window's
 // count is that traffic.
 var queueSends = map[string]string{
-	lockqueue.ZooKeeper: "each waiter's session heartbeats, a ping every third of its timeout: a queued waiter sends no lock command, but it is not silent",
-	lockqueue.Etcd:      "each waiter's lease keep-alives, every third of its 60 s TTL (so few or none in 4 s): a queued waiter sends no lock command, but it is not silent",
+	lockqueue.ZooKeeper: "the waiters' session heartbeats, a ping every third of the session timeout: a queued waiter sends no lock command, but it is not silent",
+	lockqueue.Etcd:      "the waiters' lease keep-alives, one every third of the lease's 60 s TTL (so few or none in 4 s): a queued waiter sends no lock command, but it is not silent",
 }
 
 // QueueCost measures n waiters queued on service (zookeeper or etcd) for
@@ -97,11 +97,12 @@ func (w *world) compareQueues(ctx context.Context, who string) error {
 		case err != nil:
 			return fmt.Errorf("the same %d waiters queued on %s: %w", n, svc, err)
 		}
-		text := fmt.Sprintf("the same %d waiters queued on %s, a server of its own: it counted %d requests in %.1fs (%s): %.1f requests/s while nobody could acquire (%s)",
-			r.Waiters, queueTitles[svc], r.Requests, r.Window.Seconds(), r.Counter, r.PerSecond(), queueSends[svc])
+		text := fmt.Sprintf("the same %d waiters queued on %s, a server of its own: it counted %d requests in %.1fs (%s): %.1f requests/s while nobody could acquire",
+			r.Waiters, queueTitles[svc], r.Requests, r.Window.Seconds(), r.Counter, r.PerSecond())
 		if w.spinRate > 0 {
 			text += fmt.Sprintf(", against %.0f commands/s the polling waiters cost Redis", w.spinRate)
 		}
+		text += "; what it counted is " + queueSends[svc]
 		w.emit(simulator.Event{Client: who, Event: EvQueueCost, Text: text})
 	}
 	return nil
