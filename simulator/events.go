@@ -12,6 +12,9 @@ const (
 	EvResume = "resume"
 	EvWrite  = "write"
 	EvFenced = "fenced"
+	// EvWake: a split scenario's hand-over step begins, the waiters an
+	// expiry notified handling their notification (Notified names them).
+	EvWake = "wake"
 )
 
 // Event is one thing that happened in a step.

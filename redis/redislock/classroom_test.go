@@ -163,9 +163,12 @@ func TestScenarios(t *testing.T) {
 		}},
 		{"redis-px-pause", nil, func(t *testing.T, st []simulator.State) {
 			last := st[len(st)-1]
-			if c2 := clientOf(t, st[4], "C2"); keyHolder(st[4]) != c2.Node || clientOf(t, st[4], "C1").State != simulator.StateStale {
-				t.Errorf("after the pause the key holds %q (C2 is %s), C1 is %s: want C2's, C1 stale", keyHolder(st[4]), c2.Node, clientOf(t, st[4], "C1").State)
+			// The pause is four steps (4 to 7): after the resume the key
+			// is C2's and C1 is stale.
+			if c2 := clientOf(t, st[7], "C2"); keyHolder(st[7]) != c2.Node || clientOf(t, st[7], "C1").State != simulator.StateStale {
+				t.Errorf("after the pause the key holds %q (C2 is %s), C1 is %s: want C2's, C1 stale", keyHolder(st[7]), c2.Node, clientOf(t, st[7], "C1").State)
 			}
+			redisKeyMoment(t, st)
 			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
 				t.Fatalf("violations %v: want C1's stale write", last.Violations)
 			}
@@ -208,8 +211,8 @@ func TestScenarios(t *testing.T) {
 			if fenced != 1 || last.Stats.Fenced != 1 {
 				t.Errorf("%d fenced writes by C1 with token 1 (meter %d), want 1", fenced, last.Stats.Fenced)
 			}
-			if got := lockedAt(last)["C3"]; got != 9 {
-				t.Errorf("C3 took the lock at step %d, want 9 (after C2's release, not C1's)", got)
+			if got := lockedAt(last)["C3"]; got != 12 {
+				t.Errorf("C3 took the lock at step %d, want 12 (after C2's release, not C1's)", got)
 			}
 		}},
 		{"redis-token-fencing", &off, func(t *testing.T, st []simulator.State) {
@@ -217,8 +220,8 @@ func TestScenarios(t *testing.T) {
 			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
 				t.Errorf("violations %v: want C1's write, fencing off", last.Violations)
 			}
-			if got := lockedAt(last)["C3"]; got != 9 {
-				t.Errorf("C3 took the lock at step %d, want 9", got)
+			if got := lockedAt(last)["C3"]; got != 12 {
+				t.Errorf("C3 took the lock at step %d, want 12", got)
 			}
 		}},
 		{"redis-watchdog", nil, func(t *testing.T, st []simulator.State) {
@@ -344,6 +347,38 @@ func TestNotInstalled(t *testing.T) {
 	_, err = m.Start(simulator.Spec{Scenario: "redis-px-pause"})
 	if !errors.Is(err, fault.Unavailable) || !strings.Contains(err.Error(), "apt-get install redis-server") {
 		t.Errorf("Start: %v, want unavailable naming the package", err)
+	}
+}
+
+// redisKeyMoment checks redis-px-pause's key moment, a step each: the
+// pause leaves C1's key with its time left, the expiry deletes it while
+// C1, stopped, still believes it holds, C2's next try takes it, and C1
+// resumes stale, stale since the expiry.
+func redisKeyMoment(t *testing.T, st []simulator.State) {
+	t.Helper()
+	c1 := clientOf(t, st[1], "C1").Node
+	c2 := clientOf(t, st[2], "C2").Node
+	want := []struct {
+		step    int
+		action  string
+		c1State string
+		holder  string
+		says    string
+	}{
+		{4, simulator.ActPause, simulator.StatePaused, c1, "stops (a long GC pause)"},
+		{5, simulator.ActExpire, simulator.StatePaused, "", "believes it holds the lock"},
+		{6, simulator.ActWake, simulator.StatePaused, c2, "the key was free, it holds the lock"},
+		{7, simulator.ActResume, simulator.StateStale, c2, "still believes it holds"},
+	}
+	for _, w := range want {
+		s := st[w.step]
+		if s.Action.Action != w.action || clientOf(t, s, "C1").State != w.c1State || keyHolder(s) != w.holder || !strings.Contains(s.Narration, w.says) {
+			t.Errorf("step %d: %s, C1 %s, the key %q, %q; want %s, %s, %q, saying %q",
+				w.step, s.Action.Action, clientOf(t, s, "C1").State, keyHolder(s), s.Narration, w.action, w.c1State, w.holder, w.says)
+		}
+	}
+	if c := clientOf(t, st[7], "C1"); c.Since != 5 {
+		t.Errorf("C1 stale since step %d, want 5 (its key's expiry)", c.Since)
 	}
 }
 

@@ -69,7 +69,7 @@ func linesFor(p params) recipeLines {
 			fmt.Sprintf("if fence == 0: sleep %d ms; goto 1", p.retryMs()),
 			"work: write(resource, token = fence)",
 		}
-		l.acquireText = acq + " and INCR K:fence, one script"
+		l.acquireText = "the " + acq + " + INCR K:fence script"
 	} else {
 		l.lines = append(l.lines, "work: write(resource)")
 	}
@@ -113,11 +113,68 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 
 // dryRunKey models one master's key for DryRun.
 func (b *Backend) dryRunKey(sc *simulator.Scenario, p params, plan []simulator.Action) error {
-	m := &keyModel{p: p, clients: map[string]*keyClient{}}
+	m := &keyModel{p: p, clients: map[string]*keyClient{}, split: simulator.Split(plan)}
 	return simulator.WalkPlan(b, sc, plan, nil, func(st simulator.PlanStep) error {
-		defer m.handOff()
+		if st.Action.Action != simulator.ActExpire {
+			// An expire step ends as the key goes, before any waiter's
+			// next try: the wake step's.
+			defer m.handOff()
+		}
+		if done, err := m.splitStep(st); done || err != nil {
+			return err
+		}
 		return m.step(st)
 	})
+}
+
+// splitAction reports whether action is one only a split plan has.
+func (m *keyModel) splitAction(action string) bool {
+	return action == simulator.ActExpire || action == simulator.ActWake || action == simulator.ActResume
+}
+
+// splitStep checks and applies a split plan's steps (done: nothing more
+// to apply): a holder cut off does nothing until its expire step, a
+// paused one nothing but resume after it.
+func (m *keyModel) splitStep(st simulator.PlanStep) (done bool, err error) {
+	c := m.clients[st.Client]
+	a := st.Action.Action
+	switch {
+	case !m.split:
+		if m.splitAction(a) {
+			return true, st.Fail("%s is for a scenario that tells a pause in steps (with an expire step)", a)
+		}
+		return false, nil
+	case c == nil:
+		return false, nil // an add
+	case c.state == "cut" && a != simulator.ActExpire:
+		return true, st.Fail("%s is cut off: its expire step must come first", st.Client)
+	case c.state == "lapsed" && a != simulator.ActResume:
+		return true, st.Fail("%s is paused past its key's expiry: only resume can follow", st.Client)
+	}
+	switch a {
+	case simulator.ActPause, simulator.ActCrash:
+		if !c.believes || c.state != "holding" || m.p.ExpiryMs == 0 || m.p.Watchdog {
+			return false, nil // the unsplit rules judge it
+		}
+		c.state, c.paused = "cut", a == simulator.ActPause
+		c.believes = c.paused
+		return true, nil
+	case simulator.ActExpire:
+		if c.state != "cut" {
+			return true, st.Fail("%s has no key running out while it is cut off: pause or crash its holder first", st.Client)
+		}
+		m.owner = ""
+		c.state = "gone"
+		if c.paused {
+			c.state = "lapsed"
+		}
+	case simulator.ActResume:
+		if c.state != "lapsed" {
+			return true, st.Fail("%s is not paused past its key's expiry", st.Client)
+		}
+		c.state = "stale"
+	}
+	return m.splitAction(a), nil
 }
 
 // keyModel is dryRunKey's model: one key, its owner, and the clients in
@@ -127,11 +184,17 @@ type keyModel struct {
 	clients map[string]*keyClient
 	order   []string
 	owner   string
+	// split: the plan tells a holder's pause in steps (an expire step).
+	split bool
 }
 
 type keyClient struct {
-	state    string // waiting, holding, stale (believes, lost it in a pause), gone
+	// waiting, holding, stale (believes, lost it in a pause), gone; in a
+	// split plan cut (its key not yet expired) and lapsed (expired, the
+	// client still paused)
+	state    string
 	believes bool
+	paused   bool
 }
 
 // handOff gives a free key to the first waiter to have arrived.

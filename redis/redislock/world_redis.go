@@ -74,6 +74,10 @@ type contender struct {
 	since  int
 	line   int
 	stats  simulator.Stats
+	// cutAt and cutHeld: in a split scenario, when it was cut off holding
+	// its key, whose expiry is the expire step's; lapsed: that step ran.
+	cutAt           time.Time
+	cutHeld, lapsed bool
 	// watchdog renews a Redisson lease while the client holds; stop ends it.
 	stopRenew func()
 	// sub is a Redisson waiter's subscription to the lock's unlock
@@ -170,6 +174,11 @@ type world struct {
 	held []int64
 	// instant: the step being done lets no time pass (letsTimePass).
 	instant bool
+	// split: the scenario tells the key moment step by step (it has an
+	// expire step, simulator.Split): a holder's pause or crash only cuts
+	// it, and the expiry, the next try that takes the key (wake) and the
+	// resume are steps of their own.
+	split bool
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
@@ -177,6 +186,7 @@ func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, 
 		key: spec.Path, fenceKey: spec.Path + ":fence", channel: "redisson_lock__channel:{" + spec.Path + "}",
 		masters: masters, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
 		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*contender{}, start: time.Now(),
+		split: simulator.Split(spec.Scenario.Steps),
 	}
 	for _, m := range masters {
 		if err := m.obs.Ping(ctx).Err(); err != nil {
@@ -291,7 +301,7 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 	w.step, w.events = step, nil
 	from := w.ClockAt(step - 1)
 	w.clock = from + simulator.StepTick
-	w.instant = !letsTimePass(a)
+	w.instant = !w.letsTimePass(a)
 	if !w.instant {
 		if err := w.resumeKeys(ctx); err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
@@ -345,6 +355,12 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		return w.cut(ctx, c, false)
 	case simulator.ActPause:
 		return w.cut(ctx, c, true)
+	case simulator.ActExpire:
+		return w.expireCut(ctx, c)
+	case simulator.ActWake:
+		return w.pollRound(ctx)
+	case simulator.ActResume:
+		return w.resumeCut(ctx, c)
 	case simulator.ActWrite:
 		w.write(c)
 		return w.pollRound(ctx)
@@ -730,6 +746,12 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	if !held || w.p.ExpiryMs == 0 {
 		return w.cutWithoutExpiry(ctx, c, pause, stale, cutAt)
 	}
+	if w.split {
+		// The key's expiry is the expire step's; until then the classroom
+		// holds it, and the waiters find it taken.
+		c.cutAt, c.cutHeld = cutAt, true
+		return w.pollRound(ctx)
+	}
 	if err := w.awaitExpiry(ctx, c, cutAt); err != nil {
 		return err
 	}
@@ -741,6 +763,60 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("resumes after %.1fs: its key expired during the pause, but nothing tells it so: it still believes it holds the lock", time.Since(cutAt).Seconds())})
 	return nil
+}
+
+// expireCut is a split scenario's expire step: the cut holder's key runs
+// out while the waiters poll and find it taken; the step ends as Redis
+// deletes the key, before any waiter's next try (the wake step's).
+func (w *world) expireCut(ctx context.Context, c *contender) error {
+	if !c.cutHeld || c.lapsed {
+		return fmt.Errorf("%s has no key running out while it is cut off (%s)", c.name, c.state)
+	}
+	tries := w.retries()
+	for {
+		left, err := w.obs().PTTL(ctx, w.key).Result()
+		if err != nil {
+			return fmt.Errorf("PTTL %s: %w", w.key, err)
+		}
+		if left == -2 {
+			break // gone
+		}
+		if left < 0 {
+			return fmt.Errorf("%s has no expiry: %s's pause would never end", w.key, c.name)
+		}
+		// The waiters poll while the key lives, but not within a retry of
+		// its end: a try that took it would be the next step's hand-over.
+		if left > 2*w.p.retry() {
+			if err := w.pollRound(ctx); err != nil {
+				return err
+			}
+		}
+		if err := simulator.Sleep(ctx, min(w.p.retry(), max(left, time.Millisecond))); err != nil {
+			return fmt.Errorf("%s's key did not expire %.1fs after the cut: %w", c.name, time.Since(c.cutAt).Seconds(), err)
+		}
+	}
+	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+	c.lapsed, c.since = true, w.step
+	text := fmt.Sprintf("its key's %d ms expiry ran out with no word from it: Redis deleted the key; the waiters had made %d failed tries meanwhile, and their next try (the next step) will find it free", w.p.ExpiryMs, w.retries()-tries)
+	if c.state == simulator.StatePaused {
+		text += "; it is still stopped and believes it holds the lock: nothing told it otherwise"
+	}
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(), Text: text})
+	return nil
+}
+
+// resumeCut is a split scenario's resume step: the paused client, whose
+// key expired in an earlier step, runs again, still believing it holds.
+// It is stale since the expiry's step, when it lost the lock.
+func (w *world) resumeCut(ctx context.Context, c *contender) error {
+	if c.state != simulator.StatePaused || !c.lapsed {
+		return fmt.Errorf("%s is not paused past its key's expiry (%s)", c.name, c.state)
+	}
+	c.restore()
+	c.state, c.line = simulator.StateStale, w.lines.work
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(),
+		Text: "resumes after a pause longer than its key's expiry: its key expired during the pause, but nothing tells it so: it still believes it holds the lock"})
+	return w.pollRound(ctx)
 }
 
 // announceCut records c, just cut off, as paused or crashed (a crash ends
@@ -1047,6 +1123,10 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 	for _, e := range events {
 		switch e.Event {
 		case simulator.EvLock:
+			if a.Action == simulator.ActWake {
+				parts = append(parts, simulator.Said(e.Client, e.Text))
+				continue
+			}
 			parts = append(parts, e.Client+" holds the lock")
 		case simulator.EvWait:
 			switch {
@@ -1063,7 +1143,8 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 			parts = append(parts, simulator.Said(e.Client, e.Text))
 		}
 	}
-	if polls := w.waiters(); polls > 0 && !slices.ContainsFunc(events, func(e simulator.Event) bool { return e.Event == simulator.EvWait }) {
+	// An expire step's own text counts the waiters' tries.
+	if polls := w.waiters(); polls > 0 && a.Action != simulator.ActExpire && !slices.ContainsFunc(events, func(e simulator.Event) bool { return e.Event == simulator.EvWait }) {
 		parts = append(parts, fmt.Sprintf("%d waiter(s) retried and found the key taken", polls))
 	}
 	return simulator.Sentence(a, parts)

@@ -243,7 +243,7 @@ func TestCLISessionExpiry(t *testing.T) {
 	// The crash itself wakes nobody: LOCK2 is notified only once the
 	// server expires LOCK1's session, and locks when it handles that.
 	// Crash, expiry and hand-over are steps of their own (4, 5, 6).
-	want := []row{{"LOCK1", "crash@4", ""}, {"LOCK1", "expire@5", ""}, {"LOCK2", "notify@6", "LOCK1"}, {"LOCK2", "lock@6", ""}}
+	want := []row{{"LOCK1", "crash@4", ""}, {"LOCK1", "expire@5", ""}, {"LOCK2", "wake@6", ""}, {"LOCK2", "notify@6", "LOCK1"}, {"LOCK2", "lock@6", ""}}
 	if !slices.Equal(moment, want) {
 		t.Errorf("crash, expiry and hand-over:\n got %v\nwant %v", moment, want)
 	}

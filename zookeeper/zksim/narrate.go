@@ -75,10 +75,10 @@ func narrate(a simulator.Action, events []simulator.Event, lock simulator.LockKi
 // whom it told, and what the stopped client still believes.
 func expiredPhrase(e simulator.Event, sessionTimeout time.Duration) string {
 	s := fmt.Sprintf("%s's session timeout (%.1fs) ran out with no word from it: ZooKeeper expired its session and deleted its node", e.Client, sessionTimeout.Seconds())
-	if len(e.Notified) > 0 {
-		s += fmt.Sprintf("; it sent %s a watch notification, handled in the next step", simulator.ListAnd(e.Notified))
-	} else {
+	if strings.Contains(e.Text, "nobody watched it") {
 		s += "; nobody watched it"
+	} else {
+		s += "; it sent its watchers their notification, which they handle in the next step"
 	}
 	if strings.Contains(e.Text, "believes it holds") {
 		s += fmt.Sprintf("; %s, still stopped, believes it holds the lock: it is a zombie holder whose node is gone", e.Client)

@@ -358,7 +358,9 @@ func (w *world) expire(ctx context.Context, c *client) error {
 	if c.state == simulator.StatePaused && c.cutHeld {
 		text += fmt.Sprintf("; %s, still stopped, believes it holds the lock", c.name)
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: node, AfterMs: after.Milliseconds(), Notified: notified, Text: text})
+	// Notified stays empty: the notifications are delivered, and counted,
+	// in the wake step.
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: node, AfterMs: after.Milliseconds(), Text: text})
 	if c.state == simulator.StateCrashed {
 		go c.close() // stop its reconnect attempts; the session is gone anyway
 	}
@@ -375,7 +377,9 @@ func (w *world) wake(ctx context.Context, c *client) error {
 	}
 	changed := w.expired
 	w.expired = nil
-	return w.settle(ctx, -1, changed)
+	i := w.emit(simulator.Event{Client: c.name, Event: simulator.EvWake,
+		Text: "the waiters the expiry notified handle their notification"})
+	return w.settle(ctx, i, changed)
 }
 
 // resumeCut is a split scenario's resume step: the paused client, whose
