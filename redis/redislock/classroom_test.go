@@ -330,6 +330,47 @@ func TestPlanRules(t *testing.T) {
 	}
 }
 
+// TestSplitPlanRules: a pause told in steps (expire, wake, resume) keeps
+// its order, or the plan is refused before any client connects.
+func TestSplitPlanRules(t *testing.T) {
+	b := &Backend{}
+	px, _ := Catalog.Builtin("redis-px-pause")
+	redlock, _ := Catalog.Builtin("redis-redlock-restart")
+	steps := func(s string) []simulator.Action {
+		var out []simulator.Action
+		for _, part := range strings.Split(s, ", ") {
+			f := strings.Fields(part)
+			out = append(out, simulator.Action{Client: f[0], Action: f[1]})
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		sc   *simulator.Scenario
+		plan string
+		want string // "" for a plan the rules take
+	}{
+		{"the scenario's own", px, "C1 add, C2 add, C1 pause, C1 expire, C2 wake, C1 resume, C2 write, C1 write", ""},
+		{"cut holder writes", px, "C1 add, C2 add, C1 pause, C1 write, C1 expire", "step 4: write C1: C1 is cut off: its expire step must come first"},
+		{"lapsed holder writes", px, "C1 add, C2 add, C1 pause, C1 expire, C1 write", "only resume can follow"},
+		{"expire without a cut", px, "C1 add, C1 expire", "no key running out"},
+		{"resume after a crash", px, "C1 add, C1 crash, C1 expire, C1 resume", "C1 is not paused past its key's expiry"},
+		{"wake in an unsplit plan", px, "C1 add, C2 add, C2 wake", "tells a pause in steps"},
+		{"on Redlock", redlock, "C1 add, C1 expire", "not staged on Redlock"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := b.DryRun(tt.sc, steps(tt.plan))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("DryRun: %v, want the plan taken", err)
+			case tt.want != "" && (err == nil || !errors.Is(err, fault.Invalid) || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("DryRun: %v, want an invalid plan saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestNotInstalled: without redis-server only the Redis scenarios are
 // unavailable, and they say which package to install.
 func TestNotInstalled(t *testing.T) {

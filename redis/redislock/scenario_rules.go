@@ -346,6 +346,8 @@ func (m *redlockModel) clientStep(st simulator.PlanStep) error {
 		return fail("%s has released or crashed", a.Client)
 	case a.Action == simulator.ActPause || a.Action == simulator.ActCrash && m.believes[a.Client]:
 		return fail("a Redlock holder's pause or crash is not staged here: stop, restart or clock-jump a master")
+	case a.Action == simulator.ActExpire || a.Action == simulator.ActWake || a.Action == simulator.ActResume:
+		return fail("a pause told in steps is not staged on Redlock: stop, restart or clock-jump a master")
 	case a.Action == simulator.ActWrite && !m.believes[a.Client]:
 		return fail("%s does not hold the lock", a.Client)
 	case a.Action == simulator.ActRelease:
