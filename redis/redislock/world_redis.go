@@ -1070,7 +1070,9 @@ func (w *world) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
 // Snapshot reads the key from the server (GET or the hash's field, and
 // PTTL): the holder is whoever's token the server holds, not whom the
 // classroom believes. Polling waiters are added from the classroom's own
-// clients, marked as polling: the server keeps no record of them.
+// clients, marked as polling: the server keeps no record of them. A node
+// names its token as its client, as the live reader does, and no session:
+// Redis has none, and the views would word it as one.
 func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -1091,7 +1093,7 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 		}
 		snap.Exists = true
 		n := lockqueue.Node{Name: tok, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic, Holding: true,
-			Rare: &lockqueue.Rare{Client: tok, LeaseID: w.key}, Data: tok, Session: tok}
+			Rare: &lockqueue.Rare{Client: tok, LeaseID: w.key}, Data: tok}
 		if pttl > 0 {
 			n.SetLeaseLeftMs(pttl)
 			n.SetLeaseTTLMs(w.p.ExpiryMs)
@@ -1112,7 +1114,7 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 			continue
 		}
 		snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: c.token, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
-			WaitsFor: tok, WaitsOn: lockqueue.OnPoll, Rare: &lockqueue.Rare{Client: c.token, WaitsForSource: lockqueue.ByRule}, Session: c.token})
+			WaitsFor: tok, WaitsOn: lockqueue.OnPoll, Rare: &lockqueue.Rare{Client: c.token, WaitsForSource: lockqueue.ByRule}})
 	}
 	return snap, true, nil
 }
