@@ -47,10 +47,10 @@ type client struct {
 	cutHeld bool
 	// lapsed: its session expired while it was cut off (the expire step
 	// ran); a paused client resumes only then.
-	lapsed bool
-	closed   atomic.Bool
-	watches  []*armedWatch
-	stats    simulator.Stats
+	lapsed  bool
+	closed  atomic.Bool
+	watches []*armedWatch
+	stats   simulator.Stats
 }
 
 // armedWatch is a watch the client has set and not yet seen fire.
