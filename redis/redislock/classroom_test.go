@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
@@ -413,6 +414,14 @@ func redisKeyMoment(t *testing.T, st []simulator.State) {
 	}
 	for _, w := range want {
 		s := st[w.step]
+		// Once the key is gone, C1 still believing it holds is an alert
+		// naming its token: the key cannot show it.
+		alerted := slices.ContainsFunc(s.Snapshot.Alerts, func(a lockqueue.Alert) bool {
+			return a.Kind == lockqueue.AlertHolderExpired && slices.Equal(a.Nodes, []string{c1}) && strings.Contains(a.Message, "still believes it holds")
+		})
+		if alerted != (w.step > 4) {
+			t.Errorf("step %d: a zombie-holder alert on C1's token: %v, want %v (alerts %+v)", w.step, alerted, w.step > 4, s.Snapshot.Alerts)
+		}
 		if s.Action.Action != w.action || clientOf(t, s, "C1").State != w.c1State || keyHolder(s) != w.holder || !strings.Contains(s.Narration, w.says) {
 			t.Errorf("step %d: %s, C1 %s, the key %q, %q; want %s, %s, %q, saying %q",
 				w.step, s.Action.Action, clientOf(t, s, "C1").State, keyHolder(s), s.Narration, w.action, w.c1State, w.holder, w.says)

@@ -1116,7 +1116,39 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 		snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: c.token, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
 			WaitsFor: tok, WaitsOn: lockqueue.OnPoll, Rare: &lockqueue.Rare{Client: c.token, WaitsForSource: lockqueue.ByRule}})
 	}
+	snap.Alerts = append(snap.Alerts, w.zombieHolders(tok)...)
 	return snap, true, nil
+}
+
+// zombieHolders are the clients that believe they hold while the key is
+// not theirs (a paused holder whose key expired, a client whose key
+// another deleted): the server cannot show them, so the snapshot says so
+// in an alert naming their token, the kind etcd's reader raises for a
+// lease run out. tok is the key's holder now.
+func (w *world) zombieHolders(tok string) []lockqueue.Alert {
+	lost := "its key is no longer its own (it expired, or another client deleted it)"
+	if w.redlock() {
+		lost = "its keys no longer make a majority of the masters"
+	}
+	now := "no one holds it now"
+	if tok != "" {
+		now = w.clientOf(tok) + " holds it now"
+	}
+	var out []lockqueue.Alert
+	for _, c := range w.clients {
+		paused := c.state == simulator.StatePaused && c.lapsed && c.cutHeld
+		if !paused && c.state != simulator.StateStale {
+			continue
+		}
+		how := "running again"
+		if paused {
+			how = "still paused"
+		}
+		out = append(out, lockqueue.Alert{Kind: lockqueue.AlertHolderExpired, Nodes: []string{c.token}, Message: fmt.Sprintf(
+			"%s lost the lock without releasing it: %s; %s. %s, %s, still believes it holds: a zombie holder the key no longer shows (only a fencing token can stop its writes)",
+			c.name, lost, now, c.name, how)})
+	}
+	return out
 }
 
 // Narrate tells the step from its events, in the run's clock.

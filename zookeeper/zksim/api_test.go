@@ -97,9 +97,19 @@ func keyMoment(t *testing.T, r *simulator.Run) {
 			t.Fatal(err)
 		}
 		s := r.State()
+		// The zombie: its node still there with its session silent (the
+		// pause), then, once the node is gone, the alert naming it while
+		// LOCK1 still believes it holds.
+		lost := clientNamed(s, "LOCK1").Node
 		zombie := slices.ContainsFunc(s.Snapshot.Nodes, func(n lockqueue.Node) bool {
-			return n.Zombie && n.Name == clientNamed(s, "LOCK1").Node
+			return n.Zombie && n.Name == lost
 		})
+		alerted := slices.ContainsFunc(s.Snapshot.Alerts, func(a lockqueue.Alert) bool {
+			return a.Kind == lockqueue.AlertHolderExpired && slices.Equal(a.Nodes, []string{lost}) && strings.Contains(a.Message, "still believes it holds")
+		})
+		if alerted != (w.step > 4) {
+			t.Errorf("step %d: a zombie-holder alert on %s: %v, want %v (alerts %+v)", w.step, lost, alerted, w.step > 4, s.Snapshot.Alerts)
+		}
 		if s.Action.Action != w.action || clientNamed(s, "LOCK1").State != w.lock1 || clientNamed(s, "LOCK2").State != w.lock2 ||
 			len(s.Snapshot.Nodes) != w.nodes || zombie != w.zombie || !strings.Contains(s.Narration, w.says) {
 			t.Errorf("step %d: %s, LOCK1 %s, LOCK2 %s, %d nodes, LOCK1's a zombie %v, %q; want %s, %s, %s, %d, %v, saying %q",
