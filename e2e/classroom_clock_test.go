@@ -50,7 +50,7 @@ func TestClassroomTimesFollowTheRunClock(t *testing.T) {
 	}
 
 	live := map[int]map[string]string{}
-	for k := 1; k <= 4; k++ {
+	for k := 1; k <= 6; k++ {
 		tb.key(kb.ArrowRight)
 		shown(k)
 		live[k] = read()
@@ -63,17 +63,18 @@ func TestClassroomTimesFollowTheRunClock(t *testing.T) {
 			t.Errorf("step 3 live: %s reads %q, want %q", k, live[3][k], v)
 		}
 	}
-	// Step 4 crashes LOCK1 and waits for its session to expire: LOCK2 has
-	// just acquired; LOCK3 has waited a step and the session timeout.
-	if live[4]["LOCK2"] != "holds 0.0s" || live[4]["LOCK3"] == live[3]["LOCK3"] || live[4]["LOCK3"] == "waits 1.2s" {
-		t.Errorf("step 4 live: %v: LOCK2 should have just acquired, LOCK3 waited 1.2s plus the session timeout", live[4])
+	// Step 4 crashes LOCK1, step 5 waits for its session to expire and
+	// step 6 hands the lock over: LOCK2 has just acquired; LOCK3 has waited
+	// three steps and the session timeout.
+	if live[6]["LOCK2"] != "holds 0.0s" || live[6]["LOCK3"] == live[3]["LOCK3"] || live[6]["LOCK3"] == "waits 3.6s" {
+		t.Errorf("step 6 live: %v: LOCK2 should have just acquired, LOCK3 waited 3.6s plus the session timeout", live[6])
 	}
 
 	// Scrub: back to the start, then forward through the recorded steps,
 	// then back one.
 	tb.key(kb.Home)
 	shown(0)
-	for k := 1; k <= 4; k++ {
+	for k := 1; k <= 6; k++ {
 		tb.key(kb.ArrowRight)
 		shown(k)
 		if got := read(); !maps.Equal(got, live[k]) {
@@ -81,13 +82,13 @@ func TestClassroomTimesFollowTheRunClock(t *testing.T) {
 		}
 	}
 	tb.key(kb.ArrowLeft)
-	shown(3)
-	if got := read(); !maps.Equal(got, live[3]) {
-		t.Errorf("step 3, stepped back: %v, live it was %v", got, live[3])
+	shown(5)
+	if got := read(); !maps.Equal(got, live[5]) {
+		t.Errorf("step 5, stepped back: %v, live it was %v", got, live[5])
 	}
 
 	// A shared link replays the run on a fresh lock and shows the same.
-	for _, k := range []int{3, 4} {
+	for _, k := range []int{3, 6} {
 		tb.open(fmt.Sprintf("%s%s&step=%d", srv.URL, base, k))
 		shown(k)
 		if got := read(); !maps.Equal(got, live[k]) {

@@ -14,8 +14,8 @@ type ScenarioWords struct {
 // SideBySide is scenario 12 as the classroom lists it: its panes are each
 // service's (ClassroomWords.Panes), its story the same on all.
 var SideBySide = ScenarioWords{
-	ID: SideBySideName, Title: "Side by side: every service (scenario 12)",
-	Description: "The same story on every service, stepped in lockstep: four clients, the holder pauses past its lease or session timeout, then wakes and writes. Each pane has its verdict: mutual exclusion held or broken, and whether fencing caught the stale write.",
+	ID: SideBySideName, Title: "Side by side: every service",
+	Description: "The same story on every service, stepped in lockstep: four clients, the holder pauses past its lease or session timeout, then wakes and writes. Each pane has its verdict: mutual exclusion held or broken, and what became of the stale write (accepted, refused by a fencing token, or refused by the server itself).",
 }
 
 // SidePane is one run of scenario 12: a service's own scenario (same cast,

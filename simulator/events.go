@@ -12,6 +12,9 @@ const (
 	EvResume = "resume"
 	EvWrite  = "write"
 	EvFenced = "fenced"
+	// EvWake: a split scenario's hand-over step begins, the waiters an
+	// expiry notified handling their notification (Notified names them).
+	EvWake = "wake"
 )
 
 // Event is one thing that happened in a step.
@@ -62,6 +65,10 @@ type Stats struct {
 	// recipe gives none, so a fencing resource cannot tell the holder's
 	// write from a stale client's and refuses both.
 	Tokenless int `json:"tokenless,omitempty"`
+	// ServerRefused is the refused writes that the lock's own server
+	// refused, not a resource checking a token: a PostgreSQL INSERT in a
+	// transaction the server had already ended. Counted in Fenced too.
+	ServerRefused int `json:"serverRefused,omitempty"`
 	// TokenReads is the simulator's own exists() on a client's node as it
 	// acquires, to learn its fencing token (czxid); not part of the recipe,
 	// so not in Exists.
@@ -92,6 +99,7 @@ func (s *Stats) add(o Stats) {
 	s.Writes += o.Writes
 	s.Fenced += o.Fenced
 	s.Tokenless += o.Tokenless
+	s.ServerRefused += o.ServerRefused
 	s.TokenReads += o.TokenReads
 	s.Commands += o.Commands
 	s.Retries += o.Retries
@@ -124,6 +132,7 @@ func (s Stats) Sub(o Stats) Stats {
 		Writes:        s.Writes - o.Writes,
 		Fenced:        s.Fenced - o.Fenced,
 		Tokenless:     s.Tokenless - o.Tokenless,
+		ServerRefused: s.ServerRefused - o.ServerRefused,
 		TokenReads:    s.TokenReads - o.TokenReads,
 		Commands:      s.Commands - o.Commands,
 		Retries:       s.Retries - o.Retries,

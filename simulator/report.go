@@ -83,7 +83,7 @@ func WriteText(w io.Writer, rep Report) error {
 	words := rep.words.withNeutral()
 	fmt.Fprintf(&b, "%s\n\n", words.Heading(rep))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	// "#" numbers the rows as seed 000's table does; "step" is the scenario
+	// "#" numbers the rows; "step" is the scenario
 	// step the event belongs to, the number violations and the classroom
 	// use (a crash step has several rows: crash, expire, the next lock).
 	fmt.Fprintln(tw, "#\tstep\tclient\tevent\tdetail")

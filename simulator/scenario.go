@@ -48,9 +48,25 @@ const (
 	ActCrash     = "crash"
 	ActPause     = "pause"
 	ActWrite     = "write"
+	// The key moment on steps of its own: a scenario with an expire step
+	// splits a pause or a crash into the cut (pause, crash), the expiry of
+	// the cut client's session (expire: the server deletes its node and
+	// notifies its watchers), the hand-over (wake: the notified waiters
+	// handle their notifications) and, after a pause, the client's return
+	// (resume). A scenario without one does all of it in the pause or
+	// crash step.
+	ActExpire = "expire"
+	ActWake   = "wake"
+	ActResume = "resume"
 )
 
-var actions = []string{ActAddReader, ActAddWriter, ActAdd, ActRelease, ActCrash, ActPause, ActWrite}
+var actions = []string{ActAddReader, ActAddWriter, ActAdd, ActRelease, ActCrash, ActPause, ActWrite, ActExpire, ActWake, ActResume}
+
+// Split reports whether a plan (or a scenario's steps) tells the key
+// moment step by step: it has an expire step.
+func Split(plan []Action) bool {
+	return slices.ContainsFunc(plan, func(a Action) bool { return a.Action == ActExpire })
+}
 
 // Actions lists every action a client can take, for messages and forms.
 func Actions() []string { return slices.Clone(actions) }

@@ -17,6 +17,8 @@ type Verdict struct {
 	BrokenMs int64 `json:"brokenMs,omitempty"`
 	// StaleWrite is "accepted" (an unfenced-write violation), "fenced"
 	// (the resource or the server refused at least one write: Stats.Fenced),
+	// "server-refused" (every refused write was refused by the lock's own
+	// server, not by a fencing check: Stats.ServerRefused),
 	// "no-token" (every write refused carried no token: fencing had nothing
 	// to check) or "none" (no client wrote after losing the lock).
 	StaleWrite string `json:"staleWrite"`
@@ -36,6 +38,10 @@ const (
 	// the resource refused the rightful holder's writes too. Kleppmann's
 	// point is that fencing needs a token; it is not a catch.
 	StaleNoToken = "no-token"
+	// StaleRefusedByServer: every refused write was refused by the lock's
+	// own server (the transaction that held a PostgreSQL row lock had been
+	// ended), with fencing off: no token was checked.
+	StaleRefusedByServer = "server-refused"
 )
 
 // VerdictOf judges a run from its violations and stats. A stale write
@@ -52,7 +58,10 @@ func VerdictOf(vs []Violation, s Stats) Verdict {
 	}
 	if v.StaleWrite == StaleNone && s.Fenced > 0 {
 		v.StaleWrite = StaleFenced
-		if s.Tokenless == s.Fenced {
+		switch {
+		case s.ServerRefused > 0 && s.ServerRefused+s.Tokenless == s.Fenced:
+			v.StaleWrite = StaleRefusedByServer
+		case s.Tokenless == s.Fenced:
 			v.StaleWrite = StaleNoToken
 		}
 	}
@@ -68,6 +77,8 @@ func VerdictOf(vs []Violation, s Stats) Verdict {
 		v.Summary = excl + "; the resource accepted the stale write"
 	case StaleFenced:
 		v.Summary = excl + "; fencing caught the stale write"
+	case StaleRefusedByServer:
+		v.Summary = excl + "; the server refused the stale write: the transaction that held the lock had been ended, and the write went through it (no fencing token was checked)"
 	case StaleNoToken:
 		v.Summary = excl + "; fencing could not work: the recipe gives no token, so the resource refused every write, the rightful holder's too"
 	default:

@@ -21,6 +21,7 @@ func TestVerdictOf(t *testing.T) {
 		{"fencing refused the stale write", nil, Stats{Fenced: 1}, ExclusionHeld, 0, StaleFenced, "fencing caught the stale write"},
 		{"no token: every write refused, the holder's too", nil, Stats{Fenced: 3, Tokenless: 3}, ExclusionHeld, 0, StaleNoToken,
 			"fencing could not work: the recipe gives no token"},
+		{"the server refused it, no token checked", nil, Stats{Fenced: 1, ServerRefused: 1}, ExclusionHeld, 0, StaleRefusedByServer, "the server refused the stale write"},
 		{"a stale token refused beside tokenless ones", nil, Stats{Fenced: 3, Tokenless: 2}, ExclusionHeld, 0, StaleFenced, "fencing caught"},
 		{"the resource took it", []Violation{stale}, Stats{}, ExclusionBroken, 3600, StaleAccepted, "broken for 3.6s; the resource accepted"},
 		{"one refused, one taken", []Violation{stale}, Stats{Fenced: 1}, ExclusionBroken, 3600, StaleAccepted, "accepted"},

@@ -37,7 +37,7 @@ var classPhrases = map[string]string{
 	"act.write":         "write",
 
 	"wait.polls":  "polls: {n} failed tries so far, each a command the server answered",
-	"wait.queued": "queued on the server: it sends nothing until its turn comes",
+	"wait.queued": "queued on the server: it sends no lock command until its turn comes (its session's heartbeats or its lease's keep-alives, where it has one, go on)",
 	"wait.after":  "queued after {target}",
 	"wait.plain":  "queued",
 

@@ -19,7 +19,7 @@ import (
 const simUsageFormat = `Usage: zklockviz sim --zk HOST:PORT[,HOST:PORT...][/chroot] --scenario NAME|FILE [flags]
 
 Replays a lock scenario with real ZooKeeper clients (one session each) and
-prints the timeline: one row per event, like seed 000's table. Every step
+prints the timeline: one row per event, in a table. Every step
 performs one action, then waits until each client holds, waits on its watch
 or is gone. Writes only under --sim-root, and removes what it created.
 
@@ -46,7 +46,7 @@ Flags:
 
 Built-in scenarios:
 %s
-  side-by-side         scenario 12: the same pause-past-the-lease story on every
+  side-by-side         the same pause-past-the-lease story on every
                        service at once, stepped in lockstep, with a verdict each
                        (see zklockviz sim --scenario side-by-side --help)
 

@@ -139,7 +139,7 @@ var recipe = []string{
 	"else WATCH the key with the largest create revision below mine until it is deleted",
 	"GET my key: gone → ErrSessionExpired, else I hold the lock",
 	"work: write(resource, token = my key's create revision)",
-	"checked: select session.Done(); TXN if CreateRevision(my key)==myRev then write",
+	"checked: select session.Done(); TXN if CreateRevision(my key)==myRev; then write  -- still a race: the lease can run out between the check and the write",
 	"Unlock: DELETE pfx/lease",
 }
 

@@ -170,7 +170,7 @@ func (b *Backend) CheckAction(_ *simulator.Scenario, a simulator.Action, wildcar
 // Recipe is the scenario's pseudocode.
 func (*Backend) Recipe(sc *simulator.Scenario, _ simulator.Strategy) simulator.Recipe {
 	p, _ := classParamsOf(sc)
-	return simulator.Recipe{Strategy: Queued, Lines: classLinesFor(p).lines}
+	return simulator.Recipe{Strategy: Queued, Lines: classLinesFor(p, severalRows(sc, p)).lines}
 }
 
 // Queued is the strategy of PostgreSQL's locks: the waiter sleeps in the
@@ -184,13 +184,24 @@ type classLines struct {
 	acquire, second, work, release int
 }
 
-func classLinesFor(p classParams) classLines {
+// classLinesFor is the recipe's lines; a second row lock is shown only
+// where the scenario takes one (rows), so no pane shows a line that never
+// runs.
+func classLinesFor(p classParams, rows bool) classLines {
 	if p.Lock == kindAdvisory {
 		return classLines{lines: []string{
 			"SELECT pg_advisory_lock(K)  -- sleeps in the lock manager until granted",
 			"work: write(resource)",
 			"SELECT pg_advisory_unlock(K)  -- or the session ends",
 		}, acquire: 1, work: 2, release: 3}
+	}
+	if !rows {
+		return classLines{lines: []string{
+			"BEGIN",
+			"SELECT * FROM T WHERE id = 1 FOR UPDATE  -- sleeps until the row's locker ends",
+			"work: INSERT INTO T_writes (client) VALUES (me); write(resource)",
+			"COMMIT  -- or ROLLBACK, or the session ends",
+		}, acquire: 2, work: 3, release: 4}
 	}
 	return classLines{lines: []string{
 		"BEGIN",

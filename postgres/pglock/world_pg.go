@@ -118,7 +118,7 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 	h.Write([]byte(spec.Path))
 	w := &classWorld{
 		table: "public." + ident("zkv_", spec.Path), key: int64(h.Sum64() >> 1), role: ident("zkv_client_", spec.Path),
-		srvAddr: srv.Addr(), p: p, resource: simulator.NewResource(spec.Fencing), lines: classLinesFor(p),
+		srvAddr: srv.Addr(), p: p, resource: simulator.NewResource(spec.Fencing), lines: classLinesFor(p, severalRows(spec.Scenario, p)),
 		publish: spec.Publish, log: spec.Logger, byName: map[string]*pgClient{}, byPid: map[uint32]*pgClient{}, start: time.Now(),
 		rows: severalRows(spec.Scenario, p),
 	}
@@ -637,8 +637,10 @@ func (w *classWorld) release(ctx context.Context, c *pgClient) error {
 	return nil
 }
 
-// crash cuts c's connection: its backend reads end-of-file, rolls back and
-// exits, and its locks go with it at once.
+// crash cuts c's connection as a dead process's is cut, by closing it: its
+// backend reads end-of-file, rolls back and exits, and its locks go with
+// it at once. A partition, which closes nothing, would not (the narration
+// says so).
 func (w *classWorld) crash(ctx context.Context, c *pgClient) error {
 	if c.state == simulator.StateCrashed || c.state == simulator.StateReleased {
 		return fmt.Errorf("%s is not running (%s)", c.name, c.state)
@@ -654,9 +656,9 @@ func (w *classWorld) crash(ctx context.Context, c *pgClient) error {
 	if err := w.gone(ctx, c); err != nil {
 		return err
 	}
-	text := "crashes: its connection dies, and the server ends its backend"
+	text := "crashes: its process dies and the operating system closes its socket, so the server reads end-of-file and ends its backend"
 	if held {
-		text += ", rolling back and releasing its lock at once"
+		text += ", rolling back and releasing its lock at once. That is because the socket closed: a client cut off by a network partition closes nothing, and its backend keeps the lock until TCP keepalive notices, two hours by default (tcp_keepalives_idle 0 takes the system's 7200 s), where a ZooKeeper session expires after its timeout"
 	}
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: nodeName(int(c.pid)), AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("%s (its backend was gone %.0f ms after the cut)", text, float64(time.Since(cutAt).Microseconds())/1000)})
@@ -775,6 +777,7 @@ func (w *classWorld) write(ctx context.Context, c *pgClient) error {
 		c.stats.Commands++
 		if _, err := c.conn.Exec(ctx, "INSERT INTO "+w.writes()+" (client) VALUES ($1)", c.name); err != nil {
 			c.stats.Fenced++
+			c.stats.ServerRefused++
 			w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Node: nodeName(int(c.pid)),
 				Text: fmt.Sprintf("its INSERT in the locked transaction fails (%v): a write that goes through the lock's own transaction cannot outlive the lock", err)})
 			return nil

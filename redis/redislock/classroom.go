@@ -187,8 +187,8 @@ func (*Backend) Lost(sc *simulator.Scenario) string {
 
 // Actions are the actions a Redis client takes.
 func (*Backend) Actions() []string {
-	return append([]string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait, ActCompare},
-		masterActions...)
+	return append([]string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait, ActCompare,
+		simulator.ActExpire, simulator.ActWake, simulator.ActResume}, masterActions...)
 }
 
 func (b *Backend) Timeout(sc *simulator.Scenario) time.Duration {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/zklockviz/zklockviz/fault"
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
 )
 
@@ -163,9 +164,12 @@ func TestScenarios(t *testing.T) {
 		}},
 		{"redis-px-pause", nil, func(t *testing.T, st []simulator.State) {
 			last := st[len(st)-1]
-			if c2 := clientOf(t, st[4], "C2"); keyHolder(st[4]) != c2.Node || clientOf(t, st[4], "C1").State != simulator.StateStale {
-				t.Errorf("after the pause the key holds %q (C2 is %s), C1 is %s: want C2's, C1 stale", keyHolder(st[4]), c2.Node, clientOf(t, st[4], "C1").State)
+			// The pause is four steps (4 to 7): after the resume the key
+			// is C2's and C1 is stale.
+			if c2 := clientOf(t, st[7], "C2"); keyHolder(st[7]) != c2.Node || clientOf(t, st[7], "C1").State != simulator.StateStale {
+				t.Errorf("after the pause the key holds %q (C2 is %s), C1 is %s: want C2's, C1 stale", keyHolder(st[7]), c2.Node, clientOf(t, st[7], "C1").State)
 			}
+			redisKeyMoment(t, st)
 			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
 				t.Fatalf("violations %v: want C1's stale write", last.Violations)
 			}
@@ -208,8 +212,8 @@ func TestScenarios(t *testing.T) {
 			if fenced != 1 || last.Stats.Fenced != 1 {
 				t.Errorf("%d fenced writes by C1 with token 1 (meter %d), want 1", fenced, last.Stats.Fenced)
 			}
-			if got := lockedAt(last)["C3"]; got != 9 {
-				t.Errorf("C3 took the lock at step %d, want 9 (after C2's release, not C1's)", got)
+			if got := lockedAt(last)["C3"]; got != 12 {
+				t.Errorf("C3 took the lock at step %d, want 12 (after C2's release, not C1's)", got)
 			}
 		}},
 		{"redis-token-fencing", &off, func(t *testing.T, st []simulator.State) {
@@ -217,8 +221,8 @@ func TestScenarios(t *testing.T) {
 			if got := kinds(last.Violations); !slices.Equal(got, []string{"unfenced-write:C1"}) {
 				t.Errorf("violations %v: want C1's write, fencing off", last.Violations)
 			}
-			if got := lockedAt(last)["C3"]; got != 9 {
-				t.Errorf("C3 took the lock at step %d, want 9", got)
+			if got := lockedAt(last)["C3"]; got != 12 {
+				t.Errorf("C3 took the lock at step %d, want 12", got)
 			}
 		}},
 		{"redis-watchdog", nil, func(t *testing.T, st []simulator.State) {
@@ -327,6 +331,47 @@ func TestPlanRules(t *testing.T) {
 	}
 }
 
+// TestSplitPlanRules: a pause told in steps (expire, wake, resume) keeps
+// its order, or the plan is refused before any client connects.
+func TestSplitPlanRules(t *testing.T) {
+	b := &Backend{}
+	px, _ := Catalog.Builtin("redis-px-pause")
+	redlock, _ := Catalog.Builtin("redis-redlock-restart")
+	steps := func(s string) []simulator.Action {
+		var out []simulator.Action
+		for _, part := range strings.Split(s, ", ") {
+			f := strings.Fields(part)
+			out = append(out, simulator.Action{Client: f[0], Action: f[1]})
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		sc   *simulator.Scenario
+		plan string
+		want string // "" for a plan the rules take
+	}{
+		{"the scenario's own", px, "C1 add, C2 add, C1 pause, C1 expire, C2 wake, C1 resume, C2 write, C1 write", ""},
+		{"cut holder writes", px, "C1 add, C2 add, C1 pause, C1 write, C1 expire", "step 4: write C1: C1 is cut off: its expire step must come first"},
+		{"lapsed holder writes", px, "C1 add, C2 add, C1 pause, C1 expire, C1 write", "only resume can follow"},
+		{"expire without a cut", px, "C1 add, C1 expire", "no key running out"},
+		{"resume after a crash", px, "C1 add, C1 crash, C1 expire, C1 resume", "C1 is not paused past its key's expiry"},
+		{"wake in an unsplit plan", px, "C1 add, C2 add, C2 wake", "tells a pause in steps"},
+		{"on Redlock", redlock, "C1 add, C1 expire", "not staged on Redlock"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := b.DryRun(tt.sc, steps(tt.plan))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("DryRun: %v, want the plan taken", err)
+			case tt.want != "" && (err == nil || !errors.Is(err, fault.Invalid) || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("DryRun: %v, want an invalid plan saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestNotInstalled: without redis-server only the Redis scenarios are
 // unavailable, and they say which package to install.
 func TestNotInstalled(t *testing.T) {
@@ -344,6 +389,46 @@ func TestNotInstalled(t *testing.T) {
 	_, err = m.Start(simulator.Spec{Scenario: "redis-px-pause"})
 	if !errors.Is(err, fault.Unavailable) || !strings.Contains(err.Error(), "apt-get install redis-server") {
 		t.Errorf("Start: %v, want unavailable naming the package", err)
+	}
+}
+
+// redisKeyMoment checks redis-px-pause's key moment, a step each: the
+// pause leaves C1's key with its time left, the expiry deletes it while
+// C1, stopped, still believes it holds, C2's next try takes it, and C1
+// resumes stale, stale since the expiry.
+func redisKeyMoment(t *testing.T, st []simulator.State) {
+	t.Helper()
+	c1 := clientOf(t, st[1], "C1").Node
+	c2 := clientOf(t, st[2], "C2").Node
+	want := []struct {
+		step    int
+		action  string
+		c1State string
+		holder  string
+		says    string
+	}{
+		{4, simulator.ActPause, simulator.StatePaused, c1, "stops (a long GC pause)"},
+		{5, simulator.ActExpire, simulator.StatePaused, "", "believes it holds the lock"},
+		{6, simulator.ActWake, simulator.StatePaused, c2, "the key was free, it holds the lock"},
+		{7, simulator.ActResume, simulator.StateStale, c2, "still believes it holds"},
+	}
+	for _, w := range want {
+		s := st[w.step]
+		// Once the key is gone, C1 still believing it holds is an alert
+		// naming its token: the key cannot show it.
+		alerted := slices.ContainsFunc(s.Snapshot.Alerts, func(a lockqueue.Alert) bool {
+			return a.Kind == lockqueue.AlertHolderExpired && slices.Equal(a.Nodes, []string{c1}) && strings.Contains(a.Message, "still believes it holds")
+		})
+		if alerted != (w.step > 4) {
+			t.Errorf("step %d: a zombie-holder alert on C1's token: %v, want %v (alerts %+v)", w.step, alerted, w.step > 4, s.Snapshot.Alerts)
+		}
+		if s.Action.Action != w.action || clientOf(t, s, "C1").State != w.c1State || keyHolder(s) != w.holder || !strings.Contains(s.Narration, w.says) {
+			t.Errorf("step %d: %s, C1 %s, the key %q, %q; want %s, %s, %q, saying %q",
+				w.step, s.Action.Action, clientOf(t, s, "C1").State, keyHolder(s), s.Narration, w.action, w.c1State, w.holder, w.says)
+		}
+	}
+	if c := clientOf(t, st[7], "C1"); c.Since != 5 {
+		t.Errorf("C1 stale since step %d, want 5 (its key's expiry)", c.Since)
 	}
 }
 

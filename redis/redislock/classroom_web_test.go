@@ -24,9 +24,9 @@ func TestClassroomThroughAPI(t *testing.T) {
 	}
 	var st simulator.State
 	call("POST", "/api/v1/sim/runs?service=redis", `{"scenario":"redis-px-pause"}`, 201, &st)
-	call("POST", "/api/v1/sim/runs/"+st.ID+"/seek?service=redis", `{"step":6}`, 200, &st)
+	call("POST", "/api/v1/sim/runs/"+st.ID+"/seek?service=redis", `{"step":9}`, 200, &st)
 	if len(st.Violations) != 1 || st.Violations[0].Kind != "unfenced-write" || st.Violations[0].ForMs <= 0 {
-		t.Errorf("violations at step 6: %+v, want C1's stale write with its duration", st.Violations)
+		t.Errorf("violations at step 9: %+v, want C1's stale write with its duration", st.Violations)
 	}
 	snap, ok := h.Latest(lockqueue.LockID{Service: "redis", Name: st.Path}.Key())
 	if !ok || snap.Service != "redis" || len(snap.Holders()) != 1 || snap.Holders()[0] != clientOf(t, st, "C2").Node {

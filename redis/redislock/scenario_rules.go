@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zklockviz/zklockviz/simulator"
 )
@@ -38,13 +39,17 @@ func linesFor(p params) recipeLines {
 	}
 	if p.Masters > 1 {
 		return recipeLines{
+			// Redlock's validity check, as redsync makes it (its drift
+			// factor is 1% of the expiry): a majority got too late is no
+			// lock, since its keys may already be running out.
 			lines: []string{
-				fmt.Sprintf("ok = SET K token NX PX %d on each of the %d masters (redsync)", p.ExpiryMs, p.Masters),
-				fmt.Sprintf("if fewer than %d said OK: release the ones that did; sleep; goto 1", p.Masters/2+1),
-				"work: write(resource)",
+				fmt.Sprintf("start = now; ok = SET K token NX PX %d on each of the %d masters (redsync)", p.ExpiryMs, p.Masters),
+				fmt.Sprintf("validity = %d ms − (now − start) − drift (1%% of the expiry, %d ms)", p.ExpiryMs, p.ExpiryMs/100),
+				fmt.Sprintf("if fewer than %d said OK or validity ≤ 0: release the ones that did; sleep; goto 1", p.Masters/2+1),
+				"work, only while validity lasts: write(resource)",
 				"release: EVAL \"if GET K == token then DEL K\" on every master",
 			},
-			acquire: 1, retry: 2, work: 3, release: 4,
+			acquire: 1, retry: 3, work: 4, release: 5,
 			acquireText: "redsync (SET NX PX on every master)", releaseText: "redsync's compare-and-delete on every master",
 		}
 	}
@@ -56,8 +61,15 @@ func linesFor(p params) recipeLines {
 	}
 	l := recipeLines{lines: []string{set, fmt.Sprintf("if not ok: sleep %d ms; goto 1", p.retryMs())}, acquire: 1, retry: 2, acquireText: acq}
 	if p.IncrFencing {
-		l.lines = append(l.lines, "fence = INCR K:fence")
-		l.lines = append(l.lines, "work: write(resource, token = fence)")
+		// The key and its token in one script: an INCR sent after the SET
+		// lets a pause between the two give the stale holder the higher
+		// token.
+		l.lines = []string{
+			fmt.Sprintf("fence = EVAL \"if %s then return INCR K:fence else return 0\"  (one script: no pause between the key and its token)", strings.TrimPrefix(set, "ok = ")),
+			fmt.Sprintf("if fence == 0: sleep %d ms; goto 1", p.retryMs()),
+			"work: write(resource, token = fence)",
+		}
+		l.acquireText = "the " + acq + " + INCR K:fence script"
 	} else {
 		l.lines = append(l.lines, "work: write(resource)")
 	}
@@ -101,11 +113,68 @@ func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error 
 
 // dryRunKey models one master's key for DryRun.
 func (b *Backend) dryRunKey(sc *simulator.Scenario, p params, plan []simulator.Action) error {
-	m := &keyModel{p: p, clients: map[string]*keyClient{}}
+	m := &keyModel{p: p, clients: map[string]*keyClient{}, split: simulator.Split(plan)}
 	return simulator.WalkPlan(b, sc, plan, nil, func(st simulator.PlanStep) error {
-		defer m.handOff()
+		if st.Action.Action != simulator.ActExpire {
+			// An expire step ends as the key goes, before any waiter's
+			// next try: the wake step's.
+			defer m.handOff()
+		}
+		if done, err := m.splitStep(st); done || err != nil {
+			return err
+		}
 		return m.step(st)
 	})
+}
+
+// splitAction reports whether action is one only a split plan has.
+func (m *keyModel) splitAction(action string) bool {
+	return action == simulator.ActExpire || action == simulator.ActWake || action == simulator.ActResume
+}
+
+// splitStep checks and applies a split plan's steps (done: nothing more
+// to apply): a holder cut off does nothing until its expire step, a
+// paused one nothing but resume after it.
+func (m *keyModel) splitStep(st simulator.PlanStep) (done bool, err error) {
+	c := m.clients[st.Client]
+	a := st.Action.Action
+	switch {
+	case !m.split:
+		if m.splitAction(a) {
+			return true, st.Fail("%s is for a scenario that tells a pause in steps (with an expire step)", a)
+		}
+		return false, nil
+	case c == nil:
+		return false, nil // an add
+	case c.state == "cut" && a != simulator.ActExpire:
+		return true, st.Fail("%s is cut off: its expire step must come first", st.Client)
+	case c.state == "lapsed" && a != simulator.ActResume:
+		return true, st.Fail("%s is paused past its key's expiry: only resume can follow", st.Client)
+	}
+	switch a {
+	case simulator.ActPause, simulator.ActCrash:
+		if !c.believes || c.state != "holding" || m.p.ExpiryMs == 0 || m.p.Watchdog {
+			return false, nil // the unsplit rules judge it
+		}
+		c.state, c.paused = "cut", a == simulator.ActPause
+		c.believes = c.paused
+		return true, nil
+	case simulator.ActExpire:
+		if c.state != "cut" {
+			return true, st.Fail("%s has no key running out while it is cut off: pause or crash its holder first", st.Client)
+		}
+		m.owner = ""
+		c.state = "gone"
+		if c.paused {
+			c.state = "lapsed"
+		}
+	case simulator.ActResume:
+		if c.state != "lapsed" {
+			return true, st.Fail("%s is not paused past its key's expiry", st.Client)
+		}
+		c.state = "stale"
+	}
+	return m.splitAction(a), nil
 }
 
 // keyModel is dryRunKey's model: one key, its owner, and the clients in
@@ -115,11 +184,17 @@ type keyModel struct {
 	clients map[string]*keyClient
 	order   []string
 	owner   string
+	// split: the plan tells a holder's pause in steps (an expire step).
+	split bool
 }
 
 type keyClient struct {
-	state    string // waiting, holding, stale (believes, lost it in a pause), gone
+	// waiting, holding, stale (believes, lost it in a pause), gone; in a
+	// split plan cut (its key not yet expired) and lapsed (expired, the
+	// client still paused)
+	state    string
 	believes bool
+	paused   bool
 }
 
 // handOff gives a free key to the first waiter to have arrived.
@@ -271,6 +346,8 @@ func (m *redlockModel) clientStep(st simulator.PlanStep) error {
 		return fail("%s has released or crashed", a.Client)
 	case a.Action == simulator.ActPause || a.Action == simulator.ActCrash && m.believes[a.Client]:
 		return fail("a Redlock holder's pause or crash is not staged here: stop, restart or clock-jump a master")
+	case a.Action == simulator.ActExpire || a.Action == simulator.ActWake || a.Action == simulator.ActResume:
+		return fail("a pause told in steps is not staged on Redlock: stop, restart or clock-jump a master")
 	case a.Action == simulator.ActWrite && !m.believes[a.Client]:
 		return fail("%s does not hold the lock", a.Client)
 	case a.Action == simulator.ActRelease:

@@ -29,6 +29,14 @@ var queueTitles = map[string]string{
 	lockqueue.Etcd:      "etcd (concurrency.Mutex: each waiter watches the key before its own)",
 }
 
+// queueSends is what a queued waiter of each service still sends while it
+// waits: no lock command, but its session is kept alive. The window's
+// count is that traffic.
+var queueSends = map[string]string{
+	lockqueue.ZooKeeper: "the waiters' session heartbeats, a ping every third of the session timeout: a queued waiter sends no lock command, but it is not silent",
+	lockqueue.Etcd:      "the waiters' lease keep-alives, one every third of the lease's 60 s TTL (so few or none in 4 s): a queued waiter sends no lock command, but it is not silent",
+}
+
 // QueueCost measures n waiters queued on service (zookeeper or etcd) for
 // window, on a server of that service started for it, and answers what
 // that server itself counted. cmd wires package queuecost in, so this
@@ -94,6 +102,7 @@ func (w *world) compareQueues(ctx context.Context, who string) error {
 		if w.spinRate > 0 {
 			text += fmt.Sprintf(", against %.0f commands/s the polling waiters cost Redis", w.spinRate)
 		}
+		text += "; what it counted is " + queueSends[svc]
 		w.emit(simulator.Event{Client: who, Event: EvQueueCost, Text: text})
 	}
 	return nil

@@ -41,6 +41,16 @@ var (
 	// compareAndDelete is the release every Redis lock write-up gives (and
 	// redsync's): delete the key only if it still holds my token.
 	compareAndDelete = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`)
+	// setAndFence takes the key and its fencing token in one step: a
+	// script runs whole, so no pause can fall between the SET NX and the
+	// INCR. Taken apart, a client paused after its SET past the key's
+	// expiry would INCR after the next holder and carry the higher token.
+	// It returns the token, or 0 when the key was taken. ARGV[2] is the PX
+	// (0: no expiry).
+	setAndFence = redis.NewScript(`local ok; ` +
+		`if ARGV[2] == '0' then ok = redis.call('set', KEYS[1], ARGV[1], 'NX') ` +
+		`else ok = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) end; ` +
+		`if ok then return redis.call('incr', KEYS[2]) end; return 0`)
 )
 
 // commandTimeout bounds each of the classroom's Redis commands (redsync's
@@ -64,6 +74,10 @@ type contender struct {
 	since  int
 	line   int
 	stats  simulator.Stats
+	// cutAt and cutHeld: in a split scenario, when it was cut off holding
+	// its key, whose expiry is the expire step's; lapsed: that step ran.
+	cutAt           time.Time
+	cutHeld, lapsed bool
 	// watchdog renews a Redisson lease while the client holds; stop ends it.
 	stopRenew func()
 	// sub is a Redisson waiter's subscription to the lock's unlock
@@ -160,6 +174,11 @@ type world struct {
 	held []int64
 	// instant: the step being done lets no time pass (letsTimePass).
 	instant bool
+	// split: the scenario tells the key moment step by step (it has an
+	// expire step, simulator.Split): a holder's pause or crash only cuts
+	// it, and the expiry, the next try that takes the key (wake) and the
+	// resume are steps of their own.
+	split bool
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
@@ -167,6 +186,7 @@ func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, 
 		key: spec.Path, fenceKey: spec.Path + ":fence", channel: "redisson_lock__channel:{" + spec.Path + "}",
 		masters: masters, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
 		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*contender{}, start: time.Now(),
+		split: simulator.Split(spec.Scenario.Steps),
 	}
 	for _, m := range masters {
 		if err := m.obs.Ping(ctx).Err(); err != nil {
@@ -191,8 +211,15 @@ func (w *world) Ready() string {
 	if w.holdsKeys() {
 		text += " The key's expiry runs only in the steps that let time pass (a pause, a crash, a wait): between steps, and in the steps that are instants, the classroom holds it (PERSIST, and PEXPIREAT with the time left when time passes again), so it runs out in the step the scenario says, however fast or slowly you step or play."
 	}
+	if w.p.IncrFencing {
+		text += " " + fencingCaveat
+	}
 	return text
 }
+
+// fencingCaveat is what an INCR token cannot promise, said wherever the
+// classroom offers it as the fix.
+const fencingCaveat = "The fencing counter is a key on one master: Redis replicates asynchronously, so after a failover to a replica that had not yet received the last INCRs the counter goes back, and a new holder can be given a token already handed out."
 
 func (w *world) Line(name string) int {
 	return simulator.LineOf(w.byName, name, func(c *contender) int { return c.line })
@@ -274,7 +301,7 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 	w.step, w.events = step, nil
 	from := w.ClockAt(step - 1)
 	w.clock = from + simulator.StepTick
-	w.instant = !letsTimePass(a)
+	w.instant = !w.letsTimePass(a)
 	if !w.instant {
 		if err := w.resumeKeys(ctx); err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
@@ -328,6 +355,12 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		return w.cut(ctx, c, false)
 	case simulator.ActPause:
 		return w.cut(ctx, c, true)
+	case simulator.ActExpire:
+		return w.expireCut(ctx, c)
+	case simulator.ActWake:
+		return w.pollRound(ctx)
+	case simulator.ActResume:
+		return w.resumeCut(ctx, c)
 	case simulator.ActWrite:
 		w.write(c)
 		return w.pollRound(ctx)
@@ -459,7 +492,7 @@ func (w *world) fenceText(c *contender) string {
 	if !w.p.IncrFencing {
 		return ""
 	}
-	return fmt.Sprintf("; INCR %s gave it fencing token %d (one more command per acquisition)", w.fenceKey, c.fence)
+	return fmt.Sprintf("; the same script's INCR %s gave it fencing token %d (no pause can fall between the key and its token)", w.fenceKey, c.fence)
 }
 
 // try is one acquisition attempt by c; on success it takes its fencing
@@ -489,6 +522,12 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		default:
 			c.retryAt = time.Now().Add(time.Duration(ttl) * time.Millisecond)
 		}
+	case w.p.IncrFencing:
+		n, err := setAndFence.Run(ctx, c.rdb(), []string{w.key, w.fenceKey}, c.token, w.p.ExpiryMs).Int64()
+		if err != nil {
+			return false, fmt.Errorf("%s: SET NX and INCR %s script: %w", c.name, w.fenceKey, err)
+		}
+		ok, c.fence = n > 0, n
 	default:
 		var err error
 		ok, err = c.rdb().SetNX(ctx, w.key, c.token, time.Duration(w.p.ExpiryMs)*time.Millisecond).Result()
@@ -502,14 +541,6 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		return false, nil
 	}
 	c.stats.Create++
-	if w.p.IncrFencing {
-		c.stats.Commands++
-		n, err := c.rdb().Incr(ctx, w.fenceKey).Result()
-		if err != nil {
-			return false, fmt.Errorf("%s: INCR %s: %w", c.name, w.fenceKey, err)
-		}
-		c.fence = n
-	}
 	c.state, c.since, c.line = simulator.StateHolding, w.step, w.lines.work
 	if w.p.Watchdog {
 		c.unsubscribe()
@@ -715,6 +746,12 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	if !held || w.p.ExpiryMs == 0 {
 		return w.cutWithoutExpiry(ctx, c, pause, stale, cutAt)
 	}
+	if w.split {
+		// The key's expiry is the expire step's; until then the classroom
+		// holds it, and the waiters find it taken.
+		c.cutAt, c.cutHeld = cutAt, true
+		return w.pollRound(ctx)
+	}
 	if err := w.awaitExpiry(ctx, c, cutAt); err != nil {
 		return err
 	}
@@ -726,6 +763,60 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("resumes after %.1fs: its key expired during the pause, but nothing tells it so: it still believes it holds the lock", time.Since(cutAt).Seconds())})
 	return nil
+}
+
+// expireCut is a split scenario's expire step: the cut holder's key runs
+// out while the waiters poll and find it taken; the step ends as Redis
+// deletes the key, before any waiter's next try (the wake step's).
+func (w *world) expireCut(ctx context.Context, c *contender) error {
+	if !c.cutHeld || c.lapsed {
+		return fmt.Errorf("%s has no key running out while it is cut off (%s)", c.name, c.state)
+	}
+	tries := w.retries()
+	for {
+		left, err := w.obs().PTTL(ctx, w.key).Result()
+		if err != nil {
+			return fmt.Errorf("PTTL %s: %w", w.key, err)
+		}
+		if left == -2 {
+			break // gone
+		}
+		if left < 0 {
+			return fmt.Errorf("%s has no expiry: %s's pause would never end", w.key, c.name)
+		}
+		// The waiters poll while the key lives, but not within a retry of
+		// its end: a try that took it would be the next step's hand-over.
+		if left > 2*w.p.retry() {
+			if err := w.pollRound(ctx); err != nil {
+				return err
+			}
+		}
+		if err := simulator.Sleep(ctx, min(w.p.retry(), max(left, time.Millisecond))); err != nil {
+			return fmt.Errorf("%s's key did not expire %.1fs after the cut: %w", c.name, time.Since(c.cutAt).Seconds(), err)
+		}
+	}
+	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+	c.lapsed, c.since = true, w.step
+	text := fmt.Sprintf("its key's %d ms expiry ran out with no word from it: Redis deleted the key; the waiters had made %d failed tries meanwhile, and their next try (the next step) will find it free", w.p.ExpiryMs, w.retries()-tries)
+	if c.state == simulator.StatePaused {
+		text += "; it is still stopped and believes it holds the lock: nothing told it otherwise"
+	}
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(), Text: text})
+	return nil
+}
+
+// resumeCut is a split scenario's resume step: the paused client, whose
+// key expired in an earlier step, runs again, still believing it holds.
+// It is stale since the expiry's step, when it lost the lock.
+func (w *world) resumeCut(ctx context.Context, c *contender) error {
+	if c.state != simulator.StatePaused || !c.lapsed {
+		return fmt.Errorf("%s is not paused past its key's expiry (%s)", c.name, c.state)
+	}
+	c.restore()
+	c.state, c.line = simulator.StateStale, w.lines.work
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(),
+		Text: "resumes after a pause longer than its key's expiry: its key expired during the pause, but nothing tells it so: it still believes it holds the lock"})
+	return w.pollRound(ctx)
 }
 
 // announceCut records c, just cut off, as paused or crashed (a crash ends
@@ -903,8 +994,12 @@ func (w *world) write(c *contender) {
 		return
 	}
 	c.stats.Refused(c.fence)
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.fence, Node: c.token,
-		Text: fmt.Sprintf("writes with %s: rejected, %s", tok, why)})
+	text := fmt.Sprintf("writes with %s: rejected, %s", tok, why)
+	if c.fence != 0 {
+		// The fix is only as good as its counter: say so where it acts.
+		text += ". This holds while the counter only goes up: after a failover with asynchronous replication it can go back"
+	}
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.fence, Node: c.token, Text: text})
 }
 
 // reconcile reads the key and marks what the server says: a client that
@@ -975,7 +1070,9 @@ func (w *world) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
 // Snapshot reads the key from the server (GET or the hash's field, and
 // PTTL): the holder is whoever's token the server holds, not whom the
 // classroom believes. Polling waiters are added from the classroom's own
-// clients, marked as polling: the server keeps no record of them.
+// clients, marked as polling: the server keeps no record of them. A node
+// names its token as its client, as the live reader does, and no session:
+// Redis has none, and the views would word it as one.
 func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -996,7 +1093,7 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 		}
 		snap.Exists = true
 		n := lockqueue.Node{Name: tok, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic, Holding: true,
-			Rare: &lockqueue.Rare{Client: tok, LeaseID: w.key}, Data: tok, Session: tok}
+			Rare: &lockqueue.Rare{Client: tok, LeaseID: w.key}, Data: tok}
 		if pttl > 0 {
 			n.SetLeaseLeftMs(pttl)
 			n.SetLeaseTTLMs(w.p.ExpiryMs)
@@ -1017,9 +1114,41 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 			continue
 		}
 		snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: c.token, Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
-			WaitsFor: tok, WaitsOn: lockqueue.OnPoll, Rare: &lockqueue.Rare{Client: c.token, WaitsForSource: lockqueue.ByRule}, Session: c.token})
+			WaitsFor: tok, WaitsOn: lockqueue.OnPoll, Rare: &lockqueue.Rare{Client: c.token, WaitsForSource: lockqueue.ByRule}})
 	}
+	snap.Alerts = append(snap.Alerts, w.zombieHolders(tok)...)
 	return snap, true, nil
+}
+
+// zombieHolders are the clients that believe they hold while the key is
+// not theirs (a paused holder whose key expired, a client whose key
+// another deleted): the server cannot show them, so the snapshot says so
+// in an alert naming their token, the kind etcd's reader raises for a
+// lease run out. tok is the key's holder now.
+func (w *world) zombieHolders(tok string) []lockqueue.Alert {
+	lost := "its key is no longer its own (it expired, or another client deleted it)"
+	if w.redlock() {
+		lost = "its keys no longer make a majority of the masters"
+	}
+	now := "no one holds it now"
+	if tok != "" {
+		now = w.clientOf(tok) + " holds it now"
+	}
+	var out []lockqueue.Alert
+	for _, c := range w.clients {
+		paused := c.state == simulator.StatePaused && c.lapsed && c.cutHeld
+		if !paused && c.state != simulator.StateStale {
+			continue
+		}
+		how := "running again"
+		if paused {
+			how = "still paused"
+		}
+		out = append(out, lockqueue.Alert{Kind: lockqueue.AlertHolderExpired, Nodes: []string{c.token}, Message: fmt.Sprintf(
+			"%s lost the lock without releasing it: %s; %s. %s, %s, still believes it holds: a zombie holder the key no longer shows (only a fencing token can stop its writes)",
+			c.name, lost, now, c.name, how)})
+	}
+	return out
 }
 
 // Narrate tells the step from its events, in the run's clock.
@@ -1028,6 +1157,10 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 	for _, e := range events {
 		switch e.Event {
 		case simulator.EvLock:
+			if a.Action == simulator.ActWake {
+				parts = append(parts, simulator.Said(e.Client, e.Text))
+				continue
+			}
 			parts = append(parts, e.Client+" holds the lock")
 		case simulator.EvWait:
 			switch {
@@ -1044,7 +1177,8 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 			parts = append(parts, simulator.Said(e.Client, e.Text))
 		}
 	}
-	if polls := w.waiters(); polls > 0 && !slices.ContainsFunc(events, func(e simulator.Event) bool { return e.Event == simulator.EvWait }) {
+	// An expire step's own text counts the waiters' tries.
+	if polls := w.waiters(); polls > 0 && a.Action != simulator.ActExpire && !slices.ContainsFunc(events, func(e simulator.Event) bool { return e.Event == simulator.EvWait }) {
 		parts = append(parts, fmt.Sprintf("%d waiter(s) retried and found the key taken", polls))
 	}
 	return simulator.Sentence(a, parts)

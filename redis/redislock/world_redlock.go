@@ -150,7 +150,7 @@ func (w *world) redlockSnapshot(ctx context.Context, snap *lockqueue.Snapshot) {
 			continue
 		}
 		n := lockqueue.Node{Name: m.name + ":" + tokens[i], Seq: -1, Mode: lockqueue.Exclusive, Recipe: lockqueue.Generic,
-			Holding: tokens[i] == quorum, Data: tokens[i], Session: tokens[i],
+			Holding: tokens[i] == quorum, Data: tokens[i],
 			Rare: &lockqueue.Rare{Client: tokens[i], LeaseID: m.name, Folder: m.name, LeaseTTLMs: w.p.ExpiryMs},
 		}
 		if pttl, err := w.leftMs(ctx, i); err == nil && pttl > 0 {

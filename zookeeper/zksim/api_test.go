@@ -3,6 +3,7 @@ package zksim
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 
 // TestGCPauseStates follows gc-pause through the Go API: the paused holder
 // shows as a zombie while its session lives on, comes back stale, and its
-// unfenced write is a violation naming the steps.
+// unfenced write is a violation naming the steps. The key moment is four
+// steps (pause 4, expiry 5, hand-over 6, resume 7), each with its state.
 func TestGCPauseStates(t *testing.T) {
 	pub := &published{last: map[string]lockqueue.Snapshot{}}
 	var zombies []string
@@ -30,11 +32,13 @@ func TestGCPauseStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Seek(4); err != nil {
+	keyMoment(t, r)
+	if err := r.Seek(7); err != nil {
 		t.Fatal(err)
 	}
 	s := r.State()
-	if c := clientNamed(s, "LOCK1"); c.State != simulator.StateStale || c.Since != 4 || c.Token == 0 {
+	// Stale since the step its session expired.
+	if c := clientNamed(s, "LOCK1"); c.State != simulator.StateStale || c.Since != 5 || c.Token == 0 {
 		t.Errorf("LOCK1 after the pause: %+v", c)
 	}
 	if c := clientNamed(s, "LOCK2"); c.State != simulator.StateHolding {
@@ -53,18 +57,65 @@ func TestGCPauseStates(t *testing.T) {
 	}
 	runAll(t, r)
 	s = r.State()
-	if len(s.Violations) != 1 || !slices.Equal(s.Violations[0].Steps, []int{4, 6}) {
+	if len(s.Violations) != 1 || !slices.Equal(s.Violations[0].Steps, []int{5, 9}) {
 		t.Errorf("violations: %+v", s.Violations)
 	}
 	// Scrubbing back before the stale write hides it again.
-	if err := r.Seek(5); err != nil {
+	if err := r.Seek(8); err != nil {
 		t.Fatal(err)
 	}
 	if v := r.State().Violations; len(v) != 0 {
-		t.Errorf("violations at step 5: %v", v)
+		t.Errorf("violations at step 8: %v", v)
 	}
-	if rep := r.Report(); len(rep.Violations) != 1 || len(rep.Steps) != 7 {
+	if rep := r.Report(); len(rep.Violations) != 1 || len(rep.Steps) != 10 {
 		t.Errorf("report: %d violations, %d steps", len(rep.Violations), len(rep.Steps))
+	}
+}
+
+// keyMoment checks gc-pause's steps 4 to 7, each recorded on its own: the
+// pause leaves LOCK1's node on the lane as a zombie (its session silent),
+// the expiry deletes it while LOCK1, stopped, still believes it holds and
+// LOCK2 has not yet acted, the hand-over gives LOCK2 the lock, and the
+// resume brings LOCK1 back stale.
+func keyMoment(t *testing.T, r *simulator.Run) {
+	t.Helper()
+	want := []struct {
+		step         int
+		action       string
+		lock1, lock2 string
+		nodes        int
+		zombie       bool
+		says         string
+	}{
+		{4, simulator.ActPause, simulator.StatePaused, simulator.StateWaiting, 2, true, "stops in a long GC pause"},
+		{5, simulator.ActExpire, simulator.StatePaused, simulator.StateWaiting, 1, false, "believes it holds the lock"},
+		{6, simulator.ActWake, simulator.StatePaused, simulator.StateHolding, 1, false, "LOCK2 locks"},
+		{7, simulator.ActResume, simulator.StateStale, simulator.StateHolding, 1, false, "still believes it holds"},
+	}
+	for _, w := range want {
+		if err := r.Seek(w.step); err != nil {
+			t.Fatal(err)
+		}
+		s := r.State()
+		// The zombie: its node still there with its session silent (the
+		// pause), then, once the node is gone, the alert naming it while
+		// LOCK1 still believes it holds.
+		lost := clientNamed(s, "LOCK1").Node
+		zombie := slices.ContainsFunc(s.Snapshot.Nodes, func(n lockqueue.Node) bool {
+			return n.Zombie && n.Name == lost
+		})
+		alerted := slices.ContainsFunc(s.Snapshot.Alerts, func(a lockqueue.Alert) bool {
+			return a.Kind == lockqueue.AlertHolderExpired && slices.Equal(a.Nodes, []string{lost}) && strings.Contains(a.Message, "still believes it holds")
+		})
+		if alerted != (w.step > 4) {
+			t.Errorf("step %d: a zombie-holder alert on %s: %v, want %v (alerts %+v)", w.step, lost, alerted, w.step > 4, s.Snapshot.Alerts)
+		}
+		if s.Action.Action != w.action || clientNamed(s, "LOCK1").State != w.lock1 || clientNamed(s, "LOCK2").State != w.lock2 ||
+			len(s.Snapshot.Nodes) != w.nodes || zombie != w.zombie || !strings.Contains(s.Narration, w.says) {
+			t.Errorf("step %d: %s, LOCK1 %s, LOCK2 %s, %d nodes, LOCK1's a zombie %v, %q; want %s, %s, %s, %d, %v, saying %q",
+				w.step, s.Action.Action, clientNamed(s, "LOCK1").State, clientNamed(s, "LOCK2").State, len(s.Snapshot.Nodes), zombie, s.Narration,
+				w.action, w.lock1, w.lock2, w.nodes, w.zombie, w.says)
+		}
 	}
 }
 

@@ -234,17 +234,18 @@ func TestCLIHAStandby(t *testing.T) {
 
 func TestCLISessionExpiry(t *testing.T) {
 	rep := simJSON(t, 0, "--scenario", "session-expiry")
-	var step4 []row
+	var moment []row
 	for _, e := range rep.Events {
-		if e.Step == 4 {
-			step4 = append(step4, row{e.Client, e.Event, e.On})
+		if e.Step >= 4 && e.Step <= 6 {
+			moment = append(moment, row{e.Client, e.Event + "@" + strconv.Itoa(e.Step), e.On})
 		}
 	}
-	// The crash itself wakes nobody: LOCK2 is notified, and locks, only
-	// once the server expires LOCK1's session.
-	want := []row{{"LOCK1", "crash", ""}, {"LOCK1", "expire", ""}, {"LOCK2", "notify", "LOCK1"}, {"LOCK2", "lock", ""}}
-	if !slices.Equal(step4, want) {
-		t.Errorf("crash step:\n got %v\nwant %v", step4, want)
+	// The crash itself wakes nobody: LOCK2 is notified only once the
+	// server expires LOCK1's session, and locks when it handles that.
+	// Crash, expiry and hand-over are steps of their own (4, 5, 6).
+	want := []row{{"LOCK1", "crash@4", ""}, {"LOCK1", "expire@5", ""}, {"LOCK2", "wake@6", ""}, {"LOCK2", "notify@6", "LOCK1"}, {"LOCK2", "lock@6", ""}}
+	if !slices.Equal(moment, want) {
+		t.Errorf("crash, expiry and hand-over:\n got %v\nwant %v", moment, want)
 	}
 	// The expiry came a session timeout after the crash, by
 	// the run's own clock (atMs, afterMs), not by a sleep here. (Measured on
@@ -256,9 +257,9 @@ func TestCLISessionExpiry(t *testing.T) {
 		switch {
 		case e.Step == 4 && e.Event == simulator.EvCrash:
 			crash = e
-		case e.Step == 4 && e.Event == simulator.EvExpire:
+		case e.Step == 5 && e.Event == simulator.EvExpire:
 			expire = e
-		case e.Step == 4 && e.Event == simulator.EvLock:
+		case e.Step == 6 && e.Event == simulator.EvLock:
 			lock = e
 		}
 	}
@@ -288,7 +289,7 @@ func TestCLIGCPause(t *testing.T) {
 		rep := simJSON(t, 0, "--scenario", "gc-pause", "--fencing", "on")
 		var fenced, resumed bool
 		for _, e := range rep.Events {
-			fenced = fenced || e.Event == simulator.EvFenced && e.Client == "LOCK1" && e.Step == 6
+			fenced = fenced || e.Event == simulator.EvFenced && e.Client == "LOCK1" && e.Step == 9
 			resumed = resumed || e.Event == simulator.EvResume && e.Client == "LOCK1"
 		}
 		if !fenced || !resumed || len(rep.Violations) != 0 || rep.Stats.Fenced != 1 {
@@ -301,8 +302,9 @@ func TestCLIGCPause(t *testing.T) {
 			t.Fatalf("violations %v, want one", rep.Violations)
 		}
 		v := rep.Violations[0]
-		// The pause (step 4) and the stale write (step 6).
-		if v.Kind != "unfenced-write" || !slices.Equal(v.Steps, []int{4, 6}) || !slices.Contains(v.Clients, "LOCK2") {
+		// The expiry of the paused holder's session (step 5) and the
+		// stale write (step 9).
+		if v.Kind != "unfenced-write" || !slices.Equal(v.Steps, []int{5, 9}) || !slices.Contains(v.Clients, "LOCK2") {
 			t.Errorf("violation %+v", v)
 		}
 		if rep.Stats.Fenced != 0 {

@@ -41,9 +41,16 @@ type client struct {
 	joined   int    // step it joined at
 	since    int    // step of the last state change
 	cutAt    time.Time
-	closed   atomic.Bool
-	watches  []*armedWatch
-	stats    simulator.Stats
+	// While a split scenario's cut client waits for its expire step (and
+	// a paused one for its resume): the node it had and whether it held.
+	cutNode string
+	cutHeld bool
+	// lapsed: its session expired while it was cut off (the expire step
+	// ran); a paused client resumes only then.
+	lapsed  bool
+	closed  atomic.Bool
+	watches []*armedWatch
+	stats   simulator.Stats
 
 	// In a scene of two locks (scene.go): owner is the client whose
 	// session a node on the other lock shares, set on that member; member

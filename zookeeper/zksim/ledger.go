@@ -19,16 +19,25 @@ type ledger struct {
 	seq     int64
 	clients map[string]*ledgerClient
 	order   []string
+	// split: the plan tells the key moment step by step (an expire step):
+	// a pause or crash only cuts, expire, wake and resume follow.
+	split bool
+	// toWake: an expiry has notified watchers a wake step has not yet let
+	// handle it.
+	toWake bool
 }
 
 type ledgerClient struct {
 	mode  lockqueue.Mode
 	node  string // while queued
-	state string // queued, stale, released, crashed, expired
+	state string // queued, stale, released, crashed, expired; lapsed: paused past its expiry, not yet resumed
 	since int    // step of the last state change
 	// second: it queued on a scene's other lock (lock-second), whose
 	// queue the ledger does not keep: who gets it is the server's to say.
 	second bool
+	// cut: a split plan's pause or crash has cut it off; its node stays
+	// queued until its expire step. held: it held when cut.
+	cut, paused, held bool
 }
 
 func newLedger(lock simulator.LockKind, leases int) *ledger {
@@ -37,6 +46,7 @@ func newLedger(lock simulator.LockKind, leases int) *ledger {
 
 func dryRun(lock simulator.LockKind, leases int, plan []simulator.Action) error {
 	l := newLedger(lock, leases)
+	l.split = simulator.Split(plan)
 	for i, a := range plan {
 		if err := l.apply(i+1, a); err != nil {
 			return err
@@ -95,6 +105,9 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 	case "expired":
 		return fail("%s's session expired at step %d; it is out of the queue", a.Client, c.since)
 	}
+	if err := l.applySplit(a, c, step, fail); err != nil || l.splitAction(a.Action) {
+		return err
+	}
 	holds, why := l.holds(a.Client)
 	switch a.Action {
 	case simulator.ActRelease:
@@ -122,6 +135,9 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 			return fail("%s's session has already expired (step %d)", a.Client, c.since)
 		}
 		switch {
+		case l.split:
+			// The node stays until the expire step.
+			c.cut, c.paused, c.held, c.since = true, a.Action == simulator.ActPause, holds, step
 		case a.Action == simulator.ActCrash:
 			l.leave(c, "crashed", step)
 		case holds:
@@ -129,6 +145,49 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 			l.leave(c, "stale", step)
 		default:
 			l.leave(c, "expired", step)
+		}
+	}
+	return nil
+}
+
+// splitAction reports whether action is one only a split plan has.
+func (l *ledger) splitAction(action string) bool {
+	return action == simulator.ActExpire || action == simulator.ActWake || action == simulator.ActResume
+}
+
+// applySplit checks and records a split plan's steps: a cut client does
+// nothing but expire, a lapsed one nothing but resume, and a wake follows
+// an expiry.
+func (l *ledger) applySplit(a simulator.Action, c *ledgerClient, step int, fail func(string, ...any) error) error {
+	switch {
+	case c.state == "lapsed" && a.Action != simulator.ActResume:
+		return fail("%s is paused past its session's expiry (step %d): only resume can follow", a.Client, c.since)
+	case c.cut && c.state == "queued" && a.Action != simulator.ActExpire:
+		return fail("%s is cut off (step %d): its expire step must come first", a.Client, c.since)
+	}
+	switch a.Action {
+	case simulator.ActExpire:
+		if !c.cut || c.state != "queued" {
+			return fail("%s has no cut-off session to expire: pause or crash it first", a.Client)
+		}
+		state := "crashed"
+		if c.paused {
+			state = "lapsed"
+		}
+		l.leave(c, state, step)
+		l.toWake = true
+	case simulator.ActWake:
+		if !l.toWake {
+			return fail("no expiry has notified anyone yet")
+		}
+		l.toWake = false
+	case simulator.ActResume:
+		if c.state != "lapsed" {
+			return fail("%s is not paused past its session's expiry", a.Client)
+		}
+		c.state, c.cut = "expired", false
+		if c.held {
+			c.state = "stale" // it comes back believing it holds
 		}
 	}
 	return nil

@@ -50,6 +50,10 @@ func narrate(a simulator.Action, events []simulator.Event, lock simulator.LockKi
 		case simulator.EvPause:
 			parts = append(parts, fmt.Sprintf("%s stops in a long GC pause; its node stays until the session expires", e.Client))
 		case simulator.EvExpire:
+			if a.Action == simulator.ActExpire {
+				parts = append(parts, expiredPhrase(e, sessionTimeout))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("a session timeout (%.1fs) later its session expired and ZooKeeper deleted its node", sessionTimeout.Seconds())+notifiedPhrase(events, e, lock))
 		case simulator.EvResume:
 			if strings.Contains(e.Text, "still believes") {
@@ -61,7 +65,51 @@ func narrate(a simulator.Action, events []simulator.Event, lock simulator.LockKi
 			parts = append(parts, simulator.Said(e.Client, e.Text))
 		}
 	}
+	if a.Action == simulator.ActWake {
+		parts = append(parts, wakePhrase(events, lock))
+	}
 	return simulator.Sentence(a, parts)
+}
+
+// expiredPhrase tells a split scenario's expire step: what the server did,
+// whom it told, and what the stopped client still believes.
+func expiredPhrase(e simulator.Event, sessionTimeout time.Duration) string {
+	s := fmt.Sprintf("%s's session timeout (%.1fs) ran out with no word from it: ZooKeeper expired its session and deleted its node", e.Client, sessionTimeout.Seconds())
+	if strings.Contains(e.Text, "nobody watched it") {
+		s += "; nobody watched it"
+	} else {
+		s += "; it sent its watchers their notification, which they handle in the next step"
+	}
+	if strings.Contains(e.Text, "believes it holds") {
+		s += fmt.Sprintf("; %s, still stopped, believes it holds the lock: it is a zombie holder whose node is gone", e.Client)
+	}
+	return s
+}
+
+// wakePhrase tells a split scenario's hand-over step: the clients that
+// handled the expiry's notification, and who took the lock.
+func wakePhrase(events []simulator.Event, lock simulator.LockKind) string {
+	all := notifies(events)
+	if len(all) == 0 {
+		return "nobody had a notification to handle"
+	}
+	woken := clientsOf(all)
+	verb := "handle"
+	if len(woken) == 1 {
+		verb = "handles"
+	}
+	s := fmt.Sprintf("%s %s the expiry's watch notification %s and re-reads the children", simulator.ListAnd(woken), verb, countPhrase(len(all)))
+	s += lockedPhrase(events, "", lock)
+	wasted := 0
+	for _, e := range all {
+		if e.Wasted {
+			wasted++
+		}
+	}
+	if wasted > 0 {
+		s += fmt.Sprintf("; %d woke for nothing", wasted)
+	}
+	return s
 }
 
 func watchPhrase(w string) string {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestBuiltinsPlan(t *testing.T) {
-	want := map[string]int{"lock1-5": 10, "herd": 40, "ha-standby": 6, "session-expiry": 6, "gc-pause": 7, "zk-side-by-side": 13, "zk-deadlock": 7}
+	want := map[string]int{"lock1-5": 10, "herd": 40, "ha-standby": 6, "session-expiry": 8, "gc-pause": 10, "zk-side-by-side": 13, "zk-deadlock": 7}
 	names := Catalog.Names()
 	if len(names) != len(want) {
 		t.Errorf("built-ins %v, want %d of them", names, len(want))
@@ -60,6 +60,13 @@ func TestPlanErrors(t *testing.T) {
 		{"crashed then released", simulator.ExclusiveLock, "A add, A crash, A release", "A crashed at step 2"},
 		{"paused waiter acts", simulator.ExclusiveLock, "A add, B add, B pause, B release", "B's session expired at step 3"},
 		{"paused holder pauses again", simulator.ExclusiveLock, "A add, A pause, A pause", "A's session has already expired (step 2)"},
+		// A split plan (expire steps): the cut client waits for its expiry,
+		// a wake follows an expiry, a resume a pause's expiry.
+		{"cut holder writes before its expiry", simulator.ExclusiveLock, "A add, B add, A pause, A write, A expire", "step 4: write A: A is cut off (step 3): its expire step must come first"},
+		{"expire without a cut", simulator.ExclusiveLock, "A add, A expire", "A has no cut-off session to expire"},
+		{"wake without an expiry", simulator.ExclusiveLock, "A add, B add, B wake, A crash, A expire", "step 3: wake B: no expiry has notified anyone yet"},
+		{"lapsed holder writes before its resume", simulator.ExclusiveLock, "A add, B add, A pause, A expire, B wake, A write", "only resume can follow"},
+		{"crashed client resumes", simulator.ExclusiveLock, "A add, A crash, A expire, A resume", "A crashed at step 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +93,11 @@ func TestPlanErrors(t *testing.T) {
 	sc := &simulator.Scenario{Name: "t", Lock: simulator.ExclusiveLock, Steps: parseSteps("A add, B add, A pause, A write, B write, A release, B release")}
 	if _, err := plan(sc, 0); err != nil {
 		t.Errorf("stale holder's plan: %v", err)
+	}
+	// Split, the same story: the stale holder writes after its resume.
+	sc = &simulator.Scenario{Name: "t", Lock: simulator.ExclusiveLock, Steps: parseSteps("A add, B add, A pause, A expire, B wake, A resume, A write, B write, A release, B release")}
+	if _, err := plan(sc, 0); err != nil {
+		t.Errorf("split stale holder's plan: %v", err)
 	}
 	sc = &simulator.Scenario{Name: "t", Lock: simulator.ExclusiveLock, Steps: parseSteps("C add, * add")}
 	if _, err := plan(sc, 0); err == nil || !strings.Contains(err.Error(), "need a client count") {

@@ -39,6 +39,14 @@ type world struct {
 	publish func(lockqueue.Snapshot)
 	// noSnapshots skips the per-step snapshot (benchmarks of big queues).
 	noSnapshots bool
+	// split: the scenario tells the key moment step by step (it has an
+	// expire step, simulator.Split): a pause or crash only cuts the
+	// client, and the expiry, the hand-over and the resume are steps of
+	// their own.
+	split bool
+	// expired are the paths an expire step deleted, whose watchers the
+	// next wake step lets handle their notifications.
+	expired []string
 	// beforeExists, in tests, runs just before a client's exists() on the
 	// node it waits for (to delete that node first: the race the recipe's
 	// "if not exists: goto 2" line is for).
@@ -78,6 +86,7 @@ type worldConfig struct {
 	Fencing        bool
 	SessionTimeout time.Duration
 	Publish        func(lockqueue.Snapshot)
+	Split          bool
 }
 
 // newWorld creates the lock node.
@@ -91,7 +100,7 @@ func newWorld(cfg worldConfig) (*world, error) {
 		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: recipeFor(cfg.Lock, cfg.Strategy),
 		opts: buildOptions(cfg.Lock, cfg.Leases, st), sessionTimeout: cfg.SessionTimeout, start: time.Now(),
 		publish: cfg.Publish, byName: map[string]*client{}, resource: simulator.NewResourceWith(cfg.Fencing, tokenText),
-		cache: map[string]lockqueue.Child{},
+		cache: map[string]lockqueue.Child{}, split: cfg.Split,
 	}
 	if _, err := w.obs.Create(w.zpath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		return nil, fmt.Errorf("create lock node %s: %w", w.path, err)
@@ -211,6 +220,12 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		return c.w.write(c)
 	case ActLockSecond:
 		return w.lockSecond(ctx, c)
+	case simulator.ActExpire:
+		return w.expire(ctx, c)
+	case simulator.ActWake:
+		return w.wake(ctx, c)
+	case simulator.ActResume:
+		return w.resumeCut(ctx, c)
 	}
 	return invalidf("unknown action %q", a.Action)
 }
@@ -322,6 +337,12 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 	held := c.state == simulator.StateHolding
 	node := c.node
 	w.silence(c, pause)
+	if w.split {
+		// The expiry is the next step's: this one ends with the node
+		// still there, its session silent (a zombie on the lane).
+		c.cutNode, c.cutHeld = node, held
+		return nil
+	}
 
 	if err := w.awaitExpiry(ctx, c, node); err != nil {
 		return err
@@ -348,6 +369,83 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 		return nil
 	}
 	return w.resume(ctx, c, node, held)
+}
+
+// expire is a split scenario's expiry step: the cut client's session runs
+// out on the server, which deletes its node and sends its watchers their
+// notification; they handle it in the wake step. A paused holder still
+// believes it holds: it is stopped, and nothing has told it.
+func (w *world) expire(ctx context.Context, c *client) error {
+	if c.cutNode == "" || c.lapsed {
+		return conflictf("%s has no cut-off session to expire (%s)", c.name, c.state)
+	}
+	node := c.cutNode
+	if err := w.awaitExpiry(ctx, c, node); err != nil {
+		return err
+	}
+	after := time.Since(c.cutAt)
+	w.clock += w.sessionTimeout
+	c.lapsed, c.since = true, w.step
+	if c.state == simulator.StateCrashed || !c.cutHeld {
+		c.node = ""
+	}
+	p := w.zpath + "/" + node
+	var notified []string
+	for _, o := range w.clients {
+		if o.live() && o.watching([]string{p}) {
+			notified = append(notified, o.name)
+		}
+	}
+	w.expired = append(w.expired, p)
+	// The run's clock, not this machine's: between the cut and this step
+	// the lecturer may have waited any time.
+	text := fmt.Sprintf("session 0x%x expired: the server heard nothing from it for its session timeout (%.1fs); ZooKeeper deleted %s", c.session, w.sessionTimeout.Seconds(), node)
+	switch {
+	case len(notified) > 0:
+		text += fmt.Sprintf(" and sent %s a watch notification, handled in the next step (the next node in line is now first by the recipe's rule, but its client has not read that yet)", simulator.ListAnd(notified))
+	default:
+		text += "; nobody watched it"
+	}
+	if c.state == simulator.StatePaused && c.cutHeld {
+		text += fmt.Sprintf("; %s, still stopped, believes it holds the lock", c.name)
+	}
+	// Notified stays empty: the notifications are delivered, and counted,
+	// in the wake step.
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: node, AfterMs: after.Milliseconds(), Text: text})
+	if c.state == simulator.StateCrashed {
+		go c.close() // stop its reconnect attempts; the session is gone anyway
+	}
+	return nil
+}
+
+// wake is a split scenario's hand-over step: the waiters an expiry
+// notified handle their notifications (c is the one expected to lock, as
+// the scenario names it); the next in line re-reads the children and
+// holds.
+func (w *world) wake(ctx context.Context, c *client) error {
+	if len(w.expired) == 0 {
+		return conflictf("no expiry has notified anyone for %s to handle", c.name)
+	}
+	changed := w.expired
+	w.expired = nil
+	i := w.emit(simulator.Event{Client: c.name, Event: simulator.EvWake,
+		Text: "the waiters the expiry notified handle their notification"})
+	return w.settle(ctx, i, changed)
+}
+
+// resumeCut is a split scenario's resume step: the paused client, whose
+// session expired in an earlier step, gets its connection back. Its
+// since stays the expiry's step: that is when it lost the lock.
+func (w *world) resumeCut(ctx context.Context, c *client) error {
+	if c.state != simulator.StatePaused || !c.lapsed {
+		return conflictf("%s is not paused past its session's expiry (%s)", c.name, c.state)
+	}
+	since := c.since
+	if err := w.resume(ctx, c, c.cutNode, c.cutHeld); err != nil {
+		return err
+	}
+	c.since, c.cutNode = since, ""
+	return nil
 }
 
 // silence cuts c off the server, as a crash (for good) or as a long GC
@@ -384,17 +482,24 @@ func (w *world) resume(ctx context.Context, c *client, node string, held bool) e
 	c.session = c.conn.SessionID()
 	c.fired() // watches invalidated with the old session: no notifications
 	c.since = w.step
+	// How long it was away: what this machine took, unless the pause
+	// spans steps, whose real length is the lecturer's pace, not the
+	// story's.
+	after := fmt.Sprintf("resumes after %.1fs", time.Since(c.cutAt).Seconds())
+	if w.split {
+		after = "resumes after a pause longer than its session timeout"
+	}
 	if held {
 		c.state = simulator.StateStale
 		c.line = w.recipe.write
 		w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: node, AfterMs: time.Since(c.cutAt).Milliseconds(),
-			Text: fmt.Sprintf("resumes after %.1fs: its session had expired (the new one is 0x%x), but it still believes it holds the lock", time.Since(c.cutAt).Seconds(), c.session)})
+			Text: fmt.Sprintf("%s: its session had expired (the new one is 0x%x), but it still believes it holds the lock", after, c.session)})
 	} else {
 		c.state = simulator.StateExpired
 		c.waitsFor = ""
 		go c.close()
 		w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: node, AfterMs: time.Since(c.cutAt).Milliseconds(),
-			Text: fmt.Sprintf("resumes after %.1fs: its session expired while it waited, its watch went with it; it is out of the queue", time.Since(c.cutAt).Seconds())})
+			Text: after + ": its session expired while it waited, its watch went with it; it is out of the queue"})
 	}
 	return nil
 }
@@ -639,7 +744,34 @@ func (w *world) snapshot() (lockqueue.Snapshot, error) {
 		missing[n.Name] = time.Time{}
 	}
 	lockqueue.JoinWatches(&snap, w.watchTable(), missing, now)
+	snap.Alerts = append(snap.Alerts, w.zombieHolders(snap)...)
 	return snap, nil
+}
+
+// zombieHolders are the clients that believe they hold while their node
+// is gone (a paused holder whose session expired): the server's listing
+// cannot show them, so the snapshot says so in an alert naming the node
+// they lost, the same kind etcd's reader raises for a lease run out.
+func (w *world) zombieHolders(snap lockqueue.Snapshot) []lockqueue.Alert {
+	var out []lockqueue.Alert
+	for _, c := range w.clients {
+		paused := c.state == simulator.StatePaused && c.lapsed && c.cutHeld
+		if !paused && c.state != simulator.StateStale {
+			continue
+		}
+		now := "no one holds it now"
+		if h := snap.Holders(); len(h) > 0 {
+			now = w.ownerOf(h[0]) + " holds it now"
+		}
+		how := "back from its pause"
+		if paused {
+			how = "still paused"
+		}
+		out = append(out, lockqueue.Alert{Kind: lockqueue.AlertHolderExpired, Nodes: []string{c.lastNode}, Message: fmt.Sprintf(
+			"%s lost the lock when its session expired, not by releasing it, and ZooKeeper deleted its node %s; %s. %s, %s, still believes it holds: a zombie holder whose node is gone (only a fencing token can stop its writes)",
+			c.name, c.lastNode, now, c.name, how)})
+	}
+	return out
 }
 
 // watchTable is what the clients know they watch. A cut-off client watches

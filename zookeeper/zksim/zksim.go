@@ -247,7 +247,7 @@ func (b *Backend) NewWorld(_ context.Context, spec simulator.WorldSpec) (simulat
 	cfg := worldConfig{
 		Path: spec.Path, ZPath: b.zpath(spec.Path), Servers: b.cfg.Servers, Observer: obs, Logger: spec.Logger,
 		Lock: spec.Scenario.Lock, Leases: spec.Scenario.Leases, Strategy: spec.Strategy, Fencing: spec.Fencing,
-		SessionTimeout: b.cfg.SessionTimeout, Publish: spec.Publish,
+		SessionTimeout: b.cfg.SessionTimeout, Publish: spec.Publish, Split: simulator.Split(spec.Scenario.Steps),
 	}
 	w, err := newWorld(cfg)
 	if err != nil {

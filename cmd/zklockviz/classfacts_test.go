@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/simulator"
+)
+
+// factsReport decodes a sim run's JSON report; run is one of the simX
+// helpers, which build, run and clean up after the binary.
+func factsReport(t *testing.T, code int, out []byte, stderr string) simulator.Report {
+	t.Helper()
+	var rep simulator.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("exit %d, report: %v\nstderr: %s\n%s", code, err, stderr, out)
+	}
+	if rep.Error != "" {
+		t.Fatalf("run failed: %s", rep.Error)
+	}
+	return rep
+}
+
+// eventText is the text of the first event of kind by client, "" if none.
+func eventText(rep simulator.Report, client, kind string) string {
+	for _, e := range rep.Events {
+		if e.Client == client && e.Event == kind {
+			return e.Text
+		}
+	}
+	return ""
+}
+
+// hasLine reports whether some pseudocode line contains every one of parts.
+func hasLine(lines []string, parts ...string) bool {
+	return slices.ContainsFunc(lines, func(l string) bool {
+		for _, p := range parts {
+			if !strings.Contains(l, p) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestSimFactsRedis: the facts a lecturer states from Redis's classroom,
+// read from the CLI's report: the fencing token taken in the key's own
+// script (a separate INCR after the SET lets a pause give the stale holder
+// the higher token) with the failover caveat, and Redlock's validity check.
+func TestSimFactsRedis(t *testing.T) {
+	needRedis(t)
+	t.Run("token", func(t *testing.T) {
+		code, out, stderr := simRedis(t, nil, "--scenario", "redis-token-fencing", "--format", "json")
+		rep := factsReport(t, code, out, stderr)
+		if !hasLine(rep.Pseudocode, "EVAL", "SET K token NX PX", "INCR K:fence") || hasLine(rep.Pseudocode, "fence = INCR") {
+			t.Errorf("pseudocode %q: want SET NX PX and INCR in one EVAL, no INCR of its own", rep.Pseudocode)
+		}
+		if got := eventText(rep, "C2", simulator.EvLock); !strings.Contains(got, "same script") || !strings.Contains(got, "fencing token 2") {
+			t.Errorf("C2's lock: %q, want its token 2 from the same script", got)
+		}
+		if got := eventText(rep, "C1", simulator.EvFenced); !strings.Contains(got, "failover") || !strings.Contains(got, "asynchronous replication") {
+			t.Errorf("C1's refused write: %q, want the failover caveat", got)
+		}
+		// One command per acquisition: the script, not a SET and an INCR.
+		for _, s := range rep.Steps {
+			if s.Step == 1 && s.Stats.Commands != 1 {
+				t.Errorf("step 1 (C1 takes the free key) cost %d commands, want 1", s.Stats.Commands)
+			}
+		}
+	})
+	t.Run("spin", func(t *testing.T) {
+		// A queued waiter sends no lock command, but it is not silent: the
+		// figures the scenario prints count its heartbeats.
+		code, out, stderr := simRedis(t, nil, "--scenario", "redis-spin-cost", "--format", "json")
+		rep := factsReport(t, code, out, stderr)
+		var costs []string
+		for _, e := range rep.Events {
+			if e.Event == "queue-cost" {
+				costs = append(costs, e.Text)
+			}
+		}
+		if len(costs) != 2 || !strings.Contains(costs[0], "heartbeats") || !strings.Contains(costs[1], "keep-alives") {
+			t.Errorf("queue costs %q: want ZooKeeper's heartbeats and etcd's keep-alives named", costs)
+		}
+		for _, text := range append(costs, rep.Title) {
+			if strings.Contains(text, "sends nothing") {
+				t.Errorf("%q: a queued waiter is said to send nothing", text)
+			}
+		}
+	})
+	t.Run("redlock", func(t *testing.T) {
+		code, out, stderr := simRedis(t, nil, "--scenario", "redis-redlock-restart", "--format", "json")
+		rep := factsReport(t, code, out, stderr)
+		if !hasLine(rep.Pseudocode, "validity", "now − start", "drift") || !hasLine(rep.Pseudocode, "validity ≤ 0", "goto 1") ||
+			!hasLine(rep.Pseudocode, "only while validity lasts") {
+			t.Errorf("pseudocode %q: want the validity check (elapsed and drift under the expiry) before the work", rep.Pseudocode)
+		}
+		for _, v := range rep.Violations {
+			if strings.Contains(v.Message, "no longer its own") || !strings.Contains(v.Message, "majority") {
+				t.Errorf("violation %q: want C1's lost majority, not a lost key", v.Message)
+			}
+		}
+	})
+}
+
+// TestSimFactsPostgres: a crash frees the lock because the socket closed
+// (a partition would wait for TCP keepalive), and the side-by-side pane
+// shows no line that never runs and names what refused the stale write.
+func TestSimFactsPostgres(t *testing.T) {
+	t.Run("crash", func(t *testing.T) {
+		code, out, stderr := simPostgresCLI(t, "--scenario", "pg-row-fifo", "--format", "json")
+		rep := factsReport(t, code, out, stderr)
+		got := eventText(rep, "C2", simulator.EvCrash)
+		for _, want := range []string{"closes its socket", "partition", "TCP keepalive", "two hours", "ZooKeeper session"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("C2's crash: %q, want %q", got, want)
+			}
+		}
+	})
+	t.Run("side", func(t *testing.T) {
+		code, out, stderr := simPostgresCLI(t, "--scenario", "pg-side-by-side", "--format", "json")
+		rep := factsReport(t, code, out, stderr)
+		if hasLine(rep.Pseudocode, "id = 2") {
+			t.Errorf("pseudocode %q: a second FOR UPDATE the scenario never runs", rep.Pseudocode)
+		}
+		if v := rep.Verdict; v.StaleWrite != simulator.StaleRefusedByServer || strings.Contains(v.Summary, "fencing caught") ||
+			!strings.Contains(v.Summary, "the server refused the stale write") {
+			t.Errorf("verdict %+v: want the server's refusal named, not fencing (fencing is off)", v)
+		}
+	})
+}
+
+// TestSimFactsEtcd: the checked write is said to narrow the race, not to
+// close it.
+func TestSimFactsEtcd(t *testing.T) {
+	needEtcd(t)
+	code, out, stderr := simEtcdCmd(t, nil, "--scenario", "etcd-lease-pause", "--format", "json")
+	rep := factsReport(t, code, out, stderr)
+	if !hasLine(rep.Pseudocode, "checked:", "still a race") {
+		t.Errorf("pseudocode %q: want the checked write's line to say the gap is a race", rep.Pseudocode)
+	}
+	var stop string
+	for _, e := range rep.Events {
+		if e.Client == "C2" && e.Event == simulator.EvUnlock && strings.Contains(e.Text, "checks") {
+			stop = e.Text
+		}
+	}
+	if !strings.Contains(stop, "still a race") {
+		t.Errorf("C2's checked write: %q, want it to say the check leaves a race", stop)
+	}
+}
