@@ -136,6 +136,21 @@ func TestClassroomSpeaksEachService(t *testing.T) {
 			if !working {
 				t.Errorf("no status said 'working on %s…' while a step ran: %q", c.title, infos)
 			}
+			if c.title == "Redis" {
+				// A Redis client's pane: a key and its token, no session, and
+				// the key's time to live in Redis's words, not a lease.
+				tb.do("select a Redis client", chromedp.Click(chromedp.CSS(`.run .client[data-state=holding], .run .client`)))
+				tb.until("the Redis client's pane, with its key's details", `document.querySelector('.run .client-pane .server-details .node-details dl dt')`)
+				terms := eval[[]string](tb, `[...document.querySelectorAll('.run .client-pane dt')].map(dt => dt.textContent)`)
+				for _, term := range terms {
+					if term == "session" || term == "lease" {
+						t.Errorf("the Redis client's pane: %q, has %q", terms, term)
+					}
+				}
+				if all := "|" + strings.Join(terms, "|") + "|"; !strings.Contains(all, "|token|") || !strings.Contains(all, "|TTL left|") {
+					t.Errorf("the Redis client's pane: %q, want its token and its TTL left in Redis's words", terms)
+				}
+			}
 			if c.shot != "" {
 				tb.screenshot(c.shot)
 			}

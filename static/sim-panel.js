@@ -92,7 +92,7 @@ export class Panel {
     // A run is titled by its watch strategy in its service's words; a
     // service whose waiters choose none says how they wait instead
     // (ScenarioInfo.waiting).
-    const title = opts.title || (wordsOf(opts.service).strategies || {})[strategy] || strategy;
+    const title = opts.title ?? ((wordsOf(opts.service).strategies || {})[strategy] || strategy);
     this.el.querySelector('.run-table').hidden = !opts.showTable;
     this.el.querySelector('.strategy').textContent = this.name;
     // Presentation mode may cut a long name short (app.css): the whole one

@@ -157,7 +157,9 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
   add(say('pane.client'), c.name);
   add(say('pane.state'), (c.state || '') + (c.state === 'stale' ? say('pane.stale') : ''));
   if (!serverPane) {
-    add(say('pane.session'), c.session || (node && node.session) || '—', 'mono');
+    // A service without sessions (Redis: a key and its token) shows none.
+    const session = c.session || (node && node.session);
+    if (session) add(say('pane.session'), session, 'mono');
     add(say('pane.node'), c.node || '—', 'mono');
   }
   if (c.waitsFor) add(say('pane.waitsClient'), c.waitsFor);

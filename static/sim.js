@@ -452,8 +452,10 @@ async function restart() {
       new Panel(st, compare, {
         pane: side ? info.panes[i] : null,
         service: side ? info.panes[i].service : info.service,
+        // A service whose waiters choose no strategy is named for itself;
+        // how they wait is said once, beside the strategy control.
         name: info.waiting ? info.service : undefined,
-        title: info.waiting,
+        title: info.waiting ? '' : undefined,
         showTable,
         current: (g) => g === generation,
         onState: show,

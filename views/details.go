@@ -185,7 +185,7 @@ func (d *NodeDetails) addNeutral(w lockservice.Words, s lockqueue.Snapshot, n lo
 	// A service may word the client itself (PostgreSQL's is its
 	// backend's pid, which its Details show as pid).
 	if n.Client() != "" && !w.HideClient {
-		d.add("client", n.Client(), "mono")
+		d.add(cmp.Or(w.Columns.Client, "client"), n.Client(), "mono")
 	}
 	for _, e := range waitEdges(n) {
 		d.add("waits for ("+e.Provenance+")", e.To, "mono")
@@ -198,7 +198,8 @@ func (d *NodeDetails) addNeutral(w lockservice.Words, s lockqueue.Snapshot, n lo
 		if l.TTL != "" {
 			value = strings.TrimPrefix(value+" · ttl "+l.TTL, " · ")
 		}
-		d.Entries = append(d.Entries, Detail{Term: "lease", Value: value, Class: "mono", Until: l.Until})
+		// In the service's own word: Redis's is the key's "TTL left".
+		d.Entries = append(d.Entries, Detail{Term: cmp.Or(w.Columns.Lease, "lease"), Value: value, Class: "mono", Until: l.Until})
 	}
 }
 
