@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal/etcdtest"
+	"github.com/zklockviz/zklockviz/lab/labtest"
 )
 
 // Two clients on a real etcd: the waiter gets the lock when the holder
@@ -24,18 +25,8 @@ func TestLocker(t *testing.T) {
 	a, b := dial(), dial()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	ta, lostA, err := a.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan int64, 1)
-	go func() {
-		tb, _, err := b.Acquire(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- tb
-	}()
+	ta, lostA := labtest.Acquire(t, ctx, a)
+	got := labtest.Waiter(t, ctx, b)
 	select {
 	case tb := <-got:
 		t.Fatalf("b got the lock (token %d) while a held it", tb)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/zklockviz/zklockviz/lab/labtest"
 	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 )
 
@@ -87,18 +88,8 @@ func TestLocker(t *testing.T) {
 	a, b := dial("a"), dial("b")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	ta, lostA, err := a.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan int64, 1)
-	go func() {
-		tb, _, err := b.Acquire(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		got <- tb
-	}()
+	ta, lostA := labtest.Acquire(t, ctx, a)
+	got := labtest.Waiter(t, ctx, b)
 	select {
 	case <-lostA:
 	case <-time.After(time.Second):

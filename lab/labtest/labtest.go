@@ -1,0 +1,35 @@
+// Package labtest holds test helpers for the lock lab's service clients
+// (each service's Locker). It is imported only from tests, so the binary
+// does not link package testing.
+package labtest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/zklockviz/zklockviz/lab"
+)
+
+// Acquire takes l, failing the test when it cannot.
+func Acquire(t testing.TB, ctx context.Context, l lab.Locker) (token int64, lost <-chan struct{}) {
+	t.Helper()
+	token, lost, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	return token, lost
+}
+
+// Waiter starts l's Acquire in the background; its token comes on the
+// channel once it holds (0 after an error, which fails the test).
+func Waiter(t testing.TB, ctx context.Context, l lab.Locker) <-chan int64 {
+	got := make(chan int64, 1)
+	go func() {
+		token, _, err := l.Acquire(ctx)
+		if err != nil {
+			t.Errorf("the waiter's acquire: %v", err)
+		}
+		got <- token
+	}()
+	return got
+}
