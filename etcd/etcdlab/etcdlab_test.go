@@ -28,8 +28,8 @@ func TestLocker(t *testing.T) {
 	ta, lostA := labtest.Acquire(t, ctx, a)
 	got := labtest.Waiter(t, ctx, b)
 	select {
-	case tb := <-got:
-		t.Fatalf("b got the lock (token %d) while a held it", tb)
+	case h := <-got:
+		t.Fatalf("b got the lock (token %d) while a held it", h.Token)
 	case <-lostA:
 		t.Fatal("a's session ended while it kept it alive")
 	case <-time.After(1500 * time.Millisecond): // past the lease: kept alive
@@ -37,7 +37,7 @@ func TestLocker(t *testing.T) {
 	if err := a.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if tb := <-got; tb <= ta {
+	if tb := (<-got).Token; tb <= ta {
 		t.Errorf("b's token %d after a's %d: want a later one", tb, ta)
 	}
 	if err := b.Release(); err != nil {

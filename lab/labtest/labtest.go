@@ -20,16 +20,23 @@ func Acquire(t testing.TB, ctx context.Context, l lab.Locker) (token int64, lost
 	return token, lost
 }
 
-// Waiter starts l's Acquire in the background; its token comes on the
-// channel once it holds (0 after an error, which fails the test).
-func Waiter(t testing.TB, ctx context.Context, l lab.Locker) <-chan int64 {
-	got := make(chan int64, 1)
+// Hold is what an Acquire returned.
+type Hold struct {
+	Token int64
+	Lost  <-chan struct{}
+}
+
+// Waiter starts l's Acquire in the background; its hold comes on the
+// channel once it holds (a zero Hold after an error, which fails the
+// test).
+func Waiter(t testing.TB, ctx context.Context, l lab.Locker) <-chan Hold {
+	got := make(chan Hold, 1)
 	go func() {
-		token, _, err := l.Acquire(ctx)
+		token, lost, err := l.Acquire(ctx)
 		if err != nil {
 			t.Errorf("the waiter's acquire: %v", err)
 		}
-		got <- token
+		got <- Hold{token, lost}
 	}()
 	return got
 }

@@ -95,7 +95,7 @@ func TestLocker(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("a was not told it lost the lock after its TTL")
 	}
-	tb := <-got
+	tb := (<-got).Token
 	if tb <= ta {
 		t.Errorf("b's token %d after a's %d: want a later one", tb, ta)
 	}
