@@ -6,6 +6,7 @@ package labtest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/zklockviz/zklockviz/lab"
 )
@@ -39,4 +40,28 @@ func Waiter(t testing.TB, ctx context.Context, l lab.Locker) <-chan Hold {
 		got <- Hold{token, lost}
 	}()
 	return got
+}
+
+// Handoff checks the ordinary hand-off: a holds; b waits and does not get
+// the lock, nor does a lose it, for wait; a lets go; b gets it with a
+// later token. It returns b's hold.
+func Handoff(t testing.TB, ctx context.Context, a, b lab.Locker, wait time.Duration) Hold {
+	t.Helper()
+	ta, lostA := Acquire(t, ctx, a)
+	got := Waiter(t, ctx, b)
+	select {
+	case h := <-got:
+		t.Fatalf("b got the lock (token %d) while a held it", h.Token)
+	case <-lostA:
+		t.Fatal("a was told it lost the lock while it held it")
+	case <-time.After(wait):
+	}
+	if err := a.Release(); err != nil {
+		t.Fatalf("a's release: %v", err)
+	}
+	hb := <-got
+	if hb.Token <= ta {
+		t.Errorf("b's token %d after a's %d: want a later one", hb.Token, ta)
+	}
+	return hb
 }

@@ -31,20 +31,7 @@ func TestLocker(t *testing.T) {
 	a, b, c := dial("a"), dial("b"), dial("c")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	ta, _ := labtest.Acquire(t, ctx, a)
-	got := labtest.Waiter(t, ctx, b)
-	select {
-	case h := <-got:
-		t.Fatalf("b got the lock (token %d) while a held it", h.Token)
-	case <-time.After(300 * time.Millisecond):
-	}
-	if err := a.Release(); err != nil {
-		t.Fatal(err)
-	}
-	hb := <-got
-	if tb := hb.Token; tb <= ta {
-		t.Errorf("b's token %d after a's %d: want a later one", tb, ta)
-	}
+	hb := labtest.Handoff(t, ctx, a, b, 300*time.Millisecond)
 	gotC := labtest.Waiter(t, ctx, c)
 	admin, err := pgx.Connect(ctx, srv.DSN())
 	if err != nil {
