@@ -16,9 +16,11 @@ import (
 // Locker is one client's hold on a lock through its service's real recipe.
 type Locker interface {
 	// Acquire blocks until the client holds the lock and returns its
-	// fencing token (ZooKeeper: the lock node's sequence number) and a
-	// channel closed when the client learns it lost the lock (its session
-	// expired) before Release.
+	// fencing token (ZooKeeper: the lock node's sequence number; etcd:
+	// the key's create revision; Redis: a counter; PostgreSQL: a
+	// sequence) and a channel closed when the client learns it lost the
+	// lock before Release (its session or lease ended, its TTL ran out,
+	// its connection broke).
 	Acquire(ctx context.Context) (token int64, lost <-chan struct{}, err error)
 	// Release lets go.
 	Release() error

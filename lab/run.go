@@ -29,7 +29,9 @@ var Nemeses = []string{Pause, Kill}
 type Config struct {
 	Clients  int
 	Duration time.Duration
-	// Seed fixes the nemesis's schedule: which fault, on whom, when.
+	// Seed fixes the nemesis's schedule: which fault when, and on whom:
+	// on one of the clients that believe they hold at that moment, or of
+	// all when none does.
 	Seed    uint64
 	Nemesis []string
 	// Every is the time between faults; PauseFor how long a pause lasts
@@ -83,12 +85,22 @@ type runner struct {
 	mu      sync.Mutex
 	procs   map[string]*exec.Cmd
 	events  []Event
+	holders map[string]bool // the clients that believe they hold, as their events tell
 	readers sync.WaitGroup
 }
 
 func (r *runner) record(e Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
+	switch e.Kind {
+	case Acquired:
+		if r.holders == nil {
+			r.holders = map[string]bool{}
+		}
+		r.holders[e.Client] = true
+	case Released, Lost, Killed:
+		delete(r.holders, e.Client)
+	}
 	r.mu.Unlock()
 	if r.cfg.Observe != nil {
 		r.cfg.Observe(e)
@@ -148,11 +160,30 @@ func (r *runner) nemesis(ctx context.Context) {
 			continue
 		}
 		fault := r.cfg.Nemesis[rng.IntN(len(r.cfg.Nemesis))]
-		id := fmt.Sprintf("c%d", rng.IntN(r.cfg.Clients)+1)
+		targets := r.targets()
+		id := targets[rng.IntN(len(targets))]
 		if err := r.fault(ctx, fault, id); err != nil {
 			r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: fault + ": " + err.Error()})
 		}
 	}
+}
+
+// targets are the clients a fault may strike: those that believe they
+// hold, when any does, for a pause or a crash of a waiter shows little (a
+// Redis waiter only polls, a PostgreSQL one waits in the server); every
+// client otherwise. Sorted, so the seed picks the same one from the same
+// set.
+func (r *runner) targets() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.holders) > 0 {
+		return slices.Sorted(maps.Keys(r.holders))
+	}
+	ids := make([]string, r.cfg.Clients)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%d", i+1)
+	}
+	return ids
 }
 
 func (r *runner) fault(ctx context.Context, fault, id string) error {
