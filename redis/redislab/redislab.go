@@ -158,7 +158,7 @@ func Reach(addr string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis %s: no answer to PING within %v: %w", addr, timeout, err)
+		return fmt.Errorf("redis %s: PING: %w", addr, err)
 	}
 	return nil
 }
