@@ -136,13 +136,9 @@ var labServices = map[string]labService{
 		title: "ZooKeeper", flag: "zk", defaultPath: "/zklockviz-lab/lock", checkPath: zkwatch.ValidatePath,
 		checkSession: func(time.Duration) error { return nil },
 		given:        func(v string) (labServer, error) { return labServer{addr: v, shown: v}, nil },
-		start: func(ctx context.Context) (labServer, error) {
-			s, err := zklocal.Start(ctx, zklocal.Options{})
-			if err != nil {
-				return labServer{}, fmt.Errorf("start ZooKeeper (apt-get install zookeeper, or give --zk): %w", err)
-			}
-			return labServer{addr: s.Addr(), shown: s.Addr(), close: s.Close}, nil
-		},
+		start: throwaway("ZooKeeper (apt-get install zookeeper, or give --zk)", func(ctx context.Context) (*zklocal.Server, error) {
+			return zklocal.Start(ctx, zklocal.Options{})
+		}, (*zklocal.Server).Addr, (*zklocal.Server).Addr),
 		reach: func(addr string) error { return zklab.Reach(strings.Split(addr, ","), reachTimeout) },
 		dial: func(addr, path, id string, session time.Duration) (lab.Locker, func(), error) {
 			l, err := zklab.Dial(strings.Split(addr, ","), session, path, id)
@@ -170,13 +166,9 @@ var labServices = map[string]labService{
 			}
 			return labServer{addr: addrs[0], shown: addrs[0]}, nil
 		},
-		start: func(ctx context.Context) (labServer, error) {
-			s, err := redislocal.Start(ctx, redislocal.Options{})
-			if err != nil {
-				return labServer{}, fmt.Errorf("start Redis (apt-get install redis-server, or give --redis): %w", err)
-			}
-			return labServer{addr: s.Addr(), shown: s.Addr(), close: s.Close}, nil
-		},
+		start: throwaway("Redis (apt-get install redis-server, or give --redis)", func(ctx context.Context) (*redislocal.Server, error) {
+			return redislocal.Start(ctx, redislocal.Options{})
+		}, (*redislocal.Server).Addr, (*redislocal.Server).Addr),
 		reach: func(addr string) error {
 			quietRedis()
 			return redislab.Reach(addr, reachTimeout)
@@ -206,13 +198,9 @@ var labServices = map[string]labService{
 			}
 			return labServer{addr: strings.Join(eps, ","), shown: strings.Join(eps, ",")}, nil
 		},
-		start: func(ctx context.Context) (labServer, error) {
-			s, err := etcdlocal.Start(ctx, etcdlocal.Options{})
-			if err != nil {
-				return labServer{}, fmt.Errorf("start etcd (apt-get install etcd-server, or give --etcd): %w", err)
-			}
-			return labServer{addr: s.Endpoint(), shown: s.Endpoint(), close: s.Close}, nil
-		},
+		start: throwaway("etcd (apt-get install etcd-server, or give --etcd)", func(ctx context.Context) (*etcdlocal.Server, error) {
+			return etcdlocal.Start(ctx, etcdlocal.Options{})
+		}, (*etcdlocal.Server).Endpoint, (*etcdlocal.Server).Endpoint),
 		reach: func(addr string) error { return etcdlab.Reach(strings.Split(addr, ","), reachTimeout) },
 		dial: func(addr, path, id string, session time.Duration) (lab.Locker, func(), error) {
 			l, err := etcdlab.Dial(strings.Split(addr, ","), path, session)
@@ -233,13 +221,9 @@ var labServices = map[string]labService{
 			}
 			return labServer{addr: v, shown: net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))}, nil
 		},
-		start: func(ctx context.Context) (labServer, error) {
-			s, err := pglocal.Start(ctx, pglocal.Options{})
-			if err != nil {
-				return labServer{}, fmt.Errorf("start PostgreSQL (apt-get install postgresql, or give --postgres): %w", err)
-			}
-			return labServer{addr: s.DSN(), shown: s.Addr(), close: s.Close}, nil
-		},
+		start: throwaway("PostgreSQL (apt-get install postgresql, or give --postgres)", func(ctx context.Context) (*pglocal.Server, error) {
+			return pglocal.Start(ctx, pglocal.Options{})
+		}, (*pglocal.Server).DSN, (*pglocal.Server).Addr),
 		reach: func(addr string) error { return pglab.Prepare(addr, reachTimeout) },
 		dial: func(addr, path, id string, _ time.Duration) (lab.Locker, func(), error) {
 			l, err := pglab.Dial(addr, path, id)
@@ -249,6 +233,19 @@ var labServices = map[string]labService{
 			return l, func() { l.Close() }, nil
 		},
 	},
+}
+
+// throwaway is a labService's start: start's server, addr as the clients
+// take it, shown as the progress line names it; how names the server and
+// how to get it, for when it cannot start.
+func throwaway[S interface{ Close() error }](how string, start func(context.Context) (S, error), addr, shown func(S) string) func(context.Context) (labServer, error) {
+	return func(ctx context.Context) (labServer, error) {
+		s, err := start(ctx)
+		if err != nil {
+			return labServer{}, fmt.Errorf("start %s: %w", how, err)
+		}
+		return labServer{addr: addr(s), shown: shown(s), close: s.Close}, nil
+	}
 }
 
 // quietRedis drops go-redis's own log lines (its pool's dial failures,
