@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -121,17 +122,19 @@ func (r *runner) start(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start client %s: %w", id, err)
-	}
-	r.mu.Lock()
-	if r.procs == nil {
-		r.procs = map[string]*exec.Cmd{}
-	}
-	r.procs[id] = cmd
-	r.mu.Unlock()
-	r.record(Event{At: time.Now(), Client: id, Kind: Started})
+	started := make(chan error, 1)
 	r.readers.Go(func() {
+		// Pdeathsig fires when the *thread* that forked the child exits,
+		// not the process (golang/go#27505): a thread a throwaway server's
+		// goroutine locked and left (localproc) took every client forked
+		// on it. Pin this goroutine to its thread for the client's whole
+		// life, never unlocked, as localproc does.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- fmt.Errorf("start client %s: %w", id, err)
+			return
+		}
+		started <- nil
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if e, err := ParseEvent(sc.Bytes()); err == nil {
@@ -142,6 +145,16 @@ func (r *runner) start(id string) error {
 		}
 		cmd.Wait()
 	})
+	if err := <-started; err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.procs == nil {
+		r.procs = map[string]*exec.Cmd{}
+	}
+	r.procs[id] = cmd
+	r.mu.Unlock()
+	r.record(Event{At: time.Now(), Client: id, Kind: Started})
 	return nil
 }
 
@@ -156,7 +169,8 @@ func (r *runner) nemesis(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if len(r.cfg.Nemesis) == 0 {
+		// A tick that came as the run ended (both ready) is no fault.
+		if ctx.Err() != nil || len(r.cfg.Nemesis) == 0 {
 			continue
 		}
 		fault := r.cfg.Nemesis[rng.IntN(len(r.cfg.Nemesis))]
