@@ -83,6 +83,8 @@ Flags:
                         TTL (whole seconds) or Redis key TTL (default 1s);
                         a PostgreSQL lock has none
   --pause DURATION      how long a pause lasts (default 2.5 × --session)
+  --hold DURATION       how long a client holds between reading the
+                        counter and writing it back (default 20ms)
   --fencing on|off      the resource refuses stale tokens (default on)
   --json                print the report and every event as JSON
 
@@ -99,7 +101,7 @@ type labFlags struct {
 	clients                                 int
 	seed                                    uint64
 	duration, every, session                time.Duration
-	pause                                   time.Duration
+	pause, hold                             time.Duration
 	json                                    bool
 }
 
@@ -127,6 +129,9 @@ type labService struct {
 	// dial is the client's Locker, in the lab-client process.
 	dial func(addr, path, id string, session time.Duration) (lab.Locker, func(), error)
 }
+
+// labHold is a client's hold between its read and its write, by default.
+const labHold = 20 * time.Millisecond
 
 // reachTimeout bounds the lab's first contact with the server.
 const reachTimeout = 5 * time.Second
@@ -283,7 +288,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cfg.Command = func(id, resource string) *exec.Cmd {
 		cmd := exec.Command(self, "lab-client", "--service", f.service, "--path", f.path, "--id", id,
-			"--resource", resource, "--session", f.session.String())
+			"--resource", resource, "--session", f.session.String(), "--hold", f.hold.String())
 		cmd.Env = append(os.Environ(), labServerEnv+"="+srv.addr)
 		cmd.Stderr = stderr
 		return cmd
@@ -338,6 +343,7 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	fs.DurationVar(&f.every, "every", 2*time.Second, "")
 	fs.DurationVar(&f.session, "session", time.Second, "")
 	fs.DurationVar(&f.pause, "pause", 0, "")
+	fs.DurationVar(&f.hold, "hold", labHold, "")
 	fs.StringVar(&f.fencing, "fencing", "on", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	if err := fs.Parse(args); err != nil {
@@ -380,6 +386,9 @@ func (f labFlags) config(svc labService) (lab.Config, error) {
 		if err := positive(name, d); err != nil {
 			return cfg, usagef("%v", err)
 		}
+	}
+	if f.hold < 0 {
+		return cfg, usagef("--hold %v: want a duration, 0 or more", f.hold)
 	}
 	if err := svc.checkSession(f.session); err != nil {
 		return cfg, usagef("%v", err)
@@ -424,7 +433,7 @@ func runLabClient(ctx context.Context, args []string, stdout io.Writer) error {
 	id := fs.String("id", "", "")
 	resource := fs.String("resource", "", "")
 	session := fs.Duration("session", time.Second, "")
-	hold := fs.Duration("hold", 20*time.Millisecond, "")
+	hold := fs.Duration("hold", labHold, "")
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
@@ -438,16 +447,7 @@ func runLabClient(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeLocker()
-	done := make(chan error, 1)
-	go func() {
-		done <- lab.RunClient(ctx, lab.ClientConfig{ID: *id, Resource: *resource, Hold: *hold, Out: stdout}, l)
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		// Stopped by the lab: a client blocked in the recipe's acquire
-		// (it waits on a watch, not on ctx) exits now, not when killed.
-		return nil
-	}
+	// Stopped by the lab, RunClient returns at once from an acquire, and
+	// after telling the answer to a write it sent.
+	return lab.RunClient(ctx, lab.ClientConfig{ID: *id, Resource: *resource, Hold: *hold, Out: stdout}, l)
 }
