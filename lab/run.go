@@ -209,19 +209,24 @@ func (r *runner) fault(ctx context.Context, fault, id string) error {
 		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
+		settled(cmd.Process.Pid, "Tt", time.Second)
 		r.record(Event{At: time.Now(), Client: id, Kind: Paused})
 		select {
 		case <-ctx.Done():
 		case <-time.After(r.cfg.PauseFor):
 		}
+		// Stamped before the signal: the client may run before Signal
+		// returns, and its first event must not come before its resume.
+		resumed := time.Now()
 		if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			return err
 		}
-		r.record(Event{At: time.Now(), Client: id, Kind: Resumed})
+		r.record(Event{At: resumed, Client: id, Kind: Resumed})
 	case Kill:
 		if err := cmd.Process.Kill(); err != nil {
 			return err
 		}
+		settled(cmd.Process.Pid, "ZX", time.Second)
 		r.record(Event{At: time.Now(), Client: id, Kind: Killed})
 		return r.start(id)
 	}
