@@ -110,22 +110,25 @@ func TestTargets(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		events []Event
+		last   string // the last fault's client
 		want   []string
 	}{
-		{"none held yet", nil, []string{"c1", "c2", "c3"}},
-		{"c2 holds", []Event{{Client: "c2", Kind: Acquired}}, []string{"c2"}},
-		{"c2 let go", []Event{{Client: "c2", Kind: Acquired}, {Client: "c2", Kind: Released}}, []string{"c1", "c2", "c3"}},
-		{"two believers", []Event{{Client: "c3", Kind: Acquired}, {Client: "c1", Kind: Acquired}}, []string{"c1", "c3"}},
+		{"none held yet", nil, "", []string{"c1", "c2", "c3"}},
+		{"c2 holds", []Event{{Client: "c2", Kind: Acquired}}, "", []string{"c2"}},
+		{"c2 let go", []Event{{Client: "c2", Kind: Acquired}, {Client: "c2", Kind: Released}}, "", []string{"c1", "c2", "c3"}},
+		{"two believers", []Event{{Client: "c3", Kind: Acquired}, {Client: "c1", Kind: Acquired}}, "", []string{"c1", "c3"}},
+		{"two believers, c3 just resumed", []Event{{Client: "c3", Kind: Acquired}, {Client: "c1", Kind: Acquired}}, "c3", []string{"c1"}},
+		{"c2 alone believes, struck last", []Event{{Client: "c2", Kind: Acquired}}, "c2", []string{"c2"}},
 		{"one lost, one killed", []Event{
 			{Client: "c3", Kind: Acquired}, {Client: "c1", Kind: Acquired}, {Client: "c2", Kind: Acquired},
 			{Client: "c3", Kind: Lost}, {Client: "c1", Kind: Killed},
-		}, []string{"c2"}},
+		}, "c1", []string{"c2"}},
 	} {
 		r := &runner{cfg: Config{Clients: 3}}
 		for _, e := range tc.events {
 			r.record(e)
 		}
-		if got := r.targets(); !slices.Equal(got, tc.want) {
+		if got := r.targets(tc.last); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: targets %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -163,6 +163,7 @@ func (r *runner) nemesis(ctx context.Context) {
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed^0x9e3779b97f4a7c15))
 	t := time.NewTicker(r.cfg.Every)
 	defer t.Stop()
+	var last string // the client the last fault struck
 	for {
 		select {
 		case <-ctx.Done():
@@ -174,8 +175,9 @@ func (r *runner) nemesis(ctx context.Context) {
 			continue
 		}
 		fault := r.cfg.Nemesis[rng.IntN(len(r.cfg.Nemesis))]
-		targets := r.targets()
+		targets := r.targets(last)
 		id := targets[rng.IntN(len(targets))]
+		last = id
 		if err := r.fault(ctx, fault, id); err != nil {
 			r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: fault + ": " + err.Error()})
 		}
@@ -185,13 +187,20 @@ func (r *runner) nemesis(ctx context.Context) {
 // targets are the clients a fault may strike: those that believe they
 // hold, when any does, for a pause or a crash of a waiter shows little (a
 // Redis waiter only polls, a PostgreSQL one waits in the server); every
-// client otherwise. Sorted, so the seed picks the same one from the same
-// set.
-func (r *runner) targets() []string {
+// client otherwise. The one the last fault struck is left out while
+// another believes: a pause longer than --every is followed at once by
+// the next fault, and a client resumed a moment ago has not yet had the
+// time to learn it lost the lock. Sorted, so the seed picks the same one
+// from the same set.
+func (r *runner) targets(last string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.holders) > 0 {
-		return slices.Sorted(maps.Keys(r.holders))
+	holders := slices.Sorted(maps.Keys(r.holders))
+	if i := slices.Index(holders, last); i >= 0 && len(holders) > 1 {
+		holders = slices.Delete(holders, i, i+1)
+	}
+	if len(holders) > 0 {
+		return holders
 	}
 	ids := make([]string, r.cfg.Clients)
 	for i := range ids {

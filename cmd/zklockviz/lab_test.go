@@ -115,17 +115,14 @@ func TestLabBadFlags(t *testing.T) {
 // resource refuses the stale writes, each after a write with a newer
 // token. The nemesis pauses a client that holds, so every pause matters.
 func TestLabServices(t *testing.T) {
-	for _, tc := range []struct {
-		service, session, duration string
-	}{
-		{"redis", "500ms", "5s"},
-		{"etcd", "1s", "7s"}, // etcd's shortest lease: 1 s
-	} {
+	// A TTL and a lease of 1 s (etcd's shortest), far above a client's
+	// hold, so that only a pause outlives them even on a busy machine.
+	for _, service := range []string{"redis", "etcd"} {
 		for _, fencing := range []string{"off", "on"} {
-			t.Run(tc.service+"/fencing-"+fencing, func(t *testing.T) {
+			t.Run(service+"/fencing-"+fencing, func(t *testing.T) {
 				t.Parallel()
-				out := runLabJSON(t, "--service", tc.service, "--clients", "2", "--duration", tc.duration,
-					"--nemesis", "pause", "--every", "500ms", "--session", tc.session, "--hold", "100ms", "--fencing", fencing)
+				out := runLabJSON(t, "--service", service, "--clients", "2", "--duration", "6s",
+					"--nemesis", "pause", "--every", "500ms", "--session", "1s", "--hold", "100ms", "--fencing", fencing)
 				r := out.Report
 				checkTookAndReleased(t, out.Events, "c1", "c2")
 				if r.Faults[string(lab.Paused)] < 2 {
