@@ -128,6 +128,8 @@ type labService struct {
 	reach func(addr string) error
 	// dial is the client's Locker, in the lab-client process.
 	dial func(addr, path, id string, session time.Duration) (lab.Locker, func(), error)
+	// note is what a user should know before reading the run, if any.
+	note string
 }
 
 // labHold is a client's hold between its read and its write, by default.
@@ -217,6 +219,7 @@ var labServices = map[string]labService{
 	},
 	pglock.Name: {
 		title: "PostgreSQL", flag: "postgres", defaultPath: "advisory/4242",
+		note:         "an advisory lock lasts as long as its session: a paused holder keeps it (the others wait), a killed one's session ends and the lock with it",
 		checkPath:    func(p string) error { _, err := pglab.Key(p); return err },
 		checkSession: func(time.Duration) error { return nil },
 		given: func(v string) (labServer, error) {
@@ -298,6 +301,9 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stderr, "lab: %d clients on %s %s %s for %v, nemesis %s every %v (seed %d), fencing %s\n",
 		f.clients, svc.title, srv.shown, f.path, f.duration, f.nemesis, f.every, f.seed, f.fencing)
+	if svc.note != "" {
+		fmt.Fprintf(stderr, "lab: on %s %s\n", svc.title, svc.note)
+	}
 	report, events, err := lab.Run(ctx, cfg)
 	if err != nil {
 		return err
