@@ -16,9 +16,11 @@ import (
 // Locker is one client's hold on a lock through its service's real recipe.
 type Locker interface {
 	// Acquire blocks until the client holds the lock and returns its
-	// fencing token (ZooKeeper: the lock node's sequence number) and a
-	// channel closed when the client learns it lost the lock (its session
-	// expired) before Release.
+	// fencing token (ZooKeeper: the lock node's sequence number; etcd:
+	// the key's create revision; Redis: a counter; PostgreSQL: a
+	// sequence) and a channel closed when the client learns it lost the
+	// lock before Release (its session or lease ended, its TTL ran out,
+	// its connection broke).
 	Acquire(ctx context.Context) (token int64, lost <-chan struct{}, err error)
 	// Release lets go.
 	Release() error
@@ -38,7 +40,7 @@ type ClientConfig struct {
 func RunClient(ctx context.Context, cfg ClientConfig, l Locker) error {
 	c := client{cfg: cfg, http: &http.Client{Timeout: 5 * time.Second}}
 	for ctx.Err() == nil {
-		token, lost, err := l.Acquire(ctx)
+		token, lost, err := acquire(ctx, l)
 		if err != nil {
 			if ctx.Err() == nil {
 				c.emit(Event{Kind: Failed, Message: "acquire: " + err.Error()})
@@ -73,6 +75,29 @@ func RunClient(ctx context.Context, cfg ClientConfig, l Locker) error {
 	return nil
 }
 
+// acquire is l.Acquire, given up as soon as ctx ends: a recipe may wait
+// on a watch rather than on ctx (go-zookeeper's does), and a stopped
+// client exits at once rather than when it next gets the lock. The
+// abandoned Acquire ends with the process.
+func acquire(ctx context.Context, l Locker) (int64, <-chan struct{}, error) {
+	type result struct {
+		token int64
+		lost  <-chan struct{}
+		err   error
+	}
+	got := make(chan result, 1)
+	go func() {
+		token, lost, err := l.Acquire(ctx)
+		got <- result{token, lost, err}
+	}()
+	select {
+	case r := <-got:
+		return r.token, r.lost, r.err
+	case <-ctx.Done():
+		return 0, nil, ctx.Err()
+	}
+}
+
 type client struct {
 	cfg  ClientConfig
 	http *http.Client
@@ -101,12 +126,12 @@ func (c *client) increment(ctx context.Context, token int64) {
 		return
 	}
 	time.Sleep(c.cfg.Hold)
+	// The write goes out and its answer is told even when the client is
+	// stopped meanwhile (the lab's end): a write the resource took is
+	// one the record has, so the counter and the writes add up.
 	body, _ := json.Marshal(Write{Client: c.cfg.ID, Token: token, From: v, To: v + 1})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.Resource, bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, c.cfg.Resource, bytes.NewReader(body))
 	res, err := c.http.Do(req)
-	if ctx.Err() != nil {
-		return
-	}
 	if err != nil {
 		c.emit(Event{Kind: Failed, Token: token, Message: "write: " + err.Error()})
 		return

@@ -12,7 +12,8 @@
 // events are on one time line.
 //
 // The package knows no lock service: a service supplies a Locker for the
-// client side (zookeeper/zklab) and the command that starts a client.
+// client side (zookeeper/zklab, redis/redislab, etcd/etcdlab,
+// postgres/pglab) and the command that starts a client.
 package lab
 
 import (

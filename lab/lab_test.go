@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 )
@@ -100,5 +101,35 @@ func TestStretches(t *testing.T) {
 	}
 	if s := r.Stretches[0]; s.Client != "c1" || s.Token != 5 || s.Overlaps != 3 || len(s.Others) != 1 || s.To != at(501) {
 		t.Errorf("stretch %+v", s)
+	}
+}
+
+// A fault strikes a client that believes it holds when one does: the
+// holders as the events tell them, every client when none holds.
+func TestTargets(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []Event
+		last   string // the last fault's client
+		want   []string
+	}{
+		{"none held yet", nil, "", []string{"c1", "c2", "c3"}},
+		{"c2 holds", []Event{{Client: "c2", Kind: Acquired}}, "", []string{"c2"}},
+		{"c2 let go", []Event{{Client: "c2", Kind: Acquired}, {Client: "c2", Kind: Released}}, "", []string{"c1", "c2", "c3"}},
+		{"two believers", []Event{{Client: "c3", Kind: Acquired}, {Client: "c1", Kind: Acquired}}, "", []string{"c1", "c3"}},
+		{"two believers, c3 just resumed", []Event{{Client: "c3", Kind: Acquired}, {Client: "c1", Kind: Acquired}}, "c3", []string{"c1"}},
+		{"c2 alone believes, struck last", []Event{{Client: "c2", Kind: Acquired}}, "c2", []string{"c2"}},
+		{"one lost, one killed", []Event{
+			{Client: "c3", Kind: Acquired}, {Client: "c1", Kind: Acquired}, {Client: "c2", Kind: Acquired},
+			{Client: "c3", Kind: Lost}, {Client: "c1", Kind: Killed},
+		}, "c1", []string{"c2"}},
+	} {
+		r := &runner{cfg: Config{Clients: 3}}
+		for _, e := range tc.events {
+			r.record(e)
+		}
+		if got := r.targets(tc.last); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: targets %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

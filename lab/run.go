@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -29,7 +30,9 @@ var Nemeses = []string{Pause, Kill}
 type Config struct {
 	Clients  int
 	Duration time.Duration
-	// Seed fixes the nemesis's schedule: which fault, on whom, when.
+	// Seed fixes the nemesis's schedule: which fault when, and on whom:
+	// on one of the clients that believe they hold at that moment, or of
+	// all when none does.
 	Seed    uint64
 	Nemesis []string
 	// Every is the time between faults; PauseFor how long a pause lasts
@@ -83,12 +86,22 @@ type runner struct {
 	mu      sync.Mutex
 	procs   map[string]*exec.Cmd
 	events  []Event
+	holders map[string]bool // the clients that believe they hold, as their events tell
 	readers sync.WaitGroup
 }
 
 func (r *runner) record(e Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
+	switch e.Kind {
+	case Acquired:
+		if r.holders == nil {
+			r.holders = map[string]bool{}
+		}
+		r.holders[e.Client] = true
+	case Released, Lost, Killed:
+		delete(r.holders, e.Client)
+	}
 	r.mu.Unlock()
 	if r.cfg.Observe != nil {
 		r.cfg.Observe(e)
@@ -109,17 +122,19 @@ func (r *runner) start(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start client %s: %w", id, err)
-	}
-	r.mu.Lock()
-	if r.procs == nil {
-		r.procs = map[string]*exec.Cmd{}
-	}
-	r.procs[id] = cmd
-	r.mu.Unlock()
-	r.record(Event{At: time.Now(), Client: id, Kind: Started})
+	started := make(chan error, 1)
 	r.readers.Go(func() {
+		// Pdeathsig fires when the *thread* that forked the child exits,
+		// not the process (golang/go#27505): a thread a throwaway server's
+		// goroutine locked and left (localproc) took every client forked
+		// on it. Pin this goroutine to its thread for the client's whole
+		// life, never unlocked, as localproc does.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- fmt.Errorf("start client %s: %w", id, err)
+			return
+		}
+		started <- nil
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if e, err := ParseEvent(sc.Bytes()); err == nil {
@@ -130,6 +145,16 @@ func (r *runner) start(id string) error {
 		}
 		cmd.Wait()
 	})
+	if err := <-started; err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.procs == nil {
+		r.procs = map[string]*exec.Cmd{}
+	}
+	r.procs[id] = cmd
+	r.mu.Unlock()
+	r.record(Event{At: time.Now(), Client: id, Kind: Started})
 	return nil
 }
 
@@ -138,21 +163,50 @@ func (r *runner) nemesis(ctx context.Context) {
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed^0x9e3779b97f4a7c15))
 	t := time.NewTicker(r.cfg.Every)
 	defer t.Stop()
+	var last string // the client the last fault struck
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if len(r.cfg.Nemesis) == 0 {
+		// A tick that came as the run ended (both ready) is no fault.
+		if ctx.Err() != nil || len(r.cfg.Nemesis) == 0 {
 			continue
 		}
 		fault := r.cfg.Nemesis[rng.IntN(len(r.cfg.Nemesis))]
-		id := fmt.Sprintf("c%d", rng.IntN(r.cfg.Clients)+1)
+		targets := r.targets(last)
+		id := targets[rng.IntN(len(targets))]
+		last = id
 		if err := r.fault(ctx, fault, id); err != nil {
 			r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: fault + ": " + err.Error()})
 		}
 	}
+}
+
+// targets are the clients a fault may strike: those that believe they
+// hold, when any does, for a pause or a crash of a waiter shows little (a
+// Redis waiter only polls, a PostgreSQL one waits in the server); every
+// client otherwise. The one the last fault struck is left out while
+// another believes: a pause longer than --every is followed at once by
+// the next fault, and a client resumed a moment ago has not yet had the
+// time to learn it lost the lock. Sorted, so the seed picks the same one
+// from the same set.
+func (r *runner) targets(last string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	holders := slices.Sorted(maps.Keys(r.holders))
+	if i := slices.Index(holders, last); i >= 0 && len(holders) > 1 {
+		holders = slices.Delete(holders, i, i+1)
+	}
+	if len(holders) > 0 {
+		return holders
+	}
+	ids := make([]string, r.cfg.Clients)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%d", i+1)
+	}
+	return ids
 }
 
 func (r *runner) fault(ctx context.Context, fault, id string) error {
@@ -164,19 +218,24 @@ func (r *runner) fault(ctx context.Context, fault, id string) error {
 		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
+		settled(cmd.Process.Pid, "Tt", time.Second)
 		r.record(Event{At: time.Now(), Client: id, Kind: Paused})
 		select {
 		case <-ctx.Done():
 		case <-time.After(r.cfg.PauseFor):
 		}
+		// Stamped before the signal: the client may run before Signal
+		// returns, and its first event must not come before its resume.
+		resumed := time.Now()
 		if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			return err
 		}
-		r.record(Event{At: time.Now(), Client: id, Kind: Resumed})
+		r.record(Event{At: resumed, Client: id, Kind: Resumed})
 	case Kill:
 		if err := cmd.Process.Kill(); err != nil {
 			return err
 		}
+		settled(cmd.Process.Pid, "ZX", time.Second)
 		r.record(Event{At: time.Now(), Client: id, Kind: Killed})
 		return r.start(id)
 	}
