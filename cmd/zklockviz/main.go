@@ -123,7 +123,7 @@ Usage:
                   [--postgres DSN] [flags]
   zklockviz demo [--addr 127.0.0.1:8080]
   zklockviz sim ...
-  zklockviz lab [--fencing on|off] [--seed N] [flags]
+  zklockviz lab [--service zookeeper|redis|etcd|postgres] [--fencing on|off] [--seed N] [flags]
   zklockviz version
   zklockviz help [serve|demo|sim|lab]
 
