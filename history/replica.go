@@ -239,8 +239,9 @@ func (s *PGStore) takeOver(ctx context.Context, conn *pgx.Conn) error {
 	var prev struct {
 		replica string
 		alive   time.Time
+		epoch   int64
 	}
-	err := conn.QueryRow(ctx, `SELECT replica, alive FROM zklockviz_recorder`).Scan(&prev.replica, &prev.alive)
+	err := conn.QueryRow(ctx, `SELECT replica, alive, epoch FROM zklockviz_recorder`).Scan(&prev.replica, &prev.alive, &prev.epoch)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("history: the recorder before: %w", err)
 	}
@@ -251,19 +252,23 @@ func (s *PGStore) takeOver(ctx context.Context, conn *pgx.Conn) error {
 	if err != nil {
 		return fmt.Errorf("history: become the recorder: %w", err)
 	}
-	why := "not recording (zklockviz was not running)"
-	switch {
-	case prev.replica != "" && prev.replica != s.opts.Replica:
-		why = fmt.Sprintf("not recording (the recorder changed: %s took over from %s)", s.opts.Replica, prev.replica)
-	case s.epochN != 0: // this process recorded before
-		why = "not recording (this replica lost its session to the history database)"
-	}
-	s.states, s.lastKF = map[string]*State{}, map[string]time.Time{}
+	// This process recorded last, and lost only its session (a database
+	// restart): its states are the table's, and the recorder records the
+	// gap of the writes the database refused meanwhile, as it does without
+	// replicas. Otherwise another wrote since, or none has in this process.
+	resumed := s.epochN != 0 && prev.epoch == s.epochN
 	s.role = Role{Replica: s.opts.Replica, Recording: true, Recorder: s.opts.Replica, Since: now, Alive: now}
 	s.epochN = epoch
-	if err := s.recover(ctx, now, prev.alive, why); err != nil {
-		s.role = Role{Replica: s.opts.Replica}
-		return err
+	if !resumed {
+		why := "not recording (zklockviz was not running)"
+		if prev.replica != "" && prev.replica != s.opts.Replica {
+			why = fmt.Sprintf("not recording (the recorder changed: %s took over from %s)", s.opts.Replica, prev.replica)
+		}
+		s.states, s.lastKF = map[string]*State{}, map[string]time.Time{}
+		if err := s.recover(ctx, now, prev.alive, why); err != nil {
+			s.role = Role{Replica: s.opts.Replica}
+			return err
+		}
 	}
 	took := s.opts.Now().Sub(now)
 	pending := s.pending
