@@ -70,9 +70,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// observe counts a lock's new events.
-func (m *Metrics) observe(id lockqueue.LockID, evs []Event) {
-	m.recorded.Add(float64(len(evs)))
+// observe counts a lock's n new events and times those of evs that
+// acquired or left (evs may hold the others too).
+func (m *Metrics) observe(id lockqueue.LockID, n int, evs []Event) {
+	m.recorded.Add(float64(n))
 	for _, e := range evs {
 		switch e.Kind {
 		case Acquired:

@@ -308,7 +308,7 @@ func (r *Recorder) record(s lockqueue.Snapshot) {
 			s.UpdatedAt = now // not before the gap it follows
 		}
 	}
-	evs, err := r.store.Record(s)
+	n, evs, err := r.write(s)
 	if err != nil {
 		if f, ok := r.failing[key]; ok {
 			f.snap = s // still failing: the gap begins where it began
@@ -324,8 +324,24 @@ func (r *Recorder) record(s lockqueue.Snapshot) {
 	}
 	r.recorded()
 	if r.metrics != nil {
-		r.metrics.observe(s.Lock(), evs)
+		r.metrics.observe(s.Lock(), n, evs)
 	}
+}
+
+// counted is a Writer that records a snapshot without listing all its
+// events (Store.recordCounted).
+type counted interface {
+	recordCounted(snap lockqueue.Snapshot) (n int, timed []Event, err error)
+}
+
+// write records s into the store: how many events it made, and those the
+// metrics time (with a store that lists them all, all of them).
+func (r *Recorder) write(s lockqueue.Snapshot) (int, []Event, error) {
+	if c, ok := r.store.(counted); ok {
+		return c.recordCounted(s)
+	}
+	evs, err := r.store.Record(s)
+	return len(evs), evs, err
 }
 
 // failed marks the recorder not recording because of err; logged when

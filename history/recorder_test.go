@@ -110,3 +110,75 @@ func TestSourceNeverTrailsTheLiveView(t *testing.T) {
 		t.Errorf("%d snapshots with nodes checked, want 5", checked)
 	}
 }
+
+// The recorder counts a snapshot's events without listing them all
+// (recordCounted): the count and the events the metrics time are Record's,
+// for a first sight, a hand-off, a waiter giving up and a change of every
+// waiter's edge at once.
+func TestRecordCountedIsRecordCounted(t *testing.T) {
+	start := time.Now()
+	snap := func(sec int, edge lockqueue.Edge, names ...string) lockqueue.Snapshot {
+		s := lockqueue.Snapshot{Path: "/locks/counted", Connection: lockqueue.Connected, Exists: true, Recipe: lockqueue.Kazoo,
+			UpdatedAt: start.Add(time.Duration(sec) * time.Second)}
+		for i, name := range names {
+			n := lockqueue.Node{Name: name, Mode: lockqueue.Exclusive, Holding: i == 0, Session: "0x" + name}
+			if i > 0 {
+				n.WaitsFor, n.Edge = names[i-1], edge
+			}
+			s.Nodes = append(s.Nodes, n)
+		}
+		return s
+	}
+	many := make([]string, 300)
+	for i := range many {
+		many[i] = fmt.Sprintf("n%03d", i)
+	}
+	// events and timed: at least so many events listed by Record, and
+	// whether some are timed, so that no step compares nothing.
+	steps := []struct {
+		name   string
+		snap   lockqueue.Snapshot
+		events int
+		timed  bool
+	}{
+		{"first sight", snap(0, lockqueue.EdgeConfirmed, many...), 0, false},
+		{"every edge changes", snap(1, lockqueue.EdgeNone, many...), len(many) - 1, false},
+		{"a hand-off", snap(2, lockqueue.EdgeNone, many[1:]...), 2, true},
+		{"a waiter gives up", snap(3, lockqueue.EdgeNone, slices.Delete(slices.Clone(many[1:]), 5, 6)...), 1, true},
+		{"the queue empties", snap(4, lockqueue.EdgeNone), len(many) - 2, true},
+	}
+	// One clock for both stores: a first sight's times come from it.
+	now := func() time.Time { return start }
+	listed, err := Open(Options{Dir: t.TempDir(), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listed.Close()
+	counted, err := Open(Options{Dir: t.TempDir(), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer counted.Close()
+	for _, st := range steps {
+		evs, err := listed.Record(st.snap)
+		if err != nil {
+			t.Fatalf("%s: Record: %v", st.name, err)
+		}
+		n, timed, err := counted.recordCounted(st.snap)
+		if err != nil {
+			t.Fatalf("%s: recordCounted: %v", st.name, err)
+		}
+		if n != len(evs) {
+			t.Errorf("%s: %d events counted, Record listed %d", st.name, n, len(evs))
+		}
+		want := slices.DeleteFunc(slices.Clone(evs), func(e Event) bool { return e.Kind != Acquired && e.Kind != Left })
+		same := func(a, b Event) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+		if !slices.EqualFunc(timed, want, same) {
+			t.Errorf("%s: %d timed events, want Record's %d acquisitions and departures, the same", st.name, len(timed), len(want))
+		}
+		if len(evs) < st.events || st.timed != (len(want) > 0) {
+			t.Errorf("%s: Record listed %d events (%d timed), want at least %d (timed: %v): the step compares less than it should",
+				st.name, len(evs), len(want), st.events, st.timed)
+		}
+	}
+}

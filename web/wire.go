@@ -222,14 +222,24 @@ func encodeWindowFrame(prev *lockqueue.Snapshot, s lockqueue.Snapshot, win *Wind
 	var err error
 	if prev == nil || prev.Key() != s.Key() {
 		b, kind, err = whole()
-	} else if d, ok := delta(*prev, s, index); !ok {
+	} else if ch, ok := changed(*prev, s, index); !ok {
 		// Duplicate names or a reordering the patch could not express.
 		b, kind, err = whole()
 	} else {
-		d.Header, d.Cleared, err = headerPatch(prev, &s)
+		// The delta's nodes are copied only once it is known to be sent
+		// or weighed: a change of every node of a big queue (a watch-table
+		// verdict) copied the whole queue into a delta only to drop it.
+		var d *Delta
+		var header json.RawMessage
+		var cleared []string
+		header, cleared, err = headerPatch(prev, &s)
+		if err == nil && len(ch.at) != len(s.Nodes) {
+			d = ch.delta(prev.Revision, s)
+			d.Header, d.Cleared = header, cleared
+		}
 		switch {
 		case err != nil:
-		case len(d.Upsert) == len(s.Nodes):
+		case d == nil:
 			// It keeps no node: the whole snapshot is hardly bigger, and
 			// lets a client start afresh, as past the cutoff below.
 			b, kind, err = whole()
@@ -400,11 +410,27 @@ func matchByMaps(prev, s *names) (from []int, gone []string, ok bool) {
 	return from, gone, true
 }
 
-// delta patches prev into s; ok is false when either repeats a node name,
-// or when nodes left as they were changed places.
-// index gives the names of prev's nodes (ofPrev) or of s's; nil makes
-// them.
-func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, bool) {
+// changes is what a delta from prev to s holds, as positions: the nodes of
+// s new or changed (at) and the names of prev's nodes gone.
+type changes struct {
+	at   []int
+	gone []string
+}
+
+// delta is the Delta of c from the snapshot of revision base to s.
+func (c changes) delta(base int64, s lockqueue.Snapshot) *Delta {
+	d := &Delta{Base: base, Upsert: make([]lockqueue.Node, 0, len(c.at)), At: c.at, Remove: append([]string{}, c.gone...)}
+	for _, at := range c.at {
+		d.Upsert = append(d.Upsert, s.Nodes[at])
+	}
+	return d
+}
+
+// changed finds the changes that patch prev into s; ok is false when
+// either repeats a node name, or when nodes left as they were changed
+// places. index gives the names of prev's nodes (ofPrev) or of s's; nil
+// makes them.
+func changed(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (changes, bool) {
 	if index == nil {
 		index = func(ofPrev bool) *names {
 			if ofPrev {
@@ -415,26 +441,25 @@ func delta(prev, s lockqueue.Snapshot, index func(ofPrev bool) *names) (*Delta, 
 	}
 	from, gone, ok := matchNames(index(true), index(false))
 	if !ok {
-		return nil, false
+		return changes{}, false
 	}
-	d := &Delta{Base: prev.Revision, Upsert: []lockqueue.Node{}, At: []int{}, Remove: append([]string{}, gone...)}
+	c := changes{at: []int{}, gone: gone}
 	last := -1 // prev's position of the last node kept as it was
 	for at := range s.Nodes {
 		n := &s.Nodes[at]
 		i := from[at]
 		if i < 0 || !nodeEqual(&prev.Nodes[i], n) {
-			d.Upsert = append(d.Upsert, *n)
-			d.At = append(d.At, at)
+			c.at = append(c.at, at)
 			continue
 		}
 		if i < last {
 			// Unchanged nodes that swapped places: positions of the
 			// upserts alone cannot say so, a whole snapshot can.
-			return nil, false
+			return changes{}, false
 		}
 		last = i
 	}
-	return d, true
+	return c, true
 }
 
 // nodeEqual is lockqueue.NodesEqual (pointers: a node is hundreds of bytes,

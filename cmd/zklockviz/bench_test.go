@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -624,8 +625,9 @@ func procStatus(pid string, keys ...string) map[string]float64 {
 // BenchmarkMemory serves 100 locks of 1,000 nodes each to 100 viewers (one
 // per lock), and each op changes every lock once (a node joins and leaves).
 // The in-process variant runs Main in this process and reports the peak
-// heap in use (sampled), the live heap after a GC at the end, and VmRSS and
-// VmHWM; the viewers' side is in the same process and included. The
+// heap in use (sampled), the live heap after a GC at the end and at its
+// peak (as each collection marked it, sampled), and VmRSS and VmHWM; the
+// viewers' side is in the same process and included. The
 // binary variant runs `zklockviz serve` as its own process and reports its
 // VmHWM and peak heap in use (from its /metrics), the server alone. The
 // target is 200 MB. The in-process figures are only clean for the first
@@ -696,7 +698,13 @@ func BenchmarkMemory(b *testing.B) {
 		var peak uint64
 		var ms runtime.MemStats
 		prof := os.Getenv("ZKLOCKVIZ_BENCH_HEAPPROFILE") // where to write a heap profile at the peak
+		// The live heap as the last collection marked it: what the peak
+		// is made of, apart from the collector's headroom.
+		live := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var peakLive uint64
 		run(b, m.URL(), func() {
+			rtmetrics.Read(live)
+			peakLive = max(peakLive, live[0].Value.Uint64())
 			runtime.ReadMemStats(&ms)
 			if ms.HeapInuse > peak && prof != "" {
 				if f, err := os.Create(prof); err == nil {
@@ -711,6 +719,7 @@ func BenchmarkMemory(b *testing.B) {
 		st := procStatus("self", "VmRSS", "VmHWM")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-inuse-MB")
 		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MB")
+		b.ReportMetric(float64(peakLive)/(1<<20), "peak-live-heap-MB")
 		b.ReportMetric(st["VmRSS"], "rss-MB")
 		b.ReportMetric(st["VmHWM"], "hwm-MB")
 	})
