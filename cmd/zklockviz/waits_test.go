@@ -69,13 +69,7 @@ func TestDeadlockAcrossLocks(t *testing.T) {
 	}
 
 	// The list of locks tells the cycle once, with both locks.
-	var list struct {
-		Across []struct {
-			Kind  string             `json:"kind"`
-			Locks []lockqueue.LockID `json:"locks"`
-		} `json:"across"`
-	}
-	getJSON(t, s.url+"/api/v1/locks", &list)
+	list := acrossOf(t, s.url)
 	if len(list.Across) != 1 || list.Across[0].Kind != lockqueue.AlertDeadlock || len(list.Across[0].Locks) != 2 ||
 		list.Across[0].Locks[0].Name != a || list.Across[0].Locks[1].Name != b {
 		t.Errorf("/api/v1/locks across %+v, want the one deadlock through %s and %s", list.Across, a, b)
@@ -147,14 +141,23 @@ func TestDeadlockAcrossPostgresLocks(t *testing.T) {
 			}
 		}
 	}
-	var list struct {
-		Across []struct {
-			Kind  string             `json:"kind"`
-			Locks []lockqueue.LockID `json:"locks"`
-		} `json:"across"`
-	}
-	getJSON(t, s.url+"/api/v1/locks", &list)
+	list := acrossOf(t, s.url)
 	if len(list.Across) != 1 || len(list.Across[0].Locks) != 2 {
 		t.Errorf("/api/v1/locks across %+v, want the one cycle through both locks", list.Across)
 	}
+}
+
+// across is GET /api/v1/locks's alerts that span several locks.
+type across struct {
+	Across []struct {
+		Kind  string             `json:"kind"`
+		Locks []lockqueue.LockID `json:"locks"`
+	} `json:"across"`
+}
+
+func acrossOf(t *testing.T, base string) across {
+	t.Helper()
+	var list across
+	getJSON(t, base+"/api/v1/locks", &list)
+	return list
 }
