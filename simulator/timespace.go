@@ -1,0 +1,403 @@
+package simulator
+
+import (
+	"cmp"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strings"
+)
+
+// The time–space diagram: a run's report drawn as Kleppmann's figures draw
+// a lock's story, one horizontal line per process (the lock server, each
+// client, the protected resource) with time flowing right, the messages
+// between them as arrows. It is drawn here, from the report alone, so the
+// CLI (sim --format svg) and the classroom's export draw the same picture.
+
+// Layout, in SVG user units (pixels at 100%).
+const (
+	tsLeft      = 170 // the lanes' names
+	tsTop       = 110 // the title and its two lines
+	tsLaneGap   = 64
+	tsMinStep   = 72  // a step whose clock does not move still gets room
+	tsMaxStep   = 300 // a long expiry is not drawn to scale past this
+	tsPxPerSec  = 60
+	tsTail      = 60 // after the last step
+	tsLegendRow = 20
+)
+
+// Colours, one per meaning, repeated in the legend.
+const (
+	tsHeld     = "#2e7d32"
+	tsBelieved = "#ef6c00"
+	tsWaiting  = "#1565c0"
+	tsPause    = "#9e9e9e"
+	tsRefused  = "#c62828"
+	tsViolate  = "#e53935"
+	tsInk      = "#212121"
+)
+
+// expiryWords are what each service's clients lose when they go silent,
+// as the cross on the server's line names it.
+var expiryWords = map[string]string{
+	"":         "session expired",
+	"redis":    "key expired",
+	"etcd":     "lease expired",
+	"postgres": "session ended by the server",
+}
+
+// WriteSVG draws rep as a self-contained SVG time–space diagram: inline
+// styles, text labels, a title and a legend.
+func WriteSVG(w io.Writer, rep Report) error {
+	d := newTimeSpace(rep)
+	d.draw()
+	if _, err := io.WriteString(w, d.b.String()); err != nil {
+		return fmt.Errorf("write the time–space diagram: %w", err)
+	}
+	return nil
+}
+
+type timeSpace struct {
+	rep     Report
+	xs      []float64 // xs[k]: the end of step k on the run's clock; xs[0] the start
+	end     float64
+	clients []string
+	laneY   map[string]float64
+	serverY float64
+	// resourceY is 0 when nobody writes to a resource.
+	resourceY float64
+	height    float64
+	// writes counts the writes drawn, so that labels of writes close
+	// together alternate between two rows.
+	nWrites int
+	b         strings.Builder
+}
+
+func newTimeSpace(rep Report) *timeSpace {
+	d := &timeSpace{rep: rep, laneY: map[string]float64{}}
+	d.xs = []float64{tsLeft + 20}
+	var prev int64
+	for _, st := range rep.Steps {
+		gap := float64(st.ClockMs-prev) / 1000 * tsPxPerSec
+		d.xs = append(d.xs, d.xs[len(d.xs)-1]+min(max(gap, tsMinStep), tsMaxStep))
+		prev = st.ClockMs
+		for _, c := range st.Clients {
+			if _, ok := d.laneY[c.Name]; !ok {
+				d.laneY[c.Name] = 0
+				d.clients = append(d.clients, c.Name)
+			}
+		}
+	}
+	for _, e := range rep.Events {
+		if _, ok := d.laneY[e.Client]; !ok && e.Client != "" {
+			d.laneY[e.Client] = 0
+			d.clients = append(d.clients, e.Client)
+		}
+	}
+	d.end = d.xs[len(d.xs)-1] + tsTail
+	y := float64(tsTop + 30)
+	d.serverY = y
+	for _, c := range d.clients {
+		y += tsLaneGap
+		d.laneY[c] = y
+	}
+	if d.writes() {
+		y += tsLaneGap
+		d.resourceY = y
+	}
+	d.height = y + 84
+	return d
+}
+
+// writes says whether any client wrote to the protected resource.
+func (d *timeSpace) writes() bool {
+	for _, e := range d.rep.Events {
+		if e.Event == EvWrite || e.Event == EvFenced {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *timeSpace) token(t int64) string {
+	if d.rep.token != nil {
+		return d.rep.token(t)
+	}
+	return decimalToken(t)
+}
+
+func (d *timeSpace) draw() {
+	width := d.end + 20
+	legendY := d.height
+	total := legendY + 4*tsLegendRow + 10
+	fmt.Fprintf(&d.b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n",
+		width, total, width, total)
+	fmt.Fprintf(&d.b, `<title>%s</title>`+"\n", esc(d.title()))
+	fmt.Fprintf(&d.b, `<rect x="0" y="0" width="%.0f" height="%.0f" fill="#ffffff"/>`+"\n", width, total)
+	d.text(16, 26, d.title(), `font-size="16" font-weight="bold"`)
+	d.text(16, 46, d.subtitle(), `fill="#424242"`)
+	d.text(16, 64, "verdict: "+d.rep.Verdict.Summary, `fill="#424242"`)
+	d.violations()
+	d.lanes()
+	d.states()
+	d.events()
+	d.axis()
+	d.legend(legendY)
+	d.b.WriteString("</svg>\n")
+}
+
+func (d *timeSpace) title() string {
+	return fmt.Sprintf("%s: a time–space diagram of the run", cmp.Or(d.rep.Title, d.rep.Scenario))
+}
+
+func (d *timeSpace) subtitle() string {
+	return fmt.Sprintf("scenario %s on %s, fencing %s; time flows right on the run's clock (a step whose clock does not move gets a slot of its own)",
+		d.rep.Scenario, d.serverName(), d.rep.FencingOnOff())
+}
+
+func (d *timeSpace) serverName() string { return cmp.Or(d.rep.server, "the lock server") }
+
+// lanes draws one line per process, named at its left.
+func (d *timeSpace) lanes() {
+	d.b.WriteString(`<g class="lanes">` + "\n")
+	lane := func(class, name, label string, y float64) {
+		fmt.Fprintf(&d.b, `<g class="lane %s" data-name="%s"><line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#616161" stroke-width="1.5"/>`,
+			class, esc(name), tsLeft, y, d.end, y)
+		d.text(12, y+4, label, `font-weight="bold"`)
+		d.b.WriteString("</g>\n")
+	}
+	lane("server", d.serverName(), d.serverName(), d.serverY)
+	for _, c := range d.clients {
+		lane("client", c, c, d.laneY[c])
+	}
+	if d.resourceY > 0 {
+		lane("resource", "resource", "protected resource", d.resourceY)
+	}
+	d.b.WriteString("</g>\n")
+}
+
+// states draws what each client believed between steps: holding (the
+// server agrees), believing it holds after the server took the lock away,
+// waiting, and paused (a thick gray span behind).
+func (d *timeSpace) states() {
+	d.b.WriteString(`<g class="states">` + "\n")
+	lost := map[string]bool{}
+	believed := map[string]bool{}
+	for k, st := range d.rep.Steps {
+		for _, e := range st.eventsOf(d.rep.Events) {
+			switch e.Event {
+			case EvExpire:
+				lost[e.Client] = true
+			case EvLock:
+				lost[e.Client] = false
+			}
+		}
+		x1, x2 := d.xs[k+1], d.end
+		if k+2 < len(d.xs) {
+			x2 = d.xs[k+2]
+		}
+		for _, c := range st.Clients {
+			y := d.laneY[c.Name]
+			believes := c.State == StateHolding || c.State == StateStale || c.State == StatePaused && believed[c.Name]
+			believed[c.Name] = believes
+			if c.State == StatePaused {
+				fmt.Fprintf(&d.b, `<rect class="pause" x="%.1f" y="%.1f" width="%.1f" height="20" fill="%s" fill-opacity="0.55"/>`+"\n", x1, y-10, x2-x1, tsPause)
+			}
+			switch {
+			case believes && !lost[c.Name] && c.State != StateStale:
+				fmt.Fprintf(&d.b, `<rect class="held" x="%.1f" y="%.1f" width="%.1f" height="6" fill="%s"/>`+"\n", x1, y-3, x2-x1, tsHeld)
+			case believes:
+				fmt.Fprintf(&d.b, `<rect class="believed" x="%.1f" y="%.1f" width="%.1f" height="6" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="6 3"/>`+"\n", x1, y-3, x2-x1, tsBelieved)
+			case c.State == StateWaiting:
+				fmt.Fprintf(&d.b, `<line class="waiting" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3" stroke-dasharray="2 4"/>`+"\n", x1, y, x2, y, tsWaiting)
+			}
+		}
+	}
+	d.b.WriteString("</g>\n")
+}
+
+// eventsOf are the events of step st.
+func (st StepInfo) eventsOf(all []Event) []Event {
+	var out []Event
+	for _, e := range all {
+		if e.Step == st.Step {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// events draws each step's messages and marks at the step's end, several
+// on one step a little apart in the order they happened.
+func (d *timeSpace) events() {
+	d.b.WriteString(`<g class="events">` + "\n")
+	queued := map[string]bool{}
+	for k, st := range d.rep.Steps {
+		evs := st.eventsOf(d.rep.Events)
+		gap := d.xs[k+1] - d.xs[k]
+		dx := min(16, (gap-12)/float64(max(len(evs), 1)))
+		for i, e := range evs {
+			x := d.xs[k+1] - float64(len(evs)-1-i)*dx
+			d.event(e, x, holderToken(st, e.Client), queued)
+		}
+	}
+	d.b.WriteString("</g>\n")
+}
+
+// holderToken is the token client held after step st (0: none).
+func holderToken(st StepInfo, client string) int64 {
+	for _, c := range st.Clients {
+		if c.Name == client {
+			return c.Token
+		}
+	}
+	return 0
+}
+
+func (d *timeSpace) event(e Event, x float64, token int64, queued map[string]bool) {
+	y, ok := d.laneY[e.Client]
+	if !ok {
+		return
+	}
+	fmt.Fprintf(&d.b, `<g class="event %s" data-step="%d" data-client="%s"><title>step %d, %s: %s</title>`, e.Event, e.Step, esc(e.Client), e.Step, esc(e.Client), esc(e.Text))
+	defer d.b.WriteString("</g>\n")
+	switch e.Event {
+	case EvWait:
+		d.arrow(x-10, y, x, d.serverY, tsInk, "")
+		d.text(x+3, y-8, "lock? queued", `font-size="10"`)
+		queued[e.Client] = true
+	case EvLock:
+		if !queued[e.Client] {
+			d.arrow(x-10, y, x-4, d.serverY, tsInk, "")
+		}
+		queued[e.Client] = false
+		d.arrow(x-4, d.serverY, x+4, y, tsHeld, "")
+		label := "granted"
+		if token > 0 {
+			label += ", token " + d.token(token)
+		}
+		d.text(x+6, y-8, label, `font-size="10" fill="`+tsHeld+`" class="grant"`)
+	case EvNotify:
+		d.arrow(x-6, d.serverY, x, y, tsWaiting, `stroke-dasharray="3 3"`)
+	case EvUnlock:
+		d.arrow(x-6, y, x, d.serverY, tsInk, "")
+		d.text(x+3, y+16, "release", `font-size="10"`)
+	case EvCrash:
+		d.cross(x, y, tsRefused)
+		d.text(x+8, y+16, "crashed", `font-size="10" fill="`+tsRefused+`"`)
+	case EvExpire:
+		d.cross(x, d.serverY, tsRefused)
+		d.text(x+8, d.serverY-10, e.Client+"'s "+cmp.Or(expiryWords[d.rep.Service], "lock expired"), `font-size="10" fill="`+tsRefused+`" class="expiry"`)
+		fmt.Fprintf(&d.b, `<line class="belief-ends" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2.5"/>`, x, y-12, x, y+12, tsRefused)
+		d.text(x+4, y+22, "lock lost; it does not know", `font-size="10" fill="`+tsRefused+`"`)
+	case EvPause:
+		d.text(x+3, y-14, "pause", `font-size="10" fill="#616161"`)
+	case EvResume:
+		d.text(x+3, y-14, "resume", `font-size="10" fill="#616161"`)
+	case EvWrite, EvFenced:
+		d.write(e, x, y)
+	}
+}
+
+// write draws a write to the resource: an arrow and its token, with a
+// cross where the resource refused it.
+func (d *timeSpace) write(e Event, x, y float64) {
+	if d.resourceY == 0 {
+		return
+	}
+	labelY := d.resourceY + 16 + float64(d.nWrites%2)*13
+	d.nWrites++
+	tok := "no token"
+	if e.Token != 0 {
+		tok = "token " + d.token(e.Token)
+	}
+	if e.Event == EvFenced {
+		d.arrow(x-8, y, x, d.resourceY, tsRefused, "")
+		d.cross(x, d.resourceY, tsRefused)
+		d.text(x+8, labelY, "write, "+tok+": refused", `font-size="10" fill="`+tsRefused+`" class="refused"`)
+		return
+	}
+	d.arrow(x-8, y, x, d.resourceY, tsInk, "")
+	d.text(x+4, labelY, "write, "+tok+": ok", `font-size="10" class="write"`)
+}
+
+// violations shades each interval in which two clients acted as the
+// holder, across every lane.
+func (d *timeSpace) violations() {
+	d.b.WriteString(`<g class="violations">` + "\n")
+	for _, v := range d.rep.Violations {
+		first, last := v.Steps[0], v.Steps[len(v.Steps)-1]
+		if first < 1 || last >= len(d.xs) {
+			continue
+		}
+		x1, x2 := d.xs[first], d.xs[last]
+		if x2-x1 < 8 {
+			x1, x2 = x1-4, x1+4
+		}
+		bottom := d.height - 50
+		fmt.Fprintf(&d.b, `<rect class="violation" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.16" stroke="%s" stroke-opacity="0.5"><title>%s</title></rect>`+"\n",
+			x1, d.serverY-44, x2-x1, bottom-d.serverY+44, tsViolate, tsViolate, esc(v.Message))
+		d.text(x1+4, d.serverY-32, fmt.Sprintf("%s: %s", v.Kind, strings.Join(v.Clients, " and ")+" both act as holder"), `font-size="10" fill="`+tsRefused+`"`)
+	}
+	d.b.WriteString("</g>\n")
+}
+
+// axis labels every step's end with its number and the run's clock.
+func (d *timeSpace) axis() {
+	y := d.height - 36
+	d.b.WriteString(`<g class="axis">` + "\n")
+	fmt.Fprintf(&d.b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#9e9e9e"/>`, tsLeft, y, d.end, y)
+	d.text(12, y+14, "step / run's clock", `font-size="10" fill="#616161"`)
+	for k, st := range d.rep.Steps {
+		x := d.xs[k+1]
+		fmt.Fprintf(&d.b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`, x, d.serverY-20, x, y+4)
+		d.text(x-4, y+14, fmt.Sprint(st.Step), `font-size="10"`)
+		d.text(x-10, y+26, fmt.Sprintf("%.1fs", float64(st.ClockMs)/1000), `font-size="9" fill="#616161"`)
+	}
+	d.b.WriteString("</g>\n")
+}
+
+func (d *timeSpace) legend(y float64) {
+	d.b.WriteString(`<g class="legend">` + "\n")
+	items := []struct{ shape, label string }{
+		{fmt.Sprintf(`<rect x="0" y="-3" width="28" height="6" fill="%s"/>`, tsHeld), "holds the lock (the server agrees)"},
+		{fmt.Sprintf(`<rect x="0" y="-3" width="28" height="6" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="6 3"/>`, tsBelieved), "believes it holds; the server no longer does"},
+		{fmt.Sprintf(`<line x1="0" y1="0" x2="28" y2="0" stroke="%s" stroke-width="3" stroke-dasharray="2 4"/>`, tsWaiting), "waits in the queue"},
+		{fmt.Sprintf(`<rect x="0" y="-10" width="28" height="20" fill="%s" fill-opacity="0.55"/>`, tsPause), "paused (a GC pause: sends nothing)"},
+		{fmt.Sprintf(`<path d="M6 -6 L22 6 M6 6 L22 -6" stroke="%s" stroke-width="2.5"/>`, tsRefused), "expiry on the server, a crash, or a refused write"},
+		{fmt.Sprintf(`<rect x="0" y="-8" width="28" height="16" fill="%s" fill-opacity="0.16" stroke="%s" stroke-opacity="0.5"/>`, tsViolate, tsViolate), "two clients act as the holder (a safety violation)"},
+		{`<line x1="0" y1="0" x2="28" y2="0" stroke="#212121" stroke-width="1.5"/>`, "a request, a release or a write (arrow)"},
+		{fmt.Sprintf(`<line x1="0" y1="0" x2="28" y2="0" stroke="%s" stroke-width="1.5" stroke-dasharray="3 3"/>`, tsWaiting), "a watch notification"},
+	}
+	for i, it := range items {
+		x, row := 16+float64(i%2)*460, y+float64(i/2)*tsLegendRow
+		fmt.Fprintf(&d.b, `<g transform="translate(%.0f %.0f)">%s</g>`, x, row, it.shape)
+		d.text(x+36, row+4, it.label, `font-size="11"`)
+	}
+	d.b.WriteString("</g>\n")
+}
+
+func (d *timeSpace) text(x, y float64, s, attrs string) {
+	fmt.Fprintf(&d.b, `<text x="%.1f" y="%.1f" %s>%s</text>`, x, y, attrs, esc(s))
+}
+
+// arrow is a message from (x1, y1) to (x2, y2), its head drawn as a path
+// so the file needs no marker definitions.
+func (d *timeSpace) arrow(x1, y1, x2, y2 float64, colour, attrs string) {
+	fmt.Fprintf(&d.b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" %s/>`, x1, y1, x2, y2, colour, attrs)
+	// The head: two short strokes back from the tip, along the line.
+	dx, dy := x2-x1, y2-y1
+	n := max(1e-9, math.Hypot(dx, dy))
+	ux, uy := dx/n, dy/n
+	const l, w = 8.0, 4.0
+	fmt.Fprintf(&d.b, `<path d="M%.1f %.1f L%.1f %.1f L%.1f %.1f Z" fill="%s"/>`,
+		x2, y2, x2-l*ux+w*uy, y2-l*uy-w*ux, x2-l*ux-w*uy, y2-l*uy+w*ux, colour)
+}
+
+func (d *timeSpace) cross(x, y float64, colour string) {
+	fmt.Fprintf(&d.b, `<path class="cross" d="M%.1f %.1f L%.1f %.1f M%.1f %.1f L%.1f %.1f" stroke="%s" stroke-width="2.5"/>`,
+		x-6, y-6, x+6, y+6, x-6, y+6, x+6, y-6, colour)
+}
+
+func esc(s string) string { return html.EscapeString(s) }
