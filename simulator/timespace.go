@@ -71,7 +71,7 @@ type timeSpace struct {
 	// writes counts the writes drawn, so that labels of writes close
 	// together alternate between two rows.
 	nWrites int
-	b         strings.Builder
+	b       strings.Builder
 }
 
 func newTimeSpace(rep Report) *timeSpace {
