@@ -140,8 +140,9 @@ func (d *timeSpace) draw() {
 	d.text(16, 64, "verdict: "+d.rep.Verdict.Summary, `fill="#424242"`)
 	d.violations()
 	d.lanes()
-	d.states()
-	d.events()
+	evs := d.placeEvents()
+	d.states(evs)
+	d.events(evs)
 	d.axis()
 	d.legend(legendY)
 	d.b.WriteString("</svg>\n")
@@ -177,44 +178,30 @@ func (d *timeSpace) lanes() {
 	d.b.WriteString("</g>\n")
 }
 
-// states draws what each client believed between steps: holding (the
-// server agrees), believing it holds after the server took the lock away,
-// waiting, and paused (a thick gray span behind).
-func (d *timeSpace) states() {
-	d.b.WriteString(`<g class="states">` + "\n")
-	lost := map[string]bool{}
-	believed := map[string]bool{}
+// placed is an event where the diagram draws it: a step's events spread
+// over the step's stretch of the axis in the order they happened, the last
+// at the step's end, so that a pause, an expiry and a resume within one
+// step are drawn apart and the pause as long as the step let time pass.
+type placed struct {
+	e    Event
+	x    float64
+	step int // the index of its step in rep.Steps
+}
+
+func (d *timeSpace) placeEvents() []placed {
+	at := make(map[int]int, len(d.rep.Steps))
 	for k, st := range d.rep.Steps {
-		for _, e := range st.eventsOf(d.rep.Events) {
-			switch e.Event {
-			case EvExpire:
-				lost[e.Client] = true
-			case EvLock:
-				lost[e.Client] = false
-			}
-		}
-		x1, x2 := d.xs[k+1], d.end
-		if k+2 < len(d.xs) {
-			x2 = d.xs[k+2]
-		}
-		for _, c := range st.Clients {
-			y := d.laneY[c.Name]
-			believes := c.State == StateHolding || c.State == StateStale || c.State == StatePaused && believed[c.Name]
-			believed[c.Name] = believes
-			if c.State == StatePaused {
-				fmt.Fprintf(&d.b, `<rect class="pause" x="%.1f" y="%.1f" width="%.1f" height="20" fill="%s" fill-opacity="0.55"/>`+"\n", x1, y-10, x2-x1, tsPause)
-			}
-			switch {
-			case believes && !lost[c.Name] && c.State != StateStale:
-				fmt.Fprintf(&d.b, `<rect class="held" x="%.1f" y="%.1f" width="%.1f" height="6" fill="%s"/>`+"\n", x1, y-3, x2-x1, tsHeld)
-			case believes:
-				fmt.Fprintf(&d.b, `<rect class="believed" x="%.1f" y="%.1f" width="%.1f" height="6" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="6 3"/>`+"\n", x1, y-3, x2-x1, tsBelieved)
-			case c.State == StateWaiting:
-				fmt.Fprintf(&d.b, `<line class="waiting" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3" stroke-dasharray="2 4"/>`+"\n", x1, y, x2, y, tsWaiting)
-			}
+		at[st.Step] = k
+	}
+	var out []placed
+	for k, st := range d.rep.Steps {
+		evs := st.eventsOf(d.rep.Events)
+		gap := d.xs[k+1] - d.xs[k]
+		for i, e := range evs {
+			out = append(out, placed{e: e, x: d.xs[k] + gap*float64(i+1)/float64(len(evs)), step: at[e.Step]})
 		}
 	}
-	d.b.WriteString("</g>\n")
+	return out
 }
 
 // eventsOf are the events of step st.
@@ -228,19 +215,138 @@ func (st StepInfo) eventsOf(all []Event) []Event {
 	return out
 }
 
-// events draws each step's messages and marks at the step's end, several
-// on one step a little apart in the order they happened.
-func (d *timeSpace) events() {
+// belief is what a client believes and what the server says of it, at one
+// point of its line.
+type belief struct {
+	held, believed, waiting, paused bool
+}
+
+// style is how its line is drawn: held (the server agrees), believed
+// only, waiting, or nothing.
+func (b belief) style() string {
+	switch {
+	case b.held:
+		return "held"
+	case b.believed:
+		return "believed"
+	case b.waiting:
+		return "waiting"
+	}
+	return ""
+}
+
+// after is b after event e of its client.
+func (b belief) after(e Event) belief {
+	switch e.Event {
+	case EvWait:
+		b.waiting = true
+	case EvLock:
+		b = belief{held: true, believed: true, paused: b.paused}
+	case EvUnlock, EvCrash:
+		b = belief{}
+	case EvExpire:
+		// The server took the lock (or the place in the queue) away; the
+		// client, cut off, still believes what it believed.
+		b.held, b.waiting = false, false
+	case EvPause:
+		b.paused = true
+	case EvResume:
+		b.paused = false
+	}
+	return b
+}
+
+// atStepEnd reconciles b with the client's state as the step left it,
+// which the recorded events may not spell out (a waiter's wake-up).
+func (b belief) atStepEnd(c ClientInfo) belief {
+	switch c.State {
+	case StateHolding:
+		return belief{held: true, believed: true, paused: b.paused}
+	case StateWaiting:
+		return belief{waiting: true, paused: b.paused}
+	case StateStale:
+		return belief{believed: true}
+	case StatePaused:
+		b.paused = true
+		return b
+	}
+	return belief{}
+}
+
+// states draws each client's line as its belief changes along it: holding
+// (the server agrees), believing it holds after the server took the lock
+// away, waiting; and behind it, a thick gray span while it is paused.
+func (d *timeSpace) states(evs []placed) {
+	type line struct {
+		b                belief
+		from, pausedFrom float64
+	}
+	lines := map[string]*line{}
+	for _, c := range d.clients {
+		lines[c] = &line{}
+	}
+	var bars, pauses strings.Builder
+	move := func(c string, x float64, next belief) {
+		l := lines[c]
+		if l == nil {
+			return
+		}
+		if next.paused != l.b.paused {
+			if next.paused {
+				l.pausedFrom = x
+			} else {
+				d.pauseSpan(&pauses, c, l.pausedFrom, x)
+			}
+		}
+		if next.style() != l.b.style() {
+			d.bar(&bars, c, l.b.style(), l.from, x)
+			l.from = x
+		}
+		l.b = next
+	}
+	i := 0
+	for k, st := range d.rep.Steps {
+		for ; i < len(evs) && evs[i].step == k; i++ {
+			if l := lines[evs[i].e.Client]; l != nil {
+				move(evs[i].e.Client, evs[i].x, l.b.after(evs[i].e))
+			}
+		}
+		for _, c := range st.Clients {
+			if l := lines[c.Name]; l != nil {
+				move(c.Name, d.xs[k+1], l.b.atStepEnd(c))
+			}
+		}
+	}
+	for _, c := range d.clients {
+		move(c, d.end, belief{})
+	}
+	d.b.WriteString(`<g class="states">` + "\n" + pauses.String() + bars.String() + "</g>\n")
+}
+
+// pauseSpan draws client c's pause from x1 to x2.
+func (d *timeSpace) pauseSpan(b *strings.Builder, c string, x1, x2 float64) {
+	fmt.Fprintf(b, `<rect class="pause" x="%.1f" y="%.1f" width="%.1f" height="20" fill="%s" fill-opacity="0.55"/>`+"\n", x1, d.laneY[c]-10, x2-x1, tsPause)
+}
+
+// bar draws client c's line from x1 to x2 in style.
+func (d *timeSpace) bar(b *strings.Builder, c, style string, x1, x2 float64) {
+	y := d.laneY[c]
+	switch style {
+	case "held":
+		fmt.Fprintf(b, `<rect class="held" x="%.1f" y="%.1f" width="%.1f" height="6" fill="%s"/>`+"\n", x1, y-3, x2-x1, tsHeld)
+	case "believed":
+		fmt.Fprintf(b, `<rect class="believed" x="%.1f" y="%.1f" width="%.1f" height="6" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="6 3"/>`+"\n", x1, y-3, x2-x1, tsBelieved)
+	case "waiting":
+		fmt.Fprintf(b, `<line class="waiting" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3" stroke-dasharray="2 4"/>`+"\n", x1, y, x2, y, tsWaiting)
+	}
+}
+
+// events draws the messages and marks where placeEvents put them.
+func (d *timeSpace) events(evs []placed) {
 	d.b.WriteString(`<g class="events">` + "\n")
 	queued := map[string]bool{}
-	for k, st := range d.rep.Steps {
-		evs := st.eventsOf(d.rep.Events)
-		gap := d.xs[k+1] - d.xs[k]
-		dx := min(16, (gap-12)/float64(max(len(evs), 1)))
-		for i, e := range evs {
-			x := d.xs[k+1] - float64(len(evs)-1-i)*dx
-			d.event(e, x, holderToken(st, e.Client), queued)
-		}
+	for _, p := range evs {
+		d.event(p.e, p.x, holderToken(d.rep.Steps[p.step], p.e.Client), queued)
 	}
 	d.b.WriteString("</g>\n")
 }
@@ -254,7 +360,6 @@ func holderToken(st StepInfo, client string) int64 {
 	}
 	return 0
 }
-
 func (d *timeSpace) event(e Event, x float64, token int64, queued map[string]bool) {
 	y, ok := d.laneY[e.Client]
 	if !ok {
