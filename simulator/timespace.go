@@ -89,12 +89,6 @@ func newTimeSpace(rep Report) *timeSpace {
 			}
 		}
 	}
-	for _, e := range rep.Events {
-		if _, ok := d.laneY[e.Client]; !ok && e.Client != "" {
-			d.laneY[e.Client] = 0
-			d.clients = append(d.clients, e.Client)
-		}
-	}
 	d.end = d.xs[len(d.xs)-1] + tsTail
 	y := float64(tsTop + 30)
 	d.serverY = y
@@ -128,7 +122,7 @@ func (d *timeSpace) token(t int64) string {
 }
 
 func (d *timeSpace) draw() {
-	width := d.end + 20
+	width := d.end + 130 // room for the last labels
 	legendY := d.height
 	total := legendY + 4*tsLegendRow + 10
 	fmt.Fprintf(&d.b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n",
@@ -141,8 +135,7 @@ func (d *timeSpace) draw() {
 	d.violations()
 	d.lanes()
 	evs := d.placeEvents()
-	d.states(evs)
-	d.events(evs)
+	d.events(evs, d.states(evs))
 	d.axis()
 	d.legend(legendY)
 	d.b.WriteString("</svg>\n")
@@ -276,7 +269,9 @@ func (b belief) atStepEnd(c ClientInfo) belief {
 // states draws each client's line as its belief changes along it: holding
 // (the server agrees), believing it holds after the server took the lock
 // away, waiting; and behind it, a thick gray span while it is paused.
-func (d *timeSpace) states(evs []placed) {
+//
+// It returns, for each of evs, what its client believed just before it.
+func (d *timeSpace) states(evs []placed) []belief {
 	type line struct {
 		b                belief
 		from, pausedFrom float64
@@ -304,10 +299,12 @@ func (d *timeSpace) states(evs []placed) {
 		}
 		l.b = next
 	}
+	before := make([]belief, len(evs))
 	i := 0
 	for k, st := range d.rep.Steps {
 		for ; i < len(evs) && evs[i].step == k; i++ {
 			if l := lines[evs[i].e.Client]; l != nil {
+				before[i] = l.b
 				move(evs[i].e.Client, evs[i].x, l.b.after(evs[i].e))
 			}
 		}
@@ -321,6 +318,7 @@ func (d *timeSpace) states(evs []placed) {
 		move(c, d.end, belief{})
 	}
 	d.b.WriteString(`<g class="states">` + "\n" + pauses.String() + bars.String() + "</g>\n")
+	return before
 }
 
 // pauseSpan draws client c's pause from x1 to x2.
@@ -342,11 +340,11 @@ func (d *timeSpace) bar(b *strings.Builder, c, style string, x1, x2 float64) {
 }
 
 // events draws the messages and marks where placeEvents put them.
-func (d *timeSpace) events(evs []placed) {
+func (d *timeSpace) events(evs []placed, before []belief) {
 	d.b.WriteString(`<g class="events">` + "\n")
 	queued := map[string]bool{}
-	for _, p := range evs {
-		d.event(p.e, p.x, holderToken(d.rep.Steps[p.step], p.e.Client), queued)
+	for i, p := range evs {
+		d.event(p.e, p.x, holderToken(d.rep.Steps[p.step], p.e.Client), before[i], queued)
 	}
 	d.b.WriteString("</g>\n")
 }
@@ -360,13 +358,22 @@ func holderToken(st StepInfo, client string) int64 {
 	}
 	return 0
 }
-func (d *timeSpace) event(e Event, x float64, token int64, queued map[string]bool) {
-	y, ok := d.laneY[e.Client]
-	if !ok {
+
+// event draws one event; before is what its client believed just before.
+// An event of someone who is no client (a Redlock master stopping) is
+// noted on the server's line; a kind of event the diagram has no mark for
+// is named on its line.
+func (d *timeSpace) event(e Event, x float64, token int64, before belief, queued map[string]bool) {
+	if e.Client == "" {
 		return
 	}
-	fmt.Fprintf(&d.b, `<g class="event %s" data-step="%d" data-client="%s"><title>step %d, %s: %s</title>`, e.Event, e.Step, esc(e.Client), e.Step, esc(e.Client), esc(e.Text))
+	fmt.Fprintf(&d.b, `<g class="event %s" data-step="%d" data-client="%s"><title>step %d, %s: %s</title>`, esc(e.Event), e.Step, esc(e.Client), e.Step, esc(e.Client), esc(e.Text))
 	defer d.b.WriteString("</g>\n")
+	y, ok := d.laneY[e.Client]
+	if !ok {
+		d.note(x, d.serverY, e.Client+" "+e.Event)
+		return
+	}
 	switch e.Event {
 	case EvWait:
 		d.arrow(x-10, y, x, d.serverY, tsInk, "")
@@ -394,15 +401,33 @@ func (d *timeSpace) event(e Event, x float64, token int64, queued map[string]boo
 	case EvExpire:
 		d.cross(x, d.serverY, tsRefused)
 		d.text(x+8, d.serverY-10, e.Client+"'s "+cmp.Or(expiryWords[d.rep.Service], "lock expired"), `font-size="10" fill="`+tsRefused+`" class="expiry"`)
-		fmt.Fprintf(&d.b, `<line class="belief-ends" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2.5"/>`, x, y-12, x, y+12, tsRefused)
-		d.text(x+4, y+22, "lock lost; it does not know", `font-size="10" fill="`+tsRefused+`"`)
+		switch {
+		case before.believed:
+			// Where the lock ends for the server; the client's belief
+			// goes on, drawn dashed, until something tells it.
+			fmt.Fprintf(&d.b, `<line class="belief-ends" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2.5"/>`, x, y-12, x, y+12, tsRefused)
+			d.text(x+4, y+22, "lock lost; it does not know", `font-size="10" fill="`+tsRefused+`"`)
+		case before.waiting:
+			d.text(x+4, y+22, "out of the queue", `font-size="10" fill="`+tsRefused+`"`)
+		}
 	case EvPause:
 		d.text(x+3, y-14, "pause", `font-size="10" fill="#616161"`)
 	case EvResume:
 		d.text(x+3, y-14, "resume", `font-size="10" fill="#616161"`)
 	case EvWrite, EvFenced:
 		d.write(e, x, y)
+	case EvWake:
+		// Its notifications are drawn as they are delivered.
+	default:
+		d.note(x, y, e.Event)
 	}
+}
+
+// note marks at x on a line an event the diagram has no drawing of its
+// own for, by its kind; its text is the tooltip.
+func (d *timeSpace) note(x, y float64, label string) {
+	fmt.Fprintf(&d.b, `<path class="note" d="M%.1f %.1f L%.1f %.1f L%.1f %.1f L%.1f %.1f Z" fill="#616161"/>`, x, y-5, x+5, y, x, y+5, x-5, y)
+	d.text(x+6, y-8, label, `font-size="10" fill="#424242"`)
 }
 
 // write draws a write to the resource: an arrow and its token, with a
