@@ -457,8 +457,12 @@ func (d *timeSpace) write(e Event, x, y float64) {
 func (d *timeSpace) violations() {
 	d.b.WriteString(`<g class="violations">` + "\n")
 	for _, v := range d.rep.Violations {
-		first, last := v.Steps[0], v.Steps[len(v.Steps)-1]
-		if first < 1 || last >= len(d.xs) {
+		if len(v.Steps) == 0 {
+			continue
+		}
+		// Shaded as far as the steps are recorded.
+		first, last := max(v.Steps[0], 1), min(v.Steps[len(v.Steps)-1], len(d.xs)-1)
+		if first > last {
 			continue
 		}
 		x1, x2 := d.xs[first], d.xs[last]
