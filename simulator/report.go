@@ -51,9 +51,10 @@ type StepInfo struct {
 	Stats Stats `json:"stats"`
 	// ClockMs is the run's clock at the end of the step (State.ClockMs),
 	// and Clients every client as the step left it: what the time–space
-	// diagram draws the step from.
+	// diagram draws the step from. Clients stays out of the JSON: a herd of
+	// a thousand clients would repeat them in each of its 2000 steps.
 	ClockMs int64        `json:"clockMs"`
-	Clients []ClientInfo `json:"clients"`
+	Clients []ClientInfo `json:"-"`
 }
 
 // Report is the run's recorded history, all of it, whatever step is shown.

@@ -47,10 +47,23 @@ var expiryWords = map[string]string{
 	"postgres": "session ended by the server",
 }
 
+// The most a diagram draws: beyond them it would be too large to read (a
+// lane each, an arrow each), and costly to make on a shared server. The
+// classroom starts at most 50 clients.
+const (
+	MaxDrawClients = 50
+	MaxDrawEvents  = 5000
+)
+
 // WriteSVG draws rep as a self-contained SVG time–space diagram: inline
-// styles, text labels, a title and a legend.
+// styles, text labels, a title and a legend. A run beyond MaxDrawClients
+// or MaxDrawEvents is ErrConflict.
 func WriteSVG(w io.Writer, rep Report) error {
 	d := newTimeSpace(rep)
+	if len(d.clients) > MaxDrawClients || len(rep.Events) > MaxDrawEvents {
+		return conflictf("the run is too large to draw as a time–space diagram: %d clients and %d events (at most %d and %d); a run with fewer clients draws",
+			len(d.clients), len(rep.Events), MaxDrawClients, MaxDrawEvents)
+	}
 	d.draw()
 	if _, err := io.WriteString(w, d.b.String()); err != nil {
 		return fmt.Errorf("write the time–space diagram: %w", err)

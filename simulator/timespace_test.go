@@ -2,6 +2,8 @@ package simulator
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -69,5 +71,20 @@ func TestWriteSVGEdges(t *testing.T) {
 				t.Errorf("%d violation intervals, want %d", d.Marks["violation"], tt.violations)
 			}
 		})
+	}
+}
+
+// TestWriteSVGTooLarge: a run of more clients than a diagram can show is
+// refused with a conflict that says why, and writes nothing.
+func TestWriteSVGTooLarge(t *testing.T) {
+	var clients []ClientInfo
+	for i := range MaxDrawClients + 1 {
+		clients = append(clients, ClientInfo{Name: fmt.Sprintf("C%d", i), State: StateWaiting})
+	}
+	rep := Report{Scenario: "herd", Steps: []StepInfo{{Step: 1, ClockMs: 1200, Clients: clients}}}
+	var b bytes.Buffer
+	err := WriteSVG(&b, rep)
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "51 clients") || b.Len() != 0 {
+		t.Errorf("error %v, %d bytes written; want a conflict naming 51 clients, nothing written", err, b.Len())
 	}
 }
