@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -109,6 +110,13 @@ type Run interface {
 	Act(client, action string) error
 	// Subscribe follows the run's state.
 	Subscribe() (Subscription, error)
+}
+
+// Drawer is a Run that draws its recorded history as a time–space diagram
+// (one line per client, the server and the resource), an SVG document: the
+// service draws it, so the page and the CLI show one picture.
+type Drawer interface {
+	TimeSpaceSVG(w io.Writer) error
 }
 
 // Subscription signals a run's changes, coalesced: C has at most one

@@ -1,6 +1,10 @@
 package simulator
 
-import "github.com/zklockviz/zklockviz/lockservice"
+import (
+	"io"
+
+	"github.com/zklockviz/zklockviz/lockservice"
+)
 
 // NewClassroom adapts a Manager, whatever its backend, to the lock-service
 // seam: each service's package registers it as its Classroom.
@@ -63,6 +67,11 @@ func (r seamRun) Subscribe() (lockservice.Subscription, error) {
 	}
 	return seamSubscription{s}, nil
 }
+
+// TimeSpaceSVG draws the run's recorded history (lockservice.Drawer).
+func (r seamRun) TimeSpaceSVG(w io.Writer) error { return WriteSVG(w, r.Run.Report()) }
+
+var _ lockservice.Drawer = seamRun{}
 
 type seamSubscription struct{ *Subscription }
 

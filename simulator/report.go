@@ -33,6 +33,11 @@ type Report struct {
 	// words are its backend's (WriteText); a decoded report has the
 	// neutral ones.
 	words RunWords
+	// server and token are how the time–space diagram names the lock
+	// server ("ZooKeeper") and words a token (ZooKeeper's in hex); a
+	// decoded report has neither and is drawn with neutral words.
+	server string
+	token  func(int64) string
 }
 
 // StepInfo is one step of a Report.
@@ -44,6 +49,12 @@ type StepInfo struct {
 	Line      int    `json:"line"`
 	// Stats is what this step cost.
 	Stats Stats `json:"stats"`
+	// ClockMs is the run's clock at the end of the step (State.ClockMs),
+	// and Clients every client as the step left it: what the time–space
+	// diagram draws the step from. Clients stays out of the JSON: a herd of
+	// a thousand clients would repeat them in each of its 2000 steps.
+	ClockMs int64        `json:"clockMs"`
+	Clients []ClientInfo `json:"-"`
 }
 
 // Report is the run's recorded history, all of it, whatever step is shown.
@@ -57,6 +68,7 @@ func (r *Run) Report() Report {
 		Fencing: r.fencing, Path: last.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
 		Events: []Event{}, Steps: []StepInfo{}, Stats: last.Stats, Pseudocode: rc.Lines,
 		Violations: r.check(r.records), Service: lockqueue.WireService(r.sc.Service), words: runWords(r.m.backend),
+		server: r.m.backend.Catalog().title(), token: tokenWords(r.m.backend),
 	}
 	if rep.Violations == nil {
 		rep.Violations = []Violation{}
@@ -70,6 +82,7 @@ func (r *Run) Report() Report {
 		rep.Steps = append(rep.Steps, StepInfo{
 			Step: rec.Step, Client: rec.Action.Client, Action: rec.Action.Action, Narration: rec.Narration,
 			Line: rec.Line, Stats: rec.Stats.Sub(r.records[k].Stats),
+			ClockMs: rec.Clock.Milliseconds(), Clients: rec.Clients,
 		})
 	}
 	rep.Meters = MetersOf(rep.words.Requests, rep.Events, rep.Stats)

@@ -17,7 +17,7 @@ const ui = {
   speedOut: $('speed-out'), addReader: $('add-reader'), addWriter: $('add-writer'), share: $('share'),
   scrub: $('scrub'), ticks: $('ticks'), stepInfo: $('step-info'), runs: $('runs'), error: $('sim-error'),
   shortcuts: $('shortcuts'), strategyFixed: $('strategy-fixed'), runList: $('run-list'), runCount: $('run-count'),
-  runItems: $('run-items'), present: $('present'), offScript: $('off-script'), offScriptText: $('off-script-text'),
+  runItems: $('run-items'), present: $('present'), exportSvg: $('export-svg'), offScript: $('off-script'), offScriptText: $('off-script-text'),
   toScript: $('to-script'),
 };
 // The timeline is the one the lock view's time bar uses (timeline.js).
@@ -165,10 +165,22 @@ function syncControls() {
   ui.addReader.dataset.action = rw ? 'add-reader' : 'add';
   ui.addWriter.hidden = !rw;
   syncScript(s);
+  syncExport();
   renderTicks();
   for (const p of panels) if (p.state) p.renderHerd();
   syncRunList();
   updateURL();
+}
+
+// syncExport points the export link at the lead run's time–space diagram,
+// which the server draws from the whole recorded run; side by side, the
+// first pane's run. Before a step there is nothing to draw.
+function syncExport() {
+  const p = live()[0];
+  const on = !!(p && p.id && p.state && p.state.steps > 0);
+  ui.exportSvg.setAttribute('aria-disabled', String(!on));
+  if (on) ui.exportSvg.href = apiURL(p.path('/timespace.svg'));
+  else ui.exportSvg.removeAttribute('href');
 }
 
 // syncScript says, while the lead run is on a what-if branch (State.branch:
@@ -652,6 +664,7 @@ timelineKeys(
     extra: {
       ' ': actions.toggle, '[': actions.slower, ']': actions.faster, r: actions.reader, w: actions.writer, t: toggleTable,
       s: actions.toScript, p: actions.present,
+      e: () => ui.exportSvg.hasAttribute('href') && ui.exportSvg.click(),
       c: () => {
         if (ui.strategy.disabled) return;
         ui.strategy.value = ui.strategy.value === 'compare' ? 'predecessor' : 'compare';

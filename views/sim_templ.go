@@ -81,27 +81,27 @@ func SimPage(s Sim) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\"><option value=\"predecessor\">watch predecessor</option> <option value=\"herd\">herd (watch all children)</option> <option value=\"compare\">both, side by side</option></select></label> <span id=\"strategy-fixed\" class=\"dim strategy-fixed\" hidden></span> <label title=\"clients to start, when the scenario lets you choose\">clients <input id=\"clients\" type=\"number\" min=\"1\" max=\"50\" value=\"5\" style=\"width:4.5em\"></label> <label title=\"protect the resource with fencing tokens\"><input id=\"fencing\" type=\"checkbox\"> fencing</label> <button id=\"restart\" type=\"button\">restart</button> <span class=\"group\"><button id=\"back\" type=\"button\" title=\"step back (←)\" aria-label=\"step back\">◀◀</button> <button id=\"play\" class=\"primary\" type=\"button\" title=\"play / pause (Space)\" aria-label=\"play\">▶ play</button> <button id=\"step\" type=\"button\" title=\"step forward (→)\" aria-label=\"step forward\">▶▶</button></span> <label title=\"speed (logarithmic; [ and ] change it)\">speed <input id=\"speed\" type=\"range\" min=\"-3\" max=\"3\" step=\"0.5\" value=\"0\" aria-label=\"speed\"> <span id=\"speed-out\" class=\"speed-out\">1×</span></label> <span class=\"group\"><button id=\"add-reader\" type=\"button\" title=\"add a reader (r)\">+ reader</button> <button id=\"add-writer\" type=\"button\" title=\"add a writer (w)\">+ writer</button></span> <button id=\"share\" type=\"button\" title=\"copy a link that reopens this step\">share link</button> <button id=\"present\" type=\"button\" title=\"presentation mode for a projector (p)\" aria-pressed=\"false\">present</button></div><div class=\"timeline\"><input id=\"scrub\" type=\"range\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"timeline: recorded steps\"><div id=\"ticks\" class=\"ticks\" aria-hidden=\"true\"></div></div><div id=\"step-info\" class=\"step-info\" role=\"status\" aria-live=\"polite\" data-step=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\"><option value=\"predecessor\">watch predecessor</option> <option value=\"herd\">herd (watch all children)</option> <option value=\"compare\">both, side by side</option></select></label> <span id=\"strategy-fixed\" class=\"dim strategy-fixed\" hidden></span> <label title=\"clients to start, when the scenario lets you choose\">clients <input id=\"clients\" type=\"number\" min=\"1\" max=\"50\" value=\"5\" style=\"width:4.5em\"></label> <label title=\"protect the resource with fencing tokens\"><input id=\"fencing\" type=\"checkbox\"> fencing</label> <button id=\"restart\" type=\"button\">restart</button> <span class=\"group\"><button id=\"back\" type=\"button\" title=\"step back (←)\" aria-label=\"step back\">◀◀</button> <button id=\"play\" class=\"primary\" type=\"button\" title=\"play / pause (Space)\" aria-label=\"play\">▶ play</button> <button id=\"step\" type=\"button\" title=\"step forward (→)\" aria-label=\"step forward\">▶▶</button></span> <label title=\"speed (logarithmic; [ and ] change it)\">speed <input id=\"speed\" type=\"range\" min=\"-3\" max=\"3\" step=\"0.5\" value=\"0\" aria-label=\"speed\"> <span id=\"speed-out\" class=\"speed-out\">1×</span></label> <span class=\"group\"><button id=\"add-reader\" type=\"button\" title=\"add a reader (r)\">+ reader</button> <button id=\"add-writer\" type=\"button\" title=\"add a writer (w)\">+ writer</button></span> <button id=\"share\" type=\"button\" title=\"copy a link that reopens this step\">share link</button> <button id=\"present\" type=\"button\" title=\"presentation mode for a projector (p)\" aria-pressed=\"false\">present</button> <a id=\"export-svg\" class=\"button\" download aria-disabled=\"true\" title=\"download the run as a time–space diagram, an SVG file (e)\">export SVG</a></div><div class=\"timeline\"><input id=\"scrub\" type=\"range\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"timeline: recorded steps\"><div id=\"ticks\" class=\"ticks\" aria-hidden=\"true\"></div></div><div id=\"step-info\" class=\"step-info\" role=\"status\" aria-live=\"polite\" data-step=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(s.Step)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 53, Col: 93}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 54, Col: 93}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\">step 0 of 0</div><div id=\"off-script\" class=\"off-script\" role=\"status\" aria-live=\"polite\" hidden><span id=\"off-script-text\"></span> <button id=\"to-script\" type=\"button\" title=\"back to the script (s)\">back to the script</button></div><details id=\"run-list\" class=\"run-list\"><summary>open runs on this server <span id=\"run-count\" class=\"dim\"></span></summary><p class=\"dim\">Runs hold real sessions on their lock servers. A run closes by itself a few seconds after its last viewer leaves; delete one here to make room at once.</p><ul id=\"run-items\" aria-label=\"open runs\"></ul></details></section><div class=\"legend-row\"><ul id=\"legend\" class=\"legend\" aria-label=\"legend: shapes and arrows\"></ul></div><div id=\"runs\" class=\"runs\"></div><div id=\"shortcuts\" class=\"shortcuts\" hidden role=\"dialog\" aria-modal=\"true\" aria-labelledby=\"shortcuts-title\"><div class=\"card\"><h2 id=\"shortcuts-title\">Keyboard</h2><table><tbody><tr><td><kbd>Space</kbd></td><td>play / pause</td></tr><tr><td><kbd>→</kbd></td><td>one step forward</td></tr><tr><td><kbd>←</kbd></td><td>one step back</td></tr><tr><td><kbd>Home</kbd> / <kbd>End</kbd></td><td>first / last recorded step</td></tr><tr><td><kbd>[</kbd> / <kbd>]</kbd></td><td>slower / faster</td></tr><tr><td><kbd>r</kbd> / <kbd>w</kbd></td><td>add a reader / writer</td></tr><tr><td><kbd>s</kbd></td><td>back to the script, after a client was acted on (a what-if)</td></tr><tr id=\"compare-key\"><td><kbd>c</kbd></td><td>compare herd and predecessor side by side</td></tr><tr><td><kbd>t</kbd></td><td>show the table view</td></tr><tr><td><kbd>p</kbd></td><td>presentation mode: the queue and the narration large, for a projector</td></tr><tr><td><kbd>?</kbd></td><td>this help</td></tr><tr><td><kbd>Esc</kbd></td><td>close</td></tr></tbody></table><p><button id=\"shortcuts-close\" type=\"button\">close</button></p></div></div> <template id=\"run-card\"><section class=\"run card\"><h2><span class=\"strategy\"></span><span class=\"run-title dim\"></span></h2><div class=\"narration\" aria-live=\"polite\"></div><div class=\"side-verdict\" hidden></div><dl class=\"side-meters\" hidden><dt>server requests/s</dt><dd data-meter=\"server requests/s\"></dd><dt title=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\">step 0 of 0</div><div id=\"off-script\" class=\"off-script\" role=\"status\" aria-live=\"polite\" hidden><span id=\"off-script-text\"></span> <button id=\"to-script\" type=\"button\" title=\"back to the script (s)\">back to the script</button></div><details id=\"run-list\" class=\"run-list\"><summary>open runs on this server <span id=\"run-count\" class=\"dim\"></span></summary><p class=\"dim\">Runs hold real sessions on their lock servers. A run closes by itself a few seconds after its last viewer leaves; delete one here to make room at once.</p><ul id=\"run-items\" aria-label=\"open runs\"></ul></details></section><div class=\"legend-row\"><ul id=\"legend\" class=\"legend\" aria-label=\"legend: shapes and arrows\"></ul></div><div id=\"runs\" class=\"runs\"></div><div id=\"shortcuts\" class=\"shortcuts\" hidden role=\"dialog\" aria-modal=\"true\" aria-labelledby=\"shortcuts-title\"><div class=\"card\"><h2 id=\"shortcuts-title\">Keyboard</h2><table><tbody><tr><td><kbd>Space</kbd></td><td>play / pause</td></tr><tr><td><kbd>→</kbd></td><td>one step forward</td></tr><tr><td><kbd>←</kbd></td><td>one step back</td></tr><tr><td><kbd>Home</kbd> / <kbd>End</kbd></td><td>first / last recorded step</td></tr><tr><td><kbd>[</kbd> / <kbd>]</kbd></td><td>slower / faster</td></tr><tr><td><kbd>r</kbd> / <kbd>w</kbd></td><td>add a reader / writer</td></tr><tr><td><kbd>s</kbd></td><td>back to the script, after a client was acted on (a what-if)</td></tr><tr id=\"compare-key\"><td><kbd>c</kbd></td><td>compare herd and predecessor side by side</td></tr><tr><td><kbd>t</kbd></td><td>show the table view</td></tr><tr><td><kbd>p</kbd></td><td>presentation mode: the queue and the narration large, for a projector</td></tr><tr><td><kbd>e</kbd></td><td>export the run as a time–space diagram (SVG); side by side, the first pane's run</td></tr><tr><td><kbd>?</kbd></td><td>this help</td></tr><tr><td><kbd>Esc</kbd></td><td>close</td></tr></tbody></table><p><button id=\"shortcuts-close\" type=\"button\">close</button></p></div></div> <template id=\"run-card\"><section class=\"run card\"><h2><span class=\"strategy\"></span><span class=\"run-title dim\"></span></h2><div class=\"narration\" aria-live=\"polite\"></div><div class=\"side-verdict\" hidden></div><dl class=\"side-meters\" hidden><dt>server requests/s</dt><dd data-meter=\"server requests/s\"></dd><dt title=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(notificationsTip)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 99, Col: 34}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 101, Col: 34}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 				if templ_7745c5c3_Err != nil {
@@ -114,7 +114,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var7 string
 				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(notificationsTip)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 100, Col: 61}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 102, Col: 61}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 				if templ_7745c5c3_Err != nil {
@@ -127,7 +127,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var8 string
 				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(handoffTip)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 101, Col: 28}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 103, Col: 28}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 				if templ_7745c5c3_Err != nil {
@@ -140,7 +140,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var9 string
 				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(handoffTip)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 102, Col: 50}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 104, Col: 50}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 				if templ_7745c5c3_Err != nil {
@@ -161,7 +161,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(s.Asset("sim.js"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 116, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 118, Col: 48}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,6 +123,32 @@ func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// simTimeSpace answers the run's recorded history as a time–space diagram,
+// an SVG file to download (lockservice.Drawer: the service draws it).
+func (s *Server) simTimeSpace(w http.ResponseWriter, r *http.Request) {
+	run, err := s.simRun(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	d, ok := run.(lockservice.Drawer)
+	if !ok {
+		writeError(w, r, s.log, errorf(ErrNotFound, "run %s draws no time–space diagram", run.ID()))
+		return
+	}
+	var buf bytes.Buffer
+	if err := d.TimeSpaceSVG(&buf); err != nil {
+		writeError(w, r, s.log, fmt.Errorf("draw run %s: %w", run.ID(), err))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "image/svg+xml")
+	h.Set("Content-Disposition", `attachment; filename=`+strconv.Quote("zklockviz-run-"+run.ID()+"-timespace.svg"))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.Write(buf.Bytes())
 }
 
 // simCommand runs do on the run the URL names and answers with its new

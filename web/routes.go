@@ -59,6 +59,7 @@ func (s *Server) routes() http.Handler {
 					r.Post("/act", s.simCommand(s.simAct))
 					r.Post("/script", s.simCommand(simToScript))
 					r.Get("/ws", s.handleSimWS)
+					r.Get("/timespace.svg", s.simTimeSpace)
 				})
 			})
 		}

@@ -165,6 +165,7 @@ func TestCommandLine(t *testing.T) {
 		{"sim --sim-root under /zookeeper", nil, []string{"sim", "--zk", "h:1", "--scenario", "lock1-5", "--sim-root", "/zookeeper/x"}, 2, "", `--sim-root "/zookeeper/x": /zookeeper is ZooKeeper's own`},
 		{"sim --clients without \"*\" steps", nil, []string{"sim", "--zk", "h:1", "--scenario", "lock1-5", "--clients", "7"}, 2, "", `--clients 7: scenario lock1-5 has no steps with client "*"`},
 		{"sim YAML scenario", nil, []string{"sim", "--zk", "h:1", "--scenario", "my.yaml"}, 2, "", "scenario files are JSON"},
+		{"sim --format yaml", nil, []string{"sim", "--zk", "h:1", "--scenario", "lock1-5", "--format", "yaml"}, 2, "", `--format "yaml": want text, json or svg`},
 		{"bad --addr", nil, []string{"serve", "--zk", "h:1", "--addr", "8080"}, 2, "", "want HOST:PORT"},
 		{"public --addr without a token", nil, []string{"serve", "--zk", "h:1", "--addr", "0.0.0.0:8080"}, 2, "", "set --auth-token"},
 		{"public --addr from the environment", []string{"ZKLOCKVIZ_ADDR=:8080"}, []string{"serve", "--zk", "h:1"}, 2, "", "--addr :8080 is reachable from other hosts"},

@@ -39,7 +39,9 @@ Flags:
   --clients N                    clients for the scenario's "*" steps (herd: 20); an
                                  error for a scenario without "*" steps; ZooKeeper only
   --fencing on|off               the protected resource checks fencing tokens (default: the scenario's)
-  --format text|json             output (default text)
+  --format text|json|svg         output (default text); svg: a time–space
+                                 diagram of the run (one line per client,
+                                 the server and the resource)
   --sim-root /path               the sandbox (default /zklockviz/sim)
   --session-timeout 2s           each client's ZooKeeper session timeout
   --log-level warn               debug, info, warn or error (to stderr)
@@ -143,8 +145,8 @@ func (f *simFlags) spec(svc classService) (simulator.Spec, error) {
 		return spec, err
 	}
 	spec.Fencing = fencing
-	if f.format != "text" && f.format != "json" {
-		return spec, usagef("--format %q: want text or json", f.format)
+	if f.format != "text" && f.format != "json" && f.format != "svg" {
+		return spec, usagef("--format %q: want text, json or svg", f.format)
 	}
 	if f.clientsSet && (f.clients < 1 || f.clients > simulator.MaxClients) {
 		return spec, usagef("--clients %d: want 1 to %d", f.clients, simulator.MaxClients)
@@ -316,11 +318,14 @@ func playRun(ctx context.Context, m *simulator.Manager, spec simulator.Spec) (si
 // run stopped early or the checker found a violation.
 func writeReport(w io.Writer, rep simulator.Report, format string) (int, error) {
 	var err error
-	if format == "json" {
+	switch format {
+	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
-	} else {
+	case "svg":
+		err = simulator.WriteSVG(w, rep)
+	default:
 		err = simulator.WriteText(w, rep)
 	}
 	if err != nil {
