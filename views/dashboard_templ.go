@@ -334,7 +334,7 @@ func DashboardPage(d Dashboard) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if d.SimEnabled {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div class=\"card\"><strong>Teach how ZooKeeper locks work.</strong><p class=\"dim\">The <a href=\"/sim\">classroom</a> replays scenarios with real ZooKeeper clients: the read/write lock walkthrough LOCK1–LOCK5, the herd effect against watching your predecessor, side by side, crashed and paused holders, fencing tokens.</p></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div class=\"card\"><strong>Teach how distributed locks work.</strong><p class=\"dim\">The <a href=\"/sim\">classroom</a> replays scenarios with real clients on real throwaway servers, ZooKeeper, Redis, etcd and PostgreSQL: the read/write lock walkthrough LOCK1–LOCK5, the herd effect against watching your predecessor, side by side, crashed and paused holders, fencing tokens, a key that expires under its holder, a deadlock, and the same pause on every service side by side.</p></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
