@@ -356,7 +356,7 @@ func (m *Manager) reserve() error {
 		return unavailablef("simulator: shutting down")
 	}
 	if n := len(m.runs) + m.starting; n >= m.cfg.MaxRuns {
-		return conflictf("%d runs are open, the most this server allows: delete one (the classroom's run list, or DELETE /api/v1/sim/runs/{id}); a run also closes %s after its last viewer leaves",
+		return conflictf("%d runs are open, the most this server allows: delete one of yours (the classroom's run list, or DELETE /api/v1/sim/runs/{id} with the owner secret its start answered); a run also closes %s after its last viewer leaves",
 			n, m.cfg.ViewerGrace)
 	}
 	m.starting++

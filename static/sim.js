@@ -5,7 +5,7 @@
 // only shows states and forwards intentions.
 
 import { legend, tick, say } from './queue.js';
-import { apiURL, call, inflight, onSettled, setService } from './sim-api.js';
+import { apiURL, call, inflight, onSettled, ownerHeaders, setService } from './sim-api.js';
 import { Panel } from './sim-panel.js';
 import { sideBySide, wordsOf } from './sim-views.js';
 import { Timeline, timelineKeys } from './timeline.js';
@@ -513,8 +513,10 @@ async function replay(gen) {
 
 // ---- Open runs ----------------------------------------------------------
 // refreshRuns lists the server's open runs, so a teacher sees what holds
-// ZooKeeper sessions and can delete what another tab left. This tab's own
-// runs are marked, not offered for deletion: restart replaces them.
+// ZooKeeper sessions and can delete what another tab of this browser left
+// (the server says which it may: only a run's starter deletes it). This
+// tab's own runs are marked, not offered for deletion: restart replaces
+// them.
 async function refreshRuns() {
   let runs;
   try {
@@ -541,7 +543,7 @@ async function refreshRuns() {
       tag.className = 'dim';
       tag.textContent = say('runs.mine');
       li.append(tag);
-    } else {
+    } else if (r.deletable) {
       const b = document.createElement('button');
       b.type = 'button';
       b.textContent = say('runs.delete');
@@ -681,7 +683,7 @@ timelineKeys(
 
 window.addEventListener('pagehide', () => {
   for (const p of panels) {
-    if (p.id) fetch(apiURL(p.path('')), { method: 'DELETE', keepalive: true }).catch(() => {});
+    if (p.id) fetch(apiURL(p.path('')), { method: 'DELETE', keepalive: true, headers: ownerHeaders() }).catch(() => {});
   }
 });
 setInterval(() => tick(ui.runs), 1000);

@@ -60,29 +60,90 @@ func (s *Server) everyScenario() ([]json.RawMessage, error) {
 }
 
 func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
-	cls, err := s.classroomOf(r)
+	svc, err := s.simService(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	run, err := cls.Start(func(spec any) error { return decodeBody(w, r, spec) })
+	run, err := svc.Classroom.Start(func(spec any) error { return decodeBody(w, r, spec) })
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, namedState{run.State()})
+	s.owners.forget(svc.Name, svc.Classroom.Runs())
+	secret, err := s.owners.add(ownerKey(svc.Name, run.ID()))
+	var b []byte
+	if err == nil {
+		b, err = withOwner(namedState{run.State()}, secret)
+	}
+	if err != nil {
+		// A run whose starter was not answered would hold its sessions
+		// with nobody to delete it.
+		if derr := svc.Classroom.Delete(run.ID()); derr != nil {
+			s.log.Warn("classroom: delete a run not answered", "run", run.ID(), "err", derr)
+		}
+		writeError(w, r, s.log, err)
+		return
+	}
+	w.Header().Set(RunOwnerHeader, secret)
+	writeJSON(w, http.StatusCreated, json.RawMessage(b))
 }
 
-// simList answers every open run's State, oldest first.
+// withOwner is a started run's answer: its state and the owner secret
+// that lets its starter delete it.
+func withOwner(st namedState, secret string) ([]byte, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("encode a started run: %w", err)
+	}
+	x, err := json.Marshal(struct {
+		Owner string `json:"owner"`
+	}{secret})
+	if err != nil {
+		return nil, err
+	}
+	return mergeObjects(b, x), nil
+}
+
+// simService is the service ?service= names, which has a classroom.
+func (s *Server) simService(r *http.Request) (lockservice.Service, error) {
+	svc, err := serviceOf(s.cfg.Services, r)
+	if err != nil {
+		return svc, err
+	}
+	if svc.Classroom == nil {
+		return svc, errorf(ErrNotFound, "%s has no classroom on this server", svc.Title)
+	}
+	return svc, nil
+}
+
+// simList answers every open run's State, oldest first, each saying
+// whether this request may delete it ("deletable": it sends the run's
+// owner secret, or holds the server's token), so a page offers to delete
+// only those.
 func (s *Server) simList(w http.ResponseWriter, r *http.Request) {
-	cls, err := s.classroomOf(r)
+	svc, err := s.simService(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	out := []any{}
-	for _, run := range cls.Runs() {
-		out = append(out, run.State())
+	runs := svc.Classroom.Runs()
+	s.owners.forget(svc.Name, runs)
+	out := []json.RawMessage{}
+	for _, run := range runs {
+		b, err := json.Marshal(run.State())
+		if err == nil {
+			var x []byte
+			x, err = json.Marshal(struct {
+				Deletable bool `json:"deletable"`
+			}{s.mayDelete(ownerKey(svc.Name, run.ID()), r)})
+			b = mergeObjects(b, x)
+		}
+		if err != nil {
+			writeError(w, r, s.log, fmt.Errorf("encode run %s: %w", run.ID(), err))
+			return
+		}
+		out = append(out, b)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -110,16 +171,26 @@ func (s *Server) simState(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, namedState{run.State()})
 }
 
+// simDelete ends a run, for the one who started it or whoever holds the
+// server's token (runowner.go); anyone else is refused with 403.
 func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
-	cls, err := s.classroomOf(r)
+	svc, err := s.simService(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if err := cls.Delete(chi.URLParam(r, "id")); err != nil {
+	id := chi.URLParam(r, "id")
+	if _, ok := svc.Classroom.Get(id); ok && !s.mayDelete(ownerKey(svc.Name, id), r) {
+		writeError(w, r, s.log, errorf(ErrForbidden,
+			"run %s was started by someone else: only the one who started it (with the %s secret its start answered) or whoever holds the server's token may delete it; it closes by itself once its viewers leave",
+			id, RunOwnerHeader))
+		return
+	}
+	if err := svc.Classroom.Delete(id); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
+	s.owners.forget(svc.Name, svc.Classroom.Runs())
 	w.WriteHeader(http.StatusNoContent)
 }
 
