@@ -167,6 +167,9 @@ func TestClassroomAPI(t *testing.T) {
 			{"POST", "/runs", map[string]any{"scenario": "herd", "clients": simulator.MaxClients + 1}, 400, "clients 1001: want 1 to 1000"},
 			{"POST", "/runs", map[string]any{"scenario": "lock1-5", "colour": "red"}, 400, `unknown field "colour"`},
 			{"POST", "/runs", map[string]any{"definition": map[string]any{"lock": "rw", "steps": []any{map[string]any{"client": "A", "action": "acquire"}}}}, 400, `unknown action "acquire"`},
+			// The check before a run says what is wrong with the plan, not
+			// whom B waits for (what a student is asked to predict).
+			{"POST", "/runs", map[string]any{"definition": map[string]any{"lock": "exclusive", "steps": []any{map[string]any{"client": "A", "action": "add"}, map[string]any{"client": "B", "action": "add"}, map[string]any{"client": "B", "action": "release"}}}}, 400, "step 3: release B: the plan gives B no lock to release at that step"},
 			{"POST", "/runs", map[string]any{"scenario": "herd", "clients": 0}, 400, "clients 0: want 1 to 1000"},
 			{"POST", "/runs", map[string]any{"scenario": "herd", "clients": -3}, 400, "clients -3: want 1 to 1000"},
 			{"POST", "/runs", map[string]any{"scenario": "lock1-5", "clients": 7}, 400, "scenario lock1-5 has a fixed cast"},
@@ -221,7 +224,7 @@ func TestClassroomAPI(t *testing.T) {
 	}
 
 	// A release by a waiter does not fit.
-	if msg := api.errorOf("POST", run+"/act", map[string]string{"client": "LOCK3", "action": "release"}, 409); !strings.Contains(msg, "holds nothing") {
+	if msg := api.errorOf("POST", run+"/act", map[string]string{"client": "LOCK3", "action": "release"}, 409); !strings.Contains(msg, "no lock to release") {
 		t.Errorf("release by a waiter: %q", msg)
 	}
 	if msg := api.errorOf("POST", run+"/act", map[string]string{"client": "LOCK3", "action": "explode"}, 400); !strings.Contains(msg, "unknown action") {
