@@ -2,7 +2,9 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -329,4 +331,69 @@ func (f runFeed) Frame() ([]byte, bool, error) {
 		}
 	}
 	return b, true, nil
+}
+
+// scenarioEditor is a classroom that serves the page's scenario editor
+// (simulator's classroom does): a built-in's definition to start from, and
+// a scenario file's check, the command line's own.
+type scenarioEditor interface {
+	CheckScenario(b []byte) (any, error)
+	Definition(name string) (any, bool)
+}
+
+func (s *Server) simEditor(r *http.Request) (scenarioEditor, error) {
+	cls, err := s.classroomOf(r)
+	if err != nil {
+		return nil, err
+	}
+	ed, ok := cls.(scenarioEditor)
+	if !ok {
+		return nil, errorf(ErrNotFound, "this classroom has no scenario editor")
+	}
+	return ed, nil
+}
+
+// simDefinition answers a built-in scenario's definition: the JSON of its
+// file, which the editor shows and a lab's student changes.
+func (s *Server) simDefinition(w http.ResponseWriter, r *http.Request) {
+	ed, err := s.simEditor(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	name := chi.URLParam(r, "name")
+	sc, ok := ed.Definition(name)
+	if !ok {
+		writeError(w, r, s.log, errorf(ErrNotFound, "no built-in scenario %q here (GET /api/v1/sim/scenarios lists them)", name))
+		return
+	}
+	writeJSON(w, http.StatusOK, sc)
+}
+
+// simCheck checks a scenario file sent as the body, as `zklockviz sim
+// --scenario FILE` checks one: 200 with {scenario, definition} (how the
+// classroom lists it, and the definition to start with POST /runs), or 400
+// saying what is wrong, in terms that give no run's outcome away.
+func (s *Server) simCheck(w http.ResponseWriter, r *http.Request) {
+	ed, err := s.simEditor(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, r, s.log, errorf(ErrTooLarge, "scenario larger than %d bytes", maxBody))
+		return
+	case err != nil:
+		writeError(w, r, s.log, errorf(ErrInvalid, "read the scenario: %v", err))
+		return
+	}
+	checked, err := ed.CheckScenario(b)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, checked)
 }
