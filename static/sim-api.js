@@ -76,7 +76,8 @@ export async function call(method, path, body) {
     const res = await fetch(apiURL(path), {
       method,
       headers: { ...ownerHeaders(), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      // A string goes as it is: a scenario file's text, checked by the server.
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     let data = null;
     const text = await res.text();

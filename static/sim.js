@@ -6,6 +6,7 @@
 
 import { legend, tick, say } from './queue.js';
 import { apiURL, call, inflight, onSettled, ownerHeaders, setService } from './sim-api.js';
+import { scenarioEditor } from './sim-editor.js';
 import { Panel } from './sim-panel.js';
 import { sideBySide, wordsOf } from './sim-views.js';
 import { Timeline, timelineKeys } from './timeline.js';
@@ -413,6 +414,26 @@ function scenarioInfo() {
   return scenarios.find((s) => s.id === ui.scenario.value) || {};
 }
 
+// ---- The scenario editor (sim-editor.js) --------------------------------
+// A scenario the server checked runs as a built-in does: listed (once per
+// name) with its definition, chosen, and started.
+const editor = scenarioEditor({
+  current: scenarioInfo,
+  run(checked) {
+    const info = { ...checked.scenario, id: 'edited:' + checked.scenario.id, definition: checked.definition };
+    scenarios = scenarios.filter((s) => s.id !== info.id).concat(info);
+    let o = [...ui.scenario.options].find((x) => x.value === info.id);
+    if (!o) {
+      o = document.createElement('option');
+      o.value = info.id;
+      ui.scenario.append(o);
+    }
+    o.textContent = say('editor.option', { title: info.title });
+    ui.scenario.value = info.id;
+    restart();
+  },
+});
+
 async function restart() {
   generation++;
   together = null;
@@ -471,7 +492,7 @@ async function restart() {
   if (!ui.fencing.dataset.touched) ui.fencing.checked = !!info.fencing;
   const clients = info.clients ? Number(ui.clients.value) || 0 : 0;
   try {
-    const started = await Promise.allSettled(panels.map((p) => p.start(ui.scenario.value, clients, ui.fencing.checked, gen)));
+    const started = await Promise.allSettled(panels.map((p) => p.start(info.definition || ui.scenario.value, clients, ui.fencing.checked, gen)));
     // A pane whose service cannot run says why; the others go on.
     started.forEach((r, i) => {
       if (r.status === 'rejected' && side && gen === generation) panels[i].unavailable(r.reason.message);
@@ -605,6 +626,7 @@ ui.scenario.addEventListener('change', () => {
   delete ui.clients.dataset.touched;
   delete ui.fencing.dataset.touched;
   restart();
+  editor.follow();
 });
 // Changing the strategy replays the same actions to the same step, so the
 // comparison is on the same workload.
