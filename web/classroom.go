@@ -76,7 +76,10 @@ func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
 	secret, err := s.owners.add(ownerKey(svc.Name, run.ID()))
 	var b []byte
 	if err == nil {
-		b, err = withOwner(namedState{run.State()}, secret)
+		// The answer carries the secret that lets its starter delete it.
+		b, err = withFields(namedState{run.State()}, struct {
+			Owner string `json:"owner"`
+		}{secret})
 	}
 	if err != nil {
 		// A run whose starter was not answered would hold its sessions
@@ -91,18 +94,15 @@ func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, json.RawMessage(b))
 }
 
-// withOwner is a started run's answer: its state and the owner secret
-// that lets its starter delete it.
-func withOwner(st namedState, secret string) ([]byte, error) {
-	b, err := json.Marshal(st)
+// withFields is v's JSON object with extra's fields added.
+func withFields(v, extra any) ([]byte, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("encode a started run: %w", err)
+		return nil, fmt.Errorf("encode a run's state: %w", err)
 	}
-	x, err := json.Marshal(struct {
-		Owner string `json:"owner"`
-	}{secret})
+	x, err := json.Marshal(extra)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encode a run's state: %w", err)
 	}
 	return mergeObjects(b, x), nil
 }
@@ -133,14 +133,9 @@ func (s *Server) simList(w http.ResponseWriter, r *http.Request) {
 	s.owners.forget(svc.Name, runs)
 	out := []json.RawMessage{}
 	for _, run := range runs {
-		b, err := json.Marshal(run.State())
-		if err == nil {
-			var x []byte
-			x, err = json.Marshal(struct {
-				Deletable bool `json:"deletable"`
-			}{s.mayDelete(ownerKey(svc.Name, run.ID()), r)})
-			b = mergeObjects(b, x)
-		}
+		b, err := withFields(run.State(), struct {
+			Deletable bool `json:"deletable"`
+		}{s.mayDelete(ownerKey(svc.Name, run.ID()), r)})
 		if err != nil {
 			writeError(w, r, s.log, fmt.Errorf("encode run %s: %w", run.ID(), err))
 			return
