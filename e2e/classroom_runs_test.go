@@ -54,6 +54,9 @@ func TestClassroomRunList(t *testing.T) {
 	if n := eval[int](tb, `document.querySelectorAll(`+jsString(item(foreign)+` button`)+`).length`); n != 0 {
 		t.Errorf("someone else's run offers %d buttons, want none", n)
 	}
+	if got := eval[string](tb, `document.querySelector(`+jsString(item(foreign))+`).textContent`); !strings.Contains(got, "only its starter deletes it") {
+		t.Errorf("someone else's run reads %q, want it to say why it has no delete", got)
+	}
 	req, err := http.NewRequest(http.MethodDelete, srv.URL+"/api/v1/sim/runs/"+foreign, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -577,6 +577,11 @@ async function refreshRuns() {
         refreshRuns();
       });
       li.append(b);
+    } else {
+      const tag = document.createElement('span');
+      tag.className = 'dim';
+      tag.textContent = say('runs.others');
+      li.append(tag);
     }
     ui.runItems.append(li);
   }

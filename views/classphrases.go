@@ -85,6 +85,7 @@ var classPhrases = map[string]string{
 	"runs.failed":      "(could not list: {why})",
 	"runs.count":       "({n})",
 	"runs.mine":        "(this tab)",
+	"runs.others":      "(started elsewhere: only its starter deletes it)",
 	"runs.delete":      "delete",
 	"runs.deleteAria":  "delete run {id} ({title})",
 	"runs.line":        "{what} · step {step} of {total}{playing}",
