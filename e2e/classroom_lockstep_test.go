@@ -49,7 +49,8 @@ func TestClassroomRunEndedOnServer(t *testing.T) {
 	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
 	scope := run("predecessor")
 	tb.until("the run", settled(scope, 0)+` && document.querySelector('.run').dataset.socket === 'open'`)
-	tb.run(`fetch('/api/v1/sim/runs/' + document.querySelector('.run').dataset.run, {method: 'DELETE'})`)
+	// Deleted by another tab of this browser: with the run's owner secret.
+	tb.run(`fetch('/api/v1/sim/runs/' + document.querySelector('.run').dataset.run, {method: 'DELETE', headers: {'X-Zklockviz-Run-Owner': Object.values(JSON.parse(localStorage.getItem('zklockviz.runOwners') || '{}')).join(', ')}})`)
 	tb.until("the page says the run ended", `document.querySelector('.run').dataset.socket === 'closed' && document.getElementById('sim-error').textContent.includes('the run ended')`)
 	// Longer than the page's reconnect delay (1 s), so a reconnect would
 	// have shown in the console.

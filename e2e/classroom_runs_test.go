@@ -10,8 +10,26 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
-// The classroom lists the server's open runs: this tab's marked, another's
-// with a delete button that ends it on the server.
+// startScripted starts a run as a script does, and answers its id and
+// owner secret.
+func startScripted(t *testing.T, url, body string) (id, owner string) {
+	t.Helper()
+	res, err := http.Post(url+"/api/v1/sim/runs", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run struct{ ID, Owner string }
+	err = json.NewDecoder(res.Body).Decode(&run)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusCreated || run.Owner == "" {
+		t.Fatalf("start a run: %d %v (owner %q)", res.StatusCode, err, run.Owner)
+	}
+	return run.ID, run.Owner
+}
+
+// The classroom lists the server's open runs: this tab's marked, another
+// tab's of this browser with a delete button that ends it on the server,
+// and a run someone else started with none (only its starter deletes it).
 func TestClassroomRunList(t *testing.T) {
 	need(t)
 	srv := startServer(t, "--sim")
@@ -21,21 +39,33 @@ func TestClassroomRunList(t *testing.T) {
 	tb.until("the run", `document.querySelector(`+jsString(scope)+`) && document.querySelector(`+jsString(scope)+`).dataset.run`)
 	mine := eval[string](tb, `document.querySelector(`+jsString(scope)+`).dataset.run`)
 
-	// Another run, as a closed tab or a script leaves one.
-	res, err := http.Post(srv.URL+"/api/v1/sim/runs", "application/json", strings.NewReader(`{"scenario":"herd","clients":3}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Another run, as a closed tab of this browser leaves one: its secret
+	// in this browser's storage.
 	var other struct{ ID string }
-	err = json.NewDecoder(res.Body).Decode(&other)
-	res.Body.Close()
-	if err != nil || res.StatusCode != http.StatusCreated {
-		t.Fatalf("start another run: %d %v", res.StatusCode, err)
-	}
+	var owner string
+	other.ID, owner = startScripted(t, srv.URL, `{"scenario":"herd","clients":3}`)
+	tb.run(`{ const k = 'zklockviz.runOwners'; const o = JSON.parse(localStorage.getItem(k) || '{}'); o[` + jsString(other.ID) + `] = ` + jsString(owner) + `; localStorage.setItem(k, JSON.stringify(o)); }`)
+	// And one someone else started.
+	foreign, _ := startScripted(t, srv.URL, `{"scenario":"herd","clients":2}`)
 
 	tb.do("open the run list", chromedp.Click(chromedp.CSS(`#run-list summary`)))
 	item := func(id string) string { return `#run-items li[data-run=` + jsString(id) + `]` }
-	tb.until("both runs listed", `document.querySelector(`+jsString(item(other.ID)+` button[data-delete]`)+`) && document.querySelector(`+jsString(item(mine))+`)`)
+	tb.until("the runs listed", `document.querySelector(`+jsString(item(other.ID)+` button[data-delete]`)+`) && document.querySelector(`+jsString(item(mine))+`) && document.querySelector(`+jsString(item(foreign))+`)`)
+	if n := eval[int](tb, `document.querySelectorAll(`+jsString(item(foreign)+` button`)+`).length`); n != 0 {
+		t.Errorf("someone else's run offers %d buttons, want none", n)
+	}
+	if got := eval[string](tb, `document.querySelector(`+jsString(item(foreign))+`).textContent`); !strings.Contains(got, "only its starter deletes it") {
+		t.Errorf("someone else's run reads %q, want it to say why it has no delete", got)
+	}
+	req, err := http.NewRequest(http.MethodDelete, srv.URL+"/api/v1/sim/runs/"+foreign, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := http.DefaultClient.Do(req); err != nil || got.StatusCode != http.StatusForbidden {
+		t.Fatalf("a delete without the owner's secret: %v %v, want 403", got.Status, err)
+	} else {
+		got.Body.Close()
+	}
 	if got := eval[string](tb, `document.querySelector(`+jsString(item(mine))+`).textContent`); !strings.Contains(got, "(this tab)") || !strings.Contains(got, "predecessor") {
 		t.Errorf("this tab's run reads %q", got)
 	}
@@ -43,14 +73,14 @@ func TestClassroomRunList(t *testing.T) {
 		t.Errorf("this tab's run offers %d buttons, want none", n)
 	}
 	tb.do("delete the other run", chromedp.Click(chromedp.CSS(item(other.ID)+` button[data-delete]`)))
-	tb.until("it leaves the list", `!document.querySelector(`+jsString(item(other.ID))+`) && document.getElementById('run-count').textContent === '(1)'`)
-	res, err = http.Get(srv.URL + "/api/v1/sim/runs/" + other.ID)
+	tb.until("it leaves the list", `!document.querySelector(`+jsString(item(other.ID))+`) && document.getElementById('run-count').textContent === '(2)'`)
+	got, err := http.Get(srv.URL + "/api/v1/sim/runs/" + other.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusNotFound {
-		t.Errorf("the deleted run answers %d, want 404", res.StatusCode)
+	got.Body.Close()
+	if got.StatusCode != http.StatusNotFound {
+		t.Errorf("the deleted run answers %d, want 404", got.StatusCode)
 	}
 	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {
 		t.Errorf("error shown: %q", msg)

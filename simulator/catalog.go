@@ -100,21 +100,28 @@ func (c *Catalog) Parse(b []byte) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sc.Service != c.cfg.Service && (sc.Service != "" || !c.cfg.Unnamed) {
-		return nil, invalidf("scenario %s: service %q: %s scenario says \"service\": %q", sc.Name, sc.Service, article(c.title()), c.cfg.Service)
-	}
-	if c.cfg.Validate != nil {
-		err := c.cfg.Validate(sc)
-		if err != nil && !errors.Is(err, ErrInvalid) {
-			// A file that breaks the service's rules is a bad scenario
-			// (sim's exit 2, HTTP 400), whatever the rule's error says.
-			err = invalidf("%v", err)
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := c.Check(sc); err != nil {
+		return nil, err
 	}
 	return sc, nil
+}
+
+// Check checks a decoded scenario against the service's rules, as Parse
+// does a file's: its service, then CatalogConfig.Validate.
+func (c *Catalog) Check(sc *Scenario) error {
+	if sc.Service != c.cfg.Service && (sc.Service != "" || !c.cfg.Unnamed) {
+		return invalidf("scenario %s: service %q: %s scenario says \"service\": %q", sc.Name, sc.Service, article(c.title()), c.cfg.Service)
+	}
+	if c.cfg.Validate == nil {
+		return nil
+	}
+	err := c.cfg.Validate(sc)
+	if err != nil && !errors.Is(err, ErrInvalid) {
+		// A file that breaks the service's rules is a bad scenario
+		// (sim's exit 2, HTTP 400), whatever the rule's error says.
+		err = invalidf("%v", err)
+	}
+	return err
 }
 
 // Builtin returns a copy of a built-in scenario by name.

@@ -55,6 +55,29 @@ func (c classroom) Runs() []lockservice.Run {
 
 func (c classroom) Delete(id string) error { return c.m.Delete(id) }
 
+// ScenarioCheck is a scenario the classroom's editor sent, checked: how
+// the classroom lists it, and its definition to start (Spec.Definition).
+type ScenarioCheck struct {
+	Scenario   ScenarioInfo `json:"scenario"`
+	Definition *Scenario    `json:"definition"`
+}
+
+// CheckScenario checks a scenario file's bytes as the command line does
+// (Manager.CheckScenario), for the classroom's editor.
+func (c classroom) CheckScenario(b []byte) (any, error) {
+	info, sc, err := c.m.CheckScenario(b)
+	if err != nil {
+		return nil, err
+	}
+	return ScenarioCheck{info, sc}, nil
+}
+
+// Definition is a built-in scenario as its file says it, for the editor.
+func (c classroom) Definition(name string) (any, bool) {
+	sc, ok := c.m.Definition(name)
+	return sc, ok
+}
+
 // seamRun is a Run whose State and Subscribe speak lockservice.
 type seamRun struct{ *Run }
 

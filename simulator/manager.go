@@ -167,26 +167,53 @@ func (m *Manager) stepTimeout(sc *Scenario) time.Duration {
 // Scenarios lists the built-in scenarios.
 func (m *Manager) Scenarios() []ScenarioInfo {
 	var out []ScenarioInfo
-	var missing error
-	if b, ok := m.backend.(interface{ Available() error }); ok {
-		missing = b.Available()
-	}
 	cat := m.backend.Catalog()
 	for _, n := range cat.Names() {
 		sc, _ := cat.Builtin(n)
-		info := sc.info()
-		if w := cat.Waiting(); w != "" {
-			info.Waiting = w
-			// The strategies are the choice of other services' recipes:
-			// this one's waiters wait as its catalog says.
-			info.StrategyFixed = "herd and predecessor do not apply: " + w
-		}
-		if missing != nil {
-			info.Unavailable = missing.Error()
-		}
-		out = append(out, info)
+		out = append(out, m.infoOf(sc))
 	}
 	return out
+}
+
+// infoOf describes sc as the classroom lists it.
+func (m *Manager) infoOf(sc *Scenario) ScenarioInfo {
+	info := sc.info()
+	if w := m.backend.Catalog().Waiting(); w != "" {
+		info.Waiting = w
+		// The strategies are the choice of other services' recipes:
+		// this one's waiters wait as its catalog says.
+		info.StrategyFixed = "herd and predecessor do not apply: " + w
+	}
+	if b, ok := m.backend.(interface{ Available() error }); ok {
+		if err := b.Available(); err != nil {
+			info.Unavailable = err.Error()
+		}
+	}
+	return info
+}
+
+// Definition is a built-in scenario's whole definition, as its file says
+// it: what the classroom's editor starts from.
+func (m *Manager) Definition(name string) (*Scenario, bool) {
+	return m.backend.Catalog().Builtin(name)
+}
+
+// CheckScenario reads a scenario file exactly as `zklockviz sim --scenario
+// FILE` does (the catalog's Parse: the format, then the service's own
+// rules), then dry-runs its plan for its own client count against this
+// server's client limit, as a run's start does. It answers the scenario as
+// the classroom lists one, and the scenario, named "custom" when it has
+// no name, ready to start (Spec.Definition). It opens no session.
+func (m *Manager) CheckScenario(b []byte) (ScenarioInfo, *Scenario, error) {
+	sc, err := m.backend.Catalog().Parse(b)
+	if err != nil {
+		return ScenarioInfo{}, nil, err
+	}
+	sc.Name = cmp.Or(sc.Name, "custom")
+	if _, err := m.planOf(sc, nil); err != nil {
+		return ScenarioInfo{}, nil, err
+	}
+	return m.infoOf(sc), sc, nil
 }
 
 // Actions are the actions the backend's clients accept.
@@ -278,6 +305,13 @@ func (m *Manager) scenarioOf(spec Spec) (*Scenario, error) {
 	case sc.Service != "" && sc.Service != svc:
 		return nil, invalidf("scenario %s is for %s, not this classroom's service (%s)", sc.Name, sc.Service, svc)
 	}
+	if spec.Definition != nil {
+		// A scenario sent whole meets the service's rules as a file does
+		// on the command line (Catalog.Parse).
+		if err := m.backend.Catalog().Check(sc); err != nil {
+			return nil, err
+		}
+	}
 	return sc, nil
 }
 
@@ -356,7 +390,7 @@ func (m *Manager) reserve() error {
 		return unavailablef("simulator: shutting down")
 	}
 	if n := len(m.runs) + m.starting; n >= m.cfg.MaxRuns {
-		return conflictf("%d runs are open, the most this server allows: delete one (the classroom's run list, or DELETE /api/v1/sim/runs/{id}); a run also closes %s after its last viewer leaves",
+		return conflictf("%d runs are open, the most this server allows: delete one of yours (the classroom's run list, or DELETE /api/v1/sim/runs/{id} with the owner secret its start answered); a run also closes %s after its last viewer leaves",
 			n, m.cfg.ViewerGrace)
 	}
 	m.starting++

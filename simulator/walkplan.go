@@ -42,3 +42,22 @@ func WalkPlan(b Backend, sc *Scenario, plan []Action, anonymous func(Action) boo
 	}
 	return nil
 }
+
+// What the check before a run may say. A lab asks a student, step by step,
+// who holds, whom a client waits for, who is woken, whether a session or a
+// key has run out and whether a write lands; a student who writes a plan and
+// reads the check's refusal must not read those answers in it. So a dry run
+// refuses a plan in the plan's own terms: the step, its action, the rule it
+// breaks, and what the plan's own steps did (added, released, crashed,
+// paused, expired by an expire step). It never explains a refusal by the
+// state the service derives from the steps: not "C3 does not hold the lock:
+// it waits for C2", not "C3's session expired". That a client can do
+// nothing with a lock at a step is unavoidable to say when the plan asks it
+// to, so it is said as the plan's fault (NoLock), without who holds instead.
+
+// NoLock is why a plan's step that needs the lock is refused: "the plan
+// gives C3 no lock to release at that step". todo is what the step does
+// with it (release, write under…).
+func NoLock(client, todo string) string {
+	return fmt.Sprintf("the plan gives %s no lock to %s at that step", client, todo)
+}

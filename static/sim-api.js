@@ -22,6 +22,38 @@ export function apiURL(path) {
   return `${API}${path}${path.includes('?') ? '&' : '?'}service=${encodeURIComponent(svc)}`;
 }
 
+// A run's owner secret, which its start answers, is what lets this
+// browser delete it: kept in localStorage, so another tab of this browser
+// may delete the run too, and sent back as a header (never a cookie,
+// which another site's page could make the browser send).
+export const OWNER_HEADER = 'X-Zklockviz-Run-Owner';
+const OWNERS_KEY = 'zklockviz.runOwners';
+const MAX_OWNED = 64;
+
+function owned() {
+  try {
+    return JSON.parse(localStorage.getItem(OWNERS_KEY) || '{}') || {};
+  } catch {
+    return {};
+  }
+}
+
+function keepOwned(o) {
+  // The newest runs' secrets: a run forgotten here closes by itself.
+  const ids = Object.keys(o).slice(-MAX_OWNED);
+  try {
+    localStorage.setItem(OWNERS_KEY, JSON.stringify(Object.fromEntries(ids.map((id) => [id, o[id]]))));
+  } catch {
+    // Storage refused (a private window's quota): this tab cannot delete its runs from another.
+  }
+}
+
+// ownerHeaders are the headers that prove this browser's runs its own.
+export function ownerHeaders() {
+  const secrets = Object.values(owned());
+  return secrets.length ? { [OWNER_HEADER]: secrets.join(', ') } : {};
+}
+
 let pending = 0;
 let settled = () => {};
 
@@ -43,8 +75,9 @@ export async function call(method, path, body) {
   try {
     const res = await fetch(apiURL(path), {
       method,
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { ...ownerHeaders(), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      // A string goes as it is: a scenario file's text, checked by the server.
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     let data = null;
     const text = await res.text();
@@ -57,6 +90,16 @@ export async function call(method, path, body) {
     }
     if (!res.ok) throw new Error((data && data.error) || `${res.status} ${res.statusText}`);
     if (method === 'POST' && path === '/runs' && data && data.id) runService.set(data.id, svc);
+    if (method === 'POST' && /^\/runs(\?|$)/.test(path) && data && data.owner) keepOwned({ ...owned(), [data.id]: data.owner });
+    if (method === 'DELETE' && res.ok) {
+      // A deleted run's secret opens nothing any more.
+      const m = /^\/runs\/([^/?]+)$/.exec(path.split('?')[0]);
+      const o = owned();
+      if (m && o[decodeURIComponent(m[1])] !== undefined) {
+        delete o[decodeURIComponent(m[1])];
+        keepOwned(o);
+      }
+    }
     return data;
   } finally {
     pending--;

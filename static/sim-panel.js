@@ -145,7 +145,8 @@ export class Panel {
     }
     // A lease scenario has no strategy to choose ("children" is its own).
     // A pane runs its service's scenario with that scenario's own settings.
-    const body = this.side ? { scenario: this.side.scenario } : { scenario, fencing };
+    // An edited scenario (sim-editor.js) is sent whole, as its definition.
+    const body = this.side ? { scenario: this.side.scenario } : typeof scenario === 'object' ? { definition: scenario, fencing } : { scenario, fencing };
     if (!this.side && this.strategy !== 'children') body.strategy = this.strategy;
     if (!this.side && clients > 0) body.clients = clients;
     const raw = await call('POST', '/runs' + this.query, body);

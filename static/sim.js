@@ -5,7 +5,8 @@
 // only shows states and forwards intentions.
 
 import { legend, tick, say } from './queue.js';
-import { apiURL, call, inflight, onSettled, setService } from './sim-api.js';
+import { apiURL, call, inflight, onSettled, ownerHeaders, setService } from './sim-api.js';
+import { scenarioEditor } from './sim-editor.js';
 import { Panel } from './sim-panel.js';
 import { sideBySide, wordsOf } from './sim-views.js';
 import { Timeline, timelineKeys } from './timeline.js';
@@ -425,6 +426,26 @@ function scenarioInfo() {
   return scenarios.find((s) => s.id === ui.scenario.value) || {};
 }
 
+// ---- The scenario editor (sim-editor.js) --------------------------------
+// A scenario the server checked runs as a built-in does: listed (once per
+// name) with its definition, chosen, and started.
+const editor = scenarioEditor({
+  current: scenarioInfo,
+  run(checked) {
+    const info = { ...checked.scenario, id: 'edited:' + checked.scenario.id, definition: checked.definition };
+    scenarios = scenarios.filter((s) => s.id !== info.id).concat(info);
+    let o = [...ui.scenario.options].find((x) => x.value === info.id);
+    if (!o) {
+      o = document.createElement('option');
+      o.value = info.id;
+      ui.scenario.append(o);
+    }
+    o.textContent = say('editor.option', { title: info.title });
+    ui.scenario.value = info.id;
+    restart();
+  },
+});
+
 async function restart() {
   generation++;
   together = null;
@@ -483,7 +504,7 @@ async function restart() {
   if (!ui.fencing.dataset.touched) ui.fencing.checked = !!info.fencing;
   const clients = info.clients ? Number(ui.clients.value) || 0 : 0;
   try {
-    const started = await Promise.allSettled(panels.map((p) => p.start(ui.scenario.value, clients, ui.fencing.checked, gen)));
+    const started = await Promise.allSettled(panels.map((p) => p.start(info.definition || ui.scenario.value, clients, ui.fencing.checked, gen)));
     // A pane whose service cannot run says why; the others go on.
     started.forEach((r, i) => {
       if (r.status === 'rejected' && side && gen === generation) panels[i].unavailable(r.reason.message);
@@ -525,8 +546,10 @@ async function replay(gen) {
 
 // ---- Open runs ----------------------------------------------------------
 // refreshRuns lists the server's open runs, so a teacher sees what holds
-// ZooKeeper sessions and can delete what another tab left. This tab's own
-// runs are marked, not offered for deletion: restart replaces them.
+// ZooKeeper sessions and can delete what another tab of this browser left
+// (the server says which it may: only a run's starter deletes it). This
+// tab's own runs are marked, not offered for deletion: restart replaces
+// them.
 async function refreshRuns() {
   let runs;
   try {
@@ -553,7 +576,7 @@ async function refreshRuns() {
       tag.className = 'dim';
       tag.textContent = say('runs.mine');
       li.append(tag);
-    } else {
+    } else if (r.deletable) {
       const b = document.createElement('button');
       b.type = 'button';
       b.textContent = say('runs.delete');
@@ -566,6 +589,11 @@ async function refreshRuns() {
         refreshRuns();
       });
       li.append(b);
+    } else {
+      const tag = document.createElement('span');
+      tag.className = 'dim';
+      tag.textContent = say('runs.others');
+      li.append(tag);
     }
     ui.runItems.append(li);
   }
@@ -615,6 +643,7 @@ ui.scenario.addEventListener('change', () => {
   delete ui.clients.dataset.touched;
   delete ui.fencing.dataset.touched;
   restart();
+  editor.follow();
 });
 // Changing the strategy replays the same actions to the same step, so the
 // comparison is on the same workload.
@@ -694,7 +723,7 @@ timelineKeys(
 
 window.addEventListener('pagehide', () => {
   for (const p of panels) {
-    if (p.id) fetch(apiURL(p.path('')), { method: 'DELETE', keepalive: true }).catch(() => {});
+    if (p.id) fetch(apiURL(p.path('')), { method: 'DELETE', keepalive: true, headers: ownerHeaders() }).catch(() => {});
   }
 });
 setInterval(() => tick(ui.runs), 1000);

@@ -85,15 +85,20 @@ var classPhrases = map[string]string{
 	"runs.failed":      "(could not list: {why})",
 	"runs.count":       "({n})",
 	"runs.mine":        "(this tab)",
+	"runs.others":      "(started elsewhere: only its starter deletes it)",
 	"runs.delete":      "delete",
 	"runs.deleteAria":  "delete run {id} ({title})",
 	"runs.line":        "{what} · step {step} of {total}{playing}",
 	"scenario.unknown": "unknown scenario \"{want}\": showing {title} instead; pick one from the list",
 	"scenario.none":    "none",
 	"scenario.failed":  "could not load the scenarios: {why}",
-	"share.copied":     "link copied ✓",
-	"share.byHand":     "link in the address bar",
-	"share.link":       "share link",
+	// The scenario editor's (sim-editor.js).
+	"editor.ok":           "✓ {title}: {n} {n|step|steps}, checked as zklockviz sim --scenario checks a file",
+	"editor.noDefinition": "this view runs several services' scenarios side by side: pick one scenario to edit it",
+	"editor.option":       "{title} (edited)",
+	"share.copied":        "link copied ✓",
+	"share.byHand":        "link in the address bar",
+	"share.link":          "share link",
 }
 
 // dashPhrases are the dashboard's sentences its script says: the one

@@ -94,14 +94,14 @@ func SimPage(s Sim) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\">step 0 of 0</div><div id=\"off-script\" class=\"off-script\" role=\"status\" aria-live=\"polite\" hidden><span id=\"off-script-text\"></span> <button id=\"to-script\" type=\"button\" title=\"back to the script (s)\">back to the script</button></div><details id=\"run-list\" class=\"run-list\"><summary>open runs on this server <span id=\"run-count\" class=\"dim\"></span></summary><p class=\"dim\">Runs hold real sessions on their lock servers. A run closes by itself a few seconds after its last viewer leaves; delete one here to make room at once.</p><ul id=\"run-items\" aria-label=\"open runs\"></ul></details></section><div class=\"legend-row\"><ul id=\"legend\" class=\"legend\" aria-label=\"legend: shapes and arrows\"></ul></div><div id=\"runs\" class=\"runs\"></div><div id=\"shortcuts\" class=\"shortcuts\" hidden role=\"dialog\" aria-modal=\"true\" aria-labelledby=\"shortcuts-title\"><div class=\"card\"><h2 id=\"shortcuts-title\">Keyboard</h2><table><tbody><tr><td><kbd>Space</kbd></td><td>play / pause</td></tr><tr><td><kbd>→</kbd></td><td>one step forward</td></tr><tr><td><kbd>←</kbd></td><td>one step back</td></tr><tr><td><kbd>Home</kbd> / <kbd>End</kbd></td><td>first / last recorded step</td></tr><tr><td><kbd>[</kbd> / <kbd>]</kbd></td><td>slower / faster</td></tr><tr><td><kbd>r</kbd> / <kbd>w</kbd></td><td>add a reader / writer</td></tr><tr><td><kbd>s</kbd></td><td>back to the script, after a client was acted on (a what-if)</td></tr><tr id=\"compare-key\"><td><kbd>c</kbd></td><td>compare herd and predecessor side by side</td></tr><tr><td><kbd>t</kbd></td><td>show the table view</td></tr><tr><td><kbd>p</kbd></td><td>presentation mode: the queue and the narration large, for a projector</td></tr><tr><td><kbd>e</kbd></td><td>export the run as a time–space diagram (SVG); side by side, the first pane's run</td></tr><tr><td><kbd>?</kbd></td><td>this help</td></tr><tr><td><kbd>Esc</kbd></td><td>close</td></tr></tbody></table><p><button id=\"shortcuts-close\" type=\"button\">close</button></p></div></div> <template id=\"run-card\"><section class=\"run card\"><h2><span class=\"strategy\"></span><span class=\"run-title dim\"></span></h2><div class=\"narration\" aria-live=\"polite\"></div><div class=\"side-verdict\" hidden></div><dl class=\"side-meters\" hidden><dt>server requests/s</dt><dd data-meter=\"server requests/s\"></dd><dt title=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\">step 0 of 0</div><div id=\"off-script\" class=\"off-script\" role=\"status\" aria-live=\"polite\" hidden><span id=\"off-script-text\"></span> <button id=\"to-script\" type=\"button\" title=\"back to the script (s)\">back to the script</button></div><details id=\"run-list\" class=\"run-list\"><summary>open runs on this server <span id=\"run-count\" class=\"dim\"></span></summary><p class=\"dim\">Runs hold real sessions on their lock servers. A run closes by itself a few seconds after its last viewer leaves; delete one here to make room at once.</p><ul id=\"run-items\" aria-label=\"open runs\"></ul></details> <details id=\"scenario-editor\" class=\"scenario-editor\"><summary>edit the scenario (JSON), or load a scenario file</summary><p class=\"dim\">The server checks it as <code>zklockviz sim --scenario FILE</code> checks a file; its fields are in docs/simulator.md, \"Scenario files\".</p><label>load JSON… <input id=\"scenario-file\" type=\"file\" accept=\".json,application/json\"></label> <button id=\"scenario-check\" type=\"button\">check</button> <button id=\"scenario-run\" type=\"button\">run this scenario</button> <textarea id=\"scenario-json\" rows=\"14\" spellcheck=\"false\" aria-label=\"the scenario as JSON\" aria-describedby=\"scenario-verdict\"></textarea><p id=\"scenario-verdict\" class=\"scenario-verdict\" role=\"status\" aria-live=\"polite\"></p></details></section><div class=\"legend-row\"><ul id=\"legend\" class=\"legend\" aria-label=\"legend: shapes and arrows\"></ul></div><div id=\"runs\" class=\"runs\"></div><div id=\"shortcuts\" class=\"shortcuts\" hidden role=\"dialog\" aria-modal=\"true\" aria-labelledby=\"shortcuts-title\"><div class=\"card\"><h2 id=\"shortcuts-title\">Keyboard</h2><table><tbody><tr><td><kbd>Space</kbd></td><td>play / pause</td></tr><tr><td><kbd>→</kbd></td><td>one step forward</td></tr><tr><td><kbd>←</kbd></td><td>one step back</td></tr><tr><td><kbd>Home</kbd> / <kbd>End</kbd></td><td>first / last recorded step</td></tr><tr><td><kbd>[</kbd> / <kbd>]</kbd></td><td>slower / faster</td></tr><tr><td><kbd>r</kbd> / <kbd>w</kbd></td><td>add a reader / writer</td></tr><tr><td><kbd>s</kbd></td><td>back to the script, after a client was acted on (a what-if)</td></tr><tr id=\"compare-key\"><td><kbd>c</kbd></td><td>compare herd and predecessor side by side</td></tr><tr><td><kbd>t</kbd></td><td>show the table view</td></tr><tr><td><kbd>p</kbd></td><td>presentation mode: the queue and the narration large, for a projector</td></tr><tr><td><kbd>e</kbd></td><td>export the run as a time–space diagram (SVG); side by side, the first pane's run</td></tr><tr><td><kbd>?</kbd></td><td>this help</td></tr><tr><td><kbd>Esc</kbd></td><td>close</td></tr></tbody></table><p><button id=\"shortcuts-close\" type=\"button\">close</button></p></div></div> <template id=\"run-card\"><section class=\"run card\"><h2><span class=\"strategy\"></span><span class=\"run-title dim\"></span></h2><div class=\"narration\" aria-live=\"polite\"></div><div class=\"side-verdict\" hidden></div><dl class=\"side-meters\" hidden><dt>server requests/s</dt><dd data-meter=\"server requests/s\"></dd><dt title=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(notificationsTip)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 101, Col: 34}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 110, Col: 34}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 				if templ_7745c5c3_Err != nil {
@@ -114,7 +114,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var7 string
 				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(notificationsTip)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 102, Col: 61}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 111, Col: 61}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 				if templ_7745c5c3_Err != nil {
@@ -127,7 +127,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var8 string
 				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(handoffTip)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 103, Col: 28}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 112, Col: 28}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 				if templ_7745c5c3_Err != nil {
@@ -140,7 +140,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var9 string
 				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(handoffTip)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 104, Col: 50}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 113, Col: 50}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 				if templ_7745c5c3_Err != nil {
@@ -161,7 +161,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(s.Asset("sim.js"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 118, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 127, Col: 48}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {

@@ -3,7 +3,9 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -62,29 +64,85 @@ func (s *Server) everyScenario() ([]json.RawMessage, error) {
 }
 
 func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
-	cls, err := s.classroomOf(r)
+	svc, err := s.simService(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	run, err := cls.Start(func(spec any) error { return decodeBody(w, r, spec) })
+	run, err := svc.Classroom.Start(func(spec any) error { return decodeBody(w, r, spec) })
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, namedState{run.State()})
+	s.owners.forget(svc.Name, svc.Classroom.Runs())
+	secret, err := s.owners.add(ownerKey(svc.Name, run.ID()))
+	var b []byte
+	if err == nil {
+		// The answer carries the secret that lets its starter delete it.
+		b, err = withFields(namedState{run.State()}, struct {
+			Owner string `json:"owner"`
+		}{secret})
+	}
+	if err != nil {
+		// A run whose starter was not answered would hold its sessions
+		// with nobody to delete it.
+		if derr := svc.Classroom.Delete(run.ID()); derr != nil {
+			s.log.Warn("classroom: delete a run not answered", "run", run.ID(), "err", derr)
+		}
+		writeError(w, r, s.log, err)
+		return
+	}
+	w.Header().Set(RunOwnerHeader, secret)
+	writeJSON(w, http.StatusCreated, json.RawMessage(b))
 }
 
-// simList answers every open run's State, oldest first.
+// withFields is v's JSON object with extra's fields added.
+func withFields(v, extra any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode a run's state: %w", err)
+	}
+	x, err := json.Marshal(extra)
+	if err != nil {
+		return nil, fmt.Errorf("encode a run's state: %w", err)
+	}
+	return mergeObjects(b, x), nil
+}
+
+// simService is the service ?service= names, which has a classroom.
+func (s *Server) simService(r *http.Request) (lockservice.Service, error) {
+	svc, err := serviceOf(s.cfg.Services, r)
+	if err != nil {
+		return svc, err
+	}
+	if svc.Classroom == nil {
+		return svc, errorf(ErrNotFound, "%s has no classroom on this server", svc.Title)
+	}
+	return svc, nil
+}
+
+// simList answers every open run's State, oldest first, each saying
+// whether this request may delete it ("deletable": it sends the run's
+// owner secret, or holds the server's token), so a page offers to delete
+// only those.
 func (s *Server) simList(w http.ResponseWriter, r *http.Request) {
-	cls, err := s.classroomOf(r)
+	svc, err := s.simService(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	out := []any{}
-	for _, run := range cls.Runs() {
-		out = append(out, run.State())
+	runs := svc.Classroom.Runs()
+	s.owners.forget(svc.Name, runs)
+	out := []json.RawMessage{}
+	for _, run := range runs {
+		b, err := withFields(run.State(), struct {
+			Deletable bool `json:"deletable"`
+		}{s.mayDelete(ownerKey(svc.Name, run.ID()), r)})
+		if err != nil {
+			writeError(w, r, s.log, fmt.Errorf("encode run %s: %w", run.ID(), err))
+			return
+		}
+		out = append(out, b)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -112,16 +170,26 @@ func (s *Server) simState(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, namedState{run.State()})
 }
 
+// simDelete ends a run, for the one who started it or whoever holds the
+// server's token (runowner.go); anyone else is refused with 403.
 func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
-	cls, err := s.classroomOf(r)
+	svc, err := s.simService(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if err := cls.Delete(chi.URLParam(r, "id")); err != nil {
+	id := chi.URLParam(r, "id")
+	if _, ok := svc.Classroom.Get(id); ok && !s.mayDelete(ownerKey(svc.Name, id), r) {
+		writeError(w, r, s.log, errorf(ErrForbidden,
+			"run %s was started by someone else: only the one who started it (with the %s secret its start answered) or whoever holds the server's token may delete it; it closes by itself once its viewers leave",
+			id, RunOwnerHeader))
+		return
+	}
+	if err := svc.Classroom.Delete(id); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
+	s.owners.forget(svc.Name, svc.Classroom.Runs())
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -286,4 +354,69 @@ func (f runFeed) Frame() ([]byte, bool, error) {
 		}
 	}
 	return b, true, nil
+}
+
+// scenarioEditor is a classroom that serves the page's scenario editor
+// (simulator's classroom does): a built-in's definition to start from, and
+// a scenario file's check, the command line's own.
+type scenarioEditor interface {
+	CheckScenario(b []byte) (any, error)
+	Definition(name string) (any, bool)
+}
+
+func (s *Server) simEditor(r *http.Request) (scenarioEditor, error) {
+	cls, err := s.classroomOf(r)
+	if err != nil {
+		return nil, err
+	}
+	ed, ok := cls.(scenarioEditor)
+	if !ok {
+		return nil, errorf(ErrNotFound, "this classroom has no scenario editor")
+	}
+	return ed, nil
+}
+
+// simDefinition answers a built-in scenario's definition: the JSON of its
+// file, which the editor shows and a lab's student changes.
+func (s *Server) simDefinition(w http.ResponseWriter, r *http.Request) {
+	ed, err := s.simEditor(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	name := chi.URLParam(r, "name")
+	sc, ok := ed.Definition(name)
+	if !ok {
+		writeError(w, r, s.log, errorf(ErrNotFound, "no built-in scenario %q here (GET /api/v1/sim/scenarios lists them)", name))
+		return
+	}
+	writeJSON(w, http.StatusOK, sc)
+}
+
+// simCheck checks a scenario file sent as the body, as `zklockviz sim
+// --scenario FILE` checks one: 200 with {scenario, definition} (how the
+// classroom lists it, and the definition to start with POST /runs), or 400
+// saying what is wrong, in terms that give no run's outcome away.
+func (s *Server) simCheck(w http.ResponseWriter, r *http.Request) {
+	ed, err := s.simEditor(r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, r, s.log, errorf(ErrTooLarge, "scenario larger than %d bytes", maxBody))
+		return
+	case err != nil:
+		writeError(w, r, s.log, errorf(ErrInvalid, "read the scenario: %v", err))
+		return
+	}
+	checked, err := ed.CheckScenario(b)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, checked)
 }

@@ -24,6 +24,28 @@ type apiClient struct {
 	t      *testing.T
 	url    string
 	header http.Header
+	// owners, when set, keeps the owner secrets of the runs this client
+	// starts and sends them back, as the classroom page does.
+	owners *ownerJar
+}
+
+// ownerJar is a client's run owner secrets.
+type ownerJar struct {
+	mu      sync.Mutex
+	secrets []string
+}
+
+func (j *ownerJar) add(secret string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.secrets = append(j.secrets, secret)
+}
+
+// header is the secrets as one RunOwnerHeader's list.
+func (j *ownerJar) header() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return strings.Join(j.secrets, ", ")
 }
 
 // do sends a request and decodes the answer into out (when not nil),
@@ -46,11 +68,17 @@ func (c apiClient) do(method, path string, body any, want int, out any) {
 	for k, v := range c.header {
 		req.Header[k] = v
 	}
+	if c.owners != nil && c.owners.header() != "" {
+		req.Header.Set(RunOwnerHeader, c.owners.header())
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer res.Body.Close()
+	if secret := res.Header.Get(RunOwnerHeader); c.owners != nil && secret != "" {
+		c.owners.add(secret)
+	}
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != want {
 		c.t.Fatalf("%s %s: status %d, want %d: %s", method, path, res.StatusCode, want, b)
@@ -118,7 +146,7 @@ func TestClassroomAPI(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{Publish: pub.publish, Remove: pub.remove})
 	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
 	srv := e.ts
-	api := apiClient{t: t, url: srv.URL + "/api/v1/sim"}
+	api := apiClient{t: t, url: srv.URL + "/api/v1/sim", owners: &ownerJar{}}
 
 	var scenarios []simulator.ScenarioInfo
 	api.do("GET", "/scenarios", nil, 200, &scenarios)
@@ -139,6 +167,9 @@ func TestClassroomAPI(t *testing.T) {
 			{"POST", "/runs", map[string]any{"scenario": "herd", "clients": simulator.MaxClients + 1}, 400, "clients 1001: want 1 to 1000"},
 			{"POST", "/runs", map[string]any{"scenario": "lock1-5", "colour": "red"}, 400, `unknown field "colour"`},
 			{"POST", "/runs", map[string]any{"definition": map[string]any{"lock": "rw", "steps": []any{map[string]any{"client": "A", "action": "acquire"}}}}, 400, `unknown action "acquire"`},
+			// The check before a run says what is wrong with the plan, not
+			// whom B waits for (what a student is asked to predict).
+			{"POST", "/runs", map[string]any{"definition": map[string]any{"lock": "exclusive", "steps": []any{map[string]any{"client": "A", "action": "add"}, map[string]any{"client": "B", "action": "add"}, map[string]any{"client": "B", "action": "release"}}}}, 400, "step 3: release B: the plan gives B no lock to release at that step"},
 			{"POST", "/runs", map[string]any{"scenario": "herd", "clients": 0}, 400, "clients 0: want 1 to 1000"},
 			{"POST", "/runs", map[string]any{"scenario": "herd", "clients": -3}, 400, "clients -3: want 1 to 1000"},
 			{"POST", "/runs", map[string]any{"scenario": "lock1-5", "clients": 7}, 400, "scenario lock1-5 has a fixed cast"},
@@ -193,7 +224,7 @@ func TestClassroomAPI(t *testing.T) {
 	}
 
 	// A release by a waiter does not fit.
-	if msg := api.errorOf("POST", run+"/act", map[string]string{"client": "LOCK3", "action": "release"}, 409); !strings.Contains(msg, "holds nothing") {
+	if msg := api.errorOf("POST", run+"/act", map[string]string{"client": "LOCK3", "action": "release"}, 409); !strings.Contains(msg, "no lock to release") {
 		t.Errorf("release by a waiter: %q", msg)
 	}
 	if msg := api.errorOf("POST", run+"/act", map[string]string{"client": "LOCK3", "action": "explode"}, 400); !strings.Contains(msg, "unknown action") {
@@ -439,7 +470,7 @@ func TestClassroomSocketChecks(t *testing.T) {
 func TestClassroomRunsLifecycle(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{ViewerGrace: 300 * time.Millisecond, MaxRuns: 3})
 	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
-	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim"}
+	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim", owners: &ownerJar{}}
 	ids := func() []string {
 		var runs []simulator.State
 		api.do("GET", "/runs", nil, 200, &runs)
@@ -466,7 +497,10 @@ func TestClassroomRunsLifecycle(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			code, _, b := do(t, "POST", api.url+"/runs", `{"scenario":"lock1-5"}`, http.Header{"Content-Type": {"application/json"}})
+			code, h, b := do(t, "POST", api.url+"/runs", `{"scenario":"lock1-5"}`, http.Header{"Content-Type": {"application/json"}})
+			if secret := h.Get(RunOwnerHeader); secret != "" {
+				api.owners.add(secret)
+			}
 			codes <- code
 			msgs <- string(b)
 		}()

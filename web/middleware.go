@@ -33,20 +33,28 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 	if s.cfg.AuthToken == "" {
 		return next
 	}
-	want := []byte(s.cfg.AuthToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var got string
-		if _, pass, ok := r.BasicAuth(); ok {
-			got = pass
-		} else if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-			got = strings.TrimSpace(tok)
-		}
-		if got == "" || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		if !s.holdsToken(r) {
 			writeError(w, r, s.log, errorf(ErrUnauthorized, "a valid token is required (Authorization: Bearer <token>, or basic auth with the token as password)"))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// holdsToken reports whether r presents Config.AuthToken; never without
+// one set.
+func (s *Server) holdsToken(r *http.Request) bool {
+	if s.cfg.AuthToken == "" {
+		return false
+	}
+	var got string
+	if _, pass, ok := r.BasicAuth(); ok {
+		got = pass
+	} else if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		got = strings.TrimSpace(tok)
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.AuthToken)) == 1
 }
 
 // checkHost refuses, when no token is set, requests whose Host header is

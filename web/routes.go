@@ -44,6 +44,9 @@ func (s *Server) routes() http.Handler {
 		if hasClassroom(s.cfg.Services) {
 			r.Route("/api/v1/sim", func(r chi.Router) {
 				r.Get("/scenarios", s.simScenarios)
+				// The scenario editor: a built-in's definition, a file's check.
+				r.Get("/scenarios/{name}", s.simDefinition)
+				r.Post("/scenarios/check", s.simCheck)
 				r.Get("/side-by-side", s.simSideBySide)
 				r.Post("/runs", s.simStart)
 				r.Get("/runs", s.simList)

@@ -96,6 +96,8 @@ type Server struct {
 	pages *pages
 	// history watches the recorder's status; nil without one.
 	history *statusWatch
+	// owners are the classroom runs' owner secrets (runowner.go).
+	owners runOwners
 }
 
 // statusWatch is the recorder's status (Config.HistoryStatus and

@@ -71,12 +71,9 @@ func hasClassroom(reg *lockservice.Registry) bool {
 
 // classroomOf finds the classroom of the service a request names.
 func (s *Server) classroomOf(r *http.Request) (lockservice.Classroom, error) {
-	svc, err := serviceOf(s.cfg.Services, r)
+	svc, err := s.simService(r)
 	if err != nil {
 		return nil, err
-	}
-	if svc.Classroom == nil {
-		return nil, errorf(ErrNotFound, "%s has no classroom on this server", svc.Title)
 	}
 	return svc.Classroom, nil
 }

@@ -10,8 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/zklockviz/zklockviz/web"
 )
 
 // benchRuns are the classroom runs the benchmarks start, one per service
@@ -110,12 +113,20 @@ func startRun(b testing.TB, url, service, scenario string) string {
 	if id == "" {
 		b.Fatalf("start %s: no run id in %v", scenario, st)
 	}
+	benchOwners.Store(id, st["owner"])
 	return id
 }
+
+// benchOwners are the started runs' owner secrets, by run id: only a
+// run's starter may delete it.
+var benchOwners sync.Map
 
 func simDelete(b testing.TB, url, service, id string) {
 	b.Helper()
 	req, _ := http.NewRequest(http.MethodDelete, url+"/api/v1/sim/runs/"+id+"?service="+service, nil)
+	if owner, ok := benchOwners.Load(id); ok {
+		req.Header.Set(web.RunOwnerHeader, fmt.Sprint(owner))
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		b.Fatal(err)

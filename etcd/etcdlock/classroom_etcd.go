@@ -212,7 +212,7 @@ func (m *mutexModel) handOff() {
 // a stale one fails its check, and the client stops.
 func (m *mutexModel) write(a simulator.Action, st string, fail func(string, ...any) error) error {
 	if st != modelHolding && st != modelStale {
-		return fail("%s does not hold the lock", a.Client)
+		return fail("%s", simulator.NoLock(a.Client, "write under"))
 	}
 	if a.Action == ActCheckedWrite && st == modelStale {
 		m.state[a.Client] = modelGone
@@ -226,15 +226,15 @@ func deletesOwnKey(a simulator.Action, st string, fail func(string, ...any) erro
 	switch a.Action {
 	case simulator.ActRelease:
 		if st != modelHolding && st != modelStale {
-			return fail("%s holds nothing: a waiter leaves instead", a.Client)
+			return fail("%s: a client without it leaves instead", simulator.NoLock(a.Client, "release"))
 		}
 	case ActLeave:
 		if st != modelWaiting {
-			return fail("only a waiter leaves (a holder releases)")
+			return fail("only a waiter leaves, and the plan has given %s the lock by that step: it releases instead", a.Client)
 		}
 	case simulator.ActPause, simulator.ActCrash:
 		if st != modelHolding {
-			return fail("only a holder's %s is staged here", a.Action)
+			return fail("%s: only a holder's %s is staged here", simulator.NoLock(a.Client, a.Action+" with"), a.Action)
 		}
 	}
 	return nil

@@ -256,9 +256,9 @@ func TestPlanRules(t *testing.T) {
 		plan []simulator.Action
 		want string
 	}{
-		{"a holder cannot leave", []simulator.Action{add("C1"), {Client: "C1", Action: etcdlock.ActLeave}}, "only a waiter leaves"},
-		{"a waiter cannot write", []simulator.Action{add("C1"), add("C2"), {Client: "C2", Action: simulator.ActWrite}}, "does not hold"},
-		{"a waiter is not paused", []simulator.Action{add("C1"), add("C2"), {Client: "C2", Action: simulator.ActPause}}, "only a holder's pause"},
+		{"a holder cannot leave", []simulator.Action{add("C1"), {Client: "C1", Action: etcdlock.ActLeave}}, "only a waiter leaves, and the plan has given C1 the lock by that step"},
+		{"a waiter cannot write", []simulator.Action{add("C1"), add("C2"), {Client: "C2", Action: simulator.ActWrite}}, "the plan gives C2 no lock to write under at that step"},
+		{"a waiter is not paused", []simulator.Action{add("C1"), add("C2"), {Client: "C2", Action: simulator.ActPause}}, "the plan gives C2 no lock to pause with at that step: only a holder's pause"},
 		{"unknown action", []simulator.Action{add("C1"), {Client: "C1", Action: "wait"}}, "unknown action"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

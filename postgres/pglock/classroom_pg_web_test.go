@@ -51,15 +51,20 @@ func TestPgClassroomThroughAPI(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
+	var owner string // the run's owner secret: only its starter may delete it
 	call := func(method, path, body string, want int, out any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(web.RunOwnerHeader, owner)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
+		if s := resp.Header.Get(web.RunOwnerHeader); s != "" {
+			owner = s
+		}
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != want {
 			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)

@@ -313,7 +313,7 @@ func TestPlanRules(t *testing.T) {
 		{"Redlock client never added", []simulator.Action{{Client: "M1", Action: "stop"}, {Client: "A", Action: "release"}}, "step 2: release A: unknown client A", true},
 		{"Redlock master stopped twice", []simulator.Action{{Client: "M1", Action: "stop"}, {Client: "M1", Action: "stop"}}, "step 2: stop M1: M1 is down", true},
 		{"pause without expiry", []simulator.Action{{Client: "A", Action: "add"}, {Client: "A", Action: "pause"}}, "no expiry", false},
-		{"waiter writes", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "add"}, {Client: "B", Action: "write"}}, "does not hold", false},
+		{"waiter writes", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "add"}, {Client: "B", Action: "write"}}, "step 3: write B: the plan gives B no lock to write under at that step", false},
 		{"unknown action", []simulator.Action{{Client: "A", Action: "add-reader"}}, "unknown action", false},
 		{"master action without masters", []simulator.Action{{Client: "M1", Action: "restart"}}, "only a Redlock scenario", false},
 	}

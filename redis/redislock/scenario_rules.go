@@ -224,11 +224,11 @@ func (m *keyModel) step(st simulator.PlanStep) error {
 	switch st.Action.Action {
 	case simulator.ActWrite:
 		if !c.believes {
-			return st.Fail("%s does not hold the lock", st.Client)
+			return st.Fail("%s", simulator.NoLock(st.Client, "write under"))
 		}
 	case simulator.ActRelease:
 		if !c.believes {
-			return st.Fail("%s holds nothing", st.Client)
+			return st.Fail("%s", simulator.NoLock(st.Client, "release"))
 		}
 		if m.owner == st.Client || m.p.Release != releaseCAD && !m.p.Watchdog {
 			m.owner = "" // a plain DEL deletes whoever's key
@@ -236,7 +236,7 @@ func (m *keyModel) step(st simulator.PlanStep) error {
 		c.state, c.believes = "gone", false
 	case simulator.ActPause:
 		if !c.believes || c.state != "holding" {
-			return st.Fail("only a holder's pause is staged here (a paused waiter just polls later)")
+			return st.Fail("%s: only a holder's pause is staged here (a paused waiter just polls later)", simulator.NoLock(st.Client, "be paused with"))
 		}
 		if m.p.ExpiryMs == 0 {
 			return st.Fail("the key has no expiry, so a pause past it would never end: crash the holder instead")
@@ -345,14 +345,15 @@ func (m *redlockModel) clientStep(st simulator.PlanStep) error {
 	case m.state[a.Client] == "gone" && a.Action != ActWait:
 		return fail("%s has released or crashed", a.Client)
 	case a.Action == simulator.ActPause || a.Action == simulator.ActCrash && m.believes[a.Client]:
-		return fail("a Redlock holder's pause or crash is not staged here: stop, restart or clock-jump a master")
+		// Not "a holder's": whether a Redlock client holds is the run's to show.
+		return fail("a Redlock client's pause, or its crash once the plan has given it the lock, is not staged here: stop, restart or clock-jump a master")
 	case a.Action == simulator.ActExpire || a.Action == simulator.ActWake || a.Action == simulator.ActResume:
 		return fail("a pause told in steps is not staged on Redlock: stop, restart or clock-jump a master")
 	case a.Action == simulator.ActWrite && !m.believes[a.Client]:
-		return fail("%s does not hold the lock", a.Client)
+		return fail("%s", simulator.NoLock(a.Client, "write under"))
 	case a.Action == simulator.ActRelease:
 		if !m.believes[a.Client] {
-			return fail("%s holds nothing", a.Client)
+			return fail("%s", simulator.NoLock(a.Client, "release"))
 		}
 		for k := range m.owner {
 			if m.owner[k] == a.Client {

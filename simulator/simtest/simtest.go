@@ -26,6 +26,12 @@ import (
 type Classroom struct {
 	URL     string
 	Service string
+
+	// owners are the owner secrets of the runs this client started, sent
+	// back with every request as the page does: only a run's starter may
+	// delete it.
+	mu     sync.Mutex
+	owners []string
 }
 
 // Serve registers svc (its Classroom set) and serves the web package's
@@ -61,11 +67,21 @@ func (c *Classroom) Do(method, path, body string, want int, out any) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	c.mu.Lock()
+	if len(c.owners) > 0 {
+		req.Header.Set(web.RunOwnerHeader, strings.Join(c.owners, ", "))
+	}
+	c.mu.Unlock()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if secret := resp.Header.Get(web.RunOwnerHeader); secret != "" {
+		c.mu.Lock()
+		c.owners = append(c.owners, secret)
+		c.mu.Unlock()
+	}
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != want {
 		return fmt.Errorf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)

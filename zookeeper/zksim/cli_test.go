@@ -339,7 +339,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"unknown client", []string{"--scenario", file("b.json", `{"lock":"rw","steps":[{"client":"A","action":"add-reader"},{"client":"B","action":"release"}]}`)}, "unknown client B"},
 		{"bad mode", []string{"--scenario", file("c.json", `{"lock":"exclusive","steps":[{"client":"A","action":"add-reader"}]}`)}, "has no readers"},
 		{"missing field", []string{"--scenario", file("d.json", `{"lock":"rw","steps":[{"action":"add-reader"}]}`)}, "missing client"},
-		{"release by a waiter", []string{"--scenario", file("e.json", `{"lock":"exclusive","steps":[{"client":"A","action":"add"},{"client":"B","action":"add"},{"client":"B","action":"release"}]}`)}, "B holds nothing: it waits for A"},
+		{"release by a waiter", []string{"--scenario", file("e.json", `{"lock":"exclusive","steps":[{"client":"A","action":"add"},{"client":"B","action":"add"},{"client":"B","action":"release"}]}`)}, "step 3: release B: the plan gives B no lock to release at that step"},
 		{"no such file", []string{"--scenario", filepath.Join(dir, "missing.json")}, "no such file"},
 		{"unknown built-in", []string{"--scenario", "lock6"}, `unknown scenario "lock6"`},
 		{"bad strategy", []string{"--scenario", "lock1-5", "--strategy", "fast"}, `bad strategy "fast"`},

@@ -66,15 +66,6 @@ func (l *ledger) queue() lockqueue.Snapshot {
 	return lockqueue.Build("/dry-run", ch, buildOptions(l.lock, l.leases, simulator.Predecessor))
 }
 
-func (l *ledger) owner(node string) string {
-	for n, c := range l.clients {
-		if c.state == "queued" && c.node == node {
-			return n
-		}
-	}
-	return node
-}
-
 // apply checks one step and records its effect.
 func (l *ledger) apply(step int, a simulator.Action) error {
 	fail := func(format string, args ...any) error {
@@ -103,25 +94,29 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 	case "crashed":
 		return fail("%s crashed at step %d", a.Client, c.since)
 	case "expired":
-		return fail("%s's session expired at step %d; it is out of the queue", a.Client, c.since)
+		// Not "its session expired": whether a pause outlasts a session is
+		// for the run to show.
+		return fail("%s was paused at step %d with no lock, so the plan gives it nothing more to do", a.Client, c.since)
 	}
 	if err := l.applySplit(a, c, step, fail); err != nil || l.splitAction(a.Action) {
 		return err
 	}
-	holds, why := l.holds(a.Client)
+	// Who holds instead, or whom it waits for, is not said: it is what a
+	// student predicts (simulator.NoLock).
+	holds := l.holds(a.Client)
 	switch a.Action {
 	case simulator.ActRelease:
 		if !holds {
-			return fail("%s holds nothing: %s", a.Client, why)
+			return fail("%s", simulator.NoLock(a.Client, "release"))
 		}
 		l.leave(c, "released", step)
 	case simulator.ActWrite:
 		if !holds {
-			return fail("%s does not hold the lock: %s", a.Client, why)
+			return fail("%s", simulator.NoLock(a.Client, "write under"))
 		}
 	case ActLockSecond:
 		if !holds {
-			return fail("%s holds nothing: %s; it takes its second lock while it holds its first", a.Client, why)
+			return fail("%s: it takes its second lock while it holds its first", simulator.NoLock(a.Client, "take a second one beside"))
 		}
 		if c.second {
 			return fail("%s has taken its second lock already", a.Client)
@@ -132,7 +127,7 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 			return fail("%s holds two locks: a pause of a client of two locks is not modelled; crash it instead", a.Client)
 		}
 		if c.state == "stale" {
-			return fail("%s's session has already expired (step %d)", a.Client, c.since)
+			return fail("%s was paused already at step %d and has not come back", a.Client, c.since)
 		}
 		switch {
 		case l.split:
@@ -198,26 +193,18 @@ func (l *ledger) leave(c *ledgerClient, state string, step int) {
 	l.seq++ // a delete bumps the parent's cversion too
 }
 
-// holds reports whether a client holds, or believes it holds, and if not, why.
-func (l *ledger) holds(name string) (bool, string) {
+// holds reports whether a client holds, or believes it holds.
+func (l *ledger) holds(name string) bool {
 	c := l.clients[name]
 	if c.state == "stale" {
-		return true, ""
+		return true
 	}
 	for _, n := range l.queue().Nodes {
-		if n.Name != c.node {
-			continue
-		}
-		switch {
-		case n.Holding:
-			return true, ""
-		case n.WaitsFor != "":
-			return false, "it waits for " + l.owner(n.WaitsFor)
-		default:
-			return false, "it stands by"
+		if n.Name == c.node {
+			return n.Holding
 		}
 	}
-	return false, "it is not in the queue"
+	return false
 }
 
 func addActions(lock simulator.LockKind) []string {

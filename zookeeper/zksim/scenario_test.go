@@ -43,7 +43,9 @@ func TestBuiltinsPlan(t *testing.T) {
 }
 
 // TestPlanErrors: the dry run of the holding logic catches steps that do
-// not fit the ones before them.
+// not fit the ones before them, and says so in the plan's terms: never who
+// holds instead, whom a client waits for or whose session expired, which a
+// lab asks students to predict (simulator.NoLock).
 func TestPlanErrors(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -51,15 +53,15 @@ func TestPlanErrors(t *testing.T) {
 		steps string
 		want  string
 	}{
-		{"release by a waiter", simulator.RW, "A add-reader, B add-writer, B release", "step 3: release B: B holds nothing: it waits for A"},
-		{"write by a waiter", simulator.ExclusiveLock, "A add, B add, B write", "step 3: write B: B does not hold the lock: it waits for A"},
-		{"release by a standby", simulator.LeaseLock, "A add, B add, B release", "B holds nothing: it stands by"},
+		{"release by a waiter", simulator.RW, "A add-reader, B add-writer, B release", "step 3: release B: the plan gives B no lock to release at that step"},
+		{"write by a waiter", simulator.ExclusiveLock, "A add, B add, B write", "step 3: write B: the plan gives B no lock to write under at that step"},
+		{"release by a standby", simulator.LeaseLock, "A add, B add, B release", "step 3: release B: the plan gives B no lock to release at that step"},
 		{"unknown client", simulator.RW, "A add-reader, Z release", "step 2: release Z: unknown client Z"},
 		{"added twice", simulator.RW, "A add-reader, A add-writer", "step 2: add-writer A: A is already in this run"},
 		{"released twice", simulator.ExclusiveLock, "A add, A release, A release", "A has already released (step 2)"},
 		{"crashed then released", simulator.ExclusiveLock, "A add, A crash, A release", "A crashed at step 2"},
-		{"paused waiter acts", simulator.ExclusiveLock, "A add, B add, B pause, B release", "B's session expired at step 3"},
-		{"paused holder pauses again", simulator.ExclusiveLock, "A add, A pause, A pause", "A's session has already expired (step 2)"},
+		{"paused waiter acts", simulator.ExclusiveLock, "A add, B add, B pause, B release", "step 4: release B: B was paused at step 3 with no lock, so the plan gives it nothing more to do"},
+		{"paused holder pauses again", simulator.ExclusiveLock, "A add, A pause, A pause", "step 3: pause A: A was paused already at step 2 and has not come back"},
 		// A split plan (expire steps): the cut client waits for its expiry,
 		// a wake follows an expiry, a resume a pause's expiry.
 		{"cut holder writes before its expiry", simulator.ExclusiveLock, "A add, B add, A pause, A write, A expire", "step 4: write A: A is cut off (step 3): its expire step must come first"},
@@ -84,6 +86,11 @@ func TestPlanErrors(t *testing.T) {
 			_, err = plan(sc, 0)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Plan error %v, want one containing %q", err, tt.want)
+			}
+			for _, answer := range []string{"waits for", "stands by", "does not hold", "holds nothing", "holds the lock", "session expired", "has already expired"} {
+				if err != nil && strings.Contains(err.Error(), answer) {
+					t.Errorf("Plan error %q gives an answer away (%q)", err, answer)
+				}
 			}
 		})
 	}
