@@ -250,7 +250,7 @@ func (s *PGStore) record(snap lockqueue.Snapshot) ([]Event, error) {
 	key, t := KeyOf(snap), snap.UpdatedAt
 	if !s.role.Recording {
 		if s.role.Why != "" {
-			return nil, fault.Errorf(fault.Unavailable, "not recording: lost the session to the history database: %s", s.role.Why)
+			return nil, s.lostErr()
 		}
 		s.pending[key] = snap
 		return nil, nil
@@ -288,6 +288,12 @@ func (s *PGStore) record(snap lockqueue.Snapshot) ([]Event, error) {
 	return changed(evs), nil
 }
 
+// lostErr refuses a write while this replica has no session to the
+// database: it neither records nor knows who does.
+func (s *PGStore) lostErr() error {
+	return fault.Errorf(fault.Unavailable, "not recording: lost the session to the history database: %s", s.role.Why)
+}
+
 // RecordGap stores that nothing of lock was seen from since until now.
 func (s *PGStore) RecordGap(lock string, since time.Time, why string) error {
 	s.mu.Lock()
@@ -296,7 +302,10 @@ func (s *PGStore) RecordGap(lock string, since time.Time, why string) error {
 		return errClosed
 	}
 	if !s.role.Recording {
-		return nil // the recorder records its own gaps
+		if s.role.Why != "" {
+			return s.lostErr() // kept by the recorder, from when it began
+		}
+		return nil // the recording replica records its own gaps
 	}
 	e := Event{Time: s.opts.Now().Truncate(time.Millisecond), Kind: Gap, Since: since, Message: why}
 	if st := s.states[lock]; st != nil {
