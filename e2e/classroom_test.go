@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,15 @@ func checkStep(t *testing.T, tb *tab, scope string, k int, how watching) {
 	want := lock15[k]
 	tb.until(fmt.Sprintf("step %d shown", k), fmt.Sprintf(`document.querySelector(%s).dataset.step === '%d' && document.querySelector(%s).dataset.busy === 'false' && document.querySelectorAll(%s).length === %d`,
 		jsString(scope), k, jsString(scope), jsString(scope+" svg.lane [data-node]"), len(want.holders)+len(want.waits)))
-	nodes := eval[map[string]string](tb, nodesJS(scope))
+	// The lane may be redrawn between the wait and the read (a frame that
+	// brings the same step): read it until it names every holder, or 5 s.
+	var nodes map[string]string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		nodes = eval[map[string]string](tb, nodesJS(scope))
+		if !slices.ContainsFunc(want.holders, func(h string) bool { return nodes[h] == "" }) || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, h := range want.holders {
 		if nodes[h] == "" {
 			t.Fatalf("step %d: %s not drawn; lane has %v", k, h, nodes)

@@ -87,7 +87,21 @@ type runner struct {
 	procs   map[string]*exec.Cmd
 	events  []Event
 	holders map[string]bool // the clients that believe they hold, as their events tell
+	// killed is when kill -9 was sent to each killed client process.
+	killed  map[*exec.Cmd]time.Time
 	readers sync.WaitGroup
+}
+
+// afterKill says e, from the process cmd, was told after kill -9 was sent
+// to it. A SIGKILL lands at some moment after it is sent, and the lab
+// cannot know how far the dying client got: its belief ends when the kill
+// is sent (a PostgreSQL waiter may hold before the lab sees the killed
+// client gone), and what it tells afterwards is not counted.
+func (r *runner) afterKill(cmd *exec.Cmd, e Event) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.killed[cmd]
+	return ok && !e.At.Before(at)
 }
 
 func (r *runner) record(e Event) {
@@ -138,7 +152,9 @@ func (r *runner) start(id string) error {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if e, err := ParseEvent(sc.Bytes()); err == nil {
-				r.record(e)
+				if !r.afterKill(cmd, e) {
+					r.record(e)
+				}
 			} else {
 				r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: "unreadable line: " + sc.Text()})
 			}
@@ -232,11 +248,19 @@ func (r *runner) fault(ctx context.Context, fault, id string) error {
 		}
 		r.record(Event{At: resumed, Client: id, Kind: Resumed})
 	case Kill:
+		sent := time.Now()
+		r.mu.Lock()
+		if r.killed == nil {
+			r.killed = map[*exec.Cmd]time.Time{}
+		}
+		r.killed[cmd] = sent
+		r.mu.Unlock()
 		if err := cmd.Process.Kill(); err != nil {
 			return err
 		}
+		// Restarted once dead: the new process's events come after.
 		settled(cmd.Process.Pid, "ZX", time.Second)
-		r.record(Event{At: time.Now(), Client: id, Kind: Killed})
+		r.record(Event{At: sent, Client: id, Kind: Killed})
 		return r.start(id)
 	}
 	return nil
