@@ -1136,17 +1136,10 @@ func (w *world) zombieHolders(tok string) []lockqueue.Alert {
 	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
-		paused := c.state == simulator.StatePaused && c.lapsed && c.cutHeld
-		if !paused && c.state != simulator.StateStale {
-			continue
+		if a, ok := simulator.ZombieHolder(c.name, c.state, c.token, c.lapsed, c.cutHeld,
+			"without releasing it: "+lost, now, "running again", "the key no longer shows"); ok {
+			out = append(out, a)
 		}
-		how := "running again"
-		if paused {
-			how = "still paused"
-		}
-		out = append(out, lockqueue.Alert{Kind: lockqueue.AlertHolderExpired, Nodes: []string{c.token}, Message: fmt.Sprintf(
-			"%s lost the lock without releasing it: %s; %s. %s, %s, still believes it holds: a zombie holder the key no longer shows (only a fencing token can stop its writes)",
-			c.name, lost, now, c.name, how)})
 	}
 	return out
 }

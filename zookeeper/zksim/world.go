@@ -753,23 +753,16 @@ func (w *world) snapshot() (lockqueue.Snapshot, error) {
 // cannot show them, so the snapshot says so in an alert naming the node
 // they lost, the same kind etcd's reader raises for a lease run out.
 func (w *world) zombieHolders(snap lockqueue.Snapshot) []lockqueue.Alert {
+	now := "no one holds it now"
+	if h := snap.Holders(); len(h) > 0 {
+		now = w.ownerOf(h[0]) + " holds it now"
+	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
-		paused := c.state == simulator.StatePaused && c.lapsed && c.cutHeld
-		if !paused && c.state != simulator.StateStale {
-			continue
+		if a, ok := simulator.ZombieHolder(c.name, c.state, c.lastNode, c.lapsed, c.cutHeld,
+			"when its session expired, not by releasing it, and ZooKeeper deleted its node "+c.lastNode, now, "back from its pause", "whose node is gone"); ok {
+			out = append(out, a)
 		}
-		now := "no one holds it now"
-		if h := snap.Holders(); len(h) > 0 {
-			now = w.ownerOf(h[0]) + " holds it now"
-		}
-		how := "back from its pause"
-		if paused {
-			how = "still paused"
-		}
-		out = append(out, lockqueue.Alert{Kind: lockqueue.AlertHolderExpired, Nodes: []string{c.lastNode}, Message: fmt.Sprintf(
-			"%s lost the lock when its session expired, not by releasing it, and ZooKeeper deleted its node %s; %s. %s, %s, still believes it holds: a zombie holder whose node is gone (only a fencing token can stop its writes)",
-			c.name, c.lastNode, now, c.name, how)})
 	}
 	return out
 }

@@ -1,0 +1,29 @@
+package simulator
+
+import (
+	"fmt"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// ZombieHolder is the alert on a client that still believes it holds a
+// lock the server took back, or false for any other client: one paused
+// through its expiry while it held (lapsed, cutHeld), or running again
+// after it (stale). The server's listing cannot show it, so a split
+// scenario's snapshot says so, as etcd's reader does for a lease run out.
+// node is what the server no longer shows; lost says how the server took
+// the lock and what it did, now who holds it now, back how the service
+// words a client running again, and gone what the server no longer shows.
+func ZombieHolder(name, state, node string, lapsed, cutHeld bool, lost, now, back, gone string) (lockqueue.Alert, bool) {
+	paused := state == StatePaused && lapsed && cutHeld
+	if !paused && state != StateStale {
+		return lockqueue.Alert{}, false
+	}
+	how := back
+	if paused {
+		how = "still paused"
+	}
+	return lockqueue.Alert{Kind: lockqueue.AlertHolderExpired, Nodes: []string{node}, Message: fmt.Sprintf(
+		"%s lost the lock %s; %s. %s, %s, still believes it holds: a zombie holder %s (only a fencing token can stop its writes)",
+		name, lost, now, name, how, gone)}, true
+}
