@@ -24,30 +24,44 @@ import (
 // Kind is what an event tells.
 type Kind string
 
-// Event kinds. A client tells Acquired, Released, Lost, Wrote and Refused
-// and Failed; the runner tells Started, Paused, Resumed and Killed.
+// Event kinds. A client tells Requested, Acquired, Released, Lost, Wrote,
+// Refused and Failed; the runner tells Started, Paused, Resumed, Killed,
+// Cut and Healed (a client's connection to the server), and ServerDown and
+// ServerUp (Client "server").
 const (
-	Acquired Kind = "acquired" // the client believes it holds, with Token
-	Released Kind = "released" // it let go
-	Lost     Kind = "lost"     // it learnt it no longer holds (its session or lease ended)
-	Wrote    Kind = "wrote"    // the resource took its write From → To
-	Refused  Kind = "refused"  // the resource refused its write: a stale token
-	Failed   Kind = "failed"   // an operation failed (Message)
-	Started  Kind = "started"
-	Paused   Kind = "paused"
-	Resumed  Kind = "resumed"
-	Killed   Kind = "killed"
+	Requested  Kind = "requested" // the client asks for the lock
+	Acquired   Kind = "acquired"  // the client believes it holds, with Token and Holder
+	Released   Kind = "released"  // it let go
+	Lost       Kind = "lost"      // it learnt it no longer holds (its session or lease ended)
+	Wrote      Kind = "wrote"     // the resource took its write From → To
+	Refused    Kind = "refused"   // the resource refused its write: a stale token
+	Failed     Kind = "failed"    // an operation failed (Message)
+	Started    Kind = "started"
+	Paused     Kind = "paused"
+	Resumed    Kind = "resumed"
+	Killed     Kind = "killed"
+	Cut        Kind = "cut"         // the client's connection to the server is cut
+	Healed     Kind = "healed"      // and let back
+	ServerDown Kind = "server-down" // the lock server is killed (or stopped)
+	ServerUp   Kind = "server-up"   // and answers again
 )
+
+// Server is the Client of the runner's events about the lock server.
+const Server = "server"
 
 // Event is one line of a run's record.
 type Event struct {
-	At      time.Time `json:"at"`
-	Client  string    `json:"client"`
-	Kind    Kind      `json:"kind"`
-	Token   int64     `json:"token,omitempty"`
-	From    int64     `json:"from,omitempty"`
-	To      int64     `json:"to,omitempty"`
-	Message string    `json:"message,omitempty"`
+	At     time.Time `json:"at"`
+	Client string    `json:"client"`
+	Kind   Kind      `json:"kind"`
+	Token  int64     `json:"token,omitempty"`
+	// Holder is who the server knows the client as when it holds (its
+	// lock node, key value, lease or backend pid, in the service's words),
+	// so that what zklockviz recorded can be matched to the client.
+	Holder  string `json:"holder,omitempty"`
+	From    int64  `json:"from,omitempty"`
+	To      int64  `json:"to,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // ParseEvent reads one line a client printed.

@@ -39,6 +39,8 @@ type Config struct {
 	// (past the service's session or lease, to matter).
 	Every, PauseFor time.Duration
 	Fencing         bool
+	// Schedule is the faults to do; nil is Plan(cfg), the seed's.
+	Schedule []Fault
 	// Command is the command line of client id against the resource's
 	// URL: a service's lab client (zklockviz lab-client ...).
 	Command func(id, resource string) *exec.Cmd
@@ -52,6 +54,11 @@ func Run(ctx context.Context, cfg Config) (Report, []Event, error) {
 	for _, n := range cfg.Nemesis {
 		if !slices.Contains(Nemeses, n) {
 			return Report{}, nil, fmt.Errorf("unknown nemesis %q: want one of %v", n, Nemeses)
+		}
+	}
+	for _, f := range cfg.Schedule {
+		if !slices.Contains(Nemeses, f.Kind) {
+			return Report{}, nil, fmt.Errorf("schedule: unknown fault %q at %v: want one of %v", f.Kind, f.At, Nemeses)
 		}
 	}
 	res := NewResource(cfg.Fencing)
@@ -70,9 +77,12 @@ func Run(ctx context.Context, cfg Config) (Report, []Event, error) {
 			return Report{}, nil, err
 		}
 	}
+	if cfg.Schedule == nil {
+		cfg.Schedule = Plan(cfg)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	r.nemesis(runCtx)
+	r.nemesis(runCtx, time.Now(), cfg.Schedule)
 	end := time.Now()
 	r.stopAll()
 	events := r.all()
@@ -174,30 +184,55 @@ func (r *runner) start(id string) error {
 	return nil
 }
 
-// nemesis does a fault every cfg.Every until ctx ends, as the seed says.
-func (r *runner) nemesis(ctx context.Context) {
-	rng := rand.New(rand.NewPCG(r.cfg.Seed, r.cfg.Seed^0x9e3779b97f4a7c15))
-	t := time.NewTicker(r.cfg.Every)
-	defer t.Stop()
+// Fault is one fault of a run's schedule. A schedule is data, so that a
+// run can be replayed, and a failing one shrunk, fault by fault.
+type Fault struct {
+	// At is when it strikes, from the start of the run. A fault still
+	// going at the next one's At delays it: one fault at a time.
+	At   time.Duration `json:"at"`
+	Kind string        `json:"kind"`
+	// Pick chooses whom among those it may strike at that moment (see
+	// targets): the Pick-th, modulo their number.
+	Pick int `json:"pick"`
+	// For is how long a pause lasts.
+	For time.Duration `json:"for,omitempty"`
+}
+
+// Plan is the schedule cfg.Seed makes: a fault every cfg.Every until
+// cfg.Duration, each of a kind drawn from cfg.Nemesis.
+func Plan(cfg Config) []Fault {
+	if len(cfg.Nemesis) == 0 || cfg.Every <= 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	var out []Fault
+	for at := cfg.Every; at < cfg.Duration; at += cfg.Every {
+		out = append(out, Fault{At: at, Kind: cfg.Nemesis[rng.IntN(len(cfg.Nemesis))], Pick: rng.IntN(1 << 16), For: cfg.PauseFor})
+	}
+	return out
+}
+
+// nemesis does the schedule's faults, each at its time, until ctx ends.
+func (r *runner) nemesis(ctx context.Context, start time.Time, schedule []Fault) {
 	var last string // the client the last fault struck
-	for {
+	for _, f := range schedule {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(time.Until(start.Add(f.At))):
 		}
-		// A tick that came as the run ended (both ready) is no fault.
-		if ctx.Err() != nil || len(r.cfg.Nemesis) == 0 {
-			continue
+		// A fault due as the run ended (both ready) is no fault.
+		if ctx.Err() != nil {
+			return
 		}
-		fault := r.cfg.Nemesis[rng.IntN(len(r.cfg.Nemesis))]
 		targets := r.targets(last)
-		id := targets[rng.IntN(len(targets))]
+		id := targets[f.Pick%len(targets)]
 		last = id
-		if err := r.fault(ctx, fault, id); err != nil {
-			r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: fault + ": " + err.Error()})
+		if err := r.fault(ctx, f, id); err != nil {
+			r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: f.Kind + ": " + err.Error()})
 		}
 	}
+	<-ctx.Done()
 }
 
 // targets are the clients a fault may strike: those that believe they
@@ -225,11 +260,11 @@ func (r *runner) targets(last string) []string {
 	return ids
 }
 
-func (r *runner) fault(ctx context.Context, fault, id string) error {
+func (r *runner) fault(ctx context.Context, f Fault, id string) error {
 	r.mu.Lock()
 	cmd := r.procs[id]
 	r.mu.Unlock()
-	switch fault {
+	switch f.Kind {
 	case Pause:
 		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			return err
@@ -238,7 +273,7 @@ func (r *runner) fault(ctx context.Context, fault, id string) error {
 		r.record(Event{At: time.Now(), Client: id, Kind: Paused})
 		select {
 		case <-ctx.Done():
-		case <-time.After(r.cfg.PauseFor):
+		case <-time.After(f.For):
 		}
 		// Stamped before the signal: the client may run before Signal
 		// returns, and its first event must not come before its resume.
