@@ -64,6 +64,17 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	writeJSON(w, code, errorBody{Error: msg})
 }
 
+// answer answers with what h returns, as JSON with 200, or with its error
+// as writeError does.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, h func() (any, error)) {
+	v, err := h()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 // writeTextError is writeError for a part of a page (HTML the page script
 // fetches): the same status and message, as plain text.
 func writeTextError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
