@@ -27,11 +27,7 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Disposition", `attachment; filename=`+strconv.Quote(name))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	setHeaders(w, "text/html; charset=utf-8", "no-store").Set("Content-Disposition", `attachment; filename=`+strconv.Quote(name))
 	w.Write(page)
 }
 
