@@ -238,7 +238,9 @@ function windowColumns(snap) {
 const counts = new Intl.NumberFormat('en-US');
 const count = (n) => counts.format(n);
 
-function el(tag, attrs, text) {
+// el makes an SVG element with attrs (those null or undefined left out)
+// and text.
+export function el(tag, attrs, text) {
   const e = document.createElementNS(NS, tag);
   if (attrs) for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, v);
   if (text !== undefined) e.textContent = text;
