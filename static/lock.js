@@ -293,28 +293,25 @@ function render(pending = null, framed = undefined) {
 document.getElementById('copy').addEventListener('click', async (e) => {
   if (!snap) return;
   const btn = e.currentTarget;
-  let text;
   try {
     const q = new URLSearchParams();
     if (at !== null) q.set('at', String(at));
     const res = await fetch('/parts/lock-text?' + lockQuery(q, query));
     if (!res.ok) throw new Error(res.statusText);
-    text = await res.text();
+    const text = await res.text();
+    try {
+      await navigator.clipboard.writeText(text);
+      btn.textContent = say('page.copied');
+    } catch {
+      // Without clipboard access (plain http on another host), show it to copy by hand.
+      const out = document.getElementById('copy-out');
+      out.value = text;
+      out.hidden = false;
+      out.select();
+      btn.textContent = say('page.copyByHand');
+    }
   } catch (err) {
     btn.textContent = say('page.copyFailed', { why: err.message });
-    setTimeout(() => (btn.textContent = say('page.copy')), 2000);
-    return;
-  }
-  try {
-    await navigator.clipboard.writeText(text);
-    btn.textContent = say('page.copied');
-  } catch {
-    // Without clipboard access (plain http on another host), show it to copy by hand.
-    const out = document.getElementById('copy-out');
-    out.value = text;
-    out.hidden = false;
-    out.select();
-    btn.textContent = say('page.copyByHand');
   }
   setTimeout(() => (btn.textContent = say('page.copy')), 2000);
 });
