@@ -293,21 +293,12 @@ type Life struct {
 	WaitUnknown bool `json:"waitUnknown,omitempty"`
 }
 
-// Lives are the lives of the nodes there at the window's start (before)
-// or queued in it (evs), in the order they queued. evs may hold the
-// window's restatements too (Synthetic, as a walk reads them): the nodes a
-// first sight restates were there when the history began, and are lives
-// as the nodes of before are.
-func Lives(before State, evs []Event, end time.Time) []Life {
-	f := NewLivesFold(before)
-	for _, e := range evs {
-		f.Add(e)
-	}
-	return f.Done(end)
-}
-
-// LivesFold computes Lives one record at a time, as a walk reads the
-// window (Source.Walk).
+// LivesFold computes the lives of the nodes there at a window's start or
+// queued in it, in the order they queued, one record at a time, as a walk
+// reads the window (Source.Walk). The records may hold the window's
+// restatements too (Synthetic): the nodes a first sight restates were
+// there when the history began, and are lives as the nodes there at the
+// start are.
 type LivesFold struct {
 	out []Life
 	at  map[string]int // the index in out of each node not gone yet

@@ -41,22 +41,11 @@ type Mark struct {
 	Message string    `json:"message,omitempty"`
 }
 
-// StripOf cuts [from, to] into n buckets (n >= 1); before is the lock at
-// from, evs its events in the window in order. Nodes that are neither
-// holders nor waiters (foreign children, parts of another contender) are
-// not counted.
-func StripOf(before State, evs []Event, from, to time.Time, n int) Strip {
-	f := NewStripFold(before, from, to, n)
-	for _, e := range evs {
-		f.Add(e)
-	}
-	return f.Done()
-}
-
 // StripFold computes a Strip one record at a time, as a walk reads the
 // window (Source.Walk): it keeps the lock's state, not the window's
 // events. A restatement (Synthetic: a keyframe, or what a first sight
-// restated) only sets the state.
+// restated) only sets the state. Nodes that are neither holders nor
+// waiters (foreign children, parts of another contender) are not counted.
 type StripFold struct {
 	st     Strip
 	gaps   gapFold

@@ -97,12 +97,18 @@ function followWindow() {
   if (live) live.setWindow(viewWindow());
 }
 
+// setParam names v as the page's ?k= in its address ('' drops it), so a
+// reload or a link shows the same.
+function setParam(k, v) {
+  const u = new URL(location.href);
+  if (v) u.searchParams.set(k, v);
+  else u.searchParams.delete(k);
+  history.replaceState(null, '', u);
+}
+
 function select(name) {
   selected = name === selected ? '' : name;
-  const u = new URL(location.href);
-  if (selected) u.searchParams.set('node', selected);
-  else u.searchParams.delete('node');
-  history.replaceState(null, '', u);
+  setParam('node', selected);
   render();
   if (selected) table.show(selected);
   else table.showName = '';
@@ -287,28 +293,25 @@ function render(pending = null, framed = undefined) {
 document.getElementById('copy').addEventListener('click', async (e) => {
   if (!snap) return;
   const btn = e.currentTarget;
-  let text;
   try {
     const q = new URLSearchParams();
     if (at !== null) q.set('at', String(at));
     const res = await fetch('/parts/lock-text?' + lockQuery(q, query));
     if (!res.ok) throw new Error(res.statusText);
-    text = await res.text();
+    const text = await res.text();
+    try {
+      await navigator.clipboard.writeText(text);
+      btn.textContent = say('page.copied');
+    } catch {
+      // Without clipboard access (plain http on another host), show it to copy by hand.
+      const out = document.getElementById('copy-out');
+      out.value = text;
+      out.hidden = false;
+      out.select();
+      btn.textContent = say('page.copyByHand');
+    }
   } catch (err) {
     btn.textContent = say('page.copyFailed', { why: err.message });
-    setTimeout(() => (btn.textContent = say('page.copy')), 2000);
-    return;
-  }
-  try {
-    await navigator.clipboard.writeText(text);
-    btn.textContent = say('page.copied');
-  } catch {
-    // Without clipboard access (plain http on another host), show it to copy by hand.
-    const out = document.getElementById('copy-out');
-    out.value = text;
-    out.hidden = false;
-    out.select();
-    btn.textContent = say('page.copyByHand');
   }
   setTimeout(() => (btn.textContent = say('page.copy')), 2000);
 });
@@ -604,9 +607,7 @@ if (bar) {
     at = Math.round(t);
     syncBar();
     const drawn = fetching ? Promise.resolve() : fetchAndDraw();
-    const u = new URL(location.href);
-    u.searchParams.set('at', String(at));
-    history.replaceState(null, '', u);
+    setParam('at', String(at));
     return drawn;
   }
 
@@ -670,9 +671,7 @@ if (bar) {
     stop();
     at = null;
     zoom = null;
-    const u = new URL(location.href);
-    u.searchParams.delete('at');
-    history.replaceState(null, '', u);
+    setParam('at', '');
     snap = liveSnap;
     syncBar();
     render(null, liveSections.size ? liveParts() : undefined);
@@ -701,33 +700,18 @@ if (bar) {
 
   const here = () => (at === null ? win.to : at);
 
-  // nextMoment is the window's first moment after t, listing the pages on
-  // the way (empty buckets are skipped by the density).
-  async function nextMoment(t) {
+  // nearMoment is the window's first moment after t (dir 1) or its last
+  // before t (dir -1), listing the pages on the way (empty buckets are
+  // skipped by the density).
+  async function nearMoment(t, dir) {
     await ensurePage(t);
     for (;;) {
-      const k = below(t, true);
-      if (k < moments.length) return moments[k];
-      if (page === null || page.to > win.to) return undefined;
-      let b = bucketOf(page.to);
-      while (b < counts.length && !counts[b]) b++;
-      if (b >= counts.length) return undefined;
-      const was = page;
-      await ensurePage(bucketStart(b));
-      if (page === was) return undefined;
-    }
-  }
-
-  // prevMoment is the window's last moment before t.
-  async function prevMoment(t) {
-    await ensurePage(t);
-    for (;;) {
-      const k = below(t);
-      if (k > 0) return moments[k - 1];
-      if (page === null || page.from <= win.from) return undefined;
-      let b = bucketOf(page.from - 1);
-      while (b >= 0 && !counts[b]) b--;
-      if (b < 0) return undefined;
+      const k = dir > 0 ? below(t, true) : below(t) - 1;
+      if (k >= 0 && k < moments.length) return moments[k];
+      if (page === null || (dir > 0 ? page.to > win.to : page.from <= win.from)) return undefined;
+      let b = bucketOf(dir > 0 ? page.to : page.from - 1);
+      while (b >= 0 && b < counts.length && !counts[b]) b += dir;
+      if (b < 0 || b >= counts.length) return undefined;
       const was = page;
       await ensurePage(bucketStart(b));
       if (page === was) return undefined;
@@ -735,13 +719,13 @@ if (bar) {
   }
 
   async function stepFwd() {
-    const t = await nextMoment(here());
+    const t = await nearMoment(here(), 1);
     if (t !== undefined) seek(t);
     else goLive();
   }
   // Before the window's first moment, ← goes to the first sight.
   async function stepBack() {
-    const t = await prevMoment(here());
+    const t = await nearMoment(here(), -1);
     if (t !== undefined) seek(t);
     else if (seen !== null && seen < here()) seek(seen);
   }
@@ -803,11 +787,7 @@ if (bar) {
   hoverTime(axis, document.getElementById('tb-hover'), (x) => axisTimeAt(axis, x));
   axis.addEventListener('dblclick', zoomBack);
   ui.zoomOut.addEventListener('click', zoomBack);
-  ui.win.addEventListener('change', async () => {
-    zoom = null;
-    await load();
-    await showFigures(win.from, win.to);
-  });
+  ui.win.addEventListener('change', () => zoomTo(null));
   // While live, the figures follow the changes on a timer, not per
   // change: every FIGURES_EVERY, the window up to now is read again if the
   // lock changed since the last read (the history has recorded what a

@@ -238,46 +238,54 @@ function windowColumns(snap) {
 const counts = new Intl.NumberFormat('en-US');
 const count = (n) => counts.format(n);
 
-function el(tag, attrs, text) {
+// el makes an SVG element with attrs (those null or undefined left out)
+// and text.
+export function el(tag, attrs, text) {
   const e = document.createElementNS(NS, tag);
   if (attrs) for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, v);
   if (text !== undefined) e.textContent = text;
   return e;
 }
 
+// arrowHead is an arrow's head of kind (its class ah-kind), size px wide.
+function arrowHead(id, kind, size) {
+  const m = el('marker', {
+    id, viewBox: '0 0 10 10', refX: 9, refY: 5, markerUnits: 'userSpaceOnUse',
+    markerWidth: size, markerHeight: size, orient: 'auto-start-reverse', class: `ah ah-${kind}`,
+  });
+  m.append(el('path', { d: 'M0,0 L10,5 L0,10 z' }));
+  return m;
+}
+
 function markers(prefix) {
   const defs = el('defs');
   for (const kind of ['rule', 'missing', 'confirmed', 'unexpected', 'dangling', 'unknown', 'children', 'deadlock', 'stalled', 'notify']) {
-    const m = el('marker', {
-      id: `${prefix}-ah-${kind}`, viewBox: '0 0 10 10', refX: 9, refY: 5, markerUnits: 'userSpaceOnUse',
-      markerWidth: 11, markerHeight: 11, orient: 'auto-start-reverse', class: `ah ah-${kind}`,
-    });
-    m.append(el('path', { d: 'M0,0 L10,5 L0,10 z' }));
-    defs.append(m);
+    defs.append(arrowHead(`${prefix}-ah-${kind}`, kind, 11));
   }
   return defs;
 }
 
+// shapePath is a node's shape (class shape) for its mode, r its radius.
 function shapePath(mode, r) {
   switch (mode) {
     case 'read':
-      return el('circle', { r });
+      return el('circle', { class: 'shape', r });
     case 'write': {
       const s = r * 0.9;
-      return el('rect', { x: -s, y: -s, width: 2 * s, height: 2 * s, rx: 2 });
+      return el('rect', { class: 'shape', x: -s, y: -s, width: 2 * s, height: 2 * s, rx: 2 });
     }
     case 'exclusive':
-      return el('path', { d: `M0,${-r * 1.2} L${r * 1.2},0 L0,${r * 1.2} L${-r * 1.2},0 z` });
+      return el('path', { class: 'shape', d: `M0,${-r * 1.2} L${r * 1.2},0 L0,${r * 1.2} L${-r * 1.2},0 z` });
     case 'lease': {
       const pts = [];
       for (let k = 0; k < 6; k++) {
         const a = Math.PI / 6 + (k * Math.PI) / 3;
         pts.push(`${(r * 1.1 * Math.cos(a)).toFixed(1)},${(r * 1.1 * Math.sin(a)).toFixed(1)}`);
       }
-      return el('polygon', { points: pts.join(' ') });
+      return el('polygon', { class: 'shape', points: pts.join(' ') });
     }
     default:
-      return el('path', { d: `M0,${-r * 1.15} L${r * 1.1},${r * 0.85} L${-r * 1.1},${r * 0.85} z` });
+      return el('path', { class: 'shape', d: `M0,${-r * 1.15} L${r * 1.1},${r * 0.85} L${-r * 1.1},${r * 0.85} z` });
   }
 }
 
@@ -558,12 +566,7 @@ export function drawLocks(svg, locks, steps, opts = {}) {
   const names = opts.names || ((n) => n);
   svg.replaceChildren();
   const defs = el('defs');
-  const m = el('marker', {
-    id: `${id}-ah-cycle`, viewBox: '0 0 10 10', refX: 9, refY: 5, markerUnits: 'userSpaceOnUse',
-    markerWidth: 12, markerHeight: 12, orient: 'auto-start-reverse', class: 'ah ah-deadlock',
-  });
-  m.append(el('path', { d: 'M0,0 L10,5 L0,10 z' }));
-  defs.append(m);
+  defs.append(arrowHead(`${id}-ah-cycle`, 'deadlock', 12));
   svg.append(defs);
   const top = opts.href ? TITLE_H : 0;
   const lanes = [];
@@ -680,7 +683,6 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   if (n.stalledOn) g.append(el('circle', { class: 'stall-ring', cy: CY, r: R + 9 }));
   if (inCycle) g.append(el('circle', { class: 'cycle-ring', cy: CY, r: R + 12 }));
   const shape = shapePath(mode, R);
-  shape.setAttribute('class', 'shape');
   shape.setAttribute('transform', `translate(0,${CY})`);
   g.append(shape);
   g.append(el('text', { class: 'glyph', y: CY + 5 }, n.foreign ? '?' : SHAPE_LETTER[mode] || '?'));
@@ -829,44 +831,34 @@ function animateDot(svg, d, ms) {
 export function legend(root, items = words().legend, modes = null) {
   if (typeof items === 'string') items = (words().legends || {})[items];
   root.replaceChildren();
-  const item = (key, swatch, label, title) => {
-    const li = document.createElement('li');
-    li.dataset.legend = key;
-    if (title) li.title = title;
-    const span = document.createElement('span');
-    span.textContent = label;
-    li.append(swatch, span);
-    root.append(li);
-  };
   const svgOf = (w, h) => el('svg', { class: 'swatch', width: w, height: h, viewBox: `0 0 ${w} ${h}`, 'aria-hidden': 'true' });
   // The service's own entries (its lockservice.Words): only what its
   // locks can show.
   for (const { key, swatch, label, title } of items || []) {
+    if (swatch === 'mode' && modes && !modes.includes(key)) continue;
+    let sv;
     if (swatch === 'mode') {
-      if (modes && !modes.includes(key)) continue;
-      const sv = svgOf(22, 22);
+      sv = svgOf(22, 22);
       const g = el('g', { class: `node mode-${key} waiting`, transform: 'translate(11,11)' });
-      const sh = shapePath(key, 7);
-      sh.setAttribute('class', 'shape');
-      g.append(sh);
+      g.append(shapePath(key, 7));
       sv.append(g);
-      item(key, sv, label, title);
     } else if (swatch === 'holding' || swatch === 'stalled') {
-      const sv = svgOf(26, 26);
+      sv = svgOf(26, 26);
       const stalled = swatch === 'stalled';
       const g = el('g', { class: stalled ? 'node mode-read holding stalled' : 'node mode-write holding', transform: 'translate(13,13)' });
       g.append(el('circle', { class: 'halo', r: 12 }));
       if (stalled) g.append(el('circle', { class: 'stall-ring', r: 12 }));
-      const sh = shapePath(stalled ? 'read' : 'write', 7);
-      sh.setAttribute('class', 'shape');
-      g.append(sh);
+      g.append(shapePath(stalled ? 'read' : 'write', 7));
       sv.append(g);
-      item(key, sv, label, title);
     } else {
-      const sv = svgOf(34, 14);
+      sv = svgOf(34, 14);
       sv.append(markers(`lg-${key}`));
       sv.append(el('path', { class: `arrow ${swatch} edge-${key}`, d: 'M2,7 L30,7', 'marker-end': `url(#lg-${key}-ah-${key})` }));
-      item(key, sv, label, title);
     }
+    const li = document.createElement('li');
+    li.dataset.legend = key;
+    if (title) li.title = title;
+    li.append(sv, Object.assign(document.createElement('span'), { textContent: label }));
+    root.append(li);
   }
 }

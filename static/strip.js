@@ -5,17 +5,10 @@
 // pointer, as the time bar would.
 
 import { when, axisTicks } from './timeline.js';
-import { fmtDur } from './queue.js';
+import { fmtDur, el } from './queue.js';
 
-const NS = 'http://www.w3.org/2000/svg';
 const H = 100; // the chart's height in viewBox units; bars use the bottom TOP of it
 const TOP = 86; // the top 14 units hold the alert ticks
-
-function el(name, attrs = {}) {
-  const e = document.createElementNS(NS, name);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  return e;
-}
 
 export class Strip {
   // svg: the chart; scale: where the scales are said. onScrub(t) is called
@@ -87,9 +80,7 @@ export class Strip {
         const wh = (TOP * b.waiters) / top;
         if (b.holders) g.append(el('rect', { class: 'holders', x: i, y: H - hh, width: 1, height: hh }));
         if (b.waiters) g.append(el('rect', { class: 'waiters', x: i, y: H - hh - wh, width: 1, height: wh }));
-        const title = el('title');
-        title.textContent = `${when(this.from + i * step)}: ${b.holders} holding, ${b.waiters} waiting, longest wait ${fmtDur(b.maxWait * 1000)}`;
-        g.append(title);
+        g.append(el('title', {}, `${when(this.from + i * step)}: ${b.holders} holding, ${b.waiters} waiting, longest wait ${fmtDur(b.maxWait * 1000)}`));
         parts.push(g);
       }
       line += `${i ? 'L' : 'M'}${i + 0.5},${(H - (TOP * b.maxWait) / wtop).toFixed(2)}`;
@@ -106,9 +97,7 @@ export class Strip {
     for (const a of d.alerts || []) {
       const t = Date.parse(a.time);
       const m = el('line', { class: 'alert' + (a.raised ? '' : ' cleared'), x1: x(t), x2: x(t), y1: 0, y2: H - TOP - 2 });
-      const title = el('title');
-      title.textContent = `${when(t)}: ${a.alert} ${a.raised ? 'raised' : 'cleared'}${a.message ? ' — ' + a.message : ''}`;
-      m.append(title);
+      m.append(el('title', {}, `${when(t)}: ${a.alert} ${a.raised ? 'raised' : 'cleared'}${a.message ? ' — ' + a.message : ''}`));
       parts.push(m);
     }
     this.cursorLine = el('line', { class: 'cursor', y1: 0, y2: H, visibility: 'hidden' });

@@ -44,9 +44,7 @@ export class QueueTable {
     this.filterInput.setAttribute('aria-label', 'filter rows');
     this.filterInput.addEventListener('input', () => {
       this.filter = this.filterInput.value.trim().toLowerCase();
-      this.page = 0;
-      this.showName = '';
-      this.refresh();
+      this.go(0);
     });
     this.prev = button('‹ prev', () => this.go(this.page - 1));
     this.next = button('next ›', () => this.go(this.page + 1));
@@ -80,20 +78,14 @@ export class QueueTable {
   // update shows snap; pending is a request() made for it, if the page
   // started one while it read snap.
   update(snap, timing, selected, pending = null) {
-    this.snap = snap;
-    this.timing = timing;
-    this.selected = selected;
-    this.pending = pending;
+    Object.assign(this, { snap, timing, selected, pending });
     this.refresh();
   }
 
   // framed shows snap, a live snapshot, with html, the parts its frame
   // brought (null: none; what is shown stays). Nothing is fetched.
   framed(snap, timing, selected, html) {
-    this.snap = snap;
-    this.timing = timing;
-    this.selected = selected;
-    this.pending = null;
+    Object.assign(this, { snap, timing, selected, pending: null });
     if (!html) return;
     this.put(html, this.scrollTo || '');
     if (this.scrollTo && this.root.querySelector(`tr[data-row="${CSS.escape(this.scrollTo)}"]`)) this.scrollTo = '';

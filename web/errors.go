@@ -64,6 +64,28 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	writeJSON(w, code, errorBody{Error: msg})
 }
 
+// answer answers with what h returns, as JSON with 200, or with its error
+// as writeError does.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, h func() (any, error)) {
+	v, err := h()
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// setHeaders sets an answer's type and caching, and that the browser is
+// not to guess another type; the rest of the answer's headers are the
+// caller's.
+func setHeaders(w http.ResponseWriter, ctype, cache string) http.Header {
+	h := w.Header()
+	h.Set("Content-Type", ctype)
+	h.Set("Cache-Control", cache)
+	h.Set("X-Content-Type-Options", "nosniff")
+	return h
+}
+
 // writeTextError is writeError for a part of a page (HTML the page script
 // fetches): the same status and message, as plain text.
 func writeTextError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {

@@ -22,33 +22,38 @@ const maxExportChanges = 500
 // window as one self-contained HTML file (views.ExportPage), its CSS and
 // script inlined so it opens from a ticket's attachment with no network.
 func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
-	store, id, key, from, to, err := s.historyRef(r)
+	page, name, err := s.exportPage(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
+	}
+	setHeaders(w, "text/html; charset=utf-8", "no-store").Set("Content-Disposition", `attachment; filename=`+strconv.Quote(name))
+	w.Write(page)
+}
+
+// exportPage renders the incident file r asks for, and names it.
+func (s *Server) exportPage(r *http.Request) ([]byte, string, error) {
+	h, err := s.historyRef(r)
+	if err != nil {
+		return nil, "", err
 	}
 	svc, _, err := s.lockRef(r)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return nil, "", err
 	}
-	evs, err := store.Events(key, from, to)
+	evs, err := h.store.Events(h.key, h.from, h.to)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return nil, "", err
 	}
-	e := views.Export{Service: serviceView(svc), Path: id.Name, Cluster: history.ClusterOf(key), From: from, To: to}
-	if e.Figures, err = figuresOf(store, key, from, to); err != nil {
-		writeError(w, r, s.log, err)
-		return
+	e := views.Export{Service: serviceView(svc), Path: h.id.Name, Cluster: history.ClusterOf(h.key), From: h.from, To: h.to}
+	if e.Figures, err = figuresOf(h.store, h.key, h.from, h.to); err != nil {
+		return nil, "", err
 	}
-	if e.Changes, e.Truncated, err = exportChanges(e.Service, store, key, from, evs); err != nil {
-		writeError(w, r, s.log, err)
-		return
+	if e.Changes, e.Truncated, err = exportChanges(e.Service, h.store, h.key, h.from, evs); err != nil {
+		return nil, "", err
 	}
 	if e.CSS, e.Script, e.Modules, err = exportAssets(); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return nil, "", err
 	}
 	// The lane draws what the lock page's does: the server's edges, and
 	// of a long queue the window its first page shows (the table lists
@@ -63,15 +68,9 @@ func (s *Server) handleLockExport(w http.ResponseWriter, r *http.Request) {
 	}
 	var buf bytes.Buffer
 	if err := views.ExportPage(e).Render(r.Context(), &buf); err != nil {
-		writeError(w, r, s.log, fmt.Errorf("render the incident of %s: %w", id.Key(), err))
-		return
+		return nil, "", fmt.Errorf("render the incident of %s: %w", h.id.Key(), err)
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Disposition", `attachment; filename=`+strconv.Quote(e.ExportName()))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.Write(buf.Bytes())
+	return buf.Bytes(), e.ExportName(), nil
 }
 
 // exportChanges is the window's changes, at most maxExportChanges of them

@@ -9,6 +9,29 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
+// encoder turns one socket's sequence of snapshots into frames, each
+// computed from scratch. The websocket handler shares frames between
+// sockets instead (frames.go); encoder is the reference it must agree with.
+type encoder struct {
+	prev lockqueue.Snapshot
+	sent bool
+}
+
+// frame encodes s as a delta against the last snapshot sent, or whole when
+// that is smaller or there is nothing to patch.
+func (e *encoder) frame(s lockqueue.Snapshot) ([]byte, string, error) {
+	var prev *lockqueue.Snapshot
+	if e.sent {
+		prev = &e.prev
+	}
+	b, kind, err := encodeFrame(prev, s, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	e.prev, e.sent = wireSnapshot(s), true
+	return b, kind, nil
+}
+
 // Shared frames are byte for byte what a socket would have computed alone,
 // and sockets at the same point share one encoding.
 func TestSharedFramesMatchEncoder(t *testing.T) {

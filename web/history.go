@@ -130,22 +130,26 @@ func historyKey(src history.Source, latest func(string) (lockqueue.Snapshot, boo
 
 // historyRef is the lock, its history's key and the window of a history
 // request.
-func (s *Server) historyRef(r *http.Request) (history.Source, lockqueue.LockID, string, time.Time, time.Time, error) {
-	var id lockqueue.LockID
-	var from, to time.Time
-	store, err := s.historyStore()
-	if err != nil {
-		return nil, id, "", from, to, err
+type historyRef struct {
+	store    history.Source
+	id       lockqueue.LockID
+	key      string
+	from, to time.Time
+}
+
+// historyRef reads r's lock, its history's key and its window.
+func (s *Server) historyRef(r *http.Request) (h historyRef, err error) {
+	if h.store, err = s.historyStore(); err != nil {
+		return h, err
 	}
-	if _, id, err = s.lockRef(r); err != nil {
-		return nil, id, "", from, to, err
+	if _, h.id, err = s.lockRef(r); err != nil {
+		return h, err
 	}
-	key, err := historyKey(store, s.cfg.Hub.Latest, id, r.URL.Query())
-	if err != nil {
-		return nil, id, "", from, to, err
+	if h.key, err = historyKey(h.store, s.cfg.Hub.Latest, h.id, r.URL.Query()); err != nil {
+		return h, err
 	}
-	from, to, err = window(r)
-	return store, id, key, from, to, err
+	h.from, h.to, err = window(r)
+	return h, err
 }
 
 // windowEvents are the events of the lock's history key in [from, to],
@@ -208,23 +212,22 @@ func fitWindow(r *http.Request, store history.Source, key string, before history
 }
 
 func (s *Server) handleLockHistory(w http.ResponseWriter, r *http.Request) {
-	store, id, key, from, to, err := s.historyRef(r)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	evs, before, lives, err := windowEvents(store, key, from, to)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	resp := HistoryResponse{Path: id.Name, Cluster: history.ClusterOf(key), From: from, To: to, Events: nonNil(evs),
-		Gaps: history.Gaps(before, evs, to), Nodes: lives}
-	resp.Service = id.WireService()
-	if len(resp.Events) > maxEvents {
-		resp.Events, resp.Truncated = resp.Events[:maxEvents], true
-	}
-	writeJSON(w, http.StatusOK, resp)
+	s.answer(w, r, func() (any, error) {
+		h, err := s.historyRef(r)
+		if err != nil {
+			return nil, err
+		}
+		evs, before, lives, err := windowEvents(h.store, h.key, h.from, h.to)
+		if err != nil {
+			return nil, err
+		}
+		resp := HistoryResponse{Service: h.id.WireService(), Path: h.id.Name, Cluster: history.ClusterOf(h.key), From: h.from, To: h.to,
+			Events: nonNil(evs), Gaps: history.Gaps(before, evs, h.to), Nodes: lives}
+		if len(resp.Events) > maxEvents {
+			resp.Events, resp.Truncated = resp.Events[:maxEvents], true
+		}
+		return resp, nil
+	})
 }
 
 // DensityResponse answers GET /api/v1/lock/history/density: how many
@@ -263,12 +266,9 @@ const (
 // window's records are walked, not collected: an hour of a big queue is
 // hundreds of thousands of them.
 type bucketed struct {
-	store    history.Source
-	id       lockqueue.LockID
-	key      string
-	from, to time.Time
-	n        int
-	before   history.State
+	historyRef
+	n      int
+	before history.State
 }
 
 // walk calls fn with each record of the window.
@@ -298,57 +298,52 @@ func firstRecord(store history.Source, key string, from, to time.Time) (history.
 
 // readBucketed reads r's lock and window, and ?param= as the number of
 // buckets (def when left out, at most most).
-func (s *Server) readBucketed(r *http.Request, param string, def, most int) (bucketed, error) {
-	store, id, key, from, to, err := s.historyRef(r)
-	if err != nil {
-		return bucketed{}, err
+func (s *Server) readBucketed(r *http.Request, param string, def, most int) (b bucketed, err error) {
+	if b.historyRef, err = s.historyRef(r); err != nil {
+		return b, err
 	}
-	n, err := countParam(r, param, def, most)
-	if err != nil {
-		return bucketed{}, err
+	if b.n, err = countParam(r, param, def, most); err != nil {
+		return b, err
 	}
-	before, err := store.At(key, from)
-	if err != nil && !errors.Is(err, history.ErrNoHistory) {
-		return bucketed{}, err
+	if b.before, err = b.store.At(b.key, b.from); err != nil && !errors.Is(err, history.ErrNoHistory) {
+		return b, err
 	}
-	if from, err = fitWindow(r, store, key, before, from, to); err != nil {
-		return bucketed{}, err
-	}
-	return bucketed{store: store, id: id, key: key, from: from, to: to, n: n, before: before}, nil
+	b.from, err = fitWindow(r, b.store, b.key, b.before, b.from, b.to)
+	return b, err
 }
 
 // service is the id's service as the JSON names it: empty for ZooKeeper.
 func (b bucketed) service() string { return b.id.WireService() }
 
 func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
-	b, err := s.readBucketed(r, "buckets", defaultBuckets, maxBuckets)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	resp := DensityResponse{From: b.from, To: b.to, Counts: make([]int, b.n)}
-	var changes []history.Event // the gaps' only: connections and gaps
-	last := int64(-1 << 63)
-	walked := false
-	if err := b.walk(func(e history.Event) {
-		if !walked && b.before.Lock == "" && e.Synthetic {
-			t := time.UnixMilli(e.Time.UnixMilli()).UTC()
-			resp.Seen = &t
+	s.answer(w, r, func() (any, error) {
+		b, err := s.readBucketed(r, "buckets", defaultBuckets, maxBuckets)
+		if err != nil {
+			return nil, err
 		}
-		walked = true
-		if e.Synthetic {
-			return
+		resp := DensityResponse{From: b.from, To: b.to, Counts: make([]int, b.n)}
+		var changes []history.Event // the gaps' only: connections and gaps
+		last := int64(-1 << 63)
+		walked := false
+		if err := b.walk(func(e history.Event) {
+			if !walked && b.before.Lock == "" && e.Synthetic {
+				t := time.UnixMilli(e.Time.UnixMilli()).UTC()
+				resp.Seen = &t
+			}
+			walked = true
+			if e.Synthetic {
+				return
+			}
+			last = resp.count(e, last)
+			if e.Kind == history.Connection || e.Kind == history.Gap {
+				changes = append(changes, e)
+			}
+		}); err != nil {
+			return nil, err
 		}
-		last = resp.count(e, last)
-		if e.Kind == history.Connection || e.Kind == history.Gap {
-			changes = append(changes, e)
-		}
-	}); err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	resp.Service, resp.Path, resp.Gaps = b.service(), b.id.Name, history.Gaps(b.before, changes, b.to)
-	writeJSON(w, http.StatusOK, resp)
+		resp.Service, resp.Path, resp.Gaps = b.service(), b.id.Name, history.Gaps(b.before, changes, b.to)
+		return resp, nil
+	})
 }
 
 // MomentsResponse answers GET /api/v1/lock/history/moments: the window's
@@ -420,32 +415,30 @@ func (resp *MomentsResponse) add(e history.Event, names int) {
 }
 
 func (s *Server) handleLockMoments(w http.ResponseWriter, r *http.Request) {
-	store, id, key, from, to, err := s.historyRef(r)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	names, err := countParam(r, "names", defaultNames, maxNames)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	resp := MomentsResponse{Path: id.Name, From: from, To: to, Moments: []Moment{}}
-	resp.Service = id.WireService()
-	err = store.Walk(key, from, to, func(e history.Event) error {
-		if e.Synthetic {
+	s.answer(w, r, func() (any, error) {
+		h, err := s.historyRef(r)
+		if err != nil {
+			return nil, err
+		}
+		names, err := countParam(r, "names", defaultNames, maxNames)
+		if err != nil {
+			return nil, err
+		}
+		resp := MomentsResponse{Service: h.id.WireService(), Path: h.id.Name, From: h.from, To: h.to, Moments: []Moment{}}
+		err = h.store.Walk(h.key, h.from, h.to, func(e history.Event) error {
+			if e.Synthetic {
+				return nil
+			}
+			if resp.add(e, names); resp.Truncated {
+				return errFound
+			}
 			return nil
+		})
+		if err != nil && !errors.Is(err, errFound) {
+			return nil, err
 		}
-		if resp.add(e, names); resp.Truncated {
-			return errFound
-		}
-		return nil
+		return resp, nil
 	})
-	if err != nil && !errors.Is(err, errFound) {
-		writeError(w, r, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, resp)
 }
 
 // countParam reads ?name= as a count from 1 to most, def when left out.
@@ -497,71 +490,61 @@ const (
 )
 
 func (s *Server) handleLockStrip(w http.ResponseWriter, r *http.Request) {
-	b, err := s.readBucketed(r, "n", defaultStripBuckets, maxStripBuckets)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	f := history.NewStripFold(b.before, b.from, b.to, b.n)
-	if err := b.walk(f.Add); err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, StripResponse{Service: b.service(), Path: b.id.Name, Cluster: history.ClusterOf(b.key),
-		Strip: f.Done()})
+	s.answer(w, r, func() (any, error) {
+		b, err := s.readBucketed(r, "n", defaultStripBuckets, maxStripBuckets)
+		if err != nil {
+			return nil, err
+		}
+		f := history.NewStripFold(b.before, b.from, b.to, b.n)
+		if err := b.walk(f.Add); err != nil {
+			return nil, err
+		}
+		return StripResponse{Service: b.service(), Path: b.id.Name, Cluster: history.ClusterOf(b.key), Strip: f.Done()}, nil
+	})
 }
 
 func (s *Server) handleLockStats(w http.ResponseWriter, r *http.Request) {
-	store, _, key, from, to, err := s.historyRef(r)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	st, err := store.Stats(key, from, to)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	s.answer(w, r, func() (any, error) {
+		h, err := s.historyRef(r)
+		if err != nil {
+			return nil, err
+		}
+		return h.store.Stats(h.key, h.from, h.to)
+	})
 }
 
 // handleLockAt answers GET /api/v1/lock?at=: the lock's snapshot as the
 // history rebuilds it for that moment.
 func (s *Server) handleLockAt(w http.ResponseWriter, r *http.Request) {
-	store, err := s.historyStore()
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	_, id, err := s.lockRef(r)
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	at, err := parseTime("at", r.URL.Query().Get("at"))
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	key, err := historyKey(store, s.cfg.Hub.Latest, id, r.URL.Query())
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	st, err := store.At(key, at)
-	if errors.Is(err, history.ErrNoHistory) {
-		writeError(w, r, s.log, errorf(ErrNotFound, "%v%s", err, otherClusters(store, id, key)))
-		return
-	}
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	snap := st.Snapshot()
-	if gap, in := gapAt(store, key, st, at); in {
-		markUnknown(&snap, gap)
-	}
-	writeJSON(w, http.StatusOK, wireSnapshot(snap))
+	s.answer(w, r, func() (any, error) {
+		store, err := s.historyStore()
+		if err != nil {
+			return nil, err
+		}
+		_, id, err := s.lockRef(r)
+		if err != nil {
+			return nil, err
+		}
+		at, err := parseTime("at", r.URL.Query().Get("at"))
+		if err != nil {
+			return nil, err
+		}
+		key, err := historyKey(store, s.cfg.Hub.Latest, id, r.URL.Query())
+		if err != nil {
+			return nil, err
+		}
+		st, err := store.At(key, at)
+		if errors.Is(err, history.ErrNoHistory) {
+			return nil, errorf(ErrNotFound, "%v%s", err, otherClusters(store, id, key))
+		} else if err != nil {
+			return nil, err
+		}
+		snap := st.Snapshot()
+		if gap, in := gapAt(store, key, st, at); in {
+			markUnknown(&snap, gap)
+		}
+		return wireSnapshot(snap), nil
+	})
 }
 
 // otherClusters says which other clusters id was recorded on, for an
@@ -592,17 +575,17 @@ type HistoryLocksResponse struct {
 // handleHistoryLocks lists the locks with a history, watched now or not:
 // the way back to a lock no longer watched.
 func (s *Server) handleHistoryLocks(w http.ResponseWriter, r *http.Request) {
-	store, err := s.historyStore()
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	ids, err := store.Locks()
-	if err != nil {
-		writeError(w, r, s.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, HistoryLocksResponse{Locks: nonNil(ids)})
+	s.answer(w, r, func() (any, error) {
+		store, err := s.historyStore()
+		if err != nil {
+			return nil, err
+		}
+		ids, err := store.Locks()
+		if err != nil {
+			return nil, err
+		}
+		return HistoryLocksResponse{Locks: nonNil(ids)}, nil
+	})
 }
 
 // handleHistoryStatus answers whether the recorder records and, when not,

@@ -383,13 +383,10 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
 	// no-cache, not no-store: the browser keeps the answer and asks again
 	// with If-None-Match, which an unchanged lock answers with a 304.
-	h.Set("Cache-Control", "no-cache")
+	h := setHeaders(w, "text/html; charset=utf-8", "no-cache")
 	h.Set("ETag", part.etag)
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(part.body))
 }
@@ -471,10 +468,7 @@ func (p *pages) lockText(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, name+" is not watched, or not read yet", http.StatusNotFound)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	setHeaders(w, "text/plain; charset=utf-8", "no-store")
 	io.WriteString(w, views.QueueText(serviceView(svc), snap, now))
 }
 
@@ -555,11 +549,7 @@ func (p *pages) render(w http.ResponseWriter, r *http.Request, status int, c tem
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "same-origin")
+	setHeaders(w, "text/html; charset=utf-8", "no-store").Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }

@@ -16,15 +16,30 @@ import (
 // The AdminServer's JSON. Session ids exceed 2^53, so they are decoded as
 // json.Number and parsed as int64; a float64 would corrupt them.
 
+// adminReply is the error every command's answer may carry.
+type adminReply struct {
+	Error *string `json:"error"`
+}
+
+func (a adminReply) err() error {
+	if a.Error != nil && *a.Error != "" {
+		if strings.Contains(*a.Error, "not currently serving requests") {
+			return errNotServing
+		}
+		return fmt.Errorf("server error: %s", *a.Error)
+	}
+	return nil
+}
+
 type adminWatches struct {
 	SessionToPaths map[string][]string `json:"session_id_to_watched_paths"`
-	Error          *string             `json:"error"`
+	adminReply
 }
 
 type adminConnections struct {
 	Connections       []adminConnection `json:"connections"`
 	SecureConnections []adminConnection `json:"secure_connections"`
-	Error             *string           `json:"error"`
+	adminReply
 }
 
 type adminConnection struct {
@@ -36,42 +51,34 @@ type adminConnection struct {
 
 type adminDump struct {
 	ExpiryToSessions map[string][]json.Number `json:"expiry_time_to_session_ids"`
-	Error            *string                  `json:"error"`
+	adminReply
 }
 
 type adminMonitor struct {
 	WatchCount  *json.Number `json:"watch_count"`
 	ServerState string       `json:"server_state"`
 	Learners    *json.Number `json:"learners"`
-	Error       *string      `json:"error"`
+	adminReply
 }
 
-func decodeAdmin(r io.Reader, v any) error {
+// decodeAdmin decodes the answer to cmd into v, and fails with the error
+// the answer carries.
+func decodeAdmin(r io.Reader, cmd string, v interface{ err() error }) error {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("decode: %w", err)
+		return fmt.Errorf("%s: decode: %w", cmd, err)
 	}
-	return nil
-}
-
-func adminError(e *string) error {
-	if e != nil && *e != "" {
-		if strings.Contains(*e, "not currently serving requests") {
-			return errNotServing
-		}
-		return fmt.Errorf("server error: %s", *e)
+	if err := v.err(); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	return nil
 }
 
 func parseAdminWatches(r io.Reader) (map[int64][]string, error) {
 	var v adminWatches
-	if err := decodeAdmin(r, &v); err != nil {
-		return nil, fmt.Errorf("watches: %w", err)
-	}
-	if err := adminError(v.Error); err != nil {
-		return nil, fmt.Errorf("watches: %w", err)
+	if err := decodeAdmin(r, "watches", &v); err != nil {
+		return nil, err
 	}
 	if v.SessionToPaths == nil {
 		return nil, errors.New("watches: no session_id_to_watched_paths")
@@ -92,11 +99,8 @@ func parseAdminWatches(r io.Reader) (map[int64][]string, error) {
 // the AdminServer offers (-1 when there is none).
 func parseAdminConnections(r io.Reader) (map[int64]bool, int64, error) {
 	var v adminConnections
-	if err := decodeAdmin(r, &v); err != nil {
-		return nil, -1, fmt.Errorf("connections: %w", err)
-	}
-	if err := adminError(v.Error); err != nil {
-		return nil, -1, fmt.Errorf("connections: %w", err)
+	if err := decodeAdmin(r, "connections", &v); err != nil {
+		return nil, -1, err
 	}
 	if v.Connections == nil {
 		return nil, -1, errors.New("connections: no connections list")
@@ -126,11 +130,8 @@ func parseAdminConnections(r io.Reader) (map[int64]bool, int64, error) {
 // unknown too.
 func parseAdminDump(r io.Reader, serverNow int64, now time.Time) (map[int64]time.Time, error) {
 	var v adminDump
-	if err := decodeAdmin(r, &v); err != nil {
-		return nil, fmt.Errorf("dump: %w", err)
-	}
-	if err := adminError(v.Error); err != nil {
-		return nil, fmt.Errorf("dump: %w", err)
+	if err := decodeAdmin(r, "dump", &v); err != nil {
+		return nil, err
 	}
 	if serverNow < 0 || v.ExpiryToSessions == nil {
 		return nil, nil
@@ -155,11 +156,8 @@ func parseAdminDump(r io.Reader, serverNow int64, now time.Time) (map[int64]time
 
 func parseAdminMonitor(r io.Reader) (watchCount int, state string, learners int, err error) {
 	var v adminMonitor
-	if err := decodeAdmin(r, &v); err != nil {
-		return -1, "", -1, fmt.Errorf("monitor: %w", err)
-	}
-	if err := adminError(v.Error); err != nil {
-		return -1, "", -1, fmt.Errorf("monitor: %w", err)
+	if err := decodeAdmin(r, "monitor", &v); err != nil {
+		return -1, "", -1, err
 	}
 	learners = -1
 	if v.Learners != nil {
@@ -194,10 +192,7 @@ func fetchAdmin(ctx context.Context, client *http.Client, base string) memberInf
 		m.WatchCount, m.State, m.Learners, err = parseAdminMonitor(r)
 		return err
 	})
-	if m.Down {
-		return memberInfo{Down: true, WatchCount: -1, Learners: -1, Errs: m.Errs}
-	}
-	return a.m
+	return m.told()
 }
 
 // adminAsk is one poll of one member's AdminServer; m collects what it told.

@@ -13,29 +13,10 @@ import (
 	"github.com/zklockviz/zklockviz/zkwatch/fourlw"
 )
 
-// fourLetter sends cmd to the client port at addr and returns the reply,
-// over TLS with a non-nil tlsCfg.
-func fourLetter(ctx context.Context, addr, cmd string, tlsCfg ...*tls.Config) (string, error) {
-	return fourLetterUntil(ctx, addr, cmd, nil, tlsCfg...)
-}
-
-// fourLetterUntil is fourLetter that stops reading at the first line for
-// which until is true (see fourlw.AskUntil).
-func fourLetterUntil(ctx context.Context, addr, cmd string, until func(line string) bool, tlsCfg ...*tls.Config) (string, error) {
-	var cfg *tls.Config
-	if len(tlsCfg) > 0 {
-		cfg = tlsCfg[0]
-	}
-	return fourlw.AskUntil(ctx, addr, cmd, cfg, until)
-}
-
 // dumpEnd is where what parseDump reads of a dump ends.
 func dumpEnd(line string) bool {
 	return strings.HasPrefix(line, "ephemeral nodes dump") || strings.HasPrefix(line, "Connections dump")
 }
-
-// checkReply turns the server's refusals into errors.
-var checkReply = fourlw.CheckReply
 
 // fetch4lw asks one member's client port with wchp (wchc when wchp is off),
 // cons, dump and mntr.
@@ -52,27 +33,26 @@ func fetch4lw(ctx context.Context, addr string, tlsCfg *tls.Config) memberInfo {
 		return true
 	}
 
-	reply, err := fourLetter(ctx, addr, "wchp", tlsCfg)
+	reply, err := fourlw.Ask(ctx, addr, "wchp", tlsCfg)
 	if errors.Is(err, errNotWhitelisted) {
-		if reply, err = fourLetter(ctx, addr, "wchc", tlsCfg); err == nil {
+		if reply, err = fourlw.Ask(ctx, addr, "wchc", tlsCfg); err == nil {
 			m.Watches, err = parseWchc(reply)
 		}
 	} else if err == nil {
 		m.Watches, err = parseWchp(reply)
 	}
-	note(err)
-	if m.Down {
-		return memberInfo{Down: true, WatchCount: -1, Learners: -1, Errs: m.Errs}
+	if note(err); m.Down {
+		return m.told()
 	}
-	if reply, err := fourLetter(ctx, addr, "cons", tlsCfg); !note(err) {
+	if reply, err := fourlw.Ask(ctx, addr, "cons", tlsCfg); !note(err) {
 		m.Connected, err = parseCons(reply)
 		note(err)
 	}
-	if reply, err := fourLetterUntil(ctx, addr, "dump", dumpEnd, tlsCfg); !note(err) {
+	if reply, err := fourlw.AskUntil(ctx, addr, "dump", tlsCfg, dumpEnd); !note(err) {
 		m.Expiry, err = parseDump(reply, time.Now())
 		note(err)
 	}
-	if reply, err := fourLetter(ctx, addr, "mntr", tlsCfg); !note(err) {
+	if reply, err := fourlw.Ask(ctx, addr, "mntr", tlsCfg); !note(err) {
 		var kv map[string]string
 		if kv, err = parseMntr(reply); !note(err) {
 			if n, err := strconv.Atoi(kv["zk_watch_count"]); err == nil {
@@ -84,10 +64,7 @@ func fetch4lw(ctx context.Context, addr string, tlsCfg *tls.Config) memberInfo {
 			}
 		}
 	}
-	if m.Down {
-		return memberInfo{Down: true, WatchCount: -1, Learners: -1, Errs: m.Errs}
-	}
-	return m
+	return m.told()
 }
 
 // parseWchp reads wchp: each watched path on its own line, then the sessions

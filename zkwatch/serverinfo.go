@@ -41,6 +41,15 @@ type memberInfo struct {
 	Errs []error
 }
 
+// told is what m says: only that it is down (and why) when it is, as a
+// member down adds nothing, whatever it told before it went.
+func (m memberInfo) told() memberInfo {
+	if m.Down {
+		return memberInfo{Down: true, WatchCount: -1, Learners: -1, Errs: m.Errs}
+	}
+	return m
+}
+
 // dataWatchTotal counts listed (session, path) pairs, before any filtering:
 // it is what zk_watch_count counts for data watches.
 func (m memberInfo) dataWatchTotal() int {

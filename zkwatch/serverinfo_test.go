@@ -13,7 +13,16 @@ import (
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/third_party/zk"
+	"github.com/zklockviz/zklockviz/zkwatch/fourlw"
 )
+
+// fourLetter sends cmd to the client port at addr and returns the reply.
+func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
+	return fourlw.Ask(ctx, addr, cmd, nil)
+}
+
+// checkReply turns the server's refusals into errors.
+var checkReply = fourlw.CheckReply
 
 // Samples captured from ZooKeeper 3.8.0 (Debian's package) via zklocal.
 const (
