@@ -40,11 +40,12 @@ const labUsage = `Usage: zklockviz lab [flags]
 The lock lab: real lock clients, each an OS process of its own, loop
 acquire → read a shared counter → write it back one higher with their
 fencing token → release, while a nemesis pauses them (SIGSTOP past their
-session, lease or TTL, like a long GC pause) or kills them (kill -9), on a
-schedule a seed fixes; a fault strikes a client that holds the lock when
-one does. Every client says what it believes; the lab reports every moment
-two clients believed they held the lock, the writes the counter took and
-lost, and the writes the resource refused for a stale token (--fencing on).
+session, lease or TTL, like a long GC pause) or kills them (kill -9), kills
+the lock server or cuts a client off it (see Faults below), on a schedule a
+seed fixes; a fault strikes a client that holds the lock when one does.
+Every client says what it believes; the lab reports every moment two
+clients believed they held the lock, the writes the counter took and lost,
+and the writes the resource refused for a stale token (--fencing on).
 
 Each service's clients use its real recipe:
   zookeeper  go-zookeeper's lock recipe; the token is the lock node's
