@@ -181,8 +181,8 @@ func (r *runner) cut(ctx context.Context, f Fault, id string) error {
 
 // serverFault does a fault on the lock server. A server killed or
 // restarted is down from when the signal is sent until it answers again.
-// When the run ends during an outage the server stays down: the lab
-// closes it anyway.
+// When the run ends during an outage the server stays down (no
+// ServerUp): the lab closes it anyway.
 func (r *runner) serverFault(ctx context.Context, f Fault) error {
 	s := r.cfg.Server
 	switch f.Kind {
@@ -215,14 +215,19 @@ func (r *runner) serverFault(ctx context.Context, f Fault) error {
 
 // up starts the server with start and tells ServerUp once it answers,
 // stamped when its port first took a connection (see ServerControl.Addr).
+// A run that ends meanwhile (its time is up, or Ctrl-C) gives up the
+// start: the lab closes the server anyway, and a JVM's start is seconds.
 func (r *runner) up(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restartTimeout)
+	sctx, cancel := context.WithTimeout(ctx, restartTimeout)
 	defer cancel()
 	bound := make(chan time.Time, 1)
 	go func() { bound <- listening(sctx, r.cfg.Server.Addr) }()
 	err := r.cfg.Server.Start(sctx)
 	cancel()
 	at := <-bound
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("start the server again: %w", err)
 	}

@@ -298,12 +298,17 @@ func TestLabRoute(t *testing.T) {
 	}
 }
 
-// Ctrl-C (SIGINT to zklockviz lab) in the middle of a run with every
-// fault: the report of what ran still comes, and no process the lab
-// started (client, throwaway server) is left.
+// Ctrl-C (SIGINT to zklockviz lab), or SIGTERM, in the middle of a run
+// with every fault: the report of what ran still comes (the words, or the
+// JSON), and no process the lab started (client, throwaway server) is
+// left.
 func TestLabInterrupt(t *testing.T) {
-	for _, json := range []bool{false, true} {
-		t.Run("json="+strconv.FormatBool(json), func(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		json bool
+	}{{syscall.SIGINT, false}, {syscall.SIGTERM, true}} {
+		json := tc.json
+		t.Run(tc.sig.String(), func(t *testing.T) {
 			t.Parallel()
 			args := []string{"lab", "--service", "redis", "--clients", "3", "--duration", "60s",
 				"--nemesis", "all", "--every", "300ms", "--pause", "200ms"}
@@ -346,23 +351,26 @@ func TestLabInterrupt(t *testing.T) {
 			if servers == 0 || clients < 3 {
 				t.Fatalf("%d servers and %d clients seen under the lab: want its server and its 3 clients at least (%v)", servers, clients, seen)
 			}
-			cmd.Process.Signal(syscall.SIGINT)
+			cmd.Process.Signal(tc.sig)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			select {
 			case err := <-done:
 				if err != nil {
-					t.Errorf("lab after SIGINT: %v\n%s", err, stderr)
+					t.Errorf("lab after %v: %v\n%s", tc.sig, err, stderr)
 				}
 			case <-time.After(30 * time.Second):
-				t.Fatal("the lab did not end within 30s of SIGINT")
+				t.Fatalf("the lab did not end within 30s of %v", tc.sig)
 			}
 			if json {
 				if !strings.Contains(stdout.String(), `"report"`) || !strings.Contains(stdout.String(), `"events"`) {
-					t.Errorf("no JSON report after SIGINT:\n%s", stdout.String())
+					t.Errorf("no JSON report after %v:\n%s", tc.sig, stdout.String())
 				}
 			} else if !strings.Contains(stdout.String(), "acquisitions") {
-				t.Errorf("no report after SIGINT:\n%s", stdout.String())
+				t.Errorf("no report after %v:\n%s", tc.sig, stdout.String())
+			}
+			if !strings.Contains(stderr.String(), "lab: interrupted") {
+				t.Errorf("the lab did not say it was interrupted:\n%s", stderr)
 			}
 			for p := range seen {
 				if p.alive() {
