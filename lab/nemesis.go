@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"os/exec"
 	"slices"
 	"time"
@@ -47,12 +46,6 @@ type ServerControl struct {
 	// Jump makes the server's clock jump past the lock's TTL; its text is
 	// how (the ClockJumped event's Message).
 	Jump func(context.Context) (string, error)
-	// Addr is the server's host:port. A server comes up when its port
-	// takes a connection again: a client may be served before the
-	// readiness check Start waits on passes (a loaded JVM answers its
-	// four-letter words late), and no client is served before the port
-	// is bound, so ServerUp is stamped then.
-	Addr string
 	// Note is told in the ServerDown event of a kill or a restart: what
 	// the server loses (Redis without persistence: every key).
 	Note string
@@ -213,47 +206,42 @@ func (r *runner) serverFault(ctx context.Context, f Fault) error {
 	return r.up(ctx)
 }
 
-// up starts the server with start and tells ServerUp once it answers,
-// stamped when its port first took a connection (see ServerControl.Addr).
-// A run that ends meanwhile (its time is up, or Ctrl-C) gives up the
-// start: the lab closes the server anyway, and a JVM's start is seconds.
+// up starts the server and tells ServerUp once it answers: when Start
+// returns (its readiness check passed) or, if sooner, when a client got
+// the lock from it, for a client can be served before the check passes
+// (a loaded JVM answers ZooKeeper's four-letter words late). A run that
+// ends meanwhile (its time is up, or Ctrl-C) gives up the start: the lab
+// closes the server anyway, and a JVM's start is seconds.
 func (r *runner) up(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, restartTimeout)
 	defer cancel()
-	bound := make(chan time.Time, 1)
-	go func() { bound <- listening(sctx, r.cfg.Server.Addr) }()
+	r.mu.Lock()
+	r.starting, r.answered = time.Now(), time.Time{}
+	r.mu.Unlock()
 	err := r.cfg.Server.Start(sctx)
-	cancel()
-	at := <-bound
+	at := time.Now()
+	r.mu.Lock()
+	if !r.answered.IsZero() {
+		at = r.answered
+	}
+	r.starting = time.Time{}
+	r.mu.Unlock()
 	if err != nil && ctx.Err() != nil {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("start the server again: %w", err)
 	}
-	if at.IsZero() {
-		at = time.Now()
-	}
 	r.record(Event{At: at, Client: Server, Kind: ServerUp})
 	return nil
 }
 
-// listening is when addr first took a TCP connection, trying every
-// millisecond or so until ctx ends (zero then, and for no addr).
-func listening(ctx context.Context, addr string) time.Time {
-	if addr == "" {
-		return time.Time{}
+// sawAnswer notes, while the server is starting, the first grant a
+// client told since: the server answered by then. r.mu is held.
+func (r *runner) sawAnswer(e Event) {
+	if e.Kind == Acquired && !r.starting.IsZero() && r.answered.IsZero() && e.At.After(r.starting) {
+		r.answered = e.At
 	}
-	d := net.Dialer{Timeout: 100 * time.Millisecond}
-	for ctx.Err() == nil {
-		if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
-			at := time.Now()
-			c.Close()
-			return at
-		}
-		wait(ctx, time.Millisecond)
-	}
-	return time.Time{}
 }
 
 func join(a, b string) string {

@@ -112,6 +112,9 @@ type runner struct {
 	killed  map[*exec.Cmd]time.Time
 	readers sync.WaitGroup
 	proxies map[string]*proxy.Proxy // each client's, with Config.Network
+	// starting is when the server's start after a fault began, while it
+	// runs; answered the first grant a client told since (sawAnswer).
+	starting, answered time.Time
 }
 
 // afterKill says e, from the process cmd, was told after kill -9 was sent
@@ -129,6 +132,7 @@ func (r *runner) afterKill(cmd *exec.Cmd, e Event) bool {
 func (r *runner) record(e Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
+	r.sawAnswer(e)
 	switch e.Kind {
 	case Acquired:
 		if r.holders == nil {

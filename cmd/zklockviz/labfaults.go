@@ -195,12 +195,6 @@ var labServiceOrder = []string{lockqueue.ZooKeeper, redislock.Name, etcdlock.Nam
 func labFaultHooks(cfg *lab.Config, service, path string, srv labServer) error {
 	if srv.control != nil {
 		c := *srv.control
-		// A throwaway server is one, on loopback.
-		target, _, err := labRoute(service, srv.addr)
-		if err != nil {
-			return err
-		}
-		c.Addr = target
 		cfg.Server = &c
 	}
 	if service == redislock.Name {
