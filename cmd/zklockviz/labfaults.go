@@ -204,7 +204,8 @@ func labFaultHooks(cfg *lab.Config, service, path string, srv labServer) error {
 		cfg.Server.Jump = labRedisJump(srv.addr, path)
 		cfg.Server.Note = labRedisNote
 	}
-	if slices.Contains(cfg.Nemesis, lab.CutOff) {
+	// A schedule given (a replay) may cut when the nemesis's list does not.
+	if slices.Contains(cfg.Nemesis, lab.CutOff) || slices.ContainsFunc(cfg.Schedule, func(f lab.Fault) bool { return f.Kind == lab.CutOff }) {
 		n, err := labNetwork(service, srv.addr)
 		if err != nil {
 			return err
