@@ -82,7 +82,7 @@ func Check(events []Event, final int64, end time.Time) Report {
 		case Refused:
 			r.Refused++
 		}
-		if e.Kind == Paused || e.Kind == Killed {
+		if isFault(e.Kind) {
 			r.Faults[string(e.Kind)]++
 		}
 	}
@@ -158,7 +158,7 @@ func (r Report) String() string {
 	}
 	fmt.Fprintf(&b, "; %d writes refused for a stale token\n", r.Refused)
 	if len(r.Faults) > 0 {
-		fmt.Fprintf(&b, "faults: %d paused, %d killed\n", r.Faults[string(Paused)], r.Faults[string(Killed)])
+		fmt.Fprintf(&b, "faults: %s\n", faultWords(r.Faults))
 	}
 	if len(r.Overlaps) == 0 {
 		b.WriteString("never two believers at once\n")

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklockviz/zklockviz/proxy"
 )
 
 // Nemesis faults.
@@ -23,8 +25,8 @@ const (
 	Kill  = "kill"  // kill -9 a client, then start it again
 )
 
-// Nemeses are the faults Run knows.
-var Nemeses = []string{Pause, Kill}
+// Nemeses are the faults Run knows (see nemesis.go for the last four).
+var Nemeses = []string{Pause, Kill, ServerCrash, CutOff, Restart, Clock}
 
 // Config is one run.
 type Config struct {
@@ -46,6 +48,11 @@ type Config struct {
 	Command func(id, resource string) *exec.Cmd
 	// Observe, when set, sees every event as it comes.
 	Observe func(Event)
+	// Server lets the nemesis strike the lock server (server, restart,
+	// clock); Network puts the clients behind proxies it can cut (cut).
+	// Nil: the run cannot do those faults.
+	Server  *ServerControl
+	Network *Network
 }
 
 // Run starts the resource and the clients, lets the nemesis loose for the
@@ -61,6 +68,9 @@ func Run(ctx context.Context, cfg Config) (Report, []Event, error) {
 			return Report{}, nil, fmt.Errorf("schedule: unknown fault %q at %v: want one of %v", f.Kind, f.At, Nemeses)
 		}
 	}
+	if err := checkFaults(cfg); err != nil {
+		return Report{}, nil, err
+	}
 	res := NewResource(cfg.Fencing)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,6 +81,7 @@ func Run(ctx context.Context, cfg Config) (Report, []Event, error) {
 	defer srv.Close()
 
 	r := &runner{cfg: cfg, url: "http://" + ln.Addr().String() + "/"}
+	defer r.closeProxies()
 	for i := range cfg.Clients {
 		if err := r.start(fmt.Sprintf("c%d", i+1)); err != nil {
 			r.stopAll()
@@ -100,6 +111,10 @@ type runner struct {
 	// killed is when kill -9 was sent to each killed client process.
 	killed  map[*exec.Cmd]time.Time
 	readers sync.WaitGroup
+	proxies map[string]*proxy.Proxy // each client's, with Config.Network
+	// starting is when the server's start after a fault began, while it
+	// runs; answered the first grant a client told since (sawAnswer).
+	starting, answered time.Time
 }
 
 // afterKill says e, from the process cmd, was told after kill -9 was sent
@@ -117,6 +132,7 @@ func (r *runner) afterKill(cmd *exec.Cmd, e Event) bool {
 func (r *runner) record(e Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
+	r.sawAnswer(e)
 	switch e.Kind {
 	case Acquired:
 		if r.holders == nil {
@@ -141,6 +157,9 @@ func (r *runner) all() []Event {
 // start starts client id and reads its events until it exits.
 func (r *runner) start(id string) error {
 	cmd := r.cfg.Command(id, r.url)
+	if err := r.route(id, cmd); err != nil {
+		return err
+	}
 	cmd.SysProcAttr = clientAttr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -194,7 +213,7 @@ type Fault struct {
 	// Pick chooses whom among those it may strike at that moment (see
 	// targets): the Pick-th, modulo their number.
 	Pick int `json:"pick"`
-	// For is how long a pause lasts.
+	// For is how long a pause, a cut or a server's outage lasts.
 	For time.Duration `json:"for,omitempty"`
 }
 
@@ -227,6 +246,9 @@ func (r *runner) nemesis(ctx context.Context, start time.Time, schedule []Fault)
 		}
 		targets := r.targets(last)
 		id := targets[f.Pick%len(targets)]
+		if onServer(f.Kind) {
+			id = Server
+		}
 		last = id
 		if err := r.fault(ctx, f, id); err != nil {
 			r.record(Event{At: time.Now(), Client: id, Kind: Failed, Message: f.Kind + ": " + err.Error()})
@@ -297,6 +319,10 @@ func (r *runner) fault(ctx context.Context, f Fault, id string) error {
 		settled(cmd.Process.Pid, "ZX", time.Second)
 		r.record(Event{At: sent, Client: id, Kind: Killed})
 		return r.start(id)
+	case CutOff:
+		return r.cut(ctx, f, id)
+	case ServerCrash, Restart, Clock:
+		return r.serverFault(ctx, f)
 	}
 	return nil
 }

@@ -40,11 +40,12 @@ const labUsage = `Usage: zklockviz lab [flags]
 The lock lab: real lock clients, each an OS process of its own, loop
 acquire → read a shared counter → write it back one higher with their
 fencing token → release, while a nemesis pauses them (SIGSTOP past their
-session, lease or TTL, like a long GC pause) or kills them (kill -9), on a
-schedule a seed fixes; a fault strikes a client that holds the lock when
-one does. Every client says what it believes; the lab reports every moment
-two clients believed they held the lock, the writes the counter took and
-lost, and the writes the resource refused for a stale token (--fencing on).
+session, lease or TTL, like a long GC pause) or kills them (kill -9), kills
+the lock server or cuts a client off it (see Faults below), on a schedule a
+seed fixes; a fault strikes a client that holds the lock when one does.
+Every client says what it believes; the lab reports every moment two
+clients believed they held the lock, the writes the counter took and lost,
+and the writes the resource refused for a stale token (--fencing on).
 
 Each service's clients use its real recipe:
   zookeeper  go-zookeeper's lock recipe; the token is the lock node's
@@ -76,13 +77,15 @@ Flags:
   --clients N           client processes (default 3)
   --duration DURATION   how long the nemesis runs (default 20s)
   --seed N              fixes the nemesis's schedule (default 1)
-  --nemesis LIST        faults, comma-separated: pause, kill, or none
+  --nemesis LIST        faults, comma-separated (see Faults below), all
+                        (every fault the service has) or none
                         (default pause,kill)
   --every DURATION      time between faults (default 2s)
   --session DURATION    each client's ZooKeeper session timeout, etcd lease
                         TTL (whole seconds) or Redis key TTL (default 1s);
                         a PostgreSQL lock has none
-  --pause DURATION      how long a pause lasts (default 2.5 × --session)
+  --pause DURATION      how long a pause, a cut or a server's outage lasts
+                        (default 2.5 × --session)
   --hold DURATION       how long a client holds between reading the
                         counter and writing it back (default 20ms)
   --fencing on|off      the resource refuses stale tokens (default on)
@@ -110,6 +113,9 @@ type labFlags struct {
 type labServer struct {
 	addr, shown string
 	close       func() error // a throwaway server's; nil for the user's
+	// control is what the nemesis may do to a throwaway server; nil for
+	// the user's.
+	control *lab.ServerControl
 }
 
 // labService is one lock service as the lab runs it.
@@ -246,13 +252,16 @@ var labServices = map[string]labService{
 // throwaway is a labService's start: start's server, addr as the clients
 // take it, shown as the progress line names it; how names the server and
 // how to get it, for when it cannot start.
-func throwaway[S interface{ Close() error }](how string, start func(context.Context) (S, error), addr, shown func(S) string) func(context.Context) (labServer, error) {
+func throwaway[S interface {
+	Close() error
+	labControllable
+}](how string, start func(context.Context) (S, error), addr, shown func(S) string) func(context.Context) (labServer, error) {
 	return func(ctx context.Context) (labServer, error) {
 		s, err := start(ctx)
 		if err != nil {
 			return labServer{}, fmt.Errorf("start %s: %w", how, err)
 		}
-		return labServer{addr: addr(s), shown: shown(s), close: s.Close}, nil
+		return labServer{addr: addr(s), shown: shown(s), close: s.Close, control: labControl(s)}, nil
 	}
 }
 
@@ -285,6 +294,9 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := svc.reach(srv.addr); err != nil {
 		return err
 	}
+	if err := labFaultHooks(&cfg, f.service, f.path, srv); err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -304,9 +316,15 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if svc.note != "" {
 		fmt.Fprintf(stderr, "lab: on %s %s\n", svc.title, svc.note)
 	}
+	for _, n := range labFaultNotes(f.service, cfg.Nemesis) {
+		fmt.Fprintf(stderr, "lab: %s\n", n)
+	}
 	report, events, err := lab.Run(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "lab: interrupted: every client, proxy and throwaway server it started is stopped; the report is of what ran")
 	}
 	if f.json {
 		return json.NewEncoder(stdout).Encode(struct {
@@ -354,7 +372,7 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	fs.BoolVar(&f.json, "json", false, "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, labUsage)
+			fmt.Fprint(stdout, labUsage+labFaultsHelp())
 			return f, errHelp
 		}
 		return f, usagef("%v", err)
@@ -402,15 +420,9 @@ func (f labFlags) config(svc labService) (lab.Config, error) {
 	if cfg.PauseFor == 0 {
 		cfg.PauseFor = f.session * 5 / 2
 	}
-	if f.nemesis != "none" {
-		cfg.Nemesis = strings.Split(f.nemesis, ",")
-	}
-	for _, n := range cfg.Nemesis {
-		if !slices.Contains(lab.Nemeses, n) {
-			return cfg, usagef("--nemesis: unknown fault %q: want %s, or none", n, strings.Join(lab.Nemeses, ", "))
-		}
-	}
-	return cfg, nil
+	nemesis, err := labNemesis(f.nemesis, f.service, f.server != "")
+	cfg.Nemesis = nemesis
+	return cfg, err
 }
 
 // eventLine is an event as the lab's progress shows it.

@@ -4,6 +4,7 @@ package zklab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,6 +24,9 @@ type Locker struct {
 	mu   sync.Mutex
 	lock *zk.Lock
 	lost chan struct{}
+	// orphans says a Release or an Acquire failed: it may have left a
+	// lock node of this session behind (see dropOrphans).
+	orphans bool
 }
 
 var _ lab.Locker = (*Locker)(nil)
@@ -58,7 +62,11 @@ func (l *Locker) watch(events <-chan zk.Event) {
 
 // Acquire takes the lock with go-zookeeper's recipe. The token is the
 // sequence number of the node that holds: the lowest of the parent's.
-func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
+func (l *Locker) Acquire(ctx context.Context) (token int64, lost <-chan struct{}, err error) {
+	defer func() { l.failed(err) }()
+	if err := l.dropOrphans(); err != nil {
+		return 0, nil, err
+	}
 	lk := zk.NewLock(l.conn, l.path, zk.WorldACL(zk.PermAll))
 	if err := lk.LockWithData(l.data); err != nil {
 		return 0, nil, err
@@ -68,17 +76,17 @@ func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
 		lk.Unlock()
 		return 0, nil, fmt.Errorf("read the token: %w", err)
 	}
-	token := int64(-1)
+	token = -1
 	for _, k := range kids {
 		if seq, err := strconv.ParseInt(k[strings.LastIndex(k, "-")+1:], 10, 64); err == nil && (token < 0 || seq < token) {
 			token = seq
 		}
 	}
-	lost := make(chan struct{})
+	held := make(chan struct{})
 	l.mu.Lock()
-	l.lock, l.lost = lk, lost
+	l.lock, l.lost = lk, held
 	l.mu.Unlock()
-	return token, lost, nil
+	return token, held, nil
 }
 
 // Release deletes the lock node, if the session still has it.
@@ -90,7 +98,54 @@ func (l *Locker) Release() error {
 	if lk == nil {
 		return fmt.Errorf("the session expired: nothing to release")
 	}
-	return lk.Unlock()
+	err := lk.Unlock()
+	l.failed(err)
+	return err
+}
+
+// failed notes that an operation failed with err: unless the session is
+// gone (and its nodes with it), a node of it may be left behind.
+func (l *Locker) failed(err error) {
+	if err == nil || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrNoNode) {
+		return
+	}
+	l.mu.Lock()
+	l.orphans = true
+	l.mu.Unlock()
+}
+
+// dropOrphans deletes the lock nodes this session left behind after a
+// failure. A Release or an Acquire that failed while the server was down
+// or the client cut off (the lab's server and cut faults) can leave its
+// node, which the session keeps when it reconnects in time (ZooKeeper
+// restores sessions when it restarts): every later Acquire, this
+// client's own too, would queue behind that node for ever.
+func (l *Locker) dropOrphans() error {
+	l.mu.Lock()
+	orphans := l.orphans
+	l.mu.Unlock()
+	if !orphans {
+		return nil
+	}
+	kids, _, err := l.conn.Children(l.path)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("look for this session's leftover lock nodes: %w", err)
+	}
+	sid := l.conn.SessionID()
+	for _, k := range kids {
+		p := l.path + "/" + k
+		_, st, err := l.conn.Exists(p)
+		if err == nil && st != nil && st.EphemeralOwner == sid {
+			err = l.conn.Delete(p, -1)
+		}
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("delete this session's leftover lock node %s: %w", p, err)
+		}
+	}
+	l.mu.Lock()
+	l.orphans = false
+	l.mu.Unlock()
+	return nil
 }
 
 // Reach checks that a session can be had from servers within timeout, so
