@@ -26,14 +26,18 @@ type Drawn struct {
 	Fencing bool
 }
 
-// tsBucket is the least stretch of the run's clock one step of the
-// drawing covers: the drawing gives every step some width, so a step per
-// event would draw a busy second wider than a screen; events in one
-// stretch are spread over it in the order they happened.
-const tsBucket = 250 * time.Millisecond
-
-// tsMaxSteps bounds the steps: a longer run gets longer stretches.
-const tsMaxSteps = 150
+// A step of the drawing is a stretch of the run's clock: the drawing gives
+// every step some width, so a step per event would draw a busy second
+// (the lab's clients take the lock tens of times a second) wider than
+// many screens. Events in one stretch are spread over it in the order
+// they happened; the stretches are as short as tsPerStep events a step on
+// average allow, and no shorter than tsMinBucket, and there are at most
+// tsMaxSteps of them.
+const (
+	tsPerStep   = 6
+	tsMaxSteps  = 250
+	tsMinBucket = 10 * time.Millisecond
+)
 
 // WriteTimeSpace draws a run's events and its checker's report as an SVG
 // time–space diagram (see simulator.WriteSVG, and its limits).
@@ -64,7 +68,8 @@ func TimeSpace(events []Event, rep Report, d Drawn) simulator.Report {
 	}
 	clients := clientsOf(events)
 	start := events[0].At
-	bucket := max(tsBucket, events[len(events)-1].At.Sub(start)/tsMaxSteps)
+	steps := time.Duration(min(tsMaxSteps, max(1, len(events)/tsPerStep)))
+	bucket := max(tsMinBucket, events[len(events)-1].At.Sub(start)/steps+1)
 	states := map[string]*drawnClient{}
 	for _, c := range clients {
 		states[c] = &drawnClient{}
@@ -84,11 +89,21 @@ func TimeSpace(events []Event, rep Report, d Drawn) simulator.Report {
 		out.Steps = append(out.Steps, info)
 		ends = append(ends, stepEnd)
 	}
+	// granted are the clients granted the lock in this step: the drawing
+	// labels a grant with the client's token as the step leaves it, so a
+	// second grant to one client starts a step of its own.
+	granted := map[string]bool{}
 	for _, e := range events {
-		if step == 0 || !e.At.Before(stepEnd) {
+		if step == 0 || !e.At.Before(stepEnd) || e.Kind == Acquired && granted[e.Client] {
 			flush()
 			step++
-			stepEnd = start.Add(bucket * time.Duration(e.At.Sub(start)/bucket+1))
+			if !e.At.Before(stepEnd) {
+				stepEnd = start.Add(bucket * time.Duration(e.At.Sub(start)/bucket+1))
+			}
+			clear(granted)
+		}
+		if e.Kind == Acquired {
+			granted[e.Client] = true
 		}
 		add := func(ev simulator.Event) {
 			ev.Step, ev.Kind = step, ev.Event
@@ -111,11 +126,15 @@ func TimeSpace(events []Event, rep Report, d Drawn) simulator.Report {
 		}
 	}
 	flush()
-	for _, o := range rep.Overlaps {
+	// Shaded by stretch of belief, not by pair: a holder paused past its
+	// session overlaps with every grant the others get meanwhile, and a
+	// shade and a label each would bury the picture.
+	for _, st := range rep.Stretches {
 		out.Violations = append(out.Violations, simulator.Violation{
-			Kind: "overlap", Steps: []int{stepOf(ends, o.From), stepOf(ends, o.To)}, Clients: []string{o.A, o.B},
-			Message: fmt.Sprintf("%s and %s both believed they held the lock for %v", o.A, o.B, o.To.Sub(o.From).Round(time.Millisecond)),
-			ForMs:   o.To.Sub(o.From).Milliseconds(),
+			Kind: "overlap", Steps: []int{stepOf(ends, st.From), stepOf(ends, st.To)}, Clients: []string{st.Client, strings.Join(st.Others, ", ")},
+			Message: fmt.Sprintf("%s (token %d) believed it held for %v while %s held too (%d times)",
+				st.Client, st.Token, st.To.Sub(st.From).Round(time.Millisecond), strings.Join(st.Others, " and "), st.Overlaps),
+			ForMs: st.To.Sub(st.From).Milliseconds(),
 		})
 	}
 	return out
@@ -188,7 +207,9 @@ func eventText(e Event) string {
 	return s
 }
 
-// drawnClient is what a client's events have told so far.
+// drawnClient is what a client's events have told so far. Its token is its
+// last grant's, kept after it let go: the drawing labels a grant with the
+// token the step leaves its client with.
 type drawnClient struct {
 	waiting, believes, stale, paused, dead bool
 	token                                  int64
@@ -201,11 +222,11 @@ func (s *drawnClient) after(e Event) {
 	case Acquired:
 		*s = drawnClient{believes: true, token: e.Token, paused: s.paused}
 	case Released, Lost:
-		*s = drawnClient{paused: s.paused}
+		*s = drawnClient{paused: s.paused, token: s.token}
 	case Killed:
-		*s = drawnClient{dead: true}
+		*s = drawnClient{dead: true, token: s.token}
 	case Started:
-		*s = drawnClient{}
+		*s = drawnClient{token: s.token}
 	case Paused:
 		s.paused = true
 	case Resumed:
@@ -228,9 +249,6 @@ func (s *drawnClient) info(name string) simulator.ClientInfo {
 		c.State = simulator.StateHolding
 	case s.waiting:
 		c.State = simulator.StateWaiting
-	}
-	if !s.believes {
-		c.Token = 0
 	}
 	return c
 }
