@@ -158,10 +158,13 @@ func clientsOf(events []Event) []string {
 			out = append(out, e.Client)
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int {
-		return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
-	})
+	slices.SortFunc(out, CompareClients)
 	return out
+}
+
+// CompareClients orders clients by their number: c2 before c10.
+func CompareClients(a, b string) int {
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // stepOf is the number of the step whose stretch holds t.

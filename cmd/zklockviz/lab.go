@@ -29,6 +29,7 @@ import (
 	"github.com/zklockviz/zklockviz/redis/redislab"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
 	"github.com/zklockviz/zklockviz/redis/redislock"
+	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/zkwatch"
 	"github.com/zklockviz/zklockviz/zookeeper/zklab"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
@@ -282,10 +283,10 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return runLabs(ctx, f, stdout, stderr)
 }
 
-// runLabOne runs f's one service, telling its progress on stderr and each
-// event to observe (when set). The outcome says what ran even when the
-// run ended early or failed to start.
-func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, observe func(lab.Event)) (lab.Outcome, error) {
+// runLabOne runs f's one service, telling its progress on stderr, and its
+// start and each event to hooks (each when set). The outcome says what ran
+// even when the run ended early or failed to start.
+func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, hooks web.LabHooks) (lab.Outcome, error) {
 	svc := labServices[f.service]
 	cfg, err := f.config(svc)
 	if err != nil {
@@ -314,7 +315,12 @@ func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, observe func(l
 		cmd.Stderr = stderr
 		return cmd
 	}
-	cfg.Observe = observe
+	if hooks.Event != nil {
+		cfg.Observe = func(e lab.Event) { hooks.Event(f.service, e) }
+	}
+	if hooks.Started != nil {
+		hooks.Started(out, fmt.Sprintf("zklockviz serve --%s %s, lock %s (while the run lasts)", svc.flag, srv.shown, f.path))
+	}
 	fmt.Fprintf(stderr, "lab: %d clients on %s %s %s for %v, nemesis %s every %v (seed %d), fencing %s\n",
 		f.clients, svc.title, srv.shown, f.path, f.duration, f.nemesis, f.every, f.seed, f.fencing)
 	if svc.note != "" {

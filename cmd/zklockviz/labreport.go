@@ -111,37 +111,11 @@ func (f labFlags) replay(svc labService, cfg lab.Config) string {
 // to --report's file. It writes them when a run is stopped early (Ctrl-C)
 // too: the report of what ran.
 func runLabs(ctx context.Context, f labFlags, stdout, stderr io.Writer) error {
-	several := len(f.services) > 1
-	for _, name := range f.services {
-		// Every service's flags are checked before any server starts.
-		if _, err := f.forService(name).config(labServices[name]); err != nil {
-			return err
-		}
+	if err := f.checkConfigs(); err != nil {
+		return err
 	}
-	outs := make([]lab.Outcome, len(f.services))
-	errs := make([]error, len(f.services))
-	var wg sync.WaitGroup
-	// Side by side, each run's progress lines are whole and named.
-	shared := localproc.NewSyncWriter(stderr)
-	for i, name := range f.services {
-		g, w := f, stderr
-		if several {
-			g = f.forService(name)
-			w = localproc.NewOutput(shared, "["+name+"] ")
-		}
-		var observe func(lab.Event)
-		if !f.json {
-			observe = func(e lab.Event) { fmt.Fprintln(w, eventLine(e)) }
-		}
-		wg.Go(func() {
-			outs[i], errs[i] = runLabOne(ctx, g, w, observe)
-			if errs[i] != nil {
-				outs[i].Error = errs[i].Error()
-			}
-		})
-	}
-	wg.Wait()
-	if !several && errs[0] != nil && outs[0].Service == "" {
+	outs, errs := labOutcomes(ctx, f, stderr, !f.json, web.LabHooks{})
+	if len(outs) == 1 && errs[0] != nil && outs[0].Service == "" {
 		return errs[0] // a flag the run could not start with
 	}
 	if f.report != "" {
@@ -159,6 +133,52 @@ func runLabs(ctx context.Context, f labFlags, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// checkConfigs checks every service's flags before any server starts.
+func (f labFlags) checkConfigs() error {
+	for _, name := range f.services {
+		if _, err := f.forService(name).config(labServices[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// labOutcomes runs f's services side by side, each with its own server,
+// clients and resource, and returns each one's outcome and error. With
+// several, each one's progress lines on stderr are whole and named; with
+// words, they include every event.
+func labOutcomes(ctx context.Context, f labFlags, stderr io.Writer, words bool, hooks web.LabHooks) ([]lab.Outcome, []error) {
+	several := len(f.services) > 1
+	outs := make([]lab.Outcome, len(f.services))
+	errs := make([]error, len(f.services))
+	var wg sync.WaitGroup
+	shared := localproc.NewSyncWriter(stderr)
+	for i, name := range f.services {
+		g, w := f, stderr
+		if several {
+			g = f.forService(name)
+			w = localproc.NewOutput(shared, "["+name+"] ")
+		}
+		h := hooks
+		if words {
+			h.Event = func(svc string, e lab.Event) {
+				fmt.Fprintln(w, eventLine(e))
+				if hooks.Event != nil {
+					hooks.Event(svc, e)
+				}
+			}
+		}
+		wg.Go(func() {
+			outs[i], errs[i] = runLabOne(ctx, g, w, h)
+			if errs[i] != nil {
+				outs[i].Error = errs[i].Error()
+			}
+		})
+	}
+	wg.Wait()
+	return outs, errs
 }
 
 // writeLabReport writes the HTML report to file.
