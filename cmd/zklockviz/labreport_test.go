@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zklockviz/zklockviz/lab"
 	"github.com/zklockviz/zklockviz/simulator/timespacetest"
@@ -150,4 +154,40 @@ func reportDiagrams(t *testing.T, html string) []timespacetest.Diagram {
 
 func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// Ctrl-C stops a run before its duration, and the report of what ran is
+// still written, saying it was stopped.
+func TestLabReportAfterInterrupt(t *testing.T) {
+	zks := sharedZK(t)
+	file := filepath.Join(t.TempDir(), "report.html")
+	cmd := exec.Command(binary, "lab", "--zk", zks.Addr(), "--path", "/lab-interrupt/lock", "--clients", "2",
+		"--duration", "60s", "--nemesis", "none", "--report", file)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupted once a client has written: the run is under way.
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), " wrote ") {
+	}
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	go io.Copy(io.Discard, stderr)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("lab after Ctrl-C: %v", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("lab took %v to stop after Ctrl-C", took)
+	}
+	html, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("no report after Ctrl-C: %v", err)
+	}
+	if !strings.Contains(string(html), "Stopped before its duration") || len(reportDiagrams(t, string(html))) != 1 {
+		t.Errorf("the report after Ctrl-C does not say it stopped early, or has no diagram")
+	}
 }
