@@ -33,6 +33,7 @@ document.getElementById('lab-start').click()`)
 		t.Error("while a run goes, stop is not offered, or start still is")
 	}
 	tb.until("the run's end, with its diagram", `document.querySelector('.lab-live[data-done="true"] .lab-timespace svg')`)
+	tb.screenshot("lab.png")
 	svg := eval[string](tb, `document.querySelector('.lab-timespace svg').outerHTML`)
 	d, err := timespacetest.Parse([]byte(svg))
 	if err != nil {
