@@ -36,7 +36,14 @@ async function start(ev) {
     fencing: document.getElementById('lab-fencing').checked,
   };
   going(true);
-  const res = await fetch(API, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  let res;
+  try {
+    res = await fetch(API, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (err) {
+    going(false);
+    showError(`the server did not answer: ${err.message}`);
+    return;
+  }
   const answer = await res.json().catch(() => ({}));
   if (!res.ok) {
     going(false);
@@ -65,7 +72,10 @@ async function start(ev) {
 async function stop() {
   if (!run) return;
   stopBtn.disabled = true;
-  const res = await fetch(`${API}/${encodeURIComponent(run.id)}/stop`, { method: 'POST', headers: { [OWNER_HEADER]: run.owner } });
+  const res = await fetch(`${API}/${encodeURIComponent(run.id)}/stop`, { method: 'POST', headers: { [OWNER_HEADER]: run.owner } }).catch((err) => ({
+    ok: false,
+    json: async () => ({ error: `the server did not answer: ${err.message}` }),
+  }));
   if (!res.ok) {
     const answer = await res.json().catch(() => ({}));
     showError(answer.error || `the server answered ${res.status}`);

@@ -144,13 +144,15 @@ func (l *labRuns) start(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: fmt.Sprintf("%d lab runs are going on this server, the most it runs at once: stop one, or wait for one to end", maxLabRunning)})
 		return
 	}
+	go lr.run(run)
 	secret, err := l.s.owners.add(ownerKey("lab", lr.id))
 	if err != nil {
+		// A run whose starter was not answered would go on with nobody
+		// to stop it.
 		lr.cancel()
 		writeError(w, r, l.s.log, err)
 		return
 	}
-	go lr.run(run)
 	w.Header().Set(RunOwnerHeader, secret)
 	writeJSON(w, http.StatusCreated, struct {
 		ID    string `json:"id"`

@@ -16,7 +16,8 @@ import (
 
 // scriptedLab stands in for cmd's runner (which runs real clients on a real
 // server: cmd's and e2e's tests): it tells a fixed story, a paused holder
-// and a second one writing over it, then runs until it is stopped.
+// and a second one writing over it, the server down a moment, then runs
+// until it is stopped.
 func scriptedLab(req LabRequest) (func(context.Context, LabHooks) []lab.Outcome, error) {
 	if req.Service != "redis" {
 		return nil, errors.New(`--service "` + req.Service + `": want redis here`)
@@ -30,6 +31,7 @@ func scriptedLab(req LabRequest) (func(context.Context, LabHooks) []lab.Outcome,
 			{At: at(0), Client: "c1", Kind: lab.Acquired, Token: 1}, {At: at(1), Client: "c1", Kind: lab.Paused},
 			{At: at(2), Client: "c2", Kind: lab.Acquired, Token: 2}, {At: at(3), Client: "c2", Kind: lab.Wrote, From: 0, To: 1, Token: 2},
 			{At: at(4), Client: "c1", Kind: lab.Resumed}, {At: at(5), Client: "c1", Kind: lab.Wrote, From: 0, To: 1, Token: 1},
+			{At: at(6), Client: lab.Server, Kind: lab.ServerDown}, {At: at(7), Client: lab.Server, Kind: lab.ServerUp},
 		} {
 			h.Event("redis", e)
 			o.Events = append(o.Events, e)
@@ -94,7 +96,7 @@ func TestLabAPI(t *testing.T) {
 	}
 	events := sseEvents(live.Body)
 	view := until(t, events, func(ev sseEvent) bool { return strings.Contains(ev.data, "lost updates: <b>1</b>") })
-	for _, want := range []string{`data-client="c1"`, `data-client="c2"`, "two believers: <b>1</b>", `class="lab-overlap"`, `class="lab-pause"`, "zklockviz serve --redis 127.0.0.1:1"} {
+	for _, want := range []string{`data-client="c1"`, `data-client="c2"`, "two believers: <b>1</b>", `class="lab-overlap"`, `class="lab-pause"`, `data-client="server"`, `class="lab-down"`, "zklockviz serve --redis 127.0.0.1:1"} {
 		if !strings.Contains(view.data, want) {
 			t.Errorf("the live view lacks %q:\n%s", want, view.data)
 		}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -39,6 +40,28 @@ func (lr *labRun) view(now time.Time) views.LabLiveView {
 	return v
 }
 
+// liveStretches are what a lane draws as stretches of time: from the kind
+// of event that opens one to the first that closes it (or to now), with
+// its class and its words, done and going on.
+var liveStretches = []struct {
+	open      lab.Kind
+	close     []lab.Kind
+	class     string
+	past, now string
+}{
+	{lab.Acquired, []lab.Kind{lab.Acquired, lab.Released, lab.Lost, lab.Killed}, "lab-belief", "believed it held", "believes it holds"},
+	{lab.Paused, []lab.Kind{lab.Resumed, lab.Killed}, "lab-pause", "was paused", "is paused"},
+	{lab.Cut, []lab.Kind{lab.Healed, lab.Killed}, "lab-cut", "was cut off the server", "is cut off the server"},
+	{lab.ServerDown, []lab.Kind{lab.ServerUp}, "lab-down", "was down", "is down"},
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // liveService is one service's lanes and counts so far: what its clients
 // believed, when each was paused or killed, every moment two believed at
 // once, and the writes lost and refused (lab.Check on the events so far).
@@ -56,62 +79,54 @@ func liveService(o lab.Outcome, watch string, events []lab.Event, now time.Time,
 		TwoBelievers: len(rep.Overlaps), LostUpdates: rep.LostUpdates, Refused: rep.Refused, Acquisitions: rep.Acquisitions}
 	lanes := map[string]*views.LabLane{}
 	var order []string
-	type open struct{ belief, pause time.Time }
-	opened := map[string]*open{}
-	span := func(from, to time.Time, title string) views.LabSpan {
+	opened := map[string]map[lab.Kind]time.Time{} // each lane's open stretches, by the kind that opened them
+	span := func(from, to time.Time, class, title string) views.LabSpan {
 		x1, x2 := x(from), x(to)
-		return views.LabSpan{X: fmt.Sprintf("%.1f", x1), W: fmt.Sprintf("%.1f", max(x2-x1, 1)), Title: title}
+		return views.LabSpan{X: fmt.Sprintf("%.1f", x1), W: fmt.Sprintf("%.1f", max(x2-x1, 1)), Class: class, Title: title}
 	}
 	for _, e := range events {
-		if e.Client == lab.Server {
-			continue
-		}
 		l, ok := lanes[e.Client]
 		if !ok {
 			l = &views.LabLane{Name: e.Client}
-			lanes[e.Client], opened[e.Client] = l, &open{}
+			lanes[e.Client], opened[e.Client] = l, map[lab.Kind]time.Time{}
 			order = append(order, e.Client)
 		}
 		op := opened[e.Client]
-		endBelief := func() {
-			if !op.belief.IsZero() {
-				l.Beliefs = append(l.Beliefs, span(op.belief, e.At, e.Client+" believed it held"))
-				op.belief = time.Time{}
+		for _, st := range liveStretches {
+			if from, ok := op[st.open]; ok && slices.Contains(st.close, e.Kind) {
+				l.Spans = append(l.Spans, span(from, e.At, st.class, e.Client+" "+st.past))
+				delete(op, st.open)
+			}
+			if e.Kind == st.open {
+				op[st.open] = e.At
 			}
 		}
-		switch e.Kind {
-		case lab.Acquired:
-			endBelief()
-			op.belief = e.At
-		case lab.Released, lab.Lost:
-			endBelief()
-		case lab.Killed:
-			endBelief()
+		if e.Kind == lab.Killed {
 			l.Kills = append(l.Kills, fmt.Sprintf("%.1f", x(e.At)))
-		case lab.Paused:
-			op.pause = e.At
-		case lab.Resumed:
-			if !op.pause.IsZero() {
-				l.Pauses = append(l.Pauses, span(op.pause, e.At, e.Client+" paused"))
-				op.pause = time.Time{}
-			}
 		}
 	}
-	slices.SortFunc(order, lab.CompareClients)
+	// The clients in their number's order, the server's lane (its
+	// outages, when the nemesis stops it) under them.
+	slices.SortFunc(order, func(a, b string) int {
+		return cmp.Or(cmp.Compare(boolInt(a == lab.Server), boolInt(b == lab.Server)), lab.CompareClients(a, b))
+	})
 	for i, c := range order {
 		l, op := lanes[c], opened[c]
-		if !op.belief.IsZero() {
-			l.Beliefs = append(l.Beliefs, span(op.belief, now, c+" believes it holds"))
+		for _, st := range liveStretches {
+			if from, ok := op[st.open]; ok {
+				l.Spans = append(l.Spans, span(from, now, st.class, c+" "+st.now))
+			}
 		}
-		if !op.pause.IsZero() {
-			l.Pauses = append(l.Pauses, span(op.pause, now, c+" is paused"))
-		}
+		// Beliefs are drawn last, over the bands behind them.
+		slices.SortStableFunc(l.Spans, func(a, b views.LabSpan) int {
+			return cmp.Compare(boolInt(a.Class == "lab-belief"), boolInt(b.Class == "lab-belief"))
+		})
 		l.Y = 10 + i*labLaneGap
 		sv.Lanes = append(sv.Lanes, *l)
 	}
 	sv.Height = 20 + len(order)*labLaneGap
 	for _, ov := range rep.Overlaps {
-		sv.Overlaps = append(sv.Overlaps, span(ov.From, ov.To, fmt.Sprintf("%s and %s both believed they held for %v", ov.A, ov.B, ov.To.Sub(ov.From).Round(time.Millisecond))))
+		sv.Overlaps = append(sv.Overlaps, span(ov.From, ov.To, "lab-overlap", fmt.Sprintf("%s and %s both believed they held for %v", ov.A, ov.B, ov.To.Sub(ov.From).Round(time.Millisecond))))
 	}
 	return sv
 }
