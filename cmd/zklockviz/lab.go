@@ -319,7 +319,13 @@ func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, hooks web.LabH
 		cfg.Observe = func(e lab.Event) { hooks.Event(f.service, e) }
 	}
 	if hooks.Started != nil {
-		hooks.Started(out, fmt.Sprintf("zklockviz serve --%s %s, lock %s (while the run lasts)", svc.flag, srv.shown, f.path))
+		// A throwaway server's address is whole (its DSN has no
+		// password); the user's is as the progress line names it.
+		where := srv.shown
+		if srv.close != nil {
+			where = srv.addr
+		}
+		hooks.Started(out, fmt.Sprintf("zklockviz serve --%s %s, lock %s (while the run lasts)", svc.flag, where, f.path))
 	}
 	fmt.Fprintf(stderr, "lab: %d clients on %s %s %s for %v, nemesis %s every %v (seed %d), fencing %s\n",
 		f.clients, svc.title, srv.shown, f.path, f.duration, f.nemesis, f.every, f.seed, f.fencing)
