@@ -36,6 +36,9 @@ func labServiceNames(v string) ([]string, error) {
 	var out []string
 	for name := range strings.SplitSeq(v, ",") {
 		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, usagef("--service %q: name a service: %s, a comma-separated list of them, or %s", v, classServiceList(), labAll)
+		}
 		if _, err := classServiceNamed(name); err != nil {
 			if strings.Contains(v, ",") {
 				return nil, usagef("%v, a comma-separated list of them, or %s", err, labAll)

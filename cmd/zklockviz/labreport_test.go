@@ -127,6 +127,8 @@ func TestLabServiceList(t *testing.T) {
 	}{
 		{[]string{"--service", "redis,mongo"}, `--service "mongo": want zookeeper, redis, etcd or postgres, a comma-separated list of them, or all`},
 		{[]string{"--service", "redis,redis"}, "--service redis,redis: redis twice"},
+		{[]string{"--service", "redis,"}, `--service "redis,": name a service`},
+		{[]string{"--service", ""}, `--service "": name a service`},
 		{[]string{"--service", "redis,etcd", "--path", "x"}, "--path names one service's lock"},
 		{[]string{"--service", "redis,etcd", "--zk", "127.0.0.1:1"}, "--zk is ZooKeeper's server, and zookeeper is not among --service redis,etcd"},
 		{[]string{"--service", "all", "--session", "1500ms"}, "--session 1.5s: etcd lease TTL 1.5s: want whole seconds"},
