@@ -179,6 +179,10 @@ func (l *labRuns) add(d time.Duration) (*labRun, bool) {
 		if i < 0 {
 			break
 		}
+		// Its report goes, and its owner secret with it.
+		l.s.owners.mu.Lock()
+		delete(l.s.owners.m, ownerKey("lab", l.runs[i].id))
+		l.s.owners.mu.Unlock()
 		l.runs = slices.Delete(l.runs, i, i+1)
 	}
 	l.next++

@@ -220,3 +220,41 @@ func readAll(t *testing.T, res *http.Response) string {
 	}
 	return string(b)
 }
+
+// The page keeps the reports of its last maxLabKept runs: an older one's
+// is gone (404, saying so), and its owner secret with it.
+func TestLabKeepsTheLastRuns(t *testing.T) {
+	env := newEnv(t, Config{Pages: true, Lab: scriptedLab})
+	for range maxLabKept + 1 {
+		res, err := http.Post(env.ts.URL+"/api/v1/lab/runs", "application/json", strings.NewReader(`{"service":"redis","clients":2,"duration":"30s"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var run map[string]string
+		json.NewDecoder(res.Body).Decode(&run)
+		res.Body.Close()
+		req, _ := http.NewRequest(http.MethodPost, env.ts.URL+"/api/v1/lab/runs/"+run["id"]+"/stop", nil)
+		req.Header.Set(RunOwnerHeader, run["owner"])
+		if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusNoContent {
+			t.Fatalf("stop run %s: %v %v", run["id"], err, res)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for get(t, env.ts.URL+"/api/v1/lab/runs/"+run["id"]+"/report.json").StatusCode != http.StatusOK {
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s did not end once stopped", run["id"])
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if res := get(t, env.ts.URL+"/api/v1/lab/runs/1/report.json"); res.StatusCode != http.StatusNotFound || !strings.Contains(readAll(t, res), "kept for the last 8 runs") {
+		t.Errorf("the oldest run's report: %d, want 404", res.StatusCode)
+	}
+	if res := get(t, env.ts.URL+"/api/v1/lab/runs/2/report.json"); res.StatusCode != http.StatusOK {
+		t.Errorf("the second run's report: %d, want 200", res.StatusCode)
+	}
+	env.srv.owners.mu.Lock()
+	defer env.srv.owners.mu.Unlock()
+	if _, ok := env.srv.owners.m[ownerKey("lab", "1")]; ok {
+		t.Error("the forgotten run's owner secret is still kept")
+	}
+}
