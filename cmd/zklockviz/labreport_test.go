@@ -107,7 +107,12 @@ func TestLabAll(t *testing.T) {
 		}
 	}
 	if !slices.Equal(services, []string{"zookeeper", "redis", "etcd", "postgres"}) {
-		t.Errorf("runs of %v, want the four services", services)
+		t.Fatalf("runs of %v, want the four services", services)
+	}
+	for _, o := range runs[1:] {
+		if !slices.Equal(o.Schedule, runs[0].Schedule) || len(o.Schedule) == 0 {
+			t.Errorf("%s's schedule %v, %s's %v: want the seed's, the same", o.Service, o.Schedule, runs[0].Service, runs[0].Schedule)
+		}
 	}
 	checkSelfContained(t, html)
 	for _, s := range services {
