@@ -66,6 +66,8 @@ func (s *Server) routes() http.Handler {
 				})
 			})
 		}
+		// The Lab page and its API (lab.go).
+		s.labRoutes(r)
 		if s.pages != nil {
 			s.pages.routes(r)
 		} else {

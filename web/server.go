@@ -57,6 +57,8 @@ type Config struct {
 	// the classroom's page among them.
 	Pages     bool
 	Classroom bool
+	// Lab, when set, starts the Lab page's lock-lab runs (lab.go).
+	Lab LabRunner
 	// AllowedOrigins are extra origins allowed to open websockets and send
 	// POSTs, as host patterns ("viz.example.com", "*.example.com") or with
 	// a scheme ("https://viz.example.com"). The page's own host is always

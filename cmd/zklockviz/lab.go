@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -30,6 +29,7 @@ import (
 	"github.com/zklockviz/zklockviz/redis/redislab"
 	"github.com/zklockviz/zklockviz/redis/redislocal"
 	"github.com/zklockviz/zklockviz/redis/redislock"
+	"github.com/zklockviz/zklockviz/web"
 	"github.com/zklockviz/zklockviz/zkwatch"
 	"github.com/zklockviz/zklockviz/zookeeper/zklab"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
@@ -65,7 +65,10 @@ the end. Point zklockviz serve at the same server and lock to watch the
 run live.
 
 Flags:
-  --service NAME        zookeeper, redis, etcd or postgres (default zookeeper)
+  --service NAME        zookeeper, redis, etcd or postgres (default zookeeper);
+                        a comma-separated list, or all: the services side
+                        by side, each with its own throwaway server, its
+                        own clients and resource, on the same seed
   --zk HOST:PORT        a ZooKeeper to use     (--service zookeeper)
   --redis HOST:PORT     a Redis to use         (--service redis)
   --etcd URL            an etcd to use         (--service etcd)
@@ -90,6 +93,10 @@ Flags:
                         counter and writing it back (default 20ms)
   --fencing on|off      the resource refuses stale tokens (default on)
   --json                print the report and every event as JSON
+  --report FILE         write the report as one self-contained HTML file:
+                        the schedule, the time–space diagram, the findings
+                        and the command that replays the run (written
+                        after Ctrl-C too, of what ran)
 
 Examples:
   zklockviz lab
@@ -106,6 +113,9 @@ type labFlags struct {
 	duration, every, session                time.Duration
 	pause, hold                             time.Duration
 	json                                    bool
+	// report is --report's file; services are --service's, one or more.
+	report   string
+	services []string
 }
 
 // labServer is the server a run's clients use: addr as they are given
@@ -279,27 +289,36 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	return runLabs(ctx, f, stdout, stderr)
+}
+
+// runLabOne runs f's one service, telling its progress on stderr, and its
+// start and each event to hooks (each when set). The outcome says what ran
+// even when the run ended early or failed to start.
+func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, hooks web.LabHooks) (lab.Outcome, error) {
 	svc := labServices[f.service]
 	cfg, err := f.config(svc)
 	if err != nil {
-		return err
+		return lab.Outcome{}, err
 	}
+	out := f.outcome(svc, cfg)
 	srv, err := labServerOf(ctx, svc, f.server, stderr)
 	if err != nil {
-		return err
+		return out, err
 	}
 	if srv.close != nil {
 		defer srv.close()
 	}
+	out.Server = srv.shown
 	if err := svc.reach(srv.addr); err != nil {
-		return err
+		return out, err
 	}
 	if err := labFaultHooks(&cfg, f.service, f.path, srv); err != nil {
-		return err
+		return out, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return out, err
 	}
 	cfg.Command = func(id, resource string) *exec.Cmd {
 		cmd := exec.Command(self, "lab-client", "--service", f.service, "--path", f.path, "--id", id,
@@ -308,8 +327,17 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cmd.Stderr = stderr
 		return cmd
 	}
-	if !f.json {
-		cfg.Observe = func(e lab.Event) { fmt.Fprintln(stderr, eventLine(e)) }
+	if hooks.Event != nil {
+		cfg.Observe = func(e lab.Event) { hooks.Event(f.service, e) }
+	}
+	if hooks.Started != nil {
+		// A throwaway server's address is whole (its DSN has no
+		// password); the user's is as the progress line names it.
+		where := srv.shown
+		if srv.close != nil {
+			where = srv.addr
+		}
+		hooks.Started(out, fmt.Sprintf("zklockviz serve --%s %s, lock %s (while the run lasts)", svc.flag, where, f.path))
 	}
 	fmt.Fprintf(stderr, "lab: %d clients on %s %s %s for %v, nemesis %s every %v (seed %d), fencing %s\n",
 		f.clients, svc.title, srv.shown, f.path, f.duration, f.nemesis, f.every, f.seed, f.fencing)
@@ -319,21 +347,12 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, n := range labFaultNotes(f.service, cfg.Nemesis) {
 		fmt.Fprintf(stderr, "lab: %s\n", n)
 	}
-	report, events, err := lab.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
+	out.Report, out.Events, err = lab.Run(ctx, cfg)
+	out.Stopped = ctx.Err() != nil
+	if out.Stopped {
 		fmt.Fprintln(stderr, "lab: interrupted: every client, proxy and throwaway server it started is stopped; the report is of what ran")
 	}
-	if f.json {
-		return json.NewEncoder(stdout).Encode(struct {
-			Report lab.Report  `json:"report"`
-			Events []lab.Event `json:"events"`
-		}{report, events})
-	}
-	fmt.Fprint(stdout, report)
-	return nil
+	return out, err
 }
 
 // labServerOf is the server the flag names, or a throwaway one.
@@ -370,6 +389,7 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	fs.DurationVar(&f.hold, "hold", labHold, "")
 	fs.StringVar(&f.fencing, "fencing", "on", "")
 	fs.BoolVar(&f.json, "json", false, "")
+	fs.StringVar(&f.report, "report", "", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprint(stdout, labUsage+labFaultsHelp())
@@ -380,9 +400,14 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	if fs.NArg() > 0 {
 		return f, usagef("unexpected argument %q (flags start with --)", fs.Arg(0))
 	}
-	if _, err := classServiceNamed(f.service); err != nil {
+	var err error
+	if f.services, err = labServiceNames(f.service); err != nil {
 		return f, err
 	}
+	if len(f.services) > 1 {
+		return f, f.checkSeveral()
+	}
+	f.service = f.services[0]
 	svc := labServices[f.service]
 	for _, name := range slices.Sorted(maps.Keys(labServices)) {
 		if v := *f.servers[name]; v != "" && name != f.service {

@@ -780,13 +780,23 @@ func (m *Main) newSim(ctx context.Context) (*simulator.Manager, error) {
 	return sim, nil
 }
 
+// labRunner is the Lab page's runner when --sim is on (a server that
+// starts throwaway runs for its viewers); nil when off. Its progress lines
+// are dropped: each run's errors are in its report.
+func (m *Main) labRunner() web.LabRunner {
+	if !m.Config.Sim {
+		return nil
+	}
+	return labPageRunner(io.Discard)
+}
+
 // newWeb builds the web server over the registered services.
 func (m *Main) newWeb() (*web.Server, error) {
 	c := m.Config
 	now, synced := m.historyStatus()
 	srv, err := web.New(web.Config{
 		Hub: m.hub, Services: m.services, History: m.historySource(), HistoryStatus: now, HistorySynced: synced,
-		Pages: true, Classroom: c.Sim,
+		Pages: true, Classroom: c.Sim, Lab: m.labRunner(),
 		Metrics: metrics.Handler(metrics.Config{Hub: m.hub, Services: m.services.All,
 			Extra: append(m.historyCollectors(), buildInfoMetric(build())), Cluster: c.History.Cluster}),
 		Build:          build(),
