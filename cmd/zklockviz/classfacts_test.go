@@ -101,6 +101,28 @@ func TestSimFactsRedis(t *testing.T) {
 			if strings.Contains(v.Message, "no longer its own") || !strings.Contains(v.Message, "majority") {
 				t.Errorf("violation %q: want C1's lost majority, not a lost key", v.Message)
 			}
+			if v.Steps[len(v.Steps)-1] > 9 {
+				t.Errorf("violation %q at steps %v: the delayed restart (steps 10-23) must leave no second holder", v.Message, v.Steps)
+			}
+		}
+		// The fix after the hazard: M3 restarts with Redlock's delay, C4
+		// finds no majority while it is out, and holds only after C3's
+		// release; M3 rejoins after the TTL.
+		for k, want := range map[int][]string{
+			17: {"M3 restart-delayed"}, 18: {"C4 wait"}, 19: {"C3 write"}, 20: {"C3 unlock", "C4 lock"}, 23: {"M3 start"},
+		} {
+			if got := stepEvents(rep, k); !slices.Equal(got, want) {
+				t.Errorf("step %d: %q, want %q", k, got, want)
+			}
+		}
+		if got := eventText(rep, "M3", "restart-delayed"); !strings.Contains(got, "stays out for at least the longest TTL (10000 ms)") || !strings.Contains(got, "C3 still holds a majority") {
+			t.Errorf("M3's delayed restart: %q, want the delay and why C3 still holds", got)
+		}
+		if got := eventText(rep, "C4", simulator.EvWait); !strings.Contains(got, "no majority") || !strings.Contains(got, "M3 is out") {
+			t.Errorf("C4's failed try: %q, want no majority while M3 is out", got)
+		}
+		if got := eventText(rep, "C1", simulator.EvUnlock); strings.Contains(got, "plain DEL") {
+			t.Errorf("C1's release: %q, redsync's compare-and-delete deletes no other client's copies", got)
 		}
 	})
 }
