@@ -294,7 +294,7 @@ export class Panel {
       const b = document.createElement('span');
       b.className = 'violation';
       b.dataset.kind = v.kind || '';
-      b.textContent = '⚠ ' + (v.message || v.kind);
+      b.textContent = '⚠ ' + (v.said || v.message || v.kind);
       this.narration.append(b);
     }
     if (s.error) {
