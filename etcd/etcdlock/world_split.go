@@ -87,8 +87,9 @@ func (w *world) expireCut(ctx context.Context, c *client) error {
 	}
 	text := fmt.Sprintf("its %d s lease ran out with no keep-alive from it: etcd revoked the lease and deleted its key %s", w.ttl, w.nodeName(c))
 	if len(woken) > 0 {
-		text += fmt.Sprintf(", and the watch of %s, the waiter just behind it, fired. A real Mutex takes the lock within milliseconds of that event; "+
-			"the classroom holds %s's next request so that the hand-over is the next step", simulator.ListAnd(woken), simulator.ListAnd(woken))
+		text += fmt.Sprintf(", and the watch of %s, the waiter just behind it, fired: its key is now the first by create revision, but it has not read that yet. "+
+			"A real Mutex takes the lock within milliseconds of that event; the classroom holds %s's next request so that the hand-over is the next step",
+			simulator.ListAnd(woken), simulator.ListAnd(woken))
 	} else {
 		text += "; nobody waited"
 	}
