@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
 
@@ -139,4 +140,27 @@ new MutationObserver(() => {
 	tb.until("played to the end on both", both(total)+` && document.body.dataset.playing === 'false'`)
 	apart("playing to the end")
 	noSkips("playing to the end")
+}
+
+// A 20-client herd beside its predecessor twin, at 1280 wide: each pane
+// shows all 20 nodes without scrolling sideways (the lane is scaled to its
+// pane, as presentation mode does).
+func TestClassroomCompareTwentyFit(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.do("a 1280 wide screen", chromedp.EmulateViewport(1280, 900))
+	tb.open(srv.URL + "/sim?scenario=herd&strategy=compare&clients=20")
+	herd, pred := run("herd"), run("predecessor")
+	tb.until("both runs at step 0", settled(herd, 0)+` && `+settled(pred, 0))
+	tb.do("click step 20's mark", chromedp.Click(chromedp.CSS(`#ticks button[data-step="20"]`)))
+	tb.until("both runs at step 20", settled(herd, 20)+` && `+settled(pred, 20))
+	for _, scope := range []string{herd, pred} {
+		got := eval[[]float64](tb, `(() => { const svg = document.querySelector(`+jsString(scope+` svg.lane`)+`); const box = svg.parentElement.getBoundingClientRect();`+
+			`const nodes = [...svg.querySelectorAll('[data-node]')]; const right = Math.max(...nodes.map(n => n.getBoundingClientRect().right));`+
+			`return [nodes.length, svg.parentElement.scrollWidth - svg.parentElement.clientWidth, right - box.right]; })()`)
+		if got[0] != 20 || got[1] > 1 || got[2] > 1 {
+			t.Errorf("%s at step 20: %v nodes, %v px to scroll sideways, the last node %v px past the pane; want 20, none, none", scope, got[0], got[1], got[2])
+		}
+	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -72,9 +73,11 @@ func TestClassroomServicesRedis(t *testing.T) {
 	}
 
 	playToEnd(t, tb, srv.URL, "redis-redlock-restart")
+	// Step 9 ends the hazard; the delayed restart that fixes it follows.
+	seekTo(t, tb, 9)
 	masters := eval[string](tb, `[...document.querySelectorAll('.run .masters[data-masters="5"] .master')].map(m => m.dataset.master + ':' + (m.dataset.client || (m.dataset.up === 'true' ? '-' : 'down'))).join(' ')`)
 	if masters != "M1:C1 M2:C1 M3:C2 M4:C2 M5:C2" {
-		t.Errorf("masters at the end: %q, want C1's copies on M1, M2 and C2's on M3–M5", masters)
+		t.Errorf("masters at step 9: %q, want C1's copies on M1, M2 and C2's on M3–M5", masters)
 	}
 	if n := eval[int](tb, `document.querySelectorAll('.run .master.majority').length`); n != 3 {
 		t.Errorf("%d masters marked as a majority's, want C2's 3", n)
@@ -118,6 +121,43 @@ func TestClassroomServicesRedis(t *testing.T) {
 	}
 	if n := eval[int](tb, `Number(document.querySelector('.run [data-meter=serverCalls]').dataset.value)`); n == 0 {
 		t.Errorf("the server-counted meter reads 0 after the waiters spun")
+	}
+}
+
+// TestClassroomRedisPauseWords: Redis's pause in the browser. Its warning
+// says how long the two holders overlapped, in the sentence the CLI prints
+// (Violation.Said), and the server-counted meter, at 0 beside the failed
+// tries, says why the server counts no waiters.
+func TestClassroomRedisPauseWords(t *testing.T) {
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	playToEnd(t, tb, srv.URL, "redis-px-pause")
+	warning := eval[string](tb, `document.querySelector('.run .violation[data-kind="unfenced-write"]')?.textContent ?? ''`)
+	if !strings.Contains(warning, "C1") || !regexp.MustCompile(`; it lasted \d+\.\ds on the run's clock$`).MatchString(warning) {
+		t.Errorf("the pause's warning: %q, want how long it lasted, as the CLI says it", warning)
+	}
+	meter := eval[[]string](tb, `(() => { const m = document.querySelector('.run [data-meter=serverCalls]'); const r = document.querySelector('.run [data-meter=retries]'); return [m.dataset.value, r.dataset.value, m.textContent]; })()`)
+	if meter[0] != "0" || meter[1] == "0" || !strings.Contains(meter[2], "keeps no queue, so it counts no waiters") || !strings.Contains(meter[2], "the clients' own") {
+		t.Errorf("server-counted %s beside failed tries %s, saying %q: want 0 beside the tries, and why", meter[0], meter[1], meter[2])
+	}
+	// C1, back from its pause, is described in words every service shares.
+	seekTo(t, tb, 7)
+	tb.do("click C1", chromedp.Click(chromedp.CSS(serviceRun+` .client[data-client="C1"]`)))
+	tb.until("C1's pane", `document.querySelector('.run .client-pane')?.textContent.includes('C1')`)
+	if pane := eval[string](tb, `document.querySelector('.run .client-pane').textContent`); !strings.Contains(pane, "outlasted its hold on the lock (its session, lease or key)") || strings.Contains(pane, "outlasted its session") {
+		t.Errorf("C1's pane: %q, want its pause said in every service's words", pane)
+	}
+	// The home page's cards speak of every service.
+	tb.open(srv.URL + "/")
+	cards := eval[string](tb, `document.querySelector('.cards').textContent`)
+	for _, want := range []string{"ZooKeeper, Redis, etcd or PostgreSQL", "Teach how distributed locks work", "session, lease or key"} {
+		if !strings.Contains(cards, want) {
+			t.Errorf("the home page's cards %q: want %q", cards, want)
+		}
+	}
+	if strings.Contains(cards, "whom its session really watches") {
+		t.Errorf("the home page's cards %q: ZooKeeper's words for every lock", cards)
 	}
 }
 

@@ -21,11 +21,24 @@ type Violation struct {
 	// ForMs is how long it lasted on the run's clock, from its first step
 	// to its last (a stale holder's write: from the step it lost the lock).
 	ForMs int64 `json:"forMs,omitempty"`
+	// Said is the sentence the text report prints and the classroom page
+	// shows: Message, and how long it lasted where the service's reports
+	// say so (Sentence).
+	Said string `json:"said"`
 
 	// what is the message without its "step n:" lead; consecutive steps
 	// merge only when it is the same, so a writer/writer overlap and a
 	// reader/writer one (both Kind "overlap") stay apart.
 	what string
+}
+
+// Sentence is v as a report says it: its message and, when timed, how
+// long it lasted on the run's clock.
+func (v Violation) Sentence(timed bool) string {
+	if timed && v.ForMs > 0 {
+		return fmt.Sprintf("%s; it lasted %.1fs on the run's clock", v.Message, float64(v.ForMs)/1000)
+	}
+	return v.Message
 }
 
 // checkSafety runs over recorded steps 1..n. A holder is a client whose

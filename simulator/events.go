@@ -15,6 +15,10 @@ const (
 	// EvWake: a split scenario's hand-over step begins, the waiters an
 	// expiry notified handling their notification (Notified names them).
 	EvWake = "wake"
+	// EvDeadlock: the server broke a cycle of waits by aborting the
+	// client's transaction (PostgreSQL's 40P01); the text's lead, up to
+	// its first colon, is the server's own error.
+	EvDeadlock = "deadlock"
 )
 
 // Event is one thing that happened in a step.
@@ -29,6 +33,9 @@ type Event struct {
 	On string `json:"on,omitempty"`
 	// Node is the client's lock node (for a notify: the node that changed).
 	Node string `json:"node,omitempty"`
+	// Lock names which of several locks a client takes the event is on
+	// (PostgreSQL's "row 2"), where the run's clients take more than one.
+	Lock string `json:"lock,omitempty"`
 	// Watch is the kind of watch involved: "exists" (the predecessor's
 	// node) or "children" (the lock's children).
 	Watch string `json:"watch,omitempty"`

@@ -110,7 +110,7 @@ func WriteText(w io.Writer, rep Report) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(&b, "\n%s\n", words.Counts(rep.Stats))
-	writeTextSafety(&b, rep, !words.UntimedViolations)
+	writeTextSafety(&b, rep)
 	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict.Summary)
 	if rep.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", rep.Error)
@@ -131,19 +131,15 @@ func (r Report) FencingOnOff() string {
 // seconds.
 func (r Report) TimeoutSeconds() float64 { return float64(r.SessionTimeoutMs) / 1000 }
 
-// writeTextSafety lists the violations, or says there were none.
-// timed adds how long each lasted.
-func writeTextSafety(b *strings.Builder, rep Report, timed bool) {
+// writeTextSafety lists the violations, each as the page says it
+// (Violation.Said), or says there were none.
+func writeTextSafety(b *strings.Builder, rep Report) {
 	if len(rep.Violations) == 0 {
 		b.WriteString("safety: no violations\n")
 		return
 	}
 	fmt.Fprintf(b, "safety: %d violation(s)\n", len(rep.Violations))
 	for _, v := range rep.Violations {
-		fmt.Fprintf(b, "  %s: %s", v.Kind, v.Message)
-		if timed && v.ForMs > 0 {
-			fmt.Fprintf(b, "; it lasted %.1fs on the run's clock", float64(v.ForMs)/1000)
-		}
-		b.WriteString("\n")
+		fmt.Fprintf(b, "  %s: %s\n", v.Kind, cmp.Or(v.Said, v.Message))
 	}
 }

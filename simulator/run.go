@@ -778,5 +778,11 @@ func releases(events []Event) bool {
 
 // check runs the safety checker over recs with the run's rules.
 func (r *Run) check(recs []record) []Violation {
-	return checkSafety(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost(r.sc), tokenWords(r.m.backend))
+	vs := checkSafety(recs, r.sc.Lock, r.sc.Leases, r.fencing, r.m.backend.Lost(r.sc), tokenWords(r.m.backend))
+	// One sentence for the report and the page.
+	timed := !runWords(r.m.backend).UntimedViolations
+	for i := range vs {
+		vs[i].Said = vs[i].Sentence(timed)
+	}
+	return vs
 }

@@ -84,11 +84,17 @@ type timeSpace struct {
 	// writes counts the writes drawn, so that labels of writes close
 	// together alternate between two rows.
 	nWrites int
-	b       strings.Builder
+	// waited is the step each client's last wait was drawn at (a second
+	// wait in the same step, such as the one that closes a cycle, adds
+	// only its tooltip); lockWait is where a client's wait on one of its
+	// several locks began (Event.Lock), drawn under its line until granted.
+	waited   map[string]int
+	lockWait map[string]float64
+	b        strings.Builder
 }
 
 func newTimeSpace(rep Report) *timeSpace {
-	d := &timeSpace{rep: rep, laneY: map[string]float64{}}
+	d := &timeSpace{rep: rep, laneY: map[string]float64{}, waited: map[string]int{}, lockWait: map[string]float64{}}
 	d.xs = []float64{tsLeft + 20}
 	var prev int64
 	for _, st := range rep.Steps {
@@ -389,8 +395,16 @@ func (d *timeSpace) event(e Event, x float64, token int64, before belief, queued
 	}
 	switch e.Event {
 	case EvWait:
+		if d.waited[e.Client] == e.Step {
+			return
+		}
+		d.waited[e.Client] = e.Step
 		d.arrow(x-10, y, x, d.serverY, tsInk, "")
-		d.text(x+3, y-8, "lock? queued", `font-size="10"`)
+		if e.Lock != "" {
+			d.waitsFor(e, x, y)
+		} else {
+			d.text(x+3, y-8, "lock? queued", `font-size="10"`)
+		}
 		queued[e.Client] = true
 	case EvLock:
 		if !queued[e.Client] {
@@ -399,6 +413,10 @@ func (d *timeSpace) event(e Event, x float64, token int64, before belief, queued
 		queued[e.Client] = false
 		d.arrow(x-4, d.serverY, x+4, y, tsHeld, "")
 		label := "granted"
+		if e.Lock != "" {
+			label = e.Lock + " granted"
+			d.lockWaitEnds(e.Client, x, y)
+		}
 		if token > 0 {
 			label += ", token " + d.token(token)
 		}
@@ -431,9 +449,45 @@ func (d *timeSpace) event(e Event, x float64, token int64, before belief, queued
 		d.write(e, x, y)
 	case EvWake:
 		// Its notifications are drawn as they are delivered.
+	case EvDeadlock:
+		// The server's detector ends the wait: its error, from the server
+		// to the client it aborted.
+		d.lockWaitEnds(e.Client, x, y)
+		d.arrow(x-6, d.serverY, x, y, tsRefused, "")
+		d.cross(x, y, tsRefused)
+		said, _, _ := strings.Cut(e.Text, ":")
+		d.text(x+8, y+16, said+": "+e.Client+"'s transaction aborted", `font-size="10" fill="`+tsRefused+`" class="abort"`)
 	default:
 		d.note(x, y, e.Event)
 	}
+}
+
+// waitsFor draws a wait on one of several locks a client takes: whom it
+// waits for on which lock (PostgreSQL's second row), as a dotted line to
+// the holder's lane, so that a deadlock's two waits draw its cycle.
+func (d *timeSpace) waitsFor(e Event, x, y float64) {
+	d.lockWait[e.Client] = x
+	label := e.Lock + "? queued"
+	if oy, ok := d.laneY[e.On]; ok && e.On != e.Client {
+		label = e.Lock + "? waits for " + e.On
+		end := oy - 6
+		if oy < y {
+			end = oy + 6
+		}
+		d.arrow(x+3, y, x+3, end, tsWaiting, `class="waits-for" stroke-dasharray="2 3"`)
+	}
+	d.text(x+5, y-8, label, `font-size="10" class="waits"`)
+}
+
+// lockWaitEnds draws, under client c's line, its wait on one of its locks
+// from where it began to x, where it was granted or ended.
+func (d *timeSpace) lockWaitEnds(c string, x, y float64) {
+	from, ok := d.lockWait[c]
+	if !ok {
+		return
+	}
+	delete(d.lockWait, c)
+	fmt.Fprintf(&d.b, `<line class="lock-wait" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3" stroke-dasharray="2 4"/>`, from, y+9, x, y+9, tsWaiting)
 }
 
 // note marks at x on a line an event the diagram has no drawing of its

@@ -294,7 +294,7 @@ export class Panel {
       const b = document.createElement('span');
       b.className = 'violation';
       b.dataset.kind = v.kind || '';
-      b.textContent = '⚠ ' + (v.message || v.kind);
+      b.textContent = '⚠ ' + (v.said || v.message || v.kind);
       this.narration.append(b);
     }
     if (s.error) {
@@ -343,8 +343,11 @@ export class Panel {
     for (const svg of [this.svg, this.locksSvg]) {
       const vb = svg.viewBox.baseVal;
       svg.style.width = svg.style.height = '';
-      if (document.body.dataset.present !== 'true' || !vb || !vb.width || svg.parentElement.hidden) continue;
+      if (!vb || !vb.width || svg.parentElement.hidden) continue;
       const box = svg.parentElement;
+      // Beside another run a lane wider than its pane (a 20-client herd)
+      // is fitted to it outside presentation mode too: no sideways scroll.
+      if (document.body.dataset.present !== 'true' && !(this.compare && vb.width > box.clientWidth)) continue;
       let scale = box.clientWidth / vb.width;
       if (!this.compare) {
         const room = window.innerHeight - box.getBoundingClientRect().top - window.scrollY - 8;

@@ -15,7 +15,7 @@ var classPhrases = map[string]string{
 
 	"pane.client":       "client",
 	"pane.state":        "state",
-	"pane.stale":        ": back from a pause that outlasted its session, it still believes it holds",
+	"pane.stale":        ": back from a pause that outlasted its hold on the lock (its session, lease or key), it still believes it holds",
 	"pane.session":      "session",
 	"pane.node":         "node",
 	"pane.waitsClient":  "waits for client",

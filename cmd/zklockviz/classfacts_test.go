@@ -101,6 +101,28 @@ func TestSimFactsRedis(t *testing.T) {
 			if strings.Contains(v.Message, "no longer its own") || !strings.Contains(v.Message, "majority") {
 				t.Errorf("violation %q: want C1's lost majority, not a lost key", v.Message)
 			}
+			if v.Steps[len(v.Steps)-1] > 9 {
+				t.Errorf("violation %q at steps %v: the delayed restart (steps 10-23) must leave no second holder", v.Message, v.Steps)
+			}
+		}
+		// The fix after the hazard: M3 restarts with Redlock's delay, C4
+		// finds no majority while it is out, and holds only after C3's
+		// release; M3 rejoins after the TTL.
+		for k, want := range map[int][]string{
+			17: {"M3 restart-delayed"}, 18: {"C4 wait"}, 19: {"C3 write"}, 20: {"C3 unlock", "C4 lock"}, 23: {"M3 start"},
+		} {
+			if got := stepEvents(rep, k); !slices.Equal(got, want) {
+				t.Errorf("step %d: %q, want %q", k, got, want)
+			}
+		}
+		if got := eventText(rep, "M3", "restart-delayed"); !strings.Contains(got, "stays out for at least the longest TTL (10000 ms)") || !strings.Contains(got, "C3 still holds a majority") {
+			t.Errorf("M3's delayed restart: %q, want the delay and why C3 still holds", got)
+		}
+		if got := eventText(rep, "C4", simulator.EvWait); !strings.Contains(got, "no majority") || !strings.Contains(got, "M3 is out") {
+			t.Errorf("C4's failed try: %q, want no majority while M3 is out", got)
+		}
+		if got := eventText(rep, "C1", simulator.EvUnlock); strings.Contains(got, "plain DEL") {
+			t.Errorf("C1's release: %q, redsync's compare-and-delete deletes no other client's copies", got)
 		}
 	})
 }
@@ -132,12 +154,39 @@ func TestSimFactsPostgres(t *testing.T) {
 	})
 }
 
+// stepEvents is step k's events, each as "client kind".
+func stepEvents(rep simulator.Report, k int) []string {
+	var out []string
+	for _, e := range rep.Events {
+		if e.Step == k {
+			out = append(out, e.Client+" "+e.Event)
+		}
+	}
+	return out
+}
+
 // TestSimFactsEtcd: the checked write is said to narrow the race, not to
-// close it.
+// close it; the lease pause's key moment is four steps (pause, expiry,
+// hand-over, resume), and the expiry says why the hand-over is a step of
+// its own though the Mutex takes the lock at once.
 func TestSimFactsEtcd(t *testing.T) {
 	needEtcd(t)
 	code, out, stderr := simEtcdCmd(t, nil, "--scenario", "etcd-lease-pause", "--format", "json")
 	rep := factsReport(t, code, out, stderr)
+	for k, want := range map[int][]string{
+		5: {"C1 pause"}, 6: {"C1 expire"}, 7: {"C2 wake", "C2 lock"}, 8: {"C1 resume"},
+		11: {"C2 pause"}, 12: {"C2 expire"}, 13: {"C3 wake", "C3 lock"}, 14: {"C2 resume"},
+	} {
+		if got := stepEvents(rep, k); !slices.Equal(got, want) {
+			t.Errorf("step %d: %q, want %q", k, got, want)
+		}
+	}
+	if got := eventText(rep, "C1", simulator.EvExpire); !strings.Contains(got, "within milliseconds") || !strings.Contains(got, "next step") {
+		t.Errorf("C1's expiry: %q, want it to say the Mutex hands over at once and why the hand-over is the next step", got)
+	}
+	if got := eventText(rep, "C1", simulator.EvPause); !strings.Contains(got, "stays until its 2 s lease runs out") {
+		t.Errorf("C1's pause: %q, want its key said to stay while its lease lives", got)
+	}
 	if !hasLine(rep.Pseudocode, "checked:", "still a race") {
 		t.Errorf("pseudocode %q: want the checked write's line to say the gap is a race", rep.Pseudocode)
 	}

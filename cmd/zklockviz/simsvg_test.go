@@ -73,3 +73,34 @@ func TestSimSVG(t *testing.T) {
 		})
 	}
 }
+
+// TestSimSVGPostgresDeadlock: the time–space diagram of PostgreSQL's
+// deadlock draws each wait on the second row as whom it waits for on which
+// row (a dotted arrow to that client's line, the two closing the cycle),
+// the wait under the waiter's line until it ends, and the server's 40P01
+// ending it.
+func TestSimSVGPostgresDeadlock(t *testing.T) {
+	code, out, stderr := simPostgresCLI(t, "--scenario", "pg-deadlock", "--format", "svg")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	d, err := timespacetest.Parse(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := d.LanesOf("client"); !slices.Equal(got, []string{"C1", "C2"}) {
+		t.Errorf("client lanes %v, want C1, C2", got)
+	}
+	for _, want := range []string{"row 2? waits for C2", "row 1? waits for C1", "ERROR 40P01 deadlock detected: C2's transaction aborted", "row 2 granted"} {
+		if !slices.Contains(d.Texts, want) {
+			t.Errorf("labels %q: want %q", d.Texts, want)
+		}
+	}
+	if d.Marks["waits-for"] != 2 || d.Marks["lock-wait"] != 2 || d.Marks["abort"] != 1 {
+		t.Errorf("%d waits-for arrows, %d waits drawn under a line, %d aborts; want 2, 2 (C1's until granted, C2's until aborted), 1",
+			d.Marks["waits-for"], d.Marks["lock-wait"], d.Marks["abort"])
+	}
+	if slices.Contains(d.Texts, "lock? queued") {
+		t.Errorf("labels %q: the wait that closes the cycle is drawn twice", d.Texts)
+	}
+}

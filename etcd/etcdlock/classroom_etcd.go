@@ -113,7 +113,8 @@ func (*Backend) Lost(*simulator.Scenario) string {
 
 // Actions are the actions an etcd client takes.
 func (*Backend) Actions() []string {
-	return []string{simulator.ActAdd, simulator.ActRelease, ActLeave, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActCheckedWrite}
+	return []string{simulator.ActAdd, simulator.ActRelease, ActLeave, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActCheckedWrite,
+		simulator.ActExpire, simulator.ActWake, simulator.ActResume}
 }
 
 func (*Backend) Timeout(sc *simulator.Scenario) time.Duration {
@@ -154,29 +155,40 @@ const (
 
 // DryRun checks a plan against a model of the queue: keys in the order
 // the clients joined, the first one holds; a pause or a crash ends the
-// holder's lease, and a paused client goes on believing it holds.
+// holder's lease, and a paused client goes on believing it holds. In a
+// split plan (one with an expire step) the lease ends in the holder's
+// expire step, and the next key's client holds from the wake step.
 func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error {
 	if _, err := paramsOf(sc); err != nil {
 		return err
 	}
-	m := mutexModel{state: map[string]string{}}
+	m := mutexModel{state: map[string]string{}, paused: map[string]bool{}, split: simulator.Split(plan)}
 	return simulator.WalkPlan(b, sc, plan, nil, m.step)
 }
 
-// The states of DryRun's clients.
+// The states of DryRun's clients; cut (its key still there) and lapsed
+// (paused, its key gone) only in a split plan.
 const (
 	modelWaiting, modelHolding, modelStale, modelGone = "waiting", "holding", "stale", "gone"
+	modelCut, modelLapsed                             = "cut", "lapsed"
 )
 
 // mutexModel is DryRun's model of a concurrency.Mutex queue.
 type mutexModel struct {
-	state map[string]string
-	queue []string // clients with a key, by create revision
+	state  map[string]string
+	paused map[string]bool
+	queue  []string // clients with a key, by create revision
+	// split: the plan tells a pause in steps; toWake: an expire step's
+	// hand-over is still to come.
+	split, toWake bool
 }
 
 // step checks one action of the plan and applies it.
 func (m *mutexModel) step(step simulator.PlanStep) error {
 	defer m.handOff()
+	if done, err := m.splitStep(step); done || err != nil {
+		return err
+	}
 	a, fail := step.Action, step.Fail
 	st := m.state[a.Client]
 	switch {
@@ -201,9 +213,59 @@ func (m *mutexModel) step(step simulator.PlanStep) error {
 	return nil
 }
 
-// handOff gives the lock to the first key's client.
+// splitStep checks and applies the steps a split plan adds (done: nothing
+// more to apply): a holder cut off does nothing until its expire step, a
+// paused one nothing but resume after it, and a wake follows an expiry.
+func (m *mutexModel) splitStep(step simulator.PlanStep) (done bool, err error) {
+	a, fail := step.Action, step.Fail
+	st := m.state[a.Client]
+	split := a.Action == simulator.ActExpire || a.Action == simulator.ActWake || a.Action == simulator.ActResume
+	switch {
+	case !m.split:
+		if split {
+			return true, fail("%s is for a scenario that tells a pause in steps (with an expire step)", a.Action)
+		}
+		return false, nil
+	case st == modelCut && a.Action != simulator.ActExpire:
+		return true, fail("%s is cut off: its expire step must come first", a.Client)
+	case st == modelLapsed && a.Action != simulator.ActResume:
+		return true, fail("%s is paused past its lease's expiry: only resume can follow", a.Client)
+	}
+	switch a.Action {
+	case simulator.ActPause, simulator.ActCrash:
+		if st != modelHolding {
+			return false, nil // the unsplit rules refuse it
+		}
+		m.state[a.Client], m.paused[a.Client] = modelCut, a.Action == simulator.ActPause
+	case simulator.ActExpire:
+		if st != modelCut {
+			return true, fail("%s has no lease running out while it is cut off: pause or crash its holder first", a.Client)
+		}
+		m.queue = slices.DeleteFunc(m.queue, func(n string) bool { return n == a.Client })
+		m.state[a.Client], m.toWake = modelGone, true
+		if m.paused[a.Client] {
+			m.state[a.Client] = modelLapsed
+		}
+	case simulator.ActWake:
+		if !m.toWake {
+			return true, fail("no expire step has come before it")
+		}
+		m.toWake = false
+	case simulator.ActResume:
+		if st != modelLapsed {
+			return true, fail("%s is not paused past its lease's expiry", a.Client)
+		}
+		m.state[a.Client] = modelStale
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// handOff gives the lock to the first key's client, except between an
+// expire step and its wake.
 func (m *mutexModel) handOff() {
-	if len(m.queue) > 0 && m.state[m.queue[0]] == modelWaiting {
+	if !m.toWake && len(m.queue) > 0 && m.state[m.queue[0]] == modelWaiting {
 		m.state[m.queue[0]] = modelHolding
 	}
 }

@@ -174,36 +174,59 @@ func TestLeasePauseScenario(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st, rep := playEtcd(t, m, "etcd-lease-pause", tc.fencing)
 			at := func(k int) simulator.State { return st[k] }
-			// Step 5: C1 paused past its lease: etcd deleted its key and C2 holds.
-			if got := serverQueue(t, at(5)); got != "C2 C3>C2" {
-				t.Errorf("after C1's pause the server says %q, want C2 holding, C3 waiting on it", got)
+			// Steps 5 to 8, the key moment told in steps. 5: C1 paused; its
+			// key stays (the classroom keeps the lease's clock still), drawn
+			// as a zombie.
+			if got := serverQueue(t, at(5)); got != "C1 C2>C1 C3>C2" {
+				t.Errorf("after C1's pause the server says %q, want C1's key still first", got)
 			}
-			if c1 := client(t, at(5), "C1"); c1.State != simulator.StateStale {
-				t.Errorf("C1 after its pause: %s, want stale (believes it holds)", c1.State)
+			if c1 := client(t, at(5), "C1"); c1.State != simulator.StatePaused {
+				t.Errorf("C1 after its pause: %s, want paused", c1.State)
 			}
-			if !slices.ContainsFunc(at(5).Snapshot.Alerts, func(a lockqueue.Alert) bool { return a.Kind == "holder-expired" }) {
-				t.Errorf("step 5 alerts %+v, want holder-expired", at(5).Snapshot.Alerts)
+			if !slices.ContainsFunc(at(5).Snapshot.Nodes, func(n lockqueue.Node) bool { return n.Zombie && n.Name == client(t, at(5), "C1").Node }) {
+				t.Errorf("step 5 nodes %+v: want C1's key drawn as a zombie", at(5).Snapshot.Nodes)
+			}
+			// 6: the lease ran out and etcd deleted C1's key; C2 is woken
+			// but holds only in the next step, and the narration says why.
+			if c2 := client(t, at(6), "C2"); c2.State != simulator.StateWaiting {
+				t.Errorf("C2 after C1's expiry: %s, want still waiting (the hand-over is step 7)", c2.State)
+			}
+			if n := at(6).Narration; !strings.Contains(n, "C1's 2 s lease ran out") || !strings.Contains(n, "within milliseconds") {
+				t.Errorf("step 6 narration %q, want C1's 2 s lease ran out, and why the hand-over is a step of its own", n)
+			}
+			// 7: the hand-over.
+			if got := serverQueue(t, at(7)); got != "C2 C3>C2" {
+				t.Errorf("after the hand-over the server says %q, want C2 holding, C3 waiting on it", got)
+			}
+			if c2, c1 := client(t, at(7), "C2"), client(t, at(7), "C1"); c2.State != simulator.StateHolding || c1.State != simulator.StatePaused {
+				t.Errorf("step 7: C2 %s, C1 %s; want C2 holding, C1 still paused", c2.State, c1.State)
+			}
+			// 8: C1 resumes, believing it holds.
+			if c1 := client(t, at(8), "C1"); c1.State != simulator.StateStale {
+				t.Errorf("C1 after its resume: %s, want stale (believes it holds)", c1.State)
+			}
+			for _, k := range []int{6, 7, 8} {
+				if !slices.ContainsFunc(at(k).Snapshot.Alerts, func(a lockqueue.Alert) bool { return a.Kind == "holder-expired" }) {
+					t.Errorf("step %d alerts %+v, want holder-expired", k, at(k).Snapshot.Alerts)
+				}
 			}
 			// The narration tells the lease as C1's, and every token of a
 			// message in one form: the revision, in decimal.
-			if n := at(5).Narration; !strings.Contains(n, "C1's 2 s lease ran out") {
-				t.Errorf("step 5 narration %q, want C1's 2 s lease ran out", n)
-			}
-			words := at(7).Narration
+			words := at(10).Narration
 			for _, v := range rep.Violations {
 				words += " " + v.Message
 			}
 			if strings.Contains(words, "0x") || !strings.Contains(words, "token ") {
-				t.Errorf("step 7 narration and violations %q: want the tokens as revisions, none in hex", words)
+				t.Errorf("step 10 narration and violations %q: want the tokens as revisions, none in hex", words)
 			}
-			c1, c2 := client(t, at(7), "C1"), client(t, at(7), "C2")
+			c1, c2 := client(t, at(10), "C1"), client(t, at(10), "C2")
 			if c1.Token >= c2.Token {
 				t.Errorf("tokens C1 %d, C2 %d: want C1's create revision older", c1.Token, c2.Token)
 			}
-			// Step 7: the stale C1 writes without a check.
+			// Step 10: the stale C1 writes without a check.
 			var c1Write string
-			for _, e := range at(7).Events {
-				if e.Step == 7 && e.Client == "C1" {
+			for _, e := range at(10).Events {
+				if e.Step == 10 && e.Client == "C1" {
 					c1Write = e.Event
 				}
 			}
@@ -222,17 +245,17 @@ func TestLeasePauseScenario(t *testing.T) {
 					t.Errorf("overlap lasted %d ms on the run's clock, want at least the 2 s lease", rep.Violations[0].ForMs)
 				}
 			}
-			// Step 9: C2, paused past its lease, checks before writing and stops.
-			if c2 := client(t, at(9), "C2"); c2.State != simulator.StateReleased {
+			// Step 15: C2, paused past its lease, checks before writing and stops.
+			if c2 := client(t, at(15), "C2"); c2.State != simulator.StateReleased {
 				t.Errorf("C2 after its checked write: %s, want released (it stopped)", c2.State)
 			}
-			if slices.ContainsFunc(at(9).Events, func(e simulator.Event) bool {
-				return e.Step == 9 && (e.Event == simulator.EvWrite || e.Event == simulator.EvFenced)
+			if slices.ContainsFunc(at(15).Events, func(e simulator.Event) bool {
+				return e.Step == 15 && (e.Event == simulator.EvWrite || e.Event == simulator.EvFenced)
 			}) {
-				t.Errorf("C2 wrote after its check: %+v", at(9).Events)
+				t.Errorf("C2 wrote after its check: %+v", at(15).Events)
 			}
-			if got := serverQueue(t, at(9)); got != "C3" {
-				t.Errorf("step 9 server queue %q, want C3 holding", got)
+			if got := serverQueue(t, at(15)); got != "C3" {
+				t.Errorf("step 15 server queue %q, want C3 holding", got)
 			}
 			if got := serverQueue(t, st[len(st)-1]); got != "" {
 				t.Errorf("at the end the server has %q, want no key", got)
@@ -260,6 +283,10 @@ func TestPlanRules(t *testing.T) {
 		{"a waiter cannot write", []simulator.Action{add("C1"), add("C2"), {Client: "C2", Action: simulator.ActWrite}}, "the plan gives C2 no lock to write under at that step"},
 		{"a waiter is not paused", []simulator.Action{add("C1"), add("C2"), {Client: "C2", Action: simulator.ActPause}}, "the plan gives C2 no lock to pause with at that step: only a holder's pause"},
 		{"unknown action", []simulator.Action{add("C1"), {Client: "C1", Action: "wait"}}, "unknown action"},
+		{"a wake needs a plan told in steps", []simulator.Action{add("C1"), add("C2"), {Client: "C2", Action: simulator.ActWake}}, "is for a scenario that tells a pause in steps"},
+		{"a cut holder waits for its expiry", []simulator.Action{add("C1"), {Client: "C1", Action: simulator.ActPause}, {Client: "C1", Action: simulator.ActWrite}, {Client: "C1", Action: simulator.ActExpire}}, "C1 is cut off: its expire step must come first"},
+		{"a wake follows an expiry", []simulator.Action{add("C1"), add("C2"), {Client: "C1", Action: simulator.ActPause}, {Client: "C2", Action: simulator.ActWake}, {Client: "C1", Action: simulator.ActExpire}}, "no expire step has come before it"},
+		{"the hand-over is the wake's", []simulator.Action{add("C1"), add("C2"), {Client: "C1", Action: simulator.ActPause}, {Client: "C1", Action: simulator.ActExpire}, {Client: "C2", Action: simulator.ActWrite}}, "the plan gives C2 no lock to write under at that step"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := b.DryRun(sc, tc.plan)

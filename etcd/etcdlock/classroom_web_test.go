@@ -62,11 +62,12 @@ func TestClassroomThroughAPI(t *testing.T) {
 		t.Errorf("the hub still has the deleted run's lock")
 	}
 
-	// Scenario 9 with fencing off, to step 7: C1's stale write is flagged.
+	// Scenario 9 with fencing off, to step 10 (7 before its pause was
+	// told in four steps): C1's stale write is flagged.
 	call("POST", "/api/v1/sim/runs?service=etcd", `{"scenario":"etcd-lease-pause","fencing":false}`, 201, &st)
-	call("POST", "/api/v1/sim/runs/"+st.ID+"/seek?service=etcd", `{"step":7}`, 200, &st)
+	call("POST", "/api/v1/sim/runs/"+st.ID+"/seek?service=etcd", `{"step":10}`, 200, &st)
 	if len(st.Violations) != 1 || st.Violations[0].Kind != "unfenced-write" || st.Violations[0].ForMs <= 0 {
-		t.Errorf("violations at step 7: %+v, want C1's stale write with its duration", st.Violations)
+		t.Errorf("violations at step 10: %+v, want C1's stale write with its duration", st.Violations)
 	}
 	call("DELETE", "/api/v1/sim/runs/"+st.ID+"?service=etcd", "", 204, nil)
 }

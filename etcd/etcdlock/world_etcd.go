@@ -40,9 +40,55 @@ type meter struct {
 	// before its own found ("" for none): the key it watches next.
 	mu     sync.Mutex
 	target string
+	// gate, while set, holds the client's next request until it is
+	// closed: a split scenario's waiter, woken by the expiry's delete,
+	// handles that event in the wake step (see world.expireCut).
+	gate chan struct{}
+	// held: a request waits at the gate.
+	held atomic.Bool
+}
+
+// hold makes the client's next requests wait until release.
+func (m *meter) hold() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gate == nil {
+		m.gate = make(chan struct{})
+	}
+}
+
+// release lets the requests held at the gate go.
+func (m *meter) release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gate != nil {
+		close(m.gate)
+		m.gate = nil
+	}
+}
+
+// wait holds a request at the gate, if one is set.
+func (m *meter) wait(ctx context.Context) error {
+	m.mu.Lock()
+	gate := m.gate
+	m.mu.Unlock()
+	if gate == nil {
+		return nil
+	}
+	m.held.Store(true)
+	defer m.held.Store(false)
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (m *meter) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if err := m.wait(ctx); err != nil {
+		return err
+	}
 	m.commands.Add(1)
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	// The Mutex's waitDeletes is the one Range with a create-revision
@@ -126,6 +172,14 @@ type client struct {
 	writes, fenced      int
 	puts, deletes       int
 	closed              bool
+
+	// In a split scenario: cutHeld, cut off holding, its key still there
+	// (a zombie on the lane) until its expire step; paused, by a pause
+	// rather than a crash; lapsed, its lease ran out in the expire step;
+	// keepLease ends the classroom's keep-alive of its lease between
+	// steps.
+	cutHeld, paused, lapsed bool
+	keepLease               context.CancelFunc
 }
 
 // world is one etcd lock prefix on the classroom's server and the clients
@@ -154,6 +208,12 @@ type world struct {
 	events  []simulator.Event
 	start   time.Time
 	clock   time.Duration
+	// split: the scenario tells the key moment step by step (it has an
+	// expire step, simulator.Split): a holder's pause or crash only cuts
+	// it off, and the lease's expiry, the hand-over (wake) and the resume
+	// are steps of their own (world_split.go). toWake: an expiry's
+	// hand-over is still to come.
+	split, toWake bool
 }
 
 func newWorld(ctx context.Context, endpoint string, spec simulator.WorldSpec, p params) (*world, error) {
@@ -164,7 +224,7 @@ func newWorld(ctx context.Context, endpoint string, spec simulator.WorldSpec, p 
 	w := &world{
 		prefix: spec.Path, addr: strings.TrimPrefix(endpoint, "http://"), obs: obs, ttl: p.TTL,
 		resource: simulator.NewResource(spec.Fencing), publish: spec.Publish, log: spec.Logger,
-		byName: map[string]*client{}, start: time.Now(),
+		byName: map[string]*client{}, start: time.Now(), split: simulator.Split(spec.Scenario.Steps),
 	}
 	if spec.Logger == nil {
 		w.log = slog.New(slog.DiscardHandler)
@@ -233,6 +293,7 @@ func (w *world) Close() error {
 	defer cancel()
 	var errs []error
 	for _, c := range w.clients {
+		c.stopKeepingLease()
 		if c.sess != nil {
 			if _, err := w.obs.Revoke(ctx, c.sess.Lease()); err != nil && !strings.Contains(err.Error(), "requested lease not found") {
 				errs = append(errs, fmt.Errorf("revoke %s's lease: %w", c.name, err))
@@ -320,6 +381,12 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		return nil
 	case ActCheckedWrite:
 		return w.checkedWrite(ctx, c)
+	case simulator.ActExpire:
+		return w.expireCut(ctx, c)
+	case simulator.ActWake:
+		return w.wake(ctx, c)
+	case simulator.ActResume:
+		return w.resumeCut(c)
 	}
 	return fmt.Errorf("unknown action %q", a.Action)
 }
@@ -382,6 +449,11 @@ func (w *world) settle(ctx context.Context) error {
 		rest := true
 		for _, c := range w.clients {
 			if !c.locking {
+				continue
+			}
+			if c.meter.held.Load() {
+				// Woken by a split scenario's expiry: it handles the
+				// event in the wake step.
 				continue
 			}
 			i := slices.Index(keys, c.key)
@@ -552,32 +624,12 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	}
 	c.proxy.Cut()
 	cutAt := time.Now()
-	if pause {
-		c.state = simulator.StatePaused
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: w.nodeName(c),
-			Text: "stops (a long GC pause): no keep-alive reaches etcd, and it still believes it holds the lock"})
-	} else {
-		c.state = simulator.StateCrashed
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: w.nodeName(c),
-			Text: "crashes: its connection is gone for good, and with it the keep-alives of its lease"})
+	if w.split {
+		return w.cutHeld(ctx, c, pause)
 	}
-	c.since = w.step
-	w.show()
-	bound := time.Duration(w.ttl)*time.Second + 15*time.Second
-	wctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	for {
-		rev, err := w.keyRev(wctx, c)
-		if err != nil {
-			return err
-		}
-		if rev == 0 {
-			break
-		}
-		w.show()
-		if !sleep(wctx, 100*time.Millisecond) {
-			return fmt.Errorf("%s's key was not deleted %.1fs after its cut: %w", c.name, time.Since(cutAt).Seconds(), context.Cause(wctx))
-		}
+	w.announceCut(c, pause, "")
+	if err := w.awaitKeyGone(ctx, c, cutAt, "its cut"); err != nil {
+		return err
 	}
 	after := time.Since(cutAt)
 	// On the run's clock an expiry takes the lease, whatever this machine took.
@@ -591,17 +643,62 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	if !pause {
 		return nil
 	}
-	c.proxy.Restore()
-	done := "not yet closed"
-	select {
-	case <-c.sess.Done():
-		done = "closed"
-	default:
-	}
-	c.state, c.since, c.line = simulator.StateStale, w.step, lineWork
+	done := c.restore()
+	c.since = w.step
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: w.nodeName(c), AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("resumes after %.1fs: its key is gone, but nothing interrupts it: it still believes it holds the lock unless it checks (session.Done() is %s)", time.Since(cutAt).Seconds(), done)})
 	return nil
+}
+
+// restore gives a paused client, whose key is gone, its connection back:
+// it runs again believing it holds (stale). It says whether its session
+// has noticed the loss: session.Done() "closed" or "not yet closed".
+func (c *client) restore() string {
+	c.proxy.Restore()
+	c.state, c.line, c.cutHeld = simulator.StateStale, lineWork, false
+	select {
+	case <-c.sess.Done():
+		return "closed"
+	default:
+		return "not yet closed"
+	}
+}
+
+// awaitKeyGone waits until etcd has deleted c's key, its lease unrenewed
+// since since (after what, for the error), showing the lock meanwhile.
+func (w *world) awaitKeyGone(ctx context.Context, c *client, since time.Time, after string) error {
+	bound := time.Duration(w.ttl)*time.Second + 15*time.Second
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	for {
+		rev, err := w.keyRev(wctx, c)
+		if err != nil {
+			return err
+		}
+		if rev == 0 {
+			return nil
+		}
+		w.show()
+		if !sleep(wctx, 100*time.Millisecond) {
+			return fmt.Errorf("%s's key was not deleted %.1fs after %s: %w", c.name, time.Since(since).Seconds(), after, context.Cause(wctx))
+		}
+	}
+}
+
+// announceCut records c, just cut off, as paused or crashed; more is
+// what the step adds of its key.
+func (w *world) announceCut(c *client, pause bool, more string) {
+	if pause {
+		c.state = simulator.StatePaused
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: w.nodeName(c),
+			Text: "stops (a long GC pause): no keep-alive reaches etcd, and it still believes it holds the lock" + more})
+	} else {
+		c.state = simulator.StateCrashed
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: w.nodeName(c),
+			Text: "crashes: its connection is gone for good, and with it the keep-alives of its lease" + more})
+	}
+	c.since = w.step
+	w.show()
 }
 
 // write is a client writing without any check, with its create revision
@@ -682,6 +779,7 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 	}
 	s := lockqueue.BuildEtcd(w.prefix, keys)
 	s.Exists = len(keys) > 0
+	w.markCut(&s)
 	if w.expired != nil && !w.expired.Apply(&s) {
 		w.expired = nil
 	}

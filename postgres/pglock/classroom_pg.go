@@ -26,7 +26,7 @@ const (
 
 // EvDeadlock is a client's transaction aborted by PostgreSQL's deadlock
 // detector (SQLSTATE 40P01).
-const EvDeadlock = "deadlock"
+const EvDeadlock = simulator.EvDeadlock
 
 // deadlockTimeout is the classroom server's deadlock_timeout (PostgreSQL's
 // default): how long a waiter sleeps before its backend checks for a cycle.

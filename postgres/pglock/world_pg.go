@@ -479,11 +479,14 @@ func (w *classWorld) tellWaits(waits map[uint32][]uint32) {
 				by = append(by, o.name)
 			}
 		}
-		on := ""
+		on, row := "", ""
 		if len(by) > 0 {
 			on = by[0]
 		}
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, On: on, Node: nodeName(int(c.pid)),
+		if c.second {
+			row = fmt.Sprintf("row %d", c.secondRow())
+		}
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, On: on, Node: nodeName(int(c.pid)), Lock: row,
 			Text: fmt.Sprintf("sleeps in the server's lock manager (pg_blocking_pids: %s); it sends nothing until the server wakes it", strings.Join(by, ", "))})
 	}
 }
@@ -499,7 +502,7 @@ func (w *classWorld) answered(c *pgClient, err error) {
 	case err == nil:
 		if c.second {
 			c.line, c.secondAt = w.lines.work, w.step
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: nodeName(int(c.pid)),
+			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: nodeName(int(c.pid)), Lock: fmt.Sprintf("row %d", c.secondRow()),
 				Text: "its second row lock is granted: it holds both rows"})
 			return
 		}

@@ -275,7 +275,10 @@ func TestScenarios(t *testing.T) {
 			giveUps(t, st)
 			queueCosts(t, st)
 		}},
-		{"redis-redlock-restart", nil, redlockTwoMajorities},
+		{"redis-redlock-restart", nil, func(t *testing.T, st []simulator.State) {
+			redlockTwoMajorities(t, st)
+			redlockDelayedRestart(t, st)
+		}},
 		{"redis-redlock-clock", nil, redlockTwoMajorities},
 	}
 	for _, tt := range tests {
@@ -312,6 +315,7 @@ func TestPlanRules(t *testing.T) {
 		{"never added", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "write"}}, "step 2: write B: unknown client B: add it first", false},
 		{"Redlock client never added", []simulator.Action{{Client: "M1", Action: "stop"}, {Client: "A", Action: "release"}}, "step 2: release A: unknown client A", true},
 		{"Redlock master stopped twice", []simulator.Action{{Client: "M1", Action: "stop"}, {Client: "M1", Action: "stop"}}, "step 2: stop M1: M1 is down", true},
+		{"Redlock master out after its delayed restart", []simulator.Action{{Client: "M1", Action: "restart-delayed"}, {Client: "M1", Action: "restart"}}, "step 2: restart M1: M1 is down", true},
 		{"pause without expiry", []simulator.Action{{Client: "A", Action: "add"}, {Client: "A", Action: "pause"}}, "no expiry", false},
 		{"waiter writes", []simulator.Action{{Client: "A", Action: "add"}, {Client: "B", Action: "add"}, {Client: "B", Action: "write"}}, "step 3: write B: the plan gives B no lock to write under at that step", false},
 		{"unknown action", []simulator.Action{{Client: "A", Action: "add-reader"}}, "unknown action", false},
@@ -462,6 +466,30 @@ func redlockTwoMajorities(t *testing.T, st []simulator.State) {
 		}
 	}
 	fiveMasters(t, st)
+}
+
+// redlockDelayedRestart: the restart scenario's second half. M3, restarted
+// with Redlock's delay, stays out: C3 keeps its majority as Redlock counts
+// it, C4 finds none until C3 releases.
+func redlockDelayedRestart(t *testing.T, st []simulator.State) {
+	t.Helper()
+	if got, want := mastersAt(st[18]), []string{"M1:C3", "M2:C3", "M3:down", "M4:-", "M5:-"}; !slices.Equal(got, want) {
+		t.Errorf("masters after C4's try: %v, want %v", got, want)
+	}
+	if c3, c4 := clientOf(t, st[19], "C3"), clientOf(t, st[19], "C4"); c3.State != simulator.StateHolding || c4.State != simulator.StateWaiting {
+		t.Errorf("step 19: C3 %s, C4 %s; want C3 holding while M3 is out, C4 waiting", c3.State, c4.State)
+	}
+	if c4 := clientOf(t, st[20], "C4"); c4.State != simulator.StateHolding || keyHolder(st[20]) != c4.Node {
+		t.Errorf("step 20: C4 %s, holder %q; want C4 holding after C3's release", c4.State, keyHolder(st[20]))
+	}
+	if !slices.ContainsFunc(st[18].Snapshot.Alerts, func(a lockqueue.Alert) bool {
+		return strings.Contains(a.Message, "M3") && strings.Contains(a.Message, "rejoins no sooner")
+	}) {
+		t.Errorf("step 18 alerts %+v: want M3 said to be out until the TTL", st[18].Snapshot.Alerts)
+	}
+	if got := mastersAt(st[len(st)-1]); !slices.Equal(got, []string{"M1:-", "M2:-", "M3:-", "M4:-", "M5:-"}) {
+		t.Errorf("masters at the end: %v, want M3 back and every copy released", got)
+	}
 }
 
 // TestActAfterBack: acting from an earlier step replays the run on a fresh

@@ -11,7 +11,9 @@ var ClassroomWords = lockservice.ClassroomWords{
 	Meters: []lockservice.Meter{
 		{Key: "commands", Label: "commands sent", Help: "every command the clients sent the server"},
 		{Key: "retries", Label: "failed tries", Help: "acquire attempts that found the key taken: what polling costs"},
-		{Key: "serverCalls", Label: "server-counted", Help: "lock commands the server itself counted in wait steps (INFO commandstats)"},
+		// Beside "failed tries" this often reads 0: say why, in the pane.
+		{Key: "serverCalls", Label: "server-counted", Help: "lock commands the server itself counted (INFO commandstats), read only in wait steps. " +
+			"Redis keeps no queue, so it counts no waiters: the failed tries are the clients' own commands, each answered and forgotten"},
 		{Key: "renewals", Label: "renewals", Help: "the watchdog's lease renewals"},
 	},
 	Panes: []lockservice.SidePane{

@@ -255,7 +255,8 @@ func (m *keyModel) step(st simulator.PlanStep) error {
 // dryRunRedlock models each master's copy of the key: a try takes every
 // free copy on the masters that are up and holds with a majority (else it
 // gives them back, as redsync does); a restart, a stop or a clock jump
-// loses that master's copy.
+// loses that master's copy (a delayed restart keeps the master down, its
+// lost copy still its owner's, until its start).
 func (b *Backend) dryRunRedlock(sc *simulator.Scenario, p params, plan []simulator.Action) error {
 	m := &redlockModel{
 		owner:    make([]string, p.Masters),
@@ -324,13 +325,17 @@ func (m *redlockModel) isMaster(a simulator.Action) bool { return m.master(a) >=
 func (m *redlockModel) masterStep(st simulator.PlanStep, k int) error {
 	a := st.Action
 	switch {
-	case a.Action == ActStop && m.down[k], a.Action == ActExpire && m.down[k], a.Action == ActRestart && m.down[k]:
+	case a.Action != ActStart && m.down[k]:
 		return st.Fail("%s is down", a.Client)
 	case a.Action == ActStart && !m.down[k]:
 		return st.Fail("%s is running", a.Client)
 	}
-	m.down[k] = a.Action == ActStop
-	m.owner[k] = ""
+	m.down[k] = a.Action == ActStop || a.Action == ActDelayedRestart
+	// A master kept out after a delayed restart is down, and its lost
+	// copy still counts as its owner's until it rejoins, empty.
+	if a.Action != ActDelayedRestart {
+		m.owner[k] = ""
+	}
 	return nil
 }
 

@@ -434,9 +434,38 @@ func (w *world) add(ctx context.Context, name string) error {
 				w.lines.acquireText, w.channel, time.Until(c.retryAt).Milliseconds())})
 		return nil
 	}
+	taken := "the key is taken"
+	if w.redlock() {
+		taken = w.noMajority(ctx)
+	}
 	w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
-		Text: fmt.Sprintf("%s failed: the key is taken; it polls again every %d ms (the server keeps no list of waiters)", w.lines.acquireText, w.p.retryMs())})
+		Text: fmt.Sprintf("%s failed: %s; it polls again every %d ms (the server keeps no list of waiters)", w.lines.acquireText, taken, w.p.retryMs())})
 	return nil
+}
+
+// noMajority says why a Redlock try just failed: the masters that were
+// free (redsync gave back what it got there) and those that are down.
+func (w *world) noMajority(ctx context.Context) string {
+	var free, down []string
+	for i, t := range w.tokens(ctx) {
+		m := w.masters[i]
+		switch {
+		case m.out:
+			down = append(down, m.name+" is out (its delayed restart)")
+		case !w.up(i):
+			down = append(down, m.name+" is down")
+		case t == "":
+			free = append(free, m.name)
+		}
+	}
+	text := fmt.Sprintf("only %d of %d masters were free (%s): no majority, so redsync gave those back", len(free), len(w.masters), strings.Join(free, ", "))
+	if len(free) == 0 {
+		text = fmt.Sprintf("no master of %d was free: no majority", len(w.masters))
+	}
+	if len(down) > 0 {
+		text += "; " + strings.Join(down, ", ")
+	}
+	return text
 }
 
 // subscribe makes c a Redisson waiter: subscribed, through its own proxy,
@@ -709,6 +738,15 @@ func (w *world) watchdogUnlock(ctx context.Context, c *contender) (int64, error)
 
 // releaseText tells what c's release did to the key before owned.
 func (w *world) releaseText(c *contender, before string, deleted int64) string {
+	if w.redlock() && deleted == 1 && before != c.name {
+		// The script deletes only copies with its token: a client that
+		// lost its majority deletes what is left of its own.
+		others := "no other client holds a majority"
+		if before != "" {
+			others = before + "'s copies, another token, are left alone"
+		}
+		return fmt.Sprintf("%s: deleted its own copies, which no longer made a majority; %s", w.lines.releaseText, others)
+	}
 	switch {
 	case deleted == 1 && before == c.name:
 		return fmt.Sprintf("%s: deleted its own key", w.lines.releaseText)
@@ -1028,6 +1066,13 @@ func (w *world) keyToken(ctx context.Context) (string, error) {
 				count[t]++
 			}
 		}
+		// A master kept out after its restart stands for the copy it
+		// lost: it can grant it to no one else (restartDelayed).
+		for _, m := range w.masters {
+			if m.out && m.outToken != "" {
+				count[m.outToken]++
+			}
+		}
 		for t, n := range count {
 			if n >= w.quorum() {
 				return t, nil
@@ -1164,7 +1209,7 @@ func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 			default:
 				parts = append(parts, e.Client+" finds the key taken and polls")
 			}
-		case ActStop, ActStart, ActRestart, ActExpire, EvQueueCost:
+		case ActStop, ActStart, ActRestart, ActExpire, ActDelayedRestart, EvQueueCost:
 			parts = append(parts, e.Text)
 		case EvGiveUp, simulator.EvUnlock, simulator.EvWrite, simulator.EvFenced, simulator.EvCrash, simulator.EvPause, simulator.EvExpire, simulator.EvResume:
 			parts = append(parts, simulator.Said(e.Client, e.Text))

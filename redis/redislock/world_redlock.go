@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -22,9 +23,14 @@ const (
 	// expires at once (PEXPIRE key 1). A real jump cannot be staged here
 	// (libfaketime makes Debian's redis-server hang).
 	ActExpire = "clock-jump"
+	// ActDelayedRestart is the restart Redlock requires of a master
+	// without persistence: it loses every key, and stays out for at least
+	// the longest TTL, so that every lock it may have granted has expired
+	// before it grants another. Its start is its rejoining.
+	ActDelayedRestart = "restart-delayed"
 )
 
-var masterActions = []string{ActStop, ActStart, ActRestart, ActExpire}
+var masterActions = []string{ActStop, ActStart, ActRestart, ActExpire, ActDelayedRestart}
 
 // master is one Redis server the world reads: the classroom's shared one,
 // or one of Redlock's, which the world owns (srv set).
@@ -33,6 +39,11 @@ type master struct {
 	addr string
 	obs  *redis.Client
 	srv  *redislocal.Server
+	// out: restarted with the delay (ActDelayedRestart) and not rejoined
+	// yet; outToken is the copy it lost, outAt when, on the run's clock.
+	out      bool
+	outToken string
+	outAt    time.Duration
 }
 
 func newMaster(name, addr string, srv *redislocal.Server) *master {
@@ -105,6 +116,14 @@ func (w *world) actMaster(ctx context.Context, m *master, action string) error {
 			return fmt.Errorf("start %s: %w", m.name, err)
 		}
 		text = fmt.Sprintf("master %s comes back on %s, empty (no persistence)", m.name, m.addr)
+		if m.out {
+			text = w.rejoin(m)
+		}
+	case ActDelayedRestart:
+		var err error
+		if text, err = w.restartDelayed(ctx, m); err != nil {
+			return err
+		}
 	case ActRestart:
 		if err := m.srv.Restart(ctx); err != nil {
 			return fmt.Errorf("restart %s: %w", m.name, err)
@@ -135,6 +154,40 @@ func (w *world) actMaster(ctx context.Context, m *master, action string) error {
 	return w.pollRound(ctx)
 }
 
+// restartDelayed restarts m without persistence and keeps it out until
+// its start: Redlock's delayed restart. Until then the copy it lost still
+// counts for the majority of the client that had it (keyToken): a master
+// kept out can grant that lock to no one else, which is the algorithm's
+// whole argument.
+func (w *world) restartDelayed(ctx context.Context, m *master) (string, error) {
+	tok, err := m.obs.Get(ctx, w.key).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("read the key on %s: %w", m.name, err)
+	}
+	if err := m.srv.Stop(); err != nil {
+		return "", fmt.Errorf("restart %s: %w", m.name, err)
+	}
+	m.out, m.outToken, m.outAt = true, tok, w.clock
+	lost := "it held no copy of the key"
+	if tok != "" {
+		lost = fmt.Sprintf("its copy of %s's key is lost, but kept out it can grant that lock to no one else, so %s still holds a majority as Redlock counts it", w.clientOf(tok), w.clientOf(tok))
+	}
+	return fmt.Sprintf("master %s restarts without persistence, with Redlock's delay: it stays out for at least the longest TTL (%d ms) before it rejoins, so that every lock it may have granted has expired first; %s",
+		m.name, w.p.ExpiryMs, lost), nil
+}
+
+// rejoin is a delayed master's start: on the run's clock, at least the
+// key's TTL after its restart. (No key of the run's should be held across
+// it: the classroom holds keys' clocks between steps, so a key would not
+// lose the time the run's clock skips.)
+func (w *world) rejoin(m *master) string {
+	if due := m.outAt + time.Duration(w.p.ExpiryMs)*time.Millisecond; w.clock < due {
+		w.clock = due
+	}
+	m.out, m.outToken = false, ""
+	return fmt.Sprintf("master %s rejoins, empty, after its delay: at least the key's %d ms TTL since its restart, so no lock it granted before can still be held", m.name, w.p.ExpiryMs)
+}
+
 // redlockSnapshot draws every master: its copy of the key (whose token,
 // time left) or its absence, and whether it is up.
 func (w *world) redlockSnapshot(ctx context.Context, snap *lockqueue.Snapshot) {
@@ -142,8 +195,11 @@ func (w *world) redlockSnapshot(ctx context.Context, snap *lockqueue.Snapshot) {
 	quorum, _ := w.keyToken(ctx)
 	for i, m := range w.masters {
 		if !m.srv.Running() {
-			snap.Alerts = append(snap.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{m.name},
-				Message: fmt.Sprintf("master %s (%s) is down", m.name, m.addr)})
+			msg := fmt.Sprintf("master %s (%s) is down", m.name, m.addr)
+			if m.out {
+				msg = fmt.Sprintf("master %s (%s) is out after a restart without persistence: it rejoins no sooner than the key's %d ms TTL after it, and grants nothing meanwhile", m.name, m.addr, w.p.ExpiryMs)
+			}
+			snap.Alerts = append(snap.Alerts, lockqueue.Alert{Kind: lockqueue.AlertDisconnect, Nodes: []string{m.name}, Message: msg})
 			continue
 		}
 		if tokens[i] == "" {
