@@ -233,13 +233,21 @@ func (s *Server) simRunKeyed(r *http.Request) (lockservice.Run, string, error) {
 
 // simState answers the run's State, saying whether the request may move
 // it (runControl): a page that may not hides the controls and says why.
+// With ?predict=VIEWER (&hold=1) it is the State that viewer's socket
+// shows (classroom_predict.go): a predicting page that opens is not sent
+// a step it has not answered.
 func (s *Server) simState(w http.ResponseWriter, r *http.Request) {
 	run, key, err := s.simRunKeyed(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	b, err := withFields(namedState{run.State()}, s.controlOf(key, r))
+	pv, err := parsePredictView(r.URL.Query())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	b, err := s.predictedState(key, run, pv, s.controlOf(key, r))
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return

@@ -93,7 +93,9 @@ func factsOf(state any) (frameFacts, error) {
 
 // asksOf are the ids of the questions action a asks.
 func asksOf(a factAction) []string {
-	if strings.Contains(a.Action, "write") {
+	// A write to the protected resource (write, checked-write), not an
+	// added writer (add-writer).
+	if a.Action == "write" || strings.HasSuffix(a.Action, "-write") {
 		return []string{askLands}
 	}
 	if releasing[a.Action] {
@@ -117,16 +119,20 @@ func questionsAfter(before frameFacts) []question {
 	}
 	var out []question
 	for _, id := range asksOf(*before.Next) {
-		switch id {
-		case askHolds:
-			out = append(out, question{ID: id, Text: "Who holds the lock after this step?", Choices: names, Many: true})
-		case askWoken:
-			out = append(out, question{ID: id, Text: "Whom does this step wake?", Choices: names, Many: true})
-		case askLands:
-			out = append(out, question{ID: id, Text: "Does the write land?", Choices: []string{"yes", "no"}})
+		q := question{ID: id, Text: questionTexts[id], Choices: names, Many: true}
+		if id == askLands {
+			q.Choices, q.Many = []string{"yes", "no"}, false
 		}
+		out = append(out, q)
 	}
 	return out
+}
+
+// questionTexts are the questions as the page asks them.
+var questionTexts = map[string]string{
+	askHolds: "Who holds the lock after this step?",
+	askWoken: "Whom does this step wake?",
+	askLands: "Does the write land?",
 }
 
 // rightAnswers are the answers of the step after's state shows, to the
@@ -455,7 +461,9 @@ type asked struct {
 
 // revealed is a shown step's right answers and the class's counts.
 type revealed struct {
-	Step     int                       `json:"step"`
+	Step int `json:"step"`
+	// Asked are the step's questions, id → text.
+	Asked    map[string]string         `json:"asked"`
 	Right    map[string]string         `json:"right"`
 	Counts   map[string]map[string]int `json:"counts"`
 	Answered int                       `json:"answered"`
@@ -501,7 +509,11 @@ func (s *Server) predictState(key string, run lockservice.Run, st any, pv *predi
 	if shown.Step >= 1 && shown.Action != nil {
 		sk := stepKey(shown.Step, *shown.Action)
 		counts, n := s.answers.tally(key, sk)
-		pf.Reveal = &revealed{Step: shown.Step, Right: rightAnswers(shown), Counts: counts, Answered: n, Mine: s.answers.answered(key, sk, pv.viewer)}
+		asked := map[string]string{}
+		for _, id := range asksOf(*shown.Action) {
+			asked[id] = questionTexts[id]
+		}
+		pf.Reveal = &revealed{Step: shown.Step, Asked: asked, Right: rightAnswers(shown), Counts: counts, Answered: n, Mine: s.answers.answered(key, sk, pv.viewer)}
 	}
 	if qs := questionsAfter(shown); len(qs) > 0 {
 		sk := stepKey(shown.Step+1, *shown.Next)
@@ -577,4 +589,25 @@ func (f *predictFeed) Frame() ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("encode a run's questions: %w", err)
 	}
 	return mergeObjects(b, x), true, nil
+}
+
+// predictedState is the JSON of run's state for a GET: pv's, when it
+// predicts, with its questions and answers; extra's fields added.
+func (s *Server) predictedState(key string, run lockservice.Run, pv *predictView, extra any) ([]byte, error) {
+	if pv == nil {
+		return withFields(namedState{run.State()}, extra)
+	}
+	st, pf, err := s.predictState(key, run, run.State(), pv)
+	if err != nil {
+		return nil, err
+	}
+	b, err := withFields(namedState{st}, pf)
+	if err != nil {
+		return nil, err
+	}
+	x, err := json.Marshal(extra)
+	if err != nil {
+		return nil, fmt.Errorf("encode a run's state: %w", err)
+	}
+	return mergeObjects(b, x), nil
 }

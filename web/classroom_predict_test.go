@@ -231,3 +231,28 @@ func TestClassroomPredict(t *testing.T) {
 		t.Errorf("the lecturer's socket is held: %+v", counted)
 	}
 }
+
+// Which questions a step asks is decided by its action alone, so that
+// being asked gives nothing away.
+func TestPredictAsksOf(t *testing.T) {
+	tests := []struct {
+		action string
+		want   []string
+	}{
+		{"add-reader", []string{"holds"}},
+		{"add-writer", []string{"holds"}},
+		{"add", []string{"holds"}},
+		{"write", []string{"lands"}},
+		{"checked-write", []string{"lands"}},
+		{"release", []string{"holds", "woken"}},
+		{"crash", []string{"holds", "woken"}},
+		{"expire", []string{"holds", "woken"}},
+		{"clock-jump", []string{"holds", "woken"}},
+		{"resume", []string{"holds"}},
+	}
+	for _, tt := range tests {
+		if got := asksOf(factAction{Client: "C1", Action: tt.action}); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s asks %v, want %v", tt.action, got, tt.want)
+		}
+	}
+}
