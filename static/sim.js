@@ -250,6 +250,9 @@ function updateURL() {
   else u.searchParams.delete('fencing');
   if (acts.length) u.searchParams.set('acts', encodeActs(acts));
   else u.searchParams.delete('acts');
+  // An edited scenario is this page's own: the link carries its JSON.
+  if (info.definition) u.searchParams.set('definition', JSON.stringify(info.definition));
+  else u.searchParams.delete('definition');
   if (s && s.step) u.searchParams.set('step', s.step);
   else u.searchParams.delete('step');
   if (presenting()) u.searchParams.set('present', '1');
@@ -515,19 +518,45 @@ function scenarioInfo() {
 const editor = scenarioEditor({
   current: scenarioInfo,
   run(checked) {
-    const info = { ...checked.scenario, id: 'edited:' + checked.scenario.id, definition: checked.definition };
-    scenarios = scenarios.filter((s) => s.id !== info.id).concat(info);
-    let o = [...ui.scenario.options].find((x) => x.value === info.id);
-    if (!o) {
-      o = document.createElement('option');
-      o.value = info.id;
-      ui.scenario.append(o);
-    }
-    o.textContent = say('editor.option', { title: info.title });
-    ui.scenario.value = info.id;
+    chooseEdited(checked);
     restart();
   },
 });
+
+// chooseEdited lists a checked scenario ({scenario, definition}) as
+// "<title> (edited)", once per name, and chooses it.
+function chooseEdited(checked) {
+  const info = { ...checked.scenario, id: 'edited:' + checked.scenario.id, definition: checked.definition };
+  scenarios = scenarios.filter((s) => s.id !== info.id).concat(info);
+  let o = [...ui.scenario.options].find((x) => x.value === info.id);
+  if (!o) {
+    o = document.createElement('option');
+    o.value = info.id;
+    ui.scenario.append(o);
+  }
+  o.textContent = say('editor.option', { title: info.title });
+  ui.scenario.value = info.id;
+}
+
+// reopenEdited reopens the edited scenario a shared link carries
+// (?definition=, its JSON), checked again by the server as the editor
+// checks it; it answers why it cannot, or null.
+async function reopenEdited(want, text) {
+  if (!text) return say('editor.linkLost', { want, title: scenarioInfo().title || say('scenario.none') });
+  let svc = '';
+  try {
+    const v = JSON.parse(text);
+    if (v && typeof v.service === 'string') svc = v.service;
+  } catch {
+    // Not JSON: the server's check says where.
+  }
+  try {
+    chooseEdited(await call('POST', '/scenarios/check' + (svc ? `?service=${encodeURIComponent(svc)}` : ''), text));
+    return null;
+  } catch (err) {
+    return say('editor.linkRefused', { want, why: err.message });
+  }
+}
 
 async function restart() {
   generation++;
@@ -857,6 +886,8 @@ async function main() {
     showError(say('scenario.failed', { why: err.message }));
     return;
   }
+  const want = ui.scenario.dataset.initial || '';
+  if (!q.get('run') && want.startsWith('edited:')) unknown = await reopenEdited(want.slice('edited:'.length), q.get('definition'));
   if (q.get('run')) {
     await joinRun(q.get('run'), q.get('service') || '');
     return;
