@@ -566,6 +566,7 @@ func (r *Run) Act(client, action string) error {
 	cursor, last := r.cursor, len(r.records)-1
 	plan := slices.Clone(r.plan)
 	failed := r.failed
+	shown := r.records[cursor]
 	r.mu.Unlock()
 	if a.Client == "" && IsAdd(a.Action) {
 		a.Client = r.freeName(plan)
@@ -573,6 +574,9 @@ func (r *Run) Act(client, action string) error {
 	b := r.m.backend
 	if err := b.CheckAction(r.sc, a, false); err != nil {
 		return invalidf("%v", err)
+	}
+	if err := waiterHasNoLock(shown, a, cursor+1); err != nil {
+		return err
 	}
 	prefix := slices.Clone(plan[:cursor])
 	if err := b.DryRun(r.sc, append(slices.Clone(prefix), a)); err != nil {
@@ -592,6 +596,20 @@ func (r *Run) Act(client, action string) error {
 	r.leaveScript(cursor)
 	r.mu.Unlock()
 	return r.exec(cursor + 1)
+}
+
+// waiterHasNoLock refuses an act that needs the lock (a release, a write)
+// by a client the shown step has waiting, whatever a service's dry run
+// models: a waiter blocked on its server has no lock to give back or to
+// write under, and its world would refuse the act only once run, as a
+// failed step. The refusal is the plan's fault in the plan's own terms
+// (NoLock, walkplan.go): not who holds instead.
+func waiterHasNoLock(shown record, a Action, step int) error {
+	todo, ok := map[string]string{ActRelease: "release", ActWrite: "write under"}[a.Action]
+	if c, found := shown.client(a.Client); ok && found && c.State == StateWaiting {
+		return conflictf("step %d: %s %s: %s", step, a.Action, a.Client, NoLock(a.Client, todo))
+	}
+	return nil
 }
 
 // freeName is the next unused <prefix><k>, numbered after the highest
