@@ -134,6 +134,11 @@ func TestPredictAClass(t *testing.T) {
 		if got := narration(s.tb, ".run"); got != step2 {
 			t.Errorf("revealed narration %q, want the lecturer's %q", got, step2)
 		}
+		s.tb.run(`document.querySelector('.run .client[data-client="LOCK1"]').click()`)
+		s.tb.until("LOCK1's pane", `document.querySelector('.run .client-pane .acts')`)
+		if shown := eval[bool](s.tb, `getComputedStyle(document.querySelector('.run .client-pane .acts')).display !== 'none' || !document.getElementById('scrub').disabled`); shown {
+			t.Errorf("a student's page offers a client's acts or the timeline's scrubbing")
+		}
 	}
 	counts := `document.querySelector(` + jsString(scope+` .quiz-reveal[data-step="2"] .quiz-row[data-q="holds"] .quiz-counts`) + `)`
 	lecturer.until("the class's counts", counts+` && `+counts+`.textContent.includes('1 said LOCK1, LOCK2') && `+counts+`.textContent.includes('1 said LOCK1')`)

@@ -395,6 +395,10 @@ function syncRights() {
   document.body.dataset.watching = String(watch);
   const p = panels[0];
   for (const el of [ui.back, ui.play, ui.step, ui.addReader, ui.addWriter, ui.restart, ui.toScript, ui.speed.closest('label')]) el.hidden = watch;
+  // The timeline shows where the run is; only who may move it scrubs it.
+  // (A client's act buttons hide by body[data-watching], app.css.)
+  ui.scrub.disabled = watch;
+  ui.ticks.inert = watch;
   // A joined run's scenario is its starter's choice.
   for (const el of [ui.scenario, ui.strategy, ui.clients, ui.fencing, ui.openRun]) el.closest('label').hidden = !!joined;
   $('scenario-editor').hidden = !!joined;
