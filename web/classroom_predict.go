@@ -221,6 +221,9 @@ type runAnswers struct {
 	revealed map[string]int
 	// changed closes when an answer arrives (then a new one is made).
 	changed chan struct{}
+	// given counts each viewer's answers: a held viewer's socket wakes
+	// for its own answer only, not for each of a class's.
+	given map[string]int
 }
 
 // run is key's answers, made when missing. b.mu must be held.
@@ -230,17 +233,19 @@ func (b *answerBook) run(key string) *runAnswers {
 	}
 	ra, ok := b.runs[key]
 	if !ok {
-		ra = &runAnswers{steps: map[string]map[string]map[string]string{}, revealed: map[string]int{}, changed: make(chan struct{})}
+		ra = &runAnswers{steps: map[string]map[string]map[string]string{}, revealed: map[string]int{}, changed: make(chan struct{}), given: map[string]int{}}
 		b.runs[key] = ra
 	}
 	return ra
 }
 
-// watch is a channel closed at the run's next answer.
-func (b *answerBook) watch(key string) <-chan struct{} {
+// watch is a channel closed at the run's next answer, and how many
+// answers viewer has given so far.
+func (b *answerBook) watch(key, viewer string) (<-chan struct{}, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.run(key).changed
+	ra := b.run(key)
+	return ra.changed, ra.given[viewer]
 }
 
 // revealedTo is the last step shown to viewer, or at when the book has no
@@ -297,6 +302,7 @@ func (b *answerBook) add(key, sk, viewer string, answers map[string]string) erro
 		return errorf(ErrConflict, "this step has %d answers, as many as a run keeps", maxViewersPerRun)
 	}
 	byViewer[viewer] = answers
+	ra.given[viewer]++
 	close(ra.changed)
 	ra.changed = make(chan struct{})
 	return nil
@@ -552,10 +558,14 @@ func (f *predictFeed) poke() {
 	}
 }
 
-// follow pokes the feed at every change of the run and every answer.
+// follow pokes the feed at every change of the run, and at every answer
+// (the counts change) unless the feed is a held viewer's: that one's
+// frames change with its own answers only, and a class of a few hundred
+// answering at once would otherwise rebuild every student's frame at
+// every answer.
 func (f *predictFeed) follow() {
 	for {
-		changed := f.s.answers.watch(f.key)
+		changed, given := f.s.answers.watch(f.key, f.pv.viewer)
 		select {
 		case <-f.quit:
 			return
@@ -563,6 +573,9 @@ func (f *predictFeed) follow() {
 			return
 		case <-f.C():
 		case <-changed:
+			if _, now := f.s.answers.watch(f.key, f.pv.viewer); f.pv.hold && now == given {
+				continue
+			}
 		}
 		f.poke()
 	}
