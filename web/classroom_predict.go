@@ -264,6 +264,17 @@ func (b *answerBook) revealedTo(key, viewer string, at int) int {
 	return at
 }
 
+// seen is the last step viewer was shown: its place when it is held, else
+// the run's step, at.
+func (b *answerBook) seen(key, viewer string, at int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if k, ok := b.run(key).revealed[viewer]; ok {
+		return k
+	}
+	return at
+}
+
 func (b *answerBook) reveal(key, viewer string, step int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -296,7 +307,7 @@ func (b *answerBook) add(key, sk, viewer string, answers map[string]string) erro
 		ra.order = append(ra.order, sk)
 	}
 	if _, ok := byViewer[viewer]; ok {
-		return errorf(ErrConflict, "this browser has answered this step already: one answer per browser")
+		return errAnsweredAlready
 	}
 	if len(byViewer) >= maxViewersPerRun {
 		return errorf(ErrConflict, "this step has %d answers, as many as a run keeps", maxViewersPerRun)
@@ -307,6 +318,8 @@ func (b *answerBook) add(key, sk, viewer string, answers map[string]string) erro
 	ra.changed = make(chan struct{})
 	return nil
 }
+
+var errAnsweredAlready = errorf(ErrConflict, "this browser has answered this step already: one answer per browser")
 
 // tally counts a step's answers: question → answer → how many.
 func (b *answerBook) tally(key, sk string) (counts map[string]map[string]int, n int) {
@@ -381,6 +394,11 @@ func (s *Server) simAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, errorf(ErrInvalid, "bad viewer: want the page's random id, 8 to 64 letters, digits, '-' or '_'"))
 		return
 	}
+	cur, err := factsOf(run.State())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	_, before, err := factsAt(run, body.Step-1)
 	if err != nil {
 		writeError(w, r, s.log, err)
@@ -390,12 +408,21 @@ func (s *Server) simAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, errorf(ErrInvalid, "step %d: the run plans no such step", body.Step))
 		return
 	}
+	sk := stepKey(body.Step, *before.Next)
+	if s.answers.answered(key, sk, body.Viewer) != nil {
+		writeError(w, r, s.log, errAnsweredAlready)
+		return
+	}
+	if seen := s.answers.seen(key, body.Viewer, cur.Step); body.Step <= seen {
+		writeError(w, r, s.log, errorf(ErrConflict, "step %d was shown to this browser already (it is at step %d): a prediction counts only before its step is shown", body.Step, seen))
+		return
+	}
 	answers, err := checkAnswers(questionsAfter(before), body.Answers)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	if err := s.answers.add(key, stepKey(body.Step, *before.Next), body.Viewer, answers); err != nil {
+	if err := s.answers.add(key, sk, body.Viewer, answers); err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}

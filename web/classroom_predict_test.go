@@ -175,6 +175,8 @@ func TestClassroomPredict(t *testing.T) {
 	if p.Predict == nil || p.Predict.Step != 6 || len(p.Predict.Questions) != 2 || p.Predict.Questions[0].ID != "holds" || p.Predict.Questions[1].ID != "woken" {
 		t.Fatalf("at step 5, before LOCK1's release: %+v, want step 6's questions: holds, woken", p.Predict)
 	}
+	bob := dial("predict=student-bob1&hold=1")
+	read(bob, func(p predicted) bool { return p.Step == 5 })
 	owner := dial("predict=the-lecturer")
 	read(owner, func(p predicted) bool { return p.Step == 5 })
 
@@ -210,6 +212,10 @@ func TestClassroomPredict(t *testing.T) {
 		t.Errorf("a second answer from one browser: %q", msg)
 	}
 	answer("student-bob1", 6, map[string][]string{"holds": {"LOCK2", "LOCK3"}, "woken": {"LOCK2", "LOCK3"}}, 204)
+	// A browser that is not held sees the run's step: it may not answer it.
+	if msg := answer("student-carol", 6, map[string][]string{"holds": {"LOCK2"}, "woken": {"LOCK2"}}, 409); !strings.Contains(msg, "step 6 was shown to this browser already") {
+		t.Errorf("an answer to a step already shown: %q", msg)
+	}
 
 	shown, _ := read(alice, func(p predicted) bool { return !p.Held && p.Step == 6 })
 	if shown.Narration != st.Narration || shown.Reveal == nil || shown.Reveal.Step != 6 {
