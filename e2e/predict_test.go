@@ -99,8 +99,8 @@ func TestPredictAClass(t *testing.T) {
 		tb := newTab(t, chromedp.WithNewBrowserContext())
 		tb.open(srv.URL + "/sim?run=" + id + "&predict=1")
 		tb.until("the run joined at step 1", `document.querySelector('.run') && document.querySelector('.run').dataset.step === '1' && document.querySelector(`+jsString(quizAsk(".run", 2))+`)`)
-		if hidden := eval[bool](tb, `['step', 'play', 'back', 'add-reader', 'restart'].every(id => document.getElementById(id).hidden)`); !hidden {
-			t.Errorf("a student's page shows the step controls")
+		if hidden := eval[bool](tb, `['step', 'play', 'back', 'add-reader', 'restart', 'run-list', 'export-svg'].every(id => document.getElementById(id).hidden)`); !hidden {
+			t.Errorf("a student's page shows the step controls, the run list (every run's newest state) or the export (every recorded step)")
 		}
 		if note := eval[string](tb, `document.getElementById('watch-note').hidden ? '' : document.getElementById('watch-note').textContent`); !strings.Contains(note, "watching run "+id) || !strings.Contains(note, "answer its questions") {
 			t.Errorf("a student's page says %q, want why it has no controls", note)

@@ -402,6 +402,11 @@ function syncRights() {
   // A joined run's scenario is its starter's choice.
   for (const el of [ui.scenario, ui.strategy, ui.clients, ui.fencing, ui.openRun]) el.closest('label').hidden = !!joined;
   $('scenario-editor').hidden = !!joined;
+  // The run list answers every run's newest state: a student held at a
+  // step it has not answered must not fetch the lecturer's.
+  ui.runList.hidden = !!joined;
+  // The exported diagram draws every recorded step, past the held one.
+  ui.exportSvg.hidden = watch;
   ui.watchNote.hidden = !joined || !p;
   if (joined && p) ui.watchNote.textContent = watch ? say('watching.note', { id: joined.id, why: p.controlWhy }) : p.open ? say('watching.open', { id: joined.id }) : '';
   if (joined && p && !watch && !p.open) ui.watchNote.hidden = true;
