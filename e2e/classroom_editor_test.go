@@ -13,15 +13,7 @@ import (
 // is told beside it in the plan's terms, a loaded file is checked, and an
 // edited scenario runs as "<title> (edited)".
 func TestClassroomScenarioEditor(t *testing.T) {
-	need(t)
-	srv := startServer(t, "--sim")
-	tb := newTab(t)
-	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
-	scope := run("predecessor")
-	tb.until("the run", settled(scope, 0))
-
-	tb.do("open the editor", chromedp.Click(chromedp.CSS(`#scenario-editor summary`)))
-	tb.until("lock1-5's JSON", `JSON.parse(document.getElementById('scenario-json').value || '{}').name === 'lock1-5'`)
+	tb, _ := openEditor(t)
 
 	verdict := `document.getElementById('scenario-verdict')`
 	setText := func(text string) {
@@ -49,4 +41,39 @@ func TestClassroomScenarioEditor(t *testing.T) {
 	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {
 		t.Errorf("error shown: %q", msg)
 	}
+}
+
+// An edited scenario's share link reopens it: the link carries its JSON,
+// which the server checks again; a link without it says it cannot.
+func TestClassroomEditedShareLink(t *testing.T) {
+	tb, srv := openEditor(t)
+	tb.run(`document.getElementById('scenario-json').value = ` + jsString(`{"name":"two","title":"Two clients","lock":"exclusive","steps":[{"client":"A","action":"add"},{"client":"B","action":"add"},{"client":"A","action":"release"}]}`))
+	tb.do("run it", chromedp.Click(chromedp.CSS(`#scenario-run`)))
+	edited := `document.getElementById('scenario').value === 'edited:two' && document.querySelector('.run') && document.querySelector('.run').dataset.run && document.getElementById('step-info').textContent.includes('of 3')`
+	tb.until("the edited scenario runs", edited)
+	tb.until("the link carries it", `new URLSearchParams(location.search).has('definition')`)
+	link := eval[string](tb, `location.href`)
+
+	tb.open(link)
+	tb.until("the link reopens the edited scenario", edited+` && document.getElementById('scenario').selectedOptions[0].textContent === 'Two clients (edited)'`)
+	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {
+		t.Errorf("error shown: %q", msg)
+	}
+
+	tb.open(srv.URL + "/sim?scenario=edited:two&strategy=predecessor")
+	tb.until("a link without the JSON says it cannot", `document.getElementById('sim-error').textContent.includes('cannot reopen it')`)
+}
+
+// openEditor opens the classroom on LOCK1–LOCK5 with the scenario editor
+// showing its JSON.
+func openEditor(t *testing.T) (*tab, *server) {
+	t.Helper()
+	need(t)
+	srv := startServer(t, "--sim")
+	tb := newTab(t)
+	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
+	tb.until("the run", settled(run("predecessor"), 0))
+	tb.do("open the editor", chromedp.Click(chromedp.CSS(`#scenario-editor summary`)))
+	tb.until("lock1-5's JSON", `JSON.parse(document.getElementById('scenario-json').value || '{}').name === 'lock1-5'`)
+	return tb, srv
 }

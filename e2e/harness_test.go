@@ -291,9 +291,11 @@ const consoleEnd = "zklockviz-e2e: end of the test's console"
 // requests and sockets, deprecations) and uncaught exceptions. Open the tab
 // after starting the server it looks at: cleanups run last-first, so the
 // console is then checked while the server still runs.
-func newTab(t testing.TB) *tab {
+// opts may give the tab a browser context of its own
+// (chromedp.WithNewBrowserContext): another browser, with its own storage.
+func newTab(t testing.TB, opts ...chromedp.ContextOption) *tab {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(env.browser)
+	ctx, cancel := chromedp.NewContext(env.browser, opts...)
 	ctx, tcancel := context.WithTimeout(ctx, 5*time.Minute)
 	tb := &tab{t: t, ctx: ctx, console: &logTail{}, flushed: make(chan struct{})}
 	msgs := chromedp.Console(ctx)

@@ -83,6 +83,9 @@ type seamRun struct{ *Run }
 
 func (r seamRun) State() any { return r.Run.State() }
 
+// StateAt is Run.StateAt in the seam's terms (web's predict-then-reveal).
+func (r seamRun) StateAt(k int) (any, bool) { return r.Run.StateAt(k) }
+
 func (r seamRun) Subscribe() (lockservice.Subscription, error) {
 	s, err := r.Run.Subscribe()
 	if err != nil {

@@ -566,6 +566,7 @@ func (r *Run) Act(client, action string) error {
 	cursor, last := r.cursor, len(r.records)-1
 	plan := slices.Clone(r.plan)
 	failed := r.failed
+	shown := r.records[cursor]
 	r.mu.Unlock()
 	if a.Client == "" && IsAdd(a.Action) {
 		a.Client = r.freeName(plan)
@@ -573,6 +574,9 @@ func (r *Run) Act(client, action string) error {
 	b := r.m.backend
 	if err := b.CheckAction(r.sc, a, false); err != nil {
 		return invalidf("%v", err)
+	}
+	if err := waiterHasNoLock(shown, a, cursor+1); err != nil {
+		return err
 	}
 	prefix := slices.Clone(plan[:cursor])
 	if err := b.DryRun(r.sc, append(slices.Clone(prefix), a)); err != nil {
@@ -592,6 +596,20 @@ func (r *Run) Act(client, action string) error {
 	r.leaveScript(cursor)
 	r.mu.Unlock()
 	return r.exec(cursor + 1)
+}
+
+// waiterHasNoLock refuses an act that needs the lock (a release, a write)
+// by a client the shown step has waiting, whatever a service's dry run
+// models: a waiter blocked on its server has no lock to give back or to
+// write under, and its world would refuse the act only once run, as a
+// failed step. The refusal is the plan's fault in the plan's own terms
+// (NoLock, walkplan.go): not who holds instead.
+func waiterHasNoLock(shown record, a Action, step int) error {
+	todo, ok := map[string]string{ActRelease: "release", ActWrite: "write under"}[a.Action]
+	if c, found := shown.client(a.Client); ok && found && c.State == StateWaiting {
+		return conflictf("step %d: %s %s: %s", step, a.Action, a.Client, NoLock(a.Client, todo))
+	}
+	return nil
 }
 
 // freeName is the next unused <prefix><k>, numbered after the highest
@@ -728,41 +746,58 @@ func runHolds(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot 
 func (r *Run) State() State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rec := r.records[r.cursor]
+	return r.stateAt(r.cursor)
+}
+
+// StateAt is the run as it would show recorded step k (false when k is not
+// recorded): a viewer who predicts each step's outcome is shown the step it
+// last answered while the run has moved on.
+func (r *Run) StateAt(k int) (State, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if k < 0 || k >= len(r.records) {
+		return State{}, false
+	}
+	return r.stateAt(k), true
+}
+
+// stateAt is State at step cursor. mu must be held.
+func (r *Run) stateAt(cursor int) State {
+	rec := r.records[cursor]
 	rc := r.m.backend.Recipe(r.sc, r.strategy)
 	s := State{
 		ID: r.id, Service: lockqueue.WireService(r.sc.Service), Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
-		Step: r.cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
-		Done: r.cursor == len(r.records)-1 && r.cursor >= len(r.plan), Busy: r.busy,
+		Step: cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
+		Done: cursor == len(r.records)-1 && cursor >= len(r.plan), Busy: r.busy,
 		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},
 		Line:       rec.Line, Snapshot: shownLock(rec.Snapshot, rec.Clients), Events: []Event{},
 	}
 	s.Locks, s.Cycle, s.CycleSteps = stateLocks(rec.Locks, rec.Clients)
-	s.Servers = stateServers(r.records[:r.cursor+1])
+	s.Servers = stateServers(r.records[:cursor+1])
 	if r.failed != nil {
 		s.Error = r.failed.Error()
 	}
-	if r.cursor < len(r.plan) {
-		next := r.plan[r.cursor]
+	if cursor < len(r.plan) {
+		next := r.plan[cursor]
 		s.Next = &next
 	}
-	for _, rc := range r.records[1 : r.cursor+1] {
+	for _, rc := range r.records[1 : cursor+1] {
 		s.Events = append(s.Events, rc.Events...)
 	}
 	if n := len(s.Events); n > maxStateEvents {
 		s.EventsTruncated = n - maxStateEvents
 		s.Events = s.Events[n-maxStateEvents:]
 	}
-	s.Violations = r.check(r.records[:r.cursor+1])
+	s.Violations = r.check(r.records[:cursor+1])
 	if s.Violations == nil {
 		s.Violations = []Violation{}
 	}
 	s.Verdict = VerdictOf(s.Violations, s.Stats)
 	s.Branch = r.branch()
 	s.Meters = MetersOf(runWords(r.m.backend).Requests, s.Events, s.Stats)
-	for k := r.cursor; k >= 1; k-- {
+	for k := cursor; k >= 1; k-- {
 		if releases(r.records[k].Events) {
 			d := r.records[k].Stats.Sub(r.records[k-1].Stats)
 			s.LastRelease = &d

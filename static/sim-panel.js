@@ -7,6 +7,7 @@ import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
 import { herdMeter, clientList, clientPane, pseudocode, eventLog, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
+import { Quiz, viewerId } from './sim-predict.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
 // page derives once: total, the steps played or planned, whichever is more,
@@ -68,6 +69,9 @@ const READABLE_PX = 20;
 //     for its service and titled with how its waiters wait
 //   opts.pane: {service, scenario, label} for one pane of scenario 12 (side
 //     by side): the run is that service's own scenario, on its ?service=
+//   opts.predicting(): whether the page asks each step's questions first
+//   opts.open(): whether a run this panel starts is open to all
+//   opts.onAnswered(panel): the viewer answered the next step's questions
 export class Panel {
   constructor(strategy, compare, opts) {
     this.opts = opts;
@@ -127,6 +131,17 @@ export class Panel {
     // parts are the newest the socket brought: {table, node, nodeName}.
     this.parts = null;
     this.compare = compare;
+    // mayControl is whether this browser may move the run: it may a run it
+    // started; a run it joins says (GET /runs/{id}: mayControl, controlWhy).
+    this.mayControl = true;
+    this.controlWhy = '';
+    this.joined = false;
+    this.quiz = new Quiz(this.el.querySelector('.quiz'), (step, answers) => this.answer(step, answers));
+  }
+
+  // predicting says whether this panel asks each step's questions first.
+  predicting() {
+    return !!(this.opts.predicting && this.opts.predicting());
   }
 
   // path is an API path of this panel's run (suffix: '/step', ...).
@@ -149,6 +164,7 @@ export class Panel {
     const body = this.side ? { scenario: this.side.scenario } : typeof scenario === 'object' ? { definition: scenario, fencing } : { scenario, fencing };
     if (!this.side && this.strategy !== 'children') body.strategy = this.strategy;
     if (!this.side && clients > 0) body.clients = clients;
+    if (this.opts.open && this.opts.open()) body.open = true;
     const raw = await call('POST', '/runs' + this.query, body);
     if (!this.opts.current(gen)) {
       call('DELETE', `/runs/${encodeURIComponent(raw.id)}${this.query}`).catch(() => {});
@@ -161,10 +177,50 @@ export class Panel {
     this.connect(gen);
   }
 
+  // join follows a run another page started (the page's ?run=): the
+  // server says whether this browser may move it. A predicting viewer who
+  // may not is held at the steps it answered, from this first answer on.
+  async join(id, gen) {
+    this.id = id;
+    this.joined = true;
+    this.el.dataset.run = id;
+    // A predicting viewer asks for the state it would be shown if held:
+    // until the server says whether this browser may move the run, it
+    // must not be sent a step it has not answered.
+    const held = this.predicting() ? `${this.query ? '&' : '?'}predict=${viewerId()}&hold=1` : '';
+    const raw = await call('GET', this.path('') + held);
+    if (!this.opts.current(gen)) return;
+    this.mayControl = !!raw.mayControl;
+    this.controlWhy = raw.controlWhy || '';
+    this.open = !!raw.open;
+    this.accept(raw);
+    this.gen = gen;
+    this.connect(gen);
+  }
+
   // view is what this panel shows beside the state, which the socket's
-  // frames bring rendered: the table's page and filter, the selected node.
+  // frames bring rendered: the table's page and filter, the selected node;
+  // and, predicting, whose questions (held at its answers when this
+  // browser may not move the run).
   view() {
-    return new URLSearchParams({ parts: '1', page: String(Math.max(0, this.table.page)), size: String(this.table.pageSize), q: this.table.filter, selected: this.selectedNode });
+    const v = new URLSearchParams({ parts: '1', page: String(Math.max(0, this.table.page)), size: String(this.table.pageSize), q: this.table.filter, selected: this.selectedNode });
+    if (this.predicting()) {
+      v.set('predict', viewerId());
+      if (!this.mayControl) v.set('hold', '1');
+    }
+    return v;
+  }
+
+  // answer sends this browser's answers to a step's questions; a viewer
+  // who may move the run then reveals the step (opts.onAnswered).
+  async answer(step, answers) {
+    try {
+      await call('POST', this.path('/answers'), { viewer: viewerId(), step, answers });
+    } catch (err) {
+      this.opts.onError(say('predict.failed', { why: err.message }));
+      return;
+    }
+    if (this.opts.onAnswered) this.opts.onAnswered(this);
   }
 
   // moveView opens the socket again on the panel's view, unless it is on
@@ -212,6 +268,10 @@ export class Panel {
   accept(raw) {
     if (!raw || typeof raw !== 'object' || raw.id === undefined) return;
     if (this.id && raw.id !== this.id) return;
+    // Predicting, the socket's frames are the viewer's (runStep, its
+    // questions and answers); a command's answer, a plain state, would
+    // show a step without them.
+    if (this.predicting() && raw.runStep === undefined) return;
     knowNames(raw.names);
     this.queue.push(runState(raw));
     this.opts.onState();
@@ -290,6 +350,8 @@ export class Panel {
     // Narration and violations.
     this.narration.replaceChildren();
     this.narration.append(s.narration || (s.step === 0 ? say('run.ready') : ''));
+    this.el.dataset.held = String(!!s.held);
+    this.quiz.draw(this.predicting() && (s.predict || s.reveal) ? s : null);
     for (const v of s.violations) {
       const b = document.createElement('span');
       b.className = 'violation';
@@ -444,7 +506,8 @@ export class Panel {
   close() {
     this.closed = true;
     const closed = this.ws ? closeSocket(this.ws, 1000, 'done') : Promise.resolve();
-    if (!this.id) return closed;
+    // A joined run is its starter's to delete.
+    if (!this.id || this.joined) return closed;
     // Delete the run once its socket is closed: a socket still connecting
     // to a deleted run is refused (404), which the browser logs as an error.
     return closed.then(() => call('DELETE', this.path(''))).catch(() => {});

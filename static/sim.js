@@ -19,7 +19,7 @@ const ui = {
   scrub: $('scrub'), ticks: $('ticks'), stepInfo: $('step-info'), runs: $('runs'), error: $('sim-error'),
   shortcuts: $('shortcuts'), strategyFixed: $('strategy-fixed'), runList: $('run-list'), runCount: $('run-count'),
   runItems: $('run-items'), present: $('present'), exportSvg: $('export-svg'), offScript: $('off-script'), offScriptText: $('off-script-text'),
-  toScript: $('to-script'),
+  toScript: $('to-script'), predict: $('predict'), openRun: $('open-run'), watchNote: $('watch-note'),
 };
 // The timeline is the one the lock view's time bar uses (timeline.js).
 const timeline = new Timeline(ui.scrub, ui.ticks, { onSeek: (k) => seek(k) });
@@ -38,6 +38,11 @@ let generation = 0; // bumps on restart, so late answers of old runs are dropped
 // the other, the herd's steps taking longer on ZooKeeper.
 let together = null;
 let showing = null; // show() while it moves the runs to their newest states
+// predicting: the runs ask each step's questions before showing it
+// (predict-then-reveal, ?predict=1, key q). joined: the page follows a run
+// another page started (?run=ID), which it may be allowed to move or not.
+let predicting = false;
+let joined = null; // {id, service}
 
 function showError(err) {
   if (!err) {
@@ -101,6 +106,7 @@ async function showAll() {
 // see the same workload; clients are matched by name) and records it for the
 // shareable URL at the step where the lead run took it.
 async function userAct(client, action) {
+  if (watching()) return;
   const gen = generation;
   const results = await Promise.all(panels.filter((p) => p.state).map((p) => p.act(client, action)));
   const lead = results[0];
@@ -226,6 +232,15 @@ function updateURL() {
   if (replaying) return; // the URL still says where the replay is going
   const s = lead();
   const u = new URL(location.href);
+  if (predicting) u.searchParams.set('predict', '1');
+  else u.searchParams.delete('predict');
+  if (joined) {
+    // A joined run's link is the run's: it reopens the same run.
+    if (presenting()) u.searchParams.set('present', '1');
+    else u.searchParams.delete('present');
+    history.replaceState(null, '', u);
+    return;
+  }
   const info = scenarioInfo();
   u.searchParams.set('scenario', ui.scenario.value);
   u.searchParams.set('strategy', ui.strategy.value);
@@ -235,6 +250,9 @@ function updateURL() {
   else u.searchParams.delete('fencing');
   if (acts.length) u.searchParams.set('acts', encodeActs(acts));
   else u.searchParams.delete('acts');
+  // An edited scenario is this page's own: the link carries its JSON.
+  if (info.definition) u.searchParams.set('definition', JSON.stringify(info.definition));
+  else u.searchParams.delete('definition');
   if (s && s.step) u.searchParams.set('step', s.step);
   else u.searchParams.delete('step');
   if (presenting()) u.searchParams.set('present', '1');
@@ -245,6 +263,8 @@ function updateURL() {
 // command sends a command to every run (or those only picks); it answers
 // whether all took it.
 async function command(path, body, only = () => true) {
+  // A watcher's keys move nothing: the server would refuse them (403).
+  if (watching()) return false;
   showError(null);
   const gen = generation;
   const ok = await Promise.all(
@@ -339,7 +359,82 @@ const actions = {
     }
   },
   present: () => setPresent(!presenting()),
+  predict: () => setPredicting(!predicting),
 };
+
+// ---- Predict then reveal (sim-predict.js) -------------------------------
+// In predict mode every panel's socket asks for the viewer's questions: a
+// viewer who may not move the run is held at the steps it answered; one
+// who may reveals a step by answering (the page steps) or by stepping.
+function setPredicting(on) {
+  predicting = on;
+  ui.predict.setAttribute('aria-pressed', String(on));
+  document.body.dataset.predict = String(on);
+  for (const p of panels) {
+    p.moveView();
+    p.render();
+  }
+  updateURL();
+}
+
+// answered reveals the step a viewer who may move the run answered: the
+// page steps (side by side, every run).
+function answered(p) {
+  if (p.mayControl && p.state && !p.state.held) actions.step();
+}
+
+// ---- Watching a run another page started (?run=ID) -----------------------
+// watching says whether the page follows a run it may not move: it hides
+// the controls it cannot use and says why.
+function watching() {
+  return !!joined && panels.some((p) => p.joined && !p.mayControl);
+}
+
+function syncRights() {
+  const watch = watching();
+  document.body.dataset.watching = String(watch);
+  const p = panels[0];
+  for (const el of [ui.back, ui.play, ui.step, ui.addReader, ui.addWriter, ui.restart, ui.toScript, ui.speed.closest('label')]) el.hidden = watch;
+  // The timeline shows where the run is; only who may move it scrubs it.
+  // (A client's act buttons hide by body[data-watching], app.css.)
+  ui.scrub.disabled = watch;
+  ui.ticks.inert = watch;
+  // A joined run's scenario is its starter's choice.
+  for (const el of [ui.scenario, ui.strategy, ui.clients, ui.fencing, ui.openRun]) el.closest('label').hidden = !!joined;
+  $('scenario-editor').hidden = !!joined;
+  // The run list answers every run's newest state: a student held at a
+  // step it has not answered must not fetch the lecturer's.
+  ui.runList.hidden = !!joined;
+  // The exported diagram draws every recorded step, past the held one.
+  ui.exportSvg.hidden = watch;
+  ui.watchNote.hidden = !joined || !p;
+  if (joined && p) ui.watchNote.textContent = watch ? say('watching.note', { id: joined.id, why: p.controlWhy }) : p.open ? say('watching.open', { id: joined.id }) : '';
+  if (joined && p && !watch && !p.open) ui.watchNote.hidden = true;
+}
+
+// joinRun follows the run ?run= names instead of starting one.
+async function joinRun(id, service) {
+  generation++;
+  const gen = generation;
+  joined = { id, service };
+  setService(service);
+  const p = new Panel('', false, {
+    service, name: id, title: '', showTable,
+    current: (g) => g === generation, onState: show, onError: showError, onAct: userAct,
+    peers: () => panels.filter((x) => x.state).map((x) => x.state),
+    predicting: () => predicting, onAnswered: answered,
+  });
+  panels = [p];
+  ui.runs.replaceChildren(p.el);
+  legend($('legend'), service, null);
+  try {
+    await p.join(id, gen);
+  } catch (err) {
+    showError(err.message);
+  }
+  syncRights();
+  syncControls();
+}
 
 // ---- Presentation mode --------------------------------------------------
 // Presentation mode is for a projector (1280×720): app.css puts the queue
@@ -432,19 +527,45 @@ function scenarioInfo() {
 const editor = scenarioEditor({
   current: scenarioInfo,
   run(checked) {
-    const info = { ...checked.scenario, id: 'edited:' + checked.scenario.id, definition: checked.definition };
-    scenarios = scenarios.filter((s) => s.id !== info.id).concat(info);
-    let o = [...ui.scenario.options].find((x) => x.value === info.id);
-    if (!o) {
-      o = document.createElement('option');
-      o.value = info.id;
-      ui.scenario.append(o);
-    }
-    o.textContent = say('editor.option', { title: info.title });
-    ui.scenario.value = info.id;
+    chooseEdited(checked);
     restart();
   },
 });
+
+// chooseEdited lists a checked scenario ({scenario, definition}) as
+// "<title> (edited)", once per name, and chooses it.
+function chooseEdited(checked) {
+  const info = { ...checked.scenario, id: 'edited:' + checked.scenario.id, definition: checked.definition };
+  scenarios = scenarios.filter((s) => s.id !== info.id).concat(info);
+  let o = [...ui.scenario.options].find((x) => x.value === info.id);
+  if (!o) {
+    o = document.createElement('option');
+    o.value = info.id;
+    ui.scenario.append(o);
+  }
+  o.textContent = say('editor.option', { title: info.title });
+  ui.scenario.value = info.id;
+}
+
+// reopenEdited reopens the edited scenario a shared link carries
+// (?definition=, its JSON), checked again by the server as the editor
+// checks it; it answers why it cannot, or null.
+async function reopenEdited(want, text) {
+  if (!text) return say('editor.linkLost', { want, title: scenarioInfo().title || say('scenario.none') });
+  let svc = '';
+  try {
+    const v = JSON.parse(text);
+    if (v && typeof v.service === 'string') svc = v.service;
+  } catch {
+    // Not JSON: the server's check says where.
+  }
+  try {
+    chooseEdited(await call('POST', '/scenarios/check' + (svc ? `?service=${encodeURIComponent(svc)}` : ''), text));
+    return null;
+  } catch (err) {
+    return say('editor.linkRefused', { want, why: err.message });
+  }
+}
 
 async function restart() {
   generation++;
@@ -495,6 +616,9 @@ async function restart() {
         onError: showError,
         onAct: userAct,
         peers: () => panels.filter((p) => p.state).map((p) => p.state),
+        predicting: () => predicting,
+        open: () => ui.openRun.checked,
+        onAnswered: answered,
       }),
   );
   for (const p of panels) ui.runs.append(p.el);
@@ -571,6 +695,17 @@ async function refreshRuns() {
     const shown = mine.get(r.id);
     what.textContent = runLine(what.dataset.what, shown && shown.state ? shown.state : r);
     li.append(what, ' ');
+    // A link for students: the run watched, each step predicted first.
+    const watch = document.createElement('a');
+    const u = new URL('/sim', location.href);
+    u.searchParams.set('run', r.id);
+    if (r.service) u.searchParams.set('service', r.service);
+    u.searchParams.set('predict', '1');
+    watch.href = u.pathname + u.search;
+    watch.dataset.watch = r.id;
+    watch.textContent = say('runs.watch');
+    watch.setAttribute('aria-label', say('runs.watchAria', { id: r.id }));
+    li.append(watch, ' ');
     if (mine.has(r.id)) {
       const tag = document.createElement('span');
       tag.className = 'dim';
@@ -653,6 +788,8 @@ function restartKeeping() {
   return restart();
 }
 ui.strategy.addEventListener('change', restartKeeping);
+ui.openRun.addEventListener('change', () => restart());
+ui.predict.addEventListener('click', actions.predict);
 ui.fencing.addEventListener('change', () => {
   ui.fencing.dataset.touched = '1';
   restart();
@@ -692,7 +829,7 @@ timelineKeys(
     back: actions.back, step: actions.step, first: actions.first, last: actions.last,
     extra: {
       ' ': actions.toggle, '[': actions.slower, ']': actions.faster, r: actions.reader, w: actions.writer, t: toggleTable,
-      s: actions.toScript, p: actions.present,
+      s: actions.toScript, p: actions.present, q: actions.predict,
       e: () => ui.exportSvg.hasAttribute('href') && ui.exportSvg.click(),
       c: () => {
         if (ui.strategy.disabled) return;
@@ -723,7 +860,8 @@ timelineKeys(
 
 window.addEventListener('pagehide', () => {
   for (const p of panels) {
-    if (p.id) fetch(apiURL(p.path('')), { method: 'DELETE', keepalive: true, headers: ownerHeaders() }).catch(() => {});
+    // A joined run is its starter's to delete.
+    if (p.id && !p.joined) fetch(apiURL(p.path('')), { method: 'DELETE', keepalive: true, headers: ownerHeaders() }).catch(() => {});
   }
 });
 setInterval(() => tick(ui.runs), 1000);
@@ -745,11 +883,22 @@ async function main() {
   }
   ui.speedOut.textContent = speedOf(Number(ui.speed.value)) + '×';
   syncPresent();
+  if (q.get('predict') === '1') {
+    predicting = true;
+    ui.predict.setAttribute('aria-pressed', 'true');
+    document.body.dataset.predict = 'true';
+  }
   let unknown;
   try {
     unknown = await loadScenarios();
   } catch (err) {
     showError(say('scenario.failed', { why: err.message }));
+    return;
+  }
+  const want = ui.scenario.dataset.initial || '';
+  if (!q.get('run') && want.startsWith('edited:')) unknown = await reopenEdited(want.slice('edited:'.length), q.get('definition'));
+  if (q.get('run')) {
+    await joinRun(q.get('run'), q.get('service') || '');
     return;
   }
   await restart();

@@ -2,11 +2,13 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -69,19 +71,24 @@ func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	open, err := takeOpen(w, r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	run, err := svc.Classroom.Start(func(spec any) error { return decodeBody(w, r, spec) })
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
 	s.owners.forget(svc.Name, svc.Classroom.Runs())
-	secret, err := s.owners.add(ownerKey(svc.Name, run.ID()))
+	s.answers.forget(svc.Name, svc.Classroom.Runs())
+	secret, err := s.owners.add(ownerKey(svc.Name, run.ID()), open)
 	var b []byte
 	if err == nil {
-		// The answer carries the secret that lets its starter delete it.
-		b, err = withFields(namedState{run.State()}, struct {
-			Owner string `json:"owner"`
-		}{secret})
+		// The answer carries the secret that lets its starter move and
+		// delete it.
+		b, err = withFields(namedState{run.State()}, runControl{Owner: secret, MayControl: true, Open: open})
 	}
 	if err != nil {
 		// A run whose starter was not answered would hold its sessions
@@ -94,6 +101,54 @@ func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set(RunOwnerHeader, secret)
 	writeJSON(w, http.StatusCreated, json.RawMessage(b))
+}
+
+// runControl is what a run's answers say of who may move it: "owner" is
+// the secret a start answers; "mayControl" whether this request may step,
+// act on or delete... the run ("controlWhy" says why not); "open" whether
+// it was started open to all.
+type runControl struct {
+	Owner      string `json:"owner,omitempty"`
+	MayControl bool   `json:"mayControl"`
+	ControlWhy string `json:"controlWhy,omitempty"`
+	Open       bool   `json:"open"`
+}
+
+// controlOf is what r may do with the run key names.
+func (s *Server) controlOf(key string, r *http.Request) runControl {
+	c := runControl{MayControl: s.mayControl(key, r), Open: s.owners.isOpen(key)}
+	if !c.MayControl {
+		c.ControlWhy = "only the one who started this run, or whoever holds the server's token, may move it: you watch it and answer its questions"
+	}
+	return c
+}
+
+// takeOpen takes "open": true (a run anyone may move, for a lab where the
+// students drive) out of a start's body, and leaves the rest of the body
+// for the classroom's own spec. A body that is not a JSON object is left
+// as it is, for the spec's decoder to say what is wrong with it.
+func takeOpen(w http.ResponseWriter, r *http.Request) (bool, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return false, errorf(ErrTooLarge, "body larger than %d bytes", maxBody)
+	case err != nil:
+		return false, errorf(ErrInvalid, "read the body: %v", err)
+	}
+	var fields map[string]json.RawMessage
+	open := false
+	if json.Unmarshal(b, &fields) == nil && fields["open"] != nil {
+		if err := json.Unmarshal(fields["open"], &open); err != nil {
+			return false, errorf(ErrInvalid, "bad JSON body: open: want true or false, got %s", fields["open"])
+		}
+		delete(fields, "open")
+		if b, err = json.Marshal(fields); err != nil {
+			return false, fmt.Errorf("re-encode a start's body: %w", err)
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return open, nil
 }
 
 // withFields is v's JSON object with extra's fields added.
@@ -135,9 +190,11 @@ func (s *Server) simList(w http.ResponseWriter, r *http.Request) {
 	s.owners.forget(svc.Name, runs)
 	out := []json.RawMessage{}
 	for _, run := range runs {
+		key := ownerKey(svc.Name, run.ID())
 		b, err := withFields(run.State(), struct {
 			Deletable bool `json:"deletable"`
-		}{s.mayDelete(ownerKey(svc.Name, run.ID()), r)})
+			runControl
+		}{s.mayDelete(key, r), s.controlOf(key, r)})
 		if err != nil {
 			writeError(w, r, s.log, fmt.Errorf("encode run %s: %w", run.ID(), err))
 			return
@@ -161,13 +218,41 @@ func (s *Server) simRun(r *http.Request) (lockservice.Run, error) {
 	return run, nil
 }
 
-func (s *Server) simState(w http.ResponseWriter, r *http.Request) {
+// simRunKeyed finds the run the URL names, and its ownerKey.
+func (s *Server) simRunKeyed(r *http.Request) (lockservice.Run, string, error) {
+	svc, err := s.simService(r)
+	if err != nil {
+		return nil, "", err
+	}
 	run, err := s.simRun(r)
+	if err != nil {
+		return nil, "", err
+	}
+	return run, ownerKey(svc.Name, run.ID()), nil
+}
+
+// simState answers the run's State, saying whether the request may move
+// it (runControl): a page that may not hides the controls and says why.
+// With ?predict=VIEWER (&hold=1) it is the State that viewer's socket
+// shows (classroom_predict.go): a predicting page that opens is not sent
+// a step it has not answered.
+func (s *Server) simState(w http.ResponseWriter, r *http.Request) {
+	run, key, err := s.simRunKeyed(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, namedState{run.State()})
+	pv, err := parsePredictView(r.URL.Query())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	b, err := s.predictedState(key, run, pv, s.controlOf(key, r))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, json.RawMessage(b))
 }
 
 // simDelete ends a run, for the one who started it or whoever holds the
@@ -190,6 +275,7 @@ func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.owners.forget(svc.Name, svc.Classroom.Runs())
+	s.answers.forget(svc.Name, svc.Classroom.Runs())
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -219,11 +305,20 @@ func (s *Server) simTimeSpace(w http.ResponseWriter, r *http.Request) {
 	w.Write(buf.Bytes())
 }
 
+// commandWords are how a refusal names each command (the URL's last part).
+var commandWords = map[string]string{
+	"step": "step it", "back": "step it back", "seek": "seek in it", "play": "play it", "pause": "pause it",
+	"speed": "change its speed", "act": "act on its clients", "script": "take it back to its script",
+}
+
 // simCommand runs do on the run the URL names and answers with its new
-// State.
+// State. Only who may move the run may command it (mayControl).
 func (s *Server) simCommand(do func(lockservice.Run, http.ResponseWriter, *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		run, err := s.simRun(r)
+		run, key, err := s.simRunKeyed(r)
+		if err == nil && !s.mayControl(key, r) {
+			err = notYours(run.ID(), cmp.Or(commandWords[path.Base(r.URL.Path)], "move it"))
+		}
 		if err == nil {
 			err = do(run, w, r)
 		}
@@ -308,7 +403,7 @@ func (s *Server) simAct(run lockservice.Run, w http.ResponseWriter, r *http.Requ
 // the same socket as a lock's (serveSocket): the same Host, Origin and
 // token checks, tracked and closed at shutdown.
 func (s *Server) handleSimWS(w http.ResponseWriter, r *http.Request) {
-	run, err := s.simRun(r)
+	run, key, err := s.simRunKeyed(r)
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -321,10 +416,18 @@ func (s *Server) handleSimWS(w http.ResponseWriter, r *http.Request) {
 	if v != nil {
 		v.services = s.cfg.Services
 	}
+	pv, err := parsePredictView(r.URL.Query())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
 	s.serveSocket(w, r, s.log.With("run", run.ID(), "remote", r.RemoteAddr), func() (feed, error) {
 		sub, err := run.Subscribe()
 		if err != nil {
 			return nil, err
+		}
+		if pv != nil {
+			return newPredictFeed(s, key, run, runFeed{sub, v}, pv), nil
 		}
 		return runFeed{sub, v}, nil
 	})
@@ -343,17 +446,22 @@ func (f runFeed) Gone() <-chan struct{}  { return f.Done() }
 func (f runFeed) GoneReason() string     { return "run ended" }
 
 func (f runFeed) Frame() ([]byte, bool, error) {
-	st := f.State()
+	b, err := f.encode(f.State(), time.Now())
+	return b, err == nil, err
+}
+
+// encode is st's frame: its JSON, with the view's parts when it has one.
+func (f runFeed) encode(st any, now time.Time) ([]byte, error) {
 	b, err := json.Marshal(st)
 	if err != nil {
-		return nil, false, fmt.Errorf("encode a run's state: %w", err)
+		return nil, fmt.Errorf("encode a run's state: %w", err)
 	}
 	if f.view != nil {
-		if b, err = withRunParts(b, st, f.view, time.Now()); err != nil {
-			return nil, false, err
+		if b, err = withRunParts(b, st, f.view, now); err != nil {
+			return nil, err
 		}
 	}
-	return b, true, nil
+	return b, nil
 }
 
 // scenarioEditor is a classroom that serves the page's scenario editor

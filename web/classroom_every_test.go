@@ -24,7 +24,7 @@ func TestClassroomEveryScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, Config{Services: reg})
-	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim"}
+	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim", owners: &ownerJar{}}
 
 	var every, zk, redis []simulator.ScenarioInfo
 	api.do("GET", "/scenarios?service=*", nil, 200, &every)

@@ -14,7 +14,7 @@ import (
 func TestClassroomWhatIfKeepsTheScript(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{})
 	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
-	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim"}
+	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim", owners: &ownerJar{}}
 
 	var s simulator.State
 	api.do("POST", "/runs", map[string]any{"scenario": "lock1-5", "strategy": "predecessor"}, 201, &s)

@@ -61,6 +61,7 @@ func (s *Server) routes() http.Handler {
 					r.Post("/speed", s.simCommand(simSpeed))
 					r.Post("/act", s.simCommand(s.simAct))
 					r.Post("/script", s.simCommand(simToScript))
+					r.Post("/answers", s.simAnswer)
 					r.Get("/ws", s.handleSimWS)
 					r.Get("/timespace.svg", s.simTimeSpace)
 				})

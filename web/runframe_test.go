@@ -20,7 +20,7 @@ import (
 func TestClassroomSocketParts(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{})
 	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
-	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim"}
+	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim", owners: &ownerJar{}}
 	var s struct {
 		simulator.State
 		Names map[string]string `json:"names"`

@@ -100,6 +100,8 @@ type Server struct {
 	history *statusWatch
 	// owners are the classroom runs' owner secrets (runowner.go).
 	owners runOwners
+	// answers are the classroom's predictions (classroom_predict.go).
+	answers answerBook
 }
 
 // statusWatch is the recorder's status (Config.HistoryStatus and

@@ -36,7 +36,7 @@ func TestClassroomSideBySideAPI(t *testing.T) {
 		}
 	}
 	e := newEnv(t, Config{Services: reg})
-	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim"}
+	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim", owners: &ownerJar{}}
 
 	var panes []lockservice.SidePane
 	api.do("GET", "/side-by-side", nil, 200, &panes)

@@ -93,7 +93,15 @@ func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func simPost(b testing.TB, url, service, path, body string) map[string]any {
 	b.Helper()
-	res, err := http.Post(url+"/api/v1/sim"+path+"?service="+service, "application/json", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/sim"+path+"?service="+service, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	// Only a run's starter moves it: a run's path sends its owner secret.
+	if parts := strings.Split(path, "/"); len(parts) > 2 {
+		if owner, ok := benchOwners.Load(parts[2]); ok {
+			req.Header.Set(web.RunOwnerHeader, fmt.Sprint(owner))
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/web"
 )
 
 func needEtcd(t *testing.T) {
@@ -205,7 +206,10 @@ func TestServeEtcdClassroom(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated || err != nil {
 		t.Fatalf("start: %d %v %+v", resp.StatusCode, err, st)
 	}
-	resp, err = http.Post(s.url+"/api/v1/sim/runs/"+st.ID+"/step?service=etcd", "application/json", nil)
+	// Only a run's starter steps it: its owner secret goes back.
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/api/v1/sim/runs/"+st.ID+"/step?service=etcd", nil)
+	req.Header.Set(web.RunOwnerHeader, resp.Header.Get(web.RunOwnerHeader))
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

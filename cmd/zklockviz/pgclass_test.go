@@ -17,6 +17,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/web"
 )
 
 // simPostgresCLI runs the built binary's sim --service postgres with its
@@ -177,13 +178,21 @@ func TestServePostgresClassroom(t *testing.T) {
 	if want := []string{"pg-row-fifo", "pg-advisory-fifo", "pg-idle-in-tx", "pg-deadlock", "pg-side-by-side"}; !slices.Equal(ids, want) {
 		t.Errorf("scenarios %v, want %v", ids, want)
 	}
+	owner := ""
 	post := func(path, body string, want int) simulator.State {
 		t.Helper()
-		resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		// Only a run's starter moves it: send back its owner secret.
+		req.Header.Set(web.RunOwnerHeader, owner)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
+		if secret := resp.Header.Get(web.RunOwnerHeader); secret != "" {
+			owner = secret
+		}
 		var st simulator.State
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != want {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/web"
 )
 
 func needRedis(t *testing.T) {
@@ -185,13 +186,21 @@ func TestServeRedisClassroom(t *testing.T) {
 	needRedis(t)
 	zks := sharedZK(t)
 	s := startServe(t, "--zk", zks.Addr(), "--addr", "127.0.0.1:0", "--sim")
+	owner := ""
 	post := func(path, body string, want int) simulator.State {
 		t.Helper()
-		resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		// Only a run's starter moves it: send back its owner secret.
+		req.Header.Set(web.RunOwnerHeader, owner)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
+		if secret := resp.Header.Get(web.RunOwnerHeader); secret != "" {
+			owner = secret
+		}
 		var st simulator.State
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != want {

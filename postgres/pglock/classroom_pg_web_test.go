@@ -112,6 +112,22 @@ func TestPgClassroomThroughAPI(t *testing.T) {
 	if hs := snap.Holders(); len(hs) != 1 || hs[0] != c2 {
 		t.Errorf("after C1's release the hub's holders are %v, want C2's backend %s", hs, c2)
 	}
+	// A waiter has no lock to release or write under: the act is refused
+	// in the plan's terms, before PostgreSQL is asked, and the run goes on.
+	for _, act := range []struct{ body, want string }{
+		{`{"client":"C3","action":"release"}`, "step 5: release C3: the plan gives C3 no lock to release at that step"},
+		{`{"client":"C3","action":"write"}`, "step 5: write C3: the plan gives C3 no lock to write under at that step"},
+	} {
+		var refused struct{ Error string }
+		call("POST", "/api/v1/sim/runs/"+st.ID+"/act?service=postgres", act.body, 409, &refused)
+		if refused.Error != act.want {
+			t.Errorf("act %s: %q, want %q", act.body, refused.Error, act.want)
+		}
+	}
+	call("GET", "/api/v1/sim/runs/"+st.ID+"?service=postgres", "", 200, &st)
+	if st.Error != "" || st.Step != 4 {
+		t.Errorf("after the refused acts: step %d, error %q; want step 4 and no error", st.Step, st.Error)
+	}
 	call("POST", "/api/v1/sim/runs/"+st.ID+"/act?service=postgres", `{"client":"C1","action":"add-reader"}`, 400, nil)
 	call("DELETE", "/api/v1/sim/runs/"+st.ID+"?service=postgres", "", 204, nil)
 	if _, ok := h.Latest(lockqueue.LockID{Service: Name, Name: st.Path}.Key()); ok {

@@ -124,7 +124,10 @@ func TestImage(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated || err != nil || run.ID == "" {
 		t.Fatalf("POST /api/v1/sim/runs = %d (%v): want 201 and a run\n%s", resp.StatusCode, err, out())
 	}
-	resp, err = http.Post(url+"/api/v1/sim/runs/"+run.ID+"/step", "application/json", nil)
+	// Only a run's starter steps it: its owner secret goes back.
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/v1/sim/runs/"+run.ID+"/step", nil)
+	req.Header.Set("X-Zklockviz-Run-Owner", resp.Header.Get("X-Zklockviz-Run-Owner"))
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
