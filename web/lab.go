@@ -145,7 +145,7 @@ func (l *labRuns) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	go lr.run(run)
-	secret, err := l.s.owners.add(ownerKey("lab", lr.id))
+	secret, err := l.s.owners.add(ownerKey("lab", lr.id), false)
 	if err != nil {
 		// A run whose starter was not answered would go on with nobody
 		// to stop it.
