@@ -57,28 +57,32 @@ func (l *Locker) watch(events <-chan zk.Event) {
 }
 
 // Acquire takes the lock with go-zookeeper's recipe. The token is the
-// sequence number of the node that holds: the lowest of the parent's.
-func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
+// sequence number of the node that holds: the lowest of the parent's,
+// which is this client's own once the recipe returns (a lower one would
+// still block it); the holder is that node's name, as zklockviz's lane
+// names it.
+func (l *Locker) Acquire(ctx context.Context) (lab.Hold, error) {
 	lk := zk.NewLock(l.conn, l.path, zk.WorldACL(zk.PermAll))
 	if err := lk.LockWithData(l.data); err != nil {
-		return 0, nil, err
+		return lab.Hold{}, err
 	}
 	kids, _, err := l.conn.Children(l.path)
 	if err != nil {
 		lk.Unlock()
-		return 0, nil, fmt.Errorf("read the token: %w", err)
+		return lab.Hold{}, fmt.Errorf("read the token: %w", err)
 	}
-	token := int64(-1)
+	h := lab.Hold{Token: -1}
 	for _, k := range kids {
-		if seq, err := strconv.ParseInt(k[strings.LastIndex(k, "-")+1:], 10, 64); err == nil && (token < 0 || seq < token) {
-			token = seq
+		if seq, err := strconv.ParseInt(k[strings.LastIndex(k, "-")+1:], 10, 64); err == nil && (h.Token < 0 || seq < h.Token) {
+			h.Token, h.Holder = seq, k
 		}
 	}
 	lost := make(chan struct{})
 	l.mu.Lock()
 	l.lock, l.lost = lk, lost
 	l.mu.Unlock()
-	return token, lost, nil
+	h.Lost = lost
+	return h, nil
 }
 
 // Release deletes the lock node, if the session still has it.
