@@ -31,7 +31,8 @@ const (
 	// wait is Time-Since).
 	Acquired Kind = "acquired"
 	// Unheld: a node stopped holding but is still there (an N-holder queue
-	// reordered); rare.
+	// reordered, or a session that let go and asked again between two
+	// reads); rare. Its next wait counts from here.
 	Unheld Kind = "unheld"
 	// Left: a node went (How; Since = queued, Acquired = when it started
 	// to hold, zero when it never did).
@@ -448,7 +449,11 @@ func (s *State) applyNode(i int, e Event) {
 			n.AcquiredAt = e.Acquired
 		}
 	case Unheld:
-		n.Holding, n.AcquiredAt = false, time.Time{}
+		// Still queued, it waits anew: its next wait counts from now,
+		// not from when the node first queued (a PostgreSQL backend or
+		// an etcd session's key that let go and asked again between two
+		// reads would otherwise be told to have waited since its first).
+		n.Holding, n.AcquiredAt, n.QueuedAt = false, time.Time{}, e.Time
 	case Left:
 		s.nodes = slices.Delete(s.nodes, i, i+1)
 		if s.index != nil {
