@@ -23,6 +23,7 @@ import (
 	"github.com/zklockviz/zklockviz/etcd/etcdlocal"
 	"github.com/zklockviz/zklockviz/etcd/etcdlock"
 	"github.com/zklockviz/zklockviz/lab"
+	"github.com/zklockviz/zklockviz/lab/word"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/postgres/pglab"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
@@ -86,6 +87,13 @@ Flags:
   --hold DURATION       how long a client holds between reading the
                         counter and writing it back (default 20ms)
   --fencing on|off      the resource refuses stale tokens (default on)
+  --word on|off         check zklockviz's own word: serve's reader, as serve
+                        runs with its default flags, records the run's lock
+                        and its history is checked against the clients'
+                        log (docs/lab.md, "zklockviz's word"); a mismatch
+                        fails the run, exit status 1 (default on)
+  --word-data-dir DIR   keep that history in DIR (default: a temporary
+                        directory, removed at the end)
   --json                print the report and every event as JSON
 
 Examples:
@@ -97,6 +105,7 @@ Examples:
 
 type labFlags struct {
 	service, server, path, nemesis, fencing string
+	word, wordDir                           string
 	servers                                 map[string]*string // each service's server flag
 	clients                                 int
 	seed                                    uint64
@@ -304,18 +313,36 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if svc.note != "" {
 		fmt.Fprintf(stderr, "lab: on %s %s\n", svc.title, svc.note)
 	}
+	said, err := startLabWord(ctx, f, srv, stderr)
+	if err != nil {
+		return err
+	}
 	report, events, err := lab.Run(ctx, cfg)
+	if err != nil {
+		if said != nil {
+			said.stop()
+		}
+		return err
+	}
+	checked, err := said.check(events)
 	if err != nil {
 		return err
 	}
 	if f.json {
-		return json.NewEncoder(stdout).Encode(struct {
-			Report lab.Report  `json:"report"`
-			Events []lab.Event `json:"events"`
-		}{report, events})
+		if err := json.NewEncoder(stdout).Encode(struct {
+			Report lab.Report   `json:"report"`
+			Events []lab.Event  `json:"events"`
+			Word   *word.Result `json:"word,omitempty"`
+		}{report, events, checked}); err != nil {
+			return err
+		}
+		return wordFailed(checked)
 	}
 	fmt.Fprint(stdout, report)
-	return nil
+	if checked != nil {
+		fmt.Fprint(stdout, checked)
+	}
+	return wordFailed(checked)
 }
 
 // labServerOf is the server the flag names, or a throwaway one.
@@ -351,6 +378,8 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	fs.DurationVar(&f.pause, "pause", 0, "")
 	fs.DurationVar(&f.hold, "hold", labHold, "")
 	fs.StringVar(&f.fencing, "fencing", "on", "")
+	fs.StringVar(&f.word, "word", "on", "")
+	fs.StringVar(&f.wordDir, "word-data-dir", "", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -384,6 +413,9 @@ func (f labFlags) config(svc labService) (lab.Config, error) {
 		PauseFor: f.pause, Fencing: f.fencing == "on"}
 	if f.fencing != "on" && f.fencing != "off" {
 		return cfg, usagef("--fencing %q: want on or off", f.fencing)
+	}
+	if f.word != "on" && f.word != "off" {
+		return cfg, usagef("--word %q: want on or off", f.word)
 	}
 	if f.clients < 1 || f.clients > 50 {
 		return cfg, usagef("--clients %d: want 1 to 50", f.clients)
