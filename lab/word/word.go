@@ -2,56 +2,72 @@
 // recorded of a lock during a lab run, against what the lab's clients
 // themselves saw. A mismatch is a defect of zklockviz; the lock's own
 // violations (two believers, lost updates) are the lab checker's and no
-// concern of this one.
+// concern of this one. The package is pure: it takes the events, never a
+// service's client.
 //
 // # The rules
 //
-// A grant is one stretch a client believed it held: from its Acquired to
+// A grant is one stretch a client believed it held, from its Acquired to
 // its Released, Lost, Killed or the run's end, asked for at its Requested
 // just before. A recorded hold is one stretch the history says a node
-// held: from its Acquired to its Left (or Unheld). They are matched by the
-// holder's name (the Holder a client tells on Acquired is the node's name
-// in the history) and by time. Every time bound is widened by the
-// service's tolerance (Bounds): Early, how long before a client's own
-// stamp the reader's stamp of the same change may be (a read is stamped
-// before its answer comes), and Delay, how late the reader may see a
-// change (one poll for a reader that polls, plus Slack; Slack alone for
-// one that watches).
+// held, from its Acquired to its Left or Unheld. They are paired by the
+// holder's name (the Holder a client tells on Acquired is its node's name
+// in the history) and by time. Each bound is widened by the service's
+// tolerance (Bounds): Early, how much earlier than a client's stamp the
+// reader's stamp of the same change may be (a read is stamped before its
+// answer comes), 250 ms; Delay, how late the reader may record a change:
+// 500 ms for a reader that watches (ZooKeeper, etcd), one poll (1 s,
+// serve's default) and 500 ms for one that polls (Redis without keyspace
+// events, PostgreSQL). Resolution, the shortest hold a reader surely
+// sees, is Delay. Session, how long the server keeps a killed client's
+// hold: ZooKeeper twice the session timeout and 1 s (expiry by ticks),
+// etcd the lease and 1 s, Redis the key's TTL, PostgreSQL none.
 //
 //  1. Every grant a client saw is recorded once, under that holder's
-//     name: one recorded hold, not two, and none under a name no client
-//     held by. A grant the server surely held for no longer than
-//     Resolution (one poll; Slack for a watching reader) may fall between
-//     two reads and go unrecorded: it is counted as unseen, not required.
-//     A hold recorded under a name no grant has is a mismatch, unless a
-//     client that asked was killed or stopped before it could tell its
-//     grant (its Acquired is lost with the process).
+//     name: one recorded hold, not two, and no hold under a name no
+//     client held by. A grant the server surely held for no longer than
+//     Resolution may fall between two reads and go unrecorded: it is
+//     counted as unseen, not required. Where the holder's name outlives a
+//     grant (a PostgreSQL backend, an etcd session's key), a holder that
+//     let go and got the lock again between two reads is not seen to let
+//     go: one recorded hold then stands for that run of its grants, each
+//     pause between them shorter than Resolution, and is checked from the
+//     first one's start to the last one's end. A hold under a name no
+//     grant has is a mismatch unless a client asked and never told a
+//     grant (killed, stopped, or its acquire failed after a pause): the
+//     server may have granted it all the same.
 //  2. A recorded hold starts between the client's Requested and its
 //     Acquired: in [Requested - Early, Acquired + Delay]. A hold first seen
 //     after a gap (the history says it does not know when it began) only
-//     has to start after the Requested and before the grant ended.
+//     has to start after the Requested and before the grant's hold could
+//     have ended on the server.
 //  3. A recorded hold ends within one poll of a clean Released: in
-//     [Released - Early, Released + Delay], as released (or as no longer
-//     holding when the same name queued again at once: an etcd session's
-//     key made anew, a PostgreSQL backend asking again), never as
-//     expired. When the client never let go (Lost, a failed release,
-//     Killed) the server ends the hold at its session's, lease's or TTL's
-//     end, while the client may still believe: the recorded end comes no
-//     later than the client learnt it (Lost + Delay), or, killed, than
-//     Killed + Session + Delay. A node gone unseen (How unknown) is only
-//     told after a gap.
-//  4. Nothing is recorded as released, expired, given up or acquired while
+//     [Released - Early, done + Delay], done being when the release surely
+//     reached the server (the client's next event: it tells Released
+//     before it sends the release, and a pause may come between), as
+//     released, or as no longer holding while still queued (rule 1's
+//     names that outlive a grant). It is not recorded as expired, unless
+//     the client stopped before its release surely reached the server or
+//     its lease or TTL could have run out before the reader saw the key
+//     gone (Requested + Session): a reader that polls cannot tell a key
+//     deleted from one expired between two reads. When the client never
+//     let go (Lost, a failed release, Killed) the server ends the hold at
+//     its session's, lease's or TTL's end, while the client may still
+//     believe: the recorded end comes no later than Lost + Delay, or,
+//     killed, Killed + Session + Delay. A node gone unseen (how unknown)
+//     is only told after a gap.
+//  4. Nothing is recorded as acquired, released, expired or given up while
 //     the server was down (between the runner's ServerDown and ServerUp,
 //     less Early at each end); the history has a gap instead: every outage
-//     longer than Delay + Early is covered by a recorded gap that starts
-//     by ServerDown + Delay and lasts until ServerUp - Early.
+//     longer than Delay + Early is covered by a recorded gap from
+//     ServerDown + Delay at the latest to ServerUp - Early at the earliest.
 //  5. Recorded waits and holds match the clients' within the same
 //     tolerance: a measured wait (queued to acquired) is at most the
-//     client's (Requested to Acquired) + Delay + Early; a hold that
-//     follows rules 2 and 3 is within Delay + Early of the client's below
-//     and its wait + Delay + Early above, so rule 5 adds the wait's check.
-//
-// The package is pure: it takes the events, never a service's client.
+//     client's (Requested to Acquired, or from the request of the first
+//     of the same holder's unseen grants since the node queued, rule 1)
+//     plus Delay + Early; a hold follows from rules 2 and 3: no shorter
+//     than the client's less Delay + Early, no longer than its wait and
+//     hold plus Delay + Early.
 package word
 
 import (
@@ -476,7 +492,9 @@ func (c *checker) match(gs []*grant, hs []*hold) {
 			}
 			break
 		}
-		if j < len(gs) && !h.start.Before(gs[j].requested.Add(-c.b.Early)) {
+		// Paired when the hold overlaps the grant's time, so that a
+		// start recorded before the request is told as such (rule 2).
+		if j < len(gs) && (h.end.IsZero() || !h.end.Before(gs[j].requested.Add(-c.b.Early))) {
 			gs[j].hold, h.matched = h, true
 			j++
 			continue
