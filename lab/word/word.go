@@ -55,7 +55,8 @@
 //     its session's, lease's or TTL's end, while the client may still
 //     believe: the recorded end comes no later than Lost + Delay, or,
 //     killed, Killed + Session + Delay. A node gone unseen (how unknown)
-//     is only told after a gap.
+//     is only told after a gap, and went at some moment of it: its end is
+//     the whole gap.
 //  4. Nothing is recorded as acquired, released, expired or given up while
 //     the server was down (between the runner's ServerDown and ServerUp,
 //     less Early at each end); the history has a gap instead: every outage
@@ -590,12 +591,20 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 		}
 		return
 	}
-	if h.how == history.Unseen && !c.inGap(h.end) {
-		c.fail(End, g, "", h.end, "recorded gone unseen at %s, with no gap before", stamp(h.end))
+	// A node gone unseen went at some moment of the gap before: its end
+	// is the whole gap, from the last live read.
+	from := h.end
+	if h.how == history.Unseen {
+		gap, ok := c.gapAt(h.end)
+		if !ok {
+			c.fail(End, g, "", h.end, "recorded gone unseen at %s, with no gap before", stamp(h.end))
+		} else if gap.From.Before(from) {
+			from = gap.From
+		}
 	}
 	switch g.how {
 	case string(lab.Released):
-		if h.end.Before(g.ended.Add(-c.b.Early)) || h.end.After(g.latest(c.b)) {
+		if h.end.Before(g.ended.Add(-c.b.Early)) || from.After(g.latest(c.b)) {
 			c.fail(End, g, "", h.end, "recorded the hold ending at %s; the client released at %s, surely done by %s (tolerance %v before, %v after)",
 				stamp(h.end), stamp(g.ended), stamp(cmp.Or(g.releasedBy, g.ended)), c.b.Early, c.b.Delay)
 		}
@@ -615,18 +624,22 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	case "":
 		// Still believed at the run's end: any end the server chose.
 	default:
-		if h.end.After(g.latest(c.b)) {
+		if from.After(g.latest(c.b)) {
 			c.fail(End, g, "", h.end, "recorded the hold ending at %s; the client %s at %s, the server's hold ends by %s",
 				stamp(h.end), g.how, stamp(g.ended), stamp(g.latest(c.b)))
 		}
 	}
 }
 
-// inGap says whether t is in or at the end of a recorded gap.
-func (c *checker) inGap(t time.Time) bool {
-	return slices.ContainsFunc(c.gaps, func(s history.Span) bool {
+// gapAt is the recorded gap t is in or at the end of.
+func (c *checker) gapAt(t time.Time) (history.Span, bool) {
+	i := slices.IndexFunc(c.gaps, func(s history.Span) bool {
 		return !t.Before(s.From) && !t.After(s.To.Add(c.b.Early))
 	})
+	if i < 0 {
+		return history.Span{}, false
+	}
+	return c.gaps[i], true
 }
 
 // unmatched reports the recorded holds no grant has (rule 1), but those

@@ -166,6 +166,9 @@ func TestOutages(t *testing.T) {
 		want []Rule
 	}{
 		{"the outage is a gap, the node gone unseen after it", append(slices.Clone(gap), left(3200, "n1", history.Unseen)), nil},
+		{"the node gone unseen after a reader back later than the client learnt", append(slices.Clone(gap[:4]), conn(5000, "connected"), left(5000, "n1", history.Unseen)), nil},
+		{"the node gone unseen after a gap that began after the client learnt", append(slices.Clone(gap[:3]), conn(4000, "reconnecting"), conn(5000, "connected"), left(5000, "n1", history.Unseen)),
+			[]Rule{Outage, End}},
 		{"a release recorded during the outage", append(slices.Clone(gap[:3]), left(1500, "n1", history.Released)), []Rule{Outage, Outage}},
 		{"an expiry recorded during the outage, in a gap", append(slices.Clone(gap[:4]), left(1500, "n1", history.Expired), gap[4]), []Rule{Outage}},
 		{"an acquisition recorded during the outage", append(slices.Clone(gap), queued(1600, "n2", 1600), acquired(1600, "n2", 1600), left(3200, "n1", history.Unseen)),
