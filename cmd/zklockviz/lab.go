@@ -313,18 +313,18 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if svc.note != "" {
 		fmt.Fprintf(stderr, "lab: on %s %s\n", svc.title, svc.note)
 	}
-	said, err := startLabWord(ctx, f, srv, stderr)
+	recording, err := startLabWord(ctx, f, srv, stderr)
 	if err != nil {
 		return err
 	}
 	report, events, err := lab.Run(ctx, cfg)
 	if err != nil {
-		if said != nil {
-			said.stop()
+		if recording != nil {
+			recording.stop()
 		}
 		return err
 	}
-	checked, err := said.check(events)
+	checked, err := recording.check(events)
 	if err != nil {
 		return err
 	}
