@@ -35,7 +35,8 @@
 //     first one's start to the last one's end. A hold under a name no
 //     grant has is a mismatch unless a client asked and never told a
 //     grant (killed, stopped, or its acquire failed after a pause): the
-//     server may have granted it all the same.
+//     server may have granted it all the same, a killed client's queued
+//     node until its session ends.
 //  2. A recorded hold starts between the client's Requested and its
 //     Acquired: in [Requested - Early, Acquired + Delay]. A hold first seen
 //     after a gap (the history says it does not know when it began) only
@@ -269,6 +270,14 @@ type hold struct {
 // span is a stretch of time.
 type span struct{ from, to time.Time }
 
+// request is a request no grant answered, from when it was asked to when
+// the client gave up on it; killed: the client was killed, and its queued
+// node may still be granted until its session ends.
+type request struct {
+	span
+	killed bool
+}
+
 func (s span) has(t time.Time) bool { return t.After(s.from) && t.Before(s.to) }
 
 // Check compares the clients' events (any order) with the history's
@@ -310,7 +319,7 @@ func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Tim
 // grantsOf reads the clients' grants, the requests still open when their
 // client was killed or stopped (their grant may be recorded though the
 // client never told it), and the server's outages.
-func grantsOf(events []lab.Event) (grants []*grant, open []span, outages []span) {
+func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []span) {
 	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
 	held := map[string]*grant{}
 	asked := map[string]time.Time{}
@@ -337,9 +346,9 @@ func grantsOf(events []lab.Event) (grants []*grant, open []span, outages []span)
 	}
 	// unanswered closes the client's request with no grant told: the
 	// server may have granted it all the same (see rule 1).
-	unanswered := func(c string, at time.Time) {
+	unanswered := func(c string, at time.Time, killed bool) {
 		if q, ok := asked[c]; ok {
-			open = append(open, span{q, at})
+			open = append(open, request{span{q, at}, killed})
 			delete(asked, c)
 		}
 	}
@@ -358,10 +367,10 @@ func grantsOf(events []lab.Event) (grants []*grant, open []span, outages []span)
 		switch e.Kind {
 		case lab.Failed:
 			if strings.HasPrefix(e.Message, "acquire:") {
-				unanswered(e.Client, e.At)
+				unanswered(e.Client, e.At, false)
 			}
 		case lab.Requested:
-			unanswered(e.Client, e.At)
+			unanswered(e.Client, e.At, false)
 			asked[e.Client] = e.At
 		case lab.Acquired:
 			end(e.Client, e.At, string(lab.Lost))
@@ -380,7 +389,7 @@ func grantsOf(events []lab.Event) (grants []*grant, open []span, outages []span)
 		case lab.Lost:
 			end(e.Client, e.At, string(lab.Lost))
 		case lab.Killed:
-			unanswered(e.Client, e.At)
+			unanswered(e.Client, e.At, true)
 			end(e.Client, e.At, string(lab.Killed))
 		case lab.Paused, lab.Cut:
 			silenced(e.At, e.Client)
@@ -395,7 +404,7 @@ func grantsOf(events []lab.Event) (grants []*grant, open []span, outages []span)
 		}
 	}
 	for _, q := range asked {
-		open = append(open, span{q, farFuture})
+		open = append(open, request{span: span{q, farFuture}})
 	}
 	return grants, open, outages
 }
@@ -644,13 +653,17 @@ func (c *checker) gapAt(t time.Time) (history.Span, bool) {
 
 // unmatched reports the recorded holds no grant has (rule 1), but those
 // a killed or stopped client may have had without telling.
-func (c *checker) unmatched(holds []*hold, open []span) {
+func (c *checker) unmatched(holds []*hold, open []request) {
 	for _, h := range holds {
 		if h.matched {
 			continue
 		}
-		if i := slices.IndexFunc(open, func(q span) bool {
-			return !h.start.Before(q.from.Add(-c.b.Early)) && !h.start.After(q.to.Add(c.b.Delay))
+		if i := slices.IndexFunc(open, func(q request) bool {
+			by := q.to.Add(c.b.Delay)
+			if q.killed {
+				by = by.Add(c.b.Session)
+			}
+			return !h.start.Before(q.from.Add(-c.b.Early)) && !h.start.After(by)
 		}); i >= 0 {
 			open = slices.Delete(open, i, i+1)
 			continue

@@ -119,6 +119,10 @@ func TestCheck(t *testing.T) {
 			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(3100, "n1", history.Released)}, watching, nil, 1},
 		{"a killed waiter's grant it never told", []lab.Event{asked(0, "c1"), did(500, "c1", lab.Killed)},
 			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(490, "n1", 5), left(900, "n1", history.Released)}, watching, nil, 0},
+		{"a killed waiter's node granted before its session ends", []lab.Event{asked(0, "c1"), did(500, "c1", lab.Killed)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(2900, "n1", 5), left(3300, "n1", history.Expired)}, watching, nil, 0},
+		{"a killed waiter's node granted after its session ended", []lab.Event{asked(0, "c1"), did(500, "c1", lab.Killed)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(4200, "n1", 5), left(4300, "n1", history.Expired)}, watching, []Rule{NoGrant}, 0},
 		{"one backend's grants between two reads are one hold", []lab.Event{
 			asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"),
 			got(90, "c1", "pid-1"), did(120, "c1", lab.Released), asked(121, "c1"),
