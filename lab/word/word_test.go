@@ -211,3 +211,15 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// The report's words: how many grants were checked, how many mismatches,
+// and each mismatch on a line of its own.
+func TestResultString(t *testing.T) {
+	r := Check(handoff.clients, edit(4, left(1605, "n1", history.Expired)), Watching(3*time.Second), at(10_000))
+	got := r.String()
+	want := "zklockviz's word: 2 grants checked, 1 mismatches\n" +
+		"mismatch: 03:00:01.605 end: c1 (n1): recorded as expired at 03:00:01.605, before its lease of 3s could have run out; the client released at 03:00:01.600\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
