@@ -146,7 +146,8 @@ func minTime(a, b time.Time) time.Time {
 // update is what fencing is for.
 func (r Report) Safe() bool { return r.LostUpdates == 0 }
 
-// maxShown is how many stretches the words list; the JSON has them all.
+// maxShown is how many stretches or mismatches the words list; the JSON
+// has them all.
 const maxShown = 10
 
 // String is the report in words.

@@ -18,12 +18,22 @@ type Locker interface {
 	// Acquire blocks until the client holds the lock and returns its
 	// fencing token (ZooKeeper: the lock node's sequence number; etcd:
 	// the key's create revision; Redis: a counter; PostgreSQL: a
-	// sequence) and a channel closed when the client learns it lost the
-	// lock before Release (its session or lease ended, its TTL ran out,
-	// its connection broke).
-	Acquire(ctx context.Context) (token int64, lost <-chan struct{}, err error)
+	// sequence), who the server knows the holder as, named as
+	// zklockviz's reader names the lock's node (ZooKeeper: the lock
+	// node; Redis: the key's value; etcd: the key under the prefix, its
+	// lease in hex; PostgreSQL: the backend, pid-N), and a channel closed
+	// when the client learns it lost the lock before Release (its
+	// session or lease ended, its TTL ran out, its connection broke).
+	Acquire(ctx context.Context) (Hold, error)
 	// Release lets go.
 	Release() error
+}
+
+// Hold is what Acquire returns: the client holds the lock.
+type Hold struct {
+	Token  int64
+	Holder string
+	Lost   <-chan struct{}
 }
 
 // ClientConfig is one client process's part.
@@ -40,7 +50,11 @@ type ClientConfig struct {
 func RunClient(ctx context.Context, cfg ClientConfig, l Locker) error {
 	c := client{cfg: cfg, http: &http.Client{Timeout: 5 * time.Second}}
 	for ctx.Err() == nil {
-		token, lost, err := acquire(ctx, l)
+		// Told before the request leaves: the server may grant it before
+		// Acquire returns, and zklockviz may record the hold from then.
+		c.emit(Event{Kind: Requested})
+		h, err := acquire(ctx, l)
+		token, lost := h.Token, h.Lost
 		if err != nil {
 			if ctx.Err() == nil {
 				c.emit(Event{Kind: Failed, Message: "acquire: " + err.Error()})
@@ -48,7 +62,7 @@ func RunClient(ctx context.Context, cfg ClientConfig, l Locker) error {
 			}
 			continue
 		}
-		c.emit(Event{Kind: Acquired, Token: token})
+		c.emit(Event{Kind: Acquired, Token: token, Holder: h.Holder})
 		done := make(chan struct{})
 		var told sync.WaitGroup
 		told.Go(func() {
@@ -79,22 +93,21 @@ func RunClient(ctx context.Context, cfg ClientConfig, l Locker) error {
 // on a watch rather than on ctx (go-zookeeper's does), and a stopped
 // client exits at once rather than when it next gets the lock. The
 // abandoned Acquire ends with the process.
-func acquire(ctx context.Context, l Locker) (int64, <-chan struct{}, error) {
+func acquire(ctx context.Context, l Locker) (Hold, error) {
 	type result struct {
-		token int64
-		lost  <-chan struct{}
-		err   error
+		h   Hold
+		err error
 	}
 	got := make(chan result, 1)
 	go func() {
-		token, lost, err := l.Acquire(ctx)
-		got <- result{token, lost, err}
+		h, err := l.Acquire(ctx)
+		got <- result{h, err}
 	}()
 	select {
 	case r := <-got:
-		return r.token, r.lost, r.err
+		return r.h, r.err
 	case <-ctx.Done():
-		return 0, nil, ctx.Err()
+		return Hold{}, ctx.Err()
 	}
 }
 

@@ -25,6 +25,9 @@ type Outcome struct {
 	Stopped bool    `json:"stopped,omitempty"`
 	Report  Report  `json:"report"`
 	Events  []Event `json:"events"`
+	// Word is zklockviz's own word checked against the clients' log
+	// (lab/word); nil when the check is off or did not run.
+	Word *WordResult `json:"word,omitempty"`
 	// Error is why the run did not run, or not to its end.
 	Error string `json:"error,omitempty"`
 }

@@ -37,7 +37,11 @@ func WriteLabReport(w io.Writer, runs []lab.Outcome) error {
 func labRunView(o lab.Outcome) views.LabRun {
 	v := views.LabRun{Service: o.Service, Title: fmt.Sprintf("%s: %s %s, seed %d, fencing %s", o.Title, o.Server, o.Path, o.Seed, onOff(o.Fencing)),
 		Command: o.Command, Summary: o.Report.Summary(), Stopped: o.Stopped, Error: o.Error}
-	for line := range strings.Lines(o.Report.String()) {
+	findings := o.Report.String()
+	if o.Word != nil {
+		findings += o.Word.String()
+	}
+	for line := range strings.Lines(findings) {
 		v.Findings = append(v.Findings, strings.TrimSpace(line))
 	}
 	for _, f := range o.Schedule {

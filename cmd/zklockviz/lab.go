@@ -92,6 +92,13 @@ Flags:
   --hold DURATION       how long a client holds between reading the
                         counter and writing it back (default 20ms)
   --fencing on|off      the resource refuses stale tokens (default on)
+  --word on|off         check zklockviz's own word: serve's reader, as serve
+                        runs with its default flags, records the run's lock
+                        and its history is checked against the clients'
+                        log (docs/lab.md, "zklockviz's word"); a mismatch
+                        fails the run, exit status 1 (default on)
+  --word-data-dir DIR   keep that history in DIR (default: a temporary
+                        directory, removed at the end)
   --json                print the report and every event as JSON
   --report FILE         write the report as one self-contained HTML file:
                         the schedule, the time–space diagram, the findings
@@ -107,6 +114,7 @@ Examples:
 
 type labFlags struct {
 	service, server, path, nemesis, fencing string
+	word, wordDir                           string
 	servers                                 map[string]*string // each service's server flag
 	clients                                 int
 	seed                                    uint64
@@ -347,11 +355,22 @@ func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, hooks web.LabH
 	for _, n := range labFaultNotes(f.service, cfg.Nemesis) {
 		fmt.Fprintf(stderr, "lab: %s\n", n)
 	}
+	recording, err := startLabWord(ctx, f, srv, stderr)
+	if err != nil {
+		return out, err
+	}
 	out.Report, out.Events, err = lab.Run(ctx, cfg)
 	out.Stopped = ctx.Err() != nil
 	if out.Stopped {
 		fmt.Fprintln(stderr, "lab: interrupted: every client, proxy and throwaway server it started is stopped; the report is of what ran")
 	}
+	if err != nil {
+		if recording != nil {
+			recording.stop()
+		}
+		return out, err
+	}
+	out.Word, err = recording.check(out.Events)
 	return out, err
 }
 
@@ -388,6 +407,8 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	fs.DurationVar(&f.pause, "pause", 0, "")
 	fs.DurationVar(&f.hold, "hold", labHold, "")
 	fs.StringVar(&f.fencing, "fencing", "on", "")
+	fs.StringVar(&f.word, "word", "on", "")
+	fs.StringVar(&f.wordDir, "word-data-dir", "", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.StringVar(&f.report, "report", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -427,6 +448,9 @@ func (f labFlags) config(svc labService) (lab.Config, error) {
 		PauseFor: f.pause, Fencing: f.fencing == "on"}
 	if f.fencing != "on" && f.fencing != "off" {
 		return cfg, usagef("--fencing %q: want on or off", f.fencing)
+	}
+	if f.word != "on" && f.word != "off" {
+		return cfg, usagef("--word %q: want on or off", f.word)
 	}
 	if f.clients < 1 || f.clients > 50 {
 		return cfg, usagef("--clients %d: want 1 to 50", f.clients)

@@ -131,6 +131,9 @@ func runLabs(ctx context.Context, f labFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	for i, err := range errs {
+		if err == nil {
+			err = wordFailed(outs[i].Word)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", labServices[f.services[i]].title, err)
 		}
@@ -215,6 +218,9 @@ func writeLabResults(w io.Writer, asJSON bool, outs []lab.Outcome) error {
 			fmt.Fprintf(w, "== %s ==\n", o.Title)
 		}
 		fmt.Fprint(w, o.Report)
+		if o.Word != nil {
+			fmt.Fprint(w, o.Word)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,15 +89,17 @@ func (l *Locker) session() (*concurrency.Session, error) {
 
 // Acquire locks the Mutex. The token is the create revision of the
 // client's key under the prefix: the Mutex grants the keys in create
-// revision order, so each holder's is above every earlier holder's.
-func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
+// revision order, so each holder's is above every earlier holder's. The
+// holder is the key's name under the prefix (its session's lease, in
+// hex), as zklockviz's etcd lane names it.
+func (l *Locker) Acquire(ctx context.Context) (lab.Hold, error) {
 	s, err := l.session()
 	if err != nil {
-		return 0, nil, err
+		return lab.Hold{}, err
 	}
 	m := concurrency.NewMutex(s, l.prefix)
 	if err := m.Lock(ctx); err != nil {
-		return 0, nil, fmt.Errorf("etcd lock %s: %w", l.prefix, err)
+		return lab.Hold{}, fmt.Errorf("etcd lock %s: %w", l.prefix, err)
 	}
 	resp, err := l.cli.Get(ctx, m.Key())
 	if err == nil && len(resp.Kvs) == 0 {
@@ -104,12 +107,18 @@ func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
 	}
 	if err != nil {
 		m.Unlock(context.Background())
-		return 0, nil, fmt.Errorf("etcd lock %s: read the token: %w", l.prefix, err)
+		return lab.Hold{}, fmt.Errorf("etcd lock %s: read the token: %w", l.prefix, err)
 	}
 	l.mu.Lock()
 	l.mutex = m
 	l.mu.Unlock()
-	return resp.Kvs[0].CreateRevision, s.Done(), nil
+	return lab.Hold{Token: resp.Kvs[0].CreateRevision, Holder: Holder(l.prefix, m.Key()), Lost: s.Done()}, nil
+}
+
+// Holder is the name of a Mutex's key under its prefix, as zklockviz's
+// etcd reader names the lock's nodes.
+func Holder(prefix, key string) string {
+	return strings.TrimPrefix(key, strings.TrimSuffix(prefix, "/")+"/")
 }
 
 // Release unlocks the Mutex, if the session still has it.

@@ -12,20 +12,17 @@ import (
 )
 
 // Acquire takes l, failing the test when it cannot.
-func Acquire(t testing.TB, ctx context.Context, l lab.Locker) (token int64, lost <-chan struct{}) {
+func Acquire(t testing.TB, ctx context.Context, l lab.Locker) Hold {
 	t.Helper()
-	token, lost, err := l.Acquire(ctx)
+	h, err := l.Acquire(ctx)
 	if err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
-	return token, lost
+	return h
 }
 
 // Hold is what an Acquire returned.
-type Hold struct {
-	Token int64
-	Lost  <-chan struct{}
-}
+type Hold = lab.Hold
 
 // Waiter starts l's Acquire in the background; its hold comes on the
 // channel once it holds (a zero Hold after an error, which fails the
@@ -33,11 +30,11 @@ type Hold struct {
 func Waiter(t testing.TB, ctx context.Context, l lab.Locker) <-chan Hold {
 	got := make(chan Hold, 1)
 	go func() {
-		token, lost, err := l.Acquire(ctx)
+		h, err := l.Acquire(ctx)
 		if err != nil {
 			t.Errorf("the waiter's acquire: %v", err)
 		}
-		got <- Hold{token, lost}
+		got <- h
 	}()
 	return got
 }
@@ -47,7 +44,8 @@ func Waiter(t testing.TB, ctx context.Context, l lab.Locker) <-chan Hold {
 // later token. It returns b's hold.
 func Handoff(t testing.TB, ctx context.Context, a, b lab.Locker, wait time.Duration) Hold {
 	t.Helper()
-	ta, lostA := Acquire(t, ctx, a)
+	ha := Acquire(t, ctx, a)
+	ta, lostA := ha.Token, ha.Lost
 	got := Waiter(t, ctx, b)
 	select {
 	case h := <-got:

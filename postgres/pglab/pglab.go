@@ -91,26 +91,33 @@ func (l *Locker) connect(ctx context.Context) (*pgx.Conn, error) {
 // connection too and reads no token, so each holder's nextval comes after
 // every earlier holder's and the sequence, which never goes back, gives
 // it a larger token.
-func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
+//
+// The holder is the session's backend, pid-N, as zklockviz's PostgreSQL
+// lane names a lock's sessions.
+func (l *Locker) Acquire(ctx context.Context) (lab.Hold, error) {
 	c, err := l.connect(ctx)
 	if err != nil {
-		return 0, nil, err
+		return lab.Hold{}, err
 	}
 	if _, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", l.key); err != nil {
-		return 0, nil, fmt.Errorf("pg_advisory_lock(%d): %w", l.key, err)
+		return lab.Hold{}, fmt.Errorf("pg_advisory_lock(%d): %w", l.key, err)
 	}
 	var token int64
 	if err := c.QueryRow(ctx, "SELECT nextval($1)", Sequence).Scan(&token); err != nil {
 		c.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", l.key)
-		return 0, nil, fmt.Errorf("the token, nextval(%s): %w", Sequence, err)
+		return lab.Hold{}, fmt.Errorf("the token, nextval(%s): %w", Sequence, err)
 	}
 	lost, held := make(chan struct{}), make(chan struct{})
 	l.mu.Lock()
 	l.held = held
 	l.mu.Unlock()
 	go l.watch(c, held, lost)
-	return token, lost, nil
+	return lab.Hold{Token: token, Holder: Holder(c.PgConn().PID()), Lost: lost}, nil
 }
+
+// Holder names the backend of pid as zklockviz's PostgreSQL reader names
+// a lock's sessions (pglock's node names).
+func Holder(pid uint32) string { return "pid-" + strconv.FormatUint(uint64(pid), 10) }
 
 // watch closes lost when the session breaks while the lock is held: the
 // server ended the backend and its locks with it.

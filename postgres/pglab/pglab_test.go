@@ -2,6 +2,7 @@ package pglab
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,14 @@ func TestLocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(context.Background())
+	// The holder is b's backend, as zklockviz's lane names it.
+	var pid uint32
+	if err := admin.QueryRow(ctx, "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = 42").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if hb.Holder != Holder(pid) || hb.Holder != fmt.Sprintf("pid-%d", pid) {
+		t.Errorf("b holds by %q; the server grants the lock to backend %d", hb.Holder, pid)
+	}
 	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'b'"); err != nil {
 		t.Fatal(err)
 	}

@@ -74,8 +74,9 @@ func Dial(addr, key, id string, ttl time.Duration) (*Locker, error) {
 }
 
 // Acquire tries the acquire script until it gets the key or ctx ends. The
-// token is the counter's value the script returned.
-func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
+// token is the counter's value the script returned; the holder the key's
+// value, as zklockviz's Redis lane names its owner.
+func (l *Locker) Acquire(ctx context.Context) (lab.Hold, error) {
 	for {
 		// The TTL is counted from before the try was sent: the key may
 		// have been set as soon as it left, so the client's own clock
@@ -83,19 +84,20 @@ func (l *Locker) Acquire(ctx context.Context) (int64, <-chan struct{}, error) {
 		sent := time.Now()
 		token, err := TryAcquire(ctx, l.rdb, l.key, l.id, l.ttl)
 		if err != nil {
-			return 0, nil, err
+			return lab.Hold{}, err
 		}
 		if token > 0 {
 			lost := make(chan struct{})
+			owner := Owner(l.id, token)
 			l.mu.Lock()
-			l.owner = Owner(l.id, token)
+			l.owner = owner
 			l.timer = time.AfterFunc(time.Until(sent.Add(l.ttl)), func() { close(lost) })
 			l.mu.Unlock()
-			return token, lost, nil
+			return lab.Hold{Token: token, Holder: owner, Lost: lost}, nil
 		}
 		select {
 		case <-ctx.Done():
-			return 0, nil, ctx.Err()
+			return lab.Hold{}, ctx.Err()
 		case <-time.After(retry):
 		}
 	}

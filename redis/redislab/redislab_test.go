@@ -88,7 +88,12 @@ func TestLocker(t *testing.T) {
 	a, b := dial("a"), dial("b")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	ta, lostA := labtest.Acquire(t, ctx, a)
+	ha := labtest.Acquire(t, ctx, a)
+	ta, lostA := ha.Token, ha.Lost
+	// The holder is the key's value, as zklockviz's lane names the owner.
+	if v := a.rdb.Get(ctx, "lab:locker").Val(); ha.Holder != v || v != Owner("a", ta) {
+		t.Errorf("a holds by %q, the key's value is %q", ha.Holder, v)
+	}
 	got := labtest.Waiter(t, ctx, b)
 	select {
 	case <-lostA:

@@ -21,7 +21,7 @@ func TestAcquireAfterAFailedRelease(t *testing.T) {
 	defer l.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	first, _, err := l.Acquire(ctx)
+	first, err := l.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +42,9 @@ func TestAcquireAfterAFailedRelease(t *testing.T) {
 	go func() {
 		// Acquire fails until the client has its session back.
 		for ctx.Err() == nil {
-			token, _, err := l.Acquire(ctx)
+			h, err := l.Acquire(ctx)
 			if err == nil {
-				got <- result{token, nil}
+				got <- result{h.Token, nil}
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -53,8 +53,8 @@ func TestAcquireAfterAFailedRelease(t *testing.T) {
 	}()
 	select {
 	case r := <-got:
-		if r.err != nil || r.token <= first {
-			t.Errorf("acquire after the restart: token %d, %v; want one above %d", r.token, r.err, first)
+		if r.err != nil || r.token <= first.Token {
+			t.Errorf("acquire after the restart: token %d, %v; want one above %d", r.token, r.err, first.Token)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no acquire within 20s of the restart: queued behind its own leftover node")

@@ -61,32 +61,36 @@ func (l *Locker) watch(events <-chan zk.Event) {
 }
 
 // Acquire takes the lock with go-zookeeper's recipe. The token is the
-// sequence number of the node that holds: the lowest of the parent's.
-func (l *Locker) Acquire(ctx context.Context) (token int64, lost <-chan struct{}, err error) {
+// sequence number of the node that holds: the lowest of the parent's,
+// which is this client's own once the recipe returns (a lower one would
+// still block it); the holder is that node's name, as zklockviz's lane
+// names it.
+func (l *Locker) Acquire(ctx context.Context) (h lab.Hold, err error) {
 	defer func() { l.failed(err) }()
 	if err := l.dropOrphans(); err != nil {
-		return 0, nil, err
+		return lab.Hold{}, err
 	}
 	lk := zk.NewLock(l.conn, l.path, zk.WorldACL(zk.PermAll))
 	if err := lk.LockWithData(l.data); err != nil {
-		return 0, nil, err
+		return lab.Hold{}, err
 	}
 	kids, _, err := l.conn.Children(l.path)
 	if err != nil {
 		lk.Unlock()
-		return 0, nil, fmt.Errorf("read the token: %w", err)
+		return lab.Hold{}, fmt.Errorf("read the token: %w", err)
 	}
-	token = -1
+	h = lab.Hold{Token: -1}
 	for _, k := range kids {
-		if seq, err := strconv.ParseInt(k[strings.LastIndex(k, "-")+1:], 10, 64); err == nil && (token < 0 || seq < token) {
-			token = seq
+		if seq, err := strconv.ParseInt(k[strings.LastIndex(k, "-")+1:], 10, 64); err == nil && (h.Token < 0 || seq < h.Token) {
+			h.Token, h.Holder = seq, k
 		}
 	}
 	held := make(chan struct{})
 	l.mu.Lock()
 	l.lock, l.lost = lk, held
 	l.mu.Unlock()
-	return token, held, nil
+	h.Lost = held
+	return h, nil
 }
 
 // Release deletes the lock node, if the session still has it.

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/zklockviz/zklockviz/etcd/etcdlock"
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lab"
+	"github.com/zklockviz/zklockviz/lab/word"
+	"github.com/zklockviz/zklockviz/lockqueue"
+	"github.com/zklockviz/zklockviz/postgres/pglock"
+	"github.com/zklockviz/zklockviz/redis/redislock"
+)
+
+// zklockviz's word on a lab run: serve itself, as a user runs it with its
+// default flags (its reader of the run's server and lock, its history
+// on), in this process for the run; afterwards its history of the lock is
+// checked against the clients' log (package word).
+
+// labWord is serve's reader and history of a lab run's lock.
+type labWord struct {
+	m      *Main
+	dir    string
+	temp   bool // dir is the lab's own, removed at the end
+	lock   lockqueue.LockID
+	bounds word.Bounds
+	start  time.Time
+}
+
+// labWordReady bounds the wait for the reader's first live sight of the
+// lock, before any client starts.
+const labWordReady = 15 * time.Second
+
+// wordBounds are the tolerances of each service's reader with serve's
+// default flags (see package word): ZooKeeper and etcd watch, Redis (no
+// keyspace events on a throwaway server) and PostgreSQL poll. A killed
+// client's hold lasts its session: ZooKeeper's, up to a tick more, as the
+// server expires sessions by ticks (a throwaway server's tick is 200ms;
+// a second covers a server of the usual 2s tick's minimum timeout of 4s
+// less poorly, so it is counted twice over); etcd's lease, checked by the
+// leader every 500ms; a Redis key's TTL; PostgreSQL's ends with the
+// process.
+func wordBounds(service string, session time.Duration) word.Bounds {
+	switch service {
+	case lockqueue.ZooKeeper:
+		return word.Watching(2*session + time.Second)
+	case etcdlock.Name:
+		return word.Watching(session + time.Second)
+	case redislock.Name:
+		return word.Polling(redislock.DefaultPoll, session)
+	}
+	return word.Polling(pglock.DefaultPoll, 0)
+}
+
+// startLabWord starts serve on the run's server, watching its lock, with
+// its history in dir (a temporary directory when empty), and waits until
+// it has seen the lock live. Nil when the check is off.
+func startLabWord(ctx context.Context, f labFlags, srv labServer, stderr io.Writer) (*labWord, error) {
+	if f.word == "off" {
+		return nil, nil
+	}
+	w := &labWord{dir: f.wordDir, lock: lockqueue.LockID{Service: f.service, Name: f.path}, bounds: wordBounds(f.service, f.session)}
+	if w.dir == "" {
+		dir, err := os.MkdirTemp("", "zklockviz-lab-word-")
+		if err != nil {
+			return nil, fmt.Errorf("zklockviz's word: %w", err)
+		}
+		w.dir, w.temp = dir, true
+	}
+	watch := f.path
+	if f.service != lockqueue.ZooKeeper {
+		watch = f.service + ":" + f.path
+	}
+	w.m = NewMain(io.Discard, stderr)
+	// serve's defaults, not the environment's: ZKLOCKVIZ_* point at the
+	// servers the user's own serve reads.
+	w.m.Getenv = func(string) string { return "" }
+	args := []string{"--" + labServices[f.service].flag, srv.addr, "--watch", watch, "--data-dir", w.dir,
+		"--addr", "127.0.0.1:0", "--log-level", "warn"}
+	if err := w.m.ParseFlags(args); err != nil {
+		w.remove()
+		return nil, fmt.Errorf("zklockviz's word: serve %v", err)
+	}
+	if err := w.m.Run(ctx); err != nil {
+		w.remove()
+		return nil, errors.Join(fmt.Errorf("zklockviz's word: serve: %w", err), w.m.Close())
+	}
+	if err := w.ready(ctx); err != nil {
+		w.stop()
+		return nil, err
+	}
+	w.start = time.Now()
+	fmt.Fprintf(stderr, "lab: zklockviz's word: serve's reader records %s (history in %s); watch it live at %s\n", watch, w.dir, w.m.URL())
+	return w, nil
+}
+
+// ready waits until serve has read the lock live, so that its history
+// begins before any client asks.
+func (w *labWord) ready(ctx context.Context) error {
+	deadline := time.Now().Add(labWordReady)
+	for time.Now().Before(deadline) {
+		if s, ok := w.m.hub.Latest(w.lock.Key()); ok && s.Live() {
+			// The recorder takes what the hub has; give it its linger.
+			time.Sleep(50 * time.Millisecond)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("zklockviz's word: serve's reader did not see %s live within %v", w.lock.Key(), labWordReady)
+}
+
+// stop closes serve and removes a temporary history.
+func (w *labWord) stop() {
+	w.m.Close()
+	w.remove()
+}
+
+func (w *labWord) remove() {
+	if w.temp {
+		os.RemoveAll(w.dir)
+	}
+}
+
+// check lets the reader see the run's last changes, stops serve, reads
+// its history of the lock and checks it against the clients' events. A
+// nil w (the check off) checks nothing.
+func (w *labWord) check(events []lab.Event) (*word.Result, error) {
+	if w == nil {
+		return nil, nil
+	}
+	defer w.remove()
+	time.Sleep(w.bounds.Delay)
+	end := time.Now()
+	if err := w.m.Close(); err != nil {
+		return nil, fmt.Errorf("zklockviz's word: serve: %w", err)
+	}
+	hist, err := w.history(end)
+	if err != nil {
+		return nil, err
+	}
+	r := word.Check(events, hist, w.bounds, end)
+	return &r, nil
+}
+
+// history is what serve recorded of the lock from the start to end,
+// restatements included.
+func (w *labWord) history(end time.Time) ([]history.Event, error) {
+	store, err := history.Open(history.Options{Dir: w.dir})
+	if err != nil {
+		return nil, fmt.Errorf("zklockviz's word: open its history: %w", err)
+	}
+	defer store.Close()
+	locks, err := store.Locks()
+	if err != nil {
+		return nil, fmt.Errorf("zklockviz's word: its history: %w", err)
+	}
+	var out []history.Event
+	for _, l := range locks {
+		if l.LockID != w.lock {
+			continue
+		}
+		if err := store.Walk(l.Key(), w.start.Add(-time.Minute), end, func(e history.Event) error {
+			out = append(out, e)
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("zklockviz's word: read its history of %s: %w", w.lock.Key(), err)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("zklockviz's word: its history has nothing of %s", w.lock.Key())
+}
+
+// wordFailed is the run's error when zklockviz's word and the clients'
+// differ: a defect of zklockviz, so the run fails (exit status 1).
+func wordFailed(r *word.Result) error {
+	if r == nil || len(r.Mismatches) == 0 {
+		return nil
+	}
+	return fmt.Errorf("zklockviz's word differs from the clients' in %d places (see the report): a defect of zklockviz", len(r.Mismatches))
+}

@@ -1,0 +1,643 @@
+// Package word checks zklockviz's own word, the history its reader
+// recorded of a lock during a lab run, against what the lab's clients
+// themselves saw. A mismatch is a defect of zklockviz; the lock's own
+// violations (two believers, lost updates) are the lab checker's and no
+// concern of this one. The package is pure: it takes the events, never a
+// service's client.
+//
+// # The rules
+//
+// A grant is one stretch a client believed it held, from its Acquired to
+// its Released, Lost, Killed or the run's end, asked for at its Requested
+// just before. A recorded hold is one stretch the history says a node
+// held, from its Acquired to its Left or Unheld. They are paired by the
+// holder's name (the Holder a client tells on Acquired is its node's name
+// in the history) and by time. Each bound is widened by the service's
+// tolerance (Bounds): Early, how much earlier than a client's stamp the
+// reader's stamp of the same change may be (a read is stamped before its
+// answer comes), 250 ms; Delay, how late the reader may record a change:
+// 500 ms for a reader that watches (ZooKeeper, etcd), one poll (1 s,
+// serve's default) and 500 ms for one that polls (Redis without keyspace
+// events, PostgreSQL). Resolution, the shortest hold a reader surely
+// sees, is Delay. Session, how long the server keeps a killed client's
+// hold: ZooKeeper twice the session timeout and 1 s (expiry by ticks),
+// etcd the lease and 1 s, Redis the key's TTL, PostgreSQL none.
+//
+//  1. Every grant a client saw is recorded once, under that holder's
+//     name: one recorded hold, not two, and no hold under a name no
+//     client held by. A grant the server surely held for no longer than
+//     Resolution may fall between two reads and go unrecorded: it is
+//     counted as unseen, not required. Where the holder's name outlives a
+//     grant (a PostgreSQL backend, an etcd session's key), a holder that
+//     let go and got the lock again between two reads is not seen to let
+//     go: one recorded hold then stands for that run of its grants, each
+//     pause between them shorter than Resolution, and is checked from the
+//     first one's start to the last one's end. A hold under a name no
+//     grant has is a mismatch unless a client asked and never told a
+//     grant (killed, stopped, or its acquire failed after a pause): the
+//     server may have granted it all the same, a killed client's queued
+//     node until its session ends.
+//  2. A recorded hold starts between the client's Requested and its
+//     Acquired: in [Requested - Early, Acquired + Delay]. A hold first seen
+//     after a gap (the history says it does not know when it began) only
+//     has to start after the Requested and before the grant's hold could
+//     have ended on the server.
+//  3. A recorded hold ends within one poll of a clean Released: in
+//     [Released - Early, done + Delay], done being when the release surely
+//     reached the server (the client's next event: it tells Released
+//     before it sends the release, and a pause may come between), as
+//     released, or as no longer holding while still queued (rule 1's
+//     names that outlive a grant). It is not recorded as expired, unless
+//     the client stopped before its release surely reached the server or
+//     its lease or TTL could have run out before the reader saw the key
+//     gone (Requested + Session): a reader that polls cannot tell a key
+//     deleted from one expired between two reads. When the client never
+//     let go (Lost, a failed release, Killed) the server ends the hold at
+//     its session's, lease's or TTL's end, while the client may still
+//     believe: the recorded end comes no later than Lost + Delay, or,
+//     killed, Killed + Session + Delay. A node gone unseen (how unknown)
+//     is only told after a gap, and went at some moment of it: its end is
+//     the whole gap.
+//  4. Nothing is recorded as acquired, released, expired or given up while
+//     the server was down (between the runner's ServerDown and ServerUp,
+//     less Early at each end); the history has a gap instead: every outage
+//     longer than Delay + Early is covered by a recorded gap from
+//     ServerDown + Delay at the latest to ServerUp - Early at the earliest.
+//  5. Recorded waits and holds match the clients' within the same
+//     tolerance: a measured wait (queued to acquired) is at most the
+//     client's (Requested to Acquired, or from the request of the first
+//     of the same holder's unseen grants since the node queued, rule 1)
+//     plus Delay + Early; a hold follows from rules 2 and 3: no shorter
+//     than the client's less Delay + Early, no longer than its wait and
+//     hold plus Delay + Early.
+package word
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lab"
+)
+
+// Bounds are a service's reader's tolerances.
+type Bounds struct {
+	// Resolution is the shortest hold the reader surely sees: its poll
+	// when it polls, Slack when it watches.
+	Resolution time.Duration
+	// Delay is how late the reader may record a change: Resolution plus
+	// Slack.
+	Delay time.Duration
+	// Early is how long before a client's stamp of a change the reader's
+	// stamp of it may be.
+	Early time.Duration
+	// Session is how long the server may keep a killed client's hold: its
+	// session timeout, lease or key TTL; 0 when the hold ends with the
+	// process (PostgreSQL).
+	Session time.Duration
+}
+
+// Slack is what a reader that watches may lag on a loaded machine, and
+// what is added to a poll.
+const Slack = 500 * time.Millisecond
+
+// Early is how long a read's stamp may precede its answer.
+const Early = 250 * time.Millisecond
+
+// Watching are the bounds of a reader told of every change (ZooKeeper's
+// watches, etcd's).
+func Watching(session time.Duration) Bounds {
+	return Bounds{Resolution: Slack, Delay: Slack, Early: Early, Session: session}
+}
+
+// Polling are the bounds of a reader that reads every poll (Redis without
+// keyspace events, PostgreSQL).
+func Polling(poll, session time.Duration) Bounds {
+	return Bounds{Resolution: poll + Slack, Delay: poll + Slack, Early: Early, Session: session}
+}
+
+// Rule, Mismatch and Result live in package lab, so that a run's Outcome
+// carries the result (this package imports lab).
+type (
+	Rule     = lab.Rule
+	Mismatch = lab.Mismatch
+	Result   = lab.WordResult
+)
+
+// The rules, as a mismatch names them.
+const (
+	Once    Rule = "recorded once"
+	Start   Rule = "start"
+	End     Rule = "end"
+	Outage  Rule = "outage"
+	Waited  Rule = "wait"
+	NoGrant Rule = "no such grant"
+)
+
+// grant is one stretch a client believed it held.
+type grant struct {
+	client, holder string
+	requested      time.Time
+	acquired       time.Time
+	// ended is when the belief ended (zero: still at the run's end) and
+	// how: Released (clean), Lost, Killed, or "failed" (a release that
+	// failed).
+	ended time.Time
+	how   string
+	// sure is until when the server surely held: the client was running
+	// and believing up to it.
+	sure time.Time
+	// releasedBy is, for a clean release, when the release surely
+	// reached the server: the client's next event (it tells Released
+	// before it sends the release, and a pause may come between), or
+	// its kill (then its session's end); zero when the run ended first.
+	releasedBy   time.Time
+	killedUnsent bool
+	hold         *hold
+	// merged are the same holder's next grants g's hold stands for too
+	// (see merge); mergedInto the grant whose hold stands for this one.
+	merged     []*grant
+	mergedInto *grant
+	// prev is the same holder's grant before.
+	prev *grant
+}
+
+const failedRelease = "failed"
+
+// stillHeld is until when a hold recorded for g is g's: while the client
+// still held, when it let go cleanly (a hold recorded after is the same
+// holder's next, maybe never told: the client stopped first), else until
+// the latest the server's hold may end.
+func (g *grant) stillHeld(b Bounds) time.Time {
+	if g.how == string(lab.Released) {
+		return g.ended.Add(-b.Early)
+	}
+	return g.latest(b)
+}
+
+// latest is the latest a recorded hold of g may end, and so start.
+func (g *grant) latest(b Bounds) time.Time {
+	switch g.how {
+	case string(lab.Released):
+		switch {
+		case g.releasedBy.IsZero():
+			return farFuture
+		case g.killedUnsent:
+			return g.releasedBy.Add(b.Session + b.Delay)
+		}
+		return g.releasedBy.Add(b.Delay)
+	case string(lab.Lost), failedRelease:
+		return g.ended.Add(b.Delay)
+	case string(lab.Killed):
+		return g.ended.Add(b.Session + b.Delay)
+	}
+	return farFuture
+}
+
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// hold is one recorded hold.
+type hold struct {
+	node         string
+	since, start time.Time
+	afterGap     bool
+	end          time.Time   // zero: still held when the history ends
+	how          history.How // how it left; empty when Unheld
+	matched      bool
+}
+
+// span is a stretch of time.
+type span struct{ from, to time.Time }
+
+// request is a request no grant answered, from when it was asked to when
+// the client gave up on it; killed: the client was killed, and its queued
+// node may still be granted until its session ends.
+type request struct {
+	span
+	killed bool
+}
+
+func (s span) has(t time.Time) bool { return t.After(s.from) && t.Before(s.to) }
+
+// Check compares the clients' events (any order) with the history's
+// events of the lock over the run, as Walk reads them (restatements
+// included), up to histEnd, when the history was read.
+func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Time) Result {
+	grants, open, outages := grantsOf(clients)
+	holds := holdsOf(hist)
+	gaps := history.Gaps(history.State{}, slices.DeleteFunc(slices.Clone(hist), func(e history.Event) bool { return e.Synthetic }), histEnd)
+	r := Result{Grants: len(grants), Holds: len(holds), Outages: len(outages), Mismatches: []Mismatch{}}
+	c := checker{b: b, res: &r, gaps: gaps}
+	byHolder := map[string][]*grant{}
+	for _, g := range grants {
+		byHolder[g.holder] = append(byHolder[g.holder], g)
+	}
+	heldBy := map[string][]*hold{}
+	for _, h := range holds {
+		heldBy[h.node] = append(heldBy[h.node], h)
+	}
+	for _, gs := range byHolder {
+		slices.SortFunc(gs, func(a, b *grant) int { return a.requested.Compare(b.requested) })
+		for i := 1; i < len(gs); i++ {
+			gs[i].prev = gs[i-1]
+		}
+	}
+	for name, hs := range heldBy {
+		c.match(byHolder[name], hs)
+		c.merge(byHolder[name])
+	}
+	for _, g := range grants {
+		c.checkGrant(g, histEnd)
+	}
+	c.unmatched(holds, open)
+	c.outages(outages, hist)
+	slices.SortStableFunc(r.Mismatches, func(a, b Mismatch) int { return a.At.Compare(b.At) })
+	return r
+}
+
+// grantsOf reads the clients' grants, the requests still open when their
+// client was killed or stopped (their grant may be recorded though the
+// client never told it), and the server's outages.
+func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []span) {
+	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
+	held := map[string]*grant{}
+	asked := map[string]time.Time{}
+	var down time.Time
+	end := func(c string, at time.Time, how string) {
+		g := held[c]
+		if g == nil {
+			return
+		}
+		g.ended, g.how = at, how
+		if g.sure.IsZero() {
+			g.sure = at
+		}
+		delete(held, c)
+	}
+	// silenced marks the moment a client's hold may have ended on the
+	// server without it: a pause, a cut, the server down.
+	silenced := func(at time.Time, c string) {
+		for client, g := range held {
+			if (c == "" || client == c) && g.sure.IsZero() {
+				g.sure = at
+			}
+		}
+	}
+	// unanswered closes the client's request with no grant told: the
+	// server may have granted it all the same (see rule 1).
+	unanswered := func(c string, at time.Time, killed bool) {
+		if q, ok := asked[c]; ok {
+			open = append(open, request{span{q, at}, killed})
+			delete(asked, c)
+		}
+	}
+	releasing := map[string]*grant{}
+	for _, e := range events {
+		if g := releasing[e.Client]; g != nil {
+			switch e.Kind {
+			case lab.Requested, lab.Acquired, lab.Failed, lab.Wrote, lab.Refused, lab.Lost, lab.Released:
+				g.releasedBy = e.At
+				delete(releasing, e.Client)
+			case lab.Killed:
+				g.releasedBy, g.killedUnsent = e.At, true
+				delete(releasing, e.Client)
+			}
+		}
+		switch e.Kind {
+		case lab.Failed:
+			if strings.HasPrefix(e.Message, "acquire:") {
+				unanswered(e.Client, e.At, false)
+			}
+		case lab.Requested:
+			unanswered(e.Client, e.At, false)
+			asked[e.Client] = e.At
+		case lab.Acquired:
+			end(e.Client, e.At, string(lab.Lost))
+			g := &grant{client: e.Client, holder: e.Holder, requested: cmp.Or(asked[e.Client], e.At), acquired: e.At}
+			delete(asked, e.Client)
+			held[e.Client] = g
+			grants = append(grants, g)
+		case lab.Released:
+			how := string(lab.Released)
+			if e.Message != "" {
+				how = failedRelease
+			} else if g := held[e.Client]; g != nil {
+				releasing[e.Client] = g
+			}
+			end(e.Client, e.At, how)
+		case lab.Lost:
+			end(e.Client, e.At, string(lab.Lost))
+		case lab.Killed:
+			unanswered(e.Client, e.At, true)
+			end(e.Client, e.At, string(lab.Killed))
+		case lab.Paused, lab.Cut:
+			silenced(e.At, e.Client)
+		case lab.ServerDown:
+			down = e.At
+			silenced(e.At, "")
+		case lab.ServerUp:
+			if !down.IsZero() {
+				outages = append(outages, span{down, e.At})
+				down = time.Time{}
+			}
+		}
+	}
+	for _, q := range asked {
+		open = append(open, request{span: span{q, farFuture}})
+	}
+	return grants, open, outages
+}
+
+// holdsOf reads the recorded holds from the history's events. A
+// restatement (a keyframe's, a first sight's) tells only of a node not
+// known yet: one there before the reader saw it, held since some moment
+// the history does not know.
+func holdsOf(evs []history.Event) []*hold {
+	type node struct {
+		since    time.Time
+		restated bool
+		holding  *hold
+	}
+	var out []*hold
+	nodes := map[string]*node{}
+	for _, e := range evs {
+		n := nodes[e.Node]
+		if e.Synthetic {
+			switch {
+			case e.Kind == history.Queued && n == nil:
+				nodes[e.Node] = &node{since: e.Since, restated: true}
+			case e.Kind == history.Acquired && n != nil && n.restated && n.holding == nil:
+				n.holding = &hold{node: e.Node, start: e.Time, afterGap: true}
+				out = append(out, n.holding)
+			}
+			continue
+		}
+		switch e.Kind {
+		case history.Queued:
+			if n == nil {
+				nodes[e.Node] = &node{since: e.Since}
+			}
+		case history.Acquired:
+			if n == nil || n.holding != nil {
+				continue
+			}
+			n.holding = &hold{node: e.Node, since: cmp.Or(e.Since, n.since), start: e.Time, afterGap: !e.SeenAcquired()}
+			out = append(out, n.holding)
+		case history.Unheld, history.Left:
+			if n == nil {
+				continue
+			}
+			if h := n.holding; h != nil {
+				h.end, h.how = e.Time, e.How
+				n.holding = nil
+			}
+			if e.Kind == history.Left {
+				delete(nodes, e.Node)
+			}
+		}
+	}
+	return out
+}
+
+type checker struct {
+	b    Bounds
+	res  *Result
+	gaps []history.Span
+}
+
+func (c *checker) fail(rule Rule, g *grant, holder string, at time.Time, format string, args ...any) {
+	m := Mismatch{Rule: rule, Holder: holder, At: at, Message: fmt.Sprintf(format, args...)}
+	if g != nil {
+		m.Client, m.Holder = g.client, g.holder
+	}
+	c.res.Mismatches = append(c.res.Mismatches, m)
+}
+
+// startsBy is the latest a recorded hold of g may start: by its Acquired
+// and the reader's delay, or, for a hold first seen after a gap, by the
+// grant's end.
+func (c *checker) startsBy(g *grant, h *hold) time.Time {
+	if h.afterGap {
+		return g.latest(c.b)
+	}
+	return g.acquired.Add(c.b.Delay)
+}
+
+// match pairs one holder's grants with its recorded holds, both in time
+// order: each hold goes to the first grant still free whose window holds
+// its start, skipping a grant whose own start window it misses when the
+// next grant's takes it (a short grant the reader never saw). A hold that
+// falls in a grant already matched is that grant recorded twice.
+func (c *checker) match(gs []*grant, hs []*hold) {
+	slices.SortFunc(hs, func(a, b *hold) int { return a.start.Compare(b.start) })
+	j := 0
+	for _, h := range hs {
+		for j < len(gs) {
+			g := gs[j]
+			next := j+1 < len(gs) && !h.start.Before(gs[j+1].requested.Add(-c.b.Early))
+			if g.latest(c.b).Before(h.start) || (next && h.start.After(c.startsBy(g, h))) {
+				j++
+				continue
+			}
+			break
+		}
+		// Paired when the hold overlaps the grant's time, so that a
+		// start recorded before the request is told as such (rule 2).
+		if j < len(gs) && (h.end.IsZero() || !h.end.Before(gs[j].requested.Add(-c.b.Early))) {
+			gs[j].hold, h.matched = h, true
+			j++
+			continue
+		}
+		if j > 0 && gs[j-1].hold != nil && h.start.Before(gs[j-1].stillHeld(c.b)) {
+			g := gs[j-1]
+			h.matched = true
+			c.fail(Once, g, "", h.start, "recorded twice: held from %s and again from %s, for one grant (asked %s, acquired %s)",
+				stamp(g.hold.start), stamp(h.start), stamp(g.requested), stamp(g.acquired))
+		}
+	}
+}
+
+// merge gives a recorded hold that outlasts its grant the same holder's
+// next grants, while the holder's pause between two of them was short
+// enough to fall between two reads (Resolution): a reader that samples
+// does not see a holder let go and get the lock again between reads when
+// the holder's name outlives its grant (a PostgreSQL backend, an etcd
+// session's key). The hold is then that run of grants, checked from the
+// first one's start to the last one's end.
+func (c *checker) merge(gs []*grant) {
+	for i := 0; i < len(gs); i++ {
+		g := gs[i]
+		h := g.hold
+		if h == nil {
+			continue
+		}
+		for i+1 < len(gs) && gs[i+1].hold == nil && (h.end.IsZero() || h.end.After(g.last().latest(c.b))) {
+			next, last := gs[i+1], g.last()
+			if last.how != string(lab.Released) || next.acquired.Sub(last.ended) > c.b.Resolution || !next.requested.Before(cmp.Or(h.end, farFuture)) {
+				break
+			}
+			g.merged = append(g.merged, next)
+			next.mergedInto = g
+			i++
+		}
+	}
+}
+
+// last is the last grant of g's run of merged grants: g when none.
+func (g *grant) last() *grant {
+	if len(g.merged) == 0 {
+		return g
+	}
+	return g.merged[len(g.merged)-1]
+}
+
+// checkGrant checks g against its recorded hold (rules 1, 2, 3, 5).
+func (c *checker) checkGrant(g *grant, histEnd time.Time) {
+	h := g.hold
+	if g.mergedInto != nil {
+		c.res.Checked++
+		c.res.Merged++
+		return
+	}
+	if h == nil {
+		sure := cmp.Or(g.sure, histEnd)
+		if sure.Sub(g.acquired) <= c.b.Resolution+c.b.Early || g.acquired.After(histEnd.Add(-c.b.Delay)) {
+			c.res.Unseen++
+			return
+		}
+		c.res.Checked++
+		c.fail(Once, g, "", g.acquired, "not recorded: it held from %s to %s at least, longer than a read (%v)",
+			stamp(g.acquired), stamp(sure), c.b.Resolution)
+		return
+	}
+	c.res.Checked++
+	if h.start.Before(g.requested.Add(-c.b.Early)) || h.start.After(c.startsBy(g, h)) {
+		c.fail(Start, g, "", h.start, "recorded holding from %s; the client asked at %s and held at %s (tolerance %v before, %v after)",
+			stamp(h.start), stamp(g.requested), stamp(g.acquired), c.b.Early, c.b.Delay)
+	}
+	c.checkEnd(g.last(), h, histEnd)
+	if !h.afterGap && !h.since.IsZero() {
+		// The node queued may be before this grant's request: the same
+		// holder's grants before it, each too short for a read, fell
+		// between two reads that saw it waiting (rule 5).
+		asked := g.requested
+		for p := g.prev; p != nil && p.hold == nil && p.mergedInto == nil && !p.requested.Before(h.since.Add(-c.b.Early-c.b.Delay)); p = p.prev {
+			asked = p.requested
+		}
+		if w, cw := h.start.Sub(h.since), g.acquired.Sub(asked); w > cw+c.b.Delay+c.b.Early {
+			c.fail(Waited, g, "", h.start, "recorded a wait of %v; the client waited %v (tolerance %v)",
+				w.Round(time.Millisecond), cw.Round(time.Millisecond), c.b.Delay+c.b.Early)
+		}
+	}
+}
+
+// checkEnd is rule 3.
+func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
+	if h.end.IsZero() {
+		if g.how == string(lab.Released) && g.ended.Add(c.b.Delay).Before(histEnd) {
+			c.fail(End, g, "", g.ended, "released at %s; the history still has it holding at %s", stamp(g.ended), stamp(histEnd))
+		}
+		return
+	}
+	// A node gone unseen went at some moment of the gap before: its end
+	// is the whole gap, from the last live read.
+	from := h.end
+	if h.how == history.Unseen {
+		gap, ok := c.gapAt(h.end)
+		if !ok {
+			c.fail(End, g, "", h.end, "recorded gone unseen at %s, with no gap before", stamp(h.end))
+		} else if gap.From.Before(from) {
+			from = gap.From
+		}
+	}
+	switch g.how {
+	case string(lab.Released):
+		if h.end.Before(g.ended.Add(-c.b.Early)) || from.After(g.latest(c.b)) {
+			c.fail(End, g, "", h.end, "recorded the hold ending at %s; the client released at %s, surely done by %s (tolerance %v before, %v after)",
+				stamp(h.end), stamp(g.ended), stamp(cmp.Or(g.releasedBy, g.ended)), c.b.Early, c.b.Delay)
+		}
+		switch {
+		case h.how != history.Expired:
+		case g.releasedBy.IsZero() || g.killedUnsent:
+			// The client stopped before anything told its release had
+			// reached the server: its session may well have expired.
+		case c.b.Session > 0 && !h.end.Before(g.requested.Add(c.b.Session)):
+			// Its lease could have run out before the reader saw it
+			// gone: the reader cannot tell (rule 3).
+			c.res.Guessed++
+		default:
+			c.fail(End, g, "", h.end, "recorded as expired at %s, before its lease of %v could have run out; the client released at %s",
+				stamp(h.end), c.b.Session, stamp(g.ended))
+		}
+	case "":
+		// Still believed at the run's end: any end the server chose.
+	default:
+		if from.After(g.latest(c.b)) {
+			c.fail(End, g, "", h.end, "recorded the hold ending at %s; the client %s at %s, the server's hold ends by %s",
+				stamp(h.end), g.how, stamp(g.ended), stamp(g.latest(c.b)))
+		}
+	}
+}
+
+// gapAt is the recorded gap t is in or at the end of.
+func (c *checker) gapAt(t time.Time) (history.Span, bool) {
+	i := slices.IndexFunc(c.gaps, func(s history.Span) bool {
+		return !t.Before(s.From) && !t.After(s.To.Add(c.b.Early))
+	})
+	if i < 0 {
+		return history.Span{}, false
+	}
+	return c.gaps[i], true
+}
+
+// unmatched reports the recorded holds no grant has (rule 1), but those
+// a killed or stopped client may have had without telling.
+func (c *checker) unmatched(holds []*hold, open []request) {
+	for _, h := range holds {
+		if h.matched {
+			continue
+		}
+		if i := slices.IndexFunc(open, func(q request) bool {
+			by := q.to.Add(c.b.Delay)
+			if q.killed {
+				by = by.Add(c.b.Session)
+			}
+			return !h.start.Before(q.from.Add(-c.b.Early)) && !h.start.After(by)
+		}); i >= 0 {
+			open = slices.Delete(open, i, i+1)
+			continue
+		}
+		c.fail(NoGrant, nil, h.node, h.start, "recorded holding from %s; no client held by that name then", stamp(h.start))
+	}
+}
+
+// outages is rule 4.
+func (c *checker) outages(outages []span, hist []history.Event) {
+	for _, o := range outages {
+		in := span{o.from.Add(c.b.Early), o.to.Add(-c.b.Early)}
+		for _, e := range hist {
+			if e.Synthetic || !in.has(e.Time) {
+				continue
+			}
+			switch {
+			case e.SeenAcquired():
+				c.fail(Outage, nil, e.Node, e.Time, "recorded acquired at %s while the server was down (%s to %s)", stamp(e.Time), stamp(o.from), stamp(o.to))
+			case e.Kind == history.Left && e.How != history.Unseen:
+				c.fail(Outage, nil, e.Node, e.Time, "recorded %s at %s while the server was down (%s to %s)", e.How, stamp(e.Time), stamp(o.from), stamp(o.to))
+			}
+		}
+		if o.to.Sub(o.from) <= c.b.Delay+c.b.Early {
+			continue
+		}
+		if !slices.ContainsFunc(c.gaps, func(s history.Span) bool {
+			return !s.From.After(o.from.Add(c.b.Delay)) && !s.To.Before(o.to.Add(-c.b.Early))
+		}) {
+			c.fail(Outage, nil, "", o.from, "the server was down from %s to %s; the history has no gap over it", stamp(o.from), stamp(o.to))
+		}
+	}
+}
+
+func stamp(t time.Time) string { return t.Format("15:04:05.000") }

@@ -1,0 +1,225 @@
+package word
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lab"
+)
+
+var t0 = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// The clients' side.
+func asked(ms int, c string) lab.Event { return lab.Event{At: at(ms), Client: c, Kind: lab.Requested} }
+func got(ms int, c, holder string) lab.Event {
+	return lab.Event{At: at(ms), Client: c, Kind: lab.Acquired, Holder: holder}
+}
+func did(ms int, c string, k lab.Kind) lab.Event { return lab.Event{At: at(ms), Client: c, Kind: k} }
+func failedRel(ms int, c string) lab.Event {
+	return lab.Event{At: at(ms), Client: c, Kind: lab.Released, Message: "release failed: the session expired"}
+}
+
+// The history's side.
+func queued(ms int, node string, since int) history.Event {
+	return history.Event{Time: at(ms), Kind: history.Queued, Node: node, Since: at(since)}
+}
+func acquired(ms int, node string, since int) history.Event {
+	return history.Event{Time: at(ms), Kind: history.Acquired, Node: node, Since: at(since)}
+}
+func left(ms int, node string, how history.How) history.Event {
+	return history.Event{Time: at(ms), Kind: history.Left, Node: node, How: how}
+}
+func unheld(ms int, node string) history.Event {
+	return history.Event{Time: at(ms), Kind: history.Unheld, Node: node}
+}
+func conn(ms int, c string) history.Event {
+	return history.Event{Time: at(ms), Kind: history.Connection, Connection: c}
+}
+
+// handoff is the ordinary run, as a watching reader records it: c1 holds
+// by n1, lets go, c2 (waiting by n2 since it asked) takes over.
+var handoff = struct {
+	clients []lab.Event
+	hist    []history.Event
+}{
+	clients: []lab.Event{
+		asked(0, "c1"), got(10, "c1", "n1"), asked(20, "c2"),
+		did(1600, "c1", lab.Released), asked(1601, "c1"), got(1610, "c2", "n2"),
+		did(3200, "c2", lab.Released), asked(3201, "c2"),
+	},
+	hist: []history.Event{
+		conn(-100, "connected"),
+		queued(5, "n1", 5), acquired(12, "n1", 5), queued(25, "n2", 22),
+		left(1605, "n1", history.Released), acquired(1605, "n2", 22),
+		left(3210, "n2", history.Released),
+	},
+}
+
+// edit is handoff's history with the event at i replaced by evs (none:
+// deleted), or evs added when i is -1, in time order as the store keeps
+// them.
+func edit(i int, evs ...history.Event) []history.Event {
+	h := slices.Clone(handoff.hist)
+	if i < 0 {
+		h = append(h, evs...)
+	} else {
+		h = slices.Concat(h[:i], evs, h[i+1:])
+	}
+	slices.SortStableFunc(h, func(a, b history.Event) int { return a.Time.Compare(b.Time) })
+	return h
+}
+
+func TestCheck(t *testing.T) {
+	watching := Watching(3 * time.Second)
+	polling := Polling(time.Second, 0)
+	for _, tc := range []struct {
+		name    string
+		clients []lab.Event
+		hist    []history.Event
+		b       Bounds
+		want    []Rule // the rules the mismatches break, in time order
+		checked int
+	}{
+		{"the hand-off as it happened", handoff.clients, handoff.hist, watching, nil, 2},
+		{"a hold moved before its request", handoff.clients, edit(1, queued(-450, "n1", -450), acquired(-400, "n1", -450)), watching, []Rule{Start}, 2},
+		{"a hold moved past its acquisition", handoff.clients, edit(5, acquired(2300, "n2", 22)), watching, []Rule{Start}, 2},
+		{"a release moved past its poll", handoff.clients, edit(4, left(2300, "n1", history.Released)), watching, []Rule{End}, 2},
+		{"a release moved before the client let go", handoff.clients, edit(4, left(900, "n1", history.Released)), watching, []Rule{End}, 2},
+		{"a clean release recorded as expired", handoff.clients, edit(4, left(1605, "n1", history.Expired)), watching, []Rule{End}, 2},
+		{"a release never recorded", handoff.clients, edit(4), watching, []Rule{End}, 2},
+		{"a grant recorded twice", handoff.clients, edit(-1, left(800, "n1", history.Released), queued(810, "n1", 810), acquired(820, "n1", 810)),
+			watching, []Rule{End, Once}, 2},
+		{"a grant recorded under another holder", handoff.clients, edit(5, acquired(1605, "n9", 22), queued(25, "n9", 22)), watching, []Rule{Once}, 2},
+		{"a grant not recorded", handoff.clients, edit(5), watching, []Rule{Once}, 2},
+		{"a wait recorded longer than the client's", handoff.clients, edit(5, acquired(1605, "n2", -3000)), watching, []Rule{Waited}, 2},
+		{"a release recorded unseen with no gap", handoff.clients, edit(4, left(1605, "n1", history.Unseen)), watching, []Rule{End}, 2},
+		{"a hold nobody asked for", handoff.clients[:4], edit(-1, queued(2000, "n7", 2000), acquired(2000, "n7", 2000)), watching, []Rule{NoGrant}, 1},
+		{"a grant too short to be read", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(40, "c1", lab.Released), asked(41, "c1")},
+			[]history.Event{conn(-100, "connected")}, polling, nil, 0},
+		{"a short grant read all the same", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(40, "c1", lab.Released), asked(41, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(30, "n1", 30), acquired(30, "n1", 30), left(1030, "n1", history.Released)}, polling, nil, 1},
+		{"a killed holder's hold ends with its session", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(500, "c1", lab.Killed), asked(510, "c2"), got(3400, "c2", "n2")},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), queued(515, "n2", 510),
+				left(3390, "n1", history.Expired), acquired(3390, "n2", 510)}, watching, nil, 2},
+		{"a killed holder's hold outlives its session", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(500, "c1", lab.Killed)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(5000, "n1", history.Expired)}, watching, []Rule{End}, 1},
+		{"a paused holder's lease runs out while it believes", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(100, "c1", lab.Paused),
+			did(2600, "c1", lab.Resumed), did(2610, "c1", lab.Lost), failedRel(2611, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(1200, "n1", history.Expired)}, watching, nil, 1},
+		{"a paused holder's hold recorded past what it learnt", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(100, "c1", lab.Paused),
+			did(2600, "c1", lab.Resumed), did(2610, "c1", lab.Lost), failedRel(2611, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(3400, "n1", history.Expired)}, watching, []Rule{End}, 1},
+		{"a paused client's release reaches the server when it resumes", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(600, "c1", lab.Released),
+			did(601, "c1", lab.Paused), did(3000, "c1", lab.Resumed), asked(3001, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(3100, "n1", history.Released)}, watching, nil, 1},
+		{"a killed waiter's grant it never told", []lab.Event{asked(0, "c1"), did(500, "c1", lab.Killed)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(490, "n1", 5), left(900, "n1", history.Released)}, watching, nil, 0},
+		{"a killed waiter's node granted before its session ends", []lab.Event{asked(0, "c1"), did(500, "c1", lab.Killed)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(2900, "n1", 5), left(3300, "n1", history.Expired)}, watching, nil, 0},
+		{"a killed waiter's node granted after its session ended", []lab.Event{asked(0, "c1"), did(500, "c1", lab.Killed)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(4200, "n1", 5), left(4300, "n1", history.Expired)}, watching, []Rule{NoGrant}, 0},
+		{"one backend's grants between two reads are one hold", []lab.Event{
+			asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"),
+			got(90, "c1", "pid-1"), did(120, "c1", lab.Released), asked(121, "c1"),
+			got(170, "c1", "pid-1"), did(1400, "c1", lab.Released), asked(1401, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(30, "pid-1", 30), acquired(30, "pid-1", 30), left(2030, "pid-1", history.Released)}, polling, nil, 3},
+		{"one backend's hold recorded through a pause a read would have seen", []lab.Event{
+			asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"),
+			got(3000, "c1", "pid-1"), did(3030, "c1", lab.Released), asked(3031, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(30, "pid-1", 30), acquired(30, "pid-1", 30), left(4030, "pid-1", history.Released)}, polling, []Rule{End}, 1},
+		{"a backend's wait spans its own unseen grants", []lab.Event{
+			asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"),
+			got(1900, "c1", "pid-1"), did(2400, "c1", lab.Released), asked(2401, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(1030, "pid-1", 1), acquired(2030, "pid-1", 1), left(3030, "pid-1", history.Released)}, polling, nil, 1},
+		{"a clean release read as expired when the TTL may have run out first", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(600, "c1", lab.Released), asked(601, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(1030, "c1:1", history.Expired)},
+			Polling(time.Second, time.Second), nil, 1},
+		{"a clean release read as expired before the TTL could run out", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(600, "c1", lab.Released), asked(601, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(1030, "c1:1", history.Expired)},
+			Polling(time.Second, 5*time.Second), []Rule{End}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Check(tc.clients, tc.hist, tc.b, at(10_000))
+			var rules []Rule
+			for _, m := range r.Mismatches {
+				rules = append(rules, m.Rule)
+			}
+			if !slices.Equal(rules, tc.want) || r.Checked != tc.checked {
+				t.Errorf("mismatches %v, %d checked; want %v, %d checked\n%s", rules, r.Checked, tc.want, tc.checked, r)
+			}
+		})
+	}
+}
+
+// The server's outages: nothing is recorded as released, expired or
+// acquired while it was down, and each outage is a gap in the history.
+func TestOutages(t *testing.T) {
+	clients := []lab.Event{
+		asked(0, "c1"), got(10, "c1", "n1"), did(800, lab.Server, lab.ServerDown), did(3000, lab.Server, lab.ServerUp),
+		did(3100, "c1", lab.Lost), failedRel(3101, "c1"), asked(3102, "c1"),
+	}
+	gap := []history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), conn(900, "reconnecting"), conn(3200, "connected")}
+	for _, tc := range []struct {
+		name string
+		hist []history.Event
+		want []Rule
+	}{
+		{"the outage is a gap, the node gone unseen after it", append(slices.Clone(gap), left(3200, "n1", history.Unseen)), nil},
+		{"the node gone unseen after a reader back later than the client learnt", append(slices.Clone(gap[:4]), conn(5000, "connected"), left(5000, "n1", history.Unseen)), nil},
+		{"the node gone unseen after a gap that began after the client learnt", append(slices.Clone(gap[:3]), conn(4000, "reconnecting"), conn(5000, "connected"), left(5000, "n1", history.Unseen)),
+			[]Rule{Outage, End}},
+		{"a release recorded during the outage", append(slices.Clone(gap[:3]), left(1500, "n1", history.Released)), []Rule{Outage, Outage}},
+		{"an expiry recorded during the outage, in a gap", append(slices.Clone(gap[:4]), left(1500, "n1", history.Expired), gap[4]), []Rule{Outage}},
+		{"an acquisition recorded during the outage", append(slices.Clone(gap), queued(1600, "n2", 1600), acquired(1600, "n2", 1600), left(3200, "n1", history.Unseen)),
+			[]Rule{NoGrant, Outage}},
+		{"no gap over the outage", append(slices.Clone(gap[:3]), left(3200, "n1", history.Expired)), []Rule{Outage}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Check(clients, tc.hist, Watching(time.Second), at(10_000))
+			var rules []Rule
+			for _, m := range r.Mismatches {
+				rules = append(rules, m.Rule)
+			}
+			if !slices.Equal(rules, tc.want) || r.Outages != 1 {
+				t.Errorf("mismatches %v over %d outages; want %v over 1\n%s", rules, r.Outages, tc.want, r)
+			}
+		})
+	}
+}
+
+// BenchmarkCheck checks 10,000 lock operations: three clients taking
+// turns by unique names, as a watching reader records them.
+func BenchmarkCheck(b *testing.B) {
+	const ops = 10_000
+	clients := []lab.Event{}
+	hist := []history.Event{conn(-100, "connected")}
+	for i := range ops {
+		c, node := fmt.Sprintf("c%d", i%3+1), fmt.Sprintf("n%d", i)
+		start := i * 30
+		clients = append(clients, asked(start-20, c), got(start+2, c, node), did(start+25, c, lab.Wrote), did(start+26, c, lab.Released))
+		hist = append(hist, queued(start-15, node, start-15), acquired(start+1, node, start-15), left(start+27, node, history.Released))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if r := Check(clients, hist, Watching(time.Second), at(ops*30+1000)); len(r.Mismatches) != 0 || r.Checked != ops {
+			b.Fatalf("%d checked, mismatches %v", r.Checked, r.Mismatches[:min(3, len(r.Mismatches))])
+		}
+	}
+}
+
+// The report's words: how many grants were checked, how many mismatches,
+// and each mismatch on a line of its own.
+func TestResultString(t *testing.T) {
+	r := Check(handoff.clients, edit(4, left(1605, "n1", history.Expired)), Watching(3*time.Second), at(10_000))
+	got := r.String()
+	want := "zklockviz's word: 2 grants checked, 1 mismatches\n" +
+		"mismatch: 03:00:01.605 end: c1 (n1): recorded as expired at 03:00:01.605, before its lease of 3s could have run out; the client released at 03:00:01.600\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
