@@ -87,12 +87,26 @@ Flags:
                         counter and writing it back (default 20ms)
   --fencing on|off      the resource refuses stale tokens (default on)
   --json                print the report and every event as JSON
+  --schedule FILE       run the faults of a schedule file (a JSON list of
+                        {at, kind, pick, for}, as a report or --search
+                        writes it) instead of the seed's; --seed, --every
+                        and --nemesis are then unused
+  --search INVARIANT    mutual-exclusion or no-lost-update: run seeds 1, 2, …
+                        until one breaks it, then shrink its schedule (drop
+                        faults, halve pauses down to --session) while it
+                        still breaks on 2 runs of 2, and write the smallest
+                        as a schedule file and a classroom scenario
+                        (--duration defaults to 10s a run)
+  --runs N              the seeds --search tries (default 20)
+  --out DIR             where --search writes its files (default .)
 
 Examples:
   zklockviz lab
   zklockviz lab --fencing off --seed 7 --duration 60s
   zklockviz lab --service redis --fencing off
   zklockviz lab --zk 127.0.0.1:2181 --path /locks/lab --nemesis pause
+  zklockviz lab --service redis --fencing off --search mutual-exclusion
+  zklockviz lab --service redis --schedule lab-redis-mutual-exclusion.schedule.json
 `
 
 type labFlags struct {
@@ -103,6 +117,8 @@ type labFlags struct {
 	duration, every, session                time.Duration
 	pause, hold                             time.Duration
 	json                                    bool
+	schedule, search, out                   string // replay and search (labsearch.go)
+	runs                                    int
 }
 
 // labServer is the server a run's clients use: addr as they are given
@@ -296,6 +312,13 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cmd.Stderr = stderr
 		return cmd
 	}
+	if f.search != "" {
+		return runLabSearch(ctx, f, cfg, stdout, stderr)
+	}
+	if cfg.Schedule == nil {
+		cfg.Schedule = lab.Plan(cfg) // the seed's, named so that the report can show it
+	}
+	replay := labReplay(f, cfg, f.schedule)
 	if !f.json {
 		cfg.Observe = func(e lab.Event) { fmt.Fprintln(stderr, eventLine(e)) }
 	}
@@ -310,11 +333,14 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if f.json {
 		return json.NewEncoder(stdout).Encode(struct {
-			Report lab.Report  `json:"report"`
-			Events []lab.Event `json:"events"`
-		}{report, events})
+			Report   lab.Report  `json:"report"`
+			Events   []lab.Event `json:"events"`
+			Schedule []lab.Fault `json:"schedule"`
+			Replay   string      `json:"replay"`
+		}{report, events, cfg.Schedule, replay})
 	}
 	fmt.Fprint(stdout, report)
+	fmt.Fprintf(stdout, "schedule:\n%sreplay: %s\n", lab.FormatSchedule(cfg.Schedule), replay)
 	return nil
 }
 
@@ -352,6 +378,10 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	fs.DurationVar(&f.hold, "hold", labHold, "")
 	fs.StringVar(&f.fencing, "fencing", "on", "")
 	fs.BoolVar(&f.json, "json", false, "")
+	fs.StringVar(&f.schedule, "schedule", "", "")
+	fs.StringVar(&f.search, "search", "", "")
+	fs.IntVar(&f.runs, "runs", 20, "")
+	fs.StringVar(&f.out, "out", ".", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprint(stdout, labUsage)
@@ -361,6 +391,9 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	}
 	if fs.NArg() > 0 {
 		return f, usagef("unexpected argument %q (flags start with --)", fs.Arg(0))
+	}
+	if err := f.checkSearch(fs); err != nil {
+		return f, err
 	}
 	if _, err := classServiceNamed(f.service); err != nil {
 		return f, err
@@ -404,6 +437,13 @@ func (f labFlags) config(svc labService) (lab.Config, error) {
 	}
 	if f.nemesis != "none" {
 		cfg.Nemesis = strings.Split(f.nemesis, ",")
+	}
+	if f.schedule != "" {
+		s, err := readLabSchedule(f.schedule)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Schedule = s
 	}
 	for _, n := range cfg.Nemesis {
 		if !slices.Contains(lab.Nemeses, n) {
