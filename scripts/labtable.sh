@@ -17,7 +17,8 @@
 # nemesis joins the table by its name here. Each cell starts its own
 # throwaway server (Debian's zookeeper, redis-server, etcd-server,
 # postgresql). Progress and each run's stderr go to $LOG (default a temp
-# file, named at the end); set ZKLOCKVIZ to use a built binary.
+# file, named at the end); set ZKLOCKVIZ to use a built binary, and KEEP
+# to a directory to keep each cell's report and events (lab --json) there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,6 +60,9 @@ for service in $SERVICES; do
 				continue
 			fi
 			cat "$work/stderr" >>"$LOG"
+			if [ -n "${KEEP:-}" ]; then
+				cp "$out" "$KEEP/$service-fencing-$fencing-$fault.json"
+			fi
 			jq -r --arg s "$service" --arg f "$fencing" --arg n "$fault" --argjson secs "$secs" '
 				.report as $r
 				| ($r.acquisitions) as $ops
