@@ -322,8 +322,12 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !f.json {
 		cfg.Observe = func(e lab.Event) { fmt.Fprintln(stderr, eventLine(e)) }
 	}
-	fmt.Fprintf(stderr, "lab: %d clients on %s %s %s for %v, nemesis %s every %v (seed %d), fencing %s\n",
-		f.clients, svc.title, srv.shown, f.path, f.duration, f.nemesis, f.every, f.seed, f.fencing)
+	faults := fmt.Sprintf("nemesis %s every %v (seed %d)", f.nemesis, f.every, f.seed)
+	if f.schedule != "" {
+		faults = fmt.Sprintf("the %d faults of %s", len(cfg.Schedule), f.schedule)
+	}
+	fmt.Fprintf(stderr, "lab: %d clients on %s %s %s for %v, %s, fencing %s\n",
+		f.clients, svc.title, srv.shown, f.path, f.duration, faults, f.fencing)
 	if svc.note != "" {
 		fmt.Fprintf(stderr, "lab: on %s %s\n", svc.title, svc.note)
 	}

@@ -198,3 +198,18 @@ func TestLabScenarioRunsInTheClassroom(t *testing.T) {
 		})
 	}
 }
+
+// A run's report names the schedule the seed planned and the command that
+// runs it again.
+func TestLabReportsItsSchedule(t *testing.T) {
+	code, stdout, stderr := runBinary(t, nil, "lab", "--service", "redis", "--clients", "2", "--duration", "2500ms",
+		"--nemesis", "pause", "--every", "1s", "--seed", "5", "--session", "200ms")
+	if code != 0 && strings.Contains(stderr, "is not installed") && os.Getenv("CI") != "true" {
+		t.Skip(stderr)
+	}
+	want := "schedule:\n  at 1s: pause (pick "
+	replay := "replay: zklockviz lab --service redis --clients 2 --duration 2.5s --session 200ms --hold 20ms --fencing on --nemesis pause --every 1s --pause 500ms --seed 5\n"
+	if code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, ") for 500ms\n  at 2s: pause") || !strings.HasSuffix(stdout, replay) {
+		t.Errorf("exit %d, stdout:\n%s\nwant the schedule (%q…) and %q", code, stdout, want, replay)
+	}
+}
