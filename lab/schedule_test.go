@@ -35,7 +35,7 @@ func TestParseSchedule(t *testing.T) {
 		{`{"at": 1}`, nil, "want a JSON list"},
 		{`[{"at": 1, "kind": "pause", "for": 1, "whom": "c1"}]`, nil, `unknown field "whom"`},
 		{`[{"at": "soon", "kind": "kill"}]`, nil, `fault 1: at: "soon": want a duration`},
-		{`[{"at": 1, "kind": "meteor"}]`, nil, `fault 1: unknown kind "meteor": want one of pause, kill`},
+		{`[{"at": 1, "kind": "meteor"}]`, nil, `fault 1: unknown kind "meteor": want one of ` + strings.Join(Nemeses, ", ")},
 		{`[{"at": "-1s", "kind": "kill"}]`, nil, "at -1s: want 0 or more"},
 		{`[{"at": "2s", "kind": "kill"}, {"at": "1s", "kind": "kill"}]`, nil, "fault 2 at 1s comes before fault 1 at 2s"},
 		{`[{"at": "2s", "kind": "pause"}]`, nil, "a pause for 0s: want a positive duration"},

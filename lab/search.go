@@ -82,7 +82,8 @@ type Found struct {
 	Report   Report
 	Events   []Event
 	// Runs counts every run the search and the shrink made; Bounded says
-	// ShrinkRuns ran out before the shrink was done.
+	// the shrink stopped before it was done: ShrinkRuns ran out, or the
+	// search was interrupted.
 	Runs    int
 	Bounded bool
 }
@@ -139,7 +140,9 @@ func (s Search) shrink(ctx context.Context, f Found) (Found, bool, error) {
 	// broke; false too when the run budget is spent.
 	searched := f.Runs
 	breaks := func(cand []Fault, what string) (bool, error) {
-		if s.ShrinkRuns > 0 && f.Runs-searched >= s.ShrinkRuns {
+		// Out of runs, or interrupted (Ctrl-C): the smallest so far is
+		// still worth writing.
+		if s.ShrinkRuns > 0 && f.Runs-searched >= s.ShrinkRuns || ctx.Err() != nil {
 			f.Bounded = true
 			return false, nil
 		}
@@ -203,7 +206,7 @@ func (f Found) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d broke it; its %d faults shrunk to %d in %d runs", f.Seed, len(f.Original), len(f.Schedule), f.Runs)
 	if f.Bounded {
-		b.WriteString(" (the shrink's run budget ran out: it may shrink further)")
+		b.WriteString(" (the shrink stopped short, out of runs or interrupted: it may shrink further)")
 	}
 	fmt.Fprintf(&b, ":\n%s", FormatSchedule(f.Schedule))
 	return b.String()

@@ -162,3 +162,17 @@ func TestInvariantBroken(t *testing.T) {
 		}
 	}
 }
+
+// Interrupted (Ctrl-C) after the seed broke, the search still hands back
+// what it found, marked as cut short.
+func TestSearchInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	full := []Fault{{At: sec(1), Kind: Kill}, {At: sec(2), Kind: Kill}}
+	tr := &trialOf{broken: func([]Fault) bool { cancel(); return true }}
+	s := Search{Invariant: MutualExclusion, Runs: 5, Duration: sec(10), Tries: 2,
+		Plan: func(uint64) []Fault { return full }, Run: tr.run}
+	f, found, err := s.Find(ctx)
+	if err != nil || !found || !f.Bounded || !slices.Equal(f.Schedule, full) || tr.runs != 1 {
+		t.Errorf("found %v, err %v, bounded %v, schedule %v after %d runs; want seed 1's, cut short after 1", found, err, f.Bounded, f.Schedule, tr.runs)
+	}
+}

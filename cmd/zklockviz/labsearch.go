@@ -111,28 +111,9 @@ func runLabSearch(ctx context.Context, f labFlags, cfg lab.Config, stdout, stder
 		fmt.Fprintf(stdout, "no seed of 1 to %d broke %s in %v runs on %s\n", f.runs, inv, cfg.Duration, labServices[f.service].title)
 		return nil
 	}
-	base := filepath.Join(f.out, fmt.Sprintf("lab-%s-%s", f.service, inv))
-	schedFile, scenFile := base+".schedule.json", base+".scenario.json"
-	if err := os.WriteFile(schedFile, lab.MarshalSchedule(found.Schedule), 0o644); err != nil {
-		return fmt.Errorf("write the schedule: %w", err)
-	}
-	replayCfg := cfg
-	replayCfg.Duration = found.Duration
-	replay := labReplay(f, replayCfg, schedFile)
-	sc, missing := labScenario(f, found, replay)
-	b, err := json.MarshalIndent(sc, "", "  ")
+	files, err := writeLabSearch(f, cfg, found)
 	if err != nil {
-		return fmt.Errorf("the scenario: %w", err)
-	}
-	if _, err := simulator.ParseScenario(b); err != nil {
-		return fmt.Errorf("the scenario made from the schedule: %w", err)
-	}
-	if err := os.WriteFile(scenFile, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write the scenario: %w", err)
-	}
-	sim := "zklockviz sim --service " + f.service + " --scenario " + scenFile
-	if f.service == lockqueue.ZooKeeper {
-		sim += " --zk HOST:PORT"
+		return err
 	}
 	if f.json {
 		return json.NewEncoder(stdout).Encode(struct {
@@ -150,34 +131,65 @@ func runLabSearch(ctx context.Context, f labFlags, cfg lab.Config, stdout, stder
 			Sim          string        `json:"sim"`
 			NoClassroom  []string      `json:"noClassroom,omitempty"`
 		}{inv, found.Seed, found.Original, found.Schedule, found.Runs, found.Bounded, found.Report, found.Events,
-			schedFile, replay, scenFile, sim, missing})
+			files.schedule, files.replay, files.scenario, files.sim, files.missing})
 	}
 	fmt.Fprintf(stdout, "%s: %s", inv, found)
 	fmt.Fprintf(stdout, "its last run: %s", found.Report)
-	fmt.Fprintf(stdout, "schedule: %s\nreplay:   %s\nscenario: %s\nclassroom: %s\n", schedFile, replay, scenFile, sim)
-	for _, m := range missing {
+	fmt.Fprintf(stdout, "schedule: %s\nreplay:   %s\nscenario: %s\nclassroom: %s\n", files.schedule, files.replay, files.scenario, files.sim)
+	for _, m := range files.missing {
 		fmt.Fprintf(stdout, "not in the classroom: %s\n", m)
 	}
 	return nil
 }
 
+// labSearchFiles are what a search wrote and the commands that use it.
+type labSearchFiles struct {
+	schedule, scenario string
+	replay, sim        string
+	missing            []string // the faults the scenario does not tell
+}
+
+// writeLabSearch writes the smallest schedule found, and the classroom
+// scenario told from its last run, in --out.
+func writeLabSearch(f labFlags, cfg lab.Config, found lab.Found) (labSearchFiles, error) {
+	base := filepath.Join(f.out, fmt.Sprintf("lab-%s-%s", f.service, f.search))
+	out := labSearchFiles{schedule: base + ".schedule.json", scenario: base + ".scenario.json"}
+	if err := os.WriteFile(out.schedule, lab.MarshalSchedule(found.Schedule), 0o644); err != nil {
+		return out, fmt.Errorf("write the schedule: %w", err)
+	}
+	cfg.Duration = found.Duration
+	out.replay = labReplay(f, cfg, out.schedule)
+	sc, missing := labScenario(f, found, out.replay)
+	out.missing = missing
+	b, err := json.MarshalIndent(sc, "", "  ")
+	if err != nil {
+		return out, fmt.Errorf("the scenario: %w", err)
+	}
+	if _, err := simulator.ParseScenario(b); err != nil {
+		return out, fmt.Errorf("the scenario made from the schedule: %w", err)
+	}
+	if err := os.WriteFile(out.scenario, append(b, '\n'), 0o644); err != nil {
+		return out, fmt.Errorf("write the scenario: %w", err)
+	}
+	out.sim = "zklockviz sim --service " + f.service + " --scenario " + out.scenario
+	if f.service == lockqueue.ZooKeeper {
+		out.sim += " --zk HOST:PORT"
+	}
+	return out, nil
+}
+
 // labScenario tells the shrunk run's faults as a classroom scenario for
-// the service: its clients join in order (the first holds, the others
-// queue or poll); each fault that struck a holder in the lab strikes the
-// classroom's holder: a pause is the classroom's pause (its holder stops
-// past its session, lease or key's expiry, the next in line takes the
-// lock, and the paused one wakes still believing and writes), a kill -9
-// its crash (a restarted client joins as a new one). What has no
-// classroom step is listed in missing and said in the description.
+// the service (see classStory). What has no classroom step is listed in
+// missing and said in the description.
 func labScenario(f labFlags, found lab.Found, replay string) (sc simulator.Scenario, missing []string) {
 	fencing := f.fencing == "on"
 	sc = simulator.Scenario{
 		Name:  fmt.Sprintf("lab-%s-%s", f.service, f.search),
-		Title: fmt.Sprintf("The lab's smallest schedule that broke %s on %s (seed %d)", strings.ReplaceAll(string(f.search), "-", " "), labServices[f.service].title, found.Seed),
+		Title: fmt.Sprintf("The lab's smallest schedule that broke %s on %s (seed %d)", strings.ReplaceAll(f.search, "-", " "), labServices[f.service].title, found.Seed),
 		Lock:  simulator.ExclusiveLock, Fencing: &fencing, ClientPrefix: "C",
 	}
-	// pauseHandsOver: a paused holder's lock goes to the next in line.
-	pauseHandsOver := true
+	// A paused holder's lock goes to the next in line, but on PostgreSQL.
+	story := classStory{pauseHandsOver: true}
 	switch f.service {
 	case lockqueue.ZooKeeper:
 		// The classroom's session timeout is sim's --session-timeout.
@@ -194,85 +206,98 @@ func labScenario(f labFlags, found lab.Found, replay string) (sc simulator.Scena
 	case pglock.Name:
 		sc.Service = pglock.Name
 		sc.Params = json.RawMessage(`{"lock": "advisory"}`)
-		pauseHandsOver = false
+		story.pauseHandsOver = false
 	}
-	var steps []simulator.Action
-	step := func(client, action, note string) {
-		steps = append(steps, simulator.Action{Client: client, Action: action, Note: note})
+	story.tell(found.Events)
+	sc.Steps = story.steps
+	sc.Description = fmt.Sprintf("Made by zklockviz lab --search %s from seed %d's schedule, shrunk to %d faults (from %d): %s. Replay the lab run: %s. The lab's %d clients loop acquire, write, release, and each fault strikes whoever holds at that moment; here each strikes the classroom's holder, in the lab's order, with two clients at a time (the holder and the next in line; a client joins as one leaves).",
+		f.search, found.Seed, len(found.Schedule), len(found.Original), strings.TrimSpace(strings.ReplaceAll(lab.FormatSchedule(found.Schedule), "\n ", ";")), replay, f.clients)
+	if len(story.missing) > 0 {
+		sc.Description += " Not told here: " + strings.Join(story.missing, "; ") + "."
 	}
-	// Two clients at a time, the holder and one waiter, where the lab ran
-	// f.clients: a Redis key freed goes to whichever waiter polls first,
-	// so with one waiter the classroom's hand-over is the one its plan
-	// expects, on every service. A client joins before each fault that
-	// would leave the holder none.
-	n := 0
-	var queue []string // the classroom's holder first, then its waiter
-	newcomer := func() {
-		n++
-		c := fmt.Sprintf("C%d", n)
-		queue = append(queue, c)
-		step(c, simulator.ActAdd, "")
-	}
-	newcomer()
-	newcomer()
-	start := firstStart(found.Events)
+	return sc, story.missing
+}
+
+// classStory tells a lab run's faults as classroom steps. Two clients at
+// a time, the holder and one waiter, where the lab ran more: a Redis key
+// freed goes to whichever waiter polls first, so with one waiter the
+// classroom's hand-over is the one its plan expects, on every service. A
+// client joins before each fault that would leave the holder none. Each
+// fault that struck a holder in the lab strikes the classroom's holder
+// after a write: a pause is the classroom's pause (the holder stops past
+// its session, lease or key's expiry, the next in line takes the lock and
+// writes, and the paused one wakes still believing and writes), a kill -9
+// its crash.
+type classStory struct {
+	pauseHandsOver bool
+	steps          []simulator.Action
+	missing        []string
+	queue          []string // the classroom's holder first, then its waiter
+	joined         int
+}
+
+func (st *classStory) step(client, action, note string) {
+	st.steps = append(st.steps, simulator.Action{Client: client, Action: action, Note: note})
+}
+
+func (st *classStory) join() {
+	st.joined++
+	c := fmt.Sprintf("C%d", st.joined)
+	st.queue = append(st.queue, c)
+	st.step(c, simulator.ActAdd, "")
+}
+
+func (st *classStory) tell(events []lab.Event) {
+	st.join()
+	st.join()
+	start := firstStart(events)
 	holds := map[string]bool{} // the lab's clients that believe they hold
-	for _, e := range sortedLabEvents(found.Events) {
-		var kind string
+	for _, e := range sortedLabEvents(events) {
 		switch e.Kind {
 		case lab.Acquired:
 			holds[e.Client] = true
 		case lab.Released, lab.Lost:
 			delete(holds, e.Client)
-		case lab.Paused:
-			kind = lab.Pause
-		case lab.Killed:
-			kind = lab.Kill
-		}
-		if kind == "" {
-			continue
-		}
-		struckHolder := holds[e.Client]
-		if e.Kind == lab.Killed {
-			delete(holds, e.Client)
-		}
-		at := e.At.Sub(start).Round(10 * time.Millisecond)
-		if !struckHolder {
-			missing = append(missing, fmt.Sprintf("at %v the %s of %s, a waiter: the classroom stages a holder's faults", at, kind, e.Client))
-			continue
-		}
-		if len(queue) < 2 {
-			newcomer()
-		}
-		holder, next := queue[0], queue[1]
-		said := fmt.Sprintf("in the lab, at %v, %s (which held) was ", at, e.Client)
-		step(holder, simulator.ActWrite, "the holder writes with its token")
-		switch {
-		case kind == lab.Pause && pauseHandsOver:
-			step(holder, simulator.ActPause, said+"paused past its session: the lock goes to "+next)
-			step(next, simulator.ActWrite, "the new holder writes with a newer token")
-			step(holder, simulator.ActWrite, "the paused one wakes still believing it holds, and writes")
-			queue = queue[1:]
-		case kind == lab.Pause:
-			// An advisory lock lasts as long as its session, and a paused
-			// holder's session lives on: the others wait.
-			step(next, pglock.ActWait, said+"paused: it keeps its advisory lock, and the others wait")
-		default:
-			step(holder, simulator.ActCrash, said+"killed with kill -9: the lock goes to "+next)
-			queue = queue[1:]
+		case lab.Paused, lab.Killed:
+			at := e.At.Sub(start).Round(10 * time.Millisecond)
+			st.fault(e, at, holds[e.Client])
+			if e.Kind == lab.Killed {
+				delete(holds, e.Client)
+			}
 		}
 	}
-	if len(queue) > 0 {
-		step(queue[0], simulator.ActWrite, "")
-		step(queue[0], simulator.ActRelease, "")
+	st.step(st.queue[0], simulator.ActWrite, "")
+	st.step(st.queue[0], simulator.ActRelease, "")
+}
+
+// fault tells one fault of the lab's, at at from its start, on a client
+// that held or not.
+func (st *classStory) fault(e lab.Event, at time.Duration, held bool) {
+	kind := map[lab.Kind]string{lab.Paused: lab.Pause, lab.Killed: lab.Kill}[e.Kind]
+	if !held {
+		st.missing = append(st.missing, fmt.Sprintf("at %v the %s of %s, a waiter: the classroom stages a holder's faults", at, kind, e.Client))
+		return
 	}
-	sc.Steps = steps
-	sc.Description = fmt.Sprintf("Made by zklockviz lab --search %s from seed %d's schedule, shrunk to %d faults (from %d): %s. Replay the lab run: %s. The lab's %d clients loop acquire, write, release, and each fault strikes whoever holds at that moment; here each strikes the classroom's holder, in the lab's order, with two clients at a time (the holder and the next in line; a client joins as one leaves).",
-		f.search, found.Seed, len(found.Schedule), len(found.Original), strings.TrimSpace(strings.ReplaceAll(lab.FormatSchedule(found.Schedule), "\n ", ";")), replay, f.clients)
-	if len(missing) > 0 {
-		sc.Description += " Not told here: " + strings.Join(missing, "; ") + "."
+	if len(st.queue) < 2 {
+		st.join()
 	}
-	return sc, missing
+	holder, next := st.queue[0], st.queue[1]
+	said := fmt.Sprintf("in the lab, at %v, %s (which held) was ", at, e.Client)
+	st.step(holder, simulator.ActWrite, "the holder writes with its token")
+	switch {
+	case kind == lab.Pause && st.pauseHandsOver:
+		st.step(holder, simulator.ActPause, said+"paused past its session: the lock goes to "+next)
+		st.step(next, simulator.ActWrite, "the new holder writes with a newer token")
+		st.step(holder, simulator.ActWrite, "the paused one wakes still believing it holds, and writes")
+		st.queue = st.queue[1:]
+	case kind == lab.Pause:
+		// An advisory lock lasts as long as its session, and a paused
+		// holder's session lives on: the others wait.
+		st.step(next, pglock.ActWait, said+"paused: it keeps its advisory lock, and the others wait")
+	default:
+		st.step(holder, simulator.ActCrash, said+"killed with kill -9: the lock goes to "+next)
+		st.queue = st.queue[1:]
+	}
 }
 
 func sortedLabEvents(events []lab.Event) []lab.Event {

@@ -29,7 +29,7 @@ func TestLabSearchBadFlags(t *testing.T) {
 		{[]string{"--search", "mutual-exclusion", "--schedule", bad}, "not with --schedule"},
 		{[]string{"--runs", "3"}, "--runs is for --search"},
 		{[]string{"--schedule", filepath.Join(dir, "none.json")}, "--schedule: open"},
-		{[]string{"--schedule", bad}, `fault 1: unknown kind "meteor": want one of pause, kill`},
+		{[]string{"--schedule", bad}, `fault 1: unknown kind "meteor": want one of ` + strings.Join(lab.Nemeses, ", ")},
 	} {
 		code, _, stderr := runBinary(t, nil, append([]string{"lab"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
