@@ -11,8 +11,10 @@
 #   scripts/labtable.sh                       # 30 s a cell
 #   DURATION=10m scripts/labtable.sh          # the issue's table: hours
 #   SERVICES="redis etcd" FAULTS="pause" scripts/labtable.sh
+#   FAULTS=none HOLD=0s scripts/labtable.sh   # the services' own pace
 #
-# FAULTS is tried on every service; a cell the service's lab does not
+# FAULTS is tried on every service ("none": no fault, the baseline of
+# operations per second); a cell the service's lab does not
 # take (an unknown fault for it) reads "n/a", so a fault added to the
 # nemesis joins the table by its name here. Each cell starts its own
 # throwaway server (Debian's zookeeper, redis-server, etcd-server,
@@ -24,9 +26,10 @@ cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-30s}
 SERVICES=${SERVICES:-zookeeper redis etcd postgres}
-FAULTS=${FAULTS:-pause kill}
+FAULTS=${FAULTS:-none pause kill}
 CLIENTS=${CLIENTS:-5}
 SEED=${SEED:-1}
+HOLD=${HOLD:-20ms}
 
 work=$(mktemp -d /var/tmp/zklockviz-labtable.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -50,7 +53,7 @@ for service in $SERVICES; do
 			echo "$(date -u +%T) $service fencing $fencing $fault ($DURATION)" >>"$LOG"
 			out=$work/run.json
 			if ! "$bin" lab --json --service "$service" --fencing "$fencing" --nemesis "$fault" \
-				--duration "$DURATION" --clients "$CLIENTS" --seed "$SEED" >"$out" 2>"$work/stderr"; then
+				--duration "$DURATION" --clients "$CLIENTS" --seed "$SEED" --hold "$HOLD" >"$out" 2>"$work/stderr"; then
 				cat "$work/stderr" >>"$LOG"
 				if grep -q 'unknown fault' "$work/stderr"; then
 					echo "| $service | $fencing | $fault | n/a | | | | | |"
