@@ -264,6 +264,11 @@ func (st *classStory) tell(events []lab.Event) {
 			if e.Kind == lab.Killed {
 				delete(holds, e.Client)
 			}
+		case lab.Cut, lab.ServerDown:
+			// The classroom cuts a client only as a pause past its
+			// session, and has no server to stop but Redlock's masters.
+			at := e.At.Sub(start).Round(10 * time.Millisecond)
+			st.missing = append(st.missing, fmt.Sprintf("at %v %s %s: no classroom step for it here", at, e.Client, e.Kind))
 		}
 	}
 	st.step(st.queue[0], simulator.ActWrite, "")

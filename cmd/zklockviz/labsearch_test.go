@@ -149,6 +149,7 @@ func TestLabScenarioRunsInTheClassroom(t *testing.T) {
 		{At: at(4500), Client: "c1", Kind: lab.Resumed}, {At: at(4510), Client: "c1", Kind: lab.Wrote, Token: 1},
 		{At: at(4600), Client: "c1", Kind: lab.Lost}, {At: at(5000), Client: "c3", Kind: lab.Resumed},
 		{At: at(6000), Client: "c2", Kind: lab.Killed},
+		{At: at(7000), Client: lab.Server, Kind: lab.ServerDown}, {At: at(7500), Client: lab.Server, Kind: lab.ServerUp},
 	}
 	found := lab.Found{Seed: 4, Original: make([]lab.Fault, 5), Schedule: []lab.Fault{
 		{At: 2 * time.Second, Kind: lab.Pause, For: 2500 * time.Millisecond},
@@ -160,8 +161,9 @@ func TestLabScenarioRunsInTheClassroom(t *testing.T) {
 			t.Parallel()
 			f := labFlags{service: service, search: "mutual-exclusion", fencing: "off", clients: 3, session: time.Second}
 			sc, missing := labScenario(f, found, "zklockviz lab --schedule x.json")
-			if len(missing) != 1 || !strings.Contains(missing[0], "at 4s the pause of c3, a waiter") || !strings.Contains(sc.Description, missing[0]) {
-				t.Errorf("not in the classroom: %q; want the waiter's pause, in the description too", missing)
+			if len(missing) != 2 || !strings.Contains(missing[0], "at 4s the pause of c3, a waiter") || !strings.Contains(missing[1], "at 7s server server-down: no classroom step") ||
+				!strings.Contains(sc.Description, missing[0]) || !strings.Contains(sc.Description, missing[1]) {
+				t.Errorf("not in the classroom: %q; want the waiter's pause and the server's outage, in the description too", missing)
 			}
 			b, err := json.Marshal(sc)
 			if err != nil {
