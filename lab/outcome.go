@@ -14,9 +14,9 @@ type Outcome struct {
 	Title   string `json:"title"`
 	Server  string `json:"server"`
 	Path    string `json:"path"`
-	// Command is the command line that runs it again: the seed fixes the
-	// schedule.
-	Command  string  `json:"command"`
+	// Replay is the command line that runs it again: the seed, or the
+	// schedule file, fixes the faults.
+	Replay   string  `json:"replay"`
 	Seed     uint64  `json:"seed"`
 	Fencing  bool    `json:"fencing"`
 	Schedule []Fault `json:"schedule"`

@@ -23,7 +23,7 @@ func scriptedLab(req LabRequest) (func(context.Context, LabHooks) []lab.Outcome,
 		return nil, errors.New(`--service "` + req.Service + `": want redis here`)
 	}
 	return func(ctx context.Context, h LabHooks) []lab.Outcome {
-		o := lab.Outcome{Service: "redis", Title: "Redis", Server: "127.0.0.1:1", Path: "k", Command: "zklockviz lab --service redis --seed 1", Seed: req.Seed}
+		o := lab.Outcome{Service: "redis", Title: "Redis", Server: "127.0.0.1:1", Path: "k", Replay: "zklockviz lab --service redis --seed 1", Seed: req.Seed}
 		h.Started(o, "zklockviz serve --redis 127.0.0.1:1, lock k")
 		t0 := time.Now().Add(-time.Second) // told as past events
 		at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }

@@ -36,7 +36,7 @@ func WriteLabReport(w io.Writer, runs []lab.Outcome) error {
 // labRunView is a run in the words the report and the page show.
 func labRunView(o lab.Outcome) views.LabRun {
 	v := views.LabRun{Service: o.Service, Title: fmt.Sprintf("%s: %s %s, seed %d, fencing %s", o.Title, o.Server, o.Path, o.Seed, onOff(o.Fencing)),
-		Command: o.Command, Summary: o.Report.Summary(), Stopped: o.Stopped, Error: o.Error}
+		Command: o.Replay, Summary: o.Report.Summary(), Stopped: o.Stopped, Error: o.Error}
 	findings := o.Report.String()
 	if o.Word != nil {
 		findings += o.Word.String()

@@ -104,12 +104,26 @@ Flags:
                         the schedule, the time–space diagram, the findings
                         and the command that replays the run (written
                         after Ctrl-C too, of what ran)
+  --schedule FILE       run the faults of a schedule file (a JSON list of
+                        {at, kind, pick, for}, as a report or --search
+                        writes it) instead of the seed's; --seed, --every
+                        and --nemesis are then unused
+  --search INVARIANT    mutual-exclusion or no-lost-update: run seeds 1, 2, …
+                        until one breaks it, then shrink its schedule (drop
+                        faults, halve pauses down to --session) while it
+                        still breaks on 2 runs of 2, and write the smallest
+                        as a schedule file and a classroom scenario
+                        (--duration defaults to 10s a run)
+  --runs N              the seeds --search tries (default 20)
+  --out DIR             where --search writes its files (default .)
 
 Examples:
   zklockviz lab
   zklockviz lab --fencing off --seed 7 --duration 60s
   zklockviz lab --service redis --fencing off
   zklockviz lab --zk 127.0.0.1:2181 --path /locks/lab --nemesis pause
+  zklockviz lab --service redis --fencing off --search mutual-exclusion
+  zklockviz lab --service redis --schedule lab-redis-mutual-exclusion.schedule.json
 `
 
 type labFlags struct {
@@ -124,6 +138,8 @@ type labFlags struct {
 	// report is --report's file; services are --service's, one or more.
 	report   string
 	services []string
+	schedule, search, out                   string // replay and search (labsearch.go)
+	runs                                    int
 }
 
 // labServer is the server a run's clients use: addr as they are given
@@ -300,40 +316,59 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return runLabs(ctx, f, stdout, stderr)
 }
 
+// labReady is one service's run made ready: its server up and reached,
+// its clients' command set.
+type labReady struct {
+	svc labService
+	cfg lab.Config
+	srv labServer
+	out lab.Outcome
+}
+
+// readyLab starts (or reaches) the server of f's one service and readies
+// the run; close the server (srv.close, when not nil) after it.
+func readyLab(ctx context.Context, f labFlags, stderr io.Writer) (labReady, error) {
+	r := labReady{svc: labServices[f.service]}
+	var err error
+	if r.cfg, err = f.config(r.svc); err != nil {
+		return r, err
+	}
+	r.out = f.outcome(r.svc, r.cfg)
+	if r.srv, err = labServerOf(ctx, r.svc, f.server, stderr); err != nil {
+		return r, err
+	}
+	r.out.Server = r.srv.shown
+	if err := r.svc.reach(r.srv.addr); err != nil {
+		return r, err
+	}
+	if err := labFaultHooks(&r.cfg, f.service, f.path, r.srv); err != nil {
+		return r, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return r, err
+	}
+	r.cfg.Command = func(id, resource string) *exec.Cmd {
+		cmd := exec.Command(self, "lab-client", "--service", f.service, "--path", f.path, "--id", id,
+			"--resource", resource, "--session", f.session.String(), "--hold", f.hold.String())
+		cmd.Env = append(os.Environ(), labServerEnv+"="+r.srv.addr)
+		cmd.Stderr = stderr
+		return cmd
+	}
+	return r, nil
+}
+
 // runLabOne runs f's one service, telling its progress on stderr, and its
 // start and each event to hooks (each when set). The outcome says what ran
 // even when the run ended early or failed to start.
 func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, hooks web.LabHooks) (lab.Outcome, error) {
-	svc := labServices[f.service]
-	cfg, err := f.config(svc)
-	if err != nil {
-		return lab.Outcome{}, err
+	r, err := readyLab(ctx, f, stderr)
+	if r.srv.close != nil {
+		defer r.srv.close()
 	}
-	out := f.outcome(svc, cfg)
-	srv, err := labServerOf(ctx, svc, f.server, stderr)
+	svc, cfg, srv, out := r.svc, r.cfg, r.srv, r.out
 	if err != nil {
 		return out, err
-	}
-	if srv.close != nil {
-		defer srv.close()
-	}
-	out.Server = srv.shown
-	if err := svc.reach(srv.addr); err != nil {
-		return out, err
-	}
-	if err := labFaultHooks(&cfg, f.service, f.path, srv); err != nil {
-		return out, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return out, err
-	}
-	cfg.Command = func(id, resource string) *exec.Cmd {
-		cmd := exec.Command(self, "lab-client", "--service", f.service, "--path", f.path, "--id", id,
-			"--resource", resource, "--session", f.session.String(), "--hold", f.hold.String())
-		cmd.Env = append(os.Environ(), labServerEnv+"="+srv.addr)
-		cmd.Stderr = stderr
-		return cmd
 	}
 	if hooks.Event != nil {
 		cfg.Observe = func(e lab.Event) { hooks.Event(f.service, e) }
@@ -347,8 +382,12 @@ func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, hooks web.LabH
 		}
 		hooks.Started(out, fmt.Sprintf("zklockviz serve --%s %s, lock %s (while the run lasts)", svc.flag, where, f.path))
 	}
-	fmt.Fprintf(stderr, "lab: %d clients on %s %s %s for %v, nemesis %s every %v (seed %d), fencing %s\n",
-		f.clients, svc.title, srv.shown, f.path, f.duration, f.nemesis, f.every, f.seed, f.fencing)
+	faults := fmt.Sprintf("nemesis %s every %v (seed %d)", f.nemesis, f.every, f.seed)
+	if f.schedule != "" {
+		faults = fmt.Sprintf("the %d faults of %s", len(cfg.Schedule), f.schedule)
+	}
+	fmt.Fprintf(stderr, "lab: %d clients on %s %s %s for %v, %s, fencing %s\n",
+		f.clients, svc.title, srv.shown, f.path, f.duration, faults, f.fencing)
 	if svc.note != "" {
 		fmt.Fprintf(stderr, "lab: on %s %s\n", svc.title, svc.note)
 	}
@@ -411,6 +450,10 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	fs.StringVar(&f.wordDir, "word-data-dir", "", "")
 	fs.BoolVar(&f.json, "json", false, "")
 	fs.StringVar(&f.report, "report", "", "")
+	fs.StringVar(&f.schedule, "schedule", "", "")
+	fs.StringVar(&f.search, "search", "", "")
+	fs.IntVar(&f.runs, "runs", 20, "")
+	fs.StringVar(&f.out, "out", ".", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprint(stdout, labUsage+labFaultsHelp())
@@ -420,6 +463,9 @@ func parseLabFlags(args []string, stdout io.Writer) (labFlags, error) {
 	}
 	if fs.NArg() > 0 {
 		return f, usagef("unexpected argument %q (flags start with --)", fs.Arg(0))
+	}
+	if err := f.checkSearch(fs); err != nil {
+		return f, err
 	}
 	var err error
 	if f.services, err = labServiceNames(f.service); err != nil {
@@ -468,6 +514,13 @@ func (f labFlags) config(svc labService) (lab.Config, error) {
 	}
 	if cfg.PauseFor == 0 {
 		cfg.PauseFor = f.session * 5 / 2
+	}
+	if f.schedule != "" {
+		s, err := readLabSchedule(f.schedule)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Schedule = s
 	}
 	nemesis, err := labNemesis(f.nemesis, f.service, f.server != "")
 	cfg.Nemesis = nemesis

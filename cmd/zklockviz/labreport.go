@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -84,29 +83,7 @@ func (f labFlags) outcome(svc labService, cfg lab.Config) lab.Outcome {
 		schedule = lab.Plan(cfg)
 	}
 	return lab.Outcome{Service: f.service, Title: svc.title, Server: "a throwaway server", Path: f.path,
-		Command: f.replay(svc, cfg), Seed: f.seed, Fencing: cfg.Fencing, Schedule: schedule}
-}
-
-// replay is the command line that runs f's service again, fault for fault
-// (the seed fixes the schedule). A PostgreSQL DSN is left out: it may hold
-// a password.
-func (f labFlags) replay(svc labService, cfg lab.Config) string {
-	args := []string{"zklockviz", "lab", "--service", f.service, "--clients", strconv.Itoa(f.clients),
-		"--duration", f.duration.String(), "--seed", strconv.FormatUint(f.seed, 10), "--nemesis", f.nemesis,
-		"--every", f.every.String(), "--session", f.session.String(), "--pause", cfg.PauseFor.String(),
-		"--hold", f.hold.String(), "--fencing", f.fencing}
-	if f.path != svc.defaultPath {
-		args = append(args, "--path", f.path)
-	}
-	if f.server != "" && svc.flag != "postgres" {
-		args = append(args, "--"+svc.flag, f.server)
-	}
-	for i, a := range args {
-		if strings.ContainsAny(a, " \t'\"$\\") {
-			args[i] = strconv.Quote(a)
-		}
-	}
-	return strings.Join(args, " ")
+		Replay: f.replay(cfg), Seed: f.seed, Fencing: cfg.Fencing, Schedule: schedule}
 }
 
 // runLabs runs f's services, side by side when there are several, and
@@ -116,6 +93,9 @@ func (f labFlags) replay(svc labService, cfg lab.Config) string {
 func runLabs(ctx context.Context, f labFlags, stdout, stderr io.Writer) error {
 	if err := f.checkConfigs(); err != nil {
 		return err
+	}
+	if f.search != "" {
+		return runLabSearchOf(ctx, f, stdout, stderr)
 	}
 	outs, errs := labOutcomes(ctx, f, stderr, !f.json, web.LabHooks{})
 	if len(outs) == 1 && errs[0] != nil && outs[0].Service == "" {
@@ -221,6 +201,7 @@ func writeLabResults(w io.Writer, asJSON bool, outs []lab.Outcome) error {
 		if o.Word != nil {
 			fmt.Fprint(w, o.Word)
 		}
+		fmt.Fprintf(w, "schedule:\n%sreplay: %s\n", lab.FormatSchedule(o.Schedule), o.Replay)
 	}
 	return nil
 }

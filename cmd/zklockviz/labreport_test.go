@@ -73,12 +73,12 @@ func TestLabReport(t *testing.T) {
 		t.Errorf("outcome %+v: want ZooKeeper, seed 7, 2 faults planned, and what ran", o)
 	}
 	for _, want := range []string{"--service zookeeper", "--seed 7", "--clients 2", "--nemesis pause", "--path /lab-report/lock", "--zk " + zks.Addr()} {
-		if !strings.Contains(o.Command, want) {
-			t.Errorf("command %q lacks %q", o.Command, want)
+		if !strings.Contains(o.Replay, want) {
+			t.Errorf("command %q lacks %q", o.Replay, want)
 		}
 	}
 	checkSelfContained(t, html)
-	for _, want := range []string{o.Command, o.Report.Summary()} {
+	for _, want := range []string{o.Replay, o.Report.Summary()} {
 		if !strings.Contains(html, htmlEscape(want)) {
 			t.Errorf("the report lacks %q", want)
 		}
@@ -101,9 +101,9 @@ func TestLabAll(t *testing.T) {
 	var services []string
 	for _, o := range runs {
 		services = append(services, o.Service)
-		if o.Seed != 3 || o.Report.Acquisitions == 0 || o.Error != "" || !strings.Contains(o.Command, "--service "+o.Service) {
+		if o.Seed != 3 || o.Report.Acquisitions == 0 || o.Error != "" || !strings.Contains(o.Replay, "--service "+o.Service) {
 			t.Errorf("%s: seed %d, %d acquisitions, error %q, command %q: want seed 3, acquisitions, no error, its own command",
-				o.Service, o.Seed, o.Report.Acquisitions, o.Error, o.Command)
+				o.Service, o.Seed, o.Report.Acquisitions, o.Error, o.Replay)
 		}
 	}
 	if !slices.Equal(services, []string{"zookeeper", "redis", "etcd", "postgres"}) {
