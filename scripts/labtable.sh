@@ -12,6 +12,8 @@
 #   DURATION=10m scripts/labtable.sh          # the issue's table: hours
 #   SERVICES="redis etcd" FAULTS="pause" scripts/labtable.sh
 #   FAULTS=none HOLD=0s scripts/labtable.sh   # the services' own pace
+#   JOBS=8 DURATION=10m scripts/labtable.sh    # eight cells at once
+#   WORD=off scripts/labtable.sh              # without zklockviz's word
 #
 # FAULTS is tried on every service ("none": no fault, the baseline of
 # operations per second); a cell the service's lab does not
@@ -30,6 +32,8 @@ FAULTS=${FAULTS:-none pause kill}
 CLIENTS=${CLIENTS:-5}
 SEED=${SEED:-1}
 HOLD=${HOLD:-20ms}
+JOBS=${JOBS:-1}
+WORD=${WORD:-on}
 
 work=$(mktemp -d /var/tmp/zklockviz-labtable.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -45,34 +49,64 @@ s='$DURATION'; t=0
 for n,u in re.findall(r'([0-9.]+)(ms|h|m|s)', s): t+=float(n)*{'ms':.001,'s':1,'m':60,'h':3600}[u]
 print(t)")
 
-echo "| service | fencing | fault | lock ops | ops/s | two-believer moments (per 1,000 ops) | stretches | lost updates (per 1,000) | refused writes (per 1,000) |"
-echo "|---|---|---|---:|---:|---:|---:|---:|---:|"
+# One cell: its lab run's JSON in $work/<service>-<fencing>-<fault>.json,
+# or .na (the service has no such fault) or .failed beside it.
+cell() {
+	local service=$1 fencing=$2 fault=$3 base=$work/$1-$2-$3
+	echo "$(date -u +%T) $service fencing $fencing $fault ($DURATION) starts" >>"$LOG"
+	local rc=0
+	"$bin" lab --json --service "$service" --fencing "$fencing" --nemesis "$fault" --word "$WORD" \
+		--duration "$DURATION" --clients "$CLIENTS" --seed "$SEED" --hold "$HOLD" >"$base.json" 2>"$base.stderr" || rc=$?
+	{ echo "$(date -u +%T) $service fencing $fencing $fault: exit $rc"; cat "$base.stderr"; } >>"$LOG"
+	# Exit 1 with a report is zklockviz's word differing (a column below);
+	# anything else, or no report, failed.
+	if grep -q 'unknown fault\|has no .* fault' "$base.stderr" && [ ! -s "$base.json" ]; then
+		touch "$base.na"
+	elif ! jq -e .report "$base.json" >/dev/null 2>&1; then
+		touch "$base.failed"
+	fi
+	if [ -n "${KEEP:-}" ] && [ -s "$base.json" ]; then
+		cp "$base.json" "$KEEP/$service-fencing-$fencing-$fault.json"
+	fi
+}
+
+cells=()
 for service in $SERVICES; do
 	for fencing in off on; do
 		for fault in $FAULTS; do
-			echo "$(date -u +%T) $service fencing $fencing $fault ($DURATION)" >>"$LOG"
-			out=$work/run.json
-			if ! "$bin" lab --json --service "$service" --fencing "$fencing" --nemesis "$fault" \
-				--duration "$DURATION" --clients "$CLIENTS" --seed "$SEED" --hold "$HOLD" >"$out" 2>"$work/stderr"; then
-				cat "$work/stderr" >>"$LOG"
-				if grep -q 'unknown fault' "$work/stderr"; then
-					echo "| $service | $fencing | $fault | n/a | | | | | |"
-				else
-					echo "| $service | $fencing | $fault | failed (see $LOG) | | | | | |"
-				fi
-				continue
-			fi
-			cat "$work/stderr" >>"$LOG"
-			if [ -n "${KEEP:-}" ]; then
-				cp "$out" "$KEEP/$service-fencing-$fencing-$fault.json"
-			fi
-			jq -r --arg s "$service" --arg f "$fencing" --arg n "$fault" --argjson secs "$secs" '
-				.report as $r
-				| ($r.acquisitions) as $ops
-				| def per($x): if $ops > 0 then ($x * 1000 / $ops * 10 | round / 10) else 0 end;
-				  "| \($s) | \($f) | \($n) | \($ops) | \($ops / $secs * 10 | round / 10) | \($r.overlaps | length) (\(per($r.overlaps | length))) | \($r.stretches | length) | \($r.lostUpdates) (\(per($r.lostUpdates))) | \($r.refused) (\(per($r.refused))) |"
-			' "$out"
+			cells+=("$service $fencing $fault")
 		done
 	done
+done
+running=0
+for c in "${cells[@]}"; do
+	# shellcheck disable=SC2086 # a cell is three words
+	cell $c &
+	running=$((running + 1))
+	if [ "$running" -ge "$JOBS" ]; then
+		wait -n || true
+		running=$((running - 1))
+	fi
+done
+wait
+
+echo "| service | fencing | fault | lock ops | ops/s | two-believer moments (per 1,000 ops) | stretches | lost updates (per 1,000) | refused writes (per 1,000) | faults | zklockviz's word: grants checked, mismatches |"
+echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+for c in "${cells[@]}"; do
+	read -r service fencing fault <<<"$c"
+	base=$work/$service-$fencing-$fault
+	if [ -e "$base.na" ]; then
+		echo "| $service | $fencing | $fault | n/a | | | | | | | |"
+		continue
+	elif [ -e "$base.failed" ]; then
+		echo "| $service | $fencing | $fault | failed (see $LOG) | | | | | | | |"
+		continue
+	fi
+	jq -r --arg s "$service" --arg f "$fencing" --arg n "$fault" --argjson secs "$secs" '
+		.report as $r
+		| ($r.acquisitions) as $ops
+		| def per($x): if $ops > 0 then ($x * 1000 / $ops * 10 | round / 10) else 0 end;
+		  "| \($s) | \($f) | \($n) | \($ops) | \($ops / $secs * 10 | round / 10) | \($r.overlaps | length) (\(per($r.overlaps | length))) | \($r.stretches | length) | \($r.lostUpdates) (\(per($r.lostUpdates))) | \($r.refused) (\(per($r.refused))) | \([$r.faults[]] | add // 0) | \(if .word then "\(.word.checked), \(.word.mismatches | length)" else "off" end) |"
+	' "$base.json"
 done
 echo "log: $LOG" >&2
