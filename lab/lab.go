@@ -17,7 +17,9 @@
 package lab
 
 import (
+	"cmp"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -69,4 +71,9 @@ func ParseEvent(line []byte) (Event, error) {
 	var e Event
 	err := json.Unmarshal(line, &e)
 	return e, err
+}
+
+// CompareClients orders clients by their number: c2 before c10.
+func CompareClients(a, b string) int {
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }

@@ -1,7 +1,5 @@
 package lab
 
-import "fmt"
-
 // Outcome is one run of one service as its report tells it: what ran,
 // the command that runs it again, the faults it was to do, what the
 // checker found and every event. It is the lab's JSON, and what the HTML
@@ -28,11 +26,10 @@ type Outcome struct {
 	// Word is zklockviz's own word checked against the clients' log
 	// (lab/word); nil when the check is off or did not run.
 	Word *WordResult `json:"word,omitempty"`
+	// SVG is the run's time–space diagram (lab/labsvg), or DrawError why
+	// there is none: drawn where the run ran, for what shows it.
+	SVG       string `json:"-"`
+	DrawError string `json:"-"`
 	// Error is why the run did not run, or not to its end.
 	Error string `json:"error,omitempty"`
-}
-
-// Drawn is what the run's time–space diagram is titled by.
-func (o Outcome) Drawn() Drawn {
-	return Drawn{Service: o.Service, Title: fmt.Sprintf("lab on %s, seed %d", o.Title, o.Seed), Fencing: o.Fencing}
 }

@@ -110,7 +110,15 @@ func (s *Server) labRoutes(r chi.Router) {
 
 func (l *labRuns) page(w http.ResponseWriter, r *http.Request) {
 	p := l.s.pages
-	p.render(w, r, http.StatusOK, views.LabPage(p.page("Lab", "lab"), l.s.cfg.Lab != nil, maxLabClients, maxLabDuration.String()))
+	// The services whose classroom runs throwaway servers, in the
+	// registry's order and their own names: the lab starts the same.
+	var services []views.Choice
+	for _, svc := range l.s.cfg.Services.All() {
+		if svc.Classroom != nil {
+			services = append(services, views.Choice{Value: svc.Name, Text: svc.Title})
+		}
+	}
+	p.render(w, r, http.StatusOK, views.LabPage(p.page("Lab", "lab"), l.s.cfg.Lab != nil, services, maxLabClients, maxLabDuration.String()))
 }
 
 // start answers POST /api/v1/lab/runs: the run's id and its owner

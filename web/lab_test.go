@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lab"
+	"github.com/zklockviz/zklockviz/lab/labsvg"
 )
 
 // scriptedLab stands in for cmd's runner (which runs real clients on a real
@@ -39,6 +40,12 @@ func scriptedLab(req LabRequest) (func(context.Context, LabHooks) []lab.Outcome,
 		<-ctx.Done()
 		o.Stopped = true
 		o.Report = lab.Check(o.Events, 1, time.Now())
+		// Drawn where the run ran, as cmd's runner does.
+		svg, err := labsvg.Outcome(o)
+		if err != nil {
+			o.DrawError = err.Error()
+		}
+		o.SVG = svg
 		return []lab.Outcome{o}
 	}, nil
 }

@@ -51,12 +51,7 @@ func labRunView(o lab.Outcome) views.LabRun {
 		}
 		v.Schedule = append(v.Schedule, lf)
 	}
-	var b strings.Builder
-	if err := lab.WriteTimeSpace(&b, o.Events, o.Report, o.Drawn()); err != nil {
-		v.DrawError = err.Error()
-	} else {
-		v.SVG = b.String()
-	}
+	v.SVG, v.DrawError = o.SVG, o.DrawError
 	return v
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/zklockviz/zklockviz/lab"
+	"github.com/zklockviz/zklockviz/lab/labsvg"
 	"github.com/zklockviz/zklockviz/localproc"
 	"github.com/zklockviz/zklockviz/web"
 )
@@ -160,6 +161,11 @@ func labOutcomes(ctx context.Context, f labFlags, stderr io.Writer, words bool, 
 			outs[i], errs[i] = runLabOne(ctx, g, w, h)
 			if errs[i] != nil {
 				outs[i].Error = errs[i].Error()
+			}
+			if svg, err := labsvg.Outcome(outs[i]); err != nil {
+				outs[i].DrawError = err.Error()
+			} else {
+				outs[i].SVG = svg
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package lab
+package labsvg
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklockviz/zklockviz/lab"
 	"github.com/zklockviz/zklockviz/simulator/timespacetest"
 )
 
@@ -17,20 +18,20 @@ import (
 func TestTimeSpace(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	events := []Event{
-		{At: at(0), Client: "c10", Kind: Started}, {At: at(0), Client: "c2", Kind: Started},
-		{At: at(1), Client: "c2", Kind: Requested}, {At: at(2), Client: "c2", Kind: Acquired, Token: 11},
-		{At: at(3), Client: "c10", Kind: Requested},
-		{At: at(10), Client: "c2", Kind: Paused},
-		{At: at(1500), Client: "c10", Kind: Acquired, Token: 12},
-		{At: at(1510), Client: "c10", Kind: Wrote, From: 0, To: 1, Token: 12},
-		{At: at(2600), Client: "c2", Kind: Resumed},
-		{At: at(2610), Client: "c2", Kind: Refused, From: 0, To: 1, Token: 11},
-		{At: at(2620), Client: "c2", Kind: Lost},
-		{At: at(2700), Client: "c10", Kind: Killed},
-		{At: at(2800), Client: Server, Kind: ServerDown},
+	events := []lab.Event{
+		{At: at(0), Client: "c10", Kind: lab.Started}, {At: at(0), Client: "c2", Kind: lab.Started},
+		{At: at(1), Client: "c2", Kind: lab.Requested}, {At: at(2), Client: "c2", Kind: lab.Acquired, Token: 11},
+		{At: at(3), Client: "c10", Kind: lab.Requested},
+		{At: at(10), Client: "c2", Kind: lab.Paused},
+		{At: at(1500), Client: "c10", Kind: lab.Acquired, Token: 12},
+		{At: at(1510), Client: "c10", Kind: lab.Wrote, From: 0, To: 1, Token: 12},
+		{At: at(2600), Client: "c2", Kind: lab.Resumed},
+		{At: at(2610), Client: "c2", Kind: lab.Refused, From: 0, To: 1, Token: 11},
+		{At: at(2620), Client: "c2", Kind: lab.Lost},
+		{At: at(2700), Client: "c10", Kind: lab.Killed},
+		{At: at(2800), Client: lab.Server, Kind: lab.ServerDown},
 	}
-	rep := Check(events, 1, at(3000))
+	rep := lab.Check(events, 1, at(3000))
 	if len(rep.Overlaps) != 1 {
 		t.Fatalf("the checker found %d overlaps, want 1: %+v", len(rep.Overlaps), rep.Overlaps)
 	}
