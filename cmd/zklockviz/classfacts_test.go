@@ -128,8 +128,11 @@ func TestSimFactsRedis(t *testing.T) {
 }
 
 // TestSimFactsPostgres: a crash frees the lock because the socket closed
-// (a partition would wait for TCP keepalive), and the side-by-side pane
-// shows no line that never runs and names what refused the stale write.
+// (a partition would wait for TCP keepalive), the side-by-side pane
+// shows no line that never runs and names what refused the stale write,
+// and pg-idle-in-tx's key moment is three steps whose narration says what
+// changed, that the timeout was applied only in the expire step, and why
+// the hand-over is no step of its own.
 func TestSimFactsPostgres(t *testing.T) {
 	t.Run("crash", func(t *testing.T) {
 		code, out, stderr := simPostgresCLI(t, "--scenario", "pg-row-fifo", "--format", "json")
@@ -150,6 +153,48 @@ func TestSimFactsPostgres(t *testing.T) {
 		if v := rep.Verdict; v.StaleWrite != simulator.StaleRefusedByServer || strings.Contains(v.Summary, "fencing caught") ||
 			!strings.Contains(v.Summary, "the server refused the stale write") {
 			t.Errorf("verdict %+v: want the server's refusal named, not fencing (fencing is off)", v)
+		}
+	})
+	t.Run("split", func(t *testing.T) {
+		code, out, stderr := simPostgresCLI(t, "--scenario", "pg-idle-in-tx", "--format", "json")
+		rep := factsReport(t, code, out, stderr)
+		if len(rep.Steps) != 11 {
+			t.Fatalf("%d steps, want 11 (pause, expire and resume apart)", len(rep.Steps))
+		}
+		tests := []struct {
+			step   int
+			events []string
+			// said are in the step's narration
+			said []string
+		}{
+			{5, []string{"C1 pause", "C1 wait"}, []string{"C1 stops", "idle in transaction, still holding the lock", "blocks everyone: pg_blocking_pids names it for C2, C3"}},
+			{6, []string{"C1 expire", "C2 lock"}, []string{"C1's session was ended by the server after 5000 ms", "25P03",
+				"set that timeout on C1's silent session only in this step", "holds time still",
+				"in the same instant", "the hand-over is this step, not one of its own", "C1, still paused, knows nothing", "C2 holds the lock"}},
+			{7, []string{"C1 resume"}, []string{"C1 resumes, still believing it holds the lock"}},
+			{9, []string{"C1 fenced"}, []string{"C1's INSERT in the locked transaction fails", "25P03"}},
+		}
+		for _, tt := range tests {
+			if got := stepEvents(rep, tt.step); !slices.Equal(got, tt.events) {
+				t.Errorf("step %d: %q, want %q", tt.step, got, tt.events)
+			}
+			said := rep.Steps[tt.step-1].Narration
+			for _, want := range tt.said {
+				if !strings.Contains(said, want) {
+					t.Errorf("step %d's narration %q: want %q", tt.step, said, want)
+				}
+			}
+		}
+		// The run's clock lets the timeout pass in the expire step only.
+		clock := func(k int) int64 { return rep.Steps[k-1].ClockMs }
+		if d := clock(5) - clock(4); d >= 5000 {
+			t.Errorf("the pause step moved the clock by %d ms: the timeout is the expire step's", d)
+		}
+		if d := clock(6) - clock(5); d < 5000 {
+			t.Errorf("the expire step moved the clock by %d ms, want the 5 s timeout at least", d)
+		}
+		if v := rep.Verdict; v.Exclusion != simulator.ExclusionHeld || v.StaleWrite != simulator.StaleRefusedByServer || len(rep.Violations) != 0 {
+			t.Errorf("verdict %+v, violations %+v: want held, the stale write refused by the server", v, rep.Violations)
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/simulator/timespacetest"
 	"github.com/zklockviz/zklockviz/web"
 )
 
@@ -260,5 +261,34 @@ func TestClassroomPageWarmsPostgres(t *testing.T) {
 			t.Fatalf("no postgres child of serve (pid %d) 30 s after the classroom page was opened", pid)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSimSVGPostgresIdleInTx: the time–space diagram of pg-idle-in-tx,
+// whose pause, expiry and resume are steps of their own, still draws the
+// pause span, the one expiry where the server ended C1's session, C1's
+// belief going on past it, and its stale write refused by the server.
+func TestSimSVGPostgresIdleInTx(t *testing.T) {
+	code, out, stderr := simPostgresCLI(t, "--scenario", "pg-idle-in-tx", "--format", "svg")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	d, err := timespacetest.Parse(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := d.LanesOf("client"); !slices.Equal(got, []string{"C1", "C2", "C3"}) {
+		t.Errorf("client lanes %v, want C1, C2, C3", got)
+	}
+	if d.Marks["pause"] == 0 || d.Marks["expiry"] != 1 || d.Marks["belief-ends"] != 1 {
+		t.Errorf("%d pause spans, %d expiries, %d ends of the lock under a belief; want some, 1, 1", d.Marks["pause"], d.Marks["expiry"], d.Marks["belief-ends"])
+	}
+	for _, want := range []string{"C1's session ended by the server", "lock lost; it does not know", "resume"} {
+		if !slices.Contains(d.Texts, want) {
+			t.Errorf("labels %q: want %q", d.Texts, want)
+		}
+	}
+	if d.Marks["refused"] != 1 || d.Marks["violation"] != 0 {
+		t.Errorf("%d refused writes, %d violation intervals; want 1, 0", d.Marks["refused"], d.Marks["violation"])
 	}
 }

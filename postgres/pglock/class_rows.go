@@ -98,7 +98,7 @@ func (w *classWorld) Locks() ([]lockqueue.Snapshot, error) {
 			}
 		}
 		nodes, alerts := lockqueue.BuildServerQueue(lockqueue.ServerQueue{
-			Recipe: RowLock, Sessions: res.sessions(w.name, parts), Waits: res.graph(), Now: res.Now, IdleGrace: classIdleGrace,
+			Recipe: RowLock, Sessions: w.storyIdle(res.sessions(w.name, parts)), Waits: res.graph(), Now: res.Now, IdleGrace: classIdleGrace,
 		})
 		// pg_locks does not say when a row was granted; the run does: a
 		// client holds its second row since that statement returned, on the

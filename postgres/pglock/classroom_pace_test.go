@@ -19,10 +19,13 @@ import (
 // with no pause, stepped with a pause longer than the idle timeout after
 // every step, and played that slowly then scrubbed back, tell the same
 // events, verdicts and violations at the same steps, and the server ends
-// the paused session in the step that pauses it, never before. (Clicking
-// every 6 s once ended the holder between clicks: "C1, C2 and C3 hold the
-// lock at once", and later COMMIT: conn closed.) The timeout is scaled down
-// to 1 s so the slow runs take seconds.
+// the paused session only in the step the scenario gives it, never before:
+// pg-idle-in-tx's expire step (TestIdleInTransactionBlocksEveryone checks
+// it is that step alone), pg-side-by-side's pause, which tells the whole
+// key moment in one step as every service's side-by-side pane does.
+// (Clicking every 6 s once ended the holder between clicks: "C1, C2 and
+// C3 hold the lock at once", and later COMMIT: conn closed.) The timeout
+// is scaled down to 1 s so the slow runs take seconds.
 func TestPaceDoesNotChangeThePostgresStory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: waits out idle timeouts between steps")
@@ -55,5 +58,5 @@ func TestPaceDoesNotChangeThePostgresStory(t *testing.T) {
 		paces = append(paces, simtest.Pace{Scenario: simtest.WithParam(t, sc, "idleInTxTimeoutMs", timeoutMs),
 			Gap: timeoutMs*time.Millisecond + 300*time.Millisecond})
 	}
-	api.SamePaceStories(t, paces, simulator.ActPause, simulator.ActCrash)
+	api.SamePaceStories(t, paces, simulator.ActPause, simulator.ActCrash, simulator.ActExpire)
 }

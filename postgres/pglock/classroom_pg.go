@@ -153,7 +153,8 @@ func (*Backend) Lost(*simulator.Scenario) string {
 
 // Actions are the actions a PostgreSQL client takes.
 func (*Backend) Actions() []string {
-	return []string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait, ActLockSecond}
+	return []string{simulator.ActAdd, simulator.ActRelease, simulator.ActCrash, simulator.ActPause, simulator.ActWrite, ActWait, ActLockSecond,
+		simulator.ActExpire, simulator.ActResume}
 }
 
 // Timeout is the idle-in-transaction timeout: what a silent holder takes
@@ -215,51 +216,109 @@ func classLinesFor(p classParams, rows bool) classLines {
 // DryRun checks a plan against a model of the locks: per client whether it
 // is connected, holds, waits or is silent. Who gets a freed lock is the
 // server's to say (FIFO), so the model only refuses what no order allows.
+// In a split plan (one with an expire step) a pause ends in the holder's
+// expire step and the client comes back in its resume step; the lock
+// manager hands the lock over in the expire step itself, so there is no
+// wake step.
 func (b *Backend) DryRun(sc *simulator.Scenario, plan []simulator.Action) error {
 	p, err := classParamsOf(sc)
 	if err != nil {
 		return err
 	}
-	type cl struct {
-		gone, paused, second bool
-	}
-	clients := map[string]*cl{}
+	clients := map[string]*modelClient{}
+	split := simulator.Split(plan)
 	wait := func(a simulator.Action) bool { return a.Action == ActWait }
 	return simulator.WalkPlan(b, sc, plan, wait, func(st simulator.PlanStep) error {
-		a, fail := st.Action, st.Fail
-		c := clients[a.Client]
-		switch {
-		case a.Action == simulator.ActAdd:
-			clients[a.Client] = &cl{}
+		a := st.Action
+		if a.Action == simulator.ActAdd {
+			clients[a.Client] = &modelClient{}
 			return nil
-		case a.Action == ActWait:
+		}
+		if a.Action == ActWait {
 			return nil
-		case c.gone && a.Action != simulator.ActWrite:
-			return fail("%s has released, crashed or lost its session", a.Client)
 		}
-		switch a.Action {
-		case ActLockSecond:
-			if p.Lock != kindRow {
-				return fail("a second lock needs a row-lock scenario")
-			}
-			if c.second {
-				return fail("%s already took its second lock", a.Client)
-			}
-			c.second = true
-		case simulator.ActPause:
-			if p.IdleInTxTimeoutMs == 0 {
-				return fail("without idleInTxTimeoutMs the server never ends an idle transaction, so the pause would never end: crash the holder instead")
-			}
-			c.paused, c.gone = true, true
-		case simulator.ActRelease, simulator.ActCrash:
-			c.gone = true
-		case simulator.ActWrite:
-			if c.gone && !c.paused {
-				return fail("%s has released or crashed", a.Client)
-			}
+		if done, err := dryRunSplit(st, clients[a.Client], p, split); done || err != nil {
+			return err
 		}
-		return nil
+		return dryRunStep(st, clients[a.Client], p)
 	})
+}
+
+// modelClient is one client in DryRun's model. gone: released, crashed
+// or paused (its session ends); in a split plan cut (paused, its session
+// not yet ended) and lapsed (ended, the client still paused).
+type modelClient struct {
+	gone, paused, second, cut, lapsed bool
+}
+
+// dryRunSplit checks and applies the steps a split plan adds (done:
+// nothing more to apply): a paused holder does nothing before its expire
+// step, and nothing but resume after it.
+func dryRunSplit(st simulator.PlanStep, c *modelClient, p classParams, split bool) (done bool, err error) {
+	a := st.Action.Action
+	splitAction := a == simulator.ActExpire || a == simulator.ActResume
+	switch {
+	case !split:
+		if splitAction {
+			return true, st.Fail("%s is for a scenario that tells a pause in steps (with an expire step)", a)
+		}
+		return false, nil
+	case c.cut && a != simulator.ActExpire:
+		return true, st.Fail("%s is paused in its transaction: its expire step must come first", st.Client)
+	case c.lapsed && a != simulator.ActResume:
+		return true, st.Fail("%s is paused past the end of its session: only resume can follow", st.Client)
+	}
+	switch a {
+	case simulator.ActExpire:
+		if !c.cut {
+			return true, st.Fail("%s has no session idle in its transaction to end: pause it first (a crash ends its session at once)", st.Client)
+		}
+		c.cut, c.lapsed = false, true
+	case simulator.ActResume:
+		if !c.lapsed {
+			return true, st.Fail("%s is not paused past the end of its session", st.Client)
+		}
+		c.lapsed = false
+	case simulator.ActPause:
+		if c.gone {
+			return false, nil // the unsplit rules refuse it
+		}
+		if err := dryRunStep(st, c, p); err != nil {
+			return true, err
+		}
+		c.cut = true
+	}
+	return splitAction || a == simulator.ActPause, nil
+}
+
+// dryRunStep checks and applies one of the unsplit actions.
+func dryRunStep(st simulator.PlanStep, c *modelClient, p classParams) error {
+	a, fail := st.Action, st.Fail
+	if c.gone && a.Action != simulator.ActWrite {
+		return fail("%s has released, crashed or lost its session", a.Client)
+	}
+	switch a.Action {
+	case ActLockSecond:
+		if p.Lock != kindRow {
+			return fail("a second lock needs a row-lock scenario")
+		}
+		if c.second {
+			return fail("%s already took its second lock", a.Client)
+		}
+		c.second = true
+	case simulator.ActPause:
+		if p.IdleInTxTimeoutMs == 0 {
+			return fail("without idleInTxTimeoutMs the server never ends an idle transaction, so the pause would never end: crash the holder instead")
+		}
+		c.paused, c.gone = true, true
+	case simulator.ActRelease, simulator.ActCrash:
+		c.gone = true
+	case simulator.ActWrite:
+		if c.gone && !c.paused {
+			return fail("%s has released or crashed", a.Client)
+		}
+	}
+	return nil
 }
 
 func (b *Backend) NewWorld(ctx context.Context, spec simulator.WorldSpec) (simulator.World, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/postgres/pglocal"
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/simulator/simtest"
 )
 
 // newClassManager is a classroom on its own PostgreSQL. When the test ends
@@ -160,21 +161,87 @@ func TestFIFOZeroPollingDeadConnection(t *testing.T) {
 	}
 }
 
+// TestIdleInTransactionBlocksEveryone: pg-idle-in-tx tells C1's pause in
+// three steps, each drawn from the server: the pause (C1 still holds,
+// idle in transaction, and blocks everyone), the expiry (the server ends
+// its session and hands the row to C2 at once; C1, still paused, believes
+// it holds: a zombie) and the resume (C1 stale); its write then fails.
 func TestIdleInTransactionBlocksEveryone(t *testing.T) {
 	m := newClassManager(t)
 	states := playPg(t, m, "pg-idle-in-tx")
 	last := states[len(states)-1]
+	alerts := func(s simulator.State) []string {
+		var out []string
+		for _, a := range s.Snapshot.Alerts {
+			out = append(out, a.Kind)
+		}
+		return out
+	}
+	state := func(s simulator.State, name string) string {
+		for _, c := range s.Clients {
+			if c.Name == name {
+				return c.State
+			}
+		}
+		return ""
+	}
 	blocked := slices.ContainsFunc(last.Events, func(e simulator.Event) bool {
 		return e.Step == 5 && e.Client == "C1" && strings.Contains(e.Text, "blocks everyone") && strings.Contains(e.Text, "C2, C3")
 	})
 	if !blocked {
 		t.Errorf("no event says idle C1 blocks C2 and C3: %+v", last.Events)
 	}
-	if got := pgHolders(states[5]); !slices.Equal(got, []string{"C2"}) {
-		t.Errorf("after the timeout ended C1's session the holders are %v, want [C2]", got)
+	steps := []struct {
+		step    int
+		holders []string
+		c1      string
+		alerts  []string
+		// events are the step's, as "client kind"
+		events []string
+	}{
+		{5, []string{"C1"}, simulator.StatePaused, []string{lockqueue.AlertIdleInTransaction}, []string{"C1 pause", "C1 wait"}},
+		{6, []string{"C2"}, simulator.StatePaused, []string{lockqueue.AlertHolderExpired}, []string{"C1 expire", "C2 lock"}},
+		{7, []string{"C2"}, simulator.StateStale, []string{lockqueue.AlertHolderExpired}, []string{"C1 resume"}},
+	}
+	for _, tt := range steps {
+		s := states[tt.step]
+		if got := pgHolders(s); !slices.Equal(got, tt.holders) {
+			t.Errorf("step %d: the server's holders are %v, want %v", tt.step, got, tt.holders)
+		}
+		if got := state(s, "C1"); got != tt.c1 {
+			t.Errorf("step %d: C1 is %s, want %s", tt.step, got, tt.c1)
+		}
+		if got := alerts(s); !slices.Equal(got, tt.alerts) {
+			t.Errorf("step %d: alerts %v, want %v", tt.step, got, tt.alerts)
+		}
+		var got []string
+		for _, e := range s.Events {
+			if e.Step == tt.step {
+				got = append(got, e.Client+" "+e.Event)
+			}
+		}
+		if !slices.Equal(got, tt.events) {
+			t.Errorf("step %d: events %v, want %v", tt.step, got, tt.events)
+		}
+	}
+	// Before the pause C1 sits idle in its transaction too (while the
+	// steps are taken), but that is not the story's: no alert.
+	if got := alerts(states[4]); len(got) != 0 {
+		t.Errorf("step 4: alerts %v, want none before the pause", got)
+	}
+	// The session ends only in the expire step (the pace test shows that
+	// a slow lecturer gets this same story).
+	sc, _ := Catalog.Builtin("pg-idle-in-tx")
+	var told []simtest.Told
+	for _, s := range states[1:] {
+		told = append(told, simtest.Tell(s))
+	}
+	simtest.ExpiresOnlyWhen(t, told, sc.Steps, simulator.ActExpire)
+	if got := pgWaiters(states[5]); !slices.Equal(got, []string{"C2", "C3"}) {
+		t.Errorf("step 5: the server's waiters are %v, want C2, C3 behind the paused C1", got)
 	}
 	fenced := slices.ContainsFunc(last.Events, func(e simulator.Event) bool {
-		return e.Step == 7 && e.Client == "C1" && e.Event == simulator.EvFenced
+		return e.Step == 9 && e.Client == "C1" && e.Event == simulator.EvFenced
 	})
 	if !fenced {
 		t.Errorf("C1's stale write was not refused: %+v", last.Events)
@@ -268,6 +335,10 @@ func TestDeadlockDetected(t *testing.T) {
 
 // TestPgScenarioRules: what a PostgreSQL scenario file may say.
 func TestPgScenarioRules(t *testing.T) {
+	// split is a row-lock plan with an idle timeout: C1 added, then steps.
+	split := func(steps string) string {
+		return `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"row","idleInTxTimeoutMs":1000},"steps":[{"client":"C1","action":"add"},` + steps + `]}`
+	}
 	tests := []struct {
 		name, file, err string
 	}{
@@ -276,6 +347,14 @@ func TestPgScenarioRules(t *testing.T) {
 		{"pause never ends", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"row"},"steps":[{"client":"C1","action":"add"},{"client":"C1","action":"pause"}]}`, "never ends an idle transaction"},
 		{"second lock on an advisory key", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"advisory"},"steps":[{"client":"C1","action":"add"},{"client":"C1","action":"lock-second"}]}`, "needs a row-lock scenario"},
 		{"idle timeout on an advisory lock", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"advisory","idleInTxTimeoutMs":1000},"steps":[{"client":"C1","action":"add"}]}`, "needs a row lock"},
+		{"split pause", split(`{"client":"C1","action":"pause"},{"client":"C1","action":"expire"},{"client":"C1","action":"resume"},{"client":"C1","action":"write"}`), ""},
+		{"expire without a split plan's pause", split(`{"client":"C1","action":"expire"}`), "no session idle in its transaction to end: pause it first"},
+		{"a crash has nothing to expire", split(`{"client":"C1","action":"crash"},{"client":"C1","action":"expire"}`), "a crash ends its session at once"},
+		{"a paused holder waits for its expiry", split(`{"client":"C1","action":"pause"},{"client":"C1","action":"write"},{"client":"C1","action":"expire"}`), "its expire step must come first"},
+		{"only resume follows the expiry", split(`{"client":"C1","action":"pause"},{"client":"C1","action":"expire"},{"client":"C1","action":"write"}`), "only resume can follow"},
+		{"resume needs an expiry", split(`{"client":"C1","action":"pause"},{"client":"C1","action":"resume"},{"client":"C1","action":"expire"}`), "its expire step must come first"},
+		{"expire is a split plan's", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"row","idleInTxTimeoutMs":1000},"steps":[{"client":"C1","action":"add"},{"client":"C1","action":"resume"}]}`, "tells a pause in steps"},
+		{"no wake: the server hands over", split(`{"client":"C1","action":"pause"},{"client":"C1","action":"expire"},{"client":"C1","action":"wake"}`), `unknown action "wake"`},
 		{"unknown action", `{"service":"postgres","name":"x","lock":"exclusive","params":{"lock":"row"},"steps":[{"client":"C1","action":"add-reader"}]}`, `unknown action "add-reader"`},
 		{"another service", `{"service":"redis","name":"x","lock":"exclusive","params":{"lock":"row"},"steps":[{"client":"C1","action":"add"}]}`, `a PostgreSQL scenario says "service": "postgres"`},
 	}

@@ -48,6 +48,9 @@ type pgClient struct {
 	// secondAt is the step its second lock was granted (0: not yet).
 	secondAt int
 	asleep   bool // its wait has been told
+	// cutHeld: paused while it held, in a split scenario; lapsed: the
+	// server has since ended its session (its expire step).
+	cutHeld, lapsed bool
 }
 
 // classWorld is one run's lock on the classroom's server: a table with
@@ -90,6 +93,9 @@ type classWorld struct {
 	// PostgreSQL's deadlock check breaks deadlock_timeout after the wait
 	// began; the next step tells that first.
 	cycleStands bool
+	// split: the scenario tells a holder's pause in steps (an expire
+	// step, simulator.Split; world_split.go).
+	split bool
 }
 
 // ident makes a run's path a lower-case SQL identifier.
@@ -120,7 +126,7 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 		table: "public." + ident("zkv_", spec.Path), key: int64(h.Sum64() >> 1), role: ident("zkv_client_", spec.Path),
 		srvAddr: srv.Addr(), p: p, resource: simulator.NewResource(spec.Fencing), lines: classLinesFor(p, severalRows(spec.Scenario, p)),
 		publish: spec.Publish, log: spec.Logger, byName: map[string]*pgClient{}, byPid: map[uint32]*pgClient{}, start: time.Now(),
-		rows: severalRows(spec.Scenario, p),
+		rows: severalRows(spec.Scenario, p), split: simulator.Split(spec.Scenario.Steps),
 	}
 	if p.Lock == kindRow {
 		w.lockName = "table/" + w.table
@@ -308,7 +314,14 @@ func (w *classWorld) act(ctx context.Context, a simulator.Action) error {
 	case simulator.ActCrash:
 		return w.crash(ctx, c)
 	case simulator.ActPause:
+		if w.split {
+			return w.pauseSplit(ctx, c)
+		}
 		return w.pause(ctx, c)
+	case simulator.ActExpire:
+		return w.expire(ctx, c)
+	case simulator.ActResume:
+		return w.resume(c)
 	case simulator.ActWrite:
 		return w.write(ctx, c)
 	}
@@ -705,64 +718,81 @@ func (w *classWorld) backendState(pid uint32) string {
 
 // pause stops c with its transaction open: its connection stays up and
 // silent, so the server sees a session idle in a transaction, holding its
-// locks, until idle_in_transaction_session_timeout ends it.
+// locks, until idle_in_transaction_session_timeout ends it. Told in one
+// step (a scenario with no expire step: the side-by-side pane, whose
+// beats every service shares); world_split.go tells it in three.
 func (w *classWorld) pause(ctx context.Context, c *pgClient) error {
 	if c.state != simulator.StateHolding {
 		return fmt.Errorf("only a holder's pause is staged here (%s is %s)", c.name, c.state)
+	}
+	if err := w.stop(ctx, c); err != nil {
+		return err
 	}
 	// The timeout is set as the client stops, not when it connects: a
 	// holder left idle between a lecturer's clicks is not ended before its
 	// story says so, however slow the steps (the expiry happens in this
 	// step, as Redis's and etcd's do).
-	if w.p.IdleInTxTimeoutMs > 0 {
-		if _, err := c.conn.Exec(ctx, "SET idle_in_transaction_session_timeout = "+strconv.FormatInt(w.p.IdleInTxTimeoutMs, 10)); err != nil {
-			return fmt.Errorf("%s: set its idle timeout: %w", c.name, err)
-		}
+	took, err := w.endSession(ctx, c)
+	if err != nil {
+		return err
 	}
+	w.clock += time.Duration(w.p.IdleInTxTimeoutMs) * time.Millisecond
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(),
+		Text: fmt.Sprintf("its session was ended by the server after %d ms idle in transaction (idle_in_transaction_session_timeout, FATAL 25P03): its transaction rolled back and its lock went with it; the client, paused, knows nothing", w.p.IdleInTxTimeoutMs)})
+	c.state, c.line = simulator.StateStale, w.lines.work
+	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(),
+		Text: "resumes, still believing it holds the lock"})
+	return nil
+}
+
+// stop is a holder's pause: c goes silent inside its transaction, and
+// the step tells whom the server says it blocks.
+func (w *classWorld) stop(ctx context.Context, c *pgClient) error {
 	c.state, c.since = simulator.StatePaused, w.step
 	w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: nodeName(int(c.pid)),
 		Text: "stops (a long GC pause) inside its transaction: the server sees a session idle in transaction, still holding the lock"})
-	start := time.Now()
-	blockedShown := false
-	for {
-		if gone, err := w.backendGone(ctx, c.pid); err != nil {
-			return err
-		} else if gone {
-			break
-		}
-		if !blockedShown {
-			waits, err := w.waits(ctx)
-			if err != nil {
-				return err
-			}
-			var blocked []string
-			for _, o := range w.clients {
-				if o != c && w.blockedBy(waits, o.pid, c.pid) {
-					blocked = append(blocked, o.name)
-				}
-			}
-			// Told as soon as the server names it, not after a time: a
-			// story must not depend on how fast the steps are taken (with
-			// a timeout near classIdleGrace, the server ended the session
-			// first under load, and the event was missing).
-			if len(blocked) > 0 {
-				blockedShown = true
-				w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, Node: nodeName(int(c.pid)),
-					Text: fmt.Sprintf("is idle in transaction and blocks everyone: pg_blocking_pids names it for %s", strings.Join(blocked, ", "))})
-				w.show()
-			}
-		}
-		if err := simulator.Sleep(ctx, 50*time.Millisecond); err != nil {
-			return fmt.Errorf("%s's session was not ended: %w", c.name, err)
+	// Told as soon as the server names it, before any timeout is set: a
+	// story must not depend on how fast the steps are taken (with a
+	// timeout near classIdleGrace, the server once ended the session
+	// first under load, and the event was missing). The waiters slept in
+	// the lock manager when their own steps ended.
+	waits, err := w.waits(ctx)
+	if err != nil {
+		return err
+	}
+	var blocked []string
+	for _, o := range w.clients {
+		if o != c && w.blockedBy(waits, o.pid, c.pid) {
+			blocked = append(blocked, o.name)
 		}
 	}
-	w.clock += time.Duration(w.p.IdleInTxTimeoutMs) * time.Millisecond
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: nodeName(int(c.pid)), AfterMs: time.Since(start).Milliseconds(),
-		Text: fmt.Sprintf("the server ended its session after %d ms idle in transaction (idle_in_transaction_session_timeout, FATAL 25P03): its transaction rolled back and its lock went with it; the client, paused, knows nothing", w.p.IdleInTxTimeoutMs)})
-	c.state, c.line = simulator.StateStale, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: nodeName(int(c.pid)), AfterMs: time.Since(start).Milliseconds(),
-		Text: "resumes, still believing it holds the lock"})
+	if len(blocked) > 0 {
+		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, Node: nodeName(int(c.pid)),
+			Text: fmt.Sprintf("is idle in transaction and blocks everyone: pg_blocking_pids names it for %s", strings.Join(blocked, ", "))})
+		w.show()
+	}
 	return nil
+}
+
+// endSession sets c's idle_in_transaction_session_timeout on its silent
+// session and waits until the server has ended it; took is how long that
+// was in real time.
+func (w *classWorld) endSession(ctx context.Context, c *pgClient) (took time.Duration, err error) {
+	if w.p.IdleInTxTimeoutMs == 0 {
+		return 0, fmt.Errorf("%s: no idleInTxTimeoutMs: the server never ends an idle transaction", c.name)
+	}
+	if _, err := c.conn.Exec(ctx, "SET idle_in_transaction_session_timeout = "+strconv.FormatInt(w.p.IdleInTxTimeoutMs, 10)); err != nil {
+		return 0, fmt.Errorf("%s: set its idle timeout: %w", c.name, err)
+	}
+	start := time.Now()
+	for {
+		if gone, err := w.backendGone(ctx, c.pid); err != nil || gone {
+			return time.Since(start), err
+		}
+		if err := simulator.Sleep(ctx, 50*time.Millisecond); err != nil {
+			return 0, fmt.Errorf("%s's session was not ended (%s): %w", c.name, w.backendState(c.pid), err)
+		}
+	}
 }
 
 // write is the work: with a row lock, an UPDATE of the locked row in the
@@ -860,10 +890,11 @@ func (w *classWorld) Snapshot() (lockqueue.Snapshot, bool, error) {
 	}
 	parts, exists := res.parts(w.name)
 	nodes, alerts := lockqueue.BuildServerQueue(lockqueue.ServerQueue{
-		Recipe: w.name.recipe, Sessions: res.sessions(w.name, parts), Waits: res.graph(), Now: res.Now, IdleGrace: classIdleGrace,
+		Recipe: w.name.recipe, Sessions: w.storyIdle(res.sessions(w.name, parts)), Waits: res.graph(), Now: res.Now, IdleGrace: classIdleGrace,
 	})
 	snap.Exists, snap.Nodes, snap.UpdatedAt = exists, nodes, res.Now
 	snap.Alerts = append(snap.Alerts, alerts...)
+	snap.Alerts = append(snap.Alerts, w.zombieHolders(snap)...)
 	if w.broken != nil {
 		snap.Alerts = append(snap.Alerts, *w.broken)
 	}
