@@ -24,7 +24,8 @@ func TestFoldRun(t *testing.T) {
 	name := func(i int) string { return fmt.Sprintf("lock-%010d", i) }
 	tests := []struct {
 		name     string
-		n, fit   int
+		n        int
+		fit      float64
 		selected string
 		acted    string
 		notified []string
@@ -38,6 +39,7 @@ func TestFoldRun(t *testing.T) {
 		{name: "holder, ends and the acted node", n: 20, fit: 6, acted: name(12), folded: true, want: []int{0, 12, 19}},
 		{name: "the herd: notified kept while they fit, the rest counted", n: 20, fit: 7, acted: name(0),
 			notified: []string{name(3), name(9), name(15), name(17), name(1)}, folded: true, want: []int{0, 19, 1, 3}, woken: []int{9, 15, 17}},
+		{name: "a fraction of a column counts", n: 20, fit: 3.3, acted: name(0), notified: []string{name(1), name(2)}, folded: true, want: []int{0, 1}, woken: []int{2}},
 		{name: "the selected node and holders stay past the room", n: 30, fit: 1, selected: name(20), acted: name(10), folded: true, want: []int{0, 10, 20}},
 	}
 	for _, tc := range tests {
@@ -66,8 +68,8 @@ func TestFoldRun(t *testing.T) {
 					t.Errorf("node %d folded; want it drawn (drawn: %v)", i, lane.Window.Runs)
 				}
 			}
-			if cols := laneCols(keep, len(got.Nodes)); cols > float64(tc.fit) && len(got.Nodes) > len(tc.want) {
-				t.Errorf("the lane takes %.2f columns, %d fit, with more than what must stay drawn", cols, tc.fit)
+			if cols := laneCols(keep, len(got.Nodes)); cols > tc.fit && len(got.Nodes) > len(tc.want) {
+				t.Errorf("the lane takes %.2f columns, %.2f fit, with more than what must stay drawn", cols, tc.fit)
 			}
 			if len(lane.NotifiedAt) != len(tc.woken) {
 				t.Errorf("notified and folded: %v, want positions %v", lane.NotifiedAt, tc.woken)

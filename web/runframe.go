@@ -34,8 +34,9 @@ type runView struct {
 	// services word each snapshot's lock (serviceViewNamed).
 	services *lockservice.Registry
 	// fit is how many node columns the panel's pane shows at a readable
-	// size (?fit=): a longer lane is folded (foldRun); 0 draws it whole.
-	fit int
+	// size (?fit=, a fraction: a fold mark is wider than a node): a longer
+	// lane is folded (foldRun); 0 draws it whole.
+	fit float64
 }
 
 // maxRunTableRows bounds a page of a run's table.
@@ -55,8 +56,8 @@ func parseRunView(q url.Values) (*runView, error) {
 	tq.Show = ""
 	v := &runView{table: tq}
 	if q.Has("fit") {
-		fit, err := strconv.Atoi(q.Get("fit"))
-		if err != nil || fit < 0 || fit > maxRunFit {
+		fit, err := strconv.ParseFloat(q.Get("fit"), 64)
+		if err != nil || !(fit >= 0 && fit <= maxRunFit) {
 			return nil, errorf(ErrInvalid, "bad ?fit=%q: want the node columns the pane shows, 0 to %d", q.Get("fit"), maxRunFit)
 		}
 		v.fit = fit
@@ -243,7 +244,7 @@ type foldedLane struct {
 // withFoldedLane replaces b's snapshot (state's JSON object) with its
 // lane folded to fit columns; b as it is when the lane fits, or when the
 // state draws a scene of several locks (each lane its own).
-func withFoldedLane(b []byte, fit int, selected string) ([]byte, error) {
+func withFoldedLane(b []byte, fit float64, selected string) ([]byte, error) {
 	var f runFocus
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read a run's state to fold its lane: %w", err)
@@ -282,12 +283,12 @@ func withFoldedLane(b []byte, fit int, selected string) ([]byte, error) {
 
 // foldRun folds s's lane to fit columns, keeping first the holders, the
 // selected node and the acted one whatever the room (the pane scales what
-// then does not fit), then the first and last nodes, the notified ones in
-// queue order, and the nodes from both ends inwards while they fit. ok is
-// false when s is drawn whole.
-func foldRun(s lockqueue.Snapshot, fit int, selected, acted string, notified []string) (lockqueue.Snapshot, foldedLane, bool) {
+// then does not fit), then the notified ones in queue order, then the
+// nodes from both ends inwards, while they fit. ok is false when s is
+// drawn whole.
+func foldRun(s lockqueue.Snapshot, fit float64, selected, acted string, notified []string) (lockqueue.Snapshot, foldedLane, bool) {
 	n := len(s.Nodes)
-	if fit <= 0 || n <= classroomWholeUpTo || n <= fit {
+	if fit <= 0 || n <= classroomWholeUpTo || float64(n) <= fit {
 		return s, foldedLane{}, false
 	}
 	facts := readWindowFacts(&s)
@@ -314,7 +315,6 @@ func foldRun(s lockqueue.Snapshot, fit int, selected, acted string, notified []s
 	add(at(selected))
 	add(at(acted))
 	var wanted []int
-	wanted = append(wanted, 0, n-1)
 	woken := map[int]bool{}
 	for _, name := range notified {
 		if i := at(name); i >= 0 && !woken[i] {
@@ -322,8 +322,8 @@ func foldRun(s lockqueue.Snapshot, fit int, selected, acted string, notified []s
 			wanted = append(wanted, i)
 		}
 	}
-	slices.Sort(wanted[2:])
-	for k := 1; k < n-k; k++ {
+	slices.Sort(wanted)
+	for k := 0; k <= n-1-k; k++ {
 		wanted = append(wanted, k, n-1-k)
 	}
 	for _, i := range wanted {
@@ -331,7 +331,7 @@ func foldRun(s lockqueue.Snapshot, fit int, selected, acted string, notified []s
 			continue
 		}
 		keep[i] = true
-		if laneCols(keep, kept+1) > float64(fit) {
+		if laneCols(keep, kept+1) > fit {
 			keep[i] = false
 			continue
 		}
