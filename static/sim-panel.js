@@ -312,10 +312,12 @@ export class Panel {
     // questions and answers); a command's answer, a plain state, would
     // show a step without them.
     if (this.predicting() && raw.runStep === undefined) return;
-    // A lane folded to its pane comes on the socket (view: fit), which
-    // brings every state; a command's answer, a plain state, would draw
-    // it whole for a moment.
-    if (this.sentFit > 0 && this.el.dataset.socket === 'open' && typeof raw.table !== 'string' && raw.snapshot && !(raw.locks || []).length) return;
+    // A lane the server folds to its pane comes on the socket (view: fit),
+    // which brings every state; a command's answer, a plain state, would
+    // draw it whole for a moment.
+    const framed = typeof raw.table === 'string';
+    if (framed) this.folding = this.sentFit > 0 && !!(raw.snapshot && raw.snapshot.window);
+    else if (this.folding && this.el.dataset.socket === 'open') return;
     knowNames(raw.names);
     this.queue.push(runState(raw));
     this.opts.onState();
