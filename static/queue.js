@@ -13,7 +13,7 @@ const NS = 'http://www.w3.org/2000/svg';
 
 export const COL = 128; // width of one node's column
 const GROUP_COL = 156;
-const PAD = 14;
+export const PAD = 14; // room before the first column and after the last
 const BAR_Y = 6;
 const BAR_H = 22;
 const BAND_TOP = 36;

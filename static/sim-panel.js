@@ -2,7 +2,7 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say } from './queue.js';
+import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say, el, COL, PAD } from './queue.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
@@ -52,8 +52,10 @@ class RunClock {
 }
 
 // READABLE_PX is the smallest a lane's label may be drawn in presentation
-// mode: read from the back of a lecture hall.
+// mode: read from the back of a lecture hall; SIDE_READABLE_PX beside
+// another run outside it.
 const READABLE_PX = 20;
+const SIDE_READABLE_PX = 14;
 
 // Panel is one run on the page: its section, its socket, the states it
 // received and the one it shows.
@@ -208,7 +210,44 @@ export class Panel {
       v.set('predict', viewerId());
       if (!this.mayControl) v.set('hold', '1');
     }
+    const fit = this.fit();
+    if (fit > 0) v.set('fit', String(fit));
     return v;
+  }
+
+  // fitted says whether the lane is fitted to its pane: beside another run
+  // or presenting. Alone outside presentation mode it has its own size.
+  fitted() {
+    return !!this.compare || document.body.dataset.present === 'true';
+  }
+
+  // readableScale is the scale at which the lane's smallest label is
+  // readable; 0 until a label was drawn to measure.
+  readableScale() {
+    const px = document.body.dataset.present === 'true' ? READABLE_PX : SIDE_READABLE_PX;
+    const sizes = [...this.svg.querySelectorAll('text.label')].map((t) => parseFloat(getComputedStyle(t).fontSize)).filter((x) => x > 0);
+    if (sizes.length) this.labelPx = Math.min(...sizes);
+    return this.labelPx ? px / this.labelPx : 0;
+  }
+
+  // fit is how many node columns the pane shows at a readable size: the
+  // server folds a longer lane to it (web/runframe.go, foldRun); 0 asks
+  // for the whole lane (not fitted, opened by its fold mark, or nothing
+  // drawn yet to measure).
+  fit() {
+    const box = this.svg.parentElement;
+    if (!this.fitted() || this.unfolded || box.hidden || !box.clientWidth) return 0;
+    const scale = this.readableScale();
+    if (!scale) return 0;
+    // A tenth of a column: a fold mark is wider than a node (foldRun).
+    return Math.max(1, Math.floor((10 * (box.clientWidth / scale - 2 * PAD)) / COL) / 10);
+  }
+
+  // unfold draws the whole lane, scrolled sideways at a readable size: its
+  // fold mark was clicked (or chosen with Enter).
+  unfold() {
+    this.unfolded = true;
+    this.moveView();
   }
 
   // answer sends this browser's answers to a step's questions; a viewer
@@ -240,6 +279,7 @@ export class Panel {
     const view = this.view();
     for (const [k, v] of view) u.searchParams.set(k, v);
     this.viewKey = view.toString();
+    this.sentFit = Number(view.get('fit') || 0);
     const ws = new WebSocket(u);
     this.ws = ws;
     this.el.dataset.socket = 'connecting';
@@ -272,6 +312,12 @@ export class Panel {
     // questions and answers); a command's answer, a plain state, would
     // show a step without them.
     if (this.predicting() && raw.runStep === undefined) return;
+    // A lane the server folds to its pane comes on the socket (view: fit),
+    // which brings every state; a command's answer, a plain state, would
+    // draw it whole for a moment.
+    const framed = typeof raw.table === 'string';
+    if (framed) this.folding = this.sentFit > 0 && !!(raw.snapshot && raw.snapshot.window);
+    else if (this.folding && this.el.dataset.socket === 'open') return;
     knowNames(raw.names);
     this.queue.push(runState(raw));
     this.opts.onState();
@@ -293,7 +339,9 @@ export class Panel {
     const jobs = [];
     for (const e of after.events) {
       if (e.step !== after.step || e.kind !== 'notify') continue;
-      const to = pos.get(nodeOf.get(e.client));
+      // A folded node's notification runs to its fold mark.
+      const node = nodeOf.get(e.client);
+      const to = pos.has(node) ? pos.get(node) : this.foldX((after.snapshot.notifiedAt || {})[node]);
       if (to === undefined) continue;
       if (e.watch === 'children') jobs.push(animateNotifyParent(this.svg, to, ms));
       else if (pos.has(e.node)) jobs.push(animateNotify(this.svg, pos.get(e.node), to, ms));
@@ -379,8 +427,9 @@ export class Panel {
     if (s.snapshot) {
       if (!scene) {
         this.positions = drawQueue(this.svg, s.snapshot, {
-          selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key,
+          selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key, onFold: () => this.unfold(),
         });
+        this.countFolded(s.snapshot);
       }
       if (typeof s.table === 'string') this.parts = s;
       this.showTable();
@@ -396,21 +445,55 @@ export class Panel {
     this.fitLane();
   }
 
-  // fitLane sizes the run's lanes for presentation mode (body[data-present]).
-  // A run alone takes the room left above the fold, but never so little
-  // that a label is under READABLE_PX, past which it scrolls sideways; a
-  // run beside others (compare, side by side) is as wide as its pane, every
-  // node in sight. Outside presentation mode a lane has its own size.
+  // foldX is the centre x of the fold mark that holds the queue position
+  // at; undefined when none does.
+  foldX(at) {
+    if (at === undefined) return undefined;
+    const g = [...this.svg.querySelectorAll('g.group[data-group]')].find((x) => {
+      const [from, to] = x.dataset.group.split('-').map(Number);
+      return from <= at && at <= to;
+    });
+    return g ? g.transform.baseVal.consolidate()?.matrix.e : undefined;
+  }
+
+  // countFolded writes on each fold mark of a folded lane how many of its
+  // nodes the step notified (snap.notifiedAt: the server's, by position),
+  // so that the lane counts every notification the herd meter does.
+  countFolded(snap) {
+    const at = Object.values(snap.notifiedAt || {});
+    for (const g of this.svg.querySelectorAll('g.group[data-group]')) {
+      const [from, to] = g.dataset.group.split('-').map(Number);
+      const n = at.filter((i) => from <= i && i <= to).length;
+      g.dataset.notified = String(n);
+      const pos = g.querySelector('text.label');
+      if (!n || !pos) continue;
+      g.append(el('text', { x: 0, y: Number(pos.getAttribute('y')) + 16, class: 'label notified' }, say('fold.notified', { n })));
+    }
+  }
+
+  // fitLane sizes the run's lanes where they are fitted to their pane
+  // (Panel.fitted). A run alone in presentation mode (body[data-present])
+  // takes the room left above the fold, but never so little that a label
+  // is under READABLE_PX, past which it scrolls sideways. A run beside
+  // others (compare, side by side) is as wide as its pane: a long lane is
+  // folded by the server to what fits there at a readable size
+  // (Panel.fit), and only what then still does not fit is scaled down; a
+  // lane opened by its fold mark scrolls sideways at a readable size.
+  // Outside presentation mode a run alone has its own size. The pane's
+  // room is told to the server (moveView) when it changes.
   fitLane() {
     for (const svg of [this.svg, this.locksSvg]) {
       const vb = svg.viewBox.baseVal;
       svg.style.width = svg.style.height = '';
       if (!vb || !vb.width || svg.parentElement.hidden) continue;
       const box = svg.parentElement;
+      const folded = svg === this.svg && !!(this.state && this.state.snapshot && this.state.snapshot.window);
+      const opened = svg === this.svg && this.unfolded;
       // Beside another run a lane wider than its pane (a 20-client herd)
       // is fitted to it outside presentation mode too: no sideways scroll.
-      if (document.body.dataset.present !== 'true' && !(this.compare && vb.width > box.clientWidth)) continue;
+      if (document.body.dataset.present !== 'true' && !(this.compare && (folded || opened || vb.width > box.clientWidth))) continue;
       let scale = box.clientWidth / vb.width;
+      if (this.compare && opened) scale = Math.max(scale, this.readableScale() || 1);
       if (!this.compare) {
         const room = window.innerHeight - box.getBoundingClientRect().top - window.scrollY - 8;
         const smallest = Math.min(...[...svg.querySelectorAll('text.label')].map((t) => parseFloat(getComputedStyle(t).fontSize) || 12));
@@ -420,6 +503,7 @@ export class Panel {
       svg.style.width = `${vb.width * scale}px`;
       svg.style.height = `${vb.height * scale}px`;
     }
+    this.moveView();
   }
 
   // renderLocks draws the scene's locks, one lane each, and the wait cycle

@@ -13,6 +13,10 @@ var classPhrases = map[string]string{
 	"meter.ofPairs":     "{v} of {max}: the bar's end is N(N−1)/2 = {worst}: the waiters' wake-ups when each of {n} clients' releases wakes every remaining waiter",
 	"meter.ofLarger":    "{v} of {max}: the bar's end is the larger run's figure, {max}",
 
+	// A fold mark of a classroom lane counts the notifications its nodes
+	// received at the step (sim-panel.js's countFolded).
+	"fold.notified": "{n} notified",
+
 	"pane.client":       "client",
 	"pane.state":        "state",
 	"pane.stale":        ": back from a pause that outlasted its hold on the lock (its session, lease or key), it still believes it holds",

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
@@ -31,13 +33,17 @@ type runView struct {
 	table views.TableQuery
 	// services word each snapshot's lock (serviceViewNamed).
 	services *lockservice.Registry
+	// fit is how many node columns the panel's pane shows at a readable
+	// size (?fit=, a fraction: a fold mark is wider than a node): a longer
+	// lane is folded (foldRun); 0 draws it whole.
+	fit float64
 }
 
 // maxRunTableRows bounds a page of a run's table.
 const maxRunTableRows = 200
 
-// parseRunView reads ?parts=1 with the table's ?page=, ?size=, ?q= and the
-// selected node ?selected=.
+// parseRunView reads ?parts=1 with the table's ?page=, ?size=, ?q=, the
+// selected node ?selected= and the pane's room ?fit=.
 func parseRunView(q url.Values) (*runView, error) {
 	if !q.Has("parts") {
 		return nil, nil
@@ -48,7 +54,15 @@ func parseRunView(q url.Values) (*runView, error) {
 	}
 	tq.Size = min(cmp.Or(tq.Size, 50), maxRunTableRows)
 	tq.Show = ""
-	return &runView{table: tq}, nil
+	v := &runView{table: tq}
+	if q.Has("fit") {
+		fit, err := strconv.ParseFloat(q.Get("fit"), 64)
+		if err != nil || !(fit >= 0 && fit <= maxRunFit) {
+			return nil, errorf(ErrInvalid, "bad ?fit=%q: want the node columns the pane shows, 0 to %d", q.Get("fit"), maxRunFit)
+		}
+		v.fit = fit
+	}
+	return v, nil
 }
 
 // sceneState is a run's state that says which locks it shows: the lock the
@@ -78,6 +92,11 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	}
 	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
 	var err error
+	if v.fit > 0 {
+		if b, err = withFoldedLane(b, v.fit, v.table.Selected); err != nil {
+			return nil, err
+		}
+	}
 	first, node := snaps[0], snapshotWith(snaps, v.table.Selected)
 	if x.Table, err = renderString(views.QueueTable(views.NewTable(serviceViewNamed(v.services, first.Service), first, v.table, now))); err != nil {
 		return nil, err
@@ -144,4 +163,208 @@ func renderString(c templ.Component) (string, error) {
 		return "", fmt.Errorf("render a run's part: %w", err)
 	}
 	return buf.String(), nil
+}
+
+// A classroom pane beside another (compare, side by side) or on a
+// projector is narrow: a long lane scaled into it has labels nobody in the
+// hall reads. The panel says how many node columns fit its pane at a
+// readable size (?fit=), and a lane longer than that is folded here with
+// the lock page's fold (foldTo): the holders, the selected node, the node
+// the step acts on, those it notifies, and the first and last nodes, as
+// many as fit; the rest are "…" marks that count their nodes and the
+// notifications they received. The panel then scales only what still does
+// not fit (sim-panel.js's fitLane).
+
+// classroomWholeUpTo: a lane of up to this many nodes is always drawn
+// whole (scaled to its pane if need be): a scenario's own queue (LOCK1–LOCK5)
+// is its story, and a mark hiding two or three nodes saves no room.
+const classroomWholeUpTo = 8
+
+// foldMarkCols is how many node columns a fold mark takes in the lane
+// (queue.js: GROUP_COL / COL).
+const foldMarkCols = 156.0 / 128
+
+// maxRunFit bounds ?fit=: no pane is wider than this many columns.
+const maxRunFit = 1000
+
+// runFocus is what of a state's JSON says which nodes its step is about.
+type runFocus struct {
+	Step   int `json:"step"`
+	Action *struct {
+		Client string `json:"client"`
+	} `json:"action"`
+	Clients []struct {
+		Name string `json:"name"`
+		Node string `json:"node"`
+	} `json:"clients"`
+	Events []struct {
+		Step     int      `json:"step"`
+		Kind     string   `json:"kind"`
+		Client   string   `json:"client"`
+		Node     string   `json:"node"`
+		Notified []string `json:"notified"`
+	} `json:"events"`
+	Snapshot json.RawMessage   `json:"snapshot"`
+	Locks    []json.RawMessage `json:"locks"`
+}
+
+// acted and notified are the lock nodes of the client the step acts on
+// and of those it notifies.
+func (f *runFocus) nodes() (acted string, notified []string) {
+	node := make(map[string]string, len(f.Clients))
+	for _, c := range f.Clients {
+		node[c.Name] = c.Node
+	}
+	if f.Action != nil {
+		acted = node[f.Action.Client]
+	}
+	for _, e := range f.Events {
+		if e.Step != f.Step {
+			continue
+		}
+		if e.Kind == "notify" {
+			notified = append(notified, node[e.Client])
+		}
+		for _, c := range e.Notified {
+			notified = append(notified, node[c])
+		}
+	}
+	return acted, notified
+}
+
+// foldedLane is a folded lane's snapshot as the panel draws it: the
+// snapshot's own fields, the window saying what is folded (as a lock
+// page's frame says it), and where the folded nodes notified this step
+// are, by name, for the marks to count and the notifications to run to.
+type foldedLane struct {
+	Window     *Window        `json:"window"`
+	NotifiedAt map[string]int `json:"notifiedAt,omitempty"`
+}
+
+// withFoldedLane replaces b's snapshot (state's JSON object) with its
+// lane folded to fit columns; b as it is when the lane fits, or when the
+// state draws a scene of several locks (each lane its own).
+func withFoldedLane(b []byte, fit float64, selected string) ([]byte, error) {
+	var f runFocus
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("read a run's state to fold its lane: %w", err)
+	}
+	if len(f.Snapshot) == 0 || len(f.Locks) > 0 {
+		return b, nil
+	}
+	var s lockqueue.Snapshot
+	if err := json.Unmarshal(f.Snapshot, &s); err != nil {
+		return nil, fmt.Errorf("read a run's lane to fold it: %w", err)
+	}
+	acted, notified := f.nodes()
+	folded, lane, ok := foldRun(s, fit, selected, acted, notified)
+	if !ok {
+		return b, nil
+	}
+	sb, err := json.Marshal(folded)
+	if err != nil {
+		return nil, fmt.Errorf("encode a run's folded lane: %w", err)
+	}
+	lb, err := json.Marshal(lane)
+	if err != nil {
+		return nil, fmt.Errorf("encode a run's folded lane: %w", err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, fmt.Errorf("read a run's state to fold its lane: %w", err)
+	}
+	obj["snapshot"] = mergeObjects(sb, lb)
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encode a run's state with its lane folded: %w", err)
+	}
+	return out, nil
+}
+
+// foldRun folds s's lane to fit columns, keeping first the holders, the
+// selected node and the acted one whatever the room (the pane scales what
+// then does not fit), then the notified ones in queue order, then the
+// nodes from both ends inwards, while they fit. ok is false when s is
+// drawn whole.
+func foldRun(s lockqueue.Snapshot, fit float64, selected, acted string, notified []string) (lockqueue.Snapshot, foldedLane, bool) {
+	n := len(s.Nodes)
+	if fit <= 0 || n <= classroomWholeUpTo || float64(n) <= fit {
+		return s, foldedLane{}, false
+	}
+	facts := readWindowFacts(&s)
+	keep := make([]bool, n)
+	kept := 0
+	add := func(i int) {
+		if i >= 0 && !keep[i] {
+			keep[i] = true
+			kept++
+		}
+	}
+	at := func(name string) int {
+		if name == "" {
+			return -1
+		}
+		if i, ok := facts.position(s.Nodes, name); ok {
+			return i
+		}
+		return -1
+	}
+	for _, i := range facts.holders {
+		add(i)
+	}
+	add(at(selected))
+	add(at(acted))
+	var wanted []int
+	woken := map[int]bool{}
+	for _, name := range notified {
+		if i := at(name); i >= 0 && !woken[i] {
+			woken[i] = true
+			wanted = append(wanted, i)
+		}
+	}
+	slices.Sort(wanted)
+	for k := 0; k <= n-1-k; k++ {
+		wanted = append(wanted, k, n-1-k)
+	}
+	for _, i := range wanted {
+		if keep[i] {
+			continue
+		}
+		keep[i] = true
+		if laneCols(keep, kept+1) > fit {
+			keep[i] = false
+			continue
+		}
+		kept++
+	}
+	shown := make([]int, 0, kept)
+	for i, k := range keep {
+		if k {
+			shown = append(shown, i)
+		}
+	}
+	w := &Window{Total: n, To: n, Holding: facts.holding, ChildWatchers: facts.childWatchers}
+	folded := foldTo(s, shown, facts, w)
+	lane := foldedLane{Window: w}
+	for i := range woken {
+		if !keep[i] {
+			if lane.NotifiedAt == nil {
+				lane.NotifiedAt = map[string]int{}
+			}
+			lane.NotifiedAt[s.Nodes[i].Name] = i
+		}
+	}
+	return folded, lane, true
+}
+
+// laneCols is how many node columns a lane of the kept nodes (kept of
+// them) and its fold marks takes.
+func laneCols(keep []bool, kept int) float64 {
+	marks := 0
+	for i, k := range keep {
+		if !k && (i == 0 || keep[i-1]) {
+			marks++
+		}
+	}
+	return float64(kept) + foldMarkCols*float64(marks)
 }

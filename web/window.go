@@ -186,13 +186,23 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 	shown = append(shown, windowExtra(shown, facts.notable, selected, w)...)
 	slices.Sort(shown)
 	shown = slices.Compact(shown)
+	s = foldTo(s, shown, facts, w)
+	if len(s.Nodes) < n {
+		w.Note = views.FoldNote(n, w.From, w.To, len(s.Nodes), w.Extra, w.Capped)
+	}
+	return s, w
+}
+
+// foldTo is the fold every lane of a long queue is drawn with, the lock
+// page's window and the classroom's pane (runframe.go, foldRun): s with the nodes at
+// the positions shown (ascending, distinct) and the rest folded, w's runs
+// and folds saying which is which, and the positions of the folded nodes
+// that the shown ones point at. s's nodes are copied, never changed.
+func foldTo(s lockqueue.Snapshot, shown []int, facts *windowFacts, w *Window) lockqueue.Snapshot {
 	nodes := windowRuns(s.Nodes, shown, facts, w)
 	w.Targets = foldedTargets(s, nodes, shown, facts)
-	if len(nodes) < n {
-		w.Note = views.FoldNote(n, w.From, w.To, len(nodes), w.Extra, w.Capped)
-	}
 	s.Nodes = nodes
-	return s, w
+	return s
 }
 
 // windowEndsAndPage are the positions a window of n nodes always shows,
