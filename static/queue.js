@@ -12,7 +12,7 @@
 const NS = 'http://www.w3.org/2000/svg';
 
 export const COL = 128; // width of one node's column
-const GROUP_COL = 156;
+export const GROUP_COL = 156;
 export const PAD = 14; // room before the first column and after the last
 const BAR_Y = 6;
 const BAR_H = 22;

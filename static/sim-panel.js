@@ -2,7 +2,7 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say, el, COL, PAD } from './queue.js';
+import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say, el, COL, GROUP_COL, PAD } from './queue.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
@@ -211,7 +211,11 @@ export class Panel {
       if (!this.mayControl) v.set('hold', '1');
     }
     const fit = this.fit();
-    if (fit > 0) v.set('fit', String(fit));
+    if (fit > 0) {
+      v.set('fit', String(fit));
+      // The server folds; the page knows how wide it draws a fold mark.
+      v.set('mark', String(GROUP_COL / COL));
+    }
     return v;
   }
 

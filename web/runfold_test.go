@@ -20,6 +20,10 @@ func queueOfN(n int) lockqueue.Snapshot {
 // page's fold: what the step is about stays, the rest is counted in marks,
 // and the lane takes no more columns than fit, unless what must stay
 // does not.
+// testMarkCols is a fold mark's width in node columns, as the page tells
+// it (?mark=: queue.js draws a mark 156 px wide beside 128 px nodes).
+const testMarkCols = 156.0 / 128
+
 func TestFoldRun(t *testing.T) {
 	name := func(i int) string { return fmt.Sprintf("lock-%010d", i) }
 	tests := []struct {
@@ -45,7 +49,7 @@ func TestFoldRun(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := queueOfN(tc.n)
-			got, lane, ok := foldRun(whole, tc.fit, tc.selected, tc.acted, tc.notified)
+			got, lane, ok := foldRun(whole, tc.fit, testMarkCols, tc.selected, tc.acted, tc.notified)
 			if ok != tc.folded {
 				t.Fatalf("folded %v, want %v", ok, tc.folded)
 			}
@@ -68,7 +72,7 @@ func TestFoldRun(t *testing.T) {
 					t.Errorf("node %d folded; want it drawn (drawn: %v)", i, lane.Window.Runs)
 				}
 			}
-			if cols := laneCols(keep, len(got.Nodes)); cols > tc.fit && len(got.Nodes) > len(tc.want) {
+			if cols := laneCols(keep, len(got.Nodes), testMarkCols); cols > tc.fit && len(got.Nodes) > len(tc.want) {
 				t.Errorf("the lane takes %.2f columns, %.2f fit, with more than what must stay drawn", cols, tc.fit)
 			}
 			if len(lane.NotifiedAt) != len(tc.woken) {

@@ -35,8 +35,10 @@ type runView struct {
 	services *lockservice.Registry
 	// fit is how many node columns the panel's pane shows at a readable
 	// size (?fit=, a fraction: a fold mark is wider than a node): a longer
-	// lane is folded (foldRun); 0 draws it whole.
-	fit float64
+	// lane is folded (foldRun); 0 draws it whole. mark is how many node
+	// columns a fold mark takes as the page draws it (?mark=, 1 if not
+	// told): the page knows its layout, the server which nodes to keep.
+	fit, mark float64
 }
 
 // maxRunTableRows bounds a page of a run's table.
@@ -61,6 +63,14 @@ func parseRunView(q url.Values) (*runView, error) {
 			return nil, errorf(ErrInvalid, "bad ?fit=%q: want the node columns the pane shows, 0 to %d", q.Get("fit"), maxRunFit)
 		}
 		v.fit = fit
+	}
+	v.mark = 1
+	if q.Has("mark") {
+		mark, err := strconv.ParseFloat(q.Get("mark"), 64)
+		if err != nil || !(mark >= 1 && mark <= 10) {
+			return nil, errorf(ErrInvalid, "bad ?mark=%q: want the node columns a fold mark takes, 1 to 10", q.Get("mark"))
+		}
+		v.mark = mark
 	}
 	return v, nil
 }
@@ -93,7 +103,7 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
 	var err error
 	if v.fit > 0 {
-		if b, err = withFoldedLane(b, v.fit, v.table.Selected); err != nil {
+		if b, err = withFoldedLane(b, v.fit, v.mark, v.table.Selected); err != nil {
 			return nil, err
 		}
 	}
@@ -180,10 +190,6 @@ func renderString(c templ.Component) (string, error) {
 // is its story, and a mark hiding two or three nodes saves no room.
 const classroomWholeUpTo = 8
 
-// foldMarkCols is how many node columns a fold mark takes in the lane
-// (queue.js: GROUP_COL / COL).
-const foldMarkCols = 156.0 / 128
-
 // maxRunFit bounds ?fit=: no pane is wider than this many columns.
 const maxRunFit = 1000
 
@@ -242,9 +248,10 @@ type foldedLane struct {
 }
 
 // withFoldedLane replaces b's snapshot (state's JSON object) with its
-// lane folded to fit columns; b as it is when the lane fits, or when the
-// state draws a scene of several locks (each lane its own).
-func withFoldedLane(b []byte, fit float64, selected string) ([]byte, error) {
+// lane folded to fit columns (a fold mark takes mark of them); b as it is
+// when the lane fits, or when the state draws a scene of several locks
+// (each lane its own).
+func withFoldedLane(b []byte, fit, mark float64, selected string) ([]byte, error) {
 	var f runFocus
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read a run's state to fold its lane: %w", err)
@@ -257,7 +264,7 @@ func withFoldedLane(b []byte, fit float64, selected string) ([]byte, error) {
 		return nil, fmt.Errorf("read a run's lane to fold it: %w", err)
 	}
 	acted, notified := f.nodes()
-	folded, lane, ok := foldRun(s, fit, selected, acted, notified)
+	folded, lane, ok := foldRun(s, fit, mark, selected, acted, notified)
 	if !ok {
 		return b, nil
 	}
@@ -281,12 +288,12 @@ func withFoldedLane(b []byte, fit float64, selected string) ([]byte, error) {
 	return out, nil
 }
 
-// foldRun folds s's lane to fit columns, keeping first the holders, the
-// selected node and the acted one whatever the room (the pane scales what
-// then does not fit), then the notified ones in queue order, then the
-// nodes from both ends inwards, while they fit. ok is false when s is
-// drawn whole.
-func foldRun(s lockqueue.Snapshot, fit float64, selected, acted string, notified []string) (lockqueue.Snapshot, foldedLane, bool) {
+// foldRun folds s's lane to fit columns (a fold mark takes mark of them),
+// keeping first the holders, the selected node and the acted one whatever
+// the room (the pane scales what then does not fit), then the notified
+// ones in queue order, then the nodes from both ends inwards, while they
+// fit. ok is false when s is drawn whole.
+func foldRun(s lockqueue.Snapshot, fit, mark float64, selected, acted string, notified []string) (lockqueue.Snapshot, foldedLane, bool) {
 	n := len(s.Nodes)
 	if fit <= 0 || n <= classroomWholeUpTo || float64(n) <= fit {
 		return s, foldedLane{}, false
@@ -331,7 +338,7 @@ func foldRun(s lockqueue.Snapshot, fit float64, selected, acted string, notified
 			continue
 		}
 		keep[i] = true
-		if laneCols(keep, kept+1) > fit {
+		if laneCols(keep, kept+1, mark) > fit {
 			keep[i] = false
 			continue
 		}
@@ -359,12 +366,12 @@ func foldRun(s lockqueue.Snapshot, fit float64, selected, acted string, notified
 
 // laneCols is how many node columns a lane of the kept nodes (kept of
 // them) and its fold marks takes.
-func laneCols(keep []bool, kept int) float64 {
+func laneCols(keep []bool, kept int, mark float64) float64 {
 	marks := 0
 	for i, k := range keep {
 		if !k && (i == 0 || keep[i-1]) {
 			marks++
 		}
 	}
-	return float64(kept) + foldMarkCols*float64(marks)
+	return float64(kept) + mark*float64(marks)
 }
