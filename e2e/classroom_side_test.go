@@ -53,6 +53,15 @@ func TestClassroomSideBySide(t *testing.T) {
 	if got := eval[[]string](tb, panes+`.map(p => p.dataset.service)`); fmt.Sprint(got) != "[zookeeper redis redis etcd postgres]" {
 		t.Fatalf("panes' services %v, want ZooKeeper, Redis twice, etcd and PostgreSQL", got)
 	}
+	// Each pane has its own service's legend; the page's one legend, one
+	// service's, is hidden.
+	legends := eval[map[string]string](tb, `Object.fromEntries(`+panes+`.map(p => [p.dataset.service, [...p.querySelectorAll('.pane-legend:not([hidden]) li')].map(li => li.dataset.legend).join(' ')]))`)
+	if legends["zookeeper"] == "" || legends["redis"] == "" || legends["zookeeper"] == legends["redis"] || legends["zookeeper"] == legends["postgres"] {
+		t.Errorf("panes' legends %q: want each pane its own service's", legends)
+	}
+	if eval[bool](tb, `!document.getElementById('legend').hidden`) {
+		t.Error("the page's one legend shows over five services' panes")
+	}
 	total := eval[int](tb, `Number(document.getElementById('scrub').max)`)
 	// Note every pane's step at every change, as a person sees them (a
 	// MutationObserver runs once the page has finished a change): the

@@ -2,7 +2,7 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say, el, COL, GROUP_COL, PAD } from './queue.js';
+import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say, el, legend, COL, GROUP_COL, PAD } from './queue.js';
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
@@ -109,6 +109,11 @@ export class Panel {
       this.el.classList.add('side-pane');
       this.el.dataset.service = this.side.service;
       this.el.dataset.scenario = this.side.scenario;
+      // Each pane's lane in its own service's shapes and words: one
+      // legend over five services would be one service's.
+      const lg = this.el.querySelector('.pane-legend');
+      legend(lg, this.side.service, null);
+      lg.hidden = false;
     }
     this.verdictEl = this.el.querySelector('.side-verdict');
     this.metersEl = this.el.querySelector('.side-meters');

@@ -592,7 +592,9 @@ async function restart() {
   // says how this scenario's waiters wait instead.
   $('strategy-box').hidden = !!fixed;
   $('compare-key').hidden = !!fixed;
-  legend($('legend'), side ? '' : info.service || '', side || wordsOf(info.service).legendAllModes ? null : info.modes || null);
+  // Side by side, each pane shows its own service's legend (Panel).
+  $('legend').hidden = side;
+  if (!side) legend($('legend'), info.service || '', wordsOf(info.service).legendAllModes ? null : info.modes || null);
   ui.strategyFixed.hidden = !fixed;
   ui.strategyFixed.textContent = side ? say('side.fixedNote', { why: fixed }) : info.waiting || (fixed ? say('strategy.fixed', { strategy: info.strategy, why: fixed }) : '');
   ui.fencing.disabled = side;

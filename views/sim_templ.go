@@ -146,7 +146,7 @@ func SimPage(s Sim) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\"></dd></dl><div class=\"herd\" aria-label=\"herd meter\"></div><div class=\"lane-scroll\"><svg class=\"lane\" role=\"group\" aria-label=\"lock queue\"></svg></div><div class=\"cycle-note\" role=\"alert\" hidden></div><div class=\"lane-scroll locks-scroll\" hidden><svg class=\"locks\" role=\"group\" aria-label=\"the scene's locks\"></svg></div><div class=\"clients\" role=\"list\" aria-label=\"clients\"></div><div class=\"client-pane details\" aria-live=\"polite\"></div><details class=\"more pseudo-box\" open><summary>recipe pseudocode</summary><ol class=\"pseudo\"></ol></details> <details class=\"more\"><summary>events</summary><ol class=\"events\"></ol></details><div class=\"run-table\" hidden></div></section></template>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\"></dd></dl><div class=\"herd\" aria-label=\"herd meter\"></div><ul class=\"legend pane-legend\" aria-label=\"legend of this pane: shapes and arrows\" hidden></ul><div class=\"lane-scroll\"><svg class=\"lane\" role=\"group\" aria-label=\"lock queue\"></svg></div><div class=\"cycle-note\" role=\"alert\" hidden></div><div class=\"lane-scroll locks-scroll\" hidden><svg class=\"locks\" role=\"group\" aria-label=\"the scene's locks\"></svg></div><div class=\"clients\" role=\"list\" aria-label=\"clients\"></div><div class=\"client-pane details\" aria-live=\"polite\"></div><details class=\"more pseudo-box\" open><summary>recipe pseudocode</summary><ol class=\"pseudo\"></ol></details> <details class=\"more\"><summary>events</summary><ol class=\"events\"></ol></details><div class=\"run-table\" hidden></div></section></template>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -161,7 +161,7 @@ func SimPage(s Sim) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(s.Asset("sim.js"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 132, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sim.templ`, Line: 133, Col: 48}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
