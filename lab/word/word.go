@@ -55,14 +55,23 @@
 //     let go (Lost, a failed release, Killed) the server ends the hold at
 //     its session's, lease's or TTL's end, while the client may still
 //     believe: the recorded end comes no later than Lost + Delay, or,
-//     killed, Killed + Session + Delay. A node gone unseen (how unknown)
-//     is only told after a gap, and went at some moment of it: its end is
-//     the whole gap.
+//     killed, Killed + Session + Delay. When the server went down while
+//     the client held and it never let go, the server keeps the hold
+//     through its restart (ZooKeeper restores the session and its node,
+//     etcd renews the lease, a Redis key goes with an empty restart): the
+//     recorded end comes no later than the later of Lost + Delay and
+//     ServerUp + Session + Delay, and at any time when the server never
+//     came back in the run. A node gone unseen (how unknown) is only told
+//     after a gap, and went at some moment of it: its end is the whole
+//     gap; so is the end of a hold still recorded when the history ends in
+//     a gap (the server down at the run's end).
 //  4. Nothing is recorded as acquired, released, expired or given up while
 //     the server was down (between the runner's ServerDown and ServerUp,
 //     less Early at each end); the history has a gap instead: every outage
 //     longer than Delay + Early is covered by a recorded gap from
 //     ServerDown + Delay at the latest to ServerUp - Early at the earliest.
+//     An outage no longer than Delay + Early may fall between two reads (a
+//     poll) and go unseen: it is not required to be a gap.
 //  5. Recorded waits and holds match the clients' within the same
 //     tolerance: a measured wait (queued to acquired) is at most the
 //     client's (Requested to Acquired, or from the request of the first
@@ -156,7 +165,15 @@ type grant struct {
 	// its kill (then its session's end); zero when the run ended first.
 	releasedBy   time.Time
 	killedUnsent bool
-	hold         *hold
+	// downWhileHeld: the server went down while the client held; back
+	// is when it answered again (zero: not in the run). A hold the
+	// client could not let go of then (its release failed, or it learnt
+	// it lost) outlives the outage: the server keeps it through its
+	// restart, until the session, lease or TTL runs out after it or the
+	// client drops it on its next try.
+	downWhileHeld bool
+	back          time.Time
+	hold          *hold
 	// merged are the same holder's next grants g's hold stands for too
 	// (see merge); mergedInto the grant whose hold stands for this one.
 	merged     []*grant
@@ -190,6 +207,12 @@ func (g *grant) latest(b Bounds) time.Time {
 		}
 		return g.releasedBy.Add(b.Delay)
 	case string(lab.Lost), failedRelease:
+		if g.downWhileHeld {
+			if g.back.IsZero() {
+				return farFuture
+			}
+			return later(g.ended, g.back.Add(b.Session)).Add(b.Delay)
+		}
 		return g.ended.Add(b.Delay)
 	case string(lab.Killed):
 		return g.ended.Add(b.Session + b.Delay)
@@ -198,6 +221,13 @@ func (g *grant) latest(b Bounds) time.Time {
 }
 
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 // hold is one recorded hold.
 type hold struct {
@@ -295,6 +325,7 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 		}
 	}
 	releasing := map[string]*grant{}
+	var downHeld []*grant // held when the server went down
 	for _, e := range events {
 		if g := releasing[e.Client]; g != nil {
 			switch e.Kind {
@@ -338,11 +369,19 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 		case lab.ServerDown:
 			down = e.At
 			silenced(e.At, "")
+			for _, g := range held {
+				g.downWhileHeld = true
+				downHeld = append(downHeld, g)
+			}
 		case lab.ServerUp:
 			if !down.IsZero() {
 				outages = append(outages, span{down, e.At})
 				down = time.Time{}
 			}
+			for _, g := range downHeld {
+				g.back = e.At
+			}
+			downHeld = nil
 		}
 	}
 	for _, q := range asked {
@@ -537,6 +576,12 @@ func (c *checker) checkGrant(g *grant, histEnd time.Time) {
 // checkEnd is rule 3.
 func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	if h.end.IsZero() {
+		// A history that ends in a gap (the server down at the run's
+		// end) cannot know when a node went during it: as for a node
+		// gone unseen, its end is the whole gap.
+		if gap, ok := c.gapAt(histEnd); ok && g.how != "" && !gap.From.After(g.latest(c.b)) {
+			return
+		}
 		if g.how == string(lab.Released) && g.ended.Add(c.b.Delay).Before(histEnd) {
 			c.fail(End, g, "", g.ended, "released at %s; the history still has it holding at %s", stamp(g.ended), stamp(histEnd))
 		}

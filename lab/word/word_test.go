@@ -142,6 +142,14 @@ func TestCheck(t *testing.T) {
 		{"a clean release read as expired before the TTL could run out", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(600, "c1", lab.Released), asked(601, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(1030, "c1:1", history.Expired)},
 			Polling(time.Second, 5*time.Second), []Rule{End}, 1},
+		{"a release just before the server went down, the history ending in the outage's gap", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"),
+			did(600, "c1", lab.Released), asked(601, "c1"), did(900, lab.Server, lab.ServerDown)},
+			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), conn(1500, "reconnecting")},
+			Polling(time.Second, time.Second), nil, 1},
+		{"a release a read should have seen, the history ending in a later gap", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"),
+			did(600, "c1", lab.Released), asked(601, "c1"), did(3500, lab.Server, lab.ServerDown)},
+			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), conn(4000, "reconnecting")},
+			Polling(time.Second, time.Second), []Rule{End}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(tc.clients, tc.hist, tc.b, at(10_000))
@@ -171,12 +179,14 @@ func TestOutages(t *testing.T) {
 	}{
 		{"the outage is a gap, the node gone unseen after it", append(slices.Clone(gap), left(3200, "n1", history.Unseen)), nil},
 		{"the node gone unseen after a reader back later than the client learnt", append(slices.Clone(gap[:4]), conn(5000, "connected"), left(5000, "n1", history.Unseen)), nil},
-		{"the node gone unseen after a gap that began after the client learnt", append(slices.Clone(gap[:3]), conn(4000, "reconnecting"), conn(5000, "connected"), left(5000, "n1", history.Unseen)),
+		{"the node gone unseen after a gap that began after the server surely let go", append(slices.Clone(gap[:3]), conn(5000, "reconnecting"), conn(6000, "connected"), left(6000, "n1", history.Unseen)),
 			[]Rule{Outage, End}},
 		{"a release recorded during the outage", append(slices.Clone(gap[:3]), left(1500, "n1", history.Released)), []Rule{Outage, Outage}},
 		{"an expiry recorded during the outage, in a gap", append(slices.Clone(gap[:4]), left(1500, "n1", history.Expired), gap[4]), []Rule{Outage}},
 		{"an acquisition recorded during the outage", append(slices.Clone(gap), queued(1600, "n2", 1600), acquired(1600, "n2", 1600), left(3200, "n1", history.Unseen)),
 			[]Rule{NoGrant, Outage}},
+		{"the node gone after the restart, when its session ran out", append(slices.Clone(gap), left(3900, "n1", history.Expired)), nil},
+		{"the node gone after the restart, later than its session", append(slices.Clone(gap), left(4700, "n1", history.Expired)), []Rule{End}},
 		{"no gap over the outage", append(slices.Clone(gap[:3]), left(3200, "n1", history.Expired)), []Rule{Outage}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
