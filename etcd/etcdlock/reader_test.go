@@ -227,14 +227,7 @@ func TestServerRestart(t *testing.T) {
 	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/restart"
 	r, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}, Timeout: time.Second})
-	cli := newClient(t, srv.Endpoint())
-	lease, err := cli.Grant(context.Background(), 600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Put(context.Background(), prefix+"/"+lockqueue.LeaseHex(int64(lease.ID)), "", clientv3.WithLease(lease.ID)); err != nil {
-		t.Fatal(err)
-	}
+	holdWithLease(t, srv.Endpoint(), prefix)
 	f.waitFor(t, prefix, "the holder, live", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 1 && s.Live() })
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
@@ -255,14 +248,11 @@ func TestServerRestart(t *testing.T) {
 	}
 }
 
-// A server killed while a lease read waits for it: the lock is not live
-// within a fraction of the request timeout, not when the read gives up,
-// so that an outage of a few seconds is a gap in the history.
-func TestOutageSeenAtOnce(t *testing.T) {
-	srv := etcdtest.ForTest(t)
-	const prefix = "/locks/outage"
-	_, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}, Timeout: 5 * time.Second})
-	cli := newClient(t, srv.Endpoint())
+// holdWithLease puts a holder's key under prefix with a lease of ten
+// minutes.
+func holdWithLease(t *testing.T, endpoint, prefix string) {
+	t.Helper()
+	cli := newClient(t, endpoint)
 	lease, err := cli.Grant(context.Background(), 600)
 	if err != nil {
 		t.Fatal(err)
@@ -270,6 +260,16 @@ func TestOutageSeenAtOnce(t *testing.T) {
 	if _, err := cli.Put(context.Background(), prefix+"/"+lockqueue.LeaseHex(int64(lease.ID)), "", clientv3.WithLease(lease.ID)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A server killed while a lease read waits for it: the lock is not live
+// within a fraction of the request timeout, not when the read gives up,
+// so that an outage of a few seconds is a gap in the history.
+func TestOutageSeenAtOnce(t *testing.T) {
+	srv := etcdtest.ForTest(t)
+	const prefix = "/locks/outage"
+	_, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}, Timeout: 5 * time.Second})
+	holdWithLease(t, srv.Endpoint(), prefix)
 	f.waitFor(t, prefix, "the holder, live", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 1 && s.Live() })
 	stopped := time.Now()
 	if err := srv.Stop(); err != nil {
