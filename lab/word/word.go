@@ -60,8 +60,11 @@
 //     through its restart (ZooKeeper restores the session and its node,
 //     etcd renews the lease, a Redis key goes with an empty restart): the
 //     recorded end comes no later than the later of Lost + Delay and
-//     ServerUp + Session + Delay, and at any time when the server never
-//     came back in the run. A node gone unseen (how unknown) is only told
+//     ServerUp + Session + Delay (a next outage that begins within Session
+//     of ServerUp keeps it through that one too; a release that failed up
+//     to Early before ServerDown counts as one the server went down on),
+//     and at any time when the server never came back in the run. A node
+//     gone unseen (how unknown) is only told
 //     after a gap, and went at some moment of it: its end is the whole
 //     gap; so is the end of a hold still recorded when the history ends in
 //     a gap (the server down at the run's end).
@@ -173,7 +176,11 @@ type grant struct {
 	// client drops it on its next try.
 	downWhileHeld bool
 	back          time.Time
-	hold          *hold
+	// outages are the run's server outages, for a hold kept through
+	// one: a next outage that begins before its session runs out keeps
+	// it longer.
+	outages []span
+	hold    *hold
 	// merged are the same holder's next grants g's hold stands for too
 	// (see merge); mergedInto the grant whose hold stands for this one.
 	merged     []*grant
@@ -208,10 +215,7 @@ func (g *grant) latest(b Bounds) time.Time {
 		return g.releasedBy.Add(b.Delay)
 	case string(lab.Lost), failedRelease:
 		if g.downWhileHeld {
-			if g.back.IsZero() {
-				return farFuture
-			}
-			return later(g.ended, g.back.Add(b.Session)).Add(b.Delay)
+			return later(g.ended, g.keptUntil(b)).Add(b.Delay)
 		}
 		return g.ended.Add(b.Delay)
 	case string(lab.Killed):
@@ -221,6 +225,25 @@ func (g *grant) latest(b Bounds) time.Time {
 }
 
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// keptUntil is the latest the server keeps a hold it kept through an
+// outage: its session after the server is back, and back again after
+// each next outage that began before that.
+func (g *grant) keptUntil(b Bounds) time.Time {
+	if g.back.IsZero() {
+		return farFuture
+	}
+	until := g.back.Add(b.Session)
+	for _, o := range g.outages {
+		if o.from.After(g.back) && o.from.Before(until) {
+			if o.to.IsZero() {
+				return farFuture
+			}
+			until = o.to.Add(b.Session)
+		}
+	}
+	return until
+}
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -326,6 +349,7 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 	}
 	releasing := map[string]*grant{}
 	var downHeld []*grant // held when the server went down
+	var gaveUp []*grant   // the grants a client failed to let go of, or lost, in time order
 	for _, e := range events {
 		if g := releasing[e.Client]; g != nil {
 			switch e.Kind {
@@ -353,13 +377,20 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 			grants = append(grants, g)
 		case lab.Released:
 			how := string(lab.Released)
+			g := held[e.Client]
 			if e.Message != "" {
 				how = failedRelease
-			} else if g := held[e.Client]; g != nil {
+			} else if g != nil {
 				releasing[e.Client] = g
 			}
 			end(e.Client, e.At, how)
+			if g != nil && how == failedRelease {
+				gaveUp = append(gaveUp, g)
+			}
 		case lab.Lost:
+			if g := held[e.Client]; g != nil {
+				gaveUp = append(gaveUp, g)
+			}
 			end(e.Client, e.At, string(lab.Lost))
 		case lab.Killed:
 			unanswered(e.Client, e.At, true)
@@ -372,6 +403,14 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 			for _, g := range held {
 				g.downWhileHeld = true
 				downHeld = append(downHeld, g)
+			}
+			// A release that failed as the server died may be stamped
+			// just before the runner stamps its kill.
+			for i := len(gaveUp) - 1; i >= 0 && !gaveUp[i].ended.Before(e.At.Add(-Early)); i-- {
+				if g := gaveUp[i]; !g.downWhileHeld {
+					g.downWhileHeld = true
+					downHeld = append(downHeld, g)
+				}
 			}
 		case lab.ServerUp:
 			if !down.IsZero() {
@@ -386,6 +425,13 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 	}
 	for _, q := range asked {
 		open = append(open, request{span: span{q, farFuture}})
+	}
+	all := outages
+	if !down.IsZero() {
+		all = append(slices.Clip(outages), span{from: down}) // not back in the run
+	}
+	for _, g := range grants {
+		g.outages = all
 	}
 	return grants, open, outages
 }

@@ -150,6 +150,20 @@ func TestCheck(t *testing.T) {
 			did(600, "c1", lab.Released), asked(601, "c1"), did(3500, lab.Server, lab.ServerDown)},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), conn(4000, "reconnecting")},
 			Polling(time.Second, time.Second), []Rule{End}, 1},
+		{"a release failed as the server died, stamped just before the kill: kept through the outage", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"),
+			failedRel(795, "c1"), did(800, lab.Server, lab.ServerDown), did(3000, lab.Server, lab.ServerUp)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), conn(900, "reconnecting"), conn(3200, "connected"),
+				left(3900, "n1", history.Expired)}, Watching(time.Second), nil, 1},
+		{"a hold kept through two outages, the second before its session ran out", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"),
+			did(800, lab.Server, lab.ServerDown), failedRel(900, "c1"), did(3000, lab.Server, lab.ServerUp),
+			did(3500, lab.Server, lab.ServerDown), did(5000, lab.Server, lab.ServerUp)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), conn(900, "reconnecting"), conn(3200, "connected"),
+				conn(3600, "reconnecting"), conn(5200, "connected"), left(5800, "n1", history.Expired)}, Watching(time.Second), nil, 1},
+		{"a hold kept through two outages, recorded past its session after the second", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"),
+			did(800, lab.Server, lab.ServerDown), failedRel(900, "c1"), did(3000, lab.Server, lab.ServerUp),
+			did(3500, lab.Server, lab.ServerDown), did(5000, lab.Server, lab.ServerUp)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), conn(900, "reconnecting"), conn(3200, "connected"),
+				conn(3600, "reconnecting"), conn(5200, "connected"), left(6800, "n1", history.Expired)}, Watching(time.Second), []Rule{End}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(tc.clients, tc.hist, tc.b, at(10_000))
