@@ -36,7 +36,9 @@
 //     grant has is a mismatch unless a client asked and never told a
 //     grant (killed, stopped, or its acquire failed after a pause): the
 //     server may have granted it all the same, a killed client's queued
-//     node until its session ends.
+//     node until its session ends, and a node queued when the server went
+//     down until its session ends after the server is back (rule 3's
+//     ServerUp + Session).
 //  2. A recorded hold starts between the client's Requested and its
 //     Acquired: in [Requested - Early, Acquired + Delay]. A hold first seen
 //     after a gap (the history says it does not know when it began) only
@@ -175,7 +177,7 @@ type grant struct {
 	// restart, until the session, lease or TTL runs out after it or the
 	// client drops it on its next try.
 	downWhileHeld bool
-	back          time.Time
+	downAt        time.Time
 	// outages are the run's server outages, for a hold kept through
 	// one: a next outage that begins before its session runs out keeps
 	// it longer.
@@ -229,18 +231,26 @@ var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // keptUntil is the latest the server keeps a hold it kept through an
 // outage: its session after the server is back, and back again after
 // each next outage that began before that.
-func (g *grant) keptUntil(b Bounds) time.Time {
-	if g.back.IsZero() {
-		return farFuture
-	}
-	until := g.back.Add(b.Session)
-	for _, o := range g.outages {
-		if o.from.After(g.back) && o.from.Before(until) {
+func (g *grant) keptUntil(b Bounds) time.Time { return keptThrough(g.outages, g.downAt, b) }
+
+// keptThrough is the latest a server that went down at down keeps a
+// session's hold or queued node: its session after the server is back
+// (outages, in time order; an open one's to is zero), and back again after
+// each next outage that began before that.
+func keptThrough(outages []span, down time.Time, b Bounds) time.Time {
+	var until time.Time
+	for _, o := range outages {
+		switch {
+		case until.IsZero() && o.from.Before(down.Add(Early)) && (o.to.IsZero() || o.to.After(down)),
+			!until.IsZero() && o.from.Before(until):
 			if o.to.IsZero() {
 				return farFuture
 			}
 			until = o.to.Add(b.Session)
 		}
+	}
+	if until.IsZero() {
+		return farFuture
 	}
 	return until
 }
@@ -271,6 +281,11 @@ type span struct{ from, to time.Time }
 type request struct {
 	span
 	killed bool
+	// downAt is when the server went down while the request was open:
+	// the server keeps its queued node through the restart (zero: it
+	// did not); outages are the run's.
+	downAt  time.Time
+	outages []span
 }
 
 func (s span) has(t time.Time) bool { return t.After(s.from) && t.Before(s.to) }
@@ -318,6 +333,7 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
 	held := map[string]*grant{}
 	asked := map[string]time.Time{}
+	askedDown := map[string]time.Time{} // an open request's server went down at
 	var down time.Time
 	end := func(c string, at time.Time, how string) {
 		g := held[c]
@@ -343,13 +359,13 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 	// server may have granted it all the same (see rule 1).
 	unanswered := func(c string, at time.Time, killed bool) {
 		if q, ok := asked[c]; ok {
-			open = append(open, request{span{q, at}, killed})
+			open = append(open, request{span: span{q, at}, killed: killed, downAt: askedDown[c]})
 			delete(asked, c)
 		}
+		delete(askedDown, c)
 	}
 	releasing := map[string]*grant{}
-	var downHeld []*grant // held when the server went down
-	var gaveUp []*grant   // the grants a client failed to let go of, or lost, in time order
+	var gaveUp []*grant // the grants a client failed to let go of, or lost, in time order
 	for _, e := range events {
 		if g := releasing[e.Client]; g != nil {
 			switch e.Kind {
@@ -401,30 +417,27 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 			down = e.At
 			silenced(e.At, "")
 			for _, g := range held {
-				g.downWhileHeld = true
-				downHeld = append(downHeld, g)
+				g.downWhileHeld, g.downAt = true, e.At
 			}
 			// A release that failed as the server died may be stamped
 			// just before the runner stamps its kill.
 			for i := len(gaveUp) - 1; i >= 0 && !gaveUp[i].ended.Before(e.At.Add(-Early)); i-- {
 				if g := gaveUp[i]; !g.downWhileHeld {
-					g.downWhileHeld = true
-					downHeld = append(downHeld, g)
+					g.downWhileHeld, g.downAt = true, e.At
 				}
+			}
+			for c := range asked {
+				askedDown[c] = e.At
 			}
 		case lab.ServerUp:
 			if !down.IsZero() {
 				outages = append(outages, span{down, e.At})
 				down = time.Time{}
 			}
-			for _, g := range downHeld {
-				g.back = e.At
-			}
-			downHeld = nil
 		}
 	}
-	for _, q := range asked {
-		open = append(open, request{span: span{q, farFuture}})
+	for c, q := range asked {
+		open = append(open, request{span: span{q, farFuture}, downAt: askedDown[c]})
 	}
 	all := outages
 	if !down.IsZero() {
@@ -432,6 +445,9 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 	}
 	for _, g := range grants {
 		g.outages = all
+	}
+	for i := range open {
+		open[i].outages = all
 	}
 	return grants, open, outages
 }
@@ -695,6 +711,9 @@ func (c *checker) unmatched(holds []*hold, open []request) {
 			by := q.to.Add(c.b.Delay)
 			if q.killed {
 				by = by.Add(c.b.Session)
+			}
+			if !q.downAt.IsZero() {
+				by = later(by, keptThrough(q.outages, q.downAt, c.b).Add(c.b.Delay))
 			}
 			return !h.start.Before(q.from.Add(-c.b.Early)) && !h.start.After(by)
 		}); i >= 0 {

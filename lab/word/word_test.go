@@ -164,6 +164,16 @@ func TestCheck(t *testing.T) {
 			did(3500, lab.Server, lab.ServerDown), did(5000, lab.Server, lab.ServerUp)},
 			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), conn(900, "reconnecting"), conn(3200, "connected"),
 				conn(3600, "reconnecting"), conn(5200, "connected"), left(6800, "n1", history.Expired)}, Watching(time.Second), []Rule{End}, 1},
+		{"a waiter's node granted after the restart though its acquire failed in the outage", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), asked(20, "c2"),
+			did(800, lab.Server, lab.ServerDown), failedRel(810, "c1"),
+			{At: at(1500), Client: "c2", Kind: lab.Failed, Message: "acquire: zk: could not connect to a server"}, did(3000, lab.Server, lab.ServerUp)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), queued(25, "n2", 22), conn(900, "reconnecting"), conn(3100, "connected"),
+				left(3100, "n1", history.Unseen), acquired(3100, "n2", 22), left(3180, "n2", history.Released)}, Watching(time.Second), nil, 1},
+		{"a waiter's node granted long after the restart, its acquire failed in the outage", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), asked(20, "c2"),
+			did(800, lab.Server, lab.ServerDown), failedRel(810, "c1"),
+			{At: at(1500), Client: "c2", Kind: lab.Failed, Message: "acquire: zk: could not connect to a server"}, did(3000, lab.Server, lab.ServerUp)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), queued(25, "n2", 22), conn(900, "reconnecting"), conn(3100, "connected"),
+				left(3100, "n1", history.Unseen), acquired(5000, "n2", 22), left(5080, "n2", history.Released)}, Watching(time.Second), []Rule{NoGrant}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(tc.clients, tc.hist, tc.b, at(10_000))
