@@ -57,16 +57,15 @@
 //     let go (Lost, a failed release, Killed) the server ends the hold at
 //     its session's, lease's or TTL's end, while the client may still
 //     believe: the recorded end comes no later than Lost + Delay, or,
-//     killed, Killed + Session + Delay. When the server went down while
-//     the client held and it never let go, the server keeps the hold
-//     through its restart (ZooKeeper restores the session and its node,
-//     etcd renews the lease, a Redis key goes with an empty restart): the
-//     recorded end comes no later than the later of Lost + Delay and
-//     ServerUp + Session + Delay (a next outage that begins within Session
-//     of ServerUp keeps it through that one too; a release that failed up
-//     to Early before ServerDown counts as one the server went down on),
-//     and at any time when the server never came back in the run. A node
-//     gone unseen (how unknown) is only told
+//     killed, Killed + Session + Delay. The server keeps a hold through its
+//     restart (ZooKeeper restores the session and its node, etcd renews
+//     the lease, a Redis key goes with an empty restart): when the server
+//     went down before the client learnt it lost, or before its failed
+//     release was known to fail (its next event), the recorded end comes
+//     no later than the later of that bound and ServerUp + Session + Delay
+//     (a next outage that begins within Session of ServerUp keeps it
+//     through that one too), and at any time when the server never came
+//     back in the run. A node gone unseen (how unknown) is only told
 //     after a gap, and went at some moment of it: its end is the whole
 //     gap; so is the end of a hold still recorded when the history ends in
 //     a gap (the server down at the run's end).
@@ -170,17 +169,12 @@ type grant struct {
 	// its kill (then its session's end); zero when the run ended first.
 	releasedBy   time.Time
 	killedUnsent bool
-	// downWhileHeld: the server went down while the client held; back
-	// is when it answered again (zero: not in the run). A hold the
-	// client could not let go of then (its release failed, or it learnt
-	// it lost) outlives the outage: the server keeps it through its
-	// restart, until the session, lease or TTL runs out after it or the
-	// client drops it on its next try.
-	downWhileHeld bool
-	downAt        time.Time
-	// outages are the run's server outages, for a hold kept through
-	// one: a next outage that begins before its session runs out keeps
-	// it longer.
+	// failedBy is, for a failed release, when the failure was surely
+	// known: the client's next event (it tells Released before it sends
+	// the release, failed or not); zero when the run ended first.
+	failedBy time.Time
+	// outages are the run's server outages: a hold the client never let
+	// go of may outlive one (see latest).
 	outages []span
 	hold    *hold
 	// merged are the same holder's next grants g's hold stands for too
@@ -198,8 +192,13 @@ const failedRelease = "failed"
 // holder's next, maybe never told: the client stopped first), else until
 // the latest the server's hold may end.
 func (g *grant) stillHeld(b Bounds) time.Time {
-	if g.how == string(lab.Released) {
+	switch g.how {
+	case string(lab.Released):
 		return g.ended.Add(-b.Early)
+	case string(lab.Lost), failedRelease:
+		// A hold recorded after may be the same holder's next request's,
+		// a node the server kept through an outage (rule 1).
+		return g.ended.Add(b.Delay)
 	}
 	return g.latest(b)
 }
@@ -216,10 +215,22 @@ func (g *grant) latest(b Bounds) time.Time {
 		}
 		return g.releasedBy.Add(b.Delay)
 	case string(lab.Lost), failedRelease:
-		if g.downWhileHeld {
-			return later(g.ended, g.keptUntil(b)).Add(b.Delay)
+		// The server keeps a hold through its restart (ZooKeeper
+		// restores the session, etcd renews the lease) until the
+		// session runs out after it: an outage that began before the
+		// client gave up, or before its failed release failed, may
+		// keep the hold past the client's belief.
+		known := g.ended
+		if g.how == failedRelease {
+			known = cmp.Or(g.failedBy, farFuture)
 		}
-		return g.ended.Add(b.Delay)
+		until := g.ended
+		for _, o := range g.outages {
+			if o.from.Before(known) {
+				until = later(until, keptThrough(g.outages, o.from, b))
+			}
+		}
+		return until.Add(b.Delay)
 	case string(lab.Killed):
 		return g.ended.Add(b.Session + b.Delay)
 	}
@@ -227,11 +238,6 @@ func (g *grant) latest(b Bounds) time.Time {
 }
 
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// keptUntil is the latest the server keeps a hold it kept through an
-// outage: its session after the server is back, and back again after
-// each next outage that began before that.
-func (g *grant) keptUntil(b Bounds) time.Time { return keptThrough(g.outages, g.downAt, b) }
 
 // keptThrough is the latest a server that went down at down keeps a
 // session's hold or queued node: its session after the server is back
@@ -365,8 +371,12 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 		delete(askedDown, c)
 	}
 	releasing := map[string]*grant{}
-	var gaveUp []*grant // the grants a client failed to let go of, or lost, in time order
+	failing := map[string]*grant{}
 	for _, e := range events {
+		if g := failing[e.Client]; g != nil {
+			g.failedBy = e.At
+			delete(failing, e.Client)
+		}
 		if g := releasing[e.Client]; g != nil {
 			switch e.Kind {
 			case lab.Requested, lab.Acquired, lab.Failed, lab.Wrote, lab.Refused, lab.Lost, lab.Released:
@@ -401,12 +411,9 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 			}
 			end(e.Client, e.At, how)
 			if g != nil && how == failedRelease {
-				gaveUp = append(gaveUp, g)
+				failing[e.Client] = g
 			}
 		case lab.Lost:
-			if g := held[e.Client]; g != nil {
-				gaveUp = append(gaveUp, g)
-			}
 			end(e.Client, e.At, string(lab.Lost))
 		case lab.Killed:
 			unanswered(e.Client, e.At, true)
@@ -416,16 +423,6 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 		case lab.ServerDown:
 			down = e.At
 			silenced(e.At, "")
-			for _, g := range held {
-				g.downWhileHeld, g.downAt = true, e.At
-			}
-			// A release that failed as the server died may be stamped
-			// just before the runner stamps its kill.
-			for i := len(gaveUp) - 1; i >= 0 && !gaveUp[i].ended.Before(e.At.Add(-Early)); i-- {
-				if g := gaveUp[i]; !g.downWhileHeld {
-					g.downWhileHeld, g.downAt = true, e.At
-				}
-			}
 			for c := range asked {
 				askedDown[c] = e.At
 			}

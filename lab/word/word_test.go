@@ -174,6 +174,10 @@ func TestCheck(t *testing.T) {
 			{At: at(1500), Client: "c2", Kind: lab.Failed, Message: "acquire: zk: could not connect to a server"}, did(3000, lab.Server, lab.ServerUp)},
 			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), queued(25, "n2", 22), conn(900, "reconnecting"), conn(3100, "connected"),
 				left(3100, "n1", history.Unseen), acquired(5000, "n2", 22), left(5080, "n2", history.Released)}, Watching(time.Second), []Rule{NoGrant}, 1},
+		{"a lease the restart renewed outlives the client that learnt it lost", []lab.Event{asked(0, "c1"), did(100, lab.Server, lab.ServerDown),
+			did(2000, lab.Server, lab.ServerUp), got(2100, "c1", "n1"), did(2101, "c1", lab.Lost), failedRel(2110, "c1")},
+			[]history.Event{conn(-100, "connected"), conn(200, "reconnecting"), conn(2050, "connected"), queued(2090, "n1", 2090), acquired(2090, "n1", 2090),
+				left(3200, "n1", history.Expired)}, Watching(time.Second), nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(tc.clients, tc.hist, tc.b, at(10_000))
