@@ -73,7 +73,9 @@
 //     the server was down (between the runner's ServerDown and ServerUp,
 //     less Early at each end); the history has a gap instead: every outage
 //     longer than Delay + Early is covered by a recorded gap from
-//     ServerDown + Delay at the latest to ServerUp - Early at the earliest.
+//     ServerDown + Delay + Early at the latest (ServerDown is stamped as
+//     the signal is sent; the server dies, and its connections close, a
+//     moment after) to ServerUp - Early at the earliest.
 //     An outage no longer than Delay + Early may fall between two reads (a
 //     poll) and go unseen: it is not required to be a gap.
 //  5. Recorded waits and holds match the clients' within the same
@@ -740,7 +742,7 @@ func (c *checker) outages(outages []span, hist []history.Event) {
 			continue
 		}
 		if !slices.ContainsFunc(c.gaps, func(s history.Span) bool {
-			return !s.From.After(o.from.Add(c.b.Delay)) && !s.To.Before(o.to.Add(-c.b.Early))
+			return !s.From.After(o.from.Add(c.b.Delay+c.b.Early)) && !s.To.Before(o.to.Add(-c.b.Early))
 		}) {
 			c.fail(Outage, nil, "", o.from, "the server was down from %s to %s; the history has no gap over it", stamp(o.from), stamp(o.to))
 		}

@@ -215,6 +215,8 @@ func TestOutages(t *testing.T) {
 			[]Rule{NoGrant, Outage}},
 		{"the node gone after the restart, when its session ran out", append(slices.Clone(gap), left(3900, "n1", history.Expired)), nil},
 		{"the node gone after the restart, later than its session", append(slices.Clone(gap), left(4700, "n1", history.Expired)), []Rule{End}},
+		{"the gap begins as the killed server's connections close, a moment after the stamp", append(slices.Clone(gap[:3]), conn(1450, "reconnecting"), conn(3200, "connected"), left(3200, "n1", history.Unseen)), nil},
+		{"the gap begins too long after the server went down", append(slices.Clone(gap[:3]), conn(1700, "reconnecting"), conn(3200, "connected"), left(3200, "n1", history.Unseen)), []Rule{Outage}},
 		{"no gap over the outage", append(slices.Clone(gap[:3]), left(3200, "n1", history.Expired)), []Rule{Outage}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
