@@ -136,10 +136,10 @@ type labFlags struct {
 	pause, hold                             time.Duration
 	json                                    bool
 	// report is --report's file; services are --service's, one or more.
-	report   string
-	services []string
-	schedule, search, out                   string // replay and search (labsearch.go)
-	runs                                    int
+	report                string
+	services              []string
+	schedule, search, out string // replay and search (labsearch.go)
+	runs                  int
 }
 
 // labServer is the server a run's clients use: addr as they are given
