@@ -65,7 +65,9 @@
 //     no later than the later of that bound and ServerUp + Session + Delay
 //     (a next outage that begins within Session of ServerUp keeps it
 //     through that one too), and at any time when the server never came
-//     back in the run. A node gone unseen (how unknown) is only told
+//     back in the run. A release that failed after the client was cut
+//     off, paused or the server went down while it held never reached
+//     the server: its hold ends by the failure + Session + Delay. A node gone unseen (how unknown) is only told
 //     after a gap, and went at some moment of it: its end is the whole
 //     gap; so is the end of a hold still recorded when the history ends in
 //     a gap (the server down at the run's end).
@@ -227,6 +229,12 @@ func (g *grant) latest(b Bounds) time.Time {
 			known = cmp.Or(g.failedBy, farFuture)
 		}
 		until := g.ended
+		if g.how == failedRelease && g.sure.Before(g.ended) {
+			// Cut off, paused or the server down while it held: the
+			// failed release never reached the server, which keeps the
+			// hold until its session, lease or TTL runs out.
+			until = g.ended.Add(b.Session)
+		}
 		for _, o := range g.outages {
 			if o.from.Before(known) {
 				until = later(until, keptThrough(g.outages, o.from, b))

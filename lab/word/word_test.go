@@ -178,6 +178,14 @@ func TestCheck(t *testing.T) {
 			did(2000, lab.Server, lab.ServerUp), got(2100, "c1", "n1"), did(2101, "c1", lab.Lost), failedRel(2110, "c1")},
 			[]history.Event{conn(-100, "connected"), conn(200, "reconnecting"), conn(2050, "connected"), queued(2090, "n1", 2090), acquired(2090, "n1", 2090),
 				left(3200, "n1", history.Expired)}, Watching(time.Second), nil, 1},
+		{"a release that failed while cut off: the TTL ends the hold", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(300, "c1", lab.Cut),
+			failedRel(400, "c1"), did(1300, "c1", lab.Healed), asked(1310, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(2000, "c1:1", history.Expired)},
+			Polling(time.Second, time.Second), nil, 1},
+		{"a release that failed while cut off, recorded past its TTL", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(300, "c1", lab.Cut),
+			failedRel(400, "c1"), did(1300, "c1", lab.Healed), asked(1310, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(3200, "c1:1", history.Expired)},
+			Polling(time.Second, time.Second), []Rule{End}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(tc.clients, tc.hist, tc.b, at(10_000))
