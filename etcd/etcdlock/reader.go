@@ -226,6 +226,7 @@ func (r *Reader) Run(ctx context.Context) error {
 		r.startLocked(r.locks[name])
 	}
 	r.mu.Unlock()
+	go r.watchConn(ctx, cli)
 	r.poll(ctx, cli)
 	r.mu.Lock()
 	for _, l := range r.locks {
@@ -550,6 +551,33 @@ func (r *Reader) judgeConn(ctx context.Context, cli *clientv3.Client, read bool,
 			return
 		}
 		r.failConn(describe(errConnDown, r.cfg.Endpoints, "", r.cfg.Timeout), true)
+	}
+}
+
+// watchConn marks the connection down the moment gRPC's leaves Ready
+// after it had been up: the client retries a watch silently and a lease
+// read waits up to Timeout for the server to come back, so a poll alone
+// may sleep through an outage of a few seconds, and the history must show
+// one as a gap. Being up again is the polls' and reads' to say, once etcd
+// answers (judgeConn, okConn).
+func (r *Reader) watchConn(ctx context.Context, cli *clientv3.Client) {
+	conn := cli.ActiveConnection()
+	wasUp := false
+	for {
+		state := conn.GetState()
+		switch state {
+		case connectivity.Ready:
+			wasUp = true
+		case connectivity.Idle, connectivity.Connecting, connectivity.TransientFailure:
+			if wasUp {
+				r.failConn(describe(errConnDown, r.cfg.Endpoints, "", r.cfg.Timeout), true)
+			}
+		case connectivity.Shutdown:
+			return
+		}
+		if !conn.WaitForStateChange(ctx, state) {
+			return
+		}
 	}
 }
 

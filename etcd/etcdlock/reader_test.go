@@ -227,14 +227,7 @@ func TestServerRestart(t *testing.T) {
 	srv := etcdtest.ForTest(t)
 	const prefix = "/locks/restart"
 	r, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}, Timeout: time.Second})
-	cli := newClient(t, srv.Endpoint())
-	lease, err := cli.Grant(context.Background(), 600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Put(context.Background(), prefix+"/"+lockqueue.LeaseHex(int64(lease.ID)), "", clientv3.WithLease(lease.ID)); err != nil {
-		t.Fatal(err)
-	}
+	holdWithLease(t, srv.Endpoint(), prefix)
 	f.waitFor(t, prefix, "the holder, live", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 1 && s.Live() })
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
@@ -252,6 +245,39 @@ func TestServerRestart(t *testing.T) {
 	s = f.waitFor(t, prefix, "live again", func(s lockqueue.Snapshot) bool { return s.Live() })
 	if len(s.Nodes) != 1 || !s.Nodes[0].Holding || r.Err() != nil {
 		t.Errorf("after the restart: %s (Err %v)", show(s), r.Err())
+	}
+}
+
+// holdWithLease puts a holder's key under prefix with a lease of ten
+// minutes.
+func holdWithLease(t *testing.T, endpoint, prefix string) {
+	t.Helper()
+	cli := newClient(t, endpoint)
+	lease, err := cli.Grant(context.Background(), 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(context.Background(), prefix+"/"+lockqueue.LeaseHex(int64(lease.ID)), "", clientv3.WithLease(lease.ID)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A server killed while a lease read waits for it: the lock is not live
+// within a fraction of the request timeout, not when the read gives up,
+// so that an outage of a few seconds is a gap in the history.
+func TestOutageSeenAtOnce(t *testing.T) {
+	srv := etcdtest.ForTest(t)
+	const prefix = "/locks/outage"
+	_, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}, Timeout: 5 * time.Second})
+	holdWithLease(t, srv.Endpoint(), prefix)
+	f.waitFor(t, prefix, "the holder, live", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 1 && s.Live() })
+	stopped := time.Now()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor(t, prefix, "not live", func(s lockqueue.Snapshot) bool { return !s.Live() })
+	if took := time.Since(stopped); took > 2*time.Second {
+		t.Errorf("not live %v after etcd stopped; want well within the 5s request timeout", took.Round(time.Millisecond))
 	}
 }
 

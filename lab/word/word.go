@@ -36,7 +36,9 @@
 //     grant has is a mismatch unless a client asked and never told a
 //     grant (killed, stopped, or its acquire failed after a pause): the
 //     server may have granted it all the same, a killed client's queued
-//     node until its session ends.
+//     node until its session ends, and a node queued when the server went
+//     down until its session ends after the server is back (rule 3's
+//     ServerUp + Session).
 //  2. A recorded hold starts between the client's Requested and its
 //     Acquired: in [Requested - Early, Acquired + Delay]. A hold first seen
 //     after a gap (the history says it does not know when it began) only
@@ -55,14 +57,29 @@
 //     let go (Lost, a failed release, Killed) the server ends the hold at
 //     its session's, lease's or TTL's end, while the client may still
 //     believe: the recorded end comes no later than Lost + Delay, or,
-//     killed, Killed + Session + Delay. A node gone unseen (how unknown)
-//     is only told after a gap, and went at some moment of it: its end is
-//     the whole gap.
+//     killed, Killed + Session + Delay. The server keeps a hold through its
+//     restart (ZooKeeper restores the session and its node, etcd renews
+//     the lease, a Redis key goes with an empty restart): when the server
+//     went down before the client learnt it lost, or before its failed
+//     release was known to fail (its next event), the recorded end comes
+//     no later than the later of that bound and ServerUp + Session + Delay
+//     (a next outage that begins within Session of ServerUp keeps it
+//     through that one too), and at any time when the server never came
+//     back in the run. A release that failed after the client was cut
+//     off, paused or the server went down while it held never reached
+//     the server: its hold ends by the failure + Session + Delay. A node gone unseen (how unknown) is only told
+//     after a gap, and went at some moment of it: its end is the whole
+//     gap; so is the end of a hold still recorded when the history ends in
+//     a gap (the server down at the run's end).
 //  4. Nothing is recorded as acquired, released, expired or given up while
 //     the server was down (between the runner's ServerDown and ServerUp,
 //     less Early at each end); the history has a gap instead: every outage
 //     longer than Delay + Early is covered by a recorded gap from
-//     ServerDown + Delay at the latest to ServerUp - Early at the earliest.
+//     ServerDown + Delay + Early at the latest (ServerDown is stamped as
+//     the signal is sent; the server dies, and its connections close, a
+//     moment after) to ServerUp - Early at the earliest.
+//     An outage no longer than Delay + Early may fall between two reads (a
+//     poll) and go unseen: it is not required to be a gap.
 //  5. Recorded waits and holds match the clients' within the same
 //     tolerance: a measured wait (queued to acquired) is at most the
 //     client's (Requested to Acquired, or from the request of the first
@@ -156,7 +173,14 @@ type grant struct {
 	// its kill (then its session's end); zero when the run ended first.
 	releasedBy   time.Time
 	killedUnsent bool
-	hold         *hold
+	// failedBy is, for a failed release, when the failure was surely
+	// known: the client's next event (it tells Released before it sends
+	// the release, failed or not); zero when the run ended first.
+	failedBy time.Time
+	// outages are the run's server outages: a hold the client never let
+	// go of may outlive one (see latest).
+	outages []span
+	hold    *hold
 	// merged are the same holder's next grants g's hold stands for too
 	// (see merge); mergedInto the grant whose hold stands for this one.
 	merged     []*grant
@@ -172,8 +196,13 @@ const failedRelease = "failed"
 // holder's next, maybe never told: the client stopped first), else until
 // the latest the server's hold may end.
 func (g *grant) stillHeld(b Bounds) time.Time {
-	if g.how == string(lab.Released) {
+	switch g.how {
+	case string(lab.Released):
 		return g.ended.Add(-b.Early)
+	case string(lab.Lost), failedRelease:
+		// A hold recorded after may be the same holder's next request's,
+		// a node the server kept through an outage (rule 1).
+		return g.ended.Add(b.Delay)
 	}
 	return g.latest(b)
 }
@@ -190,7 +219,28 @@ func (g *grant) latest(b Bounds) time.Time {
 		}
 		return g.releasedBy.Add(b.Delay)
 	case string(lab.Lost), failedRelease:
-		return g.ended.Add(b.Delay)
+		// The server keeps a hold through its restart (ZooKeeper
+		// restores the session, etcd renews the lease) until the
+		// session runs out after it: an outage that began before the
+		// client gave up, or before its failed release failed, may
+		// keep the hold past the client's belief.
+		known := g.ended
+		if g.how == failedRelease {
+			known = cmp.Or(g.failedBy, farFuture)
+		}
+		until := g.ended
+		if g.how == failedRelease && g.sure.Before(g.ended) {
+			// Cut off, paused or the server down while it held: the
+			// failed release never reached the server, which keeps the
+			// hold until its session, lease or TTL runs out.
+			until = g.ended.Add(b.Session)
+		}
+		for _, o := range g.outages {
+			if o.from.Before(known) {
+				until = later(until, keptThrough(g.outages, o.from, b))
+			}
+		}
+		return until.Add(b.Delay)
 	case string(lab.Killed):
 		return g.ended.Add(b.Session + b.Delay)
 	}
@@ -198,6 +248,35 @@ func (g *grant) latest(b Bounds) time.Time {
 }
 
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// keptThrough is the latest a server that went down at down keeps a
+// session's hold or queued node: its session after the server is back
+// (outages, in time order; an open one's to is zero), and back again after
+// each next outage that began before that.
+func keptThrough(outages []span, down time.Time, b Bounds) time.Time {
+	var until time.Time
+	for _, o := range outages {
+		switch {
+		case until.IsZero() && o.from.Before(down.Add(Early)) && (o.to.IsZero() || o.to.After(down)),
+			!until.IsZero() && o.from.Before(until):
+			if o.to.IsZero() {
+				return farFuture
+			}
+			until = o.to.Add(b.Session)
+		}
+	}
+	if until.IsZero() {
+		return farFuture
+	}
+	return until
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 // hold is one recorded hold.
 type hold struct {
@@ -218,6 +297,11 @@ type span struct{ from, to time.Time }
 type request struct {
 	span
 	killed bool
+	// downAt is when the server went down while the request was open:
+	// the server keeps its queued node through the restart (zero: it
+	// did not); outages are the run's.
+	downAt  time.Time
+	outages []span
 }
 
 func (s span) has(t time.Time) bool { return t.After(s.from) && t.Before(s.to) }
@@ -265,6 +349,7 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
 	held := map[string]*grant{}
 	asked := map[string]time.Time{}
+	askedDown := map[string]time.Time{} // an open request's server went down at
 	var down time.Time
 	end := func(c string, at time.Time, how string) {
 		g := held[c]
@@ -290,12 +375,18 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 	// server may have granted it all the same (see rule 1).
 	unanswered := func(c string, at time.Time, killed bool) {
 		if q, ok := asked[c]; ok {
-			open = append(open, request{span{q, at}, killed})
+			open = append(open, request{span: span{q, at}, killed: killed, downAt: askedDown[c]})
 			delete(asked, c)
 		}
+		delete(askedDown, c)
 	}
 	releasing := map[string]*grant{}
+	failing := map[string]*grant{}
 	for _, e := range events {
+		if g := failing[e.Client]; g != nil {
+			g.failedBy = e.At
+			delete(failing, e.Client)
+		}
 		if g := releasing[e.Client]; g != nil {
 			switch e.Kind {
 			case lab.Requested, lab.Acquired, lab.Failed, lab.Wrote, lab.Refused, lab.Lost, lab.Released:
@@ -322,12 +413,16 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 			grants = append(grants, g)
 		case lab.Released:
 			how := string(lab.Released)
+			g := held[e.Client]
 			if e.Message != "" {
 				how = failedRelease
-			} else if g := held[e.Client]; g != nil {
+			} else if g != nil {
 				releasing[e.Client] = g
 			}
 			end(e.Client, e.At, how)
+			if g != nil && how == failedRelease {
+				failing[e.Client] = g
+			}
 		case lab.Lost:
 			end(e.Client, e.At, string(lab.Lost))
 		case lab.Killed:
@@ -338,6 +433,9 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 		case lab.ServerDown:
 			down = e.At
 			silenced(e.At, "")
+			for c := range asked {
+				askedDown[c] = e.At
+			}
 		case lab.ServerUp:
 			if !down.IsZero() {
 				outages = append(outages, span{down, e.At})
@@ -345,8 +443,18 @@ func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []sp
 			}
 		}
 	}
-	for _, q := range asked {
-		open = append(open, request{span: span{q, farFuture}})
+	for c, q := range asked {
+		open = append(open, request{span: span{q, farFuture}, downAt: askedDown[c]})
+	}
+	all := outages
+	if !down.IsZero() {
+		all = append(slices.Clip(outages), span{from: down}) // not back in the run
+	}
+	for _, g := range grants {
+		g.outages = all
+	}
+	for i := range open {
+		open[i].outages = all
 	}
 	return grants, open, outages
 }
@@ -537,6 +645,12 @@ func (c *checker) checkGrant(g *grant, histEnd time.Time) {
 // checkEnd is rule 3.
 func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	if h.end.IsZero() {
+		// A history that ends in a gap (the server down at the run's
+		// end) cannot know when a node went during it: as for a node
+		// gone unseen, its end is the whole gap.
+		if gap, ok := c.gapAt(histEnd); ok && g.how != "" && !gap.From.After(g.latest(c.b)) {
+			return
+		}
 		if g.how == string(lab.Released) && g.ended.Add(c.b.Delay).Before(histEnd) {
 			c.fail(End, g, "", g.ended, "released at %s; the history still has it holding at %s", stamp(g.ended), stamp(histEnd))
 		}
@@ -605,6 +719,9 @@ func (c *checker) unmatched(holds []*hold, open []request) {
 			if q.killed {
 				by = by.Add(c.b.Session)
 			}
+			if !q.downAt.IsZero() {
+				by = later(by, keptThrough(q.outages, q.downAt, c.b).Add(c.b.Delay))
+			}
 			return !h.start.Before(q.from.Add(-c.b.Early)) && !h.start.After(by)
 		}); i >= 0 {
 			open = slices.Delete(open, i, i+1)
@@ -633,7 +750,7 @@ func (c *checker) outages(outages []span, hist []history.Event) {
 			continue
 		}
 		if !slices.ContainsFunc(c.gaps, func(s history.Span) bool {
-			return !s.From.After(o.from.Add(c.b.Delay)) && !s.To.Before(o.to.Add(-c.b.Early))
+			return !s.From.After(o.from.Add(c.b.Delay+c.b.Early)) && !s.To.Before(o.to.Add(-c.b.Early))
 		}) {
 			c.fail(Outage, nil, "", o.from, "the server was down from %s to %s; the history has no gap over it", stamp(o.from), stamp(o.to))
 		}

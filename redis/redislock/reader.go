@@ -151,6 +151,11 @@ func newLiveMaster(addr string, cfg Config) *liveMaster {
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 		DialTimeout:              3 * time.Second, ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second,
 		MaxRetries: 1, PoolSize: 4,
+		// One dial per attempt, not go-redis's five 100 ms apart: a
+		// server down must fail the poll's read within the poll, so the
+		// history shows the outage as a gap (its reads, not its retries,
+		// are the reader's resolution).
+		DialerRetries: 1,
 		// A new connection may be to a restarted server, even when the
 		// retry on it hid the old one's failure: read the run id again.
 		OnConnect: func(context.Context, *redis.Conn) error { m.runIDMayChange(); return nil },

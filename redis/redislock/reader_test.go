@@ -598,6 +598,26 @@ func TestLostInRestart(t *testing.T) {
 	}
 }
 
+// A server killed: the poll's read fails at once, not after go-redis's
+// dial retries, so the lock is not live within about a poll and an outage
+// of a few seconds is a gap in the history.
+func TestOutageSeenWithinAPoll(t *testing.T) {
+	srv := redistest.ForTest(t)
+	const name = "outage"
+	_, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{name}})
+	cli(t, srv.Addr(), "SET", name, "tok-O", "NX", "PX", "60000")
+	s.waitSnap(t, name, "tok-O holding", held("tok-O"))
+	stopped := time.Now()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitSnap(t, name, "not live", func(s lockqueue.Snapshot) bool { return !s.Live() })
+	// The lab's word allows a polling reader a poll and 500 ms.
+	if took := time.Since(stopped); took > poll+500*time.Millisecond {
+		t.Errorf("not live %v after Redis stopped; want within a poll (%v) and 500ms", took.Round(time.Millisecond), poll)
+	}
+}
+
 // withLive is s as if live, to ask what it shows.
 func withLive(s lockqueue.Snapshot) lockqueue.Snapshot {
 	s.Connection, s.Error = lockqueue.Connected, ""
