@@ -185,5 +185,11 @@ func wordFailed(r *word.Result) error {
 	if r == nil || len(r.Mismatches) == 0 {
 		return nil
 	}
-	return fmt.Errorf("zklockviz's word differs from the clients' in %d places (see the report): a defect of zklockviz", len(r.Mismatches))
+	// The first of them in the error too: with --json the report is
+	// data a reader may not open, and the error is what a log keeps.
+	first := r.Mismatches[0].String()
+	if len(r.Mismatches) > 1 {
+		first += "; …"
+	}
+	return fmt.Errorf("zklockviz's word differs from the clients' in %d places (see the report): a defect of zklockviz: %s", len(r.Mismatches), first)
 }
