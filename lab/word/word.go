@@ -347,116 +347,151 @@ func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Tim
 // client never told it), and the server's outages.
 func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []span) {
 	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
-	held := map[string]*grant{}
-	asked := map[string]time.Time{}
-	askedDown := map[string]time.Time{} // an open request's server went down at
-	var down time.Time
-	end := func(c string, at time.Time, how string) {
-		g := held[c]
-		if g == nil {
-			return
+	r := grantReader{held: map[string]*grant{}, asked: map[string]time.Time{}, askedDown: map[string]time.Time{},
+		releasing: map[string]*grant{}, failing: map[string]*grant{}}
+	for _, e := range events {
+		r.settle(e)
+		r.read(e)
+	}
+	return r.finish()
+}
+
+// grantReader is grantsOf's reading of the clients' events, in time order.
+type grantReader struct {
+	held      map[string]*grant
+	asked     map[string]time.Time
+	askedDown map[string]time.Time // an open request's server went down at
+	down      time.Time
+	// releasing and failing are the grants whose release (clean, or
+	// failed) was stamped before it was sent: their client's next event
+	// bounds when it was.
+	releasing, failing map[string]*grant
+	grants             []*grant
+	open               []request
+	outages            []span
+}
+
+// settle bounds, by e, the release its client stamped before sending.
+func (r *grantReader) settle(e lab.Event) {
+	if g := r.failing[e.Client]; g != nil {
+		g.failedBy = e.At
+		delete(r.failing, e.Client)
+	}
+	if g := r.releasing[e.Client]; g != nil {
+		switch e.Kind {
+		case lab.Requested, lab.Acquired, lab.Failed, lab.Wrote, lab.Refused, lab.Lost, lab.Released:
+			g.releasedBy = e.At
+			delete(r.releasing, e.Client)
+		case lab.Killed:
+			g.releasedBy, g.killedUnsent = e.At, true
+			delete(r.releasing, e.Client)
 		}
-		g.ended, g.how = at, how
-		if g.sure.IsZero() {
+	}
+}
+
+func (r *grantReader) read(e lab.Event) {
+	switch e.Kind {
+	case lab.Failed:
+		if strings.HasPrefix(e.Message, "acquire:") {
+			r.unanswered(e.Client, e.At, false)
+		}
+	case lab.Requested:
+		r.unanswered(e.Client, e.At, false)
+		r.asked[e.Client] = e.At
+	case lab.Acquired:
+		r.end(e.Client, e.At, string(lab.Lost))
+		g := &grant{client: e.Client, holder: e.Holder, requested: cmp.Or(r.asked[e.Client], e.At), acquired: e.At}
+		delete(r.asked, e.Client)
+		r.held[e.Client] = g
+		r.grants = append(r.grants, g)
+	case lab.Released:
+		r.released(e)
+	case lab.Lost:
+		r.end(e.Client, e.At, string(lab.Lost))
+	case lab.Killed:
+		r.unanswered(e.Client, e.At, true)
+		r.end(e.Client, e.At, string(lab.Killed))
+	case lab.Paused, lab.Cut:
+		r.silenced(e.At, e.Client)
+	case lab.ServerDown:
+		r.down = e.At
+		r.silenced(e.At, "")
+		for c := range r.asked {
+			r.askedDown[c] = e.At
+		}
+	case lab.ServerUp:
+		if !r.down.IsZero() {
+			r.outages = append(r.outages, span{r.down, e.At})
+			r.down = time.Time{}
+		}
+	}
+}
+
+func (r *grantReader) released(e lab.Event) {
+	how := string(lab.Released)
+	g := r.held[e.Client]
+	if e.Message != "" {
+		how = failedRelease
+	} else if g != nil {
+		r.releasing[e.Client] = g
+	}
+	r.end(e.Client, e.At, how)
+	if g != nil && how == failedRelease {
+		r.failing[e.Client] = g
+	}
+}
+
+// end ends client c's grant at at.
+func (r *grantReader) end(c string, at time.Time, how string) {
+	g := r.held[c]
+	if g == nil {
+		return
+	}
+	g.ended, g.how = at, how
+	if g.sure.IsZero() {
+		g.sure = at
+	}
+	delete(r.held, c)
+}
+
+// silenced marks the moment a client's hold (every client's when c is
+// "") may have ended on the server without it: a pause, a cut, the
+// server down.
+func (r *grantReader) silenced(at time.Time, c string) {
+	for client, g := range r.held {
+		if (c == "" || client == c) && g.sure.IsZero() {
 			g.sure = at
 		}
-		delete(held, c)
 	}
-	// silenced marks the moment a client's hold may have ended on the
-	// server without it: a pause, a cut, the server down.
-	silenced := func(at time.Time, c string) {
-		for client, g := range held {
-			if (c == "" || client == c) && g.sure.IsZero() {
-				g.sure = at
-			}
-		}
+}
+
+// unanswered closes the client's request with no grant told: the server
+// may have granted it all the same (see rule 1).
+func (r *grantReader) unanswered(c string, at time.Time, killed bool) {
+	if q, ok := r.asked[c]; ok {
+		r.open = append(r.open, request{span: span{q, at}, killed: killed, downAt: r.askedDown[c]})
+		delete(r.asked, c)
 	}
-	// unanswered closes the client's request with no grant told: the
-	// server may have granted it all the same (see rule 1).
-	unanswered := func(c string, at time.Time, killed bool) {
-		if q, ok := asked[c]; ok {
-			open = append(open, request{span: span{q, at}, killed: killed, downAt: askedDown[c]})
-			delete(asked, c)
-		}
-		delete(askedDown, c)
+	delete(r.askedDown, c)
+}
+
+// finish closes the requests still open at the run's end and gives every
+// grant and request the run's outages (one not over by the end too).
+func (r *grantReader) finish() ([]*grant, []request, []span) {
+	for c, q := range r.asked {
+		r.open = append(r.open, request{span: span{q, farFuture}, downAt: r.askedDown[c]})
 	}
-	releasing := map[string]*grant{}
-	failing := map[string]*grant{}
-	for _, e := range events {
-		if g := failing[e.Client]; g != nil {
-			g.failedBy = e.At
-			delete(failing, e.Client)
-		}
-		if g := releasing[e.Client]; g != nil {
-			switch e.Kind {
-			case lab.Requested, lab.Acquired, lab.Failed, lab.Wrote, lab.Refused, lab.Lost, lab.Released:
-				g.releasedBy = e.At
-				delete(releasing, e.Client)
-			case lab.Killed:
-				g.releasedBy, g.killedUnsent = e.At, true
-				delete(releasing, e.Client)
-			}
-		}
-		switch e.Kind {
-		case lab.Failed:
-			if strings.HasPrefix(e.Message, "acquire:") {
-				unanswered(e.Client, e.At, false)
-			}
-		case lab.Requested:
-			unanswered(e.Client, e.At, false)
-			asked[e.Client] = e.At
-		case lab.Acquired:
-			end(e.Client, e.At, string(lab.Lost))
-			g := &grant{client: e.Client, holder: e.Holder, requested: cmp.Or(asked[e.Client], e.At), acquired: e.At}
-			delete(asked, e.Client)
-			held[e.Client] = g
-			grants = append(grants, g)
-		case lab.Released:
-			how := string(lab.Released)
-			g := held[e.Client]
-			if e.Message != "" {
-				how = failedRelease
-			} else if g != nil {
-				releasing[e.Client] = g
-			}
-			end(e.Client, e.At, how)
-			if g != nil && how == failedRelease {
-				failing[e.Client] = g
-			}
-		case lab.Lost:
-			end(e.Client, e.At, string(lab.Lost))
-		case lab.Killed:
-			unanswered(e.Client, e.At, true)
-			end(e.Client, e.At, string(lab.Killed))
-		case lab.Paused, lab.Cut:
-			silenced(e.At, e.Client)
-		case lab.ServerDown:
-			down = e.At
-			silenced(e.At, "")
-			for c := range asked {
-				askedDown[c] = e.At
-			}
-		case lab.ServerUp:
-			if !down.IsZero() {
-				outages = append(outages, span{down, e.At})
-				down = time.Time{}
-			}
-		}
+	all := r.outages
+	if !r.down.IsZero() {
+		all = append(slices.Clip(r.outages), span{from: r.down}) // not back in the run
 	}
-	for c, q := range asked {
-		open = append(open, request{span: span{q, farFuture}, downAt: askedDown[c]})
-	}
-	all := outages
-	if !down.IsZero() {
-		all = append(slices.Clip(outages), span{from: down}) // not back in the run
-	}
-	for _, g := range grants {
+	for _, g := range r.grants {
 		g.outages = all
 	}
-	for i := range open {
-		open[i].outages = all
+	for i := range r.open {
+		r.open[i].outages = all
 	}
-	return grants, open, outages
+	return r.grants, r.open, r.outages
 }
 
 // holdsOf reads the recorded holds from the history's events. A
