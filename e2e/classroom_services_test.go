@@ -190,6 +190,13 @@ func queuedService(t *testing.T, scenario string, steps, k int, want string) {
 		t.Errorf("the requests meter reads 0 with four clients in")
 	}
 	serviceWords(t, tb, "queue")
+	// Fencing is offered where the recipe gives a token (etcd's create
+	// revision), not on a PostgreSQL lock, which gives none: there the box
+	// is off and says why.
+	fencing := eval[[]string](tb, `[String(document.getElementById('fencing').disabled), String(document.getElementById('fencing').checked), document.getElementById('fencing').title]`)
+	if strings.HasPrefix(scenario, "pg-") != (fencing[0] == "true") || fencing[0] == "true" && (fencing[1] != "false" || !strings.Contains(fencing[2], "no fencing token")) {
+		t.Errorf("%s: fencing disabled %s, checked %s, title %q: want it offered only where the recipe gives a token", scenario, fencing[0], fencing[1], fencing[2])
+	}
 }
 
 // serviceWords: another service's run is named for its service and says

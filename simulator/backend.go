@@ -111,6 +111,15 @@ type TokenWorder interface {
 	Token(t int64) string
 }
 
+// Untokened is a Backend whose recipes may give no fencing token (a
+// PostgreSQL lock, Redis's SET NX without its INCR, Redlock): NoToken says
+// why sc's gives none, or "" when it gives one. The classroom offers its
+// fencing choice only where a resource has a token to check; a Backend
+// without it gives one in every scenario.
+type Untokened interface {
+	NoToken(sc *Scenario) string
+}
+
 // RunWorder is a Backend that words its runs' text report and request
 // meter in its service's terms; the others take NeutralRunWords.
 type RunWorder interface {

@@ -189,6 +189,9 @@ func (m *Manager) infoOf(sc *Scenario) ScenarioInfo {
 			info.Unavailable = err.Error()
 		}
 	}
+	if b, ok := m.backend.(Untokened); ok {
+		info.NoToken = b.NoToken(sc)
+	}
 	return info
 }
 

@@ -128,6 +128,9 @@ type ScenarioInfo struct {
 	// Waiting), for the classroom's strategy note and pane title.
 	Waiting string `json:"waiting,omitempty"`
 	Fencing bool   `json:"fencing"`
+	// NoToken says why the scenario's recipe gives no fencing token, so
+	// that fencing is not offered (Untokened); empty when it gives one.
+	NoToken string `json:"noToken,omitempty"`
 	Clients int    `json:"clients,omitempty"`
 	Steps   int    `json:"steps"`
 	// Unavailable says why the scenario cannot run here (its server is

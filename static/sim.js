@@ -597,8 +597,10 @@ async function restart() {
   if (!side) legend($('legend'), info.service || '', wordsOf(info.service).legendAllModes ? null : info.modes || null);
   ui.strategyFixed.hidden = !fixed;
   ui.strategyFixed.textContent = side ? say('side.fixedNote', { why: fixed }) : info.waiting || (fixed ? say('strategy.fixed', { strategy: info.strategy, why: fixed }) : '');
-  ui.fencing.disabled = side;
-  ui.fencing.title = side ? fixed : '';
+  // Fencing is offered only where the recipe gives a token a resource can
+  // check; elsewhere it is off, and the server says why.
+  ui.fencing.disabled = side || !!info.noToken;
+  ui.fencing.title = side ? fixed : info.noToken || '';
   const compare = side || (!fixed && ui.strategy.value === 'compare');
   ui.runs.classList.toggle('compare', compare);
   ui.runs.classList.toggle('side-by-side', side);
@@ -627,7 +629,8 @@ async function restart() {
   // Only scenarios with a "*" step take a client count; the others name theirs.
   ui.clients.closest('label').hidden = !info.clients;
   if (info.clients && !ui.clients.dataset.touched) ui.clients.value = info.clients;
-  if (!ui.fencing.dataset.touched) ui.fencing.checked = !!info.fencing;
+  if (info.noToken) ui.fencing.checked = false;
+  else if (!ui.fencing.dataset.touched) ui.fencing.checked = !!info.fencing;
   const clients = info.clients ? Number(ui.clients.value) || 0 : 0;
   try {
     const started = await Promise.allSettled(panels.map((p) => p.start(info.definition || ui.scenario.value, clients, ui.fencing.checked, gen)));

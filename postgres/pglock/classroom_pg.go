@@ -147,6 +147,11 @@ func (b *Backend) server() *pglocal.Server {
 func (b *Backend) Close() error { return b.srv.Close() }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
+
+// NoToken: a PostgreSQL lock gives no fencing token (simulator.Untokened).
+func (*Backend) NoToken(*simulator.Scenario) string {
+	return "a PostgreSQL lock gives no fencing token: the server itself refuses a write in a transaction it ended"
+}
 func (*Backend) Lost(*simulator.Scenario) string {
 	return "server had ended its session (its locks went with it)"
 }

@@ -177,6 +177,21 @@ func (b *Backend) Addr() string {
 func (b *Backend) Close() error { return b.srv.Close() }
 
 func (*Backend) Catalog() *simulator.Catalog { return Catalog }
+
+// NoToken says why sc's recipe gives no fencing token (simulator.Untokened):
+// only the SET NX PX + INCR script gives one.
+func (*Backend) NoToken(sc *simulator.Scenario) string {
+	p, err := paramsOf(sc)
+	switch {
+	case err != nil:
+		return ""
+	case p.Masters > 1:
+		return "Redlock gives no fencing token: its random value tells owners apart but does not grow"
+	case !p.IncrFencing:
+		return "this recipe takes no fencing token (SET NX alone): the one with an INCR in the same script does"
+	}
+	return ""
+}
 func (*Backend) Lost(sc *simulator.Scenario) string {
 	if p, err := paramsOf(sc); err == nil && p.Masters > 1 {
 		// Its copies may have time left: what it lost is its majority.
