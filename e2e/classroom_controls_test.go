@@ -173,7 +173,10 @@ func TestClassroomReleaseAndPause(t *testing.T) {
 
 	tb.do("click LOCK2", chromedp.Click(chromedp.CSS(scope+` .client[data-client="LOCK2"]`)))
 	tb.until("its pane", `document.querySelector(`+jsString(scope+` .client-pane`)+`).textContent.includes('LOCK2')`)
-	tb.do("pause it", chromedp.Click(chromedp.CSS(scope+` .client-pane button[data-action=pause]`)))
+	// Found and clicked in one go: a frame may redraw the pane between a
+	// lookup and a click (chromedp: "Could not find node with given id").
+	tb.until("its pause button", `document.querySelector(`+jsString(scope+` .client-pane button[data-action=pause]`)+`)`)
+	tb.run(`document.querySelector(` + jsString(scope+` .client-pane button[data-action=pause]`) + `).click()`)
 	// The step lasts until its session expires (the State shows it busy
 	// meanwhile); then LOCK3 holds, and LOCK2, back from its pause, still
 	// believes it holds (stale).
