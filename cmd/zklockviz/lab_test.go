@@ -63,8 +63,8 @@ type labOut struct {
 // restored reads as a zombie until its client reconnects and the next
 // watch table shows it, and a node its client lets go just after is taken
 // for one its session's end removed. The lab exits 1 on it;
-// a test that strikes the server accepts it, and only it, so that every
-// other mismatch still fails, and says it saw it.
+// TestLabServerFault accepts it, and only it, so that every other
+// mismatch still fails, and says it saw it.
 var knownWordDefect = regexp.MustCompile(`^recorded as expired at \S+, before its lease of \S+ could have run out; the client released at \S+$`)
 
 // onlyKnownWordDefect reports whether out's word differs from the clients'
