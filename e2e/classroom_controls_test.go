@@ -35,8 +35,8 @@ func TestClassroomShareLinkReplaysActions(t *testing.T) {
 	scope := run("predecessor")
 	checkStep(t, tb, scope, 2, predecessorWatch)
 
-	tb.do("click LOCK1", chromedp.Click(chromedp.CSS(scope+` .client[data-client="LOCK1"]`)))
-	tb.do("crash it", chromedp.Click(chromedp.CSS(scope+` .client-pane button[data-action=crash]`)))
+	tb.click("click LOCK1", scope+` .client[data-client="LOCK1"]`)
+	tb.click("crash it", scope+` .client-pane button[data-action=crash]`)
 	tb.until("LOCK1 crashed", `document.querySelector(`+jsString(scope+` .client[data-client="LOCK1"]`)+`).dataset.state === 'crashed'`)
 	tb.until("after the crash", settled(scope, 3))
 	// The crash cut the rest of the plan (LOCK1 can no longer release), so
@@ -126,7 +126,7 @@ func TestClassroomScrubAndSpeed(t *testing.T) {
 	scrub(1)
 	checkStep(t, tb, scope, 1, predecessorWatch)
 	tb.until("the slider follows", `document.getElementById('scrub').value === '1'`)
-	tb.do("click tick 7", chromedp.Click(chromedp.CSS(`#ticks button[data-step="7"]`)))
+	tb.click("click tick 7", `#ticks button[data-step="7"]`)
 	checkStep(t, tb, scope, 7, predecessorWatch)
 	tb.until("tick 7 is current", `document.querySelector('#ticks button[data-step="7"]').classList.contains('current')`)
 
@@ -159,9 +159,9 @@ func TestClassroomReleaseAndPause(t *testing.T) {
 	scope := run("predecessor")
 	checkStep(t, tb, scope, 3, predecessorWatch)
 
-	tb.do("click LOCK1", chromedp.Click(chromedp.CSS(scope+` .client[data-client="LOCK1"]`)))
+	tb.click("click LOCK1", scope+` .client[data-client="LOCK1"]`)
 	tb.until("its pane", `document.querySelector(`+jsString(scope+` .client-pane button[data-action=release]`)+`)`)
-	tb.do("release it", chromedp.Click(chromedp.CSS(scope+` .client-pane button[data-action=release]`)))
+	tb.click("release it", scope+` .client-pane button[data-action=release]`)
 	tb.until("LOCK1 released", settled(scope, 4)+` && document.querySelector(`+jsString(scope+` .client[data-client="LOCK1"]`)+`).dataset.state === 'released'`)
 	tb.until("LOCK2 holds", holdersJS(scope)+` === '“LOCK2”'`)
 	if got := narration(tb, scope); !strings.Contains(got, "LOCK1 released") || !strings.Contains(got, "only LOCK2, which watched it, was notified") {
@@ -171,12 +171,9 @@ func TestClassroomReleaseAndPause(t *testing.T) {
 		t.Errorf("%d nodes after the release, want 2 (LOCK2 holding, LOCK3 waiting)", got)
 	}
 
-	tb.do("click LOCK2", chromedp.Click(chromedp.CSS(scope+` .client[data-client="LOCK2"]`)))
+	tb.click("click LOCK2", scope+` .client[data-client="LOCK2"]`)
 	tb.until("its pane", `document.querySelector(`+jsString(scope+` .client-pane`)+`).textContent.includes('LOCK2')`)
-	// Found and clicked in one go: a frame may redraw the pane between a
-	// lookup and a click (chromedp: "Could not find node with given id").
-	tb.until("its pause button", `document.querySelector(`+jsString(scope+` .client-pane button[data-action=pause]`)+`)`)
-	tb.run(`document.querySelector(` + jsString(scope+` .client-pane button[data-action=pause]`) + `).click()`)
+	tb.click("pause it", scope+` .client-pane button[data-action=pause]`)
 	// The step lasts until its session expires (the State shows it busy
 	// meanwhile); then LOCK3 holds, and LOCK2, back from its pause, still
 	// believes it holds (stale).

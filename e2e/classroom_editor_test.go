@@ -22,7 +22,7 @@ func TestClassroomScenarioEditor(t *testing.T) {
 	// B waits for A: the refusal must not say so.
 	tb.expectConsole(`status of 400 .*/api/v1/sim/scenarios/check`, "the server rightly refuses the invalid scenario the test sends to the check")
 	setText(`{"lock":"exclusive","steps":[{"client":"A","action":"add"},{"client":"B","action":"add"},{"client":"B","action":"release"}]}`)
-	tb.do("check", chromedp.Click(chromedp.CSS(`#scenario-check`)))
+	tb.click("check", `#scenario-check`)
 	tb.until("the refusal", verdict+`.classList.contains('error') && `+verdict+`.textContent.includes('step 3: release B: the plan gives B no lock to release at that step')`)
 	if got := eval[string](tb, verdict+`.textContent`); strings.Contains(got, "waits for") {
 		t.Errorf("the refusal gives the queue away: %q", got)
@@ -36,7 +36,7 @@ func TestClassroomScenarioEditor(t *testing.T) {
 	tb.do("load a file", chromedp.SetUploadFiles(chromedp.CSS(`#scenario-file`), []string{file}))
 	tb.until("the file checked", `!`+verdict+`.classList.contains('error') && `+verdict+`.textContent.includes('Two clients: 4 steps')`)
 
-	tb.do("run it", chromedp.Click(chromedp.CSS(`#scenario-run`)))
+	tb.click("run it", `#scenario-run`)
 	tb.until("the edited scenario runs", `document.getElementById('scenario').value === 'edited:two' && document.getElementById('scenario').selectedOptions[0].textContent === 'Two clients (edited)' && document.querySelector('.run') && document.querySelector('.run').dataset.run && document.getElementById('step-info').textContent.includes('of 4')`)
 	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {
 		t.Errorf("error shown: %q", msg)
@@ -48,7 +48,7 @@ func TestClassroomScenarioEditor(t *testing.T) {
 func TestClassroomEditedShareLink(t *testing.T) {
 	tb, srv := openEditor(t)
 	tb.run(`document.getElementById('scenario-json').value = ` + jsString(`{"name":"two","title":"Two clients","lock":"exclusive","steps":[{"client":"A","action":"add"},{"client":"B","action":"add"},{"client":"A","action":"release"}]}`))
-	tb.do("run it", chromedp.Click(chromedp.CSS(`#scenario-run`)))
+	tb.click("run it", `#scenario-run`)
 	edited := `document.getElementById('scenario').value === 'edited:two' && document.querySelector('.run') && document.querySelector('.run').dataset.run && document.getElementById('step-info').textContent.includes('of 3')`
 	tb.until("the edited scenario runs", edited)
 	tb.until("the link carries it", `new URLSearchParams(location.search).has('definition')`)
@@ -73,7 +73,7 @@ func openEditor(t *testing.T) (*tab, *server) {
 	tb := newTab(t)
 	tb.open(srv.URL + "/sim?scenario=lock1-5&strategy=predecessor")
 	tb.until("the run", settled(run("predecessor"), 0))
-	tb.do("open the editor", chromedp.Click(chromedp.CSS(`#scenario-editor summary`)))
+	tb.click("open the editor", `#scenario-editor summary`)
 	tb.until("lock1-5's JSON", `JSON.parse(document.getElementById('scenario-json').value || '{}').name === 'lock1-5'`)
 	return tb, srv
 }

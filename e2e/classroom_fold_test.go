@@ -56,7 +56,7 @@ func TestClassroomCompareTwentyFolded(t *testing.T) {
 			// (At step 20 the head's holder and the tail's new node both
 			// stay, which on a projector's 601 px pane is more than fits at
 			// 20 px: that lane is scaled.)
-			tb.do("click step 21's mark", chromedp.Click(chromedp.CSS(`#ticks button[data-step="21"]`)))
+			tb.click("click step 21's mark", `#ticks button[data-step="21"]`)
 			tb.until("both runs at step 21", settled(herd, 21)+` && `+settled(pred, 21))
 			for k := 21; k <= 23; k++ {
 				if k > 21 {
@@ -93,7 +93,7 @@ func TestClassroomCompareTwentyFolded(t *testing.T) {
 				return
 			}
 			// The mark opens the whole lane, readable, scrolled sideways.
-			tb.do("open the herd's fold", chromedp.Click(chromedp.CSS(herd+` svg.lane g.group[data-group]`)))
+			tb.click("open the herd's fold", herd+` svg.lane g.group[data-group]`)
 			tb.until("the whole herd lane", `document.querySelector(`+jsString(herd+" svg.lane")+`).querySelectorAll('[data-node]').length === Number(document.querySelector(`+jsString(herd+" svg.lane")+`).dataset.count)`)
 			for _, f := range measureLanes(tb) {
 				if f.Run == "herd" && f.Label < readable-0.05 {

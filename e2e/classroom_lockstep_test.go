@@ -153,7 +153,7 @@ func TestClassroomCompareTwentyFit(t *testing.T) {
 	tb.open(srv.URL + "/sim?scenario=herd&strategy=compare&clients=20")
 	herd, pred := run("herd"), run("predecessor")
 	tb.until("both runs at step 0", settled(herd, 0)+` && `+settled(pred, 0))
-	tb.do("click step 20's mark", chromedp.Click(chromedp.CSS(`#ticks button[data-step="20"]`)))
+	tb.click("click step 20's mark", `#ticks button[data-step="20"]`)
 	tb.until("both runs at step 20", settled(herd, 20)+` && `+settled(pred, 20))
 	for _, scope := range []string{herd, pred} {
 		// The lane is folded to its pane (web/runframe.go's foldRun): every

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
 
@@ -48,7 +47,7 @@ func TestClassroomRunList(t *testing.T) {
 	// And one someone else started.
 	foreign, _ := startScripted(t, srv.URL, `{"scenario":"herd","clients":2}`)
 
-	tb.do("open the run list", chromedp.Click(chromedp.CSS(`#run-list summary`)))
+	tb.click("open the run list", `#run-list summary`)
 	item := func(id string) string { return `#run-items li[data-run=` + jsString(id) + `]` }
 	tb.until("the runs listed", `document.querySelector(`+jsString(item(other.ID)+` button[data-delete]`)+`) && document.querySelector(`+jsString(item(mine))+`) && document.querySelector(`+jsString(item(foreign))+`)`)
 	if n := eval[int](tb, `document.querySelectorAll(`+jsString(item(foreign)+` button`)+`).length`); n != 0 {
@@ -72,7 +71,7 @@ func TestClassroomRunList(t *testing.T) {
 	if n := eval[int](tb, `document.querySelectorAll(`+jsString(item(mine)+` button`)+`).length`); n != 0 {
 		t.Errorf("this tab's run offers %d buttons, want none", n)
 	}
-	tb.do("delete the other run", chromedp.Click(chromedp.CSS(item(other.ID)+` button[data-delete]`)))
+	tb.click("delete the other run", item(other.ID)+` button[data-delete]`)
 	tb.until("it leaves the list", `!document.querySelector(`+jsString(item(other.ID))+`) && document.getElementById('run-count').textContent === '(2)'`)
 	got, err := http.Get(srv.URL + "/api/v1/sim/runs/" + other.ID)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
 
@@ -32,7 +31,7 @@ func playToEnd(t *testing.T, tb *tab, base, scenario string) {
 // show it.
 func seekTo(t *testing.T, tb *tab, k int) {
 	t.Helper()
-	tb.do(fmt.Sprintf("click step %d's mark", k), chromedp.Click(chromedp.CSS(fmt.Sprintf(`#ticks button[data-step="%d"]`, k))))
+	tb.click(fmt.Sprintf("click step %d's mark", k), fmt.Sprintf(`#ticks button[data-step="%d"]`, k))
 	tb.until(fmt.Sprintf("step %d shown", k), settled(serviceRun, k))
 }
 
@@ -105,7 +104,7 @@ func TestClassroomServicesRedis(t *testing.T) {
 			t.Errorf("%s: %q, want gave-up", r, states[r])
 		}
 	}
-	tb.do("open the event log", chromedp.Click(chromedp.CSS(`.run details:last-of-type summary`)))
+	tb.click("open the event log", `.run details:last-of-type summary`)
 	gaveUp := eval[[]string](tb, `[...document.querySelectorAll('.run .events li[data-kind="give-up"]')].map(li => li.textContent)`)
 	if len(gaveUp) != 3 {
 		t.Errorf("the event log shows %d give-ups, want R1, R2, R3's: %q", len(gaveUp), gaveUp)
@@ -143,7 +142,7 @@ func TestClassroomRedisPauseWords(t *testing.T) {
 	}
 	// C1, back from its pause, is described in words every service shares.
 	seekTo(t, tb, 7)
-	tb.do("click C1", chromedp.Click(chromedp.CSS(serviceRun+` .client[data-client="C1"]`)))
+	tb.click("click C1", serviceRun+` .client[data-client="C1"]`)
 	tb.until("C1's pane", `document.querySelector('.run .client-pane')?.textContent.includes('C1')`)
 	if pane := eval[string](tb, `document.querySelector('.run .client-pane').textContent`); !strings.Contains(pane, "outlasted its hold on the lock (its session, lease or key)") || strings.Contains(pane, "outlasted its session") {
 		t.Errorf("C1's pane: %q, want its pause said in every service's words", pane)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
 
@@ -311,9 +310,9 @@ func TestClassroomActOnClient(t *testing.T) {
 	checkStep(t, tb, scope, 2, predecessorWatch)
 	nodes := eval[map[string]string](tb, nodesJS(scope))
 
-	tb.do("click LOCK1", chromedp.Click(chromedp.CSS(scope+` .client[data-client="LOCK1"]`)))
+	tb.click("click LOCK1", scope+` .client[data-client="LOCK1"]`)
 	tb.until("its details", `document.querySelector(`+jsString(scope+" .client-pane")+`).textContent.includes(`+jsString(nodes["LOCK1"])+`) && /0x[0-9a-f]+/.test(document.querySelector(`+jsString(scope+" .client-pane")+`).textContent)`)
-	tb.do("crash it", chromedp.Click(chromedp.CSS(scope+` .client-pane button[data-action=crash]`)))
+	tb.click("crash it", scope+` .client-pane button[data-action=crash]`)
 	tb.until("LOCK1 crashed", `document.querySelector(`+jsString(scope+` .client[data-client="LOCK1"]`)+`).dataset.state === 'crashed'`)
 	// Acting replays the run on a fresh lock path: read the names again.
 	tb.until("LOCK2 holds alone", `document.querySelectorAll(`+jsString(scope+" svg.lane [data-node]")+`).length === 1 && document.querySelector(`+jsString(scope+" svg.lane [data-node]")+`).dataset.state === 'holding'`)

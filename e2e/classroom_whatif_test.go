@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
 
@@ -61,13 +60,13 @@ func TestWhatIfKeepsTheScript(t *testing.T) {
 		}
 		// A write by the holder still fits the script: the branch plays
 		// it on, and the button returns to step 5 all the same.
-		tb.do("click LOCK1", chromedp.Click(chromedp.CSS(scope+` .client[data-client="LOCK1"]`)))
-		tb.do("write", chromedp.Click(chromedp.CSS(scope+` .client-pane button[data-action=write]`)))
+		tb.click("click LOCK1", scope+` .client[data-client="LOCK1"]`)
+		tb.click("write", scope+` .client-pane button[data-action=write]`)
 		tb.until("the write, off the script", settled(scope, 6)+` && document.body.dataset.branch === '5'`)
 		if n := note(); !strings.Contains(n, "this branch still plays the script's 5 remaining steps") {
 			t.Errorf("after the write, the note says %q", n)
 		}
-		tb.do("back to the script", chromedp.Click(chromedp.CSS(`#to-script`)))
+		tb.click("back to the script", `#to-script`)
 		tb.until("back at step 5", settled(scope, 5)+` && document.getElementById('off-script').hidden`)
 	}
 	if msg := eval[string](tb, `document.getElementById('sim-error').textContent`); msg != "" {

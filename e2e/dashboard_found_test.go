@@ -131,7 +131,7 @@ func TestDashboardFoundLocks(t *testing.T) {
 		t.Errorf("first page %v, the API's %v", first, want)
 	}
 	next := eval[string](tb, `document.getElementById('page-next').dataset.cursor`)
-	tb.do("next page", chromedp.Click(chromedp.CSS("#page-next")))
+	tb.click("next page", "#page-next")
 	tb.until("the next 13", rows+`.length === 13 && document.getElementById('page-range').textContent === '26–38 of 38'`)
 	second := eval[[]string](tb, rows)
 	if want := api(next); strings.Join(second, " ") != strings.Join(want, " ") {
@@ -147,7 +147,7 @@ func TestDashboardFoundLocks(t *testing.T) {
 	if seen["cache:orders"] {
 		t.Errorf("cache:orders, outside the pattern, is listed")
 	}
-	tb.do("previous page", chromedp.Click(chromedp.CSS("#page-prev")))
+	tb.click("previous page", "#page-prev")
 	tb.until("back to the first", rows+`.join(' ') === `+jsString(strings.Join(first, " ")))
 	tb.run(`window.__samePage = true`)
 

@@ -154,7 +154,7 @@ func TestDashboardPaged(t *testing.T) {
 		t.Errorf("first page %v, the API's %v", first, want)
 	}
 	next := eval[string](tb, `document.getElementById('page-next').dataset.cursor`)
-	tb.do("next page", chromedp.Click(chromedp.CSS("#page-next")))
+	tb.click("next page", "#page-next")
 	tb.until("the next 15", rows+`.length === 15 && document.getElementById('page-range').textContent === '26–40 of 40' && location.search.includes('cursor=')`)
 	if got, want := eval[[]string](tb, rows), api(next); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("second page %v, the API's %v", got, want)
@@ -162,7 +162,7 @@ func TestDashboardPaged(t *testing.T) {
 	if seen := strings.Join(first, " "); strings.Contains(seen, eval[[]string](tb, rows)[0]) {
 		t.Errorf("the second page repeats %s of the first", eval[[]string](tb, rows)[0])
 	}
-	tb.do("previous page", chromedp.Click(chromedp.CSS("#page-prev")))
+	tb.click("previous page", "#page-prev")
 	tb.until("back to the first", rows+`.join(' ') === `+jsString(strings.Join(first, " ")))
 
 	// "/" goes to the search; what is typed filters, in any case.

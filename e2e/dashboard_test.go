@@ -89,7 +89,7 @@ func TestReadWriteLockView(t *testing.T) {
 	}
 
 	// Selecting a node shows its details; the URL keeps it.
-	tb.do("click LOCK6", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#lane [data-node=%q]`, lock[5].name))))
+	tb.click("click LOCK6", fmt.Sprintf(`#lane [data-node=%q]`, lock[5].name))
 	tb.until("details", `document.getElementById('details').textContent.includes('LOCK6') && location.search.includes('node=')`)
 	tb.screenshot("lock.png")
 
@@ -176,7 +176,7 @@ func TestDashboard(t *testing.T) {
 	tb.do("type a bad path", chromedp.SendKeys(chromedp.CSS("#watch-path"), "/e2e//bad"), chromedp.Click(chromedp.CSS("#watch-form button[type=submit]")))
 	tb.until("the refusal says why", `document.getElementById('watch-msg').className === 'error' && document.getElementById('watch-msg').textContent.includes('empty segment')`)
 
-	tb.do("open the lock", chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-lock=%q] a`, mutex))))
+	tb.click("open the lock", fmt.Sprintf(`tr[data-lock=%q] a`, mutex))
 	tb.until("lock view", `location.pathname === '/lock' && document.querySelectorAll('#lane [data-node]').length === 3`)
 	tb.open(srv.URL + "/")
 	tb.until("listed again", row(mutex))

@@ -419,6 +419,20 @@ func (tb *tab) run(js string) {
 	tb.do(js, chromedp.Evaluate[chromedp.Void](js))
 }
 
+// click clicks the first element css selects, found and clicked in one
+// evaluation, waiting until there is one: a live frame may redraw the part
+// of the page it is in between a lookup and a click (chromedp's Click then
+// fails with "Could not find node with given id"). SVG elements have no
+// click(); they are sent the event.
+func (tb *tab) click(what, css string) {
+	tb.t.Helper()
+	tb.until(what, `((el) => {
+		if (!el) return false;
+		if (el.click) el.click(); else el.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window}));
+		return true;
+	})(document.querySelector(`+jsString(css)+`))`)
+}
+
 // until waits for expr to be truthy in the page. It polls with plain
 // evaluations, so a navigation in between (a click on a link) only costs a
 // retry.

@@ -162,7 +162,7 @@ func TestTenThousandNodeLock(t *testing.T) {
 	}
 
 	tb.until("table page 1", `document.querySelector('#table .page-info').textContent.startsWith('rows 1–100 of 10,000')`)
-	tb.do("next page", chromedp.Click(chromedp.CSS(`#table .table-bar button:last-of-type`)))
+	tb.click("next page", `#table .table-bar button:last-of-type`)
 	tb.until("table page 2", `document.querySelector('#table .page-info').textContent.startsWith('rows 101–200 of 10,000') && document.querySelectorAll('#table tbody tr').length === 100`)
 	tb.until("row 101", `document.querySelector('#table tbody tr td.num').textContent === '101'`)
 }

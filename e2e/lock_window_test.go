@@ -121,7 +121,7 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 	t.Logf("first page: %d nodes drawn, %d socket bytes", drawn, got.Load())
 
 	// The table's next page moves the window: its nodes come and are drawn.
-	tb.do("next page", chromedp.Click(chromedp.CSS(`#table .table-bar button:last-of-type`)))
+	tb.click("next page", `#table .table-bar button:last-of-type`)
 	tb.until("table page 2", `document.querySelector('#table .page-info').textContent.startsWith('rows 101–200 of 100,000')`)
 	tb.until("lane window 100-200", `document.getElementById('lane').dataset.window === '100-200'`)
 	tb.until("node 101 drawn", fmt.Sprintf(`document.querySelector('#lane [data-node=%s]')`, jsString(names[100])))
@@ -158,7 +158,7 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 	far := names[73_210]
 	tb.do("filter by name", chromedp.SendKeys(chromedp.CSS(`#table input[type=search]`), far))
 	tb.until("the row found", fmt.Sprintf(`document.querySelector('#table tr[data-row=%s] td.name button')`, jsString(far)))
-	tb.do("pick it", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#table tr[data-row=%s] td.name button`, jsString(far)))))
+	tb.click("pick it", fmt.Sprintf(`#table tr[data-row=%s] td.name button`, jsString(far)))
 	tb.until("the far node drawn and selected", fmt.Sprintf(`document.querySelector('#lane [data-node=%s].selected')`, jsString(far)))
 	tb.until("its details", fmt.Sprintf(`document.querySelector('#details .node-details[data-node=%s]')`, jsString(far)))
 

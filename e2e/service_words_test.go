@@ -139,7 +139,7 @@ func TestClassroomSpeaksEachService(t *testing.T) {
 			if c.title == "Redis" {
 				// A Redis client's pane: a key and its token, no session, and
 				// the key's time to live in Redis's words, not a lease.
-				tb.do("select a Redis client", chromedp.Click(chromedp.CSS(`.run .client[data-state=holding], .run .client`)))
+				tb.click("select a Redis client", `.run .client[data-state=holding], .run .client`)
 				tb.until("the Redis client's pane, with its key's details", `document.querySelector('.run .client-pane .server-details .node-details dl dt')`)
 				terms := eval[[]string](tb, `[...document.querySelectorAll('.run .client-pane dt')].map(dt => dt.textContent)`)
 				for _, term := range terms {
@@ -158,7 +158,7 @@ func TestClassroomSpeaksEachService(t *testing.T) {
 	}
 
 	// The holder's client pane, on PostgreSQL: its backend, and no record.
-	tb.do("select the holder", chromedp.Click(chromedp.CSS(`.run .client[data-state=holding]`)))
+	tb.click("select the holder", `.run .client[data-state=holding]`)
 	tb.until("the backend's details", `document.querySelector('.run .client-pane .server-details .node-details dl')`)
 	terms := eval[[]string](tb, `[...document.querySelectorAll('.run .client-pane dt')].map(dt => dt.textContent)`)
 	all := strings.Join(terms, "|")

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/zklockviz/zklockviz/hub"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
@@ -165,14 +164,14 @@ func TestNeutralServiceLockView(t *testing.T) {
 	}
 
 	// The copy button copies that text, or shows it to copy by hand.
-	tb.do("copy as text", chromedp.Click(chromedp.CSS(`#copy`)))
+	tb.click("copy as text", `#copy`)
 	tb.until("copied", `document.getElementById('copy').textContent === 'copied ✓' || `+
 		`(!document.getElementById('copy-out').hidden && document.getElementById('copy-out').value.startsWith('lock orders\n'))`)
 
 	// The socket is the service's: a hand-off reaches the page.
 	h.Publish(neutralQueue(1, at.Add(time.Second)))
 	tb.until("k1 holds after the hand-off", nodeCount(2)+` && `+node("k1", "holding"))
-	tb.do("click k2", chromedp.Click(chromedp.CSS(`#lane [data-node="k2"]`)))
+	tb.click("click k2", `#lane [data-node="k2"]`)
 	tb.until("k2's details", `document.getElementById('details').textContent.includes('pid-4002') && document.getElementById('details').textContent.includes('blocked by (server)')`)
 }
 
