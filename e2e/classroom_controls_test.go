@@ -47,6 +47,10 @@ func TestClassroomShareLinkReplaysActions(t *testing.T) {
 	tb.until("another", settled(scope, 5)+` && document.querySelectorAll(`+jsString(scope+" .client")+`).length === 4`)
 	tb.key(kb.ArrowLeft)
 	tb.until("one step back", settled(scope, 4))
+	// The clients' states and the lane are read in three evaluations: wait
+	// until both show the step's holder, so that none reads a pane
+	// mid-redraw (CI once read LOCK2 waiting beside a lane of LOCK2 holding).
+	tb.until("LOCK2 holding in the lane and in its button", holdersJS(scope)+` === '“LOCK2”' && document.querySelector(`+jsString(scope+` .client[data-client="LOCK2"]`)+`).dataset.state === 'holding'`)
 
 	step := eval[int](tb, `Number(document.querySelector(`+jsString(scope)+`).dataset.step)`)
 	states := clientStates(tb, scope)

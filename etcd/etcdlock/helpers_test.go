@@ -28,6 +28,7 @@ const waitBound = 60 * time.Second
 type feed struct {
 	mu      sync.Mutex
 	latest  map[string]lockqueue.Snapshot
+	all     []lockqueue.Snapshot // every snapshot, in the order published
 	count   int
 	changed chan struct{}
 }
@@ -40,9 +41,17 @@ func (f *feed) publish(s lockqueue.Snapshot) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.latest[s.Path] = s
+	f.all = append(f.all, s)
 	f.count++
 	close(f.changed)
 	f.changed = make(chan struct{})
+}
+
+// published is every snapshot published so far.
+func (f *feed) published() []lockqueue.Snapshot {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.all)
 }
 
 // waitFor returns the first snapshot of name that ok accepts.

@@ -56,11 +56,14 @@ var _ lockservice.Reader = (*Reader)(nil)
 
 // lock is one watched prefix's state. Its fields are guarded by Reader.mu.
 type lock struct {
-	name   string
-	keys   map[string]lockqueue.EtcdKey // by name below "<prefix>/"
-	read   bool                         // a Get has landed since the last (re)connect
-	err    error                        // the last read of this prefix failed
-	rev    int64                        // the snapshots' Revision
+	name string
+	keys map[string]lockqueue.EtcdKey // by name below "<prefix>/"
+	read bool                         // a Get has landed since the last (re)connect
+	err  error                        // the last read of this prefix failed
+	// stale: read before etcd was last lost, not since; its keys may be
+	// gone, its watch resumed silently or waiting on a new server.
+	stale  bool
+	rev    int64 // the snapshots' Revision
 	last   lockqueue.Snapshot
 	cancel context.CancelFunc // stops its follow goroutine; nil when none
 	// expired is the last holder whose key went while its lease was
@@ -298,6 +301,12 @@ func (r *Reader) failConn(err error, vague bool) {
 	r.mu.Lock()
 	news := r.connErr == nil || r.connErr.Error() != err.Error()
 	r.connErr, r.tried, r.connVague = err, true, vague
+	for _, l := range r.locks {
+		// The watch may resume silently when etcd is back, and until it
+		// has caught up the keys are those from before: a lock is live
+		// again only once read again (okConn).
+		l.stale = l.stale || l.read
+	}
 	r.publishAllLocked()
 	r.mu.Unlock()
 	if news {
@@ -305,12 +314,25 @@ func (r *Reader) failConn(err error, vague bool) {
 	}
 }
 
-// okConn records that etcd answered.
+// errRereading keeps a lock from being shown live after etcd came back,
+// until it is read again: its keys are those from before the outage.
+var errRereading = errors.New("etcd is back; reading the lock again")
+
+// okConn records that etcd answered. Back from a failure, each lock not
+// read since is read again at once, its watch begun anew, and shown as
+// not live until that read lands.
 func (r *Reader) okConn() {
 	r.mu.Lock()
 	was := r.connErr
 	r.connErr, r.tried = nil, true
 	if was != nil {
+		for _, name := range r.order {
+			if l := r.locks[name]; l.stale && l.cancel != nil {
+				l.err = errRereading
+				l.cancel()
+				r.startLocked(l)
+			}
+		}
 		r.publishAllLocked()
 	}
 	r.mu.Unlock()
@@ -361,8 +383,10 @@ func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock
 	if err != nil {
 		return false, err
 	}
-	r.okConn()
+	// Resynced before okConn, so that a lock's own read bringing the
+	// connection back is not read again.
 	r.resync(l, resp, time.Now())
+	r.okConn()
 
 	// WithRequireLeader: a member cut off from its cluster cancels the
 	// watch instead of leaving it silent, so a stale queue is not live.
@@ -405,7 +429,7 @@ func (r *Reader) resync(l *lock, resp *clientv3.GetResponse, at time.Time) {
 		}
 		keys[name] = k
 	}
-	l.keys, l.read, l.err = keys, true, nil
+	l.keys, l.read, l.err, l.stale = keys, true, nil, false
 	if resp.Header != nil && resp.Header.ClusterId != 0 {
 		r.cluster = strconv.FormatUint(resp.Header.ClusterId, 16)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -245,6 +247,35 @@ func TestServerRestart(t *testing.T) {
 	s = f.waitFor(t, prefix, "live again", func(s lockqueue.Snapshot) bool { return s.Live() })
 	if len(s.Nodes) != 1 || !s.Nodes[0].Holding || r.Err() != nil {
 		t.Errorf("after the restart: %s (Err %v)", show(s), r.Err())
+	}
+}
+
+// etcd back with nothing (its data lost, a member restored from
+// nothing): a watch from the old revision waits on the new server for a
+// revision it has not reached, silently. The reader must read the lock
+// again before it shows it live, never the keys from before the outage.
+func TestBackEmptyAfterRestart(t *testing.T) {
+	srv := etcdtest.ForTest(t)
+	const prefix = "/locks/wiped"
+	_, f := startReader(t, etcdlock.Config{Endpoints: []string{srv.Endpoint()}, Prefixes: []string{prefix}, Timeout: time.Second})
+	holdWithLease(t, srv.Endpoint(), prefix)
+	f.waitFor(t, prefix, "the holder, live", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 1 && s.Live() })
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor(t, prefix, "not live", func(s lockqueue.Snapshot) bool { return !s.Live() })
+	if err := os.RemoveAll(filepath.Join(srv.Dir(), "data")); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.published())
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor(t, prefix, "live, with no key", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 0 })
+	for _, s := range f.published()[before:] {
+		if s.Path == prefix && s.Live() && len(s.Nodes) > 0 {
+			t.Errorf("etcd came back empty; the reader showed the keys from before as live: %s", show(s))
+		}
 	}
 }
 

@@ -46,31 +46,39 @@
 //     have ended on the server.
 //  3. A recorded hold ends within one poll of a clean Released: in
 //     [Released - Early, done + Delay], done being when the release surely
-//     reached the server (the client's next event: it tells Released
-//     before it sends the release, and a pause may come between), as
-//     released, or as no longer holding while still queued (rule 1's
-//     names that outlive a grant). It is not recorded as expired, unless
-//     the client stopped before its release surely reached the server or
-//     its lease or TTL could have run out before the reader saw the key
-//     gone (Requested + Session): a reader that polls cannot tell a key
-//     deleted from one expired between two reads. When the client never
+//     reached the server (the client's next event: it tells Released before
+//     it sends the release, and a pause may come between), as released, or
+//     as no longer holding while still queued (rule 1's names that outlive
+//     a grant). It is not recorded as expired, unless the client stopped
+//     before its release surely reached the server or its lease or TTL
+//     could have run out before the reader saw the key gone (Requested +
+//     Session): a reader that polls cannot tell a key deleted from one
+//     expired between two reads. A client silenced while it held (paused,
+//     cut off, the server down) may have lost its lease or session
+//     meanwhile and still tell a clean release on its return (etcd's Unlock
+//     deletes a key already gone without an error): its hold may end, and
+//     as expired, from the silence on, less Early. When the client never
 //     let go (Lost, a failed release, Killed) the server ends the hold at
 //     its session's, lease's or TTL's end, while the client may still
 //     believe: the recorded end comes no later than Lost + Delay, or,
 //     killed, Killed + Session + Delay. The server keeps a hold through its
-//     restart (ZooKeeper restores the session and its node, etcd renews
-//     the lease, a Redis key goes with an empty restart): when the server
-//     went down before the client learnt it lost, or before its failed
-//     release was known to fail (its next event), the recorded end comes
-//     no later than the later of that bound and ServerUp + Session + Delay
-//     (a next outage that begins within Session of ServerUp keeps it
-//     through that one too), and at any time when the server never came
-//     back in the run. A release that failed after the client was cut
-//     off, paused or the server went down while it held never reached
-//     the server: its hold ends by the failure + Session + Delay. A node gone unseen (how unknown) is only told
-//     after a gap, and went at some moment of it: its end is the whole
-//     gap; so is the end of a hold still recorded when the history ends in
-//     a gap (the server down at the run's end).
+//     restart (ZooKeeper restores the session and its node, etcd renews the
+//     lease, a Redis key goes with an empty restart): when the server went
+//     down before the client learnt it lost, or before its failed release
+//     was known to fail (its next event), the recorded end comes no later
+//     than the later of that bound and ServerUp + Session + Delay (a next
+//     outage that begins within Session of ServerUp keeps it through that
+//     one too), and at any time when the server never came back in the run.
+//     A release that failed after the client was cut off, paused or the
+//     server went down while it held never reached the server: its hold
+//     ends by the failure + Session + Delay. A hold or queued node whose
+//     client is gone for good (killed, or its release never reached the
+//     server) is kept, like a lost one, through a server outage that began
+//     before its Session ran out: until ServerUp + Session + Delay, and
+//     through the next outages that begin within it. A node gone unseen
+//     (how unknown) is only told after a gap, and went at some moment of
+//     it: its end is the whole gap; so is the end of a hold still recorded
+//     when the history ends in a gap (the server down at the run's end).
 //  4. Nothing is recorded as acquired, released, expired or given up while
 //     the server was down (between the runner's ServerDown and ServerUp,
 //     less Early at each end); the history has a gap instead: every outage
@@ -215,7 +223,7 @@ func (g *grant) latest(b Bounds) time.Time {
 		case g.releasedBy.IsZero():
 			return farFuture
 		case g.killedUnsent:
-			return g.releasedBy.Add(b.Session + b.Delay)
+			return keptAfter(g.outages, g.releasedBy, b).Add(b.Delay)
 		}
 		return g.releasedBy.Add(b.Delay)
 	case string(lab.Lost), failedRelease:
@@ -233,7 +241,7 @@ func (g *grant) latest(b Bounds) time.Time {
 			// Cut off, paused or the server down while it held: the
 			// failed release never reached the server, which keeps the
 			// hold until its session, lease or TTL runs out.
-			until = g.ended.Add(b.Session)
+			until = keptAfter(g.outages, g.ended, b)
 		}
 		for _, o := range g.outages {
 			if o.from.Before(known) {
@@ -242,9 +250,23 @@ func (g *grant) latest(b Bounds) time.Time {
 		}
 		return until.Add(b.Delay)
 	case string(lab.Killed):
-		return g.ended.Add(b.Session + b.Delay)
+		return keptAfter(g.outages, g.ended, b).Add(b.Delay)
 	}
 	return farFuture
+}
+
+// keptAfter is the latest the server keeps the hold or queued node of a
+// client gone for good at at (killed, or its release never sent): its
+// session, lease or TTL from then, and when the server went down before
+// that ran out, its session after the server came back (keptThrough).
+func keptAfter(outages []span, at time.Time, b Bounds) time.Time {
+	until := at.Add(b.Session)
+	for _, o := range outages {
+		if o.from.Before(until) && (o.to.IsZero() || o.to.After(at)) {
+			until = later(until, keptThrough(outages, o.from, b))
+		}
+	}
+	return until
 }
 
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -677,6 +699,18 @@ func (c *checker) checkGrant(g *grant, histEnd time.Time) {
 	}
 }
 
+// endsFrom is the earliest the server may have ended g's hold, released
+// cleanly: its release, or, when the client was silenced while it held
+// (paused, cut off, the server down), the silence: its lease or session
+// may have run out meanwhile, and a client back from it may still tell a
+// clean release (etcd's Unlock deletes a key already gone without error).
+func (g *grant) endsFrom() time.Time {
+	if g.sure.Before(g.ended) {
+		return g.sure
+	}
+	return g.ended
+}
+
 // checkEnd is rule 3.
 func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	if h.end.IsZero() {
@@ -704,15 +738,16 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	}
 	switch g.how {
 	case string(lab.Released):
-		if h.end.Before(g.ended.Add(-c.b.Early)) || from.After(g.latest(c.b)) {
+		if h.end.Before(g.endsFrom().Add(-c.b.Early)) || from.After(g.latest(c.b)) {
 			c.fail(End, g, "", h.end, "recorded the hold ending at %s; the client released at %s, surely done by %s (tolerance %v before, %v after)",
 				stamp(h.end), stamp(g.ended), stamp(cmp.Or(g.releasedBy, g.ended)), c.b.Early, c.b.Delay)
 		}
 		switch {
 		case h.how != history.Expired:
-		case g.releasedBy.IsZero() || g.killedUnsent:
+		case g.releasedBy.IsZero() || g.killedUnsent, g.sure.Before(g.ended):
 			// The client stopped before anything told its release had
-			// reached the server: its session may well have expired.
+			// reached the server, or was silenced while it held: its
+			// session may well have expired.
 		case c.b.Session > 0 && !h.end.Before(g.requested.Add(c.b.Session)):
 			// Its lease could have run out before the reader saw it
 			// gone: the reader cannot tell (rule 3).
@@ -752,7 +787,7 @@ func (c *checker) unmatched(holds []*hold, open []request) {
 		if i := slices.IndexFunc(open, func(q request) bool {
 			by := q.to.Add(c.b.Delay)
 			if q.killed {
-				by = by.Add(c.b.Session)
+				by = keptAfter(q.outages, q.to, c.b).Add(c.b.Delay)
 			}
 			if !q.downAt.IsZero() {
 				by = later(by, keptThrough(q.outages, q.downAt, c.b).Add(c.b.Delay))
