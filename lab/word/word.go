@@ -603,7 +603,7 @@ func (c *checker) match(gs []*grant, hs []*hold) {
 		for j < len(gs) {
 			g := gs[j]
 			next := j+1 < len(gs) && !h.start.Before(gs[j+1].requested.Add(-c.b.Early))
-			if g.latest(c.b).Before(h.start) || (next && h.start.After(c.startsBy(g, h))) {
+			if g.latest(c.b).Before(h.start) || (next && (h.start.After(c.startsBy(g, h)) || c.nextIsCloser(g, gs[j+1], h))) {
 				j++
 				continue
 			}
@@ -623,6 +623,21 @@ func (c *checker) match(gs []*grant, hs []*hold) {
 				stamp(g.hold.start), stamp(h.start), stamp(g.requested), stamp(g.acquired))
 		}
 	}
+}
+
+// nextIsCloser reports whether a hold first seen after g surely let go
+// (its clean release reached the server before the hold's start) is the
+// next grant's rather than g's: the next one's start window holds it too,
+// and it took the lock nearer the hold's start. The same holder's grants
+// may follow each other closer than a reader's delay (an etcd session's
+// key, many times a second), so start windows overlap, and the first free
+// grant is not always the hold's (after a gap above all).
+func (c *checker) nextIsCloser(g, next *grant, h *hold) bool {
+	if g.how != string(lab.Released) || g.killedUnsent || g.releasedBy.IsZero() || !g.releasedBy.Before(h.start) ||
+		h.start.After(c.startsBy(next, h)) {
+		return false
+	}
+	return (h.start.Sub(next.acquired)).Abs() < (h.start.Sub(g.acquired)).Abs()
 }
 
 // merge gives a recorded hold that outlasts its grant the same holder's
