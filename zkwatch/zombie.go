@@ -34,7 +34,7 @@ func (l *lock) zombieGone(s lockqueue.Snapshot) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// A removal seen while not live is told as unseen anyway.
-	if !l.published || l.removed || !l.last.Live() {
+	if !l.published || l.removed || !l.last.Live() || !hasZombieAlert(l.last) {
 		return false
 	}
 	var zombies map[string]int64
@@ -74,4 +74,16 @@ func (w *Watcher) recheckZombies(ctx context.Context, l *lock) {
 	// would have been with the poll's own: nothing of theirs is removed
 	// now.
 	w.emit(l)
+}
+
+// hasZombieAlert reports whether s shows a zombie: its alert is there
+// whenever one is, so a change's publish walks no nodes of a big queue
+// without one.
+func hasZombieAlert(s lockqueue.Snapshot) bool {
+	for _, a := range s.Alerts {
+		if a.Kind == lockqueue.AlertZombie {
+			return true
+		}
+	}
+	return false
 }
