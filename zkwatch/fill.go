@@ -54,7 +54,7 @@ func (w *Watcher) readNamesFirst(ctx context.Context, r Reader, epoch uint64, l 
 	// Events may not be applied to a base with unread nodes: a fill cut
 	// short is finished by the next listing, whose diff reads them.
 	l.eventBase = false
-	w.publishRead(l, s, epoch, kept)
+	w.publishRead(ctx, l, s, epoch, kept)
 	if err := w.fill(ctx, r, epoch, l, opt, ls.revision); err != nil {
 		return w.readFailed(l, err)
 	}
@@ -83,7 +83,7 @@ func (w *Watcher) fill(ctx context.Context, r Reader, epoch uint64, l *lock, opt
 	if err != nil {
 		return err
 	}
-	w.applyFill(l, epoch, opt, revision, first, got)
+	w.applyFill(ctx, l, epoch, opt, revision, first, got)
 	published := time.Now()
 	var names []string
 	got = map[string]lockqueue.Child{}
@@ -98,7 +98,7 @@ func (w *Watcher) fill(ctx context.Context, r Reader, epoch uint64, l *lock, opt
 		}
 		names = append(names, chunk...)
 		if last := i+fillChunk >= len(rest); last || time.Since(published) >= fillEvery {
-			w.applyFill(l, epoch, opt, revision, names, got)
+			w.applyFill(ctx, l, epoch, opt, revision, names, got)
 			published, names, got = time.Now(), nil, map[string]lockqueue.Child{}
 		}
 	}
@@ -151,7 +151,7 @@ func readFill(ctx context.Context, r Reader, parent string, names []string) (map
 // applyFill publishes l's base with names read as got: each node read
 // replaces its unread one, and one of names that got lacks was deleted
 // since the listing (its event, or the next listing, tells views).
-func (w *Watcher) applyFill(l *lock, epoch uint64, opt lockqueue.Options, revision int64, names []string, got map[string]lockqueue.Child) {
+func (w *Watcher) applyFill(ctx context.Context, l *lock, epoch uint64, opt lockqueue.Options, revision int64, names []string, got map[string]lockqueue.Child) {
 	l.mu.Lock()
 	prev, index := l.base.Nodes, l.index
 	l.mu.Unlock()
@@ -181,7 +181,7 @@ func (w *Watcher) applyFill(l *lock, epoch uint64, opt lockqueue.Options, revisi
 	s := lockqueue.BuildNodes(l.path, nodes, opt)
 	s.Revision = revision
 	s.Filling = filling(s.Nodes)
-	w.publishRead(l, s, epoch, keptBase{prev: prev, index: index, keep: keep})
+	w.publishRead(ctx, l, s, epoch, keptBase{prev: prev, index: index, keep: keep})
 }
 
 // filling says how many of nodes are read; nil when all are.

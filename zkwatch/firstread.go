@@ -71,7 +71,7 @@ func (w *Watcher) readHinted(ctx context.Context, r Reader, epoch uint64, l *loc
 	s.Revision = stat.Pzxid
 	l.pruneSessions(s.Nodes)
 	l.eventBase, l.sem = true, lockqueue.NoRecipe
-	w.publishRead(l, s, epoch, keptBase{keep: keep})
+	w.publishRead(ctx, l, s, epoch, keptBase{keep: keep})
 	return true, nil
 }
 

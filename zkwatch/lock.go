@@ -232,7 +232,7 @@ func connectionErr(err error) bool {
 
 // readMissing handles a parent that does not exist: watch for it to appear
 // (Curator deletes empty container parents and makes them again later).
-func (w *Watcher) readMissing(r Reader, epoch uint64, l *lock) error {
+func (w *Watcher) readMissing(ctx context.Context, r Reader, epoch uint64, l *lock) error {
 	persistent := l.persisted.Load() == epoch
 	l.mu.Lock()
 	l.armed = persistent
@@ -254,7 +254,7 @@ func (w *Watcher) readMissing(r Reader, epoch uint64, l *lock) error {
 	}
 	l.parentCzxid, l.parentData, l.sessions, l.seen = 0, nil, nil, nil
 	w.locks.dropFolders(l)
-	w.setBase(l, missingSnapshot(l.path), nil, epoch)
+	w.setBase(ctx, l, missingSnapshot(l.path), nil, epoch)
 	return nil
 }
 
@@ -266,8 +266,13 @@ func missingSnapshot(p string) lockqueue.Snapshot {
 	return s
 }
 
-// setBase makes s the lock's last read and publishes it.
-func (w *Watcher) setBase(l *lock, s lockqueue.Snapshot, index map[string]int32, epoch uint64) {
+// setBase makes s the lock's last read and publishes it. A read that
+// removes a node last published as a zombie reads the watch table afresh
+// first (zombie.go).
+func (w *Watcher) setBase(ctx context.Context, l *lock, s lockqueue.Snapshot, index map[string]int32, epoch uint64) {
+	if l.zombieGone(s) {
+		w.recheckZombies(ctx, l)
+	}
 	l.mu.Lock()
 	if l.removed {
 		l.mu.Unlock()

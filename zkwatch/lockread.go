@@ -77,7 +77,7 @@ func (w *Watcher) readListing(ctx context.Context, r Reader, epoch uint64, l *lo
 	names, stat, err := listParent(r, l.full, persistent)
 	answered := time.Now()
 	if errors.Is(err, zk.ErrNoNode) {
-		return w.readMissing(r, epoch, l)
+		return w.readMissing(ctx, r, epoch, l)
 	}
 	if err != nil {
 		return w.readFailed(l, fmt.Errorf("children of %s: %w", l.full, err))
@@ -130,7 +130,7 @@ func (w *Watcher) readListing(ctx context.Context, r Reader, epoch uint64, l *lo
 	s.Revision = ls.revision
 	l.pruneSessions(s.Nodes)
 	l.eventBase, l.sem = persistent && len(ls.lists) == 1, ls.sem
-	w.publishRead(l, s, epoch, kept)
+	w.publishRead(ctx, l, s, epoch, kept)
 	return nil
 }
 
@@ -157,7 +157,7 @@ type keptBase struct {
 // brings kept's index up to date: after the publish, as only the next read
 // uses it, and updating it (a map write per node when the head of the
 // queue leaves) kept every change waiting.
-func (w *Watcher) publishRead(l *lock, s lockqueue.Snapshot, epoch uint64, kept keptBase) {
+func (w *Watcher) publishRead(ctx context.Context, l *lock, s lockqueue.Snapshot, epoch uint64, kept keptBase) {
 	index := kept.index
 	if index == nil {
 		index = make(map[string]int32, len(s.Nodes))
@@ -165,7 +165,7 @@ func (w *Watcher) publishRead(l *lock, s lockqueue.Snapshot, epoch uint64, kept 
 	if s.Recipe == lockqueue.Mixed && l.sem != lockqueue.NoRecipe {
 		w.logMixedSemaphore(l, s, len(kept.keep))
 	}
-	w.setBase(l, s, index, epoch)
+	w.setBase(ctx, l, s, index, epoch)
 	reindex(index, kept.prev, kept.keep, s.Nodes)
 }
 

@@ -243,7 +243,7 @@ func (w *Watcher) readEvents(ctx context.Context, r Reader, epoch uint64, l *loc
 		CVersion: stat.Cversion, Semaphore: l.sem})
 	s.Revision = stat.Pzxid
 	l.pruneSessions(s.Nodes)
-	w.publishRead(l, s, epoch, keptBase{prev: prev, index: index, keep: keep})
+	w.publishRead(ctx, l, s, epoch, keptBase{prev: prev, index: index, keep: keep})
 	return true, nil
 }
 

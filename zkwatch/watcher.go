@@ -27,6 +27,9 @@
 //     events also reach the readers of the lock parents below it).
 //   - publish.go: how a lock's last read, the session's state and the last
 //     watch table become the snapshot views get.
+//   - zombie.go: a read that removes a node last shown a zombie reads the
+//     watch table afresh first, so a client that reconnected and let go
+//     is not told expired.
 //
 // watcher.go (this file) wires them together and holds the public API.
 // Locks are taken in one order: Watcher.pubMu, discovery, registry, a

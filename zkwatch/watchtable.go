@@ -105,14 +105,23 @@ func (w *Watcher) pollLoop(ctx context.Context) {
 
 // pollOnce reads the watch table once and re-joins every lock with it.
 func (w *Watcher) pollOnce(ctx context.Context) {
-	start := time.Now()
-	if infos, ok := w.poll.ask(ctx); ok {
-		own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull, w.sess.view().epoch)
-		w.poll.merge(infos, w.sess.ownIDs(), own, start)
+	if w.readTable(ctx) {
 		for _, l := range w.locks.all() {
 			w.emitAfterPoll(l)
 		}
 	}
+}
+
+// readTable reads the watch table and makes it the current one; false
+// when ctx ended meanwhile or a table read since is current already.
+func (w *Watcher) readTable(ctx context.Context) bool {
+	start := time.Now()
+	infos, ok := w.poll.ask(ctx)
+	if !ok {
+		return false
+	}
+	own := w.locks.armedWatches() + w.disc.armedWatches(w.locks.hasFull, w.sess.view().epoch)
+	return w.poll.merge(infos, w.sess.ownIDs(), own, start)
 }
 
 // source names where the table comes from, and whom it asks.
@@ -143,15 +152,21 @@ func (p *poller) ask(ctx context.Context) ([]memberInfo, bool) {
 	return infos, ctx.Err() == nil
 }
 
-// merge makes the members' answers the current table. own are the
-// watcher's sessions, ownWatches the children watches it holds.
-func (p *poller) merge(infos []memberInfo, own map[int64]bool, ownWatches int, start time.Time) {
+// merge makes the members' answers, asked from start, the current table,
+// and reports whether it did. own are the watcher's sessions, ownWatches
+// the children watches it holds. Answers asked before the current table's
+// are dropped: a read of the table out of turn (zombie.go) may end before
+// the poll's, asked earlier, does.
+func (p *poller) merge(infos []memberInfo, own map[int64]bool, ownWatches int, start time.Time) bool {
 	source, targets := p.source()
 	table := mergeTable(infos, source, func(id int64) bool { return own[id] }, p.root, ownWatches)
 	note := tableNote(targets, infos)
 	partial := partialNote(infos)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if start.Before(p.cur.at) {
+		return false
+	}
 	if partial != "" && partial != p.cur.partial {
 		p.log.Warn("not every ensemble member is listed", "asked", targets, "why", partial)
 	}
@@ -161,6 +176,7 @@ func (p *poller) merge(infos []memberInfo, own map[int64]bool, ownWatches int, s
 	changed, all := tableDiff(p.cur, table, note, partial)
 	p.cur = tableState{table: table, at: start, note: note, partial: partial,
 		gen: p.cur.gen + 1, changed: changed, all: all}
+	return true
 }
 
 // adminTransport trusts the TLS configuration's CAs for https AdminServer

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -56,33 +55,6 @@ type labOut struct {
 	Word   *lab.WordResult `json:"word"`
 }
 
-// knownWordDefect is the one mismatch of zklockviz's word known and not
-// yet fixed (issue 37): after a ZooKeeper restart, a clean release is
-// recorded as an expiry, before the session could have run out, about
-// one run in two. The likely cause, not yet proven: a session the server
-// restored reads as a zombie until its client reconnects and the next
-// watch table shows it, and a node its client lets go just after is taken
-// for one its session's end removed. The lab exits 1 on it;
-// TestLabServerFault accepts it, and only it, so that every other
-// mismatch still fails, and says it saw it.
-var knownWordDefect = regexp.MustCompile(`^recorded as expired at \S+, before its lease of \S+ could have run out; the client released at \S+$`)
-
-// onlyKnownWordDefect reports whether out's word differs from the clients'
-// only by knownWordDefect, on a ZooKeeper run (logged when it does).
-func onlyKnownWordDefect(t *testing.T, service string, out labOut) bool {
-	t.Helper()
-	if service != "zookeeper" || out.Word == nil || len(out.Word.Mismatches) == 0 {
-		return false
-	}
-	for _, m := range out.Word.Mismatches {
-		if m.Rule != "end" || !knownWordDefect.MatchString(m.Message) {
-			return false
-		}
-		t.Logf("the known defect after a ZooKeeper restart (a clean release recorded as an expiry): %s", m)
-	}
-	return true
-}
-
 // runLabJSON runs zklockviz lab --json with args. A service whose server
 // is not installed skips the test, or fails it under CI=true.
 func runLabJSON(t *testing.T, args ...string) labOut {
@@ -91,24 +63,14 @@ func runLabJSON(t *testing.T, args ...string) labOut {
 	if code != 0 && strings.Contains(stderr, "is not installed") && os.Getenv("CI") != "true" {
 		t.Skip(stderr)
 	}
-	var out labOut
-	jsonErr := json.Unmarshal([]byte(stdout), &out)
-	if code != 0 && !(code == 1 && jsonErr == nil && onlyKnownWordDefect(t, labServiceArg(args), out)) {
+	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	if jsonErr != nil {
-		t.Fatalf("not JSON: %v\n%s", jsonErr, stdout)
+	var out labOut
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
 	}
 	return out
-}
-
-// labServiceArg is the --service of a lab command line (zookeeper when not
-// given).
-func labServiceArg(args []string) string {
-	if i := slices.Index(args, "--service"); i >= 0 && i+1 < len(args) {
-		return args[i+1]
-	}
-	return "zookeeper"
 }
 
 func TestLabBadFlags(t *testing.T) {
