@@ -238,25 +238,26 @@ func (w *labWord) live(ctx context.Context, cfg *lab.Config, service string, std
 	src := w.m.historySource()
 	go func() {
 		defer close(done)
-		t := time.NewTicker(labWordTick)
-		defer t.Stop()
+		wait := labWordTick
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-time.After(wait):
 			}
 			now := time.Now()
 			hist, err := w.history(src, now)
-			if err != nil {
-				// Nothing recorded of the lock yet: the next tick may
-				// have it; the final check says so if it never does.
-				continue
+			if err == nil {
+				l.mu.Lock()
+				events := slices.Clone(l.events)
+				l.mu.Unlock()
+				l.tick(events, hist, now)
 			}
-			l.mu.Lock()
-			events := slices.Clone(l.events)
-			l.mu.Unlock()
-			l.tick(events, hist, now)
+			// Else nothing is recorded of the lock yet: the next tick
+			// may have it; the final check says so if it never does.
+			// A long run's check grows with it: it takes at most a fifth
+			// of the time, so as not to slow the run it checks.
+			wait = max(labWordTick, 4*time.Since(now))
 		}
 	}()
 	return func() {
