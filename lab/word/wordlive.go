@@ -1,14 +1,3 @@
-package word
-
-import (
-	"slices"
-	"strings"
-	"time"
-
-	"github.com/zklockviz/zklockviz/history"
-	"github.com/zklockviz/zklockviz/lab"
-)
-
 // # The check as it goes
 //
 // While a run goes, the lab checks what is settled so far: Live runs
@@ -45,6 +34,16 @@ import (
 // known as the final check will know it: each recorded hold that starts
 // before it pairs with the grant it pairs with at the end, and each
 // mismatch told before it stands.
+package word
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lab"
+)
 
 // Lag is how late the lab's own events may reach the check after their
 // stamp: a kill is told once the process is dead, within a second of
