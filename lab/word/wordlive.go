@@ -10,7 +10,7 @@
 //
 // The settled moment is the earliest of:
 //
-//   - now less Lag and Early: the lab's own events reach the check within
+//   - now less Lag (2 s) and Early: the lab's own events reach the check within
 //     Lag of their stamp (a kill is stamped as it is sent and told once
 //     the process is dead, within a second; a server's outage as the
 //     signal is sent), the history's within Early of its reads;
@@ -33,7 +33,16 @@
 // Every grant, request and outage before the settled moment is then
 // known as the final check will know it: each recorded hold that starts
 // before it pairs with the grant it pairs with at the end, and each
-// mismatch told before it stands.
+// mismatch told before it stands. A client's events are stamped while it
+// has a grant or a request open (a release is stamped before it is sent,
+// and told once it returns), so one that reaches the lab late concerns a
+// grant or request that holds the settled moment back already. The
+// settled moment trails now by a few seconds in an ordinary run (a
+// release's Delay, Lag), by a pause or a session while a paused holder or
+// a killed one's session keeps the others waiting. Where the server goes
+// down again before a hold kept through its last outage could end (a
+// server killed every 1.5 s), nothing after that hold settles until the
+// run ends, and the check after the run finds alone what came after.
 package word
 
 import (
