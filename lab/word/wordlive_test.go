@@ -142,14 +142,14 @@ func arrivals(events []lab.Event) []time.Time {
 	return out
 }
 
-// liveTicks runs the live check every 200 ms of a run, over what the lab
+// liveTicks runs the live check every 250 ms of a run, over what the lab
 // has received by then (arrivals; the history a read's Early after its
 // stamp), and returns every mismatch it told, with the moment it told it.
 func liveTicks(clients []lab.Event, hist []history.Event, b Bounds, end time.Time) (told []Mismatch, when []time.Time) {
 	clients = slices.SortedStableFunc(slices.Values(clients), func(a, b lab.Event) int { return a.At.Compare(b.At) })
 	arrive := arrivals(clients)
 	var tr Tracker
-	for now := clients[0].At; !now.After(end); now = now.Add(200 * time.Millisecond) {
+	for now := clients[0].At; !now.After(end); now = now.Add(250 * time.Millisecond) {
 		var cs []lab.Event
 		for i, e := range clients {
 			if !arrive[i].After(now) {
@@ -181,7 +181,7 @@ func TestLiveWithinFinal(t *testing.T) {
 			if len(told) != 0 {
 				t.Errorf("the live check told mismatches of a run that has none: %v", told)
 			}
-			// About 15 of the history's changes a run, spread over it.
+			// About 10 of the history's changes a run, spread over it.
 			var changes []int
 			for i, e := range hist {
 				if !e.Synthetic && (e.Kind == history.Left || e.Kind == history.Acquired) {
@@ -189,7 +189,7 @@ func TestLiveWithinFinal(t *testing.T) {
 				}
 			}
 			n, k := 0, 0
-			for j := 0; j < len(changes); j += max(1, len(changes)/15) {
+			for j := 0; j < len(changes); j += max(1, len(changes)/10) {
 				i := changes[j]
 				for _, edited := range editsOf(hist, i) {
 					final := Check(run.Clients, edited, run.Bounds, run.End)
