@@ -220,7 +220,8 @@ type wordLive struct {
 // (wrapping its Observe) and checks every labWordTick until the returned
 // stop is called. A nil w (the check off) does nothing.
 func (w *labWord) live(ctx context.Context, cfg *lab.Config, service string, stderr io.Writer, hooks web.LabHooks) (stop func()) {
-	if w == nil {
+	src := w.historySource()
+	if src == nil {
 		return func() {}
 	}
 	l := &wordLive{service: service, bounds: w.bounds, stderr: stderr, hook: hooks.Word}
@@ -235,7 +236,6 @@ func (w *labWord) live(ctx context.Context, cfg *lab.Config, service string, std
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	src := w.m.historySource()
 	go func() {
 		defer close(done)
 		wait := labWordTick
@@ -264,6 +264,15 @@ func (w *labWord) live(ctx context.Context, cfg *lab.Config, service string, std
 		cancel()
 		<-done
 	}
+}
+
+// historySource is serve's history while it runs; nil when w is (the
+// check off) or serve keeps none.
+func (w *labWord) historySource() history.Source {
+	if w == nil {
+		return nil
+	}
+	return w.m.historySource()
 }
 
 // tick checks what is settled of the run at now, tells each mismatch not
