@@ -128,6 +128,7 @@ func liveService(o lab.Outcome, watch string, events []lab.Event, now time.Time,
 		sv.Lanes = append(sv.Lanes, *l)
 	}
 	sv.Height = 20 + len(order)*labLaneGap
+	sv.BeliefHeight = sv.Height
 	for _, ov := range rep.Overlaps {
 		sv.Overlaps = append(sv.Overlaps, span(ov.From, ov.To, "lab-overlap", fmt.Sprintf("%s and %s both believed they held for %v", ov.A, ov.B, ov.To.Sub(ov.From).Round(time.Millisecond))))
 	}
@@ -138,6 +139,14 @@ func liveService(o lab.Outcome, watch string, events []lab.Event, now time.Time,
 func labSpan(x func(time.Time) float64, from, to time.Time, class, title string) views.LabSpan {
 	x1, x2 := x(from), x(to)
 	return views.LabSpan{X: fmt.Sprintf("%.1f", x1), W: fmt.Sprintf("%.1f", max(x2-x1, 1)), Class: class, Title: title}
+}
+
+// recordSpan is a recorded hold's stretch: a unit short of its end, so
+// that holds one after the other (a polling reader's, each read a new
+// holder) are told apart.
+func recordSpan(x func(time.Time) float64, from, to time.Time, class, title string) views.LabSpan {
+	x1, x2 := x(from), x(to)
+	return views.LabSpan{X: fmt.Sprintf("%.1f", x1), W: fmt.Sprintf("%.1f", max(x2-x1-1, 1)), Class: class, Title: title}
 }
 
 // recordName names zklockviz's own lanes, under the clients'.
@@ -185,7 +194,7 @@ func recordLanes(sv *views.LabLiveService, r word.LiveResult, events []lab.Event
 		if h.AfterGap {
 			since = "first seen after a gap at " + h.Start.Format("15:04:05.000")
 		}
-		sp := labSpan(x, h.Start, end, words.class, fmt.Sprintf("zklockviz recorded %s holding %s to %s: %s", who, since, end.Format("15:04:05.000"), words.words))
+		sp := recordSpan(x, h.Start, end, words.class, fmt.Sprintf("zklockviz recorded %s holding %s to %s: %s", who, since, end.Format("15:04:05.000"), words.words))
 		sp.Client, sp.Holder = clientOf[h.Node], h.Node
 		lanes[i].Spans = append(lanes[i].Spans, sp)
 	}
