@@ -37,6 +37,7 @@ func (lr *labRun) view(now time.Time) views.LabLiveView {
 		sv := liveService(lr.info[svc], lr.watch[svc], lr.events[svc], now, x)
 		if r, ok := lr.words[svc]; ok {
 			recordLanes(&sv, r, lr.events[svc], now, x)
+			finalWord(&sv, lr.final)
 		}
 		v.Services = append(v.Services, sv)
 	}
@@ -221,4 +222,18 @@ func recordLanes(sv *views.LabLiveService, r word.LiveResult, events []lab.Event
 		w.First = r.Mismatches[0].String()
 	}
 	sv.Word = w
+}
+
+// finalWord puts in sv, once the run has ended, the verdict of the check
+// of zklockviz's word after the run, in place of the count so far.
+func finalWord(sv *views.LabLiveService, final []lab.Outcome) {
+	i := slices.IndexFunc(final, func(o lab.Outcome) bool { return o.Service == sv.Service && o.Word != nil })
+	if i < 0 || sv.Word == nil {
+		return
+	}
+	w := final[i].Word
+	sv.Word.Final, sv.Word.Mismatches, sv.Word.First = true, len(w.Mismatches), ""
+	if len(w.Mismatches) > 0 {
+		sv.Word.First = w.Mismatches[0].String()
+	}
 }

@@ -43,6 +43,10 @@ func wordLab(LabRequest) (func(context.Context, LabHooks) []lab.Outcome, error) 
 				Message: "recorded holding from 03:00:00.700; no client held by that name then"}},
 		})
 		<-ctx.Done()
+		o.Word = &lab.WordResult{Checked: 2, Mismatches: []lab.Mismatch{
+			{Rule: word.NoGrant, Holder: "lock-0009", At: at(700), Message: "recorded holding from 03:00:00.700; no client held by that name then"},
+			{Rule: word.End, Client: "c2", Holder: "lock-0002", At: at(1300), Message: "recorded the hold ending at 03:00:01.300"},
+		}}
 		return []lab.Outcome{o}
 	}, nil
 }
@@ -63,19 +67,21 @@ func TestLabLiveRecord(t *testing.T) {
 	}
 	res.Body.Close()
 	owner := res.Header.Get(RunOwnerHeader)
-	t.Cleanup(func() {
+	stop := func() {
 		req, _ := http.NewRequest(http.MethodPost, env.ts.URL+"/api/v1/lab/runs/1/stop", nil)
 		req.Header.Set(RunOwnerHeader, owner)
 		if res, err := http.DefaultClient.Do(req); err == nil {
 			res.Body.Close()
 		}
-	})
+	}
+	t.Cleanup(stop)
 	live, err := http.Get(env.ts.URL + "/api/v1/lab/runs/1/live")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer live.Body.Close()
-	view := until(t, sseEvents(live.Body), func(ev sseEvent) bool { return strings.Contains(ev.data, "lab-record-lane") }).data
+	events := sseEvents(live.Body)
+	view := until(t, events, func(ev sseEvent) bool { return strings.Contains(ev.data, "lab-record-lane") }).data
 
 	for _, want := range []string{
 		`class="lab-record-lane" data-lane="zklockviz&#39;s record"`,
@@ -117,5 +123,15 @@ func TestLabLiveRecord(t *testing.T) {
 	// lock-0009 overlaps c2's hold: it is on the second lane, alone.
 	if i := strings.Index(view, `data-holder="lock-0009"`); i < second {
 		t.Errorf("lock-0009 is not on the second lane")
+	}
+
+	// Once the run has ended, the count is the check's after it: the
+	// verdict, with its first mismatch; the record stays as the run went.
+	stop()
+	last := until(t, events, func(ev sseEvent) bool { return ev.name == "done" }).data
+	for _, want := range []string{"checked after the run: <b class=\"lab-word-mismatches\">2</b>", "the verdict", `data-holder="lock-0001"`} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the last view lacks %q", want)
+		}
 	}
 }
