@@ -9,7 +9,8 @@ import (
 
 // The Lab page as a person uses it: pick Redis, fencing off, a short run
 // with pauses, start. While it runs the page shows a belief lane per
-// client and the counts the server sends; when it ends, the run's
+// client and the counts the server sends, and under them zklockviz's own
+// record of the lock (its reader's, as a user's serve would read it); when it ends, the run's
 // time–space diagram (the classroom's drawing, a lane per client) and the
 // report's links, the HTML one answering the same report.
 func TestLabPageRun(t *testing.T) {
@@ -31,6 +32,18 @@ document.getElementById('lab-start').click()`)
 	}
 	if !eval[bool](tb, `document.getElementById('lab-stop').disabled === false && document.getElementById('lab-start').disabled`) {
 		t.Error("while a run goes, stop is not offered, or start still is")
+	}
+	// zklockviz's own record of the run's lock, under the belief lanes:
+	// its reader's holds, one of them at least by a client a belief lane
+	// names, and its word's count so far.
+	tb.until("zklockviz's record with a hold by a client of the belief lanes", `(() => {
+  const clients = [...document.querySelectorAll('.lab-lane')].map((l) => l.dataset.client);
+  const lane = document.querySelector('.lab-record-lane');
+  return lane && lane.textContent.includes("zklockviz's") &&
+    [...document.querySelectorAll('.lab-record-lane rect[data-client]')].some((r) => clients.includes(r.dataset.client));
+})()`)
+	if got := eval[string](tb, `document.querySelector('.lab-word').textContent`); !strings.Contains(got, "zklockviz's word") || !strings.Contains(got, "mismatches with the clients'") {
+		t.Errorf("the word's count says %q", got)
 	}
 	tb.until("the run's end, with its diagram", `document.querySelector('.lab-live[data-done="true"] .lab-timespace svg')`)
 	tb.screenshot("lab.png")

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/zklockviz/zklockviz/lab"
+	"github.com/zklockviz/zklockviz/lab/word"
 	"github.com/zklockviz/zklockviz/views"
 )
 
@@ -43,6 +44,10 @@ type LabHooks struct {
 	Started func(o lab.Outcome, watch string)
 	// Event: one event of a service's run.
 	Event func(service string, e lab.Event)
+	// Word: zklockviz's own record of a service's run so far, as its
+	// reader recorded the run's lock, and the mismatches with the
+	// clients' word settled so far (lab/word.Live), every tick.
+	Word func(service string, r word.LiveResult)
 }
 
 // LabRunner checks a request and returns its run, not started; an error
@@ -84,6 +89,7 @@ type labRun struct {
 	info     map[string]lab.Outcome
 	watch    map[string]string
 	events   map[string][]lab.Event
+	words    map[string]word.LiveResult
 	final    []lab.Outcome
 	ended    time.Time
 }
@@ -203,7 +209,8 @@ func (l *labRuns) add(d time.Duration) (*labRun, bool) {
 		}
 	}()
 	lr := &labRun{id: strconv.Itoa(l.next), started: time.Now(), duration: d, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		info: map[string]lab.Outcome{}, watch: map[string]string{}, events: map[string][]lab.Event{}}
+		info: map[string]lab.Outcome{}, watch: map[string]string{}, events: map[string][]lab.Event{},
+		words: map[string]word.LiveResult{}}
 	l.runs = append(l.runs, lr)
 	return lr, true
 }
@@ -234,6 +241,11 @@ func (lr *labRun) run(run func(context.Context, LabHooks) []lab.Outcome) {
 			lr.mu.Lock()
 			defer lr.mu.Unlock()
 			lr.events[service] = append(lr.events[service], e)
+		},
+		Word: func(service string, r word.LiveResult) {
+			lr.mu.Lock()
+			defer lr.mu.Unlock()
+			lr.words[service] = r
 		},
 	})
 	lr.mu.Lock()

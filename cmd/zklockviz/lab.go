@@ -398,7 +398,9 @@ func runLabOne(ctx context.Context, f labFlags, stderr io.Writer, hooks web.LabH
 	if err != nil {
 		return out, err
 	}
+	stopLive := recording.live(ctx, &cfg, f.service, stderr, hooks)
 	out.Report, out.Events, err = lab.Run(ctx, cfg)
+	stopLive()
 	out.Stopped = ctx.Err() != nil
 	if out.Stopped {
 		fmt.Fprintln(stderr, "lab: interrupted: every client, proxy and throwaway server it started is stopped; the report is of what ran")

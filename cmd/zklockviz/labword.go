@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/zklockviz/zklockviz/etcd/etcdlock"
@@ -15,6 +17,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/postgres/pglock"
 	"github.com/zklockviz/zklockviz/redis/redislock"
+	"github.com/zklockviz/zklockviz/web"
 )
 
 // zklockviz's word on a lab run: serve itself, as a user runs it with its
@@ -143,7 +146,12 @@ func (w *labWord) check(events []lab.Event) (*word.Result, error) {
 	if err := w.m.Close(); err != nil {
 		return nil, fmt.Errorf("zklockviz's word: serve: %w", err)
 	}
-	hist, err := w.history(end)
+	store, err := history.Open(history.Options{Dir: w.dir})
+	if err != nil {
+		return nil, fmt.Errorf("zklockviz's word: open its history: %w", err)
+	}
+	defer store.Close()
+	hist, err := w.history(store, end)
 	if err != nil {
 		return nil, err
 	}
@@ -153,12 +161,7 @@ func (w *labWord) check(events []lab.Event) (*word.Result, error) {
 
 // history is what serve recorded of the lock from the start to end,
 // restatements included.
-func (w *labWord) history(end time.Time) ([]history.Event, error) {
-	store, err := history.Open(history.Options{Dir: w.dir})
-	if err != nil {
-		return nil, fmt.Errorf("zklockviz's word: open its history: %w", err)
-	}
-	defer store.Close()
+func (w *labWord) history(store history.Source, end time.Time) ([]history.Event, error) {
 	locks, err := store.Locks()
 	if err != nil {
 		return nil, fmt.Errorf("zklockviz's word: its history: %w", err)
@@ -192,4 +195,100 @@ func wordFailed(r *word.Result) error {
 		first += "; …"
 	}
 	return fmt.Errorf("zklockviz's word differs from the clients' in %d places (see the report): a defect of zklockviz: %s", len(r.Mismatches), first)
+}
+
+// labWordTick is how often zklockviz's word is checked while the run
+// goes: the Lab page's pace.
+const labWordTick = 500 * time.Millisecond
+
+// wordLive is the check of zklockviz's word as the run goes: the
+// clients' events so far, each tick checked with the history so far
+// (word.Live), each settled mismatch told once on stderr, and the result
+// handed to the Lab page.
+type wordLive struct {
+	service string
+	bounds  word.Bounds
+	stderr  io.Writer
+	hook    func(service string, r word.LiveResult)
+
+	mu      sync.Mutex
+	events  []lab.Event
+	tracker word.Tracker
+}
+
+// live checks the word as the run cfg starts goes: it sees cfg's events
+// (wrapping its Observe) and checks every labWordTick until the returned
+// stop is called. A nil w (the check off) does nothing.
+func (w *labWord) live(ctx context.Context, cfg *lab.Config, service string, stderr io.Writer, hooks web.LabHooks) (stop func()) {
+	src := w.historySource()
+	if src == nil {
+		return func() {}
+	}
+	l := &wordLive{service: service, bounds: w.bounds, stderr: stderr, hook: hooks.Word}
+	observe := cfg.Observe
+	cfg.Observe = func(e lab.Event) {
+		l.mu.Lock()
+		l.events = append(l.events, e)
+		l.mu.Unlock()
+		if observe != nil {
+			observe(e)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wait := labWordTick
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			now := time.Now()
+			hist, err := w.history(src, now)
+			if err == nil {
+				l.mu.Lock()
+				events := slices.Clone(l.events)
+				l.mu.Unlock()
+				l.tick(events, hist, now)
+			}
+			// Else nothing is recorded of the lock yet: the next tick
+			// may have it; the final check says so if it never does.
+			// A long run's check grows with it: it takes at most a fifth
+			// of the time, so as not to slow the run it checks.
+			wait = max(labWordTick, 4*time.Since(now))
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// historySource is serve's history while it runs; nil when w is (the
+// check off) or serve keeps none.
+func (w *labWord) historySource() history.Source {
+	if w == nil {
+		return nil
+	}
+	return w.m.historySource()
+}
+
+// tick checks what is settled of the run at now, tells each mismatch not
+// told before on stderr, and hands the result, with every mismatch told
+// so far, to the hook.
+func (l *wordLive) tick(events []lab.Event, hist []history.Event, now time.Time) word.LiveResult {
+	r := word.Live(events, hist, l.bounds, now)
+	l.mu.Lock()
+	fresh := l.tracker.Add(r.Mismatches)
+	r.Mismatches = l.tracker.Told()
+	l.mu.Unlock()
+	for _, m := range fresh {
+		fmt.Fprintf(l.stderr, "lab: zklockviz's word: %s (a defect of zklockviz; the check after the run is the verdict)\n", m)
+	}
+	if l.hook != nil {
+		l.hook(l.service, r)
+	}
+	return r
 }

@@ -5,7 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/zklockviz/zklockviz/history"
 	"github.com/zklockviz/zklockviz/lab"
 	"github.com/zklockviz/zklockviz/lab/word"
 )
@@ -70,5 +72,57 @@ func TestLabWordFlag(t *testing.T) {
 		"--duration", "2s", "--nemesis", "none", "--hold", "600ms")
 	if code != 0 || !strings.Contains(stdout, "zklockviz's word: ") || !strings.Contains(stdout, " grants checked, 0 mismatches") {
 		t.Errorf("the word in the report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// The CLI tells each mismatch of zklockviz's word on stderr as the live
+// check settles it, once: here a history planted with a release recorded
+// while the server was down, checked tick by tick. Before the server is
+// back and the holder's grant settles, nothing is told; then the planted
+// release and the missing gap, each once, and the Lab page's hook gets
+// every mismatch told so far with zklockviz's record.
+func TestLabWordLiveTells(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	events := []lab.Event{
+		{At: at(0), Client: "c1", Kind: lab.Requested}, {At: at(10), Client: "c1", Kind: lab.Acquired, Holder: "n1"},
+		{At: at(800), Client: lab.Server, Kind: lab.ServerDown}, {At: at(3000), Client: lab.Server, Kind: lab.ServerUp},
+		{At: at(3100), Client: "c1", Kind: lab.Lost}, {At: at(3101), Client: "c1", Kind: lab.Released, Message: "release failed: the session expired"},
+		{At: at(3102), Client: "c1", Kind: lab.Requested},
+	}
+	hist := []history.Event{
+		{Time: at(-100), Kind: history.Connection, Connection: "connected"},
+		{Time: at(5), Kind: history.Queued, Node: "n1", Since: at(5)}, {Time: at(12), Kind: history.Acquired, Node: "n1", Since: at(5)},
+		{Time: at(1500), Kind: history.Left, Node: "n1", How: history.Released}, // planted: the server was down
+	}
+	var stderr strings.Builder
+	var hooked []word.LiveResult
+	l := &wordLive{service: "zookeeper", bounds: word.Watching(time.Second), stderr: &stderr,
+		hook: func(service string, r word.LiveResult) {
+			if service != "zookeeper" {
+				t.Errorf("hooked for %q", service)
+			}
+			hooked = append(hooked, r)
+		}}
+	for ms := 0; ms <= 9000; ms += 500 {
+		var received []lab.Event
+		for _, e := range events {
+			if !e.At.After(at(ms)) {
+				received = append(received, e)
+			}
+		}
+		l.tick(received, hist, at(ms))
+		if ms == 4000 && stderr.Len() != 0 {
+			t.Errorf("told before the server was back and the grant settled:\n%s", stderr.String())
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "lab: zklockviz's word: 03:00:00.800 outage: ") ||
+		!strings.HasPrefix(lines[1], "lab: zklockviz's word: 03:00:01.500 outage: n1: recorded released at 03:00:01.500 while the server was down") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	last := hooked[len(hooked)-1]
+	if len(hooked) != 19 || len(last.Mismatches) != 2 || len(last.Holds) != 1 || last.Holds[0].Node != "n1" {
+		t.Errorf("%d hooked; the last: %+v", len(hooked), last)
 	}
 }
