@@ -69,13 +69,13 @@
 //     than the later of that bound and ServerUp + Session + Delay (a next
 //     outage that begins within Session of ServerUp keeps it through that
 //     one too), and at any time when the server never came back in the run.
-//     A release that failed after the client was cut off, paused or the
-//     server went down while it held never reached the server: its hold
-//     ends by the failure + Session + Delay. A hold or queued node whose
-//     client is gone for good (killed, or its release never reached the
-//     server) is kept, like a lost one, through a server outage that began
-//     before its Session ran out: until ServerUp + Session + Delay, and
-//     through the next outages that begin within it. A node gone unseen
+//     A release that failed may never have reached the server (the client
+//     cut off, paused, the server down, or a connection lost under load):
+//     its hold ends by the failure + Session + Delay. A hold or queued node
+//     whose client is gone for good (killed, or its release never reached
+//     the server) is kept, like a lost one, through a server outage that
+//     began before its Session ran out: until ServerUp + Session + Delay,
+//     and through the next outages that begin within it. A node gone unseen
 //     (how unknown) is only told after a gap, and went at some moment of
 //     it: its end is the whole gap; so is the end of a hold still recorded
 //     when the history ends in a gap (the server down at the run's end).
@@ -237,10 +237,11 @@ func (g *grant) latest(b Bounds) time.Time {
 			known = cmp.Or(g.failedBy, farFuture)
 		}
 		until := g.ended
-		if g.how == failedRelease && g.sure.Before(g.ended) {
-			// Cut off, paused or the server down while it held: the
-			// failed release never reached the server, which keeps the
-			// hold until its session, lease or TTL runs out.
+		if g.how == failedRelease {
+			// A failed release may never have reached the server (the
+			// client cut off, paused, the server down, or a connection
+			// lost under load), which keeps the hold until its
+			// session, lease or TTL runs out.
 			until = keptAfter(g.outages, g.ended, b)
 		}
 		for _, o := range g.outages {
