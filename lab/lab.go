@@ -64,6 +64,10 @@ type Event struct {
 	From    int64  `json:"from,omitempty"`
 	To      int64  `json:"to,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Since is, on ServerUp, when the lab started the server again: it
+	// first answered somewhere between Since and At (At is when the lab
+	// saw an answer, its readiness check or a client's grant).
+	Since time.Time `json:"since,omitzero"`
 }
 
 // ParseEvent reads one line a client printed.

@@ -224,6 +224,7 @@ func (r *runner) up(ctx context.Context) error {
 	if !r.answered.IsZero() {
 		at = r.answered
 	}
+	since := r.starting
 	r.starting = time.Time{}
 	r.mu.Unlock()
 	if err != nil && ctx.Err() != nil {
@@ -232,7 +233,7 @@ func (r *runner) up(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start the server again: %w", err)
 	}
-	r.record(Event{At: at, Client: Server, Kind: ServerUp})
+	r.record(Event{At: at, Client: Server, Kind: ServerUp, Since: since})
 	return nil
 }
 

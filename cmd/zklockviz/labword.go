@@ -53,11 +53,15 @@ func wordBounds(service string, session time.Duration) word.Bounds {
 	case lockqueue.ZooKeeper:
 		return word.Watching(2*session + time.Second)
 	case etcdlock.Name:
-		return word.Watching(session + time.Second)
+		b := word.Watching(session + time.Second)
+		b.LostLag, b.Reused = session/3+500*time.Millisecond, true
+		return b
 	case redislock.Name:
 		return word.Polling(redislock.DefaultPoll, session)
 	}
-	return word.Polling(pglock.DefaultPoll, 0)
+	b := word.Polling(pglock.DefaultPoll, 0)
+	b.Reused = true
+	return b
 }
 
 // startLabWord starts serve on the run's server, watching its lock, with

@@ -49,18 +49,28 @@
 //     reached the server (the client's next event: it tells Released before
 //     it sends the release, and a pause may come between), as released, or
 //     as no longer holding while still queued (rule 1's names that outlive
-//     a grant). It is not recorded as expired, unless the client stopped
-//     before its release surely reached the server or its lease or TTL
-//     could have run out before the reader saw the key gone (Requested +
-//     Session): a reader that polls cannot tell a key deleted from one
-//     expired between two reads. A client silenced while it held (paused,
-//     cut off, the server down) may have lost its lease or session
-//     meanwhile and still tell a clean release on its return (etcd's Unlock
-//     deletes a key already gone without an error): its hold may end, and
-//     as expired, from the silence on, less Early. When the client never
-//     let go (Lost, a failed release, Killed) the server ends the hold at
-//     its session's, lease's or TTL's end, while the client may still
-//     believe: the recorded end comes no later than Lost + Delay, or,
+//     a grant). Where the name outlives a grant, the hold may also go on as
+//     the same client's next request, made within Resolution of the release
+//     and never told granted (its client cut off, killed or stopped): the
+//     server may have granted it all the same, and kept it until the
+//     request ended (+ LostLag) or its session ran out. It is not recorded
+//     as expired, unless the client stopped before its release surely
+//     reached the server or its lease or TTL could have run out before the
+//     reader saw the key gone (Requested + Session): a reader that polls
+//     cannot tell a key deleted from one expired between two reads. A
+//     client silenced while it held (paused, cut off, the server down) may
+//     have lost its lease or session meanwhile and still tell a clean
+//     release on its return (etcd's Unlock deletes a key already gone
+//     without an error): its hold may end, and as expired, from the silence
+//     on, less Early. When the client never let go (Lost, a failed release,
+//     Killed) the server ends the hold at its session's, lease's or TTL's
+//     end, while the client may still believe: the recorded end comes no
+//     later than Lost + LostLag + Delay (LostLag, how long the server may
+//     keep a hold after its client learnt it lost it: none where the client
+//     learns it from the server, as ZooKeeper's do; a third of the TTL and
+//     500 ms on etcd, whose client judges its lease gone by its own clock,
+//     from the last keepalive answer it got, while the server counts from
+//     the last keepalive it took and revokes at its next expiry check), or,
 //     killed, Killed + Session + Delay. The server keeps a hold through its
 //     restart (ZooKeeper restores the session and its node, etcd renews the
 //     lease, a Redis key goes with an empty restart): when the server went
@@ -80,14 +90,17 @@
 //     it: its end is the whole gap; so is the end of a hold still recorded
 //     when the history ends in a gap (the server down at the run's end).
 //  4. Nothing is recorded as acquired, released, expired or given up while
-//     the server was down (between the runner's ServerDown and ServerUp,
-//     less Early at each end); the history has a gap instead: every outage
-//     longer than Delay + Early is covered by a recorded gap from
-//     ServerDown + Delay + Early at the latest (ServerDown is stamped as
-//     the signal is sent; the server dies, and its connections close, a
-//     moment after) to ServerUp - Early at the earliest.
-//     An outage no longer than Delay + Early may fall between two reads (a
-//     poll) and go unseen: it is not required to be a gap.
+//     the server was down (between the runner's ServerDown and the moment
+//     it started the server again, ServerUp's Since, less Early at each
+//     end: the server first answered somewhere between Since and ServerUp,
+//     which is when the lab saw an answer, its readiness check or a
+//     client's grant, and a reader may be served first); the history has a
+//     gap instead: every outage longer than Delay + Early is covered by a
+//     recorded gap from ServerDown + Delay + Early at the latest
+//     (ServerDown is stamped as the signal is sent; the server dies, and
+//     its connections close, a moment after) to Since - Early at the
+//     earliest. An outage no longer than Delay + Early may fall between two
+//     reads (a poll) and go unseen: it is not required to be a gap.
 //  5. Recorded waits and holds match the clients' within the same
 //     tolerance: a measured wait (queued to acquired) is at most the
 //     client's (Requested to Acquired, or from the request of the first
@@ -123,6 +136,18 @@ type Bounds struct {
 	// session timeout, lease or key TTL; 0 when the hold ends with the
 	// process (PostgreSQL).
 	Session time.Duration
+	// LostLag is how long after a client learnt it lost its hold the
+	// server may still keep it: 0 where the client learns it from the
+	// server (ZooKeeper's session expiry); etcd's client judges its lease
+	// gone by its own clock, from the last keepalive answer it got, while
+	// the server counts from the last keepalive it took (up to a keepalive
+	// interval, a third of the TTL, later) and revokes at its next expiry
+	// check (every 500 ms).
+	LostLag time.Duration
+	// Reused: a client's holder's name outlives a grant, the same for its
+	// next request (an etcd session's key, a PostgreSQL backend), so a
+	// hold of that name may go on as a request it never told granted.
+	Reused bool
 }
 
 // Slack is what a reader that watches may lag on a loaded machine, and
@@ -210,7 +235,7 @@ func (g *grant) stillHeld(b Bounds) time.Time {
 	case string(lab.Lost), failedRelease:
 		// A hold recorded after may be the same holder's next request's,
 		// a node the server kept through an outage (rule 1).
-		return g.ended.Add(b.Delay)
+		return g.ended.Add(b.LostLag + b.Delay)
 	}
 	return g.latest(b)
 }
@@ -237,6 +262,9 @@ func (g *grant) latest(b Bounds) time.Time {
 			known = cmp.Or(g.failedBy, farFuture)
 		}
 		until := g.ended
+		if g.how == string(lab.Lost) {
+			until = g.ended.Add(b.LostLag)
+		}
 		if g.how == failedRelease {
 			// A failed release may never have reached the server (the
 			// client cut off, paused, the server down, or a connection
@@ -311,14 +339,26 @@ type hold struct {
 	matched      bool
 }
 
-// span is a stretch of time.
-type span struct{ from, to time.Time }
+// span is a stretch of time. An outage's back is when the server was
+// started again: it answered again somewhere between back and to (zero:
+// at to).
+type span struct{ from, to, back time.Time }
+
+// answering is the earliest the server may have answered again after the
+// outage s.
+func (s span) answering() time.Time {
+	if s.back.IsZero() || s.back.After(s.to) {
+		return s.to
+	}
+	return s.back
+}
 
 // request is a request no grant answered, from when it was asked to when
 // the client gave up on it; killed: the client was killed, and its queued
 // node may still be granted until its session ends.
 type request struct {
 	span
+	client string
 	killed bool
 	// downAt is when the server went down while the request was open:
 	// the server keeps its queued node through the restart (zero: it
@@ -337,7 +377,7 @@ func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Tim
 	holds := holdsOf(hist)
 	gaps := history.Gaps(history.State{}, slices.DeleteFunc(slices.Clone(hist), func(e history.Event) bool { return e.Synthetic }), histEnd)
 	r := Result{Grants: len(grants), Holds: len(holds), Outages: len(outages), Mismatches: []Mismatch{}}
-	c := checker{b: b, res: &r, gaps: gaps}
+	c := checker{b: b, res: &r, gaps: gaps, open: open}
 	byHolder := map[string][]*grant{}
 	for _, g := range grants {
 		byHolder[g.holder] = append(byHolder[g.holder], g)
@@ -444,7 +484,7 @@ func (r *grantReader) read(e lab.Event) {
 		}
 	case lab.ServerUp:
 		if !r.down.IsZero() {
-			r.outages = append(r.outages, span{r.down, e.At})
+			r.outages = append(r.outages, span{from: r.down, to: e.At, back: e.Since})
 			r.down = time.Time{}
 		}
 	}
@@ -492,7 +532,7 @@ func (r *grantReader) silenced(at time.Time, c string) {
 // may have granted it all the same (see rule 1).
 func (r *grantReader) unanswered(c string, at time.Time, killed bool) {
 	if q, ok := r.asked[c]; ok {
-		r.open = append(r.open, request{span: span{q, at}, killed: killed, downAt: r.askedDown[c]})
+		r.open = append(r.open, request{span: span{from: q, to: at}, client: c, killed: killed, downAt: r.askedDown[c]})
 		delete(r.asked, c)
 	}
 	delete(r.askedDown, c)
@@ -502,7 +542,7 @@ func (r *grantReader) unanswered(c string, at time.Time, killed bool) {
 // grant and request the run's outages (one not over by the end too).
 func (r *grantReader) finish() ([]*grant, []request, []span) {
 	for c, q := range r.asked {
-		r.open = append(r.open, request{span: span{q, farFuture}, downAt: r.askedDown[c]})
+		r.open = append(r.open, request{span: span{from: q, to: farFuture}, client: c, downAt: r.askedDown[c]})
 	}
 	all := r.outages
 	if !r.down.IsZero() {
@@ -570,6 +610,7 @@ func holdsOf(evs []history.Event) []*hold {
 
 type checker struct {
 	b    Bounds
+	open []request // the requests no grant answered
 	res  *Result
 	gaps []history.Span
 }
@@ -727,6 +768,22 @@ func (g *grant) endsFrom() time.Time {
 	return g.ended
 }
 
+// untoldNext reports whether a hold of g's holder's name recorded until
+// end may have gone on as the same client's next request, made within
+// Resolution of g's release under the same name (an etcd session's key)
+// and never answered (its client cut off, killed or stopped): the server
+// may have granted it all the same and kept it until the request ended,
+// or its session ran out (rule 1's untold grants).
+func (c *checker) untoldNext(g *grant, end time.Time) bool {
+	return slices.ContainsFunc(c.open, func(q request) bool {
+		if !c.b.Reused || q.client != g.client || q.from.Before(g.ended) || q.from.Sub(g.ended) > c.b.Resolution {
+			return false
+		}
+		by := later(q.to.Add(c.b.LostLag), keptAfter(q.outages, q.from, c.b))
+		return !end.After(by.Add(c.b.Delay))
+	})
+}
+
 // checkEnd is rule 3.
 func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	if h.end.IsZero() {
@@ -754,7 +811,7 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	}
 	switch g.how {
 	case string(lab.Released):
-		if h.end.Before(g.endsFrom().Add(-c.b.Early)) || from.After(g.latest(c.b)) {
+		if h.end.Before(g.endsFrom().Add(-c.b.Early)) || from.After(g.latest(c.b)) && !c.untoldNext(g, from) {
 			c.fail(End, g, "", h.end, "recorded the hold ending at %s; the client released at %s, surely done by %s (tolerance %v before, %v after)",
 				stamp(h.end), stamp(g.ended), stamp(cmp.Or(g.releasedBy, g.ended)), c.b.Early, c.b.Delay)
 		}
@@ -820,7 +877,7 @@ func (c *checker) unmatched(holds []*hold, open []request) {
 // outages is rule 4.
 func (c *checker) outages(outages []span, hist []history.Event) {
 	for _, o := range outages {
-		in := span{o.from.Add(c.b.Early), o.to.Add(-c.b.Early)}
+		in := span{from: o.from.Add(c.b.Early), to: o.answering().Add(-c.b.Early)}
 		for _, e := range hist {
 			if e.Synthetic || !in.has(e.Time) {
 				continue
@@ -832,11 +889,11 @@ func (c *checker) outages(outages []span, hist []history.Event) {
 				c.fail(Outage, nil, e.Node, e.Time, "recorded %s at %s while the server was down (%s to %s)", e.How, stamp(e.Time), stamp(o.from), stamp(o.to))
 			}
 		}
-		if o.to.Sub(o.from) <= c.b.Delay+c.b.Early {
+		if o.answering().Sub(o.from) <= c.b.Delay+c.b.Early {
 			continue
 		}
 		if !slices.ContainsFunc(c.gaps, func(s history.Span) bool {
-			return !s.From.After(o.from.Add(c.b.Delay+c.b.Early)) && !s.To.Before(o.to.Add(-c.b.Early))
+			return !s.From.After(o.from.Add(c.b.Delay+c.b.Early)) && !s.To.Before(o.answering().Add(-c.b.Early))
 		}) {
 			c.fail(Outage, nil, "", o.from, "the server was down from %s to %s; the history has no gap over it", stamp(o.from), stamp(o.to))
 		}

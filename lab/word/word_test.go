@@ -20,6 +20,9 @@ func got(ms int, c, holder string) lab.Event {
 	return lab.Event{At: at(ms), Client: c, Kind: lab.Acquired, Holder: holder}
 }
 func did(ms int, c string, k lab.Kind) lab.Event { return lab.Event{At: at(ms), Client: c, Kind: k} }
+func upSince(ms, since int) lab.Event {
+	return lab.Event{At: at(ms), Client: lab.Server, Kind: lab.ServerUp, Since: at(since)}
+}
 func failedRel(ms int, c string) lab.Event {
 	return lab.Event{At: at(ms), Client: c, Kind: lab.Released, Message: "release failed: the session expired"}
 }
@@ -200,6 +203,32 @@ func TestCheck(t *testing.T) {
 			failedRel(400, "c1"), asked(410, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(1300, "n1", history.Expired)},
 			Watching(time.Second), nil, 1},
+		{"a reader served by the restarted server before the lab saw it answer", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(400, "c1", lab.Released), asked(410, "c1"),
+			did(1000, lab.Server, lab.ServerDown), upSince(5000, 4000)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(405, "n1", history.Released),
+				conn(1100, "reconnecting"), conn(4600, "connected")}, Watching(time.Second), nil, 1},
+		{"a gap that ends before the server was started again", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"), did(400, "c1", lab.Released), asked(410, "c1"),
+			did(1000, lab.Server, lab.ServerDown), upSince(5000, 4000)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(405, "n1", history.Released),
+				conn(1100, "reconnecting"), conn(3600, "connected")}, Watching(time.Second), []Rule{Outage}, 1},
+		{"an etcd client that judged its lease lost by its own clock, the server revoking it after", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"),
+			did(2000, "c1", lab.Lost), failedRel(2001, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(3200, "n1", history.Expired)},
+			Bounds{Resolution: Slack, Delay: Slack, Early: Early, Session: 2 * time.Second, LostLag: 833 * time.Millisecond}, nil, 1},
+		{"a ZooKeeper client told of its session's expiry, the node recorded gone long after", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"),
+			did(2000, "c1", lab.Lost), failedRel(2001, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(3200, "n1", history.Expired)},
+			Watching(2 * time.Second), []Rule{End}, 1},
+		{"an etcd session's key held on as its next request, cut off and never told granted", []lab.Event{asked(0, "c1"), got(10, "c1", "k1"),
+			did(400, "c1", lab.Released), asked(410, "c1"), did(500, "c1", lab.Cut),
+			{At: at(1900), Client: "c1", Kind: lab.Failed, Message: "acquire: mutex: session is expired"}},
+			[]history.Event{conn(-100, "connected"), queued(5, "k1", 5), acquired(12, "k1", 5), left(1600, "k1", history.Expired)},
+			Bounds{Resolution: Slack, Delay: Slack, Early: Early, Session: time.Second, Reused: true}, nil, 1},
+		{"a ZooKeeper node's name is not reused: its hold does not go on as the next request", []lab.Event{asked(0, "c1"), got(10, "c1", "k1"),
+			did(400, "c1", lab.Released), asked(410, "c1"), did(500, "c1", lab.Cut),
+			{At: at(1900), Client: "c1", Kind: lab.Failed, Message: "acquire: zk: session expired"}},
+			[]history.Event{conn(-100, "connected"), queued(5, "k1", 5), acquired(12, "k1", 5), left(1600, "k1", history.Expired)},
+			Watching(time.Second), []Rule{End}, 1},
 		{"a release that failed while cut off: the TTL ends the hold", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(300, "c1", lab.Cut),
 			failedRel(400, "c1"), did(1300, "c1", lab.Healed), asked(1310, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(2000, "c1:1", history.Expired)},
