@@ -6,7 +6,7 @@ import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNam
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
-import { herdMeter, clientList, clientPane, pseudocode, eventLog, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
+import { herdMeter, clientPane, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
 import { Quiz, viewerId } from './sim-predict.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
@@ -123,6 +123,10 @@ export class Panel {
     this.locksSvg = this.el.querySelector('svg.locks');
     this.cycleNote = this.el.querySelector('.cycle-note');
     this.clientsEl = this.el.querySelector('.clients');
+    this.clientsEl.addEventListener('click', (e) => {
+      const b = e.target.closest('button.client');
+      if (b) this.selectClient(b.dataset.client);
+    });
     this.pane = this.el.querySelector('.client-pane');
     this.pseudo = this.el.querySelector('.pseudo');
     this.eventsEl = this.el.querySelector('.events');
@@ -443,15 +447,31 @@ export class Panel {
       if (typeof s.table === 'string') this.parts = s;
       this.showTable();
     }
-    clientList(this.clientsEl, s, this.selectedClient, (name) => this.selectClient(name));
+    this.drawLists(s);
     clientPane(this.pane, s, {
       client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
       nodePane: (root, name) => this.nodePane(root, s, name),
     });
-    pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
-    eventLog(this.eventsEl, s);
     if (this.side) this.renderSide(s);
     this.fitLane();
+  }
+
+  // drawLists swaps in the run's clients, events and pseudocode, which
+  // the server renders from the state (views.RunClients, RunEvents,
+  // RunPseudocode), and marks the selected client.
+  drawLists(s) {
+    const lists = s.lists || {};
+    this.clientsEl.innerHTML = lists.clients || '';
+    for (const b of this.clientsEl.children) {
+      const on = b.dataset.client === this.selectedClient;
+      b.classList.toggle('selected', on);
+      b.setAttribute('aria-pressed', String(on));
+    }
+    this.pseudo.innerHTML = lists.pseudo || '';
+    this.el.querySelector('.pseudo-box').hidden = !s.lines.length;
+    this.eventsEl.innerHTML = lists.events || '';
+    const cur = this.eventsEl.querySelector('li.current');
+    if (cur) cur.scrollIntoView({ block: 'nearest' });
   }
 
   // foldX is the centre x of the fold mark that holds the queue position

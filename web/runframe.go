@@ -84,6 +84,7 @@ type sceneState interface {
 // runParts is what a parts socket's frame carries beside a run's state.
 type runParts struct {
 	Names    map[string]string `json:"names,omitempty"`
+	Lists    *runLists         `json:"lists,omitempty"`
 	Table    string            `json:"table"`
 	Node     string            `json:"node"`
 	NodeName string            `json:"nodeName"`
@@ -102,6 +103,9 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	}
 	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
 	var err error
+	if x.Lists, err = listsOf(b); err != nil {
+		return nil, err
+	}
 	if v.fit > 0 {
 		if b, err = withFoldedLane(b, v.fit, v.mark, v.table.Selected); err != nil {
 			return nil, err
@@ -130,9 +134,35 @@ func runNames(snaps []lockqueue.Snapshot) map[string]string {
 	return out
 }
 
+// runLists are a run's clients, events and pseudocode, rendered from its
+// state (views.RunState), which the panel swaps in as they come.
+type runLists struct {
+	Clients string `json:"clients"`
+	Events  string `json:"events"`
+	Pseudo  string `json:"pseudo"`
+}
+
+// listsOf renders the lists of b, a run's state's JSON.
+func listsOf(b []byte) (*runLists, error) {
+	var s views.RunState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("read a run's state to render its lists: %w", err)
+	}
+	var l runLists
+	var err error
+	if l.Clients, err = renderString(views.RunClients(s.Clients)); err != nil {
+		return nil, err
+	}
+	if l.Events, err = renderString(views.RunEvents(s)); err != nil {
+		return nil, err
+	}
+	l.Pseudo, err = renderString(views.RunPseudocode(s))
+	return &l, err
+}
+
 // namedState is a run's state as the classroom's API answers it: with the
-// lane's labels of its nodes, which the panel draws at once, before its
-// socket brings the same state.
+// lane's labels of its nodes and its lists, which the panel draws at once,
+// before its socket brings the same state.
 type namedState struct{ state any }
 
 func (n namedState) MarshalJSON() ([]byte, error) {
@@ -144,9 +174,14 @@ func (n namedState) MarshalJSON() ([]byte, error) {
 	if !ok {
 		return b, nil
 	}
+	lists, err := listsOf(b)
+	if err != nil {
+		return nil, err
+	}
 	x, err := json.Marshal(struct {
 		Names map[string]string `json:"names,omitempty"`
-	}{runNames(ss.LockSnapshots())})
+		Lists *runLists         `json:"lists"`
+	}{runNames(ss.LockSnapshots()), lists})
 	if err != nil {
 		return nil, err
 	}
