@@ -128,7 +128,6 @@ export class Panel {
       if (b) this.selectClient(b.dataset.client);
     });
     this.pane = this.el.querySelector('.client-pane');
-    this.pseudo = this.el.querySelector('.pseudo');
     this.eventsEl = this.el.querySelector('.events');
     this.tableEl = this.el.querySelector('.run-table');
     // A step's table and node details are the server's, rendered from
@@ -408,24 +407,9 @@ export class Panel {
     if (!s) return;
     this.renderMeta();
     this.el.dataset.path = s.path || '';
-    // Narration and violations.
-    this.narration.replaceChildren();
-    this.narration.append(s.narration || (s.step === 0 ? say('run.ready') : ''));
+    this.drawHTML(s);
     this.el.dataset.held = String(!!s.held);
     this.quiz.draw(this.predicting() && (s.predict || s.reveal) ? s : null);
-    for (const v of s.violations) {
-      const b = document.createElement('span');
-      b.className = 'violation';
-      b.dataset.kind = v.kind || '';
-      b.textContent = '⚠ ' + (v.said || v.message || v.kind);
-      this.narration.append(b);
-    }
-    if (s.error) {
-      const b = document.createElement('span');
-      b.className = 'violation';
-      b.textContent = '⚠ ' + s.error;
-      this.narration.append(b);
-    }
     this.el.dataset.busy = String(s.busy);
     this.renderHerd();
     this.timing.observe(s);
@@ -447,7 +431,6 @@ export class Panel {
       if (typeof s.table === 'string') this.parts = s;
       this.showTable();
     }
-    this.drawLists(s);
     clientPane(this.pane, s, {
       client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
       nodePane: (root, name) => this.nodePane(root, s, name),
@@ -456,20 +439,20 @@ export class Panel {
     this.fitLane();
   }
 
-  // drawLists swaps in the run's clients, events and pseudocode, which
-  // the server renders from the state (views.RunClients, RunEvents,
-  // RunPseudocode), and marks the selected client.
-  drawLists(s) {
-    const lists = s.lists || {};
-    this.clientsEl.innerHTML = lists.clients || '';
+  // drawHTML swaps in what the run's card shows of the state as the
+  // server renders it (views.RunParts: the narration, clients, events and
+  // pseudocode, each in an element of the card's class), and marks the
+  // selected client.
+  drawHTML(s) {
+    const parts = document.createElement('template');
+    parts.innerHTML = s.html || '';
+    for (const part of parts.content.children) this.el.querySelector('.' + part.className).replaceChildren(...part.childNodes);
     for (const b of this.clientsEl.children) {
       const on = b.dataset.client === this.selectedClient;
       b.classList.toggle('selected', on);
       b.setAttribute('aria-pressed', String(on));
     }
-    this.pseudo.innerHTML = lists.pseudo || '';
     this.el.querySelector('.pseudo-box').hidden = !s.lines.length;
-    this.eventsEl.innerHTML = lists.events || '';
     const cur = this.eventsEl.querySelector('li.current');
     if (cur) cur.scrollIntoView({ block: 'nearest' });
   }

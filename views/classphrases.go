@@ -42,7 +42,6 @@ var classPhrases = map[string]string{
 
 	"run.aria":             "run: {name}",
 	"run.ended":            "{name}: the run ended on the server; press restart for a new one",
-	"run.ready":            "Ready. Press Space to play or → to take one step.",
 	"run.cycle":            "⚠ wait cycle across {n} locks: {chain}",
 	"run.unavailable":      "unavailable: {why}",
 	"run.unavailableBadge": "unavailable",

@@ -6,14 +6,21 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
-// RunState is what a classroom run's lists show of its state (read from
-// simulator.State's JSON: the web server hands states on as they are): the
-// clients, the events up to the step shown and the recipe's pseudocode.
-// The server renders the lists (RunClients, RunEvents, RunPseudocode) and
-// the panel only swaps them in.
+// RunState is what a classroom run's panel shows of its state as the
+// server renders it (read from simulator.State's JSON: the web server
+// hands states on as they are): the narration, the clients, the events up
+// to the step shown and the recipe's pseudocode. The panel only swaps them
+// in (RunParts).
 type RunState struct {
-	Step       int `json:"step"`
-	Line       int `json:"line"`
+	Step       int    `json:"step"`
+	Line       int    `json:"line"`
+	Narration  string `json:"narration"`
+	Violations []struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+		Said    string `json:"said"`
+	} `json:"violations"`
+	Error      string `json:"error"`
 	Pseudocode struct {
 		Lines []string `json:"lines"`
 	} `json:"pseudocode"`
@@ -21,17 +28,21 @@ type RunState struct {
 	Clients []RunClient `json:"clients"`
 }
 
-// RunEvent is one line of a run's event log.
+// RunEvent is one line of a run's event log; Notified are the clients it
+// woke.
 type RunEvent struct {
-	Step   int    `json:"step"`
-	Kind   string `json:"kind"`
-	Client string `json:"client"`
-	Text   string `json:"text"`
+	Step     int      `json:"step"`
+	Kind     string   `json:"kind"`
+	Client   string   `json:"client"`
+	Text     string   `json:"text"`
+	Notified []string `json:"notified"`
 }
 
-// RunClient is one client of a run, as its button shows it.
+// RunClient is one client of a run, as its button shows it, and its lock
+// node.
 type RunClient struct {
 	Name     string         `json:"name"`
+	Node     string         `json:"node"`
 	Mode     lockqueue.Mode `json:"mode"`
 	State    string         `json:"state"`
 	WaitsFor string         `json:"waitsFor"`
@@ -48,6 +59,15 @@ func (s RunState) shown() []RunEvent {
 		}
 	}
 	return s.Events
+}
+
+// narrative is what the step shown did, or before the first that the run
+// is ready.
+func (s RunState) narrative() string {
+	if s.Narration == "" && s.Step == 0 {
+		return "Ready. Press Space to play or → to take one step."
+	}
+	return s.Narration
 }
 
 // said is an event's own words, as the text timeline prints them, after

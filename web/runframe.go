@@ -84,7 +84,7 @@ type sceneState interface {
 // runParts is what a parts socket's frame carries beside a run's state.
 type runParts struct {
 	Names    map[string]string `json:"names,omitempty"`
-	Lists    *runLists         `json:"lists,omitempty"`
+	HTML     string            `json:"html,omitempty"`
 	Table    string            `json:"table"`
 	Node     string            `json:"node"`
 	NodeName string            `json:"nodeName"`
@@ -101,13 +101,17 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	if len(snaps) == 0 {
 		return b, nil
 	}
+	var f runFocus
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("read a run's state: %w", err)
+	}
 	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
 	var err error
-	if x.Lists, err = listsOf(b); err != nil {
+	if x.HTML, err = renderString(views.RunParts(f.RunState)); err != nil {
 		return nil, err
 	}
 	if v.fit > 0 {
-		if b, err = withFoldedLane(b, v.fit, v.mark, v.table.Selected); err != nil {
+		if b, err = withFoldedLane(b, &f, v.fit, v.mark, v.table.Selected); err != nil {
 			return nil, err
 		}
 	}
@@ -134,34 +138,9 @@ func runNames(snaps []lockqueue.Snapshot) map[string]string {
 	return out
 }
 
-// runLists are a run's clients, events and pseudocode, rendered from its
-// state (views.RunState), which the panel swaps in as they come.
-type runLists struct {
-	Clients string `json:"clients"`
-	Events  string `json:"events"`
-	Pseudo  string `json:"pseudo"`
-}
-
-// listsOf renders the lists of b, a run's state's JSON.
-func listsOf(b []byte) (*runLists, error) {
-	var s views.RunState
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("read a run's state to render its lists: %w", err)
-	}
-	var l runLists
-	var err error
-	if l.Clients, err = renderString(views.RunClients(s.Clients)); err != nil {
-		return nil, err
-	}
-	if l.Events, err = renderString(views.RunEvents(s)); err != nil {
-		return nil, err
-	}
-	l.Pseudo, err = renderString(views.RunPseudocode(s))
-	return &l, err
-}
-
 // namedState is a run's state as the classroom's API answers it: with the
-// lane's labels of its nodes and its lists, which the panel draws at once,
+// lane's labels of its nodes and what its card shows of it
+// (views.RunParts), which the panel draws at once,
 // before its socket brings the same state.
 type namedState struct{ state any }
 
@@ -174,14 +153,18 @@ func (n namedState) MarshalJSON() ([]byte, error) {
 	if !ok {
 		return b, nil
 	}
-	lists, err := listsOf(b)
+	var s views.RunState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("read a run's state to render it: %w", err)
+	}
+	html, err := renderString(views.RunParts(s))
 	if err != nil {
 		return nil, err
 	}
 	x, err := json.Marshal(struct {
 		Names map[string]string `json:"names,omitempty"`
-		Lists *runLists         `json:"lists"`
-	}{runNames(ss.LockSnapshots()), lists})
+		HTML  string            `json:"html"`
+	}{runNames(ss.LockSnapshots()), html})
 	if err != nil {
 		return nil, err
 	}
@@ -228,23 +211,13 @@ const classroomWholeUpTo = 8
 // maxRunFit bounds ?fit=: no pane is wider than this many columns.
 const maxRunFit = 1000
 
-// runFocus is what of a state's JSON says which nodes its step is about.
+// runFocus is what the server reads of a state's JSON: what its lists
+// show, and which nodes its step is about (nodes).
 type runFocus struct {
-	Step   int `json:"step"`
+	views.RunState
 	Action *struct {
 		Client string `json:"client"`
 	} `json:"action"`
-	Clients []struct {
-		Name string `json:"name"`
-		Node string `json:"node"`
-	} `json:"clients"`
-	Events []struct {
-		Step     int      `json:"step"`
-		Kind     string   `json:"kind"`
-		Client   string   `json:"client"`
-		Node     string   `json:"node"`
-		Notified []string `json:"notified"`
-	} `json:"events"`
 	Snapshot json.RawMessage   `json:"snapshot"`
 	Locks    []json.RawMessage `json:"locks"`
 }
@@ -282,15 +255,11 @@ type foldedLane struct {
 	NotifiedAt map[string]int `json:"notifiedAt,omitempty"`
 }
 
-// withFoldedLane replaces b's snapshot (state's JSON object) with its
-// lane folded to fit columns (a fold mark takes mark of them); b as it is
-// when the lane fits, or when the state draws a scene of several locks
-// (each lane its own).
-func withFoldedLane(b []byte, fit, mark float64, selected string) ([]byte, error) {
-	var f runFocus
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("read a run's state to fold its lane: %w", err)
-	}
+// withFoldedLane replaces b's snapshot (state's JSON object, f read from
+// it) with its lane folded to fit columns (a fold mark takes mark of them);
+// b as it is when the lane fits, or when the state draws a scene of
+// several locks (each lane its own).
+func withFoldedLane(b []byte, f *runFocus, fit, mark float64, selected string) ([]byte, error) {
 	if len(f.Snapshot) == 0 || len(f.Locks) > 0 {
 		return b, nil
 	}
