@@ -50,17 +50,6 @@ type RunClient struct {
 	Retries  int            `json:"retries"`
 }
 
-// shown are the events of the steps up to the one shown; a run's events
-// are in step order.
-func (s RunState) shown() []RunEvent {
-	for i, e := range s.Events {
-		if e.Step > s.Step {
-			return s.Events[:i]
-		}
-	}
-	return s.Events
-}
-
 // narrative is what the step shown did, or before the first that the run
 // is ready.
 func (s RunState) narrative() string {
