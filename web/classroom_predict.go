@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/views"
 )
 
 // Predict-then-reveal. Before a step is shown, a student is asked what it
@@ -61,22 +62,13 @@ type factAction struct {
 	Action string `json:"action"`
 }
 
-// frameFacts is what predicting reads of a run's state: the step, its
-// action and the next, the clients and the events.
+// frameFacts is what the server reads of a run's state: what its card
+// shows (views.RunState: the step, the clients and the events), the
+// step's action and the next.
 type frameFacts struct {
-	Step    int         `json:"step"`
-	Action  *factAction `json:"action"`
-	Next    *factAction `json:"next"`
-	Clients []struct {
-		Name  string `json:"name"`
-		State string `json:"state"`
-	} `json:"clients"`
-	Events []struct {
-		Step     int      `json:"step"`
-		Event    string   `json:"event"`
-		Client   string   `json:"client"`
-		Notified []string `json:"notified"`
-	} `json:"events"`
+	views.RunState
+	Action *factAction `json:"action"`
+	Next   *factAction `json:"next"`
 }
 
 func factsOf(state any) (frameFacts, error) {
@@ -159,7 +151,7 @@ func rightAnswers(after frameFacts) map[string]string {
 				if e.Step != after.Step {
 					continue
 				}
-				if e.Event == "notify" {
+				if e.Kind == "notify" {
 					woken = append(woken, e.Client)
 				}
 				woken = append(woken, e.Notified...)
@@ -169,9 +161,9 @@ func rightAnswers(after frameFacts) map[string]string {
 			for _, e := range after.Events {
 				switch {
 				case e.Step != after.Step:
-				case e.Event == "fenced":
+				case e.Kind == "fenced":
 					out[id] = "no"
-				case e.Event == "write" && out[id] == "":
+				case e.Kind == "write" && out[id] == "":
 					out[id] = "yes"
 				}
 			}

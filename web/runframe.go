@@ -211,13 +211,10 @@ const classroomWholeUpTo = 8
 // maxRunFit bounds ?fit=: no pane is wider than this many columns.
 const maxRunFit = 1000
 
-// runFocus is what the server reads of a state's JSON: what its lists
-// show, and which nodes its step is about (nodes).
+// runFocus is a state's facts with its lane, to fold; nodes says which of
+// its nodes the step is about.
 type runFocus struct {
-	views.RunState
-	Action *struct {
-		Client string `json:"client"`
-	} `json:"action"`
+	frameFacts
 	Snapshot json.RawMessage   `json:"snapshot"`
 	Locks    []json.RawMessage `json:"locks"`
 }
