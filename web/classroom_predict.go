@@ -146,17 +146,7 @@ func rightAnswers(after frameFacts) map[string]string {
 			}
 			out[id] = canonical(holds)
 		case askWoken:
-			var woken []string
-			for _, e := range after.Events {
-				if e.Step != after.Step {
-					continue
-				}
-				if e.Kind == "notify" {
-					woken = append(woken, e.Client)
-				}
-				woken = append(woken, e.Notified...)
-			}
-			out[id] = canonical(woken)
+			out[id] = canonical(after.woken())
 		case askLands:
 			for _, e := range after.Events {
 				switch {
@@ -171,6 +161,22 @@ func rightAnswers(after frameFacts) map[string]string {
 				delete(out, id)
 			}
 		}
+	}
+	return out
+}
+
+// woken are the clients the step shown woke: each a notification reached,
+// and those an event says it woke.
+func (f frameFacts) woken() []string {
+	var out []string
+	for _, e := range f.Events {
+		if e.Step != f.Step {
+			continue
+		}
+		if e.Kind == "notify" {
+			out = append(out, e.Client)
+		}
+		out = append(out, e.Notified...)
 	}
 	return out
 }

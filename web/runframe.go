@@ -229,16 +229,8 @@ func (f *runFocus) nodes() (acted string, notified []string) {
 	if f.Action != nil {
 		acted = node[f.Action.Client]
 	}
-	for _, e := range f.Events {
-		if e.Step != f.Step {
-			continue
-		}
-		if e.Kind == "notify" {
-			notified = append(notified, node[e.Client])
-		}
-		for _, c := range e.Notified {
-			notified = append(notified, node[c])
-		}
+	for _, c := range f.woken() {
+		notified = append(notified, node[c])
 	}
 	return acted, notified
 }
