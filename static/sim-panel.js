@@ -86,7 +86,6 @@ export class Panel {
     // Every API path of a pane's run names its service, but the default's.
     this.query = this.side ? serviceQuery(this.side.service) : '';
     this.state = null;
-    this.prev = null;
     this.timing = new RunClock();
     this.selectedClient = '';
     this.selectedNode = '';

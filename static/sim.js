@@ -383,6 +383,15 @@ function answered(p) {
   if (p.mayControl && p.state && !p.state.held) actions.step();
 }
 
+// panelOpts are a Panel's options (sim-panel.js): the page's own, with
+// the run's.
+function panelOpts(run) {
+  return {
+    ...run, showTable, current: (g) => g === generation, onState: show, onError: showError, onAct: userAct,
+    peers: () => panels.filter((p) => p.state).map((p) => p.state), predicting: () => predicting, onAnswered: answered,
+  };
+}
+
 // ---- Watching a run another page started (?run=ID) -----------------------
 // watching says whether the page follows a run it may not move: it hides
 // the controls it cannot use and says why.
@@ -418,12 +427,7 @@ async function joinRun(id, service) {
   const gen = generation;
   joined = { id, service };
   setService(service);
-  const p = new Panel('', false, {
-    service, name: id, title: '', showTable,
-    current: (g) => g === generation, onState: show, onError: showError, onAct: userAct,
-    peers: () => panels.filter((x) => x.state).map((x) => x.state),
-    predicting: () => predicting, onAnswered: answered,
-  });
+  const p = new Panel('', false, panelOpts({ service, name: id, title: '' }));
   panels = [p];
   ui.runs.replaceChildren(p.el);
   legend($('legend'), service, null);
@@ -607,23 +611,15 @@ async function restart() {
   const strategies = side ? info.panes.map(() => '') : fixed ? [info.strategy] : compare ? ['herd', 'predecessor'] : [ui.strategy.value];
   panels = strategies.map(
     (st, i) =>
-      new Panel(st, compare, {
+      new Panel(st, compare, panelOpts({
         pane: side ? info.panes[i] : null,
         service: side ? info.panes[i].service : info.service,
         // A service whose waiters choose no strategy is named for itself;
         // how they wait is said once, beside the strategy control.
         name: info.waiting ? info.service : undefined,
         title: info.waiting ? '' : undefined,
-        showTable,
-        current: (g) => g === generation,
-        onState: show,
-        onError: showError,
-        onAct: userAct,
-        peers: () => panels.filter((p) => p.state).map((p) => p.state),
-        predicting: () => predicting,
         open: () => ui.openRun.checked,
-        onAnswered: answered,
-      }),
+      })),
   );
   for (const p of panels) ui.runs.append(p.el);
   // Only scenarios with a "*" step take a client count; the others name theirs.
