@@ -232,31 +232,22 @@ function updateURL() {
   if (replaying) return; // the URL still says where the replay is going
   const s = lead();
   const u = new URL(location.href);
-  if (predicting) u.searchParams.set('predict', '1');
-  else u.searchParams.delete('predict');
-  if (joined) {
-    // A joined run's link is the run's: it reopens the same run.
-    if (presenting()) u.searchParams.set('present', '1');
-    else u.searchParams.delete('present');
-    history.replaceState(null, '', u);
-    return;
+  // set names v as ?k=, or drops ?k= when v is empty or false.
+  const set = (k, v) => (v ? u.searchParams.set(k, v) : u.searchParams.delete(k));
+  set('predict', predicting && '1');
+  // A joined run's link is the run's: it reopens the same run.
+  if (!joined) {
+    const info = scenarioInfo();
+    u.searchParams.set('scenario', ui.scenario.value);
+    u.searchParams.set('strategy', ui.strategy.value);
+    set('clients', info.clients && Number(ui.clients.value) !== info.clients && ui.clients.value);
+    set('fencing', ui.fencing.checked !== !!info.fencing && (ui.fencing.checked ? '1' : '0'));
+    set('acts', acts.length && encodeActs(acts));
+    // An edited scenario is this page's own: the link carries its JSON.
+    set('definition', info.definition && JSON.stringify(info.definition));
+    set('step', s && s.step && String(s.step));
   }
-  const info = scenarioInfo();
-  u.searchParams.set('scenario', ui.scenario.value);
-  u.searchParams.set('strategy', ui.strategy.value);
-  if (info.clients && Number(ui.clients.value) !== info.clients) u.searchParams.set('clients', ui.clients.value);
-  else u.searchParams.delete('clients');
-  if (ui.fencing.checked !== !!info.fencing) u.searchParams.set('fencing', ui.fencing.checked ? '1' : '0');
-  else u.searchParams.delete('fencing');
-  if (acts.length) u.searchParams.set('acts', encodeActs(acts));
-  else u.searchParams.delete('acts');
-  // An edited scenario is this page's own: the link carries its JSON.
-  if (info.definition) u.searchParams.set('definition', JSON.stringify(info.definition));
-  else u.searchParams.delete('definition');
-  if (s && s.step) u.searchParams.set('step', s.step);
-  else u.searchParams.delete('step');
-  if (presenting()) u.searchParams.set('present', '1');
-  else u.searchParams.delete('present');
+  set('present', presenting() && '1');
   history.replaceState(null, '', u);
 }
 
