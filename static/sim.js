@@ -698,12 +698,7 @@ async function refreshRuns() {
     watch.textContent = say('runs.watch');
     watch.setAttribute('aria-label', say('runs.watchAria', { id: r.id }));
     li.append(watch, ' ');
-    if (mine.has(r.id)) {
-      const tag = document.createElement('span');
-      tag.className = 'dim';
-      tag.textContent = say('runs.mine');
-      li.append(tag);
-    } else if (r.deletable) {
+    if (!mine.has(r.id) && r.deletable) {
       const b = document.createElement('button');
       b.type = 'button';
       b.textContent = say('runs.delete');
@@ -717,10 +712,7 @@ async function refreshRuns() {
       });
       li.append(b);
     } else {
-      const tag = document.createElement('span');
-      tag.className = 'dim';
-      tag.textContent = say('runs.others');
-      li.append(tag);
+      li.append(Object.assign(document.createElement('span'), { className: 'dim', textContent: say(mine.has(r.id) ? 'runs.mine' : 'runs.others') }));
     }
     ui.runItems.append(li);
   }
