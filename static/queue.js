@@ -314,32 +314,22 @@ export function drawQueue(svg, snap, opts = {}) {
 
   // Column positions.
   const pos = new Map(); // node name -> centre x
-  const groupOf = new Array(win ? 0 : nodes.length); // hidden index -> group centre x
   let x = PAD;
   for (const c of cols) {
     const w = c.group ? GROUP_COL : COL;
     c.x = x + w / 2;
     c.w = w;
-    if (c.group) {
-      if (!win) for (let i = c.from; i <= c.to; i++) groupOf[i] = c.x;
-    } else {
-      pos.set(c.node.name, c.x);
-    }
+    if (!c.group) pos.set(c.node.name, c.x);
     x += w;
   }
   const width = Math.max(x + PAD, 320);
-  const index = new Map();
-  nodes.forEach((n, i) => index.set(n.name, i));
+  // Only a window has folds: a node it did not send is drawn at the fold
+  // that holds it, by its position.
   const xOf = (name) => {
     if (pos.has(name)) return pos.get(name);
-    if (win) {
-      // A node not sent: the fold that holds it, by its position.
-      const at = (win.targets || {})[name];
-      const g = at === undefined ? undefined : cols.find((c) => c.group && c.from <= at && at <= c.to);
-      return g ? g.x : undefined;
-    }
-    const i = index.get(name);
-    return i === undefined ? undefined : groupOf[i];
+    const at = win ? (win.targets || {})[name] : undefined;
+    const g = at === undefined ? undefined : cols.find((c) => c.group && c.from <= at && at <= c.to);
+    return g && g.x;
   };
   // opts.keep, when given, says by its centre x which columns to draw: a
   // scrub through past moments draws only those near the view (lock.js),
@@ -517,10 +507,10 @@ export function drawQueue(svg, snap, opts = {}) {
       g.append(el('text', { x: 0, y: CY - 4, class: 'group-count' }, `… ${count(c.count)}`));
       g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? say('group.holdWait', { hold: count(c.holding), wait: count(waiting) }) : say(c.holding ? 'group.holding' : 'group.waiting')));
       g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, say('group.positions', { from: c.from + 1, to: c.to + 1 })));
-      g.append(el('title', {}, say('group.title', { count: c.count, from: c.from + 1, to: c.to + 1 }) + (win && opts.onFold ? say('group.open') : '')));
-      if (win && opts.onFold) {
-        // Only a window's folds open: their nodes were never sent. The
-        // whole column answers clicks, as a node's does.
+      g.append(el('title', {}, say('group.title', { count: c.count, from: c.from + 1, to: c.to + 1 }) + (opts.onFold ? say('group.open') : '')));
+      if (opts.onFold) {
+        // A fold opens: its nodes were never sent. The whole column
+        // answers clicks, as a node's does.
         g.prepend(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
         g.setAttribute('role', 'button');
         g.setAttribute('tabindex', 0);

@@ -6,7 +6,7 @@ import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNam
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
-import { herdMeter, clientList, clientPane, pseudocode, eventLog, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
+import { herdMeter, clientPane, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
 import { Quiz, viewerId } from './sim-predict.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
@@ -86,7 +86,6 @@ export class Panel {
     // Every API path of a pane's run names its service, but the default's.
     this.query = this.side ? serviceQuery(this.side.service) : '';
     this.state = null;
-    this.prev = null;
     this.timing = new RunClock();
     this.selectedClient = '';
     this.selectedNode = '';
@@ -123,8 +122,11 @@ export class Panel {
     this.locksSvg = this.el.querySelector('svg.locks');
     this.cycleNote = this.el.querySelector('.cycle-note');
     this.clientsEl = this.el.querySelector('.clients');
+    this.clientsEl.addEventListener('click', (e) => {
+      const b = e.target.closest('button.client');
+      if (b) this.selectClient(b.dataset.client);
+    });
     this.pane = this.el.querySelector('.client-pane');
-    this.pseudo = this.el.querySelector('.pseudo');
     this.eventsEl = this.el.querySelector('.events');
     this.tableEl = this.el.querySelector('.run-table');
     // A step's table and node details are the server's, rendered from
@@ -404,24 +406,9 @@ export class Panel {
     if (!s) return;
     this.renderMeta();
     this.el.dataset.path = s.path || '';
-    // Narration and violations.
-    this.narration.replaceChildren();
-    this.narration.append(s.narration || (s.step === 0 ? say('run.ready') : ''));
+    this.drawHTML(s);
     this.el.dataset.held = String(!!s.held);
     this.quiz.draw(this.predicting() && (s.predict || s.reveal) ? s : null);
-    for (const v of s.violations) {
-      const b = document.createElement('span');
-      b.className = 'violation';
-      b.dataset.kind = v.kind || '';
-      b.textContent = '⚠ ' + (v.said || v.message || v.kind);
-      this.narration.append(b);
-    }
-    if (s.error) {
-      const b = document.createElement('span');
-      b.className = 'violation';
-      b.textContent = '⚠ ' + s.error;
-      this.narration.append(b);
-    }
     this.el.dataset.busy = String(s.busy);
     this.renderHerd();
     this.timing.observe(s);
@@ -443,15 +430,30 @@ export class Panel {
       if (typeof s.table === 'string') this.parts = s;
       this.showTable();
     }
-    clientList(this.clientsEl, s, this.selectedClient, (name) => this.selectClient(name));
     clientPane(this.pane, s, {
       client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
       nodePane: (root, name) => this.nodePane(root, s, name),
     });
-    pseudocode(this.pseudo, this.el.querySelector('.pseudo-box'), s);
-    eventLog(this.eventsEl, s);
     if (this.side) this.renderSide(s);
     this.fitLane();
+  }
+
+  // drawHTML swaps in what the run's card shows of the state as the
+  // server renders it (views.RunParts: the narration, clients, events and
+  // pseudocode, each in an element of the card's class), and marks the
+  // selected client.
+  drawHTML(s) {
+    const parts = document.createElement('template');
+    parts.innerHTML = s.html || '';
+    for (const part of parts.content.children) this.el.querySelector('.' + part.className).replaceChildren(...part.childNodes);
+    for (const b of this.clientsEl.children) {
+      const on = b.dataset.client === this.selectedClient;
+      b.classList.toggle('selected', on);
+      b.setAttribute('aria-pressed', String(on));
+    }
+    this.el.querySelector('.pseudo-box').hidden = !s.lines.length;
+    const cur = this.eventsEl.querySelector('li.current');
+    if (cur) cur.scrollIntoView({ block: 'nearest' });
   }
 
   // foldX is the centre x of the fold mark that holds the queue position

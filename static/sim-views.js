@@ -1,7 +1,7 @@
 // sim-views.js draws the parts of one classroom run from its State
-// (simulator/run.go): the herd meter, the clients, the selected client's
-// pane, the recipe's pseudocode and the event log. Each is a function of
-// the state alone; sim-panel.js puts them together.
+// (simulator/run.go) that the server does not render: the herd meter, the
+// selected client's pane and what the run's servers hold. Each is a
+// function of the state alone; sim-panel.js puts them together.
 
 import { tick, modeLabel, say } from './queue.js';
 
@@ -93,31 +93,6 @@ function meterOf(m, v, help, max, scale) {
   return el;
 }
 
-// clientList lists the run's clients as buttons; selected is the chosen
-// one's name.
-export function clientList(root, s, selected, onSelect) {
-  root.replaceChildren();
-  for (const c of s.clients) {
-    const b = document.createElement('button');
-    b.type = 'button';
-    b.className = 'client' + (c.name === selected ? ' selected' : '');
-    b.dataset.client = c.name;
-    b.dataset.state = c.state || '';
-    b.setAttribute('role', 'listitem');
-    b.setAttribute('aria-pressed', String(c.name === selected));
-    const name = document.createElement('strong');
-    name.textContent = c.name;
-    const st = document.createElement('span');
-    st.className = 'cstate';
-    st.textContent = [c.mode && modeLabel(c.mode), c.state].filter(Boolean).join(' · ');
-    b.append(name, st);
-    const wait = waitMark(c);
-    if (wait) b.append(wait);
-    b.addEventListener('click', () => onSelect(c.name));
-    root.append(b);
-  }
-}
-
 // snapshotOf is the step's snapshot that has node name: the lock the live
 // reader follows, or one of a scene's locks (a PostgreSQL row that the
 // table's queue no longer shows once nobody waits for it).
@@ -195,43 +170,6 @@ export function clientPane(root, s, { client, node: selectedNode, timing, onAct,
   }
   root.append(acts);
   tick(root);
-}
-
-// pseudocode shows the recipe the clients follow, its current line marked;
-// box hides when the run has none.
-export function pseudocode(root, box, s) {
-  root.replaceChildren();
-  s.lines.forEach((text, i) => {
-    const li = document.createElement('li');
-    li.textContent = text;
-    // The simulator numbers pseudocode lines from 1.
-    if (i + 1 === s.line) {
-      li.className = 'current';
-      li.setAttribute('aria-current', 'step');
-    }
-    root.append(li);
-  });
-  box.hidden = !s.lines.length;
-}
-
-// eventLog lists the events up to the shown step, each with its text.
-export function eventLog(root, s) {
-  root.replaceChildren();
-  for (const e of s.events) {
-    if (e.step > s.step) break;
-    const li = document.createElement('li');
-    const kind = document.createElement('code');
-    kind.textContent = e.kind;
-    li.append(kind);
-    // The event's own words, as the text timeline prints them.
-    if (e.text) li.append(` ${e.client ? e.client + ': ' : ''}${e.text}`);
-    li.dataset.step = e.step;
-    li.dataset.kind = e.kind;
-    if (e.step === s.step) li.className = 'current';
-    root.append(li);
-  }
-  const cur = root.querySelector('li.current');
-  if (cur) cur.scrollIntoView({ block: 'nearest' });
 }
 
 // meter is one meter: a figure, what it counts and a bar of v out of max.
@@ -372,31 +310,4 @@ function ttlView(samples, ttlMs, clockMs, says) {
     (holders.length ? says('ttl.heldBy', { holders: holders.join(' → ') }) : '');
   fig.append(svg, cap);
   return fig;
-}
-
-// waitMark draws how a waiting client waits: a polling one as a pulse per
-// failed try (the latest ones), a queued one as queued on the server.
-function waitMark(c) {
-  if (c.state !== 'waiting') return null;
-  const m = document.createElement('span');
-  if (c.polling) {
-    const n = c.retries || 0;
-    m.className = 'pulses';
-    m.dataset.retries = n;
-    m.title = say('wait.polls', { n });
-    for (let i = 0; i < Math.min(n, 8); i++) {
-      const dot = document.createElement('i');
-      dot.className = 'pulse';
-      m.append(dot);
-    }
-    const count = document.createElement('small');
-    count.textContent = `${n}×`;
-    m.append(count);
-    return m;
-  }
-  m.className = 'queued';
-  m.dataset.queued = 'true';
-  m.title = say('wait.queued');
-  m.textContent = c.waitsFor ? say('wait.after', { target: c.waitsFor }) : say('wait.plain');
-  return m;
 }

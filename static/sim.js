@@ -232,31 +232,22 @@ function updateURL() {
   if (replaying) return; // the URL still says where the replay is going
   const s = lead();
   const u = new URL(location.href);
-  if (predicting) u.searchParams.set('predict', '1');
-  else u.searchParams.delete('predict');
-  if (joined) {
-    // A joined run's link is the run's: it reopens the same run.
-    if (presenting()) u.searchParams.set('present', '1');
-    else u.searchParams.delete('present');
-    history.replaceState(null, '', u);
-    return;
+  // set names v as ?k=, or drops ?k= when v is empty or false.
+  const set = (k, v) => (v ? u.searchParams.set(k, v) : u.searchParams.delete(k));
+  set('predict', predicting && '1');
+  // A joined run's link is the run's: it reopens the same run.
+  if (!joined) {
+    const info = scenarioInfo();
+    u.searchParams.set('scenario', ui.scenario.value);
+    u.searchParams.set('strategy', ui.strategy.value);
+    set('clients', info.clients && Number(ui.clients.value) !== info.clients && ui.clients.value);
+    set('fencing', ui.fencing.checked !== !!info.fencing && (ui.fencing.checked ? '1' : '0'));
+    set('acts', acts.length && encodeActs(acts));
+    // An edited scenario is this page's own: the link carries its JSON.
+    set('definition', info.definition && JSON.stringify(info.definition));
+    set('step', s && s.step && String(s.step));
   }
-  const info = scenarioInfo();
-  u.searchParams.set('scenario', ui.scenario.value);
-  u.searchParams.set('strategy', ui.strategy.value);
-  if (info.clients && Number(ui.clients.value) !== info.clients) u.searchParams.set('clients', ui.clients.value);
-  else u.searchParams.delete('clients');
-  if (ui.fencing.checked !== !!info.fencing) u.searchParams.set('fencing', ui.fencing.checked ? '1' : '0');
-  else u.searchParams.delete('fencing');
-  if (acts.length) u.searchParams.set('acts', encodeActs(acts));
-  else u.searchParams.delete('acts');
-  // An edited scenario is this page's own: the link carries its JSON.
-  if (info.definition) u.searchParams.set('definition', JSON.stringify(info.definition));
-  else u.searchParams.delete('definition');
-  if (s && s.step) u.searchParams.set('step', s.step);
-  else u.searchParams.delete('step');
-  if (presenting()) u.searchParams.set('present', '1');
-  else u.searchParams.delete('present');
+  set('present', presenting() && '1');
   history.replaceState(null, '', u);
 }
 
@@ -383,6 +374,15 @@ function answered(p) {
   if (p.mayControl && p.state && !p.state.held) actions.step();
 }
 
+// panelOpts are a Panel's options (sim-panel.js): the page's own, with
+// the run's.
+function panelOpts(run) {
+  return {
+    ...run, showTable, current: (g) => g === generation, onState: show, onError: showError, onAct: userAct,
+    peers: () => panels.filter((p) => p.state).map((p) => p.state), predicting: () => predicting, onAnswered: answered,
+  };
+}
+
 // ---- Watching a run another page started (?run=ID) -----------------------
 // watching says whether the page follows a run it may not move: it hides
 // the controls it cannot use and says why.
@@ -418,12 +418,7 @@ async function joinRun(id, service) {
   const gen = generation;
   joined = { id, service };
   setService(service);
-  const p = new Panel('', false, {
-    service, name: id, title: '', showTable,
-    current: (g) => g === generation, onState: show, onError: showError, onAct: userAct,
-    peers: () => panels.filter((x) => x.state).map((x) => x.state),
-    predicting: () => predicting, onAnswered: answered,
-  });
+  const p = new Panel('', false, panelOpts({ service, name: id, title: '' }));
   panels = [p];
   ui.runs.replaceChildren(p.el);
   legend($('legend'), service, null);
@@ -607,23 +602,15 @@ async function restart() {
   const strategies = side ? info.panes.map(() => '') : fixed ? [info.strategy] : compare ? ['herd', 'predecessor'] : [ui.strategy.value];
   panels = strategies.map(
     (st, i) =>
-      new Panel(st, compare, {
+      new Panel(st, compare, panelOpts({
         pane: side ? info.panes[i] : null,
         service: side ? info.panes[i].service : info.service,
         // A service whose waiters choose no strategy is named for itself;
         // how they wait is said once, beside the strategy control.
         name: info.waiting ? info.service : undefined,
         title: info.waiting ? '' : undefined,
-        showTable,
-        current: (g) => g === generation,
-        onState: show,
-        onError: showError,
-        onAct: userAct,
-        peers: () => panels.filter((p) => p.state).map((p) => p.state),
-        predicting: () => predicting,
         open: () => ui.openRun.checked,
-        onAnswered: answered,
-      }),
+      })),
   );
   for (const p of panels) ui.runs.append(p.el);
   // Only scenarios with a "*" step take a client count; the others name theirs.
@@ -711,12 +698,7 @@ async function refreshRuns() {
     watch.textContent = say('runs.watch');
     watch.setAttribute('aria-label', say('runs.watchAria', { id: r.id }));
     li.append(watch, ' ');
-    if (mine.has(r.id)) {
-      const tag = document.createElement('span');
-      tag.className = 'dim';
-      tag.textContent = say('runs.mine');
-      li.append(tag);
-    } else if (r.deletable) {
+    if (!mine.has(r.id) && r.deletable) {
       const b = document.createElement('button');
       b.type = 'button';
       b.textContent = say('runs.delete');
@@ -730,10 +712,7 @@ async function refreshRuns() {
       });
       li.append(b);
     } else {
-      const tag = document.createElement('span');
-      tag.className = 'dim';
-      tag.textContent = say('runs.others');
-      li.append(tag);
+      li.append(Object.assign(document.createElement('span'), { className: 'dim', textContent: say(mine.has(r.id) ? 'runs.mine' : 'runs.others') }));
     }
     ui.runItems.append(li);
   }

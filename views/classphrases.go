@@ -40,14 +40,8 @@ var classPhrases = map[string]string{
 	"act.pause":         "pause",
 	"act.write":         "write",
 
-	"wait.polls":  "polls: {n} failed tries so far, each a command the server answered",
-	"wait.queued": "queued on the server: it sends no lock command until its turn comes (its session's heartbeats or its lease's keep-alives, where it has one, go on)",
-	"wait.after":  "queued after {target}",
-	"wait.plain":  "queued",
-
 	"run.aria":             "run: {name}",
 	"run.ended":            "{name}: the run ended on the server; press restart for a new one",
-	"run.ready":            "Ready. Press Space to play or → to take one step.",
 	"run.cycle":            "⚠ wait cycle across {n} locks: {chain}",
 	"run.unavailable":      "unavailable: {why}",
 	"run.unavailableBadge": "unavailable",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockservice"
+	"github.com/zklockviz/zklockviz/views"
 )
 
 // Predict-then-reveal. Before a step is shown, a student is asked what it
@@ -61,22 +62,13 @@ type factAction struct {
 	Action string `json:"action"`
 }
 
-// frameFacts is what predicting reads of a run's state: the step, its
-// action and the next, the clients and the events.
+// frameFacts is what the server reads of a run's state: what its card
+// shows (views.RunState: the step, the clients and the events), the
+// step's action and the next.
 type frameFacts struct {
-	Step    int         `json:"step"`
-	Action  *factAction `json:"action"`
-	Next    *factAction `json:"next"`
-	Clients []struct {
-		Name  string `json:"name"`
-		State string `json:"state"`
-	} `json:"clients"`
-	Events []struct {
-		Step     int      `json:"step"`
-		Event    string   `json:"event"`
-		Client   string   `json:"client"`
-		Notified []string `json:"notified"`
-	} `json:"events"`
+	views.RunState
+	Action *factAction `json:"action"`
+	Next   *factAction `json:"next"`
 }
 
 func factsOf(state any) (frameFacts, error) {
@@ -154,24 +146,14 @@ func rightAnswers(after frameFacts) map[string]string {
 			}
 			out[id] = canonical(holds)
 		case askWoken:
-			var woken []string
-			for _, e := range after.Events {
-				if e.Step != after.Step {
-					continue
-				}
-				if e.Event == "notify" {
-					woken = append(woken, e.Client)
-				}
-				woken = append(woken, e.Notified...)
-			}
-			out[id] = canonical(woken)
+			out[id] = canonical(after.woken())
 		case askLands:
 			for _, e := range after.Events {
 				switch {
 				case e.Step != after.Step:
-				case e.Event == "fenced":
+				case e.Kind == "fenced":
 					out[id] = "no"
-				case e.Event == "write" && out[id] == "":
+				case e.Kind == "write" && out[id] == "":
 					out[id] = "yes"
 				}
 			}
@@ -179,6 +161,22 @@ func rightAnswers(after frameFacts) map[string]string {
 				delete(out, id)
 			}
 		}
+	}
+	return out
+}
+
+// woken are the clients the step shown woke: each a notification reached,
+// and those an event says it woke.
+func (f frameFacts) woken() []string {
+	var out []string
+	for _, e := range f.Events {
+		if e.Step != f.Step {
+			continue
+		}
+		if e.Kind == "notify" {
+			out = append(out, e.Client)
+		}
+		out = append(out, e.Notified...)
 	}
 	return out
 }

@@ -84,6 +84,7 @@ type sceneState interface {
 // runParts is what a parts socket's frame carries beside a run's state.
 type runParts struct {
 	Names    map[string]string `json:"names,omitempty"`
+	HTML     string            `json:"html,omitempty"`
 	Table    string            `json:"table"`
 	Node     string            `json:"node"`
 	NodeName string            `json:"nodeName"`
@@ -100,10 +101,17 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	if len(snaps) == 0 {
 		return b, nil
 	}
+	var f runFocus
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("read a run's state: %w", err)
+	}
 	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
 	var err error
+	if x.HTML, err = renderString(views.RunParts(f.RunState)); err != nil {
+		return nil, err
+	}
 	if v.fit > 0 {
-		if b, err = withFoldedLane(b, v.fit, v.mark, v.table.Selected); err != nil {
+		if b, err = withFoldedLane(b, &f, v.fit, v.mark, v.table.Selected); err != nil {
 			return nil, err
 		}
 	}
@@ -131,8 +139,9 @@ func runNames(snaps []lockqueue.Snapshot) map[string]string {
 }
 
 // namedState is a run's state as the classroom's API answers it: with the
-// lane's labels of its nodes, which the panel draws at once, before its
-// socket brings the same state.
+// lane's labels of its nodes and what its card shows of it
+// (views.RunParts), which the panel draws at once,
+// before its socket brings the same state.
 type namedState struct{ state any }
 
 func (n namedState) MarshalJSON() ([]byte, error) {
@@ -144,9 +153,18 @@ func (n namedState) MarshalJSON() ([]byte, error) {
 	if !ok {
 		return b, nil
 	}
+	var s views.RunState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("read a run's state to render it: %w", err)
+	}
+	html, err := renderString(views.RunParts(s))
+	if err != nil {
+		return nil, err
+	}
 	x, err := json.Marshal(struct {
 		Names map[string]string `json:"names,omitempty"`
-	}{runNames(ss.LockSnapshots())})
+		HTML  string            `json:"html"`
+	}{runNames(ss.LockSnapshots()), html})
 	if err != nil {
 		return nil, err
 	}
@@ -193,23 +211,10 @@ const classroomWholeUpTo = 8
 // maxRunFit bounds ?fit=: no pane is wider than this many columns.
 const maxRunFit = 1000
 
-// runFocus is what of a state's JSON says which nodes its step is about.
+// runFocus is a state's facts with its lane, to fold; nodes says which of
+// its nodes the step is about.
 type runFocus struct {
-	Step   int `json:"step"`
-	Action *struct {
-		Client string `json:"client"`
-	} `json:"action"`
-	Clients []struct {
-		Name string `json:"name"`
-		Node string `json:"node"`
-	} `json:"clients"`
-	Events []struct {
-		Step     int      `json:"step"`
-		Kind     string   `json:"kind"`
-		Client   string   `json:"client"`
-		Node     string   `json:"node"`
-		Notified []string `json:"notified"`
-	} `json:"events"`
+	frameFacts
 	Snapshot json.RawMessage   `json:"snapshot"`
 	Locks    []json.RawMessage `json:"locks"`
 }
@@ -224,16 +229,8 @@ func (f *runFocus) nodes() (acted string, notified []string) {
 	if f.Action != nil {
 		acted = node[f.Action.Client]
 	}
-	for _, e := range f.Events {
-		if e.Step != f.Step {
-			continue
-		}
-		if e.Kind == "notify" {
-			notified = append(notified, node[e.Client])
-		}
-		for _, c := range e.Notified {
-			notified = append(notified, node[c])
-		}
+	for _, c := range f.woken() {
+		notified = append(notified, node[c])
 	}
 	return acted, notified
 }
@@ -247,15 +244,11 @@ type foldedLane struct {
 	NotifiedAt map[string]int `json:"notifiedAt,omitempty"`
 }
 
-// withFoldedLane replaces b's snapshot (state's JSON object) with its
-// lane folded to fit columns (a fold mark takes mark of them); b as it is
-// when the lane fits, or when the state draws a scene of several locks
-// (each lane its own).
-func withFoldedLane(b []byte, fit, mark float64, selected string) ([]byte, error) {
-	var f runFocus
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("read a run's state to fold its lane: %w", err)
-	}
+// withFoldedLane replaces b's snapshot (state's JSON object, f read from
+// it) with its lane folded to fit columns (a fold mark takes mark of them);
+// b as it is when the lane fits, or when the state draws a scene of
+// several locks (each lane its own).
+func withFoldedLane(b []byte, f *runFocus, fit, mark float64, selected string) ([]byte, error) {
 	if len(f.Snapshot) == 0 || len(f.Locks) > 0 {
 		return b, nil
 	}

@@ -1,0 +1,84 @@
+package views
+
+import (
+	"strings"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
+)
+
+// RunState is what a classroom run's panel shows of its state as the
+// server renders it (read from simulator.State's JSON: the web server
+// hands states on as they are): the narration, the clients, the events up
+// to the step shown and the recipe's pseudocode. The panel only swaps them
+// in (RunParts).
+type RunState struct {
+	Step       int    `json:"step"`
+	Line       int    `json:"line"`
+	Narration  string `json:"narration"`
+	Violations []struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+		Said    string `json:"said"`
+	} `json:"violations"`
+	Error      string `json:"error"`
+	Pseudocode struct {
+		Lines []string `json:"lines"`
+	} `json:"pseudocode"`
+	Events  []RunEvent  `json:"events"`
+	Clients []RunClient `json:"clients"`
+}
+
+// RunEvent is one line of a run's event log; Notified are the clients it
+// woke.
+type RunEvent struct {
+	Step     int      `json:"step"`
+	Kind     string   `json:"kind"`
+	Client   string   `json:"client"`
+	Text     string   `json:"text"`
+	Notified []string `json:"notified"`
+}
+
+// RunClient is one client of a run, as its button shows it, and its lock
+// node.
+type RunClient struct {
+	Name     string         `json:"name"`
+	Node     string         `json:"node"`
+	Mode     lockqueue.Mode `json:"mode"`
+	State    string         `json:"state"`
+	WaitsFor string         `json:"waitsFor"`
+	Polling  bool           `json:"polling"`
+	Retries  int            `json:"retries"`
+}
+
+// narrative is what the step shown did, or before the first that the run
+// is ready.
+func (s RunState) narrative() string {
+	if s.Narration == "" && s.Step == 0 {
+		return "Ready. Press Space to play or → to take one step."
+	}
+	return s.Narration
+}
+
+// said is an event's own words, as the text timeline prints them, after
+// its kind; empty when it has none.
+func (e RunEvent) said() string {
+	switch {
+	case e.Text == "":
+		return ""
+	case e.Client == "":
+		return " " + e.Text
+	}
+	return " " + e.Client + ": " + e.Text
+}
+
+// stateText is a client's mode and state, those it has.
+func (c RunClient) stateText() string {
+	var out []string
+	if c.Mode != "" {
+		out = append(out, ModeLabel(c.Mode))
+	}
+	if c.State != "" {
+		out = append(out, c.State)
+	}
+	return strings.Join(out, " · ")
+}
