@@ -16,8 +16,9 @@
 // tolerance (Bounds): Early, how much earlier than a client's stamp the
 // reader's stamp of the same change may be (a read is stamped before its
 // answer comes), 250 ms; Delay, how late the reader may record a change:
-// 500 ms for a reader that watches (ZooKeeper, etcd), one poll (1 s,
-// serve's default) and 500 ms for one that polls (Redis without keyspace
+// Slack (500 ms, how late a reader may stamp what it saw on a loaded
+// machine) for a reader that watches (ZooKeeper, etcd), one poll (1 s,
+// serve's default) and Slack for one that polls (Redis without keyspace
 // events, PostgreSQL). Resolution, the shortest hold a reader surely
 // sees, is Delay. Session, how long the server keeps a killed client's
 // hold: ZooKeeper twice the session timeout and 1 s (expiry by ticks),
@@ -40,10 +41,15 @@
 //     down until its session ends after the server is back (rule 3's
 //     ServerUp + Session).
 //  2. A recorded hold starts between the client's Requested and its
-//     Acquired: in [Requested - Early, Acquired + Delay]. A hold first seen
-//     after a gap (the history says it does not know when it began) only
-//     has to start after the Requested and before the grant's hold could
-//     have ended on the server.
+//     Acquired: in [Requested - Early, Acquired + Delay], and after a clean
+//     release no later than done (rule 3) + Slack: a read sees a hold only
+//     while the server has it, and stamps it at most Slack late. A hold
+//     first read later is the same holder's next grant, which a client
+//     paused while it waited may hold on the server long before it can
+//     tell it (a PostgreSQL backend's name outlives its grants). A hold
+//     first seen after a gap (the history says it does not know when it
+//     began) only has to start after the Requested and before the grant's
+//     hold could have ended on the server.
 //  3. A recorded hold ends within one poll of a clean Released: in
 //     [Released - Early, done + Delay], done being when the release surely
 //     reached the server (the client's next event: it tells Released
@@ -561,12 +567,29 @@ func (c *checker) fail(rule Rule, g *grant, holder string, at time.Time, format 
 
 // startsBy is the latest a recorded hold of g may start: by its Acquired
 // and the reader's delay, or, for a hold first seen after a gap, by the
-// grant's end.
+// grant's end; never after seenBy.
 func (c *checker) startsBy(g *grant, h *hold) time.Time {
 	if h.afterGap {
 		return g.latest(c.b)
 	}
-	return g.acquired.Add(c.b.Delay)
+	by := g.acquired.Add(c.b.Delay)
+	if seen := g.seenBy(c.b); seen.Before(by) {
+		return seen
+	}
+	return by
+}
+
+// seenBy is the latest a read may first see g's hold. A read sees a node
+// hold only while the server has it, and stamps what it saw at most Slack
+// late: a hold first read more than Slack after g's clean release surely
+// reached the server is not g's but the same holder's next grant's, which
+// a client paused while it waited holds on the server long before it can
+// tell it (a PostgreSQL backend's name outlives its grants).
+func (g *grant) seenBy(b Bounds) time.Time {
+	if g.how == string(lab.Released) && !g.releasedBy.IsZero() && !g.killedUnsent {
+		return g.releasedBy.Add(Slack)
+	}
+	return g.latest(b)
 }
 
 // match pairs one holder's grants with its recorded holds, both in time
@@ -581,7 +604,7 @@ func (c *checker) match(gs []*grant, hs []*hold) {
 		for j < len(gs) {
 			g := gs[j]
 			next := j+1 < len(gs) && !h.start.Before(gs[j+1].requested.Add(-c.b.Early))
-			if g.latest(c.b).Before(h.start) || (next && h.start.After(c.startsBy(g, h))) {
+			if g.seenBy(c.b).Before(h.start) || (next && h.start.After(c.startsBy(g, h))) {
 				j++
 				continue
 			}
