@@ -52,7 +52,13 @@ func wordBounds(service string, session time.Duration) word.Bounds {
 	case etcdlock.Name:
 		return word.Watching(session + time.Second)
 	case redislock.Name:
-		return word.Polling(redislock.DefaultPoll, session)
+		// A key gone within a read's round trip of its TTL's end is told
+		// expired (history's pttlSlack). The lab's Redis runs without
+		// persistence: an outage (server, restart: a throwaway server's
+		// faults only) empties it.
+		b := word.Polling(redislock.DefaultPoll, session)
+		b.LeaseSlack, b.Empty = 100*time.Millisecond, true
+		return b
 	}
 	return word.Polling(pglock.DefaultPoll, 0)
 }

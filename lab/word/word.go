@@ -58,16 +58,20 @@
 //     names that outlive a grant). It is not recorded as expired, unless
 //     the client stopped before its release surely reached the server or
 //     its lease or TTL could have run out before the reader saw the key
-//     gone (Requested + Session): a reader that polls cannot tell a key
-//     deleted from one expired between two reads. When the client never
-//     let go (Lost, a failed release, Killed) the server ends the hold at
-//     its session's, lease's or TTL's end, while the client may still
-//     believe: the recorded end comes no later than Lost + Delay, or,
-//     killed, Killed + Session + Delay. The server keeps a hold through its
+//     gone (Requested + Session - LeaseSlack): a reader that polls cannot
+//     tell a key deleted from one expired between two reads, and takes a
+//     key gone within LeaseSlack of its TTL's end, as last read, for
+//     expired (Redis's PTTL, read with every poll: 100 ms, a read's round
+//     trip). When the client never let go (Lost, a failed release,
+//     Killed) the server ends the hold at its session's, lease's or TTL's
+//     end, while the client may still believe: the recorded end comes no
+//     later than Lost + Delay, or, killed, Killed + Session + Delay. The server keeps a hold through its
 //     restart (ZooKeeper restores the session and its node, etcd renews
-//     the lease, a Redis key goes with an empty restart): when the server
-//     went down before the client learnt it lost, or before its failed
-//     release was known to fail (its next event), the recorded end comes
+//     the lease; Redis comes back empty, so a key's hold ends by the
+//     ServerDown at the latest, and its tokens, the holders' names, go
+//     back and recur): when the server went down before the client
+//     learnt it lost, or before its failed release was known to fail (its
+//     next event), the recorded end comes
 //     no later than the later of that bound and ServerUp + Session + Delay
 //     (a next outage that begins within Session of ServerUp keeps it
 //     through that one too), and at any time when the server never came
@@ -121,6 +125,14 @@ type Bounds struct {
 	// session timeout, lease or key TTL; 0 when the hold ends with the
 	// process (PostgreSQL).
 	Session time.Duration
+	// LeaseSlack is how close to a key's TTL's end, as last read, the
+	// reader takes the key gone for expired (history's pttlSlack for
+	// Redis); 0 where the check has not needed one.
+	LeaseSlack time.Duration
+	// Empty: the server comes back from an outage empty, keeping no hold
+	// through it (Redis without persistence); its tokens, and so its
+	// holders' names, go back and are met again.
+	Empty bool
 }
 
 // Slack is what a reader that watches may lag on a loaded machine, and
@@ -258,8 +270,12 @@ var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // keptThrough is the latest a server that went down at down keeps a
 // session's hold or queued node: its session after the server is back
 // (outages, in time order; an open one's to is zero), and back again after
-// each next outage that began before that.
+// each next outage that began before that; down itself when it comes back
+// empty.
 func keptThrough(outages []span, down time.Time, b Bounds) time.Time {
+	if b.Empty {
+		return down // the hold went with the server
+	}
 	var until time.Time
 	for _, o := range outages {
 		switch {
@@ -736,7 +752,7 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 		case g.releasedBy.IsZero() || g.killedUnsent:
 			// The client stopped before anything told its release had
 			// reached the server: its session may well have expired.
-		case c.b.Session > 0 && !h.end.Before(g.requested.Add(c.b.Session)):
+		case c.b.Session > 0 && !h.end.Before(g.requested.Add(c.b.Session-c.b.LeaseSlack)):
 			// Its lease could have run out before the reader saw it
 			// gone: the reader cannot tell (rule 3).
 			c.res.Guessed++

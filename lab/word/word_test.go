@@ -152,6 +152,12 @@ func TestCheck(t *testing.T) {
 		{"a clean release read as expired before the TTL could run out", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(600, "c1", lab.Released), asked(601, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(1030, "c1:1", history.Expired)},
 			Polling(time.Second, 5*time.Second), []Rule{End}, 1},
+		{"a clean release read as expired within a read's round trip of the TTL's end", []lab.Event{asked(0, "c1"), got(3, "c1", "c1:1"), did(20, "c1", lab.Released), asked(21, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "c1:1", 5), acquired(5, "c1:1", 5), left(950, "c1:1", history.Expired)},
+			withLeaseSlack(Polling(time.Second, time.Second)), nil, 1},
+		{"a clean release read as expired longer than a round trip before the TTL's end", []lab.Event{asked(0, "c1"), got(3, "c1", "c1:1"), did(20, "c1", lab.Released), asked(21, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "c1:1", 5), acquired(5, "c1:1", 5), left(850, "c1:1", history.Expired)},
+			withLeaseSlack(Polling(time.Second, time.Second)), []Rule{End}, 1},
 		{"a release just before the server went down, the history ending in the outage's gap", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"),
 			did(600, "c1", lab.Released), asked(601, "c1"), did(900, lab.Server, lab.ServerDown)},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), conn(1500, "reconnecting")},
@@ -196,6 +202,14 @@ func TestCheck(t *testing.T) {
 			failedRel(400, "c1"), did(1300, "c1", lab.Healed), asked(1310, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(3200, "c1:1", history.Expired)},
 			Polling(time.Second, time.Second), []Rule{End}, 1},
+		// Redis restarted empty once a second: the token counter goes back
+		// with the keys, and c1:5 is met again, an open request's.
+		{"a Redis token met again after empty restarts", emptyRestarts(asked(41, "c1")),
+			[]history.Event{conn(-100, "connected"), queued(3000, "c1:5", 3000), acquired(3000, "c1:5", 3000), left(3900, "c1:5", history.Expired)},
+			emptyRedis, nil, 0},
+		{"a Redis token met again after empty restarts, nobody asking", emptyRestarts(lab.Event{At: at(41), Client: "c1", Kind: lab.Failed, Message: "acquire: EOF"}),
+			[]history.Event{conn(-100, "connected"), queued(3000, "c1:5", 3000), acquired(3000, "c1:5", 3000), left(3900, "c1:5", history.Expired)},
+			emptyRedis, []Rule{NoGrant}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(tc.clients, tc.hist, tc.b, at(10_000))
@@ -208,6 +222,24 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withLeaseSlack is b with Redis's slack on a key's TTL's end (history's
+// pttlSlack).
+func withLeaseSlack(b Bounds) Bounds {
+	b.LeaseSlack = 100 * time.Millisecond
+	return b
+}
+
+// emptyRedis are the bounds of a Redis reader whose server comes back
+// empty from an outage (the lab's, without persistence).
+var emptyRedis = Bounds{Resolution: 1500 * time.Millisecond, Delay: 1500 * time.Millisecond, Early: Early, Session: time.Second, Empty: true}
+
+// emptyRestarts: c1 holds c1:5 when Redis restarts, its release fails,
+// then what it does next (then), and Redis restarts every second after.
+func emptyRestarts(then lab.Event) []lab.Event {
+	return []lab.Event{asked(0, "c1"), got(10, "c1", "c1:5"), did(20, lab.Server, lab.ServerDown), failedRel(30, "c1"), did(40, lab.Server, lab.ServerUp),
+		then, did(1020, lab.Server, lab.ServerDown), did(1040, lab.Server, lab.ServerUp), did(2020, lab.Server, lab.ServerDown), did(2040, lab.Server, lab.ServerUp)}
 }
 
 // The server's outages: nothing is recorded as released, expired or
