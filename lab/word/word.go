@@ -76,8 +76,9 @@
 //     (a next outage that begins within Session of ServerUp keeps it
 //     through that one too), and at any time when the server never came
 //     back in the run. A release that failed after the client was cut
-//     off, paused or the server went down while it held never reached
-//     the server: its hold ends by the failure + Session + Delay. A node gone unseen (how unknown) is only told
+//     off, paused or the server went down while it held, or before the
+//     failure was known (its next event), never reached the server: its
+//     hold ends by the failure + Session + Delay. A node gone unseen (how unknown) is only told
 //     after a gap, and went at some moment of it: its end is the whole
 //     gap; so is the end of a hold still recorded when the history ends in
 //     a gap (the server down at the run's end).
@@ -195,6 +196,11 @@ type grant struct {
 	// known: the client's next event (it tells Released before it sends
 	// the release, failed or not); zero when the run ended first.
 	failedBy time.Time
+	// silencedFailing: the client was cut off, paused or the server went
+	// down after it stamped its failed release and before the failure was
+	// known: the release may have failed for it, never reaching the
+	// server.
+	silencedFailing bool
 	// outages are the run's server outages: a hold the client never let
 	// go of may outlive one (see latest).
 	outages []span
@@ -247,10 +253,11 @@ func (g *grant) latest(b Bounds) time.Time {
 			known = cmp.Or(g.failedBy, farFuture)
 		}
 		until := g.ended
-		if g.how == failedRelease && g.sure.Before(g.ended) {
-			// Cut off, paused or the server down while it held: the
-			// failed release never reached the server, which keeps the
-			// hold until its session, lease or TTL runs out.
+		if g.how == failedRelease && (g.sure.Before(g.ended) || g.silencedFailing) {
+			// Cut off, paused or the server down while it held, or
+			// while its release was on its way: the failed release
+			// never reached the server, which keeps the hold until its
+			// session, lease or TTL runs out.
 			until = g.ended.Add(b.Session)
 		}
 		for _, o := range g.outages {
@@ -395,9 +402,15 @@ type grantReader struct {
 
 // settle bounds, by e, the release its client stamped before sending.
 func (r *grantReader) settle(e lab.Event) {
-	if g := r.failing[e.Client]; g != nil {
-		g.failedBy = e.At
-		delete(r.failing, e.Client)
+	switch e.Kind {
+	case lab.Paused, lab.Resumed, lab.Cut, lab.Healed:
+		// The nemesis's, not the client's: they tell nothing of its
+		// release (silenced notes the pause or the cut).
+	default:
+		if g := r.failing[e.Client]; g != nil {
+			g.failedBy = e.At
+			delete(r.failing, e.Client)
+		}
 	}
 	if g := r.releasing[e.Client]; g != nil {
 		switch e.Kind {
@@ -483,6 +496,11 @@ func (r *grantReader) silenced(at time.Time, c string) {
 	for client, g := range r.held {
 		if (c == "" || client == c) && g.sure.IsZero() {
 			g.sure = at
+		}
+	}
+	for client, g := range r.failing {
+		if c == "" || client == c {
+			g.silencedFailing = true
 		}
 	}
 }
