@@ -76,9 +76,10 @@
 //     (a next outage that begins within Session of ServerUp keeps it
 //     through that one too), and at any time when the server never came
 //     back in the run. A release that failed after the client was cut
-//     off, paused or the server went down while it held, or before the
-//     failure was known (its next event), never reached the server: its
-//     hold ends by the failure + Session + Delay. A node gone unseen (how unknown) is only told
+//     off, paused or the server went down while it held, while it asked
+//     (the grant told before it was let back), or before the failure was
+//     known (its next event), never reached the server: its hold ends by
+//     the failure + Session + Delay. A node gone unseen (how unknown) is only told
 //     after a gap, and went at some moment of it: its end is the whole
 //     gap; so is the end of a hold still recorded when the history ends in
 //     a gap (the server down at the run's end).
@@ -196,11 +197,12 @@ type grant struct {
 	// known: the client's next event (it tells Released before it sends
 	// the release, failed or not); zero when the run ended first.
 	failedBy time.Time
-	// silencedFailing: the client was cut off, paused or the server went
-	// down after it stamped its failed release and before the failure was
-	// known: the release may have failed for it, never reaching the
+	// silencedOff: the client was cut off, paused or its server went
+	// down while it asked (and it told the grant before it was let back),
+	// or after it stamped a failed release and before the failure was
+	// known: that release may have failed for it, never reaching the
 	// server.
-	silencedFailing bool
+	silencedOff bool
 	// outages are the run's server outages: a hold the client never let
 	// go of may outlive one (see latest).
 	outages []span
@@ -253,11 +255,11 @@ func (g *grant) latest(b Bounds) time.Time {
 			known = cmp.Or(g.failedBy, farFuture)
 		}
 		until := g.ended
-		if g.how == failedRelease && (g.sure.Before(g.ended) || g.silencedFailing) {
-			// Cut off, paused or the server down while it held, or
-			// while its release was on its way: the failed release
-			// never reached the server, which keeps the hold until its
-			// session, lease or TTL runs out.
+		if g.how == failedRelease && (g.sure.Before(g.ended) || g.silencedOff) {
+			// Cut off, paused or the server down while it held, while
+			// it asked, or while its release was on its way: the failed
+			// release never reached the server, which keeps the hold
+			// until its session, lease or TTL runs out.
 			until = g.ended.Add(b.Session)
 		}
 		for _, o := range g.outages {
@@ -377,7 +379,7 @@ func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Tim
 func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []span) {
 	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
 	r := grantReader{held: map[string]*grant{}, asked: map[string]time.Time{}, askedDown: map[string]time.Time{},
-		releasing: map[string]*grant{}, failing: map[string]*grant{}}
+		releasing: map[string]*grant{}, failing: map[string]*grant{}, silencedAsking: map[string]bool{}}
 	for _, e := range events {
 		r.settle(e)
 		r.read(e)
@@ -390,7 +392,10 @@ type grantReader struct {
 	held      map[string]*grant
 	asked     map[string]time.Time
 	askedDown map[string]time.Time // an open request's server went down at
-	down      time.Time
+	// silencedAsking are the clients cut off or paused, or whose server
+	// went down, while they asked, until they are let back (silenced).
+	silencedAsking map[string]bool
+	down           time.Time
 	// releasing and failing are the grants whose release (clean, or
 	// failed) was stamped before it was sent: their client's next event
 	// bounds when it was.
@@ -435,8 +440,10 @@ func (r *grantReader) read(e lab.Event) {
 		r.asked[e.Client] = e.At
 	case lab.Acquired:
 		r.end(e.Client, e.At, string(lab.Lost))
-		g := &grant{client: e.Client, holder: e.Holder, requested: cmp.Or(r.asked[e.Client], e.At), acquired: e.At}
+		g := &grant{client: e.Client, holder: e.Holder, requested: cmp.Or(r.asked[e.Client], e.At), acquired: e.At,
+			silencedOff: r.silencedAsking[e.Client]}
 		delete(r.asked, e.Client)
+		delete(r.silencedAsking, e.Client)
 		r.held[e.Client] = g
 		r.grants = append(r.grants, g)
 	case lab.Released:
@@ -448,6 +455,8 @@ func (r *grantReader) read(e lab.Event) {
 		r.end(e.Client, e.At, string(lab.Killed))
 	case lab.Paused, lab.Cut:
 		r.silenced(e.At, e.Client)
+	case lab.Resumed, lab.Healed:
+		delete(r.silencedAsking, e.Client)
 	case lab.ServerDown:
 		r.down = e.At
 		r.silenced(e.At, "")
@@ -455,6 +464,7 @@ func (r *grantReader) read(e lab.Event) {
 			r.askedDown[c] = e.At
 		}
 	case lab.ServerUp:
+		clear(r.silencedAsking)
 		if !r.down.IsZero() {
 			r.outages = append(r.outages, span{r.down, e.At})
 			r.down = time.Time{}
@@ -500,7 +510,12 @@ func (r *grantReader) silenced(at time.Time, c string) {
 	}
 	for client, g := range r.failing {
 		if c == "" || client == c {
-			g.silencedFailing = true
+			g.silencedOff = true
+		}
+	}
+	for client := range r.asked {
+		if c == "" || client == c {
+			r.silencedAsking[client] = true
 		}
 	}
 }
