@@ -32,8 +32,10 @@
 //     grant (a PostgreSQL backend, an etcd session's key), a holder that
 //     let go and got the lock again between two reads is not seen to let
 //     go: one recorded hold then stands for that run of its grants, each
-//     pause between them shorter than Resolution, and is checked from the
-//     first one's start to the last one's end. A hold under a name no
+//     pause between them shorter than Resolution (a grant counted from its
+//     request when its client was paused while it asked: the server may
+//     have granted it then, and its Acquired is late by the pause), and is
+//     checked from the first one's start to the last one's end. A hold under a name no
 //     grant has is a mismatch unless a client asked and never told a
 //     grant (killed, stopped, or its acquire failed after a pause): the
 //     server may have granted it all the same, a killed client's queued
@@ -203,6 +205,10 @@ type grant struct {
 	// known: that release may have failed for it, never reaching the
 	// server.
 	silencedOff bool
+	// pausedAsking: the client was paused while it asked, so the server
+	// may have granted it at any moment from its request, and its
+	// Acquired is late by the pause.
+	pausedAsking bool
 	// outages are the run's server outages: a hold the client never let
 	// go of may outlive one (see latest).
 	outages []span
@@ -379,7 +385,7 @@ func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Tim
 func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []span) {
 	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
 	r := grantReader{held: map[string]*grant{}, asked: map[string]time.Time{}, askedDown: map[string]time.Time{},
-		releasing: map[string]*grant{}, failing: map[string]*grant{}, silencedAsking: map[string]bool{}}
+		releasing: map[string]*grant{}, failing: map[string]*grant{}, silencedAsking: map[string]bool{}, pausedAsking: map[string]bool{}}
 	for _, e := range events {
 		r.settle(e)
 		r.read(e)
@@ -393,9 +399,10 @@ type grantReader struct {
 	asked     map[string]time.Time
 	askedDown map[string]time.Time // an open request's server went down at
 	// silencedAsking are the clients cut off or paused, or whose server
-	// went down, while they asked, until they are let back (silenced).
-	silencedAsking map[string]bool
-	down           time.Time
+	// went down, while they asked, until they are let back (silenced);
+	// pausedAsking those paused while they asked, until they tell.
+	silencedAsking, pausedAsking map[string]bool
+	down                         time.Time
 	// releasing and failing are the grants whose release (clean, or
 	// failed) was stamped before it was sent: their client's next event
 	// bounds when it was.
@@ -441,9 +448,10 @@ func (r *grantReader) read(e lab.Event) {
 	case lab.Acquired:
 		r.end(e.Client, e.At, string(lab.Lost))
 		g := &grant{client: e.Client, holder: e.Holder, requested: cmp.Or(r.asked[e.Client], e.At), acquired: e.At,
-			silencedOff: r.silencedAsking[e.Client]}
+			silencedOff: r.silencedAsking[e.Client], pausedAsking: r.pausedAsking[e.Client]}
 		delete(r.asked, e.Client)
 		delete(r.silencedAsking, e.Client)
+		delete(r.pausedAsking, e.Client)
 		r.held[e.Client] = g
 		r.grants = append(r.grants, g)
 	case lab.Released:
@@ -455,6 +463,9 @@ func (r *grantReader) read(e lab.Event) {
 		r.end(e.Client, e.At, string(lab.Killed))
 	case lab.Paused, lab.Cut:
 		r.silenced(e.At, e.Client)
+		if _, ok := r.asked[e.Client]; ok && e.Kind == lab.Paused {
+			r.pausedAsking[e.Client] = true
+		}
 	case lab.Resumed, lab.Healed:
 		delete(r.silencedAsking, e.Client)
 	case lab.ServerDown:
@@ -691,7 +702,7 @@ func (c *checker) merge(gs []*grant) {
 		}
 		for i+1 < len(gs) && gs[i+1].hold == nil && (h.end.IsZero() || h.end.After(g.last().latest(c.b))) {
 			next, last := gs[i+1], g.last()
-			if last.how != string(lab.Released) || next.acquired.Sub(last.ended) > c.b.Resolution || !next.requested.Before(cmp.Or(h.end, farFuture)) {
+			if last.how != string(lab.Released) || next.grantedFrom().Sub(last.ended) > c.b.Resolution || !next.requested.Before(cmp.Or(h.end, farFuture)) {
 				break
 			}
 			g.merged = append(g.merged, next)
@@ -699,6 +710,15 @@ func (c *checker) merge(gs []*grant) {
 			i++
 		}
 	}
+}
+
+// grantedFrom is the earliest the server may have granted g: its
+// Acquired, or its request when its client was paused while it asked.
+func (g *grant) grantedFrom() time.Time {
+	if g.pausedAsking {
+		return g.requested
+	}
+	return g.acquired
 }
 
 // last is the last grant of g's run of merged grants: g when none.
