@@ -138,21 +138,13 @@ func TestCheck(t *testing.T) {
 			[]history.Event{conn(-100, "connected"), queued(1030, "pid-1", 1), acquired(2030, "pid-1", 1), left(3030, "pid-1", history.Released)}, polling, nil, 1},
 		// A backend whose client was paused while it waited holds on the
 		// server from the hand-over, long before its client can tell.
-		{"a paused waiter's backend read holding before its client could tell", []lab.Event{
-			asked(0, "c1"), got(10, "c1", "pid-1"), did(30, "c1", lab.Released), asked(40, "c1"), did(500, "c1", lab.Paused),
-			did(3000, "c1", lab.Resumed), got(3002, "c1", "pid-1"), did(3025, "c1", lab.Released), asked(3026, "c1")},
+		{"a paused waiter's backend read holding before its client could tell", pausedWaiterLate,
 			[]history.Event{conn(-100, "connected"), queued(1100, "pid-1", 45), acquired(1100, "pid-1", 45), unheld(3300, "pid-1")}, polling, nil, 1},
-		{"a paused waiter's backend read holding past its client's release", []lab.Event{
-			asked(0, "c1"), got(10, "c1", "pid-1"), did(30, "c1", lab.Released), asked(40, "c1"), did(500, "c1", lab.Paused),
-			did(3000, "c1", lab.Resumed), got(3002, "c1", "pid-1"), did(3025, "c1", lab.Released), asked(3026, "c1")},
+		{"a paused waiter's backend read holding past its client's release", pausedWaiterLate,
 			[]history.Event{conn(-100, "connected"), queued(1100, "pid-1", 45), acquired(1100, "pid-1", 45), unheld(4700, "pid-1")}, polling, []Rule{End}, 1},
-		{"a backend read holding through its client's pause while it waited", []lab.Event{
-			asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"), did(100, "c1", lab.Paused),
-			did(3000, "c1", lab.Resumed), got(3001, "c1", "pid-1"), did(3025, "c1", lab.Released), asked(3026, "c1")},
+		{"a backend read holding through its client's pause while it waited", pausedWaiter,
 			[]history.Event{conn(-100, "connected"), queued(30, "pid-1", 30), acquired(30, "pid-1", 30), unheld(3300, "pid-1")}, polling, nil, 2},
-		{"a backend read holding through its client's pause while it waited, and past its release", []lab.Event{
-			asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"), did(100, "c1", lab.Paused),
-			did(3000, "c1", lab.Resumed), got(3001, "c1", "pid-1"), did(3025, "c1", lab.Released), asked(3026, "c1")},
+		{"a backend read holding through its client's pause while it waited, and past its release", pausedWaiter,
 			[]history.Event{conn(-100, "connected"), queued(30, "pid-1", 30), acquired(30, "pid-1", 30), unheld(4700, "pid-1")}, polling, []Rule{End}, 2},
 		{"a clean release read as expired when the TTL may have run out first", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(600, "c1", lab.Released), asked(601, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(1030, "c1:1", history.Expired)},
@@ -247,6 +239,15 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// pausedWaiter: c1's backend let go, asked again at once, and c1 was
+// paused while it waited; pausedWaiterLate the same, paused later.
+var (
+	pausedWaiter = []lab.Event{asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"), did(100, "c1", lab.Paused),
+		did(3000, "c1", lab.Resumed), got(3001, "c1", "pid-1"), did(3025, "c1", lab.Released), asked(3026, "c1")}
+	pausedWaiterLate = []lab.Event{asked(0, "c1"), got(10, "c1", "pid-1"), did(30, "c1", lab.Released), asked(40, "c1"), did(500, "c1", lab.Paused),
+		did(3000, "c1", lab.Resumed), got(3002, "c1", "pid-1"), did(3025, "c1", lab.Released), asked(3026, "c1")}
+)
 
 // withLeaseSlack is b with Redis's slack on a key's TTL's end (history's
 // pttlSlack).
