@@ -35,7 +35,10 @@
 //     pause between them shorter than Resolution (a grant counted from its
 //     request when its client was paused while it asked: the server may
 //     have granted it then, and its Acquired is late by the pause), and is
-//     checked from the first one's start to the last one's end. A hold under a name no
+//     checked from the first one's start to the last one's end; when the
+//     last one's client asked again within Resolution and never told a
+//     grant (paused while it waited then stopped, or killed), the hold may
+//     end by that request's end + Delay (+ Session, killed). A hold under a name no
 //     grant has is a mismatch unless a client asked and never told a
 //     grant (killed, stopped, or its acquire failed after a pause): the
 //     server may have granted it all the same, a killed client's queued
@@ -333,7 +336,11 @@ type span struct{ from, to time.Time }
 // node may still be granted until its session ends.
 type request struct {
 	span
+	client string
 	killed bool
+	// paused: its client was paused while it asked, so a grant may have
+	// gone untold.
+	paused bool
 	// downAt is when the server went down while the request was open:
 	// the server keeps its queued node through the restart (zero: it
 	// did not); outages are the run's.
@@ -351,7 +358,7 @@ func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Tim
 	holds := holdsOf(hist)
 	gaps := history.Gaps(history.State{}, slices.DeleteFunc(slices.Clone(hist), func(e history.Event) bool { return e.Synthetic }), histEnd)
 	r := Result{Grants: len(grants), Holds: len(holds), Outages: len(outages), Mismatches: []Mismatch{}}
-	c := checker{b: b, res: &r, gaps: gaps}
+	c := checker{b: b, res: &r, gaps: gaps, open: open}
 	byHolder := map[string][]*grant{}
 	for _, g := range grants {
 		byHolder[g.holder] = append(byHolder[g.holder], g)
@@ -535,17 +542,18 @@ func (r *grantReader) silenced(at time.Time, c string) {
 // may have granted it all the same (see rule 1).
 func (r *grantReader) unanswered(c string, at time.Time, killed bool) {
 	if q, ok := r.asked[c]; ok {
-		r.open = append(r.open, request{span: span{q, at}, killed: killed, downAt: r.askedDown[c]})
+		r.open = append(r.open, request{span: span{q, at}, client: c, killed: killed, paused: r.pausedAsking[c], downAt: r.askedDown[c]})
 		delete(r.asked, c)
 	}
 	delete(r.askedDown, c)
+	delete(r.pausedAsking, c)
 }
 
 // finish closes the requests still open at the run's end and gives every
 // grant and request the run's outages (one not over by the end too).
 func (r *grantReader) finish() ([]*grant, []request, []span) {
 	for c, q := range r.asked {
-		r.open = append(r.open, request{span: span{q, farFuture}, downAt: r.askedDown[c]})
+		r.open = append(r.open, request{span: span{q, farFuture}, client: c, paused: r.pausedAsking[c], downAt: r.askedDown[c]})
 	}
 	all := r.outages
 	if !r.down.IsZero() {
@@ -615,6 +623,7 @@ type checker struct {
 	b    Bounds
 	res  *Result
 	gaps []history.Span
+	open []request
 }
 
 func (c *checker) fail(rule Rule, g *grant, holder string, at time.Time, format string, args ...any) {
@@ -796,7 +805,7 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	}
 	switch g.how {
 	case string(lab.Released):
-		if h.end.Before(g.ended.Add(-c.b.Early)) || from.After(g.latest(c.b)) {
+		if h.end.Before(g.ended.Add(-c.b.Early)) || from.After(c.heldUntil(g)) {
 			c.fail(End, g, "", h.end, "recorded the hold ending at %s; the client released at %s, surely done by %s (tolerance %v before, %v after)",
 				stamp(h.end), stamp(g.ended), stamp(cmp.Or(g.releasedBy, g.ended)), c.b.Early, c.b.Delay)
 		}
@@ -821,6 +830,26 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 				stamp(h.end), g.how, stamp(g.ended), stamp(g.latest(c.b)))
 		}
 	}
+}
+
+// heldUntil is the latest g's recorded hold may end: by g's own latest,
+// or, when its client asked again at once and never told a grant, paused
+// while it waited then stopped, or killed, by that
+// request's end: the server may have granted it, and where the holder's
+// name outlives a grant the reader sees one hold (rule 1).
+func (c *checker) heldUntil(g *grant) time.Time {
+	until := g.latest(c.b)
+	for _, q := range c.open {
+		if q.client != g.client || !(q.paused || q.killed) || q.from.Before(g.ended.Add(-c.b.Early)) || q.from.After(g.ended.Add(c.b.Resolution)) {
+			continue
+		}
+		by := q.to.Add(c.b.Delay)
+		if q.killed {
+			by = by.Add(c.b.Session)
+		}
+		until = later(until, by)
+	}
+	return until
 }
 
 // gapAt is the recorded gap t is in or at the end of.
