@@ -16,76 +16,88 @@
 // tolerance (Bounds): Early, how much earlier than a client's stamp the
 // reader's stamp of the same change may be (a read is stamped before its
 // answer comes), 250 ms; Delay, how late the reader may record a change:
-// 500 ms for a reader that watches (ZooKeeper, etcd), one poll (1 s,
-// serve's default) and 500 ms for one that polls (Redis without keyspace
+// Slack (500 ms, how late a reader may stamp what it saw on a loaded
+// machine) for a reader that watches (ZooKeeper, etcd), one poll (1 s,
+// serve's default) and Slack for one that polls (Redis without keyspace
 // events, PostgreSQL). Resolution, the shortest hold a reader surely
 // sees, is Delay. Session, how long the server keeps a killed client's
 // hold: ZooKeeper twice the session timeout and 1 s (expiry by ticks),
 // etcd the lease and 1 s, Redis the key's TTL, PostgreSQL none.
 //
-//  1. Every grant a client saw is recorded once, under that holder's
-//     name: one recorded hold, not two, and no hold under a name no
-//     client held by. A grant the server surely held for no longer than
-//     Resolution may fall between two reads and go unrecorded: it is
-//     counted as unseen, not required. Where the holder's name outlives a
-//     grant (a PostgreSQL backend, an etcd session's key), a holder that
-//     let go and got the lock again between two reads is not seen to let
-//     go: one recorded hold then stands for that run of its grants, each
-//     pause between them shorter than Resolution, and is checked from the
-//     first one's start to the last one's end. A hold under a name no
-//     grant has is a mismatch unless a client asked and never told a
-//     grant (killed, stopped, or its acquire failed after a pause): the
-//     server may have granted it all the same, a killed client's queued
-//     node until its session ends, and a node queued when the server went
-//     down until its session ends after the server is back (rule 3's
-//     ServerUp + Session).
+//  1. Every grant a client saw is recorded once, under that holder's name:
+//     one recorded hold, not two, and no hold under a name no client held
+//     by. A grant the server surely held for no longer than Resolution may
+//     fall between two reads and go unrecorded: it is counted as unseen,
+//     not required. Where the holder's name outlives a grant (a PostgreSQL
+//     backend, an etcd session's key), a holder that let go and got the
+//     lock again between two reads is not seen to let go: one recorded hold
+//     then stands for that run of its grants, each pause between them
+//     shorter than Resolution (a grant counted from its request when its
+//     client was paused while it asked: the server may have granted it
+//     then, and its Acquired is late by the pause), and is checked from the
+//     first one's start to the last one's end; when the last one's client
+//     asked again within Resolution and never told a grant (paused or cut
+//     off while it waited, or killed), the hold may end by that request's
+//     end (+ LostLag) or its session's, + Delay. A hold under a name no
+//     grant has is a mismatch unless a client asked and never told a grant
+//     (killed, stopped, or its acquire failed after a pause): the server
+//     may have granted it all the same, a killed client's queued node until
+//     its session ends, and a node queued when the server went down until
+//     its session ends after the server is back (rule 3's ServerUp +
+//     Session).
 //  2. A recorded hold starts between the client's Requested and its
-//     Acquired: in [Requested - Early, Acquired + Delay]. A hold first seen
-//     after a gap (the history says it does not know when it began) only
-//     has to start after the Requested and before the grant's hold could
-//     have ended on the server.
+//     Acquired: in [Requested - Early, Acquired + Delay], and after a clean
+//     release no later than done (rule 3) + Slack: a read sees a hold only
+//     while the server has it, and stamps it at most Slack late. A hold
+//     first read later is the same holder's next grant, which a client
+//     paused while it waited may hold on the server long before it can
+//     tell it (a PostgreSQL backend's name outlives its grants). A hold
+//     first seen after a gap (the history says it does not know when it
+//     began) only has to start after the Requested and before the grant's
+//     hold could have ended on the server.
 //  3. A recorded hold ends within one poll of a clean Released: in
 //     [Released - Early, done + Delay], done being when the release surely
 //     reached the server (the client's next event: it tells Released before
 //     it sends the release, and a pause may come between), as released, or
 //     as no longer holding while still queued (rule 1's names that outlive
-//     a grant). Where the name outlives a grant, the hold may also go on as
-//     the same client's next request, made within Resolution of the release
-//     and never told granted (its client cut off, killed or stopped): the
-//     server may have granted it all the same, and kept it until the
-//     request ended (+ LostLag) or its session ran out. It is not recorded
-//     as expired, unless the client stopped before its release surely
-//     reached the server or its lease or TTL could have run out before the
-//     reader saw the key gone (Requested + Session): a reader that polls
-//     cannot tell a key deleted from one expired between two reads. A
-//     client silenced while it held (paused, cut off, the server down) may
-//     have lost its lease or session meanwhile and still tell a clean
-//     release on its return (etcd's Unlock deletes a key already gone
-//     without an error): its hold may end, and as expired, from the silence
-//     on, less Early. When the client never let go (Lost, a failed release,
-//     Killed) the server ends the hold at its session's, lease's or TTL's
-//     end, while the client may still believe: the recorded end comes no
-//     later than Lost + LostLag + Delay (LostLag, how long the server may
-//     keep a hold after its client learnt it lost it: none where the client
-//     learns it from the server, as ZooKeeper's do; a third of the TTL and
-//     500 ms on etcd, whose client judges its lease gone by its own clock,
-//     from the last keepalive answer it got, while the server counts from
-//     the last keepalive it took and revokes at its next expiry check), or,
-//     killed, Killed + Session + Delay. The server keeps a hold through its
-//     restart (ZooKeeper restores the session and its node, etcd renews the
-//     lease, a Redis key goes with an empty restart): when the server went
-//     down before the client learnt it lost, or before its failed release
-//     was known to fail (its next event), the recorded end comes no later
-//     than the later of that bound and ServerUp + Session + Delay (a next
-//     outage that begins within Session of ServerUp keeps it through that
-//     one too), and at any time when the server never came back in the run.
-//     A release that failed may never have reached the server (the client
-//     cut off, paused, the server down, or a connection lost under load):
-//     its hold ends by the failure + Session + Delay. A hold or queued node
-//     whose client is gone for good (killed, or its release never reached
-//     the server) is kept, like a lost one, through a server outage that
-//     began before its Session ran out: until ServerUp + Session + Delay,
-//     and through the next outages that begin within it. A node gone unseen
+//     a grant). (or as rule 1's untold next request). It is not recorded as
+//     expired, unless the client stopped before its release surely reached
+//     the server or its lease or TTL could have run out before the reader
+//     saw the key gone (Requested + Session - LeaseSlack): a reader that
+//     polls cannot tell a key deleted from one expired between two reads,
+//     and takes a key gone within LeaseSlack of its TTL's end, as last
+//     read, for expired (Redis's PTTL, read with every poll: 100 ms, a
+//     read's round trip). A client silenced while it held (paused, cut off,
+//     the server down) may have lost its lease or session meanwhile and
+//     still tell a clean release on its return (etcd's Unlock deletes a key
+//     already gone without an error): its hold may end, and as expired,
+//     from the silence on, less Early. When the client never let go (Lost,
+//     a failed release, Killed) the server ends the hold at its session's,
+//     lease's or TTL's end, while the client may still believe: the
+//     recorded end comes no later than Lost + LostLag + Delay (LostLag, how
+//     long the server may keep a hold after its client learnt it lost it:
+//     none where the client learns it from the server, as ZooKeeper's do; a
+//     third of the TTL and 500 ms on etcd, whose client judges its lease
+//     gone by its own clock, from the last keepalive answer it got, while
+//     the server counts from the last keepalive it took and revokes at its
+//     next expiry check), or, killed, Killed + Session + Delay. The server
+//     keeps a hold through its restart (ZooKeeper restores the session and
+//     its node, etcd renews the lease; Redis comes back empty, so a key's
+//     hold ends by the ServerDown at the latest, and its tokens, the
+//     holders' names, go back and recur): when the server went down before
+//     the client learnt it lost, or before its failed release was known to
+//     fail (its next event), the recorded end comes no later than the later
+//     of that bound and ServerUp + Session + Delay (a next outage that
+//     begins within Session of ServerUp keeps it through that one too), and
+//     at any time when the server never came back in the run. A release
+//     that failed may never have reached the server (the client cut off,
+//     paused or the server down while it held, while it asked or while its
+//     release was on its way, or a connection lost under load): its hold
+//     ends by the failure + Session + Delay. A hold or queued node whose
+//     client is gone for good (killed, or its release never reached the
+//     server) is kept, like a lost one, through a server outage that began
+//     before its Session ran out: until ServerUp + Session + Delay, and
+//     through the next outages that begin within it. A node gone unseen
 //     (how unknown) is only told after a gap, and went at some moment of
 //     it: its end is the whole gap; so is the end of a hold still recorded
 //     when the history ends in a gap (the server down at the run's end).
@@ -148,6 +160,14 @@ type Bounds struct {
 	// next request (an etcd session's key, a PostgreSQL backend), so a
 	// hold of that name may go on as a request it never told granted.
 	Reused bool
+	// LeaseSlack is how close to a key's TTL's end, as last read, the
+	// reader takes the key gone for expired (history's pttlSlack for
+	// Redis); 0 where the check has not needed one.
+	LeaseSlack time.Duration
+	// Empty: the server comes back from an outage empty, keeping no hold
+	// through it (Redis without persistence); its tokens, and so its
+	// holders' names, go back and are met again.
+	Empty bool
 }
 
 // Slack is what a reader that watches may lag on a loaded machine, and
@@ -210,6 +230,16 @@ type grant struct {
 	// known: the client's next event (it tells Released before it sends
 	// the release, failed or not); zero when the run ended first.
 	failedBy time.Time
+	// silencedOff: the client was cut off, paused or its server went
+	// down while it asked (and it told the grant before it was let back),
+	// or after it stamped a failed release and before the failure was
+	// known: that release may have failed for it, never reaching the
+	// server.
+	silencedOff bool
+	// pausedAsking: the client was paused or cut off while it asked, so the server
+	// may have granted it at any moment from its request, and its
+	// Acquired is late by the pause.
+	pausedAsking bool
 	// outages are the run's server outages: a hold the client never let
 	// go of may outlive one (see latest).
 	outages []span
@@ -303,8 +333,12 @@ var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // keptThrough is the latest a server that went down at down keeps a
 // session's hold or queued node: its session after the server is back
 // (outages, in time order; an open one's to is zero), and back again after
-// each next outage that began before that.
+// each next outage that began before that; down itself when it comes back
+// empty.
 func keptThrough(outages []span, down time.Time, b Bounds) time.Time {
+	if b.Empty {
+		return down // the hold went with the server
+	}
 	var until time.Time
 	for _, o := range outages {
 		switch {
@@ -360,6 +394,9 @@ type request struct {
 	span
 	client string
 	killed bool
+	// paused: its client was paused or cut off while it asked, so a grant may have
+	// gone untold.
+	paused bool
 	// downAt is when the server went down while the request was open:
 	// the server keeps its queued node through the restart (zero: it
 	// did not); outages are the run's.
@@ -411,7 +448,7 @@ func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Tim
 func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []span) {
 	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
 	r := grantReader{held: map[string]*grant{}, asked: map[string]time.Time{}, askedDown: map[string]time.Time{},
-		releasing: map[string]*grant{}, failing: map[string]*grant{}}
+		releasing: map[string]*grant{}, failing: map[string]*grant{}, silencedAsking: map[string]bool{}, pausedAsking: map[string]bool{}}
 	for _, e := range events {
 		r.settle(e)
 		r.read(e)
@@ -424,7 +461,12 @@ type grantReader struct {
 	held      map[string]*grant
 	asked     map[string]time.Time
 	askedDown map[string]time.Time // an open request's server went down at
-	down      time.Time
+	// silencedAsking are the clients cut off or paused, or whose server
+	// went down, while they asked, until they are let back (silenced);
+	// pausedAsking those paused or cut off while they asked, until they
+	// tell.
+	silencedAsking, pausedAsking map[string]bool
+	down                         time.Time
 	// releasing and failing are the grants whose release (clean, or
 	// failed) was stamped before it was sent: their client's next event
 	// bounds when it was.
@@ -436,9 +478,15 @@ type grantReader struct {
 
 // settle bounds, by e, the release its client stamped before sending.
 func (r *grantReader) settle(e lab.Event) {
-	if g := r.failing[e.Client]; g != nil {
-		g.failedBy = e.At
-		delete(r.failing, e.Client)
+	switch e.Kind {
+	case lab.Paused, lab.Resumed, lab.Cut, lab.Healed:
+		// The nemesis's, not the client's: they tell nothing of its
+		// release (silenced notes the pause or the cut).
+	default:
+		if g := r.failing[e.Client]; g != nil {
+			g.failedBy = e.At
+			delete(r.failing, e.Client)
+		}
 	}
 	if g := r.releasing[e.Client]; g != nil {
 		switch e.Kind {
@@ -463,8 +511,11 @@ func (r *grantReader) read(e lab.Event) {
 		r.asked[e.Client] = e.At
 	case lab.Acquired:
 		r.end(e.Client, e.At, string(lab.Lost))
-		g := &grant{client: e.Client, holder: e.Holder, requested: cmp.Or(r.asked[e.Client], e.At), acquired: e.At}
+		g := &grant{client: e.Client, holder: e.Holder, requested: cmp.Or(r.asked[e.Client], e.At), acquired: e.At,
+			silencedOff: r.silencedAsking[e.Client], pausedAsking: r.pausedAsking[e.Client]}
 		delete(r.asked, e.Client)
+		delete(r.silencedAsking, e.Client)
+		delete(r.pausedAsking, e.Client)
 		r.held[e.Client] = g
 		r.grants = append(r.grants, g)
 	case lab.Released:
@@ -476,6 +527,11 @@ func (r *grantReader) read(e lab.Event) {
 		r.end(e.Client, e.At, string(lab.Killed))
 	case lab.Paused, lab.Cut:
 		r.silenced(e.At, e.Client)
+		if _, ok := r.asked[e.Client]; ok {
+			r.pausedAsking[e.Client] = true
+		}
+	case lab.Resumed, lab.Healed:
+		delete(r.silencedAsking, e.Client)
 	case lab.ServerDown:
 		r.down = e.At
 		r.silenced(e.At, "")
@@ -483,6 +539,7 @@ func (r *grantReader) read(e lab.Event) {
 			r.askedDown[c] = e.At
 		}
 	case lab.ServerUp:
+		clear(r.silencedAsking)
 		if !r.down.IsZero() {
 			r.outages = append(r.outages, span{from: r.down, to: e.At, back: e.Since})
 			r.down = time.Time{}
@@ -526,23 +583,34 @@ func (r *grantReader) silenced(at time.Time, c string) {
 			g.sure = at
 		}
 	}
+	for client, g := range r.failing {
+		if c == "" || client == c {
+			g.silencedOff = true
+		}
+	}
+	for client := range r.asked {
+		if c == "" || client == c {
+			r.silencedAsking[client] = true
+		}
+	}
 }
 
 // unanswered closes the client's request with no grant told: the server
 // may have granted it all the same (see rule 1).
 func (r *grantReader) unanswered(c string, at time.Time, killed bool) {
 	if q, ok := r.asked[c]; ok {
-		r.open = append(r.open, request{span: span{from: q, to: at}, client: c, killed: killed, downAt: r.askedDown[c]})
+		r.open = append(r.open, request{span: span{from: q, to: at}, client: c, killed: killed, paused: r.pausedAsking[c], downAt: r.askedDown[c]})
 		delete(r.asked, c)
 	}
 	delete(r.askedDown, c)
+	delete(r.pausedAsking, c)
 }
 
 // finish closes the requests still open at the run's end and gives every
 // grant and request the run's outages (one not over by the end too).
 func (r *grantReader) finish() ([]*grant, []request, []span) {
 	for c, q := range r.asked {
-		r.open = append(r.open, request{span: span{from: q, to: farFuture}, client: c, downAt: r.askedDown[c]})
+		r.open = append(r.open, request{span: span{from: q, to: farFuture}, client: c, paused: r.pausedAsking[c], downAt: r.askedDown[c]})
 	}
 	all := r.outages
 	if !r.down.IsZero() {
@@ -625,12 +693,29 @@ func (c *checker) fail(rule Rule, g *grant, holder string, at time.Time, format 
 
 // startsBy is the latest a recorded hold of g may start: by its Acquired
 // and the reader's delay, or, for a hold first seen after a gap, by the
-// grant's end.
+// grant's end; never after seenBy.
 func (c *checker) startsBy(g *grant, h *hold) time.Time {
 	if h.afterGap {
 		return g.latest(c.b)
 	}
-	return g.acquired.Add(c.b.Delay)
+	by := g.acquired.Add(c.b.Delay)
+	if seen := g.seenBy(c.b); seen.Before(by) {
+		return seen
+	}
+	return by
+}
+
+// seenBy is the latest a read may first see g's hold. A read sees a node
+// hold only while the server has it, and stamps what it saw at most Slack
+// late: a hold first read more than Slack after g's clean release surely
+// reached the server is not g's but the same holder's next grant's, which
+// a client paused while it waited holds on the server long before it can
+// tell it (a PostgreSQL backend's name outlives its grants).
+func (g *grant) seenBy(b Bounds) time.Time {
+	if g.how == string(lab.Released) && !g.releasedBy.IsZero() && !g.killedUnsent {
+		return g.releasedBy.Add(Slack)
+	}
+	return g.latest(b)
 }
 
 // match pairs one holder's grants with its recorded holds, both in time
@@ -645,7 +730,7 @@ func (c *checker) match(gs []*grant, hs []*hold) {
 		for j < len(gs) {
 			g := gs[j]
 			next := j+1 < len(gs) && !h.start.Before(gs[j+1].requested.Add(-c.b.Early))
-			if g.latest(c.b).Before(h.start) || (next && (h.start.After(c.startsBy(g, h)) || c.nextIsCloser(g, gs[j+1], h))) {
+			if g.seenBy(c.b).Before(h.start) || (next && (h.start.After(c.startsBy(g, h)) || c.nextIsCloser(g, gs[j+1], h))) {
 				j++
 				continue
 			}
@@ -698,7 +783,7 @@ func (c *checker) merge(gs []*grant) {
 		}
 		for i+1 < len(gs) && gs[i+1].hold == nil && (h.end.IsZero() || h.end.After(g.last().latest(c.b))) {
 			next, last := gs[i+1], g.last()
-			if last.how != string(lab.Released) || next.acquired.Sub(last.ended) > c.b.Resolution || !next.requested.Before(cmp.Or(h.end, farFuture)) {
+			if last.how != string(lab.Released) || next.grantedFrom().Sub(last.ended) > c.b.Resolution || !next.requested.Before(cmp.Or(h.end, farFuture)) {
 				break
 			}
 			g.merged = append(g.merged, next)
@@ -706,6 +791,15 @@ func (c *checker) merge(gs []*grant) {
 			i++
 		}
 	}
+}
+
+// grantedFrom is the earliest the server may have granted g: its
+// Acquired, or its request when its client was paused while it asked.
+func (g *grant) grantedFrom() time.Time {
+	if g.pausedAsking {
+		return g.requested
+	}
+	return g.acquired
 }
 
 // last is the last grant of g's run of merged grants: g when none.
@@ -768,22 +862,6 @@ func (g *grant) endsFrom() time.Time {
 	return g.ended
 }
 
-// untoldNext reports whether a hold of g's holder's name recorded until
-// end may have gone on as the same client's next request, made within
-// Resolution of g's release under the same name (an etcd session's key)
-// and never answered (its client cut off, killed or stopped): the server
-// may have granted it all the same and kept it until the request ended,
-// or its session ran out (rule 1's untold grants).
-func (c *checker) untoldNext(g *grant, end time.Time) bool {
-	return slices.ContainsFunc(c.open, func(q request) bool {
-		if !c.b.Reused || q.client != g.client || q.from.Before(g.ended) || q.from.Sub(g.ended) > c.b.Resolution {
-			return false
-		}
-		by := later(q.to.Add(c.b.LostLag), keptAfter(q.outages, q.from, c.b))
-		return !end.After(by.Add(c.b.Delay))
-	})
-}
-
 // checkEnd is rule 3.
 func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	if h.end.IsZero() {
@@ -811,7 +889,7 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 	}
 	switch g.how {
 	case string(lab.Released):
-		if h.end.Before(g.endsFrom().Add(-c.b.Early)) || from.After(g.latest(c.b)) && !c.untoldNext(g, from) {
+		if h.end.Before(g.endsFrom().Add(-c.b.Early)) || from.After(c.heldUntil(g)) {
 			c.fail(End, g, "", h.end, "recorded the hold ending at %s; the client released at %s, surely done by %s (tolerance %v before, %v after)",
 				stamp(h.end), stamp(g.ended), stamp(cmp.Or(g.releasedBy, g.ended)), c.b.Early, c.b.Delay)
 		}
@@ -821,7 +899,7 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 			// The client stopped before anything told its release had
 			// reached the server, or was silenced while it held: its
 			// session may well have expired.
-		case c.b.Session > 0 && !h.end.Before(g.requested.Add(c.b.Session)):
+		case c.b.Session > 0 && !h.end.Before(g.requested.Add(c.b.Session-c.b.LeaseSlack)):
 			// Its lease could have run out before the reader saw it
 			// gone: the reader cannot tell (rule 3).
 			c.res.Guessed++
@@ -837,6 +915,27 @@ func (c *checker) checkEnd(g *grant, h *hold, histEnd time.Time) {
 				stamp(h.end), g.how, stamp(g.ended), stamp(g.latest(c.b)))
 		}
 	}
+}
+
+// heldUntil is the latest a hold recorded for g, released cleanly, may
+// end: g's own bound (latest), or, where the holder's name outlives a grant
+// (Reused: an etcd session's key, a PostgreSQL backend), the bound of the
+// same client's next request, made within Resolution of the release and
+// never told granted (its client paused or cut off while it waited, or
+// killed): the server may have granted it all the same, and kept it
+// until the request ended (+ LostLag) or its session ran out.
+func (c *checker) heldUntil(g *grant) time.Time {
+	until := g.latest(c.b)
+	if !c.b.Reused {
+		return until
+	}
+	for _, q := range c.open {
+		if q.client != g.client || !(q.paused || q.killed) || q.from.Before(g.ended.Add(-c.b.Early)) || q.from.After(g.ended.Add(c.b.Resolution)) {
+			continue
+		}
+		until = later(until, later(q.to.Add(c.b.LostLag), keptAfter(q.outages, q.from, c.b)).Add(c.b.Delay))
+	}
+	return until
 }
 
 // gapAt is the recorded gap t is in or at the end of.

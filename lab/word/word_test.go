@@ -80,6 +80,7 @@ func edit(i int, evs ...history.Event) []history.Event {
 func TestCheck(t *testing.T) {
 	watching := Watching(3 * time.Second)
 	polling := Polling(time.Second, 0)
+	polling.Reused = true // a PostgreSQL backend's pid
 	for _, tc := range []struct {
 		name    string
 		clients []lab.Event
@@ -139,12 +140,32 @@ func TestCheck(t *testing.T) {
 			asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"),
 			got(1900, "c1", "pid-1"), did(2400, "c1", lab.Released), asked(2401, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(1030, "pid-1", 1), acquired(2030, "pid-1", 1), left(3030, "pid-1", history.Released)}, polling, nil, 1},
+		// A backend whose client was paused while it waited holds on the
+		// server from the hand-over, long before its client can tell.
+		{"a paused waiter's backend read holding before its client could tell", pausedWaiterLate,
+			[]history.Event{conn(-100, "connected"), queued(1100, "pid-1", 45), acquired(1100, "pid-1", 45), unheld(3300, "pid-1")}, polling, nil, 1},
+		{"a paused waiter's backend read holding past its client's release", pausedWaiterLate,
+			[]history.Event{conn(-100, "connected"), queued(1100, "pid-1", 45), acquired(1100, "pid-1", 45), unheld(4700, "pid-1")}, polling, []Rule{End}, 1},
+		{"a backend read holding through its client's pause while it waited", pausedWaiter,
+			[]history.Event{conn(-100, "connected"), queued(30, "pid-1", 30), acquired(30, "pid-1", 30), unheld(3300, "pid-1")}, polling, nil, 2},
+		{"a backend read holding through its client's pause while it waited, and past its release", pausedWaiter,
+			[]history.Event{conn(-100, "connected"), queued(30, "pid-1", 30), acquired(30, "pid-1", 30), unheld(4700, "pid-1")}, polling, []Rule{End}, 2},
+		{"a backend read holding on for its client's next request, paused and stopped untold", pausedWaiter[:5],
+			[]history.Event{conn(-100, "connected"), queued(30, "pid-1", 30), acquired(30, "pid-1", 30), unheld(3300, "pid-1")}, polling, nil, 1},
+		{"a backend read holding on for its client's next request, killed untold, past the kill", append(slices.Clone(pausedWaiter[:5]), did(1500, "c1", lab.Killed)),
+			[]history.Event{conn(-100, "connected"), queued(30, "pid-1", 30), acquired(30, "pid-1", 30), unheld(3300, "pid-1")}, polling, []Rule{End}, 1},
 		{"a clean release read as expired when the TTL may have run out first", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(600, "c1", lab.Released), asked(601, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(1030, "c1:1", history.Expired)},
 			Polling(time.Second, time.Second), nil, 1},
 		{"a clean release read as expired before the TTL could run out", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(600, "c1", lab.Released), asked(601, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(1030, "c1:1", history.Expired)},
 			Polling(time.Second, 5*time.Second), []Rule{End}, 1},
+		{"a clean release read as expired within a read's round trip of the TTL's end", []lab.Event{asked(0, "c1"), got(3, "c1", "c1:1"), did(20, "c1", lab.Released), asked(21, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "c1:1", 5), acquired(5, "c1:1", 5), left(950, "c1:1", history.Expired)},
+			withLeaseSlack(Polling(time.Second, time.Second)), nil, 1},
+		{"a clean release read as expired longer than a round trip before the TTL's end", []lab.Event{asked(0, "c1"), got(3, "c1", "c1:1"), did(20, "c1", lab.Released), asked(21, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(5, "c1:1", 5), acquired(5, "c1:1", 5), left(850, "c1:1", history.Expired)},
+			withLeaseSlack(Polling(time.Second, time.Second)), []Rule{End}, 1},
 		{"a release just before the server went down, the history ending in the outage's gap", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"),
 			did(600, "c1", lab.Released), asked(601, "c1"), did(900, lab.Server, lab.ServerDown)},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), conn(1500, "reconnecting")},
@@ -233,10 +254,34 @@ func TestCheck(t *testing.T) {
 			failedRel(400, "c1"), did(1300, "c1", lab.Healed), asked(1310, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(2000, "c1:1", history.Expired)},
 			Polling(time.Second, time.Second), nil, 1},
+		{"a release cut off on its way: the lease ends the hold", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"),
+			failedRel(500, "c1"), did(505, "c1", lab.Cut), asked(506, "c1"), did(3000, "c1", lab.Healed)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(1400, "n1", history.Expired)},
+			Watching(2 * time.Second), nil, 1},
+		{"a release cut off on its way, recorded past its lease", []lab.Event{asked(0, "c1"), got(10, "c1", "n1"),
+			failedRel(500, "c1"), did(505, "c1", lab.Cut), asked(506, "c1"), did(3000, "c1", lab.Healed)},
+			[]history.Event{conn(-100, "connected"), queued(5, "n1", 5), acquired(12, "n1", 5), left(3200, "n1", history.Expired)},
+			Watching(2 * time.Second), []Rule{End}, 1},
+		{"a grant told just after a cut, its release failing: the TTL ends the hold", []lab.Event{asked(0, "c1"), did(5, "c1", lab.Cut),
+			got(10, "c1", "c1:1"), failedRel(40, "c1"), asked(41, "c1"), did(1000, "c1", lab.Healed)},
+			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(2000, "c1:1", history.Expired)},
+			Polling(time.Second, time.Second), nil, 1},
+		{"a grant told after the heal, its release failing: recorded past its TTL", []lab.Event{asked(0, "c1"), did(5, "c1", lab.Cut),
+			did(8, "c1", lab.Healed), got(10, "c1", "c1:1"), failedRel(40, "c1"), asked(41, "c1")},
+			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(3000, "c1:1", history.Expired)},
+			Polling(time.Second, time.Second), []Rule{End}, 1},
 		{"a release that failed while cut off, recorded past its TTL", []lab.Event{asked(0, "c1"), got(10, "c1", "c1:1"), did(300, "c1", lab.Cut),
 			failedRel(400, "c1"), did(1300, "c1", lab.Healed), asked(1310, "c1")},
 			[]history.Event{conn(-100, "connected"), queued(30, "c1:1", 30), acquired(30, "c1:1", 30), left(3200, "c1:1", history.Expired)},
 			Polling(time.Second, time.Second), []Rule{End}, 1},
+		// Redis restarted empty once a second: the token counter goes back
+		// with the keys, and c1:5 is met again, an open request's.
+		{"a Redis token met again after empty restarts", emptyRestarts(asked(41, "c1")),
+			[]history.Event{conn(-100, "connected"), queued(3000, "c1:5", 3000), acquired(3000, "c1:5", 3000), left(3900, "c1:5", history.Expired)},
+			emptyRedis, nil, 0},
+		{"a Redis token met again after empty restarts, nobody asking", emptyRestarts(lab.Event{At: at(41), Client: "c1", Kind: lab.Failed, Message: "acquire: EOF"}),
+			[]history.Event{conn(-100, "connected"), queued(3000, "c1:5", 3000), acquired(3000, "c1:5", 3000), left(3900, "c1:5", history.Expired)},
+			emptyRedis, []Rule{NoGrant}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Check(tc.clients, tc.hist, tc.b, at(10_000))
@@ -249,6 +294,33 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pausedWaiter: c1's backend let go, asked again at once, and c1 was
+// paused while it waited; pausedWaiterLate the same, paused later.
+var (
+	pausedWaiter = []lab.Event{asked(0, "c1"), got(10, "c1", "pid-1"), did(40, "c1", lab.Released), asked(41, "c1"), did(100, "c1", lab.Paused),
+		did(3000, "c1", lab.Resumed), got(3001, "c1", "pid-1"), did(3025, "c1", lab.Released), asked(3026, "c1")}
+	pausedWaiterLate = []lab.Event{asked(0, "c1"), got(10, "c1", "pid-1"), did(30, "c1", lab.Released), asked(40, "c1"), did(500, "c1", lab.Paused),
+		did(3000, "c1", lab.Resumed), got(3002, "c1", "pid-1"), did(3025, "c1", lab.Released), asked(3026, "c1")}
+)
+
+// withLeaseSlack is b with Redis's slack on a key's TTL's end (history's
+// pttlSlack).
+func withLeaseSlack(b Bounds) Bounds {
+	b.LeaseSlack = 100 * time.Millisecond
+	return b
+}
+
+// emptyRedis are the bounds of a Redis reader whose server comes back
+// empty from an outage (the lab's, without persistence).
+var emptyRedis = Bounds{Resolution: 1500 * time.Millisecond, Delay: 1500 * time.Millisecond, Early: Early, Session: time.Second, Empty: true}
+
+// emptyRestarts: c1 holds c1:5 when Redis restarts, its release fails,
+// then what it does next (then), and Redis restarts every second after.
+func emptyRestarts(then lab.Event) []lab.Event {
+	return []lab.Event{asked(0, "c1"), got(10, "c1", "c1:5"), did(20, lab.Server, lab.ServerDown), failedRel(30, "c1"), did(40, lab.Server, lab.ServerUp),
+		then, did(1020, lab.Server, lab.ServerDown), did(1040, lab.Server, lab.ServerUp), did(2020, lab.Server, lab.ServerDown), did(2040, lab.Server, lab.ServerUp)}
 }
 
 // The server's outages: nothing is recorded as released, expired or

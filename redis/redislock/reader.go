@@ -328,9 +328,14 @@ func (r *Reader) health(ctx context.Context, m *liveMaster) {
 
 // loop reads one lock on every master and publishes what changed, then
 // waits for the next poll, or with keyspace notifications for an event,
-// the lock's next deadline or a resync.
+// the lock's next deadline or a resync. Each wait counts from when the
+// read began, as PostgreSQL's ticker does: a slow read (a loaded machine,
+// a busy master) must not push every next one back by its own length,
+// or a change would be recorded up to two reads' length later than a
+// poll after it.
 func (r *Reader) loop(ctx context.Context, f *follow) {
 	for {
+		began := time.Now()
 		reads := r.readAll(ctx, f)
 		if ctx.Err() != nil {
 			return
@@ -358,7 +363,7 @@ func (r *Reader) loop(ctx context.Context, f *follow) {
 				wait = deadline
 			}
 		}
-		timer := time.NewTimer(wait)
+		timer := time.NewTimer(wait - time.Since(began))
 		select {
 		case <-ctx.Done():
 			timer.Stop()

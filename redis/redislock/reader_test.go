@@ -618,6 +618,60 @@ func TestOutageSeenWithinAPoll(t *testing.T) {
 	}
 }
 
+// A master slow to answer (another client's DEBUG SLEEP blocks it, as a
+// loaded machine or a busy server would): each read takes a good part of
+// a poll, and still a read begins every poll, not a poll after the last
+// one ended. Otherwise each slow read pushes the next back by its own
+// length, and a release is recorded later than a poll and a read after
+// it, past what the lab's word allows a polling reader (a poll and 500
+// ms; docs/lab.md).
+func TestReadsEveryPollWhenReadsAreSlow(t *testing.T) {
+	srv := redistest.ForTestWith(t, redislocal.Options{Args: []string{"--enable-debug-command", "yes"}})
+	const (
+		name  = "slow-master"
+		every = 300 * time.Millisecond
+		sleep = "0.2" // seconds the master is blocked at a time
+	)
+	cli(t, srv.Addr(), "SET", name, "tok-S", "PX", "600000")
+	_, s := startReader(t, redislock.Config{Addrs: []string{srv.Addr()}, Names: []string{name}, Poll: every})
+	s.waitSnap(t, name, "tok-S holding", held("tok-S"))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	blocker := client(t, srv.Addr())
+	blocked := make(chan struct{})
+	go func() {
+		defer close(blocked)
+		for ctx.Err() == nil {
+			blocker.Do(ctx, "DEBUG", "SLEEP", sleep)
+		}
+	}()
+	from := s.count(name)
+	time.Sleep(20 * every)
+	cancel()
+	<-blocked
+
+	// Each read shows tok-S's time left, counting down: every read is
+	// published.
+	var stamps []time.Time
+	for _, snap := range s.since(name, from) {
+		if snap.Live() {
+			stamps = append(stamps, snap.UpdatedAt)
+		}
+	}
+	if len(stamps) < 5 {
+		t.Fatalf("%d reads in %v of a poll of %v", len(stamps), 20*every, every)
+	}
+	// On average: a read's stamp is when its answer came, which the
+	// sleeps it waited behind make jump by up to 200ms either way.
+	mean := stamps[len(stamps)-1].Sub(stamps[0]) / time.Duration(len(stamps)-1)
+	t.Logf("reads %v apart on average (%d reads) with a poll of %v", mean.Round(time.Millisecond), len(stamps), every)
+	// A read waits up to 200ms behind a sleep: a poll after the last read
+	// ended would put reads 400ms apart on average.
+	if mean > every+50*time.Millisecond {
+		t.Errorf("reads %v apart on average (%d reads), with a poll of %v: want one every poll", mean.Round(time.Millisecond), len(stamps), every)
+	}
+}
+
 // withLive is s as if live, to ask what it shows.
 func withLive(s lockqueue.Snapshot) lockqueue.Snapshot {
 	s.Connection, s.Error = lockqueue.Connected, ""
