@@ -87,8 +87,10 @@ type Reader struct {
 	// found are the locks discovery follows now, not in watched.
 	found map[string]bool
 	last  map[string]lockqueue.Snapshot
-	err   error
-	live  bool
+	// readAt is when each lock was last read live, published or not.
+	readAt map[string]time.Time
+	err    error
+	live   bool
 
 	// Only Run's goroutine uses these.
 	db    *pgx.Conn
@@ -135,7 +137,7 @@ func New(cfg Config) (*Reader, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	r := &Reader{
 		cfg: cfg, conn: cc, addr: address(cc), log: cfg.Logger.With("service", Name),
-		wake: make(chan struct{}, 1), closed: make(chan struct{}), last: map[string]lockqueue.Snapshot{},
+		wake: make(chan struct{}, 1), closed: make(chan struct{}), last: map[string]lockqueue.Snapshot{}, readAt: map[string]time.Time{},
 		err: fmt.Errorf("postgres %s: not connected yet", address(cc)),
 	}
 	for _, name := range cfg.Watch {
@@ -586,6 +588,10 @@ func (r *Reader) publish(s lockqueue.Snapshot) {
 	var last *lockqueue.Snapshot
 	if seen {
 		last = &prev
+		sinceLastRead(&s, prev, r.readAt[s.Path])
+	}
+	if s.Live() {
+		r.readAt[s.Path] = s.UpdatedAt
 	}
 	lockqueue.CarryHolds(last, &s, s.UpdatedAt)
 	followed := r.found[s.Path] || slices.Contains(r.watched, s.Path)
@@ -597,6 +603,26 @@ func (r *Reader) publish(s lockqueue.Snapshot) {
 	r.last[s.Path] = s
 	r.mu.Unlock()
 	r.cfg.Publish(s)
+}
+
+// sinceLastRead bounds when each session new to the lock since the last
+// read (at, when prev was shown) queued or took it: after that read. A
+// holder's Ctime is its backend's start, the only bound pg_locks gives of
+// an advisory lock taken in any earlier transaction; but a session that
+// was not in the lock at the last read asked after it, and a holder it
+// did not see waiting would otherwise be recorded as having waited since
+// its backend connected (the lab's word check found a 30 s wait recorded
+// for a backend that asked 90 ms before it held).
+func sinceLastRead(s *lockqueue.Snapshot, prev lockqueue.Snapshot, at time.Time) {
+	if at.IsZero() || !prev.Live() {
+		return
+	}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.Ctime.Before(at) && !slices.ContainsFunc(prev.Nodes, func(m lockqueue.Node) bool { return m.Name == n.Name }) {
+			n.Ctime = at
+		}
+	}
 }
 
 // Service is PostgreSQL for the registry; r may be nil (not connected).

@@ -96,6 +96,34 @@ func TestAdvisoryQueue(t *testing.T) {
 	col.await(t, name, "an empty queue again", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 0 })
 }
 
+// A session connected long before it takes a free lock took it after the
+// reader's last read that did not show it, not when its backend started:
+// its Ctime, which the history times its wait from, is that read.
+func TestNewHolderSinceLastRead(t *testing.T) {
+	srv := server(t, nil)
+	su := superuser(t, srv)
+	const name = "advisory/43"
+	_, col := startReader(t, Config{DSN: srv.DSN(), Watch: []string{name}, LongWait: time.Hour, IdleGrace: time.Hour})
+	col.await(t, name, "an empty queue", func(s lockqueue.Snapshot) bool { return s.Live() && s.Exists && len(s.Nodes) == 0 })
+	a := startPsql(t, srv, "late-taker")
+	pa := pidOf(t, su, "late-taker")
+	time.Sleep(time.Second) // connected a second before it asks
+	asked := time.Now()
+	a.send(t, "SELECT pg_advisory_lock(43);")
+	holdsAdvisory(t, su, pa, 1)
+	s := col.await(t, name, "the late taker holding", func(s lockqueue.Snapshot) bool { return len(s.Nodes) == 1 && s.Nodes[0].Holding })
+	var d session
+	if err := json.Unmarshal([]byte(s.Nodes[0].Data), &d); err != nil || d.BackendStart == nil {
+		t.Fatalf("data %q: %v", s.Nodes[0].Data, err)
+	}
+	// The reader polls every 50 ms: its last read without the session was
+	// at most a poll and a read before the session asked.
+	if ct := s.Nodes[0].Ctime; ct.Before(asked.Add(-time.Second/2)) || !ct.After(*d.BackendStart) {
+		t.Errorf("ctime %s: want after the read before it asked (it asked at %s), not its backend's start %s",
+			ct.Format(time.StampMilli), asked.Format(time.StampMilli), d.BackendStart.Format(time.StampMilli))
+	}
+}
+
 // Each form of advisory key reaches the lock the application took: a
 // negative bigint and one past 2^32 (split across classid and objid), the
 // two-int4 form, and a shared lock; the keys do not mix.
