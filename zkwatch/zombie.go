@@ -17,7 +17,7 @@ import (
 // node went by the last state published before it went: gone while shown
 // a zombie, it expired. A client that reconnected and let go before the
 // next table would then be recorded as expired, its clean release taken
-// for its session's end (issue 37: the lab's word check found it).
+// for its session's end (the lab's word check found it).
 //
 // So a read that removes a node last published as a zombie reads the
 // table again, one round trip to each member, before it is published:
