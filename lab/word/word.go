@@ -410,7 +410,7 @@ func (s span) has(t time.Time) bool { return t.After(s.from) && t.Before(s.to) }
 // events of the lock over the run, as Walk reads them (restatements
 // included), up to histEnd, when the history was read.
 func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Time) Result {
-	grants, open, outages := grantsOf(clients)
+	grants, open, outages, _ := grantsOf(clients)
 	holds := holdsOf(hist)
 	gaps := history.Gaps(history.State{}, slices.DeleteFunc(slices.Clone(hist), func(e history.Event) bool { return e.Synthetic }), histEnd)
 	r := Result{Grants: len(grants), Holds: len(holds), Outages: len(outages), Mismatches: []Mismatch{}}
@@ -444,8 +444,10 @@ func Check(clients []lab.Event, hist []history.Event, b Bounds, histEnd time.Tim
 
 // grantsOf reads the clients' grants, the requests still open when their
 // client was killed or stopped (their grant may be recorded though the
-// client never told it), and the server's outages.
-func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []span) {
+// client never told it; one still open at the events' end goes to
+// farFuture), and the server's outages, over, and when the one still
+// going began (zero: none).
+func grantsOf(events []lab.Event) (grants []*grant, open []request, outages []span, down time.Time) {
 	events = slices.SortedStableFunc(slices.Values(events), func(a, b lab.Event) int { return a.At.Compare(b.At) })
 	r := grantReader{held: map[string]*grant{}, asked: map[string]time.Time{}, askedDown: map[string]time.Time{},
 		releasing: map[string]*grant{}, failing: map[string]*grant{}, silencedAsking: map[string]bool{}, pausedAsking: map[string]bool{}}
@@ -608,7 +610,7 @@ func (r *grantReader) unanswered(c string, at time.Time, killed bool) {
 
 // finish closes the requests still open at the run's end and gives every
 // grant and request the run's outages (one not over by the end too).
-func (r *grantReader) finish() ([]*grant, []request, []span) {
+func (r *grantReader) finish() ([]*grant, []request, []span, time.Time) {
 	for c, q := range r.asked {
 		r.open = append(r.open, request{span: span{from: q, to: farFuture}, client: c, paused: r.pausedAsking[c], downAt: r.askedDown[c]})
 	}
@@ -622,7 +624,7 @@ func (r *grantReader) finish() ([]*grant, []request, []span) {
 	for i := range r.open {
 		r.open[i].outages = all
 	}
-	return r.grants, r.open, r.outages
+	return r.grants, r.open, r.outages, r.down
 }
 
 // holdsOf reads the recorded holds from the history's events. A

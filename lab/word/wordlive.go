@@ -47,7 +47,6 @@ package word
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/zklockviz/zklockviz/history"
@@ -109,7 +108,7 @@ func Settled(clients []lab.Event, b Bounds, now time.Time) time.Time {
 			settled = at
 		}
 	}
-	grants, _, outages := grantsOf(clients)
+	grants, open, outages, down := grantsOf(clients)
 	for _, g := range grants {
 		if !g.settledBy(b, t) {
 			earliest(g.requested)
@@ -120,26 +119,10 @@ func Settled(clients []lab.Event, b Bounds, now time.Time) time.Time {
 			earliest(o.from)
 		}
 	}
-	// The requests still open and the outage still going, which grantsOf
-	// keeps to itself.
-	asked := map[string]time.Time{}
-	var down time.Time
-	for _, e := range slices.SortedStableFunc(slices.Values(clients), func(a, b lab.Event) int { return a.At.Compare(b.At) }) {
-		switch e.Kind {
-		case lab.Requested:
-			asked[e.Client] = e.At
-		case lab.Acquired, lab.Killed, lab.Failed:
-			if e.Kind != lab.Failed || strings.HasPrefix(e.Message, "acquire:") {
-				delete(asked, e.Client)
-			}
-		case lab.ServerDown:
-			down = e.At
-		case lab.ServerUp:
-			down = time.Time{}
+	for _, q := range open {
+		if q.to.Equal(farFuture) { // still open
+			earliest(q.from)
 		}
-	}
-	for _, at := range asked {
-		earliest(at)
 	}
 	if !down.IsZero() {
 		earliest(down)
