@@ -487,7 +487,13 @@ func connect(t testing.TB) *zk.Conn {
 // connectTo is connect to another ZooKeeper.
 func connectTo(t testing.TB, zks *zklocal.Server) *zk.Conn {
 	t.Helper()
-	c, events, err := zk.Connect([]string{zks.Addr()}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	return connectFor(t, zks, 4*time.Second)
+}
+
+// connectFor is connectTo with a session timeout of the test's choosing.
+func connectFor(t testing.TB, zks *zklocal.Server, session time.Duration) *zk.Conn {
+	t.Helper()
+	c, events, err := zk.Connect([]string{zks.Addr()}, session, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 	if err != nil {
 		t.Fatalf("connect to ZooKeeper: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/zklockviz/zklockviz/third_party/zk"
+	"github.com/zklockviz/zklockviz/zookeeper/zklocal"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
@@ -48,6 +49,21 @@ func hugeQueue(t testing.TB, c *zk.Conn, path string, n int) []string {
 	return names
 }
 
+// hugeZK starts a ZooKeeper of its own for a 100,000-node queue and
+// connects the client that makes it. Deleting 100,000 ephemeral nodes when
+// the session ends keeps a server busy for a while, which the next test
+// should not wait on. The queue and the watcher's reads keep about 160 MB
+// in the server's heap (jcmd GC.heap_info during the test), most of the
+// default 256 MB: a 1 GB heap keeps its collections short and rare. The
+// client's session is long: in one CI run on a busy machine the server
+// stalled past a 4 s session and the queue vanished mid-test; nothing here
+// is about expiry.
+func hugeZK(t testing.TB) (*zklocal.Server, *zk.Conn) {
+	t.Helper()
+	zks := zktest.ForTestWith(t, zklocal.Options{JVMFlags: []string{"-Xmx1g"}})
+	return zks, connectFor(t, zks, 30*time.Second)
+}
+
 // socketBytes counts the websocket payload bytes the tab receives, as the
 // browser's network domain reports them.
 func socketBytes(t testing.TB, tb *tab) *atomic.Int64 {
@@ -74,11 +90,7 @@ func socketBytes(t testing.TB, tb *tab) *atomic.Int64 {
 func TestHundredThousandNodeLockWindow(t *testing.T) {
 	need(t)
 	const path, n = "/e2e/huge100k", 100_000
-	// A ZooKeeper of its own: deleting 100,000 ephemeral nodes when the
-	// session ends keeps a server busy for a while, which the next test
-	// should not wait on.
-	zks := zktest.ForTest(t)
-	c := connectTo(t, zks)
+	zks, c := hugeZK(t)
 	names := hugeQueue(t, c, path, n)
 	srv := startServerOn(t, zks, "--watch", path)
 	tb := newTab(t)
@@ -200,9 +212,7 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 func BenchmarkLockViewFirstPaint100k(b *testing.B) {
 	need(b)
 	const path, n = "/e2e/bench/huge100k", 100_000
-	// A ZooKeeper of its own per run, as in the test above.
-	zks := zktest.ForTest(b)
-	c := connectTo(b, zks)
+	zks, c := hugeZK(b)
 	hugeQueue(b, c, path, n)
 	srv := startServerOn(b, zks, "--watch", path)
 	waitReadAndRecorded(b, srv.URL, n)
