@@ -6,7 +6,7 @@ import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNam
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
-import { herdMeter, clientPane, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
+import { clientPane, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
 import { Quiz, viewerId } from './sim-predict.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
@@ -64,7 +64,7 @@ const SIDE_READABLE_PX = 14;
 //   opts.onState(): a state arrived (the page decides when to show it)
 //   opts.onError(msg): say what went wrong; null clears it
 //   opts.onAct(client, action): the teacher acts on a client
-//   opts.peers(): the shown states of every run, for the herd meter's scale
+//   opts.peers(): the herd meters of every run shown, for the bars' scale
 //   opts.service: the run's service as the classroom API names it, whose
 //     words title the run by its strategy
 //   opts.name, opts.title: a run whose waiters choose no strategy is named
@@ -592,8 +592,21 @@ export class Panel {
     tick(root);
   }
 
+  // renderHerd scales the run's bars (views.RunParts: each with its own
+  // end) to the largest figure the runs on the page show on the same meter,
+  // where that is more: the server words the bar's title for that figure
+  // too (data-wider), which only the page knows.
   renderHerd() {
-    herdMeter(this.herd, this.state, this.opts.peers());
+    for (const m of this.herd.querySelectorAll('.meter')) {
+      const bar = m.querySelector('.bar');
+      const end = Number(bar.dataset.end);
+      const peers = this.opts.peers().map((h) => h.querySelector(`.meter[data-meter="${m.dataset.meter}"]`));
+      const max = Math.max(end, ...peers.map((p) => Number(p ? p.dataset.value : 0)));
+      bar.dataset.own ??= bar.title;
+      bar.title = max > end ? say(bar.dataset.wider, { max }) : bar.dataset.own;
+      bar.dataset.max = max;
+      bar.firstElementChild.style.width = `${Math.round((100 * Number(m.dataset.value)) / max)}%`;
+    }
   }
 
   // close ends the panel's run; the promise settles once the server has

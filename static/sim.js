@@ -379,7 +379,7 @@ function answered(p) {
 function panelOpts(run) {
   return {
     ...run, showTable, current: (g) => g === generation, onState: show, onError: showError, onAct: userAct,
-    peers: () => panels.filter((p) => p.state).map((p) => p.state), predicting: () => predicting, onAnswered: answered,
+    peers: () => panels.filter((p) => p.state).map((p) => p.herd), predicting: () => predicting, onAnswered: answered,
   };
 }
 

@@ -8,11 +8,6 @@ import "maps"
 // (lockservice.ClassroomWords.Say) and overrides one of these by key; the
 // sentences only one service's runs show are its own alone.
 var classPhrases = map[string]string{
-	"meter.ofLargest":   "{v} of {max}, the largest run's figure",
-	"meter.lastRelease": "last release: {last} · {help}",
-	"meter.ofPairs":     "{v} of {max}: the bar's end is N(N−1)/2 = {worst}: the waiters' wake-ups when each of {n} clients' releases wakes every remaining waiter",
-	"meter.ofLarger":    "{v} of {max}: the bar's end is the larger run's figure, {max}",
-
 	// A fold mark of a classroom lane counts the notifications its nodes
 	// received at the step (sim-panel.js's countFolded).
 	"fold.notified": "{n} notified",

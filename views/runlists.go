@@ -9,9 +9,12 @@ import (
 // RunState is what a classroom run's panel shows of its state as the
 // server renders it (read from simulator.State's JSON: the web server
 // hands states on as they are): the narration, the clients, the events up
-// to the step shown and the recipe's pseudocode. The panel only swaps them
-// in (RunParts).
+// to the step shown, the recipe's pseudocode, the meters and what its
+// servers hold. The panel only swaps them in (RunParts).
 type RunState struct {
+	// Service is the run's service as the classroom API names it (empty:
+	// the default).
+	Service    string `json:"service"`
 	Step       int    `json:"step"`
 	Line       int    `json:"line"`
 	Narration  string `json:"narration"`
@@ -26,6 +29,13 @@ type RunState struct {
 	} `json:"pseudocode"`
 	Events  []RunEvent  `json:"events"`
 	Clients []RunClient `json:"clients"`
+	// Stats count what the run's clients sent, LastRelease the same for
+	// the latest release alone (nil before one); Servers are what its
+	// servers hold beyond the lane at ClockMs, the run's time shown.
+	Stats       RunStats    `json:"stats"`
+	LastRelease RunStats    `json:"lastRelease"`
+	Servers     *RunServers `json:"servers"`
+	ClockMs     int64       `json:"clockMs"`
 }
 
 // RunEvent is one line of a run's event log; Notified are the clients it

@@ -1,12 +1,9 @@
 package views
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/a-h/templ"
 )
 
 // A run's narration and lists are rendered from its state's JSON as the
@@ -21,33 +18,26 @@ func TestRunLists(t *testing.T) {
 		{"name":"C","mode":"read","state":"holding"},{"name":"D","state":"waiting"}]}`), &s); err != nil {
 		t.Fatal(err)
 	}
-	render := func(c templ.Component) string {
-		var b strings.Builder
-		if err := c.Render(context.Background(), &b); err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
-	}
 	for _, tc := range []struct {
 		name      string
 		got       string
 		want, not []string
 	}{
-		{"clients", render(runClients(s.Clients)), []string{
+		{"clients", render(t, runClients(s.Clients)), []string{
 			`data-client="A" data-state="waiting"`, `<span class="cstate">writer · waiting</span>`,
 			`<span class="pulses" data-retries="10" title="polls: 10 failed tries so far`, `<i class="pulse"></i><small>10×</small>`,
 			`<strong>B</strong><span class="cstate">waiting</span><span class="queued" data-queued="true"`, `>queued after A</span>`,
 			`<span class="cstate">reader · holding</span></button>`, `>queued</span>`,
 		}, []string{strings.Repeat(`<i class="pulse"></i>`, 9)}},
-		{"events", render(runEvents(s)), []string{
+		{"events", render(t, runEvents(s)), []string{
 			`<li data-step="1" data-kind="join" class=""><code>join</code> A: joins</li>`,
 			`<li data-step="2" data-kind="notify" class="current"><code>notify</code> woken</li>`,
 		}, []string{"later"}},
-		{"narration", render(runNarration(s)), []string{
+		{"narration", render(t, runNarration(s)), []string{
 			`A holds.<span class="violation" data-kind="overlap">⚠ two &lt;holders&gt;</span><span class="violation" data-kind="">⚠ unsaid</span><span class="violation">⚠ boom</span>`,
 		}, nil},
-		{"ready", render(runNarration(RunState{})), []string{"Ready. Press Space"}, []string{"violation"}},
-		{"pseudocode", render(runPseudocode(s)), []string{
+		{"ready", render(t, runNarration(RunState{})), []string{"Ready. Press Space"}, []string{"violation"}},
+		{"pseudocode", render(t, runPseudocode(s)), []string{
 			`<li class="current" aria-current="step">create &lt;node&gt;</li><li>wait</li>`,
 		}, nil},
 	} {

@@ -88,7 +88,7 @@ func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		// The answer carries the secret that lets its starter move and
 		// delete it.
-		b, err = withFields(namedState{run.State()}, runControl{Owner: secret, MayControl: true, Open: open})
+		b, err = withFields(s.named(run.State()), runControl{Owner: secret, MayControl: true, Open: open})
 	}
 	if err != nil {
 		// A run whose starter was not answered would hold its sessions
@@ -326,7 +326,7 @@ func (s *Server) simCommand(do func(lockservice.Run, http.ResponseWriter, *http.
 			writeError(w, r, s.log, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, namedState{run.State()})
+		writeJSON(w, http.StatusOK, s.named(run.State()))
 	}
 }
 

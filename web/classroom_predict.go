@@ -633,13 +633,13 @@ func (f *predictFeed) Frame() ([]byte, bool, error) {
 // predicts, with its questions and answers; extra's fields added.
 func (s *Server) predictedState(key string, run lockservice.Run, pv *predictView, extra any) ([]byte, error) {
 	if pv == nil {
-		return withFields(namedState{run.State()}, extra)
+		return withFields(s.named(run.State()), extra)
 	}
 	st, pf, err := s.predictState(key, run, run.State(), pv)
 	if err != nil {
 		return nil, err
 	}
-	b, err := withFields(namedState{st}, pf)
+	b, err := withFields(s.named(st), pf)
 	if err != nil {
 		return nil, err
 	}

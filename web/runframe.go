@@ -107,7 +107,7 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	}
 	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
 	var err error
-	if x.HTML, err = renderString(views.RunParts(f.RunState)); err != nil {
+	if x.HTML, err = renderString(views.RunParts(f.RunState, classroomWordsOf(v.services, f.Service))); err != nil {
 		return nil, err
 	}
 	if v.fit > 0 {
@@ -142,7 +142,13 @@ func runNames(snaps []lockqueue.Snapshot) map[string]string {
 // lane's labels of its nodes and what its card shows of it
 // (views.RunParts), which the panel draws at once,
 // before its socket brings the same state.
-type namedState struct{ state any }
+type namedState struct {
+	state    any
+	services *lockservice.Registry
+}
+
+// named is state as the classroom's API answers it.
+func (s *Server) named(state any) namedState { return namedState{state, s.cfg.Services} }
 
 func (n namedState) MarshalJSON() ([]byte, error) {
 	b, err := json.Marshal(n.state)
@@ -157,7 +163,7 @@ func (n namedState) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("read a run's state to render it: %w", err)
 	}
-	html, err := renderString(views.RunParts(s))
+	html, err := renderString(views.RunParts(s, classroomWordsOf(n.services, s.Service)))
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +175,14 @@ func (n namedState) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return mergeObjects(b, x), nil
+}
+
+// classroomWordsOf are the classroom words of the service a run's state
+// names (the default service when it names none), the neutral ones for a
+// service that supplies none.
+func classroomWordsOf(reg *lockservice.Registry, service string) lockservice.ClassroomWords {
+	all := reg.ClassroomWords()
+	return all.Services[cmp.Or(service, all.Default)]
 }
 
 // snapshotWith is the first of snaps that has a node named name, the first

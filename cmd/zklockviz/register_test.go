@@ -86,13 +86,18 @@ func TestServeSuggestsTheService(t *testing.T) {
 }
 
 // The classroom's scripts say a service's own phrases through sayOf (in
-// static/sim-views.js, and its says): each key they say is the page's
-// (views.Phrases) or some service's own (ClassroomWords.Say), and each
-// phrase a service supplies is said by a script.
+// static/sim*.js), and the views of a run's card through say (views/run*.go):
+// each key the scripts say is the page's (views.Phrases) or some service's
+// own (ClassroomWords.Say), and each phrase a service supplies is said by a
+// script or a view.
 func TestClassroomPhrasesCoverTheScripts(t *testing.T) {
 	files, err := filepath.Glob("../../static/sim*.js")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no classroom scripts: %v", err)
+	}
+	cards, err := filepath.Glob("../../views/run*.go")
+	if err != nil || len(cards) == 0 {
+		t.Fatalf("no views of a run's card: %v", err)
 	}
 	call := regexp.MustCompile(`\b(?:says\(|sayOf\([^,()]+, )'([a-zA-Z.]+)'`)
 	literal := regexp.MustCompile(`'([a-zA-Z]+(?:\.[a-zA-Z]+)?)'`)
@@ -119,6 +124,16 @@ func TestClassroomPhrasesCoverTheScripts(t *testing.T) {
 	used := map[string]bool{}
 	for _, m := range literal.FindAllStringSubmatch(src.String(), -1) {
 		used[m[1]] = true
+	}
+	said := regexp.MustCompile(`\bsay\(w, "([a-zA-Z.]+)"`)
+	for _, f := range cards {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range said.FindAllStringSubmatch(string(b), -1) {
+			used[m[1]] = true
+		}
 	}
 	if len(own) == 0 {
 		t.Fatal("no service words a phrase of its own: the check checks nothing")
