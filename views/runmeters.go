@@ -2,7 +2,6 @@ package views
 
 import (
 	"fmt"
-	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,47 +10,33 @@ import (
 	"github.com/zklockviz/zklockviz/lockservice"
 )
 
-// A run's meters and what its servers hold (RunHerd) are drawn here from
-// its state, in its service's words (lockservice.ClassroomWords). One
-// thing only the page knows: which other runs share it. A bar is scaled to
-// the largest figure the runs on the page show on the same meter, so each
-// bar carries its own end (data-end) and its title for a larger peer's
-// figure with that figure left to fill (data-wider); the page fills it
-// when a peer's figure is larger (sim-panel.js's scaleMeters).
+// A run's meters and what its servers hold are drawn from its state in its
+// service's words (RunParts). Only the page knows which other runs share
+// it, whose larger figure on the same meter scales a bar: each bar says its
+// own end, and its title for a larger figure with {max} left to fill
+// (sim-panel.js's renderHerd).
 
-// RunStats are a run's counts by simulator.Stats field, as its JSON names
-// them.
+// RunStats are a run's counts by simulator.Stats field.
 type RunStats map[string]int
 
 // RunServers are what a run's servers hold beyond its lane
-// (simulator.Servers): each Redlock master's copy of the key, and the
-// key's time to live over the run's time.
+// (simulator.Servers, its fields' JSON names matched regardless of case):
+// each Redlock master's copy of the key, and the key's time to live.
 type RunServers struct {
-	Masters []RunMaster `json:"masters"`
-	TTL     []RunTTL    `json:"ttl"`
-	TTLMs   int64       `json:"ttlMs"`
+	Masters []struct {
+		Name, Addr, Token, Client string
+		Up                        bool
+		LeftMs                    int64
+	} `json:"masters"`
+	TTL []struct {
+		AtMs, LeftMs int64
+		Holder       string
+	} `json:"ttl"`
+	TTLMs int64 `json:"ttlMs"`
 }
 
-// RunMaster is one master's copy of the lock key (simulator.MasterState).
-type RunMaster struct {
-	Name   string `json:"name"`
-	Addr   string `json:"addr"`
-	Up     bool   `json:"up"`
-	Token  string `json:"token"`
-	Client string `json:"client"`
-	LeftMs int64  `json:"leftMs"`
-}
-
-// RunTTL is one read of the key's time to live (simulator.TTLSample).
-type RunTTL struct {
-	AtMs   int64  `json:"atMs"`
-	LeftMs int64  `json:"leftMs"`
-	Holder string `json:"holder"`
-}
-
-// runPhrases are the sentences of a run's card the server says (meters,
-// client pane), by the key a service's classroom words may override
-// (ClassroomWords.Say).
+// runPhrases are the card's sentences the server says, by the key a
+// service's words may override (ClassroomWords.Say).
 var runPhrases = map[string]string{
 	"meter.ofLargest":   "{v} of {max}, the largest run's figure",
 	"meter.lastRelease": "last release: {last} · {help}",
@@ -59,12 +44,11 @@ var runPhrases = map[string]string{
 	"meter.ofLarger":    "{v} of {max}: the bar's end is the larger run's figure, {max}",
 }
 
-// phraseVar is a phrase's {name} or {name|one|many} (a count's word).
 var phraseVar = regexp.MustCompile(`\{(\w+)(?:\|([^|}]*)\|([^}]*))?\}`)
 
-// say words key in w's terms, as the page's say does: the service's own
-// phrase, else the card's, else the key itself, its {name}s filled from
-// vars.
+// say words key as the page's say does: w's own phrase, else the card's,
+// else the key itself, with its {name}s filled from vars ({n|one|many}:
+// the word for a count of one or of any other).
 func say(w lockservice.ClassroomWords, key string, vars map[string]any) string {
 	t, ok := w.Say[key]
 	if !ok {
@@ -75,250 +59,171 @@ func say(w lockservice.ClassroomWords, key string, vars map[string]any) string {
 	}
 	return phraseVar.ReplaceAllStringFunc(t, func(m string) string {
 		p := phraseVar.FindStringSubmatch(m)
-		v, has := vars[p[1]]
+		v, ok := vars[p[1]]
 		switch {
+		case strings.Contains(m, "|") && v == 1:
+			return p[2]
 		case strings.Contains(m, "|"):
-			if n, ok := v.(int); ok && n == 1 {
-				return p[2]
-			}
 			return p[3]
-		case !has || v == nil:
-			return ""
+		case ok:
+			return fmt.Sprint(v)
 		}
-		return fmt.Sprint(v)
+		return ""
 	})
 }
 
-// RunMeter is one bar under a run: its figure, what it counts and its
-// scale.
+// RunMeter is one bar under a run, Good if its kind is cheap (or while it
+// reads 0, where that is good): End is its end as the run alone has it,
+// which Title says; Wider is the title for another run's larger figure,
+// {max} left to fill.
 type RunMeter struct {
-	Key, Label, Help string
-	Value            int
-	// End is the bar's end as the run alone has it; Title says what it is
-	// scaled to, Wider the same for a larger figure of another run on the
-	// page, left as {max}.
-	End          int
+	lockservice.Meter
+	Value, End   int
 	Title, Wider string
-	Good         bool
 }
 
-// Width is the bar's length in percent of its end, rounded as the page
-// rounds it (half up).
-func (m RunMeter) Width() string {
-	return strconv.Itoa((200*m.Value+m.End)/(2*m.End)) + "%"
-}
-
-// valueOf is meter m's figure in stats: its field, or the sum of its
-// fields.
-func valueOf(stats RunStats, m lockservice.Meter) int {
-	keys := m.Sum
-	if len(keys) == 0 {
-		keys = []string{m.Key}
-	}
-	v := 0
-	for _, k := range keys {
-		v += stats[k]
-	}
-	return v
-}
-
-// meters are s's bars in w's terms. Where w scales them to pairs (the
-// herd's), a bar's end is N(N−1)/2, the waiters' wake-ups when every
-// release wakes every remaining waiter (or the larger run's figure, should
-// that exceed it: the herd scenario's joins and the holders' own leftover
-// watches add more), and its help says the last release's figure: one
-// run's bars mean something alone. Otherwise its end is its own figure
-// until another run's on the page is larger.
+// meters are s's bars in w's terms. On the herd's pairs scale a bar ends at
+// N(N−1)/2, the waiters' wake-ups when every release wakes every remaining
+// waiter (or at its figure, should that exceed it: the herd scenario's
+// joins and the holders' own leftover watches add more), and its help says
+// the last release's figure: one run's bars mean something alone.
 func (s RunState) meters(w lockservice.ClassroomWords) []RunMeter {
 	n := len(s.Clients)
 	worst := n * (n - 1) / 2
 	out := make([]RunMeter, 0, len(w.Meters))
 	for _, m := range w.Meters {
-		v := valueOf(s.Stats, m)
-		x := RunMeter{Key: m.Key, Label: m.Label, Help: m.Help, Value: v, Good: m.Good || (m.GoodAtZero && v == 0)}
-		if !w.PairsScale {
-			x.End = max(1, v)
-			x.Title = say(w, "meter.ofLargest", map[string]any{"v": v, "max": x.End})
-			x.Wider = say(w, "meter.ofLargest", map[string]any{"v": v, "max": "{max}"})
-			out = append(out, x)
-			continue
-		}
-		x.End = max(1, worst, v)
-		if s.LastRelease != nil {
-			x.Help = say(w, "meter.lastRelease", map[string]any{"last": valueOf(s.LastRelease, m), "help": m.Help})
-		}
-		key := "meter.ofLarger"
-		if x.End == worst && worst > 0 {
-			key = "meter.ofPairs"
-		}
-		x.Title = say(w, key, map[string]any{"v": v, "max": x.End, "worst": worst, "n": n})
-		x.Wider = say(w, "meter.ofLarger", map[string]any{"v": v, "max": "{max}"})
-		out = append(out, x)
-	}
-	return out
-}
-
-// fixed1 is x with one decimal, as JavaScript's toFixed(1) writes it: the
-// nearest, a tie going away from zero (Go's %.1f takes the even one).
-func fixed1(x float64) string {
-	r := new(big.Rat).SetFloat64(x)
-	if r == nil {
-		return strconv.FormatFloat(x, 'f', 1, 64)
-	}
-	neg := r.Sign() < 0
-	r.Abs(r)
-	r.Mul(r, big.NewRat(10, 1))
-	r.Add(r, big.NewRat(1, 2))
-	tenths := new(big.Int).Quo(r.Num(), r.Denom())
-	s := tenths.String()
-	if len(s) < 2 {
-		s = "0" + s
-	}
-	s = s[:len(s)-1] + "." + s[len(s)-1:]
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
-
-// tenthsOfSecond is ms as the servers' view words a time: "1.2s".
-func tenthsOfSecond(ms int64) string { return fixed1(float64(ms)/1000) + "s" }
-
-// masterView is one master's box in the servers' view.
-type masterView struct {
-	RunMaster
-	// State is held, empty or down; Majority marks a copy whose client
-	// holds a majority of the masters; Fill is the key's time left as a
-	// bar's width, empty when the bar stays empty.
-	State, Who, Title, Fill string
-	Majority                bool
-}
-
-// mastersAria names the masters' boxes together.
-func (sv *RunServers) mastersAria(w lockservice.ClassroomWords) string {
-	return say(w, "masters.aria", map[string]any{"n": len(sv.Masters)})
-}
-
-// masters are the servers' masters as their boxes show them, in w's
-// terms.
-func (sv *RunServers) masters(w lockservice.ClassroomWords) []masterView {
-	quorum := len(sv.Masters)/2 + 1
-	copies := map[string]int{}
-	for _, m := range sv.Masters {
-		if m.Up && m.Client != "" {
-			copies[m.Client]++
-		}
-	}
-	out := make([]masterView, 0, len(sv.Masters))
-	for _, m := range sv.Masters {
-		vars := map[string]any{"name": m.Name, "addr": m.Addr, "client": m.Client, "token": m.Token, "leftMs": m.LeftMs, "left": tenthsOfSecond(m.LeftMs), "of": len(sv.Masters)}
-		x := masterView{RunMaster: m}
-		switch {
-		case !m.Up:
-			x.State, x.Who, x.Title, x.Client = "down", say(w, "master.down", nil), say(w, "master.downTitle", vars), ""
-		case m.Client == "":
-			x.State, x.Who, x.Title = "empty", say(w, "master.empty", nil), say(w, "master.emptyTitle", vars)
-		default:
-			n := copies[m.Client]
-			x.Majority = n >= quorum
-			vars["n"] = n
-			vars["majority"] = say(w, "master.minority", nil)
-			if x.Majority {
-				vars["majority"] = say(w, "master.majority", nil)
+		x := RunMeter{Meter: m, Value: s.Stats.of(m)}
+		x.Good = m.Good || (m.GoodAtZero && x.Value == 0)
+		vars := map[string]any{"v": x.Value, "max": "{max}", "worst": worst, "n": n}
+		x.End, x.Wider = max(1, x.Value), say(w, "meter.ofLargest", vars)
+		if w.PairsScale {
+			x.End, x.Wider = max(1, worst, x.Value), say(w, "meter.ofLarger", vars)
+			if s.LastRelease != nil {
+				x.Help = say(w, "meter.lastRelease", map[string]any{"last": s.LastRelease.of(m), "help": m.Help})
 			}
-			x.State, x.Who, x.Title = "held", say(w, "master.held", vars), say(w, "master.heldTitle", vars)
-			if sv.TTLMs > 0 {
-				x.Fill = strconv.FormatFloat(max(0, min(100, 100*float64(m.LeftMs)/float64(sv.TTLMs))), 'f', -1, 64) + "%"
-			}
+		}
+		vars["max"] = x.End
+		x.Title = strings.ReplaceAll(x.Wider, "{max}", strconv.Itoa(x.End))
+		if w.PairsScale && x.End == worst && worst > 0 {
+			x.Title = say(w, "meter.ofPairs", vars)
 		}
 		out = append(out, x)
 	}
 	return out
 }
 
-// ttlLine is one holder's stretch of the key's time to live.
+// of is meter m's figure: its field, or the sum of its fields.
+func (st RunStats) of(m lockservice.Meter) int {
+	keys, v := m.Sum, 0
+	if len(keys) == 0 {
+		keys = []string{m.Key}
+	}
+	for _, k := range keys {
+		v += st[k]
+	}
+	return v
+}
+
+// tenths is ms as the servers' view words a time, to a tenth of a second.
+func tenths(ms int64) string { return strconv.FormatFloat(float64((ms+50)/100)/10, 'f', 1, 64) + "s" }
+
+// master is master i's state (held, empty or down), what its box says and
+// its title; majority marks a copy whose client holds most of the masters.
+func (sv *RunServers) master(w lockservice.ClassroomWords, i int) (state, who, title string, majority bool) {
+	m := sv.Masters[i]
+	vars := map[string]any{"name": m.Name, "addr": m.Addr, "client": m.Client, "token": m.Token, "leftMs": m.LeftMs, "left": tenths(m.LeftMs), "of": len(sv.Masters)}
+	switch {
+	case !m.Up:
+		return "down", say(w, "master.down", nil), say(w, "master.downTitle", vars), false
+	case m.Client == "":
+		return "empty", say(w, "master.empty", nil), say(w, "master.emptyTitle", vars), false
+	}
+	n := 0
+	for _, o := range sv.Masters {
+		if o.Up && o.Client == m.Client {
+			n++
+		}
+	}
+	majority = n > len(sv.Masters)/2
+	vars["n"], vars["majority"] = n, say(w, "master.minority", nil)
+	if majority {
+		vars["majority"] = say(w, "master.majority", nil)
+	}
+	return "held", say(w, "master.held", vars), say(w, "master.heldTitle", vars), majority
+}
+
+// ttlLine is one holder's stretch of the key's time to live ("" none) in
+// the chart's units (ttlW×ttlH): its points, and the renewals among them.
 type ttlLine struct {
 	Holder, Points string
-	// Renewals are the rises of its line: a renewal's x and y.
-	Renewals [][2]string
+	Renewals       [][2]string
 }
 
-// class is how the line is drawn: a holder's key, or none.
-func (l ttlLine) class() string {
-	if l.Holder == "" {
-		return "none"
-	}
-	return "held"
-}
-
-// ttlChart is the key's time to live over the run's time as the servers'
-// view draws it.
+// ttlChart is the key's time to live over the run's time (End ms), a line
+// per holder's stretch: a renewal rises, an expiry falls to the floor (at
+// Y0), a new holder's key is a new line. Holders held it, in turn.
 type ttlChart struct {
-	Lines                        []ttlLine
-	Floor, Aria, Caption, ViewBx string
-	Points, Rises                int
+	Lines   []ttlLine
+	Y0      string
+	End     int64
+	Holders []string
+	Rises   int
+	Caption string
 }
 
-// The chart's size in its own units (stretched to its box).
+// The chart's size in its own units, stretched to its box.
 const ttlW, ttlH = 600, 64
 
-// ttl draws the samples of sv, a line per holder: a renewal shows as a
-// rise, an expiry as a fall to the floor, a new holder's key as a new
-// line; clockMs is the run's time shown.
-func (sv *RunServers) ttl(w lockservice.ClassroomWords, clockMs int64) ttlChart {
-	samples := sv.TTL
-	top := max(sv.TTLMs, 1)
-	for _, p := range samples {
+// ttl is sv's chart up to clockMs, the run's time shown, in w's words.
+func (sv *RunServers) ttl(w lockservice.ClassroomWords, clockMs int64) (c ttlChart) {
+	top, last := max(sv.TTLMs, 1), sv.TTL[len(sv.TTL)-1]
+	c.End = max(clockMs, last.AtMs, 1)
+	for _, p := range sv.TTL {
 		top = max(top, p.LeftMs)
 	}
-	last := samples[len(samples)-1]
-	end := max(clockMs, last.AtMs, 1)
-	x := func(ms int64) string { return fixed1(ttlW * float64(ms) / float64(end)) }
-	y := func(ms int64) string { return fixed1(ttlH - 4 - (ttlH-8)*float64(ms)/float64(top)) }
-	c := ttlChart{Floor: y(0), Points: len(samples), ViewBx: fmt.Sprintf("0 0 %d %d", ttlW, ttlH)}
-	var holders []string
-	for i := 0; i < len(samples); {
-		j := i + 1
-		for j < len(samples) && samples[j].Holder == samples[i].Holder {
-			j++
-		}
-		l := ttlLine{Holder: samples[i].Holder}
-		pts := make([]string, 0, j-i)
-		for k := i; k < j; k++ {
-			p := samples[k]
-			pts = append(pts, x(p.AtMs)+","+y(p.LeftMs))
-			if k > i && l.Holder != "" && p.LeftMs > samples[k-1].LeftMs+100 {
-				l.Renewals = append(l.Renewals, [2]string{x(p.AtMs), y(p.LeftMs)})
+	x := func(ms int64) string { return strconv.FormatFloat(ttlW*float64(ms)/float64(c.End), 'f', 1, 64) }
+	y := func(ms int64) string {
+		return strconv.FormatFloat(ttlH-4-(ttlH-8)*float64(ms)/float64(top), 'f', 1, 64)
+	}
+	for i, p := range sv.TTL {
+		if i == 0 || p.Holder != sv.TTL[i-1].Holder {
+			c.Lines = append(c.Lines, ttlLine{Holder: p.Holder})
+			if p.Holder != "" && !slices.Contains(c.Holders, p.Holder) {
+				c.Holders = append(c.Holders, p.Holder)
 			}
+		} else if p.Holder != "" && p.LeftMs > sv.TTL[i-1].LeftMs+100 {
+			l := &c.Lines[len(c.Lines)-1]
+			l.Renewals = append(l.Renewals, [2]string{x(p.AtMs), y(p.LeftMs)})
+			c.Rises++
 		}
-		l.Points = strings.Join(pts, " ")
-		c.Rises += len(l.Renewals)
-		if l.Holder != "" && !slices.Contains(holders, l.Holder) {
-			holders = append(holders, l.Holder)
-		}
-		c.Lines = append(c.Lines, l)
-		i = j
+		l := &c.Lines[len(c.Lines)-1]
+		l.Points = strings.TrimSpace(l.Points + " " + x(p.AtMs) + "," + y(p.LeftMs))
 	}
-	who := strings.Join(holders, ", ")
-	if who == "" {
-		who = say(w, "ttl.nobody", nil)
-	}
-	c.Aria = say(w, "ttl.aria", map[string]any{"span": tenthsOfSecond(end), "rises": c.Rises, "holders": who})
+	c.Y0 = y(0)
 	lease := ""
 	if sv.TTLMs != 0 {
-		lease = say(w, "ttl.lease", map[string]any{"lease": tenthsOfSecond(sv.TTLMs)})
+		lease = say(w, "ttl.lease", map[string]any{"lease": tenths(sv.TTLMs)})
 	}
 	c.Caption = say(w, "ttl.caption", map[string]any{"lease": lease})
 	if last.Holder != "" {
-		c.Caption += say(w, "ttl.left", map[string]any{"holder": last.Holder, "left": tenthsOfSecond(last.LeftMs)})
+		c.Caption += say(w, "ttl.left", map[string]any{"holder": last.Holder, "left": tenths(last.LeftMs)})
 	} else {
 		c.Caption += say(w, "ttl.noKey", nil)
 	}
 	if c.Rises > 0 {
 		c.Caption += say(w, "ttl.renewals", map[string]any{"n": c.Rises})
 	}
-	if len(holders) > 0 {
-		c.Caption += say(w, "ttl.heldBy", map[string]any{"holders": strings.Join(holders, " → ")})
+	if len(c.Holders) > 0 {
+		c.Caption += say(w, "ttl.heldBy", map[string]any{"holders": strings.Join(c.Holders, " → ")})
 	}
 	return c
+}
+
+// aria says the chart in one sentence.
+func (c ttlChart) aria(w lockservice.ClassroomWords) string {
+	who := strings.Join(c.Holders, ", ")
+	if who == "" {
+		who = say(w, "ttl.nobody", nil)
+	}
+	return say(w, "ttl.aria", map[string]any{"span": tenths(c.End), "rises": c.Rises, "holders": who})
 }

@@ -90,16 +90,3 @@ func TestRunHerd(t *testing.T) {
 		}
 	}
 }
-
-// fixed1 writes a number as the page's toFixed(1) did: a tie goes away
-// from zero, the nearest otherwise, of the number's exact binary value.
-func TestFixed1(t *testing.T) {
-	for _, tc := range []struct {
-		x    float64
-		want string
-	}{{0, "0.0"}, {0.25, "0.3"}, {1.25, "1.3"}, {1.15, "1.1"}, {1.05, "1.1"}, {0.04, "0.0"}, {-1.25, "-1.3"}, {-0.04, "-0.0"}, {12345.67, "12345.7"}} {
-		if got := fixed1(tc.x); got != tc.want {
-			t.Errorf("fixed1(%v) = %s, want %s", tc.x, got, tc.want)
-		}
-	}
-}

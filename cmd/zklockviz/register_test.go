@@ -86,7 +86,8 @@ func TestServeSuggestsTheService(t *testing.T) {
 }
 
 // The classroom's scripts say a service's own phrases through sayOf (in
-// static/sim*.js), and the views of a run's card through say (views/run*.go):
+// static/sim*.js), and the views of a run's card through say (views/run*.go,
+// views/sim.templ):
 // each key the scripts say is the page's (views.Phrases) or some service's
 // own (ClassroomWords.Say), and each phrase a service supplies is said by a
 // script or a view.
@@ -99,6 +100,7 @@ func TestClassroomPhrasesCoverTheScripts(t *testing.T) {
 	if err != nil || len(cards) == 0 {
 		t.Fatalf("no views of a run's card: %v", err)
 	}
+	cards = append(cards, "../../views/sim.templ")
 	call := regexp.MustCompile(`\b(?:says\(|sayOf\([^,()]+, )'([a-zA-Z.]+)'`)
 	literal := regexp.MustCompile(`'([a-zA-Z]+(?:\.[a-zA-Z]+)?)'`)
 	page := views.Phrases("sim")
