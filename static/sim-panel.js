@@ -6,7 +6,7 @@ import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNam
 import { QueueTable, startNodeClock } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
-import { clientPane, snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
+import { snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
 import { Quiz, viewerId } from './sim-predict.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
@@ -127,6 +127,10 @@ export class Panel {
       if (b) this.selectClient(b.dataset.client);
     });
     this.pane = this.el.querySelector('.client-pane');
+    this.pane.addEventListener('click', (e) => {
+      const b = e.target.closest('.acts button[data-action]');
+      if (b) this.opts.onAct(this.selectedClient, b.dataset.action);
+    });
     this.eventsEl = this.el.querySelector('.events');
     this.tableEl = this.el.querySelector('.run-table');
     // A step's table and node details are the server's, rendered from
@@ -430,10 +434,7 @@ export class Panel {
       if (typeof s.table === 'string') this.parts = s;
       this.showTable();
     }
-    clientPane(this.pane, s, {
-      client: this.selectedClient, node: this.selectedNode, timing: this.timing, onAct: this.opts.onAct,
-      nodePane: (root, name) => this.nodePane(root, s, name),
-    });
+    this.drawPane(s);
     if (this.side) this.renderSide(s);
     this.fitLane();
   }
@@ -445,6 +446,8 @@ export class Panel {
   drawHTML(s) {
     const parts = document.createElement('template');
     parts.innerHTML = s.html || '';
+    this.panes = parts.content.querySelector('.client-panes');
+    if (this.panes) this.panes.remove();
     for (const part of parts.content.children) this.el.querySelector('.' + part.className).replaceChildren(...part.childNodes);
     for (const b of this.clientsEl.children) {
       const on = b.dataset.client === this.selectedClient;
@@ -454,6 +457,24 @@ export class Panel {
     this.el.querySelector('.pseudo-box').hidden = !s.lines.length;
     const cur = this.eventsEl.querySelector('li.current');
     if (cur) cur.scrollIntoView({ block: 'nearest' });
+  }
+
+  // drawPane shows the selected client's pane of those the server drew
+  // (views.RunParts: one per client, by data-client, and the hint for
+  // none), or the selected node's details while no client is selected; a
+  // client's node the server describes has its details below the client.
+  drawPane(s) {
+    const c = s.clients.find((x) => x.name === this.selectedClient);
+    if (!c && this.selectedNode && s.snapshot) {
+      this.pane.replaceChildren();
+      this.nodePane(this.pane, s, this.selectedNode);
+      return;
+    }
+    const pane = this.panes && [...this.panes.children].find((x) => x.dataset.client === (c ? c.name : ''));
+    this.pane.replaceChildren(...(pane ? pane.cloneNode(true).childNodes : []));
+    const more = this.pane.querySelector('.server-details');
+    if (more) this.nodePane(more, s, c.node);
+    tick(this.pane);
   }
 
   // foldX is the centre x of the fold mark that holds the queue position

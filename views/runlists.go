@@ -30,8 +30,10 @@ type RunState struct {
 	Events  []RunEvent  `json:"events"`
 	Clients []RunClient `json:"clients"`
 	// Stats count what the run's clients sent, LastRelease the same for
-	// the latest release alone (nil before one); Servers are what its
+	// the latest release alone (nil before one); Fencing says whether its
+// resource checks the clients' tokens; Servers are what its
 	// servers hold beyond the lane at ClockMs, the run's time shown.
+	Fencing     bool        `json:"fencing"`
 	Stats       RunStats    `json:"stats"`
 	LastRelease RunStats    `json:"lastRelease"`
 	Servers     *RunServers `json:"servers"`
@@ -58,6 +60,9 @@ type RunClient struct {
 	WaitsFor string         `json:"waitsFor"`
 	Polling  bool           `json:"polling"`
 	Retries  int            `json:"retries"`
+	Session  string         `json:"session"`
+	Token    int64          `json:"token"`
+	JoinedMs int64          `json:"joinedMs"`
 }
 
 // narrative is what the step shown did, or before the first that the run

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -42,12 +43,34 @@ var runPhrases = map[string]string{
 	"meter.lastRelease": "last release: {last} · {help}",
 	"meter.ofPairs":     "{v} of {max}: the bar's end is N(N−1)/2 = {worst}: the waiters' wake-ups when each of {n} clients' releases wakes every remaining waiter",
 	"meter.ofLarger":    "{v} of {max}: the bar's end is the larger run's figure, {max}",
+	"pane.client":       "client",
+	"pane.state":        "state",
+	"pane.stale":        ": back from a pause that outlasted its hold on the lock (its session, lease or key), it still believes it holds",
+	"pane.session":      "session",
+	"pane.node":         "node",
+	"pane.waitsClient":  "waits for client",
+	"pane.mode":         "mode",
+	"pane.data":         "data",
+	"pane.binary":       "base64 {data}",
+	"pane.empty":        "(empty)",
+	"pane.waitsFor":     "waits for",
+	"pane.children":     "children of {path}",
+	"pane.watches":      "watches",
+	"pane.nothing":      "nothing",
+	"pane.waitingFor":   "waiting for",
+	"pane.token":        "fencing token",
+	"pane.write":        "write to the protected resource",
+	"pane.writeFencing": "write to the protected resource (it checks the fencing token)",
+	"act.release":       "release",
+	"act.crash":         "crash",
+	"act.pause":         "pause",
+	"act.write":         "write",
 }
 
 var phraseVar = regexp.MustCompile(`\{(\w+)(?:\|([^|}]*)\|([^}]*))?\}`)
 
-// say words key as the page's say does: w's own phrase, else the card's,
-// else the key itself, with its {name}s filled from vars ({n|one|many}:
+// say words key as the page's say does: w's own phrase, else the card's or
+// the lane's, else the key itself, with its {name}s filled from vars ({n|one|many}:
 // the word for a count of one or of any other).
 func say(w lockservice.ClassroomWords, key string, vars map[string]any) string {
 	t, ok := w.Say[key]
@@ -55,7 +78,7 @@ func say(w lockservice.ClassroomWords, key string, vars map[string]any) string {
 		t, ok = runPhrases[key]
 	}
 	if !ok {
-		t = key
+		t = cmp.Or(lanePhrases[key], key)
 	}
 	return phraseVar.ReplaceAllStringFunc(t, func(m string) string {
 		p := phraseVar.FindStringSubmatch(m)

@@ -107,7 +107,7 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	}
 	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
 	var err error
-	if x.HTML, err = renderString(views.RunParts(f.RunState, classroomWordsOf(v.services, f.Service))); err != nil {
+	if x.HTML, err = renderString(views.RunParts(f.RunState, classroomWordsOf(v.services, f.Service), snaps)); err != nil {
 		return nil, err
 	}
 	if v.fit > 0 {
@@ -163,7 +163,7 @@ func (n namedState) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("read a run's state to render it: %w", err)
 	}
-	html, err := renderString(views.RunParts(s, classroomWordsOf(n.services, s.Service)))
+	html, err := renderString(views.RunParts(s, classroomWordsOf(n.services, s.Service), ss.LockSnapshots()))
 	if err != nil {
 		return nil, err
 	}
