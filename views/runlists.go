@@ -31,7 +31,7 @@ type RunState struct {
 	Clients []RunClient `json:"clients"`
 	// Stats count what the run's clients sent, LastRelease the same for
 	// the latest release alone (nil before one); Fencing says whether its
-// resource checks the clients' tokens; Servers are what its
+	// resource checks the clients' tokens; Servers are what its
 	// servers hold beyond the lane at ClockMs, the run's time shown.
 	Fencing     bool        `json:"fencing"`
 	Stats       RunStats    `json:"stats"`

@@ -30,7 +30,9 @@ func (s RunState) paneLines(w lockservice.ClassroomWords, c RunClient, locks []l
 		}
 	}
 	serverPane = node != nil && !w.NodeLines
-	add := func(key, value, class string) { lines = append(lines, paneLine{Term: say(w, key, nil), Value: value, Class: class}) }
+	add := func(key, value, class string) {
+		lines = append(lines, paneLine{Term: say(w, key, nil), Value: value, Class: class})
+	}
 	add("pane.client", c.Name, "")
 	if c.State == "stale" {
 		add("pane.state", c.State+say(w, "pane.stale", nil), "")
