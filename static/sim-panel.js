@@ -440,15 +440,20 @@ export class Panel {
   }
 
   // drawHTML swaps in what the run's card shows of the state as the
-  // server renders it (views.RunParts: the narration, clients, events and
-  // pseudocode, each in an element of the card's class), and marks the
-  // selected client.
+  // server renders it (views.RunParts: the narration, meters, clients,
+  // events, pseudocode and wait cycle, each in an element of the card's
+  // class, with its data), keeps the client panes for drawPane, and marks
+  // the selected client.
   drawHTML(s) {
     const parts = document.createElement('template');
     parts.innerHTML = s.html || '';
     this.panes = parts.content.querySelector('.client-panes');
     if (this.panes) this.panes.remove();
-    for (const part of parts.content.children) this.el.querySelector('.' + part.className).replaceChildren(...part.childNodes);
+    for (const part of parts.content.children) {
+      const to = this.el.querySelector('.' + part.className);
+      to.replaceChildren(...part.childNodes);
+      Object.assign(to.dataset, part.dataset);
+    }
     for (const b of this.clientsEl.children) {
       const on = b.dataset.client === this.selectedClient;
       b.classList.toggle('selected', on);
@@ -539,8 +544,8 @@ export class Panel {
   }
 
   // renderLocks draws the scene's locks, one lane each, and the wait cycle
-  // across them (State.cycleSteps, its waits in order; State.cycle, its
-  // alert), naming each node by its client.
+  // across them (State.cycleSteps, its waits in order), naming each node by
+  // its client.
   renderLocks(s) {
     const client = new Map(s.clients.filter((c) => c.node).map((c) => [c.node, c.name]));
     const name = (n) => client.get(n) || n;
@@ -548,16 +553,8 @@ export class Panel {
     drawLocks(this.locksSvg, s.locks, s.cycleSteps || [], {
       selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key, names: name,
     });
-    const members = (s.cycle && s.cycle.nodes) || [];
-    this.cycleNote.hidden = !members.length;
-    this.cycleNote.replaceChildren();
-    if (!members.length) return;
-    const head = document.createElement('strong');
-    head.textContent = say('run.cycle', { n: s.locks.length, chain: [...members, members[0]].map(name).join(' → ') });
-    const why = document.createElement('small');
-    why.textContent = s.cycle.message;
-    this.cycleNote.dataset.cycle = members.map(name).join(' ');
-    this.cycleNote.append(head, why);
+    // The cycle's note is the server's (views.RunParts), empty without one.
+    this.cycleNote.hidden = !this.cycleNote.children.length;
   }
 
   // unavailable shows why a pane's run could not start (its server is not

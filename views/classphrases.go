@@ -14,7 +14,6 @@ var classPhrases = map[string]string{
 
 	"run.aria":             "run: {name}",
 	"run.ended":            "{name}: the run ended on the server; press restart for a new one",
-	"run.cycle":            "⚠ wait cycle across {n} locks: {chain}",
 	"run.unavailable":      "unavailable: {why}",
 	"run.unavailableBadge": "unavailable",
 	"run.startFailed":      "could not start the run: {why}",

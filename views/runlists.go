@@ -38,6 +38,29 @@ type RunState struct {
 	LastRelease RunStats    `json:"lastRelease"`
 	Servers     *RunServers `json:"servers"`
 	ClockMs     int64       `json:"clockMs"`
+	// Cycle is the wait cycle across a scene's locks, by its nodes.
+	Cycle *struct {
+		Nodes   []string `json:"nodes"`
+		Message string   `json:"message"`
+	} `json:"cycle"`
+}
+
+// cycleNames are the members of the run's wait cycle named by their
+// clients (a node without one by its own name).
+func (s RunState) cycleNames() []string {
+	if s.Cycle == nil {
+		return nil
+	}
+	names := make([]string, len(s.Cycle.Nodes))
+	for i, n := range s.Cycle.Nodes {
+		names[i] = n
+		for _, c := range s.Clients {
+			if c.Node == n && n != "" {
+				names[i] = c.Name
+			}
+		}
+	}
+	return names
 }
 
 // RunEvent is one line of a run's event log; Notified are the clients it

@@ -43,6 +43,7 @@ var runPhrases = map[string]string{
 	"meter.lastRelease": "last release: {last} · {help}",
 	"meter.ofPairs":     "{v} of {max}: the bar's end is N(N−1)/2 = {worst}: the waiters' wake-ups when each of {n} clients' releases wakes every remaining waiter",
 	"meter.ofLarger":    "{v} of {max}: the bar's end is the larger run's figure, {max}",
+	"run.cycle":         "⚠ wait cycle across {n} locks: {chain}",
 	"pane.client":       "client",
 	"pane.state":        "state",
 	"pane.stale":        ": back from a pause that outlasted its hold on the lock (its session, lease or key), it still believes it holds",

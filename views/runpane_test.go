@@ -51,3 +51,21 @@ func TestRunPanes(t *testing.T) {
 		t.Errorf("a service that describes its nodes itself: the pane\n%s", got)
 	}
 }
+
+// A scene's wait cycle is said by its clients, round to the first again,
+// across the scene's locks (those after the followed one).
+func TestRunCycleNote(t *testing.T) {
+	s := RunState{Clients: []RunClient{{Name: "A", Node: "n1"}, {Name: "B", Node: "n2"}}}
+	locks := make([]lockqueue.Snapshot, 3)
+	if got := render(t, RunParts(s, lockservice.ClassroomWords{}, locks)); !strings.Contains(got, `<div class="cycle-note" data-cycle=""></div>`) {
+		t.Errorf("no cycle, the note:\n%s", got)
+	}
+	s.Cycle = &struct {
+		Nodes   []string `json:"nodes"`
+		Message string   `json:"message"`
+	}{[]string{"n1", "n2", "n3"}, "each waits for the next"}
+	want := `<div class="cycle-note" data-cycle="A B n3"><strong>⚠ wait cycle across 2 locks: A → B → n3 → A</strong><small>each waits for the next</small></div>`
+	if got := render(t, RunParts(s, lockservice.ClassroomWords{}, locks)); !strings.Contains(got, want) {
+		t.Errorf("the cycle's note: want %s in\n%s", want, got)
+	}
+}
