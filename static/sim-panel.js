@@ -569,26 +569,12 @@ export class Panel {
     this.verdictEl.title = why;
   }
 
-  // renderSide draws the pane's verdict badge and its meters (State.verdict,
-  // State.meters: the simulator judges and counts, the same for every
-  // service).
+  // renderSide shows the pane's verdict badge and its meters, which the
+  // server draws (views.RunParts, from State.verdict and State.meters: the
+  // simulator judges and counts, the same for every service).
   renderSide(s) {
-    const v = s.verdict || {};
     this.el.querySelector('.run-title').textContent = s.title || this.side.scenario;
-    this.verdictEl.hidden = false;
-    this.verdictEl.dataset.exclusion = v.exclusion || '';
-    this.verdictEl.dataset.stale = v.staleWrite || '';
-    this.verdictEl.textContent = `${v.exclusion === 'broken' ? '✗' : '✓'} ${v.summary || ''}`;
-    this.verdictEl.title = say('side.verdict');
-    // The meters' terms and help are the card's (#run-card); the
-    // requests' help names what they count, which the run says.
-    const m = s.meters || {};
-    const [requests, notifications, handoff] = this.metersEl.querySelectorAll('dd');
-    requests.textContent = m.perSec === undefined ? '–' : say('side.requestsValue', { perSec: m.perSec.toFixed(1), requests: m.requests });
-    requests.title = requests.previousElementSibling.title = say('side.requestsTip', { from: m.requestsFrom });
-    notifications.textContent = String(m.notifications ?? 0);
-    handoff.textContent = m.handoffMs >= 0 ? say('side.handoffValue', { ms: m.handoffMs }) : '–';
-    this.metersEl.hidden = false;
+    this.verdictEl.hidden = this.metersEl.hidden = false;
   }
 
   // showTable shows the newest table the socket brought, while shown.

@@ -18,13 +18,9 @@ var classPhrases = map[string]string{
 	"run.unavailableBadge": "unavailable",
 	"run.startFailed":      "could not start the run: {why}",
 
-	"side.verdict":       "verdict so far, from the safety checker and the run's counts",
-	"side.requestsValue": "{perSec} ({requests} in all)",
-	"side.requestsTip":   "requests: {from}; per second of the run's real time",
-	"side.handoffValue":  "{ms} ms",
-	"side.fixed":         "every pane runs its own service's scenario with its own settings",
-	"side.fixedNote":     "side by side: {why}",
-	"strategy.fixed":     "{strategy}: {why}",
+	"side.fixed":     "every pane runs its own service's scenario with its own settings",
+	"side.fixedNote": "side by side: {why}",
+	"strategy.fixed": "{strategy}: {why}",
 
 	"step.of":        "step {step} of {total}",
 	"step.none":      "no run",

@@ -38,6 +38,20 @@ type RunState struct {
 	LastRelease RunStats    `json:"lastRelease"`
 	Servers     *RunServers `json:"servers"`
 	ClockMs     int64       `json:"clockMs"`
+	// Verdict and Meters are what a side-by-side pane shows of the run
+	// (simulator.Verdict, simulator.Meters).
+	Verdict struct {
+		Exclusion  string `json:"exclusion"`
+		StaleWrite string `json:"staleWrite"`
+		Summary    string `json:"summary"`
+	} `json:"verdict"`
+	Meters struct {
+		Requests      int     `json:"requests"`
+		RequestsFrom  string  `json:"requestsFrom"`
+		PerSec        float64 `json:"perSec"`
+		Notifications int     `json:"notifications"`
+		HandoffMs     int64   `json:"handoffMs"`
+	} `json:"meters"`
 	// Cycle is the wait cycle across a scene's locks, by its nodes.
 	Cycle *struct {
 		Nodes   []string `json:"nodes"`

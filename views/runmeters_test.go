@@ -90,3 +90,26 @@ func TestRunHerd(t *testing.T) {
 		}
 	}
 }
+
+// A side-by-side pane's verdict and meters are drawn from the run's: the
+// badge with its data, the requests per second and who counted them, and
+// no hand-off before the first.
+func TestRunSide(t *testing.T) {
+	var s RunState
+	s.Verdict.Exclusion, s.Verdict.StaleWrite, s.Verdict.Summary = "broken", "accepted", "two held"
+	s.Meters.Requests, s.Meters.RequestsFrom, s.Meters.PerSec, s.Meters.Notifications, s.Meters.HandoffMs = 9, "the clients", 1.5, 3, -1
+	got := render(t, runSide(s, lockservice.ClassroomWords{}))
+	for _, w := range []string{
+		`<div class="side-verdict" data-exclusion="broken" data-stale="accepted">✗ two held</div>`,
+		`<dd data-meter="server requests/s" title="requests: the clients; per second of the run&#39;s real time">1.5 (9 in all)</dd>`,
+		`<dd data-meter="notifications" title="watch events or messages that woke a waiter">3</dd>`, `>–</dd></dl>`,
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("no %s in\n%s", w, got)
+		}
+	}
+	s.Verdict.Exclusion, s.Meters.HandoffMs = "held", 40
+	if got := render(t, runSide(s, lockservice.ClassroomWords{})); !strings.Contains(got, `data-exclusion="held" data-stale="accepted">✓ two held</div>`) || !strings.Contains(got, `>40 ms</dd>`) {
+		t.Errorf("held, a hand-off of 40 ms:\n%s", got)
+	}
+}
