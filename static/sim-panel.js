@@ -15,11 +15,11 @@ import { Quiz, viewerId } from './sim-predict.js';
 function runState(s) {
   return {
     ...s, total: Math.max(s.steps, s.planned), lines: s.pseudocode.lines || [],
-    events: s.events || [], violations: s.violations || [], clients: s.clients || [], stats: s.stats || {},
+    events: s.events || [], clients: s.clients || [],
   };
 }
 
-// RunClock gives the queue, the table and the client pane their times from
+// RunClock gives the queue, the table and a node's details their times from
 // the run's clock at the shown step (State.clockMs; a holder's heldSince,
 // which the run stamps on that clock, and a client's joinedMs), never from
 // this page's clock: a step reads the same live, after scrubbing, and opened
