@@ -38,10 +38,10 @@ type ClassroomWords struct {
 	Strategies map[string]string `json:"strategies,omitempty"`
 	// Panes are the service's panes of scenario 12 (SideBySide).
 	Panes []SidePane `json:"-"`
-	// Say are the service's own phrases, by the key the classroom's
-	// scripts say them by (sayOf in static/sim-views.js): a sentence about
-	// what only its servers hold (Redis's masters), or one of the page's
-	// (views.Phrases) worded in its terms.
+	// Say are the service's own phrases, by the key the views of a run's
+	// card say them by (say in views/runmeters.go): a sentence about what
+	// only its servers hold (Redis's masters), or one of the card's worded
+	// in its terms.
 	Say map[string]string `json:"say,omitempty"`
 }
 

@@ -11,8 +11,8 @@ import (
 // Every phrase the scripts say is one of the server's: a key a script uses
 // that its page's phrases (Phrases: the lane's and its page's own section)
 // lack would draw the key itself, and a phrase no script says is dead.
-// A key said through a service's words (sayOf) may be that service's own
-// alone: cmd/zklockviz's TestClassroomPhrasesCoverTheScripts checks those.
+// A service's own phrases are said by the run card's views (say), not the
+// scripts: cmd/zklockviz's TestClassroomPhrasesCoverTheScripts checks those.
 func TestLanePhrasesCoverTheScripts(t *testing.T) {
 	files, err := filepath.Glob("../static/*.js")
 	if err != nil || len(files) == 0 {
