@@ -331,11 +331,27 @@ export class Panel {
     // which brings every state; a command's answer, a plain state, would
     // draw it whole for a moment.
     const framed = typeof raw.table === 'string';
-    if (framed) this.folding = this.sentFit > 0 && !!(raw.snapshot && raw.snapshot.window);
-    else if (this.folding && this.el.dataset.socket === 'open') return;
+    if (framed) {
+      this.folding = this.sentFit > 0 && !!(raw.snapshot && raw.snapshot.window);
+      this.awaiting = false;
+    } else if (this.folding && this.el.dataset.socket === 'open') {
+      // Its frame is still to come when the answer says another step, or
+      // a step under way, than the newest state here: the run is still
+      // working toward it, so side by side the other runs wait for it
+      // (agreed in sim.js).
+      const last = this.latest();
+      this.awaiting = !last || last.step !== raw.step || !!last.busy !== !!raw.busy;
+      return;
+    }
     knowNames(raw.names);
     this.queue.push(runState(raw));
     this.opts.onState();
+  }
+
+  // waiting says whether an answer told of a state whose frame has not come
+  // (while the socket is open to bring it).
+  waiting() {
+    return !!this.awaiting && this.el.dataset.socket === 'open';
   }
 
   // latest is the newest state received, shown or not.

@@ -63,15 +63,16 @@ function live() {
 
 // agreed says whether every run may show its newest state now. Side by side,
 // both runs show the same step: a run that got ahead waits for the other,
-// as long as the other is still working toward it (an answer pending, a
-// step running on ZooKeeper, playback). When nothing is under way the runs
+// as long as the other is still working toward it (an answer pending, or
+// answered with its frame still to come, a step running on ZooKeeper,
+// playback). When nothing is under way the runs
 // really differ, and each shows what it has.
 function agreed() {
   const runs = live();
   const newest = runs.map((p) => p.latest()).filter(Boolean);
   if (!newest.length) return false;
   if (newest.length === runs.length && new Set(newest.map((s) => s.step)).size === 1) return true;
-  return !inflight() && !together && !newest.some((s) => s.busy || s.playing);
+  return !inflight() && !together && !runs.some((p) => p.waiting()) && !newest.some((s) => s.busy || s.playing);
 }
 
 // show moves every run to its newest state, together: the notifications a
