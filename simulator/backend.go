@@ -236,6 +236,19 @@ func (r *Resource) Write(client string, token int64) (bool, string) {
 	return true, "accepted"
 }
 
+// Tell is a client's write to r with its token (0: none), counted in s
+// and told as the step's event: with is what the text says the write
+// carries (" with token 5", "" where the service's lock gives none).
+func (r *Resource) Tell(s *Stats, client, node string, token int64, with string) Event {
+	s.Writes++
+	ok, why := r.Write(client, token)
+	if ok {
+		return Event{Client: client, Event: EvWrite, Token: token, Node: node, Text: "writes to the protected resource" + with + ": " + why}
+	}
+	s.Refused(token)
+	return Event{Client: client, Event: EvFenced, Token: token, Node: node, Text: "writes" + with + ": rejected, " + why}
+}
+
 func (r *Resource) note(client string, token int64) {
 	if token >= r.maxToken {
 		r.maxToken, r.last = token, client

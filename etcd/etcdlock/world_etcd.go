@@ -169,9 +169,10 @@ type client struct {
 
 	state               string
 	joined, since, line int
-	writes, fenced      int
-	puts, deletes       int
-	closed              bool
+	// stats are its writes and the keys it put and deleted; the meter
+	// counts the rest.
+	stats  simulator.Stats
+	closed bool
 
 	// In a split scenario: cutHeld, cut off holding, its key still there
 	// (a zombie on the lane) until its expire step; paused, by a pause
@@ -249,11 +250,10 @@ func (w *world) Line(name string) int {
 func (w *world) Stats() simulator.Stats {
 	var s simulator.Stats
 	for _, c := range w.clients {
-		s.Add(simulator.Stats{
-			Commands: int(c.meter.commands.Load()), Notifications: int(c.meter.notifications.Load()),
-			Renewals: int(c.meter.renewals.Load()), Writes: c.writes, Fenced: c.fenced,
-			Create: c.puts, Delete: c.deletes,
-		})
+		s.Add(c.stats)
+		s.Commands += int(c.meter.commands.Load())
+		s.Notifications += int(c.meter.notifications.Load())
+		s.Renewals += int(c.meter.renewals.Load())
 	}
 	return s
 }
@@ -418,7 +418,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("%s: new session: %w", name, err)
 	}
-	c.sess, c.puts = sess, 1 // the Mutex's Txn puts its key once
+	c.sess, c.stats.Create = sess, 1 // the Mutex's Txn puts its key once
 	c.mu = concurrency.NewMutex(sess, w.prefix)
 	c.key = fmt.Sprintf("%s/%x", w.prefix, sess.Lease())
 	lctx, lcancel := context.WithCancel(context.Background())
@@ -562,7 +562,7 @@ func (w *world) release(ctx context.Context, c *client) error {
 		text = fmt.Sprintf("Unlock: deleted its key; %s, the one waiter watching it, is woken", behind)
 	}
 	if had != 0 {
-		c.deletes++
+		c.stats.Delete++
 	} else {
 		text = "Unlock: its key was already gone (Unlock says nothing when the lock was lost)"
 	}
@@ -606,7 +606,7 @@ func (w *world) leave(ctx context.Context, c *client) error {
 	if err := c.sess.Close(); err != nil {
 		w.log.Debug("etcd classroom: close session", "client", c.name, "err", err)
 	}
-	c.deletes++
+	c.stats.Delete++
 	c.state, c.since, c.line = simulator.StateReleased, w.step, lineUnlock
 	text := "gives up waiting (its Lock's context is cancelled): the Mutex deletes its key from the middle of the queue"
 	if behind != "" {
@@ -704,17 +704,8 @@ func (w *world) announceCut(c *client, pause bool, more string) {
 // write is a client writing without any check, with its create revision
 // as the token.
 func (w *world) write(c *client) {
-	c.writes++
 	c.line = lineWork
-	ok, why := w.resource.Write(c.name, c.rev)
-	if ok {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Token: c.rev, Node: w.nodeName(c),
-			Text: fmt.Sprintf("writes to the protected resource with token %d (its key's create revision): %s", c.rev, why)})
-		return
-	}
-	c.fenced++
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.rev, Node: w.nodeName(c),
-		Text: fmt.Sprintf("writes with token %d (its key's create revision): rejected, %s", c.rev, why)})
+	w.emit(w.resource.Tell(&c.stats, c.name, w.nodeName(c), c.rev, fmt.Sprintf(" with token %d (its key's create revision)", c.rev)))
 }
 
 // checkedWrite checks session.Done(), then its key in a Txn on the

@@ -808,11 +808,11 @@ func (w *classWorld) write(ctx context.Context, c *pgClient) error {
 	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return fmt.Errorf("%s does not hold the lock (%s)", c.name, c.state)
 	}
-	c.stats.Writes++
 	c.line = w.lines.work
 	if w.p.Lock == kindRow {
 		c.stats.Commands++
 		if _, err := c.conn.Exec(ctx, "INSERT INTO "+w.writes()+" (client) VALUES ($1)", c.name); err != nil {
+			c.stats.Writes++
 			c.stats.Fenced++
 			c.stats.ServerRefused++
 			w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Node: nodeName(int(c.pid)),
@@ -820,13 +820,8 @@ func (w *classWorld) write(ctx context.Context, c *pgClient) error {
 			return nil
 		}
 	}
-	ok, why := w.resource.Write(c.name, 0)
-	if ok {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Node: nodeName(int(c.pid)), Text: "writes to the protected resource: " + why})
-		return nil
-	}
-	c.stats.Refused(0) // PostgreSQL's locks give no token
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Node: nodeName(int(c.pid)), Text: "writes: rejected, " + why})
+	// PostgreSQL's locks give no token.
+	w.emit(w.resource.Tell(&c.stats, c.name, nodeName(int(c.pid)), 0, ""))
 	return nil
 }
 

@@ -1019,25 +1019,17 @@ func sumCalls(info string, names []string) int {
 }
 
 func (w *world) write(c *contender) {
-	c.stats.Writes++
 	c.line = w.lines.work
-	ok, why := w.resource.Write(c.name, c.fence)
-	tok := "no token"
+	with := " with no token"
 	if c.fence != 0 {
-		tok = fmt.Sprintf("token %d", c.fence)
+		with = fmt.Sprintf(" with token %d", c.fence)
 	}
-	if ok {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Token: c.fence, Node: c.token,
-			Text: fmt.Sprintf("writes to the protected resource with %s: %s", tok, why)})
-		return
-	}
-	c.stats.Refused(c.fence)
-	text := fmt.Sprintf("writes with %s: rejected, %s", tok, why)
-	if c.fence != 0 {
+	e := w.resource.Tell(&c.stats, c.name, c.token, c.fence, with)
+	if e.Event == simulator.EvFenced && c.fence != 0 {
 		// The fix is only as good as its counter: say so where it acts.
-		text += ". This holds while the counter only goes up: after a failover with asynchronous replication it can go back"
+		e.Text += ". This holds while the counter only goes up: after a failover with asynchronous replication it can go back"
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.fence, Node: c.token, Text: text})
+	w.emit(e)
 }
 
 // reconcile reads the key and marks what the server says: a client that

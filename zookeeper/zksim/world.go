@@ -528,18 +528,9 @@ func (w *world) write(c *client) error {
 	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return conflictf("%s does not hold the lock (%s)", c.name, c.state)
 	}
-	token := c.token // read when it acquired
 	c.line = w.recipe.write
-	c.stats.Writes++
-	ok, why := w.resource.Write(c.name, token)
-	if ok {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Token: token, Node: c.lastNode,
-			Text: fmt.Sprintf("writes to the protected resource with token %s: %s", tokenText(token), why)})
-		return nil
-	}
-	c.stats.Refused(token)
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: token, Node: c.lastNode,
-		Text: fmt.Sprintf("writes with token %s: rejected, %s", tokenText(token), why)})
+	// The token was read when it acquired.
+	w.emit(w.resource.Tell(&c.stats, c.name, c.lastNode, c.token, " with token "+tokenText(c.token)))
 	return nil
 }
 
