@@ -98,7 +98,7 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 		// for the run to show.
 		return fail("%s was paused at step %d with no lock, so the plan gives it nothing more to do", a.Client, c.since)
 	}
-	if err := l.applySplit(a, c, step, fail); err != nil || l.splitAction(a.Action) {
+	if err := l.applySplit(a, c, step, fail); err != nil || simulator.IsSplitAction(a.Action) {
 		return err
 	}
 	// Who holds instead, or whom it waits for, is not said: it is what a
@@ -143,11 +143,6 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 		}
 	}
 	return nil
-}
-
-// splitAction reports whether action is one only a split plan has.
-func (l *ledger) splitAction(action string) bool {
-	return action == simulator.ActExpire || action == simulator.ActWake || action == simulator.ActResume
 }
 
 // applySplit checks and records a split plan's steps: a cut client does
