@@ -596,30 +596,22 @@ func (w *classWorld) blockedBy(waits map[uint32][]uint32, pid, holder uint32) bo
 	return false
 }
 
-// cycle finds a wait cycle among the clients, in waiting order.
+// cycle finds a wait cycle among the clients, in waiting order: each
+// client waits for the first client pg_blocking_pids names.
 func (w *classWorld) cycle(waits map[uint32][]uint32) []*pgClient {
+	next := map[string][]string{}
+	for _, c := range w.clients {
+		if i := slices.IndexFunc(waits[c.pid], func(b uint32) bool { return w.byPid[b] != nil }); i >= 0 {
+			next[c.name] = []string{w.byPid[waits[c.pid][i]].name}
+		}
+	}
 	for _, start := range w.clients {
-		seen := []*pgClient{start}
-		cur := start
-		for {
-			next := (*pgClient)(nil)
-			for _, b := range waits[cur.pid] {
-				if o := w.byPid[b]; o != nil {
-					next = o
-					break
-				}
+		if cyc := lockqueue.WaitCycleThrough(next, start.name); cyc != nil {
+			out := make([]*pgClient, len(cyc))
+			for i, n := range cyc {
+				out[i] = w.byName[n]
 			}
-			if next == nil {
-				break
-			}
-			if next == start {
-				return seen
-			}
-			if slices.Contains(seen, next) {
-				break
-			}
-			seen = append(seen, next)
-			cur = next
+			return out
 		}
 	}
 	return nil

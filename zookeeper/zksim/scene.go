@@ -272,24 +272,17 @@ func (w *world) narrateScene(a simulator.Action, events []simulator.Event) strin
 // wait order, as the clients themselves know it (whom each waits for);
 // nil when there is none.
 func (w *world) cycle() []string {
-	next := map[string]string{}
+	next := map[string][]string{}
 	for _, o := range []*world{w, w.second} {
 		for _, c := range o.clients {
 			if c.state == simulator.StateWaiting && c.waitsFor != "" {
-				next[c.name] = o.ownerOf(c.waitsFor)
+				next[c.name] = []string{o.ownerOf(c.waitsFor)}
 			}
 		}
 	}
 	for _, start := range slices.Sorted(maps.Keys(next)) {
-		var out []string
-		for c := start; c != ""; c = next[c] {
-			if slices.Contains(out, c) {
-				if c == start {
-					return out
-				}
-				break
-			}
-			out = append(out, c)
+		if cyc := lockqueue.WaitCycleThrough(next, start); cyc != nil {
+			return cyc
 		}
 	}
 	return nil
