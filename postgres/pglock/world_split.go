@@ -70,8 +70,8 @@ func (w *classWorld) expire(ctx context.Context, c *pgClient) error {
 	}
 	// The run's clock, not this machine's: between the pause and this
 	// step the lecturer may have waited any time.
-	w.clock += time.Duration(w.p.IdleInTxTimeoutMs) * time.Millisecond
-	c.lapsed, c.since = true, w.step
+	w.Clock += time.Duration(w.p.IdleInTxTimeoutMs) * time.Millisecond
+	c.lapsed, c.since = true, w.Step
 	var waiting []string
 	for _, o := range w.clients {
 		if o.pending != nil && !o.second {
@@ -88,7 +88,7 @@ func (w *classWorld) expire(ctx context.Context, c *pgClient) error {
 			simulator.ListAnd(waiting))
 	}
 	text += fmt.Sprintf(". %s, still paused, knows nothing: it believes it holds the lock", c.name)
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(), Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(), Text: text})
 	return nil
 }
 
@@ -100,7 +100,7 @@ func (w *classWorld) resume(c *pgClient) error {
 		return fmt.Errorf("%s is not paused past the end of its session (%s)", c.name, c.state)
 	}
 	c.state, c.line = simulator.StateStale, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: nodeName(int(c.pid)),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: nodeName(int(c.pid)),
 		Text: "resumes, still believing it holds the lock: nothing has told it that the server ended its session and closed its connection while it was stopped; its next statement will find out"})
 	return nil
 }

@@ -140,7 +140,7 @@ func (c *contender) stopWatchdog() {
 // world is one Redis lock key on the classroom's redis-server (or on
 // Redlock's masters, a server each) and the clients contending for it.
 type world struct {
-	simulator.StepClocks // ClockAt
+	simulator.Steps // ClockAt; the step being done
 
 	key      string
 	fenceKey string
@@ -157,11 +157,7 @@ type world struct {
 	byName  map[string]*contender
 	// calls is what the server counted of the lock's commands during wait
 	// steps, or in all (CountAll) (OwnServer only).
-	calls  int
-	step   int
-	events []simulator.Event
-	start  time.Time
-	clock  time.Duration
+	calls int
 	// stepTTL is the key's time to live as the last step saw it.
 	stepTTL []simulator.TTLSample
 	// spinRate is the lock commands/s the server counted in the last
@@ -185,7 +181,7 @@ func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, 
 	w := &world{
 		key: spec.Path, fenceKey: spec.Path + ":fence", channel: "redisson_lock__channel:{" + spec.Path + "}",
 		masters: masters, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
-		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*contender{}, start: time.Now(),
+		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*contender{}, Steps: simulator.Steps{Start: time.Now()},
 		split: simulator.Split(spec.Scenario.Steps),
 	}
 	for _, m := range masters {
@@ -289,18 +285,11 @@ func (c *contender) close() {
 	}
 }
 
-func (w *world) emit(e simulator.Event) int {
-	e.Step, e.Kind, e.AtMs = w.step, e.Event, time.Since(w.start).Milliseconds()
-	w.events = append(w.events, e)
-	return len(w.events) - 1
-}
-
 // Do performs one action, then lets every polling waiter try once: a step
 // is one action and the retries it gives the waiters.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
-	w.step, w.events = step, nil
+	w.Begin(step)
 	from := w.ClockAt(step - 1)
-	w.clock = from + simulator.StepTick
 	w.instant = !w.letsTimePass(a)
 	if !w.instant {
 		if err := w.resumeKeys(ctx); err != nil {
@@ -320,18 +309,18 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 		err = fmt.Errorf("step %d: %w", step, herr)
 	}
 	if err != nil {
-		return w.events, err
+		return w.Events, err
 	}
 	if w.p.CountAll {
 		n, err := w.serverCalls(ctx)
 		if err != nil {
-			return w.events, fmt.Errorf("step %d: %w", step, err)
+			return w.Events, fmt.Errorf("step %d: %w", step, err)
 		}
 		w.calls = n
 	}
-	w.EndStep(step, w.clock)
-	w.stepTTL = w.placeTTL(reads, from, w.clock)
-	return w.events, nil
+	w.End()
+	w.stepTTL = w.placeTTL(reads, from, w.Clock)
+	return w.Events, nil
 }
 
 func (w *world) act(ctx context.Context, a simulator.Action) error {
@@ -377,7 +366,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	rand.Read(tok)
 	c := &contender{
 		name: name, token: name + "-" + hex.EncodeToString(tok), state: simulator.StateWaiting,
-		joined: w.step, since: w.step, renewals: &counter{},
+		joined: w.Step, since: w.Step, renewals: &counter{},
 	}
 	var pools []redsyncredis.Pool
 	for _, m := range w.masters {
@@ -409,7 +398,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	w.byName[name] = c
 	if w.defaultLocker(name) {
 		w.startLockLoop(c)
-		w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
+		w.Emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
 			Text: fmt.Sprintf("calls redsync's Lock with its defaults: up to %d tries of SET NX PX 8000, 50–250 ms apart, on its own clock, then ErrFailed", redsyncTries)})
 		return nil
 	}
@@ -421,7 +410,7 @@ func (w *world) add(ctx context.Context, name string) error {
 		return err
 	}
 	if ok {
-		w.emit(simulator.Event{Client: name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
+		w.Emit(simulator.Event{Client: name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
 			Text: fmt.Sprintf("%s: %s, it holds the lock%s", w.lines.acquireText, w.gotText(ctx, c), w.fenceText(c))})
 		return nil
 	}
@@ -429,7 +418,7 @@ func (w *world) add(ctx context.Context, name string) error {
 		if err := w.subscribe(ctx, c); err != nil {
 			return err
 		}
-		w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token, Watch: "subscribe",
+		w.Emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token, Watch: "subscribe",
 			Text: fmt.Sprintf("%s failed: the key is taken; it subscribes to %s and waits for an unlock message or the key's ttl (%d ms left)",
 				w.lines.acquireText, w.channel, time.Until(c.retryAt).Milliseconds())})
 		return nil
@@ -438,7 +427,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	if w.redlock() {
 		taken = w.noMajority(ctx)
 	}
-	w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
+	w.Emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
 		Text: fmt.Sprintf("%s failed: %s; it polls again every %d ms (the server keeps no list of waiters)", w.lines.acquireText, taken, w.p.retryMs())})
 	return nil
 }
@@ -570,7 +559,7 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		return false, nil
 	}
 	c.stats.Create++
-	c.state, c.since, c.line = simulator.StateHolding, w.step, w.lines.work
+	c.state, c.since, c.line = simulator.StateHolding, w.Step, w.lines.work
 	if w.p.Watchdog {
 		c.unsubscribe()
 		w.startWatchdog(c)
@@ -628,7 +617,7 @@ func (w *world) retryRound(ctx context.Context, published bool) error {
 			switch {
 			case published && c.woken(ctx):
 				c.stats.Notifications++
-				w.emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, Watch: "subscribe", Node: c.token,
+				w.Emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, Watch: "subscribe", Node: c.token,
 					Text: "the unlock message on " + w.channel + " woke it; it runs the lock script again"})
 			case time.Now().Before(c.retryAt):
 				continue // still asleep until the ttl runs out
@@ -655,7 +644,7 @@ func (w *world) retryRound(ctx context.Context, published bool) error {
 			if len(waiters) > 2 {
 				order = fmt.Sprintf(" (it was the %s of %d waiters to arrive: polling keeps no order)", ordinal(i+1), len(waiters))
 			}
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
+			w.Emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
 				Text: fmt.Sprintf("its retry: %s, it holds the lock%s%s", w.gotText(ctx, c), w.fenceText(c), order)})
 		}
 	}
@@ -676,11 +665,11 @@ func (w *world) release(ctx context.Context, c *contender) error {
 	if err != nil {
 		return fmt.Errorf("%s: release: %w", c.name, err)
 	}
-	c.state, c.since = simulator.StateReleased, w.step
+	c.state, c.since = simulator.StateReleased, w.Step
 	if deleted == 1 {
 		c.stats.Delete++
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.token, On: ownerUnless(before, c.name),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.token, On: ownerUnless(before, c.name),
 		Text: w.releaseText(c, before, deleted)})
 	if w.p.Watchdog && deleted == 1 {
 		return w.retryRound(ctx, true)
@@ -797,8 +786,8 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 		return nil
 	}
 	c.restore()
-	c.state, c.since, c.line = simulator.StateStale, w.step, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
+	c.state, c.since, c.line = simulator.StateStale, w.Step, w.lines.work
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("resumes after %.1fs: its key expired during the pause, but nothing tells it so: it still believes it holds the lock", time.Since(cutAt).Seconds())})
 	return nil
 }
@@ -833,13 +822,13 @@ func (w *world) expireCut(ctx context.Context, c *contender) error {
 			return fmt.Errorf("%s's key did not expire %.1fs after the cut: %w", c.name, time.Since(c.cutAt).Seconds(), err)
 		}
 	}
-	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
-	c.lapsed, c.since = true, w.step
+	w.Clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+	c.lapsed, c.since = true, w.Step
 	text := fmt.Sprintf("its key's %d ms expiry ran out with no word from it: Redis deleted the key; the waiters had made %d failed tries meanwhile, and their next try (the next step) will find it free", w.p.ExpiryMs, w.retries()-tries)
 	if c.state == simulator.StatePaused {
 		text += "; it is still stopped and believes it holds the lock: nothing told it otherwise"
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(), Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(), Text: text})
 	return nil
 }
 
@@ -852,7 +841,7 @@ func (w *world) resumeCut(ctx context.Context, c *contender) error {
 	}
 	c.restore()
 	c.state, c.line = simulator.StateStale, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(),
 		Text: "resumes after a pause longer than its key's expiry: its key expired during the pause, but nothing tells it so: it still believes it holds the lock"})
 	return w.pollRound(ctx)
 }
@@ -862,15 +851,15 @@ func (w *world) resumeCut(ctx context.Context, c *contender) error {
 func (w *world) announceCut(c *contender, pause bool) {
 	if pause {
 		c.state = simulator.StatePaused
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: c.token,
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: c.token,
 			Text: "stops (a long GC pause): it sends nothing, renews nothing, and still believes what it believed"})
 	} else {
 		c.state = simulator.StateCrashed
 		c.stopWatchdog()
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: c.token,
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: c.token,
 			Text: "crashes: its connection is gone for good, and with it any renewal"})
 	}
-	c.since = w.step
+	c.since = w.Step
 	w.show()
 }
 
@@ -891,7 +880,7 @@ func (w *world) cutWithoutExpiry(ctx context.Context, c *contender, pause, stale
 		c.state, c.line = simulator.StateStale, w.lines.work
 		text = fmt.Sprintf("resumes after %.1fs, still believing it holds the lock", time.Since(cutAt).Seconds())
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, Text: text})
 	return nil
 }
 
@@ -903,8 +892,8 @@ func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) 
 	expired := func() {
 		after := time.Since(cutAt)
 		// On the run's clock an expiry takes the lease, whatever this machine took.
-		w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
+		w.Clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
 			Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
 	}
 	for {
@@ -915,17 +904,17 @@ func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) 
 		if owner == 0 {
 			break
 		}
-		mark := len(w.events)
+		mark := len(w.Events)
 		if err := w.pollRound(ctx); err != nil {
 			return err
 		}
-		if len(w.events) > mark {
+		if len(w.Events) > mark {
 			// The key expired between the read and the retries, and a
 			// retry took it: the expiry is told first, as it came first.
-			won := slices.Clone(w.events[mark:])
-			w.events = w.events[:mark]
+			won := slices.Clone(w.Events[mark:])
+			w.Events = w.Events[:mark]
 			expired()
-			w.events = append(w.events, won...)
+			w.Events = append(w.Events, won...)
 			return nil
 		}
 		if err := simulator.Sleep(ctx, w.p.retry()); err != nil {
@@ -978,7 +967,7 @@ func (w *world) wait(ctx context.Context, who string) error {
 		text += fmt.Sprintf("; the server itself counted %d lock commands in %.1fs (INFO commandstats): %.0f commands/s while nobody could acquire",
 			d, took.Seconds(), float64(d)/took.Seconds())
 	}
-	w.emit(simulator.Event{Client: who, Event: simulator.EvWait, Text: text})
+	w.Emit(simulator.Event{Client: who, Event: simulator.EvWait, Text: text})
 	return nil
 }
 
@@ -1029,7 +1018,7 @@ func (w *world) write(c *contender) {
 		// The fix is only as good as its counter: say so where it acts.
 		e.Text += ". This holds while the counter only goes up: after a failover with asynchronous replication it can go back"
 	}
-	w.emit(e)
+	w.Emit(e)
 }
 
 // reconcile reads the key and marks what the server says: a client that
@@ -1042,7 +1031,7 @@ func (w *world) reconcile(ctx context.Context) error {
 	}
 	for _, c := range w.clients {
 		if c.state == simulator.StateHolding && c.token != owner {
-			c.state, c.since = simulator.StateStale, w.step
+			c.state, c.since = simulator.StateStale, w.Step
 		}
 	}
 	return nil

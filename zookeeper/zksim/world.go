@@ -33,7 +33,6 @@ type world struct {
 	opts     lockqueue.Options
 
 	sessionTimeout time.Duration
-	start          time.Time
 	// publish shows an intermediate snapshot (a crashed holder before its
 	// session expires) while a step is still running; may be nil.
 	publish func(lockqueue.Snapshot)
@@ -63,16 +62,11 @@ type world struct {
 	second, host *world
 	reversed     []string
 
-	step   int
-	events []simulator.Event
-	// clock is the run's clock: it moves simulator.StepTick a step, plus
-	// the session timeout when a step waits for a session to expire.
-	// StepClocks keeps its reading at the end of each step. Every time
-	// the classroom shows comes from it, so a step reads the same live,
-	// scrubbed or replayed from a shared link, whatever the real
-	// ZooKeeper took.
-	clock time.Duration
-	simulator.StepClocks
+	// Steps is the step being done and the run's clock (a step waiting
+	// for a session to expire moves it by the session timeout, whatever
+	// the real ZooKeeper took). A scene's second lock records nothing of
+	// its own: its host does (rec).
+	simulator.Steps
 }
 
 type worldConfig struct {
@@ -98,7 +92,7 @@ func newWorld(cfg worldConfig) (*world, error) {
 	w := &world{
 		path: cfg.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer, log: cfg.Logger,
 		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: recipeFor(cfg.Lock, cfg.Strategy),
-		opts: buildOptions(cfg.Lock, cfg.Leases, st), sessionTimeout: cfg.SessionTimeout, start: time.Now(),
+		opts: buildOptions(cfg.Lock, cfg.Leases, st), sessionTimeout: cfg.SessionTimeout, Steps: simulator.Steps{Start: time.Now()},
 		publish: cfg.Publish, byName: map[string]*client{}, resource: simulator.NewResourceWith(cfg.Fencing, tokenText),
 		cache: map[string]lockqueue.Child{}, split: cfg.Split,
 	}
@@ -139,14 +133,7 @@ func (w *world) Close() error {
 	return errors.Join(errs...)
 }
 
-func (w *world) ms() int64 { return time.Since(w.start).Milliseconds() }
-
-func (w *world) emit(e simulator.Event) int {
-	r := w.rec()
-	e.Step, e.Kind, e.AtMs = r.step, e.Event, r.ms()
-	r.events = append(r.events, e)
-	return len(r.events) - 1
-}
+func (w *world) emit(e simulator.Event) int { return w.rec().Emit(e) }
 
 // rec is the world that records the step: the host of a scene's second
 // lock, else w.
@@ -171,24 +158,23 @@ func (w *world) ownerOf(node string) string {
 // Do performs one action and waits until every client is quiescent: it
 // holds, it waits with its watch armed, or it is gone.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
-	w.step, w.events = step, nil
+	w.Begin(step)
 	if w.second != nil {
-		w.second.step = step
+		w.second.Step = step
 	}
-	w.clock = w.ClockAt(step-1) + simulator.StepTick
 	if err := w.act(ctx, a); err != nil {
-		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
+		return w.Events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
 	for _, o := range []*world{w, w.second} {
 		if o == nil {
 			continue
 		}
 		if err := o.quiescent(); err != nil {
-			return w.events, fmt.Errorf("step %d: %w", step, err)
+			return w.Events, fmt.Errorf("step %d: %w", step, err)
 		}
 	}
-	w.EndStep(step, w.clock)
-	return w.events, nil
+	w.End()
+	return w.Events, nil
 }
 
 func (w *world) act(ctx context.Context, a simulator.Action) error {
@@ -196,10 +182,10 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		if w.find(a.Client) != nil {
 			return conflictf("%s is already in this run", a.Client)
 		}
-		h, n := w.home(a), len(w.events)
+		h, n := w.home(a), len(w.Events)
 		err := h.add(ctx, a)
-		if h != w && n < len(w.events) {
-			w.events[n].Text += " (on " + h.path + ")"
+		if h != w && n < len(w.Events) {
+			w.Events[n].Text += " (on " + h.path + ")"
 		}
 		return err
 	}
@@ -238,7 +224,7 @@ func (w *world) add(ctx context.Context, a simulator.Action) error {
 	if err != nil {
 		return invalidf("%v", err)
 	}
-	c := &client{name: a.Client, mode: mode, index: len(w.clients), w: w, joined: w.step, since: w.step}
+	c := &client{name: a.Client, mode: mode, index: len(w.clients), w: w, joined: w.Step, since: w.Step}
 	if err := c.connect(ctx, w.servers[c.index%len(w.servers)]); err != nil {
 		return unavailablef("%v", err)
 	}
@@ -294,7 +280,7 @@ func (w *world) release(ctx context.Context, c *client) error {
 	if err != nil {
 		return err
 	}
-	c.state, c.since = simulator.StateReleased, w.step
+	c.state, c.since = simulator.StateReleased, w.Step
 	text := fmt.Sprintf("deleted %s", node)
 	if gone {
 		text = fmt.Sprintf("its node %s was already gone: its session had expired", c.lastNode)
@@ -350,7 +336,7 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 	after := time.Since(c.cutAt)
 	// On the run's clock an expiry takes the session timeout, what the
 	// server is configured to wait, not what this machine happened to take.
-	w.rec().clock += w.sessionTimeout
+	w.rec().Clock += w.sessionTimeout
 	if !pause || !held {
 		c.node = ""
 	}
@@ -384,8 +370,8 @@ func (w *world) expire(ctx context.Context, c *client) error {
 		return err
 	}
 	after := time.Since(c.cutAt)
-	w.clock += w.sessionTimeout
-	c.lapsed, c.since = true, w.step
+	w.Clock += w.sessionTimeout
+	c.lapsed, c.since = true, w.Step
 	if c.state == simulator.StateCrashed || !c.cutHeld {
 		c.node = ""
 	}
@@ -463,7 +449,7 @@ func (w *world) silence(c *client, pause bool) {
 		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: node,
 			Text: fmt.Sprintf("crashes (its connection is cut for good); %s stays until the session expires", node)})
 	}
-	c.since = w.step
+	c.since = w.Step
 	w.show()
 }
 
@@ -481,7 +467,7 @@ func (w *world) resume(ctx context.Context, c *client, node string, held bool) e
 	}
 	c.session = c.conn.SessionID()
 	c.fired() // watches invalidated with the old session: no notifications
-	c.since = w.step
+	c.since = w.Step
 	// How long it was away: what this machine took, unless the pause
 	// spans steps, whose real length is the lecturer's pace, not the
 	// story's.
@@ -591,16 +577,16 @@ func (w *world) settle(ctx context.Context, cause int, changed []string) error {
 		}
 	}
 	notified = slices.Compact(notified)
-	if r := w.rec(); cause >= 0 && cause < len(r.events) {
-		r.events[cause].Notified = append(r.events[cause].Notified, notified...)
+	if r := w.rec(); cause >= 0 && cause < len(r.Events) {
+		r.Events[cause].Notified = append(r.Events[cause].Notified, notified...)
 		if len(notified) > 0 {
-			r.events[cause].Text += "; notified " + strings.Join(notified, ", ")
+			r.Events[cause].Text += "; notified " + strings.Join(notified, ", ")
 		}
 	}
 	for _, r := range reactions {
 		switch {
 		case r.acquired:
-			r.c.since = w.step
+			r.c.since = w.Step
 			held := "holds the lock"
 			if r.c.mode == lockqueue.Lease {
 				held = "holds a lease"

@@ -261,7 +261,7 @@ func (b *Backend) NewWorld(_ context.Context, spec simulator.WorldSpec) (simulat
 			w.Close()
 			return nil, err
 		}
-		second.host, second.resource, second.start = w, w.resource, w.start
+		second.host, second.resource, second.Start = w, w.resource, w.Start
 		w.second, w.reversed = second, p.Reversed
 	}
 	w.noSnapshots, w.beforeExists = b.noSnapshots, b.beforeExists
