@@ -146,7 +146,6 @@ var recipe = []string{
 
 const (
 	lineTxn     = 2
-	lineHold    = 3
 	lineWatch   = 4
 	lineWork    = 6
 	lineChecked = 7

@@ -486,13 +486,12 @@ func (w *world) collect() error {
 				Text: fmt.Sprintf("Lock returned %v: it does not hold the lock", err)})
 			continue
 		}
-		rev := c.mu.Header().GetRevision()
-		resp, gerr := w.obs.Get(context.Background(), c.key)
-		if gerr != nil {
-			return fmt.Errorf("read %s's key: %w", c.name, gerr)
+		rev, err := w.keyRev(context.Background(), c)
+		if err != nil {
+			return err
 		}
-		if len(resp.Kvs) == 1 {
-			rev = resp.Kvs[0].CreateRevision
+		if rev == 0 {
+			rev = c.mu.Header().GetRevision()
 		}
 		c.rev, c.state, c.since, c.line = rev, simulator.StateHolding, w.Step, lineWork
 		e := simulator.Event{Client: c.name, Event: simulator.EvLock, Node: w.nodeName(c), Token: rev,
@@ -535,10 +534,7 @@ func (w *world) release(ctx context.Context, c *client) error {
 	if err != nil {
 		return err
 	}
-	behind := ""
-	if i := slices.Index(w.queue, c.key); i >= 0 && i+1 < len(w.queue) {
-		behind = w.ownerOf(w.queue[i+1])
-	}
+	behind := w.behind(c)
 	c.line = lineUnlock
 	if err := c.mu.Unlock(ctx); err != nil {
 		return fmt.Errorf("%s: Unlock: %w", c.name, err)
@@ -561,6 +557,15 @@ func (w *world) release(ctx context.Context, c *client) error {
 	return nil
 }
 
+// behind names the client whose key is just after c's, the one watching
+// it ("" for none).
+func (w *world) behind(c *client) string {
+	if i := slices.Index(w.queue, c.key); i >= 0 && i+1 < len(w.queue) {
+		return w.ownerOf(w.queue[i+1])
+	}
+	return ""
+}
+
 // keyRev is the create revision of c's key on the server, 0 when gone.
 func (w *world) keyRev(ctx context.Context, c *client) (int64, error) {
 	resp, err := w.obs.Get(ctx, c.key)
@@ -579,10 +584,7 @@ func (w *world) leave(ctx context.Context, c *client) error {
 	if !c.locking {
 		return fmt.Errorf("%s is not waiting (%s)", c.name, c.state)
 	}
-	behind := ""
-	if i := slices.Index(w.queue, c.key); i >= 0 && i+1 < len(w.queue) {
-		behind = w.ownerOf(w.queue[i+1])
-	}
+	behind := w.behind(c)
 	c.cancelLock()
 	var err error
 	select {

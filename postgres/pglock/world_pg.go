@@ -395,17 +395,12 @@ func (w *classWorld) settle(ctx context.Context, breakCycle bool) error {
 		}
 		// A transaction the server aborted is told before the grants its
 		// abort caused (a deadlock's victim, then the lock it let go).
-		slices.SortStableFunc(ready, func(a, b answer) int {
-			switch {
-			case (a.err == nil) == (b.err == nil):
-				return 0
-			case a.err != nil:
-				return -1
+		for _, aborted := range []bool{true, false} {
+			for _, r := range ready {
+				if (r.err != nil) == aborted {
+					w.answered(r.c, r.err)
+				}
 			}
-			return 1
-		})
-		for _, r := range ready {
-			w.answered(r.c, r.err)
 		}
 		waits, err := w.waits(ctx)
 		if err != nil {

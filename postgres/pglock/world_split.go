@@ -109,16 +109,14 @@ func (w *classWorld) resume(c *pgClient) error {
 // took back: their backend is gone, so pg_locks cannot show them, and the
 // snapshot says so in an alert naming the pid they had.
 func (w *classWorld) zombieHolders(snap lockqueue.Snapshot) []lockqueue.Alert {
-	now := "no one holds it now"
+	holder := ""
 	if h := snap.Holders(); len(h) > 0 {
-		if o := w.clientOfNode(h[0]); o != "" {
-			now = o + " holds it now"
-		}
+		holder = w.clientOfNode(h[0])
 	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
 		if a, ok := simulator.ZombieHolder(c.name, c.state, nodeName(int(c.pid)), c.lapsed, c.cutHeld,
-			"when the server ended its session (idle_in_transaction_session_timeout), not by committing: its transaction rolled back", now,
+			"when the server ended its session (idle_in_transaction_session_timeout), not by committing: its transaction rolled back", holder,
 			"running again", "whose backend is gone"); ok {
 			out = append(out, a)
 		}

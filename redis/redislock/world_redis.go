@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -85,7 +86,7 @@ type contender struct {
 	// its other reason to try again.
 	sub      *redis.PubSub
 	retryAt  time.Time
-	renewals *counter
+	renewals atomic.Int64
 	// loop is a waiter locking with redsync's defaults, retrying on its
 	// own (nil for the classroom-paced clients).
 	loop *lockLoop
@@ -98,18 +99,6 @@ func (c *contender) retries() int {
 		return int(c.loop.wire.refused.Load())
 	}
 	return c.stats.Retries
-}
-
-type counter struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (c *counter) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
-func (c *counter) get() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
 }
 
 // rdb is the client's connection to the single master.
@@ -229,8 +218,8 @@ func (w *world) Stats() simulator.Stats {
 			s.Commands += int(c.loop.wire.commands.Load())
 			s.Retries += int(c.loop.wire.refused.Load())
 		}
-		s.Renewals += c.renewals.get()
-		s.Commands += c.renewals.get()
+		s.Renewals += int(c.renewals.Load())
+		s.Commands += int(c.renewals.Load())
 	}
 	s.ServerCalls = w.calls
 	return s
@@ -366,7 +355,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	rand.Read(tok)
 	c := &contender{
 		name: name, token: name + "-" + hex.EncodeToString(tok), state: simulator.StateWaiting,
-		joined: w.Step, since: w.Step, renewals: &counter{},
+		joined: w.Step, since: w.Step,
 	}
 	var pools []redsyncredis.Pool
 	for _, m := range w.masters {
@@ -590,7 +579,7 @@ func (w *world) startWatchdog(c *contender) {
 			}
 			n, err := redissonRenew.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Int()
 			if err == nil {
-				c.renewals.add()
+				c.renewals.Add(1)
 			}
 			if err == nil && n == 0 {
 				return // not ours any more: Redisson stops renewing too
@@ -1156,14 +1145,10 @@ func (w *world) zombieHolders(tok string) []lockqueue.Alert {
 	if w.redlock() {
 		lost = "its keys no longer make a majority of the masters"
 	}
-	now := "no one holds it now"
-	if tok != "" {
-		now = w.clientOf(tok) + " holds it now"
-	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
 		if a, ok := simulator.ZombieHolder(c.name, c.state, c.token, c.lapsed, c.cutHeld,
-			"without releasing it: "+lost, now, "running again", "the key no longer shows"); ok {
+			"without releasing it: "+lost, w.clientOf(tok), "running again", "the key no longer shows"); ok {
 			out = append(out, a)
 		}
 	}

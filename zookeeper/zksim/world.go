@@ -730,14 +730,14 @@ func (w *world) snapshot() (lockqueue.Snapshot, error) {
 // cannot show them, so the snapshot says so in an alert naming the node
 // they lost, the same kind etcd's reader raises for a lease run out.
 func (w *world) zombieHolders(snap lockqueue.Snapshot) []lockqueue.Alert {
-	now := "no one holds it now"
+	holder := ""
 	if h := snap.Holders(); len(h) > 0 {
-		now = w.ownerOf(h[0]) + " holds it now"
+		holder = w.ownerOf(h[0])
 	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
 		if a, ok := simulator.ZombieHolder(c.name, c.state, c.lastNode, c.lapsed, c.cutHeld,
-			"when its session expired, not by releasing it, and ZooKeeper deleted its node "+c.lastNode, now, "back from its pause", "whose node is gone"); ok {
+			"when its session expired, not by releasing it, and ZooKeeper deleted its node "+c.lastNode, holder, "back from its pause", "whose node is gone"); ok {
 			out = append(out, a)
 		}
 	}

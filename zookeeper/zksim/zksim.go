@@ -129,15 +129,7 @@ func (b *Backend) observer(ctx context.Context) (*zk.Conn, error) {
 	defer b.mu.Unlock()
 	if b.obs == nil {
 		b.sess = newSessionState()
-		conn, _, err := zk.Connect(b.cfg.Servers, max(10*time.Second, b.cfg.SessionTimeout),
-			zk.WithEventCallback(func(ev zk.Event) {
-				if ev.Type == zk.EventSession {
-					b.sess.set(ev.State)
-				}
-			}),
-			zk.WithLogger(zkLogger{log: b.log, name: "simulator"}),
-			zk.WithLogInfo(false),
-		)
+		conn, err := dial(b.cfg.Servers, max(10*time.Second, b.cfg.SessionTimeout), b.sess, b.log, "simulator")
 		if err != nil {
 			return nil, unavailablef("simulator: connect to %s: %v", strings.Join(b.cfg.Servers, ","), err)
 		}
