@@ -53,6 +53,9 @@ type WorldSpec struct {
 	// Publish shows a mid-step snapshot (the live hub); may be nil.
 	Publish func(lockqueue.Snapshot)
 	Logger  *slog.Logger
+	// Token words a fencing token as the backend does (TokenWorder); nil:
+	// in decimal.
+	Token func(int64) string
 }
 
 // Backend is a lock service's classroom: its scenarios, their rules and
@@ -208,16 +211,6 @@ type Resource struct {
 	last     string
 	// token words a token as the service's narration does.
 	token func(int64) string
-}
-
-// NewResource returns a resource that checks tokens when fencing is on;
-// its messages write tokens in decimal.
-func NewResource(fencing bool) *Resource { return NewResourceWith(fencing, decimalToken) }
-
-// NewResourceWith is NewResource with the service's words for a token
-// (ZooKeeper's zxids in hex).
-func NewResourceWith(fencing bool, token func(int64) string) *Resource {
-	return &Resource{fencing: fencing, token: token}
 }
 
 // Write is a client's write with its token (0: none); it says whether the

@@ -212,7 +212,7 @@ func (r *Run) ID() string { return r.id }
 func (r *Run) openWorld(fork int) (World, error) {
 	return r.m.backend.NewWorld(r.ctx, WorldSpec{
 		Path: r.pathFor(fork), Scenario: r.sc, Strategy: r.strategy, Fencing: r.fencing,
-		Publish: r.show, Logger: r.m.log,
+		Publish: r.show, Logger: r.m.log, Token: tokenWords(r.m.backend),
 	})
 }
 

@@ -1,7 +1,9 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -33,6 +35,35 @@ func (s *StepClocks) EndStep(k int, clock time.Duration) {
 		s.clocks = []time.Duration{0}
 	}
 	s.clocks = append(s.clocks[:k], clock)
+}
+
+// Base is what every world is given and keeps the same way: its steps,
+// the protected resource its clients write to, where it shows a mid-step
+// snapshot and whether its scenario is split. Embedded in a World.
+type Base struct {
+	Steps
+	Resource *Resource
+	// Publish shows a mid-step snapshot (WorldSpec.Publish); may be nil.
+	Publish func(lockqueue.Snapshot)
+	Log     *slog.Logger
+	// Split: the scenario tells the key moment step by step (it has an
+	// expire step, Split): a holder's pause or crash only cuts it off, and
+	// the expiry, the hand-over (wake, where a woken client must act) and
+	// the resume are steps of their own.
+	Split bool
+}
+
+// NewBase is the Base of the world spec opens, starting now. Its resource
+// checks tokens when fencing is on, and words them as spec.Token does.
+func NewBase(spec WorldSpec) Base {
+	token := spec.Token
+	if token == nil {
+		token = decimalToken
+	}
+	return Base{
+		Steps: Steps{Start: time.Now()}, Resource: &Resource{fencing: spec.Fencing, token: token},
+		Publish: spec.Publish, Log: cmp.Or(spec.Logger, slog.New(slog.DiscardHandler)), Split: Split(spec.Scenario.Steps),
+	}
 }
 
 // Steps is what every world keeps of its steps: the one being done (its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -186,15 +185,12 @@ type client struct {
 // world is one etcd lock prefix on the classroom's server and the clients
 // contending for it.
 type world struct {
-	simulator.Steps // ClockAt; the step being done
+	simulator.Base
 
-	prefix   string
-	addr     string
-	obs      *clientv3.Client // the classroom's own: snapshots and cleanup
-	ttl      int
-	resource *simulator.Resource
-	publish  func(lockqueue.Snapshot)
-	log      *slog.Logger
+	prefix string
+	addr   string
+	obs    *clientv3.Client // the classroom's own: snapshots and cleanup
+	ttl    int
 
 	clients []*client
 	byName  map[string]*client
@@ -205,12 +201,8 @@ type world struct {
 	// hand-off. (An expiry's delete is only seen by polling, too late to
 	// time one.)
 	freedAt time.Time
-	// split: the scenario tells the key moment step by step (it has an
-	// expire step, simulator.Split): a holder's pause or crash only cuts
-	// it off, and the lease's expiry, the hand-over (wake) and the resume
-	// are steps of their own (world_split.go). toWake: an expiry's
-	// hand-over is still to come.
-	split, toWake bool
+	// toWake: an expiry's hand-over (world_split.go) is still to come.
+	toWake bool
 }
 
 func newWorld(ctx context.Context, endpoint string, spec simulator.WorldSpec, p params) (*world, error) {
@@ -220,11 +212,7 @@ func newWorld(ctx context.Context, endpoint string, spec simulator.WorldSpec, p 
 	}
 	w := &world{
 		prefix: spec.Path, addr: strings.TrimPrefix(endpoint, "http://"), obs: obs, ttl: p.TTL,
-		resource: simulator.NewResource(spec.Fencing), publish: spec.Publish, log: spec.Logger,
-		byName: map[string]*client{}, Steps: simulator.Steps{Start: time.Now()}, split: simulator.Split(spec.Scenario.Steps),
-	}
-	if spec.Logger == nil {
-		w.log = slog.New(slog.DiscardHandler)
+		byName: map[string]*client{}, Base: simulator.NewBase(spec),
 	}
 	if _, err := obs.Get(ctx, w.prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
 		obs.Close()
@@ -541,7 +529,7 @@ func (w *world) release(ctx context.Context, c *client) error {
 	}
 	w.freedAt = time.Now()
 	if err := c.sess.Close(); err != nil {
-		w.log.Debug("etcd classroom: close session", "client", c.name, "err", err)
+		w.Log.Debug("etcd classroom: close session", "client", c.name, "err", err)
 	}
 	c.state, c.since = simulator.StateReleased, w.Step
 	text := "Unlock: deleted its key; no one was waiting"
@@ -597,7 +585,7 @@ func (w *world) leave(ctx context.Context, c *client) error {
 		return fmt.Errorf("%s: Lock after cancel returned %v, want context.Canceled", c.name, err)
 	}
 	if err := c.sess.Close(); err != nil {
-		w.log.Debug("etcd classroom: close session", "client", c.name, "err", err)
+		w.Log.Debug("etcd classroom: close session", "client", c.name, "err", err)
 	}
 	c.stats.Delete++
 	c.state, c.since, c.line = simulator.StateReleased, w.Step, lineUnlock
@@ -617,7 +605,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	}
 	c.proxy.Cut()
 	cutAt := time.Now()
-	if w.split {
+	if w.Split {
 		return w.cutHeld(ctx, c, pause)
 	}
 	w.announceCut(c, pause, "")
@@ -698,7 +686,7 @@ func (w *world) announceCut(c *client, pause bool, more string) {
 // as the token.
 func (w *world) write(c *client) {
 	c.line = lineWork
-	w.Emit(w.resource.Tell(&c.stats, c.name, w.nodeName(c), c.rev, fmt.Sprintf(" with token %d (its key's create revision)", c.rev)))
+	w.Emit(w.Resource.Tell(&c.stats, c.name, w.nodeName(c), c.rev, fmt.Sprintf(" with token %d (its key's create revision)", c.rev)))
 }
 
 // checkedWrite checks session.Done(), then its key in a Txn on the
@@ -737,7 +725,7 @@ func (w *world) checkedWrite(ctx context.Context, c *client) error {
 const checkRace = "; its check passed first, but that is no fix: a pause between the check and the write can let the lease run out and another client take the lock, and the write then lands stale. Only a resource that checks the token (or a write made in the same Txn on etcd itself) closes that gap"
 
 // show publishes the lock as it is now, in the middle of a step.
-func (w *world) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
+func (w *world) show() { simulator.ShowMidStep(w.Publish, w.Snapshot) }
 
 // Snapshot reads the prefix's keys by create revision and their leases'
 // time left from the server and builds the queue by lockqueue's etcd

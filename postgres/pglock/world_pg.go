@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -57,7 +56,7 @@ type pgClient struct {
 // two rows, or an advisory key, and a role its clients log in as (so the
 // server's pg_stat_statements counts their statements apart).
 type classWorld struct {
-	simulator.Steps // ClockAt; the step being done
+	simulator.Base
 
 	lockName string
 	name     lockName
@@ -73,10 +72,7 @@ type classWorld struct {
 	rows      bool
 	waitStart string
 	p         classParams
-	resource  *simulator.Resource
 	lines     classLines
-	publish   func(lockqueue.Snapshot)
-	log       *slog.Logger
 
 	clients []*pgClient
 	byName  map[string]*pgClient
@@ -89,9 +85,6 @@ type classWorld struct {
 	// PostgreSQL's deadlock check breaks deadlock_timeout after the wait
 	// began; the next step tells that first.
 	cycleStands bool
-	// split: the scenario tells a holder's pause in steps (an expire
-	// step, simulator.Split; world_split.go).
-	split bool
 }
 
 // ident makes a run's path a lower-case SQL identifier.
@@ -120,9 +113,8 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 	h.Write([]byte(spec.Path))
 	w := &classWorld{
 		table: "public." + ident("zkv_", spec.Path), key: int64(h.Sum64() >> 1), role: ident("zkv_client_", spec.Path),
-		srvAddr: srv.Addr(), p: p, resource: simulator.NewResource(spec.Fencing), lines: classLinesFor(p, severalRows(spec.Scenario, p)),
-		publish: spec.Publish, log: spec.Logger, byName: map[string]*pgClient{}, byPid: map[uint32]*pgClient{}, Steps: simulator.Steps{Start: time.Now()},
-		rows: severalRows(spec.Scenario, p), split: simulator.Split(spec.Scenario.Steps),
+		srvAddr: srv.Addr(), p: p, lines: classLinesFor(p, severalRows(spec.Scenario, p)), rows: severalRows(spec.Scenario, p),
+		byName: map[string]*pgClient{}, byPid: map[uint32]*pgClient{}, Base: simulator.NewBase(spec),
 	}
 	if p.Lock == kindRow {
 		w.lockName = "table/" + w.table
@@ -305,7 +297,7 @@ func (w *classWorld) act(ctx context.Context, a simulator.Action) error {
 	case simulator.ActCrash:
 		return w.crash(ctx, c)
 	case simulator.ActPause:
-		if w.split {
+		if w.Split {
 			return w.pauseSplit(ctx, c)
 		}
 		return w.pause(ctx, c)
@@ -799,7 +791,7 @@ func (w *classWorld) write(ctx context.Context, c *pgClient) error {
 		}
 	}
 	// PostgreSQL's locks give no token.
-	w.Emit(w.resource.Tell(&c.stats, c.name, nodeName(int(c.pid)), 0, ""))
+	w.Emit(w.Resource.Tell(&c.stats, c.name, nodeName(int(c.pid)), 0, ""))
 	return nil
 }
 
@@ -843,7 +835,7 @@ func (w *classWorld) count(ctx context.Context) error {
 }
 
 // show publishes the lock as it is now, in the middle of a step.
-func (w *classWorld) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
+func (w *classWorld) show() { simulator.ShowMidStep(w.Publish, w.Snapshot) }
 
 // Snapshot is the live reader's poll, for this run's lock: the same query
 // and the same rules (BuildServerQueue), so the classroom draws what

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,18 +128,14 @@ func (c *contender) stopWatchdog() {
 // world is one Redis lock key on the classroom's redis-server (or on
 // Redlock's masters, a server each) and the clients contending for it.
 type world struct {
-	simulator.Steps // ClockAt; the step being done
+	simulator.Base
 
 	key      string
 	fenceKey string
 	channel  string
 	masters  []*master
 	p        params
-	fencing  bool
-	resource *simulator.Resource
 	lines    recipeLines
-	publish  func(lockqueue.Snapshot)
-	log      *slog.Logger
 
 	clients []*contender
 	byName  map[string]*contender
@@ -159,19 +154,12 @@ type world struct {
 	held []int64
 	// instant: the step being done lets no time pass (letsTimePass).
 	instant bool
-	// split: the scenario tells the key moment step by step (it has an
-	// expire step, simulator.Split): a holder's pause or crash only cuts
-	// it, and the expiry, the next try that takes the key (wake) and the
-	// resume are steps of their own.
-	split bool
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
 	w := &world{
 		key: spec.Path, fenceKey: spec.Path + ":fence", channel: "redisson_lock__channel:{" + spec.Path + "}",
-		masters: masters, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
-		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*contender{}, Steps: simulator.Steps{Start: time.Now()},
-		split: simulator.Split(spec.Scenario.Steps),
+		masters: masters, p: p, lines: linesFor(p), byName: map[string]*contender{}, Base: simulator.NewBase(spec),
 	}
 	for _, m := range masters {
 		if err := m.obs.Ping(ctx).Err(); err != nil {
@@ -517,7 +505,7 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		} else {
 			// A failed try costs redsync's release script on every master.
 			c.stats.Commands += len(w.masters)
-			w.log.Debug("redis classroom: redsync try", "client", c.name, "err", err)
+			w.Log.Debug("redis classroom: redsync try", "client", c.name, "err", err)
 		}
 	case w.p.Watchdog:
 		ttl, err := redissonLock.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Int64()
@@ -762,7 +750,7 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	if !held || w.p.ExpiryMs == 0 {
 		return w.cutWithoutExpiry(ctx, c, pause, stale, cutAt)
 	}
-	if w.split {
+	if w.Split {
 		// The key's expiry is the expire step's; until then the classroom
 		// holds it, and the waiters find it taken.
 		c.cutAt, c.cutHeld = cutAt, true
@@ -1002,7 +990,7 @@ func (w *world) write(c *contender) {
 	if c.fence != 0 {
 		with = fmt.Sprintf(" with token %d", c.fence)
 	}
-	e := w.resource.Tell(&c.stats, c.name, c.token, c.fence, with)
+	e := w.Resource.Tell(&c.stats, c.name, c.token, c.fence, with)
 	if e.Event == simulator.EvFenced && c.fence != 0 {
 		// The fix is only as good as its counter: say so where it acts.
 		e.Text += ". This holds while the counter only goes up: after a failover with asynchronous replication it can go back"
@@ -1080,7 +1068,7 @@ func (w *world) ownerOfKey(ctx context.Context) string {
 }
 
 // show publishes the lock as it is now, in the middle of a step.
-func (w *world) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
+func (w *world) show() { simulator.ShowMidStep(w.Publish, w.Snapshot) }
 
 // Snapshot reads the key from the server (GET or the hash's field, and
 // PTTL): the holder is whoever's token the server holds, not whom the

@@ -146,7 +146,7 @@ func (c *client) connect(ctx context.Context, server string) error {
 	}
 	c.proxy = p
 	c.sess = newSessionState()
-	conn, err := dial([]string{p.Addr()}, c.w.sessionTimeout, c.sess, c.w.log, c.name)
+	conn, err := dial([]string{p.Addr()}, c.w.sessionTimeout, c.sess, c.w.Log, c.name)
 	if err != nil {
 		p.Close()
 		return fmt.Errorf("%s: connect: %w", c.name, err)

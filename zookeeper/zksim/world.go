@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path"
 	"slices"
 	"strings"
@@ -25,7 +24,6 @@ type world struct {
 	zpath    string // as the server sees it
 	servers  []string
 	obs      *zk.Conn // the manager's own session: creates the lock node, reads snapshots, sees expiry
-	log      *slog.Logger
 	lock     simulator.LockKind
 	leases   int
 	strategy simulator.Strategy
@@ -33,16 +31,8 @@ type world struct {
 	opts     lockqueue.Options
 
 	sessionTimeout time.Duration
-	// publish shows an intermediate snapshot (a crashed holder before its
-	// session expires) while a step is still running; may be nil.
-	publish func(lockqueue.Snapshot)
 	// noSnapshots skips the per-step snapshot (benchmarks of big queues).
 	noSnapshots bool
-	// split: the scenario tells the key moment step by step (it has an
-	// expire step, simulator.Split): a pause or crash only cuts the
-	// client, and the expiry, the hand-over and the resume are steps of
-	// their own.
-	split bool
 	// expired are the paths an expire step deleted, whose watchers the
 	// next wake step lets handle their notifications.
 	expired []string
@@ -51,10 +41,9 @@ type world struct {
 	// "if not exists: goto 2" line is for).
 	beforeExists func(client, target string)
 
-	clients  []*client
-	byName   map[string]*client
-	resource *simulator.Resource
-	cache    map[string]lockqueue.Child
+	clients []*client
+	byName  map[string]*client
+	cache   map[string]lockqueue.Child
 
 	// A scene of two locks (scene.go): second is the other lock's world,
 	// whose host is this one (its steps, clock and events are the host's);
@@ -62,39 +51,35 @@ type world struct {
 	second, host *world
 	reversed     []string
 
-	// Steps is the step being done and the run's clock (a step waiting
-	// for a session to expire moves it by the session timeout, whatever
-	// the real ZooKeeper took). A scene's second lock records nothing of
-	// its own: its host does (rec).
-	simulator.Steps
+	// Base: the step being done and the run's clock (a step waiting for a
+	// session to expire moves it by the session timeout, whatever the real
+	// ZooKeeper took). A scene's second lock records nothing of its own:
+	// its host does (rec).
+	simulator.Base
 }
 
+// worldConfig is a world's lock as the server sees it (ZPath) and the
+// backend's servers, observer and session timeout; Spec has the rest.
 type worldConfig struct {
-	Path, ZPath    string
+	Spec           simulator.WorldSpec
+	ZPath          string
 	Servers        []string
 	Observer       *zk.Conn
-	Logger         *slog.Logger
-	Lock           simulator.LockKind
-	Leases         int
-	Strategy       simulator.Strategy
-	Fencing        bool
 	SessionTimeout time.Duration
-	Publish        func(lockqueue.Snapshot)
-	Split          bool
 }
 
 // newWorld creates the lock node.
 func newWorld(cfg worldConfig) (*world, error) {
-	st := cfg.Strategy
-	if cfg.Lock == simulator.LeaseLock {
+	sc := cfg.Spec.Scenario
+	st := cfg.Spec.Strategy
+	if sc.Lock == simulator.LeaseLock {
 		st = simulator.Children
 	}
 	w := &world{
-		path: cfg.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer, log: cfg.Logger,
-		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: recipeFor(cfg.Lock, cfg.Strategy),
-		opts: buildOptions(cfg.Lock, cfg.Leases, st), sessionTimeout: cfg.SessionTimeout, Steps: simulator.Steps{Start: time.Now()},
-		publish: cfg.Publish, byName: map[string]*client{}, resource: simulator.NewResourceWith(cfg.Fencing, tokenText),
-		cache: map[string]lockqueue.Child{}, split: cfg.Split,
+		path: cfg.Spec.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer,
+		lock: sc.Lock, leases: sc.Leases, strategy: st, recipe: recipeFor(sc.Lock, cfg.Spec.Strategy),
+		opts: buildOptions(sc.Lock, sc.Leases, st), sessionTimeout: cfg.SessionTimeout, Base: simulator.NewBase(cfg.Spec),
+		byName: map[string]*client{}, cache: map[string]lockqueue.Child{},
 	}
 	if _, err := w.obs.Create(w.zpath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		return nil, fmt.Errorf("create lock node %s: %w", w.path, err)
@@ -323,7 +308,7 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 	held := c.state == simulator.StateHolding
 	node := c.node
 	w.silence(c, pause)
-	if w.split {
+	if w.Split {
 		// The expiry is the next step's: this one ends with the node
 		// still there, its session silent (a zombie on the lane).
 		c.cutNode, c.cutHeld = node, held
@@ -472,7 +457,7 @@ func (w *world) resume(ctx context.Context, c *client, node string, held bool) e
 	// spans steps, whose real length is the lecturer's pace, not the
 	// story's.
 	after := fmt.Sprintf("resumes after %.1fs", time.Since(c.cutAt).Seconds())
-	if w.split {
+	if w.Split {
 		after = "resumes after a pause longer than its session timeout"
 	}
 	if held {
@@ -516,7 +501,7 @@ func (w *world) write(c *client) error {
 	}
 	c.line = w.recipe.write
 	// The token was read when it acquired.
-	w.emit(w.resource.Tell(&c.stats, c.name, c.lastNode, c.token, " with token "+tokenText(c.token)))
+	w.emit(w.Resource.Tell(&c.stats, c.name, c.lastNode, c.token, " with token "+tokenText(c.token)))
 	return nil
 }
 
@@ -667,13 +652,13 @@ func parallel(ctx context.Context, n int, f func(i int) error) error {
 
 // show publishes the lock as it is now, in the middle of a step.
 func (w *world) show() {
-	if w.publish == nil || w.noSnapshots {
+	if w.Publish == nil || w.noSnapshots {
 		return
 	}
 	if snap, err := w.snapshot(); err == nil {
-		w.publish(snap)
+		w.Publish(snap)
 	} else {
-		w.log.Debug("simulator: mid-step snapshot", "path", w.path, "err", err)
+		w.Log.Debug("simulator: mid-step snapshot", "path", w.path, "err", err)
 	}
 }
 

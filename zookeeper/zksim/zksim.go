@@ -236,24 +236,20 @@ func (b *Backend) NewWorld(_ context.Context, spec simulator.WorldSpec) (simulat
 	b.mu.Lock()
 	obs := b.obs
 	b.mu.Unlock()
-	cfg := worldConfig{
-		Path: spec.Path, ZPath: b.zpath(spec.Path), Servers: b.cfg.Servers, Observer: obs, Logger: spec.Logger,
-		Lock: spec.Scenario.Lock, Leases: spec.Scenario.Leases, Strategy: spec.Strategy, Fencing: spec.Fencing,
-		SessionTimeout: b.cfg.SessionTimeout, Publish: spec.Publish, Split: simulator.Split(spec.Scenario.Steps),
-	}
+	cfg := worldConfig{Spec: spec, ZPath: b.zpath(spec.Path), Servers: b.cfg.Servers, Observer: obs, SessionTimeout: b.cfg.SessionTimeout}
 	w, err := newWorld(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if p, scene, _ := sceneOf(spec.Scenario, spec.Scenario.Steps); scene {
 		// The second lock's mid-step snapshots are not the run's lock's.
-		cfg.Path, cfg.ZPath, cfg.Publish = spec.Path+sceneSuffix, b.zpath(spec.Path+sceneSuffix), nil
+		cfg.Spec.Path, cfg.ZPath, cfg.Spec.Publish = spec.Path+sceneSuffix, b.zpath(spec.Path+sceneSuffix), nil
 		second, err := newWorld(cfg)
 		if err != nil {
 			w.Close()
 			return nil, err
 		}
-		second.host, second.resource, second.Start = w, w.resource, w.Start
+		second.host, second.Resource, second.Start = w, w.Resource, w.Start
 		w.second, w.reversed = second, p.Reversed
 	}
 	w.noSnapshots, w.beforeExists = b.noSnapshots, b.beforeExists
