@@ -763,12 +763,11 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 	var parts []string
 	for _, e := range events {
-		switch e.Event {
-		case simulator.EvLock:
-			parts = append(parts, fmt.Sprintf("%s holds the lock (token %d)", e.Client, e.Token))
-		default:
-			parts = append(parts, simulator.Said(e.Client, e.Text))
+		part := simulator.Said(e.Client, e.Text)
+		if e.Event == simulator.EvLock {
+			part = fmt.Sprintf("%s holds the lock (token %d)", e.Client, e.Token)
 		}
+		parts = append(parts, part)
 	}
 	return simulator.Sentence(a, parts)
 }

@@ -639,7 +639,7 @@ func (w *classWorld) crash(ctx context.Context, c *pgClient) error {
 		<-c.pending
 		c.pending = nil
 	}
-	if err := w.gone(ctx, c); err != nil {
+	if err := w.gone(ctx, c, settlePoll, fmt.Sprintf("backend (pid %d) did not end", c.pid)); err != nil {
 		return err
 	}
 	text := "crashes: its process dies and the operating system closes its socket, so the server reads end-of-file and ends its backend"
@@ -651,14 +651,15 @@ func (w *classWorld) crash(ctx context.Context, c *pgClient) error {
 	return nil
 }
 
-// gone waits until c's backend has left pg_stat_activity.
-func (w *classWorld) gone(ctx context.Context, c *pgClient) error {
+// gone waits until c's backend has left pg_stat_activity, looking every
+// so often; notYet says what did not happen if ctx ends first.
+func (w *classWorld) gone(ctx context.Context, c *pgClient, every time.Duration, notYet string) error {
 	for {
 		if gone, err := w.backendGone(ctx, c.pid); gone || err != nil {
 			return err
 		}
-		if err := simulator.Sleep(ctx, settlePoll); err != nil {
-			return fmt.Errorf("%s's backend (pid %d) did not end (%s): %w", c.name, c.pid, w.backendState(c.pid), err)
+		if err := simulator.Sleep(ctx, every); err != nil {
+			return fmt.Errorf("%s's %s (%s): %w", c.name, notYet, w.backendState(c.pid), err)
 		}
 	}
 }
@@ -755,14 +756,10 @@ func (w *classWorld) endSession(ctx context.Context, c *pgClient) (took time.Dur
 		return 0, fmt.Errorf("%s: set its idle timeout: %w", c.name, err)
 	}
 	start := time.Now()
-	for {
-		if gone, err := w.backendGone(ctx, c.pid); err != nil || gone {
-			return time.Since(start), err
-		}
-		if err := simulator.Sleep(ctx, 50*time.Millisecond); err != nil {
-			return 0, fmt.Errorf("%s's session was not ended (%s): %w", c.name, w.backendState(c.pid), err)
-		}
+	if err := w.gone(ctx, c, 50*time.Millisecond, "session was not ended"); err != nil {
+		return 0, err
 	}
+	return time.Since(start), nil
 }
 
 // write is the work: with a row lock, an UPDATE of the locked row in the
@@ -870,18 +867,12 @@ func (w *classWorld) Snapshot() (lockqueue.Snapshot, bool, error) {
 func (w *classWorld) Narrate(a simulator.Action, events []simulator.Event) string {
 	var parts []string
 	for _, e := range events {
-		switch e.Event {
-		case simulator.EvLock:
-			parts = append(parts, e.Client+" holds the lock ("+e.Text+")")
-		case simulator.EvWait:
-			if e.Client == "" {
-				parts = append(parts, e.Text)
-			} else {
-				parts = append(parts, simulator.Said(e.Client, e.Text))
-			}
-		default:
-			parts = append(parts, simulator.Said(e.Client, e.Text))
+		// A wait step's event has no client: Said tells its text alone.
+		part := simulator.Said(e.Client, e.Text)
+		if e.Event == simulator.EvLock {
+			part = e.Client + " holds the lock (" + e.Text + ")"
 		}
+		parts = append(parts, part)
 	}
 	var asleep []string
 	for _, c := range w.clients {
