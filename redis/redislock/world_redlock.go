@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -94,10 +95,8 @@ func (w *world) tokens(ctx context.Context) []string {
 }
 
 func (w *world) masterByName(name string) *master {
-	for _, m := range w.masters {
-		if m.name == name {
-			return m
-		}
+	if i := slices.IndexFunc(w.masters, func(m *master) bool { return m.name == name }); i >= 0 {
+		return w.masters[i]
 	}
 	return nil
 }
