@@ -14,7 +14,7 @@ import (
 // and sleep within a step.
 
 // StepClocks is a world's clock at the end of every step. Embedded in a
-// World, its ClockAt is the World's.
+// World (through Base and Steps), its ClockAt is the World's.
 type StepClocks struct {
 	clocks []time.Duration // [0] is 0, before the first step
 }
