@@ -1,7 +1,6 @@
 package zksim
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -68,9 +67,7 @@ func (l *ledger) queue() lockqueue.Snapshot {
 
 // apply checks one step and records its effect.
 func (l *ledger) apply(step int, a simulator.Action) error {
-	fail := func(format string, args ...any) error {
-		return invalidf("step %d: %s %s: %s", step, a.Action, a.Client, fmt.Sprintf(format, args...))
-	}
+	fail := simulator.PlanStep{Action: a, N: step}.Fail
 	if err := simulator.CheckAction(l.lock, a, false); err != nil && a.Action != ActLockSecond {
 		return invalidf("step %d: %v", step, err)
 	}
