@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -687,11 +688,7 @@ func (w *world) snapshot() (lockqueue.Snapshot, error) {
 		}
 		children = append(children, ch)
 	}
-	for n := range w.cache {
-		if !seen[n] {
-			delete(w.cache, n)
-		}
-	}
+	maps.DeleteFunc(w.cache, func(n string, _ lockqueue.Child) bool { return !seen[n] })
 	opts := w.opts
 	opts.CVersion = st.Cversion
 	snap := lockqueue.Build(w.path, children, opts)
