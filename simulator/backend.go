@@ -53,6 +53,9 @@ type WorldSpec struct {
 	// Publish shows a mid-step snapshot (the live hub); may be nil.
 	Publish func(lockqueue.Snapshot)
 	Logger  *slog.Logger
+	// Token words a fencing token as the backend does (TokenWorder); nil:
+	// in decimal.
+	Token func(int64) string
 }
 
 // Backend is a lock service's classroom: its scenarios, their rules and
@@ -210,16 +213,6 @@ type Resource struct {
 	token func(int64) string
 }
 
-// NewResource returns a resource that checks tokens when fencing is on;
-// its messages write tokens in decimal.
-func NewResource(fencing bool) *Resource { return NewResourceWith(fencing, decimalToken) }
-
-// NewResourceWith is NewResource with the service's words for a token
-// (ZooKeeper's zxids in hex).
-func NewResourceWith(fencing bool, token func(int64) string) *Resource {
-	return &Resource{fencing: fencing, token: token}
-}
-
 // Write is a client's write with its token (0: none); it says whether the
 // resource accepted it and why.
 func (r *Resource) Write(client string, token int64) (bool, string) {
@@ -234,6 +227,19 @@ func (r *Resource) Write(client string, token int64) (bool, string) {
 	}
 	r.note(client, token)
 	return true, "accepted"
+}
+
+// Tell is a client's write to r with its token (0: none), counted in s
+// and told as the step's event: with is what the text says the write
+// carries (" with token 5", "" where the service's lock gives none).
+func (r *Resource) Tell(s *Stats, client, node string, token int64, with string) Event {
+	s.Writes++
+	ok, why := r.Write(client, token)
+	if ok {
+		return Event{Client: client, Event: EvWrite, Token: token, Node: node, Text: "writes to the protected resource" + with + ": " + why}
+	}
+	s.Refused(token)
+	return Event{Client: client, Event: EvFenced, Token: token, Node: node, Text: "writes" + with + ": rejected, " + why}
 }
 
 func (r *Resource) note(client string, token int64) {

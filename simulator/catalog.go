@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -72,13 +73,7 @@ func NewCatalog(cfg CatalogConfig) *Catalog {
 			c.names = append(c.names, n)
 		}
 	}
-	var rest []string
-	for n := range c.builtins {
-		if !slices.Contains(c.names, n) {
-			rest = append(rest, n)
-		}
-	}
-	slices.Sort(rest)
+	rest := slices.DeleteFunc(slices.Sorted(maps.Keys(c.builtins)), func(n string) bool { return slices.Contains(c.names, n) })
 	c.names = append(c.names, rest...)
 	return c
 }

@@ -212,7 +212,7 @@ func (r *Run) ID() string { return r.id }
 func (r *Run) openWorld(fork int) (World, error) {
 	return r.m.backend.NewWorld(r.ctx, WorldSpec{
 		Path: r.pathFor(fork), Scenario: r.sc, Strategy: r.strategy, Fencing: r.fencing,
-		Publish: r.show, Logger: r.m.log,
+		Publish: r.show, Logger: r.m.log, Token: tokenWords(r.m.backend),
 	})
 }
 
@@ -262,25 +262,21 @@ func (r *Run) exec(k int) error {
 	ctx, cancel := context.WithTimeout(r.ctx, r.m.stepTimeout(r.sc))
 	defer cancel()
 	events, err := r.cur.Do(ctx, k, a)
-	if err != nil {
-		r.mu.Lock()
-		r.failed = err
-		r.mu.Unlock()
-		return err
-	}
-	rec, err := r.record(r.cur, k, a, events)
-	if err != nil {
-		r.mu.Lock()
-		r.failed = err
-		r.mu.Unlock()
-		return err
+	var rec record
+	if err == nil {
+		rec, err = r.record(r.cur, k, a, events)
 	}
 	r.mu.Lock()
-	r.records = append(r.records[:k], rec)
-	r.cursor = k
+	if err != nil {
+		r.failed = err
+	} else {
+		r.records, r.cursor = append(r.records[:k], rec), k
+	}
 	r.mu.Unlock()
-	r.publish(rec)
-	return nil
+	if err == nil {
+		r.publish(rec)
+	}
+	return err
 }
 
 func (r *Run) record(w World, k int, a Action, events []Event) (record, error) {

@@ -61,3 +61,26 @@ func WalkPlan(b Backend, sc *Scenario, plan []Action, anonymous func(Action) boo
 func NoLock(client, todo string) string {
 	return fmt.Sprintf("the plan gives %s no lock to %s at that step", client, todo)
 }
+
+// IsSplitAction says whether action is one only a split plan has (one
+// that tells a holder's pause step by step, Split): expire, wake, resume.
+func IsSplitAction(action string) bool {
+	return action == ActExpire || action == ActWake || action == ActResume
+}
+
+// SplitRefused is the frame of the split rules every service's dry run
+// shares: a split action in a plan that is not split is refused, and in a
+// split plan a client cut off (cut, worded cutOff: "cut off") does nothing
+// before its expire step, and one lapsed (paused past lapsedPast: "its
+// lease's expiry") nothing but resume.
+func (s PlanStep) SplitRefused(split, cut, lapsed bool, cutOff, lapsedPast string) error {
+	switch {
+	case !split && IsSplitAction(s.Action.Action):
+		return s.Fail("%s is for a scenario that tells a pause in steps (with an expire step)", s.Action.Action)
+	case split && cut && s.Action.Action != ActExpire:
+		return s.Fail("%s is %s: its expire step must come first", s.Client, cutOff)
+	case split && lapsed && s.Action.Action != ActResume:
+		return s.Fail("%s is paused past %s: only resume can follow", s.Client, lapsedPast)
+	}
+	return nil
+}

@@ -12,12 +12,17 @@ import (
 // after it (stale). The server's listing cannot show it, so a split
 // scenario's snapshot says so, as etcd's reader does for a lease run out.
 // node is what the server no longer shows; lost says how the server took
-// the lock and what it did, now who holds it now, back how the service
-// words a client running again, and gone what the server no longer shows.
-func ZombieHolder(name, state, node string, lapsed, cutHeld bool, lost, now, back, gone string) (lockqueue.Alert, bool) {
+// the lock and what it did, holder who holds it now ("": no one), back how
+// the service words a client running again, and gone what the server no
+// longer shows.
+func ZombieHolder(name, state, node string, lapsed, cutHeld bool, lost, holder, back, gone string) (lockqueue.Alert, bool) {
 	paused := state == StatePaused && lapsed && cutHeld
 	if !paused && state != StateStale {
 		return lockqueue.Alert{}, false
+	}
+	now := "no one holds it now"
+	if holder != "" {
+		now = holder + " holds it now"
 	}
 	how := back
 	if paused {

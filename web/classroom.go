@@ -81,9 +81,8 @@ func (s *Server) simStart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	s.owners.forget(svc.Name, svc.Classroom.Runs())
-	s.answers.forget(svc.Name, svc.Classroom.Runs())
-	secret, err := s.owners.add(ownerKey(svc.Name, run.ID()), open)
+	var secret string
+	s.settleRuns(svc, func() { secret, err = s.owners.add(ownerKey(svc.Name, run.ID()), open) })
 	var b []byte
 	if err == nil {
 		// The answer carries the secret that lets its starter move and
@@ -186,8 +185,7 @@ func (s *Server) simList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	runs := svc.Classroom.Runs()
-	s.owners.forget(svc.Name, runs)
+	runs := s.settleRuns(svc, nil)
 	out := []json.RawMessage{}
 	for _, run := range runs {
 		key := ownerKey(svc.Name, run.ID())
@@ -274,8 +272,7 @@ func (s *Server) simDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	s.owners.forget(svc.Name, svc.Classroom.Runs())
-	s.answers.forget(svc.Name, svc.Classroom.Runs())
+	s.settleRuns(svc, nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 

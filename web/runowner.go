@@ -93,6 +93,21 @@ func (o *runOwners) forget(service string, live []lockservice.Run) {
 	}
 }
 
+// settleRuns forgets the secrets and answers of svc's runs that are gone,
+// then calls then (when not nil) before another request may list runs
+// again; it answers the live runs.
+func (s *Server) settleRuns(svc lockservice.Service, then func()) []lockservice.Run {
+	s.settling.Lock()
+	defer s.settling.Unlock()
+	runs := svc.Classroom.Runs()
+	s.owners.forget(svc.Name, runs)
+	s.answers.forget(svc.Name, runs)
+	if then != nil {
+		then()
+	}
+	return runs
+}
+
 // goneRuns reports whether an ownerKey names a run of service that live
 // does not list.
 func goneRuns(service string, live []lockservice.Run) func(key string) bool {

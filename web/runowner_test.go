@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -102,4 +103,30 @@ func TestClassroomRunOwnershipToken(t *testing.T) {
 	apiClient{t: t, url: url, header: http.Header{RunOwnerHeader: {a.Owner}}}.do("DELETE", "/runs/"+a.ID, nil, http.StatusUnauthorized, nil)
 	operator.do("DELETE", "/runs/"+a.ID, nil, 204, nil)
 	operator.do("GET", "/runs/"+a.ID, nil, 404, nil)
+}
+
+// TestClassroomRunOwnershipConcurrentStarts: runs started at the same time
+// as others are listed and deleted each keep their starter's secret. A
+// request's list of runs, taken before another request started its run,
+// once forgot that run's secret just after it was given, and its starter
+// was refused its own step.
+func TestClassroomRunOwnershipConcurrentStarts(t *testing.T) {
+	m := newSim(t, simulator.ManagerConfig{})
+	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
+	url := e.ts.URL + "/api/v1/sim"
+	t.Run("starters", func(t *testing.T) {
+		for i := range 8 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				api := apiClient{t: t, url: url, owners: &ownerJar{}}
+				for range 3 {
+					var r started
+					api.do("POST", "/runs", map[string]any{"scenario": "herd", "clients": 2}, 201, &r)
+					api.do("GET", "/runs", nil, 200, nil)
+					api.do("POST", "/runs/"+r.ID+"/step", nil, 200, nil)
+					api.do("DELETE", "/runs/"+r.ID, nil, 204, nil)
+				}
+			})
+		}
+	})
 }

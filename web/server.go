@@ -100,6 +100,11 @@ type Server struct {
 	history *statusWatch
 	// owners are the classroom runs' owner secrets (runowner.go).
 	owners runOwners
+	// settling keeps a list of runs and the forgetting it drives together
+	// with a new run's secret: without it a request's list, taken before
+	// another request started its run, could forget that run's secret just
+	// after it was given (CI saw its starter refused its own step).
+	settling sync.Mutex
 	// answers are the classroom's predictions (classroom_predict.go).
 	answers answerBook
 }

@@ -146,7 +146,6 @@ var recipe = []string{
 
 const (
 	lineTxn     = 2
-	lineHold    = 3
 	lineWatch   = 4
 	lineWork    = 6
 	lineChecked = 7
@@ -219,17 +218,8 @@ func (m *mutexModel) step(step simulator.PlanStep) error {
 func (m *mutexModel) splitStep(step simulator.PlanStep) (done bool, err error) {
 	a, fail := step.Action, step.Fail
 	st := m.state[a.Client]
-	split := a.Action == simulator.ActExpire || a.Action == simulator.ActWake || a.Action == simulator.ActResume
-	switch {
-	case !m.split:
-		if split {
-			return true, fail("%s is for a scenario that tells a pause in steps (with an expire step)", a.Action)
-		}
-		return false, nil
-	case st == modelCut && a.Action != simulator.ActExpire:
-		return true, fail("%s is cut off: its expire step must come first", a.Client)
-	case st == modelLapsed && a.Action != simulator.ActResume:
-		return true, fail("%s is paused past its lease's expiry: only resume can follow", a.Client)
+	if err := step.SplitRefused(m.split, st == modelCut, st == modelLapsed, "cut off", "its lease's expiry"); err != nil || !m.split {
+		return err != nil, err
 	}
 	switch a.Action {
 	case simulator.ActPause, simulator.ActCrash:

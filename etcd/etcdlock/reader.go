@@ -46,6 +46,9 @@ type Reader struct {
 	// connVague: all connErr knows is that gRPC's connection is down; a
 	// lock's own failed read then says better why (TLS, refused…).
 	connVague bool
+	// failedAt is when connErr was last set: an answer to a request sent
+	// before then (in flight as etcd went away) does not say it is back.
+	failedAt time.Time
 	// cluster is the etcd cluster's id (hex) from the last response
 	// header: the history keeps each cluster's locks apart by it.
 	cluster   string
@@ -300,7 +303,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 func (r *Reader) failConn(err error, vague bool) {
 	r.mu.Lock()
 	news := r.connErr == nil || r.connErr.Error() != err.Error()
-	r.connErr, r.tried, r.connVague = err, true, vague
+	r.connErr, r.tried, r.connVague, r.failedAt = err, true, vague, time.Now()
 	for _, l := range r.locks {
 		// The watch may resume silently when etcd is back, and until it
 		// has caught up the keys are those from before: a lock is live
@@ -318,11 +321,16 @@ func (r *Reader) failConn(err error, vague bool) {
 // until it is read again: its keys are those from before the outage.
 var errRereading = errors.New("etcd is back; reading the lock again")
 
-// okConn records that etcd answered. Back from a failure, each lock not
-// read since is read again at once, its watch begun anew, and shown as
-// not live until that read lands.
-func (r *Reader) okConn() {
+// okConn records that etcd answered a request sent at asked. Back from a
+// failure, each lock not read since is read again at once, its watch begun
+// anew, and shown as not live until that read lands. An answer to a
+// request sent before the failure was noted says nothing of now.
+func (r *Reader) okConn(asked time.Time) {
 	r.mu.Lock()
+	if asked.Before(r.failedAt) {
+		r.mu.Unlock()
+		return
+	}
 	was := r.connErr
 	r.connErr, r.tried = nil, true
 	if was != nil {
@@ -378,6 +386,7 @@ func (r *Reader) follow(ctx context.Context, cli *clientv3.Client, l *lock) {
 func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock) (read bool, err error) {
 	pfx := l.name + "/"
 	gctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	asked := time.Now()
 	resp, err := cli.Get(gctx, pfx, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
 	cancel()
 	if err != nil {
@@ -386,7 +395,7 @@ func (r *Reader) readAndWatch(ctx context.Context, cli *clientv3.Client, l *lock
 	// Resynced before okConn, so that a lock's own read bringing the
 	// connection back is not read again.
 	r.resync(l, resp, time.Now())
-	r.okConn()
+	r.okConn(asked)
 
 	// WithRequireLeader: a member cut off from its cluster cancels the
 	// watch instead of leaving it silent, so a stale queue is not live.
@@ -524,6 +533,7 @@ func (r *Reader) readLeases(ctx context.Context, cli *clientv3.Client) {
 	}
 	old := r.leases
 	r.mu.Unlock()
+	asked := time.Now()
 
 	facts := make(map[int64]leaseFacts, len(ids))
 	var failed error
@@ -550,7 +560,7 @@ func (r *Reader) readLeases(ctx context.Context, cli *clientv3.Client) {
 	if failed != nil {
 		r.log.Debug("etcd lease read failed", "err", failed)
 	}
-	r.judgeConn(ctx, cli, len(ids) > 0, failed)
+	r.judgeConn(ctx, cli, asked, len(ids) > 0, failed)
 	r.mu.Lock()
 	r.leases = facts
 	r.publishAllLocked()
@@ -561,14 +571,17 @@ func (r *Reader) readLeases(ctx context.Context, cli *clientv3.Client) {
 // failing for a reason of etcd's own (not a missing privilege) says no, so
 // does a gRPC connection down with nothing read; a read that worked, or a
 // connection up, says yes. A watch alone never tells: the client retries
-// it silently while the server is gone.
-func (r *Reader) judgeConn(ctx context.Context, cli *clientv3.Client, read bool, failed error) {
+// it silently while the server is gone. The reads were sent from asked on.
+func (r *Reader) judgeConn(ctx context.Context, cli *clientv3.Client, asked time.Time, read bool, failed error) {
+	seen := time.Now()
 	state := cli.ActiveConnection().GetState()
 	switch {
 	case failed != nil && !isPermission(failed):
 		r.failConn(describe(failed, r.cfg.Endpoints, "", r.cfg.Timeout), false)
-	case read && failed == nil, state == connectivity.Ready:
-		r.okConn()
+	case state == connectivity.Ready:
+		r.okConn(seen)
+	case read && failed == nil:
+		r.okConn(asked)
 	case state == connectivity.TransientFailure, state == connectivity.Connecting:
 		if err := diagnose(ctx, r.cfg.Endpoints, r.cfg.TLS, r.cfg.Timeout); err != nil {
 			r.failConn(describe(err, r.cfg.Endpoints, "", r.cfg.Timeout), false)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -169,9 +168,10 @@ type client struct {
 
 	state               string
 	joined, since, line int
-	writes, fenced      int
-	puts, deletes       int
-	closed              bool
+	// stats are its writes and the keys it put and deleted; the meter
+	// counts the rest.
+	stats  simulator.Stats
+	closed bool
 
 	// In a split scenario: cutHeld, cut off holding, its key still there
 	// (a zombie on the lane) until its expire step; paused, by a pause
@@ -185,15 +185,12 @@ type client struct {
 // world is one etcd lock prefix on the classroom's server and the clients
 // contending for it.
 type world struct {
-	simulator.StepClocks // ClockAt
+	simulator.Base
 
-	prefix   string
-	addr     string
-	obs      *clientv3.Client // the classroom's own: snapshots and cleanup
-	ttl      int
-	resource *simulator.Resource
-	publish  func(lockqueue.Snapshot)
-	log      *slog.Logger
+	prefix string
+	addr   string
+	obs    *clientv3.Client // the classroom's own: snapshots and cleanup
+	ttl    int
 
 	clients []*client
 	byName  map[string]*client
@@ -204,16 +201,8 @@ type world struct {
 	// hand-off. (An expiry's delete is only seen by polling, too late to
 	// time one.)
 	freedAt time.Time
-	step    int
-	events  []simulator.Event
-	start   time.Time
-	clock   time.Duration
-	// split: the scenario tells the key moment step by step (it has an
-	// expire step, simulator.Split): a holder's pause or crash only cuts
-	// it off, and the lease's expiry, the hand-over (wake) and the resume
-	// are steps of their own (world_split.go). toWake: an expiry's
-	// hand-over is still to come.
-	split, toWake bool
+	// toWake: an expiry's hand-over (world_split.go) is still to come.
+	toWake bool
 }
 
 func newWorld(ctx context.Context, endpoint string, spec simulator.WorldSpec, p params) (*world, error) {
@@ -223,11 +212,7 @@ func newWorld(ctx context.Context, endpoint string, spec simulator.WorldSpec, p 
 	}
 	w := &world{
 		prefix: spec.Path, addr: strings.TrimPrefix(endpoint, "http://"), obs: obs, ttl: p.TTL,
-		resource: simulator.NewResource(spec.Fencing), publish: spec.Publish, log: spec.Logger,
-		byName: map[string]*client{}, start: time.Now(), split: simulator.Split(spec.Scenario.Steps),
-	}
-	if spec.Logger == nil {
-		w.log = slog.New(slog.DiscardHandler)
+		byName: map[string]*client{}, Base: simulator.NewBase(spec),
 	}
 	if _, err := obs.Get(ctx, w.prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
 		obs.Close()
@@ -249,11 +234,10 @@ func (w *world) Line(name string) int {
 func (w *world) Stats() simulator.Stats {
 	var s simulator.Stats
 	for _, c := range w.clients {
-		s.Add(simulator.Stats{
-			Commands: int(c.meter.commands.Load()), Notifications: int(c.meter.notifications.Load()),
-			Renewals: int(c.meter.renewals.Load()), Writes: c.writes, Fenced: c.fenced,
-			Create: c.puts, Delete: c.deletes,
-		})
+		s.Add(c.stats)
+		s.Commands += int(c.meter.commands.Load())
+		s.Notifications += int(c.meter.notifications.Load())
+		s.Renewals += int(c.meter.renewals.Load())
 	}
 	return s
 }
@@ -332,31 +316,26 @@ func (c *client) close() {
 	}
 }
 
-func (w *world) emit(e simulator.Event) {
-	e.Step, e.Kind, e.AtMs = w.step, e.Event, time.Since(w.start).Milliseconds()
-	w.events = append(w.events, e)
-}
-
 // Do performs one action, then waits until every client is at rest.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
-	w.step, w.events, w.freedAt = step, nil, time.Time{}
-	w.clock = w.ClockAt(step-1) + simulator.StepTick
+	w.Begin(step)
+	w.freedAt = time.Time{}
 	if err := w.act(ctx, a); err != nil {
-		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
+		return w.Events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
 	if err := w.settle(ctx); err != nil {
-		return w.events, fmt.Errorf("step %d: %w", step, err)
+		return w.Events, fmt.Errorf("step %d: %w", step, err)
 	}
 	if c := w.byName[a.Client]; a.Action == simulator.ActAdd && c != nil && c.locking {
 		ahead := ""
 		if i := slices.Index(w.queue, c.key); i > 0 {
 			ahead = w.ownerOf(w.queue[i-1])
 		}
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, Node: w.nodeName(c), On: ahead,
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvWait, Node: w.nodeName(c), On: ahead,
 			Text: fmt.Sprintf("puts its key %s; it is not the first by create revision, so it watches %s's key, the one just before its own (one watcher per key: no herd)", w.nodeName(c), ahead)})
 	}
-	w.EndStep(step, w.clock)
-	return w.events, nil
+	w.End()
+	return w.Events, nil
 }
 
 func (w *world) act(ctx context.Context, a simulator.Action) error {
@@ -411,14 +390,14 @@ func (w *world) add(ctx context.Context, name string) error {
 		px.Close()
 		return fmt.Errorf("%s: connect: %w", name, err)
 	}
-	c := &client{name: name, proxy: px, cli: cli, meter: m, state: simulator.StateWaiting, joined: w.step, since: w.step, line: 1}
+	c := &client{name: name, proxy: px, cli: cli, meter: m, state: simulator.StateWaiting, joined: w.Step, since: w.Step, line: 1}
 	w.clients = append(w.clients, c)
 	w.byName[name] = c
 	sess, err := concurrency.NewSession(cli, concurrency.WithTTL(w.ttl), concurrency.WithContext(context.Background()))
 	if err != nil {
 		return fmt.Errorf("%s: new session: %w", name, err)
 	}
-	c.sess, c.puts = sess, 1 // the Mutex's Txn puts its key once
+	c.sess, c.stats.Create = sess, 1 // the Mutex's Txn puts its key once
 	c.mu = concurrency.NewMutex(sess, w.prefix)
 	c.key = fmt.Sprintf("%s/%x", w.prefix, sess.Lease())
 	lctx, lcancel := context.WithCancel(context.Background())
@@ -490,30 +469,29 @@ func (w *world) collect() error {
 		c.locking = false
 		c.cancelLock()
 		if err != nil {
-			c.state, c.since = simulator.StateReleased, w.step
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c),
+			c.state, c.since = simulator.StateReleased, w.Step
+			w.Emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c),
 				Text: fmt.Sprintf("Lock returned %v: it does not hold the lock", err)})
 			continue
 		}
-		rev := c.mu.Header().GetRevision()
-		resp, gerr := w.obs.Get(context.Background(), c.key)
-		if gerr != nil {
-			return fmt.Errorf("read %s's key: %w", c.name, gerr)
+		rev, err := w.keyRev(context.Background(), c)
+		if err != nil {
+			return err
 		}
-		if len(resp.Kvs) == 1 {
-			rev = resp.Kvs[0].CreateRevision
+		if rev == 0 {
+			rev = c.mu.Header().GetRevision()
 		}
-		c.rev, c.state, c.since, c.line = rev, simulator.StateHolding, w.step, lineWork
+		c.rev, c.state, c.since, c.line = rev, simulator.StateHolding, w.Step, lineWork
 		e := simulator.Event{Client: c.name, Event: simulator.EvLock, Node: w.nodeName(c), Token: rev,
 			Text: fmt.Sprintf("Lock returned: its key %s is the first by create revision (%d), so it holds the lock; the create revision is its fencing token", w.nodeName(c), rev)}
-		if c.joined != w.step {
+		if c.joined != w.Step {
 			e.Text = fmt.Sprintf("the key it watched was deleted; its key %s is now the first by create revision (%d): it holds the lock", w.nodeName(c), rev)
 			if !w.freedAt.IsZero() {
 				e.AfterMs = max(c.lockedAt.Sub(w.freedAt), 0).Milliseconds()
 				e.Text += fmt.Sprintf(" (hand-off: Lock returned %.1f ms after the delete)", float64(max(c.lockedAt.Sub(w.freedAt), 0).Microseconds())/1000)
 			}
 		}
-		w.emit(e)
+		w.Emit(e)
 	}
 	return nil
 }
@@ -544,30 +522,36 @@ func (w *world) release(ctx context.Context, c *client) error {
 	if err != nil {
 		return err
 	}
-	behind := ""
-	if i := slices.Index(w.queue, c.key); i >= 0 && i+1 < len(w.queue) {
-		behind = w.ownerOf(w.queue[i+1])
-	}
+	behind := w.behind(c)
 	c.line = lineUnlock
 	if err := c.mu.Unlock(ctx); err != nil {
 		return fmt.Errorf("%s: Unlock: %w", c.name, err)
 	}
 	w.freedAt = time.Now()
 	if err := c.sess.Close(); err != nil {
-		w.log.Debug("etcd classroom: close session", "client", c.name, "err", err)
+		w.Log.Debug("etcd classroom: close session", "client", c.name, "err", err)
 	}
-	c.state, c.since = simulator.StateReleased, w.step
+	c.state, c.since = simulator.StateReleased, w.Step
 	text := "Unlock: deleted its key; no one was waiting"
 	if behind != "" {
 		text = fmt.Sprintf("Unlock: deleted its key; %s, the one waiter watching it, is woken", behind)
 	}
 	if had != 0 {
-		c.deletes++
+		c.stats.Delete++
 	} else {
 		text = "Unlock: its key was already gone (Unlock says nothing when the lock was lost)"
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c), Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c), Text: text})
 	return nil
+}
+
+// behind names the client whose key is just after c's, the one watching
+// it ("" for none).
+func (w *world) behind(c *client) string {
+	if i := slices.Index(w.queue, c.key); i >= 0 && i+1 < len(w.queue) {
+		return w.ownerOf(w.queue[i+1])
+	}
+	return ""
 }
 
 // keyRev is the create revision of c's key on the server, 0 when gone.
@@ -588,10 +572,7 @@ func (w *world) leave(ctx context.Context, c *client) error {
 	if !c.locking {
 		return fmt.Errorf("%s is not waiting (%s)", c.name, c.state)
 	}
-	behind := ""
-	if i := slices.Index(w.queue, c.key); i >= 0 && i+1 < len(w.queue) {
-		behind = w.ownerOf(w.queue[i+1])
-	}
+	behind := w.behind(c)
 	c.cancelLock()
 	var err error
 	select {
@@ -604,15 +585,15 @@ func (w *world) leave(ctx context.Context, c *client) error {
 		return fmt.Errorf("%s: Lock after cancel returned %v, want context.Canceled", c.name, err)
 	}
 	if err := c.sess.Close(); err != nil {
-		w.log.Debug("etcd classroom: close session", "client", c.name, "err", err)
+		w.Log.Debug("etcd classroom: close session", "client", c.name, "err", err)
 	}
-	c.deletes++
-	c.state, c.since, c.line = simulator.StateReleased, w.step, lineUnlock
+	c.stats.Delete++
+	c.state, c.since, c.line = simulator.StateReleased, w.Step, lineUnlock
 	text := "gives up waiting (its Lock's context is cancelled): the Mutex deletes its key from the middle of the queue"
 	if behind != "" {
 		text += fmt.Sprintf("; %s, which watched that key, is woken and watches the key ahead of it instead", behind)
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c), Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c), Text: text})
 	return nil
 }
 
@@ -624,7 +605,7 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	}
 	c.proxy.Cut()
 	cutAt := time.Now()
-	if w.split {
+	if w.Split {
 		return w.cutHeld(ctx, c, pause)
 	}
 	w.announceCut(c, pause, "")
@@ -633,9 +614,9 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 	}
 	after := time.Since(cutAt)
 	// On the run's clock an expiry takes the lease, whatever this machine took.
-	w.clock += time.Duration(w.ttl) * time.Second
+	w.Clock += time.Duration(w.ttl) * time.Second
 	w.expired = &lockqueue.ExpiredHolder{Name: w.nodeName(c), LeaseID: lockqueue.LeaseHex(int64(c.sess.Lease()))}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: w.nodeName(c), AfterMs: after.Milliseconds(),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: w.nodeName(c), AfterMs: after.Milliseconds(),
 		Text: fmt.Sprintf("its %d s lease ran out unrenewed %.1fs after it went silent: etcd revoked the lease and deleted its key, the next waiter's watch fires", w.ttl, after.Seconds())})
 	if err := w.settle(ctx); err != nil {
 		return err
@@ -644,8 +625,8 @@ func (w *world) cut(ctx context.Context, c *client, pause bool) error {
 		return nil
 	}
 	done := c.restore()
-	c.since = w.step
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: w.nodeName(c), AfterMs: time.Since(cutAt).Milliseconds(),
+	c.since = w.Step
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: w.nodeName(c), AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("resumes after %.1fs: its key is gone, but nothing interrupts it: it still believes it holds the lock unless it checks (session.Done() is %s)", time.Since(cutAt).Seconds(), done)})
 	return nil
 }
@@ -690,31 +671,22 @@ func (w *world) awaitKeyGone(ctx context.Context, c *client, since time.Time, af
 func (w *world) announceCut(c *client, pause bool, more string) {
 	if pause {
 		c.state = simulator.StatePaused
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: w.nodeName(c),
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: w.nodeName(c),
 			Text: "stops (a long GC pause): no keep-alive reaches etcd, and it still believes it holds the lock" + more})
 	} else {
 		c.state = simulator.StateCrashed
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: w.nodeName(c),
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: w.nodeName(c),
 			Text: "crashes: its connection is gone for good, and with it the keep-alives of its lease" + more})
 	}
-	c.since = w.step
+	c.since = w.Step
 	w.show()
 }
 
 // write is a client writing without any check, with its create revision
 // as the token.
 func (w *world) write(c *client) {
-	c.writes++
 	c.line = lineWork
-	ok, why := w.resource.Write(c.name, c.rev)
-	if ok {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Token: c.rev, Node: w.nodeName(c),
-			Text: fmt.Sprintf("writes to the protected resource with token %d (its key's create revision): %s", c.rev, why)})
-		return
-	}
-	c.fenced++
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.rev, Node: w.nodeName(c),
-		Text: fmt.Sprintf("writes with token %d (its key's create revision): rejected, %s", c.rev, why)})
+	w.Emit(w.Resource.Tell(&c.stats, c.name, w.nodeName(c), c.rev, fmt.Sprintf(" with token %d (its key's create revision)", c.rev)))
 }
 
 // checkedWrite checks session.Done(), then its key in a Txn on the
@@ -722,8 +694,8 @@ func (w *world) write(c *client) {
 func (w *world) checkedWrite(ctx context.Context, c *client) error {
 	c.line = lineChecked
 	stop := func(why string) {
-		c.state, c.since = simulator.StateReleased, w.step
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c),
+		c.state, c.since = simulator.StateReleased, w.Step
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: w.nodeName(c),
 			Text: why + ": it knows it lost the lock, so it stops without writing. The check caught a loss that came before it; one that comes between a passing check and the write it cannot see: the gap is still a race"})
 	}
 	select {
@@ -745,7 +717,7 @@ func (w *world) checkedWrite(ctx context.Context, c *client) error {
 	w.write(c)
 	// The check narrows the race, it does not close it: say so beside the
 	// write it let through.
-	w.events[len(w.events)-1].Text += checkRace
+	w.Events[len(w.Events)-1].Text += checkRace
 	return nil
 }
 
@@ -753,7 +725,7 @@ func (w *world) checkedWrite(ctx context.Context, c *client) error {
 const checkRace = "; its check passed first, but that is no fix: a pause between the check and the write can let the lease run out and another client take the lock, and the write then lands stale. Only a resource that checks the token (or a write made in the same Txn on etcd itself) closes that gap"
 
 // show publishes the lock as it is now, in the middle of a step.
-func (w *world) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
+func (w *world) show() { simulator.ShowMidStep(w.Publish, w.Snapshot) }
 
 // Snapshot reads the prefix's keys by create revision and their leases'
 // time left from the server and builds the queue by lockqueue's etcd
@@ -791,12 +763,11 @@ func (w *world) Snapshot() (lockqueue.Snapshot, bool, error) {
 func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
 	var parts []string
 	for _, e := range events {
-		switch e.Event {
-		case simulator.EvLock:
-			parts = append(parts, fmt.Sprintf("%s holds the lock (token %d)", e.Client, e.Token))
-		default:
-			parts = append(parts, simulator.Said(e.Client, e.Text))
+		part := simulator.Said(e.Client, e.Text)
+		if e.Event == simulator.EvLock {
+			part = fmt.Sprintf("%s holds the lock (token %d)", e.Client, e.Token)
 		}
+		parts = append(parts, part)
 	}
 	return simulator.Sentence(a, parts)
 }

@@ -76,9 +76,9 @@ func (w *world) expireCut(ctx context.Context, c *client) error {
 	}
 	// The run's clock, not this machine's: between the cut and this step
 	// the lecturer may have waited any time.
-	w.clock += time.Duration(w.ttl) * time.Second
+	w.Clock += time.Duration(w.ttl) * time.Second
 	w.expired = &lockqueue.ExpiredHolder{Name: w.nodeName(c), LeaseID: lockqueue.LeaseHex(int64(c.sess.Lease()))}
-	c.lapsed, c.since, w.toWake = true, w.step, true
+	c.lapsed, c.since, w.toWake = true, w.Step, true
 	var woken []string
 	for _, o := range w.clients {
 		if o.locking && o.meter.held.Load() {
@@ -98,7 +98,7 @@ func (w *world) expireCut(ctx context.Context, c *client) error {
 	} else {
 		c.close()
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: w.nodeName(c), Notified: woken,
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: w.nodeName(c), Notified: woken,
 		AfterMs: time.Since(stopped).Milliseconds(), Text: text})
 	return nil
 }
@@ -123,7 +123,7 @@ func (w *world) wake(ctx context.Context, c *client) error {
 		text = ("handles the watch event: its Mutex reads the keys before its own (none is left) and its own key (still there), so Lock returns. " +
 			"Told in a step of its own here; in real time it follows the delete within milliseconds: the waiter watches, it does not poll")
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvWake, Notified: woken, Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvWake, Notified: woken, Text: text})
 	return w.settle(ctx)
 }
 
@@ -135,7 +135,7 @@ func (w *world) resumeCut(c *client) error {
 		return fmt.Errorf("%s is not paused past its lease's expiry (%s)", c.name, c.state)
 	}
 	done := c.restore()
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: w.nodeName(c),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: w.nodeName(c),
 		Text: fmt.Sprintf("resumes: its lease ran out and etcd deleted its key while it was stopped, but nothing interrupts it: it still believes it holds the lock unless it checks (session.Done() is %s)", done)})
 	return nil
 }

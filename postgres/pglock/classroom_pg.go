@@ -261,17 +261,8 @@ type modelClient struct {
 // step, and nothing but resume after it.
 func dryRunSplit(st simulator.PlanStep, c *modelClient, p classParams, split bool) (done bool, err error) {
 	a := st.Action.Action
-	splitAction := a == simulator.ActExpire || a == simulator.ActResume
-	switch {
-	case !split:
-		if splitAction {
-			return true, st.Fail("%s is for a scenario that tells a pause in steps (with an expire step)", a)
-		}
-		return false, nil
-	case c.cut && a != simulator.ActExpire:
-		return true, st.Fail("%s is paused in its transaction: its expire step must come first", st.Client)
-	case c.lapsed && a != simulator.ActResume:
-		return true, st.Fail("%s is paused past the end of its session: only resume can follow", st.Client)
+	if err := st.SplitRefused(split, c.cut, c.lapsed, "paused in its transaction", "the end of its session"); err != nil || !split {
+		return err != nil, err
 	}
 	switch a {
 	case simulator.ActExpire:
@@ -293,7 +284,7 @@ func dryRunSplit(st simulator.PlanStep, c *modelClient, p classParams, split boo
 		}
 		c.cut = true
 	}
-	return splitAction || a == simulator.ActPause, nil
+	return simulator.IsSplitAction(a) || a == simulator.ActPause, nil
 }
 
 // dryRunStep checks and applies one of the unsplit actions.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -57,7 +56,7 @@ type pgClient struct {
 // two rows, or an advisory key, and a role its clients log in as (so the
 // server's pg_stat_statements counts their statements apart).
 type classWorld struct {
-	simulator.StepClocks // ClockAt
+	simulator.Base
 
 	lockName string
 	name     lockName
@@ -73,18 +72,11 @@ type classWorld struct {
 	rows      bool
 	waitStart string
 	p         classParams
-	resource  *simulator.Resource
 	lines     classLines
-	publish   func(lockqueue.Snapshot)
-	log       *slog.Logger
 
 	clients []*pgClient
 	byName  map[string]*pgClient
 	byPid   map[uint32]*pgClient
-	step    int
-	events  []simulator.Event
-	start   time.Time
-	clock   time.Duration
 	calls   int64 // the server's count of the clients' statements (pg_stat_statements)
 	// broken is the cycle the deadlock detector broke in this step, drawn
 	// as an alert on the step's snapshot.
@@ -93,9 +85,6 @@ type classWorld struct {
 	// PostgreSQL's deadlock check breaks deadlock_timeout after the wait
 	// began; the next step tells that first.
 	cycleStands bool
-	// split: the scenario tells a holder's pause in steps (an expire
-	// step, simulator.Split; world_split.go).
-	split bool
 }
 
 // ident makes a run's path a lower-case SQL identifier.
@@ -124,9 +113,8 @@ func newClassWorld(ctx context.Context, srv *pglocal.Server, spec simulator.Worl
 	h.Write([]byte(spec.Path))
 	w := &classWorld{
 		table: "public." + ident("zkv_", spec.Path), key: int64(h.Sum64() >> 1), role: ident("zkv_client_", spec.Path),
-		srvAddr: srv.Addr(), p: p, resource: simulator.NewResource(spec.Fencing), lines: classLinesFor(p, severalRows(spec.Scenario, p)),
-		publish: spec.Publish, log: spec.Logger, byName: map[string]*pgClient{}, byPid: map[uint32]*pgClient{}, start: time.Now(),
-		rows: severalRows(spec.Scenario, p), split: simulator.Split(spec.Scenario.Steps),
+		srvAddr: srv.Addr(), p: p, lines: classLinesFor(p, severalRows(spec.Scenario, p)), rows: severalRows(spec.Scenario, p),
+		byName: map[string]*pgClient{}, byPid: map[uint32]*pgClient{}, Base: simulator.NewBase(spec),
 	}
 	if p.Lock == kindRow {
 		w.lockName = "table/" + w.table
@@ -250,20 +238,15 @@ func (c *pgClient) close() {
 	c.conn.Close(ctx)
 }
 
-func (w *classWorld) emit(e simulator.Event) {
-	e.Step, e.Kind, e.AtMs = w.step, e.Event, time.Since(w.start).Milliseconds()
-	w.events = append(w.events, e)
-}
-
 // Do performs one action and waits until every client is at rest.
 func (w *classWorld) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
-	w.step, w.events, w.broken = step, nil, nil
-	w.clock = w.ClockAt(step-1) + simulator.StepTick
+	w.Begin(step)
+	w.broken = nil
 	if w.cycleStands {
 		// Whatever the step, the deadlock check has run (or runs now) first:
 		// a step taken 0.1 s or 30 s after the cycle closed tells the same.
 		if err := w.settle(ctx, true); err != nil {
-			return w.events, fmt.Errorf("step %d: %w", step, err)
+			return w.Events, fmt.Errorf("step %d: %w", step, err)
 		}
 		if a.Action == ActWait {
 			// The wait was the deadlock check's.
@@ -271,7 +254,7 @@ func (w *classWorld) Do(ctx context.Context, step int, a simulator.Action) ([]si
 		}
 	}
 	if err := w.act(ctx, a); err != nil {
-		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
+		return w.Events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
 	return w.endStep(ctx, step, false)
 }
@@ -281,13 +264,13 @@ func (w *classWorld) Do(ctx context.Context, step int, a simulator.Action) ([]si
 // shows it standing.
 func (w *classWorld) endStep(ctx context.Context, step int, breakCycle bool) ([]simulator.Event, error) {
 	if err := w.settle(ctx, breakCycle); err != nil {
-		return w.events, fmt.Errorf("step %d: %w", step, err)
+		return w.Events, fmt.Errorf("step %d: %w", step, err)
 	}
 	if err := w.count(ctx); err != nil {
-		return w.events, fmt.Errorf("step %d: %w", step, err)
+		return w.Events, fmt.Errorf("step %d: %w", step, err)
 	}
-	w.EndStep(step, w.clock)
-	return w.events, nil
+	w.End()
+	return w.Events, nil
 }
 
 func (w *classWorld) act(ctx context.Context, a simulator.Action) error {
@@ -314,7 +297,7 @@ func (w *classWorld) act(ctx context.Context, a simulator.Action) error {
 	case simulator.ActCrash:
 		return w.crash(ctx, c)
 	case simulator.ActPause:
-		if w.split {
+		if w.Split {
 			return w.pauseSplit(ctx, c)
 		}
 		return w.pause(ctx, c)
@@ -347,7 +330,7 @@ func (w *classWorld) add(ctx context.Context, name string) error {
 		return fmt.Errorf("%s: connect: %w", name, err)
 	}
 	c := &pgClient{name: name, proxy: px, conn: conn, pid: conn.PgConn().PID(), state: simulator.StateWaiting,
-		joined: w.step, since: w.step, line: w.lines.acquire, reversed: slices.Contains(w.p.Reversed, name)}
+		joined: w.Step, since: w.Step, line: w.lines.acquire, reversed: slices.Contains(w.p.Reversed, name)}
 	w.clients = append(w.clients, c)
 	w.byName[name] = c
 	w.byPid[c.pid] = c
@@ -404,17 +387,12 @@ func (w *classWorld) settle(ctx context.Context, breakCycle bool) error {
 		}
 		// A transaction the server aborted is told before the grants its
 		// abort caused (a deadlock's victim, then the lock it let go).
-		slices.SortStableFunc(ready, func(a, b answer) int {
-			switch {
-			case (a.err == nil) == (b.err == nil):
-				return 0
-			case a.err != nil:
-				return -1
+		for _, aborted := range []bool{true, false} {
+			for _, r := range ready {
+				if (r.err != nil) == aborted {
+					w.answered(r.c, r.err)
+				}
 			}
-			return 1
-		})
-		for _, r := range ready {
-			w.answered(r.c, r.err)
 		}
 		waits, err := w.waits(ctx)
 		if err != nil {
@@ -442,7 +420,7 @@ func (w *classWorld) settle(ctx context.Context, breakCycle bool) error {
 				return nil
 			}
 			if !breakCycle {
-				w.emit(simulator.Event{Client: cycle[len(cycle)-1].name, Event: simulator.EvWait, On: cycle[0].name,
+				w.Emit(simulator.Event{Client: cycle[len(cycle)-1].name, Event: simulator.EvWait, On: cycle[0].name,
 					Text: fmt.Sprintf("closes a wait cycle: %s. Nobody can move; %v (deadlock_timeout) after its wait began, the detector in its backend looks for such cycles",
 						w.cycleText(cycle), deadlockTimeout)})
 				return nil
@@ -499,7 +477,7 @@ func (w *classWorld) tellWaits(waits map[uint32][]uint32) {
 		if c.second {
 			row = fmt.Sprintf("row %d", c.secondRow())
 		}
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, On: on, Node: nodeName(int(c.pid)), Lock: row,
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvWait, On: on, Node: nodeName(int(c.pid)), Lock: row,
 			Text: fmt.Sprintf("sleeps in the server's lock manager (pg_blocking_pids: %s); it sends nothing until the server wakes it", strings.Join(by, ", "))})
 	}
 }
@@ -514,18 +492,18 @@ func (w *classWorld) answered(c *pgClient, err error) {
 	switch {
 	case err == nil:
 		if c.second {
-			c.line, c.secondAt = w.lines.work, w.step
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: nodeName(int(c.pid)), Lock: fmt.Sprintf("row %d", c.secondRow()),
+			c.line, c.secondAt = w.lines.work, w.Step
+			w.Emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: nodeName(int(c.pid)), Lock: fmt.Sprintf("row %d", c.secondRow()),
 				Text: "its second row lock is granted: it holds both rows"})
 			return
 		}
-		c.state, c.since, c.line = simulator.StateHolding, w.step, w.lines.work
+		c.state, c.since, c.line = simulator.StateHolding, w.Step, w.lines.work
 		c.stats.Create++
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: nodeName(int(c.pid)),
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: nodeName(int(c.pid)),
 			Text: "the server granted it the lock: " + w.lockWhat()})
 	case errors.As(err, &pgErr) && pgErr.Code == "40P01":
-		c.state, c.since, c.line = simulator.StateReleased, w.step, w.lines.release
-		w.clock += deadlockTimeout
+		c.state, c.since, c.line = simulator.StateReleased, w.Step, w.lines.release
+		w.Clock += deadlockTimeout
 		pids := []string{}
 		for _, o := range w.clients {
 			if strings.Contains(pgErr.Detail, "Process "+strconv.Itoa(int(o.pid))+" ") {
@@ -535,11 +513,11 @@ func (w *classWorld) answered(c *pgClient, err error) {
 		w.broken = &lockqueue.Alert{Kind: lockqueue.AlertWaitCycle, Nodes: pids,
 			Message: fmt.Sprintf("PostgreSQL's deadlock detector broke this cycle after deadlock_timeout (%v): it aborted %s's transaction (40P01), releasing its locks. %s",
 				deadlockTimeout, c.name, pgErr.Detail)}
-		w.emit(simulator.Event{Client: c.name, Event: EvDeadlock, Node: nodeName(int(c.pid)),
+		w.Emit(simulator.Event{Client: c.name, Event: EvDeadlock, Node: nodeName(int(c.pid)),
 			Text: fmt.Sprintf("ERROR 40P01 deadlock detected: its transaction is aborted and its locks released (%s)", pgErr.Detail)})
 	default:
-		c.state, c.since = simulator.StateReleased, w.step
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: nodeName(int(c.pid)),
+		c.state, c.since = simulator.StateReleased, w.Step
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: nodeName(int(c.pid)),
 			Text: fmt.Sprintf("its lock statement failed: %v", err)})
 	}
 }
@@ -596,30 +574,22 @@ func (w *classWorld) blockedBy(waits map[uint32][]uint32, pid, holder uint32) bo
 	return false
 }
 
-// cycle finds a wait cycle among the clients, in waiting order.
+// cycle finds a wait cycle among the clients, in waiting order: each
+// client waits for the first client pg_blocking_pids names.
 func (w *classWorld) cycle(waits map[uint32][]uint32) []*pgClient {
+	next := map[string][]string{}
+	for _, c := range w.clients {
+		if i := slices.IndexFunc(waits[c.pid], func(b uint32) bool { return w.byPid[b] != nil }); i >= 0 {
+			next[c.name] = []string{w.byPid[waits[c.pid][i]].name}
+		}
+	}
 	for _, start := range w.clients {
-		seen := []*pgClient{start}
-		cur := start
-		for {
-			next := (*pgClient)(nil)
-			for _, b := range waits[cur.pid] {
-				if o := w.byPid[b]; o != nil {
-					next = o
-					break
-				}
+		if cyc := lockqueue.WaitCycleThrough(next, start.name); cyc != nil {
+			out := make([]*pgClient, len(cyc))
+			for i, n := range cyc {
+				out[i] = w.byName[n]
 			}
-			if next == nil {
-				break
-			}
-			if next == start {
-				return seen
-			}
-			if slices.Contains(seen, next) {
-				break
-			}
-			seen = append(seen, next)
-			cur = next
+			return out
 		}
 	}
 	return nil
@@ -647,8 +617,8 @@ func (w *classWorld) release(ctx context.Context, c *pgClient) error {
 		return fmt.Errorf("%s: %s: %w", c.name, stmt, err)
 	}
 	c.stats.Delete++
-	c.state, c.since = simulator.StateReleased, w.step
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: nodeName(int(c.pid)),
+	c.state, c.since = simulator.StateReleased, w.Step
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: nodeName(int(c.pid)),
 		Text: stmt + ": the server hands the lock to its first sleeping waiter, if any"})
 	return nil
 }
@@ -664,31 +634,32 @@ func (w *classWorld) crash(ctx context.Context, c *pgClient) error {
 	c.proxy.Cut()
 	cutAt := time.Now()
 	held := c.state == simulator.StateHolding
-	c.state, c.since = simulator.StateCrashed, w.step
+	c.state, c.since = simulator.StateCrashed, w.Step
 	if c.pending != nil {
 		<-c.pending
 		c.pending = nil
 	}
-	if err := w.gone(ctx, c); err != nil {
+	if err := w.gone(ctx, c, settlePoll, fmt.Sprintf("backend (pid %d) did not end", c.pid)); err != nil {
 		return err
 	}
 	text := "crashes: its process dies and the operating system closes its socket, so the server reads end-of-file and ends its backend"
 	if held {
 		text += ", rolling back and releasing its lock at once. That is because the socket closed: a client cut off by a network partition closes nothing, and its backend keeps the lock until TCP keepalive notices, two hours by default (tcp_keepalives_idle 0 takes the system's 7200 s), where a ZooKeeper session expires after its timeout"
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: nodeName(int(c.pid)), AfterMs: time.Since(cutAt).Milliseconds(),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: nodeName(int(c.pid)), AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("%s (its backend was gone %.0f ms after the cut)", text, float64(time.Since(cutAt).Microseconds())/1000)})
 	return nil
 }
 
-// gone waits until c's backend has left pg_stat_activity.
-func (w *classWorld) gone(ctx context.Context, c *pgClient) error {
+// gone waits until c's backend has left pg_stat_activity, looking every
+// so often; notYet says what did not happen if ctx ends first.
+func (w *classWorld) gone(ctx context.Context, c *pgClient, every time.Duration, notYet string) error {
 	for {
 		if gone, err := w.backendGone(ctx, c.pid); gone || err != nil {
 			return err
 		}
-		if err := simulator.Sleep(ctx, settlePoll); err != nil {
-			return fmt.Errorf("%s's backend (pid %d) did not end (%s): %w", c.name, c.pid, w.backendState(c.pid), err)
+		if err := simulator.Sleep(ctx, every); err != nil {
+			return fmt.Errorf("%s's %s (%s): %w", c.name, notYet, w.backendState(c.pid), err)
 		}
 	}
 }
@@ -736,11 +707,11 @@ func (w *classWorld) pause(ctx context.Context, c *pgClient) error {
 	if err != nil {
 		return err
 	}
-	w.clock += time.Duration(w.p.IdleInTxTimeoutMs) * time.Millisecond
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(),
+	w.Clock += time.Duration(w.p.IdleInTxTimeoutMs) * time.Millisecond
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(),
 		Text: fmt.Sprintf("its session was ended by the server after %d ms idle in transaction (idle_in_transaction_session_timeout, FATAL 25P03): its transaction rolled back and its lock went with it; the client, paused, knows nothing", w.p.IdleInTxTimeoutMs)})
 	c.state, c.line = simulator.StateStale, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(),
 		Text: "resumes, still believing it holds the lock"})
 	return nil
 }
@@ -748,8 +719,8 @@ func (w *classWorld) pause(ctx context.Context, c *pgClient) error {
 // stop is a holder's pause: c goes silent inside its transaction, and
 // the step tells whom the server says it blocks.
 func (w *classWorld) stop(ctx context.Context, c *pgClient) error {
-	c.state, c.since = simulator.StatePaused, w.step
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: nodeName(int(c.pid)),
+	c.state, c.since = simulator.StatePaused, w.Step
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: nodeName(int(c.pid)),
 		Text: "stops (a long GC pause) inside its transaction: the server sees a session idle in transaction, still holding the lock"})
 	// Told as soon as the server names it, before any timeout is set: a
 	// story must not depend on how fast the steps are taken (with a
@@ -767,7 +738,7 @@ func (w *classWorld) stop(ctx context.Context, c *pgClient) error {
 		}
 	}
 	if len(blocked) > 0 {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWait, Node: nodeName(int(c.pid)),
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvWait, Node: nodeName(int(c.pid)),
 			Text: fmt.Sprintf("is idle in transaction and blocks everyone: pg_blocking_pids names it for %s", strings.Join(blocked, ", "))})
 		w.show()
 	}
@@ -785,14 +756,10 @@ func (w *classWorld) endSession(ctx context.Context, c *pgClient) (took time.Dur
 		return 0, fmt.Errorf("%s: set its idle timeout: %w", c.name, err)
 	}
 	start := time.Now()
-	for {
-		if gone, err := w.backendGone(ctx, c.pid); err != nil || gone {
-			return time.Since(start), err
-		}
-		if err := simulator.Sleep(ctx, 50*time.Millisecond); err != nil {
-			return 0, fmt.Errorf("%s's session was not ended (%s): %w", c.name, w.backendState(c.pid), err)
-		}
+	if err := w.gone(ctx, c, 50*time.Millisecond, "session was not ended"); err != nil {
+		return 0, err
 	}
+	return time.Since(start), nil
 }
 
 // write is the work: with a row lock, an UPDATE of the locked row in the
@@ -808,25 +775,20 @@ func (w *classWorld) write(ctx context.Context, c *pgClient) error {
 	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return fmt.Errorf("%s does not hold the lock (%s)", c.name, c.state)
 	}
-	c.stats.Writes++
 	c.line = w.lines.work
 	if w.p.Lock == kindRow {
 		c.stats.Commands++
 		if _, err := c.conn.Exec(ctx, "INSERT INTO "+w.writes()+" (client) VALUES ($1)", c.name); err != nil {
+			c.stats.Writes++
 			c.stats.Fenced++
 			c.stats.ServerRefused++
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Node: nodeName(int(c.pid)),
+			w.Emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Node: nodeName(int(c.pid)),
 				Text: fmt.Sprintf("its INSERT in the locked transaction fails (%v): a write that goes through the lock's own transaction cannot outlive the lock", err)})
 			return nil
 		}
 	}
-	ok, why := w.resource.Write(c.name, 0)
-	if ok {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Node: nodeName(int(c.pid)), Text: "writes to the protected resource: " + why})
-		return nil
-	}
-	c.stats.Refused(0) // PostgreSQL's locks give no token
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Node: nodeName(int(c.pid)), Text: "writes: rejected, " + why})
+	// PostgreSQL's locks give no token.
+	w.Emit(w.Resource.Tell(&c.stats, c.name, nodeName(int(c.pid)), 0, ""))
 	return nil
 }
 
@@ -853,8 +815,8 @@ func (w *classWorld) wait(ctx context.Context) error {
 			n++
 		}
 	}
-	w.clock += waitFor
-	w.emit(simulator.Event{Event: simulator.EvWait,
+	w.Clock += waitFor
+	w.Emit(simulator.Event{Event: simulator.EvWait,
 		Text: fmt.Sprintf("%.1f s pass: %d waiter(s) sleep in the lock manager; pg_stat_statements counted %d statement(s) from the clients meanwhile",
 			waitFor.Seconds(), n, w.calls-before)})
 	return nil
@@ -870,7 +832,7 @@ func (w *classWorld) count(ctx context.Context) error {
 }
 
 // show publishes the lock as it is now, in the middle of a step.
-func (w *classWorld) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
+func (w *classWorld) show() { simulator.ShowMidStep(w.Publish, w.Snapshot) }
 
 // Snapshot is the live reader's poll, for this run's lock: the same query
 // and the same rules (BuildServerQueue), so the classroom draws what
@@ -905,18 +867,12 @@ func (w *classWorld) Snapshot() (lockqueue.Snapshot, bool, error) {
 func (w *classWorld) Narrate(a simulator.Action, events []simulator.Event) string {
 	var parts []string
 	for _, e := range events {
-		switch e.Event {
-		case simulator.EvLock:
-			parts = append(parts, e.Client+" holds the lock ("+e.Text+")")
-		case simulator.EvWait:
-			if e.Client == "" {
-				parts = append(parts, e.Text)
-			} else {
-				parts = append(parts, simulator.Said(e.Client, e.Text))
-			}
-		default:
-			parts = append(parts, simulator.Said(e.Client, e.Text))
+		// A wait step's event has no client: Said tells its text alone.
+		part := simulator.Said(e.Client, e.Text)
+		if e.Event == simulator.EvLock {
+			part = e.Client + " holds the lock (" + e.Text + ")"
 		}
+		parts = append(parts, part)
 	}
 	var asleep []string
 	for _, c := range w.clients {

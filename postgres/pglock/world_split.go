@@ -70,8 +70,8 @@ func (w *classWorld) expire(ctx context.Context, c *pgClient) error {
 	}
 	// The run's clock, not this machine's: between the pause and this
 	// step the lecturer may have waited any time.
-	w.clock += time.Duration(w.p.IdleInTxTimeoutMs) * time.Millisecond
-	c.lapsed, c.since = true, w.step
+	w.Clock += time.Duration(w.p.IdleInTxTimeoutMs) * time.Millisecond
+	c.lapsed, c.since = true, w.Step
 	var waiting []string
 	for _, o := range w.clients {
 		if o.pending != nil && !o.second {
@@ -88,7 +88,7 @@ func (w *classWorld) expire(ctx context.Context, c *pgClient) error {
 			simulator.ListAnd(waiting))
 	}
 	text += fmt.Sprintf(". %s, still paused, knows nothing: it believes it holds the lock", c.name)
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(), Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: nodeName(int(c.pid)), AfterMs: took.Milliseconds(), Text: text})
 	return nil
 }
 
@@ -100,7 +100,7 @@ func (w *classWorld) resume(c *pgClient) error {
 		return fmt.Errorf("%s is not paused past the end of its session (%s)", c.name, c.state)
 	}
 	c.state, c.line = simulator.StateStale, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: nodeName(int(c.pid)),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: nodeName(int(c.pid)),
 		Text: "resumes, still believing it holds the lock: nothing has told it that the server ended its session and closed its connection while it was stopped; its next statement will find out"})
 	return nil
 }
@@ -109,16 +109,14 @@ func (w *classWorld) resume(c *pgClient) error {
 // took back: their backend is gone, so pg_locks cannot show them, and the
 // snapshot says so in an alert naming the pid they had.
 func (w *classWorld) zombieHolders(snap lockqueue.Snapshot) []lockqueue.Alert {
-	now := "no one holds it now"
+	holder := ""
 	if h := snap.Holders(); len(h) > 0 {
-		if o := w.clientOfNode(h[0]); o != "" {
-			now = o + " holds it now"
-		}
+		holder = w.clientOfNode(h[0])
 	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
 		if a, ok := simulator.ZombieHolder(c.name, c.state, nodeName(int(c.pid)), c.lapsed, c.cutHeld,
-			"when the server ended its session (idle_in_transaction_session_timeout), not by committing: its transaction rolled back", now,
+			"when the server ended its session (idle_in_transaction_session_timeout), not by committing: its transaction rolled back", holder,
 			"running again", "whose backend is gone"); ok {
 			out = append(out, a)
 		}

@@ -127,29 +127,17 @@ func (b *Backend) dryRunKey(sc *simulator.Scenario, p params, plan []simulator.A
 	})
 }
 
-// splitAction reports whether action is one only a split plan has.
-func (m *keyModel) splitAction(action string) bool {
-	return action == simulator.ActExpire || action == simulator.ActWake || action == simulator.ActResume
-}
-
 // splitStep checks and applies a split plan's steps (done: nothing more
 // to apply): a holder cut off does nothing until its expire step, a
 // paused one nothing but resume after it.
 func (m *keyModel) splitStep(st simulator.PlanStep) (done bool, err error) {
 	c := m.clients[st.Client]
 	a := st.Action.Action
-	switch {
-	case !m.split:
-		if m.splitAction(a) {
-			return true, st.Fail("%s is for a scenario that tells a pause in steps (with an expire step)", a)
-		}
-		return false, nil
-	case c == nil:
+	if c == nil {
 		return false, nil // an add
-	case c.state == "cut" && a != simulator.ActExpire:
-		return true, st.Fail("%s is cut off: its expire step must come first", st.Client)
-	case c.state == "lapsed" && a != simulator.ActResume:
-		return true, st.Fail("%s is paused past its key's expiry: only resume can follow", st.Client)
+	}
+	if err := st.SplitRefused(m.split, c.state == "cut", c.state == "lapsed", "cut off", "its key's expiry"); err != nil || !m.split {
+		return err != nil, err
 	}
 	switch a {
 	case simulator.ActPause, simulator.ActCrash:
@@ -174,7 +162,7 @@ func (m *keyModel) splitStep(st simulator.PlanStep) (done bool, err error) {
 		}
 		c.state = "stale"
 	}
-	return m.splitAction(a), nil
+	return simulator.IsSplitAction(a), nil
 }
 
 // keyModel is dryRunKey's model: one key, its owner, and the clients in
@@ -352,7 +340,7 @@ func (m *redlockModel) clientStep(st simulator.PlanStep) error {
 	case a.Action == simulator.ActPause || a.Action == simulator.ActCrash && m.believes[a.Client]:
 		// Not "a holder's": whether a Redlock client holds is the run's to show.
 		return fail("a Redlock client's pause, or its crash once the plan has given it the lock, is not staged here: stop, restart or clock-jump a master")
-	case a.Action == simulator.ActExpire || a.Action == simulator.ActWake || a.Action == simulator.ActResume:
+	case simulator.IsSplitAction(a.Action):
 		return fail("a pause told in steps is not staged on Redlock: stop, restart or clock-jump a master")
 	case a.Action == simulator.ActWrite && !m.believes[a.Client]:
 		return fail("%s", simulator.NoLock(a.Client, "write under"))

@@ -92,7 +92,7 @@ func (w *world) compareQueues(ctx context.Context, who string) error {
 		}
 		switch {
 		case errors.Is(err, fault.Unavailable):
-			w.emit(simulator.Event{Client: who, Event: EvQueueCost, Text: fmt.Sprintf("the same %d waiters on %s: not measured, %v", n, svc, err)})
+			w.Emit(simulator.Event{Client: who, Event: EvQueueCost, Text: fmt.Sprintf("the same %d waiters on %s: not measured, %v", n, svc, err)})
 			continue
 		case err != nil:
 			return fmt.Errorf("the same %d waiters queued on %s: %w", n, svc, err)
@@ -103,7 +103,7 @@ func (w *world) compareQueues(ctx context.Context, who string) error {
 			text += fmt.Sprintf(", against %.0f commands/s the polling waiters cost Redis", w.spinRate)
 		}
 		text += "; what it counted is " + queueSends[svc]
-		w.emit(simulator.Event{Client: who, Event: EvQueueCost, Text: text})
+		w.Emit(simulator.Event{Client: who, Event: EvQueueCost, Text: text})
 	}
 	return nil
 }

@@ -123,9 +123,9 @@ func (w *world) reapLoops(ctx context.Context) {
 		l.told = true
 		tries := l.wire.tries.Load()
 		if l.err == nil {
-			c.state, c.since, c.line = simulator.StateHolding, w.step, w.lines.work
+			c.state, c.since, c.line = simulator.StateHolding, w.Step, w.lines.work
 			c.stats.Create++
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token,
+			w.Emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token,
 				Text: fmt.Sprintf("redsync's Lock returned after %d tries in %.1fs: it holds the lock", tries, l.took.Seconds())})
 			continue
 		}
@@ -144,8 +144,8 @@ func (w *world) reapLoops(ctx context.Context) {
 		if holder != "" {
 			works = holder + " still holds the lock and works on"
 		}
-		c.state, c.since, c.line = StateGaveUp, w.step, w.lines.retry
-		w.emit(simulator.Event{Client: c.name, Event: EvGiveUp, On: holder, Node: c.token, AfterMs: l.took.Milliseconds(),
+		c.state, c.since, c.line = StateGaveUp, w.Step, w.lines.retry
+		w.Emit(simulator.Event{Client: c.name, Event: EvGiveUp, On: holder, Node: c.token, AfterMs: l.took.Milliseconds(),
 			Text: fmt.Sprintf("gave up after %d tries in %.1fs: redsync's Lock returned %s (its defaults: %d tries, 50–250 ms apart), while %s",
 				tries, l.took.Seconds(), why, redsyncTries, works)})
 	}

@@ -40,7 +40,7 @@ func letsTimePass(a simulator.Action) bool {
 // told step by step (split), a pause or crash only cuts its client, an
 // instant, and the expire step is the one in which the key runs out.
 func (w *world) letsTimePass(a simulator.Action) bool {
-	if w.split {
+	if w.Split {
 		return a.Action == simulator.ActExpire || a.Action == ActWait
 	}
 	return letsTimePass(a)

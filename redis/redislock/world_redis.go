@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -85,7 +85,7 @@ type contender struct {
 	// its other reason to try again.
 	sub      *redis.PubSub
 	retryAt  time.Time
-	renewals *counter
+	renewals atomic.Int64
 	// loop is a waiter locking with redsync's defaults, retrying on its
 	// own (nil for the classroom-paced clients).
 	loop *lockLoop
@@ -98,18 +98,6 @@ func (c *contender) retries() int {
 		return int(c.loop.wire.refused.Load())
 	}
 	return c.stats.Retries
-}
-
-type counter struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (c *counter) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
-func (c *counter) get() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
 }
 
 // rdb is the client's connection to the single master.
@@ -140,28 +128,20 @@ func (c *contender) stopWatchdog() {
 // world is one Redis lock key on the classroom's redis-server (or on
 // Redlock's masters, a server each) and the clients contending for it.
 type world struct {
-	simulator.StepClocks // ClockAt
+	simulator.Base
 
 	key      string
 	fenceKey string
 	channel  string
 	masters  []*master
 	p        params
-	fencing  bool
-	resource *simulator.Resource
 	lines    recipeLines
-	publish  func(lockqueue.Snapshot)
-	log      *slog.Logger
 
 	clients []*contender
 	byName  map[string]*contender
 	// calls is what the server counted of the lock's commands during wait
 	// steps, or in all (CountAll) (OwnServer only).
-	calls  int
-	step   int
-	events []simulator.Event
-	start  time.Time
-	clock  time.Duration
+	calls int
 	// stepTTL is the key's time to live as the last step saw it.
 	stepTTL []simulator.TTLSample
 	// spinRate is the lock commands/s the server counted in the last
@@ -174,19 +154,12 @@ type world struct {
 	held []int64
 	// instant: the step being done lets no time pass (letsTimePass).
 	instant bool
-	// split: the scenario tells the key moment step by step (it has an
-	// expire step, simulator.Split): a holder's pause or crash only cuts
-	// it, and the expiry, the next try that takes the key (wake) and the
-	// resume are steps of their own.
-	split bool
 }
 
 func newWorld(ctx context.Context, masters []*master, spec simulator.WorldSpec, p params) (*world, error) {
 	w := &world{
 		key: spec.Path, fenceKey: spec.Path + ":fence", channel: "redisson_lock__channel:{" + spec.Path + "}",
-		masters: masters, p: p, fencing: spec.Fencing, resource: simulator.NewResource(spec.Fencing),
-		lines: linesFor(p), publish: spec.Publish, log: spec.Logger, byName: map[string]*contender{}, start: time.Now(),
-		split: simulator.Split(spec.Scenario.Steps),
+		masters: masters, p: p, lines: linesFor(p), byName: map[string]*contender{}, Base: simulator.NewBase(spec),
 	}
 	for _, m := range masters {
 		if err := m.obs.Ping(ctx).Err(); err != nil {
@@ -233,8 +206,8 @@ func (w *world) Stats() simulator.Stats {
 			s.Commands += int(c.loop.wire.commands.Load())
 			s.Retries += int(c.loop.wire.refused.Load())
 		}
-		s.Renewals += c.renewals.get()
-		s.Commands += c.renewals.get()
+		s.Renewals += int(c.renewals.Load())
+		s.Commands += int(c.renewals.Load())
 	}
 	s.ServerCalls = w.calls
 	return s
@@ -289,18 +262,11 @@ func (c *contender) close() {
 	}
 }
 
-func (w *world) emit(e simulator.Event) int {
-	e.Step, e.Kind, e.AtMs = w.step, e.Event, time.Since(w.start).Milliseconds()
-	w.events = append(w.events, e)
-	return len(w.events) - 1
-}
-
 // Do performs one action, then lets every polling waiter try once: a step
 // is one action and the retries it gives the waiters.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
-	w.step, w.events = step, nil
+	w.Begin(step)
 	from := w.ClockAt(step - 1)
-	w.clock = from + simulator.StepTick
 	w.instant = !w.letsTimePass(a)
 	if !w.instant {
 		if err := w.resumeKeys(ctx); err != nil {
@@ -320,18 +286,18 @@ func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulat
 		err = fmt.Errorf("step %d: %w", step, herr)
 	}
 	if err != nil {
-		return w.events, err
+		return w.Events, err
 	}
 	if w.p.CountAll {
 		n, err := w.serverCalls(ctx)
 		if err != nil {
-			return w.events, fmt.Errorf("step %d: %w", step, err)
+			return w.Events, fmt.Errorf("step %d: %w", step, err)
 		}
 		w.calls = n
 	}
-	w.EndStep(step, w.clock)
-	w.stepTTL = w.placeTTL(reads, from, w.clock)
-	return w.events, nil
+	w.End()
+	w.stepTTL = w.placeTTL(reads, from, w.Clock)
+	return w.Events, nil
 }
 
 func (w *world) act(ctx context.Context, a simulator.Action) error {
@@ -377,7 +343,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	rand.Read(tok)
 	c := &contender{
 		name: name, token: name + "-" + hex.EncodeToString(tok), state: simulator.StateWaiting,
-		joined: w.step, since: w.step, renewals: &counter{},
+		joined: w.Step, since: w.Step,
 	}
 	var pools []redsyncredis.Pool
 	for _, m := range w.masters {
@@ -409,7 +375,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	w.byName[name] = c
 	if w.defaultLocker(name) {
 		w.startLockLoop(c)
-		w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
+		w.Emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
 			Text: fmt.Sprintf("calls redsync's Lock with its defaults: up to %d tries of SET NX PX 8000, 50–250 ms apart, on its own clock, then ErrFailed", redsyncTries)})
 		return nil
 	}
@@ -421,7 +387,7 @@ func (w *world) add(ctx context.Context, name string) error {
 		return err
 	}
 	if ok {
-		w.emit(simulator.Event{Client: name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
+		w.Emit(simulator.Event{Client: name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
 			Text: fmt.Sprintf("%s: %s, it holds the lock%s", w.lines.acquireText, w.gotText(ctx, c), w.fenceText(c))})
 		return nil
 	}
@@ -429,7 +395,7 @@ func (w *world) add(ctx context.Context, name string) error {
 		if err := w.subscribe(ctx, c); err != nil {
 			return err
 		}
-		w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token, Watch: "subscribe",
+		w.Emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token, Watch: "subscribe",
 			Text: fmt.Sprintf("%s failed: the key is taken; it subscribes to %s and waits for an unlock message or the key's ttl (%d ms left)",
 				w.lines.acquireText, w.channel, time.Until(c.retryAt).Milliseconds())})
 		return nil
@@ -438,7 +404,7 @@ func (w *world) add(ctx context.Context, name string) error {
 	if w.redlock() {
 		taken = w.noMajority(ctx)
 	}
-	w.emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
+	w.Emit(simulator.Event{Client: name, Event: simulator.EvWait, On: w.ownerOfKey(ctx), Node: c.token,
 		Text: fmt.Sprintf("%s failed: %s; it polls again every %d ms (the server keeps no list of waiters)", w.lines.acquireText, taken, w.p.retryMs())})
 	return nil
 }
@@ -539,7 +505,7 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		} else {
 			// A failed try costs redsync's release script on every master.
 			c.stats.Commands += len(w.masters)
-			w.log.Debug("redis classroom: redsync try", "client", c.name, "err", err)
+			w.Log.Debug("redis classroom: redsync try", "client", c.name, "err", err)
 		}
 	case w.p.Watchdog:
 		ttl, err := redissonLock.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Int64()
@@ -570,7 +536,7 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		return false, nil
 	}
 	c.stats.Create++
-	c.state, c.since, c.line = simulator.StateHolding, w.step, w.lines.work
+	c.state, c.since, c.line = simulator.StateHolding, w.Step, w.lines.work
 	if w.p.Watchdog {
 		c.unsubscribe()
 		w.startWatchdog(c)
@@ -601,7 +567,7 @@ func (w *world) startWatchdog(c *contender) {
 			}
 			n, err := redissonRenew.Run(ctx, c.rdb(), []string{w.key}, w.p.ExpiryMs, c.token).Int()
 			if err == nil {
-				c.renewals.add()
+				c.renewals.Add(1)
 			}
 			if err == nil && n == 0 {
 				return // not ours any more: Redisson stops renewing too
@@ -628,7 +594,7 @@ func (w *world) retryRound(ctx context.Context, published bool) error {
 			switch {
 			case published && c.woken(ctx):
 				c.stats.Notifications++
-				w.emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, Watch: "subscribe", Node: c.token,
+				w.Emit(simulator.Event{Client: c.name, Event: simulator.EvNotify, Watch: "subscribe", Node: c.token,
 					Text: "the unlock message on " + w.channel + " woke it; it runs the lock script again"})
 			case time.Now().Before(c.retryAt):
 				continue // still asleep until the ttl runs out
@@ -655,7 +621,7 @@ func (w *world) retryRound(ctx context.Context, published bool) error {
 			if len(waiters) > 2 {
 				order = fmt.Sprintf(" (it was the %s of %d waiters to arrive: polling keeps no order)", ordinal(i+1), len(waiters))
 			}
-			w.emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
+			w.Emit(simulator.Event{Client: c.name, Event: simulator.EvLock, Node: c.token, Token: c.fence,
 				Text: fmt.Sprintf("its retry: %s, it holds the lock%s%s", w.gotText(ctx, c), w.fenceText(c), order)})
 		}
 	}
@@ -676,11 +642,11 @@ func (w *world) release(ctx context.Context, c *contender) error {
 	if err != nil {
 		return fmt.Errorf("%s: release: %w", c.name, err)
 	}
-	c.state, c.since = simulator.StateReleased, w.step
+	c.state, c.since = simulator.StateReleased, w.Step
 	if deleted == 1 {
 		c.stats.Delete++
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.token, On: ownerUnless(before, c.name),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvUnlock, Node: c.token, On: ownerUnless(before, c.name),
 		Text: w.releaseText(c, before, deleted)})
 	if w.p.Watchdog && deleted == 1 {
 		return w.retryRound(ctx, true)
@@ -784,7 +750,7 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 	if !held || w.p.ExpiryMs == 0 {
 		return w.cutWithoutExpiry(ctx, c, pause, stale, cutAt)
 	}
-	if w.split {
+	if w.Split {
 		// The key's expiry is the expire step's; until then the classroom
 		// holds it, and the waiters find it taken.
 		c.cutAt, c.cutHeld = cutAt, true
@@ -797,8 +763,8 @@ func (w *world) cut(ctx context.Context, c *contender, pause bool) error {
 		return nil
 	}
 	c.restore()
-	c.state, c.since, c.line = simulator.StateStale, w.step, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
+	c.state, c.since, c.line = simulator.StateStale, w.Step, w.lines.work
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(cutAt).Milliseconds(),
 		Text: fmt.Sprintf("resumes after %.1fs: its key expired during the pause, but nothing tells it so: it still believes it holds the lock", time.Since(cutAt).Seconds())})
 	return nil
 }
@@ -833,13 +799,13 @@ func (w *world) expireCut(ctx context.Context, c *contender) error {
 			return fmt.Errorf("%s's key did not expire %.1fs after the cut: %w", c.name, time.Since(c.cutAt).Seconds(), err)
 		}
 	}
-	w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
-	c.lapsed, c.since = true, w.step
+	w.Clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+	c.lapsed, c.since = true, w.Step
 	text := fmt.Sprintf("its key's %d ms expiry ran out with no word from it: Redis deleted the key; the waiters had made %d failed tries meanwhile, and their next try (the next step) will find it free", w.p.ExpiryMs, w.retries()-tries)
 	if c.state == simulator.StatePaused {
 		text += "; it is still stopped and believes it holds the lock: nothing told it otherwise"
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(), Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(), Text: text})
 	return nil
 }
 
@@ -852,7 +818,7 @@ func (w *world) resumeCut(ctx context.Context, c *contender) error {
 	}
 	c.restore()
 	c.state, c.line = simulator.StateStale, w.lines.work
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(),
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, AfterMs: time.Since(c.cutAt).Milliseconds(),
 		Text: "resumes after a pause longer than its key's expiry: its key expired during the pause, but nothing tells it so: it still believes it holds the lock"})
 	return w.pollRound(ctx)
 }
@@ -862,15 +828,15 @@ func (w *world) resumeCut(ctx context.Context, c *contender) error {
 func (w *world) announceCut(c *contender, pause bool) {
 	if pause {
 		c.state = simulator.StatePaused
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: c.token,
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvPause, Node: c.token,
 			Text: "stops (a long GC pause): it sends nothing, renews nothing, and still believes what it believed"})
 	} else {
 		c.state = simulator.StateCrashed
 		c.stopWatchdog()
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: c.token,
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: c.token,
 			Text: "crashes: its connection is gone for good, and with it any renewal"})
 	}
-	c.since = w.step
+	c.since = w.Step
 	w.show()
 }
 
@@ -891,7 +857,7 @@ func (w *world) cutWithoutExpiry(ctx context.Context, c *contender, pause, stale
 		c.state, c.line = simulator.StateStale, w.lines.work
 		text = fmt.Sprintf("resumes after %.1fs, still believing it holds the lock", time.Since(cutAt).Seconds())
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, Text: text})
+	w.Emit(simulator.Event{Client: c.name, Event: simulator.EvResume, Node: c.token, Text: text})
 	return nil
 }
 
@@ -903,8 +869,8 @@ func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) 
 	expired := func() {
 		after := time.Since(cutAt)
 		// On the run's clock an expiry takes the lease, whatever this machine took.
-		w.clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
+		w.Clock += time.Duration(w.p.ExpiryMs) * time.Millisecond
+		w.Emit(simulator.Event{Client: c.name, Event: simulator.EvExpire, Node: c.token, AfterMs: after.Milliseconds(),
 			Text: fmt.Sprintf("its key's %d ms expiry ran out %.1fs after it went silent: Redis deleted the key; the waiters had made %d failed tries meanwhile", w.p.ExpiryMs, after.Seconds(), w.retries()-tries)})
 	}
 	for {
@@ -915,17 +881,17 @@ func (w *world) awaitExpiry(ctx context.Context, c *contender, cutAt time.Time) 
 		if owner == 0 {
 			break
 		}
-		mark := len(w.events)
+		mark := len(w.Events)
 		if err := w.pollRound(ctx); err != nil {
 			return err
 		}
-		if len(w.events) > mark {
+		if len(w.Events) > mark {
 			// The key expired between the read and the retries, and a
 			// retry took it: the expiry is told first, as it came first.
-			won := slices.Clone(w.events[mark:])
-			w.events = w.events[:mark]
+			won := slices.Clone(w.Events[mark:])
+			w.Events = w.Events[:mark]
 			expired()
-			w.events = append(w.events, won...)
+			w.Events = append(w.Events, won...)
 			return nil
 		}
 		if err := simulator.Sleep(ctx, w.p.retry()); err != nil {
@@ -978,7 +944,7 @@ func (w *world) wait(ctx context.Context, who string) error {
 		text += fmt.Sprintf("; the server itself counted %d lock commands in %.1fs (INFO commandstats): %.0f commands/s while nobody could acquire",
 			d, took.Seconds(), float64(d)/took.Seconds())
 	}
-	w.emit(simulator.Event{Client: who, Event: simulator.EvWait, Text: text})
+	w.Emit(simulator.Event{Client: who, Event: simulator.EvWait, Text: text})
 	return nil
 }
 
@@ -1019,25 +985,17 @@ func sumCalls(info string, names []string) int {
 }
 
 func (w *world) write(c *contender) {
-	c.stats.Writes++
 	c.line = w.lines.work
-	ok, why := w.resource.Write(c.name, c.fence)
-	tok := "no token"
+	with := " with no token"
 	if c.fence != 0 {
-		tok = fmt.Sprintf("token %d", c.fence)
+		with = fmt.Sprintf(" with token %d", c.fence)
 	}
-	if ok {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Token: c.fence, Node: c.token,
-			Text: fmt.Sprintf("writes to the protected resource with %s: %s", tok, why)})
-		return
-	}
-	c.stats.Refused(c.fence)
-	text := fmt.Sprintf("writes with %s: rejected, %s", tok, why)
-	if c.fence != 0 {
+	e := w.Resource.Tell(&c.stats, c.name, c.token, c.fence, with)
+	if e.Event == simulator.EvFenced && c.fence != 0 {
 		// The fix is only as good as its counter: say so where it acts.
-		text += ". This holds while the counter only goes up: after a failover with asynchronous replication it can go back"
+		e.Text += ". This holds while the counter only goes up: after a failover with asynchronous replication it can go back"
 	}
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: c.fence, Node: c.token, Text: text})
+	w.Emit(e)
 }
 
 // reconcile reads the key and marks what the server says: a client that
@@ -1050,7 +1008,7 @@ func (w *world) reconcile(ctx context.Context) error {
 	}
 	for _, c := range w.clients {
 		if c.state == simulator.StateHolding && c.token != owner {
-			c.state, c.since = simulator.StateStale, w.step
+			c.state, c.since = simulator.StateStale, w.Step
 		}
 	}
 	return nil
@@ -1110,7 +1068,7 @@ func (w *world) ownerOfKey(ctx context.Context) string {
 }
 
 // show publishes the lock as it is now, in the middle of a step.
-func (w *world) show() { simulator.ShowMidStep(w.publish, w.Snapshot) }
+func (w *world) show() { simulator.ShowMidStep(w.Publish, w.Snapshot) }
 
 // Snapshot reads the key from the server (GET or the hash's field, and
 // PTTL): the holder is whoever's token the server holds, not whom the
@@ -1175,14 +1133,10 @@ func (w *world) zombieHolders(tok string) []lockqueue.Alert {
 	if w.redlock() {
 		lost = "its keys no longer make a majority of the masters"
 	}
-	now := "no one holds it now"
-	if tok != "" {
-		now = w.clientOf(tok) + " holds it now"
-	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
 		if a, ok := simulator.ZombieHolder(c.name, c.state, c.token, c.lapsed, c.cutHeld,
-			"without releasing it: "+lost, now, "running again", "the key no longer shows"); ok {
+			"without releasing it: "+lost, w.clientOf(tok), "running again", "the key no longer shows"); ok {
 			out = append(out, a)
 		}
 	}

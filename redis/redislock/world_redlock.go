@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -94,10 +95,8 @@ func (w *world) tokens(ctx context.Context) []string {
 }
 
 func (w *world) masterByName(name string) *master {
-	for _, m := range w.masters {
-		if m.name == name {
-			return m
-		}
+	if i := slices.IndexFunc(w.masters, func(m *master) bool { return m.name == name }); i >= 0 {
+		return w.masters[i]
 	}
 	return nil
 }
@@ -150,7 +149,7 @@ func (w *world) actMaster(ctx context.Context, m *master, action string) error {
 	default:
 		return fmt.Errorf("unknown master action %q", action)
 	}
-	w.emit(simulator.Event{Client: m.name, Event: action, Text: text})
+	w.Emit(simulator.Event{Client: m.name, Event: action, Text: text})
 	return w.pollRound(ctx)
 }
 
@@ -167,7 +166,7 @@ func (w *world) restartDelayed(ctx context.Context, m *master) (string, error) {
 	if err := m.srv.Stop(); err != nil {
 		return "", fmt.Errorf("restart %s: %w", m.name, err)
 	}
-	m.out, m.outToken, m.outAt = true, tok, w.clock
+	m.out, m.outToken, m.outAt = true, tok, w.Clock
 	lost := "it held no copy of the key"
 	if tok != "" {
 		lost = fmt.Sprintf("its copy of %s's key is lost, but kept out it can grant that lock to no one else, so %s still holds a majority as Redlock counts it", w.clientOf(tok), w.clientOf(tok))
@@ -181,8 +180,8 @@ func (w *world) restartDelayed(ctx context.Context, m *master) (string, error) {
 // it: the classroom holds keys' clocks between steps, so a key would not
 // lose the time the run's clock skips.)
 func (w *world) rejoin(m *master) string {
-	if due := m.outAt + time.Duration(w.p.ExpiryMs)*time.Millisecond; w.clock < due {
-		w.clock = due
+	if due := m.outAt + time.Duration(w.p.ExpiryMs)*time.Millisecond; w.Clock < due {
+		w.Clock = due
 	}
 	m.out, m.outToken = false, ""
 	return fmt.Sprintf("master %s rejoins, empty, after its delay: at least the key's %d ms TTL since its restart, so no lock it granted before can still be held", m.name, w.p.ExpiryMs)

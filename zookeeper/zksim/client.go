@@ -123,6 +123,21 @@ func (l zkLogger) Printf(format string, args ...any) {
 	l.log.Debug("zk: "+fmt.Sprintf(format, args...), "client", l.name)
 }
 
+// dial opens a session on servers whose state sess follows, with
+// go-zookeeper's chatter logged as name's.
+func dial(servers []string, timeout time.Duration, sess *sessionState, log *slog.Logger, name string) (*zk.Conn, error) {
+	conn, _, err := zk.Connect(servers, timeout,
+		zk.WithEventCallback(func(ev zk.Event) {
+			if ev.Type == zk.EventSession {
+				sess.set(ev.State)
+			}
+		}),
+		zk.WithLogger(zkLogger{log: log, name: name}),
+		zk.WithLogInfo(false),
+	)
+	return conn, err
+}
+
 // connect opens the client's proxy and session.
 func (c *client) connect(ctx context.Context, server string) error {
 	p, err := proxy.New(server)
@@ -131,15 +146,7 @@ func (c *client) connect(ctx context.Context, server string) error {
 	}
 	c.proxy = p
 	c.sess = newSessionState()
-	conn, _, err := zk.Connect([]string{p.Addr()}, c.w.sessionTimeout,
-		zk.WithEventCallback(func(ev zk.Event) {
-			if ev.Type == zk.EventSession {
-				c.sess.set(ev.State)
-			}
-		}),
-		zk.WithLogger(zkLogger{log: c.w.log, name: c.name}),
-		zk.WithLogInfo(false),
-	)
+	conn, err := dial([]string{p.Addr()}, c.w.sessionTimeout, c.sess, c.w.Log, c.name)
 	if err != nil {
 		p.Close()
 		return fmt.Errorf("%s: connect: %w", c.name, err)

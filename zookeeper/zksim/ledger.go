@@ -1,7 +1,6 @@
 package zksim
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -68,9 +67,7 @@ func (l *ledger) queue() lockqueue.Snapshot {
 
 // apply checks one step and records its effect.
 func (l *ledger) apply(step int, a simulator.Action) error {
-	fail := func(format string, args ...any) error {
-		return invalidf("step %d: %s %s: %s", step, a.Action, a.Client, fmt.Sprintf(format, args...))
-	}
+	fail := simulator.PlanStep{Action: a, N: step}.Fail
 	if err := simulator.CheckAction(l.lock, a, false); err != nil && a.Action != ActLockSecond {
 		return invalidf("step %d: %v", step, err)
 	}
@@ -98,7 +95,7 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 		// for the run to show.
 		return fail("%s was paused at step %d with no lock, so the plan gives it nothing more to do", a.Client, c.since)
 	}
-	if err := l.applySplit(a, c, step, fail); err != nil || l.splitAction(a.Action) {
+	if err := l.applySplit(a, c, step, fail); err != nil || simulator.IsSplitAction(a.Action) {
 		return err
 	}
 	// Who holds instead, or whom it waits for, is not said: it is what a
@@ -143,11 +140,6 @@ func (l *ledger) apply(step int, a simulator.Action) error {
 		}
 	}
 	return nil
-}
-
-// splitAction reports whether action is one only a split plan has.
-func (l *ledger) splitAction(action string) bool {
-	return action == simulator.ActExpire || action == simulator.ActWake || action == simulator.ActResume
 }
 
 // applySplit checks and records a split plan's steps: a cut client does

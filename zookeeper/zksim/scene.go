@@ -140,7 +140,7 @@ func (w *world) lockSecond(ctx context.Context, c *client) error {
 	case c.state != simulator.StateHolding:
 		return conflictf("%s holds nothing (%s): it takes its second lock while it holds its first", c.name, c.state)
 	}
-	m := &client{name: c.name, mode: c.mode, index: len(o.clients), w: o, joined: w.step, since: w.step,
+	m := &client{name: c.name, mode: c.mode, index: len(o.clients), w: o, joined: w.Step, since: w.Step,
 		proxy: c.proxy, conn: c.conn, sess: c.sess, session: c.session, owner: c}
 	c.member = m
 	o.clients = append(o.clients, m)
@@ -163,11 +163,11 @@ func (w *world) memberGone(ctx context.Context, c *client, cause int, state stri
 		return nil
 	}
 	gone := m.nodePath()
-	if r := w.rec(); cause >= 0 && cause < len(r.events) {
-		e := &r.events[cause]
+	if r := w.rec(); cause >= 0 && cause < len(r.Events) {
+		e := &r.Events[cause]
 		e.Text = strings.Replace(e.Text, "deleted "+e.Node, fmt.Sprintf("deleted %s and, on %s, %s", e.Node, m.w.path, m.node), 1)
 	}
-	m.node, m.waitsFor, m.state, m.since = "", "", state, w.step
+	m.node, m.waitsFor, m.state, m.since = "", "", state, w.Step
 	m.watches = nil
 	return m.w.settle(ctx, cause, []string{gone})
 }
@@ -186,7 +186,7 @@ func (w *world) releaseMember(ctx context.Context, c *client) error {
 	if err != nil {
 		return err
 	}
-	m.state, m.since = simulator.StateReleased, w.step
+	m.state, m.since = simulator.StateReleased, w.Step
 	text := "deleted " + node + " on " + o.path
 	if !held {
 		text = "gave up its wait on " + o.path + ": deleted " + node
@@ -272,24 +272,17 @@ func (w *world) narrateScene(a simulator.Action, events []simulator.Event) strin
 // wait order, as the clients themselves know it (whom each waits for);
 // nil when there is none.
 func (w *world) cycle() []string {
-	next := map[string]string{}
+	next := map[string][]string{}
 	for _, o := range []*world{w, w.second} {
 		for _, c := range o.clients {
 			if c.state == simulator.StateWaiting && c.waitsFor != "" {
-				next[c.name] = o.ownerOf(c.waitsFor)
+				next[c.name] = []string{o.ownerOf(c.waitsFor)}
 			}
 		}
 	}
 	for _, start := range slices.Sorted(maps.Keys(next)) {
-		var out []string
-		for c := start; c != ""; c = next[c] {
-			if slices.Contains(out, c) {
-				if c == start {
-					return out
-				}
-				break
-			}
-			out = append(out, c)
+		if cyc := lockqueue.WaitCycleThrough(next, start); cyc != nil {
+			return cyc
 		}
 	}
 	return nil

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -25,7 +25,6 @@ type world struct {
 	zpath    string // as the server sees it
 	servers  []string
 	obs      *zk.Conn // the manager's own session: creates the lock node, reads snapshots, sees expiry
-	log      *slog.Logger
 	lock     simulator.LockKind
 	leases   int
 	strategy simulator.Strategy
@@ -33,17 +32,8 @@ type world struct {
 	opts     lockqueue.Options
 
 	sessionTimeout time.Duration
-	start          time.Time
-	// publish shows an intermediate snapshot (a crashed holder before its
-	// session expires) while a step is still running; may be nil.
-	publish func(lockqueue.Snapshot)
 	// noSnapshots skips the per-step snapshot (benchmarks of big queues).
 	noSnapshots bool
-	// split: the scenario tells the key moment step by step (it has an
-	// expire step, simulator.Split): a pause or crash only cuts the
-	// client, and the expiry, the hand-over and the resume are steps of
-	// their own.
-	split bool
 	// expired are the paths an expire step deleted, whose watchers the
 	// next wake step lets handle their notifications.
 	expired []string
@@ -52,10 +42,9 @@ type world struct {
 	// "if not exists: goto 2" line is for).
 	beforeExists func(client, target string)
 
-	clients  []*client
-	byName   map[string]*client
-	resource *simulator.Resource
-	cache    map[string]lockqueue.Child
+	clients []*client
+	byName  map[string]*client
+	cache   map[string]lockqueue.Child
 
 	// A scene of two locks (scene.go): second is the other lock's world,
 	// whose host is this one (its steps, clock and events are the host's);
@@ -63,44 +52,35 @@ type world struct {
 	second, host *world
 	reversed     []string
 
-	step   int
-	events []simulator.Event
-	// clock is the run's clock: it moves simulator.StepTick a step, plus
-	// the session timeout when a step waits for a session to expire.
-	// StepClocks keeps its reading at the end of each step. Every time
-	// the classroom shows comes from it, so a step reads the same live,
-	// scrubbed or replayed from a shared link, whatever the real
-	// ZooKeeper took.
-	clock time.Duration
-	simulator.StepClocks
+	// Base: the step being done and the run's clock (a step waiting for a
+	// session to expire moves it by the session timeout, whatever the real
+	// ZooKeeper took). A scene's second lock records nothing of its own:
+	// its host does (rec).
+	simulator.Base
 }
 
+// worldConfig is a world's lock as the server sees it (ZPath) and the
+// backend's servers, observer and session timeout; Spec has the rest.
 type worldConfig struct {
-	Path, ZPath    string
+	Spec           simulator.WorldSpec
+	ZPath          string
 	Servers        []string
 	Observer       *zk.Conn
-	Logger         *slog.Logger
-	Lock           simulator.LockKind
-	Leases         int
-	Strategy       simulator.Strategy
-	Fencing        bool
 	SessionTimeout time.Duration
-	Publish        func(lockqueue.Snapshot)
-	Split          bool
 }
 
 // newWorld creates the lock node.
 func newWorld(cfg worldConfig) (*world, error) {
-	st := cfg.Strategy
-	if cfg.Lock == simulator.LeaseLock {
+	sc := cfg.Spec.Scenario
+	st := cfg.Spec.Strategy
+	if sc.Lock == simulator.LeaseLock {
 		st = simulator.Children
 	}
 	w := &world{
-		path: cfg.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer, log: cfg.Logger,
-		lock: cfg.Lock, leases: cfg.Leases, strategy: st, recipe: recipeFor(cfg.Lock, cfg.Strategy),
-		opts: buildOptions(cfg.Lock, cfg.Leases, st), sessionTimeout: cfg.SessionTimeout, start: time.Now(),
-		publish: cfg.Publish, byName: map[string]*client{}, resource: simulator.NewResourceWith(cfg.Fencing, tokenText),
-		cache: map[string]lockqueue.Child{}, split: cfg.Split,
+		path: cfg.Spec.Path, zpath: cfg.ZPath, servers: cfg.Servers, obs: cfg.Observer,
+		lock: sc.Lock, leases: sc.Leases, strategy: st, recipe: recipeFor(sc.Lock, cfg.Spec.Strategy),
+		opts: buildOptions(sc.Lock, sc.Leases, st), sessionTimeout: cfg.SessionTimeout, Base: simulator.NewBase(cfg.Spec),
+		byName: map[string]*client{}, cache: map[string]lockqueue.Child{},
 	}
 	if _, err := w.obs.Create(w.zpath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		return nil, fmt.Errorf("create lock node %s: %w", w.path, err)
@@ -139,14 +119,7 @@ func (w *world) Close() error {
 	return errors.Join(errs...)
 }
 
-func (w *world) ms() int64 { return time.Since(w.start).Milliseconds() }
-
-func (w *world) emit(e simulator.Event) int {
-	r := w.rec()
-	e.Step, e.Kind, e.AtMs = r.step, e.Event, r.ms()
-	r.events = append(r.events, e)
-	return len(r.events) - 1
-}
+func (w *world) emit(e simulator.Event) int { return w.rec().Emit(e) }
 
 // rec is the world that records the step: the host of a scene's second
 // lock, else w.
@@ -171,24 +144,23 @@ func (w *world) ownerOf(node string) string {
 // Do performs one action and waits until every client is quiescent: it
 // holds, it waits with its watch armed, or it is gone.
 func (w *world) Do(ctx context.Context, step int, a simulator.Action) ([]simulator.Event, error) {
-	w.step, w.events = step, nil
+	w.Begin(step)
 	if w.second != nil {
-		w.second.step = step
+		w.second.Step = step
 	}
-	w.clock = w.ClockAt(step-1) + simulator.StepTick
 	if err := w.act(ctx, a); err != nil {
-		return w.events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
+		return w.Events, fmt.Errorf("step %d: %s %s: %w", step, a.Action, a.Client, err)
 	}
 	for _, o := range []*world{w, w.second} {
 		if o == nil {
 			continue
 		}
 		if err := o.quiescent(); err != nil {
-			return w.events, fmt.Errorf("step %d: %w", step, err)
+			return w.Events, fmt.Errorf("step %d: %w", step, err)
 		}
 	}
-	w.EndStep(step, w.clock)
-	return w.events, nil
+	w.End()
+	return w.Events, nil
 }
 
 func (w *world) act(ctx context.Context, a simulator.Action) error {
@@ -196,10 +168,10 @@ func (w *world) act(ctx context.Context, a simulator.Action) error {
 		if w.find(a.Client) != nil {
 			return conflictf("%s is already in this run", a.Client)
 		}
-		h, n := w.home(a), len(w.events)
+		h, n := w.home(a), len(w.Events)
 		err := h.add(ctx, a)
-		if h != w && n < len(w.events) {
-			w.events[n].Text += " (on " + h.path + ")"
+		if h != w && n < len(w.Events) {
+			w.Events[n].Text += " (on " + h.path + ")"
 		}
 		return err
 	}
@@ -238,7 +210,7 @@ func (w *world) add(ctx context.Context, a simulator.Action) error {
 	if err != nil {
 		return invalidf("%v", err)
 	}
-	c := &client{name: a.Client, mode: mode, index: len(w.clients), w: w, joined: w.step, since: w.step}
+	c := &client{name: a.Client, mode: mode, index: len(w.clients), w: w, joined: w.Step, since: w.Step}
 	if err := c.connect(ctx, w.servers[c.index%len(w.servers)]); err != nil {
 		return unavailablef("%v", err)
 	}
@@ -294,7 +266,7 @@ func (w *world) release(ctx context.Context, c *client) error {
 	if err != nil {
 		return err
 	}
-	c.state, c.since = simulator.StateReleased, w.step
+	c.state, c.since = simulator.StateReleased, w.Step
 	text := fmt.Sprintf("deleted %s", node)
 	if gone {
 		text = fmt.Sprintf("its node %s was already gone: its session had expired", c.lastNode)
@@ -337,7 +309,7 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 	held := c.state == simulator.StateHolding
 	node := c.node
 	w.silence(c, pause)
-	if w.split {
+	if w.Split {
 		// The expiry is the next step's: this one ends with the node
 		// still there, its session silent (a zombie on the lane).
 		c.cutNode, c.cutHeld = node, held
@@ -350,7 +322,7 @@ func (w *world) crash(ctx context.Context, c *client, pause bool) error {
 	after := time.Since(c.cutAt)
 	// On the run's clock an expiry takes the session timeout, what the
 	// server is configured to wait, not what this machine happened to take.
-	w.rec().clock += w.sessionTimeout
+	w.rec().Clock += w.sessionTimeout
 	if !pause || !held {
 		c.node = ""
 	}
@@ -384,8 +356,8 @@ func (w *world) expire(ctx context.Context, c *client) error {
 		return err
 	}
 	after := time.Since(c.cutAt)
-	w.clock += w.sessionTimeout
-	c.lapsed, c.since = true, w.step
+	w.Clock += w.sessionTimeout
+	c.lapsed, c.since = true, w.Step
 	if c.state == simulator.StateCrashed || !c.cutHeld {
 		c.node = ""
 	}
@@ -463,7 +435,7 @@ func (w *world) silence(c *client, pause bool) {
 		w.emit(simulator.Event{Client: c.name, Event: simulator.EvCrash, Node: node,
 			Text: fmt.Sprintf("crashes (its connection is cut for good); %s stays until the session expires", node)})
 	}
-	c.since = w.step
+	c.since = w.Step
 	w.show()
 }
 
@@ -481,12 +453,12 @@ func (w *world) resume(ctx context.Context, c *client, node string, held bool) e
 	}
 	c.session = c.conn.SessionID()
 	c.fired() // watches invalidated with the old session: no notifications
-	c.since = w.step
+	c.since = w.Step
 	// How long it was away: what this machine took, unless the pause
 	// spans steps, whose real length is the lecturer's pace, not the
 	// story's.
 	after := fmt.Sprintf("resumes after %.1fs", time.Since(c.cutAt).Seconds())
-	if w.split {
+	if w.Split {
 		after = "resumes after a pause longer than its session timeout"
 	}
 	if held {
@@ -528,18 +500,9 @@ func (w *world) write(c *client) error {
 	if c.state != simulator.StateHolding && c.state != simulator.StateStale {
 		return conflictf("%s does not hold the lock (%s)", c.name, c.state)
 	}
-	token := c.token // read when it acquired
 	c.line = w.recipe.write
-	c.stats.Writes++
-	ok, why := w.resource.Write(c.name, token)
-	if ok {
-		w.emit(simulator.Event{Client: c.name, Event: simulator.EvWrite, Token: token, Node: c.lastNode,
-			Text: fmt.Sprintf("writes to the protected resource with token %s: %s", tokenText(token), why)})
-		return nil
-	}
-	c.stats.Refused(token)
-	w.emit(simulator.Event{Client: c.name, Event: simulator.EvFenced, Token: token, Node: c.lastNode,
-		Text: fmt.Sprintf("writes with token %s: rejected, %s", tokenText(token), why)})
+	// The token was read when it acquired.
+	w.emit(w.Resource.Tell(&c.stats, c.name, c.lastNode, c.token, " with token "+tokenText(c.token)))
 	return nil
 }
 
@@ -600,16 +563,16 @@ func (w *world) settle(ctx context.Context, cause int, changed []string) error {
 		}
 	}
 	notified = slices.Compact(notified)
-	if r := w.rec(); cause >= 0 && cause < len(r.events) {
-		r.events[cause].Notified = append(r.events[cause].Notified, notified...)
+	if r := w.rec(); cause >= 0 && cause < len(r.Events) {
+		r.Events[cause].Notified = append(r.Events[cause].Notified, notified...)
 		if len(notified) > 0 {
-			r.events[cause].Text += "; notified " + strings.Join(notified, ", ")
+			r.Events[cause].Text += "; notified " + strings.Join(notified, ", ")
 		}
 	}
 	for _, r := range reactions {
 		switch {
 		case r.acquired:
-			r.c.since = w.step
+			r.c.since = w.Step
 			held := "holds the lock"
 			if r.c.mode == lockqueue.Lease {
 				held = "holds a lease"
@@ -690,13 +653,13 @@ func parallel(ctx context.Context, n int, f func(i int) error) error {
 
 // show publishes the lock as it is now, in the middle of a step.
 func (w *world) show() {
-	if w.publish == nil || w.noSnapshots {
+	if w.Publish == nil || w.noSnapshots {
 		return
 	}
 	if snap, err := w.snapshot(); err == nil {
-		w.publish(snap)
+		w.Publish(snap)
 	} else {
-		w.log.Debug("simulator: mid-step snapshot", "path", w.path, "err", err)
+		w.Log.Debug("simulator: mid-step snapshot", "path", w.path, "err", err)
 	}
 }
 
@@ -725,11 +688,7 @@ func (w *world) snapshot() (lockqueue.Snapshot, error) {
 		}
 		children = append(children, ch)
 	}
-	for n := range w.cache {
-		if !seen[n] {
-			delete(w.cache, n)
-		}
-	}
+	maps.DeleteFunc(w.cache, func(n string, _ lockqueue.Child) bool { return !seen[n] })
 	opts := w.opts
 	opts.CVersion = st.Cversion
 	snap := lockqueue.Build(w.path, children, opts)
@@ -753,14 +712,14 @@ func (w *world) snapshot() (lockqueue.Snapshot, error) {
 // cannot show them, so the snapshot says so in an alert naming the node
 // they lost, the same kind etcd's reader raises for a lease run out.
 func (w *world) zombieHolders(snap lockqueue.Snapshot) []lockqueue.Alert {
-	now := "no one holds it now"
+	holder := ""
 	if h := snap.Holders(); len(h) > 0 {
-		now = w.ownerOf(h[0]) + " holds it now"
+		holder = w.ownerOf(h[0])
 	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
 		if a, ok := simulator.ZombieHolder(c.name, c.state, c.lastNode, c.lapsed, c.cutHeld,
-			"when its session expired, not by releasing it, and ZooKeeper deleted its node "+c.lastNode, now, "back from its pause", "whose node is gone"); ok {
+			"when its session expired, not by releasing it, and ZooKeeper deleted its node "+c.lastNode, holder, "back from its pause", "whose node is gone"); ok {
 			out = append(out, a)
 		}
 	}

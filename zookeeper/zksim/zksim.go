@@ -129,15 +129,7 @@ func (b *Backend) observer(ctx context.Context) (*zk.Conn, error) {
 	defer b.mu.Unlock()
 	if b.obs == nil {
 		b.sess = newSessionState()
-		conn, _, err := zk.Connect(b.cfg.Servers, max(10*time.Second, b.cfg.SessionTimeout),
-			zk.WithEventCallback(func(ev zk.Event) {
-				if ev.Type == zk.EventSession {
-					b.sess.set(ev.State)
-				}
-			}),
-			zk.WithLogger(zkLogger{log: b.log, name: "simulator"}),
-			zk.WithLogInfo(false),
-		)
+		conn, err := dial(b.cfg.Servers, max(10*time.Second, b.cfg.SessionTimeout), b.sess, b.log, "simulator")
 		if err != nil {
 			return nil, unavailablef("simulator: connect to %s: %v", strings.Join(b.cfg.Servers, ","), err)
 		}
@@ -244,24 +236,20 @@ func (b *Backend) NewWorld(_ context.Context, spec simulator.WorldSpec) (simulat
 	b.mu.Lock()
 	obs := b.obs
 	b.mu.Unlock()
-	cfg := worldConfig{
-		Path: spec.Path, ZPath: b.zpath(spec.Path), Servers: b.cfg.Servers, Observer: obs, Logger: spec.Logger,
-		Lock: spec.Scenario.Lock, Leases: spec.Scenario.Leases, Strategy: spec.Strategy, Fencing: spec.Fencing,
-		SessionTimeout: b.cfg.SessionTimeout, Publish: spec.Publish, Split: simulator.Split(spec.Scenario.Steps),
-	}
+	cfg := worldConfig{Spec: spec, ZPath: b.zpath(spec.Path), Servers: b.cfg.Servers, Observer: obs, SessionTimeout: b.cfg.SessionTimeout}
 	w, err := newWorld(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if p, scene, _ := sceneOf(spec.Scenario, spec.Scenario.Steps); scene {
 		// The second lock's mid-step snapshots are not the run's lock's.
-		cfg.Path, cfg.ZPath, cfg.Publish = spec.Path+sceneSuffix, b.zpath(spec.Path+sceneSuffix), nil
+		cfg.Spec.Path, cfg.ZPath, cfg.Spec.Publish = spec.Path+sceneSuffix, b.zpath(spec.Path+sceneSuffix), nil
 		second, err := newWorld(cfg)
 		if err != nil {
 			w.Close()
 			return nil, err
 		}
-		second.host, second.resource, second.start = w, w.resource, w.start
+		second.host, second.Resource, second.Start = w, w.Resource, w.Start
 		w.second, w.reversed = second, p.Reversed
 	}
 	w.noSnapshots, w.beforeExists = b.noSnapshots, b.beforeExists
@@ -305,14 +293,12 @@ func (w *world) Clients() []simulator.ClientInfo {
 	return out
 }
 
+// Line is the line of the client named name, wherever it joined.
 func (w *world) Line(name string) int {
-	if w.second != nil {
-		if c := w.find(name); c != nil {
-			return c.line
-		}
-		return 0
+	if c := w.find(name); c != nil {
+		return c.line
 	}
-	return simulator.LineOf(w.byName, name, func(c *client) int { return c.line })
+	return 0
 }
 
 func (w *world) Narrate(a simulator.Action, events []simulator.Event) string {
