@@ -102,9 +102,15 @@ export async function call(method, path, body) {
     }
     return data;
   } finally {
-    pending--;
-    // After the caller has taken the answer: a run held back for it may
-    // show now (or not: a failed step leaves the runs apart).
-    setTimeout(settled, 0);
+    // Counted until the caller has taken the answer, a task later: the
+    // caller's await resumes after other answers' callers may have run,
+    // and a run that showed its step then would not wait for this one
+    // (side by side, four panes showed step 2 while one still showed 1).
+    // Then a run held back for it may show (or not: a failed step leaves
+    // the runs apart).
+    setTimeout(() => {
+      pending--;
+      settled();
+    }, 0);
   }
 }
