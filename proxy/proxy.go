@@ -36,6 +36,9 @@ type Proxy struct {
 	conns   map[net.Conn]struct{} // both ends of every live pair
 	cutting bool
 	closed  bool
+	// refused is why the proxy last closed a connection it accepted
+	// without forwarding it; its client only saw EOF.
+	refused error
 }
 
 // New starts a proxy on a free loopback port forwarding to target. The
@@ -50,6 +53,20 @@ func New(target string) (*Proxy, error) {
 	p.wg.Add(1)
 	go p.acceptLoop()
 	return p, nil
+}
+
+func (p *Proxy) refuse(err error) {
+	p.mu.Lock()
+	p.refused = err
+	p.mu.Unlock()
+}
+
+// Refused is why the proxy last closed a connection it accepted without
+// forwarding it (nil if it never did): the client saw only EOF.
+func (p *Proxy) Refused() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused
 }
 
 // Addr is the proxy's listening address, "127.0.0.1:PORT".
@@ -143,6 +160,7 @@ func (p *Proxy) acceptLoop() {
 		backoff = 0
 		if p.Cutting() {
 			slog.Debug("proxy: refusing connection while cut", "addr", p.Addr(), "client", client.RemoteAddr())
+			p.refuse(errors.New("the proxy is cut"))
 			client.Close()
 			continue
 		}
@@ -159,6 +177,7 @@ func (p *Proxy) handle(client net.Conn) {
 	cancel()
 	if err != nil {
 		slog.Debug("proxy: dial target", "target", p.target, "err", err)
+		p.refuse(fmt.Errorf("the proxy could not reach %s: %w", p.target, err))
 		client.Close()
 		return
 	}
@@ -167,6 +186,7 @@ func (p *Proxy) handle(client net.Conn) {
 	// see their flag.
 	p.mu.Lock()
 	if p.cutting || p.closed {
+		p.refused = errors.New("the proxy was cut or closed while it dialled")
 		p.mu.Unlock()
 		client.Close()
 		server.Close()

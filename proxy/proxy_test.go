@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,8 +173,15 @@ func TestTargetDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	if p.Refused() != nil {
+		t.Errorf("a new proxy says it refused: %v", p.Refused())
+	}
 	if _, err := roundTrip(dial(t, p.Addr()), "x"); err == nil {
 		t.Error("round trip through a proxy with a dead target succeeded")
+	}
+	// Its client saw only EOF; the proxy says why.
+	if why := p.Refused(); why == nil || !strings.Contains(why.Error(), "could not reach "+target) || !strings.Contains(why.Error(), "refused") {
+		t.Errorf("Refused() = %v, want it to say the target %s refused", why, target)
 	}
 }
 

@@ -727,6 +727,9 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   } else if (n.zombie && n.expiresInMs > 0) {
     const base = opts.timing && opts.timing.receivedAt ? opts.timing.receivedAt : Date.now();
     t.setAttribute('data-until', base + n.expiresInMs);
+    // Under a classroom step, frozen as a lease is (tick): counted from
+    // when the frame came, a busy page read 1.9 s where the step says 2.0.
+    t.setAttribute('data-left', n.expiresInMs);
     t.setAttribute('data-verb', 'zombie');
     t.setAttribute('class', 'label time zombie');
   } else if (n.zombie) {
@@ -751,9 +754,10 @@ function drawNode(c, snap, opts, alerts, inCycle) {
 // tick refreshes every live duration under root; call it once a second.
 export function tick(root, now = Date.now()) {
   for (const t of root.querySelectorAll('[data-until]')) {
-    // Under a data-clock-at (a classroom step) a lease's time left is the
-    // step's: the run holds its keys' and leases' clocks between steps, so
-    // counting down in real time would show as expired what the server holds.
+    // Under a data-clock-at (a classroom step) a lease's or a zombie's time
+    // left is the step's: the run holds its keys', leases' and sessions'
+    // clocks between steps, so counting down in real time would show as
+    // expired what the server holds.
     const frozen = t.hasAttribute('data-left') && t.closest('[data-clock-at]');
     const left = frozen ? Number(t.getAttribute('data-left')) : Number(t.getAttribute('data-until')) - now;
     t.textContent = left > 0 ? [t.getAttribute('data-verb'), fmtDur(left) + ' left'].filter(Boolean).join(' · ') : t.getAttribute('data-expired') || 'zombie · expiry due';

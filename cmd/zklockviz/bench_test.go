@@ -278,37 +278,50 @@ func percentile(sorted []time.Duration, p float64) float64 {
 // the same way. It returns the latencies of the creation, one per viewer.
 func change(b testing.TB, c *zk.Conn, paths []string, viewers [][]*benchViewer, id int, probe *hubProbe) []time.Duration {
 	b.Helper()
+	return slices.Concat(changeByGroup(b, c, paths, viewers, id, probe)...)
+}
+
+// changeByGroup is change answering each group of viewers' latencies
+// apart. Groups may watch the same path (paths may repeat): its lock gets
+// one node, which every group watching it must see.
+func changeByGroup(b testing.TB, c *zk.Conn, paths []string, viewers [][]*benchViewer, id int, probe *hubProbe) [][]time.Duration {
+	b.Helper()
 	var mu sync.Mutex
-	var lat []time.Duration
+	lat := make([][]time.Duration, len(viewers))
 	var wg sync.WaitGroup
 	n := 0
 	for _, vs := range viewers {
 		n += len(vs)
 	}
 	wg.Add(n)
-	record := func(d time.Duration) {
-		mu.Lock()
-		lat = append(lat, d)
-		mu.Unlock()
-		wg.Done()
+	record := func(g int) func(time.Duration) {
+		return func(d time.Duration) {
+			mu.Lock()
+			lat[g] = append(lat[g], d)
+			mu.Unlock()
+			wg.Done()
+		}
 	}
 	prefix := lockName(0xbe000000 + id)
 	start := time.Now()
 	if probe != nil {
 		probe.expect(prefix, start)
 	}
-	for _, vs := range viewers {
+	for g, vs := range viewers {
 		for _, v := range vs {
-			v.expect([]byte(prefix), "", start, record)
+			v.expect([]byte(prefix), "", start, record(g))
 		}
 	}
-	created := make([]string, len(paths))
-	for i, p := range paths {
+	created := map[string]string{}
+	for _, p := range paths {
+		if _, ok := created[p]; ok {
+			continue
+		}
 		full, err := c.Create(p+"/"+prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			b.Fatalf("create: %v", err)
 		}
-		created[i] = full
+		created[p] = full
 	}
 	waitGroup(b, &wg, "every viewer to see the new node")
 	if probe != nil {
@@ -317,7 +330,8 @@ func change(b testing.TB, c *zk.Conn, paths []string, viewers [][]*benchViewer, 
 
 	wg.Add(n)
 	for i, vs := range viewers {
-		name := created[i][strings.LastIndex(created[i], "/")+1:]
+		full := created[paths[i]]
+		name := full[strings.LastIndex(full, "/")+1:]
 		for _, v := range vs {
 			v.expect(nil, name, time.Now(), func(time.Duration) { wg.Done() })
 		}
@@ -452,11 +466,17 @@ func BenchmarkChangeToFrame(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-	b.Run("vs-naive,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, false, "") })
-	b.Run("vs-naive-binary,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, true, "") })
-	// The lock page's socket: the window its lane draws and its parts.
-	b.Run("vs-naive-page,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, false, "&window=0:100&parts=1") })
-	b.Run("vs-naive-binary-page,viewers=100", func(b *testing.B) { benchVsNaive(b, zks.Addr(), 100, true, "&window=0:100&parts=1") })
+	for _, v := range []vsNaive{
+		{name: "vs-naive"},
+		{name: "vs-naive-binary", binary: true},
+		{name: "vs-naive-binary-shared", binary: true, shared: true},
+		// The lock page's socket: the window its lane draws and its parts.
+		{name: "vs-naive-page", view: "&window=0:100&parts=1"},
+		{name: "vs-naive-binary-page", binary: true, view: "&window=0:100&parts=1"},
+	} {
+		v.viewers = 100
+		b.Run(fmt.Sprintf("%s,viewers=%d", v.name, v.viewers), func(b *testing.B) { benchVsNaive(b, zks.Addr(), v) })
+	}
 }
 
 // dialViewers dials n viewers, closes them at the end of b, and returns once
@@ -499,6 +519,11 @@ const benchWarmChanges = 10
 // naive-list-p50-ms is when the naive broadcaster had its listing, before
 // any write.
 //
+// With shared, both watch one queue and every change is measured on both
+// sides at once: a moment the machine stalls, which lands on one side's
+// change when they alternate, lands on both. Which side ZooKeeper tells
+// first is its own choice.
+//
 // With binary, zklockviz is the binary as a user starts it, `zklockviz
 // serve` with its default flags (the history on, under the tests'
 // $XDG_STATE_HOME) in a process of its own, and the naive broadcaster is in
@@ -509,7 +534,18 @@ const benchWarmChanges = 10
 //
 //	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive,' -benchtime 200x -count 5
 //	go test ./cmd/zklockviz -run '^$' -bench 'BenchmarkChangeToFrame/vs-naive-binary' -benchtime 30x -count 5
-func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view string) {
+//
+// vsNaive is one way to run benchVsNaive.
+type vsNaive struct {
+	name    string
+	viewers int
+	binary  bool
+	view    string
+	shared  bool
+}
+
+func benchVsNaive(b *testing.B, zkAddr string, v vsNaive) {
+	viewers, binary, view := v.viewers, v.binary, v.view
 	type side struct {
 		path  string
 		vs    []*benchViewer
@@ -521,9 +557,14 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view st
 	root := benchRoot()
 	var zkl, naive side
 	zkl.path, naive.path = root+"/zklockviz", root+"/naive"
+	if v.shared {
+		naive.path = zkl.path
+	}
 	c := connect(b, zkAddr)
 	fillQueue(b, c, zkl.path, 1000, 0)
-	fillQueue(b, c, naive.path, 1000, 0)
+	if !v.shared {
+		fillQueue(b, c, naive.path, 1000, 0)
+	}
 
 	var base string
 	if binary {
@@ -554,7 +595,23 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view st
 	// first serves them, which a production server did long ago. Without
 	// them a set's first run measured the JIT (p99 ratio 1.44 and 2.21 in
 	// the first runs of two sets, 0.45–1.0 in the runs after).
+	both := func(id int) {
+		before := []int64{zkl.wire.Load(), naive.wire.Load()}
+		lat := changeByGroup(b, c, []string{zkl.path, naive.path}, [][]*benchViewer{zkl.vs, naive.vs}, id, nil)
+		if id < 0 {
+			return
+		}
+		for k, s := range []*side{&zkl, &naive} {
+			s.lat = append(s.lat, lat[k]...)
+			s.bytes += s.wire.Load() - before[k]
+		}
+	}
 	for w := range benchWarmChanges {
+		if v.shared {
+			both(-1 - w)
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		for _, s := range []*side{&zkl, &naive} {
 			change(b, c, []string{s.path}, [][]*benchViewer{s.vs}, -1-w, nil)
 			time.Sleep(20 * time.Millisecond)
@@ -562,6 +619,12 @@ func benchVsNaive(b *testing.B, zkAddr string, viewers int, binary bool, view st
 	}
 	i := 0
 	for b.Loop() {
+		if v.shared {
+			both(i)
+			time.Sleep(20 * time.Millisecond)
+			i++
+			continue
+		}
 		order := []*side{&zkl, &naive}
 		if i%2 == 1 {
 			order[0], order[1] = order[1], order[0]

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,6 +103,20 @@ func (c *contender) retries() int {
 
 // rdb is the client's connection to the single master.
 func (c *contender) rdb() *redis.Client { return c.rdbs[0] }
+
+// failed is err with why the client's proxy closed its connection unused,
+// when it did: go-redis says only EOF.
+func (c *contender) failed(err error) error {
+	if !errors.Is(err, io.EOF) {
+		return err
+	}
+	for _, p := range c.proxies {
+		if why := p.Refused(); why != nil {
+			return fmt.Errorf("%w (%v)", err, why)
+		}
+	}
+	return err
+}
 
 func (c *contender) cut() {
 	for _, p := range c.proxies {
@@ -513,21 +528,21 @@ func (w *world) try(ctx context.Context, c *contender) (bool, error) {
 		case errors.Is(err, redis.Nil):
 			ok = true
 		case err != nil:
-			return false, fmt.Errorf("%s: lock script: %w", c.name, err)
+			return false, fmt.Errorf("%s: lock script: %w", c.name, c.failed(err))
 		default:
 			c.retryAt = time.Now().Add(time.Duration(ttl) * time.Millisecond)
 		}
 	case w.p.IncrFencing:
 		n, err := setAndFence.Run(ctx, c.rdb(), []string{w.key, w.fenceKey}, c.token, w.p.ExpiryMs).Int64()
 		if err != nil {
-			return false, fmt.Errorf("%s: SET NX and INCR %s script: %w", c.name, w.fenceKey, err)
+			return false, fmt.Errorf("%s: SET NX and INCR %s script: %w", c.name, w.fenceKey, c.failed(err))
 		}
 		ok, c.fence = n > 0, n
 	default:
 		var err error
 		ok, err = c.rdb().SetNX(ctx, w.key, c.token, time.Duration(w.p.ExpiryMs)*time.Millisecond).Result()
 		if err != nil {
-			return false, fmt.Errorf("%s: SET NX: %w", c.name, err)
+			return false, fmt.Errorf("%s: SET NX: %w", c.name, c.failed(err))
 		}
 	}
 	if !ok {
