@@ -80,7 +80,7 @@ func Run(ctx context.Context, cfg Config) (Report, []Event, error) {
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	r := &runner{cfg: cfg, url: "http://" + ln.Addr().String() + "/"}
+	r := &runner{cfg: cfg, url: "http://" + ln.Addr().String() + "/", held: make(chan struct{})}
 	defer r.closeProxies()
 	for i := range cfg.Clients {
 		if err := r.start(fmt.Sprintf("c%d", i+1)); err != nil {
@@ -91,6 +91,14 @@ func Run(ctx context.Context, cfg Config) (Report, []Event, error) {
 	if cfg.Schedule == nil {
 		cfg.Schedule = Plan(cfg)
 	}
+	// The run starts once a client holds the lock: a fault struck while the
+	// clients still start and connect tests nothing, and on a busy machine
+	// a server outage at 1 s left a whole run without one acquisition.
+	select {
+	case <-r.held:
+	case <-time.After(firstHoldWait):
+	case <-ctx.Done():
+	}
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	r.nemesis(runCtx, time.Now(), cfg.Schedule)
@@ -100,9 +108,16 @@ func Run(ctx context.Context, cfg Config) (Report, []Event, error) {
 	return Check(events, res.Value(), end), events, nil
 }
 
+// firstHoldWait bounds the wait for the first holder before the run
+// starts anyway (its report then says no client took the lock).
+const firstHoldWait = 30 * time.Second
+
 type runner struct {
 	cfg Config
 	url string
+	// held is closed when a client first holds: the run starts then.
+	held     chan struct{}
+	heldOnce sync.Once
 
 	mu      sync.Mutex
 	procs   map[string]*exec.Cmd
@@ -139,6 +154,9 @@ func (r *runner) record(e Event) {
 			r.holders = map[string]bool{}
 		}
 		r.holders[e.Client] = true
+		if r.held != nil {
+			r.heldOnce.Do(func() { close(r.held) })
+		}
 	case Released, Lost, Killed:
 		delete(r.holders, e.Client)
 	}

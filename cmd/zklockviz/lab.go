@@ -78,7 +78,8 @@ Flags:
                         zklockviz-lab:lock), a PostgreSQL advisory/KEY
                         (default advisory/4242)
   --clients N           client processes (default 3)
-  --duration DURATION   how long the nemesis runs (default 20s)
+  --duration DURATION   how long the nemesis runs, from when a client first holds
+                        (default 20s)
   --seed N              fixes the nemesis's schedule (default 1)
   --nemesis LIST        faults, comma-separated (see Faults below), all
                         (every fault the service has) or none

@@ -103,15 +103,16 @@ func stamp(at time.Time) string { return at.Format("15:04:05.000") }
 // The cut fault on each service: the first client to hold holds long
 // (--hold 8s), so the first cut, at 3 s, strikes it in the middle of its
 // hold, for 1.5 s, past its session or lease of 1 s (Redis: its TTL of
-// 3 s runs out during the cut; a TTL shorter than the cut's start would
-// end the hold before it). It learns that
+// 4 s runs out during the cut; a TTL no longer than the cut's start, 3 s
+// after the run starts with the first hold, would end the hold before
+// it). It learns that
 // it lost the lock as its service tells a client cut off: ZooKeeper when
 // it reaches the server again after the heal (its session expired),
 // etcd on its own clock (no keep-alive answered for the lease's TTL),
 // Redis from its TTL timer, PostgreSQL at once (the cut closed its
 // socket, and the server let the lock go).
 func TestLabCut(t *testing.T) {
-	for service, session := range map[string]string{"zookeeper": "1s", "redis": "3s", "etcd": "1s", "postgres": "1s"} {
+	for service, session := range map[string]string{"zookeeper": "1s", "redis": "4s", "etcd": "1s", "postgres": "1s"} {
 		t.Run(service, func(t *testing.T) {
 			t.Parallel()
 			out := runLabJSON(t, "--service", service, "--clients", "2", "--duration", "9s",
