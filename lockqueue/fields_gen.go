@@ -82,7 +82,7 @@ func (r *Rare) zero() bool {
 }
 
 // ExpiresInMs is Rare's ExpiresInMs.
-func (n Node) ExpiresInMs() (v int64) {
+func (n *Node) ExpiresInMs() (v int64) {
 	if n.Rare != nil {
 		v = n.Rare.ExpiresInMs
 	}
@@ -98,7 +98,7 @@ func (n *Node) SetExpiresInMs(v int64) {
 }
 
 // StalledOn is Rare's StalledOn.
-func (n Node) StalledOn() (v string) {
+func (n *Node) StalledOn() (v string) {
 	if n.Rare != nil {
 		v = n.Rare.StalledOn
 	}
@@ -114,7 +114,7 @@ func (n *Node) SetStalledOn(v string) {
 }
 
 // StalledSince is Rare's StalledSince.
-func (n Node) StalledSince() (v time.Time) {
+func (n *Node) StalledSince() (v time.Time) {
 	if n.Rare != nil {
 		v = n.Rare.StalledSince
 	}
@@ -130,7 +130,7 @@ func (n *Node) SetStalledSince(v time.Time) {
 }
 
 // HeldSince is Rare's HeldSince.
-func (n Node) HeldSince() (v time.Time) {
+func (n *Node) HeldSince() (v time.Time) {
 	if n.Rare != nil {
 		v = n.Rare.HeldSince
 	}
@@ -146,7 +146,7 @@ func (n *Node) SetHeldSince(v time.Time) {
 }
 
 // Folder is Rare's Folder.
-func (n Node) Folder() (v string) {
+func (n *Node) Folder() (v string) {
 	if n.Rare != nil {
 		v = n.Rare.Folder
 	}
@@ -162,7 +162,7 @@ func (n *Node) SetFolder(v string) {
 }
 
 // PartOf is Rare's PartOf.
-func (n Node) PartOf() (v string) {
+func (n *Node) PartOf() (v string) {
 	if n.Rare != nil {
 		v = n.Rare.PartOf
 	}
@@ -178,7 +178,7 @@ func (n *Node) SetPartOf(v string) {
 }
 
 // Order is Rare's Order.
-func (n Node) Order() (v int64) {
+func (n *Node) Order() (v int64) {
 	if n.Rare != nil {
 		v = n.Rare.Order
 	}
@@ -194,7 +194,7 @@ func (n *Node) SetOrder(v int64) {
 }
 
 // Client is Rare's Client.
-func (n Node) Client() (v string) {
+func (n *Node) Client() (v string) {
 	if n.Rare != nil {
 		v = n.Rare.Client
 	}
@@ -210,7 +210,7 @@ func (n *Node) SetClient(v string) {
 }
 
 // Label is Rare's Label.
-func (n Node) Label() (v string) {
+func (n *Node) Label() (v string) {
 	if n.Rare != nil {
 		v = n.Rare.Label
 	}
@@ -226,7 +226,7 @@ func (n *Node) SetLabel(v string) {
 }
 
 // WaitsForSource is Rare's WaitsForSource.
-func (n Node) WaitsForSource() (v Provenance) {
+func (n *Node) WaitsForSource() (v Provenance) {
 	if n.Rare != nil {
 		v = n.Rare.WaitsForSource
 	}
@@ -242,7 +242,7 @@ func (n *Node) SetWaitsForSource(v Provenance) {
 }
 
 // BlockedBy is Rare's BlockedBy.
-func (n Node) BlockedBy() (v []string) {
+func (n *Node) BlockedBy() (v []string) {
 	if n.Rare != nil {
 		v = n.Rare.BlockedBy
 	}
@@ -258,7 +258,7 @@ func (n *Node) SetBlockedBy(v []string) {
 }
 
 // LeaseID is Rare's LeaseID.
-func (n Node) LeaseID() (v string) {
+func (n *Node) LeaseID() (v string) {
 	if n.Rare != nil {
 		v = n.Rare.LeaseID
 	}
@@ -274,7 +274,7 @@ func (n *Node) SetLeaseID(v string) {
 }
 
 // LeaseTTLMs is Rare's LeaseTTLMs.
-func (n Node) LeaseTTLMs() (v int64) {
+func (n *Node) LeaseTTLMs() (v int64) {
 	if n.Rare != nil {
 		v = n.Rare.LeaseTTLMs
 	}
@@ -290,7 +290,7 @@ func (n *Node) SetLeaseTTLMs(v int64) {
 }
 
 // LeaseLeftMs is Rare's LeaseLeftMs.
-func (n Node) LeaseLeftMs() (v int64) {
+func (n *Node) LeaseLeftMs() (v int64) {
 	if n.Rare != nil {
 		v = n.Rare.LeaseLeftMs
 	}
@@ -306,7 +306,7 @@ func (n *Node) SetLeaseLeftMs(v int64) {
 }
 
 // ShownEdges is Rare's ShownEdges.
-func (n Node) ShownEdges() (v []WaitEdge) {
+func (n *Node) ShownEdges() (v []WaitEdge) {
 	if n.Rare != nil {
 		v = n.Rare.ShownEdges
 	}

@@ -94,7 +94,7 @@ type WaitEdge struct {
 // rule's target (vouched for by the server when ZooKeeper's watch table
 // confirms it, or when the service set WaitsForSource to ByServer), then
 // every blocker the server reports that the rule did not name.
-func (n Node) WaitEdges() []WaitEdge {
+func (n *Node) WaitEdges() []WaitEdge {
 	var out []WaitEdge
 	if n.WaitsFor != "" {
 		p := ByRule

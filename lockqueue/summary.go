@@ -48,7 +48,7 @@ type NodeName struct {
 // when that is a short line of text (kazoo's and Curator's identifiers, a
 // worker's name), else its client (an etcd lease, a Redis token); empty
 // when none is known.
-func (n Node) Who() string {
+func (n *Node) Who() string {
 	if l := n.Label(); l != "" {
 		return l
 	}

@@ -250,10 +250,10 @@ func (n *Node) parsedMode() Mode { return modes[n.parsed] }
 // Unread reports whether the node was made from its name alone
 // (NamedNode): its order and mode are known, its data, creation and
 // session not yet.
-func (n Node) Unread() bool { return n.unread }
+func (n *Node) Unread() bool { return n.unread }
 
 // Owner is the node's session id (ephemeralOwner).
-func (n Node) Owner() int64 { return n.owner }
+func (n *Node) Owner() int64 { return n.owner }
 
 // Alert is something a user should look at.
 type Alert struct {
@@ -383,6 +383,6 @@ func (s Snapshot) Waiters() []string {
 
 // Waiting reports whether a node is a waiting contender of its own: not a
 // holder, not a foreign child, not part of another node's contender.
-func (n Node) Waiting() bool {
+func (n *Node) Waiting() bool {
 	return !n.Holding && !n.Foreign && n.PartOf() == ""
 }

@@ -150,6 +150,7 @@ type joiner struct {
 // node fills in what the table says about one node, given the watches
 // attributed to it.
 func (j *joiner) node(n *Node, a attribution) {
+	j.f.folders = j.f.folders || n.Folder() != ""
 	// Reset everything a join sets, so a joined snapshot's nodes can be
 	// joined again (the watcher joins its last published nodes with each
 	// new watch table).
@@ -220,7 +221,13 @@ func stallKey(name string) string { return name + "/stalled" }
 type findings struct {
 	since map[string]time.Time
 	now   time.Time
-	seen  map[string]bool // keys looked at in this join
+	// seen lists the keys looked at in this join, each once: a join
+	// looks at one key per node, and a folder's children have unique
+	// names (folders: some node lives in a folder of its own, where a
+	// name may be another folder's too). A list, not a set: the set cost
+	// a map write per node, a third of a 1,000-node queue's join.
+	seen    *[]string
+	folders bool
 	// unstored: a key was seen that lasted did not store in since (an
 	// exact table's marker stands for it), so seen and since cannot be
 	// told equal by their sizes.
@@ -233,15 +240,16 @@ type findings struct {
 func (f *findings) lasted(key, node string, d time.Duration) (time.Time, bool) {
 	if f.seen == nil {
 		// Reused from join to join: a join of a big queue with every
-		// waiter suspect looks at every node, and a new map of them was
-		// a sixth of a change's allocation in zkwatch's BenchmarkChange.
-		f.seen = seenPool.Get().(map[string]bool)
+		// waiter suspect looks at every node.
+		f.seen = seenPool.Get().(*[]string)
 	}
-	f.seen[key] = true
+	*f.seen = append(*f.seen, key)
 	since, ok := f.since[node]
 	if ok && since.IsZero() {
-		f.seen[node] = true
-		f.unstored = f.unstored || key != node
+		if key != node {
+			*f.seen = append(*f.seen, node)
+			f.unstored = true
+		}
 		return f.now, true
 	}
 	if key != node {
@@ -254,7 +262,7 @@ func (f *findings) lasted(key, node string, d time.Duration) (time.Time, bool) {
 	return since, f.now.Sub(since) >= d
 }
 
-var seenPool = sync.Pool{New: func() any { return map[string]bool{} }}
+var seenPool = sync.Pool{New: func() any { return new([]string) }}
 
 // NextDue is the earliest time after now at which a finding in since (a
 // join's returned map) that has not lasted yet would count: a suspect edge
@@ -287,21 +295,29 @@ func NextDue(since map[string]time.Time, now time.Time, grace time.Duration) tim
 // that has ended starts its clock again when it comes back. It ends the
 // join's use of seen.
 func (f *findings) forgetGone(q *queueView) {
+	var seen []string
 	if f.seen != nil {
+		seen = *f.seen
 		defer func() {
-			clear(f.seen)
+			clear(seen)
+			*f.seen = seen[:0]
 			seenPool.Put(f.seen)
 			f.seen = nil
 		}()
 	}
-	// Every key seen is in since; when they are as many, since holds
-	// nothing else. The usual join of a queue whose findings go on (every
-	// waiter of a big queue suspect) then looks none of them up again.
-	if !f.unstored && len(f.seen) == len(f.since) {
+	// Every key seen is in since; when they are as many (and each was
+	// seen once), since holds nothing else. The usual join of a queue
+	// whose findings go on (every waiter of a big queue suspect) then
+	// looks none of them up again.
+	if !f.unstored && !f.folders && len(seen) == len(f.since) {
 		return
 	}
+	looked := make(map[string]bool, len(seen))
+	for _, k := range seen {
+		looked[k] = true
+	}
 	for k, t := range f.since {
-		if f.seen[k] {
+		if looked[k] {
 			continue
 		}
 		if t.IsZero() && q.has(k) {
