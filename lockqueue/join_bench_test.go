@@ -15,12 +15,20 @@ import (
 //
 //	go test ./lockqueue -run '^$' -bench BenchmarkBuildJoin
 func BenchmarkBuildJoin(b *testing.B) {
+	// sessions=1: one client owns every node (cmd/zklockviz's benchmark
+	// fills its queue from one session); sessions=10: ten take turns.
+	for _, sessions := range []int{1, 10} {
+		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) { benchBuildJoin(b, sessions) })
+	}
+}
+
+func benchBuildJoin(b *testing.B, sessions int) {
 	const n = 1000
 	now := time.Now()
 	table := WatchTable{Source: "4lw", Watches: map[int64][]string{}, Connected: map[int64]bool{}, ChildWatches: 1}
 	var nodes []Node
 	for i := range n {
-		owner := int64(0x1000 + i%10)
+		owner := int64(0x1000 + i%sessions)
 		table.Connected[owner] = true
 		nodes = append(nodes, NewNode(Child{Name: fmt.Sprintf("_c_%032x-lock-%010d", i, i), Czxid: int64(i + 1),
 			Ctime: now.Add(-time.Hour), EphemeralOwner: owner, Data: []byte("worker")}))
