@@ -209,7 +209,7 @@ func (w *Watcher) readEvents(ctx context.Context, r Reader, epoch uint64, l *loc
 	got := map[string]lockqueue.Child{}
 	var stat *zk.Stat
 	for batch := evs; ; {
-		more, ok, st, err := readBatch(ctx, r, l.full, creates(batch, l.full))
+		more, ok, st, err := readBatch(ctx, r, l.full, creates(batch, l.full), len(l.parentData) <= batchParentData)
 		if err != nil {
 			l.eventBase = false // these events are spent: list again
 			return true, w.readFailed(l, err)
@@ -252,10 +252,11 @@ func (w *Watcher) readEvents(ctx context.Context, r Reader, epoch uint64, l *loc
 // and a get sent from a goroutine of its own: in cmd's benchmark beside
 // the naive broadcaster (one queue both watch) the p50 ratio went from
 // 1.05-1.09 to 0.91-0.96, builds alternating. The exists and the gets go
-// apart when the server has no multiRead or fresh is too many for one
-// request.
-func readBatch(ctx context.Context, r Reader, full string, fresh []item) (got map[string]lockqueue.Child, ok bool, st *zk.Stat, err error) {
-	if len(fresh) < dataBatch {
+// apart when the server has no multiRead, fresh is too many for one
+// request, or the parent's data (which a multiRead's Stat comes with) is
+// not small: withParent false.
+func readBatch(ctx context.Context, r Reader, full string, fresh []item, withParent bool) (got map[string]lockqueue.Child, ok bool, st *zk.Stat, err error) {
+	if withParent && len(fresh) < dataBatch {
 		ops := make([]zk.ReadOp, 0, len(fresh)+1)
 		for _, it := range fresh {
 			ops = append(ops, zk.GetDataOp(join(full, it.name)))
@@ -301,6 +302,11 @@ func batchAnswer(full string, fresh []item, ops []zk.ReadOp, res []zk.ReadResult
 		return got, true, parent.Stat, nil
 	}
 }
+
+// batchParentData is the most parent data readBatch reads with each
+// change: the recipes' lock parents carry none, or a few bytes (kazoo's
+// semaphore its limit), while a node may hold a megabyte.
+const batchParentData = 1024
 
 // creates lists the children created in evs, to read.
 func creates(evs []childEvent, full string) []item {

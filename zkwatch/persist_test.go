@@ -261,3 +261,71 @@ func TestDiscoverAfterReconnect(t *testing.T) {
 		})
 	}
 }
+
+// A change read from the persistent watch's events is one request, a
+// multiRead of the new child's data and the parent's Stat, when the
+// parent's data is small; a parent holding more is not read again at each
+// change (its Stat comes from an exists beside the child's get), and the
+// change reads the same.
+func TestChangeRequests(t *testing.T) {
+	s := sharedServer(t)
+	for _, tc := range []struct {
+		name       string
+		parentData int
+		perCreate  int64 // requests a create costs
+	}{
+		{"empty parent", 0, 1},
+		{"4 KB parent", 4096, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := fresh("/requests/lock")
+			c := connect(t, []string{s.Addr()}, 30*time.Second)
+			mkdirs(t, c, path)
+			if _, err := c.Set(path, make([]byte, tc.parentData), -1); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if _, err := c.Create(path+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, acl); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := proxy.New(s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			w, rec := startWatcher(t, Config{Servers: []string{p.Addr()}, Paths: []string{path}, Poll: time.Hour})
+			rec.wait(t, path, 0, "3 nodes", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 3 })
+
+			var reads, bytes []int64
+			for i := range 3 {
+				before, fromZK := w.Reads(), p.FromTarget()
+				mark := rec.mark(path)
+				data := fmt.Sprintf("joiner-%d", i)
+				name, err := c.Create(path+"/lock-", []byte(data), zk.FlagEphemeral|zk.FlagSequence, acl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name = name[len(path)+1:]
+				rec.wait(t, path, mark, "the joiner, with its data", func(s lockqueue.Snapshot) bool {
+					i := slices.IndexFunc(s.Nodes, func(n lockqueue.Node) bool { return n.Name == name })
+					return s.Live() && len(s.Nodes) == 4 && i == 3 && s.Nodes[i].Data == data && s.Nodes[i].WaitsFor == s.Nodes[2].Name
+				})
+				reads, bytes = append(reads, w.Reads()-before), append(bytes, p.FromTarget()-fromZK)
+				mark = rec.mark(path)
+				if err := c.Delete(path+"/"+name, -1); err != nil {
+					t.Fatal(err)
+				}
+				rec.wait(t, path, mark, "the joiner gone", func(s lockqueue.Snapshot) bool { return s.Live() && len(s.Nodes) == 3 })
+			}
+			// The median: a reconnect on a loaded machine lists again.
+			med := slices.Sorted(slices.Values(reads))[1]
+			if med != tc.perCreate {
+				t.Errorf("a create cost %d requests at the median (each: %v), want %d", med, reads, tc.perCreate)
+			}
+			if b := slices.Sorted(slices.Values(bytes))[1]; b > 1_000 {
+				t.Errorf("a create cost %d bytes from ZooKeeper at the median (each: %v), want under 1,000: not the parent's data", b, bytes)
+			}
+		})
+	}
+}
