@@ -76,10 +76,10 @@ func (o Options) withDefaults() (Options, error) {
 // Server is one etcd process, a single-member cluster. Its ports and data
 // stay the same across Stop and Start.
 type Server struct {
-	*localproc.Server    // Name, Dir, Pid, Running, Output, Start, Stop, Kill, Close
-	clientPort, peerPort int
-	tls                  testca.Files // with Options.TLS
-	health               *http.Client // trusts tls.CA, shows tls.ClientCert
+	*localproc.Server // Name, Dir, Pid, Running, Output, Start, Stop, Kill, Close
+	clientPort        int
+	tls               testca.Files // with Options.TLS
+	health            *http.Client // trusts tls.CA, shows tls.ClientCert
 }
 
 // Start launches etcd on free loopback ports and waits until /health says
@@ -99,7 +99,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 }
 
 func newServer(bin string, opts Options) (*Server, error) {
-	ports, err := localproc.FreePorts(2)
+	ports, err := localproc.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func newServer(bin string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{clientPort: ports[0], peerPort: ports[1], health: http.DefaultClient}
+	s := &Server{clientPort: ports[0], health: http.DefaultClient}
 	if opts.TLS {
 		if s.tls, err = testca.WriteFiles(dir.Path(), "etcdlocal test CA"); err != nil {
 			return nil, errors.Join(fmt.Errorf("etcdlocal: TLS files: %w", err), dir.Remove())
@@ -115,7 +115,11 @@ func newServer(bin string, opts Options) (*Server, error) {
 		// No keep-alive: a connection would outlive the readiness check.
 		s.health = &http.Client{Transport: &http.Transport{TLSClientConfig: s.ClientTLS(), DisableKeepAlives: true}}
 	}
-	peer := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(s.peerPort))
+	// A single member talks to no peer: its peer listener takes any free
+	// port at each start. A fixed one could be taken while a test has the
+	// server down (CI: "bind: address already in use" on a restart), and
+	// only the client port must stay for clients to come back to.
+	peer := "http://127.0.0.1:0"
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	args := []string{
 		"--name", "etcdlocal",
