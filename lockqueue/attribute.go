@@ -200,26 +200,25 @@ func bySession(nodes []Node) [][]int {
 	group := map[int64]int{} // a session's group, by first appearance
 	// Neighbours often share a session (threads of one client, a
 	// benchmark's one writer): the last node's group saves a lookup.
-	groupOf := func(owner int64, last *int64, lastG *int) (int, bool) {
-		if owner == *last {
-			return *lastG, true
+	last, lastG := int64(0), 0
+	groupOf := func(owner int64) (int, bool) {
+		if owner != last {
+			g, ok := group[owner]
+			if !ok {
+				return 0, false
+			}
+			last, lastG = owner, g
 		}
-		g, ok := group[owner]
-		if ok {
-			*last, *lastG = owner, g
-		}
-		return g, ok
+		return lastG, true
 	}
 	var sizes []int
-	last, lastG := int64(0), 0
 	for i := range nodes {
 		if n := &nodes[i]; !n.Foreign && n.owner != 0 {
-			g, ok := groupOf(n.owner, &last, &lastG)
+			g, ok := groupOf(n.owner)
 			if !ok {
 				g = len(sizes)
 				group[n.owner] = g
 				sizes = append(sizes, 0)
-				last, lastG = n.owner, g
 			}
 			sizes[g]++
 		}
@@ -230,10 +229,9 @@ func bySession(nodes []Node) [][]int {
 		groups[g] = flat[len(flat) : len(flat) : len(flat)+size]
 		flat = flat[:len(flat)+size]
 	}
-	last, lastG = 0, 0
 	for i := range nodes {
 		if n := &nodes[i]; !n.Foreign && n.owner != 0 {
-			g, _ := groupOf(n.owner, &last, &lastG)
+			g, _ := groupOf(n.owner)
 			groups[g] = append(groups[g], i)
 		}
 	}

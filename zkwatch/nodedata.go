@@ -83,28 +83,45 @@ func multiGetChildren(ctx context.Context, r Reader, parent string, names []stri
 	ops := make([]zk.ReadOp, 0, min(len(names), dataBatch))
 	for i := 0; i < len(names); i += dataBatch {
 		batch := names[i:min(len(names), i+dataBatch)]
-		ops = ops[:0]
-		for _, n := range batch {
-			ops = append(ops, zk.GetDataOp(join(parent, n)))
-		}
+		ops = appendDataOps(ops[:0], parent, batch)
 		res, err := r.MultiRead(ops...)
 		if err != nil {
 			return out, err
 		}
-		for j, rr := range res {
-			switch {
-			case errors.Is(rr.Error, zk.ErrNoNode):
-				continue // deleted since its listing
-			case rr.Error != nil:
-				return out, fmt.Errorf("data of %s: %w", ops[j].Path, rr.Error)
-			}
-			out[batch[j]] = childOf(batch[j], rr.Data, rr.Stat)
+		if err := addChildren(out, batch, ops, res); err != nil {
+			return out, err
 		}
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// appendDataOps appends to ops a data read of each of parent's children
+// names.
+func appendDataOps(ops []zk.ReadOp, parent string, names []string) []zk.ReadOp {
+	for _, n := range names {
+		ops = append(ops, zk.GetDataOp(join(parent, n)))
+	}
+	return ops
+}
+
+// addChildren adds to out the children names as a multiRead of ops read
+// them (res[j] is names[j]'s); one deleted since it was listed or told of
+// is left out.
+func addChildren(out map[string]lockqueue.Child, names []string, ops []zk.ReadOp, res []zk.ReadResult) error {
+	for j, name := range names {
+		switch rr := res[j]; {
+		case errors.Is(rr.Error, zk.ErrNoNode):
+			continue
+		case rr.Error != nil:
+			return fmt.Errorf("data of %s: %w", ops[j].Path, rr.Error)
+		default:
+			out[name] = childOf(name, rr.Data, rr.Stat)
+		}
+	}
+	return nil
 }
 
 // feedNames sends names to the workers until one failed or ctx is done,

@@ -257,14 +257,14 @@ func (w *Watcher) readEvents(ctx context.Context, r Reader, epoch uint64, l *loc
 // not small: withParent false.
 func readBatch(ctx context.Context, r Reader, full string, fresh []item, withParent bool) (got map[string]lockqueue.Child, ok bool, st *zk.Stat, err error) {
 	if withParent && len(fresh) < dataBatch {
-		ops := make([]zk.ReadOp, 0, len(fresh)+1)
-		for _, it := range fresh {
-			ops = append(ops, zk.GetDataOp(join(full, it.name)))
+		names := make([]string, len(fresh))
+		for i, it := range fresh {
+			names[i] = it.name
 		}
-		ops = append(ops, zk.GetDataOp(full))
+		ops := append(appendDataOps(make([]zk.ReadOp, 0, len(fresh)+1), full, names), zk.GetDataOp(full))
 		res, err := r.MultiRead(ops...)
 		if err == nil {
-			return batchAnswer(full, fresh, ops, res)
+			return batchAnswer(full, names, ops, res)
 		}
 		if !errors.Is(err, zk.ErrMultiReadUnimplemented) {
 			return nil, false, nil, err
@@ -280,20 +280,13 @@ func readBatch(ctx context.Context, r Reader, full string, fresh []item, withPar
 }
 
 // batchAnswer is readBatch's answer from its multiRead's results: one
-// per fresh child, then the parent's.
-func batchAnswer(full string, fresh []item, ops []zk.ReadOp, res []zk.ReadResult) (got map[string]lockqueue.Child, ok bool, st *zk.Stat, err error) {
-	got = make(map[string]lockqueue.Child, len(fresh))
-	for j, it := range fresh {
-		switch rr := res[j]; {
-		case errors.Is(rr.Error, zk.ErrNoNode):
-			continue // deleted since its event; its deletion's event follows
-		case rr.Error != nil:
-			return nil, false, nil, fmt.Errorf("data of %s: %w", ops[j].Path, rr.Error)
-		default:
-			got[it.name] = childOf(it.name, rr.Data, rr.Stat)
-		}
+// per name, then the parent's.
+func batchAnswer(full string, names []string, ops []zk.ReadOp, res []zk.ReadResult) (got map[string]lockqueue.Child, ok bool, st *zk.Stat, err error) {
+	got = make(map[string]lockqueue.Child, len(names))
+	if err := addChildren(got, names, ops, res); err != nil {
+		return nil, false, nil, err
 	}
-	switch parent := res[len(fresh)]; {
+	switch parent := res[len(names)]; {
 	case errors.Is(parent.Error, zk.ErrNoNode):
 		return got, false, nil, nil
 	case parent.Error != nil:
