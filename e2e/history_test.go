@@ -215,8 +215,12 @@ func TestTimeBarReplaysThePast(t *testing.T) {
 	tb.key(kb.ArrowRight)
 	tb.until("→: the first change", `document.getElementById('timebar').dataset.at === document.querySelector('#tb-ticks button').dataset.at`)
 
-	// ▶ plays the changes from there on, and ends live.
+	// ▶ plays the changes from there on, and ends live. The click waits for
+	// the moment to be drawn: drawing it moves the bar, and a click aimed
+	// before the move can land beside the button.
+	tb.until("→: the first change drawn", `document.getElementById('replay-status').dataset.at === document.getElementById('timebar').dataset.at`)
 	tb.do("play", chromedp.Click("#tb-play"))
+	tb.until("▶ took the click", `document.getElementById('tb-play').textContent.includes('pause') || document.getElementById('timebar').dataset.at === ''`)
 	tb.until("playing reaches the end and goes live", `document.getElementById('timebar').dataset.at === '' && !new URL(location.href).searchParams.has('at')`)
 	tb.until("played to the hand-off", node(q[1], "holding"))
 
