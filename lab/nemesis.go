@@ -209,7 +209,10 @@ func (r *runner) serverFault(ctx context.Context, f Fault) error {
 // up starts the server and tells ServerUp once it answers: when Start
 // returns (its readiness check passed) or, if sooner, when a client got
 // the lock from it, for a client can be served before the check passes
-// (a loaded JVM answers ZooKeeper's four-letter words late). A run that
+// (a loaded JVM answers ZooKeeper's four-letter words late). A grant
+// stamped before the check passed but told after it is not seen here, so
+// At can follow a grant by a few milliseconds: the server first answered
+// between Since and At, and only Since bounds the outage. A run that
 // ends meanwhile (its time is up, or Ctrl-C) gives up the start: the lab
 // closes the server anyway, and a JVM's start is seconds.
 func (r *runner) up(ctx context.Context) error {
