@@ -63,7 +63,8 @@ func TestModeLabelsAndPlurals(t *testing.T) {
 	if js["no-such-mode"] != views.ModeLabel(lockqueue.Unknown) {
 		t.Errorf("an unknown mode reads %q, want %q", js["no-such-mode"], views.ModeLabel(lockqueue.Unknown))
 	}
-	for m, l := range views.ModeLabels() {
+	for _, w := range views.Words(nil).Modes {
+		m, l := w.Mode, w.Label
 		if js[string(m)] != l {
 			t.Errorf("mode %s: the browser says %q, the server %q", m, js[string(m)], l)
 		}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -59,19 +60,13 @@ type ModeWord struct {
 	Label string         `json:"label"`
 }
 
-// legendModes is the order the legend lists the modes in.
-var legendModes = []lockqueue.Mode{lockqueue.Read, lockqueue.Write, lockqueue.Exclusive, lockqueue.Lease, lockqueue.Unknown}
-
 // Words are the lane's words, with legend the legend of the page's
 // service.
 func Words(legend []LegendItem) LaneWords {
 	w := LaneWords{
 		Stalled: Stalled, PartOf: partOfPrefix, Missing: "  (does not exist)", Unknown: "  (unknown: the last known state, not live)",
 		Provenance: map[lockqueue.Provenance]string{lockqueue.ByRule: Provenance(lockqueue.ByRule), lockqueue.ByServer: Provenance(lockqueue.ByServer)},
-		Legend:     legend, Say: lanePhrases,
-	}
-	for _, m := range legendModes {
-		w.Modes = append(w.Modes, ModeWord{Mode: m, Label: ModeLabel(m)})
+		Legend:     legend, Say: lanePhrases, Modes: slices.Clone(modeWords),
 	}
 	return w
 }

@@ -514,29 +514,22 @@ const (
 	readFrom    = "read from"
 )
 
-// modeLabels is how each node mode reads everywhere: the legend, the tables,
-// the tooltips and the classroom (the lane's through Words).
-var modeLabels = map[lockqueue.Mode]string{
-	lockqueue.Read: "reader", lockqueue.Write: "writer", lockqueue.Exclusive: "exclusive",
-	lockqueue.Lease: "lease", lockqueue.Unknown: "foreign / unknown",
+// modeWords is how each node mode reads everywhere, in the legend's order:
+// the legend, the tables, the tooltips and the classroom (the lane's
+// through Words). Unknown is last and stands for any mode not listed.
+var modeWords = []ModeWord{
+	{lockqueue.Read, "reader"}, {lockqueue.Write, "writer"}, {lockqueue.Exclusive, "exclusive"},
+	{lockqueue.Lease, "lease"}, {lockqueue.Unknown, "foreign / unknown"},
 }
 
 // ModeLabel is the one label of a node mode.
 func ModeLabel(m lockqueue.Mode) string {
-	if l, ok := modeLabels[m]; ok {
-		return l
+	for _, w := range modeWords {
+		if w.Mode == m {
+			return w.Label
+		}
 	}
-	return modeLabels[lockqueue.Unknown]
-}
-
-// ModeLabels lists every mode's label, for tests that hold the browser's
-// labels to the server's.
-func ModeLabels() map[lockqueue.Mode]string {
-	out := make(map[lockqueue.Mode]string, len(modeLabels))
-	for m, l := range modeLabels {
-		out[m] = l
-	}
-	return out
+	return modeWords[len(modeWords)-1].Label
 }
 
 // NodeState is how a node's state reads in a table.

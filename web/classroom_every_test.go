@@ -15,7 +15,7 @@ import (
 // answers one service's.
 func TestClassroomEveryScenario(t *testing.T) {
 	reg := zkRegistry(nil, newSim(t, simulator.ManagerConfig{}))
-	cls, m, err := redislock.NewClassroom(simulator.ManagerConfig{Logger: testLogger(t)})
+	cls, m, err := redislock.NewClassroomWith(simulator.ManagerConfig{Logger: testLogger(t)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

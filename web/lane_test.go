@@ -27,7 +27,7 @@ func TestLaneWordsAndNames(t *testing.T) {
 	if err := json.Unmarshal([]byte(m[1]), &words); err != nil {
 		t.Fatalf("#lane-words %s: %v", m[1], err)
 	}
-	if len(words.Modes) != len(views.ModeLabels()) || words.Stalled != views.Stalled || words.Provenance[lockqueue.ByServer] != "confirmed" {
+	if len(words.Modes) != len(views.Words(nil).Modes) || words.Stalled != views.Stalled || words.Provenance[lockqueue.ByServer] != "confirmed" {
 		t.Errorf("#lane-words %+v", words)
 	}
 	for _, w := range words.Modes {

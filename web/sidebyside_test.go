@@ -23,7 +23,9 @@ func TestClassroomSideBySideAPI(t *testing.T) {
 	}{
 		{etcdlock.Service(nil), etcdlock.NewClassroom},
 		{pglock.Service(nil), pglock.NewClassroom},
-		{redislock.Service(nil, nil), redislock.NewClassroom},
+		{redislock.Service(nil, nil), func(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
+			return redislock.NewClassroomWith(cfg, nil)
+		}},
 	} {
 		cls, cm, err := c.new(simulator.ManagerConfig{Logger: testLogger(t)})
 		if err != nil {

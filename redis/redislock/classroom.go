@@ -265,14 +265,10 @@ func (b *Backend) withQueueCost(w *world, err error) (simulator.World, error) {
 	return w, nil
 }
 
-// NewClassroom is Redis's classroom for the registry: a simulator Manager
-// on a Backend. Close the returned manager at shutdown (it stops the
-// redis-server). cfg.Backend is set here.
-func NewClassroom(cfg simulator.ManagerConfig) (lockservice.Classroom, *simulator.Manager, error) {
-	return NewClassroomWith(cfg, nil)
-}
-
-// NewClassroomWith is NewClassroom with scenario 7's comparison wired in.
+// NewClassroomWith is Redis's classroom for the registry: a simulator
+// Manager on a Backend, with scenario 7's comparison wired in (cost nil:
+// the step says it is not wired). Close the returned manager at shutdown
+// (it stops the redis-server). cfg.Backend is set here.
 func NewClassroomWith(cfg simulator.ManagerConfig, cost QueueCost) (lockservice.Classroom, *simulator.Manager, error) {
 	return simulator.NewServerClassroom(&Backend{Log: cfg.Logger, QueueCost: cost}, cfg)
 }

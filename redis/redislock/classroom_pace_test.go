@@ -17,8 +17,8 @@ import (
 func newClassroomAPI(t *testing.T, h *hub.Hub, maxRuns int) *simtest.Classroom {
 	t.Helper()
 	skipWithoutRedis(t)
-	cls, hm, err := NewClassroom(simulator.ManagerConfig{IdleTimeout: -1, MaxRuns: maxRuns, Publish: h.Publish, Remove: h.Remove,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cls, hm, err := NewClassroomWith(simulator.ManagerConfig{IdleTimeout: -1, MaxRuns: maxRuns, Publish: h.Publish, Remove: h.Remove,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

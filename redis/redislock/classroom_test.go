@@ -380,7 +380,7 @@ func TestSplitPlanRules(t *testing.T) {
 // unavailable, and they say which package to install.
 func TestNotInstalled(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, m, err := NewClassroom(simulator.ManagerConfig{IdleTimeout: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	_, m, err := NewClassroomWith(simulator.ManagerConfig{IdleTimeout: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
