@@ -67,11 +67,23 @@ func hugeZK(t testing.TB) (*zklocal.Server, *zk.Conn) {
 // socketBytes counts the websocket payload bytes the tab receives, as the
 // browser's network domain reports them.
 func socketBytes(t testing.TB, tb *tab) *atomic.Int64 {
+	n, _ := socketTraffic(t, tb)
+	return n
+}
+
+// socketTraffic counts the websocket payload bytes the tab receives and
+// the sockets it opens (a view moved is a socket of its own).
+func socketTraffic(t testing.TB, tb *tab) (bytes, opened *atomic.Int64) {
 	t.Helper()
-	var n atomic.Int64
+	var n, open atomic.Int64
 	if err := chromedp.Listen(tb.ctx, func(ev any) {
-		if f, ok := ev.(*network.EventWebSocketFrameReceived); ok && f.Response != nil {
-			n.Add(int64(len(f.Response.PayloadData)))
+		switch ev := ev.(type) {
+		case *network.EventWebSocketFrameReceived:
+			if ev.Response != nil {
+				n.Add(int64(len(ev.Response.PayloadData)))
+			}
+		case *network.EventWebSocketCreated:
+			open.Add(1)
 		}
 	}); err != nil {
 		t.Fatal(err)
@@ -79,7 +91,7 @@ func socketBytes(t testing.TB, tb *tab) *atomic.Int64 {
 	if _, err := chromedp.Call(tb.ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatalf("network on: %v", err)
 	}
-	return &n
+	return &n, &open
 }
 
 // The lock page of a 100,000-node queue made by a real client gets the
@@ -94,7 +106,7 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 	names := hugeQueue(t, c, path, n)
 	srv := startServerOn(t, zks, "--watch", path)
 	tb := newTab(t)
-	got := socketBytes(t, tb)
+	got, opened := socketTraffic(t, tb)
 	tb.open(srv.URL + "/lock?path=" + path)
 	tb.until("100,000 nodes read", fmt.Sprintf(`document.getElementById('lane').dataset.count === '%d'`, n))
 	tb.until("first painted", `document.body.dataset.firstDraw`)
@@ -168,8 +180,15 @@ func TestHundredThousandNodeLockWindow(t *testing.T) {
 
 	// A node far in the fold, found by name in the table and picked, is drawn.
 	far := names[73_210]
+	// Typed a key at a time, the name is asked for once the typing
+	// pauses: a socket or two for the whole name, not one a key (each a
+	// window of the queue, 80 KB and more).
+	before := opened.Load()
 	tb.do("filter by name", chromedp.SendKeys(chromedp.CSS(`#table input[type=search]`), far))
 	tb.until("the row found", fmt.Sprintf(`document.querySelector('#table tr[data-row=%s] td.name button')`, jsString(far)))
+	if n := opened.Load() - before; n < 1 || n > 4 {
+		t.Errorf("typing the %d-letter name opened %d sockets; want one once the typing paused (at most 4 on a loaded machine)", len(far), n)
+	}
 	tb.click("pick it", fmt.Sprintf(`#table tr[data-row=%s] td.name button`, jsString(far)))
 	tb.until("the far node drawn and selected", fmt.Sprintf(`document.querySelector('#lane [data-node=%s].selected')`, jsString(far)))
 	tb.until("its details", fmt.Sprintf(`document.querySelector('#details .node-details[data-node=%s]')`, jsString(far)))

@@ -7,6 +7,10 @@
 import { tick, holdHint, say } from './queue.js';
 import { morph } from './morph.js';
 
+// FILTER_PAUSE_MS is how long the typing of a filter pauses before the
+// rows are asked for.
+const FILTER_PAUSE_MS = 250;
+
 export class QueueTable {
   // root holds the table (the server's first paint, if any); opts.pageSize
   // rows per page; opts.onSelect(name); opts.source(query, snap) fetches a
@@ -42,9 +46,24 @@ export class QueueTable {
     this.filterInput.type = 'search';
     this.filterInput.placeholder = 'filter by name, session or data';
     this.filterInput.setAttribute('aria-label', 'filter rows');
-    this.filterInput.addEventListener('input', () => {
-      this.filter = this.filterInput.value.trim().toLowerCase();
+    // A filter typed is asked for once the typing pauses (or at Enter):
+    // each ask moves the page's view, a socket with the whole window of a
+    // long queue (80 KB and more), and a name typed a key at a time was
+    // one each.
+    let typing = null;
+    const apply = () => {
+      clearTimeout(typing);
+      const f = this.filterInput.value.trim().toLowerCase();
+      if (f === this.filter) return;
+      this.filter = f;
       this.go(0);
+    };
+    this.filterInput.addEventListener('input', () => {
+      clearTimeout(typing);
+      typing = setTimeout(apply, FILTER_PAUSE_MS);
+    });
+    this.filterInput.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') apply();
     });
     this.prev = button('‹ prev', () => this.go(this.page - 1));
     this.next = button('next ›', () => this.go(this.page + 1));
