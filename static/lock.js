@@ -5,8 +5,8 @@ import { drawQueue, drawLocks, Timing, tick, legend, pastTiming, knowNames, say,
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable, startNodeClock } from './table.js';
-import { Timeline, timelineKeys, when, drawAxis, hoverTime, dragSpan, axisTimeAt } from './timeline.js';
-import { Strip } from './strip.js';
+import { when } from './timeline.js';
+import { TimeBar } from './timebar.js';
 import { morph } from './morph.js';
 
 const body = document.body;
@@ -385,462 +385,42 @@ setInterval(() => {
   historyWasOff = off;
 }, 1000);
 
-// ---- The time bar: the lock as it was -----------------------------------
-// The history's events of the window mark the bar (timeline.js, the
-// classroom's timeline); picking a moment shows the lock as the history
-// rebuilds it then (GET /parts/lock-at: the snapshot GET /api/v1/lock?at=
-// answers) with the server's parts for it.
-
 // pastClock times a past moment's nodes from the snapshot the history
 // rebuilt: when each began to hold (heldSince) or queued (ctime), the clock
 // stopped at the moment (data-clock-at).
 const pastClock = pastTiming(() => at);
 
+// The time bar (timebar.js) shows the lock as it was: it sets at, and has
+// the page draw the moment it fetched, or the newest live snapshot again.
 const bar = document.getElementById('timebar');
 if (bar) {
-  const ui = {
-    back: document.getElementById('tb-back'), play: document.getElementById('tb-play'), step: document.getElementById('tb-step'),
-    live: document.getElementById('tb-live'), win: document.getElementById('tb-window'), info: document.getElementById('tb-info'),
-    exp: document.getElementById('export'), zoomOut: document.getElementById('tb-zoom-out'),
-  };
-  // A drag moves the bar many times a frame: its moves are taken once a
-  // frame, the newest winning (and seek keeps one request under way).
-  let scrubTo = null;
-  function scrub(t) {
-    if (scrubTo === null) {
-      requestAnimationFrame(() => {
-        const v = Math.round(scrubTo);
-        scrubTo = null;
-        if (v !== at) seek(v);
-      });
-    }
-    scrubTo = t;
-  }
-  const timeline = new Timeline(document.getElementById('tb-scrub'), document.getElementById('tb-ticks'), { onSeek: (t) => seek(t), onScrub: scrub });
-  // The strip chart over the bar picks moments as the bar does.
-  const strip = new Strip(document.getElementById('strip-chart'), document.getElementById('strip-scale'), { onSeek: (t) => seek(t), onScrub: scrub });
-  const STRIP_BUCKETS = 120;
-  let win = { from: 0, to: 0 };
-  // The bar's time axis, and the time under the pointer over the bar and
-  // the strip; both follow the zone the reader picked.
-  const axis = document.getElementById('tb-axis');
-  const drawBarAxis = () => win.to > win.from && drawAxis(axis, win.from, win.to);
-  hoverTime(timeline.input, document.getElementById('tb-hover'), (x) => timeline.valueAt(x));
-  hoverTime(strip.svg, document.getElementById('strip-hover'), (x) => (strip.to > strip.from ? strip.timeAt(x) : null));
-  new MutationObserver(() => {
-    drawBarAxis();
-    strip.redraw();
-  }).observe(document.documentElement, { attributes: true, attributeFilter: ['data-timezone'] });
-  // The window is known to the bar as a density, from the server: how many
-  // moments lie in each of BUCKETS equal stretches. Its moments are listed
-  // a page at a time: whole buckets around the moment shown, at most about
-  // PAGE moments, so a day of changes (past what one answer of the history
-  // lists) is as quick to open and move through as an hour.
-  const BUCKETS = 600;
-  const PAGE = 2000;
-  const MARKS = 400; // a page with more moments shows the density alone
-  let counts = [];
-  let total = 0;
-  let first = null;
-  let last = null;
-  // seen: the lock's first sight when it is in the window (the read that
-  // began its history): no moment, as it restates what was there, but
-  // where the history starts, so Home and ← reach it.
-  let seen = null;
-  let gaps = [];
-  // page: the buckets listed, [from, to) in ms (to past the window's end
-  // when it has the last bucket), and how many moments come before it.
-  let page = null;
-  let pageLoad = null; // the page being fetched, with done: its promise
-  let moments = []; // the distinct times of the page's events, ms, ascending
-  let playing = null;
-  // zoom is the span (ms) a drag across the times zoomed the bar to, null
-  // for the window picked: the bar, the strip and the figures cover it
-  // until zoomed out, Live or another window.
-  let zoom = null;
-
-  // load reads the window's density around the moment shown (or up to
-  // now) and lists the page of that moment.
-  async function load() {
-    if (historyOff()) return;
-    const span = Number(ui.win.value);
-    const now = Date.now();
-    const to = zoom ? zoom.to : at === null ? now : Math.min(now, at + span / 2);
-    const from = zoom ? zoom.from : to - span;
-    const q = new URLSearchParams({ from: String(from), to: String(to), buckets: String(BUCKETS) });
-    const qs = new URLSearchParams({ from: String(from), to: String(to), n: String(STRIP_BUCKETS) });
-    // Live, the bar starts where the lock's history does when that is
-    // inside the window (the server says where: the density's from).
-    if (at === null && !zoom) for (const p of [q, qs]) p.set('fit', 'history');
-    const stripRes = fetch('/api/v1/lock/strip?' + lockQuery(qs, query))
-      .then((r) => (r.ok ? r.json() : null))
-      .catch(() => null);
-    const res = await fetch('/api/v1/lock/history/density?' + lockQuery(q, query));
-    if (!res.ok) {
-      ui.info.textContent = say('bar.noHistory', { status: `${res.status} ${res.statusText}` });
-      return;
-    }
-    const d = await res.json();
-    win = { from: Date.parse(d.from) || from, to };
-    counts = d.counts || [];
-    total = d.moments || 0;
-    first = d.first ? Date.parse(d.first) : null;
-    last = d.last ? Date.parse(d.last) : null;
-    seen = d.seen ? Date.parse(d.seen) : null;
-    gaps = (d.gaps || []).map((g) => ({ from: Date.parse(g.from), to: Date.parse(g.to), title: say('bar.gap', { from: when(Date.parse(g.from)), to: when(Date.parse(g.to)), why: g.why || say('bar.gapWhy') }) }));
-    timeline.set({ min: win.from, max: to, value: at === null ? to : at, text: at === null ? 'live' : when(at) });
-    timeline.density(counts);
-    drawBarAxis();
-    strip.draw(await stripRes);
-    page = null;
-    pageLoad = null;
-    moments = [];
-    await ensurePage(here());
-    bar.dataset.moments = String(total);
-    bar.dataset.gaps = String(gaps.length);
-    bar.dataset.span = String(span);
-    bar.dataset.zoom = zoom ? `${zoom.from}-${zoom.to}` : '';
-    ui.zoomOut.hidden = !zoom;
-    const q2 = new URLSearchParams({ from: String(from), to: String(to) });
-    ui.exp.href = '/api/v1/lock/export?' + lockQuery(q2, query);
-    syncBar();
-  }
-
-  // Bucket i holds the moments t with floor((t - from) * buckets / span)
-  // = i, as the server counts them.
-  const spanOf = () => Math.max(1, win.to - win.from);
-  const bucketOf = (t) => Math.min(counts.length - 1, Math.max(0, Math.floor(((t - win.from) * counts.length) / spanOf())));
-  const bucketStart = (i) => (i >= counts.length ? win.to + 1 : win.from + Math.ceil((i * spanOf()) / counts.length));
-  const covers = (p, t) => p !== null && t >= p.from && t < p.to;
-
-  // momentText tells a moment's changes: each kind with its count, then
-  // the nodes they name (the first few, and how many more).
-  function momentText(m) {
-    const kinds = m.kinds.map((k) => (k.count > 1 ? say('bar.kindCount', { kind: k.kind, count: k.count.toLocaleString('en-US') }) : k.kind)).join(', ');
-    const nodes = m.nodes || [];
-    if (!nodes.length) return kinds;
-    return say('bar.kindsNodes', { kinds, nodes: nodes.join(', '), more: m.changes > nodes.length ? say('bar.more') : '' });
-  }
-
-  // ensurePage lists the page around t, unless it is listed or on its way;
-  // the newest page asked for wins.
-  function ensurePage(t) {
-    if (!counts.length || covers(page, t) || historyOff()) return Promise.resolve();
-    if (covers(pageLoad, t)) return pageLoad.done;
-    let i = bucketOf(t);
-    let j = i + 1;
-    let sum = counts[i];
-    for (let grew = true; grew; ) {
-      grew = false;
-      if (i > 0 && sum + counts[i - 1] <= PAGE) {
-        sum += counts[--i];
-        grew = true;
-      }
-      if (j < counts.length && sum + counts[j] <= PAGE) {
-        sum += counts[j++];
-        grew = true;
-      }
-    }
-    const p = { from: bucketStart(i), to: bucketStart(j), before: counts.slice(0, i).reduce((a, b) => a + b, 0) };
-    pageLoad = p;
-    p.done = (async () => {
-      // The page's moments, each told in counts and a few names: a moment
-      // of 100,000 changes (a big queue's watch table read once) is not
-      // 100,000 events to fetch and parse.
-      const q = new URLSearchParams({ from: String(p.from), to: String(Math.min(p.to - 1, win.to)) });
-      const res = await fetch('/api/v1/lock/history/moments?' + lockQuery(q, query));
-      const h = res.ok ? await res.json() : null;
-      if (pageLoad !== p) return;
-      if (!h) {
-        pageLoad = null; // asked again at the next move
-        return;
-      }
-      pageLoad = null;
-      page = p;
-      const listed = h.moments || [];
-      moments = listed.map((m) => Date.parse(m.time));
-      const marks = (
-        moments.length > MARKS
-          ? []
-          : listed.map((m, i) => {
-              const t = moments[i];
-              return {
-                value: t,
-                cls: 'k-' + String(m.kinds[0].kind).replace(/[^a-z]/g, '') + (t === at ? ' current' : ''),
-                title: say('bar.moment', { at: when(t), changes: momentText(m) }),
-                data: { at: String(t) },
-              };
-            })
-      ).concat(seen === null ? [] : [{ value: seen, cls: 'k-seen' + (seen === at ? ' current' : ''), title: say('bar.seenMark', { at: when(seen) }), data: { seen: String(seen) } }]);
-      timeline.draw(marks, gaps);
-      bar.dataset.page = `${p.from}-${p.to}`;
-      syncBar();
-    })();
-    return p.done;
-  }
-
-  function syncBar() {
-    bar.dataset.at = at === null ? '' : String(at);
-    body.dataset.at = bar.dataset.at;
-    if (at === null) delete body.dataset.clockAt;
-    else body.dataset.clockAt = String(at);
-    ui.live.setAttribute('aria-pressed', String(at === null));
-    ui.play.textContent = playing ? '❚❚ pause' : '▶ play';
-    if (at === null) ui.info.textContent = say('bar.live', { total });
-    else if (at === seen && countTo(at) === 0) ui.info.textContent = say('bar.seen', { at: when(at), total });
-    else ui.info.textContent = say('bar.at', { at: when(at), n: countTo(at), total });
-    timeline.input.value = String(at === null ? win.to : at);
-    timeline.current(at);
-    strip.cursor(at);
-    if (at !== null) ensurePage(at);
-  }
-
-  // seek shows the lock as it was at t. While a drag moves the bar faster
-  // than the server answers, one request is under way at a time and the
-  // newest moment is fetched when it is answered. The address names the
-  // moment once its request is on its way: replacing it costs the browser
-  // milliseconds the request need not wait for.
-  let fetching = false;
-  function seek(t) {
-    at = Math.round(t);
-    syncBar();
-    const drawn = fetching ? Promise.resolve() : fetchAndDraw();
-    setParam('at', String(at));
-    return drawn;
-  }
-
-  // fetchAndDraw fetches and draws the moment shown, again while a newer
-  // one came meanwhile.
-  async function fetchAndDraw() {
-    fetching = true;
-    try {
-      let want;
-      do {
-        want = at;
-        // The moment's table (and the parts with it) comes in one answer
-        // with its snapshot (GET /parts/lock-at?parts=1): one request a
-        // frame, and the server rebuilds the moment once.
-        let moment = null;
-        withMoment = (q) => {
-          q.set('parts', '1');
-          moment = fetchMoment(q);
-          return moment.then((m) => new Response(m.html, { status: m.status, statusText: m.statusText, headers: { 'Content-Type': 'text/html; charset=utf-8' } }));
-        };
-        let page;
-        try {
-          page = table.request(selected);
-        } finally {
-          withMoment = null;
-        }
-        const m = await (moment || fetchMoment(new URLSearchParams({ at: String(want), parts: '1' })));
-        knowNames(m.names);
-        const next = m.snap || { path, nodes: [], alerts: [], connection: '' };
-        // Drawn together, the lane and the table cost the browser one
-        // style, layout and paint, not one each: the table's text is
-        // awaited too, or the table would be patched a task later, after
-        // a frame of the lane alone.
-        await page.res.then((r) => r.text()).catch(() => {});
-        if (at === null) return; // Live came meanwhile
-        if (at !== want) continue;
-        snap = next;
-        render(page);
-      } while (at !== null && at !== want);
-    } finally {
-      fetching = false;
-    }
-  }
-
-  // fetchMoment is the lock at a past moment with its parts (GET
-  // /parts/lock-at?parts=1): snap, null when the server has none to give,
-  // and the answer's HTML, the parts after the snapshot's JSON element.
-  async function fetchMoment(q) {
-    const res = await fetch('/parts/lock-at?' + lockQuery(q, query));
-    const html = res.ok ? await res.text() : '';
-    const open = html.indexOf('>') + 1;
-    const end = html.indexOf('</script>');
-    const answer = res.ok && end > open ? JSON.parse(html.slice(open, end)) : {};
-    const snap = answer.snapshot || null;
-    // A long queue's moment comes as the window its lane draws.
-    if (snap && answer.window) snap.window = answer.window;
-    return { snap, names: answer.names, html, status: res.status, statusText: res.statusText };
-  }
-
-  function goLive() {
-    stop();
-    at = null;
-    zoom = null;
-    setParam('at', '');
-    snap = liveSnap;
-    syncBar();
-    render(null, liveSections.size ? liveParts() : undefined);
-    load();
-  }
-
-  // below is how many of the page's moments are before t (or at it, with
-  // at set).
-  function below(t, orAt = false) {
-    let lo = 0;
-    let hi = moments.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (moments[mid] < t || (orAt && moments[mid] === t)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  // countTo is how many of the window's moments are at or before t: exact
-  // on the listed page, to the bucket until t's page is listed.
-  function countTo(t) {
-    if (covers(page, t)) return page.before + below(t, true);
-    return counts.slice(0, bucketOf(t) + 1).reduce((a, b) => a + b, 0);
-  }
-
-  const here = () => (at === null ? win.to : at);
-
-  // nearMoment is the window's first moment after t (dir 1) or its last
-  // before t (dir -1), listing the pages on the way (empty buckets are
-  // skipped by the density).
-  async function nearMoment(t, dir) {
-    await ensurePage(t);
-    for (;;) {
-      const k = dir > 0 ? below(t, true) : below(t) - 1;
-      if (k >= 0 && k < moments.length) return moments[k];
-      if (page === null || (dir > 0 ? page.to > win.to : page.from <= win.from)) return undefined;
-      let b = bucketOf(dir > 0 ? page.to : page.from - 1);
-      while (b >= 0 && b < counts.length && !counts[b]) b += dir;
-      if (b < 0 || b >= counts.length) return undefined;
-      const was = page;
-      await ensurePage(bucketStart(b));
-      if (page === was) return undefined;
-    }
-  }
-
-  async function stepFwd() {
-    const t = await nearMoment(here(), 1);
-    if (t !== undefined) seek(t);
-    else goLive();
-  }
-  // Before the window's first moment, ← goes to the first sight.
-  async function stepBack() {
-    const t = await nearMoment(here(), -1);
-    if (t !== undefined) seek(t);
-    else if (seen !== null && seen < here()) seek(seen);
-  }
-  function stop() {
-    clearInterval(playing);
-    playing = null;
-  }
-  ui.play.addEventListener('click', () => {
-    if (playing) {
-      stop();
-    } else {
-      playing = setInterval(stepFwd, 1000);
-    }
-    syncBar();
+  const timeBar = new TimeBar(bar, {
+    query,
+    path,
+    table,
+    historyOff,
+    setParam,
+    get at() {
+      return at;
+    },
+    set at(v) {
+      at = v;
+    },
+    selected: () => selected,
+    set withMoment(f) {
+      withMoment = f;
+    },
+    draw(next, page) {
+      snap = next;
+      render(page);
+    },
+    drawLive() {
+      snap = liveSnap;
+      render(null, liveSections.size ? liveParts() : undefined);
+    },
   });
-  ui.back.addEventListener('click', stepBack);
-  ui.step.addEventListener('click', stepFwd);
-  ui.live.addEventListener('click', goLive);
-  // showFigures replaces the figures with the server's for [from, to];
-  // always: even while the summary says the history is off (its figures
-  // are still read, and the part says when they cannot be).
-  async function showFigures(from, to, always = false) {
-    if (!always && historyOff()) return;
-    const q = new URLSearchParams({ from: String(from), to: String(to) });
-    // The cluster the page was opened on, if it names one (a lock recorded
-    // on more than one).
-    const cluster = new URLSearchParams(location.search).get('cluster');
-    if (cluster) q.set('cluster', cluster);
-    const res = await fetch('/parts/lock-figures?' + lockQuery(q, query));
-    if (res.ok) {
-      const tpl = document.createElement('template');
-      tpl.innerHTML = await res.text();
-      const f = tpl.content.getElementById('figures');
-      const shown = document.getElementById('figures');
-      // A page first painted while the history could not be read has no
-      // figures: they come after the time bar, where the server puts them.
-      if (f && shown) shown.replaceWith(f);
-      else if (f) bar.after(f);
-    }
-  }
-  // A zoom spans MIN_ZOOM ms at least, widened about its middle:
-  // narrower, the axis would have no second to mark.
-  const MIN_ZOOM = 1000;
-  // A drag across the times under the bar zooms the bar, the strip and
-  // the figures to the span; double-click, the zoom out button or Z go
-  // back to the window picked.
-  async function zoomTo(span) {
-    if (span && span.to - span.from < MIN_ZOOM) {
-      const mid = Math.round((span.from + span.to) / 2);
-      span = { from: mid - MIN_ZOOM / 2, to: mid + MIN_ZOOM / 2 };
-    }
-    zoom = span;
-    await load();
-    await showFigures(win.from, win.to);
-  }
-  const zoomBack = () => zoom && zoomTo(null);
-  dragSpan(axis, document.getElementById('tb-zoom-band'), (from, to) => zoomTo({ from, to }));
-  // The time under the pointer over the times too, where a drag begins and ends.
-  hoverTime(axis, document.getElementById('tb-hover'), (x) => axisTimeAt(axis, x));
-  axis.addEventListener('dblclick', zoomBack);
-  ui.zoomOut.addEventListener('click', zoomBack);
-  ui.win.addEventListener('change', () => zoomTo(null));
-  // While live, the figures follow the changes on a timer, not per
-  // change: every FIGURES_EVERY, the window up to now is read again if the
-  // lock changed since the last read (the history has recorded what a
-  // viewer has seen before it answers), so a busy lock with many viewers
-  // costs each viewer one request every FIGURES_EVERY at most.
-  const FIGURES_EVERY = 5000;
-  let figuresStale = false;
-  let figuresBusy = false;
-  liveChanged = () => {
-    figuresStale = true;
-  };
-  setInterval(async () => {
-    if (!figuresStale || figuresBusy || at !== null || zoom || document.hidden || !document.getElementById('figures')) return;
-    figuresStale = false;
-    figuresBusy = true;
-    try {
-      const to = Date.now();
-      await showFigures(to - Number(ui.win.value), to);
-    } catch {
-      figuresStale = true; // the next tick tries again
-    } finally {
-      figuresBusy = false;
-    }
-  }, FIGURES_EVERY);
-  timelineKeys({
-    back: stepBack, step: stepFwd, first: () => (seen ?? first) !== null && seek(seen ?? first), last: () => last !== null && seek(last),
-    extra: { l: goLive, L: goLive, z: zoomBack, Z: zoomBack },
-  });
-  // The page comes with a place for its figures, not the figures: they
-  // are read from the history once the queue is shown.
-  const pendingFigures = document.querySelector('#figures[data-pending]');
-  if (pendingFigures) {
-    showFigures(Number(pendingFigures.dataset.from), Number(pendingFigures.dataset.to), true).catch(() => {
-      // The next change, or the window's, fetches them again.
-    });
-  }
-  // A moment the server could not read (the history's database gone) is
-  // not asked for again (a 503) until the history records again: the
-  // replay status says why.
-  load().then(() => {
-    if (at === null) return;
-    const off = document.querySelector('#replay-status[data-off]');
-    if (off) ui.info.textContent = say('bar.off', { at: when(at), off: off.dataset.off });
-    else seek(at);
-  });
-  historyBack = () => {
-    const loaded = load();
-    const to = Date.now();
-    if (at === null) showFigures(to - Number(ui.win.value), to);
-    else loaded.then(() => seek(at));
-  };
-  // While live, the bar gains the changes recorded since.
-  setInterval(() => {
-    if (at === null && !playing && !document.hidden) load();
-  }, 15000);
+  liveChanged = () => timeBar.liveChanged();
+  historyBack = () => timeBar.historyBack();
 }
 
 // A long queue's first window comes with the page (the socket's first

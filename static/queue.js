@@ -303,26 +303,65 @@ function arc(x1, x2, y, dir, maxH) {
 //   opts.timing: a Timing for "holds 3s" / "waits 12s" labels
 //   opts.id: prefix for marker ids, unique per SVG on a page
 export function drawQueue(svg, snap, opts = {}) {
-  const id = opts.id || 'q';
+  const lane = laneOf(snap, opts);
+  const { win, cols, width, total } = lane;
+  svg.replaceChildren();
+  svg.setAttribute('viewBox', `0 0 ${width} ${HEIGHT}`);
+  svg.setAttribute('width', width);
+  svg.setAttribute('height', HEIGHT);
+  svg.setAttribute('data-revision', snap.revision ?? '');
+  svg.setAttribute('data-count', total);
+  if (win) svg.setAttribute('data-window', `${win.from}-${win.to}`);
+  else svg.removeAttribute('data-window');
+  svg.append(markers(lane.id));
+  // Column bands: a node is its column.
+  const bands = el('g', { class: 'bands' });
+  for (const c of cols) {
+    if (!lane.kept(c)) continue;
+    const cls = c.group ? 'band group' : 'band' + (c.node.holding ? ' holding' : '') + (c.node.name === opts.selected ? ' selected' : '');
+    bands.append(el('rect', { class: cls, x: c.x - c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4, rx: 8 }));
+  }
+  svg.append(bands);
+  svg.append(parentBar(lane));
+  const arrows = el('g', { class: 'arrows' });
+  for (const c of cols) if (!c.group) ruleArrows(lane, c, arrows);
+  for (const c of cols) if (!c.group) watchArrows(lane, c, arrows);
+  svg.append(arrows);
+  const layer = el('g', { class: 'nodes' });
+  let drawn = 0;
+  let culled = 0;
+  for (const c of cols) {
+    if (!c.group) drawn++;
+    if (!lane.kept(c)) culled++;
+    else if (c.group) layer.append(drawFold(c, opts));
+    else layer.append(drawNode(c, snap, opts, lane.alerted.get(c.node.name), lane.deadlocked.has(c.node.name)));
+  }
+  svg.append(layer);
+  svg.setAttribute('data-drawn', drawn);
+  svg.setAttribute('data-culled', culled);
+  svg.setAttribute('data-folded', total - drawn);
+  svg.setAttribute('data-extra', cols.extra || 0);
+  svg.setAttribute('data-capped', cols.capped ? 'true' : 'false');
+  tick(svg);
+  return lane.pos;
+}
+
+// laneOf lays snap's lane out: its columns with their centre x (pos by
+// node name), and what drawQueue's pieces share.
+function laneOf(snap, opts) {
   const nodes = snap.nodes || [];
-  const alerted = alertIndex(snap);
   const win = snap.window || null;
-  const total = win ? win.total : nodes.length;
   const cols = win ? windowColumns(snap) : allColumns(nodes);
   const deadlocked = new Set();
   for (const a of snap.alerts || []) if (a.kind === 'deadlock') for (const n of a.nodes || []) deadlocked.add(n);
-
-  // Column positions.
   const pos = new Map(); // node name -> centre x
   let x = PAD;
   for (const c of cols) {
-    const w = c.group ? GROUP_COL : COL;
-    c.x = x + w / 2;
-    c.w = w;
+    c.w = c.group ? GROUP_COL : COL;
+    c.x = x + c.w / 2;
     if (!c.group) pos.set(c.node.name, c.x);
-    x += w;
+    x += c.w;
   }
-  const width = Math.max(x + PAD, 320);
   // Only a window has folds: a node it did not send is drawn at the fold
   // that holds it, by its position.
   const xOf = (name) => {
@@ -338,198 +377,165 @@ export function drawQueue(svg, snap, opts = {}) {
   // do. data-culled counts the columns left out.
   const keepX = (x) => !opts.keep || (x !== undefined && opts.keep(x));
   const kept = (c) => keepX(c.x) || (!c.group && (c.node.name === opts.selected || c.node.name === opts.focused));
-  let culled = 0;
+  // An arrow is drawn when its column is, or when its target is.
+  const reach = (c, tx) => tx !== undefined && (kept(c) || keepX(tx));
+  const id = opts.id || 'q';
+  const total = win ? win.total : nodes.length;
+  return { snap, id, win, cols, pos, xOf, kept, reach, deadlocked, alerted: alertIndex(snap), total, width: Math.max(x + PAD, 320) };
+}
 
-  svg.replaceChildren();
-  svg.setAttribute('viewBox', `0 0 ${width} ${HEIGHT}`);
-  svg.setAttribute('width', width);
-  svg.setAttribute('height', HEIGHT);
-  svg.setAttribute('data-revision', snap.revision ?? '');
-  svg.setAttribute('data-count', total);
-  if (win) svg.setAttribute('data-window', `${win.from}-${win.to}`);
-  else svg.removeAttribute('data-window');
-  svg.append(markers(id));
-
-  // Column bands: a node is its column.
-  const bands = el('g', { class: 'bands' });
-  for (const c of cols) {
-    if (!kept(c)) continue;
-    const cls = c.group ? 'band group' : 'band' + (c.node.holding ? ' holding' : '') + (c.node.name === opts.selected ? ' selected' : '');
-    bands.append(el('rect', { class: cls, x: c.x - c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4, rx: 8 }));
-  }
-  svg.append(bands);
-
-  // The lock parent.
+// parentBar is the lock parent: a bar as wide as the lane, saying what the
+// lane cannot show (its state unknown, the lock missing, a herd).
+function parentBar({ snap, win, width }) {
+  const nodes = snap.nodes || [];
   const childWatchers = win ? win.childWatchers || 0 : nodes.filter((n) => n.waitsOn === 'children').length;
   const parent = el('g', { class: 'parent' + (childWatchers ? ' herd' : ''), 'data-parent': snap.path, 'data-children-watchers': childWatchers });
   parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
-  let parentText = snap.path || '';
+  let text = snap.path || '';
   // Not live, the state shown is the last known one: an empty lane or a
   // missing lock is not news of a free one.
-  if (snap.connection !== 'connected' || snap.error) parentText += words().unknown;
-  else if (snap.exists === false) parentText += words().missing;
-  else if (snap.invisibleChildWatches > 0) parentText += say('parent.invisible', { n: snap.invisibleChildWatches });
-  else if (childWatchers > 0 && nodes.some((n) => n.folder)) parentText += say('parent.leases', { n: childWatchers }); // a semaphore: not a herd
-  else if (childWatchers > 0) parentText += say('parent.herd', { n: childWatchers });
+  if (snap.connection !== 'connected' || snap.error) text += words().unknown;
+  else if (snap.exists === false) text += words().missing;
+  else if (snap.invisibleChildWatches > 0) text += say('parent.invisible', { n: snap.invisibleChildWatches });
+  else if (childWatchers > 0 && nodes.some((n) => n.folder)) text += say('parent.leases', { n: childWatchers }); // a semaphore: not a herd
+  else if (childWatchers > 0) text += say('parent.herd', { n: childWatchers });
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.
   const fits = Math.max(12, Math.floor((width - 2 * PAD - 16) / 7.3));
-  parent.append(el('text', { x: PAD + 8, y: BAR_Y + 15 }, clip(parentText, fits)));
-  if (childWatchers > 0) parentText += say('parent.herdWhy');
-  parent.append(el('title', {}, parentText));
-  svg.append(parent);
+  parent.append(el('text', { x: PAD + 8, y: BAR_Y + 15 }, clip(text, fits)));
+  if (childWatchers > 0) text += say('parent.herdWhy');
+  parent.append(el('title', {}, text));
+  return parent;
+}
 
-  const arrows = el('g', { class: 'arrows' });
-  const prefix = snap.path === '/' ? '/' : (snap.path || '') + '/';
-  let drawnNodes = 0;
-  for (const c of cols) {
-    if (c.group) continue;
-    const n = c.node;
-    if (n.holding || n.foreign) continue;
-    const away = !kept(c);
-    // What the recipe says it waits for.
-    const edge = n.edge || '';
-    if (n.waitsOn === 'children' && !away) {
-      const p = el('path', {
-        class: `arrow rule edge-${edge || 'none'}`, d: `M${c.x - 6},${RULE_Y} L${c.x - 6},${BAR_Y + BAR_H + 2}`,
-        'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'children'})`,
-        'data-from': n.name, 'data-to': snap.path, 'data-kind': 'rule', 'data-edge': edge,
-      });
-      p.append(el('title', {}, say('rule.children', { name: n.name, path: snap.path })));
-      arrows.append(p);
-    } else if (n.waitsFor && n.waitsOn !== 'children') {
-      const tx = xOf(n.waitsFor);
-      if (tx !== undefined && !(away && !keepX(tx))) {
-        // The server says who vouches for the edge (waitEdges, only on a
-        // snapshot that shows provenance: lockqueue.Snapshot.WithWaitEdges).
-        const prov = (n.waitEdges || []).find((e) => e.to === n.waitsFor)?.provenance;
-        const p = el('path', {
-          class: `arrow rule edge-${edge || 'none'}`, d: arc(c.x - 6, tx + 6, RULE_Y, -1, 68),
-          'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
-          'data-from': n.name, 'data-to': n.waitsFor, 'data-kind': 'rule', 'data-edge': edge, 'data-provenance': prov && provenance(prov),
-        });
-        const why = prov ? say(prov === 'server' ? 'rule.server' : 'rule.rule', { prov: provenance(prov) }) : say('rule.plain');
-        p.append(el('title', {}, say('rule.waits', { name: n.name, target: n.waitsFor }) + why + (edge === 'missing' ? say('rule.missing') : '')));
-        arrows.append(p);
-      }
-    }
-    // Blockers the server reports beyond the rule's: below the lane, as
-    // the server's own edges.
-    for (const e of (n.waitEdges || []).filter((e) => e.to !== n.waitsFor)) {
-      const tx = xOf(e.to);
-      if (tx === undefined || (away && !keepX(tx))) continue;
-      const d = tx > c.x ? arc(c.x + 16, tx - 16, ACT_Y, 1, 46) : arc(c.x, tx, ACT_Y, 1.6, 66);
-      const p = el('path', {
-        class: 'arrow actual edge-confirmed blocked', d, 'marker-end': `url(#${id}-ah-confirmed)`,
-        'data-from': n.name, 'data-to': e.to, 'data-kind': 'blocked', 'data-edge': 'confirmed', 'data-provenance': provenance('server'),
-      });
-      p.append(el('title', {}, say('blocked', { name: n.name, to: e.to, prov: provenance('server') })));
-      arrows.append(p);
-    }
+// ruleArrows draws what the recipe says c's node waits for, above the
+// lane, and the blockers the server reports beyond the rule's, below it.
+function ruleArrows({ snap, id, xOf, kept, reach }, c, arrows) {
+  const n = c.node;
+  if (n.holding || n.foreign) return;
+  const edge = n.edge || '';
+  if (n.waitsOn === 'children' && kept(c)) {
+    const p = el('path', {
+      class: `arrow rule edge-${edge || 'none'}`, d: `M${c.x - 6},${RULE_Y} L${c.x - 6},${BAR_Y + BAR_H + 2}`,
+      'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'children'})`,
+      'data-from': n.name, 'data-to': snap.path, 'data-kind': 'rule', 'data-edge': edge,
+    });
+    p.append(el('title', {}, say('rule.children', { name: n.name, path: snap.path })));
+    arrows.append(p);
+  } else if (n.waitsFor && n.waitsOn !== 'children' && reach(c, xOf(n.waitsFor))) {
+    // The server says who vouches for the edge (waitEdges, only on a
+    // snapshot that shows provenance: lockqueue.Snapshot.WithWaitEdges).
+    const prov = (n.waitEdges || []).find((e) => e.to === n.waitsFor)?.provenance;
+    const p = el('path', {
+      class: `arrow rule edge-${edge || 'none'}`, d: arc(c.x - 6, xOf(n.waitsFor) + 6, RULE_Y, -1, 68),
+      'marker-end': `url(#${id}-ah-${edge === 'missing' ? 'missing' : 'rule'})`,
+      'data-from': n.name, 'data-to': n.waitsFor, 'data-kind': 'rule', 'data-edge': edge, 'data-provenance': prov && provenance(prov),
+    });
+    const why = prov ? say(prov === 'server' ? 'rule.server' : 'rule.rule', { prov: provenance(prov) }) : say('rule.plain');
+    p.append(el('title', {}, say('rule.waits', { name: n.name, target: n.waitsFor }) + why + (edge === 'missing' ? say('rule.missing') : '')));
+    arrows.append(p);
   }
-  for (const c of cols) {
-    if (c.group) continue;
-    const n = c.node;
-    if (!n.watching || n.foreign) continue;
-    const away = !kept(c);
-    let k = 0;
-    for (const path of n.watching) {
-      k++;
-      const inCycle = deadlocked.has(n.name);
-      if (path === snap.path) {
-        if (away) continue;
-        // A children watch on the parent (only the simulator can list these).
-        const p = el('path', {
-          class: `arrow actual edge-${n.edge || 'none'}` + (n.holding ? ' from-holder' : ''),
-          d: `M${c.x + 6},${CY - R - 2} L${c.x + 6},${BAR_Y + BAR_H + 2}`,
-          'marker-end': `url(#${id}-ah-children)`,
-          'data-from': n.name, 'data-to': snap.path, 'data-kind': 'actual', 'data-edge': n.edge || '',
-        });
-        p.append(el('title', {}, say('watch.children', { name: n.name, path: snap.path })));
-        arrows.append(p);
-        continue;
-      }
-      // A semaphore's node watches a sibling in its own folder.
-      const np = n.folder ? n.folder + '/' : prefix;
-      if (!path.startsWith(np)) continue;
-      const target = path.slice(np.length);
-      if (target.includes('/')) continue;
-      const tx = xOf(target);
-      if (away && !(tx !== undefined && keepX(tx))) continue;
-      // A stalled holder's watch is what keeps its client waiting: the
-      // stuck edge.
-      const stuck = n.holding && n.stalledOn === target;
-      let edgeKind = stuck ? 'stalled' : n.holding ? 'unexpected' : n.edge || 'unknown';
-      if (tx === undefined) edgeKind = 'dangling';
-      if (inCycle) edgeKind = 'deadlock';
-      const cls = `arrow actual edge-${edgeKind}` + (n.holding ? ' from-holder' : '') + (stuck ? ' stuck' : '');
-      let d;
-      let marker = `url(#${id}-ah-${edgeKind})`;
-      if (tx === undefined) {
-        // A watch on a node that is gone: a stub to a ghost below the shape.
-        const gx = c.x + 24;
-        const gy = ACT_Y + 40 + 12 * (k - 1);
-        d = `M${c.x + 4},${ACT_Y} Q${c.x + 6},${gy} ${gx - 6},${gy}`;
-        const ghost = el('g', { class: 'ghost', 'data-ghost': target });
-        ghost.append(el('circle', { cx: gx, cy: gy, r: 6 }));
-        ghost.append(el('text', { x: gx + 9, y: gy + 4, class: 'ghost-label' }, say('watch.gone')));
-        ghost.append(el('title', {}, say('watch.leaked', { target })));
-        arrows.append(ghost);
-      } else {
-        // A watch forward in the queue leaves and lands inside the pair's
-        // columns and bows shallow; a watch back leaves and lands outside and
-        // bows deeper. A pair watching each other (a deadlock) shows two
-        // nested arcs that never cross, started below the cycle rings so
-        // the arrowheads stay clear of the shapes and their badges.
-        const y = inCycle ? DEADLOCK_Y : ACT_Y;
-        d = tx > c.x ? arc(c.x + 16, tx - 16, y, 1, 46) : arc(c.x, tx, y, 1.6, 66);
-      }
-      const p = el('path', { class: cls, d, 'marker-end': marker, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': edgeKind, 'data-stuck': stuck ? 'true' : undefined });
-      let why = ['dangling', 'unexpected', 'deadlock'].includes(edgeKind) ? say('watch.' + edgeKind) : '';
-      if (stuck) why = say(inCycle ? 'watch.stuckCycle' : 'watch.stuck', { name: n.name });
-      p.append(el('title', {}, say('watch', { name: n.name, target }) + why));
-      arrows.append(p);
-    }
+  for (const e of (n.waitEdges || []).filter((e) => e.to !== n.waitsFor)) {
+    const tx = xOf(e.to);
+    if (!reach(c, tx)) continue;
+    const d = tx > c.x ? arc(c.x + 16, tx - 16, ACT_Y, 1, 46) : arc(c.x, tx, ACT_Y, 1.6, 66);
+    const p = el('path', {
+      class: 'arrow actual edge-confirmed blocked', d, 'marker-end': `url(#${id}-ah-confirmed)`,
+      'data-from': n.name, 'data-to': e.to, 'data-kind': 'blocked', 'data-edge': 'confirmed', 'data-provenance': provenance('server'),
+    });
+    p.append(el('title', {}, say('blocked', { name: n.name, to: e.to, prov: provenance('server') })));
+    arrows.append(p);
   }
-  svg.append(arrows);
+}
 
-  const layer = el('g', { class: 'nodes' });
-  for (const c of cols) {
-    if (!c.group) drawnNodes++;
-    if (!kept(c)) {
-      culled++;
+// watchArrows draws the watches c's node really has, below the lane: on
+// the parent, on a sibling, or on a node that is gone (a ghost).
+function watchArrows(lane, c, arrows) {
+  const { snap, id, xOf, kept, reach } = lane;
+  const n = c.node;
+  if (!n.watching || n.foreign) return;
+  const prefix = n.folder ? n.folder + '/' : snap.path === '/' ? '/' : (snap.path || '') + '/';
+  const inCycle = lane.deadlocked.has(n.name);
+  let k = 0;
+  for (const path of n.watching) {
+    k++;
+    if (path === snap.path) {
+      // A children watch on the parent (only the simulator can list these).
+      if (kept(c)) arrows.append(parentWatch(snap, id, c));
       continue;
     }
-    if (c.group) {
-      const g = el('g', { class: 'group', 'data-group': `${c.from}-${c.to}`, transform: `translate(${c.x},0)` });
-      g.append(el('rect', { x: -c.w / 2 + 10, y: CY - 26, width: c.w - 20, height: 52, rx: 10 }));
-      const waiting = c.count - c.holding;
-      g.append(el('text', { x: 0, y: CY - 4, class: 'group-count' }, `… ${count(c.count)}`));
-      g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? say('group.holdWait', { hold: count(c.holding), wait: count(waiting) }) : say(c.holding ? 'group.holding' : 'group.waiting')));
-      g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, say('group.positions', { from: c.from + 1, to: c.to + 1 })));
-      g.append(el('title', {}, say('group.title', { count: c.count, from: c.from + 1, to: c.to + 1 }) + (opts.onFold ? say('group.open') : '')));
-      if (opts.onFold) {
-        // A fold opens: its nodes were never sent. The whole column
-        // answers clicks, as a node's does.
-        g.prepend(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
-        g.setAttribute('role', 'button');
-        g.setAttribute('tabindex', 0);
-        g.addEventListener('click', () => opts.onFold(c.from));
-        g.addEventListener('keydown', (e) => e.key === 'Enter' && opts.onFold(c.from));
-      }
-      layer.append(g);
-      continue;
+    // A semaphore's node watches a sibling in its own folder.
+    const target = path.startsWith(prefix) ? path.slice(prefix.length) : '/';
+    if (target.includes('/')) continue;
+    const tx = xOf(target);
+    if (!kept(c) && !reach(c, tx)) continue;
+    // A stalled holder's watch is what keeps its client waiting: the
+    // stuck edge.
+    const stuck = n.holding && n.stalledOn === target;
+    let kind = stuck ? 'stalled' : n.holding ? 'unexpected' : n.edge || 'unknown';
+    if (tx === undefined) kind = 'dangling';
+    if (inCycle) kind = 'deadlock';
+    let d;
+    if (tx === undefined) {
+      // A watch on a node that is gone: a stub to a ghost below the shape.
+      const gx = c.x + 24;
+      const gy = ACT_Y + 40 + 12 * (k - 1);
+      d = `M${c.x + 4},${ACT_Y} Q${c.x + 6},${gy} ${gx - 6},${gy}`;
+      const ghost = el('g', { class: 'ghost', 'data-ghost': target });
+      ghost.append(el('circle', { cx: gx, cy: gy, r: 6 }));
+      ghost.append(el('text', { x: gx + 9, y: gy + 4, class: 'ghost-label' }, say('watch.gone')));
+      ghost.append(el('title', {}, say('watch.leaked', { target })));
+      arrows.append(ghost);
+    } else {
+      // A watch forward in the queue leaves and lands inside the pair's
+      // columns and bows shallow; a watch back leaves and lands outside and
+      // bows deeper. A pair watching each other (a deadlock) shows two
+      // nested arcs that never cross, started below the cycle rings so
+      // the arrowheads stay clear of the shapes and their badges.
+      const y = inCycle ? DEADLOCK_Y : ACT_Y;
+      d = tx > c.x ? arc(c.x + 16, tx - 16, y, 1, 46) : arc(c.x, tx, y, 1.6, 66);
     }
-    layer.append(drawNode(c, snap, opts, alerted.get(c.node.name), deadlocked.has(c.node.name)));
+    const cls = `arrow actual edge-${kind}` + (n.holding ? ' from-holder' : '') + (stuck ? ' stuck' : '');
+    const p = el('path', { class: cls, d, 'marker-end': `url(#${id}-ah-${kind})`, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': kind, 'data-stuck': stuck ? 'true' : undefined });
+    let why = ['dangling', 'unexpected', 'deadlock'].includes(kind) ? say('watch.' + kind) : '';
+    if (stuck) why = say(inCycle ? 'watch.stuckCycle' : 'watch.stuck', { name: n.name });
+    p.append(el('title', {}, say('watch', { name: n.name, target }) + why));
+    arrows.append(p);
   }
-  svg.append(layer);
-  svg.setAttribute('data-drawn', drawnNodes);
-  svg.setAttribute('data-culled', culled);
-  svg.setAttribute('data-folded', total - drawnNodes);
-  svg.setAttribute('data-extra', cols.extra || 0);
-  svg.setAttribute('data-capped', cols.capped ? 'true' : 'false');
-  tick(svg);
-  return pos;
+}
+
+// parentWatch is c's node's children watch on the lock parent.
+function parentWatch(snap, id, c) {
+  const n = c.node;
+  const p = el('path', {
+    class: `arrow actual edge-${n.edge || 'none'}` + (n.holding ? ' from-holder' : ''),
+    d: `M${c.x + 6},${CY - R - 2} L${c.x + 6},${BAR_Y + BAR_H + 2}`,
+    'marker-end': `url(#${id}-ah-children)`,
+    'data-from': n.name, 'data-to': snap.path, 'data-kind': 'actual', 'data-edge': n.edge || '',
+  });
+  p.append(el('title', {}, say('watch.children', { name: n.name, path: snap.path })));
+  return p;
+}
+
+// drawFold draws a fold: the nodes of a window the server did not send,
+// counted. With opts.onFold it opens: the whole column answers clicks, as
+// a node's does.
+function drawFold(c, opts) {
+  const g = el('g', { class: 'group', 'data-group': `${c.from}-${c.to}`, transform: `translate(${c.x},0)` });
+  g.append(el('rect', { x: -c.w / 2 + 10, y: CY - 26, width: c.w - 20, height: 52, rx: 10 }));
+  const waiting = c.count - c.holding;
+  g.append(el('text', { x: 0, y: CY - 4, class: 'group-count' }, `… ${count(c.count)}`));
+  g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? say('group.holdWait', { hold: count(c.holding), wait: count(waiting) }) : say(c.holding ? 'group.holding' : 'group.waiting')));
+  g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, say('group.positions', { from: c.from + 1, to: c.to + 1 })));
+  g.append(el('title', {}, say('group.title', { count: c.count, from: c.from + 1, to: c.to + 1 }) + (opts.onFold ? say('group.open') : '')));
+  if (opts.onFold) {
+    g.prepend(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
+    g.setAttribute('role', 'button');
+    g.setAttribute('tabindex', 0);
+    g.addEventListener('click', () => opts.onFold(c.from));
+    g.addEventListener('keydown', (e) => e.key === 'Enter' && opts.onFold(c.from));
+  }
+  return g;
 }
 
 // LOCKS_GAP is the room between two lanes of a scene, side by side;
@@ -589,6 +595,16 @@ export function drawLocks(svg, locks, steps, opts = {}) {
   };
   size(top + HEIGHT);
   if (steps.length < 2) return;
+  const bottom = top + HEIGHT - 4;
+  const deepest = drawCycle(svg, lanes, steps, { id, who, bottom });
+  size(Math.ceil(bottom + 0.75 * deepest + 14));
+}
+
+// drawCycle rings the cycle's nodes in their lanes, marks each waiter's
+// arrow as the cycle's, and links below the lanes each target to its
+// client's own wait in the next step's lane; it returns how deep the
+// deepest link bows below bottom.
+function drawCycle(svg, lanes, steps, { id, who, bottom }) {
   const laneOf = (lock) => lanes.find((l) => l.snap.path === lock);
   // The cycle's nodes are ringed, as a deadlock is on the lock page.
   for (const st of steps) {
@@ -601,7 +617,6 @@ export function drawLocks(svg, locks, steps, opts = {}) {
     }
   }
   const links = el('g', { class: 'cycle' });
-  const bottom = top + HEIGHT - 4;
   let deepest = 0;
   steps.forEach((st, k) => {
     const here = laneOf(st.lock);
@@ -636,9 +651,11 @@ export function drawLocks(svg, locks, steps, opts = {}) {
     links.append(tag);
   });
   svg.append(links);
-  size(Math.ceil(bottom + 0.75 * deepest + 14));
+  return deepest;
 }
 
+// drawNode draws column c's node: its shape and badges, its four lines of
+// labels, and the words for a pointer or a screen reader.
 function drawNode(c, snap, opts, alerts, inCycle) {
   const n = c.node;
   const w = words();
@@ -666,7 +683,26 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   g.append(el('title', {}, tip.join('\n')));
   // The whole column answers clicks, not only the shape's pixels.
   g.append(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
+  drawShape(g, n, mode, alerts, inCycle);
+  g.append(el('text', { class: 'label name', y: LABEL_Y }, nameLabel(n)));
+  const data = n.label ? clip(n.label, 18) : n.dataBinary ? '‹binary›' : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
+  g.append(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
+  // A service without sessions names the node's client instead.
+  g.append(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session) || clip(n.client || '', 16)));
+  g.append(timeLabel(n, snap, opts));
+  g.addEventListener('click', () => opts.onSelect && opts.onSelect(n.name));
+  g.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      e.preventDefault();
+      opts.onSelect && opts.onSelect(n.name);
+    }
+  });
+  return g;
+}
 
+// drawShape draws n's shape into g, with its halo and rings, and its
+// badges: alerts, a stall, a persistent node.
+function drawShape(g, n, mode, alerts, inCycle) {
   if (n.holding) g.append(el('circle', { class: 'halo', cy: CY, r: R + 9 }));
   // Held by the rule, but its client does not know: the halo is broken by
   // a dashed ring, and an hourglass badge says it still waits.
@@ -697,13 +733,11 @@ function drawNode(c, snap, opts, alerts, inCycle) {
     b.append(el('text', { y: 4 }, 'P'));
     g.append(b);
   }
+}
 
-  const lines = [];
-  lines.push(el('text', { class: 'label name', y: LABEL_Y }, nameLabel(n)));
-  let data = n.label ? clip(n.label, 18) : n.dataBinary ? '‹binary›' : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
-  lines.push(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
-  // A service without sessions names the node's client instead.
-  lines.push(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session) || clip(n.client || '', 16)));
+// timeLabel is n's clock line: how long it has held or waited, or the
+// time its lease or its zombie's session has left.
+function timeLabel(n, snap, opts) {
   const t = el('text', { class: 'label time', y: LABEL_Y + 3 * LINE });
   if (opts.timing) {
     const since = opts.timing.since(n);
@@ -738,17 +772,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
     t.setAttribute('class', 'label time zombie');
     t.setAttribute('data-verb', say('node.zombieHeld'));
   }
-  lines.push(t);
-  for (const l of lines) g.append(l);
-
-  g.addEventListener('click', () => opts.onSelect && opts.onSelect(n.name));
-  g.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter') {
-      e.preventDefault();
-      opts.onSelect && opts.onSelect(n.name);
-    }
-  });
-  return g;
+  return t;
 }
 
 // tick refreshes every live duration under root; call it once a second.

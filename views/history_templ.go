@@ -10,7 +10,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "strconv"
 
-// TimeBar is the lock view's time bar: lock.js fills the timeline
+// TimeBar is the lock view's time bar: timebar.js fills the timeline
 // (timeline.js, the classroom's) with the window's recorded changes and
 // gaps, and moves the page to the moment picked. Over it, the strip chart
 // (strip.js) draws the queue and the longest wait along the window.
