@@ -390,12 +390,23 @@ func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
 	return row
 }
 
-// NewLockWith builds the lock view's first paint of a lock of svc; known is
-// false when there is no snapshot of path yet. f is s's facts, when the
-// caller keeps them (nil reads them from s). q picks the page of the table.
-func NewLockWith(p Page, svc Service, path string, s lockqueue.Snapshot, f *QueueFacts, known bool, q TableQuery, now time.Time) Lock {
-	l := Lock{Page: p, Service: svc, Path: path, Known: known, DocTitle: path + " — zklockviz"}
-	if !known {
+// LockState is a lock as its view is built from: its name (Path), its
+// snapshot, and whether there is one yet (Known: read at least once).
+// Facts are the snapshot's, when the caller keeps them (nil reads them
+// from the snapshot).
+type LockState struct {
+	Path  string
+	Snap  lockqueue.Snapshot
+	Facts *QueueFacts
+	Known bool
+}
+
+// NewLockWith builds the lock view's first paint of st, a lock of svc. q
+// picks the page of the table.
+func NewLockWith(p Page, svc Service, st LockState, q TableQuery, now time.Time) Lock {
+	path, s, f := st.Path, st.Snap, st.Facts
+	l := Lock{Page: p, Service: svc, Path: path, Known: st.Known, DocTitle: path + " — zklockviz"}
+	if !st.Known {
 		l.Banner = "NOT LIVE — waiting for the first read of " + path + "."
 		l.Table = NewTable(svc, lockqueue.Snapshot{Path: path}, q, now)
 		l.Details = NewNodeDetails(svc, lockqueue.Snapshot{Path: path}, "", now)

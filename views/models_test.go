@@ -63,7 +63,7 @@ func TestNewLockAndDashboard(t *testing.T) {
 	down := lockqueue.Build("/b", kids[:1], lockqueue.Options{})
 	down.Connection = lockqueue.Reconnecting
 
-	l := NewLockWith(Page{}, zooKeeper, "/a", live, nil, true, TableQuery{}, now)
+	l := NewLockWith(Page{}, zooKeeper, LockState{Path: "/a", Snap: live, Known: true}, TableQuery{}, now)
 	if !l.Live || l.Banner != "" {
 		t.Errorf("live lock: Live %v, banner %q", l.Live, l.Banner)
 	}
@@ -76,10 +76,10 @@ func TestNewLockAndDashboard(t *testing.T) {
 	if l.Rows[1].Time != "waits 50s" {
 		t.Errorf("time %q", l.Rows[1].Time)
 	}
-	if b := NewLockWith(Page{}, zooKeeper, "/b", down, nil, true, TableQuery{}, now).Banner; b == "" {
+	if b := NewLockWith(Page{}, zooKeeper, LockState{Path: "/b", Snap: down, Known: true}, TableQuery{}, now).Banner; b == "" {
 		t.Error("no banner on a lock whose watcher is reconnecting")
 	}
-	if b := NewLockWith(Page{}, zooKeeper, "/c", lockqueue.Snapshot{}, nil, false, TableQuery{}, now).Banner; b == "" {
+	if b := NewLockWith(Page{}, zooKeeper, LockState{Path: "/c"}, TableQuery{}, now).Banner; b == "" {
 		t.Error("no banner on an unwatched lock")
 	}
 

@@ -28,7 +28,7 @@ func TestSemaphoreCountsContenders(t *testing.T) {
 	}, lockqueue.Options{Semaphore: lockqueue.Curator})
 	s.Connection = lockqueue.Connected
 
-	l := NewLockWith(Page{}, zooKeeper, "/pool", s, nil, true, TableQuery{}, now)
+	l := NewLockWith(Page{}, zooKeeper, LockState{Path: "/pool", Snap: s, Known: true}, TableQuery{}, now)
 	stats := map[string]string{}
 	for _, st := range l.Stats {
 		stats[st.Name] = st.Value

@@ -15,7 +15,7 @@ func TestNewLockStalledHolder(t *testing.T) {
 		{Name: "R_0000000003", Holding: true, Watching: []string{}},
 		{Name: "W_0000000002", WaitsFor: "R_0000000003", Edge: lockqueue.EdgeConfirmed, Watching: []string{"/rw/R_0000000003"}},
 	}}
-	l := NewLockWith(Page{}, zooKeeper, "/rw", s, nil, true, TableQuery{}, now)
+	l := NewLockWith(Page{}, zooKeeper, LockState{Path: "/rw", Snap: s, Known: true}, TableQuery{}, now)
 	tests := []struct {
 		state, edge, stalledOn string
 	}{

@@ -21,7 +21,7 @@ func TestNotLiveIsUnknown(t *testing.T) {
 	for svc, want := range missing {
 		sv := serviceNamed(svc)
 		down := lockqueue.Snapshot{Service: svc, Path: "orders", Connection: lockqueue.Reconnecting, Error: "refused", UnknownSince: since}
-		l := NewLockWith(Page{}, sv, "orders", down, nil, true, TableQuery{}, since.Add(time.Minute))
+		l := NewLockWith(Page{}, sv, LockState{Path: "orders", Snap: down, Known: true}, TableQuery{}, since.Add(time.Minute))
 		text := QueueText(sv, down, since.Add(time.Minute))
 		for _, got := range []string{l.Missing, l.Banner, text} {
 			if strings.Contains(got, "free") || strings.Contains(got, "no key") || strings.Contains(got, "does not exist") ||
@@ -31,7 +31,7 @@ func TestNotLiveIsUnknown(t *testing.T) {
 		}
 		up := down
 		up.Connection, up.Error, up.UnknownSince = lockqueue.Connected, "", time.Time{}
-		if l := NewLockWith(Page{}, sv, "orders", up, nil, true, TableQuery{}, since); l.Missing != want {
+		if l := NewLockWith(Page{}, sv, LockState{Path: "orders", Snap: up, Known: true}, TableQuery{}, since); l.Missing != want {
 			t.Errorf("%q live and missing: %q, want %q", svc, l.Missing, want)
 		}
 		if text := QueueText(sv, up, since); !strings.Contains(text, "\n"+want+"\n") {

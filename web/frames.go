@@ -303,7 +303,7 @@ func (f *sockFrames) encode(e *frameEntry, k frameKey, prev *lockqueue.Snapshot,
 		// one every socket gets.
 		if err == nil && (win != nil || f.parts != nil) {
 			e.partsBase = f.partsHad
-			b, e.partsSent, err = withPage(b, f.parts, f.latest, snap, f.view, prev, &e.sent, f.partsHad)
+			b, e.partsSent, err = f.withPage(b, snap, prev, &e.sent)
 		}
 	} else {
 		b, kind, err = encodeFrame(prev, snap, func(ofPrev bool) *names {

@@ -78,30 +78,29 @@ type pageExtra struct {
 
 // withPage adds to b, a windowed frame's JSON object, the name labels of
 // sent's nodes that prev (the window sent before, nil for none) did not
-// have and, for a parts socket (parts not nil), the sections of snap's
-// parts whose hashes are not those the socket had (had; nil for none).
-// sums are the hashes of the sections the socket has then. A parts
-// socket's frame brings the lock's deadlock scene too, from latest (nil:
-// none).
-func withPage(b []byte, parts partsFunc, latest latestFunc, snap lockqueue.Snapshot, v view, prev, sent *lockqueue.Snapshot, had []uint64) (_ []byte, sums []uint64, _ error) {
+// have and, for a parts socket (f.parts not nil), the sections of snap's
+// parts whose hashes are not those the socket had (f.partsHad). sums are
+// the hashes of the sections the socket has then. A parts socket's frame
+// brings the lock's deadlock scene too, from f.latest (nil: none).
+func (f *sockFrames) withPage(b []byte, snap lockqueue.Snapshot, prev, sent *lockqueue.Snapshot) (_ []byte, sums []uint64, _ error) {
 	x := pageExtra{Names: newNameLabels(prev, sent)}
-	if parts != nil {
-		part, off := parts(snap, v)
+	if f.parts != nil {
+		part, off := f.parts(snap, f.view)
 		if part.err != nil {
 			return nil, nil, part.err
 		}
 		var html []byte
 		for i, sec := range part.sections() {
-			if i >= len(had) || had[i] != part.sums[i] {
+			if i >= len(f.partsHad) || f.partsHad[i] != part.sums[i] {
 				html = append(html, sec...)
 			}
 		}
 		x.Parts, x.HistoryOff, sums = string(html), off, part.sums
-		if latest != nil {
-			x.Scene = sceneOf(snap, latest)
+		if f.latest != nil {
+			x.Scene = sceneOf(snap, f.latest)
 		}
 	}
-	xb, err := encodeExtra(x, parts != nil)
+	xb, err := encodeExtra(x, f.parts != nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode the page's parts of %s: %w", snap.Path, err)
 	}
@@ -174,6 +173,6 @@ func (s *Server) socketParts(svc lockservice.Service, name string) partsFunc {
 		if s.history != nil {
 			s.history.check()
 		}
-		return p.liveParts(context.Background(), svc, name, snap, true, v.tableQuery(), p.historyNow)
+		return p.liveParts(context.Background(), svc, views.LockState{Path: name, Snap: snap, Known: true}, v.tableQuery(), p.historyNow)
 	}
 }

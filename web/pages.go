@@ -248,7 +248,8 @@ func (p *pages) lock(w http.ResponseWriter, r *http.Request) {
 	if past.replay.At.IsZero() {
 		facts = p.facts.of(id.Key(), versionOf(snap, ok), snap)
 	}
-	l := views.NewLockWith(pg, sv, lp, snap, facts, ok, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
+	st := views.LockState{Path: lp, Snap: snap, Facts: facts, Known: ok}
+	l := views.NewLockWith(pg, sv, st, views.TableQuery{Size: views.FirstPageRows, Selected: q.Get("node"), Show: q.Get("node")}, now)
 	l.Watched, l.CanWatch = watched, svc.Reader != nil
 	if ok && past.replay.At.IsZero() && len(snap.Nodes) > windowWholeUpTo {
 		l.FirstFrame = p.firstFrame(id, snap, q.Get("node"))
@@ -274,7 +275,7 @@ func (p *pages) firstFrame(id lockqueue.LockID, snap lockqueue.Snapshot, node st
 	b, _, err := encodeWindowFrame(nil, sent, win, nil)
 	if err == nil {
 		// The parts are the page's own.
-		b, _, err = withPage(b, nil, nil, snap, v, nil, &sent, nil)
+		b, _, err = (&sockFrames{view: v}).withPage(b, snap, nil, &sent)
 	}
 	if err != nil {
 		p.log.Warn("lock page's first frame", "lock", id.Key(), "err", err)
@@ -364,18 +365,15 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 		writeTextError(w, r, p.log, err)
 		return
 	}
-	now := time.Now()
-	if !past.replay.At.IsZero() {
-		snap, ok, now = past.snap, past.known, past.replay.At
-	}
 	tq := tableQuery(r.URL.Query())
 	var part *renderedPart
 	if past.replay.At.IsZero() {
-		part, _ = p.liveParts(r.Context(), svc, name, snap, ok, tq, p.historyStatus)
+		part, _ = p.liveParts(r.Context(), svc, views.LockState{Path: name, Snap: snap, Known: ok}, tq, p.historyStatus)
 	} else {
 		pg := p.page(name, "lock")
+		st := views.LockState{Path: name, Snap: past.snap, Known: past.known}
 		part = renderPart(func() ([]byte, []int, []uint64, error) {
-			return p.renderParts(r.Context(), pg, svc, name, snap, ok, tq, past.replay, now)
+			return p.renderParts(r.Context(), pg, svc, st, tq, past.replay)
 		})
 	}
 	if part.err != nil {
@@ -391,36 +389,37 @@ func (p *pages) lockParts(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(part.body))
 }
 
-// liveParts are the parts of the lock name's newest snapshot snap (known:
-// read at least once) for the table's page tq: rendered once per snapshot,
+// liveParts are the parts of the lock st, its newest snapshot, for the
+// table's page tq: rendered once per snapshot,
 // view and history status (partsCache), for GET /parts/lock and the lock
 // page's socket alike, the history's status read with status (the socket's
 // frames do not wait for the recorder). historyOff is what the parts say of
 // the history (pages.page).
-func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, status func() history.Status) (part *renderedPart, historyOff string) {
-	id := lockqueue.LockID{Service: svc.Name, Name: name}
-	pg := p.pageWith(name, "lock", status)
+func (p *pages) liveParts(ctx context.Context, svc lockservice.Service, st views.LockState, tq views.TableQuery, status func() history.Status) (part *renderedPart, historyOff string) {
+	id := lockqueue.LockID{Service: svc.Name, Name: st.Path}
+	pg := p.pageWith(st.Path, "lock", status)
 	render := func() ([]byte, []int, []uint64, error) {
-		return p.renderParts(ctx, pg, svc, name, snap, known, tq, views.Replay{}, time.Now())
+		return p.renderParts(ctx, pg, svc, st, tq, views.Replay{})
 	}
 	if p.parts == nil {
 		return renderPart(render), pg.HistoryOff
 	}
-	return p.parts.get(id.Key(), versionOf(snap, known), viewKey(tq)+"\x00"+pg.HistoryOff, render), pg.HistoryOff
+	return p.parts.get(id.Key(), versionOf(st.Snap, st.Known), viewKey(tq)+"\x00"+pg.HistoryOff, render), pg.HistoryOff
 }
 
-// renderParts renders the parts of snap, the lock name at now (a past
-// moment's with replay set), on the page pg, and says where each of its
-// sections ends and what each one's hash is.
-func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.Service, name string, snap lockqueue.Snapshot, known bool, tq views.TableQuery, replay views.Replay, now time.Time) ([]byte, []int, []uint64, error) {
+// renderParts renders the parts of the lock st, now or at replay's moment
+// when set, on the page pg, and says where each of its sections ends and
+// what each one's hash is.
+func (p *pages) renderParts(ctx context.Context, pg views.Page, svc lockservice.Service, st views.LockState, tq views.TableQuery, replay views.Replay) ([]byte, []int, []uint64, error) {
 	p.partRenders.Add(1)
-	id := lockqueue.LockID{Service: svc.Name, Name: name}
-	var facts *views.QueueFacts
-	if replay.At.IsZero() {
-		facts = p.facts.of(id.Key(), versionOf(snap, known), snap)
+	id := lockqueue.LockID{Service: svc.Name, Name: st.Path}
+	now := replay.At
+	if now.IsZero() {
+		now = time.Now()
+		st.Facts = p.facts.of(id.Key(), versionOf(st.Snap, st.Known), st.Snap)
 	}
-	l := views.NewLockWith(pg, serviceView(svc), name, snap, facts, known, tq, now)
-	l.Replay, l.Watched = replay, known || watchedBy(svc, name)
+	l := views.NewLockWith(pg, serviceView(svc), st, tq, now)
+	l.Replay, l.Watched = replay, st.Known || watchedBy(svc, st.Path)
 	var buf, changed bytes.Buffer
 	var cuts []int
 	var sums []uint64

@@ -38,9 +38,9 @@ const (
 
 // readNamesFirst is readListing's end for a read with many new children:
 // it publishes the nodes kept and the new ones by name, then fills in the
-// new ones' data. ls is a lock's only folder (no semaphore).
-func (w *Watcher) readNamesFirst(ctx context.Context, r Reader, epoch uint64, l *lock, kept keptBase, fresh []item,
-	ls listings, persistent bool) error {
+// new ones' data. ls is a lock's only folder (no semaphore). Events may be
+// applied to l's base only once it returns nil: its caller says so.
+func (w *Watcher) readNamesFirst(ctx context.Context, r Reader, epoch uint64, l *lock, kept keptBase, fresh []item, ls listings) error {
 	nodes := keptNodes(kept.prev, kept.keep, len(fresh))
 	for _, it := range fresh {
 		nodes = append(nodes, lockqueue.NewNamedNode(it.name, it.folder))
@@ -58,7 +58,6 @@ func (w *Watcher) readNamesFirst(ctx context.Context, r Reader, epoch uint64, l 
 	if err := w.fill(ctx, r, epoch, l, opt, ls.revision); err != nil {
 		return w.readFailed(l, err)
 	}
-	l.eventBase = persistent
 	return nil
 }
 

@@ -108,7 +108,11 @@ func (w *Watcher) readListing(ctx context.Context, r Reader, epoch uint64, l *lo
 	keep, fresh := l.diff(prev, index, ls.lists)
 	kept := keptBase{prev: prev, index: index, keep: keep}
 	if len(fresh) > namesFirstAbove && len(ls.lists) == 1 {
-		return w.readNamesFirst(ctx, r, epoch, l, kept, fresh, ls, persistent)
+		if err := w.readNamesFirst(ctx, r, epoch, l, kept, fresh, ls); err != nil {
+			return err
+		}
+		l.eventBase = persistent
+		return nil
 	}
 	// The new children's data is read while the kept nodes are copied:
 	// the round trip and the copy of a 1,000-node queue (0.29 and 0.15 ms

@@ -14,10 +14,12 @@ import (
 
 // The bounds every function outside tests and generated code keeps: past
 // them a function is read in pieces anyway, so it should be written in
-// named ones.
+// named ones; and past maxParams its callers line up values by position,
+// where a struct would name them.
 const (
 	maxLines      = 80
 	maxComplexity = 25
+	maxParams     = 7
 )
 
 // allowed are the functions over a bound that other work owns: each entry
@@ -26,8 +28,9 @@ const (
 var allowed = map[string]bool{}
 
 // TestFunctionSize fails naming each function of the module's own code
-// (not tests, not generated code, not third_party/) longer than maxLines or
-// with a cyclomatic complexity over maxComplexity.
+// (not tests, not generated code, not third_party/) longer than maxLines,
+// with a cyclomatic complexity over maxComplexity or with more than
+// maxParams parameters.
 func TestFunctionSize(t *testing.T) {
 	over := map[string]bool{}
 	eachSourceFile(t, func(rel string, fset *token.FileSet, f *ast.File) {
@@ -37,7 +40,7 @@ func TestFunctionSize(t *testing.T) {
 				t.Logf("allowed for now: %s:%d: %s: %s", rel, p.line, p.name, p.why)
 				continue
 			}
-			t.Errorf("%s:%d: %s: %s; split it into named functions", rel, p.line, p.name, p.why)
+			t.Errorf("%s:%d: %s: %s; split it into named functions (and name many parameters in a struct)", rel, p.line, p.name, p.why)
 		}
 	})
 	for name := range allowed {
@@ -50,7 +53,8 @@ func TestFunctionSize(t *testing.T) {
 // A function that fails the check; the test of the check itself.
 func TestOversized(t *testing.T) {
 	src := "package p\nfunc small() { if true {} }\nfunc long() {\n" + strings.Repeat("_ = 1\n", maxLines) + "}\n" +
-		"func branchy(a int) {\n" + strings.Repeat("if a > 0 && a < 9 {}\n", maxComplexity/2+1) + "}\n"
+		"func branchy(a int) {\n" + strings.Repeat("if a > 0 && a < 9 {}\n", maxComplexity/2+1) + "}\n" +
+		"func wide(a, b, c, d int, e, f string, g bool) {}\nfunc wider(a, b, c, d int, e, f string, g, h bool) {}\n"
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "p.go", src, 0)
 	if err != nil {
@@ -60,8 +64,8 @@ func TestOversized(t *testing.T) {
 	for _, p := range oversized(fset, f) {
 		got = append(got, p.name)
 	}
-	if fmt.Sprint(got) != "[long branchy]" {
-		t.Errorf("oversized = %v, want [long branchy]", got)
+	if fmt.Sprint(got) != "[long branchy wider]" {
+		t.Errorf("oversized = %v, want [long branchy wider]", got)
 	}
 }
 
@@ -86,6 +90,9 @@ func oversized(fset *token.FileSet, f *ast.File) []problem {
 		}
 		if c := complexity(fn); c > maxComplexity {
 			why = append(why, fmt.Sprintf("cyclomatic complexity %d (at most %d)", c, maxComplexity))
+		}
+		if n := fn.Type.Params.NumFields(); n > maxParams {
+			why = append(why, fmt.Sprintf("%d parameters (at most %d)", n, maxParams))
 		}
 		if len(why) > 0 {
 			out = append(out, problem{funcName(fn), start, strings.Join(why, ", ")})

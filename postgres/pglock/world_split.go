@@ -115,9 +115,10 @@ func (w *classWorld) zombieHolders(snap lockqueue.Snapshot) []lockqueue.Alert {
 	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
-		if a, ok := simulator.ZombieHolder(c.name, c.state, nodeName(int(c.pid)), c.lapsed, c.cutHeld,
-			"when the server ended its session (idle_in_transaction_session_timeout), not by committing: its transaction rolled back", holder,
-			"running again", "whose backend is gone"); ok {
+		z := simulator.Zombie{Name: c.name, State: c.state, Node: nodeName(int(c.pid)), Lapsed: c.lapsed, CutHeld: c.cutHeld}
+		if a, ok := simulator.ZombieHolder(z, holder, simulator.ZombieWords{
+			Lost: "when the server ended its session (idle_in_transaction_session_timeout), not by committing: its transaction rolled back",
+			Back: "running again", Gone: "whose backend is gone"}); ok {
 			out = append(out, a)
 		}
 	}

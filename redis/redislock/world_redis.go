@@ -1150,8 +1150,9 @@ func (w *world) zombieHolders(tok string) []lockqueue.Alert {
 	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
-		if a, ok := simulator.ZombieHolder(c.name, c.state, c.token, c.lapsed, c.cutHeld,
-			"without releasing it: "+lost, w.clientOf(tok), "running again", "the key no longer shows"); ok {
+		z := simulator.Zombie{Name: c.name, State: c.state, Node: c.token, Lapsed: c.lapsed, CutHeld: c.cutHeld}
+		if a, ok := simulator.ZombieHolder(z, w.clientOf(tok), simulator.ZombieWords{
+			Lost: "without releasing it: " + lost, Back: "running again", Gone: "the key no longer shows"}); ok {
 			out = append(out, a)
 		}
 	}

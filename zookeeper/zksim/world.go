@@ -718,8 +718,10 @@ func (w *world) zombieHolders(snap lockqueue.Snapshot) []lockqueue.Alert {
 	}
 	var out []lockqueue.Alert
 	for _, c := range w.clients {
-		if a, ok := simulator.ZombieHolder(c.name, c.state, c.lastNode, c.lapsed, c.cutHeld,
-			"when its session expired, not by releasing it, and ZooKeeper deleted its node "+c.lastNode, holder, "back from its pause", "whose node is gone"); ok {
+		z := simulator.Zombie{Name: c.name, State: c.state, Node: c.lastNode, Lapsed: c.lapsed, CutHeld: c.cutHeld}
+		if a, ok := simulator.ZombieHolder(z, holder, simulator.ZombieWords{
+			Lost: "when its session expired, not by releasing it, and ZooKeeper deleted its node " + c.lastNode,
+			Back: "back from its pause", Gone: "whose node is gone"}); ok {
 			out = append(out, a)
 		}
 	}
