@@ -303,7 +303,7 @@ function arc(x1, x2, y, dir, maxH) {
 //   opts.timing: a Timing for "holds 3s" / "waits 12s" labels
 //   opts.id: prefix for marker ids, unique per SVG on a page
 export function drawQueue(svg, snap, opts = {}) {
-  const lane = laneOf(snap, opts);
+  const lane = layLane(snap, opts);
   const { win, cols, width, total } = lane;
   svg.replaceChildren();
   svg.setAttribute('viewBox', `0 0 ${width} ${HEIGHT}`);
@@ -346,9 +346,9 @@ export function drawQueue(svg, snap, opts = {}) {
   return lane.pos;
 }
 
-// laneOf lays snap's lane out: its columns with their centre x (pos by
+// layLane lays snap's lane out: its columns with their centre x (pos by
 // node name), and what drawQueue's pieces share.
-function laneOf(snap, opts) {
+function layLane(snap, opts) {
   const nodes = snap.nodes || [];
   const win = snap.window || null;
   const cols = win ? windowColumns(snap) : allColumns(nodes);
@@ -465,7 +465,8 @@ function watchArrows(lane, c, arrows) {
       continue;
     }
     // A semaphore's node watches a sibling in its own folder.
-    const target = path.startsWith(prefix) ? path.slice(prefix.length) : '/';
+    if (!path.startsWith(prefix)) continue;
+    const target = path.slice(prefix.length);
     if (target.includes('/')) continue;
     const tx = xOf(target);
     if (!kept(c) && !reach(c, tx)) continue;
