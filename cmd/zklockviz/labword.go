@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,26 +171,34 @@ func (w *labWord) check(events []lab.Event) (*word.Result, error) {
 }
 
 // history is what serve recorded of the lock from the start to end,
-// restatements included.
+// restatements included. The run has one server, so the lock has one
+// cluster: recorded under two, its history is in two parts, and either
+// alone would be checked as if the other had not happened.
 func (w *labWord) history(store history.Source, end time.Time) ([]history.Event, error) {
 	locks, err := store.Locks()
 	if err != nil {
 		return nil, fmt.Errorf("zklockviz's word: its history: %w", err)
 	}
-	var out []history.Event
+	var keys []string
 	for _, l := range locks {
-		if l.LockID != w.lock {
-			continue
+		if l.LockID == w.lock {
+			keys = append(keys, l.Key())
 		}
-		if err := store.Walk(l.Key(), w.start.Add(-time.Minute), end, func(e history.Event) error {
-			out = append(out, e)
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("zklockviz's word: read its history of %s: %w", w.lock.Key(), err)
-		}
-		return out, nil
 	}
-	return nil, fmt.Errorf("zklockviz's word: its history has nothing of %s", w.lock.Key())
+	switch {
+	case len(keys) == 0:
+		return nil, fmt.Errorf("zklockviz's word: its history has nothing of %s", w.lock.Key())
+	case len(keys) > 1:
+		return nil, fmt.Errorf("zklockviz's word: its history of %s is split across %d clusters (%s): a defect of zklockviz", w.lock.Key(), len(keys), strings.Join(keys, ", "))
+	}
+	var out []history.Event
+	if err := store.Walk(keys[0], w.start.Add(-time.Minute), end, func(e history.Event) error {
+		out = append(out, e)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("zklockviz's word: read its history of %s: %w", w.lock.Key(), err)
+	}
+	return out, nil
 }
 
 // wordFailed is the run's error when zklockviz's word and the clients'

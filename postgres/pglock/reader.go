@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/lockservice"
 )
@@ -524,7 +525,12 @@ func (r *Reader) connect(ctx context.Context) error {
 		db.Close(context.WithoutCancel(ctx))
 		return err
 	}
-	r.db, r.query, r.cluster = db, queryFor(version), r.clusterOf(ctx, db)
+	cluster, err := r.clusterOf(ctx, db)
+	if err != nil {
+		db.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	r.db, r.query, r.cluster = db, queryFor(version), cluster
 	return nil
 }
 
@@ -532,15 +538,21 @@ func (r *Reader) connect(ctx context.Context) error {
 // same on a primary and its physical replicas (and on any copy of its data
 // directory), when the role may read it (any role may, on the versions
 // tested, unless an administrator revoked it); else its host, port and
-// database, as the reader was given them.
-func (r *Reader) clusterOf(ctx context.Context, db *pgx.Conn) string {
+// database, as the reader was given them. Any other failure (the server
+// gone between the connect and this query) is the connect's: named by its
+// address for a moment, the lock would be recorded as another cluster's.
+func (r *Reader) clusterOf(ctx context.Context, db *pgx.Conn) (string, error) {
 	var id string
 	err := db.QueryRow(ctx, `SELECT system_identifier::text FROM pg_control_system()`).Scan(&id)
 	if err == nil && id != "" {
-		return id
+		return id, nil
+	}
+	var pg *pgconn.PgError
+	if err != nil && !(errors.As(err, &pg) && (pg.Code == "42501" || pg.Code == "42883")) {
+		return "", describe(r.addr, r.conn.User, err)
 	}
 	r.log.Debug("postgres: no system identifier; the cluster is named by its address", "addr", r.addr, "err", err)
-	return r.addr + "/" + r.conn.Database
+	return r.addr + "/" + r.conn.Database, nil
 }
 
 func (r *Reader) ok() {
