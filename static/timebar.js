@@ -33,6 +33,8 @@ const RELOAD_EVERY = 15000;
 
 const byId = (id) => document.getElementById(id);
 const sum = (a) => a.reduce((x, y) => x + y, 0);
+// covers says whether the page p ([from, to) in ms, or null) holds t.
+const covers = (p, t) => p !== null && t >= p.from && t < p.to;
 
 // momentText tells a moment's changes: each kind with its count, then the
 // nodes they name (the first few, and how many more).
@@ -302,9 +304,8 @@ export class TimeBar {
   // ensurePage lists the page around t, unless it is listed or on its way;
   // the newest page asked for wins.
   ensurePage(t) {
-    const covers = (p) => p !== null && t >= p.from && t < p.to;
-    if (!this.counts.length || covers(this.page) || this.host.historyOff()) return Promise.resolve();
-    if (covers(this.pageLoad)) return this.pageLoad.done;
+    if (!this.counts.length || covers(this.page, t) || this.host.historyOff()) return Promise.resolve();
+    if (covers(this.pageLoad, t)) return this.pageLoad.done;
     const p = this.pageAround(t);
     this.pageLoad = p;
     p.done = (async () => {
@@ -471,8 +472,7 @@ export class TimeBar {
   // countTo is how many of the window's moments are at or before t: exact
   // on the listed page, to the bucket until t's page is listed.
   countTo(t) {
-    const p = this.page;
-    if (p !== null && t >= p.from && t < p.to) return p.before + this.below(t, true);
+    if (covers(this.page, t)) return this.page.before + this.below(t, true);
     return sum(this.counts.slice(0, this.bucketOf(t) + 1));
   }
 
