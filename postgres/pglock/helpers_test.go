@@ -182,11 +182,14 @@ func holdsAdvisory(t testing.TB, c *pgx.Conn, pid, n int) {
 }
 
 // idleInTx waits until backend pid is idle in a transaction: its last
-// statement is done.
+// statement is done. psql sends "BEGIN; SELECT …" as two statements, and
+// the backend is idle in a transaction between them too: until the one
+// after BEGIN is done, what it locks is not yet held (CI saw the next
+// session take the row first).
 func idleInTx(t testing.TB, c *pgx.Conn, pid int) {
 	t.Helper()
 	waitQuery(t, c, fmt.Sprintf("pid %d to be idle in a transaction", pid),
-		`SELECT state = 'idle in transaction' FROM pg_stat_activity WHERE pid = $1`, pid)
+		`SELECT state = 'idle in transaction' AND query !~* '^\s*begin\s*;?\s*$' FROM pg_stat_activity WHERE pid = $1`, pid)
 }
 
 // waitQuery waits until sql, a boolean query, is true.
