@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/zklockviz/zklockviz/redis/redislocal/redistest"
 	"github.com/zklockviz/zklockviz/third_party/zk"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
@@ -114,6 +117,45 @@ func TestHoldClockIsHonest(t *testing.T) {
 	late.until("a page opened later: the second holds, exactly", `/^holds [0-9]/.test(`+clock(q[1])+`)`)
 	if since := eval[float64](late, fmt.Sprintf(`Number(document.querySelector('#lane [data-node=%s] .time').dataset.since)`, jsString(q[1]))); since != stamped {
 		t.Errorf("the later page's clock starts at %v, the watcher saw the hand-off at %v", since, stamped)
+	}
+}
+
+// A holder with no creation time (a Redis key) already holding when the
+// server first read it held at least since then: every page's clock says
+// "holds ≥" from the server's first sight, the same in a page opened
+// later, in its lane, its table and its details, not from when each page
+// opened.
+func TestHoldClockFromServerFirstSight(t *testing.T) {
+	need(t)
+	m := redistest.ForTest(t)
+	redisCLI(t, m.Addr(), "SET", "clock-lock", "tok-A", "NX")
+	srv := startServer(t, "--poll", "200ms", "--redis", m.Addr(), "--watch", "redis:clock-lock")
+	const lock = "/lock?service=redis&path=clock-lock"
+	api := `fetch('/api/v1/lock?service=redis&path=clock-lock').then(r => r.json()).then(s => s.nodes.find(n => n.name === 'tok-A'))`
+	first := newTab(t)
+	first.open(srv.URL + lock + "&node=tok-A")
+	first.until("tok-A holds, live", node("tok-A", "holding")+` && document.body.dataset.live === 'true'`)
+	bound := evalAwait[string](first, api+`.then(n => n.heldBound + ' ' + Date.parse(n.heldSince))`)
+	kind, sinceText, _ := strings.Cut(bound, " ")
+	if kind != "atLeast" {
+		t.Fatalf("the API's clock of a holder the server first saw holding: %q, want heldBound atLeast", bound)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	late := newTab(t)
+	opened := float64(time.Now().UnixMilli())
+	late.open(srv.URL + lock + "&node=tok-A")
+	late.until("tok-A holds, live", node("tok-A", "holding")+` && document.body.dataset.live === 'true'`)
+	for _, where := range []string{`#lane [data-node="tok-A"] .time`, `#table tr[data-row="tok-A"] td.time`, `#details dd.time`} {
+		q := fmt.Sprintf(`document.querySelector('%s')`, where)
+		late.until(where+" says holds ≥", q+` && `+q+`.textContent.startsWith('holds ≥ ') || `+q+` && `+q+`.dataset.verb === '' && `+q+`.previousElementSibling.textContent === 'holding for at least'`)
+		for _, tb := range []*tab{first, late} {
+			if got := eval[string](tb, q+`.dataset.since`); got != sinceText {
+				t.Errorf("%s: the clock starts at %s, the server first saw the holder at %s", where, got, sinceText)
+			}
+		}
+	}
+	if since, _ := strconv.ParseFloat(sinceText, 64); since >= opened {
+		t.Errorf("the server's first sight %v is not before the later page opened (%v)", since, opened)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zklockviz/zklockviz/history"
+	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // Following a lock's events from the queue at a window's start with
@@ -66,8 +67,9 @@ func TestApplyFollowsAt(t *testing.T) {
 	}
 }
 
-// A replayed holder carries when the recorder saw it begin to hold, so the
-// page times it from the snapshot; waiters carry none.
+// A replayed holder carries when the recorder saw it begin to hold, or
+// first saw it holding (a bound), so the page times it from the snapshot;
+// waiters carry none.
 func TestReplayStampsHolds(t *testing.T) {
 	c := newClock(t0)
 	s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now})
@@ -80,8 +82,8 @@ func TestReplayStampsHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := st.Snapshot().Nodes
-	if len(nodes) != 1 || !nodes[0].HeldSince().Equal(t0.Add(3*time.Second)) {
-		t.Fatalf("b after the hand-off: %+v, want it held since %s", nodes, t0.Add(3*time.Second))
+	if len(nodes) != 1 || !nodes[0].HeldSince().Equal(t0.Add(3*time.Second)) || nodes[0].HeldBound() != "" {
+		t.Fatalf("b after the hand-off: %+v, want it held since %s, seen", nodes, t0.Add(3*time.Second))
 	}
 	st, err = s.At(p, t0)
 	if err != nil {
@@ -90,5 +92,9 @@ func TestReplayStampsHolds(t *testing.T) {
 	nodes = st.Snapshot().Nodes
 	if !nodes[0].HeldSince().Equal(t0) || !nodes[1].HeldSince().IsZero() {
 		t.Errorf("at the start: a held since %s, b (waiting) %s; want %s and zero", nodes[0].HeldSince(), nodes[1].HeldSince(), t0)
+	}
+	// a held when the history began: at least since then.
+	if nodes[0].HeldBound() != lockqueue.HeldAtLeast {
+		t.Errorf("at the start: a's clock is bound %q, want %q (first seen holding)", nodes[0].HeldBound(), lockqueue.HeldAtLeast)
 	}
 }

@@ -314,6 +314,10 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 			// holding), so the page times a replayed holder as it does
 			// a live one, by the snapshot.
 			rare.HeldSince = n.AcquiredAt
+			if n.acquiredUnseen {
+				// First seen holding: it began then or before.
+				rare.HeldBound = lockqueue.HeldAtLeast
+			}
 		}
 		if id.Service == lockqueue.ZooKeeper {
 			node.Session = n.Client

@@ -48,6 +48,7 @@ func rareEqual(a, b *Rare) bool {
 		a.StalledOn == b.StalledOn &&
 		a.StalledSince.Equal(b.StalledSince) &&
 		a.HeldSince.Equal(b.HeldSince) &&
+		a.HeldBound == b.HeldBound &&
 		a.Folder == b.Folder &&
 		a.PartOf == b.PartOf &&
 		a.Order == b.Order &&
@@ -68,6 +69,7 @@ func (r *Rare) zero() bool {
 		r.StalledOn == z.StalledOn &&
 		r.StalledSince.IsZero() &&
 		r.HeldSince.IsZero() &&
+		r.HeldBound == z.HeldBound &&
 		r.Folder == z.Folder &&
 		r.PartOf == z.PartOf &&
 		r.Order == z.Order &&
@@ -143,6 +145,22 @@ func (n *Node) SetHeldSince(v time.Time) {
 		return
 	}
 	n.rare().HeldSince = v
+}
+
+// HeldBound is Rare's HeldBound.
+func (n *Node) HeldBound() (v Bound) {
+	if n.Rare != nil {
+		v = n.Rare.HeldBound
+	}
+	return v
+}
+
+// SetHeldBound sets HeldBound on a copy of n's Rare.
+func (n *Node) SetHeldBound(v Bound) {
+	if v == n.HeldBound() {
+		return
+	}
+	n.rare().HeldBound = v
 }
 
 // Folder is Rare's Folder.

@@ -9,13 +9,16 @@ import (
 // about to publish and prev what it published last (nil before its first
 // publish): a node that held in prev keeps prev's HeldSince; one that
 // waited in prev, or was not there, began to hold between the two reads,
-// and gets now. When prev was not live (a read failed, the connection was
-// down) what happened in between was not seen, so a new holder gets zero:
-// unknown, bounded by its Ctime. Every other node gets zero, so nodes
-// reused from read to read never keep a stale time.
+// and gets now. When there was no prev, or prev was not live (a read
+// failed, the connection was down), the hold began unseen, and its clock
+// says how sure it is (HeldBound): from its creation, which it held at
+// most since, or, its creation unknown (CtimeAtMost), from now, which it
+// held at least since. Every other node gets zero, so nodes reused from
+// read to read never keep a stale time.
 //
 // Every reader calls it at its one publish point, so the hold clocks of
-// every page, opened whenever, count from the same moment.
+// every page, opened whenever, count from the same moment and read the
+// same: the clock is the server's, not each page's guess.
 func CarryHolds(prev *Snapshot, next *Snapshot, now time.Time) { carryHolds(prev, next, now, false) }
 
 // CarryHoldsShared is CarryHolds for a next whose nodes are shared with a
@@ -25,36 +28,55 @@ func CarryHoldsShared(prev *Snapshot, next *Snapshot, now time.Time) {
 	carryHolds(prev, next, now, true)
 }
 
+// hold is when a holder's clock starts and how sure that is.
+type hold struct {
+	since time.Time
+	bound Bound
+}
+
 func carryHolds(prev *Snapshot, next *Snapshot, now time.Time, shared bool) {
-	var held map[string]time.Time // prev's holders, by folder and name
+	var held map[string]hold // prev's holders, by folder and name
 	seen := prev != nil && prev.Live()
 	if prev != nil {
 		for i := range prev.Nodes {
 			if n := &prev.Nodes[i]; n.Holding {
 				if held == nil {
-					held = map[string]time.Time{}
+					held = map[string]hold{}
 				}
-				held[n.Folder()+"/"+n.Name] = n.HeldSince()
+				held[n.Folder()+"/"+n.Name] = hold{n.HeldSince(), n.HeldBound()}
 			}
 		}
 	}
 	for i := range next.Nodes {
 		n := &next.Nodes[i]
-		var since time.Time
+		var h hold
 		if n.Holding {
-			if t, ok := held[n.Folder()+"/"+n.Name]; ok {
-				since = t
-			} else if seen {
-				since = now
-			}
+			h = holdOf(n, held, seen, now)
 		}
-		if n.HeldSince() == since {
+		if n.HeldSince() == h.since && n.HeldBound() == h.bound {
 			continue
 		}
 		if shared {
 			next.Nodes, shared = slices.Clone(next.Nodes), false
 			n = &next.Nodes[i]
 		}
-		n.SetHeldSince(since)
+		n.SetHeldSince(h.since)
+		n.SetHeldBound(h.bound)
+	}
+}
+
+// holdOf is holder n's clock: prev's when it held there, now when the
+// reader saw it begin, else bounded by its creation or by now.
+func holdOf(n *Node, held map[string]hold, seen bool, now time.Time) hold {
+	if h, ok := held[n.Folder()+"/"+n.Name]; ok {
+		return h
+	}
+	switch {
+	case seen:
+		return hold{since: now}
+	case !n.Ctime.IsZero() && !n.CtimeAtMost:
+		return hold{since: n.Ctime, bound: HeldAtMost}
+	default:
+		return hold{since: now, bound: HeldAtLeast}
 	}
 }

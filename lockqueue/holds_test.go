@@ -9,47 +9,54 @@ import (
 
 func TestCarryHolds(t *testing.T) {
 	t0 := time.Unix(1000, 0)
+	made := time.Unix(900, 0)
 	now := t0.Add(time.Minute)
 	snap := func(conn Connection, nodes ...Node) *Snapshot {
 		return &Snapshot{Path: "/l", Connection: conn, Nodes: nodes}
 	}
 	holder := func(name string, since time.Time) Node {
-		return Node{Name: name, Holding: true, Rare: &Rare{HeldSince: since}}
+		return Node{Name: name, Holding: true, Ctime: made, Rare: &Rare{HeldSince: since}}
 	}
-	waiter := func(name string) Node { return Node{Name: name} }
+	bounded := func(name string, since time.Time, b Bound) Node {
+		n := holder(name, since)
+		n.Rare.HeldBound = b
+		return n
+	}
+	waiter := func(name string) Node { return Node{Name: name, Ctime: made} }
 	for _, tc := range []struct {
 		name       string
 		prev, next *Snapshot
-		want       map[string]time.Time // holders' HeldSince; every other node zero
+		want       map[string]hold // holders' clocks; every other node zero
 	}{
-		{"first read: unknown", nil, snap(Connected, holder("a", time.Time{}), waiter("b")),
-			map[string]time.Time{"a": {}}},
+		{"first read: at most since made", nil, snap(Connected, holder("a", time.Time{}), waiter("b")),
+			map[string]hold{"a": {made, HeldAtMost}}},
+		{"first read, creation unknown: at least since now", nil, snap(Connected, Node{Name: "a", Holding: true}),
+			map[string]hold{"a": {now, HeldAtLeast}}},
+		{"first read, creation only bounded: at least since now", nil, snap(Connected, Node{Name: "a", Holding: true, Ctime: made, CtimeAtMost: true}),
+			map[string]hold{"a": {now, HeldAtLeast}}},
 		{"still holding: kept", snap(Connected, holder("a", t0)), snap(Connected, holder("a", time.Time{})),
-			map[string]time.Time{"a": t0}},
-		{"still holding, unknown: stays unknown", snap(Connected, holder("a", time.Time{})), snap(Connected, holder("a", time.Time{})),
-			map[string]time.Time{"a": {}}},
+			map[string]hold{"a": {since: t0}}},
+		{"still holding, bounded: stays bounded", snap(Connected, bounded("a", made, HeldAtMost)), snap(Connected, holder("a", time.Time{})),
+			map[string]hold{"a": {made, HeldAtMost}}},
 		{"hand-off seen: now", snap(Connected, holder("a", t0), waiter("b")), snap(Connected, holder("b", time.Time{})),
-			map[string]time.Time{"b": now}},
+			map[string]hold{"b": {since: now}}},
 		{"new node holding at once: now", snap(Connected), snap(Connected, holder("c", time.Time{})),
-			map[string]time.Time{"c": now}},
-		{"after a gap: unknown", snap(Reconnecting, holder("a", t0), waiter("b")), snap(Connected, holder("b", time.Time{})),
-			map[string]time.Time{"b": {}}},
+			map[string]hold{"c": {since: now}}},
+		{"after a gap: at most since made", snap(Reconnecting, holder("a", t0), waiter("b")), snap(Connected, holder("b", time.Time{})),
+			map[string]hold{"b": {made, HeldAtMost}}},
 		{"a holder kept through a gap: kept", snap(Reconnecting, holder("a", t0)), snap(Connected, holder("a", time.Time{})),
-			map[string]time.Time{"a": t0}},
-		{"a holder that waits again: cleared", snap(Connected, holder("a", t0)), snap(Connected, Node{Name: "a", Rare: &Rare{HeldSince: t0}}),
-			map[string]time.Time{}},
+			map[string]hold{"a": {since: t0}}},
+		{"a holder that waits again: cleared", snap(Connected, holder("a", t0)), snap(Connected, Node{Name: "a", Rare: &Rare{HeldSince: t0, HeldBound: HeldAtMost}}),
+			map[string]hold{}},
 		{"same name, another folder: new", snap(Connected, Node{Name: "x", Rare: &Rare{Folder: "/l/leases", HeldSince: t0}, Holding: true}),
-			snap(Connected, Node{Name: "x", Rare: &Rare{Folder: "/l/locks"}, Holding: true}), map[string]time.Time{"x": now}},
+			snap(Connected, Node{Name: "x", Rare: &Rare{Folder: "/l/locks"}, Holding: true}), map[string]hold{"x": {since: now}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			CarryHolds(tc.prev, tc.next, now)
 			for _, n := range tc.next.Nodes {
-				want, isHolder := tc.want[n.Name]
-				if !isHolder {
-					want = time.Time{}
-				}
-				if !n.HeldSince().Equal(want) {
-					t.Errorf("%s: HeldSince %v, want %v", n.Name, n.HeldSince(), want)
+				want := tc.want[n.Name]
+				if !n.HeldSince().Equal(want.since) || n.HeldBound() != want.bound {
+					t.Errorf("%s: HeldSince %v (%q), want %v (%q)", n.Name, n.HeldSince(), n.HeldBound(), want.since, want.bound)
 				}
 			}
 		})
@@ -97,12 +104,12 @@ func TestSharedNodesCopiedOnWrite(t *testing.T) {
 	if got := changed.Nodes[2].Watching; !slices.Equal(got, []string{"/q/" + kids[1].Name}) {
 		t.Errorf("the new watch: %v", got)
 	}
-	// A hold's clock that changes (nothing published before: the holder's
-	// time is unknown) is written into a copy too.
+	// A hold's clock that changes (nothing published before: the holder
+	// held at most since its creation) is written into a copy too.
 	unknown := published
 	CarryHoldsShared(nil, &unknown, now.Add(3*time.Second))
-	if &unknown.Nodes[0] == &published.Nodes[0] || !unknown.Nodes[0].HeldSince().IsZero() {
-		t.Errorf("the holder's clock, unknown now, was written into the shared nodes, or not at all: %v", unknown.Nodes[0].HeldSince())
+	if &unknown.Nodes[0] == &published.Nodes[0] || !unknown.Nodes[0].HeldSince().Equal(kids[0].Ctime) || unknown.Nodes[0].HeldBound() != HeldAtMost {
+		t.Errorf("the holder's clock, bounded by its creation now, was written into the shared nodes, or not at all: %v (%q)", unknown.Nodes[0].HeldSince(), unknown.Nodes[0].HeldBound())
 	}
 	for i := range before {
 		if !reflect.DeepEqual(before[i], published.Nodes[i]) {

@@ -55,6 +55,16 @@ const (
 	EdgeChildWatch Edge = "children" // the rule is a children watch on the parent, which the server never lists
 )
 
+// Bound says how a clock's start bounds what it times.
+type Bound string
+
+const (
+	// HeldAtMost: the hold began at or after HeldSince ("holds ≤").
+	HeldAtMost Bound = "atMost"
+	// HeldAtLeast: the hold began at or before HeldSince ("holds ≥").
+	HeldAtLeast Bound = "atLeast"
+)
+
 // WaitOn is what a waiter's rule watches when it is not one sibling node.
 type WaitOn string
 
@@ -184,6 +194,12 @@ type Rare struct {
 	// Ctime bounds it. Set by CarryHolds; a replay (history.State.Snapshot)
 	// and the classroom (simulator.State) stamp their own.
 	HeldSince time.Time `json:"heldSince,omitzero" history:"-"`
+	// HeldBound says what HeldSince is when no one saw the hold begin:
+	// HeldAtMost, the node's creation, which it held at most since (it
+	// already held at the reader's first read, or first read after a
+	// gap); HeldAtLeast, when it was first seen holding, its creation
+	// unknown. Empty when HeldSince is the hand-off itself.
+	HeldBound Bound `json:"heldBound,omitempty" history:"-"`
 
 	// Folder is the folder the node lives in when it is not the lock
 	// path (a semaphore's leases/ and locks/, kazoo's <path>-__lock__);

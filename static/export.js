@@ -2,7 +2,7 @@
 // change's lane as the lock page does. The incident file inlines it
 // (web/export.go) as a module, and queue.js and tz.js through an import
 // map: it runs from file://, with no network.
-import { drawQueue, knowNames, legend, pastTiming, tick } from './queue.js';
+import { drawQueue, knowNames, legend, serverClock, tick } from './queue.js';
 import './tz.js';
 
 const changes = [...document.querySelectorAll('#changes .change')];
@@ -22,7 +22,7 @@ function draw(k) {
   const data = document.getElementById(`snap-${k}`);
   if (!svg || !data || svg.dataset.drawn) return;
   const at = Number(c.dataset.at);
-  drawQueue(svg, JSON.parse(data.textContent), { id: `lane-${k}`, timing: pastTiming(() => at) });
+  drawQueue(svg, JSON.parse(data.textContent), { id: `lane-${k}`, timing: serverClock(() => at) });
   tick(c, at);
   svg.dataset.drawn = 'true';
 }

@@ -1,10 +1,10 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, drawLocks, Timing, tick, legend, pastTiming, knowNames, say, COL } from './queue.js';
+import { drawQueue, drawLocks, serverClock, tick, legend, knowNames, say, COL } from './queue.js';
 
 import { LiveLock, lockQuery } from './live.js';
-import { QueueTable, startNodeClock } from './table.js';
+import { QueueTable } from './table.js';
 import { when } from './timeline.js';
 import { TimeBar } from './timebar.js';
 import { morph } from './morph.js';
@@ -18,7 +18,7 @@ const svg = document.getElementById('lane');
 const banner = document.getElementById('banner');
 const details = document.getElementById('details');
 const foldNote = document.getElementById('fold-note');
-const timing = new Timing();
+const timing = serverClock();
 let snap = null;
 let socket = { socket: 'connecting', attempt: 0 };
 let selected = new URLSearchParams(location.search).get('node') || '';
@@ -171,8 +171,8 @@ function showParts(parts) {
   }
   const pane = parts.querySelector('.node-details');
   if (pane) {
+    // Its clock is the server's (views.ClockOf), as the lane's is.
     details.replaceChildren(pane);
-    startNodeClock(details, snap, at !== null ? pastClock : timing);
     tick(details);
   }
   const sum = document.getElementById('summary');
@@ -280,8 +280,9 @@ function render(pending = null, framed = undefined) {
   foldNote.dataset.folded = String(folded);
   // The server says what is drawn and folded (views.FoldNote).
   foldNote.textContent = folded && snap.window ? snap.window.note || '' : '';
-  if (framed === undefined) table.update(snap, clock, selected, pending);
-  else table.framed(snap, clock, selected, framed);
+  // The table's clocks are the server's (views.ClockOf), as the lane's are.
+  if (framed === undefined) table.update(snap, null, selected, pending);
+  else table.framed(snap, null, selected, framed);
   if (!body.dataset.firstDraw) {
     body.dataset.firstDraw = String(Math.round(performance.now()));
     performance.mark('queue-drawn');
@@ -340,8 +341,7 @@ function showLive(s, msg = {}) {
     liveScene = msg.scene || null;
   }
   liveSnap = s;
-  const now = Date.now();
-  timing.observe(s, now);
+  timing.receivedAt = Date.now();
   liveChanged();
   if (at !== null) return; // a past moment is shown; Live comes back to this
   snap = s;
@@ -388,7 +388,7 @@ setInterval(() => {
 // pastClock times a past moment's nodes from the snapshot the history
 // rebuilt: when each began to hold (heldSince) or queued (ctime), the clock
 // stopped at the moment (data-clock-at).
-const pastClock = pastTiming(() => at);
+const pastClock = serverClock(() => at);
 
 // The time bar (timebar.js) shows the lock as it was: it sets at, and has
 // the page draw the moment it fetched, or the newest live snapshot again.

@@ -101,79 +101,32 @@ export function fmtDur(ms) {
   return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
 }
 
-// pastTiming times a past moment's nodes from the snapshot the history
-// rebuilt: when each began to hold (heldSince) or queued (ctime), else the
-// moment itself (atOf()). A data-clock-at around the lane stops the clock
-// at the moment.
-export function pastTiming(atOf) {
+// serverClock times nodes as the server says (views.ClockOf reads the
+// same fields for the parts it renders): a holder from heldSince, which
+// the server stamped at the hand-off it saw, or bounded by the node's
+// creation or by when it first saw it holding (heldBound); a waiter from
+// its creation. fallback() is when an unstamped holder's clock starts
+// when nothing bounds it (a past moment: the moment itself); receivedAt,
+// when set, is when the shown snapshot arrived.
+export function serverClock(fallback = () => 0) {
+  const holdVerb = { atMost: 'holds ≤', atLeast: 'holds ≥' };
+  const madeAt = (n) => (n.ctimeAtMost ? 0 : Date.parse(n.ctime) || 0);
   return {
-    since: (n) => Date.parse(n.holding && !n.foreign ? n.heldSince : n.ctime) || atOf(),
-    verb: (n) => (n.foreign ? 'age' : n.holding ? 'holds' : 'waits'),
+    receivedAt: 0,
+    since(n) {
+      if (!n.holding || n.foreign) return Date.parse(n.ctime) > 0 ? Date.parse(n.ctime) : 0;
+      return Date.parse(n.heldSince) || madeAt(n) || fallback();
+    },
+    verb(n) {
+      if (n.foreign) return 'age';
+      if (!n.holding) return n.ctimeAtMost ? 'waits ≥' : 'waits';
+      if (n.heldSince) return holdVerb[n.heldBound] || 'holds';
+      return madeAt(n) ? 'holds ≤' : 'holds ≥';
+    },
   };
 }
 
-// Timing says when each holder's clock starts. Every source stamps a holder
-// with heldSince when it can tell: a live reader when it saw it acquire
-// (lockqueue.CarryHolds), a replay when the history recorded it. That is the
-// clock, whenever the page opened ("holds 3s"). A live holder that was
-// already holding at the reader's first read (or its first read after a
-// gap) has none, and the page says what it can: one already holding in the
-// page's first snapshot acquired at or after its creation (its ctime, which
-// the watcher puts on its own clock when ZooKeeper's measurably differs), so
-// its label says so ("holds ≤ 26s"); without a ctime, or first seen later,
-// it has held at least since the page saw it ("holds ≥ 12s").
-export class Timing {
-  constructor() {
-    this.holds = new Map(); // name -> {at, verb}
-    this.first = true;
-  }
-
-  // observe records a new snapshot; receivedAt is when it arrived (ms epoch).
-  observe(snap, receivedAt) {
-    const next = new Map();
-    for (const n of snap.nodes || []) {
-      if (!n.holding) continue;
-      const stamped = Date.parse(n.heldSince);
-      let h = stamped > 0 ? { at: stamped, verb: 'holds' } : this.holds.get(n.name);
-      if (h === undefined) {
-        const created = Date.parse(n.ctime);
-        // A ctime that is only when the reader first saw the node
-        // (ctimeAtMost) bounds neither its creation nor its acquisition.
-        h = this.first && created > 0 && !n.ctimeAtMost ? { at: created, verb: 'holds ≤' } : { at: receivedAt, verb: 'holds ≥' };
-      }
-      next.set(n.name, h);
-    }
-    this.holds = next;
-    this.first = false;
-    this.receivedAt = receivedAt;
-  }
-
-  // since is when n's clock starts: when it began to hold, or its creation
-  // for a waiter; 0 when unknown (a node with no creation time has Go's
-  // zero time, year 1, which must not read as a wait of 739,000 days).
-  since(n) {
-    if (n.holding) {
-      const h = this.holds.get(n.name);
-      return h ? h.at : this.receivedAt || Date.now();
-    }
-    const created = Date.parse(n.ctime);
-    return created > 0 ? created : 0;
-  }
-
-  // verb labels the clock: "holds" from a stamped hand-off; for a holder
-  // without one, "holds ≤" from its creation or "holds ≥" from when the
-  // page saw it.
-  verb(n) {
-    if (n.foreign) return 'age';
-    // ctimeAtMost: it was there before the reader first saw it, so it has
-    // waited at least this long.
-    if (!n.holding) return n.ctimeAtMost ? 'waits ≥' : 'waits';
-    const h = this.holds.get(n.name);
-    return h ? h.verb : 'holds ≥';
-  }
-}
-
-// holdHint explains a clock whose start is not a hand-off seen live: a
+// holdHint explains a clock whose start is not a hand-off seen: a
 // "holds ≥" clock (when it acquired is unknown), a "holds ≤" one (since its
 // node was created).
 export function holdHint(verb) {
@@ -300,7 +253,7 @@ function arc(x1, x2, y, dir, maxH) {
 // centre x of every drawn node, keyed by name, for animations.
 //   opts.selected: name of the selected node
 //   opts.onSelect(name): called when a node is clicked or chosen with Enter
-//   opts.timing: a Timing for "holds 3s" / "waits 12s" labels
+//   opts.timing: a clock (serverClock) for "holds 3s" / "waits 12s" labels
 //   opts.id: prefix for marker ids, unique per SVG on a page
 export function drawQueue(svg, snap, opts = {}) {
   const lane = layLane(snap, opts);
@@ -790,7 +743,7 @@ export function tick(root, now = Date.now()) {
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
     const since = Number(t.getAttribute('data-since'));
     if (!(since > 0)) {
-      // Unknown start (see Timing.since): say so, never a made-up age.
+      // Unknown start (see serverClock): say so, never a made-up age.
       t.textContent = [t.getAttribute('data-verb'), '?'].filter(Boolean).join(' ');
       if (!t.title) t.title = say('node.waitUnknown');
       continue;

@@ -23,7 +23,7 @@ function runState(s) {
 // the run's clock at the shown step (State.clockMs; a holder's heldSince,
 // which the run stamps on that clock, and a client's joinedMs), never from
 // this page's clock: a step reads the same live, after scrubbing, and opened
-// from a shared link. It has Timing's interface (queue.js); the run's panel
+// from a shared link. It has serverClock's interface (queue.js); the run's panel
 // carries data-clock-at, which stops tick() at the step's clock.
 class RunClock {
   constructor() {

@@ -4,7 +4,7 @@
 // (views.QueueTable), fetched a page at a time, so a 10,000-node lock costs
 // one page of rows in the DOM and the browser words no label of its own.
 
-import { tick, holdHint, say } from './queue.js';
+import { tick } from './queue.js';
 import { morph } from './morph.js';
 
 // FILTER_PAUSE_MS is how long the typing of a filter pauses before the
@@ -168,7 +168,7 @@ export class QueueTable {
   }
 
   // put swaps the server's page in and starts its clocks, which tick in
-  // the page from the times the timing gives (Timing, or a replay's or a
+  // the page from the times the server gave, or a timing's (a
   // run's clock).
   put(html, show) {
     const tpl = document.createElement('template');
@@ -187,14 +187,14 @@ export class QueueTable {
       this.pager(shown, '');
       return;
     }
-    const byName = new Map((this.snap.nodes || []).map((n) => [n.name, n]));
+    // A run's rows tick on the run's clock, not the one they came with.
+    const byName = this.timing ? new Map((this.snap.nodes || []).map((n) => [n.name, n])) : new Map();
     for (const tr of wrap.querySelectorAll('tbody tr')) {
       const n = byName.get(tr.dataset.row);
       const t = tr.querySelector('td.time');
-      if (!n || !t || !this.timing) continue;
+      if (!n || !t) continue;
       t.dataset.since = this.timing.since(n);
       t.dataset.verb = this.timing.verb(n);
-      if (holdHint(t.dataset.verb)) t.title = holdHint(t.dataset.verb);
     }
     // The clocks are set before the rows are patched in, so that a row
     // whose clock reads the same is left alone; they stop at the page's
@@ -244,15 +244,11 @@ function button(text, fn) {
 }
 
 // startNodeClock starts the clock of the node a detail pane the server
-// rendered (views.NodeDetailsView) describes, from when the timing says it
-// started holding, and says how sure that is.
+// rendered (views.NodeDetailsView) describes from the timing's clock (a
+// run's), where that is not the one the server rendered it with.
 export function startNodeClock(root, snap, timing) {
   const pane = root.querySelector('.node-details[data-node]');
   const n = pane && (snap.nodes || []).find((x) => x.name === pane.dataset.node);
   const dd = pane && pane.querySelector('dd.time');
-  if (!n || !dd || !timing) return;
-  const verb = timing.verb(n);
-  if (n.holding) dd.previousElementSibling.textContent = say(verb === 'holds ≥' ? 'details.holdAtLeast' : verb === 'holds ≤' ? 'details.holdAtMost' : 'details.holdingFor');
-  dd.dataset.since = timing.since(n);
-  if (holdHint(verb)) dd.title = holdHint(verb);
+  if (n && dd && timing) dd.dataset.since = timing.since(n);
 }

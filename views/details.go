@@ -160,15 +160,10 @@ func (d *NodeDetails) addStored(n lockqueue.Node, neutral bool) {
 // addClock adds the node's running clock and, for a zombie, when its
 // session expires.
 func (d *NodeDetails) addClock(n lockqueue.Node, now time.Time) {
-	clock := Detail{Term: "waiting for", Class: "time", Time: true, Since: n.Ctime.UnixMilli(), Value: Duration(now.Sub(n.Ctime))}
-	switch {
-	case n.Foreign:
-		clock.Term = "age"
-	case n.Holding && !n.HeldSince().IsZero():
-		// The reader saw it acquire.
-		clock.Term, clock.Since, clock.Value = "holding for", n.HeldSince().UnixMilli(), Duration(now.Sub(n.HeldSince()))
-	case n.Holding:
-		clock.Term = "holding for at most (since created)"
+	c := ClockOf(n)
+	clock := Detail{Term: c.Term, Class: "time", Time: true, Since: c.SinceMs(), Value: Duration(now.Sub(c.Since)), Title: c.Hint}
+	if c.Since.IsZero() {
+		clock.Value = "unknown"
 	}
 	d.Entries = append(d.Entries, clock)
 	if n.Zombie && n.ExpiresInMs() > 0 {

@@ -636,30 +636,6 @@ func oldestWait(f *QueueFacts) (time.Time, string) {
 	return f.Oldest, ""
 }
 
-func nodeAge(n lockqueue.Node, now time.Time) string {
-	if n.Holding && !n.Foreign && !n.HeldSince().IsZero() {
-		return "holds " + Duration(now.Sub(n.HeldSince())) // the reader saw it acquire
-	}
-	if n.Ctime.IsZero() {
-		return ""
-	}
-	verb := "waits"
-	switch {
-	case n.Foreign:
-		verb = "age"
-	case n.Holding && n.CtimeAtMost:
-		// Neither its creation nor its acquisition is known.
-		return ""
-	case n.Holding:
-		// Held since before the reader's first read: its creation bounds
-		// when it acquired. static/queue.js's Timing says the same.
-		verb = "holds ≤"
-	case n.CtimeAtMost:
-		verb = "waits ≥"
-	}
-	return verb + " " + Duration(now.Sub(n.Ctime))
-}
-
 // Duration formats a wait like a stopwatch: 4.2s, 37s, 3m 04s, 2h 05m, 3d 4h.
 func Duration(d time.Duration) string {
 	if d < 0 {

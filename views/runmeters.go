@@ -62,6 +62,7 @@ var runPhrases = map[string]string{
 	"pane.watches":       "watches",
 	"pane.nothing":       "nothing",
 	"pane.waitingFor":    "waiting for",
+	"pane.holdingFor":    "holding for",
 	"pane.token":         "fencing token",
 	"pane.write":         "write to the protected resource",
 	"pane.writeFencing":  "write to the protected resource (it checks the fencing token)",

@@ -73,8 +73,11 @@ type Row struct {
 	Edge      string
 	Session   string
 	Data      string
-	Time      string
-	Alerts    string
+	// Time is the node's clock at the page's now, which the page ticks
+	// from Clock.
+	Time   string
+	Clock  Clock
+	Alerts string
 	// StalledOn: the node a stalled holder's client still waits for.
 	StalledOn string
 
@@ -205,8 +208,9 @@ func newRow(s lockqueue.Snapshot, i int, neutral bool, alerts string, now time.T
 	r := Row{
 		Index: i + 1, Name: n.Name, NameParts: NameParts(n.Name), ModeClass: string(mode), Mode: ModeLabel(n.Mode),
 		StateClass: stateClass(n), State: NodeState(n), WaitsFor: WaitsText(n), Watches: WatchText(n, prefix),
-		Edge: EdgeText(n), Session: n.Session, Data: DataText(n), Time: nodeAge(n, now), Alerts: alerts, StalledOn: n.StalledOn(),
+		Edge: EdgeText(n), Session: n.Session, Data: DataText(n), Clock: ClockOf(n), Alerts: alerts, StalledOn: n.StalledOn(),
 	}
+	r.Time = r.Clock.Label(now)
 	if n.WaitsFor != "" && n.WaitsOn != lockqueue.OnChildren {
 		r.WaitsRefs = refs([]string{np + n.WaitsFor}, np)
 	}

@@ -103,7 +103,7 @@ func textRows(s lockqueue.Snapshot, now time.Time) [][]string {
 		}
 		row := []string{
 			fmt.Sprint(i + 1), n.Name, ModeLabel(n.Mode), state, cmp.Or(waits, "-"), cmp.Or(WatchText(n, prefix), "-"),
-			cmp.Or(EdgeText(n), "-"), cmp.Or(n.Session, "-"), quote(DataText(n)), cmp.Or(nodeAge(n, now), "-"), cmp.Or(strings.Join(alerts[n.Name], ","), "-"),
+			cmp.Or(EdgeText(n), "-"), cmp.Or(n.Session, "-"), quote(DataText(n)), cmp.Or(ClockOf(n).Label(now), "-"), cmp.Or(strings.Join(alerts[n.Name], ","), "-"),
 		}
 		if neutral {
 			row = slices.Insert(row, neutralAt, neutralTextCells(s, n, now)...)

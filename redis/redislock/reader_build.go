@@ -102,7 +102,10 @@ type lostKey struct {
 
 // ownerSeen is what the reader has seen of one token (or Redisson owner).
 type ownerSeen struct {
-	first   time.Time
+	first time.Time
+	// late: it was there at the reader's first read, or its first read
+	// after a gap, so first is not when it came (Node.CtimeAtMost).
+	late    bool
 	at      time.Time        // the last read that showed it
 	lease   map[string]int64 // per master: the longest time to live seen
 	left    map[string]int64 // per master: the time left at the last read
@@ -282,10 +285,11 @@ func (f *follow) see(holds map[string][]keyHold, reads []keyRead, now time.Time)
 			delete(f.owners, owner)
 		}
 	}
+	late := !f.published || !f.last.Live()
 	for owner, hs := range holds {
 		seen := f.owners[owner]
 		if seen == nil {
-			seen = &ownerSeen{first: now, lease: map[string]int64{}, left: map[string]int64{}, renewed: map[string]bool{}}
+			seen = &ownerSeen{first: now, late: late, lease: map[string]int64{}, left: map[string]int64{}, renewed: map[string]bool{}}
 			f.owners[owner] = seen
 		}
 		seen.at = now
@@ -314,7 +318,7 @@ func (f *follow) see(holds map[string][]keyHold, reads []keyRead, now time.Time)
 func (f *follow) node(owner string, hs []keyHold, reads []keyRead, quorum int, seen *ownerSeen) lockqueue.Node {
 	n := lockqueue.Node{
 		Name: printable(owner), Seq: -1, Rare: &lockqueue.Rare{Client: printable(owner)}, Ctime: seen.first,
-		Holding: len(hs) >= quorum,
+		CtimeAtMost: seen.late, Holding: len(hs) >= quorum,
 	}
 	lefts := make([]int64, 0, len(hs))
 	for _, h := range hs {
