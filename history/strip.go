@@ -22,7 +22,7 @@ type Strip struct {
 
 // Bucket is one stretch of a Strip: bucket i of n holds the times t with
 // (t-from)*n/(to-from) rounded down = i, in milliseconds (t = to is in the
-// last), as the time bar's density counts them.
+// last), as the time bar's density counts them (Buckets).
 type Bucket struct {
 	// Holders and Waiters are the queue when it was longest in the bucket
 	// (its start counts: the queue carried over from the bucket before).
@@ -52,7 +52,7 @@ type StripFold struct {
 	s      State
 	n      int
 	lo, hi int64
-	span   int64
+	bk     Buckets
 	b      int
 	// moment is the time (ms) of the changes not yet counted in the
 	// queue: the queue is counted once a moment's changes are all in, so
@@ -75,16 +75,16 @@ func NewStripFold(before State, from, to time.Time, n int) *StripFold {
 	f := &StripFold{
 		st:   Strip{From: from, To: to, Buckets: make([]Bucket, n), Alerts: []Mark{}},
 		gaps: newGapFold(before), s: before.Apply(nil), n: n,
-		lo: from.UnixMilli(), hi: to.UnixMilli(),
+		lo: from.UnixMilli(), hi: to.UnixMilli(), bk: NewBuckets(from, to, n),
 	}
-	f.span = max(f.hi-f.lo, 1)
 	f.note(0)
 	return f
 }
 
-// end is where bucket i stops, in ms: the first ms of bucket i+1.
+// end is where bucket i stops, in ms: the first ms of bucket i+1 (past
+// hi for the last).
 func (f *StripFold) end(i int) int64 {
-	return f.lo + (int64(i+1)*f.span+int64(f.n)-1)/int64(f.n)
+	return f.bk.Start(i + 1)
 }
 
 func (f *StripFold) queue() (holders, waiters int) {

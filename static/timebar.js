@@ -12,11 +12,12 @@ import { Strip } from './strip.js';
 
 // The window is known to the bar as a density, from the server: how many
 // moments lie in each of BUCKETS equal stretches. Its moments are listed a
-// page at a time: whole buckets around the moment shown, at most about PAGE
-// moments, so a day of changes (past what one answer of the history lists)
-// is as quick to open and move through as an hour.
+// page at a time, the page the server picks around the moment shown (GET
+// /api/v1/lock/history/moments?around=: whole buckets, about 2,000 moments),
+// so a day of changes (past what one answer of the history lists) is as
+// quick to open and move through as an hour. How the buckets lie is the
+// server's to know: the bar draws their counts and asks for pages by time.
 const BUCKETS = 600;
-const PAGE = 2000;
 const MARKS = 400; // a page with more moments shows the density alone
 const STRIP_BUCKETS = 120;
 // A zoom spans MIN_ZOOM ms at least, widened about its middle: narrower,
@@ -32,9 +33,10 @@ const FIGURES_EVERY = 5000;
 const RELOAD_EVERY = 15000;
 
 const byId = (id) => document.getElementById(id);
-const sum = (a) => a.reduce((x, y) => x + y, 0);
-// covers says whether the page p ([from, to) in ms, or null) holds t.
-const covers = (p, t) => p !== null && t >= p.from && t < p.to;
+// covers says whether the page p ([from, to) in ms, or null) holds t. A
+// page at an end of the window (first, last) holds the times past that end
+// too: the server's page around them is that page.
+const covers = (p, t) => p !== null && (t >= p.from || p.first) && (t < p.to || p.last);
 
 // momentText tells a moment's changes: each kind with its count, then the
 // nodes they name (the first few, and how many more).
@@ -88,10 +90,11 @@ export class TimeBar {
     // where the history starts, so Home and ← reach it.
     this.seen = null;
     this.gaps = [];
-    // page: the buckets listed, [from, to) in ms (to past the window's end
-    // when it has the last bucket), and how many moments come before it.
+    // page: the page listed, as the server answered it: [from, to) in ms
+    // (to past the window's end when it has the last bucket), how many
+    // moments come before it, and whether it is the window's first, last.
     this.page = null;
-    this.pageLoad = null; // the page being fetched, with done: its promise
+    this.pageAsk = null; // the page being asked for: want, the newest t; done
     this.moments = []; // the distinct times of the page's events, ms, ascending
     this.playing = null;
     // zoom is the span (ms) a drag across the times zoomed the bar to, null
@@ -257,7 +260,7 @@ export class TimeBar {
     this.density(await res.json(), from, to);
     this.strip.draw(await stripRes);
     this.page = null;
-    this.pageLoad = null;
+    this.pageAsk = null;
     this.moments = [];
     await this.ensurePage(this.here());
     bar.dataset.moments = String(this.total);
@@ -288,63 +291,65 @@ export class TimeBar {
     this.drawAxis();
   }
 
-  // Bucket i holds the moments t with floor((t - from) * buckets / span)
-  // = i, as the server counts them.
-  spanOf() {
-    return Math.max(1, this.win.to - this.win.from);
-  }
-  bucketOf(t) {
-    return Math.min(this.counts.length - 1, Math.max(0, Math.floor(((t - this.win.from) * this.counts.length) / this.spanOf())));
-  }
-  bucketStart(i) {
-    const n = this.counts.length;
-    return i >= n ? this.win.to + 1 : this.win.from + Math.ceil((i * this.spanOf()) / n);
-  }
-
-  // ensurePage lists the page around t, unless it is listed or on its way;
-  // the newest page asked for wins.
+  // ensurePage lists the page around t, unless it is listed. Where a page
+  // begins and ends is the server's answer, so one page is asked for at a
+  // time: a t asked for meanwhile is asked for once that page is in, unless
+  // it holds t (the newest t wins, as seek's moments do).
   ensurePage(t) {
     if (!this.counts.length || covers(this.page, t) || this.host.historyOff()) return Promise.resolve();
-    if (covers(this.pageLoad, t)) return this.pageLoad.done;
-    const p = this.pageAround(t);
-    this.pageLoad = p;
-    p.done = (async () => {
-      // The page's moments, each told in counts and a few names: a moment
-      // of 100,000 changes (a big queue's watch table read once) is not
-      // 100,000 events to fetch and parse.
-      const q = new URLSearchParams({ from: String(p.from), to: String(Math.min(p.to - 1, this.win.to)) });
-      const res = await fetch('/api/v1/lock/history/moments?' + lockQuery(q, this.host.query));
-      const h = res.ok ? await res.json() : null;
-      if (this.pageLoad !== p) return;
-      this.pageLoad = null; // without h, asked again at the next move
-      if (!h) return;
-      this.page = p;
-      this.drawMarks(h.moments || []);
-      this.bar.dataset.page = `${p.from}-${p.to}`;
-      this.syncBar();
-    })();
-    return p.done;
+    if (this.pageAsk) {
+      this.pageAsk.want = t;
+      return this.pageAsk.done;
+    }
+    const ask = { want: t };
+    this.pageAsk = ask;
+    ask.done = this.askPages(ask);
+    return ask.done;
   }
 
-  // pageAround is the run of whole buckets around t's holding at most
-  // PAGE moments (t's bucket at least).
-  pageAround(t) {
-    const { counts } = this;
-    let i = this.bucketOf(t);
-    let j = i + 1;
-    let n = counts[i];
-    for (let grew = true; grew; ) {
-      grew = false;
-      if (i > 0 && n + counts[i - 1] <= PAGE) {
-        n += counts[--i];
-        grew = true;
-      }
-      if (j < counts.length && n + counts[j] <= PAGE) {
-        n += counts[j++];
-        grew = true;
-      }
+  async askPages(ask) {
+    try {
+      let t;
+      do {
+        t = ask.want;
+        const h = await this.fetchPage(t);
+        // A new window came meanwhile; or, without h, t is asked for
+        // again at the next move.
+        if (this.pageAsk !== ask || !h) return;
+        this.showPage(h);
+      } while (ask.want !== t && !covers(this.page, ask.want));
+    } finally {
+      if (this.pageAsk === ask) this.pageAsk = null;
     }
-    return { from: this.bucketStart(i), to: this.bucketStart(j), before: sum(counts.slice(0, i)) };
+  }
+
+  // fetchPage is the server's page of the window's moments around t, each
+  // told in counts and a few names: a moment of 100,000 changes (a big
+  // queue's watch table read once) is not 100,000 events to fetch and
+  // parse. null when there is none to have.
+  async fetchPage(t) {
+    const { win } = this;
+    const q = new URLSearchParams({ from: String(win.from), to: String(win.to), buckets: String(BUCKETS), around: String(t) });
+    try {
+      const res = await fetch('/api/v1/lock/history/moments?' + lockQuery(q, this.host.query));
+      return res.ok ? await res.json() : null;
+    } catch {
+      return null;
+    }
+  }
+
+  // showPage takes the server's page h and marks its moments. It words the
+  // moment shown, now that it can count it, but asks for no page, as
+  // syncBar would for the moment shown: a step past the page (nearMoment)
+  // is still waiting for this one.
+  showPage(h) {
+    const from = Date.parse(h.page.from);
+    const to = Date.parse(h.page.to);
+    this.page = { from, to, before: h.page.before, first: from <= this.win.from, last: to > this.win.to };
+    this.drawMarks(h.moments || []);
+    this.timeline.current(this.at);
+    this.bar.dataset.page = `${from}-${to}`;
+    this.sayAt();
   }
 
   // drawMarks marks the listed page's moments on the bar (none past MARKS),
@@ -369,7 +374,7 @@ export class TimeBar {
   }
 
   syncBar() {
-    const { at, ui, bar, total } = this;
+    const { at, ui, bar } = this;
     const body = document.body;
     bar.dataset.at = at === null ? '' : String(at);
     body.dataset.at = bar.dataset.at;
@@ -377,13 +382,21 @@ export class TimeBar {
     else body.dataset.clockAt = String(at);
     ui.live.setAttribute('aria-pressed', String(at === null));
     ui.play.textContent = this.playing ? '❚❚ pause' : '▶ play';
-    if (at === null) ui.info.textContent = say('bar.live', { total });
-    else if (at === this.seen && this.countTo(at) === 0) ui.info.textContent = say('bar.seen', { at: when(at), total });
-    else ui.info.textContent = say('bar.at', { at: when(at), n: this.countTo(at), total });
+    this.sayAt();
     this.timeline.input.value = String(at === null ? this.win.to : at);
     this.timeline.current(at);
     this.strip.cursor(at);
     if (at !== null) this.ensurePage(at);
+  }
+
+  // sayAt words the moment shown: how many of the window's changes are up
+  // to it once its page is listed (… until then).
+  sayAt() {
+    const { at, ui, total } = this;
+    const n = at === null ? null : this.countTo(at);
+    if (at === null) ui.info.textContent = say('bar.live', { total });
+    else if (at === this.seen && n === 0) ui.info.textContent = say('bar.seen', { at: when(at), total });
+    else ui.info.textContent = say('bar.at', { at: when(at), n: n ?? '…', total });
   }
 
   // seek shows the lock as it was at t. While a drag moves the bar faster
@@ -469,11 +482,11 @@ export class TimeBar {
     return lo;
   }
 
-  // countTo is how many of the window's moments are at or before t: exact
-  // on the listed page, to the bucket until t's page is listed.
+  // countTo is how many of the window's moments are at or before t: those
+  // before the listed page (the server counts them) and the page's own;
+  // null until t's page is listed.
   countTo(t) {
-    if (covers(this.page, t)) return this.page.before + this.below(t, true);
-    return sum(this.counts.slice(0, this.bucketOf(t) + 1));
+    return covers(this.page, t) ? this.page.before + this.below(t, true) : null;
   }
 
   here() {
@@ -481,20 +494,24 @@ export class TimeBar {
   }
 
   // nearMoment is the window's first moment after t (dir 1) or its last
-  // before t (dir -1), listing the pages on the way (empty buckets are
-  // skipped by the density).
+  // before t (dir -1), listing the pages on the way. The page past the
+  // listed one is asked for around the first time out of it (page.to, or
+  // page.from - 1), not by a parameter that skips empty buckets: the
+  // server's page around a stretch without moments grows over it to the
+  // moments beyond while they fit, and when they do not, the page asked for
+  // next holds them. So a step asks twice at most per page it passes (the
+  // second ask rare), and there is one way to ask for a page.
   async nearMoment(t, dir) {
     await this.ensurePage(t);
     for (;;) {
-      const { moments, page, counts, win } = this;
+      const { moments, page } = this;
       const k = dir > 0 ? this.below(t, true) : this.below(t) - 1;
       if (k >= 0 && k < moments.length) return moments[k];
-      if (page === null || (dir > 0 ? page.to > win.to : page.from <= win.from)) return undefined;
-      let b = this.bucketOf(dir > 0 ? page.to : page.from - 1);
-      while (b >= 0 && b < counts.length && !counts[b]) b += dir;
-      if (b < 0 || b >= counts.length) return undefined;
-      await this.ensurePage(this.bucketStart(b));
-      if (this.page === page) return undefined;
+      if (page === null || (dir > 0 ? page.last : page.first)) return undefined;
+      const next = dir > 0 ? page.to : page.from - 1;
+      await this.ensurePage(next);
+      // Not listed: the server did not answer, or a newer page was asked for.
+      if (!covers(this.page, next)) return undefined;
     }
   }
 

@@ -84,7 +84,8 @@ func BenchmarkBigQueuePageHistory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		ask("/api/v1/lock/strip", url.Values{"n": {"120"}, "fit": {"history"}})
 		ask("/api/v1/lock/history/density", url.Values{"buckets": {"600"}, "fit": {"history"}})
-		ask("/api/v1/lock/history/moments", url.Values{})
+		// The bar's live page: the one around the window's end.
+		ask("/api/v1/lock/history/moments", url.Values{"buckets": {"600"}, "around": {fmt.Sprint(to.UnixMilli())}})
 		ask("/parts/lock-figures", url.Values{})
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)

@@ -296,20 +296,35 @@ func firstRecord(store history.Source, key string, from, to time.Time) (history.
 	return first, err
 }
 
-// readBucketed reads r's lock and window, and ?param= as the number of
-// buckets (def when left out, at most most).
+// readBucketed reads r's lock and window, ?param= as the number of
+// buckets (def when left out, at most most), and the lock as it was at
+// from, fitting the window (?fit=).
 func (s *Server) readBucketed(r *http.Request, param string, def, most int) (b bucketed, err error) {
+	if b, err = s.readBuckets(r, param, def, most); err != nil {
+		return b, err
+	}
+	err = b.fit(r)
+	return b, err
+}
+
+// readBuckets is readBucketed without the lock at from: the window as
+// asked for.
+func (s *Server) readBuckets(r *http.Request, param string, def, most int) (b bucketed, err error) {
 	if b.historyRef, err = s.historyRef(r); err != nil {
 		return b, err
 	}
-	if b.n, err = countParam(r, param, def, most); err != nil {
-		return b, err
-	}
+	b.n, err = countParam(r, param, def, most)
+	return b, err
+}
+
+// fit reads the lock as it was at from (before) and fits the window to its
+// history as ?fit= asks (fitWindow).
+func (b *bucketed) fit(r *http.Request) (err error) {
 	if b.before, err = b.store.At(b.key, b.from); err != nil && !errors.Is(err, history.ErrNoHistory) {
-		return b, err
+		return err
 	}
 	b.from, err = fitWindow(r, b.store, b.key, b.before, b.from, b.to)
-	return b, err
+	return err
 }
 
 // service is the id's service as the JSON names it: empty for ZooKeeper.
@@ -322,6 +337,7 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 			return nil, err
 		}
 		resp := DensityResponse{From: b.from, To: b.to, Counts: make([]int, b.n)}
+		bk := history.NewBuckets(b.from, b.to, b.n)
 		var changes []history.Event // the gaps' only: connections and gaps
 		last := int64(-1 << 63)
 		walked := false
@@ -334,7 +350,7 @@ func (s *Server) handleLockDensity(w http.ResponseWriter, r *http.Request) {
 			if e.Synthetic {
 				return
 			}
-			last = resp.count(e, last)
+			last = resp.count(bk, e, last)
 			if e.Kind == history.Connection || e.Kind == history.Gap {
 				changes = append(changes, e)
 			}
@@ -359,9 +375,23 @@ type MomentsResponse struct {
 	From    time.Time `json:"from"`
 	To      time.Time `json:"to"`
 	Moments []Moment  `json:"moments"`
-	// Truncated: the window has more than maxListedMoments moments; the first
-	// are listed.
+	// Truncated: the window (the page, with ?around=) has more than
+	// maxListedMoments moments; the first are listed.
 	Truncated bool `json:"truncated,omitempty"`
+	// Page is, asked with ?around=, the page of the window the moments
+	// are; From and To are then the window's, fitted as the density's.
+	Page *MomentsPage `json:"page,omitempty"`
+}
+
+// MomentsPage is a page of a window's moments, as the time bar lists them
+// (pageAround): whole buckets of the window's density, [From, To) (To is
+// past the window's end when the page has its last bucket), and Before,
+// how many of the window's moments come before it, so the bar counts a
+// moment as k of the window's without the buckets before it.
+type MomentsPage struct {
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Before int       `json:"before"`
 }
 
 // Moment is one moment of a lock's history.
@@ -382,11 +412,14 @@ type KindCount struct {
 	Count int          `json:"count"`
 }
 
-// Bounds of the moments' answer and of ?names=.
+// Bounds of the moments' answer, of ?names= and of a page's ?most=.
 const (
 	maxListedMoments = 10_000
 	defaultNames     = 5
 	maxNames         = 100
+	// A page of about 2,000 moments lists a day of changes (past what one
+	// answer of the history lists) as quickly as an hour.
+	defaultPageMoments = 2000
 )
 
 // add counts e in the last moment, or starts one at e's time (in
@@ -414,31 +447,116 @@ func (resp *MomentsResponse) add(e history.Event, names int) {
 	}
 }
 
+// list adds the moments of key's history in [from, to].
+func (resp *MomentsResponse) list(store history.Source, key string, from, to time.Time, names int) error {
+	err := store.Walk(key, from, to, func(e history.Event) error {
+		if e.Synthetic {
+			return nil
+		}
+		if resp.add(e, names); resp.Truncated {
+			return errFound
+		}
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return nil
+	}
+	return err
+}
+
 func (s *Server) handleLockMoments(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, func() (any, error) {
-		h, err := s.historyRef(r)
-		if err != nil {
-			return nil, err
-		}
 		names, err := countParam(r, "names", defaultNames, maxNames)
 		if err != nil {
 			return nil, err
 		}
+		if r.URL.Query().Has("around") {
+			return s.momentsPage(r, names)
+		}
+		h, err := s.historyRef(r)
+		if err != nil {
+			return nil, err
+		}
 		resp := MomentsResponse{Service: h.id.WireService(), Path: h.id.Name, From: h.from, To: h.to, Moments: []Moment{}}
-		err = h.store.Walk(h.key, h.from, h.to, func(e history.Event) error {
-			if e.Synthetic {
-				return nil
-			}
-			if resp.add(e, names); resp.Truncated {
-				return errFound
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errFound) {
+		if err := resp.list(h.store, h.key, h.from, h.to, names); err != nil {
 			return nil, err
 		}
 		return resp, nil
 	})
+}
+
+// momentsPage answers ?around=: the page of the window's moments around
+// that time (pageAround), the window read as the density reads it
+// (?from=, ?to=, ?buckets=, ?fit=), with at most ?most= moments unless
+// the bucket of ?around= alone holds more.
+func (s *Server) momentsPage(r *http.Request, names int) (*MomentsResponse, error) {
+	most, err := countParam(r, "most", defaultPageMoments, maxListedMoments)
+	if err != nil {
+		return nil, err
+	}
+	around, err := parseTime("around", r.URL.Query().Get("around"))
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.readBuckets(r, "buckets", defaultBuckets, maxBuckets)
+	if err != nil {
+		return nil, err
+	}
+	// The bar asks for its pages in the window the density fitted, so only
+	// a page asked for with ?fit= needs the lock at from, which costs a
+	// replay of a big queue at each page.
+	if r.URL.Query().Has("fit") {
+		if err := b.fit(r); err != nil {
+			return nil, err
+		}
+	}
+	bk := history.NewBuckets(b.from, b.to, b.n)
+	at := around.UnixMilli()
+	counts, err := b.countMoments(bk, at, most)
+	if err != nil {
+		return nil, err
+	}
+	from, to, before := pageAround(bk, counts, at, most)
+	resp := &MomentsResponse{Service: b.service(), Path: b.id.Name, From: b.from, To: b.to, Moments: []Moment{},
+		Page: &MomentsPage{From: time.UnixMilli(from).UTC(), To: time.UnixMilli(to).UTC(), Before: before}}
+	// The page's walk keeps to the window's bounds, which the density's
+	// walk counted within.
+	lo, hi := time.UnixMilli(from), time.UnixMilli(to).Add(-time.Nanosecond)
+	if lo.Before(b.from) {
+		lo = b.from
+	}
+	if hi.After(b.to) {
+		hi = b.to
+	}
+	if err := resp.list(b.store, b.key, lo, hi, names); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// countMoments counts the window's moments in its buckets (bk) as the
+// density does, up to where the page around at can reach: once the
+// buckets from at's on hold more than most moments, the last of them is
+// not on the page (pageAround), nor any after it, and the walk stops.
+func (b bucketed) countMoments(bk history.Buckets, at int64, most int) ([]int, error) {
+	d := DensityResponse{Counts: make([]int, b.n)}
+	first, last, after := bk.Of(at), int64(-1<<63), 0
+	err := b.store.Walk(b.key, b.from, b.to, func(e history.Event) error {
+		if e.Synthetic {
+			return nil
+		}
+		counted := d.Moments
+		if last = d.count(bk, e, last); d.Moments > counted && bk.Of(last) >= first {
+			if after++; after > most {
+				return errFound
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return nil, err
+	}
+	return d.Counts, nil
 }
 
 // countParam reads ?name= as a count from 1 to most, def when left out.
@@ -455,16 +573,15 @@ func countParam(r *http.Request, name string, def, most int) (int, error) {
 }
 
 // count counts e's time (in milliseconds, as the API writes them) in its
-// bucket of the window, unless it is last, the moment counted before: the
-// density counts distinct times. It returns the moment counted last.
-func (resp *DensityResponse) count(e history.Event, last int64) int64 {
-	lo, hi := resp.From.UnixMilli(), resp.To.UnixMilli()
-	n, span := int64(len(resp.Counts)), max(hi-lo, 1)
+// bucket of the window (bk, the counts' layout), unless it is last, the
+// moment counted before: the density counts distinct times. It returns the
+// moment counted last.
+func (resp *DensityResponse) count(bk history.Buckets, e history.Event, last int64) int64 {
 	ms := e.Time.UnixMilli()
-	if ms == last || ms < lo || ms > hi {
+	if ms == last || !bk.In(ms) {
 		return last
 	}
-	resp.Counts[min((ms-lo)*n/span, n-1)]++
+	resp.Counts[bk.Of(ms)]++
 	resp.Moments++
 	t := time.UnixMilli(ms).UTC()
 	if resp.First == nil {
@@ -472,6 +589,36 @@ func (resp *DensityResponse) count(e history.Event, last int64) int64 {
 	}
 	resp.Last = &t
 	return ms
+}
+
+// pageAround is the page of a window's moments around the time at (ms)
+// that the time bar lists (GET /api/v1/lock/history/moments?around=): the
+// run of whole buckets (bk, the density's counts) around at's holding at
+// most most moments, at's bucket at least however many it holds. It grows
+// a bucket a side at a time, so at is about its middle, and over buckets
+// without moments while it can: a step past the page, asked around the
+// page's end, reaches the next moment. It answers the page's [from, to) in
+// ms and how many moments come before it.
+func pageAround(bk history.Buckets, counts []int, at int64, most int) (from, to int64, before int) {
+	i := bk.Of(at)
+	j, n := i+1, counts[i]
+	for grew := true; grew; {
+		grew = false
+		if i > 0 && n+counts[i-1] <= most {
+			i--
+			n += counts[i]
+			grew = true
+		}
+		if j < len(counts) && n+counts[j] <= most {
+			n += counts[j]
+			j++
+			grew = true
+		}
+	}
+	for _, c := range counts[:i] {
+		before += c
+	}
+	return bk.Start(i), bk.Start(j), before
 }
 
 // StripResponse answers GET /api/v1/lock/strip: the window in ?n= equal
