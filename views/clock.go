@@ -22,7 +22,7 @@ type Clock struct {
 // says (lockqueue.CarryHolds: at the hand-off it saw, or bounded by the
 // node's creation or by when it was first seen holding, HeldBound), a
 // waiter's at its creation. The server decides it once, so every page,
-// opened whenever, reads the same clock; static/queue.js's nodeClock reads
+// opened whenever, reads the same clock; static/queue.js's serverClock reads
 // the same fields for the lane it draws.
 func ClockOf(n lockqueue.Node) Clock {
 	switch {
