@@ -18,7 +18,7 @@ func everyField() lockqueue.Node {
 		Ctime: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), Czxid: 99, Foreign: true, Zombie: true, CtimeAtMost: true,
 		Rare: &lockqueue.Rare{
 			ExpiresInMs: 1500, StalledOn: "W_0000000003", StalledSince: time.Date(2026, 11, 27, 10, 1, 0, 0, time.UTC),
-			HeldSince: time.Date(2026, 11, 27, 10, 2, 0, 0, time.UTC), Folder: "/l/leases", PartOf: "L_0000000001",
+			HeldSince: time.Date(2026, 11, 27, 10, 2, 0, 0, time.UTC), HeldBound: lockqueue.HeldAtLeast, Folder: "/l/leases", PartOf: "L_0000000001",
 			Order: 42, Client: "pid-7", Label: "psql · idle", WaitsForSource: lockqueue.ByServer,
 			BlockedBy: []string{"a", "b"}, LeaseID: "694d", LeaseTTLMs: 10000, LeaseLeftMs: 7500,
 			ShownEdges: []lockqueue.WaitEdge{{To: "a", Provenance: lockqueue.ByServer}},
@@ -29,7 +29,7 @@ func everyField() lockqueue.Node {
 // The JSON of a node is the same as before its rare fields moved behind a
 // pointer: this is what the previous layout, with every field Node's own,
 // wrote for everyField.
-const everyFieldJSON = `{"name":"R_0000000007","seq":7,"mode":"read","recipe":"curator","holding":true,"waitsFor":"W_0000000003","waitsOn":"children","watching":["/l/W_0000000003"],"edge":"confirmed","session":"0x1f","data":"aGk=","dataBinary":true,"ctime":"2026-11-27T10:00:00Z","czxid":99,"foreign":true,"zombie":true,"ctimeAtMost":true,"expiresInMs":1500,"stalledOn":"W_0000000003","stalledSince":"2026-11-27T10:01:00Z","heldSince":"2026-11-27T10:02:00Z","folder":"/l/leases","partOf":"L_0000000001","order":42,"client":"pid-7","label":"psql · idle","waitsForSource":"server","blockedBy":["a","b"],"leaseId":"694d","leaseTtlMs":10000,"leaseLeftMs":7500,"waitEdges":[{"to":"a","provenance":"server"}]}`
+const everyFieldJSON = `{"name":"R_0000000007","seq":7,"mode":"read","recipe":"curator","holding":true,"waitsFor":"W_0000000003","waitsOn":"children","watching":["/l/W_0000000003"],"edge":"confirmed","session":"0x1f","data":"aGk=","dataBinary":true,"ctime":"2026-11-27T10:00:00Z","czxid":99,"foreign":true,"zombie":true,"ctimeAtMost":true,"expiresInMs":1500,"stalledOn":"W_0000000003","stalledSince":"2026-11-27T10:01:00Z","heldSince":"2026-11-27T10:02:00Z","heldBound":"atLeast","folder":"/l/leases","partOf":"L_0000000001","order":42,"client":"pid-7","label":"psql · idle","waitsForSource":"server","blockedBy":["a","b"],"leaseId":"694d","leaseTtlMs":10000,"leaseLeftMs":7500,"waitEdges":[{"to":"a","provenance":"server"}]}`
 
 func TestNodeJSONUnchangedByRare(t *testing.T) {
 	n := everyField()

@@ -30,7 +30,7 @@ func etcdKeys(t *testing.T, cli *clientv3.Client, prefix string) int {
 // `etcdctl lock` contenders queued before zklockviz started have no
 // creation time in etcd: their waits are timed from when the reader first
 // saw them, said as "at least" (never "?" or "—"), and the holder already
-// holding is not an acquisition; the waiter's acquisition after a hand-off
+// holding is not an acquisition (its clock too says "at least"); the waiter's acquisition after a hand-off
 // is, with its wait measured; a waiter queued while watching is timed from
 // its creation.
 func TestEtcdWaitsTimedFromFirstSight(t *testing.T) {
@@ -59,8 +59,10 @@ func TestEtcdWaitsTimedFromFirstSight(t *testing.T) {
 				n.Name, n.Ctime.Format(time.StampMilli), n.CtimeAtMost, started.Format(time.StampMilli), firstRead.Format(time.StampMilli))
 		}
 	}
-	if !snap.Nodes[0].HeldSince().IsZero() {
-		t.Errorf("a held before the reader looked, yet its hold is stamped from %s", snap.Nodes[0].HeldSince())
+	// Its hold began unseen: at least since the reader first saw it.
+	if a := snap.Nodes[0]; a.HeldBound() != lockqueue.HeldAtLeast || a.HeldSince().Before(started) || a.HeldSince().After(firstRead) {
+		t.Errorf("a held before the reader looked, yet its hold is stamped from %s (%q), want at least since its first sight, between %s and %s",
+			a.HeldSince().Format(time.StampMilli), a.HeldBound(), started.Format(time.StampMilli), firstRead.Format(time.StampMilli))
 	}
 
 	// The dashboard, the API's summary and /metrics give the oldest wait.
