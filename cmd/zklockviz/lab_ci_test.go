@@ -41,8 +41,8 @@ var labCINeverTwo = map[string][]string{"postgres": {lab.Pause}}
 // no throwaway server behind; fencing keeps the data (a lost update needs
 // a stale write that landed before the new holder's first write, which
 // fencing cannot refuse as it has not yet seen the newer token: at most
-// one per fault), every refused write's token was older than one taken
-// before it, and a PostgreSQL lock never has two believers.
+// one per fault), every refused write's token was older than one a client
+// had acquired before it, and a PostgreSQL lock never has two believers.
 func TestLabCI(t *testing.T) {
 	for _, service := range []string{"zookeeper", "redis", "etcd", "postgres"} {
 		t.Run(service, func(t *testing.T) {
