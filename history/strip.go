@@ -47,13 +47,13 @@ type Mark struct {
 // restated) only sets the state. Nodes that are neither holders nor
 // waiters (foreign children, parts of another contender) are not counted.
 type StripFold struct {
-	st     Strip
-	gaps   gapFold
-	s      State
-	n      int
-	lo, hi int64
-	bk     Buckets
-	b      int
+	st   Strip
+	gaps gapFold
+	s    State
+	n    int
+	hi   int64
+	bk   Buckets
+	b    int
 	// moment is the time (ms) of the changes not yet counted in the
 	// queue: the queue is counted once a moment's changes are all in, so
 	// a hand-off is not a moment with one node more or less.
@@ -75,7 +75,7 @@ func NewStripFold(before State, from, to time.Time, n int) *StripFold {
 	f := &StripFold{
 		st:   Strip{From: from, To: to, Buckets: make([]Bucket, n), Alerts: []Mark{}},
 		gaps: newGapFold(before), s: before.Apply(nil), n: n,
-		lo: from.UnixMilli(), hi: to.UnixMilli(), bk: NewBuckets(from, to, n),
+		hi: to.UnixMilli(), bk: NewBuckets(from, to, n),
 	}
 	f.note(0)
 	return f
@@ -129,7 +129,7 @@ func (f *StripFold) Add(e Event) {
 		f.gaps.add(e)
 	}
 	ms := e.Time.UnixMilli()
-	if ms < f.lo || ms > f.hi {
+	if !f.bk.In(ms) {
 		return
 	}
 	if f.pending && ms != f.moment {

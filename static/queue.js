@@ -114,7 +114,7 @@ export function serverClock(fallback = () => 0) {
   return {
     receivedAt: 0,
     since(n) {
-      if (!n.holding || n.foreign) return Date.parse(n.ctime) > 0 ? Date.parse(n.ctime) : 0;
+      if (!n.holding || n.foreign) return Math.max(Date.parse(n.ctime) || 0, 0);
       return Date.parse(n.heldSince) || madeAt(n) || fallback();
     },
     verb(n) {
