@@ -54,8 +54,9 @@ func TestReadWriteLockView(t *testing.T) {
 		seedRequest(t, path, "W", "LOCK6"),
 	}
 	// Whom each waiter watches: the seed's table for LOCK2–LOCK5; LOCK6 has a
-	// bug and watches LOCK4 instead of its predecessor LOCK5.
-	for _, w := range [][2]int{{1, 0}, {2, 1}, {3, 2}, {4, 2}, {5, 3}} {
+	// bug and watches LOCK4 instead of its predecessor LOCK5. LOCK5 also
+	// watches LOCK1: its rule is confirmed, that one watch is not.
+	for _, w := range [][2]int{{1, 0}, {2, 1}, {3, 2}, {4, 2}, {4, 0}, {5, 3}} {
 		lock[w[0]].watch(t, path, lock[w[1]])
 	}
 	srv := startServer(t, "--watch", path)
@@ -77,6 +78,7 @@ func TestReadWriteLockView(t *testing.T) {
 		{lock[5].name, lock[4].name, "rule", "unexpected"},
 		{lock[1].name, lock[0].name, "actual", "confirmed"},
 		{lock[4].name, lock[2].name, "actual", "confirmed"},
+		{lock[4].name, lock[0].name, "actual", "unexpected"},
 		{lock[5].name, lock[3].name, "actual", "unexpected"},
 	}
 	for _, tc := range tests {

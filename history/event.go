@@ -327,6 +327,7 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 		node.SetRare(rare)
 		snap.Nodes = append(snap.Nodes, node)
 	}
+	lockqueue.StampWatches(&snap)
 	return snap
 }
 

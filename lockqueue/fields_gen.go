@@ -59,7 +59,8 @@ func rareEqual(a, b *Rare) bool {
 		a.LeaseID == b.LeaseID &&
 		a.LeaseTTLMs == b.LeaseTTLMs &&
 		a.LeaseLeftMs == b.LeaseLeftMs &&
-		slices.Equal(a.ShownEdges, b.ShownEdges)
+		slices.Equal(a.ShownEdges, b.ShownEdges) &&
+		slices.Equal(a.Watches, b.Watches)
 }
 
 // zero reports whether every field of r is zero.
@@ -80,7 +81,8 @@ func (r *Rare) zero() bool {
 		r.LeaseID == z.LeaseID &&
 		r.LeaseTTLMs == z.LeaseTTLMs &&
 		r.LeaseLeftMs == z.LeaseLeftMs &&
-		len(r.ShownEdges) == 0
+		len(r.ShownEdges) == 0 &&
+		len(r.Watches) == 0
 }
 
 // ExpiresInMs is Rare's ExpiresInMs.
@@ -337,4 +339,20 @@ func (n *Node) SetShownEdges(v []WaitEdge) {
 		return
 	}
 	n.rare().ShownEdges = v
+}
+
+// Watches is Rare's Watches.
+func (n *Node) Watches() (v []Watch) {
+	if n.Rare != nil {
+		v = n.Rare.Watches
+	}
+	return v
+}
+
+// SetWatches sets Watches on a copy of n's Rare.
+func (n *Node) SetWatches(v []Watch) {
+	if len(v) == 0 && len(n.Watches()) == 0 {
+		return
+	}
+	n.rare().Watches = v
 }

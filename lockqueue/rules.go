@@ -51,6 +51,55 @@ func nodeRuleEdge(n *Node, q *queueView) Edge {
 	return edge
 }
 
+// laneWatches is what each of n's watches on its lock is, for Node.Watches:
+// nil when n has none, or just the one on WaitsFor that confirms its rule.
+// A waiter's watch is known to be its own (and so confirmed or unexpected)
+// only when its edge is: while a suspect edge is debounced, or when its
+// session's watches could be any of its nodes', the watch is unknown.
+func laneWatches(n *Node, q *queueView) []Watch {
+	if n.Foreign || len(n.Watching) == 0 || (n.Edge == EdgeConfirmed && len(n.Watching) == 1) {
+		return nil
+	}
+	var out []Watch
+	for _, p := range n.Watching {
+		t := q.target(p)
+		var k Edge
+		switch {
+		case t.kind == watchElsewhere:
+			continue
+		case t.kind == watchParent:
+			k = EdgeChildWatch
+		case t.kind == watchGone:
+			k = EdgeDangling
+		case n.Holding && n.StalledOn() == t.name:
+			k = EdgeStalled
+		case n.Holding:
+			k = EdgeUnexpected
+		case n.Edge == EdgeNone || n.Edge == EdgeUnknown:
+			k = EdgeUnknown
+		case t.name == n.WaitsFor:
+			k = EdgeConfirmed
+		default:
+			k = EdgeUnexpected
+		}
+		out = append(out, Watch{To: t.name, Kind: k})
+	}
+	if len(out) == 1 && out[0] == (Watch{To: n.WaitsFor, Kind: EdgeConfirmed}) {
+		return nil
+	}
+	return out
+}
+
+// StampWatches sets every node's Watches (laneWatches) from its Watching
+// and Edge, for a snapshot that was not joined: a replay of the history,
+// which keeps those two and derives the kinds again.
+func StampWatches(s *Snapshot) {
+	q := newQueueView(s)
+	for i := range s.Nodes {
+		s.Nodes[i].SetWatches(laneWatches(&s.Nodes[i], q))
+	}
+}
+
 // suspect edges are debounced before they show.
 func suspect(e Edge) bool {
 	return e == EdgeMissing || e == EdgeUnexpected || e == EdgeDangling

@@ -2,6 +2,7 @@ package lockqueue
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -394,6 +395,90 @@ func TestBySession(t *testing.T) {
 			slices.SortFunc(got, func(a, b []int) int { return a[0] - b[0] })
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("bySession = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Each watch says what it is, not what its node's edge is: a waiter that
+// watches its predecessor and another node has one confirmed watch and one
+// unexpected. A node whose one watch confirms its rule sends none.
+func TestJoinWatchKinds(t *testing.T) {
+	now := time.Unix(1000, 0)
+	// W1 holds; W2, W3 and W4 wait, each for the one before it.
+	names := []string{"W_0000000001", "W_0000000002", "W_0000000003", "W_0000000004"}
+	exact := map[string]time.Time{} // no debounce
+	for _, n := range names {
+		exact[n] = time.Time{}
+	}
+	tests := []struct {
+		desc    string
+		source  string
+		watches map[int64][]string
+		since   map[string]time.Time
+		want    map[string][]Watch // by node, in Watching's (sorted) order; the rest nil
+	}{
+		{desc: "every waiter on its predecessor: nothing sent",
+			watches: map[int64][]string{2: {"/q/W_0000000001"}, 3: {"/q/W_0000000002"}, 4: {"/q/W_0000000003"}},
+			since:   exact},
+		{desc: "its predecessor and a node of another lock: nothing sent",
+			watches: map[int64][]string{2: {"/q/W_0000000001", "/other/x"}},
+			since:   exact},
+		{desc: "its predecessor and another node: one confirmed, one unexpected",
+			watches: map[int64][]string{3: {"/q/W_0000000002", "/q/W_0000000001"}},
+			since:   exact,
+			want:    map[string][]Watch{names[2]: {{To: names[0], Kind: EdgeUnexpected}, {To: names[1], Kind: EdgeConfirmed}}}},
+		{desc: "a gone node beside its predecessor",
+			watches: map[int64][]string{4: {"/q/W_0000000003", "/q/W_0000000000"}},
+			since:   exact,
+			want:    map[string][]Watch{names[3]: {{To: "W_0000000000", Kind: EdgeDangling}, {To: names[2], Kind: EdgeConfirmed}}}},
+		{desc: "a holder's watch within the stall grace is unexpected",
+			watches: map[int64][]string{1: {"/q/W_0000000002"}},
+			since:   map[string]time.Time{},
+			want:    map[string][]Watch{names[0]: {{To: names[1], Kind: EdgeUnexpected}}}},
+		{desc: "a holder's watch past the grace is its stall",
+			watches: map[int64][]string{1: {"/q/W_0000000002"}},
+			since:   exact,
+			want:    map[string][]Watch{names[0]: {{To: names[1], Kind: EdgeStalled}}}},
+		{desc: "a suspect watch is unknown while its edge is debounced",
+			watches: map[int64][]string{3: {"/q/W_0000000001"}},
+			since:   map[string]time.Time{},
+			want:    map[string][]Watch{names[2]: {{To: names[0], Kind: EdgeUnknown}}}},
+		{desc: "a children watch the simulator lists",
+			source:  "simulator",
+			watches: map[int64][]string{2: {"/q/W_0000000001", "/q"}},
+			since:   exact,
+			want:    map[string][]Watch{names[1]: {{Kind: EdgeChildWatch}, {To: names[0], Kind: EdgeConfirmed}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			source := tt.source
+			if source == "" {
+				source = "4lw"
+			}
+			s := Build("/q", kids(names...), Options{})
+			Join(&s, WatchTable{Source: source, Watches: tt.watches, ChildWatches: -1}, maps.Clone(tt.since), now, JoinOptions{})
+			for _, n := range s.Nodes {
+				if got, want := n.Watches(), tt.want[n.Name]; !slices.Equal(got, want) {
+					t.Errorf("%s: Watches = %+v, want %+v", n.Name, got, want)
+				}
+			}
+			// A replay keeps Watching and Edge and derives the kinds
+			// again, as the join did (a stall is not recorded).
+			replay := s
+			replay.Nodes = slices.Clone(s.Nodes)
+			for i := range replay.Nodes {
+				replay.Nodes[i].SetWatches(nil)
+			}
+			StampWatches(&replay)
+			for i, n := range replay.Nodes {
+				want := s.Nodes[i].Watches()
+				if n.Holding && n.StalledOn() != "" {
+					continue
+				}
+				if got := n.Watches(); !slices.Equal(got, want) {
+					t.Errorf("replayed %s: Watches = %+v, want the join's %+v", n.Name, got, want)
+				}
 			}
 		})
 	}

@@ -53,7 +53,20 @@ const (
 	EdgeDangling   Edge = "dangling"
 	EdgeUnknown    Edge = "unknown"  // the server tells nothing (children watches, no 4lw/admin)
 	EdgeChildWatch Edge = "children" // the rule is a children watch on the parent, which the server never lists
+	// EdgeStalled is a watch's kind alone (Watch), never a node's: a
+	// stalled holder's watch on the node its client still waits for.
+	EdgeStalled Edge = "stalled"
 )
+
+// Watch is one watch of a node on its lock as the lane draws it: on the
+// node named To, or on the parent's children when To is empty, and what
+// that watch is (EdgeConfirmed, EdgeUnexpected, EdgeDangling, EdgeStalled,
+// EdgeChildWatch, or EdgeUnknown when the watch's owner among a session's
+// nodes is not known yet).
+type Watch struct {
+	To   string `json:"to,omitempty"`
+	Kind Edge   `json:"kind"`
+}
 
 // Bound says how a clock's start bounds what it times.
 type Bound string
@@ -244,6 +257,12 @@ type Rare struct {
 	// Snapshot.WithWaitEdges on the nodes of a snapshot that uses the
 	// neutral fields; nil everywhere else.
 	ShownEdges []WaitEdge `json:"waitEdges,omitempty" history:"-"`
+	// Watches are the node's watches on its lock, each with its kind,
+	// set by the join (and again on a replay: StampWatches) when they are
+	// anything but the one watch on WaitsFor that confirms the rule, which
+	// a waiter of a big queue has: nil says "that one watch when Edge is
+	// EdgeConfirmed, else none", so such a node keeps no Rare for it.
+	Watches []Watch `json:"watches,omitempty" history:"-"`
 }
 
 // modeCode is a Mode in a byte, for the one a node's name says.

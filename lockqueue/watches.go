@@ -133,7 +133,8 @@ func Join(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time
 // sameJoined reports whether a and b agree in every field a join sets.
 func sameJoined(a, b *Node) bool {
 	return a.Edge == b.Edge && a.Zombie == b.Zombie && a.ExpiresInMs() == b.ExpiresInMs() && a.StalledOn() == b.StalledOn() &&
-		a.StalledSince() == b.StalledSince() && (a.Watching == nil) == (b.Watching == nil) && slices.Equal(a.Watching, b.Watching)
+		a.StalledSince() == b.StalledSince() && (a.Watching == nil) == (b.Watching == nil) && slices.Equal(a.Watching, b.Watching) &&
+		slices.Equal(a.Watches(), b.Watches())
 }
 
 // joiner is one join's state.
@@ -148,8 +149,13 @@ type joiner struct {
 }
 
 // node fills in what the table says about one node, given the watches
-// attributed to it.
+// attributed to it, and then what each of its watches is.
 func (j *joiner) node(n *Node, a attribution) {
+	j.fill(n, a)
+	n.SetWatches(laneWatches(n, j.q))
+}
+
+func (j *joiner) fill(n *Node, a attribution) {
 	j.f.folders = j.f.folders || n.Folder() != ""
 	// Reset everything a join sets, so a joined snapshot's nodes can be
 	// joined again (the watcher joins its last published nodes with each

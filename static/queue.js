@@ -402,38 +402,33 @@ function ruleArrows({ snap, id, xOf, kept, reach }, c, arrows) {
 }
 
 // watchArrows draws the watches c's node really has, below the lane: on
-// the parent, on a sibling, or on a node that is gone (a ghost).
+// the parent, on a sibling, or on a node that is gone (a ghost), each of
+// the kind the server says (lockqueue.Watch). A node that sends none has at
+// most the one watch that confirms its rule.
 function watchArrows(lane, c, arrows) {
   const { snap, id, xOf, kept, reach } = lane;
   const n = c.node;
-  if (!n.watching || n.foreign) return;
-  const prefix = n.folder ? n.folder + '/' : snap.path === '/' ? '/' : (snap.path || '') + '/';
+  if (n.foreign) return;
+  const watches = n.watches || (n.edge === 'confirmed' ? [{ to: n.waitsFor, kind: 'confirmed' }] : []);
   const inCycle = lane.deadlocked.has(n.name);
-  let k = 0;
-  for (const path of n.watching) {
-    k++;
-    if (path === snap.path) {
-      // A children watch on the parent (only the simulator can list these).
+  watches.forEach((w, k) => {
+    if (w.kind === 'children') {
       if (kept(c)) arrows.append(parentWatch(snap, id, c));
-      continue;
+      return;
     }
-    // A semaphore's node watches a sibling in its own folder.
-    if (!path.startsWith(prefix)) continue;
-    const target = path.slice(prefix.length);
-    if (target.includes('/')) continue;
+    const target = w.to;
     const tx = xOf(target);
-    if (!kept(c) && !reach(c, tx)) continue;
+    const gone = w.kind === 'dangling';
+    if ((tx === undefined && !gone) || (!kept(c) && !reach(c, tx))) return;
     // A stalled holder's watch is what keeps its client waiting: the
     // stuck edge.
-    const stuck = n.holding && n.stalledOn === target;
-    let kind = stuck ? 'stalled' : n.holding ? 'unexpected' : n.edge || 'unknown';
-    if (tx === undefined) kind = 'dangling';
-    if (inCycle) kind = 'deadlock';
+    const stuck = w.kind === 'stalled';
+    const kind = inCycle ? 'deadlock' : w.kind;
     let d;
-    if (tx === undefined) {
+    if (gone) {
       // A watch on a node that is gone: a stub to a ghost below the shape.
       const gx = c.x + 24;
-      const gy = ACT_Y + 40 + 12 * (k - 1);
+      const gy = ACT_Y + 40 + 12 * k;
       d = `M${c.x + 4},${ACT_Y} Q${c.x + 6},${gy} ${gx - 6},${gy}`;
       const ghost = el('g', { class: 'ghost', 'data-ghost': target });
       ghost.append(el('circle', { cx: gx, cy: gy, r: 6 }));
@@ -455,7 +450,7 @@ function watchArrows(lane, c, arrows) {
     if (stuck) why = say(inCycle ? 'watch.stuckCycle' : 'watch.stuck', { name: n.name });
     p.append(el('title', {}, say('watch', { name: n.name, target }) + why));
     arrows.append(p);
-  }
+  });
 }
 
 // parentWatch is c's node's children watch on the lock parent.
