@@ -30,8 +30,15 @@ func TestClassroomTable(t *testing.T) {
 	}
 	tb.until("LOCK4 waits for LOCK3, by its short name with the whole in the tooltip",
 		row("LOCK4")+`.querySelector('td.waits abbr').title === `+jsString(nodes["LOCK3"]))
-	// The run's clock, not the page's, times the rows (data-clock-at).
+	// The run's clock, not the page's, times the rows (data-clock-at), from
+	// the same start as the lane's.
 	tb.until("LOCK3's clock", row("LOCK3")+`.querySelector('td.time').dataset.verb === 'waits'`)
+	for _, client := range []string{"LOCK1", "LOCK3", "LOCK4"} {
+		lane := fmt.Sprintf(`document.querySelector(%s).getAttribute('data-since')`,
+			jsString(fmt.Sprintf(`%s svg.lane [data-node=%q] text.time`, scope, nodes[client])))
+		tb.until(client+"'s row starts its clock where its lane label does",
+			row(client)+`.querySelector('td.time').dataset.since === `+lane)
+	}
 
 	tb.key(kb.Home)
 	tb.until("step 0: no rows", settled(scope, 0)+fmt.Sprintf(` && document.querySelectorAll(%s).length === 0`, rows))

@@ -49,6 +49,7 @@ func rareEqual(a, b *Rare) bool {
 		a.StalledSince.Equal(b.StalledSince) &&
 		a.HeldSince.Equal(b.HeldSince) &&
 		a.HeldBound == b.HeldBound &&
+		a.WaitSince.Equal(b.WaitSince) &&
 		a.Folder == b.Folder &&
 		a.PartOf == b.PartOf &&
 		a.Order == b.Order &&
@@ -71,6 +72,7 @@ func (r *Rare) zero() bool {
 		r.StalledSince.IsZero() &&
 		r.HeldSince.IsZero() &&
 		r.HeldBound == z.HeldBound &&
+		r.WaitSince.IsZero() &&
 		r.Folder == z.Folder &&
 		r.PartOf == z.PartOf &&
 		r.Order == z.Order &&
@@ -163,6 +165,22 @@ func (n *Node) SetHeldBound(v Bound) {
 		return
 	}
 	n.rare().HeldBound = v
+}
+
+// WaitSince is Rare's WaitSince.
+func (n *Node) WaitSince() (v time.Time) {
+	if n.Rare != nil {
+		v = n.Rare.WaitSince
+	}
+	return v
+}
+
+// SetWaitSince sets WaitSince on a copy of n's Rare.
+func (n *Node) SetWaitSince(v time.Time) {
+	if v == n.WaitSince() {
+		return
+	}
+	n.rare().WaitSince = v
 }
 
 // Folder is Rare's Folder.

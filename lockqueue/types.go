@@ -213,6 +213,12 @@ type Rare struct {
 	// gap); HeldAtLeast, when it was first seen holding, its creation
 	// unknown. Empty when HeldSince is the hand-off itself.
 	HeldBound Bound `json:"heldBound,omitempty" history:"-"`
+	// WaitSince is when a node that does not hold began to wait, where
+	// its source knows that better than Ctime: a classroom run stamps its
+	// client's join on the run's clock (simulator.runClocks), as it
+	// stamps HeldSince, so every part of the page times a step as the
+	// run does. Zero everywhere else: a waiter waits from Ctime.
+	WaitSince time.Time `json:"waitSince,omitzero" history:"-"`
 
 	// Folder is the folder the node lives in when it is not the lock
 	// path (a semaphore's leases/ and locks/, kazoo's <path>-__lock__);

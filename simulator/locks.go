@@ -28,12 +28,12 @@ func locksOf(w World) ([]lockqueue.Snapshot, error) {
 }
 
 // shownLock is a step's snapshot as State shows it: its holders stamped
-// with the run's clock (runHolds), each waits-for edge with who vouches for
+// with the run's clock (runClocks), each waits-for edge with who vouches for
 // it, and a node that carries no words of its own (an etcd key has no
 // value, and its name is its lease) named by its client, as every other
 // service's nodes are (C1, C2, …).
-func shownLock(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot {
-	snap = runHolds(snap, clients)
+func shownLock(snap lockqueue.Snapshot, clients []ClientInfo, clockMs int64) lockqueue.Snapshot {
+	snap = runClocks(snap, clients, clockMs)
 	owner := make(map[string]string, len(clients))
 	for _, c := range clients {
 		if c.Node != "" {
@@ -56,13 +56,13 @@ func shownLock(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot
 // else the cycle through the clients' sessions (a ZooKeeper client's node
 // in each lock). The steps are waitgraph's, the live lock page's scene:
 // the views draw the cycle across the lanes from them.
-func stateLocks(locks []lockqueue.Snapshot, clients []ClientInfo) ([]lockqueue.Snapshot, *lockqueue.Alert, []waitgraph.Step) {
+func stateLocks(locks []lockqueue.Snapshot, clients []ClientInfo, clockMs int64) ([]lockqueue.Snapshot, *lockqueue.Alert, []waitgraph.Step) {
 	if len(locks) == 0 {
 		return nil, nil, nil
 	}
 	out := make([]lockqueue.Snapshot, len(locks))
 	for i, s := range locks {
-		out[i] = shownLock(s, clients)
+		out[i] = shownLock(s, clients, clockMs)
 	}
 	steps := waitgraph.Scene(out)
 	if a, ok := lockqueue.SceneWaitCycle(out); ok {

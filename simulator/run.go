@@ -713,25 +713,36 @@ func (r *Run) Err() error {
 	return r.failed
 }
 
-// runHolds stamps each holder of snap with HeldSince: when its client
-// acquired, on the run's clock (ClientInfo.SinceMs) taken as that many
-// milliseconds after the Unix epoch, the base State.ClockMs counts from. The
-// page times a step's holders from the snapshot, as it does a live lock's,
-// and stops their clocks at ClockMs. The nodes are copied: snap is the
-// step's record.
-func runHolds(snap lockqueue.Snapshot, clients []ClientInfo) lockqueue.Snapshot {
-	since := make(map[string]int64, len(clients))
+// runClocks stamps each node of snap with its clock's start on the run's
+// clock, taken as that many milliseconds after the Unix epoch, the base
+// State.ClockMs counts from: a holder's HeldSince when its client acquired
+// (ClientInfo.SinceMs), any other node's WaitSince when its client joined
+// (JoinedMs), and a node no client owns the step's clock, clockMs. The
+// page times a step's nodes from the snapshot, as it does a live lock's
+// (views.ClockOf, queue.js's serverClock), and stops their clocks at
+// ClockMs. The nodes are copied: snap is the step's record.
+func runClocks(snap lockqueue.Snapshot, clients []ClientInfo, clockMs int64) lockqueue.Snapshot {
+	byNode := make(map[string]ClientInfo, len(clients))
 	for _, c := range clients {
 		if c.Node != "" {
-			since[c.Node] = c.SinceMs
+			byNode[c.Node] = c
 		}
 	}
 	nodes := slices.Clone(snap.Nodes)
 	for i := range nodes {
-		// A world that knows better (a lock its client took later than its
-		// first, as a transaction's second row) has stamped it already.
-		if ms, ok := since[nodes[i].Name]; ok && nodes[i].Holding && nodes[i].HeldSince().IsZero() {
-			nodes[i].SetHeldSince(time.UnixMilli(ms).UTC())
+		n := &nodes[i]
+		held, joined := clockMs, clockMs
+		if c, ok := byNode[n.Name]; ok {
+			held, joined = c.SinceMs, c.JoinedMs
+		}
+		switch {
+		case !n.Holding:
+			n.SetWaitSince(time.UnixMilli(joined).UTC())
+		case n.HeldSince().IsZero():
+			// A world that knows better (a lock its client took later
+			// than its first, as a transaction's second row) has
+			// stamped it already.
+			n.SetHeldSince(time.UnixMilli(held).UTC())
 		}
 	}
 	snap.Nodes = nodes
@@ -768,9 +779,9 @@ func (r *Run) stateAt(cursor int) State {
 		Done: cursor == len(r.records)-1 && cursor >= len(r.plan), Busy: r.busy,
 		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},
-		Line:       rec.Line, Snapshot: shownLock(rec.Snapshot, rec.Clients), Events: []Event{},
+		Line:       rec.Line, Snapshot: shownLock(rec.Snapshot, rec.Clients, rec.Clock.Milliseconds()), Events: []Event{},
 	}
-	s.Locks, s.Cycle, s.CycleSteps = stateLocks(rec.Locks, rec.Clients)
+	s.Locks, s.Cycle, s.CycleSteps = stateLocks(rec.Locks, rec.Clients, rec.Clock.Milliseconds())
 	s.Servers = stateServers(r.records[:cursor+1])
 	if r.failed != nil {
 		s.Error = r.failed.Error()

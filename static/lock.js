@@ -281,8 +281,8 @@ function render(pending = null, framed = undefined) {
   // The server says what is drawn and folded (views.FoldNote).
   foldNote.textContent = folded && snap.window ? snap.window.note || '' : '';
   // The table's clocks are the server's (views.ClockOf), as the lane's are.
-  if (framed === undefined) table.update(snap, null, selected, pending);
-  else table.framed(snap, null, selected, framed);
+  if (framed === undefined) table.update(snap, selected, pending);
+  else table.framed(snap, selected, framed);
   if (!body.dataset.firstDraw) {
     body.dataset.firstDraw = String(Math.round(performance.now()));
     performance.mark('queue-drawn');

@@ -105,21 +105,22 @@ export function fmtDur(ms) {
 // same fields for the parts it renders): a holder from heldSince, which
 // the server stamped at the hand-off it saw, or bounded by the node's
 // creation or by when it first saw it holding (heldBound); a waiter from
-// its creation. fallback() is when an unstamped holder's clock starts
-// when nothing bounds it (a past moment: the moment itself); receivedAt,
-// when set, is when the shown snapshot arrived.
+// its creation, or from waitSince (a classroom run stamps both on its
+// clock, whose start is 0). fallback() is when an unstamped holder's clock
+// starts when nothing bounds it (a past moment: the moment itself);
+// receivedAt, when set, is when the shown snapshot arrived.
 export function serverClock(fallback = () => 0) {
   const holdVerb = { atMost: 'holds ≤', atLeast: 'holds ≥' };
   const madeAt = (n) => (n.ctimeAtMost ? 0 : Date.parse(n.ctime) || 0);
   return {
     receivedAt: 0,
     since(n) {
-      if (!n.holding || n.foreign) return Math.max(Date.parse(n.ctime) || 0, 0);
-      return Date.parse(n.heldSince) || madeAt(n) || fallback();
+      if (!n.holding || n.foreign) return Math.max(Date.parse(n.waitSince || n.ctime) || 0, 0);
+      return n.heldSince ? Date.parse(n.heldSince) : madeAt(n) || fallback();
     },
     verb(n) {
       if (n.foreign) return 'age';
-      if (!n.holding) return n.ctimeAtMost ? 'waits ≥' : 'waits';
+      if (!n.holding) return n.ctimeAtMost && !n.waitSince ? 'waits ≥' : 'waits';
       if (n.heldSince) return holdVerb[n.heldBound] || 'holds';
       return madeAt(n) ? 'holds ≤' : 'holds ≥';
     },

@@ -2,11 +2,11 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say, el, legend, COL, GROUP_COL, PAD } from './queue.js';
-import { QueueTable, startNodeClock } from './table.js';
+import { drawQueue, serverClock, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say, el, legend, COL, GROUP_COL, PAD } from './queue.js';
+import { QueueTable } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
-import { snapshotOf, serviceQuery, wordsOf } from './sim-views.js';
+import { serviceQuery, wordsOf } from './sim-views.js';
 import { Quiz, viewerId } from './sim-predict.js';
 
 // runState is a run's State as simulator/run.go sends it, with what the
@@ -17,38 +17,6 @@ function runState(s) {
     ...s, total: Math.max(s.steps, s.planned), lines: s.pseudocode.lines || [],
     events: s.events || [], clients: s.clients || [],
   };
-}
-
-// RunClock gives the queue, the table and a node's details their times from
-// the run's clock at the shown step (State.clockMs; a holder's heldSince,
-// which the run stamps on that clock, and a client's joinedMs), never from
-// this page's clock: a step reads the same live, after scrubbing, and opened
-// from a shared link. It has serverClock's interface (queue.js); the run's panel
-// carries data-clock-at, which stops tick() at the step's clock.
-class RunClock {
-  constructor() {
-    this.at = 0;
-    this.byNode = new Map();
-  }
-
-  observe(state) {
-    this.at = state.clockMs || 0;
-    this.byNode = new Map(state.clients.filter((c) => c.node).map((c) => [c.node, c]));
-  }
-
-  since(n) {
-    if (n.holding) {
-      const held = Date.parse(n.heldSince); // 0 at the run's start is a time
-      return Number.isNaN(held) ? this.at : held;
-    }
-    return this.byNode.get(n.name)?.joinedMs ?? this.at;
-  }
-
-  verb(n) {
-    if (n.foreign) return 'age';
-    return n.holding ? 'holds' : 'waits';
-  }
-
 }
 
 // READABLE_PX is the smallest a lane's label may be drawn in presentation
@@ -86,7 +54,9 @@ export class Panel {
     // Every API path of a pane's run names its service, but the default's.
     this.query = this.side ? serviceQuery(this.side.service) : '';
     this.state = null;
-    this.timing = new RunClock();
+    // The run stamps its nodes' clocks on its own (simulator.runClocks); the
+    // panel's data-clock-at stops them at the step's.
+    this.timing = serverClock();
     this.selectedClient = '';
     this.selectedNode = '';
     this.queue = [];
@@ -431,8 +401,7 @@ export class Panel {
     this.quiz.draw(this.predicting() && (s.predict || s.reveal) ? s : null);
     this.el.dataset.busy = String(s.busy);
     this.renderHerd();
-    this.timing.observe(s);
-    this.el.dataset.clockAt = String(this.timing.at);
+    this.el.dataset.clockAt = String(s.clockMs || 0);
     // A scene of several locks draws each (State.locks) in place of the
     // one lock the live reader follows.
     const scene = (s.locks || []).length > 1;
@@ -595,7 +564,7 @@ export class Panel {
 
   // showTable shows the newest table the socket brought, while shown.
   showTable() {
-    if (!this.tableEl.hidden && this.parts && this.state) this.table.framed(this.state.snapshot, this.timing, this.selectedNode, this.parts.table);
+    if (!this.tableEl.hidden && this.parts && this.state) this.table.framed(this.state.snapshot, this.selectedNode, this.parts.table);
   }
 
   // nodePane fills root with the server's details of name in s, which the
@@ -608,7 +577,6 @@ export class Panel {
       return;
     }
     root.innerHTML = p.node;
-    startNodeClock(root, snapshotOf(s, name), this.timing);
     tick(root);
   }
 

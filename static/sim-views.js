@@ -1,5 +1,5 @@
 // sim-views.js holds what the classroom's scripts look up of a run's
-// service (its words, its API path) and of a step's locks; the server
+// service (its words, its API path); the server
 // draws the run's card (views.RunParts), which sim-panel.js swaps in.
 
 // serviceWords are the classroom's words of every registered service
@@ -24,12 +24,4 @@ export function sideBySide() {
 // nothing for the default service.
 export function serviceQuery(service) {
   return service && service !== serviceWords.default ? `?service=${encodeURIComponent(service)}` : '';
-}
-
-// snapshotOf is the step's snapshot that has node name: the lock the live
-// reader follows, or one of a scene's locks (a PostgreSQL row that the
-// table's queue no longer shows once nobody waits for it).
-export function snapshotOf(s, name) {
-  const has = (snap) => snap && (snap.nodes || []).some((n) => n.name === name);
-  return [s.snapshot, ...(s.locks || [])].find(has) || s.snapshot;
 }

@@ -96,15 +96,15 @@ export class QueueTable {
 
   // update shows snap; pending is a request() made for it, if the page
   // started one while it read snap.
-  update(snap, timing, selected, pending = null) {
-    Object.assign(this, { snap, timing, selected, pending });
+  update(snap, selected, pending = null) {
+    Object.assign(this, { snap, selected, pending });
     this.refresh();
   }
 
   // framed shows snap, a live snapshot, with html, the parts its frame
   // brought (null: none; what is shown stays). Nothing is fetched.
-  framed(snap, timing, selected, html) {
-    Object.assign(this, { snap, timing, selected, pending: null });
+  framed(snap, selected, html) {
+    Object.assign(this, { snap, selected, pending: null });
     if (!html) return;
     this.put(html, this.scrollTo || '');
     if (this.scrollTo && this.root.querySelector(`tr[data-row="${CSS.escape(this.scrollTo)}"]`)) this.scrollTo = '';
@@ -168,8 +168,7 @@ export class QueueTable {
   }
 
   // put swaps the server's page in and starts its clocks, which tick in
-  // the page from the times the server gave, or a timing's (a
-  // run's clock).
+  // the page from the times the server gave.
   put(html, show) {
     const tpl = document.createElement('template');
     tpl.innerHTML = html;
@@ -186,15 +185,6 @@ export class QueueTable {
       putMeta(shown, meta);
       this.pager(shown, '');
       return;
-    }
-    // A run's rows tick on the run's clock, not the one they came with.
-    const byName = this.timing ? new Map((this.snap.nodes || []).map((n) => [n.name, n])) : new Map();
-    for (const tr of wrap.querySelectorAll('tbody tr')) {
-      const n = byName.get(tr.dataset.row);
-      const t = tr.querySelector('td.time');
-      if (!n || !t) continue;
-      t.dataset.since = this.timing.since(n);
-      t.dataset.verb = this.timing.verb(n);
     }
     // The clocks are set before the rows are patched in, so that a row
     // whose clock reads the same is left alone; they stop at the page's
@@ -241,14 +231,4 @@ function button(text, fn) {
   b.textContent = text;
   b.addEventListener('click', fn);
   return b;
-}
-
-// startNodeClock starts the clock of the node a detail pane the server
-// rendered (views.NodeDetailsView) describes from the timing's clock (a
-// run's), where that is not the one the server rendered it with.
-export function startNodeClock(root, snap, timing) {
-  const pane = root.querySelector('.node-details[data-node]');
-  const n = pane && (snap.nodes || []).find((x) => x.name === pane.dataset.node);
-  const dd = pane && pane.querySelector('dd.time');
-  if (n && dd && timing) dd.dataset.since = timing.since(n);
 }

@@ -21,13 +21,17 @@ type Clock struct {
 // ClockOf is n's clock. A holder's starts where the reader's HeldSince
 // says (lockqueue.CarryHolds: at the hand-off it saw, or bounded by the
 // node's creation or by when it was first seen holding, HeldBound), a
-// waiter's at its creation. The server decides it once, so every page,
+// waiter's at its creation, or where WaitSince says (a classroom run's). The server decides it once, so every page,
 // opened whenever, reads the same clock; static/queue.js's serverClock reads
 // the same fields for the lane it draws.
 func ClockOf(n lockqueue.Node) Clock {
+	waited := n.WaitSince()
+	if waited.IsZero() {
+		waited = n.Ctime
+	}
 	switch {
 	case n.Foreign:
-		return Clock{Since: n.Ctime, Verb: "age", Term: "age"}
+		return Clock{Since: waited, Verb: "age", Term: "age"}
 	case n.Holding && !n.HeldSince().IsZero():
 		return holdClock(n.HeldSince(), n.HeldBound())
 	case n.Holding && !n.Ctime.IsZero() && !n.CtimeAtMost:
@@ -35,10 +39,10 @@ func ClockOf(n lockqueue.Node) Clock {
 		return holdClock(n.Ctime, lockqueue.HeldAtMost)
 	case n.Holding:
 		return holdClock(time.Time{}, lockqueue.HeldAtLeast)
-	case n.CtimeAtMost:
+	case n.CtimeAtMost && n.WaitSince().IsZero():
 		return Clock{Since: n.Ctime, Verb: "waits ≥", Term: "waiting for at least"}
 	}
-	return Clock{Since: n.Ctime, Verb: "waits", Term: "waiting for"}
+	return Clock{Since: waited, Verb: "waits", Term: "waiting for"}
 }
 
 func holdClock(since time.Time, b lockqueue.Bound) Clock {

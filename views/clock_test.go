@@ -18,6 +18,10 @@ func TestClockOf(t *testing.T) {
 		n.SetHeldBound(b)
 		return n
 	}
+	waitedSince := func(n lockqueue.Node, t time.Time) lockqueue.Node {
+		n.SetWaitSince(t)
+		return n
+	}
 	for _, tc := range []struct {
 		name  string
 		n     lockqueue.Node
@@ -33,6 +37,7 @@ func TestClockOf(t *testing.T) {
 		{"waiter there before the reader", lockqueue.Node{Ctime: held, CtimeAtMost: true}, held, "waits ≥ 55s"},
 		{"waiter, no creation time", lockqueue.Node{}, time.Time{}, ""},
 		{"foreign", lockqueue.Node{Ctime: made, Foreign: true}, made, "age 1m 00s"},
+		{"waiter of a run, stamped on its clock", waitedSince(lockqueue.Node{Ctime: made, CtimeAtMost: true}, held), held, "waits 55s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := views.ClockOf(tc.n)

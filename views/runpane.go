@@ -2,7 +2,6 @@ package views
 
 import (
 	"strings"
-	"time"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
@@ -26,13 +25,4 @@ func watches(n *lockqueue.Node, path string) string {
 		out[i] = strings.Replace(p, path+"/", "", 1)
 	}
 	return strings.Join(out, ", ")
-}
-
-// heldSince is when holder n began to hold on the run's clock, the clock
-// shown (clockMs) if the run did not stamp it.
-func heldSince(n *lockqueue.Node, clockMs int64) int64 {
-	if t := n.HeldSince(); t != (time.Time{}) {
-		return t.UnixMilli()
-	}
-	return clockMs
 }

@@ -17,8 +17,10 @@ import (
 func TestRunPanes(t *testing.T) {
 	held := lockqueue.Node{Name: "lock-1", Holding: true, Session: "0x1", Data: "", Watching: []string{"/l/lock-0"}}
 	held.SetHeldSince(time.UnixMilli(1200))
-	locks := []lockqueue.Snapshot{{Path: "/l", Nodes: []lockqueue.Node{held,
-		{Name: "lock-2", WaitsOn: lockqueue.OnChildren, Data: "eA==", DataBinary: true, Watching: []string{"/l"}}}}}
+	// Stamped on the run's clock, as the run stamps its step's nodes.
+	waiting := lockqueue.Node{Name: "lock-2", WaitsOn: lockqueue.OnChildren, Data: "eA==", DataBinary: true, Watching: []string{"/l"}}
+	waiting.SetWaitSince(time.UnixMilli(2400))
+	locks := []lockqueue.Snapshot{{Path: "/l", Nodes: []lockqueue.Node{held, waiting}}}
 	s := RunState{Fencing: true, ClockMs: 3600, Clients: []RunClient{
 		{Name: "A", Node: "lock-1", State: "holding", Token: 7},
 		{Name: "B", Node: "lock-2", State: "paused", JoinedMs: 2400, WaitsFor: "A"},
