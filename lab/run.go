@@ -323,8 +323,13 @@ func (r *runner) fault(ctx context.Context, f Fault, id string) error {
 		}
 		r.record(Event{At: resumed, Client: id, Kind: Resumed})
 	case Kill:
-		sent := time.Now()
+		// Stamped under the lock that afterKill reads it with: an event
+		// read before this was told before it, so its belief ends with
+		// the kill. Stamped before, then set, a grant told in between
+		// (a busy CI machine's milliseconds) was counted, and its belief
+		// outlived the process (TestLabPostgres: two believers).
 		r.mu.Lock()
+		sent := time.Now()
 		if r.killed == nil {
 			r.killed = map[*exec.Cmd]time.Time{}
 		}
