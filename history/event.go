@@ -328,6 +328,7 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 		snap.Nodes = append(snap.Nodes, node)
 	}
 	lockqueue.StampWatches(&snap)
+	lockqueue.StampParent(&snap)
 	return snap
 }
 

@@ -63,7 +63,8 @@ type Stats struct {
 	Pending int
 }
 
-// Publish makes s the newest state of its lock and signals its subscribers.
+// Publish makes s the newest state of its lock, its parent bar stamped
+// (lockqueue.StampParent), and signals its subscribers.
 // Topics are keyed by s.Key(): the path for ZooKeeper, service:name for
 // another lock service.
 // It never blocks on a subscriber. A snapshot without a path is dropped.
@@ -71,7 +72,8 @@ func (h *Hub) Publish(s lockqueue.Snapshot) {
 	if s.Path == "" {
 		return
 	}
-	// Summarised outside the lock: it walks the nodes.
+	// Stamped and summarised outside the lock: both walk the nodes.
+	lockqueue.StampParent(&s)
 	latest := &s
 	sum := latest.Summarize()
 	key := sum.Key()

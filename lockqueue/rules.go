@@ -100,6 +100,34 @@ func StampWatches(s *Snapshot) {
 	}
 }
 
+// StampParent sets s.Parent from the whole of s: the hub stamps every
+// published snapshot, the history's replay and a classroom step theirs,
+// before any window is cut from it.
+func StampParent(s *Snapshot) {
+	p := Parent{}
+	semaphore := false
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.WaitsOn == OnChildren {
+			p.ChildWatchers++
+		}
+		semaphore = semaphore || n.Folder() != ""
+	}
+	switch {
+	case !s.Live():
+		p.Is = ParentUnknown
+	case !s.Exists:
+		p.Is = ParentMissing
+	case s.InvisibleChildWatches > 0:
+		p.Is, p.N = ParentInvisible, s.InvisibleChildWatches
+	case p.ChildWatchers > 0 && semaphore:
+		p.Is, p.N = ParentLeases, p.ChildWatchers
+	case p.ChildWatchers > 0:
+		p.Is, p.N = ParentHerd, p.ChildWatchers
+	}
+	s.Parent = p
+}
+
 // suspect edges are debounced before they show.
 func suspect(e Edge) bool {
 	return e == EdgeMissing || e == EdgeUnexpected || e == EdgeDangling

@@ -2,6 +2,7 @@ package lockqueue
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -479,6 +480,45 @@ func TestJoinWatchKinds(t *testing.T) {
 				if got := n.Watches(); !slices.Equal(got, want) {
 					t.Errorf("replayed %s: Watches = %+v, want the join's %+v", n.Name, got, want)
 				}
+			}
+		})
+	}
+}
+
+// The parent bar says the first of: not live, no lock, children watches
+// the server cannot list, a semaphore's standbys, a herd; and counts the
+// waiters on the children whatever it says.
+func TestStampParent(t *testing.T) {
+	herd := func(n int, folder string) []Node {
+		out := []Node{{Name: "a", Holding: true}}
+		for i := range n {
+			nd := Node{Name: fmt.Sprint("w", i), WaitsOn: OnChildren}
+			nd.SetFolder(folder)
+			out = append(out, nd)
+		}
+		return out
+	}
+	live := Snapshot{Path: "/q", Connection: Connected, Exists: true}
+	with := func(s Snapshot, f func(*Snapshot)) Snapshot { f(&s); return s }
+	tests := []struct {
+		desc string
+		s    Snapshot
+		want Parent
+	}{
+		{"a queue by predecessor", with(live, func(s *Snapshot) { s.Nodes = []Node{{Name: "a", Holding: true}, {Name: "b", WaitsFor: "a"}} }), Parent{}},
+		{"a herd", with(live, func(s *Snapshot) { s.Nodes = herd(3, "") }), Parent{Is: ParentHerd, N: 3, ChildWatchers: 3}},
+		{"a semaphore's standbys", with(live, func(s *Snapshot) { s.Nodes = herd(2, "/q/leases") }), Parent{Is: ParentLeases, N: 2, ChildWatchers: 2}},
+		{"watches the server cannot list", with(live, func(s *Snapshot) { s.Nodes = herd(2, ""); s.InvisibleChildWatches = 5 }), Parent{Is: ParentInvisible, N: 5, ChildWatchers: 2}},
+		{"no lock", with(live, func(s *Snapshot) { s.Exists = false }), Parent{Is: ParentMissing}},
+		{"reconnecting", with(live, func(s *Snapshot) { s.Connection = Reconnecting; s.Nodes = herd(1, "") }), Parent{Is: ParentUnknown, ChildWatchers: 1}},
+		{"an error", with(live, func(s *Snapshot) { s.Error = "boom" }), Parent{Is: ParentUnknown}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			s := tt.s
+			StampParent(&s)
+			if s.Parent != tt.want {
+				t.Errorf("Parent = %+v, want %+v", s.Parent, tt.want)
 			}
 		})
 	}

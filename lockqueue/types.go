@@ -361,7 +361,43 @@ type Snapshot struct {
 	// chroot, or the name serve --cluster gives. The history keeps the
 	// same path on two clusters apart by it. Empty until known.
 	Cluster string `json:"cluster,omitempty" history:"kept"`
+
+	// Parent is what the lock parent's bar says beside the path, set by
+	// StampParent where a snapshot is made to be shown (the hub's
+	// publish, a replay, a classroom step): of the whole queue, so a
+	// window of it says the same.
+	Parent Parent `json:"parent,omitzero" history:"-"`
 }
+
+// Parent is what a lock's parent bar says of what its lane cannot show.
+type Parent struct {
+	// Is is one of the Parent* states; empty when there is nothing to say.
+	Is string `json:"is,omitempty"`
+	// N counts what Is says: children watches the server cannot list
+	// (ParentInvisible), or waiters on the children (ParentLeases,
+	// ParentHerd).
+	N int `json:"n,omitempty"`
+	// ChildWatchers counts the queue's waiters whose rule is a children
+	// watch on the parent, whatever Is says: every change to the children
+	// wakes each of them.
+	ChildWatchers int `json:"childWatchers,omitempty"`
+}
+
+// The states of Parent.Is, in the order they are looked for.
+const (
+	// ParentUnknown: not live; the lane is the last state known.
+	ParentUnknown = "unknown"
+	// ParentMissing: the lock's parent does not exist.
+	ParentMissing = "missing"
+	// ParentInvisible: the server counts children watches on the parent
+	// that it cannot list (InvisibleChildWatches).
+	ParentInvisible = "invisible"
+	// ParentLeases: a semaphore's standbys wait on its children for a
+	// free lease; not a herd.
+	ParentLeases = "leases"
+	// ParentHerd: waiters watch all the children, each woken by every change.
+	ParentHerd = "herd"
+)
 
 // Filling says how far a snapshot published from a listing has its nodes
 // read: Read of Of nodes have their data, creation and session.

@@ -34,6 +34,7 @@ func locksOf(w World) ([]lockqueue.Snapshot, error) {
 // service's nodes are (C1, C2, …).
 func shownLock(snap lockqueue.Snapshot, clients []ClientInfo, clockMs int64) lockqueue.Snapshot {
 	snap = runClocks(snap, clients, clockMs)
+	lockqueue.StampParent(&snap)
 	owner := make(map[string]string, len(clients))
 	for _, c := range clients {
 		if c.Node != "" {

@@ -112,7 +112,10 @@ type State struct {
 	Planned int     `json:"planned"`
 	Playing bool    `json:"playing"`
 	Speed   float64 `json:"speed"`
-	Done    bool    `json:"done"`
+	// StepMs is how long the server plays a step at 1× (StepTick): a
+	// page that steps runs together waits it over the speed.
+	StepMs int64 `json:"stepMs"`
+	Done   bool  `json:"done"`
 	// Busy is set while a step runs on ZooKeeper (a crash step waits for
 	// the session to expire).
 	Busy  bool   `json:"busy"`
@@ -775,7 +778,7 @@ func (r *Run) stateAt(cursor int) State {
 	s := State{
 		ID: r.id, Service: lockqueue.WireService(r.sc.Service), Scenario: r.sc.Name, Title: cmp.Or(r.sc.Title, r.sc.Name), Lock: r.sc.Lock, Leases: r.sc.Leases,
 		Strategy: rc.Strategy, Fencing: r.fencing, Path: rec.Path, SessionTimeoutMs: r.m.backend.Timeout(r.sc).Milliseconds(),
-		Step: cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed,
+		Step: cursor, ClockMs: rec.Clock.Milliseconds(), Steps: len(r.records) - 1, Planned: len(r.plan), Playing: r.playing, Speed: r.speed, StepMs: StepTick.Milliseconds(),
 		Done: cursor == len(r.records)-1 && cursor >= len(r.plan), Busy: r.busy,
 		Action: rec.Action, Stats: rec.Stats, Clients: rec.Clients, Narration: rec.Narration,
 		Pseudocode: Pseudocode{Strategy: rc.Strategy, Lines: rc.Lines, Line: rec.Line, Client: rec.LineClient},

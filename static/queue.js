@@ -339,20 +339,18 @@ function layLane(snap, opts) {
 }
 
 // parentBar is the lock parent: a bar as wide as the lane, saying what the
-// lane cannot show (its state unknown, the lock missing, a herd).
-function parentBar({ snap, win, width }) {
-  const nodes = snap.nodes || [];
-  const childWatchers = win ? win.childWatchers || 0 : nodes.filter((n) => n.waitsOn === 'children').length;
+// lane cannot show (its state unknown, the lock missing, a herd), as the
+// server says it (lockqueue.Parent).
+function parentBar({ snap, width }) {
+  const p = snap.parent || {};
+  const childWatchers = p.childWatchers || 0;
   const parent = el('g', { class: 'parent' + (childWatchers ? ' herd' : ''), 'data-parent': snap.path, 'data-children-watchers': childWatchers });
   parent.append(el('rect', { x: PAD, y: BAR_Y, width: width - 2 * PAD, height: BAR_H, rx: 4 }));
   let text = snap.path || '';
   // Not live, the state shown is the last known one: an empty lane or a
   // missing lock is not news of a free one.
-  if (snap.connection !== 'connected' || snap.error) text += words().unknown;
-  else if (snap.exists === false) text += words().missing;
-  else if (snap.invisibleChildWatches > 0) text += say('parent.invisible', { n: snap.invisibleChildWatches });
-  else if (childWatchers > 0 && nodes.some((n) => n.folder)) text += say('parent.leases', { n: childWatchers }); // a semaphore: not a herd
-  else if (childWatchers > 0) text += say('parent.herd', { n: childWatchers });
+  if (p.is === 'unknown' || p.is === 'missing') text += words()[p.is];
+  else if (p.is) text += say('parent.' + p.is, { n: p.n });
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.
   const fits = Math.max(12, Math.floor((width - 2 * PAD - 16) / 7.3));

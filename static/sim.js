@@ -279,9 +279,6 @@ function playing() {
   return !!together || panels.some((p) => p.state && p.state.playing);
 }
 
-// PLAY_INTERVAL_MS is the simulator's playInterval (simulator/run.go): a
-// step every 1.2 s at 1×.
-const PLAY_INTERVAL_MS = 1200;
 // playTogether plays a comparison until the end or a pause. A play pressed
 // while the last one is still finishing its step starts after it, so two
 // loops never step the runs at once.
@@ -303,7 +300,8 @@ async function playSteps(me) {
       const s = first && first.latest();
       if (!s || s.done || !(await command('/step'))) break;
       // Every step is shown, its notifications animated, before the next.
-      await Promise.all([show(), new Promise((r) => setTimeout(r, PLAY_INTERVAL_MS / speedOf(Number(ui.speed.value))))]);
+      // At the server's own pace (State.stepMs, a step at 1×).
+      await Promise.all([show(), new Promise((r) => setTimeout(r, s.stepMs / speedOf(Number(ui.speed.value))))]);
     }
   } finally {
     if (together === me) together = null;

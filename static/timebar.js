@@ -423,7 +423,8 @@ export class TimeBar {
         const { page, moment } = this.askMoment(want);
         const m = await moment;
         knowNames(m.names);
-        const next = m.snap || { path: this.host.path, nodes: [], alerts: [], connection: '' };
+        // A moment the history does not know: its state unknown.
+        const next = m.snap || { path: this.host.path, nodes: [], alerts: [], connection: '', parent: { is: 'unknown' } };
         // Drawn together, the lane and the table cost the browser one
         // style, layout and paint, not one each: the table's text is
         // awaited too, or the table would be patched a task later, after

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // Every phrase the scripts say is one of the server's: a key a script uses
@@ -47,9 +49,13 @@ func TestLanePhrasesCoverTheScripts(t *testing.T) {
 		}
 	}
 	// Keys picked at run time ('watch.' + an edge kind, 'act.' + an
-	// action) are counted here.
+	// action, 'parent.' + what the server says of the parent) are counted
+	// here.
 	for _, k := range []string{"watch.dangling", "watch.unexpected", "watch.deadlock", "act.release", "act.crash", "act.pause", "act.write"} {
 		used[k] = true
+	}
+	for _, is := range []string{lockqueue.ParentInvisible, lockqueue.ParentLeases, lockqueue.ParentHerd} {
+		used["parent."+is] = true
 	}
 	for _, section := range []map[string]string{lanePhrases, classPhrases, dashPhrases} {
 		for k := range section {

@@ -357,7 +357,7 @@ func foldRun(s lockqueue.Snapshot, fit, mark float64, selected, acted string, no
 			shown = append(shown, i)
 		}
 	}
-	w := &Window{Total: n, To: n, Holding: facts.holding, ChildWatchers: facts.childWatchers}
+	w := &Window{Total: n, To: n, Holding: facts.holding}
 	folded := foldTo(s, shown, facts, w)
 	lane := foldedLane{Window: w}
 	for i := range woken {

@@ -82,8 +82,6 @@ type Window struct {
 	// alerted or selected; Capped that more were left folded.
 	Extra  int  `json:"extra"`
 	Capped bool `json:"capped"`
-	// ChildWatchers counts the queue's waiters on the parent's children.
-	ChildWatchers int `json:"childWatchers"`
 	// Note says under the lane what is drawn of the queue and what is
 	// folded (views.FoldNote); empty when nothing is.
 	Note string `json:"note,omitempty"`
@@ -99,7 +97,7 @@ type Window struct {
 // middle for what they are. A lock's sockets share them per snapshot
 // (frameCache.windowFacts), so a window costs the nodes it sends.
 type windowFacts struct {
-	holding, childWatchers int
+	holding int
 	// holders are the holders' positions, ascending.
 	holders []int
 	// notable are the first positions, ascending, of the holders, zombies
@@ -123,9 +121,6 @@ func readWindowFacts(s *lockqueue.Snapshot) *windowFacts {
 		if nd.Holding {
 			f.holding++
 			f.holders = append(f.holders, i)
-		}
-		if nd.WaitsOn == lockqueue.OnChildren {
-			f.childWatchers++
 		}
 		if (nd.Holding || nd.Zombie || alerted[nd.Name]) && len(f.notable) < notableKept {
 			f.notable = append(f.notable, i)
@@ -175,7 +170,7 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 		facts = readWindowFacts(&s)
 	}
 	from := min(v.from, max(0, n-v.size))
-	w := &Window{Total: n, From: from, To: min(n, from+v.size), Holding: facts.holding, ChildWatchers: facts.childWatchers}
+	w := &Window{Total: n, From: from, To: min(n, from+v.size), Holding: facts.holding}
 	shown := windowEndsAndPage(n, w)
 	selected := -1
 	if v.node != "" {

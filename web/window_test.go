@@ -270,9 +270,6 @@ func windowOfEveryNode(s lockqueue.Snapshot, v view) (lockqueue.Snapshot, *Windo
 		if nd.Holding {
 			w.Holding++
 		}
-		if nd.WaitsOn == lockqueue.OnChildren {
-			w.ChildWatchers++
-		}
 		if show[i] {
 			continue
 		}

@@ -103,6 +103,10 @@ func change(v reflect.Value, name string) {
 		v.Set(reflect.ValueOf(append(v.Interface().([]string)[:v.Len():v.Len()], "/changed")))
 	case t == reflect.TypeFor[[]lockqueue.WaitEdge]():
 		v.Set(reflect.ValueOf([]lockqueue.WaitEdge{{To: "changed", Provenance: lockqueue.ByServer}}))
+	case t == reflect.TypeFor[lockqueue.Parent]():
+		p := v.Interface().(lockqueue.Parent)
+		p.ChildWatchers++
+		v.Set(reflect.ValueOf(p))
 	case t == reflect.TypeFor[[]lockqueue.Watch]():
 		v.Set(reflect.ValueOf([]lockqueue.Watch{{To: "changed", Kind: lockqueue.EdgeUnexpected}}))
 	case t == reflect.TypeFor[[]lockqueue.Alert]():
