@@ -89,6 +89,9 @@ func TestReadWriteLockView(t *testing.T) {
 	if got := eval[[]string](tb, `[...document.querySelectorAll('#lane [data-node] .shape')].map(e => e.tagName)`); strings.Join(got, ",") != "circle,rect,rect,circle,circle,rect" {
 		t.Errorf("shapes %v: readers should be circles, writers squares", got)
 	}
+	if got := eval[[]string](tb, `[...document.querySelectorAll('#lane [data-node] .glyph')].map(e => e.textContent)`); strings.Join(got, ",") != "R,W,W,R,R,W" {
+		t.Errorf("shape letters %v: want R for a reader, W for a writer", got)
+	}
 
 	// Selecting a node shows its details; the URL keeps it.
 	tb.click("click LOCK6", fmt.Sprintf(`#lane [data-node=%q]`, lock[5].name))

@@ -26,9 +26,6 @@ const LABEL_Y = 218;
 const LINE = 16;
 export const HEIGHT = LABEL_Y + 3 * LINE + 14;
 
-
-const SHAPE_LETTER = { read: 'R', write: 'W', exclusive: 'X', lease: 'L', unknown: '?' };
-
 // words are the server's words for the lane (views.Words, rendered into
 // every page as #lane-words): mode labels, states, provenance. The browser
 // has no copy of them.
@@ -49,11 +46,16 @@ export function say(key, vars = {}) {
   return t.replace(/\{(\w+)(?:\|([^|}]*)\|([^}]*))?\}/g, (_, k, one, many) => (one !== undefined ? (vars[k] === 1 ? one : many) : String(vars[k] ?? '')));
 }
 
+// modeWord is the server's words of a node mode (views.ModeWord): its
+// label (views.ModeLabel) and its shape's letter.
+function modeWord(mode) {
+  const modes = words().modes;
+  return modes.find((x) => x.mode === mode) || modes.find((x) => x.mode === 'unknown') || { label: mode, letter: '?' };
+}
+
 // modeLabel is the server's label of a node mode (views.ModeLabel).
 export function modeLabel(mode) {
-  const modes = words().modes;
-  const m = modes.find((x) => x.mode === mode) || modes.find((x) => x.mode === 'unknown');
-  return m ? m.label : mode;
+  return modeWord(mode).label;
 }
 
 // Lane names are the server's (views.ShortName): a node's label comes with
@@ -659,7 +661,7 @@ function drawShape(g, n, mode, alerts, inCycle) {
   const shape = shapePath(mode, R);
   shape.setAttribute('transform', `translate(0,${CY})`);
   g.append(shape);
-  g.append(el('text', { class: 'glyph', y: CY + 5 }, n.foreign ? '?' : SHAPE_LETTER[mode] || '?'));
+  g.append(el('text', { class: 'glyph', y: CY + 5 }, modeWord(n.foreign ? 'unknown' : mode).letter));
   if (alerts && alerts.length) {
     const b = el('g', { class: 'badge alert', transform: `translate(${R + 7},${CY - R + 4})` });
     b.append(el('circle', { r: 8 }));

@@ -54,10 +54,12 @@ func (s Service) Legend() []LegendItem {
 	return out
 }
 
-// ModeWord is one mode's label.
+// ModeWord is one mode's label, and the letter the lane's shape of it
+// carries.
 type ModeWord struct {
-	Mode  lockqueue.Mode `json:"mode"`
-	Label string         `json:"label"`
+	Mode   lockqueue.Mode `json:"mode"`
+	Label  string         `json:"label"`
+	Letter string         `json:"letter"`
 }
 
 // Words are the lane's words, with legend the legend of the page's

@@ -529,8 +529,8 @@ const (
 // the legend, the tables, the tooltips and the classroom (the lane's
 // through Words). Unknown is last and stands for any mode not listed.
 var modeWords = []ModeWord{
-	{lockqueue.Read, "reader"}, {lockqueue.Write, "writer"}, {lockqueue.Exclusive, "exclusive"},
-	{lockqueue.Lease, "lease"}, {lockqueue.Unknown, "foreign / unknown"},
+	{lockqueue.Read, "reader", "R"}, {lockqueue.Write, "writer", "W"}, {lockqueue.Exclusive, "exclusive", "X"},
+	{lockqueue.Lease, "lease", "L"}, {lockqueue.Unknown, "foreign / unknown", "?"},
 }
 
 // ModeLabel is the one label of a node mode.
