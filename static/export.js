@@ -2,7 +2,7 @@
 // change's lane as the lock page does. The incident file inlines it
 // (web/export.go) as a module, and queue.js and tz.js through an import
 // map: it runs from file://, with no network.
-import { drawQueue, knowNames, legend, serverClock, tick } from './queue.js';
+import { drawQueue, knowNames, legend, serverClock, tick, say } from './queue.js';
 import './tz.js';
 
 const changes = [...document.querySelectorAll('#changes .change')];
@@ -29,14 +29,14 @@ function draw(k) {
 
 function show(k) {
   if (!changes.length) {
-    where.textContent = 'no changes';
+    where.textContent = say('export.none');
     return;
   }
   i = Math.max(0, Math.min(changes.length - 1, k));
   changes.forEach((c, j) => (c.hidden = j !== i));
   draw(i);
   scrub.value = String(i);
-  where.textContent = `change ${i + 1} of ${changes.length}: ${changes[i].querySelector('h2').textContent}`;
+  where.textContent = say('export.at', { n: i + 1, total: changes.length, title: changes[i].querySelector('h2').textContent });
   document.body.dataset.change = String(i);
 }
 scrub.addEventListener('input', () => show(Number(scrub.value)));

@@ -2,6 +2,7 @@
 // #lab-live each view the server renders and streams
 // (/api/v1/lab/runs/{id}/live, server-sent events), and stops the run.
 // Every lane, count and word is the server's: nothing is worked out here.
+import { say } from './queue.js';
 
 const API = '/api/v1/lab/runs';
 const OWNER_HEADER = 'X-Zklockviz-Run-Owner';
@@ -41,13 +42,13 @@ async function start(ev) {
     res = await fetch(API, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   } catch (err) {
     going(false);
-    showError(`the server did not answer: ${err.message}`);
+    showError(say('lab.noAnswer', { why: err.message }));
     return;
   }
   const answer = await res.json().catch(() => ({}));
   if (!res.ok) {
     going(false);
-    showError(answer.error || `the server answered ${res.status}`);
+    showError(answer.error || say('lab.answered', { status: res.status }));
     return;
   }
   const source = new EventSource(`${API}/${encodeURIComponent(answer.id)}/live`);
@@ -63,7 +64,7 @@ async function start(ev) {
   });
   source.onerror = () => {
     if (source.readyState === EventSource.CLOSED) {
-      showError('the live view was cut off');
+      showError(say('lab.cutOff'));
       going(false);
     }
   };
@@ -74,11 +75,11 @@ async function stop() {
   stopBtn.disabled = true;
   const res = await fetch(`${API}/${encodeURIComponent(run.id)}/stop`, { method: 'POST', headers: { [OWNER_HEADER]: run.owner } }).catch((err) => ({
     ok: false,
-    json: async () => ({ error: `the server did not answer: ${err.message}` }),
+    json: async () => ({ error: say('lab.noAnswer', { why: err.message }) }),
   }));
   if (!res.ok) {
     const answer = await res.json().catch(() => ({}));
-    showError(answer.error || `the server answered ${res.status}`);
+    showError(answer.error || say('lab.answered', { status: res.status }));
     stopBtn.disabled = false;
   }
 }

@@ -26,9 +26,12 @@ const LABEL_Y = 218;
 const LINE = 16;
 export const HEIGHT = LABEL_Y + 3 * LINE + 14;
 
-// words are the server's words for the lane (views.Words, rendered into
-// every page as #lane-words): mode labels, states, provenance. The browser
-// has no copy of them.
+// words are the server's words for the lane and the pages' scripts
+// (views.Words and views' phrases, rendered into every page as
+// #lane-words): mode labels, states, provenance and every sentence a
+// script says. The browser words nothing of its own. They live here, not in
+// a module of their own, because an incident file inlines this module as a
+// data: URL, which can import nothing by a relative name.
 let cachedWords = null;
 function words() {
   if (!cachedWords) {
@@ -38,9 +41,9 @@ function words() {
   return cachedWords;
 }
 
-// say words one of the server's phrases for the lane (views.lanePhrases,
-// #lane-words' say) with vars: {x} is vars.x, {n|one|many} the word for a
-// count of one or of any other.
+// say words one of the server's phrases (views.lanePhrases, #lane-words'
+// say) with vars: {x} is vars.x, {n|one|many} the word for a count of one
+// or of any other.
 export function say(key, vars = {}) {
   const t = (words().say || {})[key] ?? key;
   return t.replace(/\{(\w+)(?:\|([^|}]*)\|([^}]*))?\}/g, (_, k, one, many) => (one !== undefined ? (vars[k] === 1 ? one : many) : String(vars[k] ?? '')));
@@ -80,7 +83,7 @@ export function knowNames(byName) {
 }
 
 export function shortSession(s) {
-  if (!s || s === '0x0') return s === '0x0' ? 'persistent' : '';
+  if (!s || s === '0x0') return s === '0x0' ? say('node.persistent') : '';
   return s.length > 8 ? 's …' + s.slice(-5) : 's ' + s;
 }
 
@@ -520,7 +523,7 @@ export function drawLocks(svg, locks, steps, opts = {}) {
   locks.forEach((snap, i) => {
     const lane = el('svg', { class: 'lane', x, y: top, role: 'group' });
     lane.dataset.lock = snap.path || '';
-    lane.setAttribute('aria-label', `lock ${snap.path}`);
+    lane.setAttribute('aria-label', say('lane.aria', { path: snap.path }));
     svg.append(lane);
     const pos = drawQueue(lane, snap, { ...opts, id: `${id}-${i}` });
     if (opts.href) {
@@ -635,7 +638,7 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   g.append(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
   drawShape(g, n, mode, alerts, inCycle);
   g.append(el('text', { class: 'label name', y: LABEL_Y }, nameLabel(n)));
-  const data = n.label ? clip(n.label, 18) : n.dataBinary ? '‹binary›' : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
+  const data = n.label ? clip(n.label, 18) : n.dataBinary ? say('node.binary') : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
   g.append(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
   // A service without sessions names the node's client instead.
   g.append(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session) || clip(n.client || '', 16)));
@@ -706,7 +709,7 @@ function timeLabel(n, snap, opts) {
     t.setAttribute('data-until', lease);
     t.setAttribute('data-left', n.leaseLeftMs);
     t.setAttribute('data-verb', 'lease');
-    t.setAttribute('data-expired', 'lease expired');
+    t.setAttribute('data-expired', say('clock.leaseExpired'));
     t.setAttribute('class', 'label time lease');
   } else if (n.zombie && n.expiresInMs > 0) {
     const base = opts.timing && opts.timing.receivedAt ? opts.timing.receivedAt : Date.now();
@@ -734,7 +737,7 @@ export function tick(root, now = Date.now()) {
     // expired what the server holds.
     const frozen = t.hasAttribute('data-left') && t.closest('[data-clock-at]');
     const left = frozen ? Number(t.getAttribute('data-left')) : Number(t.getAttribute('data-until')) - now;
-    t.textContent = left > 0 ? [t.getAttribute('data-verb'), fmtDur(left) + ' left'].filter(Boolean).join(' · ') : t.getAttribute('data-expired') || 'zombie · expiry due';
+    t.textContent = left > 0 ? [t.getAttribute('data-verb'), fmtDur(left) + ' left'].filter(Boolean).join(' · ') : t.getAttribute('data-expired') || say('clock.expiryDue');
   }
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
     const since = Number(t.getAttribute('data-since'));

@@ -5,7 +5,7 @@
 // pointer, as the time bar would.
 
 import { when, axisTicks } from './timeline.js';
-import { fmtDur, el } from './queue.js';
+import { fmtDur, el, say } from './queue.js';
 
 const H = 100; // the chart's height in viewBox units; bars use the bottom TOP of it
 const TOP = 86; // the top 14 units hold the alert ticks
@@ -80,7 +80,7 @@ export class Strip {
         const wh = (TOP * b.waiters) / top;
         if (b.holders) g.append(el('rect', { class: 'holders', x: i, y: H - hh, width: 1, height: hh }));
         if (b.waiters) g.append(el('rect', { class: 'waiters', x: i, y: H - hh - wh, width: 1, height: wh }));
-        g.append(el('title', {}, `${when(this.from + i * step)}: ${b.holders} holding, ${b.waiters} waiting, longest wait ${fmtDur(b.maxWait * 1000)}`));
+        g.append(el('title', {}, say('strip.bucket', { at: when(this.from + i * step), holders: b.holders, waiters: b.waiters, wait: fmtDur(b.maxWait * 1000) })));
         parts.push(g);
       }
       line += `${i ? 'L' : 'M'}${i + 0.5},${(H - (TOP * b.maxWait) / wtop).toFixed(2)}`;
@@ -97,7 +97,7 @@ export class Strip {
     for (const a of d.alerts || []) {
       const t = Date.parse(a.time);
       const m = el('line', { class: 'alert' + (a.raised ? '' : ' cleared'), x1: x(t), x2: x(t), y1: 0, y2: H - TOP - 2 });
-      m.append(el('title', {}, `${when(t)}: ${a.alert} ${a.raised ? 'raised' : 'cleared'}${a.message ? ' — ' + a.message : ''}`));
+      m.append(el('title', {}, say(a.raised ? 'strip.alert' : 'strip.cleared', { at: when(t), alert: a.alert, message: a.message ? ' — ' + a.message : '' })));
       parts.push(m);
     }
     this.cursorLine = el('line', { class: 'cursor', y1: 0, y2: H, visibility: 'hidden' });
@@ -108,7 +108,7 @@ export class Strip {
     svg.dataset.to = String(this.to);
     svg.dataset.maxQueue = String(d.maxQueue);
     svg.dataset.maxWait = String(d.maxWait);
-    this.scale.textContent = `queue up to ${d.maxQueue} · longest wait ${fmtDur(d.maxWait * 1000)}`;
+    this.scale.textContent = say('strip.scale', { queue: d.maxQueue, wait: fmtDur(d.maxWait * 1000) });
     this.cursor(this.at ?? null);
   }
 

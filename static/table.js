@@ -4,7 +4,7 @@
 // (views.QueueTable), fetched a page at a time, so a 10,000-node lock costs
 // one page of rows in the DOM and the browser words no label of its own.
 
-import { tick } from './queue.js';
+import { tick, say } from './queue.js';
 import { morph } from './morph.js';
 
 // FILTER_PAUSE_MS is how long the typing of a filter pauses before the
@@ -44,8 +44,8 @@ export class QueueTable {
     bar.className = 'table-bar';
     this.filterInput = document.createElement('input');
     this.filterInput.type = 'search';
-    this.filterInput.placeholder = 'filter by name, session or data';
-    this.filterInput.setAttribute('aria-label', 'filter rows');
+    this.filterInput.placeholder = say('table.filter');
+    this.filterInput.setAttribute('aria-label', say('table.filterAria'));
     // A filter typed is asked for once the typing pauses (or at Enter):
     // each ask moves the page's view, a socket with the whole window of a
     // long queue (80 KB and more), and a name typed a key at a time was
@@ -65,8 +65,8 @@ export class QueueTable {
     this.filterInput.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') apply();
     });
-    this.prev = button('‹ prev', () => this.go(this.page - 1));
-    this.next = button('next ›', () => this.go(this.page + 1));
+    this.prev = button(say('table.prev'), () => this.go(this.page - 1));
+    this.next = button(say('table.next'), () => this.go(this.page + 1));
     this.info = document.createElement('span');
     this.info.className = 'page-info';
     this.info.setAttribute('aria-live', 'polite');

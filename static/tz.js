@@ -100,9 +100,12 @@ const observer = new MutationObserver((records) => {
 function label() {
   const b = document.getElementById('tz-toggle');
   if (!b) return;
-  b.textContent = local ? `times: ${zoneName(new Date())}` : 'times: UTC';
+  // The server words both (views.TimeZoneToggle): UTC as the button
+  // comes, the zone's in its data-*.
+  if (!b.dataset.utc) Object.assign(b.dataset, { utc: b.textContent, utcTitle: b.title });
+  b.textContent = local ? b.dataset.local.replace('{zone}', zoneName(new Date())) : b.dataset.utc;
   b.setAttribute('aria-pressed', String(local));
-  b.title = local ? 'times are shown in this browser\'s time zone; click for UTC' : 'times are shown in UTC; click for this browser\'s time zone';
+  b.title = local ? b.dataset.localTitle : b.dataset.utcTitle;
   document.documentElement.dataset.timezone = local ? 'local' : 'utc';
 }
 

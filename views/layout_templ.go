@@ -231,7 +231,7 @@ func TimeZoneToggle() templ.Component {
 			templ_7745c5c3_Var10 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<button id=\"tz-toggle\" class=\"tz-toggle\" type=\"button\" aria-pressed=\"false\" title=\"times are shown in UTC; click for this browser's time zone\">times: UTC</button>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<button id=\"tz-toggle\" class=\"tz-toggle\" type=\"button\" aria-pressed=\"false\" title=\"times are shown in UTC; click for this browser's time zone\" data-local=\"times: {zone}\" data-local-title=\"times are shown in this browser's time zone; click for UTC\">times: UTC</button>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
