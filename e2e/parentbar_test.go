@@ -31,4 +31,14 @@ func TestParentBarCountsTheWholeHerd(t *testing.T) {
 	if drawn := eval[int](tb, `document.querySelectorAll('#lane [data-node]').length`); drawn >= n {
 		t.Errorf("the lane draws %d of %d nodes: want a window of them", drawn, n)
 	}
+
+	// The lock goes: its nodes with their session, then the parent. The
+	// bar says so, and no longer counts a herd.
+	admin.Close()
+	other := connect(t)
+	if err := other.Delete(path, -1); err != nil {
+		t.Fatalf("delete %s: %v", path, err)
+	}
+	tb.until("the bar says the lock does not exist", bar+`.dataset.childrenWatchers === '0' && `+
+		bar+`.querySelector('text').textContent === '`+path+`  (does not exist)'`)
 }

@@ -36,7 +36,7 @@ let cachedWords = null;
 function words() {
   if (!cachedWords) {
     const el = document.getElementById('lane-words');
-    cachedWords = el ? JSON.parse(el.textContent) : { modes: [], stalled: '', partOf: '', provenance: {}, missing: '', unknown: '' };
+    cachedWords = el ? JSON.parse(el.textContent) : { modes: [], stalled: '', partOf: '', provenance: {} };
   }
   return cachedWords;
 }
@@ -354,8 +354,7 @@ function parentBar({ snap, width }) {
   let text = snap.path || '';
   // Not live, the state shown is the last known one: an empty lane or a
   // missing lock is not news of a free one.
-  if (p.is === 'unknown' || p.is === 'missing') text += words()[p.is];
-  else if (p.is) text += say('parent.' + p.is, { n: p.n });
+  if (p.is) text += say('parent.' + p.is, { n: p.n });
   // The bar is as wide as the lane: a short lane clips the text (about 7.3 px
   // a character in the 12 px monospace), with the whole in the tooltip.
   const fits = Math.max(12, Math.floor((width - 2 * PAD - 16) / 7.3));

@@ -21,9 +21,10 @@ type Clock struct {
 // ClockOf is n's clock. A holder's starts where the reader's HeldSince
 // says (lockqueue.CarryHolds: at the hand-off it saw, or bounded by the
 // node's creation or by when it was first seen holding, HeldBound), a
-// waiter's at its creation, or where WaitSince says (a classroom run's). The server decides it once, so every page,
-// opened whenever, reads the same clock; static/queue.js's serverClock reads
-// the same fields for the lane it draws.
+// waiter's at its creation, or where WaitSince says (a classroom run's).
+// The server decides it once, so every page, opened whenever, reads the
+// same clock; static/queue.js's serverClock reads the same fields for the
+// lane it draws.
 func ClockOf(n lockqueue.Node) Clock {
 	waited := n.WaitSince()
 	if waited.IsZero() {

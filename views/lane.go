@@ -22,10 +22,6 @@ type LaneWords struct {
 	// Provenance words who vouches for a waits-for edge, by
 	// lockqueue.Provenance.
 	Provenance map[lockqueue.Provenance]string `json:"provenance"`
-	// Missing follows the lock's name when it does not exist; Unknown
-	// when the snapshot is not live, whatever it shows (never "free").
-	Missing string `json:"missing"`
-	Unknown string `json:"unknown"`
 	// Legend is the legend of the page's lock's service (Service.Legend):
 	// only the shapes and arrows its locks can show, in its own terms.
 	Legend []LegendItem `json:"legend"`
@@ -66,7 +62,7 @@ type ModeWord struct {
 // service.
 func Words(legend []LegendItem) LaneWords {
 	w := LaneWords{
-		Stalled: Stalled, PartOf: partOfPrefix, Missing: "  (does not exist)", Unknown: "  (unknown: the last known state, not live)",
+		Stalled: Stalled, PartOf: partOfPrefix,
 		Provenance: map[lockqueue.Provenance]string{lockqueue.ByRule: Provenance(lockqueue.ByRule), lockqueue.ByServer: Provenance(lockqueue.ByServer)},
 		Legend:     legend, Say: lanePhrases, Modes: slices.Clone(modeWords),
 	}

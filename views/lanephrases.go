@@ -5,6 +5,8 @@ package views
 // a value, {n|one|many} the word for a count of one or of any other. The
 // browser words nothing of its own.
 var lanePhrases = map[string]string{
+	"parent.unknown":   "  (unknown: the last known state, not live)",
+	"parent.missing":   "  (does not exist)",
 	"parent.invisible": "  · {n} children {n|watch|watches} the server cannot list",
 	"parent.leases":    "  · {n} {n|waits|wait} for a free lease",
 	"parent.herd":      "  · herd: {n} {n|watches|watch} all children",

@@ -54,7 +54,7 @@ func TestLanePhrasesCoverTheScripts(t *testing.T) {
 	for _, k := range []string{"watch.dangling", "watch.unexpected", "watch.deadlock", "act.release", "act.crash", "act.pause", "act.write"} {
 		used[k] = true
 	}
-	for _, is := range []string{lockqueue.ParentInvisible, lockqueue.ParentLeases, lockqueue.ParentHerd} {
+	for _, is := range []string{lockqueue.ParentUnknown, lockqueue.ParentMissing, lockqueue.ParentInvisible, lockqueue.ParentLeases, lockqueue.ParentHerd} {
 		used["parent."+is] = true
 	}
 	for _, section := range []map[string]string{lanePhrases, classPhrases, dashPhrases} {
