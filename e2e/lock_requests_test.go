@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/third_party/zk"
-	"github.com/zklockviz/zklockviz/views"
 )
 
 // An open lock page draws each change from its socket's frame alone: the
@@ -34,7 +34,7 @@ func TestLockPageAsksNothingPerChange(t *testing.T) {
 
 	for i := range 5 {
 		// A name longer than a lane column, so its label is the server's
-		// short one (views.ShortName), which only the frame can bring.
+		// short one (lockqueue.ShortName), which only the frame can bring.
 		name, err := c.Create(path+"/_c_0f0e0d0c0b0a-worker-lock-", []byte(fmt.Sprintf("waiter %d", i)), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 		if err != nil {
 			t.Fatalf("create waiter %d: %v", i, err)
@@ -42,7 +42,7 @@ func TestLockPageAsksNothingPerChange(t *testing.T) {
 		name = name[len(path)+1:]
 		seq := int64(0)
 		fmt.Sscanf(name[len(name)-10:], "%d", &seq)
-		label := views.ShortName(name, seq)
+		label := lockqueue.ShortName(name, seq)
 		if label == name {
 			t.Fatalf("%s is its own label; the test wants one the server shortens", name)
 		}

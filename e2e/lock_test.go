@@ -12,7 +12,6 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
 	"github.com/zklockviz/zklockviz/third_party/zk"
-	"github.com/zklockviz/zklockviz/views"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
@@ -172,9 +171,10 @@ func TestBannerWhenZooKeeperStops(t *testing.T) {
 	tb.until("the banner cleared", `document.getElementById('banner').hidden && document.body.dataset.live === 'true'`)
 }
 
-// The lane's name labels are the server's views.ShortName: the browser has
-// no copy of the rule.
-func TestShortNameMatchesServer(t *testing.T) {
+// The lane's three lines under each node are the server's
+// (lockqueue.LaneLines: the short name, the data, the session): the
+// browser has no copy of the rule.
+func TestLaneLinesMatchServer(t *testing.T) {
 	need(t)
 	const path = "/e2e/shortnames"
 	admin := connect(t)
@@ -195,11 +195,20 @@ func TestShortNameMatchesServer(t *testing.T) {
 		"W_-2147483648", "W_-000000005", "some-foreign-child-with-a-long-name",
 		"ünïcödé-node-with-long-name-0000000015",
 	}
+	data := map[string][]byte{
+		"R_0000000001": []byte("LOCK1"), "W_0000000012": []byte("host\tа.example.org  pid 4242 and more"),
+		"a5f2-lock-0000000012": {0, 1, 2, 0xff},
+	}
 	for _, n := range names {
-		if _, err := admin.Create(path+"/"+n, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := admin.Create(path+"/"+n, data[n], zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatalf("create %s: %v", n, err)
 		}
 	}
+	if _, err := admin.Create(path+"/P_0000000016", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("create a persistent node: %v", err)
+	}
+	t.Cleanup(func() { _ = admin.Delete(path+"/P_0000000016", -1) })
+	names = append(names, "P_0000000016")
 	srv := startServer(t, "--watch", path)
 	tb := newTab(t)
 	tb.open(srv.URL + "/lock?path=" + path)
@@ -214,8 +223,19 @@ func TestShortNameMatchesServer(t *testing.T) {
 		t.Fatalf("the server reads %d nodes, want %d", len(snap.Nodes), len(names))
 	}
 	for _, n := range snap.Nodes {
-		label := fmt.Sprintf(`(document.querySelector('#lane [data-node=%s] > text.label.name') || {}).textContent`, jsString(n.Name))
-		tb.until(fmt.Sprintf("%s labelled %q", n.Name, views.ShortName(n.Name, n.Seq)), label+` === `+jsString(views.ShortName(n.Name, n.Seq)))
+		want := lockqueue.LaneLines(&n)
+		lines := fmt.Sprintf(`JSON.stringify([...document.querySelectorAll('#lane [data-node=%s] > :is(text.label.name, text.label.data, text.label.session)')].map((t) => t.textContent))`, jsString(n.Name))
+		wantJSON, _ := json.Marshal(want)
+		tb.until(fmt.Sprintf("%s's lines %q", n.Name, want), lines+` === `+jsString(string(wantJSON)))
+	}
+	for name, want := range map[string][]string{
+		"R_0000000001": {"R_0000000001", "“LOCK1”"}, "W_0000000012": {"W_0000000012", "“host а.example…”"},
+		"a5f2-lock-0000000012": {"a5f2…lock#12", "‹binary›"}, "P_0000000016": {"P_0000000016", "—", "persistent"},
+	} {
+		i := slices.IndexFunc(snap.Nodes, func(n lockqueue.Node) bool { return n.Name == name })
+		if got := lockqueue.LaneLines(&snap.Nodes[i]); !slices.Equal(got[:len(want)], want) {
+			t.Errorf("%s's lines %q, want them to begin %q", name, got, want)
+		}
 	}
 }
 

@@ -84,7 +84,8 @@ func (r *Rare) zero() bool {
 		r.LeaseTTLMs == z.LeaseTTLMs &&
 		r.LeaseLeftMs == z.LeaseLeftMs &&
 		len(r.ShownEdges) == 0 &&
-		len(r.Watches) == 0
+		len(r.Watches) == 0 &&
+		len(r.Lane) == 0
 }
 
 // ExpiresInMs is Rare's ExpiresInMs.
@@ -373,4 +374,20 @@ func (n *Node) SetWatches(v []Watch) {
 		return
 	}
 	n.rare().Watches = v
+}
+
+// Lane is Rare's Lane.
+func (n *Node) Lane() (v []string) {
+	if n.Rare != nil {
+		v = n.Rare.Lane
+	}
+	return v
+}
+
+// SetLane sets Lane on a copy of n's Rare.
+func (n *Node) SetLane(v []string) {
+	if len(v) == 0 && len(n.Lane()) == 0 {
+		return
+	}
+	n.rare().Lane = v
 }

@@ -269,6 +269,10 @@ type Rare struct {
 	// a waiter of a big queue has: nil says "that one watch when Edge is
 	// EdgeConfirmed, else none", so such a node keeps no Rare for it.
 	Watches []Watch `json:"watches,omitempty" history:"-"`
+	// Lane is what a lane writes under the node's shape (LaneLines): set
+	// on the nodes a page is sent (StampLane), and following from the
+	// fields compared.
+	Lane []string `json:"lane,omitempty" eq:"-" history:"-"`
 }
 
 // modeCode is a Mode in a byte, for the one a node's name says.

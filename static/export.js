@@ -2,14 +2,12 @@
 // change's lane as the lock page does. The incident file inlines it
 // (web/export.go) as a module, and queue.js and tz.js through an import
 // map: it runs from file://, with no network.
-import { drawQueue, knowNames, legend, serverClock, tick, say } from './queue.js';
+import { drawQueue, legend, serverClock, tick, say } from './queue.js';
 import './tz.js';
 
 const changes = [...document.querySelectorAll('#changes .change')];
 const scrub = document.getElementById('scrub');
 const where = document.getElementById('where');
-const names = document.getElementById('lane-names');
-if (names) knowNames(JSON.parse(names.textContent));
 const key = document.getElementById('legend');
 if (key) legend(key);
 let i = 0;

@@ -64,7 +64,7 @@ export function lockQuery(params, query) {
 // ({from, size, node}), a long queue comes as that part of it (the server's
 // web/window.go; snap.window says which part); setWindow moves it. With
 // window.parts (and the table's page and filter q), every frame also
-// carries the page's parts and the lane's labels (msg.parts, msg.names).
+// carries the page's parts (msg.parts).
 export class LiveLock {
   constructor(path, { query = '', onSnapshot, onStatus, base = '', window = null } = {}) {
     this.path = path;

@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, drawLocks, serverClock, tick, legend, knowNames, say, COL } from './queue.js';
+import { drawQueue, drawLocks, serverClock, tick, legend, say, COL } from './queue.js';
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable } from './table.js';
@@ -262,7 +262,6 @@ function drawScene(clock) {
     sceneSvg.replaceChildren();
     return;
   }
-  knowNames(sc.names);
   drawLocks(sceneSvg, sc.locks, sc.cycle, { id: 'scene', timing: clock, href: (_, i) => sc.hrefs[i] });
 }
 
@@ -330,10 +329,9 @@ function follow() {
   }).start();
   renderBanner();
 }
-// showLive shows s, the lock's newest state, and what its frame msg
-// brought with it: the lane's labels and the parts.
+// showLive shows s, the lock's newest state, and the parts its frame msg
+// brought with it.
 function showLive(s, msg = {}) {
-  knowNames(msg.names);
   // A frame with the parts says whether the history records.
   if (msg.parts !== undefined) {
     body.dataset.historyOff = msg.historyOff || '';

@@ -61,32 +61,6 @@ export function modeLabel(mode) {
   return modeWord(mode).label;
 }
 
-// Lane names are the server's (views.ShortName): a node's label comes with
-// the frame or the answer that brings the node (web/pageframe.go), or with
-// an incident file; a node whose label is its name comes with none. Until
-// one comes the lane shows the whole name, clipped.
-const names = new Map(); // name -> label
-const MAX_NAMES = 20000;
-
-function nameLabel(n) {
-  return names.get(n.name) || clip(n.name, 16);
-}
-
-// knowNames takes lane labels the page was given, by name.
-export function knowNames(byName) {
-  for (const [name, label] of Object.entries(byName || {})) names.set(name, label);
-  // The oldest go first: a lane draws the nodes its latest frames brought.
-  for (const name of names.keys()) {
-    if (names.size <= MAX_NAMES) break;
-    names.delete(name);
-  }
-}
-
-export function shortSession(s) {
-  if (!s || s === '0x0') return s === '0x0' ? say('node.persistent') : '';
-  return s.length > 8 ? 's …' + s.slice(-5) : 's ' + s;
-}
-
 export function clip(text, n) {
   if (text.length <= n) return text;
   return text.slice(0, n - 1) + '…';
@@ -636,11 +610,11 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   // The whole column answers clicks, not only the shape's pixels.
   g.append(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
   drawShape(g, n, mode, alerts, inCycle);
-  g.append(el('text', { class: 'label name', y: LABEL_Y }, nameLabel(n)));
-  const data = n.label ? clip(n.label, 18) : n.dataBinary ? say('node.binary') : n.data ? '“' + clip(n.data.replace(/\s+/g, ' '), 15) + '”' : '—';
+  // The three lines under the shape are the server's (lockqueue.LaneLines).
+  const [name, data, session] = n.lane || [n.name, '', ''];
+  g.append(el('text', { class: 'label name', y: LABEL_Y }, name));
   g.append(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
-  // A service without sessions names the node's client instead.
-  g.append(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, shortSession(n.session) || clip(n.client || '', 16)));
+  g.append(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, session));
   g.append(timeLabel(n, snap, opts));
   g.addEventListener('click', () => opts.onSelect && opts.onSelect(n.name));
   g.addEventListener('keydown', (e) => {

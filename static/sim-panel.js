@@ -2,7 +2,7 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, serverClock, drawLocks, animateNotify, animateNotifyParent, tick, knowNames, say, el, legend, COL, GROUP_COL, PAD } from './queue.js';
+import { drawQueue, serverClock, drawLocks, animateNotify, animateNotifyParent, tick, say, el, legend, COL, GROUP_COL, PAD } from './queue.js';
 import { QueueTable } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
@@ -313,7 +313,6 @@ export class Panel {
       this.awaiting = !last || last.step !== raw.step || !!last.busy !== !!raw.busy;
       return;
     }
-    knowNames(raw.names);
     this.queue.push(runState(raw));
     this.opts.onState();
   }

@@ -5,7 +5,7 @@
 // server's parts for it. The strip chart over the bar (strip.js) and the
 // figures under it follow the same window.
 
-import { knowNames, say } from './queue.js';
+import { say } from './queue.js';
 import { lockQuery } from './live.js';
 import { Timeline, timelineKeys, when, drawAxis, hoverTime, dragSpan, axisTimeAt } from './timeline.js';
 import { Strip } from './strip.js';
@@ -59,7 +59,7 @@ async function fetchMoment(q, query) {
   const snap = answer.snapshot || null;
   // A long queue's moment comes as the window its lane draws.
   if (snap && answer.window) snap.window = answer.window;
-  return { snap, names: answer.names, html, status: res.status, statusText: res.statusText };
+  return { snap, html, status: res.status, statusText: res.statusText };
 }
 
 // TimeBar runs the bar in the element bar for the lock page, its host:
@@ -422,7 +422,6 @@ export class TimeBar {
         want = this.at;
         const { page, moment } = this.askMoment(want);
         const m = await moment;
-        knowNames(m.names);
         // A moment the history does not know: its state unknown.
         const next = m.snap || { path: this.host.path, nodes: [], alerts: [], connection: '', parent: { is: 'unknown' } };
         // Drawn together, the lane and the table cost the browser one

@@ -301,21 +301,6 @@ func (e Export) ImportMap() string {
 	return string(b)
 }
 
-// LaneNames are the lane's labels of every node of the incident's changes
-// (ShortName, as the lock page's frames bring them), since the file has no
-// server to ask.
-func (e Export) LaneNames() map[string]string {
-	out := map[string]string{}
-	for _, c := range e.Changes {
-		for _, n := range c.Snapshot.Nodes {
-			if _, ok := out[n.Name]; !ok {
-				out[n.Name] = ShortName(n.Name, n.Seq)
-			}
-		}
-	}
-	return out
-}
-
 // Lane is what the change's lane draws: its snapshot, with the window that
 // says which part of the queue its nodes are.
 func (c Change) Lane() any {

@@ -75,8 +75,6 @@ var lanePhrases = map[string]string{
 	"bar.seen":           "{at} · first seen: what was there when the history began · 0 of {total} changes",
 	"bar.seenMark":       "{at}: first seen (the history begins)",
 
-	"node.binary":        "‹binary›",
-	"node.persistent":    "persistent",
 	"clock.leaseExpired": "lease expired",
 	"clock.expiryDue":    "zombie · expiry due",
 	"lane.aria":          "lock {path}",

@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -361,7 +359,7 @@ func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
 		var short, full []string
 		for _, n := range s.Holders {
 			// Who holds, as the lane shows it, where it is known.
-			short = append(short, cmp.Or(n.Who, ShortName(n.Name, n.Seq)))
+			short = append(short, cmp.Or(n.Who, lockqueue.ShortName(n.Name, n.Seq)))
 			full = append(full, holderTitle(n))
 		}
 		row.Holders = strings.Join(short[:min(3, len(short))], ", ")
@@ -664,45 +662,4 @@ func httpStatusText(code int) string {
 		return fmt.Sprintf("%d %s", code, t)
 	}
 	return fmt.Sprint(code)
-}
-
-var (
-	seqMarkers = []string{"__READ__", "__WRIT__", "__rlock__", "__lock__", "-lock-", "-latch-", "-lease-", "-read-", "-write-"}
-)
-
-// ShortName keeps what tells lock nodes apart, the recipe's marker and the
-// sequence, plus a few characters of the random prefix Curator, kazoo and
-// go-zookeeper add: "_c_8f3a…-__READ__0000000003" reads "8f3a…READ#3". seq is
-// the node's parsed sequence, -1 when it has none. The lane's labels come
-// with the frames that bring their nodes: the browser has no copy of the rule.
-func ShortName(name string, seq int64) string {
-	if utf8.RuneCountInString(name) <= 14 {
-		return name
-	}
-	if seq == -1 {
-		r := []rune(name)
-		return string(r[:6]) + "…" + string(r[len(r)-6:])
-	}
-	width := 10
-	if s := strconv.FormatInt(seq, 10); seq < 0 && len(s) > width {
-		width = len(s)
-	}
-	prefix := name[:max(0, len(name)-width)]
-	marker := ""
-	for _, m := range seqMarkers {
-		if strings.HasSuffix(prefix, m) {
-			marker = strings.Trim(m, "-_")
-			prefix = strings.TrimSuffix(prefix, m)
-			break
-		}
-	}
-	prefix = strings.TrimPrefix(strings.TrimPrefix(prefix, "_c_"), "x-")
-	head := ""
-	if r := []rune(prefix); len(r) > 0 {
-		head = string(r[:min(4, len(r))]) + "…"
-	}
-	if marker == "" {
-		return head + "#" + strconv.FormatInt(seq, 10)
-	}
-	return head + marker + "#" + strconv.FormatInt(seq, 10)
 }

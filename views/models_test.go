@@ -8,30 +8,6 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
-func TestShortName(t *testing.T) {
-	tests := []struct {
-		name string
-		want string
-	}{
-		{"R_0000000001", "R_0000000001"},
-		{"_c_8f3a1b2c-1111-2222-3333-444455556666-__READ__0000000003", "8f3a…READ#3"},
-		{"_c_8f3a1b2c-1111-2222-3333-444455556666-__WRIT__0000000010", "8f3a…WRIT#10"},
-		{"_c_0123456789abcdef0123456789abcdef-lock-0000000007", "0123…lock#7"},
-		{"0123456789abcdef0123456789abcdef__rlock__0000000009", "0123…rlock#9"},
-		{"x-72057594037927936-0000000010", "7205…#10"},
-		{"guid-read-0000000013", "guid…read#13"},
-		{"0123456789abcdef0123456789abcdef", "012345…abcdef"},
-		{"some-foreign-child-with-a-long-name", "some-f…g-name"},
-		{"lock-2147483648-2147483648", "lock…#-2147483648"},
-	}
-	for _, tc := range tests {
-		nm, _ := lockqueue.ParseName(tc.name)
-		if got := ShortName(tc.name, nm.Seq); got != tc.want {
-			t.Errorf("ShortName(%q, %d) = %q, want %q", tc.name, nm.Seq, got, tc.want)
-		}
-	}
-}
-
 func TestDuration(t *testing.T) {
 	tests := []struct {
 		d    time.Duration

@@ -299,11 +299,9 @@ func (f *sockFrames) encode(e *frameEntry, k frameKey, prev *lockqueue.Snapshot,
 		}
 		e.sent, win = windowOf(snap, f.view, facts)
 		b, kind, err = encodeWindowFrame(prev, e.sent, win, nil)
-		// A short queue's frame to a socket that asked for no parts is the
-		// one every socket gets.
-		if err == nil && (win != nil || f.parts != nil) {
+		if err == nil && f.parts != nil {
 			e.partsBase = f.partsHad
-			b, e.partsSent, err = f.withPage(b, snap, prev, &e.sent)
+			b, e.partsSent, err = f.withPage(b, snap)
 		}
 	} else {
 		b, kind, err = encodeFrame(prev, snap, func(ofPrev bool) *names {

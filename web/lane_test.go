@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,10 +13,10 @@ import (
 	"github.com/zklockviz/zklockviz/views"
 )
 
-// The lane's words and name labels are the server's: every page carries
-// the words (#lane-words), and a lock page's socket brings views.ShortName
-// of each node with the frame that brings it.
-func TestLaneWordsAndNames(t *testing.T) {
+// The lane's words and lines are the server's: every page carries the
+// words (#lane-words), and a lock page's socket's frames bring each node's
+// lines (lockqueue.LaneLines).
+func TestLaneWordsAndLines(t *testing.T) {
 	ts, _ := partsServer(t, hub.New())
 
 	_, page := pageGet(t, ts.URL+"/sim", nil)
@@ -36,9 +37,8 @@ func TestLaneWordsAndNames(t *testing.T) {
 		}
 	}
 
-	// The lane's labels come with the frames of a lock page's socket:
-	// each node's once, with the frame that brings it, and none for a
-	// node that is its own label.
+	// The lane's lines come with the nodes of a lock page's socket's
+	// frames, and again with a node whose lines change.
 	h := hub.New()
 	reg := zkRegistry(nil, nil)
 	srv, err := New(Config{Hub: h, Services: reg, Pages: true, Logger: testLogger(t)})
@@ -53,29 +53,43 @@ func TestLaneWordsAndNames(t *testing.T) {
 	h.Publish(snap)
 	v := e.mustDial(t, "/lane&window=0:100&parts=1")
 	v.next()
-	sameJSON(t, "the first frame's names", frameNames(t, v.last), map[string]string{curator: "8f3a…READ#3"})
+	sameJSON(t, "the first frame's lines", frameLanes(t, v.last), map[string][]string{
+		curator: {"8f3a…READ#3", "“LOCK1”", "s 0x1000"}, "W_0000000012": {"W_0000000012", "“LOCK2”", "s 0x1001"},
+	})
 	if !strings.Contains(frameParts(t, v.last), `<tr data-row="W_0000000012"`) {
 		t.Errorf("the first frame's parts have no row of W_0000000012:\n%s", frameParts(t, v.last))
 	}
+	snap.Nodes = slices.Clone(snap.Nodes)
+	snap.Nodes[1].Data = "LOCK9"
 	snap.Revision++
 	snap.Nodes = append(snap.Nodes, lockqueue.Node{Name: foreign, Seq: -1, Mode: lockqueue.Unknown})
 	h.Publish(snap)
 	v.next()
-	sameJSON(t, "the next frame's names", frameNames(t, v.last), map[string]string{foreign: views.ShortName(foreign, -1)})
+	sameJSON(t, "the next frame's lines", frameLanes(t, v.last), map[string][]string{
+		"W_0000000012": {"W_0000000012", "“LOCK9”", "s 0x1001"}, foreign: {"some-f…g-name", "—", ""},
+	})
 }
 
-// frameNames and frameParts read what a parts socket's frame carries
-// beside the nodes.
-func frameNames(t *testing.T, b []byte) map[string]string {
+// frameLanes are the lane's lines of the nodes a frame brings, whole or
+// as a delta's upserts, by name.
+func frameLanes(t *testing.T, b []byte) map[string][]string {
 	t.Helper()
-	var x pageExtra
-	if err := json.Unmarshal(b, &x); err != nil {
+	var f Frame
+	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatalf("frame %s: %v", b, err)
 	}
-	if x.Names == nil {
-		return map[string]string{}
+	var nodes []lockqueue.Node
+	switch {
+	case f.Snapshot != nil:
+		nodes = f.Snapshot.Nodes
+	case f.Delta != nil:
+		nodes = f.Upsert
 	}
-	return x.Names
+	out := map[string][]string{}
+	for _, n := range nodes {
+		out[n.Name] = n.Lane()
+	}
+	return out
 }
 
 func frameParts(t *testing.T, b []byte) string {

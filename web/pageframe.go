@@ -14,9 +14,8 @@ import (
 )
 
 // A lock page's socket (?window=FROM:SIZE) carries, beside each frame's
-// nodes, what the page shows of them in the server's words: the lane's name
-// labels of the nodes the frame brings (views.ShortName) and, with
-// &parts=1, the sections of the parts that changed since its last frame
+// nodes, which bring their lane's lines (windowOf), with &parts=1 the
+// sections of the parts that changed since its last frame
 // (views.LockPartSections: the banner, summary, alerts, the table's page
 // and its counts, the selected node's details; the same render GET
 // /parts/lock answers, shared through partsCache). They are made once per
@@ -66,8 +65,7 @@ type partsFunc func(snap lockqueue.Snapshot, v view) (part *renderedPart, histor
 
 // pageExtra is what a parts socket's frame carries beside the nodes.
 type pageExtra struct {
-	Parts string            `json:"parts,omitempty"`
-	Names map[string]string `json:"names,omitempty"`
+	Parts string `json:"parts,omitempty"`
 	// HistoryOff, with the parts, says since when and why the history does
 	// not record; left out while it does.
 	HistoryOff string `json:"historyOff,omitempty"`
@@ -76,53 +74,35 @@ type pageExtra struct {
 	Scene *scene `json:"scene,omitempty"`
 }
 
-// withPage adds to b, a windowed frame's JSON object, the name labels of
-// sent's nodes that prev (the window sent before, nil for none) did not
-// have and, for a parts socket (f.parts not nil), the sections of snap's
-// parts whose hashes are not those the socket had (f.partsHad). sums are
-// the hashes of the sections the socket has then. A parts socket's frame
-// brings the lock's deadlock scene too, from f.latest (nil: none).
-func (f *sockFrames) withPage(b []byte, snap lockqueue.Snapshot, prev, sent *lockqueue.Snapshot) (_ []byte, sums []uint64, _ error) {
-	x := pageExtra{Names: newNameLabels(prev, sent)}
-	if f.parts != nil {
-		part, off := f.parts(snap, f.view)
-		if part.err != nil {
-			return nil, nil, part.err
-		}
-		var html []byte
-		for i, sec := range part.sections() {
-			if i >= len(f.partsHad) || f.partsHad[i] != part.sums[i] {
-				html = append(html, sec...)
-			}
-		}
-		x.Parts, x.HistoryOff, sums = string(html), off, part.sums
-		if f.latest != nil {
-			x.Scene = sceneOf(snap, f.latest)
+// withPage adds to b, a windowed frame's JSON object, the sections of
+// snap's parts whose hashes are not those the socket had (f.partsHad), and
+// the lock's deadlock scene, from f.latest (nil: none). sums are the hashes
+// of the sections the socket has then.
+func (f *sockFrames) withPage(b []byte, snap lockqueue.Snapshot) (_ []byte, sums []uint64, _ error) {
+	part, off := f.parts(snap, f.view)
+	if part.err != nil {
+		return nil, nil, part.err
+	}
+	var html []byte
+	for i, sec := range part.sections() {
+		if i >= len(f.partsHad) || f.partsHad[i] != part.sums[i] {
+			html = append(html, sec...)
 		}
 	}
-	xb, err := encodeExtra(x, f.parts != nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode the page's parts of %s: %w", snap.Path, err)
+	x := pageExtra{Parts: string(html), HistoryOff: off}
+	if f.latest != nil {
+		x.Scene = sceneOf(snap, f.latest)
 	}
-	return mergeObjects(b, xb), sums, nil
-}
-
-// encodeExtra encodes x; raw leaves <, > and & as they are, for a frame
-// only a socket carries: HTML escaped for an HTML page takes six bytes a
-// tag bracket, and the parts are HTML. The frame a page carries in a
-// <script> element (pages.firstFrame) is escaped, as its names could end
-// the element.
-func encodeExtra(x pageExtra, raw bool) ([]byte, error) {
-	if !raw {
-		return json.Marshal(x)
-	}
+	// Raw: <, > and & as they are, since only a socket carries the frame;
+	// HTML escaped for an HTML page takes six bytes a tag bracket, and the
+	// parts are HTML.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(x); err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("encode the page's parts of %s: %w", snap.Path, err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return mergeObjects(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), part.sums, nil
 }
 
 // mergeObjects joins two JSON objects with distinct keys into one.
@@ -134,32 +114,6 @@ func mergeObjects(a, b []byte) []byte {
 	out = append(out, a[:len(a)-1]...)
 	out = append(out, ',')
 	return append(out, b[1:]...)
-}
-
-// newNameLabels are the lane's labels of sent's nodes that prev had not,
-// of those whose label is not their name (a short name is drawn as it is).
-func newNameLabels(prev, sent *lockqueue.Snapshot) map[string]string {
-	var had map[string]bool
-	if prev != nil {
-		had = make(map[string]bool, len(prev.Nodes))
-		for i := range prev.Nodes {
-			had[prev.Nodes[i].Name] = true
-		}
-	}
-	var out map[string]string
-	for i := range sent.Nodes {
-		n := &sent.Nodes[i]
-		if had[n.Name] {
-			continue
-		}
-		if label := views.ShortName(n.Name, n.Seq); label != n.Name {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[n.Name] = label
-		}
-	}
-	return out
 }
 
 // socketParts is the renderer of a lock's parts for its sockets: the

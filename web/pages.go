@@ -273,10 +273,6 @@ func (p *pages) firstFrame(id lockqueue.LockID, snap lockqueue.Snapshot, node st
 	v := view{on: true, from: 0, size: views.FirstPageRows, node: node}
 	sent, win := windowOf(snap, v, p.facts.window(id.Key(), versionOf(snap, true), snap))
 	b, _, err := encodeWindowFrame(nil, sent, win, nil)
-	if err == nil {
-		// The parts are the page's own.
-		b, _, err = (&sockFrames{view: v}).withPage(b, snap, nil, &sent)
-	}
 	if err != nil {
 		p.log.Warn("lock page's first frame", "lock", id.Key(), "err", err)
 		return nil

@@ -364,10 +364,8 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 		Known    bool               `json:"known"`
 		Snapshot lockqueue.Snapshot `json:"snapshot"`
 		// For the page (?parts=1): the window of the moment's queue its
-		// lane draws for the table's page, as a live socket would send it,
-		// and the labels of its nodes.
-		Window *Window           `json:"window,omitempty"`
-		Names  map[string]string `json:"names,omitempty"`
+		// lane draws for the table's page, as a live socket would send it.
+		Window *Window `json:"window,omitempty"`
 	}{Known: past.known, Snapshot: wireSnapshot(snap)}
 	if r.URL.Query().Get("parts") != "1" {
 		writeJSON(w, http.StatusOK, answer)
@@ -376,7 +374,6 @@ func (p *pages) lockAt(w http.ResponseWriter, r *http.Request) {
 	tq := tableQuery(r.URL.Query())
 	size := max(tq.Size, 1)
 	answer.Snapshot, answer.Window = windowOf(answer.Snapshot, view{on: true, from: tq.Page * size, size: size, node: tq.Selected}, nil)
-	answer.Names = newNameLabels(nil, &answer.Snapshot)
 	// The parts handler itself, into memory: the moment it rebuilds is the
 	// one just rebuilt (momentCache). Parts that fail are left out
 	// (lockParts logs why): the lane is still drawn, the table stays.

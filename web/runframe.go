@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -83,11 +82,10 @@ type sceneState interface {
 
 // runParts is what a parts socket's frame carries beside a run's state.
 type runParts struct {
-	Names    map[string]string `json:"names,omitempty"`
-	HTML     string            `json:"html,omitempty"`
-	Table    string            `json:"table"`
-	Node     string            `json:"node"`
-	NodeName string            `json:"nodeName"`
+	HTML     string `json:"html,omitempty"`
+	Table    string `json:"table"`
+	Node     string `json:"node"`
+	NodeName string `json:"nodeName"`
 }
 
 // withRunParts adds v's parts of state to b, state's JSON object; b as it
@@ -105,7 +103,7 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("read a run's state: %w", err)
 	}
-	x := runParts{NodeName: v.table.Selected, Names: runNames(snaps)}
+	x := runParts{NodeName: v.table.Selected}
 	var err error
 	if x.HTML, err = renderString(views.RunParts(f.RunState, classroomWordsOf(v.services, f.Service), snaps)); err != nil {
 		return nil, err
@@ -129,19 +127,9 @@ func withRunParts(b []byte, state any, v *runView, now time.Time) ([]byte, error
 	return mergeObjects(b, xb), nil
 }
 
-// runNames are the lane's labels of the nodes of snaps.
-func runNames(snaps []lockqueue.Snapshot) map[string]string {
-	out := map[string]string{}
-	for i := range snaps {
-		maps.Copy(out, newNameLabels(nil, &snaps[i]))
-	}
-	return out
-}
-
-// namedState is a run's state as the classroom's API answers it: with the
-// lane's labels of its nodes and what its card shows of it
-// (views.RunParts), which the panel draws at once,
-// before its socket brings the same state.
+// namedState is a run's state as the classroom's API answers it: with
+// what its card shows of it (views.RunParts), which the panel draws at
+// once, before its socket brings the same state.
 type namedState struct {
 	state    any
 	services *lockservice.Registry
@@ -168,9 +156,8 @@ func (n namedState) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	x, err := json.Marshal(struct {
-		Names map[string]string `json:"names,omitempty"`
-		HTML  string            `json:"html"`
-	}{runNames(ss.LockSnapshots()), html})
+		HTML string `json:"html"`
+	}{html})
 	if err != nil {
 		return nil, err
 	}

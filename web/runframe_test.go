@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
-	"github.com/zklockviz/zklockviz/views"
 )
 
 // A classroom panel's socket brings, with each state, the run's table, the
@@ -21,10 +21,7 @@ func TestClassroomSocketParts(t *testing.T) {
 	m := newSim(t, simulator.ManagerConfig{})
 	e := newEnv(t, Config{Services: zkRegistry(nil, m)})
 	api := apiClient{t: t, url: e.ts.URL + "/api/v1/sim", owners: &ownerJar{}}
-	var s struct {
-		simulator.State
-		Names map[string]string `json:"names"`
-	}
+	var s simulator.State
 	api.do("POST", "/runs", map[string]any{"scenario": "lock1-5"}, 201, &s)
 	run := "/runs/" + s.ID
 	api.do("POST", run+"/step", nil, 200, &s)
@@ -34,8 +31,8 @@ func TestClassroomSocketParts(t *testing.T) {
 	}
 	first, second := s.Snapshot.Nodes[0], s.Snapshot.Nodes[1]
 	for _, n := range s.Snapshot.Nodes {
-		if label := views.ShortName(n.Name, n.Seq); label != n.Name && s.Names[n.Name] != label {
-			t.Errorf("the step's answer labels %s %q, want %q", n.Name, s.Names[n.Name], label)
+		if got := n.Lane(); len(got) != 3 || got[0] != lockqueue.ShortName(n.Name, n.Seq) || !strings.HasPrefix(got[2], "s ") {
+			t.Errorf("the step's answer gives %s the lane's lines %q", n.Name, got)
 		}
 	}
 
@@ -79,7 +76,7 @@ func TestClassroomSocketParts(t *testing.T) {
 	if _, x := read(url.Values{"parts": {"1"}, "size": {"1"}, "page": {"1"}}); strings.Contains(x.Table, `data-row="`+first.Name+`"`) || !strings.Contains(x.Table, `data-row="`+second.Name+`"`) {
 		t.Errorf("the table's second page of one row:\n%s", x.Table)
 	}
-	if _, x := read(url.Values{}); x.Table != "" || x.Names != nil {
+	if _, x := read(url.Values{}); x.Table != "" || x.HTML != "" {
 		t.Errorf("a socket that asked for no parts got %+v", x)
 	}
 	if msg := api.errorOf("GET", run+"/ws?parts=1&page=-1", nil, 400); !strings.Contains(msg, "bad table view") {

@@ -24,9 +24,6 @@ type scene struct {
 	Hrefs []string `json:"hrefs"`
 	// Cycle is the cycle in wait order (waitgraph.Scene).
 	Cycle []waitgraph.Step `json:"cycle"`
-	// Names are the lane's labels of the locks' nodes that are not their
-	// names (views.ShortName).
-	Names map[string]string `json:"names,omitempty"`
 }
 
 // latestFunc is the newest snapshot of a lock by its key (the hub's).
@@ -55,23 +52,14 @@ func sceneOf(snap lockqueue.Snapshot, latest latestFunc) *scene {
 	}
 	out := &scene{Cycle: steps}
 	for _, l := range locks {
-		cut := cutToCycle(l, steps)
-		out.Locks = append(out.Locks, cut)
+		out.Locks = append(out.Locks, cutToCycle(l, steps))
 		out.Hrefs = append(out.Hrefs, views.LockHref(l.ServiceName(), l.Path))
-		for _, n := range cut.Nodes {
-			if label := views.ShortName(n.Name, n.Seq); label != n.Name {
-				if out.Names == nil {
-					out.Names = map[string]string{}
-				}
-				out.Names[n.Name] = label
-			}
-		}
 	}
 	return out
 }
 
 // cutToCycle is s with only its nodes that are waiters or targets of the
-// cycle's steps in it, in queue order.
+// cycle's steps in it, in queue order, with their lane's lines.
 func cutToCycle(s lockqueue.Snapshot, steps []waitgraph.Step) lockqueue.Snapshot {
 	in := map[string]bool{}
 	for _, st := range steps {
@@ -86,5 +74,5 @@ func cutToCycle(s lockqueue.Snapshot, steps []waitgraph.Step) lockqueue.Snapshot
 		}
 	}
 	s.Nodes = nodes
-	return s
+	return lockqueue.StampLane(s)
 }

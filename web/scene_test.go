@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/zklockviz/zklockviz/lockqueue"
@@ -70,8 +71,12 @@ func TestFrameBringsDeadlockScene(t *testing.T) {
 	if want := []string{"/x/b: lock-0000000001 → lock-0000000000", "/x/a: lock-0000000001 → lock-0000000000"}; !slices.Equal(steps, want) {
 		t.Errorf("the scene's cycle %q, want %q", steps, want)
 	}
-	if x.Scene.Names["lock-0000000001"] == "" {
-		t.Errorf("the scene brings no labels for its nodes: %v", x.Scene.Names)
+	for _, l := range x.Scene.Locks {
+		for _, n := range l.Nodes {
+			if got := n.Lane(); len(got) != 3 || got[0] != "lock…#"+strconv.FormatInt(n.Seq, 10) {
+				t.Errorf("the scene gives %s the lane's lines %q", n.Name, got)
+			}
+		}
 	}
 
 	calm := e.mustDial(t, "/x/calm&window=0:100&parts=1")

@@ -139,8 +139,9 @@ func TestWindowedSocket(t *testing.T) {
 	}
 }
 
-// A short queue comes whole to a windowed socket, as to any other, and a
-// malformed window is refused with a clear error.
+// A short queue comes whole to a windowed socket, as to any other (with
+// the lane's lines, which a page draws), and a malformed window is refused
+// with a clear error.
 func TestWindowedSocketShortQueueAndBadWindow(t *testing.T) {
 	e := newEnv(t, Config{})
 	f := gozkFolder("/short", windowWholeUpTo)
@@ -149,8 +150,14 @@ func TestWindowedSocketShortQueueAndBadWindow(t *testing.T) {
 	plain.next()
 	windowed := e.mustDial(t, "/short&window=0:100")
 	windowed.next()
-	if string(plain.last) != string(windowed.last) {
-		t.Error("a windowed socket got another first frame for a short queue")
+	if len(plain.snap.Nodes) != windowWholeUpTo || len(windowed.snap.Nodes) != windowWholeUpTo {
+		t.Errorf("a short queue of %d nodes came as %d to a plain socket and %d to a windowed one", windowWholeUpTo, len(plain.snap.Nodes), len(windowed.snap.Nodes))
+	}
+	for i := range windowed.snap.Nodes {
+		p, w := plain.snap.Nodes[i], windowed.snap.Nodes[i]
+		if p.Lane() != nil || len(w.Lane()) != 3 || !nodeEqual(&p, &w) {
+			t.Fatalf("node %d: plain %s with lines %q, windowed %s with %q; want the same node, with lines only for the page", i, p.Name, p.Lane(), w.Name, w.Lane())
+		}
 	}
 	if windowed.lastWindow() != nil {
 		t.Error("a short queue's frame has a window")
@@ -234,11 +241,12 @@ func TestWindowOfMatchesAPassOverEveryNode(t *testing.T) {
 	}
 }
 
-// windowOfEveryNode is windowOf as a pass over every node of the queue.
+// windowOfEveryNode is windowOf as a pass over every node of the queue
+// (the lane's lines stamped as windowOf does: not what it checks).
 func windowOfEveryNode(s lockqueue.Snapshot, v view) (lockqueue.Snapshot, *Window) {
 	n := len(s.Nodes)
 	if !v.on || n <= windowWholeUpTo {
-		return s, nil
+		return lockqueue.StampLane(s), nil
 	}
 	from := min(v.from, max(0, n-v.size))
 	w := &Window{Total: n, From: from, To: min(n, from+v.size)}
@@ -307,7 +315,7 @@ func windowOfEveryNode(s lockqueue.Snapshot, v view) (lockqueue.Snapshot, *Windo
 		w.Note = views.FoldNote(n, w.From, w.To, len(nodes), w.Extra, w.Capped)
 	}
 	s.Nodes = nodes
-	return s, w
+	return lockqueue.StampLane(s), w
 }
 
 // foldedTargetsEveryNode is foldedTargets as a pass over every node: it finds the positions of the nodes that the sent nodes wait
