@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/third_party/zk"
+	"github.com/zklockviz/zklockviz/views"
 )
 
 // An open lock page draws each change from its socket's frame alone: the
@@ -42,7 +42,7 @@ func TestLockPageAsksNothingPerChange(t *testing.T) {
 		name = name[len(path)+1:]
 		seq := int64(0)
 		fmt.Sscanf(name[len(name)-10:], "%d", &seq)
-		label := lockqueue.ShortName(name, seq)
+		label := views.ShortName(name, seq)
 		if label == name {
 			t.Fatalf("%s is its own label; the test wants one the server shortens", name)
 		}

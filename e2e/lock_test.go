@@ -12,6 +12,7 @@ import (
 	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/proxy"
 	"github.com/zklockviz/zklockviz/third_party/zk"
+	"github.com/zklockviz/zklockviz/views"
 	"github.com/zklockviz/zklockviz/zookeeper/zklocal/zktest"
 )
 
@@ -172,7 +173,7 @@ func TestBannerWhenZooKeeperStops(t *testing.T) {
 }
 
 // The lane's three lines under each node are the server's
-// (lockqueue.LaneLines: the short name, the data, the session): the
+// (views.LaneOf: the short name, the data, the session): the
 // browser has no copy of the rule.
 func TestLaneLinesMatchServer(t *testing.T) {
 	need(t)
@@ -223,7 +224,7 @@ func TestLaneLinesMatchServer(t *testing.T) {
 		t.Fatalf("the server reads %d nodes, want %d", len(snap.Nodes), len(names))
 	}
 	for _, n := range snap.Nodes {
-		want := lockqueue.LaneLines(&n)
+		want := views.LaneOf(&n, snap.UpdatedAt).Lines
 		lines := fmt.Sprintf(`JSON.stringify([...document.querySelectorAll('#lane [data-node=%s] > :is(text.label.name, text.label.data, text.label.session)')].map((t) => t.textContent))`, jsString(n.Name))
 		wantJSON, _ := json.Marshal(want)
 		tb.until(fmt.Sprintf("%s's lines %q", n.Name, want), lines+` === `+jsString(string(wantJSON)))
@@ -233,7 +234,7 @@ func TestLaneLinesMatchServer(t *testing.T) {
 		"a5f2-lock-0000000012": {"a5f2…lock#12", "‹binary›"}, "P_0000000016": {"P_0000000016", "—", "persistent"},
 	} {
 		i := slices.IndexFunc(snap.Nodes, func(n lockqueue.Node) bool { return n.Name == name })
-		if got := lockqueue.LaneLines(&snap.Nodes[i]); !slices.Equal(got[:len(want)], want) {
+		if got := views.LaneOf(&snap.Nodes[i], snap.UpdatedAt).Lines; !slices.Equal(got[:len(want)], want) {
 			t.Errorf("%s's lines %q, want them to begin %q", name, got, want)
 		}
 	}

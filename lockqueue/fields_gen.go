@@ -85,7 +85,7 @@ func (r *Rare) zero() bool {
 		r.LeaseLeftMs == z.LeaseLeftMs &&
 		len(r.ShownEdges) == 0 &&
 		len(r.Watches) == 0 &&
-		len(r.Lane) == 0
+		r.Lane == z.Lane
 }
 
 // ExpiresInMs is Rare's ExpiresInMs.
@@ -377,7 +377,7 @@ func (n *Node) SetWatches(v []Watch) {
 }
 
 // Lane is Rare's Lane.
-func (n *Node) Lane() (v []string) {
+func (n *Node) Lane() (v *Lane) {
 	if n.Rare != nil {
 		v = n.Rare.Lane
 	}
@@ -385,8 +385,8 @@ func (n *Node) Lane() (v []string) {
 }
 
 // SetLane sets Lane on a copy of n's Rare.
-func (n *Node) SetLane(v []string) {
-	if len(v) == 0 && len(n.Lane()) == 0 {
+func (n *Node) SetLane(v *Lane) {
+	if v == n.Lane() {
 		return
 	}
 	n.rare().Lane = v

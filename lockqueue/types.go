@@ -269,10 +269,30 @@ type Rare struct {
 	// a waiter of a big queue has: nil says "that one watch when Edge is
 	// EdgeConfirmed, else none", so such a node keeps no Rare for it.
 	Watches []Watch `json:"watches,omitempty" history:"-"`
-	// Lane is what a lane writes under the node's shape (LaneLines): set
-	// on the nodes a page is sent (StampLane), and following from the
+	// Lane is what a lane writes under the node's shape: set on the
+	// nodes a page is sent (views.StampLane), and following from the
 	// fields compared.
-	Lane []string `json:"lane,omitempty" eq:"-" history:"-"`
+	Lane *Lane `json:"lane,omitempty" eq:"-" history:"-"`
+}
+
+// Lane is what a lane writes under a node's shape, in the views' words
+// (views.LaneOf), so that the browser draws it as it comes.
+type Lane struct {
+	// Lines are its short name; who it is or its data; its session's
+	// tail or its client.
+	Lines []string `json:"lines"`
+	// Its clock: Verb ("holds", "waits ≥", "lease"), counted up from
+	// Since or down to Until (ms since the epoch; Since 0 when unknown),
+	// Left the time left when the snapshot was taken (a classroom step
+	// holds its clocks there), Hint how sure it is, Expired what it says
+	// at 0, Kind "lease" or "zombie" for a clock of those.
+	Verb    string `json:"verb,omitempty"`
+	Since   int64  `json:"since,omitempty"`
+	Until   int64  `json:"until,omitempty"`
+	Left    int64  `json:"left,omitempty"`
+	Hint    string `json:"hint,omitempty"`
+	Expired string `json:"expired,omitempty"`
+	Kind    string `json:"kind,omitempty"`
 }
 
 // modeCode is a Mode in a byte, for the one a node's name says.

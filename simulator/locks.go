@@ -31,7 +31,7 @@ func locksOf(w World) ([]lockqueue.Snapshot, error) {
 // with the run's clock (runClocks), each waits-for edge with who vouches for
 // it, a node that carries no words of its own (an etcd key has no
 // value, and its name is its lease) named by its client, as every other
-// service's nodes are (C1, C2, …), and every node with its lane's lines.
+// service's nodes are (C1, C2, …).
 func shownLock(snap lockqueue.Snapshot, clients []ClientInfo, clockMs int64) lockqueue.Snapshot {
 	snap = runClocks(snap, clients, clockMs)
 	lockqueue.StampParent(&snap)
@@ -47,7 +47,7 @@ func shownLock(snap lockqueue.Snapshot, clients []ClientInfo, clockMs int64) loc
 			n.SetLabel(owner[n.Name])
 		}
 	}
-	return lockqueue.StampLane(snap.WithWaitEdges())
+	return snap.WithWaitEdges()
 }
 
 // stateLocks are a step's locks as State shows them, the wait cycle

@@ -722,8 +722,8 @@ func (r *Run) Err() error {
 // (ClientInfo.SinceMs), any other node's WaitSince when its client joined
 // (JoinedMs), and a node no client owns the step's clock, clockMs. The
 // page times a step's nodes from the snapshot, as it does a live lock's
-// (views.ClockOf, queue.js's serverClock), and stops their clocks at
-// ClockMs. The nodes are copied: snap is the step's record.
+// (views.ClockOf, which its nodes bring: views.LaneOf), and stops their
+// clocks at ClockMs. The nodes are copied: snap is the step's record.
 func runClocks(snap lockqueue.Snapshot, clients []ClientInfo, clockMs int64) lockqueue.Snapshot {
 	byNode := make(map[string]ClientInfo, len(clients))
 	for _, c := range clients {

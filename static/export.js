@@ -2,7 +2,7 @@
 // change's lane as the lock page does. The incident file inlines it
 // (web/export.go) as a module, and queue.js and tz.js through an import
 // map: it runs from file://, with no network.
-import { drawQueue, legend, serverClock, tick, say } from './queue.js';
+import { drawQueue, legend, tick, say } from './queue.js';
 import './tz.js';
 
 const changes = [...document.querySelectorAll('#changes .change')];
@@ -20,7 +20,7 @@ function draw(k) {
   const data = document.getElementById(`snap-${k}`);
   if (!svg || !data || svg.dataset.drawn) return;
   const at = Number(c.dataset.at);
-  drawQueue(svg, JSON.parse(data.textContent), { id: `lane-${k}`, timing: serverClock(() => at) });
+  drawQueue(svg, JSON.parse(data.textContent), { id: `lane-${k}` });
   tick(c, at);
   svg.dataset.drawn = 'true';
 }

@@ -1,7 +1,7 @@
 // lock.js runs the lock view: one live queue, its alerts, a detail pane and
 // the table, with a banner whenever what is shown is not live.
 
-import { drawQueue, drawLocks, serverClock, tick, legend, say, COL } from './queue.js';
+import { drawQueue, drawLocks, tick, legend, say, COL } from './queue.js';
 
 import { LiveLock, lockQuery } from './live.js';
 import { QueueTable } from './table.js';
@@ -18,7 +18,6 @@ const svg = document.getElementById('lane');
 const banner = document.getElementById('banner');
 const details = document.getElementById('details');
 const foldNote = document.getElementById('fold-note');
-const timing = serverClock();
 let snap = null;
 let socket = { socket: 'connecting', attempt: 0 };
 let selected = new URLSearchParams(location.search).get('node') || '';
@@ -208,7 +207,7 @@ document.addEventListener('click', (e) => {
 // only near the part in view (nearView) until the moments stop coming:
 // when one node leaves a queue every column behind it moves, and the
 // browser would build, lay out and paint all of them each frame.
-function drawLane(clock, whole = false) {
+function drawLane(whole = false) {
   const next = svg.cloneNode(false);
   // The lane's clocks stop at the moment shown (data-clock-at), which
   // drawQueue's tick looks for above the lane.
@@ -219,7 +218,7 @@ function drawLane(clock, whole = false) {
   // The node with the keyboard's focus stays, wherever it is, or the
   // morph would drop the focus with it.
   const focused = svg.contains(document.activeElement) ? document.activeElement.getAttribute('data-node') : null;
-  drawQueue(next, snap, { selected, onSelect: select, timing: clock, id: 'lane', keep, focused, onFold: (from) => table.go(Math.floor(from / table.pageSize)) });
+  drawQueue(next, snap, { selected, onSelect: select, id: 'lane', keep, focused, onFold: (from) => table.go(Math.floor(from / table.pageSize)) });
   clearTimeout(laneRest);
   laneCulled = Number(next.dataset.culled) > 0;
   // Once the scrub rests, the whole lane: find-in-page, the alerts'
@@ -235,7 +234,7 @@ let laneCulled = false;
 let laneRest = 0;
 
 function redrawLane(whole) {
-  if (snap) drawLane(at !== null ? pastClock : timing, whole);
+  if (snap) drawLane(whole);
 }
 // A culled lane scrolled is drawn again around what comes into view.
 svg.parentElement.addEventListener('scroll', () => laneCulled && redrawLane(false), { passive: true });
@@ -255,14 +254,14 @@ function nearView() {
 // drawScene draws the deadlock's locks side by side, each titled with a
 // link to its page, and the cycle across them: the classroom's drawing,
 // from what the frame brought. Live only: a past moment has no scene.
-function drawScene(clock) {
+function drawScene() {
   const sc = at === null ? liveScene : null;
   sceneCard.hidden = !sc;
   if (!sc) {
     sceneSvg.replaceChildren();
     return;
   }
-  drawLocks(sceneSvg, sc.locks, sc.cycle, { id: 'scene', timing: clock, href: (_, i) => sc.hrefs[i] });
+  drawLocks(sceneSvg, sc.locks, sc.cycle, { id: 'scene', href: (_, i) => sc.hrefs[i] });
 }
 
 // render draws snap; pending is the table's page for it, if already asked;
@@ -271,9 +270,8 @@ function drawScene(clock) {
 function render(pending = null, framed = undefined) {
   renderBanner();
   if (!snap) return;
-  const clock = at !== null ? pastClock : timing;
-  drawLane(clock);
-  drawScene(clock);
+  drawLane();
+  drawScene();
   const folded = Number(svg.dataset.folded || 0);
   foldNote.hidden = !folded;
   foldNote.dataset.folded = String(folded);
@@ -339,7 +337,6 @@ function showLive(s, msg = {}) {
     liveScene = msg.scene || null;
   }
   liveSnap = s;
-  timing.receivedAt = Date.now();
   liveChanged();
   if (at !== null) return; // a past moment is shown; Live comes back to this
   snap = s;
@@ -382,11 +379,6 @@ setInterval(() => {
   if (historyWasOff && !off) historyBack();
   historyWasOff = off;
 }, 1000);
-
-// pastClock times a past moment's nodes from the snapshot the history
-// rebuilt: when each began to hold (heldSince) or queued (ctime), the clock
-// stopped at the moment (data-clock-at).
-const pastClock = serverClock(() => at);
 
 // The time bar (timebar.js) shows the lock as it was: it sets at, and has
 // the page draw the moment it fetched, or the newest live snapshot again.

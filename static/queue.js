@@ -80,48 +80,8 @@ export function fmtDur(ms) {
   return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
 }
 
-// serverClock times nodes as the server says (views.ClockOf reads the
-// same fields for the parts it renders): a holder from heldSince, which
-// the server stamped at the hand-off it saw, or bounded by the node's
-// creation or by when it first saw it holding (heldBound); a waiter from
-// its creation, or from waitSince (a classroom run stamps both on its
-// clock, whose start is 0). fallback() is when an unstamped holder's clock
-// starts when nothing bounds it (a past moment: the moment itself);
-// receivedAt, when set, is when the shown snapshot arrived.
-export function serverClock(fallback = () => 0) {
-  const holdVerb = { atMost: 'holds ≤', atLeast: 'holds ≥' };
-  const madeAt = (n) => (n.ctimeAtMost ? 0 : Date.parse(n.ctime) || 0);
-  return {
-    receivedAt: 0,
-    since(n) {
-      if (!n.holding || n.foreign) return Math.max(Date.parse(n.waitSince || n.ctime) || 0, 0);
-      return n.heldSince ? Date.parse(n.heldSince) : madeAt(n) || fallback();
-    },
-    verb(n) {
-      if (n.foreign) return 'age';
-      if (!n.holding) return n.ctimeAtMost && !n.waitSince ? 'waits ≥' : 'waits';
-      if (n.heldSince) return holdVerb[n.heldBound] || 'holds';
-      return madeAt(n) ? 'holds ≤' : 'holds ≥';
-    },
-  };
-}
-
-// holdHint explains a clock whose start is not a hand-off seen: a
-// "holds ≥" clock (when it acquired is unknown), a "holds ≤" one (since its
-// node was created).
-export function holdHint(verb) {
-  return verb === 'holds ≥' ? say('node.holdUnknown') : verb === 'holds ≤' ? say('node.holdSinceMade') : '';
-}
-
 // provenance words who vouches for an edge (views.Provenance).
 const provenance = (p) => words().provenance[p] || p;
-
-// leaseUntil is when n's lease runs out (ms epoch), counted from the
-// snapshot's updatedAt, when its time left was true; 0 when unknown.
-function leaseUntil(snap, n) {
-  const at = Date.parse(snap.updatedAt);
-  return n.leaseLeftMs > 0 && at > 0 ? at + n.leaseLeftMs : 0;
-}
 
 // alertIndex maps node names to the alerts that name them.
 function alertIndex(snap) {
@@ -233,7 +193,6 @@ function arc(x1, x2, y, dir, maxH) {
 // centre x of every drawn node, keyed by name, for animations.
 //   opts.selected: name of the selected node
 //   opts.onSelect(name): called when a node is clicked or chosen with Enter
-//   opts.timing: a clock (serverClock) for "holds 3s" / "waits 12s" labels
 //   opts.id: prefix for marker ids, unique per SVG on a page
 export function drawQueue(svg, snap, opts = {}) {
   const lane = layLane(snap, opts);
@@ -604,18 +563,18 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   if (n.stalledOn) tip.push(say('node.tipStalled', { stalled: w.stalled, on: n.stalledOn, since: n.stalledSince }));
   if (n.partOf) tip.push(say('node.tipPartOf', { partOf: w.partOf, of: n.partOf }));
   if (n.session) tip.push(say('node.tipSession', { session: n.session }));
-  if (opts.timing && holdHint(opts.timing.verb(n))) tip.push(holdHint(opts.timing.verb(n)));
+  if (n.lane && n.lane.hint) tip.push(n.lane.hint);
   for (const a of alerts || []) tip.push(say('node.tipAlert', { kind: a.kind, message: a.message }));
   g.append(el('title', {}, tip.join('\n')));
   // The whole column answers clicks, not only the shape's pixels.
   g.append(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
   drawShape(g, n, mode, alerts, inCycle);
-  // The three lines under the shape are the server's (lockqueue.LaneLines).
-  const [name, data, session] = n.lane || [n.name, '', ''];
+  // The three lines under the shape are the server's (views.LaneOf).
+  const [name, data, session] = (n.lane && n.lane.lines) || [n.name, '', ''];
   g.append(el('text', { class: 'label name', y: LABEL_Y }, name));
   g.append(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
   g.append(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, session));
-  g.append(timeLabel(n, snap, opts));
+  g.append(timeLabel(n));
   g.addEventListener('click', () => opts.onSelect && opts.onSelect(n.name));
   g.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') {
@@ -661,42 +620,21 @@ function drawShape(g, n, mode, alerts, inCycle) {
   }
 }
 
-// timeLabel is n's clock line: how long it has held or waited, or the
-// time its lease or its zombie's session has left.
-function timeLabel(n, snap, opts) {
-  const t = el('text', { class: 'label time', y: LABEL_Y + 3 * LINE });
-  if (opts.timing) {
-    const since = opts.timing.since(n);
-    if (since > 0) {
-      t.setAttribute('data-since', since);
-      t.setAttribute('data-verb', opts.timing.verb(n));
-    } else {
-      t.textContent = opts.timing.verb(n) + ' ?';
-      t.setAttribute('title', say('node.waitUnknown'));
-    }
-  }
-  const lease = leaseUntil(snap, n);
-  if (lease) {
-    // The lease's time left says more than the node's age: when it runs
-    // out, the service lets the node go.
-    t.setAttribute('data-until', lease);
-    t.setAttribute('data-left', n.leaseLeftMs);
-    t.setAttribute('data-verb', 'lease');
-    t.setAttribute('data-expired', say('clock.leaseExpired'));
-    t.setAttribute('class', 'label time lease');
-  } else if (n.zombie && n.expiresInMs > 0) {
-    const base = opts.timing && opts.timing.receivedAt ? opts.timing.receivedAt : Date.now();
-    t.setAttribute('data-until', base + n.expiresInMs);
-    // Under a classroom step, frozen as a lease is (tick): counted from
-    // when the frame came, a busy page read 1.9 s where the step says 2.0.
-    t.setAttribute('data-left', n.expiresInMs);
-    t.setAttribute('data-verb', 'zombie');
-    t.setAttribute('class', 'label time zombie');
-  } else if (n.zombie) {
-    // Its expiry unknown, the clock is how long it has held: worded so,
-    // not as if it had been a zombie all that time.
-    t.setAttribute('class', 'label time zombie');
-    t.setAttribute('data-verb', say('node.zombieHeld'));
+// timeLabel is n's clock line, as the server words it (views.LaneOf): how
+// long it has held or waited, or the time its lease or its zombie's
+// session has left, which tick counts.
+function timeLabel(n) {
+  const l = n.lane || {};
+  const t = el('text', { class: 'label time' + (l.kind ? ' ' + l.kind : ''), y: LABEL_Y + 3 * LINE, 'data-verb': l.verb || '' });
+  if (l.until) {
+    t.setAttribute('data-until', l.until);
+    t.setAttribute('data-left', l.left);
+    if (l.expired) t.setAttribute('data-expired', l.expired);
+  } else if (l.since > 0) {
+    t.setAttribute('data-since', l.since);
+  } else {
+    t.textContent = (l.verb || '') + ' ?';
+    if (l.hint) t.setAttribute('title', l.hint);
   }
   return t;
 }
@@ -710,12 +648,12 @@ export function tick(root, now = Date.now()) {
     // expired what the server holds.
     const frozen = t.hasAttribute('data-left') && t.closest('[data-clock-at]');
     const left = frozen ? Number(t.getAttribute('data-left')) : Number(t.getAttribute('data-until')) - now;
-    t.textContent = left > 0 ? [t.getAttribute('data-verb'), fmtDur(left) + ' left'].filter(Boolean).join(' · ') : t.getAttribute('data-expired') || say('clock.expiryDue');
+    t.textContent = left > 0 ? [t.getAttribute('data-verb'), say('clock.left', { left: fmtDur(left) })].filter(Boolean).join(' · ') : t.getAttribute('data-expired') || say('clock.expiryDue');
   }
   for (const t of root.querySelectorAll('[data-since]:not([data-until])')) {
     const since = Number(t.getAttribute('data-since'));
     if (!(since > 0)) {
-      // Unknown start (see serverClock): say so, never a made-up age.
+      // Unknown start (views.ClockOf): say so, never a made-up age.
       t.textContent = [t.getAttribute('data-verb'), '?'].filter(Boolean).join(' ');
       if (!t.title) t.title = say('node.waitUnknown');
       continue;

@@ -2,7 +2,7 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, serverClock, drawLocks, animateNotify, animateNotifyParent, tick, say, el, legend, COL, GROUP_COL, PAD } from './queue.js';
+import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, say, el, legend, COL, GROUP_COL, PAD } from './queue.js';
 import { QueueTable } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
@@ -54,9 +54,6 @@ export class Panel {
     // Every API path of a pane's run names its service, but the default's.
     this.query = this.side ? serviceQuery(this.side.service) : '';
     this.state = null;
-    // The run stamps its nodes' clocks on its own (simulator.runClocks); the
-    // panel's data-clock-at stops them at the step's.
-    this.timing = serverClock();
     this.selectedClient = '';
     this.selectedNode = '';
     this.queue = [];
@@ -411,7 +408,7 @@ export class Panel {
     if (s.snapshot) {
       if (!scene) {
         this.positions = drawQueue(this.svg, s.snapshot, {
-          selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key, onFold: () => this.unfold(),
+          selected: this.selectedNode, onSelect: (n) => this.selectNode(n), id: 'run-' + this.key, onFold: () => this.unfold(),
         });
         this.countFolded(s.snapshot);
       }
@@ -535,7 +532,7 @@ export class Panel {
     const name = (n) => client.get(n) || n;
     this.positions = null; // no notification runs between a scene's lanes
     drawLocks(this.locksSvg, s.locks, s.cycleSteps || [], {
-      selected: this.selectedNode, onSelect: (n) => this.selectNode(n), timing: this.timing, id: 'run-' + this.key, names: name,
+      selected: this.selectedNode, onSelect: (n) => this.selectNode(n), id: 'run-' + this.key, names: name,
     });
     // The cycle's note is the server's (views.RunParts), empty without one.
     this.cycleNote.hidden = !this.cycleNote.children.length;

@@ -23,8 +23,7 @@ type Clock struct {
 // node's creation or by when it was first seen holding, HeldBound), a
 // waiter's at its creation, or where WaitSince says (a classroom run's).
 // The server decides it once, so every page, opened whenever, reads the
-// same clock; static/queue.js's serverClock reads the same fields for the
-// lane it draws.
+// same clock, and the lane's nodes bring it (LaneOf).
 func ClockOf(n lockqueue.Node) Clock {
 	waited := n.WaitSince()
 	if waited.IsZero() {
@@ -49,9 +48,9 @@ func ClockOf(n lockqueue.Node) Clock {
 func holdClock(since time.Time, b lockqueue.Bound) Clock {
 	switch b {
 	case lockqueue.HeldAtMost:
-		return Clock{Since: since, Verb: "holds ≤", Term: "holding for at most (since created)", Hint: lanePhrases["node.holdSinceMade"]}
+		return Clock{Since: since, Verb: "holds ≤", Term: "holding for at most (since created)", Hint: holdSinceMade}
 	case lockqueue.HeldAtLeast:
-		return Clock{Since: since, Verb: "holds ≥", Term: "holding for at least", Hint: lanePhrases["node.holdUnknown"]}
+		return Clock{Since: since, Verb: "holds ≥", Term: "holding for at least", Hint: holdUnknown}
 	}
 	return Clock{Since: since, Verb: "holds", Term: "holding for"}
 }
@@ -72,3 +71,12 @@ func (c Clock) SinceMs() int64 {
 	}
 	return c.Since.UnixMilli()
 }
+
+// A clock's words that the server says itself: the lane brings them
+// (LaneOf), and the table and the details render them.
+const (
+	holdSinceMade = "already holding when zklockviz first read the lock: the time since its node was created (ZooKeeper's ctime, corrected for the server's measured clock offset); it acquired at or after that, when exactly is unknown"
+	holdUnknown   = "already holding when zklockviz first saw it: held at least this long; when it acquired is unknown"
+	leaseExpired  = "lease expired"
+	zombieHeld    = "zombie · held"
+)

@@ -359,7 +359,7 @@ func NewLockRow(s *lockqueue.Summary, pending bool, now time.Time) LockRow {
 		var short, full []string
 		for _, n := range s.Holders {
 			// Who holds, as the lane shows it, where it is known.
-			short = append(short, cmp.Or(n.Who, lockqueue.ShortName(n.Name, n.Seq)))
+			short = append(short, cmp.Or(n.Who, ShortName(n.Name, n.Seq)))
 			full = append(full, holderTitle(n))
 		}
 		row.Holders = strings.Join(short[:min(3, len(short))], ", ")

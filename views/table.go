@@ -248,7 +248,7 @@ func refs(paths []string, prefix string) []Ref {
 		if nm, ok := lockqueue.ParseName(name); ok {
 			seq = nm.Seq
 		}
-		out = append(out, Ref{Short: lockqueue.ShortName(name, seq), Full: name})
+		out = append(out, Ref{Short: ShortName(name, seq), Full: name})
 	}
 	return out
 }

@@ -449,7 +449,7 @@ func (f runFeed) Frame() ([]byte, bool, error) {
 
 // encode is st's frame: its JSON, with the view's parts when it has one.
 func (f runFeed) encode(st any, now time.Time) ([]byte, error) {
-	b, err := json.Marshal(st)
+	b, err := json.Marshal(drawn(st))
 	if err != nil {
 		return nil, fmt.Errorf("encode a run's state: %w", err)
 	}

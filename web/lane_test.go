@@ -87,7 +87,9 @@ func frameLanes(t *testing.T, b []byte) map[string][]string {
 	}
 	out := map[string][]string{}
 	for _, n := range nodes {
-		out[n.Name] = n.Lane()
+		if l := n.Lane(); l != nil {
+			out[n.Name] = l.Lines
+		}
 	}
 	return out
 }
@@ -99,4 +101,12 @@ func frameParts(t *testing.T, b []byte) string {
 		t.Fatalf("frame %s: %v", b, err)
 	}
 	return x.Parts
+}
+
+// lines are the lines n's lane writes under it, nil when it brings none.
+func lines(n lockqueue.Node) []string {
+	if l := n.Lane(); l != nil {
+		return l.Lines
+	}
+	return nil
 }

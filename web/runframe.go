@@ -78,6 +78,16 @@ func parseRunView(q url.Values) (*runView, error) {
 // live reader follows first, then a scene's (simulator.State).
 type sceneState interface {
 	LockSnapshots() []lockqueue.Snapshot
+	WithLocks(f func(lockqueue.Snapshot) lockqueue.Snapshot) any
+}
+
+// drawn is a run's state as a page is sent it: its locks' nodes with what
+// their lanes write (views.StampLane).
+func drawn(state any) any {
+	if ss, ok := state.(sceneState); ok {
+		return ss.WithLocks(views.StampLane)
+	}
+	return state
 }
 
 // runParts is what a parts socket's frame carries beside a run's state.
@@ -139,7 +149,7 @@ type namedState struct {
 func (s *Server) named(state any) namedState { return namedState{state, s.cfg.Services} }
 
 func (n namedState) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(n.state)
+	b, err := json.Marshal(drawn(n.state))
 	if err != nil {
 		return nil, err
 	}

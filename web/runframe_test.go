@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/zklockviz/zklockviz/lockqueue"
 	"github.com/zklockviz/zklockviz/simulator"
+	"github.com/zklockviz/zklockviz/views"
 )
 
 // A classroom panel's socket brings, with each state, the run's table, the
@@ -31,7 +31,7 @@ func TestClassroomSocketParts(t *testing.T) {
 	}
 	first, second := s.Snapshot.Nodes[0], s.Snapshot.Nodes[1]
 	for _, n := range s.Snapshot.Nodes {
-		if got := n.Lane(); len(got) != 3 || got[0] != lockqueue.ShortName(n.Name, n.Seq) || !strings.HasPrefix(got[2], "s ") {
+		if got := lines(n); len(got) != 3 || got[0] != views.ShortName(n.Name, n.Seq) || !strings.HasPrefix(got[2], "s ") {
 			t.Errorf("the step's answer gives %s the lane's lines %q", n.Name, got)
 		}
 	}

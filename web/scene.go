@@ -74,5 +74,5 @@ func cutToCycle(s lockqueue.Snapshot, steps []waitgraph.Step) lockqueue.Snapshot
 		}
 	}
 	s.Nodes = nodes
-	return lockqueue.StampLane(s)
+	return views.StampLane(s)
 }

@@ -73,7 +73,7 @@ func TestFrameBringsDeadlockScene(t *testing.T) {
 	}
 	for _, l := range x.Scene.Locks {
 		for _, n := range l.Nodes {
-			if got := n.Lane(); len(got) != 3 || got[0] != "lock…#"+strconv.FormatInt(n.Seq, 10) {
+			if got := lines(n); len(got) != 3 || got[0] != "lock…#"+strconv.FormatInt(n.Seq, 10) {
 				t.Errorf("the scene gives %s the lane's lines %q", n.Name, got)
 			}
 		}

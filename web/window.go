@@ -158,14 +158,14 @@ func (f *windowFacts) holdersIn(from, to int) int {
 }
 
 // windowOf returns the part of s that v looks at, its nodes with their
-// lane's lines (lockqueue.StampLane), and the window that says which part
+// lane's lines and clocks (views.StampLane), and the window that says which part
 // that is; every node and nil when s is short enough to send whole or v
 // asks for everything. s's nodes are the hub's, shared: they are copied,
 // never changed. facts are s's (nil: read here).
 func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snapshot, *Window) {
 	n := len(s.Nodes)
 	if !v.on || n <= windowWholeUpTo {
-		return lockqueue.StampLane(s), nil
+		return views.StampLane(s), nil
 	}
 	if facts == nil {
 		facts = readWindowFacts(&s)
@@ -186,7 +186,7 @@ func windowOf(s lockqueue.Snapshot, v view, facts *windowFacts) (lockqueue.Snaps
 	if len(s.Nodes) < n {
 		w.Note = views.FoldNote(n, w.From, w.To, len(s.Nodes), w.Extra, w.Capped)
 	}
-	return lockqueue.StampLane(s), w
+	return views.StampLane(s), w
 }
 
 // foldTo is the fold every lane of a long queue is drawn with, the lock

@@ -155,8 +155,8 @@ func TestWindowedSocketShortQueueAndBadWindow(t *testing.T) {
 	}
 	for i := range windowed.snap.Nodes {
 		p, w := plain.snap.Nodes[i], windowed.snap.Nodes[i]
-		if p.Lane() != nil || len(w.Lane()) != 3 || !nodeEqual(&p, &w) {
-			t.Fatalf("node %d: plain %s with lines %q, windowed %s with %q; want the same node, with lines only for the page", i, p.Name, p.Lane(), w.Name, w.Lane())
+		if p.Lane() != nil || len(lines(w)) != 3 || !nodeEqual(&p, &w) {
+			t.Fatalf("node %d: plain %s with %+v, windowed %s with %+v; want the same node, with its lane's only for the page", i, p.Name, p.Lane(), w.Name, w.Lane())
 		}
 	}
 	if windowed.lastWindow() != nil {
@@ -246,7 +246,7 @@ func TestWindowOfMatchesAPassOverEveryNode(t *testing.T) {
 func windowOfEveryNode(s lockqueue.Snapshot, v view) (lockqueue.Snapshot, *Window) {
 	n := len(s.Nodes)
 	if !v.on || n <= windowWholeUpTo {
-		return lockqueue.StampLane(s), nil
+		return views.StampLane(s), nil
 	}
 	from := min(v.from, max(0, n-v.size))
 	w := &Window{Total: n, From: from, To: min(n, from+v.size)}
@@ -315,7 +315,7 @@ func windowOfEveryNode(s lockqueue.Snapshot, v view) (lockqueue.Snapshot, *Windo
 		w.Note = views.FoldNote(n, w.From, w.To, len(nodes), w.Extra, w.Capped)
 	}
 	s.Nodes = nodes
-	return lockqueue.StampLane(s), w
+	return views.StampLane(s), w
 }
 
 // foldedTargetsEveryNode is foldedTargets as a pass over every node: it finds the positions of the nodes that the sent nodes wait

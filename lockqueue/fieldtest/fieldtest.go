@@ -112,6 +112,8 @@ func change(v reflect.Value, name string) {
 	case t == reflect.TypeFor[[]lockqueue.Alert]():
 		a := lockqueue.Alert{Kind: "changed", Nodes: []string{"changed"}, Message: "changed"}
 		v.Set(reflect.ValueOf(append(v.Interface().([]lockqueue.Alert)[:v.Len():v.Len()], a)))
+	case t == reflect.TypeFor[*lockqueue.Lane]():
+		v.Set(reflect.ValueOf(&lockqueue.Lane{Lines: []string{"changed"}}))
 	case t == reflect.TypeFor[*lockqueue.Filling]():
 		if v.IsNil() {
 			v.Set(reflect.ValueOf(&lockqueue.Filling{Read: 1, Of: 2}))

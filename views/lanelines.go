@@ -1,10 +1,13 @@
-package lockqueue
+package views
 
 import (
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/zklockviz/zklockviz/lockqueue"
 )
 
 // seqMarkers are the recipes' markers before a node's sequence, longest
@@ -47,13 +50,15 @@ func ShortName(name string, seq int64) string {
 	return head + marker + "#" + strconv.FormatInt(seq, 10)
 }
 
-// LaneLines are the three lines a lane writes under a node's shape: its
-// short name; who it is (its Label) or its data, quoted and clipped
-// ("‹binary›" for bytes that are not text, "—" for none); and its
-// session's tail, "persistent" for a node no session owns, or, for a
-// service without sessions, its client. Every lane draws them as they
-// come (StampLane): the browser has no copy of the rule.
-func LaneLines(n *Node) []string {
+// LaneOf is what a lane writes under n's shape: its three lines (its
+// short name; who it is, its Label, or its data, quoted and clipped,
+// "‹binary›" for bytes that are not text, "—" for none; its session's
+// tail, "persistent" for a node no session owns, or, for a service without
+// sessions, its client) and its clock: ClockOf's, or the time its lease or
+// its zombie's session has left, counted from updated, the snapshot's
+// UpdatedAt, when that time left was true. Every lane draws it as it
+// comes (StampLane): the browser has no copy of the rule.
+func LaneOf(n *lockqueue.Node, updated time.Time) *lockqueue.Lane {
 	data := "—"
 	switch {
 	case n.Label() != "":
@@ -72,7 +77,26 @@ func LaneLines(n *Node) []string {
 	case s != "":
 		session = "s " + s
 	}
-	return []string{ShortName(n.Name, n.Seq), data, session}
+	c := ClockOf(*n)
+	l := &lockqueue.Lane{Lines: []string{ShortName(n.Name, n.Seq), data, session}, Verb: c.Verb, Since: c.SinceMs(), Hint: c.Hint}
+	if l.Since == 0 && l.Hint == "" {
+		l.Hint = lanePhrases["node.waitUnknown"]
+	}
+	// The time left says more than the node's age: when it runs out, the
+	// service lets the node go.
+	switch {
+	case n.LeaseLeftMs() > 0 && !updated.IsZero():
+		l.Kind, l.Verb, l.Left, l.Expired = "lease", "lease", n.LeaseLeftMs(), leaseExpired
+		l.Until = updated.UnixMilli() + l.Left
+	case n.Zombie && n.ExpiresInMs() > 0 && !updated.IsZero():
+		l.Kind, l.Verb, l.Left, l.Expired = "zombie", "zombie", n.ExpiresInMs(), lanePhrases["clock.expiryDue"]
+		l.Until = updated.UnixMilli() + l.Left
+	case n.Zombie:
+		// Its expiry unknown, the clock is how long it has held: worded
+		// so, not as if it had been a zombie all that time.
+		l.Kind, l.Verb = "zombie", zombieHeld
+	}
+	return l
 }
 
 // oneLine is the start of text with each run of spaces, tabs and line
@@ -111,14 +135,15 @@ func clipText(text string, n int) string {
 	return string([]rune(text)[:n-1]) + "…"
 }
 
-// StampLane is s with each node carrying its lane's lines (Lane): the
-// nodes a page is sent to draw, a window of a long queue or a classroom's
-// lock, never a whole big queue. s's nodes are copied, never changed.
-func StampLane(s Snapshot) Snapshot {
-	nodes := make([]Node, len(s.Nodes))
+// StampLane is s with each node carrying what its lane writes under it
+// (LaneOf): the nodes a page is sent to draw, a window of a long queue or
+// a classroom's lock, never a whole big queue. s's nodes are copied, never
+// changed.
+func StampLane(s lockqueue.Snapshot) lockqueue.Snapshot {
+	nodes := make([]lockqueue.Node, len(s.Nodes))
 	for i := range s.Nodes {
 		nodes[i] = s.Nodes[i]
-		nodes[i].SetLane(LaneLines(&nodes[i]))
+		nodes[i].SetLane(LaneOf(&nodes[i], s.UpdatedAt))
 	}
 	s.Nodes = nodes
 	return s
