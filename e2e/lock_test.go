@@ -172,9 +172,10 @@ func TestBannerWhenZooKeeperStops(t *testing.T) {
 	tb.until("the banner cleared", `document.getElementById('banner').hidden && document.body.dataset.live === 'true'`)
 }
 
-// The lane's three lines under each node are the server's
-// (views.LaneOf: the short name, the data, the session): the
-// browser has no copy of the rule.
+// What the lane draws of each node is the server's (views.LaneOf): its
+// state, the table's, and its three lines (the short name, the data, the
+// session), with a badge for a node no session owns. The browser has no
+// copy of the rules.
 func TestLaneLinesMatchServer(t *testing.T) {
 	need(t)
 	const path = "/e2e/shortnames"
@@ -228,6 +229,15 @@ func TestLaneLinesMatchServer(t *testing.T) {
 		lines := fmt.Sprintf(`JSON.stringify([...document.querySelectorAll('#lane [data-node=%s] > :is(text.label.name, text.label.data, text.label.session)')].map((t) => t.textContent))`, jsString(n.Name))
 		wantJSON, _ := json.Marshal(want)
 		tb.until(fmt.Sprintf("%s's lines %q", n.Name, want), lines+` === `+jsString(string(wantJSON)))
+		state := fmt.Sprintf(`document.querySelector('#lane [data-node=%s]').dataset.state`, jsString(n.Name))
+		row := fmt.Sprintf(`(document.querySelector('#table tr[data-row=%s]') || {dataset: {}}).dataset.state`, jsString(n.Name))
+		tb.until(fmt.Sprintf("%s's state in the lane, the table's", n.Name), state+` === `+row)
+	}
+	if got := eval[string](tb, `document.querySelector('#lane [data-node="some-foreign-child-with-a-long-name"]').dataset.state`); got != "foreign" {
+		t.Errorf("a foreign child's state in the lane: %q, want foreign", got)
+	}
+	if !eval[bool](tb, `!!document.querySelector('#lane [data-node="P_0000000016"] .badge.persistent') && !document.querySelector('#lane [data-node="R_0000000001"] .badge.persistent')`) {
+		t.Error("the persistent node has no badge, or an ephemeral one has")
 	}
 	for name, want := range map[string][]string{
 		"R_0000000001": {"R_0000000001", "“LOCK1”"}, "W_0000000012": {"W_0000000012", "“host а.example…”"},

@@ -278,6 +278,11 @@ type Rare struct {
 // Lane is what a lane writes under a node's shape, in the views' words
 // (views.LaneOf), so that the browser draws it as it comes.
 type Lane struct {
+	// State is its state as a class and a data-state, as the table's
+	// rows have it: holding, waiting, part (of another contender) or
+	// foreign. Persistent: no session owns it (a badge says so).
+	State      string `json:"state"`
+	Persistent bool   `json:"persistent,omitempty"`
 	// Lines are its short name; who it is or its data; its session's
 	// tail or its client.
 	Lines []string `json:"lines"`

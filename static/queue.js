@@ -117,8 +117,8 @@ function windowColumns(snap) {
       const [start, count] = runs[r++];
       for (let i = 0; i < count && k < nodes.length; i++) out.push({ node: nodes[k++], index: start + i });
     } else {
-      const [from, to, holding] = folds[f++];
-      out.push({ group: true, from, to, count: to - from + 1, holding });
+      const [from, to, holding] = folds[f];
+      out.push({ group: true, from, to, count: to - from + 1, holding, notified: (w.notified || [])[f++] });
     }
   }
   out.extra = w.extra || 0;
@@ -413,6 +413,10 @@ function drawFold(c, opts) {
   g.append(el('text', { x: 0, y: CY + 13, class: 'group-label' }, c.holding && waiting ? say('group.holdWait', { hold: count(c.holding), wait: count(waiting) }) : say(c.holding ? 'group.holding' : 'group.waiting')));
   g.append(el('text', { x: 0, y: LABEL_Y, class: 'label dim' }, say('group.positions', { from: c.from + 1, to: c.to + 1 })));
   g.append(el('title', {}, say('group.title', { count: c.count, from: c.from + 1, to: c.to + 1 }) + (opts.onFold ? say('group.open') : '')));
+  // A classroom's fold counts what the step notified in it, as the herd
+  // meter does (web.Window.Notified).
+  if (c.notified !== undefined) g.dataset.notified = String(c.notified);
+  if (c.notified) g.append(el('text', { x: 0, y: LABEL_Y + 16, class: 'label notified' }, say('fold.notified', { n: c.notified })));
   if (opts.onFold) {
     g.prepend(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
     g.setAttribute('role', 'button');
@@ -544,14 +548,15 @@ function drawCycle(svg, lanes, steps, { id, who, bottom }) {
 function drawNode(c, snap, opts, alerts, inCycle) {
   const n = c.node;
   const w = words();
+  const l = n.lane || {};
   const mode = n.foreign ? 'unknown' : n.mode || 'unknown';
-  const state = n.holding ? 'holding' : n.partOf ? 'part' : 'waiting';
+  const state = l.state || 'waiting';
   const cls = ['node', `mode-${mode}`, state];
   if (n.foreign) cls.push('foreign');
   if (n.zombie) cls.push('zombie');
   if (inCycle) cls.push('deadlock');
   if (n.stalledOn) cls.push('stalled');
-  if (n.session === '0x0') cls.push('persistent');
+  if (l.persistent) cls.push('persistent');
   if (n.name === opts.selected) cls.push('selected');
   const g = el('g', {
     class: cls.join(' '), 'data-node': n.name, 'data-state': state, 'data-mode': mode,
@@ -563,14 +568,14 @@ function drawNode(c, snap, opts, alerts, inCycle) {
   if (n.stalledOn) tip.push(say('node.tipStalled', { stalled: w.stalled, on: n.stalledOn, since: n.stalledSince }));
   if (n.partOf) tip.push(say('node.tipPartOf', { partOf: w.partOf, of: n.partOf }));
   if (n.session) tip.push(say('node.tipSession', { session: n.session }));
-  if (n.lane && n.lane.hint) tip.push(n.lane.hint);
+  if (l.hint) tip.push(l.hint);
   for (const a of alerts || []) tip.push(say('node.tipAlert', { kind: a.kind, message: a.message }));
   g.append(el('title', {}, tip.join('\n')));
   // The whole column answers clicks, not only the shape's pixels.
   g.append(el('rect', { class: 'hit', x: -c.w / 2 + 3, y: BAND_TOP, width: c.w - 6, height: HEIGHT - BAND_TOP - 4 }));
   drawShape(g, n, mode, alerts, inCycle);
   // The three lines under the shape are the server's (views.LaneOf).
-  const [name, data, session] = (n.lane && n.lane.lines) || [n.name, '', ''];
+  const [name, data, session] = l.lines || [n.name, '', ''];
   g.append(el('text', { class: 'label name', y: LABEL_Y }, name));
   g.append(el('text', { class: 'label data', y: LABEL_Y + LINE }, data));
   g.append(el('text', { class: 'label session', y: LABEL_Y + 2 * LINE }, session));
@@ -612,7 +617,7 @@ function drawShape(g, n, mode, alerts, inCycle) {
     b.append(el('title', {}, say('node.stillWaits')));
     g.append(b);
   }
-  if (n.session === '0x0' && !n.foreign) {
+  if (n.lane && n.lane.persistent) {
     const b = el('g', { class: 'badge persistent', transform: `translate(${-R - 7},${CY - R + 4})` });
     b.append(el('rect', { x: -8, y: -8, width: 16, height: 16, rx: 3 }));
     b.append(el('text', { y: 4 }, 'P'));

@@ -2,7 +2,7 @@
 // follows its state over the run's websocket, forwards the teacher's acts,
 // and draws the run with queue.js, table.js and sim-views.js.
 
-import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, say, el, legend, COL, GROUP_COL, PAD } from './queue.js';
+import { drawQueue, drawLocks, animateNotify, animateNotifyParent, tick, say, legend, COL, GROUP_COL, PAD } from './queue.js';
 import { QueueTable } from './table.js';
 import { closeSocket } from './live.js';
 import { apiURL, call } from './sim-api.js';
@@ -410,7 +410,6 @@ export class Panel {
         this.positions = drawQueue(this.svg, s.snapshot, {
           selected: this.selectedNode, onSelect: (n) => this.selectNode(n), id: 'run-' + this.key, onFold: () => this.unfold(),
         });
-        this.countFolded(s.snapshot);
       }
       if (typeof s.table === 'string') this.parts = s;
       this.showTable();
@@ -472,21 +471,6 @@ export class Panel {
       return from <= at && at <= to;
     });
     return g ? g.transform.baseVal.consolidate()?.matrix.e : undefined;
-  }
-
-  // countFolded writes on each fold mark of a folded lane how many of its
-  // nodes the step notified (snap.notifiedAt: the server's, by position),
-  // so that the lane counts every notification the herd meter does.
-  countFolded(snap) {
-    const at = Object.values(snap.notifiedAt || {});
-    for (const g of this.svg.querySelectorAll('g.group[data-group]')) {
-      const [from, to] = g.dataset.group.split('-').map(Number);
-      const n = at.filter((i) => from <= i && i <= to).length;
-      g.dataset.notified = String(n);
-      const pos = g.querySelector('text.label');
-      if (!n || !pos) continue;
-      g.append(el('text', { x: 0, y: Number(pos.getAttribute('y')) + 16, class: 'label notified' }, say('fold.notified', { n })));
-    }
   }
 
   // fitLane sizes the run's lanes where they are fitted to their pane

@@ -8,10 +8,6 @@ import "maps"
 // (lockservice.ClassroomWords.Say) and overrides one of these by key; the
 // sentences only one service's runs show are its own alone.
 var classPhrases = map[string]string{
-	// A fold mark of a classroom lane counts the notifications its nodes
-	// received at the step (sim-panel.js's countFolded).
-	"fold.notified": "{n} notified",
-
 	"run.aria":             "run: {name}",
 	"run.ended":            "{name}: the run ended on the server; press restart for a new one",
 	"run.unavailable":      "unavailable: {why}",

@@ -50,7 +50,8 @@ func ShortName(name string, seq int64) string {
 	return head + marker + "#" + strconv.FormatInt(seq, 10)
 }
 
-// LaneOf is what a lane writes under n's shape: its three lines (its
+// LaneOf is what a lane draws of n: its state (the table's), and what it
+// writes under its shape: its three lines (its
 // short name; who it is, its Label, or its data, quoted and clipped,
 // "‹binary›" for bytes that are not text, "—" for none; its session's
 // tail, "persistent" for a node no session owns, or, for a service without
@@ -78,7 +79,10 @@ func LaneOf(n *lockqueue.Node, updated time.Time) *lockqueue.Lane {
 		session = "s " + s
 	}
 	c := ClockOf(*n)
-	l := &lockqueue.Lane{Lines: []string{ShortName(n.Name, n.Seq), data, session}, Verb: c.Verb, Since: c.SinceMs(), Hint: c.Hint}
+	l := &lockqueue.Lane{
+		State: stateClass(*n), Persistent: n.Session == "0x0" && !n.Foreign,
+		Lines: []string{ShortName(n.Name, n.Seq), data, session}, Verb: c.Verb, Since: c.SinceMs(), Hint: c.Hint,
+	}
 	if l.Since == 0 && l.Hint == "" {
 		l.Hint = lanePhrases["node.waitUnknown"]
 	}

@@ -36,6 +36,8 @@ var lanePhrases = map[string]string{
 	"group.positions": "#{from}–#{to}",
 	"group.title":     "{count} nodes folded (queue positions {from} to {to}); the table lists them all",
 	"group.open":      "; click to show them",
+	// A classroom's fold counts what its step notified (web.Window.Notified).
+	"fold.notified": "{n} notified",
 
 	"cycle.link": "{who} ({session}) holds {here} and waits for {there}: one session in both locks, part of the wait cycle",
 	"cycle.tag":  "{who}: holds {here}, waits for {there}",

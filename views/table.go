@@ -262,7 +262,7 @@ func childPrefix(path string) string {
 }
 
 // stateClass is a node's state as a class and a data-state: what the lane
-// calls it too.
+// calls it too (LaneOf).
 func stateClass(n lockqueue.Node) string {
 	switch {
 	case n.Foreign:

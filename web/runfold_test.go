@@ -83,6 +83,21 @@ func TestFoldRun(t *testing.T) {
 					t.Errorf("notified node %d: folded at %d (%v), drawn %v; want folded and counted", i, at, ok, drawn[i])
 				}
 			}
+			// Each fold counts the woken nodes in it.
+			if len(lane.Window.Notified) != len(lane.Window.Folds) {
+				t.Fatalf("%d folds, %d counts of notified", len(lane.Window.Folds), len(lane.Window.Notified))
+			}
+			for k, f := range lane.Window.Folds {
+				want := 0
+				for _, i := range tc.woken {
+					if f[0] <= i && i <= f[1] {
+						want++
+					}
+				}
+				if lane.Window.Notified[k] != want {
+					t.Errorf("fold %v counts %d notified, want %d", f, lane.Window.Notified[k], want)
+				}
+			}
 		})
 	}
 }

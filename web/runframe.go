@@ -248,8 +248,9 @@ func (f *runFocus) nodes() (acted string, notified []string) {
 
 // foldedLane is a folded lane's snapshot as the panel draws it: the
 // snapshot's own fields, the window saying what is folded (as a lock
-// page's frame says it), and where the folded nodes notified this step
-// are, by name, for the marks to count and the notifications to run to.
+// page's frame says it, with how many each fold's step notified), and
+// where the folded nodes notified this step are, by name, for the
+// notifications to run to.
 type foldedLane struct {
 	Window     *Window        `json:"window"`
 	NotifiedAt map[string]int `json:"notifiedAt,omitempty"`
@@ -357,12 +358,15 @@ func foldRun(s lockqueue.Snapshot, fit, mark float64, selected, acted string, no
 	w := &Window{Total: n, To: n, Holding: facts.holding}
 	folded := foldTo(s, shown, facts, w)
 	lane := foldedLane{Window: w}
+	w.Notified = make([]int, len(w.Folds))
 	for i := range woken {
 		if !keep[i] {
 			if lane.NotifiedAt == nil {
 				lane.NotifiedAt = map[string]int{}
 			}
 			lane.NotifiedAt[s.Nodes[i].Name] = i
+			f, _ := slices.BinarySearchFunc(w.Folds, i, func(f [3]int, i int) int { return cmp.Compare(f[1], i) })
+			w.Notified[f]++
 		}
 	}
 	return folded, lane, true

@@ -78,6 +78,9 @@ type Window struct {
 	Runs [][2]int `json:"runs"`
 	// Folds are the stretches not sent: [first, last, holders in it].
 	Folds [][3]int `json:"folds"`
+	// Notified, in a classroom's folded lane, counts the nodes of each
+	// fold, in Folds' order, that the step notified (foldRun).
+	Notified []int `json:"notified,omitempty"`
 	// Extra is how many middle nodes were sent for being holders, zombies,
 	// alerted or selected; Capped that more were left folded.
 	Extra  int  `json:"extra"`
