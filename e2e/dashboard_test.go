@@ -191,7 +191,7 @@ func TestDashboard(t *testing.T) {
 
 // Two waiters that watch each other (a client bug only the server's watch
 // table shows) are drawn as a deadlock; a waiter watching a node that is not
-// there is drawn as a dangling watch.
+// there is drawn as a dangling watch, one of the cycle's too.
 func TestDeadlockAndDanglingWatch(t *testing.T) {
 	need(t)
 	const path = "/e2e/stuck"
@@ -208,6 +208,11 @@ func TestDeadlockAndDanglingWatch(t *testing.T) {
 	if _, _, _, err := w[3].conn.ExistsW(path + "/W_0000009999"); err != nil {
 		t.Fatal(err)
 	}
+	// A node of the cycle also watches a node that is gone: that watch is
+	// dangling, not a wait of the cycle.
+	if _, _, _, err := w[2].conn.ExistsW(path + "/W_0000009998"); err != nil {
+		t.Fatal(err)
+	}
 	srv := startServer(t, "--watch", path)
 	tb := newTab(t)
 	tb.open(srv.URL + "/lock?path=" + path)
@@ -218,6 +223,7 @@ func TestDeadlockAndDanglingWatch(t *testing.T) {
 		tb.until("cycle ring", `document.querySelector(`+jsString(fmt.Sprintf(`#lane [data-node=%q]`, pair[0].name))+`).classList.contains('deadlock')`)
 	}
 	tb.until("dangling watch", arrow(w[3].name, "W_0000009999", "actual")+`.dataset.edge === 'dangling'`)
+	tb.until("a cycle node's dangling watch", arrow(w[2].name, "W_0000009998", "actual")+`.dataset.edge === 'dangling'`)
 	tb.until("its ghost", `document.querySelector('#lane [data-ghost="W_0000009999"]')`)
 	// The two arcs of the cycle nest, one inside the other, and start below
 	// the cycle rings (centre 122 + radius 32), clear of the shapes.

@@ -98,6 +98,44 @@ func StampWatches(s *Snapshot) {
 	for i := range s.Nodes {
 		s.Nodes[i].SetWatches(laneWatches(&s.Nodes[i], q))
 	}
+	MarkCycle(s)
+}
+
+// MarkCycle marks the watches that make the lock's deadlock cycle (its
+// AlertDeadlock, whose nodes are the cycle in wait order): each cycle
+// node's watch on the next. The join marks them when it finds the cycle,
+// a replay from the recorded alert. s's nodes are copied first when a
+// watch is marked: they may be a published snapshot's.
+func MarkCycle(s *Snapshot) {
+	i := slices.IndexFunc(s.Alerts, func(a Alert) bool { return a.Kind == AlertDeadlock && len(a.Locks) == 0 })
+	if i < 0 {
+		return
+	}
+	cyc := s.Alerts[i].Nodes
+	q := newQueueView(s)
+	copied := false
+	for k, name := range cyc {
+		at, ok := q.lookup(name)
+		if !ok {
+			continue
+		}
+		n := &s.Nodes[at]
+		ws := n.Watches()
+		if ws == nil && n.Edge == EdgeConfirmed {
+			ws = []Watch{{To: n.WaitsFor, Kind: EdgeConfirmed}}
+		}
+		j := slices.IndexFunc(ws, func(w Watch) bool { return w.To == cyc[(k+1)%len(cyc)] })
+		if j < 0 || ws[j].Cycle {
+			continue
+		}
+		if !copied {
+			s.Nodes, copied = slices.Clone(s.Nodes), true
+			n = &s.Nodes[at]
+		}
+		ws = slices.Clone(ws)
+		ws[j].Cycle = true
+		n.SetWatches(ws)
+	}
 }
 
 // StampParent sets s.Parent from the whole of s: the hub stamps every

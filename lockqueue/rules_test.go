@@ -445,6 +445,13 @@ func TestJoinWatchKinds(t *testing.T) {
 			watches: map[int64][]string{3: {"/q/W_0000000001"}},
 			since:   map[string]time.Time{},
 			want:    map[string][]Watch{names[2]: {{To: names[0], Kind: EdgeUnknown}}}},
+		{desc: "two waiters watch each other: the cycle's watches marked, not the other",
+			watches: map[int64][]string{3: {"/q/W_0000000004"}, 4: {"/q/W_0000000003", "/q/W_0000000000"}},
+			since:   exact,
+			want: map[string][]Watch{
+				names[2]: {{To: names[3], Kind: EdgeUnexpected, Cycle: true}},
+				names[3]: {{To: "W_0000000000", Kind: EdgeDangling}, {To: names[2], Kind: EdgeConfirmed, Cycle: true}},
+			}},
 		{desc: "a children watch the simulator lists",
 			source:  "simulator",
 			watches: map[int64][]string{2: {"/q/W_0000000001", "/q"}},

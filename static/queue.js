@@ -359,7 +359,9 @@ function watchArrows(lane, c, arrows) {
     // A stalled holder's watch is what keeps its client waiting: the
     // stuck edge.
     const stuck = w.kind === 'stalled';
-    const kind = inCycle ? 'deadlock' : w.kind;
+    // Of a node in the deadlock cycle, the watch that is a wait of it
+    // (lockqueue.MarkCycle); its others are what they are.
+    const kind = w.cycle ? 'deadlock' : w.kind;
     let d;
     if (gone) {
       // A watch on a node that is gone: a stub to a ghost below the shape.
@@ -383,7 +385,7 @@ function watchArrows(lane, c, arrows) {
     const cls = `arrow actual edge-${kind}` + (n.holding ? ' from-holder' : '') + (stuck ? ' stuck' : '');
     const p = el('path', { class: cls, d, 'marker-end': `url(#${id}-ah-${kind})`, 'data-from': n.name, 'data-to': target, 'data-kind': 'actual', 'data-edge': kind, 'data-stuck': stuck ? 'true' : undefined });
     let why = ['dangling', 'unexpected', 'deadlock'].includes(kind) ? say('watch.' + kind) : '';
-    if (stuck) why = say(inCycle ? 'watch.stuckCycle' : 'watch.stuck', { name: n.name });
+    if (stuck) why = say(w.cycle ? 'watch.stuckCycle' : 'watch.stuck', { name: n.name });
     p.append(el('title', {}, say('watch', { name: n.name, target }) + why));
     arrows.append(p);
   });
