@@ -51,14 +51,14 @@ func ShortName(name string, seq int64) string {
 }
 
 // LaneOf is what a lane draws of n: its state (the table's), and what it
-// writes under its shape: its three lines (its
-// short name; who it is, its Label, or its data, quoted and clipped,
-// "‹binary›" for bytes that are not text, "—" for none; its session's
-// tail, "persistent" for a node no session owns, or, for a service without
-// sessions, its client) and its clock: ClockOf's, or the time its lease or
-// its zombie's session has left, counted from updated, the snapshot's
-// UpdatedAt, when that time left was true. Every lane draws it as it
-// comes (StampLane): the browser has no copy of the rule.
+// writes under its shape. That is three lines: its short name; who it is
+// (its Label) or its data, quoted and clipped ("‹binary›" for bytes that
+// are not text, "—" for none); its session's tail ("persistent" for a node
+// no session owns) or, for a service without sessions, its client. And a
+// clock: ClockOf's, or the time its lease or its zombie's session has
+// left, counted from updated, the snapshot's UpdatedAt, when that time
+// left was true. Every lane draws it as it comes (StampLane): the browser
+// has no copy of the rules.
 func LaneOf(n *lockqueue.Node, updated time.Time) *lockqueue.Lane {
 	data := "—"
 	switch {
