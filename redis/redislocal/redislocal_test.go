@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,5 +197,38 @@ func TestPortTaken(t *testing.T) {
 	proctest.SkipIfNotInstalled(t, err, redislocal.ErrNotInstalled)
 	if !errors.Is(err, localproc.ErrPortInUse) {
 		t.Errorf("Start on a taken port: %v, want ErrPortInUse", err)
+	}
+}
+
+// A stopped server's port taken by another redis-server (a parallel test's
+// took it between a restart's stop and start): Start must not take the
+// other's PONG for its own, or the caller finds its server gone later.
+func TestStartOnAPortAnotherRedisTook(t *testing.T) {
+	s := redistest.ForTest(t)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	other := exec.CommandContext(ctx, "redis-server", "--port", strconv.Itoa(s.Port()), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := other.Start(); err != nil {
+		t.Fatalf("another redis-server: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = other.Process.Kill()
+		_ = other.Wait()
+	})
+	for redislocal.Ping(ctx, s.Addr()) != nil {
+		if ctx.Err() != nil {
+			t.Fatalf("the other redis-server never answered on %s", s.Addr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	err := s.Start(ctx)
+	if err == nil {
+		t.Fatalf("Start succeeded while process %d serves %s; this server's own is running: %v", other.Process.Pid, s.Addr(), s.Running())
+	}
+	if !errors.Is(err, localproc.ErrPortInUse) {
+		t.Errorf("Start on a port another redis-server took: %v, want ErrPortInUse", err)
 	}
 }

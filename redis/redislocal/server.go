@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/zklockviz/zklockviz/localproc"
@@ -118,7 +119,7 @@ func newServer(bin string, opts Options) (*Server, error) {
 		Command: func() localproc.Command {
 			return localproc.Command{Path: bin, Args: args, Dir: dir.Path()}
 		},
-		Ready: func(ctx context.Context) error { return Ping(ctx, s.Addr()) },
+		Ready: s.ready,
 	})
 	return s, nil
 }
@@ -147,6 +148,68 @@ func (s *Server) Restart(ctx context.Context) error {
 		return err
 	}
 	return s.Start(ctx)
+}
+
+// ready reports nil once this server's own process answers on its port.
+// A PING alone is not enough: a restart reuses the port, and another
+// redis-server that took it meanwhile (a parallel test's) would answer
+// while this one exits on "Address already in use", to be found gone
+// steps later.
+// A server whose INFO is refused (renamed or denied by its Args, as a
+// locked-down production one) is taken at its PING.
+func (s *Server) ready(ctx context.Context) error {
+	pid, err := processID(ctx, s.Addr())
+	if errors.Is(err, errRefused) {
+		return Ping(ctx, s.Addr())
+	}
+	if err != nil {
+		return err
+	}
+	if own := s.Pid(); pid != own {
+		return fmt.Errorf("redislocal: process %d answers on %s, not this server's (%d)", pid, s.Addr(), own)
+	}
+	return nil
+}
+
+// errRefused: the server answered a command with an error.
+var errRefused = errors.New("refused")
+
+// processID asks the server on addr for its process id (INFO server).
+func processID(ctx context.Context, addr string) (int, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	if _, err := io.WriteString(c, "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	if strings.HasPrefix(head, "-") {
+		return 0, fmt.Errorf("INFO server: %w: %s", errRefused, strings.TrimSpace(head[1:]))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if !strings.HasPrefix(head, "$") || err != nil {
+		return 0, fmt.Errorf("INFO server answered %q", head)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, fmt.Errorf("INFO server from %s has no process_id", addr)
 }
 
 // Ping sends one RESP PING to addr and returns nil if it answers +PONG. It
