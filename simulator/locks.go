@@ -35,12 +35,7 @@ func locksOf(w World) ([]lockqueue.Snapshot, error) {
 func shownLock(snap lockqueue.Snapshot, clients []ClientInfo, clockMs int64) lockqueue.Snapshot {
 	snap = runClocks(snap, clients, clockMs)
 	lockqueue.StampParent(&snap)
-	owner := make(map[string]string, len(clients))
-	for _, c := range clients {
-		if c.Node != "" {
-			owner[c.Node] = c.Name
-		}
-	}
+	owner := owners(clients)
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
 		if n.Label() == "" && n.Data == "" && owner[n.Name] != "" {
@@ -50,13 +45,25 @@ func shownLock(snap lockqueue.Snapshot, clients []ClientInfo, clockMs int64) loc
 	return snap.WithWaitEdges()
 }
 
+// owners maps each client's node to the client's name.
+func owners(clients []ClientInfo) map[string]string {
+	owner := make(map[string]string, len(clients))
+	for _, c := range clients {
+		if c.Node != "" {
+			owner[c.Node] = c.Name
+		}
+	}
+	return owner
+}
+
 // stateLocks are a step's locks as State shows them, the wait cycle
 // across them and its waits in order, nil when the scene has one lock or
 // no cycle. The alert is lockqueue's rule where a client is one node in
 // every lock (PostgreSQL's pid-N, the live lock page's wait-cycle alert),
 // else the cycle through the clients' sessions (a ZooKeeper client's node
 // in each lock). The steps are waitgraph's, the live lock page's scene:
-// the views draw the cycle across the lanes from them.
+// the views draw the cycle across the lanes from them. A step names its
+// clients as the run does (C1, C2, …), not by their nodes' words.
 func stateLocks(locks []lockqueue.Snapshot, clients []ClientInfo, clockMs int64) ([]lockqueue.Snapshot, *lockqueue.Alert, []waitgraph.Step) {
 	if len(locks) == 0 {
 		return nil, nil, nil
@@ -66,6 +73,12 @@ func stateLocks(locks []lockqueue.Snapshot, clients []ClientInfo, clockMs int64)
 		out[i] = shownLock(s, clients, clockMs)
 	}
 	steps := waitgraph.Scene(out)
+	owner := owners(clients)
+	for i := range steps {
+		st := &steps[i]
+		st.FromName = cmp.Or(owner[st.Waiter], st.FromName)
+		st.ToName = cmp.Or(owner[st.Target], st.ToName)
+	}
 	if a, ok := lockqueue.SceneWaitCycle(out); ok {
 		return out, &a, steps
 	}

@@ -445,12 +445,10 @@ const TITLE_H = 24;
 // lane (above the shapes, as every wait), and a link below the lanes goes
 // from that node to its client's own wait in the next lane: C1 waits for
 // C2, which holds row 2 and waits for row 1, which C1 holds.
-//   opts: drawQueue's; opts.names(node name) → the client it is, where the
-//   page knows better than the step's names; opts.href(snap, i) → the page
-//   a lane's title links to (no titles without it)
+//   opts: drawQueue's; opts.href(snap, i) → the page a lane's title links
+//   to (no titles without it)
 export function drawLocks(svg, locks, steps, opts = {}) {
   const id = opts.id || 'locks';
-  const names = opts.names || ((n) => n);
   svg.replaceChildren();
   const defs = el('defs');
   defs.append(arrowHead(`${id}-ah-cycle`, 'deadlock', 12));
@@ -476,9 +474,7 @@ export function drawLocks(svg, locks, steps, opts = {}) {
   const width = Math.max(320, x - LOCKS_GAP);
   svg.dataset.locks = String(locks.length);
   steps = steps || [];
-  // Who a node's client is: the page's name for it, else the step's.
-  const who = (node, name) => (names(node) !== node ? names(node) : name);
-  svg.dataset.cycle = steps.map((st) => who(st.waiter, st.fromName || st.from)).join(' ');
+  svg.dataset.cycle = steps.map((st) => st.fromName || st.from).join(' ');
   const size = (height) => {
     svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
     svg.setAttribute('width', width);
@@ -487,7 +483,7 @@ export function drawLocks(svg, locks, steps, opts = {}) {
   size(top + HEIGHT);
   if (steps.length < 2) return;
   const bottom = top + HEIGHT - 4;
-  const deepest = drawCycle(svg, lanes, steps, { id, who, bottom });
+  const deepest = drawCycle(svg, lanes, steps, { id, bottom });
   size(Math.ceil(bottom + 0.75 * deepest + 14));
 }
 
@@ -495,7 +491,7 @@ export function drawLocks(svg, locks, steps, opts = {}) {
 // arrow as the cycle's, and links below the lanes each target to its
 // client's own wait in the next step's lane; it returns how deep the
 // deepest link bows below bottom.
-function drawCycle(svg, lanes, steps, { id, who, bottom }) {
+function drawCycle(svg, lanes, steps, { id, bottom }) {
   const laneOf = (lock) => lanes.find((l) => l.snap.path === lock);
   // The cycle's nodes are ringed, as a deadlock is on the lock page.
   for (const st of steps) {
@@ -528,7 +524,7 @@ function drawCycle(svg, lanes, steps, { id, who, bottom }) {
     const h = 30 + (24 * Math.abs(x2 - x1)) / COL;
     deepest = Math.max(deepest, h);
     const d = `M${x1},${bottom} C${x1},${bottom + h} ${x2},${bottom + h} ${x2},${bottom}`;
-    const client = who(st.target, st.toName || st.to);
+    const client = st.toName || st.to;
     const p = el('path', {
       class: 'cycle-link', d, 'marker-end': `url(#${id}-ah-cycle)`, 'data-cycle-link': client,
       'data-session': st.to, 'data-from-lock': here.snap.path, 'data-to-lock': there.snap.path,

@@ -509,15 +509,11 @@ export class Panel {
   }
 
   // renderLocks draws the scene's locks, one lane each, and the wait cycle
-  // across them (State.cycleSteps, its waits in order), naming each node by
-  // its client.
+  // across them (State.cycleSteps, its waits in order, its clients named
+  // by the server).
   renderLocks(s) {
-    const client = new Map(s.clients.filter((c) => c.node).map((c) => [c.node, c.name]));
-    const name = (n) => client.get(n) || n;
     this.positions = null; // no notification runs between a scene's lanes
-    drawLocks(this.locksSvg, s.locks, s.cycleSteps || [], {
-      selected: this.selectedNode, onSelect: (n) => this.selectNode(n), id: 'run-' + this.key, names: name,
-    });
+    drawLocks(this.locksSvg, s.locks, s.cycleSteps || [], { selected: this.selectedNode, onSelect: (n) => this.selectNode(n), id: 'run-' + this.key });
     // The cycle's note is the server's (views.RunParts), empty without one.
     this.cycleNote.hidden = !this.cycleNote.children.length;
   }

@@ -303,6 +303,14 @@ func TestDeadlockDetected(t *testing.T) {
 	if !slices.Equal(cycle, []string{"C1", "C2"}) {
 		t.Errorf("the cycle names %v, want [C1 C2] (C1 waits for C2, which waits for C1)", cycle)
 	}
+	// The cycle's waits name the run's clients, as the views draw them.
+	var waits []string
+	for _, st := range s5.CycleSteps {
+		waits = append(waits, st.FromName+"→"+st.ToName)
+	}
+	if want := []string{"C1→C2", "C2→C1"}; !slices.Equal(waits, want) {
+		t.Errorf("step 5's cycle waits %q, want %q", waits, want)
+	}
 	// Step 6: the detector broke it; the rows show what the server says
 	// holds them, as C1's chip does.
 	s6 := states[6]
