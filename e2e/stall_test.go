@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 )
 
@@ -50,6 +51,16 @@ func TestStalledHolderView(t *testing.T) {
 	tb.until("the detail pane says it", `document.getElementById('details').textContent.includes('client still waiting for '+`+jsString(writer.name)+`)`)
 
 	tb.screenshot("lock-stalled.png")
+
+	// The lock as it was a moment ago draws the stall as the live page
+	// did: the history keeps it.
+	at := eval[int64](tb, `Date.now()`)
+	tb.open(srv.URL + "/lock?path=" + path + "&at=" + strconv.FormatInt(at, 10))
+	tb.until("the status says which moment", `document.getElementById('replay-status').textContent.includes('as it was at')`)
+	tb.until("a past moment: the reader drawn as a stalled holder", g+` && `+g+`.dataset.state === 'holding' && `+g+`.classList.contains('stalled') && `+
+		g+`.dataset.stalledOn === `+jsString(writer.name)+` && `+g+`.querySelector('.stall-ring')`)
+	tb.until("a past moment: its stuck edge", stuck+` && `+stuck+`.dataset.stuck === 'true'`)
+	tb.until("a past moment: the table row", row+` && `+row+`.hasAttribute('data-stalled')`)
 
 	tb.open(srv.URL + "/")
 	dash := fmt.Sprintf(`document.querySelector('tr[data-lock=%s] td.alerts')`, jsString(path))

@@ -327,6 +327,7 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 		node.SetRare(rare)
 		snap.Nodes = append(snap.Nodes, node)
 	}
+	lockqueue.MarkStalled(&snap)
 	lockqueue.StampWatches(&snap)
 	lockqueue.StampParent(&snap)
 	return snap
@@ -400,7 +401,7 @@ func (s *State) apply(e Event) {
 	case keyframe:
 		s.restate(e, false)
 	case AlertRaised:
-		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: e.Alert, Nodes: e.Nodes, Message: e.Message})
+		s.Alerts = append(s.Alerts, lockqueue.Alert{Kind: e.Alert, Nodes: e.Nodes, Message: e.Message, Since: e.Since})
 	case AlertCleared:
 		k := alertKey(lockqueue.Alert{Kind: e.Alert, Nodes: e.Nodes})
 		s.Alerts = slices.DeleteFunc(s.Alerts, func(a lockqueue.Alert) bool { return alertKey(a) == k })
@@ -579,7 +580,7 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 		k := alertKey(a)
 		now[k] = true
 		if !prevKeys[k] {
-			emit(Event{Time: t, Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+			emit(Event{Time: t, Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message, Since: a.Since})
 		}
 	}
 	for _, a := range prevAlerts {
@@ -851,7 +852,7 @@ func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
 		}
 	}
 	for _, a := range s.Alerts {
-		emit(Event{Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message})
+		emit(Event{Kind: AlertRaised, Alert: a.Kind, Nodes: a.Nodes, Message: a.Message, Since: a.Since})
 	}
 }
 

@@ -15,6 +15,23 @@ import (
 	"github.com/zklockviz/zklockviz/postgres/pglocal/pgtest"
 )
 
+// dbDial is a history database to test: the built-in store (its segments a
+// minute long) or PostgreSQL.
+type dbDial struct {
+	name string
+	open func(t *testing.T, c *clock) history.DB
+}
+
+func bothDBs(t *testing.T) []dbDial {
+	pg := pgtest.ForTest(t)
+	return []dbDial{
+		{"store", func(t *testing.T, c *clock) history.DB {
+			return openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now, SegmentAge: time.Minute})
+		}},
+		{"postgres", func(t *testing.T, c *clock) history.DB { return openPG(t, pg.DSN(), c) }},
+	}
+}
+
 // whoQueue is a queue whose nodes say who they are as each service does:
 // data (a long text and a binary one among them), a label, a lease.
 func whoQueue(cluster string, at time.Time, names ...string) lockqueue.Snapshot {
@@ -41,16 +58,7 @@ func whoQueue(cluster string, at time.Time, names ...string) lockqueue.Snapshot 
 // segment's keyframe, as the live view had it; the same path recorded on
 // another cluster is another lock.
 func TestRecordsWhoOncePerNode(t *testing.T) {
-	pg := pgtest.ForTest(t)
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T, c *clock) history.DB
-	}{
-		{"store", func(t *testing.T, c *clock) history.DB {
-			return openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now, SegmentAge: time.Minute})
-		}},
-		{"postgres", func(t *testing.T, c *clock) history.DB { return openPG(t, pg.DSN(), c) }},
-	} {
+	for _, tc := range bothDBs(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock(t0)
 			s := tc.open(t, c)
@@ -149,5 +157,55 @@ func TestSegmentsBeforeClustersStillRead(t *testing.T) {
 	}
 	if _, err := s.At(history.Key("zk-new", "/locks/x"), old.Add(3*time.Second)); !errors.Is(err, history.ErrNoHistory) {
 		t.Errorf("a known cluster's /locks/x at the old moment: %v, want no history", err)
+	}
+}
+
+// stalledQueue is /locks/stall with its holder a stalled since t0 on b, as
+// a join words it: the holder's watch on b, its stall and the alert.
+func stalledQueue(cluster string, at time.Time) lockqueue.Snapshot {
+	s := queue("/locks/stall", at, "a", "b")
+	s.Cluster = cluster
+	s.Nodes[0].Watching = []string{"/locks/stall/b"}
+	s.Nodes[0].SetStalledOn("b")
+	s.Nodes[0].SetStalledSince(t0)
+	s.Alerts = []lockqueue.Alert{{Kind: lockqueue.AlertStalled, Nodes: []string{"a", "b"}, Message: "a is stalled on b", Since: t0}}
+	return s
+}
+
+// A stalled holder is one at any later moment too, across a keyframe, with
+// its stall's start and its watch drawn as the stall, as the live view
+// had them: the history keeps the stall in its alert, and a past moment
+// is rebuilt from that.
+func TestReplayKeepsAStall(t *testing.T) {
+	for _, tc := range bothDBs(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock(t0.Add(time.Second))
+			s := tc.open(t, c)
+			cluster := "c-" + tc.name + "-" + t.Name()
+			record(t, s, stalledQueue(cluster, c.Now()))
+			c.set(t0.Add(2 * time.Minute)) // past a segment's end: a keyframe restates the queue
+			more := stalledQueue(cluster, c.Now())
+			more.Nodes = append(more.Nodes, lockqueue.Node{Name: "c", Mode: lockqueue.Exclusive, Session: "0xc", WaitsFor: "b", Edge: lockqueue.EdgeConfirmed})
+			record(t, s, more)
+			if st, ok := s.(*history.Store); ok {
+				if err := st.Flush(false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, at := range []time.Time{t0.Add(30 * time.Second), t0.Add(150 * time.Second)} {
+				st, err := s.At(history.Key(cluster, "/locks/stall"), at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snap := st.Snapshot()
+				a := snap.Nodes[0]
+				if a.StalledOn() != "b" || !a.StalledSince().Equal(t0) {
+					t.Errorf("at %s: the holder is stalled on %q since %s, want on b since %s", at, a.StalledOn(), a.StalledSince(), t0)
+				}
+				if ws := a.Watches(); len(ws) != 1 || ws[0] != (lockqueue.Watch{To: "b", Kind: lockqueue.EdgeStalled}) {
+					t.Errorf("at %s: the holder's watches %+v, want its stalled one on b", at, ws)
+				}
+			}
+		})
 	}
 }

@@ -90,6 +90,28 @@ func laneWatches(n *Node, q *queueView) []Watch {
 	return out
 }
 
+// MarkStalled sets StalledOn and StalledSince on each holder a
+// stalled-holder alert names with its stall, for a snapshot that was not
+// joined: a replay of the history, which keeps the alerts but not the
+// grace that the join times a stall by. Call it before StampWatches, which
+// then draws the stalled watch as the join did.
+func MarkStalled(s *Snapshot) {
+	var q *queueView
+	for _, a := range s.Alerts {
+		if a.Kind != AlertStalled || len(a.Nodes) != 2 || a.Since.IsZero() {
+			continue
+		}
+		if q == nil {
+			q = newQueueView(s)
+			s.Nodes = slices.Clone(s.Nodes)
+		}
+		if i, ok := q.lookup(a.Nodes[0]); ok && s.Nodes[i].Holding {
+			s.Nodes[i].SetStalledOn(a.Nodes[1])
+			s.Nodes[i].SetStalledSince(a.Since)
+		}
+	}
+}
+
 // StampWatches sets every node's Watches (laneWatches) from its Watching
 // and Edge, for a snapshot that was not joined: a replay of the history,
 // which keeps those two and derives the kinds again.
@@ -370,7 +392,7 @@ func stalledAlerts(s *Snapshot, q *queueView, names []string) []Alert {
 		}
 		i, _ := q.lookup(name)
 		n := s.Nodes[i]
-		out = append(out, Alert{Kind: AlertStalled, Nodes: []string{n.Name, n.StalledOn()},
+		out = append(out, Alert{Kind: AlertStalled, Nodes: []string{n.Name, n.StalledOn()}, Since: n.StalledSince(),
 			Message: fmt.Sprintf("%s holds by the recipe's rule, but its client still waits: its session has watched %s since %s. "+
 				"The client missed its wake-up and does not know it holds; everyone queued behind it waits too. "+
 				"Take a thread dump of that client", n.Name, n.StalledOn(), n.StalledSince().UTC().Format(time.RFC3339))})

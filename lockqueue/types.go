@@ -337,6 +337,10 @@ type Alert struct {
 	// Locks are the other locks the alert is about, when it spans several
 	// (a deadlock through them); the views link each.
 	Locks []LockID `json:"locks,omitempty"`
+	// Since is when what the alert tells began, where that is not when
+	// it was raised: a stalled holder's stall (StalledSince), kept by the
+	// history so that a past moment draws the stall as the live page did.
+	Since time.Time `json:"since,omitzero"`
 }
 
 // Snapshot is a whole, consistent view of one lock parent.
