@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,6 +73,25 @@ func TestSemaphoreView(t *testing.T) {
 	tb.until("the pending acquirer waits for a free lease, in the table", fmt.Sprintf(`document.querySelector('tr[data-row=%s]').textContent.includes('a free lease')`, jsString(pendingLease)))
 	if !eval[bool](tb, `document.getElementById('alerts').hidden`) {
 		t.Errorf("alerts shown: %s", eval[string](tb, `document.getElementById('alerts').textContent`))
+	}
+	// The lock as it was a moment ago draws the same: each node in its
+	// folder, the queued contender's watch confirmed, no alert.
+	details := func(name string) string {
+		tb.run(fmt.Sprintf(`document.querySelector('#lane [data-node=%s]').dispatchEvent(new MouseEvent('click', { bubbles: true }))`, jsString(name)))
+		tb.until("the details of "+name, fmt.Sprintf(`document.getElementById('details').textContent.includes(%s)`, jsString(name)))
+		return eval[string](tb, `document.getElementById('details').textContent`)
+	}
+	live := details(queuedLock)
+	at := eval[int64](tb, `Date.now()`)
+	tb.open(srv.URL + "/lock?path=" + path + "&at=" + strconv.FormatInt(at, 10))
+	tb.until("the status says which moment", `document.getElementById('replay-status').textContent.includes('as it was at')`)
+	tb.until("a past moment: five queue nodes", nodeCount(5))
+	tb.until("a past moment: the queued contender's watch, confirmed", arrow(queuedLock, headLock, "actual")+` && `+arrow(queuedLock, headLock, "actual")+`.dataset.edge === 'confirmed'`)
+	if past := details(queuedLock); !strings.Contains(past, path+"/locks/"+queuedLock) || !strings.Contains(live, path+"/locks/"+queuedLock) {
+		t.Errorf("the queued contender's details name its path in locks/: live %q, at a past moment %q", live, past)
+	}
+	if !eval[bool](tb, `document.getElementById('alerts').hidden`) {
+		t.Errorf("a past moment: alerts shown: %s", eval[string](tb, `document.getElementById('alerts').textContent`))
 	}
 	if c := tb.console.String(); c != "" {
 		t.Errorf("browser console not empty:\n%s", c)

@@ -69,6 +69,9 @@ const (
 	fDataBinary
 	fLabel
 	fLease
+	// The folder a Queued node lives in (a semaphore's leases/ and
+	// locks/); a segment written before has none.
+	fFolder
 )
 
 // encoder writes records of one segment into a buffer.
@@ -109,7 +112,7 @@ func (e *encoder) str(s string) {
 }
 
 // lastField is the highest field bit; fields are written from fNode up.
-const lastField = fLease
+const lastField = fFolder
 
 // stringField is ev's string field of bit, nil for the other fields.
 func stringField(ev *Event, bit uint64) *string {
@@ -144,6 +147,8 @@ func stringField(ev *Event, bit uint64) *string {
 		return &ev.Label
 	case fLease:
 		return &ev.Lease
+	case fFolder:
+		return &ev.Folder
 	}
 	return nil
 }

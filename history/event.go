@@ -120,6 +120,10 @@ type Event struct {
 	DataBinary bool   `json:"dataBinary,omitempty"`
 	Label      string `json:"label,omitempty"`
 	Lease      string `json:"lease,omitempty"`
+	// Folder is the folder a Queued node lives in when it is not the
+	// lock's path (lockqueue.Rare's Folder): where its path is, and so
+	// what the watches on it are.
+	Folder string `json:"folder,omitempty"`
 
 	// Synthetic marks the events of a keyframe: a restatement of the
 	// state, not a change.
@@ -181,6 +185,7 @@ type nodeState struct {
 // only through nodeState.setRare, on a copy.
 type rareState struct {
 	PartOf    string
+	Folder    string
 	Label     string
 	Lease     string
 	Source    string
@@ -205,7 +210,7 @@ func (n *nodeState) more() *rareState {
 // setRare sets n's rare part to r, kept only when not empty. Callers
 // change a copy of n.more(), never the part n shares.
 func (n *nodeState) setRare(r rareState) {
-	if r.PartOf == "" && r.Label == "" && r.Lease == "" && r.Source == "" && len(r.BlockedBy) == 0 && r.leaseEnds.IsZero() {
+	if r.PartOf == "" && r.Folder == "" && r.Label == "" && r.Lease == "" && r.Source == "" && len(r.BlockedBy) == 0 && r.leaseEnds.IsZero() {
 		n.rare = nil
 		return
 	}
@@ -306,7 +311,7 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 		}
 		m := n.more()
 		rare := lockqueue.Rare{
-			PartOf: m.PartOf, WaitsForSource: lockqueue.Provenance(m.Source), BlockedBy: slices.Clone(m.BlockedBy),
+			PartOf: m.PartOf, Folder: m.Folder, WaitsForSource: lockqueue.Provenance(m.Source), BlockedBy: slices.Clone(m.BlockedBy),
 			Label: m.Label, LeaseID: m.Lease,
 		}
 		if n.Holding {
@@ -421,8 +426,8 @@ func (s *State) apply(e Event) {
 				Name: e.Node, Mode: e.Mode, Client: e.Client, Seq: e.Seq, Foreign: e.Foreign,
 				QueuedAt: e.Since, Data: e.Data, DataBinary: e.DataBinary,
 			}
-			if e.PartOf != "" || e.Label != "" || e.Lease != "" {
-				n.rare = &rareState{PartOf: e.PartOf, Label: e.Label, Lease: e.Lease}
+			if e.PartOf != "" || e.Folder != "" || e.Label != "" || e.Lease != "" {
+				n.rare = &rareState{PartOf: e.PartOf, Folder: e.Folder, Label: e.Label, Lease: e.Lease}
 			}
 			if len(s.nodes) == cap(s.nodes) {
 				// Doubled, not the quarter append grows a long list
@@ -562,7 +567,7 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 			data, binary := boundData(n.Data, n.DataBinary)
 			emit(Event{
 				Time: t, Kind: Queued, Node: n.Name, Mode: string(n.Mode), Client: clientOf(n), Seq: n.Seq,
-				Foreign: n.Foreign, PartOf: n.PartOf(), Since: q,
+				Foreign: n.Foreign, PartOf: n.PartOf(), Folder: n.Folder(), Since: q,
 				Data: data, DataBinary: binary, Label: n.Label(), Lease: n.LeaseID(),
 			})
 			p = nodeState{QueuedAt: q}
@@ -833,7 +838,7 @@ func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
 	for _, n := range s.nodes {
 		m := n.more()
 		emit(Event{Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
-			PartOf: m.PartOf, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: m.Label, Lease: m.Lease})
+			PartOf: m.PartOf, Folder: m.Folder, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: m.Label, Lease: m.Lease})
 		if n.Holding {
 			ev := Event{Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt}
 			if n.acquiredUnseen {

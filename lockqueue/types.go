@@ -227,7 +227,7 @@ type Rare struct {
 	// Folder is the folder the node lives in when it is not the lock
 	// path (a semaphore's leases/ and locks/, kazoo's <path>-__lock__);
 	// empty for the lock path's own children.
-	Folder string `json:"folder,omitempty" history:"-"`
+	Folder string `json:"folder,omitempty" history:"kept"`
 	// PartOf names the node whose contender this node also is, when one
 	// acquirer owns two nodes of the queue: a semaphore's acquirer holds
 	// the internal lock by its node in the lock folder while it waits for
