@@ -98,3 +98,49 @@ func TestReplayStampsHolds(t *testing.T) {
 		t.Errorf("at the start: a's clock is bound %q, want %q (first seen holding)", nodes[0].HeldBound(), lockqueue.HeldAtLeast)
 	}
 }
+
+// A holder first seen holding has the clock at a past moment that the
+// live page gave it (lockqueue.CarryHolds): held at most since its
+// creation when the service told it, else at least since that sight. The
+// history keeps whether a creation time is only a bound (CtimeAtMost), so
+// a replay cannot tell a first sight for a creation.
+func TestReplayHoldClockIsTheLiveOne(t *testing.T) {
+	const p = "/locks/clock"
+	made := t0.Add(-time.Minute)
+	for _, tc := range []struct {
+		name string
+		node func(n *lockqueue.Node)
+	}{
+		{"its creation known", func(n *lockqueue.Node) { n.Ctime = made }},
+		{"its creation a bound", func(n *lockqueue.Node) { n.Ctime, n.CtimeAtMost = made, true }},
+		{"its creation unknown", func(n *lockqueue.Node) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock(t0)
+			s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now, SegmentAge: time.Minute})
+			live := queue(p, t0, "a", "b")
+			tc.node(&live.Nodes[0])
+			lockqueue.CarryHolds(nil, &live, t0)
+			record(t, s, live)
+			c.set(t0.Add(2 * time.Minute)) // past a segment's end: a keyframe restates the queue
+			later := live
+			later.UpdatedAt = c.Now()
+			record(t, s, later)
+			if err := s.Flush(false); err != nil {
+				t.Fatal(err)
+			}
+			want := live.Nodes[0]
+			for _, at := range []time.Time{t0, c.Now()} {
+				st, err := s.At(p, at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := st.Snapshot().Nodes[0]
+				if !got.HeldSince().Equal(want.HeldSince()) || got.HeldBound() != want.HeldBound() || got.CtimeAtMost != (want.CtimeAtMost || want.Ctime.IsZero()) {
+					t.Errorf("at %s: held since %s (%q), ctime at most %v; live: %s (%q), ctime %s at most %v",
+						at, got.HeldSince(), got.HeldBound(), got.CtimeAtMost, want.HeldSince(), want.HeldBound(), want.Ctime, want.CtimeAtMost)
+				}
+			}
+		})
+	}
+}

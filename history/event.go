@@ -23,9 +23,9 @@ type Kind string
 // Event kinds. A node's life is queued, then acquired (maybe), then left.
 const (
 	// Queued: a node appeared (Mode, Client, Since = when it queued: the
-	// server's creation time when the service tells it, else first seen;
-	// Data, DataBinary, Label and Lease: who it is, as the live view
-	// showed it then, recorded once per node).
+	// server's creation time when the service tells it, else first seen,
+	// and then Value "at-most"; Data, DataBinary, Label and Lease: who it
+	// is, as the live view showed it then, recorded once per node).
 	Queued Kind = "queued"
 	// Acquired: a node started to hold (Since = when it queued, so the
 	// wait is Time-Since).
@@ -65,6 +65,10 @@ const (
 	// events after it with Synthetic set rebuild it. Never returned.
 	keyframe Kind = "keyframe"
 )
+
+// queuedAtMost is a Queued event's Value when its Since is when the node
+// was first seen, its creation then or before.
+const queuedAtMost = "at-most"
 
 // How says how a node left.
 type How string
@@ -174,6 +178,9 @@ type nodeState struct {
 	DataBinary bool
 	Holding    bool
 	Zombie     bool
+	// queuedAtMost: QueuedAt is when it was first seen, not its creation,
+	// which was then or before (lockqueue's CtimeAtMost).
+	queuedAtMost bool
 	// acquiredUnseen: it was first seen already holding (at the reader's
 	// start or after a gap), so when it acquired is not known. Kept
 	// across segments by the keyframe's Acquired event ("after-gap").
@@ -306,7 +313,7 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 		node := lockqueue.Node{
 			Name: n.Name, Seq: n.Seq, Mode: lockqueue.Mode(n.Mode), Recipe: s.Recipe, Holding: n.Holding,
 			WaitsFor: n.WaitsFor, WaitsOn: lockqueue.WaitOn(n.WaitsOn), Watching: slices.Clone(n.Watching),
-			Edge: lockqueue.Edge(n.Edge), Ctime: n.QueuedAt, Foreign: n.Foreign, Zombie: n.Zombie,
+			Edge: lockqueue.Edge(n.Edge), Ctime: n.QueuedAt, CtimeAtMost: n.queuedAtMost, Foreign: n.Foreign, Zombie: n.Zombie,
 			Data: n.Data, DataBinary: n.DataBinary,
 		}
 		m := n.more()
@@ -320,8 +327,8 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 			// a live one, by the snapshot.
 			rare.HeldSince = n.AcquiredAt
 			if n.acquiredUnseen {
-				// First seen holding: it began then or before.
-				rare.HeldBound = lockqueue.HeldAtLeast
+				// First seen holding: its clock is the live one's.
+				rare.HeldSince, rare.HeldBound = lockqueue.UnseenHold(&node, n.AcquiredAt)
 			}
 		}
 		if id.Service == lockqueue.ZooKeeper {
@@ -424,7 +431,7 @@ func (s *State) apply(e Event) {
 		if e.Node == "" || s.node(e.Node) < 0 {
 			n := nodeState{
 				Name: e.Node, Mode: e.Mode, Client: e.Client, Seq: e.Seq, Foreign: e.Foreign,
-				QueuedAt: e.Since, Data: e.Data, DataBinary: e.DataBinary,
+				QueuedAt: e.Since, Data: e.Data, DataBinary: e.DataBinary, queuedAtMost: e.Value == queuedAtMost,
 			}
 			if e.PartOf != "" || e.Folder != "" || e.Label != "" || e.Lease != "" {
 				n.rare = &rareState{PartOf: e.PartOf, Folder: e.Folder, Label: e.Label, Lease: e.Lease}
@@ -560,16 +567,20 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 		i := prev.node(n.Name)
 		var p nodeState
 		if i < 0 {
-			q := n.Ctime
+			q, atMost := n.Ctime, n.CtimeAtMost
 			if q.IsZero() || q.After(t) {
-				q = t
+				q, atMost = t, true
 			}
 			data, binary := boundData(n.Data, n.DataBinary)
-			emit(Event{
+			ev := Event{
 				Time: t, Kind: Queued, Node: n.Name, Mode: string(n.Mode), Client: clientOf(n), Seq: n.Seq,
 				Foreign: n.Foreign, PartOf: n.PartOf(), Folder: n.Folder(), Since: q,
 				Data: data, DataBinary: binary, Label: n.Label(), Lease: n.LeaseID(),
-			})
+			}
+			if atMost {
+				ev.Value = queuedAtMost
+			}
+			emit(ev)
 			p = nodeState{QueuedAt: q}
 		} else {
 			p = prev.nodes[i]
@@ -837,8 +848,12 @@ func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
 	}
 	for _, n := range s.nodes {
 		m := n.more()
-		emit(Event{Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
-			PartOf: m.PartOf, Folder: m.Folder, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: m.Label, Lease: m.Lease})
+		ev := Event{Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,
+			PartOf: m.PartOf, Folder: m.Folder, Since: n.QueuedAt, Data: n.Data, DataBinary: n.DataBinary, Label: m.Label, Lease: m.Lease}
+		if n.queuedAtMost {
+			ev.Value = queuedAtMost
+		}
+		emit(ev)
 		if n.Holding {
 			ev := Event{Kind: Acquired, Node: n.Name, Since: n.QueuedAt, Acquired: n.AcquiredAt}
 			if n.acquiredUnseen {

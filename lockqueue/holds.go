@@ -71,12 +71,21 @@ func holdOf(n *Node, held map[string]hold, seen bool, now time.Time) hold {
 	if h, ok := held[n.Folder()+"/"+n.Name]; ok {
 		return h
 	}
-	switch {
-	case seen:
+	if seen {
 		return hold{since: now}
-	case !n.Ctime.IsZero() && !n.CtimeAtMost:
-		return hold{since: n.Ctime, bound: HeldAtMost}
-	default:
-		return hold{since: now, bound: HeldAtLeast}
 	}
+	since, bound := UnseenHold(n, now)
+	return hold{since, bound}
+}
+
+// UnseenHold is the clock of a holder n first seen holding at seen, its
+// hold begun unseen: from its creation, which it held at most since, or,
+// its creation unknown (CtimeAtMost), from seen, which it held at least
+// since. A replay of the history times such a holder by it too, so a past
+// moment's clock reads as the live one did.
+func UnseenHold(n *Node, seen time.Time) (time.Time, Bound) {
+	if !n.Ctime.IsZero() && !n.CtimeAtMost {
+		return n.Ctime, HeldAtMost
+	}
+	return seen, HeldAtLeast
 }

@@ -180,7 +180,7 @@ type Node struct {
 	// there before the reader looked, so Ctime is when the reader first
 	// knew of it: it was made then or earlier, and a wait timed from
 	// Ctime is at least that long.
-	CtimeAtMost bool `json:"ctimeAtMost,omitempty" history:"-"`
+	CtimeAtMost bool `json:"ctimeAtMost,omitempty" history:"kept"`
 	// The fields most nodes leave empty, behind a pointer so that a node
 	// of a big queue costs half: see Rare. Embedded so that the JSON is
 	// the same as when they were Node's own, and last to keep its order.
