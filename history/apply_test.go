@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -142,5 +143,43 @@ func TestReplayHoldClockIsTheLiveOne(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A session known to watch nothing (a holder's) is one at a past moment
+// too, across a keyframe, and one whose watches are unknown stays unknown:
+// the page says "nothing" for the first, "unknown" for the second, as live.
+func TestReplayKeepsAWatchOfNothing(t *testing.T) {
+	const p = "/locks/nothing"
+	c := newClock(t0)
+	s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now, SegmentAge: time.Minute})
+	live := queue(p, t0, "a", "b", "c")
+	live.Nodes[0].Watching = []string{}
+	live.Nodes[1].Watching = []string{p + "/a"}
+	record(t, s, live)
+	c.set(t0.Add(2 * time.Minute)) // past a segment's end: a keyframe restates the queue
+	later := live
+	later.Nodes = slices.Clone(live.Nodes)
+	later.Nodes[0].Watching = nil // the watch table unread: unknown again
+	later.Nodes[2].Watching = []string{}
+	later.UpdatedAt = c.Now()
+	record(t, s, later)
+	if err := s.Flush(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at   time.Time
+		want lockqueue.Snapshot
+	}{{t0, live}, {c.Now(), later}} {
+		st, err := s.At(p, tc.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, n := range st.Snapshot().Nodes {
+			w := tc.want.Nodes[i].Watching
+			if (n.Watching == nil) != (w == nil) || !slices.Equal(n.Watching, w) {
+				t.Errorf("at %s: %s watches %#v, want %#v", tc.at, n.Name, n.Watching, w)
+			}
+		}
 	}
 }

@@ -42,11 +42,15 @@ const (
 	// blockers the server reports).
 	WaitsFor Kind = "waits-for"
 	// Watch: what the node's session actually watches changed (Edge, Nodes
-	// = the watched paths).
+	// = the watched paths; Value "none" when it is known to watch none).
 	Watch Kind = "watch"
 	// Zombie: the node's client is gone, its session or lease not expired
 	// yet (Value "zombie"), or it is alive again (Value "alive").
 	Zombie Kind = "zombie"
+	// Who: who the node is changed as people know it (whoChanged: a
+	// PostgreSQL session gone idle in transaction), with all of who it is
+	// now (Data, DataBinary, Label, Lease as in Queued).
+	Who Kind = "who"
 	// AlertRaised and AlertCleared: an alert (Alert, Nodes, Message).
 	AlertRaised  Kind = "alert-raised"
 	AlertCleared Kind = "alert-cleared"
@@ -118,8 +122,8 @@ type Event struct {
 	// Redis token, etcd lease or PostgreSQL pid): its data, the first
 	// MaxData bytes (base64 when DataBinary, as the live API has it), the
 	// service's label of its client (PostgreSQL: application, client,
-	// state) and its lease. Set on Queued events only: a node's owner
-	// does not change.
+	// state) and its lease. Set on Queued events, and on Who events when
+	// how people know the owner changed: the owner itself does not.
 	Data       string `json:"data,omitempty"`
 	DataBinary bool   `json:"dataBinary,omitempty"`
 	Label      string `json:"label,omitempty"`
@@ -489,8 +493,16 @@ func (s *State) applyNode(i int, e Event) {
 		r := *n.more()
 		r.Source, r.BlockedBy = e.Source, e.Nodes
 		n.setRare(r)
+	case Who:
+		n.Data, n.DataBinary = e.Data, e.DataBinary
+		r := *n.more()
+		r.Label, r.Lease = e.Label, e.Lease
+		n.setRare(r)
 	case Watch:
 		n.Edge, n.Watching = e.Edge, e.Nodes
+		if e.Value == watchesNone {
+			n.Watching = []string{}
+		}
 	case Zombie:
 		n.Zombie = e.Value == "zombie"
 	}
@@ -606,9 +618,23 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 	}
 }
 
+// watchesNone is a Watch event's Value when its node's session is known
+// to watch nothing (a holder's, as a rule): its Nodes are empty either way.
+const watchesNone = "none"
+
+// watchEvent is e made the Watch event of a node's edge and the paths its
+// session watches (nil when unknown).
+func watchEvent(e Event, edge string, watching []string) Event {
+	e.Kind, e.Edge, e.Nodes = Watch, edge, watching
+	if watching != nil && len(watching) == 0 {
+		e.Value = watchesNone
+	}
+	return e
+}
+
 // watchesKnown reports whether what n's session watches is known.
 func watchesKnown(n nodeState) bool {
-	return len(n.Watching) > 0 || (n.Edge != string(lockqueue.EdgeNone) && n.Edge != string(lockqueue.EdgeUnknown))
+	return n.Watching != nil || (n.Edge != string(lockqueue.EdgeNone) && n.Edge != string(lockqueue.EdgeUnknown))
 }
 
 // asRecipeSays reports whether e is no finding: the watch the recipe
@@ -667,8 +693,12 @@ func nodeChanges(p *nodeState, n *lockqueue.Node, t time.Time, restateWatch bool
 	if n.WaitsFor != p.WaitsFor || string(n.WaitsForSource()) != p.more().Source || string(n.WaitsOn) != p.WaitsOn || !slices.Equal(n.BlockedBy(), p.more().BlockedBy) {
 		emit(Event{Time: t, Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: string(n.WaitsForSource()), Value: string(n.WaitsOn), Nodes: n.BlockedBy()})
 	}
-	if string(n.Edge) != p.Edge || !slices.Equal(n.Watching, p.Watching) {
-		emit(Event{Time: t, Kind: Watch, Node: n.Name, Edge: string(n.Edge), Nodes: n.Watching, Synthetic: restateWatch})
+	if string(n.Edge) != p.Edge || !slices.Equal(n.Watching, p.Watching) || (n.Watching == nil) != (p.Watching == nil) {
+		emit(watchEvent(Event{Time: t, Node: n.Name, Synthetic: restateWatch}, string(n.Edge), n.Watching))
+	}
+	if whoChanged(p, n) {
+		data, binary := boundData(n.Data, n.DataBinary)
+		emit(Event{Time: t, Kind: Who, Node: n.Name, Data: data, DataBinary: binary, Label: n.Label(), Lease: n.LeaseID()})
 	}
 	if n.Zombie != p.Zombie {
 		v := "alive"
@@ -677,6 +707,17 @@ func nodeChanges(p *nodeState, n *lockqueue.Node, t time.Time, restateWatch bool
 		}
 		emit(Event{Time: t, Kind: Zombie, Node: n.Name, Value: v})
 	}
+}
+
+// whoChanged reports whether who node n is, as people know it, changed
+// since p: its label (the words the views show in place of its data) or
+// its lease. Its data is not watched: where a service's reader writes it,
+// it carries clocks that change at every read (a PostgreSQL session's
+// query times, a Redlock token's time left on each master), which are no
+// change of who it is, and a lock client's own data does not change.
+func whoChanged(p *nodeState, n *lockqueue.Node) bool {
+	m := p.more()
+	return n.Label() != m.Label || n.LeaseID() != m.Lease
 }
 
 // leaseSlack: a node whose lease was due to run out within this of when it
@@ -864,8 +905,8 @@ func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
 		if n.WaitsFor != "" || m.Source != "" || n.WaitsOn != "" || len(m.BlockedBy) > 0 {
 			emit(Event{Kind: WaitsFor, Node: n.Name, To: n.WaitsFor, Source: m.Source, Value: n.WaitsOn, Nodes: m.BlockedBy})
 		}
-		if n.Edge != "" || len(n.Watching) > 0 {
-			emit(Event{Kind: Watch, Node: n.Name, Edge: n.Edge, Nodes: n.Watching})
+		if n.Edge != "" || n.Watching != nil {
+			emit(watchEvent(Event{Node: n.Name}, n.Edge, n.Watching))
 		}
 		if n.Zombie {
 			emit(Event{Kind: Zombie, Node: n.Name, Value: "zombie"})

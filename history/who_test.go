@@ -1,8 +1,10 @@
 package history_test
 
 import (
+	"cmp"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +22,18 @@ import (
 type dbDial struct {
 	name string
 	open func(t *testing.T, c *clock) history.DB
+}
+
+// eachDB runs f on each history database, in a subtest: with the clock c
+// at start and the key of path on a cluster of the subtest's own.
+func eachDB(t *testing.T, path string, start time.Time, f func(t *testing.T, c *clock, s history.DB, cluster, key string)) {
+	for _, tc := range bothDBs(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock(start)
+			cluster := "c-" + tc.name + "-" + t.Name()
+			f(t, c, tc.open(t, c), cluster, history.Key(cluster, path))
+		})
+	}
 }
 
 func bothDBs(t *testing.T) []dbDial {
@@ -58,54 +72,48 @@ func whoQueue(cluster string, at time.Time, names ...string) lockqueue.Snapshot 
 // segment's keyframe, as the live view had it; the same path recorded on
 // another cluster is another lock.
 func TestRecordsWhoOncePerNode(t *testing.T) {
-	for _, tc := range bothDBs(t) {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newClock(t0)
-			s := tc.open(t, c)
-			cluster := "c-" + tc.name + "-" + t.Name()
-			key := history.Key(cluster, "/locks/who")
-			record(t, s, whoQueue(cluster, t0, "a", "long", "bin"))
-			c.set(t0.Add(2 * time.Minute)) // past a segment's end: a keyframe restates the queue
-			record(t, s, whoQueue(cluster, c.Now(), "long", "bin"))
-			if st, ok := s.(*history.Store); ok {
-				if err := st.Flush(false); err != nil {
-					t.Fatal(err)
-				}
+	eachDB(t, "/locks/who", t0, func(t *testing.T, c *clock, s history.DB, cluster, key string) {
+		record(t, s, whoQueue(cluster, t0, "a", "long", "bin"))
+		c.set(t0.Add(2 * time.Minute)) // past a segment's end: a keyframe restates the queue
+		record(t, s, whoQueue(cluster, c.Now(), "long", "bin"))
+		if st, ok := s.(*history.Store); ok {
+			if err := st.Flush(false); err != nil {
+				t.Fatal(err)
 			}
-			c.set(t0.Add(3 * time.Minute))
-			record(t, s, whoQueue(cluster, c.Now(), "bin"))
+		}
+		c.set(t0.Add(3 * time.Minute))
+		record(t, s, whoQueue(cluster, c.Now(), "bin"))
 
-			evs, err := s.Events(key, t0, c.Now())
-			if err != nil {
-				t.Fatal(err)
+		evs, err := s.Events(key, t0, c.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.Kind != history.Queued && e.Kind != history.Who && (e.Data != "" || e.Label != "" || e.Lease != "") {
+				t.Errorf("a %s event repeats who %s is: %+v", e.Kind, e.Node, e)
 			}
-			for _, e := range evs {
-				if e.Kind != history.Queued && (e.Data != "" || e.Label != "" || e.Lease != "") {
-					t.Errorf("a %s event repeats who %s is: %+v", e.Kind, e.Node, e)
-				}
-			}
-			st, err := s.At(key, t0.Add(150*time.Second))
-			if err != nil {
-				t.Fatal(err)
-			}
-			snap := st.Snapshot()
-			if snap.Cluster != cluster || len(snap.Nodes) != 2 {
-				t.Fatalf("after the keyframe: cluster %q, nodes %+v", snap.Cluster, snap.Nodes)
-			}
-			long, bin := snap.Nodes[0], snap.Nodes[1]
-			if want := strings.Repeat("é", history.MaxData/2); long.Data != want || long.Label() != "app-long" || long.LeaseID() != "lease-long" ||
-				long.Session != "0xlong" || !long.Holding {
-				t.Errorf("the long one: data %d bytes, label %q, lease %q, session %q; want its first %d bytes, app-long, lease-long, 0xlong",
-					len(long.Data), long.Label(), long.LeaseID(), long.Session, history.MaxData)
-			}
-			if raw, err := base64.StdEncoding.DecodeString(bin.Data); err != nil || !bin.DataBinary || len(raw) != history.MaxData {
-				t.Errorf("the binary one: %d bytes (binary %v, %v), want its first %d", len(raw), bin.DataBinary, err, history.MaxData)
-			}
-			if _, err := s.At(history.Key("another", "/locks/who"), t0.Add(150*time.Second)); !errors.Is(err, history.ErrNoHistory) {
-				t.Errorf("another cluster's /locks/who: %v, want no history", err)
-			}
-		})
-	}
+		}
+		st, err := s.At(key, t0.Add(150*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := st.Snapshot()
+		if snap.Cluster != cluster || len(snap.Nodes) != 2 {
+			t.Fatalf("after the keyframe: cluster %q, nodes %+v", snap.Cluster, snap.Nodes)
+		}
+		long, bin := snap.Nodes[0], snap.Nodes[1]
+		if want := strings.Repeat("é", history.MaxData/2); long.Data != want || long.Label() != "app-long" || long.LeaseID() != "lease-long" ||
+			long.Session != "0xlong" || !long.Holding {
+			t.Errorf("the long one: data %d bytes, label %q, lease %q, session %q; want its first %d bytes, app-long, lease-long, 0xlong",
+				len(long.Data), long.Label(), long.LeaseID(), long.Session, history.MaxData)
+		}
+		if raw, err := base64.StdEncoding.DecodeString(bin.Data); err != nil || !bin.DataBinary || len(raw) != history.MaxData {
+			t.Errorf("the binary one: %d bytes (binary %v, %v), want its first %d", len(raw), bin.DataBinary, err, history.MaxData)
+		}
+		if _, err := s.At(history.Key("another", "/locks/who"), t0.Add(150*time.Second)); !errors.Is(err, history.ErrNoHistory) {
+			t.Errorf("another cluster's /locks/who: %v, want no history", err)
+		}
+	})
 }
 
 // A segment written before who and clusters were recorded (by the
@@ -177,35 +185,94 @@ func stalledQueue(cluster string, at time.Time) lockqueue.Snapshot {
 // had them: the history keeps the stall in its alert, and a past moment
 // is rebuilt from that.
 func TestReplayKeepsAStall(t *testing.T) {
-	for _, tc := range bothDBs(t) {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newClock(t0.Add(time.Second))
-			s := tc.open(t, c)
-			cluster := "c-" + tc.name + "-" + t.Name()
-			record(t, s, stalledQueue(cluster, c.Now()))
-			c.set(t0.Add(2 * time.Minute)) // past a segment's end: a keyframe restates the queue
-			more := stalledQueue(cluster, c.Now())
-			more.Nodes = append(more.Nodes, lockqueue.Node{Name: "c", Mode: lockqueue.Exclusive, Session: "0xc", WaitsFor: "b", Edge: lockqueue.EdgeConfirmed})
-			record(t, s, more)
-			if st, ok := s.(*history.Store); ok {
-				if err := st.Flush(false); err != nil {
-					t.Fatal(err)
-				}
+	eachDB(t, "/locks/stall", t0.Add(time.Second), func(t *testing.T, c *clock, s history.DB, cluster, key string) {
+		record(t, s, stalledQueue(cluster, c.Now()))
+		c.set(t0.Add(2 * time.Minute)) // past a segment's end: a keyframe restates the queue
+		more := stalledQueue(cluster, c.Now())
+		more.Nodes = append(more.Nodes, lockqueue.Node{Name: "c", Mode: lockqueue.Exclusive, Session: "0xc", WaitsFor: "b", Edge: lockqueue.EdgeConfirmed})
+		record(t, s, more)
+		if st, ok := s.(*history.Store); ok {
+			if err := st.Flush(false); err != nil {
+				t.Fatal(err)
 			}
-			for _, at := range []time.Time{t0.Add(30 * time.Second), t0.Add(150 * time.Second)} {
-				st, err := s.At(history.Key(cluster, "/locks/stall"), at)
-				if err != nil {
-					t.Fatal(err)
-				}
-				snap := st.Snapshot()
-				a := snap.Nodes[0]
-				if a.StalledOn() != "b" || !a.StalledSince().Equal(t0) {
-					t.Errorf("at %s: the holder is stalled on %q since %s, want on b since %s", at, a.StalledOn(), a.StalledSince(), t0)
-				}
-				if ws := a.Watches(); len(ws) != 1 || ws[0] != (lockqueue.Watch{To: "b", Kind: lockqueue.EdgeStalled}) {
-					t.Errorf("at %s: the holder's watches %+v, want its stalled one on b", at, ws)
-				}
+		}
+		for _, at := range []time.Time{t0.Add(30 * time.Second), t0.Add(150 * time.Second)} {
+			st, err := s.At(key, at)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			snap := st.Snapshot()
+			a := snap.Nodes[0]
+			if a.StalledOn() != "b" || !a.StalledSince().Equal(t0) {
+				t.Errorf("at %s: the holder is stalled on %q since %s, want on b since %s", at, a.StalledOn(), a.StalledSince(), t0)
+			}
+			if ws := a.Watches(); len(ws) != 1 || ws[0] != (lockqueue.Watch{To: "b", Kind: lockqueue.EdgeStalled}) {
+				t.Errorf("at %s: the holder's watches %+v, want its stalled one on b", at, ws)
+			}
+		}
+	})
+}
+
+// Who a node is, as people know it, is recorded again when it changes: a
+// session's label (its state: idle in transaction), with its data then. A
+// change of data alone is not: a reader's data carries clocks that change
+// at every read (a PostgreSQL session's query times, a Redlock token's
+// time left). A past moment, across a keyframe, shows who each node was.
+func TestRecordsWhoChanges(t *testing.T) {
+	eachDB(t, "/locks/who", t0, func(t *testing.T, c *clock, s history.DB, cluster, key string) {
+		at := func(label, raw, token string) lockqueue.Snapshot {
+			q := queue("/locks/who", c.Now(), "pid-1", "tok")
+			q.Cluster = cluster
+			q.Nodes[0].SetLabel("psql · " + label)
+			q.Nodes[0].Data = `{"state":"` + label + `","queryStart":"` + raw + `"}`
+			q.Nodes[1].Data = token
+			return q
+		}
+		steps := []struct {
+			ms                int
+			label, raw, token string
+		}{
+			{0, "active", "1", "held, 9s left"},
+			{1000, "active", "2", "held, 8s left"}, // a new query, a clock: no change of who
+			{2000, "idle in transaction", "2", "held, 7s left"},
+			{121000, "idle in transaction", "3", "held, 6s left"}, // past a segment's end
+		}
+		for _, st := range steps {
+			c.set(t0.Add(time.Duration(st.ms) * time.Millisecond))
+			record(t, s, at(st.label, st.raw, st.token))
+		}
+		if st, ok := s.(*history.Store); ok {
+			if err := st.Flush(false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		evs, err := s.Events(key, t0, c.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var whos []string
+		for _, e := range evs {
+			if e.Kind == history.Who {
+				whos = append(whos, fmt.Sprintf("%s %s: %s", e.Time.Sub(t0), e.Node, cmp.Or(e.Label, e.Data)))
+			}
+		}
+		if want := []string{"2s pid-1: psql · idle in transaction"}; !slices.Equal(whos, want) {
+			t.Errorf("who events %q, want %q", whos, want)
+		}
+		for _, st := range steps {
+			state, err := s.At(key, t0.Add(time.Duration(st.ms)*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes := state.Snapshot().Nodes
+			raw := "1"
+			if st.ms >= 2000 {
+				raw = "2" // the record as the label changed
+			}
+			want := []string{"psql · " + st.label, `{"state":"` + st.label + `","queryStart":"` + raw + `"}`, "held, 9s left"}
+			if got := []string{nodes[0].Label(), nodes[0].Data, nodes[1].Data}; !slices.Equal(got, want) {
+				t.Errorf("at +%dms: who %q, want %q", st.ms, got, want)
+			}
+		}
+	})
 }
