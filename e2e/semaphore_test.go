@@ -74,8 +74,11 @@ func TestSemaphoreView(t *testing.T) {
 	if !eval[bool](tb, `document.getElementById('alerts').hidden`) {
 		t.Errorf("alerts shown: %s", eval[string](tb, `document.getElementById('alerts').textContent`))
 	}
-	// The lock as it was a moment ago draws the same: each node in its
-	// folder, the queued contender's watch confirmed, no alert.
+	// The lock as it was a moment ago is the same: its answer field by
+	// field (the lease limit and the parent's watchers among them), and
+	// as drawn, each node in its folder, the queued contender's watch
+	// confirmed, no alert.
+	checkPastIsLive(t, srv, "zookeeper", path)
 	details := func(name string) string {
 		tb.run(fmt.Sprintf(`document.querySelector('#lane [data-node=%s]').dispatchEvent(new MouseEvent('click', { bubbles: true }))`, jsString(name)))
 		tb.until("the details of "+name, fmt.Sprintf(`document.getElementById('details').textContent.includes(%s)`, jsString(name)))

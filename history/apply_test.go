@@ -183,3 +183,47 @@ func TestReplayKeepsAWatchOfNothing(t *testing.T) {
 		}
 	}
 }
+
+// What a reader reads beside the nodes (a semaphore's lease limit, the
+// children watches it cannot attribute, the waiters the server counts
+// but cannot name) is the live answer's at a past moment too, across a
+// keyframe, as it changes.
+func TestReplayKeepsTheFiguresBesideTheNodes(t *testing.T) {
+	const p = "/locks/beside"
+	c := newClock(t0)
+	s := openStore(t, history.Options{Dir: t.TempDir(), Now: c.Now, SegmentAge: time.Minute})
+	at := func(d time.Duration, leases, invisible, anonymous int) lockqueue.Snapshot {
+		c.set(t0.Add(d))
+		q := queue(p, c.Now(), "a", "b")
+		q.Leases, q.LeasesInferred, q.InvisibleChildWatches = leases, leases > 0, invisible
+		if anonymous > 0 {
+			q.AnonymousWaiters, q.AnonymousSince = anonymous, t0.Add(time.Second)
+		}
+		return q
+	}
+	steps := []lockqueue.Snapshot{
+		at(0, 2, 0, 0),
+		at(time.Second, 2, 1, 3),
+		at(2*time.Minute, 3, 1, 3), // past a segment's end: a keyframe restates the figures
+		at(3*time.Minute, 3, 0, 0),
+	}
+	for _, q := range steps {
+		record(t, s, q)
+	}
+	if err := s.Flush(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range steps {
+		st, err := s.At(p, want.UpdatedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := st.Snapshot()
+		if got.Leases != want.Leases || got.LeasesInferred != want.LeasesInferred || got.InvisibleChildWatches != want.InvisibleChildWatches ||
+			got.AnonymousWaiters != want.AnonymousWaiters || !got.AnonymousSince.Equal(want.AnonymousSince) {
+			t.Errorf("at %s: leases %d (inferred %v), invisible %d, anonymous %d since %s; want %d (%v), %d, %d since %s", want.UpdatedAt,
+				got.Leases, got.LeasesInferred, got.InvisibleChildWatches, got.AnonymousWaiters, got.AnonymousSince,
+				want.Leases, want.LeasesInferred, want.InvisibleChildWatches, want.AnonymousWaiters, want.AnonymousSince)
+		}
+	}
+}

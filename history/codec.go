@@ -34,7 +34,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 var errCorrupt = errors.New("history: corrupt frame")
 
 // kinds numbers the kinds on disk; never reorder, only append.
-var kinds = []Kind{"", keyframe, Queued, Acquired, Unheld, Left, WaitsFor, Watch, Zombie, AlertRaised, AlertCleared, Connection, Exists, Recipe, Gap, Who}
+var kinds = []Kind{"", keyframe, Queued, Acquired, Unheld, Left, WaitsFor, Watch, Zombie, AlertRaised, AlertCleared, Connection, Exists, Recipe, Gap, Who, Leases, Invisible, Anonymous}
 
 var kindCode = func() map[Kind]uint64 {
 	m := make(map[Kind]uint64, len(kinds))

@@ -62,6 +62,14 @@ const (
 	Exists Kind = "exists"
 	// Recipe: the queue's recipe changed (Value).
 	Recipe Kind = "recipe"
+	// Leases, Invisible and Anonymous: a figure the reader reads beside
+	// the nodes changed (Seq): a semaphore's lease limit (Value
+	// "inferred" when the reader inferred it), the children watches it
+	// cannot attribute to a node, the waiters the server counts but
+	// cannot name (Since: when there came to be any).
+	Leases    Kind = "leases"
+	Invisible Kind = "invisible-watches"
+	Anonymous Kind = "anonymous-waiters"
 	// Gap: the recorder saw nothing from Since to Time (Message says why:
 	// not running, or its queue overflowed).
 	Gap Kind = "gap"
@@ -239,6 +247,7 @@ type State struct {
 	Error      string
 	Exists     bool
 	Recipe     lockqueue.Recipe
+	beside     besideFigures
 	nodes      []nodeState
 	Alerts     []lockqueue.Alert
 	// index finds a node in nodes by name; nil until needed, kept up to date
@@ -249,6 +258,39 @@ type State struct {
 	// it records the lock). A lock never seen live and empty knows nothing:
 	// what it first shows live is a restatement (see changes).
 	seenLive bool
+}
+
+// besideFigures are what a reader reads of a lock beside its nodes, as the live
+// answer gave them (lockqueue.Snapshot's fields of the same names).
+type besideFigures struct {
+	Leases         int
+	LeasesInferred bool
+	Invisible      int
+	Anonymous      int
+	AnonymousSince time.Time
+}
+
+func besideOf(s *lockqueue.Snapshot) besideFigures {
+	return besideFigures{Leases: s.Leases, LeasesInferred: s.LeasesInferred, Invisible: s.InvisibleChildWatches,
+		Anonymous: s.AnonymousWaiters, AnonymousSince: s.AnonymousSince}
+}
+
+// besideChanges calls emit with the events that turn the figures from
+// into to, at t.
+func besideChanges(from, to besideFigures, t time.Time, emit func(Event)) {
+	if from.Leases != to.Leases || from.LeasesInferred != to.LeasesInferred {
+		e := Event{Time: t, Kind: Leases, Seq: int64(to.Leases)}
+		if to.LeasesInferred {
+			e.Value = "inferred"
+		}
+		emit(e)
+	}
+	if from.Invisible != to.Invisible {
+		emit(Event{Time: t, Kind: Invisible, Seq: int64(to.Invisible)})
+	}
+	if from.Anonymous != to.Anonymous || !from.AnonymousSince.Equal(to.AnonymousSince) {
+		emit(Event{Time: t, Kind: Anonymous, Seq: int64(to.Anonymous), Since: to.AnonymousSince})
+	}
 }
 
 // Live reports whether the reader saw the lock at that moment.
@@ -308,6 +350,8 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 		Path: id.Name, Recipe: s.Recipe, Connection: s.Connection, Exists: s.Exists,
 		UpdatedAt: s.Time, Error: s.Error, Nodes: []lockqueue.Node{}, Alerts: slices.Clone(s.Alerts),
 		WatchSource: "history", Cluster: ClusterOf(s.Lock),
+		Leases: s.beside.Leases, LeasesInferred: s.beside.LeasesInferred, InvisibleChildWatches: s.beside.Invisible,
+		AnonymousWaiters: s.beside.Anonymous, AnonymousSince: s.beside.AnonymousSince,
 	}
 	if snap.Alerts == nil {
 		snap.Alerts = []lockqueue.Alert{}
@@ -428,6 +472,12 @@ func (s *State) apply(e Event) {
 		s.Exists = e.Value == "yes"
 	case Recipe:
 		s.Recipe = lockqueue.Recipe(e.Value)
+	case Leases:
+		s.beside.Leases, s.beside.LeasesInferred = int(e.Seq), e.Value == "inferred"
+	case Invisible:
+		s.beside.Invisible = int(e.Seq)
+	case Anonymous:
+		s.beside.Anonymous, s.beside.AnonymousSince = int(e.Seq), e.Since
 	case Gap:
 		// What follows a gap is not known to be live until a reader says.
 		s.Connection = ""
@@ -560,6 +610,7 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 	if prev.Recipe != snap.Recipe {
 		emit(Event{Time: t, Kind: Recipe, Value: string(snap.Recipe)})
 	}
+	besideChanges(prev.beside, besideOf(&snap), t, emit)
 	// gone counts the nodes that left and were taken out of prev.nodes by
 	// emit: the node that was at i is at i-gone.
 	gone := 0
@@ -835,7 +886,7 @@ func restated(e Event) Event {
 func firstSight(st *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 	diff(st, snap, t, func(e Event) {
 		switch e.Kind {
-		case Connection, Exists, Recipe, AlertRaised, AlertCleared:
+		case Connection, Exists, Recipe, Leases, Invisible, Anonymous, AlertRaised, AlertCleared:
 			emit(e)
 		default:
 			emit(restated(e))
@@ -887,6 +938,7 @@ func eachKeyframeEvent(s *State, t time.Time, fn func(Event)) {
 	if s.Recipe != "" {
 		emit(Event{Kind: Recipe, Value: string(s.Recipe)})
 	}
+	besideChanges(besideFigures{}, s.beside, t, emit)
 	for _, n := range s.nodes {
 		m := n.more()
 		ev := Event{Kind: Queued, Node: n.Name, Mode: n.Mode, Client: n.Client, Seq: n.Seq, Foreign: n.Foreign,

@@ -354,10 +354,10 @@ type Snapshot struct {
 	Connection            Connection `json:"connection" history:"kept"`
 	WatchSource           string     `json:"watchSource" history:"-"` // "4lw", "admin", "none", "simulator"
 	Exists                bool       `json:"exists" history:"kept"`
-	Leases                int        `json:"leases,omitempty" history:"-"` // lease limit; 0 unknown or not a semaphore
+	Leases                int        `json:"leases,omitempty" history:"kept"` // lease limit; 0 unknown or not a semaphore
 	Nodes                 []Node     `json:"nodes" history:"kept"`
 	Alerts                []Alert    `json:"alerts" history:"kept"`
-	InvisibleChildWatches int        `json:"invisibleChildWatches" history:"-"`
+	InvisibleChildWatches int        `json:"invisibleChildWatches" history:"kept"`
 	UpdatedAt             time.Time  `json:"updatedAt" history:"kept"`
 	// Error is set when the last read failed; the nodes are then the last known ones.
 	Error string `json:"error,omitempty" history:"kept"`
@@ -370,7 +370,7 @@ type Snapshot struct {
 	// LeasesInferred: Leases was neither given (--leases) nor stored
 	// (kazoo) but read off a Curator semaphore's layout, where a pending
 	// acquirer waits because every other lease node is held.
-	LeasesInferred bool `json:"leasesInferred,omitempty" history:"-"`
+	LeasesInferred bool `json:"leasesInferred,omitempty" history:"kept"`
 
 	// Service-neutral, for services that cannot show everything (see
 	// service.go). Note says plainly what this lock's service cannot
@@ -379,12 +379,12 @@ type Snapshot struct {
 	// AnonymousWaiters counts waiters the server counts but cannot name or
 	// order, so they are no nodes (Redisson: the subscribers of the lock's
 	// unlock channel, one per waiting client, not per thread).
-	AnonymousWaiters int `json:"anonymousWaiters,omitempty" history:"-"`
+	AnonymousWaiters int `json:"anonymousWaiters,omitempty" history:"kept"`
 	// AnonymousSince is when the reader first saw AnonymousWaiters above
 	// none, zero while there are none: the longest of them has waited
 	// since then at least (it began between that read and the one
 	// before).
-	AnonymousSince time.Time `json:"anonymousSince,omitzero" history:"-"`
+	AnonymousSince time.Time `json:"anonymousSince,omitzero" history:"kept"`
 
 	// Filling is set while the reader has the lock's children by name
 	// (order, holders and waits-for by rule) but has not read every
