@@ -234,4 +234,7 @@ func TestDeadlockAndDanglingWatch(t *testing.T) {
 	if os.Getenv("ZKLOCKVIZ_SCREENSHOTS") == "1" {
 		tb.screenshot("lock-deadlock.png")
 	}
+	// At a past moment: the cycle's watches, the dangling ones and the
+	// alerts, as live.
+	checkPastIsLive(t, srv, "zookeeper", path)
 }

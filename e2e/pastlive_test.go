@@ -63,19 +63,31 @@ func pastDiffs(live, past map[string]any, also map[string]bool) []string {
 	return out
 }
 
-// same reports whether a and b are equal JSON values, times to the
-// millisecond the history keeps.
-func same(a, b any) bool {
-	as, aok := a.(string)
-	bs, bok := b.(string)
-	if aok && bok {
-		at, aerr := time.Parse(time.RFC3339Nano, as)
-		bt, berr := time.Parse(time.RFC3339Nano, bs)
-		if aerr == nil && berr == nil {
-			return at.UnixMilli() == bt.UnixMilli()
+// same reports whether a and b are equal JSON values, times (at any
+// depth) to the millisecond the history keeps.
+func same(a, b any) bool { return reflect.DeepEqual(toMs(a), toMs(b)) }
+
+// toMs is v with every RFC 3339 time in it made its Unix milliseconds.
+func toMs(v any) any {
+	switch v := v.(type) {
+	case string:
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t.UnixMilli()
 		}
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = toMs(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = toMs(x)
+		}
+		return out
 	}
-	return reflect.DeepEqual(a, b)
+	return v
 }
 
 // checkPastIsLive holds the lock's answer at this moment, rebuilt from the

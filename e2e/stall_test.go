@@ -51,6 +51,7 @@ func TestStalledHolderView(t *testing.T) {
 	tb.until("the detail pane says it", `document.getElementById('details').textContent.includes('client still waiting for '+`+jsString(writer.name)+`)`)
 
 	tb.screenshot("lock-stalled.png")
+	checkPastIsLive(t, srv, "zookeeper", path)
 
 	// The lock as it was a moment ago draws the stall as the live page
 	// did: the history keeps it.

@@ -49,7 +49,7 @@ const (
 	Zombie Kind = "zombie"
 	// Who: who the node is changed as people know it (whoChanged: a
 	// PostgreSQL session gone idle in transaction), with all of who it is
-	// now (Data, DataBinary, Label, Lease as in Queued).
+	// now (Data, DataBinary, Label, Lease, PartOf as in Queued).
 	Who Kind = "who"
 	// AlertRaised and AlertCleared: an alert (Alert, Nodes, Message).
 	AlertRaised  Kind = "alert-raised"
@@ -387,6 +387,7 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 		node.SetRare(rare)
 		snap.Nodes = append(snap.Nodes, node)
 	}
+	lockqueue.SortGroups(snap.Nodes)
 	lockqueue.MarkStalled(&snap)
 	lockqueue.StampWatches(&snap)
 	lockqueue.StampParent(&snap)
@@ -546,7 +547,7 @@ func (s *State) applyNode(i int, e Event) {
 	case Who:
 		n.Data, n.DataBinary = e.Data, e.DataBinary
 		r := *n.more()
-		r.Label, r.Lease = e.Label, e.Lease
+		r.Label, r.Lease, r.PartOf = e.Label, e.Lease, e.PartOf
 		n.setRare(r)
 	case Watch:
 		n.Edge, n.Watching = e.Edge, e.Nodes
@@ -630,32 +631,45 @@ func diff(prev *State, snap lockqueue.Snapshot, t time.Time, emit func(Event)) {
 		i := prev.node(n.Name)
 		var p nodeState
 		if i < 0 {
-			q, atMost := n.Ctime, n.CtimeAtMost
-			if q.IsZero() || q.After(t) {
-				q, atMost = t, true
-			}
-			data, binary := boundData(n.Data, n.DataBinary)
-			ev := Event{
-				Time: t, Kind: Queued, Node: n.Name, Mode: string(n.Mode), Client: clientOf(n), Seq: n.Seq,
-				Foreign: n.Foreign, PartOf: n.PartOf(), Folder: n.Folder(), Since: q,
-				Data: data, DataBinary: binary, Label: n.Label(), Lease: n.LeaseID(),
-			}
-			if atMost {
-				ev.Value = queuedAtMost
-			}
+			ev := queuedEvent(n, t)
 			emit(ev)
-			p = nodeState{QueuedAt: q}
+			p = nodeState{QueuedAt: ev.Since}
 		} else {
 			p = prev.nodes[i]
 		}
 		nodeChanges(&p, n, t, firstWatches && i >= 0 && asRecipeSays(n.Edge), emit)
 	}
+	alertChanges(prevAlerts, snap.Alerts, t, emit)
+}
+
+// queuedEvent is the Queued event of n, first seen at t: when it queued
+// is its creation, else t, which it was created at or before.
+func queuedEvent(n *lockqueue.Node, t time.Time) Event {
+	q, atMost := n.Ctime, n.CtimeAtMost
+	if q.IsZero() || q.After(t) {
+		q, atMost = t, true
+	}
+	data, binary := boundData(n.Data, n.DataBinary)
+	ev := Event{
+		Time: t, Kind: Queued, Node: n.Name, Mode: string(n.Mode), Client: clientOf(n), Seq: n.Seq,
+		Foreign: n.Foreign, PartOf: n.PartOf(), Folder: n.Folder(), Since: q,
+		Data: data, DataBinary: binary, Label: n.Label(), Lease: n.LeaseID(),
+	}
+	if atMost {
+		ev.Value = queuedAtMost
+	}
+	return ev
+}
+
+// alertChanges calls emit with the events that turn the alerts prevAlerts
+// into alerts, at t.
+func alertChanges(prevAlerts, alerts []lockqueue.Alert, t time.Time, emit func(Event)) {
 	prevKeys := make(map[string]bool, len(prevAlerts))
 	for _, a := range prevAlerts {
 		prevKeys[alertKey(a)] = true
 	}
-	now := make(map[string]bool, len(snap.Alerts))
-	for _, a := range snap.Alerts {
+	now := make(map[string]bool, len(alerts))
+	for _, a := range alerts {
 		k := alertKey(a)
 		now[k] = true
 		if !prevKeys[k] {
@@ -749,7 +763,7 @@ func nodeChanges(p *nodeState, n *lockqueue.Node, t time.Time, restateWatch bool
 	}
 	if whoChanged(p, n) {
 		data, binary := boundData(n.Data, n.DataBinary)
-		emit(Event{Time: t, Kind: Who, Node: n.Name, Data: data, DataBinary: binary, Label: n.Label(), Lease: n.LeaseID()})
+		emit(Event{Time: t, Kind: Who, Node: n.Name, Data: data, DataBinary: binary, Label: n.Label(), Lease: n.LeaseID(), PartOf: n.PartOf()})
 	}
 	if n.Zombie != p.Zombie {
 		v := "alive"
@@ -761,14 +775,15 @@ func nodeChanges(p *nodeState, n *lockqueue.Node, t time.Time, restateWatch bool
 }
 
 // whoChanged reports whether who node n is, as people know it, changed
-// since p: its label (the words the views show in place of its data) or
-// its lease. Its data is not watched: where a service's reader writes it,
+// since p: its label (the words the views show in place of its data), its
+// lease, or whose contender it also is (PartOf: a semaphore's lock node
+// once its acquirer has made its lease node). Its data is not watched: where a service's reader writes it,
 // it carries clocks that change at every read (a PostgreSQL session's
 // query times, a Redlock token's time left on each master), which are no
 // change of who it is, and a lock client's own data does not change.
 func whoChanged(p *nodeState, n *lockqueue.Node) bool {
 	m := p.more()
-	return n.Label() != m.Label || n.LeaseID() != m.Lease
+	return n.Label() != m.Label || n.LeaseID() != m.Lease || n.PartOf() != m.PartOf
 }
 
 // leaseSlack: a node whose lease was due to run out within this of when it

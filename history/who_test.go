@@ -214,8 +214,8 @@ func TestReplayKeepsAStall(t *testing.T) {
 }
 
 // Who a node is, as people know it, is recorded again when it changes: a
-// session's label (its state: idle in transaction), with its data then. A
-// change of data alone is not: a reader's data carries clocks that change
+// session's label (its state: idle in transaction), or whose contender a
+// node also is (PartOf), with its data then. A change of data alone is not: a reader's data carries clocks that change
 // at every read (a PostgreSQL session's query times, a Redlock token's
 // time left). A past moment, across a keyframe, shows who each node was.
 func TestRecordsWhoChanges(t *testing.T) {
@@ -226,6 +226,9 @@ func TestRecordsWhoChanges(t *testing.T) {
 			q.Nodes[0].SetLabel("psql · " + label)
 			q.Nodes[0].Data = `{"state":"` + label + `","queryStart":"` + raw + `"}`
 			q.Nodes[1].Data = token
+			if label != "active" {
+				q.Nodes[1].SetPartOf("pid-1")
+			}
 			return q
 		}
 		steps := []struct {
@@ -256,7 +259,7 @@ func TestRecordsWhoChanges(t *testing.T) {
 				whos = append(whos, fmt.Sprintf("%s %s: %s", e.Time.Sub(t0), e.Node, cmp.Or(e.Label, e.Data)))
 			}
 		}
-		if want := []string{"2s pid-1: psql · idle in transaction"}; !slices.Equal(whos, want) {
+		if want := []string{"2s pid-1: psql · idle in transaction", "2s tok: held, 7s left"}; !slices.Equal(whos, want) {
 			t.Errorf("who events %q, want %q", whos, want)
 		}
 		for _, st := range steps {
@@ -265,12 +268,12 @@ func TestRecordsWhoChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			nodes := state.Snapshot().Nodes
-			raw := "1"
+			raw, token, partOf := "1", "held, 9s left", ""
 			if st.ms >= 2000 {
-				raw = "2" // the record as the label changed
+				raw, token, partOf = "2", "held, 7s left", "pid-1" // the data as who changed
 			}
-			want := []string{"psql · " + st.label, `{"state":"` + st.label + `","queryStart":"` + raw + `"}`, "held, 9s left"}
-			if got := []string{nodes[0].Label(), nodes[0].Data, nodes[1].Data}; !slices.Equal(got, want) {
+			want := []string{"psql · " + st.label, `{"state":"` + st.label + `","queryStart":"` + raw + `"}`, token, partOf}
+			if got := []string{nodes[0].Label(), nodes[0].Data, nodes[1].Data, nodes[1].PartOf()}; !slices.Equal(got, want) {
 				t.Errorf("at +%dms: who %q, want %q", st.ms, got, want)
 			}
 		}

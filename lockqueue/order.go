@@ -1,19 +1,46 @@
 package lockqueue
 
-import "sort"
+import (
+	"slices"
+	"sort"
+	"strings"
+)
 
 // NodeLess reports whether a comes before b in a Snapshot's queue order:
 // lock nodes by (folder, order, seq, czxid, name), then foreign children by name. Clients
 // that patch a snapshot (the websocket deltas) re-sort with this rule and get
 // exactly the order Build produced.
 func NodeLess(a, b Node) bool {
-	if a.Foreign != b.Foreign {
-		return b.Foreign
-	}
-	if a.Foreign {
-		return a.Name < b.Name
+	if c := groupCmp(&a, &b); c != 0 || a.Foreign {
+		return c < 0
 	}
 	return queueLess(&a, &b)
+}
+
+// groupCmp orders the groups of a queue: lock nodes by folder, then
+// foreign children, each its own, by name.
+func groupCmp(a, b *Node) int {
+	switch {
+	case a.Foreign != b.Foreign:
+		if a.Foreign {
+			return 1
+		}
+		return -1
+	case a.Foreign:
+		return strings.Compare(a.Name, b.Name)
+	}
+	return strings.Compare(a.Folder(), b.Folder())
+}
+
+// SortGroups puts nodes listed in the order they appeared (a replay of
+// the history, which keeps neither the order a service gives nor zxids)
+// in queue order by what they keep: grouped as NodeLess groups them,
+// each folder's nodes in the order they appeared, which is its queue's.
+func SortGroups(nodes []Node) {
+	cmp := func(a, b Node) int { return groupCmp(&a, &b) }
+	if !slices.IsSortedFunc(nodes, cmp) {
+		slices.SortStableFunc(nodes, cmp)
+	}
 }
 
 // SortNodes puts nodes in queue order (see NodeLess).

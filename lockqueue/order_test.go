@@ -69,3 +69,51 @@ func TestSortNodesInPlaceIsStable(t *testing.T) {
 		}
 	}
 }
+
+// A replay lists a queue's nodes in the order they appeared: each folder's
+// in its queue's order, but the folders' (and the foreign children)
+// interleaved. SortGroups gives back Build's order from any such listing.
+func TestSortGroupsMatchesBuild(t *testing.T) {
+	var kids []Child
+	for i, n := range []string{"_c_aa-lock-0000000001", "_c_bb-lock-0000000002", "junk", "alpha"} {
+		kids = append(kids, Child{Name: n, Folder: "/p/locks", Czxid: int64(10 + i), EphemeralOwner: int64(i + 1)})
+	}
+	for i, n := range []string{"_c_cc-lease-0000000003", "_c_dd-lease-0000000004", "_c_ee-lease-0000000005"} {
+		kids = append(kids, Child{Name: n, Folder: "/p/leases", Czxid: int64(20 + i), EphemeralOwner: int64(10 + i)})
+	}
+	want := Build("/p", kids, Options{Semaphore: Curator}).Nodes
+	groups := map[string][]Node{}
+	var keys []string
+	for _, n := range want {
+		k := n.Folder()
+		if n.Foreign {
+			k = "foreign " + n.Name
+		}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], n)
+	}
+	if len(keys) < 3 {
+		t.Fatalf("groups %v: want two folders and foreign children", keys)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20 {
+		// Interleave the groups, each in its own order.
+		left := map[string][]Node{}
+		for k, g := range groups {
+			left[k] = g
+		}
+		var got []Node
+		for len(got) < len(want) {
+			k := keys[r.IntN(len(keys))]
+			if len(left[k]) > 0 {
+				got, left[k] = append(got, left[k][0]), left[k][1:]
+			}
+		}
+		SortGroups(got)
+		if !slices.Equal(nodeNames(got), nodeNames(want)) {
+			t.Fatalf("order %v, want Build's %v", nodeNames(got), nodeNames(want))
+		}
+	}
+}
