@@ -782,6 +782,9 @@ func nodeChanges(p *nodeState, n *lockqueue.Node, t time.Time, restateWatch bool
 // query times, a Redlock token's time left on each master), which are no
 // change of who it is, and a lock client's own data does not change.
 func whoChanged(p *nodeState, n *lockqueue.Node) bool {
+	if n.Rare == nil && p.rare == nil {
+		return false // most nodes of a big queue: no label, lease or partOf
+	}
 	m := p.more()
 	return n.Label() != m.Label || n.LeaseID() != m.Lease || n.PartOf() != m.PartOf
 }
