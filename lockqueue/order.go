@@ -37,9 +37,13 @@ func groupCmp(a, b *Node) int {
 // in queue order by what they keep: grouped as NodeLess groups them,
 // each folder's nodes in the order they appeared, which is its queue's.
 func SortGroups(nodes []Node) {
-	cmp := func(a, b Node) int { return groupCmp(&a, &b) }
-	if !slices.IsSortedFunc(nodes, cmp) {
-		slices.SortStableFunc(nodes, cmp)
+	// Checked in place first: a node is big, and most queues are one group
+	// already in order, which a check by value would copy whole.
+	for i := 1; i < len(nodes); i++ {
+		if groupCmp(&nodes[i-1], &nodes[i]) > 0 {
+			slices.SortStableFunc(nodes, func(a, b Node) int { return groupCmp(&a, &b) })
+			return
+		}
 	}
 }
 
