@@ -24,8 +24,9 @@ type Kind string
 const (
 	// Queued: a node appeared (Mode, Client, Since = when it queued: the
 	// server's creation time when the service tells it, else first seen,
-	// and then Value "at-most"; Data, DataBinary, Label and Lease: who it
-	// is, as the live view showed it then, recorded once per node).
+	// and then Value "at-most"; Data, DataBinary, Label, Lease, PartOf and
+	// Folder: who and where it is, as the live view showed it then; a Who
+	// event tells what changes of who it is).
 	Queued Kind = "queued"
 	// Acquired: a node started to hold (Since = when it queued, so the
 	// wait is Time-Since).
