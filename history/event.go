@@ -389,7 +389,6 @@ func (s *State) Snapshot() lockqueue.Snapshot {
 		snap.Nodes = append(snap.Nodes, node)
 	}
 	lockqueue.SortGroups(snap.Nodes)
-	lockqueue.MarkStalled(&snap)
 	lockqueue.StampWatches(&snap)
 	lockqueue.StampParent(&snap)
 	return snap

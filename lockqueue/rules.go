@@ -90,20 +90,27 @@ func laneWatches(n *Node, q *queueView) []Watch {
 	return out
 }
 
-// MarkStalled sets StalledOn and StalledSince on each holder a
-// stalled-holder alert names with its stall, for a snapshot that was not
-// joined: a replay of the history, which keeps the alerts but not the
-// grace that the join times a stall by. Call it before StampWatches, which
-// then draws the stalled watch as the join did.
-func MarkStalled(s *Snapshot) {
-	var q *queueView
+// StampWatches sets every node's Watches (laneWatches) from its Watching
+// and Edge, for a snapshot that was not joined: a replay of the history,
+// which keeps those two and derives the kinds again. It first marks the
+// stalls its alerts tell (markStalled), so a stalled watch is drawn as
+// the join drew it, and then the deadlock cycle's waits (markCycle).
+func StampWatches(s *Snapshot) {
+	q := newQueueView(s)
+	markStalled(s, q)
+	for i := range s.Nodes {
+		s.Nodes[i].SetWatches(laneWatches(&s.Nodes[i], q))
+	}
+	markCycle(s, q)
+}
+
+// markStalled sets StalledOn and StalledSince on each holder a
+// stalled-holder alert names with its stall: a replay keeps the alerts,
+// not the grace that the join times a stall by.
+func markStalled(s *Snapshot, q *queueView) {
 	for _, a := range s.Alerts {
 		if a.Kind != AlertStalled || len(a.Nodes) != 2 || a.Since.IsZero() {
 			continue
-		}
-		if q == nil {
-			q = newQueueView(s)
-			s.Nodes = slices.Clone(s.Nodes)
 		}
 		if i, ok := q.lookup(a.Nodes[0]); ok && s.Nodes[i].Holding {
 			s.Nodes[i].SetStalledOn(a.Nodes[1])
@@ -112,29 +119,18 @@ func MarkStalled(s *Snapshot) {
 	}
 }
 
-// StampWatches sets every node's Watches (laneWatches) from its Watching
-// and Edge, for a snapshot that was not joined: a replay of the history,
-// which keeps those two and derives the kinds again.
-func StampWatches(s *Snapshot) {
-	q := newQueueView(s)
-	for i := range s.Nodes {
-		s.Nodes[i].SetWatches(laneWatches(&s.Nodes[i], q))
-	}
-	MarkCycle(s)
-}
-
-// MarkCycle marks the watches that make the lock's deadlock cycle (its
+// markCycle marks the watches that make the lock's deadlock cycle (its
 // AlertDeadlock, whose nodes are the cycle in wait order): each cycle
 // node's watch on the next. The join marks them when it finds the cycle,
-// a replay from the recorded alert. s's nodes are copied first when a
-// watch is marked: they may be a published snapshot's.
-func MarkCycle(s *Snapshot) {
+// a replay from the recorded alert; q is the caller's view of s. s's
+// nodes are copied first when a watch is marked: they may be a published
+// snapshot's.
+func markCycle(s *Snapshot, q *queueView) {
 	i := slices.IndexFunc(s.Alerts, func(a Alert) bool { return a.Kind == AlertDeadlock && len(a.Locks) == 0 })
 	if i < 0 {
 		return
 	}
 	cyc := s.Alerts[i].Nodes
-	q := newQueueView(s)
 	copied := false
 	for k, name := range cyc {
 		at, ok := q.lookup(name)

@@ -67,7 +67,7 @@ type Watch struct {
 	To   string `json:"to,omitempty"`
 	Kind Edge   `json:"kind"`
 	// Cycle: the watch is a wait of the lock's deadlock cycle, on the
-	// next node of it (MarkCycle); a cycle node's other watches are what
+	// next node of it (markCycle); a cycle node's other watches are what
 	// they are.
 	Cycle bool `json:"cycle,omitempty"`
 }

@@ -121,7 +121,7 @@ func Join(s *Snapshot, w WatchTable, missingSince map[string]time.Time, now time
 	if j.known {
 		if cyc := queueCycle(s, j.q); len(cyc) > 0 {
 			s.Alerts = append(s.Alerts, deadlockAlert(s, j.q, cyc))
-			MarkCycle(s)
+			markCycle(s, j.q)
 		}
 		if a, ok := orphanAlert(s); ok {
 			s.Alerts = append(s.Alerts, a)
